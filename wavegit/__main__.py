@@ -1,0 +1,5 @@
+import sys
+
+from wavegit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,79 @@
+"""Command-line parsing and dispatch only; each subcommand lives in ``wavegit.commands.<name>``.
+
+Only the chosen subcommand's module is imported, so ``wavegit hook pre-push`` and ``wavegit plan``
+start without loading anything they do not use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from wavegit import __version__
+from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
+
+# name -> (module under wavegit.commands, one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("init", "create .wavegit/tracker.yaml and .wavegit/config.yaml and commit them"),
+    "add": ("add", "add an item to the tracker (a compare-and-swap commit)"),
+    "validate": ("validate", "check the tracker and config; one path:line:col line per problem"),
+    "ls": ("ls", "list tracker items"),
+    "plan": ("plan", "show what the next wave would take, and why the rest is not taken"),
+    "run": ("run", "claim a wave, run its workers, verify, report"),
+    "sync": ("sync", "reconcile in-flight waves with their branches, PRs and leases"),
+    "halt": ("halt", "commit .wavegit/HALT so that no new wave starts"),
+    "resume": ("resume", "remove .wavegit/HALT"),
+    "demo": ("demo", "run a whole wave in a throwaway repository with a built-in worker"),
+    "gate": ("gate", "the merge gate: check a PR's report and set the wavegit/gate status"),
+    "hook": ("hook", "git hook entry points (pre-push)"),
+    "hooks": ("hooks", "install or uninstall wavegit's git hooks"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    width = max(len(name) for name in COMMANDS)
+    listing = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
+    parser = _Parser(
+        prog="wavegit",
+        description="Run many workers on one git repository in parallel without collisions.",
+        epilog=f"commands:\n{listing}\n\nexit codes: 0 ok, 1 work failed, 2 bad input, "
+        "3 halted or over budget, 4 lost a compare-and-swap race",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"wavegit {__version__}")
+    parser.add_argument("-C", dest="directory", default=".", metavar="PATH",
+                        help="run as if started in PATH (like git -C)")
+    parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    top = _top_parser().parse_args(argv)
+    module_name, summary = COMMANDS[top.command]
+    module = importlib.import_module(f"wavegit.commands.{module_name}")
+    parser = _Parser(prog=f"wavegit {top.command}", description=summary)
+    module.add_arguments(parser)
+    args = parser.parse_args(top.args)
+    args.directory = top.directory
+    try:
+        code: int = module.run(args)
+    except ValidationError as exc:
+        # One `path:line:col: message` line per problem, nothing else, so editors can jump to them.
+        print(exc, file=sys.stderr)
+        return exc.exit_code
+    except WavegitError as exc:
+        print(f"wavegit {top.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"wavegit {top.command}: interrupted", file=sys.stderr)
+        return 130
+    return code

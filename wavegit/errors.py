@@ -1,0 +1,65 @@
+"""Errors that end a command, each with the exit code of the interface contract.
+
+0 ok, 1 the work failed, 2 bad input or configuration, 3 halted or over budget,
+4 lost a compare-and-swap race after all retries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_WORK_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_HALTED = 3
+EXIT_RACE_LOST = 4
+
+
+class WavegitError(Exception):
+    """An error the CLI reports as one clear message and an exit code (never a traceback)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class UsageError(WavegitError):
+    """Bad command line, path or configuration."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem, located in a file."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+    item_id: str | None = None
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}:{self.col}: "
+        item = f"item {self.item_id}: " if self.item_id else ""
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{where}{item}{self.message}{hint}"
+
+
+class ValidationError(WavegitError):
+    """A file failed validation; every problem is reported at once."""
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class HaltedError(WavegitError):
+    exit_code = EXIT_HALTED
+
+
+class BudgetExceededError(WavegitError):
+    exit_code = EXIT_HALTED
+
+
+class RaceLostError(WavegitError):
+    """A compare-and-swap write kept losing until its deadline passed."""
+
+    exit_code = EXIT_RACE_LOST

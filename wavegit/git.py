@@ -1,0 +1,104 @@
+"""The one place that runs git.
+
+Every git invocation in wavegit goes through :func:`run`. Its error carries the command, the exit
+code and stderr. Repository-locating variables inherited from a calling git (for example when
+running inside a hook) are removed, so git always acts on the directory it is pointed at.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wavegit.errors import EXIT_WORK_FAILED, WavegitError
+
+# What `git rev-parse --local-env-vars` prints (git clears the same set for submodules), plus
+# the quarantine directory git sets for pre-receive hooks.
+_LOCAL_ENV_VARS = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_QUARANTINE_PATH",
+    }
+)
+
+
+class GitError(WavegitError):
+    exit_code = EXIT_WORK_FAILED
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        self.command = ["git", *args]
+        self.returncode = returncode
+        self.stderr = stderr
+        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
+        super().__init__(f"`{' '.join(self.command)}` exited {returncode}: {detail}")
+
+
+@dataclass(frozen=True)
+class GitResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment without repository-locating GIT_* variables, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in _LOCAL_ENV_VARS}
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: str | Path,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> GitResult:
+    """Run ``git ARGS`` in ``cwd``; raise :class:`GitError` on a non-zero exit when ``check``.
+
+    ``env`` adds to (never replaces) the cleaned environment.
+    """
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            env=clean_env(env),
+            check=False,
+        )
+    except OSError as exc:
+        raise GitError(args, 127, f"cannot run git: {exc}") from exc
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, proc.stderr)
+    return GitResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def out(args: Sequence[str], *, cwd: str | Path, input: str | None = None,
+        env: Mapping[str, str] | None = None) -> str:
+    """stdout of a successful ``git ARGS`` with the trailing newline removed."""
+    return run(args, cwd=cwd, input=input, env=env).stdout.rstrip("\n")
