@@ -34,6 +34,9 @@ class Config:
     timeout_s: float = 1800.0
     idle_timeout_s: float = 600.0
     attempts: int = 2
+    """Tries per item per wave."""
+    max_attempts: int = 4
+    """Tries per item across all waves; an item reaching it becomes `failed` instead of `todo`."""
     wave_test: str = ""
     lease_ttl_s: float = 7200.0
     budget: Budget = field(default_factory=Budget)
