@@ -1,0 +1,444 @@
+"""Running one process the way wavegit runs workers and tests.
+
+Each process gets its own session (so its whole process group can be signalled), its stdout and
+stderr merged into a log file, its stdin fed and closed, and a watchdog for a wall-clock limit, an
+idle limit (no output bytes) and cancellation. Stopping is SIGTERM to the group, then SIGKILL after
+a grace period. Everything runs in the calling thread with a selector: no reader threads to leak
+when a grandchild keeps the pipe open.
+
+No git runs here (git goes through ``wavegit.git``), and nothing is ever run through a shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Literal, NamedTuple
+
+from wavegit import git
+from wavegit.errors import UsageError
+
+KillReason = Literal["wall", "idle", "cancelled"]
+
+_POLL_S = 0.05
+_CHUNK = 65536
+# After the leader exits, how long a descendant may keep the output pipe open before the group
+# is stopped (a worker that backgrounds a daemon must not hold the wave forever).
+DEFAULT_PIPE_LINGER_S = 1.0
+DEFAULT_KILL_GRACE_S = 5.0
+# After SIGKILL, a process that escaped the group (its own setsid) may still hold the pipe; stop
+# reading after this long rather than wait for it.
+_ABANDON_PIPE_S = 1.0
+_TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+_LOG_TAIL_READ = 8192
+
+# Claude Code: print mode (prompt read from stdin), JSON result so total_cost_usd can be read, and
+# edits auto-accepted. Shell commands are NOT pre-approved: unattended, the agent may edit files in
+# its worktree but not run arbitrary commands; wavegit runs the item's test itself and checks the
+# diff against ownership. Teams that want more put a full command line in `worker:`.
+CLAUDE_ARGV = ("claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits")
+# Codex: `exec` is the non-interactive mode (it never asks for approval); `-` reads the prompt
+# from stdin; the workspace-write sandbox lets it edit the worktree but not the rest of the disk.
+CODEX_ARGV = ("codex", "exec", "--sandbox", "workspace-write", "-")
+WORKER_PRESETS: Mapping[str, tuple[str, ...]] = {"claude": CLAUDE_ARGV, "codex": CODEX_ARGV}
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How one process ended. ``exit_code`` is negative (-N) when a signal N ended it."""
+
+    exit_code: int | None
+    killed: KillReason | None
+    launch_error: str | None
+    duration_s: float
+    log_path: Path
+    started_at: datetime
+    finished_at: datetime
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and self.killed is None and self.launch_error is None
+
+    def describe(self) -> str:
+        """One line for humans: why the process ended."""
+        if self.launch_error is not None:
+            return self.launch_error
+        if self.killed == "cancelled":
+            return "cancelled"
+        if self.killed == "idle":
+            return "killed: no output for too long"
+        if self.killed == "wall":
+            return "killed: wall-clock timeout"
+        assert self.exit_code is not None
+        if self.exit_code < 0:
+            return f"killed by {_signal_name(-self.exit_code)}"
+        return f"exited {self.exit_code}"
+
+    def tail(self, n_lines: int) -> str:
+        """The last ``n_lines`` lines of the log (undecodable bytes replaced)."""
+        return log_tail(self.log_path, n_lines)
+
+
+def log_tail(path: Path, n_lines: int) -> str:
+    """The last ``n_lines`` lines of a log file, read from its end; "" when there is no log."""
+    if n_lines <= 0:
+        return ""
+    try:
+        with path.open("rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            data = b""
+            pos = end
+            # One more newline than lines wanted, because the last line usually ends with one.
+            while pos > 0 and data.count(b"\n") <= n_lines:
+                step = min(_LOG_TAIL_READ, pos)
+                pos -= step
+                fh.seek(pos)
+                data = fh.read(step) + data
+    except FileNotFoundError:
+        return ""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines[-n_lines:])
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _leader_exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the leader has exited, WITHOUT reaping it where the OS allows.
+
+    An unreaped (zombie) leader keeps its pid, and so its process-group id, from being reused, so
+    signalling the group afterwards can never hit an unrelated process.
+    """
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return proc.poll() is not None
+    try:
+        info = waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid == proc.pid
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+class _StdinFeeder:
+    """Writes the prompt without blocking; a worker that never reads it cannot deadlock us."""
+
+    def __init__(self, stream: IO[bytes], text: str | None) -> None:
+        self.fd = stream.fileno()
+        self._stream = stream
+        self._pending = memoryview((text or "").encode("utf-8"))
+        os.set_blocking(self.fd, False)
+
+    def write_some(self) -> bool:
+        """Write what the pipe takes now; True when finished (all written or the reader is gone)."""
+        try:
+            written = os.write(self.fd, self._pending[:_CHUNK])
+        except BlockingIOError:
+            return False
+        except (BrokenPipeError, OSError):
+            return True
+        self._pending = self._pending[written:]
+        return not self._pending
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._stream.close()
+
+
+class _Watch:
+    """The loop state of one running process."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log: IO[bytes], stdin_text: str | None) -> None:
+        assert proc.stdout is not None and proc.stdin is not None
+        self.proc = proc
+        self.log = log
+        self.out_fd = proc.stdout.fileno()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.out_fd, selectors.EVENT_READ)
+        self.feeder: _StdinFeeder | None = _StdinFeeder(proc.stdin, stdin_text)
+        self.selector.register(self.feeder.fd, selectors.EVENT_WRITE)
+        self.eof = False
+        self.last_output = time.monotonic()
+
+    def pump(self, timeout: float) -> None:
+        for key, _ in self.selector.select(timeout):
+            if key.fd == self.out_fd:
+                self._read()
+            elif self.feeder is not None and self.feeder.write_some():
+                self._close_stdin()
+
+    def _read(self) -> None:
+        try:
+            data = os.read(self.out_fd, _CHUNK)
+        except OSError:
+            data = b""
+        if not data:
+            self.eof = True
+            self.selector.unregister(self.out_fd)
+            return
+        self.log.write(data)
+        self.last_output = time.monotonic()
+
+    def _close_stdin(self) -> None:
+        if self.feeder is not None:
+            self.selector.unregister(self.feeder.fd)
+            self.feeder.close()
+            self.feeder = None
+
+    def close(self) -> None:
+        self._close_stdin()
+        self.selector.close()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+
+
+def _limit(value: float | None) -> float:
+    """A limit in seconds; None or <= 0 means none."""
+    return value if value is not None and value > 0 else math.inf
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None,
+    stdin_text: str | None,
+    log_path: Path,
+    timeout_s: float | None,
+    idle_timeout_s: float | None,
+    cancel: threading.Event | None = None,
+    kill_grace_s: float = DEFAULT_KILL_GRACE_S,
+    pipe_linger_s: float = DEFAULT_PIPE_LINGER_S,
+) -> ProcessResult:
+    """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
+
+    Setting ``cancel`` stops the process as a timeout would. The log file is created (parents
+    too) even when the launch fails, and then holds the launch error.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started_at = _utc_now()
+    start = time.monotonic()
+    with log_path.open("wb") as log:
+        try:
+            if not argv:
+                raise ValueError("empty command")
+            proc = subprocess.Popen(
+                list(argv), cwd=cwd, env=dict(env) if env is not None else None,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True,
+            )
+        except (OSError, ValueError) as exc:
+            message = _launch_error(argv, exc)
+            log.write(f"wavegit: {message}\n".encode())
+            return ProcessResult(None, None, message, time.monotonic() - start, log_path,
+                                 started_at, _utc_now())
+        watch = _Watch(proc, log, stdin_text)
+        try:
+            killed = _supervise(watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
+                                kill_grace_s, pipe_linger_s)
+        finally:
+            # Stragglers in the group (daemons that closed their output) die with the attempt;
+            # the leader is still unreaped here, so the group id cannot have been reused.
+            _signal_group(proc.pid, signal.SIGKILL)
+            exit_code = proc.wait()
+            watch.close()
+    return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now())
+
+
+def _supervise(watch: _Watch, start: float, wall: float, idle: float, cancel: threading.Event | None,
+               grace: float, linger: float) -> KillReason | None:
+    """Pump output until the leader has exited and the pipe is closed; enforce the limits."""
+    killed: KillReason | None = None
+    term_at: float | None = None
+    kill_at: float | None = None
+    exited_at: float | None = None
+    pgid = watch.proc.pid
+    while True:
+        watch.pump(_POLL_S)
+        now = time.monotonic()
+        if exited_at is None and _leader_exited(watch.proc):
+            exited_at = now
+        if exited_at is not None and watch.eof:
+            return killed
+        if term_at is None:
+            if exited_at is None:
+                killed = _kill_reason(now - start, now - watch.last_output, wall, idle, cancel)
+            if killed is not None or (exited_at is not None and now - exited_at >= linger):
+                _signal_group(pgid, signal.SIGTERM)
+                term_at = now
+        elif kill_at is None and now - term_at >= grace:
+            _signal_group(pgid, signal.SIGKILL)
+            kill_at = now
+        elif kill_at is not None and exited_at is not None and now - kill_at >= _ABANDON_PIPE_S:
+            return killed
+
+
+def _kill_reason(elapsed: float, silent: float, wall: float, idle: float,
+                 cancel: threading.Event | None) -> KillReason | None:
+    if cancel is not None and cancel.is_set():
+        return "cancelled"
+    if elapsed >= wall:
+        return "wall"
+    if silent >= idle:
+        return "idle"
+    return None
+
+
+def _launch_error(argv: Sequence[str], exc: OSError | ValueError) -> str:
+    if isinstance(exc, ValueError):
+        return f"cannot launch: {exc}"
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"cannot launch {argv[0]!r}: {exc.strerror or exc}{where}"
+
+
+def command_argv(command: str) -> list[str]:
+    """Split a configured command line the way a POSIX shell would, without running a shell."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"cannot parse command {command!r}: {exc}") from exc
+    if not argv:
+        raise UsageError("command is empty")
+    return argv
+
+
+def worker_argv(worker: str) -> list[str]:
+    """The argv for the configured ``worker``: a preset name (``claude``, ``codex``) or a command line."""
+    preset = WORKER_PRESETS.get(worker.strip())
+    return list(preset) if preset is not None else command_argv(worker)
+
+
+def worker_env(
+    base: Mapping[str, str],
+    *,
+    item_id: str,
+    wave_id: str,
+    prompt_file: Path,
+    cost_file: Path,
+    feedback_file: Path | None,
+    owns: Sequence[str],
+    pass_github_token: bool,
+) -> dict[str, str]:
+    """The worker's environment: ``base`` plus DESIGN.md's WAVEGIT_* variables, minus tokens.
+
+    Repository-locating GIT_* variables are dropped (a worker runs git in its own worktree).
+    ``WAVEGIT_FEEDBACK_FILE`` is set only when there is feedback (a retry).
+    """
+    # Reuses git.py's list so the two can never disagree about which variables locate a repo.
+    env = {k: v for k, v in base.items() if k not in git._LOCAL_ENV_VARS}
+    if not pass_github_token:
+        for name in _TOKEN_VARS:
+            env.pop(name, None)
+    env.pop("WAVEGIT_FEEDBACK_FILE", None)
+    env.update(
+        WAVEGIT_ITEM_ID=item_id,
+        WAVEGIT_WAVE_ID=wave_id,
+        WAVEGIT_PROMPT_FILE=str(prompt_file),
+        WAVEGIT_COST_FILE=str(cost_file),
+        WAVEGIT_OWNS="\n".join(owns),
+    )
+    if feedback_file is not None:
+        env["WAVEGIT_FEEDBACK_FILE"] = str(feedback_file)
+    return env
+
+
+class CostReading(NamedTuple):
+    """A worker's reported cost, and why it could not be read when it could not."""
+
+    usd: float | None
+    note: str | None
+
+
+# Claude Code's JSON result is one line near the end of the log; how much of the end to scan.
+_CLAUDE_SCAN_BYTES = 4 * 1024 * 1024
+
+
+def cost_reading(cost_file: Path, log_path: Path, preset: str) -> CostReading:
+    """The cost from ``{"usd": N}`` in ``cost_file``, else (preset ``claude``) from the log's result."""
+    reading = _cost_file_reading(cost_file)
+    if reading.usd is None and preset.strip() == "claude":
+        claude = _claude_log_cost(log_path)
+        if claude is not None:
+            return CostReading(claude, reading.note)
+    return reading
+
+
+def read_cost(cost_file: Path, log_path: Path, preset: str) -> float | None:
+    """Just the USD amount of :func:`cost_reading` (None when unknown)."""
+    return cost_reading(cost_file, log_path, preset).usd
+
+
+def _usd(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    usd = float(value)
+    return usd if math.isfinite(usd) and usd >= 0 else None
+
+
+def _cost_file_reading(cost_file: Path) -> CostReading:
+    try:
+        text = cost_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return CostReading(None, None)
+    except (OSError, UnicodeDecodeError) as exc:
+        return CostReading(None, f"cost file {cost_file}: unreadable ({exc})")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return CostReading(None, f"cost file {cost_file}: invalid JSON ({exc})")
+    if not isinstance(data, dict) or "usd" not in data:
+        return CostReading(None, f'cost file {cost_file}: expected {{"usd": N}}')
+    usd = _usd(data["usd"])
+    if usd is None:
+        return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number, "
+                                 f"got {data['usd']!r}")
+    return CostReading(usd, None)
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number")
+
+
+def _claude_log_cost(log_path: Path) -> float | None:
+    try:
+        with log_path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _CLAUDE_SCAN_BYTES))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            data = json.loads(line, parse_constant=_reject_constant)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "total_cost_usd" in data:
+            return _usd(data["total_cost_usd"])
+    return None
