@@ -1,0 +1,108 @@
+"""Cost ceilings: per wave (counted live while workers run) and per UTC day (read from the tracker history).
+
+Each wave's record commit on the tracker branch carries a ``Wavegit-Cost: <usd>`` trailer, so a day's spend
+is the sum of those trailers over the tracker branch's commits of that UTC day — one ``git log`` call, no
+extra state to keep. Fail closed: a history that cannot be read or a malformed trailer counts as exceeded.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from wavegit import git
+from wavegit.config import Budget
+from wavegit.errors import BudgetExceededError
+from wavegit.git import GitError
+
+TRAILER_COST = "Wavegit-Cost"
+_RECORD_SEP = "\x1e"
+_FIELD_SEP = "\x1f"
+
+
+def format_usd(usd: float) -> str:
+    """A cost as the trailer writes it: plain decimal, at most 6 places, no exponent."""
+    text = f"{usd:.6f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def parse_usd(text: str) -> float:
+    """A trailer's value; ValueError unless it is a finite, non-negative number."""
+    value = float(text.strip())
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"not a cost: {text!r}")
+    return value
+
+
+def cost_trailer(usd: float) -> str:
+    return f"{TRAILER_COST}: {format_usd(usd)}"
+
+
+def day_spend(repo_root: Path, commit: str | None, now: datetime | None = None) -> float:
+    """USD recorded by ``Wavegit-Cost`` trailers on commits reachable from ``commit`` of ``now``'s UTC day.
+
+    Raises BudgetExceededError when the history cannot be read or a trailer is malformed (fail closed).
+    """
+    if commit is None:
+        return 0.0
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    day_start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    fmt = f"%cI{_FIELD_SEP}%(trailers:key={TRAILER_COST},valueonly,separator=%x1f){_RECORD_SEP}"
+    # --since only prunes the walk (a day of slack for clock skew); the exact day is checked per commit.
+    since = (day_start - timedelta(days=1)).isoformat()
+    try:
+        listing = git.out(["log", f"--since={since}", f"--format={fmt}", commit], cwd=repo_root)
+    except GitError as exc:
+        raise BudgetExceededError(f"cannot read the day's spend from the tracker history: {exc}") from exc
+    total = 0.0
+    for record in listing.split(_RECORD_SEP):
+        date_text, _, values = record.strip("\n").partition(_FIELD_SEP)
+        if not date_text or not values.strip():
+            continue
+        committed = datetime.fromisoformat(date_text).astimezone(timezone.utc)
+        if committed.date() != day_start.date():
+            continue
+        for value in values.split(_FIELD_SEP):
+            try:
+                total += parse_usd(value)
+            except ValueError as exc:
+                raise BudgetExceededError(
+                    f"cannot read the day's spend: malformed {TRAILER_COST} trailer {value.strip()!r} "
+                    f"on a tracker commit of {day_start.date()}") from exc
+    return total
+
+
+def check_day(budget: Budget, repo_root: Path, commit: str | None, now: datetime | None = None) -> float:
+    """The day's spend so far; BudgetExceededError when ``budget.day_usd`` is set and already reached."""
+    if budget.day_usd <= 0:
+        return 0.0
+    spent = day_spend(repo_root, commit, now)
+    if spent >= budget.day_usd:
+        raise BudgetExceededError(
+            f"over the daily budget: spent ${format_usd(spent)} of ${format_usd(budget.day_usd)} today (UTC)")
+    return spent
+
+
+class WaveSpend:
+    """The running cost of one wave, shared by its worker threads."""
+
+    def __init__(self, limit_usd: float) -> None:
+        self.limit_usd = limit_usd
+        self._spent = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, usd: float) -> None:
+        with self._lock:
+            self._spent += usd
+
+    @property
+    def spent(self) -> float:
+        with self._lock:
+            return self._spent
+
+    @property
+    def exceeded(self) -> bool:
+        """Whether the ceiling (if any) is reached, so that no new attempt may start."""
+        return self.limit_usd > 0 and self.spent >= self.limit_usd

@@ -1,0 +1,175 @@
+"""Branch names, worktrees, item commits and changed paths of a wave, on top of :mod:`wavegit.git`.
+
+Branch naming (the pre-push hook imports these builders, so they live in one place):
+
+- the wave branch is ``wavegit/<wave-id>``;
+- an item's branch is ``wavegit/items/<wave-id>/<item-id>``. It is not ``wavegit/<wave-id>/<item-id>``
+  because git cannot hold a ref and a directory of refs with the same name.
+
+Everything here works with plumbing in the given directory; nothing touches the user's index or work tree.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from wavegit import git
+from wavegit.git import GitError
+
+BRANCH_PREFIX = "wavegit/"
+ITEM_BRANCH_PREFIX = "wavegit/items/"
+WAVE_ID_RE = re.compile(r"^w-\d{8}-\d{6}-[0-9a-f]{4}$")
+TRAILER_ITEM = "Wavegit-Item"
+TRAILER_WAVE = "Wavegit-Wave"
+TRAILER_PROMPT = "Wavegit-Prompt-Sha256"
+
+
+def new_wave_id(now: datetime | None = None) -> str:
+    """``w-YYYYMMDD-HHMMSS-xxxx`` in UTC: sortable by start time, unique by its random suffix."""
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return f"w-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def wave_branch(wave_id: str) -> str:
+    return f"{BRANCH_PREFIX}{wave_id}"
+
+
+def item_branch(wave_id: str, item_id: str) -> str:
+    return f"{ITEM_BRANCH_PREFIX}{wave_id}/{item_id}"
+
+
+def parse_wave_branch(branch: str) -> str | None:
+    """The wave id of a wave branch name (``refs/heads/`` optional), or None."""
+    name = branch.removeprefix("refs/heads/")
+    wave_id = name.removeprefix(BRANCH_PREFIX)
+    return wave_id if name.startswith(BRANCH_PREFIX) and WAVE_ID_RE.match(wave_id) else None
+
+
+def parse_item_branch(branch: str) -> tuple[str, str] | None:
+    """``(wave_id, item_id)`` of an item branch name (``refs/heads/`` optional), or None."""
+    name = branch.removeprefix("refs/heads/")
+    if not name.startswith(ITEM_BRANCH_PREFIX):
+        return None
+    wave_id, _, item_id = name.removeprefix(ITEM_BRANCH_PREFIX).partition("/")
+    return (wave_id, item_id) if WAVE_ID_RE.match(wave_id) and item_id else None
+
+
+def rev_parse(repo_root: Path, rev: str) -> str:
+    return git.out(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=repo_root)
+
+
+def add(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
+    """A new worktree at ``path`` checked out at ``start``, on ``branch`` (reset if it exists) or detached."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    where = ["-B", branch] if branch else ["--detach"]
+    git.run(["worktree", "add", "--quiet", *where, str(path), start], cwd=repo_root)
+
+
+def remove(repo_root: Path, path: Path) -> None:
+    """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
+    result = git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=repo_root, check=False)
+    if result.returncode:
+        shutil.rmtree(path, ignore_errors=True)
+        git.run(["worktree", "prune"], cwd=repo_root, check=False)
+
+
+def remove_all_under(repo_root: Path, directory: Path) -> None:
+    """Remove every worktree of ``git worktree list`` below ``directory``, then the directory itself."""
+    listing = git.out(["worktree", "list", "--porcelain", "-z"], cwd=repo_root)
+    prefix = directory.resolve()
+    for field in listing.split("\0"):
+        if field.startswith("worktree "):
+            wt = Path(field.removeprefix("worktree ")).resolve()
+            if wt.is_relative_to(prefix):
+                remove(repo_root, wt)
+    shutil.rmtree(directory, ignore_errors=True)
+    git.run(["worktree", "prune"], cwd=repo_root, check=False)
+
+
+def stage_all(worktree: Path) -> str:
+    """Stage everything in the worktree (new, deleted, renamed, mode changes) and return the index's tree.
+
+    Only this worktree's own index is used. Ignored files are not staged: they could never be committed.
+    """
+    git.run(["add", "--all", "--", "."], cwd=worktree)
+    return git.out(["write-tree"], cwd=worktree)
+
+
+def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
+    """Every path that differs between ``base`` and ``tree``, sorted.
+
+    Renames count on both sides (rename detection is off, so a rename is a deletion plus an addition);
+    mode changes count; a symlink is a path of its own (its target is never followed).
+    """
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=repo_root)
+    return sorted(p for p in raw.split("\0") if p)
+
+
+@dataclass(frozen=True)
+class Trailers:
+    item_id: str
+    wave_id: str
+    prompt_sha256: str
+
+    def render(self) -> str:
+        return (f"{TRAILER_ITEM}: {self.item_id}\n{TRAILER_WAVE}: {self.wave_id}\n"
+                f"{TRAILER_PROMPT}: {self.prompt_sha256}\n")
+
+
+def commit_tree(repo_root: Path, tree: str, parents: Sequence[str], message: str) -> str:
+    """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
+    args = ["commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    return git.out(args, cwd=repo_root, input=message)
+
+
+def item_message(title: str, trailers: Trailers) -> str:
+    """The commit message of a verified item: a subject naming the item, then the trailers."""
+    first_line = title.strip().splitlines()[0] if title.strip() else ""
+    subject = f"{trailers.item_id}: {first_line}" if first_line else trailers.item_id
+    return f"{subject}\n\n{trailers.render()}"
+
+
+def set_branch(repo_root: Path, branch: str, commit: str) -> None:
+    git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
+
+
+def delete_branch(repo_root: Path, branch: str) -> None:
+    """Delete a local branch if it exists."""
+    git.run(["update-ref", "-d", f"refs/heads/{branch}"], cwd=repo_root, check=False)
+
+
+def item_branches(repo_root: Path, wave_id: str) -> list[str]:
+    refs = git.out(["for-each-ref", "--format=%(refname:short)",
+                    f"refs/heads/{ITEM_BRANCH_PREFIX}{wave_id}/"], cwd=repo_root)
+    return [r for r in refs.splitlines() if r]
+
+
+class CombineConflict(GitError):
+    """Two item commits could not be combined (should not happen: their owned paths are disjoint)."""
+
+
+def combine(repo_root: Path, start: str, commits: Sequence[str]) -> str:
+    """Replay each item commit (parent = the wave's base) on top of ``start`` in order; the final commit.
+
+    Each replayed commit keeps its item's message (and so its trailers). Uses ``git merge-tree
+    --write-tree`` (git >= 2.38), which needs no work tree; the merge base is the item commit's parent.
+    """
+    head = start
+    for commit in commits:
+        result = git.run(["merge-tree", "--write-tree", "--no-messages", head, commit], cwd=repo_root,
+                         check=False)
+        if result.returncode != 0:
+            raise CombineConflict(["merge-tree", "--write-tree", head, commit], result.returncode,
+                                  result.stdout + result.stderr)
+        tree = result.stdout.split("\n", 1)[0].strip()
+        message = git.out(["log", "-1", "--format=%B", commit], cwd=repo_root) + "\n"
+        head = commit_tree(repo_root, tree, [head], message)
+    return head
