@@ -1,0 +1,742 @@
+"""A small fake of the GitHub REST API for tests, backed by a real bare git repository.
+
+It speaks the endpoints wavegit uses, with response shapes modelled on real GitHub responses (as
+recorded in PyGithub's replay data) and GitHub's semantics: Contents ``sha`` compare-and-swap (409 on
+a stale ``sha``), 422 on a non-fast-forward ref update, ``Link`` paging, comment authors taken from the
+token, permissions, statuses and merges that move the bare repository's base branch.
+
+Fault injection: a script of faults consumed one per request, and/or a random fraction, of 5xx answers,
+secondary rate limits (403 + ``Retry-After``) and primary rate limits (403 + ``X-RateLimit-Reset``); a
+fault may strike after the request was applied (the client then sees an error for a write that landed).
+Every request is logged for counting. Tests may call git directly; this file is test support only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+JSON = Any
+ZERO_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected failure. ``kind``: "5xx", "secondary", "primary" or "echo-auth" (a 500 whose message
+    repeats the request's Authorization header, to prove clients scrub tokens). ``after``: apply the
+    request first, then fail (a write that landed although the client saw an error)."""
+
+    kind: str = "5xx"
+    after: bool = False
+    wait_s: int = 0
+
+
+@dataclass
+class LoggedRequest:
+    method: str
+    path: str
+    query: dict[str, str]
+    user: str | None
+    status: int = 0
+    fault: str | None = None
+
+
+@dataclass
+class PullRecord:
+    number: int
+    title: str
+    body: str
+    head: str
+    base: str
+    user: str
+    created_at: str
+    state: str = "open"
+    merged: bool = False
+    merge_commit_sha: str | None = None
+    frozen_head_sha: str | None = None
+    closed_at: str | None = None
+    merged_at: str | None = None
+
+
+@dataclass
+class CommentRecord:
+    id: int
+    issue: int
+    user: str
+    body: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class StatusRecord:
+    id: int
+    sha: str
+    state: str
+    description: str
+    context: str
+    target_url: str | None
+    user: str
+    created_at: str
+
+
+@dataclass
+class FakeGitHub:
+    """The server's state and behaviour; start it with :func:`serve`."""
+
+    bare: Path
+    repo: str = "acme/widgets"
+    tokens: dict[str, str] = field(default_factory=dict)
+    """token -> user login."""
+    permissions: dict[str, str] = field(default_factory=dict)
+    """login -> admin | write | read (missing = none)."""
+    default_branch: str = "main"
+    base_url: str = ""
+    faults: list[Fault | None] = field(default_factory=list)
+    """Consumed one per request, before any random fault."""
+    fault_rate: float = 0.0
+    fault_kinds: tuple[str, ...] = ("5xx", "secondary")
+    fault_after_rate: float = 0.5
+    """Of random faults on writes, the fraction that strike after the write was applied."""
+    seed: int = 0
+    mangle: dict[str, Callable[[JSON], JSON]] = field(default_factory=dict)
+    """route name -> a function rewriting that route's JSON answer (malformed-response tests)."""
+    requests: list[LoggedRequest] = field(default_factory=list)
+    pulls: dict[int, PullRecord] = field(default_factory=dict)
+    comments: dict[int, CommentRecord] = field(default_factory=dict)
+    statuses: list[StatusRecord] = field(default_factory=list)
+    _next_number: int = 1
+    _next_id: int = 1000
+    _ticks: int = 0
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        self._rng.seed(self.seed)
+
+    # ---- helpers for tests (direct state changes, no HTTP) ----
+
+    def add_comment(self, issue: int, user: str, body: str) -> CommentRecord:
+        with self._lock:
+            now = self._now()
+            comment = CommentRecord(self._new_id(), issue, user, body, now, now)
+            self.comments[comment.id] = comment
+            return comment
+
+    def issue_comments(self, issue: int) -> list[CommentRecord]:
+        with self._lock:
+            return [c for c in self.comments.values() if c.issue == issue]
+
+    def latest_status(self, sha: str, context: str) -> StatusRecord | None:
+        with self._lock:
+            mine = [s for s in self.statuses if s.sha == sha and s.context == context]
+            return mine[-1] if mine else None
+
+    def count(self, method: str | None = None, path_contains: str = "") -> int:
+        with self._lock:
+            return sum(1 for r in self.requests
+                       if (method is None or r.method == method) and path_contains in r.path)
+
+    def set_faults(self, faults: list[Fault | None]) -> None:
+        with self._lock:
+            self.faults = list(faults)
+
+    # ---- git plumbing on the bare repository ----
+
+    def git(self, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.bare, input=input, capture_output=True, text=True,
+                              env={**os.environ, **(env or {})}, check=False)
+        if proc.returncode != 0:
+            raise ApiError(500, f"git {args[0]} failed: {proc.stderr.strip()}")
+        return proc.stdout.rstrip("\n")
+
+    def _rev(self, rev: str) -> str | None:
+        proc = subprocess.run(["git", "rev-parse", "--verify", "-q", rev], cwd=self.bare,
+                              capture_output=True, text=True, check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    def _branch_sha(self, branch: str) -> str | None:
+        return self._rev(f"refs/heads/{branch}^{{commit}}")
+
+    def _resolve_ref(self, ref: str) -> str | None:
+        for candidate in (f"refs/heads/{ref}^{{commit}}", f"{ref}^{{commit}}"):
+            sha = self._rev(candidate)
+            if sha:
+                return sha
+        return None
+
+    def _commit_with_tree(self, parent: str, tree: str, message: str, branch: str) -> str:
+        env = {"GIT_COMMITTER_DATE": self._now(), "GIT_AUTHOR_DATE": self._now()}
+        commit = self.git("commit-tree", tree, "-p", parent, "-m", message, env=env)
+        # The server lock serialises writers; the old value still guards against a racing `git push`.
+        self.git("update-ref", f"refs/heads/{branch}", commit, parent)
+        return commit
+
+    def _edit_tree(self, parent: str, edits: dict[str, str | None]) -> str:
+        """The tree of ``parent`` with ``edits`` (path -> blob sha, or None to delete) applied."""
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", parent, env=env)
+            for path, blob in edits.items():
+                if blob is None:
+                    self.git("update-index", "--force-remove", "--", path, env=env)
+                else:
+                    self.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+            return self.git("write-tree", env=env)
+
+    # ---- response shapes ----
+
+    def _now(self) -> str:
+        # A logical clock: every state change is one second later, so "latest" is well defined.
+        self._ticks += 1
+        return (ZERO_TIME + timedelta(seconds=self._ticks)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    @property
+    def api_repo(self) -> str:
+        return f"{self.base_url}/repos/{self.repo}"
+
+    def _user_json(self, login: str) -> JSON:
+        return {"login": login, "id": sum(map(ord, login)) * 7919, "node_id": f"U_{login}",
+                "url": f"{self.base_url}/users/{quote(login)}",
+                "html_url": f"https://github.example/{login}",
+                "type": "Bot" if login.endswith("[bot]") else "User", "site_admin": False}
+
+    def _repo_json(self) -> JSON:
+        owner, name = self.repo.split("/")
+        return {"id": 4242, "node_id": "R_4242", "name": name, "full_name": self.repo, "private": False,
+                "owner": self._user_json(owner), "url": self.api_repo,
+                "html_url": f"https://github.example/{self.repo}", "default_branch": self.default_branch,
+                "pulls_url": f"{self.api_repo}/pulls{{/number}}",
+                "statuses_url": f"{self.api_repo}/statuses/{{sha}}",
+                "contents_url": f"{self.api_repo}/contents/{{+path}}"}
+
+    def _head_sha(self, pr: PullRecord) -> str:
+        return pr.frozen_head_sha or self._branch_sha(pr.head) or ""
+
+    def _pull_json(self, pr: PullRecord) -> JSON:
+        url = f"{self.api_repo}/pulls/{pr.number}"
+        owner = self.repo.split("/")[0]
+        return {
+            "url": url, "id": 900000 + pr.number, "node_id": f"PR_{pr.number}",
+            "html_url": f"https://github.example/{self.repo}/pull/{pr.number}",
+            "issue_url": f"{self.api_repo}/issues/{pr.number}", "number": pr.number, "state": pr.state,
+            "locked": False, "title": pr.title, "user": self._user_json(pr.user), "body": pr.body,
+            "created_at": pr.created_at, "updated_at": pr.created_at, "closed_at": pr.closed_at,
+            "merged_at": pr.merged_at, "merge_commit_sha": pr.merge_commit_sha, "draft": False,
+            "commits_url": f"{url}/commits", "comments_url": f"{self.api_repo}/issues/{pr.number}/comments",
+            "statuses_url": f"{self.api_repo}/statuses/{self._head_sha(pr)}",
+            "head": {"label": f"{owner}:{pr.head}", "ref": pr.head, "sha": self._head_sha(pr),
+                     "user": self._user_json(owner), "repo": self._repo_json()},
+            "base": {"label": f"{owner}:{pr.base}", "ref": pr.base, "sha": self._branch_sha(pr.base) or "",
+                     "user": self._user_json(owner), "repo": self._repo_json()},
+            "merged": pr.merged, "mergeable": pr.state == "open", "mergeable_state": "clean",
+        }
+
+    def _comment_json(self, c: CommentRecord) -> JSON:
+        return {"id": c.id, "node_id": f"IC_{c.id}", "url": f"{self.api_repo}/issues/comments/{c.id}",
+                "html_url": f"https://github.example/{self.repo}/pull/{c.issue}#issuecomment-{c.id}",
+                "issue_url": f"{self.api_repo}/issues/{c.issue}", "body": c.body,
+                "user": self._user_json(c.user), "created_at": c.created_at, "updated_at": c.updated_at,
+                "author_association": "MEMBER"}
+
+    def _status_json(self, s: StatusRecord) -> JSON:
+        return {"id": s.id, "node_id": f"SC_{s.id}", "url": f"{self.api_repo}/statuses/{s.sha}",
+                "state": s.state, "description": s.description, "target_url": s.target_url,
+                "context": s.context, "creator": self._user_json(s.user),
+                "created_at": s.created_at, "updated_at": s.created_at}
+
+    def _content_json(self, path: str, blob: str, ref: str, with_content: bool) -> JSON:
+        url = f"{self.api_repo}/contents/{quote(path)}?ref={quote(ref)}"
+        out: JSON = {"type": "file", "name": path.rsplit("/", 1)[-1], "path": path, "sha": blob,
+                     "size": int(self.git("cat-file", "-s", blob)), "url": url,
+                     "git_url": f"{self.api_repo}/git/blobs/{blob}",
+                     "html_url": f"https://github.example/{self.repo}/blob/{ref}/{path}",
+                     "download_url": None, "_links": {"self": url}}
+        if with_content:
+            raw = subprocess.run(["git", "cat-file", "blob", blob], cwd=self.bare, capture_output=True,
+                                 check=True).stdout
+            encoded = base64.b64encode(raw).decode()
+            # GitHub wraps the base64 text at 60 columns.
+            out["content"] = "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n"
+            out["encoding"] = "base64"
+        return out
+
+    def _git_commit_json(self, sha: str) -> JSON:
+        fmt = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%B"
+        tree, parents, name, email, date, message = self.git("show", "-s", f"--format={fmt}", sha).split("\0")
+        person = {"name": name, "email": email, "date": date}
+        return {"sha": sha, "node_id": f"C_{sha}", "url": f"{self.api_repo}/git/commits/{sha}",
+                "html_url": f"https://github.example/{self.repo}/commit/{sha}", "author": person,
+                "committer": person, "message": message.rstrip("\n"),
+                "tree": {"sha": tree, "url": f"{self.api_repo}/git/trees/{tree}"},
+                "parents": [{"sha": p, "url": f"{self.api_repo}/git/commits/{p}"} for p in parents.split()]}
+
+    def _ref_json(self, ref: str, sha: str) -> JSON:
+        return {"ref": f"refs/{ref}", "node_id": f"REF_{ref}", "url": f"{self.api_repo}/git/refs/{ref}",
+                "object": {"sha": sha, "type": "commit", "url": f"{self.api_repo}/git/commits/{sha}"}}
+
+    # ---- paging ----
+
+    def _page(self, items: list[JSON], query: dict[str, str], path: str) -> tuple[list[JSON], dict[str, str]]:
+        per_page = min(int(query.get("per_page", "30")), 100)
+        page = max(int(query.get("page", "1")), 1)
+        last = max((len(items) + per_page - 1) // per_page, 1)
+        links = []
+
+        def link(n: int, rel: str) -> str:
+            params = {**query, "per_page": str(per_page), "page": str(n)}
+            qs = "&".join(f"{k}={quote(v, safe='')}" for k, v in params.items())
+            return f'<{self.base_url}{path}?{qs}>; rel="{rel}"'
+
+        if page < last:
+            links += [link(page + 1, "next"), link(last, "last")]
+        if page > 1:
+            links += [link(1, "first"), link(page - 1, "prev")]
+        headers = {"Link": ", ".join(links)} if links else {}
+        return items[(page - 1) * per_page: page * per_page], headers
+
+    # ---- request handling ----
+
+    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes
+               ) -> tuple[int, dict[str, str], JSON]:
+        split = urlsplit(raw_path)
+        query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+        with self._lock:
+            user = self._authenticate(headers)
+            entry = LoggedRequest(method, split.path, query, user)
+            self.requests.append(entry)
+            fault = self._pick_fault(method)
+            try:
+                if user is None:
+                    raise ApiError(401, "Bad credentials")
+                if fault and not fault.after:
+                    raise self._fault_error(fault, headers)
+                status, extra, payload = self._dispatch(method, split.path, query, body, user)
+                if fault:
+                    raise self._fault_error(fault, headers)
+            except ApiError as exc:
+                entry.status = exc.status
+                entry.fault = fault.kind if fault else None
+                doc = "https://docs.github.com/rest"
+                return exc.status, exc.headers, {"message": exc.message, "documentation_url": doc}
+            entry.status = status
+            return status, extra, payload
+
+    def _authenticate(self, headers: dict[str, str]) -> str | None:
+        auth = headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() not in ("token", "bearer"):
+            return None
+        return self.tokens.get(token.strip())
+
+    def _pick_fault(self, method: str) -> Fault | None:
+        if self.faults:
+            return self.faults.pop(0)
+        if self.fault_rate and self._rng.random() < self.fault_rate:
+            kind = self._rng.choice(self.fault_kinds)
+            after = method != "GET" and self._rng.random() < self.fault_after_rate
+            return Fault(kind=kind, after=after)
+        return None
+
+    def _fault_error(self, fault: Fault, headers: dict[str, str]) -> ApiError:
+        if fault.kind == "secondary":
+            return ApiError(403, "You have exceeded a secondary rate limit. Please wait a few minutes "
+                                 "before you try again.", {"Retry-After": str(fault.wait_s)})
+        if fault.kind == "primary":
+            reset = int(time.time()) + fault.wait_s
+            return ApiError(403, "API rate limit exceeded for user ID 1.",
+                            {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
+                             "X-RateLimit-Reset": str(reset), "X-RateLimit-Resource": "core"})
+        if fault.kind == "echo-auth":
+            return ApiError(500, f"upstream refused header Authorization: {headers.get('authorization')}")
+        return ApiError(502, "Server Error")
+
+    def _dispatch(self, method: str, path: str, query: dict[str, str], body: bytes, user: str
+                  ) -> tuple[int, dict[str, str], JSON]:
+        data: JSON = json.loads(body) if body else {}
+        if path == "/user" and method == "GET":
+            return self._answer("user", 200, {}, self._user_json(user))
+        prefix = f"/repos/{self.repo}"
+        if not (path == prefix or path.startswith(prefix + "/")):
+            raise ApiError(404, "Not Found")
+        rest = path[len(prefix):]
+        for route_method, pattern, name, handler in self._routes():
+            match = re.fullmatch(pattern, rest)
+            if match and route_method == method:
+                status, extra, payload = handler(query=query, data=data, user=user, path=path,
+                                                 **match.groupdict())
+                return self._answer(name, status, extra, payload)
+        raise ApiError(404, "Not Found")
+
+    def _answer(self, name: str, status: int, extra: dict[str, str], payload: JSON
+                ) -> tuple[int, dict[str, str], JSON]:
+        if name in self.mangle:
+            payload = self.mangle[name](payload)
+        return status, extra, payload
+
+    def _routes(self) -> Iterator[tuple[str, str, str, Callable[..., tuple[int, dict[str, str], JSON]]]]:
+        yield "GET", r"", "repo", lambda **kw: (200, {}, self._repo_json())
+        yield "GET", r"/pulls", "pulls", self._list_pulls
+        yield "POST", r"/pulls", "create pull", self._create_pull
+        yield "GET", r"/pulls/(?P<number>\d+)", "pull", self._get_pull
+        yield "PATCH", r"/pulls/(?P<number>\d+)", "update pull", self._update_pull
+        yield "PUT", r"/pulls/(?P<number>\d+)/merge", "merge", self._merge_pull
+        yield "GET", r"/pulls/(?P<number>\d+)/files", "files", self._pull_files
+        yield "GET", r"/issues/(?P<number>\d+)/comments", "comments", self._list_comments
+        yield "POST", r"/issues/(?P<number>\d+)/comments", "create comment", self._create_comment
+        yield "GET", r"/issues/comments/(?P<cid>\d+)", "comment", self._get_comment
+        yield "PATCH", r"/issues/comments/(?P<cid>\d+)", "edit comment", self._edit_comment
+        yield "POST", r"/statuses/(?P<sha>[0-9a-f]{40})", "create status", self._create_status
+        yield "GET", r"/commits/(?P<ref>.+)/status", "combined status", self._combined_status
+        yield "GET", r"/commits", "commits", self._list_commits
+        yield "GET", r"/collaborators/(?P<login>[^/]+)/permission", "permission", self._permission
+        yield "GET", r"/contents/(?P<file>.+)", "get contents", self._get_contents
+        yield "PUT", r"/contents/(?P<file>.+)", "put contents", self._put_contents
+        yield "DELETE", r"/contents/(?P<file>.+)", "delete contents", self._delete_contents
+        yield "GET", r"/git/ref/(?P<ref>.+)", "ref", self._get_ref
+        yield "PATCH", r"/git/refs/(?P<ref>.+)", "update ref", self._update_ref
+        yield "POST", r"/git/trees", "create tree", self._create_tree
+        yield "POST", r"/git/commits", "create commit", self._create_commit
+
+    def _pull(self, number: str) -> PullRecord:
+        pr = self.pulls.get(int(number))
+        if pr is None:
+            raise ApiError(404, "Not Found")
+        return pr
+
+    def _list_pulls(self, query: dict[str, str], path: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        state = query.get("state", "open")
+        owner = self.repo.split("/")[0]
+        found = [p for p in sorted(self.pulls.values(), key=lambda p: -p.number)
+                 if (state == "all" or p.state == state)
+                 and ("head" not in query or query["head"] == f"{owner}:{p.head}")
+                 and ("base" not in query or query["base"] == p.base)]
+        page, headers = self._page([self._pull_json(p) for p in found], query, path)
+        return 200, headers, page
+
+    def _create_pull(self, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        head, base = data.get("head", ""), data.get("base", "")
+        head = head.split(":", 1)[-1]
+        if not self._branch_sha(head) or not self._branch_sha(base):
+            raise ApiError(422, "Validation Failed")
+        if any(p.head == head and p.base == base and p.state == "open" for p in self.pulls.values()):
+            raise ApiError(422, f"Validation Failed: A pull request already exists for {head}.")
+        pr = PullRecord(self._next_number, data.get("title", ""), data.get("body") or "", head, base, user,
+                        self._now())
+        self._next_number += 1
+        self.pulls[pr.number] = pr
+        return 201, {"Location": f"{self.api_repo}/pulls/{pr.number}"}, self._pull_json(pr)
+
+    def _get_pull(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        return 200, {}, self._pull_json(self._pull(number))
+
+    def _update_pull(self, number: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        pr = self._pull(number)
+        pr.title = data.get("title", pr.title)
+        pr.body = data.get("body", pr.body)
+        if data.get("state") == "closed" and pr.state == "open":
+            self.close(pr.number)
+        return 200, {}, self._pull_json(pr)
+
+    def close(self, number: int) -> None:
+        """Close a PR without merging (also used directly by tests)."""
+        with self._lock:
+            pr = self.pulls[number]
+            pr.frozen_head_sha = self._head_sha(pr)
+            pr.state, pr.closed_at = "closed", self._now()
+
+    def merge(self, number: int) -> str:
+        """Merge a PR with a merge commit on its base branch; the merge commit's SHA."""
+        with self._lock:
+            pr = self.pulls[number]
+            if pr.state != "open":
+                raise ApiError(405, "Pull Request is not mergeable")
+            head, base = self._head_sha(pr), self._branch_sha(pr.base) or ""
+            proc = subprocess.run(["git", "merge-tree", "--write-tree", base, head], cwd=self.bare,
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise ApiError(405, "Pull Request is not mergeable")
+            tree = proc.stdout.split()[0]
+            env = {"GIT_COMMITTER_DATE": self._now(), "GIT_AUTHOR_DATE": self._now()}
+            message = f"Merge pull request #{number} from {self.repo.split('/')[0]}/{pr.head}"
+            sha = self.git("commit-tree", tree, "-p", base, "-p", head, "-m", message, env=env)
+            self.git("update-ref", f"refs/heads/{pr.base}", sha, base)
+            pr.frozen_head_sha = head
+            pr.state, pr.merged, pr.merge_commit_sha = "closed", True, sha
+            pr.closed_at = pr.merged_at = self._now()
+            return sha
+
+    def _merge_pull(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        sha = self.merge(int(number))
+        return 200, {}, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"}
+
+    def _pull_files(self, number: str, query: dict[str, str], path: str, **_: Any
+                    ) -> tuple[int, dict[str, str], JSON]:
+        pr = self._pull(number)
+        head = self._head_sha(pr)
+        # For a merged PR GitHub keeps the diff against the base it was opened on; the merge's first
+        # parent stands in for it here.
+        base = f"{pr.merge_commit_sha}^1" if pr.merged else (self._branch_sha(pr.base) or "")
+        out = self.git("diff", "--name-status", "-z", "-M", f"{base}...{head}")
+        fields = out.split("\0") if out else []
+        files: list[JSON] = []
+        names = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "T": "changed"}
+        i = 0
+        while i < len(fields) and fields[i]:
+            code = fields[i]
+            entry: JSON = {"status": names.get(code[0], "modified")}
+            if code[0] in "RC":
+                entry["previous_filename"], entry["filename"] = fields[i + 1], fields[i + 2]
+                i += 3
+            else:
+                entry["filename"] = fields[i + 1]
+                i += 2
+            entry.update({"sha": head, "additions": 1, "deletions": 0, "changes": 1,
+                          "blob_url": f"https://github.example/{self.repo}/blob/{head}/{entry['filename']}",
+                          "raw_url": f"https://github.example/{self.repo}/raw/{head}/{entry['filename']}",
+                          "contents_url": f"{self.api_repo}/contents/{quote(entry['filename'])}?ref={head}"})
+            files.append(entry)
+        page, headers = self._page(files, query, path)
+        return 200, headers, page
+
+    def _list_comments(self, number: str, query: dict[str, str], path: str, **_: Any
+                       ) -> tuple[int, dict[str, str], JSON]:
+        self._pull(number)
+        found = sorted((c for c in self.comments.values() if c.issue == int(number)), key=lambda c: c.id)
+        page, headers = self._page([self._comment_json(c) for c in found], query, path)
+        return 200, headers, page
+
+    def _create_comment(self, number: str, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        self._pull(number)
+        body = data.get("body")
+        if not isinstance(body, str) or not body:
+            raise ApiError(422, "Validation Failed")
+        if len(body) > 65536:
+            raise ApiError(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+        comment = self.add_comment(int(number), user, body)
+        return 201, {"Location": f"{self.api_repo}/issues/comments/{comment.id}"}, self._comment_json(comment)
+
+    def _comment(self, cid: str) -> CommentRecord:
+        comment = self.comments.get(int(cid))
+        if comment is None:
+            raise ApiError(404, "Not Found")
+        return comment
+
+    def _get_comment(self, cid: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        return 200, {}, self._comment_json(self._comment(cid))
+
+    def _edit_comment(self, cid: str, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        comment = self._comment(cid)
+        if comment.user != user and self.permissions.get(user) != "admin":
+            raise ApiError(403, "Resource not accessible by integration")
+        if len(data.get("body", "")) > 65536:
+            raise ApiError(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+        comment.body, comment.updated_at = data.get("body", comment.body), self._now()
+        return 200, {}, self._comment_json(comment)
+
+    def _create_status(self, sha: str, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        if data.get("state") not in ("error", "failure", "pending", "success") or not self._rev(sha):
+            raise ApiError(422, "Validation Failed")
+        status = StatusRecord(self._new_id(), sha, data["state"], data.get("description") or "",
+                              data.get("context") or "default", data.get("target_url"), user, self._now())
+        self.statuses.append(status)
+        return 201, {}, self._status_json(status)
+
+    def _combined_status(self, ref: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        sha = self._resolve_ref(ref)
+        if sha is None:
+            raise ApiError(404, "No commit found for SHA: " + ref)
+        latest: dict[str, StatusRecord] = {}
+        for s in self.statuses:
+            if s.sha == sha:
+                latest[s.context] = s
+        states = {s.state for s in latest.values()}
+        combined = ("failure" if states & {"failure", "error"} else
+                    "pending" if "pending" in states or not states else "success")
+        return 200, {}, {"state": combined, "sha": sha, "total_count": len(latest),
+                         "statuses": [self._status_json(s) for s in latest.values()],
+                         "repository": self._repo_json(), "commit_url": f"{self.api_repo}/commits/{sha}",
+                         "url": f"{self.api_repo}/commits/{sha}/status"}
+
+    def _list_commits(self, query: dict[str, str], path: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        sha = self._resolve_ref(query.get("sha", self.default_branch))
+        if sha is None:
+            raise ApiError(404, "Not Found")
+        shas = self.git("rev-list", "--max-count=300", sha).split()
+        commits = [{"sha": s, "url": f"{self.api_repo}/commits/{s}", "commit": self._git_commit_json(s)}
+                   for s in shas]
+        page, headers = self._page(commits, query, path)
+        return 200, headers, page
+
+    def _permission(self, login: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        login = unquote(login)
+        permission = self.permissions.get(login)
+        if permission is None:
+            raise ApiError(404, f"{login} is not a user")
+        return 200, {}, {"permission": permission, "role_name": permission, "user": self._user_json(login)}
+
+    def _blob_at(self, ref: str, file: str) -> str | None:
+        return self._rev(f"{ref}:{file}")
+
+    def _get_contents(self, file: str, query: dict[str, str], **_: Any) -> tuple[int, dict[str, str], JSON]:
+        file = unquote(file)
+        ref = query.get("ref", self.default_branch)
+        commit = self._resolve_ref(ref)
+        blob = self._blob_at(commit, file) if commit else None
+        if commit is None:
+            raise ApiError(404, f"No commit found for the ref {ref}")
+        if blob is None or self.git("cat-file", "-t", blob) != "blob":
+            raise ApiError(404, "Not Found")
+        return 200, {}, self._content_json(file, blob, ref, with_content=True)
+
+    def _write_file(self, file: str, data: JSON, new_blob: str | None) -> tuple[int, dict[str, str], JSON]:
+        branch = data.get("branch") or self.default_branch
+        head = self._branch_sha(branch)
+        if head is None:
+            raise ApiError(404, f"Branch {branch} not found")
+        current = self._blob_at(head, file)
+        given = data.get("sha")
+        if current is not None and not given:
+            raise ApiError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.')
+        if given and given != current:
+            raise ApiError(409, f"{file} does not match {given}")
+        if new_blob is None and current is None:
+            raise ApiError(404, "Not Found")
+        tree = self._edit_tree(head, {file: new_blob})
+        commit = self._commit_with_tree(head, tree, data.get("message") or "", branch)
+        content = self._content_json(file, new_blob, branch, with_content=False) if new_blob else None
+        return (201 if current is None else 200), {}, {"content": content, "commit": self._git_commit_json(commit)}
+
+    def _put_contents(self, file: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        try:
+            raw = base64.b64decode(data.get("content", ""), validate=True)
+        except ValueError as exc:
+            raise ApiError(422, "content is not valid Base64") from exc
+        blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=self.bare, input=raw,
+                              capture_output=True, check=True).stdout.decode().strip()
+        return self._write_file(unquote(file), data, blob)
+
+    def _delete_contents(self, file: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        return self._write_file(unquote(file), data, None)
+
+    def _get_ref(self, ref: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        sha = self._rev(f"refs/{ref}")
+        if sha is None:
+            raise ApiError(404, "Not Found")
+        return 200, {}, self._ref_json(ref, sha)
+
+    def _update_ref(self, ref: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        old, new = self._rev(f"refs/{ref}"), data.get("sha", "")
+        if old is None:
+            raise ApiError(422, "Reference does not exist")
+        if not self._rev(f"{new}^{{commit}}"):
+            raise ApiError(422, "Object does not exist")
+        is_ff = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=self.bare,
+                               check=False).returncode == 0
+        if not is_ff and not data.get("force"):
+            raise ApiError(422, "Update is not a fast forward")
+        self.git("update-ref", f"refs/{ref}", new, old)
+        return 200, {}, self._ref_json(ref, new)
+
+    def _create_tree(self, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        base = data.get("base_tree")
+        edits: dict[str, str | None] = {}
+        for entry in data.get("tree", []):
+            if "content" in entry:
+                edits[entry["path"]] = self.git("hash-object", "-w", "--stdin", input=entry["content"])
+            else:
+                edits[entry["path"]] = entry.get("sha")
+        if base is None or not self._rev(f"{base}^{{tree}}"):
+            raise ApiError(422, "Invalid tree info")
+        # read-tree accepts a tree-ish, so the base tree can be edited like a commit's tree.
+        tree = self._edit_tree(base, edits)
+        return 201, {}, {"sha": tree, "url": f"{self.api_repo}/git/trees/{tree}", "tree": [], "truncated": False}
+
+    def _create_commit(self, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        args = ["commit-tree", data.get("tree", ""), "-m", data.get("message", "")]
+        for parent in data.get("parents", []):
+            args += ["-p", parent]
+        env = {"GIT_COMMITTER_DATE": self._now(), "GIT_AUTHOR_DATE": self._now()}
+        sha = self.git(*args, env=env)
+        return 201, {}, self._git_commit_json(sha)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, extra, payload = self.server.fake.handle(self.command, self.path, headers, body)
+        raw = b"" if status == 204 else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(raw)))
+        self.send_header("X-GitHub-Media-Type", "github.v3; format=json")
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(raw)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeGitHub
+
+
+@dataclass
+class Running:
+    fake: FakeGitHub
+    server: _Server
+    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        return self.fake.base_url
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+def serve(fake: FakeGitHub) -> Running:
+    """Start ``fake`` on 127.0.0.1 and a free port, in a background thread."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.fake = fake
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, name="ghserver", daemon=True)
+    thread.start()
+    return Running(fake, server, thread)
