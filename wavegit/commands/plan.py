@@ -1,0 +1,67 @@
+"""``wavegit plan``: what the next wave would take, and why each other todo item is not taken.
+
+Read-only and offline: it reads the tracker at the local head of the tracker branch (no fetch) through the
+parse cache, so a warm run costs little more than starting Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from wavegit import config as config_mod
+from wavegit import tracker as tracker_mod
+from wavegit.errors import UsageError
+from wavegit.repo import discover
+from wavegit.select import Plan, select
+from wavegit.store import GitStore
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-items", type=_positive_int, metavar="N",
+                        help="items the wave may take (default: max_items from the config)")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"selected": [...], "skipped": [{"id", "reason"}], "tracker_sha": ...}')
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = discover(args.directory)
+    cache_dir = repo.state_dir / "cache"
+    config = config_mod.load_config(repo.root)
+    snapshot = GitStore(repo, config).read(fetch=False)
+    if snapshot.text is None or snapshot.blob_sha is None:
+        raise UsageError(f"no tracker at {config.tracker_branch}:{config.tracker_path} (run `wavegit init`)")
+    tracker = tracker_mod.load_cached(snapshot.text, snapshot.blob_sha, cache_dir, config.tracker_path,
+                                      strict=False)
+    plan = select(tracker, args.max_items or config.max_items, snapshot.blob_sha)
+    if args.json:
+        json.dump(plan.to_json(), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_text(plan))
+    return 0
+
+
+def format_text(plan: Plan) -> str:
+    """The plan for people: the selected ids, then a table of skipped items and reasons."""
+    lines = [f"tracker blob {plan.tracker_sha[:12]}", f"selected ({len(plan.selected)}):"]
+    lines.extend(f"  {item_id}" for item_id in plan.selected)
+    if not plan.selected:
+        lines.append("  (nothing is ready)")
+    if plan.skipped:
+        width = max(len("ID"), *(len(skip.id) for skip in plan.skipped))
+        lines.append(f"skipped ({len(plan.skipped)}):")
+        lines.append(f"  {'ID':<{width}}  REASON")
+        lines.extend(f"  {skip.id:<{width}}  {skip.reason}" for skip in plan.skipped)
+    return "\n".join(lines) + "\n"

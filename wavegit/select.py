@@ -1,0 +1,306 @@
+"""The selection planner: which ready items the next wave takes, and why every other todo item is not taken.
+
+Rules, in order of precedence:
+
+- Ready = status ``todo``, no item-level problems, every ``depends_on`` item ``done``.
+- A ready item whose ownership overlaps an item in flight (``in_progress``/``review``) is never taken.
+- Among the rest (the *candidates*), the chosen items must not overlap each other. Priority comes first: the
+  plan maximises the number of P0 items, then of P1 items, then P2, then P3 (a lexicographic optimum, so a P1 is
+  never given up for any number of lower-priority items); that also fixes the total.
+- Ties (several sets with the same count per priority) go to the oldest items: the set whose members, sorted by
+  (priority, position in the file), come first lexicographically.
+- ``max_items`` keeps the first ``max_items`` of that set in (priority, position) order. This is still optimal
+  per priority: no set of ``max_items`` disjoint items has more P0s, then more P1s, and so on.
+
+The conflict graph among candidates splits into connected components that are solved independently (the
+counts are additive). A component is solved exactly by branch and bound (see ``_exact``) when it has at most
+``EXACT_MAX_COMPONENT`` items and the search finishes within its node budget; otherwise, the best of what the
+search found and a minimum-degree greedy is used. Node budgets, not clocks, bound the search, so the plan is
+deterministic.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from wavegit.paths import OwnershipIndex, PatternError
+from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
+
+EXACT_MAX_COMPONENT = 64
+"""Largest component (in items) searched exactly; bitmask search beyond this stops paying off."""
+COMPONENT_NODE_BUDGET = 20_000
+"""Search nodes one component may use before falling back to its best-so-far / greedy answer."""
+TOTAL_NODE_BUDGET = 60_000
+"""Search nodes for the whole plan (about 50 ms of Python), so a hostile backlog cannot make plan slow."""
+
+_RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
+_LEVELS = len(PRIORITIES)
+Counts = tuple[int, ...]
+"""Chosen items per priority level, P0 first; compared lexicographically."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    selected: tuple[str, ...]
+    """Chosen item ids, highest priority first, then oldest first."""
+    skipped: tuple[Skip, ...]
+    """Every other todo item with the reason it is not taken, in file order."""
+    tracker_sha: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "selected": list(self.selected),
+            "skipped": [{"id": skip.id, "reason": skip.reason} for skip in self.skipped],
+            "tracker_sha": self.tracker_sha,
+        }
+
+
+def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
+    """The next wave for ``tracker``: at most ``max_items`` (≥ 1) disjoint ready items, and skip reasons."""
+    if max_items < 1:
+        raise ValueError(f"max_items must be at least 1, not {max_items}")
+    items = tracker.items
+    by_id = {item.id: item for item in items}
+    reasons: dict[int, str] = {}
+    ready: list[int] = []
+    for pos, item in enumerate(items):
+        if item.status != "todo":
+            continue
+        reason = _not_ready_reason(item, by_id)
+        if reason is None:
+            ready.append(pos)
+        else:
+            reasons[pos] = reason
+
+    neighbours = _conflicts(items, ready)
+    in_flight = {pos for pos, item in enumerate(items) if item.status in IN_FLIGHT}
+    candidates: list[int] = []
+    for pos in ready:
+        blockers = neighbours[pos] & in_flight
+        if blockers:
+            oldest = min(blockers, key=lambda b: _age(items, b))
+            reasons[pos] = f"in flight: {items[oldest].id}"
+        else:
+            candidates.append(pos)
+
+    candidate_set = set(candidates)
+    graph = {pos: neighbours[pos] & candidate_set for pos in candidates}
+    chosen = _solve(items, graph)
+    chosen.sort(key=lambda pos: _age(items, pos))
+    selected = chosen[:max_items]
+    selected_set = set(selected)
+    for pos in candidates:
+        if pos in selected_set:
+            continue
+        overlapping = [other for other in selected if other in graph[pos]]
+        reasons[pos] = f"overlaps {items[overlapping[0]].id}" if overlapping else "max items"
+
+    return Plan(
+        selected=tuple(items[pos].id for pos in selected),
+        skipped=tuple(Skip(items[pos].id, reasons[pos]) for pos in sorted(reasons)),
+        tracker_sha=tracker_sha,
+    )
+
+
+def _age(items: Sequence[Item], pos: int) -> tuple[int, int, int]:
+    """Sort key: higher priority first, then older (earlier in the file)."""
+    item = items[pos]
+    return (_RANK.get(item.priority, _LEVELS), item.index, pos)
+
+
+def _not_ready_reason(item: Item, by_id: Mapping[str, Item]) -> str | None:
+    if item.problems:
+        return "invalid: " + "; ".join(item.problems)
+    if item.priority not in _RANK:
+        return f"invalid: unknown priority {item.priority!r}"
+    for dep_id in item.depends_on:
+        dep = by_id.get(dep_id)
+        if dep is None:
+            return f"depends on {dep_id} (no such item)"
+        if dep.status == "done":
+            continue
+        if dep.status in ("failed", "blocked"):
+            return f"depends on {dep_id} ({dep.status})"
+        return f"depends on {dep_id}"
+    return None
+
+
+def _conflicts(items: Sequence[Item], ready: Sequence[int]) -> dict[int, set[int]]:
+    """For each ready item, the ready or in-flight items whose ownership overlaps its own."""
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for pos, item in enumerate(items):
+        if item.status in IN_FLIGHT:
+            for pattern in item.owns:
+                try:
+                    index.add(pos, pattern)
+                except PatternError:
+                    # An in-flight item with an unusable pattern still owns its other patterns; its bad one
+                    # is reported by validation, and guessing what it meant would be worse.
+                    continue
+    for pos in ready:
+        for pattern in items[pos].owns:
+            index.add(pos, pattern)
+    result: dict[int, set[int]] = {}
+    for pos in ready:
+        found: set[int] = set()
+        for pattern in items[pos].owns:
+            found |= index.conflicts(pattern)
+        found.discard(pos)
+        result[pos] = found
+    return result
+
+
+def _solve(items: Sequence[Item], graph: Mapping[int, set[int]]) -> list[int]:
+    """A lexicographically optimal (or, for large components, good) disjoint subset of the candidates."""
+    chosen: list[int] = []
+    budget = TOTAL_NODE_BUDGET
+    components = [sorted(comp, key=lambda pos: _age(items, pos)) for comp in _components(graph)]
+    # Components in order of their best item, so which ones get the shared search budget is deterministic.
+    components.sort(key=lambda comp: _age(items, comp[0]))
+    for comp in components:
+        if len(comp) == 1:
+            chosen.extend(comp)
+            continue
+        local = {pos: k for k, pos in enumerate(comp)}
+        levels = [_RANK[items[pos].priority] for pos in comp]
+        masks = [sum(1 << local[other] for other in graph[pos]) for pos in comp]
+        best: int | None = None
+        if len(comp) <= EXACT_MAX_COMPONENT and budget > 0:
+            allowance = min(budget, COMPONENT_NODE_BUDGET)
+            search = _exact(levels, masks, allowance)
+            budget -= search.nodes
+            if search.complete:
+                best = search.mask
+            else:
+                greedy = _min_degree_greedy(levels, graph, comp, local)
+                best = max(search.mask, greedy, key=lambda mask: _counts(levels, mask))
+        else:
+            # Too large to search: a greedy that takes priority levels in order and, within a level, the
+            # item with the fewest remaining conflicts at that level (oldest first on ties).
+            best = _min_degree_greedy(levels, graph, comp, local)
+        chosen.extend(pos for k, pos in enumerate(comp) if best >> k & 1)
+    return chosen
+
+
+def _components(graph: Mapping[int, set[int]]) -> list[list[int]]:
+    """Connected components of ``graph``, members in no particular order."""
+    seen: set[int] = set()
+    components: list[list[int]] = []
+    for start in graph:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [start]
+        comp: list[int] = []
+        while stack:
+            node = stack.pop()
+            comp.append(node)
+            for other in graph[node]:
+                if other not in seen:
+                    seen.add(other)
+                    stack.append(other)
+        components.append(comp)
+    return components
+
+
+def _counts(levels: Sequence[int], mask: int) -> Counts:
+    counts = [0] * _LEVELS
+    for k, level in enumerate(levels):
+        if mask >> k & 1:
+            counts[level] += 1
+    return tuple(counts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    mask: int
+    complete: bool
+    nodes: int
+
+
+class _BudgetSpent(Exception):
+    pass
+
+
+def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Search:
+    """Branch and bound for the lexicographically best independent set of one small component.
+
+    Items are bitmask positions. They are visited in (priority, age) order with "take it" tried before "leave
+    it", so the first complete set found is the in-order greedy one, and a later set replaces the best only when
+    its counts are strictly better: among optimal sets, the one that takes the earliest items wins (the
+    oldest-first tie-break). The bound is the current counts plus every still-free item.
+    """
+    order = sorted(range(len(levels)), key=lambda k: (levels[k], k))
+    # Renumber so that bit order is visiting order; translate back at the end.
+    rank_of = {k: r for r, k in enumerate(order)}
+    nbrs = [sum(1 << rank_of[j] for j in range(len(levels)) if neighbours[k] >> j & 1) for k in order]
+    lv = [levels[k] for k in order]
+    level_masks = [0] * _LEVELS
+    for r, level in enumerate(lv):
+        level_masks[level] |= 1 << r
+    full = (1 << len(lv)) - 1
+    best_mask = 0
+    best_counts: Counts = (-1,) * _LEVELS
+    nodes = 0
+
+    def visit(start: int, chosen: int, blocked: int, counts: Counts) -> None:
+        nonlocal best_mask, best_counts, nodes
+        nodes += 1
+        if nodes > budget:
+            raise _BudgetSpent
+        free = full & ~blocked & ~((1 << start) - 1)
+        if not free:
+            if counts > best_counts:
+                best_mask, best_counts = chosen, counts
+            return
+        bound = tuple(c + (free & m).bit_count() for c, m in zip(counts, level_masks))
+        if bound <= best_counts:
+            return
+        r = (free & -free).bit_length() - 1
+        bit = 1 << r
+        taken = counts[: lv[r]] + (counts[lv[r]] + 1,) + counts[lv[r] + 1:]
+        visit(r + 1, chosen | bit, blocked | bit | nbrs[r], taken)
+        # Leaving an item out only helps if one of its neighbours could still be taken instead.
+        if nbrs[r] & free:
+            visit(r + 1, chosen, blocked | bit, counts)
+
+    complete = True
+    try:
+        visit(0, 0, 0, (0,) * _LEVELS)
+    except _BudgetSpent:
+        complete = False
+    mask = sum(1 << order[r] for r in range(len(lv)) if best_mask >> r & 1)
+    return _Search(mask=mask, complete=complete, nodes=min(nodes, budget))
+
+
+def _min_degree_greedy(levels: Sequence[int], graph: Mapping[int, set[int]], comp: Sequence[int],
+                       local: Mapping[int, int]) -> int:
+    """Level by level, repeatedly take the free item with the fewest free neighbours on its own level."""
+    free = set(comp)
+    chosen = 0
+    for level in range(_LEVELS):
+        members = [pos for pos in comp if levels[local[pos]] == level]
+        degree = {pos: sum(1 for o in graph[pos] if o in free and levels[local[o]] == level) for pos in members}
+        heap = [(degree[pos], local[pos], pos) for pos in members]
+        heapq.heapify(heap)
+        while heap:
+            deg, k, pos = heapq.heappop(heap)
+            if pos not in free or deg != degree[pos]:
+                continue  # stale entry: taken, blocked, or its degree dropped since it was pushed
+            chosen |= 1 << k
+            free.discard(pos)
+            for gone in graph[pos] & free:
+                free.discard(gone)
+                for other in graph[gone]:
+                    if other in free and levels[local[other]] == level:
+                        degree[other] -= 1
+                        heapq.heappush(heap, (degree[other], local[other], other))
+    return chosen
