@@ -1,13 +1,37 @@
 """Compare-and-swap writes of the tracker (and wavegit's few other files) as git commits.
 
-INTERFACE (owned by the store helper).
+INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore``, ``MutationResult``,
+``mutate``, ``CasConflict`` and ``check_tracker_text`` are what other modules and backends code against.
+``GitStore`` is the git backend; the GitHub backend lives in ``wavegit.github_store``.
 """
 
 from __future__ import annotations
 
+import logging
+import random
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
+
+from wavegit import git, worktree_sync
+from wavegit.config import Config
+from wavegit.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
+from wavegit.repo import Repo
+
+OP_TRAILER = "Wavegit-Op"
+"""Commit trailer carrying a mutation's operation id, so a retry can tell that its write already landed."""
+
+_log = logging.getLogger(__name__)
+
+# Stable, untranslated git messages: push/fetch/update-ref failures are classified by their text.
+_C_LOCALE = {"LC_ALL": "C"}
+
+# Reasons `git push --porcelain` gives when the branch moved under us (a lost race, worth retrying).
+_RACE_REASONS = ("stale info", "fetch first", "non-fast-forward", "failed to update ref",
+                 "failed to lock", "cannot lock ref", "incorrect old value")
 
 
 @dataclass(frozen=True)
@@ -29,13 +53,38 @@ class Change:
     """Other repo paths to write (text) or delete (None) in the same commit, e.g. .wavegit/HALT."""
 
 
+class CasConflict(WavegitError):
+    """The branch moved since the snapshot was read. Internal: ``mutate`` catches it and retries."""
+
+    exit_code = EXIT_RACE_LOST
+
+
+class RemoteError(git.GitError):
+    """Fetching from or pushing to the remote failed for a reason other than a lost race."""
+
+    def __init__(self, action: str, cause: git.GitError) -> None:
+        super().__init__(cause.command[1:], cause.returncode, cause.stderr)
+        self.args = (f"{action}: {_reason(cause.stderr)} (git exit {cause.returncode})",)
+
+
 class TrackerStore(Protocol):
+    target: str
+    """Where writes land, for messages (e.g. ``origin/main``)."""
+
     def read(self) -> Snapshot: ...
 
     def read_file(self, snapshot: Snapshot, path: str) -> str | None: ...
 
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
-        """Commit ``change`` only if the tracker blob is still ``expected.blob_sha``; the new commit."""
+        """Commit ``change`` only if the tracker blob is still ``expected.blob_sha``; the new commit.
+
+        Raises ValidationError (nothing written) when ``change.tracker_text`` is not a valid tracker
+        (see ``check_tracker_text``), and CasConflict when the branch moved since ``expected``.
+        """
+        ...
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        """Whether a commit after ``since.commit`` up to ``head.commit`` carries ``Wavegit-Op: op_id``."""
         ...
 
 
@@ -45,6 +94,38 @@ class MutationResult:
     """The commit that landed; None when ``apply`` decided there was nothing to do."""
     snapshot: Snapshot
     """The snapshot ``apply`` last ran against."""
+    attempts: int = 0
+    """Writes tried (0 when there was nothing to do)."""
+    reapplied: int = 0
+    """How often ``apply`` ran again because the tracker changed under us (replays do not count)."""
+    op_id: str = ""
+
+
+def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
+                       cache_dir: Path | None = None) -> None:
+    """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing."""
+    # Imported here: the tracker module pulls in YAML, which commands that only read refs do not need.
+    from wavegit import tracker
+
+    if blob_sha is not None:
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True)
+    else:
+        tracker.loads(text, path, strict=True)
+
+
+def with_trailer(message: str, key: str, value: str) -> str:
+    """``message`` with ``key: value`` added to its trailer block (a new block if it has none)."""
+    body = message.rstrip("\n")
+    paragraphs = body.split("\n\n")
+    last = paragraphs[-1].splitlines()
+    has_block = len(paragraphs) > 1 and all(_is_trailer(line) for line in last)
+    separator = "\n" if has_block else "\n\n"
+    return f"{body}{separator}{key}: {value}\n"
+
+
+def _is_trailer(line: str) -> bool:
+    key, sep, _ = line.partition(": ")
+    return bool(sep) and bool(key) and all(ch.isalnum() or ch == "-" for ch in key)
 
 
 def mutate(
@@ -54,5 +135,220 @@ def mutate(
     message: str,
     deadline_s: float = 120.0,
 ) -> MutationResult:
-    """Read, apply, validate, write; on a lost race replay or re-apply with jittered backoff."""
-    raise NotImplementedError
+    """Read, apply, validate, write; on a lost race replay or re-apply with jittered backoff.
+
+    After a lost race: if our operation id is already in the branch's new history, our write landed
+    (e.g. the push went through but its answer was lost) and we stop. If the tracker blob is unchanged
+    (only unrelated commits), the same change is replayed on the new head without calling ``apply``.
+    Otherwise ``apply`` runs again on the new snapshot. Past ``deadline_s``: RaceLostError (exit 4).
+    """
+    op_id = uuid.uuid4().hex
+    full_message = with_trailer(message, OP_TRAILER, op_id)
+    started = time.monotonic()
+    snapshot = store.read()
+    first = snapshot
+    change = apply(snapshot)
+    expected = snapshot
+    attempts = reapplied = 0
+    delay = 0.05
+    while change is not None:
+        attempts += 1
+        try:
+            commit = store.write(expected, change, full_message)
+            return MutationResult(commit, snapshot, attempts, reapplied, op_id)
+        except CasConflict:
+            pass
+        except RemoteError:
+            # The push may have landed even though we saw it fail; look before reporting failure.
+            head = store.read()
+            if store.contains_op(head, first, op_id):
+                return MutationResult(head.commit, snapshot, attempts, reapplied, op_id)
+            raise
+        pause = random.uniform(delay / 2, delay)
+        if time.monotonic() - started + pause > deadline_s:
+            raise RaceLostError(
+                f"lost the compare-and-swap race on {store.target} after {attempts} attempts "
+                f"in {time.monotonic() - started:.1f}s; nothing of this change was written, try again")
+        time.sleep(pause)
+        delay = min(delay * 2, 2.0)
+        head = store.read()
+        if store.contains_op(head, first, op_id):
+            return MutationResult(head.commit, snapshot, attempts, reapplied, op_id)
+        if head.blob_sha != expected.blob_sha:
+            snapshot = head
+            change = apply(head)
+            reapplied += 1
+        expected = head
+    return MutationResult(None, snapshot, attempts, reapplied, op_id)
+
+
+class GitStore:
+    """The tracker on a branch of this repository, published to ``config.remote`` when it exists.
+
+    Commits are built with plumbing in a private index; the user's index and work tree are never
+    touched, with one exception: in a repo without the remote, when the tracker branch is checked out
+    and the changed files are clean there, they are brought up to date so ``git status`` stays clean.
+    """
+
+    def __init__(self, repo: Repo, config: Config) -> None:
+        self.repo = repo
+        self.config = config
+        self.branch_ref = f"refs/heads/{config.tracker_branch}"
+        self.remote = config.remote if repo.has_remote(config.remote) else None
+        self.tracking_ref = f"refs/remotes/{config.remote}/{config.tracker_branch}"
+        self.target = f"{self.remote}/{config.tracker_branch}" if self.remote else config.tracker_branch
+
+    def read(self, fetch: bool = True) -> Snapshot:
+        """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
+        if self.remote and fetch:
+            self._fetch()
+        commit = self._resolve(self.tracking_ref if self.remote else self.branch_ref)
+        if commit is None:
+            return Snapshot(None, None, None)
+        found = self._cat(commit, self.config.tracker_path)
+        if found is None:
+            return Snapshot(None, None, commit)
+        blob_sha, text = found
+        return Snapshot(text, blob_sha, commit)
+
+    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
+        if snapshot.commit is None:
+            return None
+        found = self._cat(snapshot.commit, path)
+        return None if found is None else found[1]
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        texts = dict(change.files)
+        if change.tracker_text is not None:
+            tracker_sha = self._hash(change.tracker_text, store=False)
+            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha,
+                               self.repo.state_dir)
+            texts[self.config.tracker_path] = change.tracker_text
+        blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
+        tree = self._tree(expected.commit, blobs)
+        parents = ["-p", expected.commit] if expected.commit else []
+        commit = git.out(["commit-tree", tree, *parents, "-F", "-"], cwd=self.repo.root, input=message)
+        if self.remote:
+            self._push(expected, commit)
+        else:
+            self._update_local(expected, commit, blobs)
+        return commit
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        if head.commit is None:
+            return False
+        revs = [head.commit] if since.commit is None else [f"{since.commit}..{head.commit}"]
+        fmt = f"--format=%(trailers:key={OP_TRAILER},valueonly)"
+        values = git.out(["log", fmt, *revs], cwd=self.repo.root)
+        return op_id in values.split()
+
+    def _resolve(self, ref: str) -> str | None:
+        args = ["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"]
+        result = git.run(args, cwd=self.repo.root, check=False)
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    def _cat(self, commit: str, path: str) -> tuple[str, str] | None:
+        """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
+        result = git.run(["cat-file", "--batch"], cwd=self.repo.root, input=f"{commit}:{path}\n")
+        header, _, rest = result.stdout.partition("\n")
+        fields = header.split()
+        if len(fields) != 3 or fields[1] != "blob":
+            return None
+        return fields[0], rest[:-1]  # --batch ends each object with a newline of its own
+
+    def _hash(self, text: str, *, store: bool) -> str:
+        # No --path: blobs hold the text exactly, whatever filters the user's attributes set up.
+        args = ["hash-object", "-w", "--stdin"] if store else ["hash-object", "--stdin"]
+        return git.out(args, cwd=self.repo.root, input=text)
+
+    def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
+        """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
+        self.repo.state_dir.mkdir(parents=True, exist_ok=True)
+        index = self.repo.state_dir / f"index-{uuid.uuid4().hex}"
+        env = {"GIT_INDEX_FILE": str(index)}
+        root = self.repo.root
+        try:
+            if parent:
+                git.run(["read-tree", parent], cwd=root, env=env)
+            added = "".join(f"100644 {sha}\t{path}\n" for path, sha in blobs.items() if sha)
+            if added:
+                git.run(["update-index", "--add", "--index-info"], cwd=root, env=env, input=added)
+            removed = [path for path, sha in blobs.items() if sha is None]
+            if removed:
+                git.run(["update-index", "--force-remove", "--", *removed], cwd=root, env=env)
+            return git.out(["write-tree"], cwd=root, env=env)
+        finally:
+            index.unlink(missing_ok=True)
+
+    def _fetch(self) -> None:
+        assert self.remote is not None
+        args = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", self.remote,
+                f"+{self.branch_ref}:{self.tracking_ref}"]
+        for attempt in range(3):
+            result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
+            if result.returncode == 0:
+                return
+            if "couldn't find remote ref" in result.stderr:
+                # The branch does not exist on the remote (yet): forget any stale tracking ref.
+                git.run(["update-ref", "-d", self.tracking_ref], cwd=self.repo.root)
+                return
+            # Another wavegit process in this clone is updating the same tracking ref: try again.
+            if "cannot lock ref" not in result.stderr or attempt == 2:
+                cause = git.GitError(args, result.returncode, result.stderr)
+                raise RemoteError(f"cannot fetch {self.config.tracker_branch} from {self.remote}", cause)
+            time.sleep(0.05 * (attempt + 1))
+
+    def _push(self, expected: Snapshot, commit: str) -> None:
+        assert self.remote is not None
+        args = ["push", "--porcelain", f"--force-with-lease={self.branch_ref}:{expected.commit or ''}",
+                self.remote, f"{commit}:{self.branch_ref}"]
+        result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
+        rejected = [line for line in result.stdout.splitlines() if line.startswith("!\t")]
+        if result.returncode == 0 and not rejected:
+            # Best effort: only move the tracking ref forward from what we read.
+            git.run(["update-ref", self.tracking_ref, commit, expected.commit or ""], cwd=self.repo.root,
+                    check=False)
+            return
+        if any(reason in line for line in rejected for reason in _RACE_REASONS):
+            raise CasConflict(f"{self.target} moved while writing")
+        detail = rejected[0].split("\t")[-1] if rejected else result.stderr
+        raise RemoteError(f"cannot push the tracker commit to {self.target}",
+                          git.GitError(args, result.returncode, detail))
+
+    def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
+        old = self._blobs_at(expected.commit, list(blobs))
+        checkout = worktree_sync.prepare(self.repo, self.branch_ref, old, blobs)
+        args = ["update-ref", "-m", "wavegit: tracker commit", self.branch_ref, commit, expected.commit or ""]
+        result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
+        if result.returncode != 0:
+            if "cannot lock ref" in result.stderr or self._resolve(self.branch_ref) != expected.commit:
+                raise CasConflict(f"{self.target} moved while writing")
+            raise git.GitError(args, result.returncode, result.stderr)
+        if checkout is not None:
+            try:
+                worktree_sync.apply(checkout)
+            except git.GitError as exc:
+                # The commit has landed; a checkout we could not refresh only makes `git status` noisy.
+                _log.warning("wavegit: committed %s but could not update %s in %s: %s",
+                             commit[:12], ", ".join(checkout.paths), checkout.worktree, exc)
+
+    def _blobs_at(self, commit: str | None, paths: list[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = dict.fromkeys(paths)
+        if commit is None:
+            return found
+        listing = git.out(["ls-tree", "-z", "--full-tree", commit, "--", *paths], cwd=self.repo.root)
+        for entry in filter(None, listing.split("\0")):
+            meta, _, path = entry.partition("\t")
+            kind, sha = meta.split()[1:3]
+            if kind == "blob" and path in found:
+                found[path] = sha
+        return found
+
+
+def _reason(stderr: str) -> str:
+    """The most telling line of git's stderr: the first fatal/error line, else the last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:", "[")):
+            return line
+    return lines[-1] if lines else "no output"
