@@ -1,0 +1,275 @@
+"""wavegit.runner with real subprocess workers (tests/workers/*.py): exits, limits, group kills, logs,
+environment, presets and cost reading."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from wavegit.errors import UsageError
+from wavegit.runner import (
+    CLAUDE_ARGV,
+    CODEX_ARGV,
+    ProcessResult,
+    command_argv,
+    cost_reading,
+    read_cost,
+    run_process,
+    worker_argv,
+    worker_env,
+)
+
+WORKERS = Path(__file__).resolve().parent / "workers"
+
+
+def worker(name: str, *args: str) -> list[str]:
+    return [sys.executable, str(WORKERS / f"{name}.py"), *args]
+
+
+def run(tmp_path: Path, argv: list[str], *, stdin_text: str | None = "", timeout_s: float = 10,
+        idle_timeout_s: float = 10, cancel: threading.Event | None = None,
+        env: dict[str, str] | None = None, kill_grace_s: float = 0.5) -> ProcessResult:
+    return run_process(argv, cwd=tmp_path, env=env, stdin_text=stdin_text,
+                       log_path=tmp_path / "logs" / "a.log", timeout_s=timeout_s,
+                       idle_timeout_s=idle_timeout_s, cancel=cancel, kill_grace_s=kill_grace_s,
+                       pipe_linger_s=0.3)
+
+
+def alive(pid: int) -> bool:
+    """A pid counts as alive unless it is gone or a zombie (a container's init may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pid: int, within_s: float = 3.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_successful_worker_gets_prompt_on_stdin_and_logs_it(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("echo_stdin"), stdin_text="Add a token bucket\nplease\n")
+    assert result.ok and result.exit_code == 0 and result.killed is None
+    assert result.log_path.read_text() == "Add a token bucket\nplease\n"
+    assert result.tail(1) == "please"
+    assert result.started_at <= result.finished_at and result.duration_s > 0
+
+
+def test_failing_worker_reports_its_exit_code(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("echo_stdin", "3"), stdin_text="x\n")
+    assert result.exit_code == 3 and not result.ok and result.killed is None
+    assert result.describe() == "exited 3"
+
+
+def test_crash_by_signal_is_a_negative_exit_code_named_in_describe(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("crash", "SIGSEGV"))
+    assert result.exit_code == -signal.SIGSEGV and result.killed is None
+    assert result.describe() == "killed by SIGSEGV"
+    assert "about to crash" in result.tail(5)
+
+
+def test_wall_timeout_kills_a_busy_worker(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("hang"), timeout_s=0.4, idle_timeout_s=10)
+    assert result.killed == "wall" and result.exit_code == -signal.SIGTERM
+    assert 0.4 <= result.duration_s < 3
+    assert "working" in result.tail(3)
+
+
+def test_idle_timeout_kills_a_silent_worker(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("silent"), timeout_s=10, idle_timeout_s=0.3)
+    assert result.killed == "idle" and result.describe() == "killed: no output for too long"
+    assert result.duration_s < 3
+
+
+def test_busy_worker_is_not_idle_even_when_idle_limit_is_shorter_than_its_run(tmp_path: Path) -> None:
+    # hang.py prints every 0.05 s: only the wall limit may stop it.
+    result = run(tmp_path, worker("hang"), timeout_s=0.8, idle_timeout_s=0.3)
+    assert result.killed == "wall"
+
+
+def test_worker_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("hang", "ignore-term"), timeout_s=0.3, kill_grace_s=0.3)
+    assert result.killed == "wall" and result.exit_code == -signal.SIGKILL
+    assert 0.6 <= result.duration_s < 3
+
+
+def test_timeout_kills_the_whole_group_including_the_grandchild(tmp_path: Path) -> None:
+    pid_file = tmp_path / "gc.pid"
+    result = run(tmp_path, worker("grandchild", str(pid_file), "hang"), timeout_s=0.5)
+    assert result.killed == "wall"
+    assert wait_gone(int(pid_file.read_text()))
+    assert "grandchild up" in result.log_path.read_text()
+
+
+def test_grandchild_holding_the_pipe_after_the_worker_exits_does_not_hold_the_run(tmp_path: Path) -> None:
+    pid_file = tmp_path / "gc.pid"
+    result = run(tmp_path, worker("grandchild", str(pid_file), "exit"), timeout_s=30, idle_timeout_s=30)
+    assert result.exit_code == 0 and result.killed is None
+    assert result.duration_s < 5
+    assert wait_gone(int(pid_file.read_text()))
+
+
+def test_cancel_event_stops_the_worker(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    timer = threading.Timer(0.2, cancel.set)
+    timer.start()
+    result = run(tmp_path, worker("hang"), cancel=cancel)
+    timer.join()
+    assert result.killed == "cancelled" and result.describe() == "cancelled"
+    assert result.duration_s < 3
+
+
+def test_lots_of_output_is_logged_completely_with_stderr_merged(tmp_path: Path) -> None:
+    lines = 60_000
+    result = run(tmp_path, worker("spew", str(lines)))
+    assert result.ok
+    log = result.log_path.read_text().splitlines()
+    assert sum(1 for line in log if line.startswith("line ")) == lines
+    assert sum(1 for line in log if line.startswith("err ")) == lines // 1000
+    assert result.tail(2).splitlines()[-1] == "last line"
+
+
+def test_worker_that_ignores_a_large_stdin_does_not_deadlock(tmp_path: Path) -> None:
+    result = run(tmp_path, worker("ignore_stdin"), stdin_text="p" * 2_000_000, timeout_s=10)
+    assert result.ok
+    assert result.tail(1) == "did not read the prompt"
+
+
+def test_large_prompt_is_delivered_whole(tmp_path: Path) -> None:
+    prompt = "".join(f"{i}\n" for i in range(200_000))
+    result = run(tmp_path, worker("echo_stdin"), stdin_text=prompt)
+    assert result.ok and result.log_path.read_text() == prompt
+
+
+def test_missing_command_is_a_launch_error_recorded_in_the_log(tmp_path: Path) -> None:
+    result = run(tmp_path, ["wavegit-no-such-worker-xyz", "--go"])
+    assert result.exit_code is None and result.killed is None and not result.ok
+    assert result.launch_error is not None and "wavegit-no-such-worker-xyz" in result.launch_error
+    assert result.launch_error in result.tail(1)
+
+
+def test_non_executable_command_is_a_launch_error(tmp_path: Path) -> None:
+    script = tmp_path / "not-executable.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    result = run(tmp_path, [str(script)])
+    assert result.launch_error is not None and "Permission denied" in result.launch_error
+
+
+def test_missing_working_directory_is_a_launch_error(tmp_path: Path) -> None:
+    result = run_process(worker("ignore_stdin"), cwd=tmp_path / "gone", env=None, stdin_text=None,
+                         log_path=tmp_path / "a.log", timeout_s=5, idle_timeout_s=5)
+    assert result.launch_error is not None and "gone" in result.launch_error
+
+
+def test_tail_handles_missing_trailing_newline_and_missing_log(tmp_path: Path) -> None:
+    log = tmp_path / "t.log"
+    log.write_bytes(b"a\nb\nc")
+    now = datetime.now(timezone.utc)
+    result = ProcessResult(0, None, None, 0.0, log, now, now)
+    assert result.tail(2) == "b\nc" and result.tail(10) == "a\nb\nc" and result.tail(0) == ""
+    log.unlink()
+    assert result.tail(3) == ""
+
+
+def test_worker_env_sets_wavegit_variables_and_drops_tokens_and_git_locators(tmp_path: Path) -> None:
+    base = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "secret1", "GH_TOKEN": "secret2",
+            "GIT_DIR": "/elsewhere/.git", "GIT_INDEX_FILE": "/elsewhere/index", "HOME": "/home/w",
+            "WAVEGIT_FEEDBACK_FILE": "/stale/feedback"}
+    env = worker_env(base, item_id="AUTH-12", wave_id="w-1", prompt_file=tmp_path / "prompt.md",
+                     cost_file=tmp_path / "cost.json", feedback_file=None,
+                     owns=["src/auth/limiter.py", "tests/auth/"], pass_github_token=False)
+    seen = json.loads(run(tmp_path, worker("env_dump"), env=env).log_path.read_text())
+    assert seen["WAVEGIT_ITEM_ID"] == "AUTH-12" and seen["WAVEGIT_WAVE_ID"] == "w-1"
+    assert seen["WAVEGIT_PROMPT_FILE"] == str(tmp_path / "prompt.md")
+    assert seen["WAVEGIT_COST_FILE"] == str(tmp_path / "cost.json")
+    assert seen["WAVEGIT_OWNS"].splitlines() == ["src/auth/limiter.py", "tests/auth/"]
+    assert seen["HOME"] == "/home/w"
+    for gone in ("GITHUB_TOKEN", "GH_TOKEN", "GIT_DIR", "GIT_INDEX_FILE", "WAVEGIT_FEEDBACK_FILE"):
+        assert gone not in seen
+
+
+def test_worker_env_passes_token_and_feedback_only_when_asked(tmp_path: Path) -> None:
+    env = worker_env({"GITHUB_TOKEN": "t"}, item_id="A", wave_id="w", prompt_file=tmp_path / "p",
+                     cost_file=tmp_path / "c", feedback_file=tmp_path / "f", owns=[], pass_github_token=True)
+    assert env["GITHUB_TOKEN"] == "t" and env["WAVEGIT_FEEDBACK_FILE"] == str(tmp_path / "f")
+
+
+def test_command_argv_splits_like_a_shell_without_running_one() -> None:
+    assert command_argv("python -c 'print(1); exit 2' \"a b\"") == ["python", "-c", "print(1); exit 2", "a b"]
+    assert command_argv("echo $HOME;rm") == ["echo", "$HOME;rm"]
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "claude -p 'unbalanced"])
+def test_command_argv_rejects_empty_and_unbalanced_commands(bad: str) -> None:
+    with pytest.raises(UsageError):
+        command_argv(bad)
+
+
+def test_worker_presets_expand_and_other_workers_are_command_lines() -> None:
+    claude = worker_argv("claude")
+    assert claude == list(CLAUDE_ARGV) and claude[:2] == ["claude", "-p"]
+    assert claude[claude.index("--output-format") + 1] == "json"
+    codex = worker_argv("codex")
+    assert codex == list(CODEX_ARGV) and codex[:2] == ["codex", "exec"] and codex[-1] == "-"
+    assert worker_argv("claude -p --model x") == ["claude", "-p", "--model", "x"]
+    assert worker_argv("./my-agent --fast") == ["./my-agent", "--fast"]
+
+
+def test_worker_cost_file_is_read_end_to_end(tmp_path: Path) -> None:
+    cost_file = tmp_path / "cost.json"
+    env = worker_env(os.environ, item_id="A", wave_id="w", prompt_file=tmp_path / "p", cost_file=cost_file,
+                     feedback_file=None, owns=[], pass_github_token=False)
+    result = run(tmp_path, worker("cost", '{"usd": 0.42}'), env=env)
+    assert read_cost(cost_file, result.log_path, "python cost.py") == pytest.approx(0.42)
+
+
+@pytest.mark.parametrize(
+    ("content", "note_part"),
+    [("{not json", "invalid JSON"), ('{"usd": -1}', "non-negative"), ('{"usd": "3"}', "non-negative"),
+     ('{"usd": true}', "non-negative"), ('{"usd": NaN}', "invalid JSON"), ("[1]", '{"usd": N}'),
+     ('{"dollars": 1}', '{"usd": N}')],
+)
+def test_bad_cost_file_reads_as_unknown_with_a_note(tmp_path: Path, content: str, note_part: str) -> None:
+    cost_file = tmp_path / "cost.json"
+    cost_file.write_text(content)
+    reading = cost_reading(cost_file, tmp_path / "none.log", "custom")
+    assert reading.usd is None and reading.note is not None
+    assert note_part in reading.note and str(cost_file) in reading.note
+
+
+def test_absent_cost_file_is_unknown_without_a_note(tmp_path: Path) -> None:
+    assert cost_reading(tmp_path / "cost.json", tmp_path / "none.log", "custom") == (None, None)
+
+
+def test_claude_preset_cost_comes_from_the_json_result_in_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    result_line = json.dumps({"type": "result", "total_cost_usd": 0.0731, "result": "ok"})
+    log.write_text(f"some stderr noise\n{result_line}\n")
+    assert read_cost(tmp_path / "cost.json", log, "claude") == pytest.approx(0.0731)
+    assert read_cost(tmp_path / "cost.json", log, "codex") is None
+
+
+def test_cost_file_wins_over_the_claude_log(tmp_path: Path) -> None:
+    (tmp_path / "cost.json").write_text('{"usd": 1.5}')
+    (tmp_path / "a.log").write_text('{"total_cost_usd": 9}\n')
+    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", "claude") == 1.5
