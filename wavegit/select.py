@@ -4,11 +4,11 @@ Rules, in order of precedence:
 
 - Ready = status ``todo``, no item-level problems, every ``depends_on`` item ``done``.
 - A ready item whose ownership overlaps an item in flight (``in_progress``/``review``) is never taken.
-- Among the rest (the *candidates*), the chosen items must not overlap each other. Priority comes first: the
-  plan maximises the number of P0 items, then of P1 items, then P2, then P3 (a lexicographic optimum, so a P1 is
-  never given up for any number of lower-priority items); that also fixes the total.
-- Ties (several sets with the same count per priority) go to the oldest items: the set whose members, sorted by
-  (priority, position in the file), come first lexicographically.
+- Among the rest (the *candidates*), the chosen items must not overlap each other. Priority comes first:
+  the plan maximises the number of P0 items, then of P1 items, then P2, then P3 (a lexicographic optimum, so
+  a P1 is never given up for any number of lower-priority items); that also fixes the total.
+- Ties (several sets with the same count per priority) go to the oldest items: the set whose members, sorted
+  by (priority, position in the file), come first lexicographically.
 - ``max_items`` keeps the first ``max_items`` of that set in (priority, position) order. This is still optimal
   per priority: no set of ``max_items`` disjoint items has more P0s, then more P1s, and so on.
 
@@ -233,10 +233,10 @@ class _BudgetSpent(Exception):
 def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Search:
     """Branch and bound for the lexicographically best independent set of one small component.
 
-    Items are bitmask positions. They are visited in (priority, age) order with "take it" tried before "leave
-    it", so the first complete set found is the in-order greedy one, and a later set replaces the best only when
-    its counts are strictly better: among optimal sets, the one that takes the earliest items wins (the
-    oldest-first tie-break). The bound is the current counts plus every still-free item.
+    Items are bitmask positions. They are visited in (priority, age) order with "take it" tried before
+    "leave it", so the first complete set found is the in-order greedy one, and a later set replaces the best
+    only when its counts are strictly better: among optimal sets, the one that takes the earliest items wins
+    (the oldest-first tie-break). The bound is the current counts plus every still-free item.
     """
     order = sorted(range(len(levels)), key=lambda k: (levels[k], k))
     # Renumber so that bit order is visiting order; translate back at the end.
@@ -261,12 +261,13 @@ def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Se
             if counts > best_counts:
                 best_mask, best_counts = chosen, counts
             return
-        bound = tuple(c + (free & m).bit_count() for c, m in zip(counts, level_masks))
+        bound = tuple(c + (free & m).bit_count() for c, m in zip(counts, level_masks, strict=True))
         if bound <= best_counts:
             return
         r = (free & -free).bit_length() - 1
         bit = 1 << r
-        taken = counts[: lv[r]] + (counts[lv[r]] + 1,) + counts[lv[r] + 1:]
+        level = lv[r]
+        taken = (*counts[:level], counts[level] + 1, *counts[level + 1:])
         visit(r + 1, chosen | bit, blocked | bit | nbrs[r], taken)
         # Leaving an item out only helps if one of its neighbours could still be taken instead.
         if nbrs[r] & free:
@@ -287,8 +288,9 @@ def _min_degree_greedy(levels: Sequence[int], graph: Mapping[int, set[int]], com
     free = set(comp)
     chosen = 0
     for level in range(_LEVELS):
-        members = [pos for pos in comp if levels[local[pos]] == level]
-        degree = {pos: sum(1 for o in graph[pos] if o in free and levels[local[o]] == level) for pos in members}
+        members = [pos for pos in comp if pos in free and levels[local[pos]] == level]
+        same_level = set(members)
+        degree = {pos: len(graph[pos] & same_level) for pos in members}
         heap = [(degree[pos], local[pos], pos) for pos in members]
         heapq.heapify(heap)
         while heap:
