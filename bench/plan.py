@@ -1,0 +1,210 @@
+"""Benchmark ``wavegit plan`` on a 10,000-item backlog against plain-Python references, as whole processes.
+
+Measured in one run, interleaved round by round so that machine noise hits every pipeline alike:
+
+(a) reference: ``bench/json_greedy.py`` — ``json.load`` the backlog and pick a greedy file-disjoint set;
+(b) PyYAML's C loader alone on the tracker YAML (``yaml.load(text, Loader=yaml.CSafeLoader)``);
+(c) ``wavegit plan --json`` cold (wavegit's parse cache removed before each run);
+(d) ``wavegit plan --json`` warm (cache filled by the previous run).
+
+(c) and (d) run in a real temporary git repository whose ``main`` branch holds the YAML as
+``.wavegit/tracker.yaml``. Targets: warm/(a) <= 1.5, cold/(b) <= 1.15. Also times ``select()`` alone,
+in-process.
+
+    python bench/plan.py [--runs 7] [--items 10000] [--write]   # --write updates the "## plan" section
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+
+import backlog  # noqa: E402  (sibling module; bench/ is not a package)
+
+from wavegit import paths  # noqa: E402
+from wavegit.select import select  # noqa: E402
+from wavegit.tracker import Item, Tracker  # noqa: E402
+
+WARM_TARGET = 1.5
+COLD_TARGET = 1.15
+YAML_ONLY = "import sys, yaml; yaml.load(open(sys.argv[1], encoding='utf-8').read(), Loader=yaml.CSafeLoader)"
+
+
+@dataclass(frozen=True)
+class Timing:
+    label: str
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    def row(self) -> str:
+        return (f"| {self.label} | {self.median * 1000:.0f} | "
+                f"{min(self.samples) * 1000:.0f}-{max(self.samples) * 1000:.0f} |")
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_repo(base: Path, tracker_yaml: Path) -> Path:
+    """A git repository with one commit on ``main`` holding the tracker."""
+    repo = base / "repo"
+    (repo / ".wavegit").mkdir(parents=True)
+    shutil.copyfile(tracker_yaml, repo / ".wavegit" / "tracker.yaml")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".wavegit/tracker.yaml")
+    _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "tracker")
+    return repo
+
+
+def _timed(argv: Sequence[str], env: dict[str, str], before: Callable[[], None] | None = None) -> float:
+    if before:
+        before()
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
+    return elapsed
+
+
+def _select_alone(json_path: Path, repeats: int = 5) -> tuple[float, int]:
+    """Median seconds of ``select()`` on the backlog built in-process (no parsing counted), and its size."""
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    items = tuple(
+        Item(id=d["id"], prompt=d["prompt"], owns=tuple(paths.normalize(p) for p in d["owns"]),
+             test=d["test"], priority=d["priority"], depends_on=tuple(d.get("depends_on", ())),
+             status=d["status"], index=k)
+        for k, d in enumerate(data["items"])
+    )
+    tracker = Tracker(version=1, items=items)
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        plan = select(tracker, 8)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), len(plan.selected)
+
+
+def _in_flight_collisions(json_path: Path, picks: list[str]) -> int:
+    """How many of the reference's picks overlap an item already in flight (wavegit never picks those)."""
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    for d in data["items"]:
+        if d["status"] in ("in_progress", "review"):
+            for pattern in d["owns"]:
+                index.add(d["id"], paths.normalize(pattern))
+    owns = {d["id"]: d["owns"] for d in data["items"]}
+    return sum(1 for pick in picks if any(index.conflicts(paths.normalize(p)) for p in owns[pick]))
+
+
+def run(runs: int, n_items: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="wavegit-bench-") as tmp:
+        base = Path(tmp)
+        yaml_path, json_path = backlog.write(base / "data", n_items)
+        repo = make_repo(base, yaml_path)
+        state = repo / ".git" / "wavegit"
+        env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C")
+        py = sys.executable
+        wavegit = [py, "-m", "wavegit", "-C", str(repo), "plan", "--json"]
+        pipelines: list[tuple[str, list[str], Callable[[], None] | None]] = [
+            ("(a) reference: json.load + greedy", [py, str(BENCH_DIR / "json_greedy.py"), str(json_path)],
+             None),
+            ("(b) PyYAML CSafeLoader alone", [py, "-c", YAML_ONLY, str(yaml_path)], None),
+            ("(c) wavegit plan --json, cold", wavegit, lambda: shutil.rmtree(state, ignore_errors=True)),
+            ("(d) wavegit plan --json, warm", wavegit, None),
+        ]
+        samples: dict[str, list[float]] = {label: [] for label, _, _ in pipelines}
+        _timed(wavegit, env)  # one untimed run: file system caches, .pyc files
+        for _ in range(runs):
+            for label, argv, before in pipelines:
+                samples[label].append(_timed(argv, env, before))
+        timings = [Timing(label, tuple(samples[label])) for label, _, _ in pipelines]
+        out = subprocess.run(wavegit, env=env, capture_output=True, text=True, check=True).stdout
+        plan = json.loads(out)
+        ref = subprocess.run(pipelines[0][1], env=env, capture_output=True, text=True, check=True).stdout
+        ref_picks = json.loads(ref)
+        collisions = _in_flight_collisions(json_path, ref_picks)
+        select_s, selected = _select_alone(json_path)
+        size = yaml_path.stat().st_size
+    a, b, cold, warm = (t.median for t in timings)
+    warm_ratio, cold_ratio = warm / a, cold / b
+    verdict = {True: "met", False: "**missed**"}
+    lines = [
+        "## plan",
+        "",
+        f"`python bench/plan.py --runs {runs}` on {datetime.date.today().isoformat()}; machine: "
+        f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
+        f"(nproc), Python {platform.python_version()}.",
+        "",
+        f"Backlog from `bench/backlog.py` (seed 7): {n_items} items, tracker YAML {size / 1e6:.1f} MB. Each "
+        f"pipeline is a whole process (`subprocess.run`), {runs} rounds interleaved a-b-c-d; median and "
+        "min-max wall time. Cold = wavegit's parse cache deleted before the run; warm = cache from the "
+        "previous run. wavegit reads the tracker from the `main` branch of a real git repository.",
+        "",
+        "| pipeline | median ms | min-max ms |",
+        "|---|---:|---:|",
+        *(t.row() for t in timings),
+        "",
+        f"- warm / (a) = **{warm_ratio:.2f}x** (target <= {WARM_TARGET}x: "
+        f"{verdict[warm_ratio <= WARM_TARGET]})",
+        f"- cold / (b) = **{cold_ratio:.2f}x** (target <= {COLD_TARGET}x: "
+        f"{verdict[cold_ratio <= COLD_TARGET]})",
+        f"- `select()` alone, in-process, on the parsed backlog: {select_s * 1000:.1f} ms (median of 5).",
+        f"- The plan took {len(plan['selected'])} items (max_items 8) and gave a reason for "
+        f"{len(plan['skipped'])} others. The reference picked {len(ref_picks)} items, {collisions} of them "
+        "overlapping an item already in flight (it ignores in-flight ownership); wavegit's in-process run "
+        f"selected {selected}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+HEADER = "# Benchmarks\n\nMeasured by the scripts in `bench/`; each section says how to reproduce it.\n\n"
+
+
+def write_section(doc: Path, section: str) -> None:
+    """Replace (or append) the ``## plan`` section of ``doc``, leaving other sections alone."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
+    start = text.find("\n## plan\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + 1)
+        text = text[: start + 1] + section + (text[end + 1:] if end >= 0 else "")
+    doc.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--write", action="store_true", help="update the ## plan section of BENCHMARKS.md")
+    args = parser.parse_args()
+    section = run(max(args.runs, 5), args.items)
+    print(section)
+    if args.write:
+        write_section(ROOT / "BENCHMARKS.md", section)
+
+
+if __name__ == "__main__":
+    main()
