@@ -1,0 +1,182 @@
+"""``wavegit plan`` as a real subprocess on real repositories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import RemoteRepo, git, wavegit
+
+TRACKER = """\
+version: 1
+items:
+  - id: FLY
+    prompt: busy
+    owns: [src/core.py]
+    test: "true"
+    status: in_progress
+    wave: w1
+  - id: OLD
+    prompt: small and old
+    owns: [src/a.py]
+    test: "true"
+    priority: P3
+  - id: BIG
+    prompt: three files, more important
+    owns: [src/a.py, src/b.py, src/c.py]
+    test: "true"
+    priority: P1
+  - id: CORE
+    prompt: touches the in-flight file
+    owns: [SRC/Core.py]
+    test: "true"
+  - id: LATER
+    prompt: waits for BIG
+    owns: [docs/]
+    test: "true"
+    depends_on: [BIG]
+  - id: FREE1
+    prompt: free
+    owns: [lib/x.py]
+    test: "true"
+  - id: FREE2
+    prompt: free
+    owns: [lib/y.py]
+    test: "true"
+  - id: DONE
+    prompt: finished
+    owns: [src/a.py]
+    test: "true"
+    status: done
+"""
+
+EXPECTED_SKIPPED = [
+    {"id": "OLD", "reason": "overlaps BIG"},
+    {"id": "CORE", "reason": "in flight: FLY"},
+    {"id": "LATER", "reason": "depends on BIG"},
+]
+
+
+def commit_tracker(repo: Path, text: str, config: str | None = None) -> str:
+    """Commit the tracker (and optionally a config) on the checked-out branch; the tracker's blob sha."""
+    (repo / ".wavegit").mkdir(exist_ok=True)
+    (repo / ".wavegit" / "tracker.yaml").write_text(text)
+    if config is not None:
+        (repo / ".wavegit" / "config.yaml").write_text(config)
+    git(repo, "add", ".wavegit")
+    git(repo, "commit", "-q", "-m", "tracker")
+    return git(repo, "rev-parse", "HEAD:.wavegit/tracker.yaml")
+
+
+def test_plan_json_takes_priority_first_disjoint_items_and_explains_the_rest(remote_repo: RemoteRepo) -> None:
+    repo = remote_repo.clone
+    blob = commit_tracker(repo, TRACKER)
+    git(repo, "push", "-q", "origin", "main")
+    result = wavegit(repo, "plan", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"selected": ["BIG", "FREE1", "FREE2"], "skipped": EXPECTED_SKIPPED,
+                                         "tracker_sha": blob}
+
+
+def test_plan_reads_the_tracker_branch_not_the_work_tree(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    blob = commit_tracker(tmp_path, TRACKER)
+    # An uncommitted edit must not change the plan: the plan is of the committed tracker.
+    (tmp_path / ".wavegit" / "tracker.yaml").write_text(TRACKER.replace("priority: P1", "priority: P3"))
+    result = wavegit(tmp_path, "plan", "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["selected"][0] == "BIG"
+    assert plan["tracker_sha"] == blob
+
+
+def test_plan_max_items_option_caps_the_wave(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    result = wavegit(tmp_path, "plan", "--json", "--max-items", "2")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["selected"] == ["BIG", "FREE1"]
+    assert {"id": "FREE2", "reason": "max items"} in plan["skipped"]
+
+
+def test_plan_uses_max_items_from_config_and_environment(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER, config="max_items: 1\n")
+    from_config = wavegit(tmp_path, "plan", "--json")
+    assert from_config.returncode == 0, from_config.stderr
+    assert json.loads(from_config.stdout)["selected"] == ["BIG"]
+    from_env = wavegit(tmp_path, "plan", "--json", env={"WAVEGIT_MAX_ITEMS": "2"})
+    assert json.loads(from_env.stdout)["selected"] == ["BIG", "FREE1"]
+
+
+def test_plan_rejects_max_items_below_one_with_exit_2(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    for bad in ("0", "-3", "many"):
+        result = wavegit(tmp_path, "plan", "--max-items", bad)
+        assert result.returncode == 2
+        assert "--max-items" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert result.stdout == ""
+
+
+def test_plan_text_lists_selected_and_a_table_of_skip_reasons(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    result = wavegit(tmp_path, "plan")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1:5] == ["selected (3):", "  BIG", "  FREE1", "  FREE2"]
+    assert lines[5:] == ["skipped (3):", "  ID     REASON", "  OLD    overlaps BIG",
+                         "  CORE   in flight: FLY", "  LATER  depends on BIG"]
+
+
+def test_plan_gives_the_same_answer_cold_and_warm_and_fills_the_cache(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    cache = tmp_path / ".git" / "wavegit" / "cache"
+    cold = wavegit(tmp_path, "plan", "--json")
+    assert cold.returncode == 0, cold.stderr
+    assert cache.is_dir() and any(cache.iterdir())
+    warm = wavegit(tmp_path, "plan", "--json")
+    assert warm.stdout == cold.stdout
+
+
+def test_plan_skips_an_invalid_item_with_its_problem(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    free2 = "  - id: FREE2\n    prompt: free\n"
+    bad = TRACKER.replace(free2, free2 + "    priority: P9\n")
+    commit_tracker(tmp_path, bad)
+    result = wavegit(tmp_path, "plan", "--json")
+    assert result.returncode == 0, result.stderr
+    reasons = {s["id"]: s["reason"] for s in json.loads(result.stdout)["skipped"]}
+    assert reasons["FREE2"].startswith("invalid: ")
+    assert "P9" in reasons["FREE2"]
+
+
+def test_plan_on_a_broken_tracker_exits_2_with_a_located_message(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, "version: 1\nitems: {not: a list}\n")
+    result = wavegit(tmp_path, "plan", "--json")
+    assert result.returncode == 2
+    assert result.stderr.startswith(".wavegit/tracker.yaml:2:")
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_plan_without_a_tracker_says_to_run_init(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "README").write_text("x\n")
+    git(tmp_path, "add", "README")
+    git(tmp_path, "commit", "-q", "-m", "first")
+    result = wavegit(tmp_path, "plan")
+    assert result.returncode == 2
+    assert "wavegit init" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_plan_outside_a_repository_exits_2(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "plan")
+    assert result.returncode == 2
+    assert "not inside a git work tree" in result.stderr
