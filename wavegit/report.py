@@ -1,0 +1,369 @@
+"""The wave report: its model, its JSON, and its Markdown (the PR comment the merge gate reads).
+
+The JSON is the contract of DESIGN.md ("Report JSON") plus extras (attempt records, log tails,
+budget and wave-test details, notes). :meth:`WaveReport.from_json` validates strictly, because the
+gate reads it back from a PR comment: wrong types, missing or unknown fields and malformed
+timestamps raise :class:`ReportError` naming the JSON path.
+
+The Markdown starts with a hidden marker line, renders every report-supplied string HTML-escaped
+(so no text from a worker can open or close a comment, a tag or a link), and embeds the whole
+report JSON in one hidden HTML comment whose ``--`` sequences are escaped as ``-\\u002d``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TypeVar
+
+MARKER = "<!-- wavegit:report v1 -->"
+JSON_OPEN = "<!-- wavegit:report-json"
+JSON_CLOSE = "-->"
+# GitHub refuses comments over 65536 characters; leave room for the API's own accounting.
+DEFAULT_MAX_CHARS = 65000
+# Room kept for the truncation notes, whose final wording depends on what was dropped.
+_NOTES_RESERVE = 400
+
+_TS: dict[str, bool] = {"timestamp": True}
+_TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)")
+
+
+class ReportError(ValueError):
+    """A report that cannot be read: the message starts with the JSON path (``$.items[0].id``)."""
+
+
+def utc_timestamp(moment: datetime | None = None) -> str:
+    """ISO 8601 UTC with a ``Z``, to the second: the only timestamp format reports use."""
+    moment = moment or datetime.now(timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(kw_only=True)
+class AttemptRecord:
+    """One run of the worker on one item (DESIGN: "Retries learn, records prove")."""
+
+    attempt: int
+    worker: str
+    prompt_sha256: str
+    base_commit: str
+    started_at: str = field(metadata=_TS)
+    finished_at: str = field(metadata=_TS)
+    exit_code: int | None = None
+    test_exit: int | None = None
+    cost: float | None = None
+    log_path: str = ""
+    killed: str | None = None
+    error: str | None = None
+
+
+@dataclass(kw_only=True)
+class ItemReport:
+    id: str
+    status: str
+    verified: bool = False
+    attempts: int = 0
+    exit_code: int | None = None
+    test_exit: int | None = None
+    duration_s: float = 0.0
+    files_changed: list[str] = field(default_factory=list)
+    ownership_violations: list[str] = field(default_factory=list)
+    cost: float | None = None
+    error: str | None = None
+    log_tail: str = ""
+    attempt_records: list[AttemptRecord] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class SkippedItem:
+    id: str
+    reason: str
+
+
+@dataclass(kw_only=True)
+class BudgetReport:
+    wave_usd_limit: float = 0.0
+    day_usd_limit: float = 0.0
+    wave_spent_usd: float = 0.0
+    day_spent_usd: float = 0.0
+    exceeded: bool = False
+
+
+@dataclass(kw_only=True)
+class WaveTestReport:
+    command: str = ""
+    exit_code: int | None = None
+
+
+@dataclass(kw_only=True)
+class WaveReport:
+    wave_id: str
+    base_sha: str
+    head_sha: str | None = None
+    branch: str | None = None
+    pr: int | None = None
+    success: bool = False
+    items: list[ItemReport] = field(default_factory=list)
+    skipped: list[SkippedItem] = field(default_factory=list)
+    halted: bool = False
+    budget: BudgetReport = field(default_factory=BudgetReport)
+    wave_test: WaveTestReport = field(default_factory=WaveTestReport)
+    tracker_updated: bool = False
+    notes: list[str] = field(default_factory=list)
+    started_at: str = field(metadata=_TS)
+    finished_at: str | None = field(default=None, metadata=_TS)
+
+    def to_json(self) -> str:
+        """Pretty JSON, keys in the documented (field) order."""
+        return json.dumps(dataclasses.asdict(self), indent=2, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> WaveReport:
+        """Parse and validate untrusted JSON; :class:`ReportError` says what is wrong and where."""
+        try:
+            data = json.loads(text, parse_constant=_reject_constant)
+        except RecursionError as exc:
+            raise ReportError("$: JSON nested too deeply") from exc
+        except ValueError as exc:
+            raise ReportError(f"$: invalid JSON: {exc}") from exc
+        return _decode_object(cls, data, "$")
+
+    @property
+    def verified_count(self) -> int:
+        return sum(1 for item in self.items if item.verified)
+
+    @property
+    def total_cost(self) -> float | None:
+        costs = [item.cost for item in self.items if item.cost is not None]
+        return sum(costs) if costs else None
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not allowed")
+
+
+_T = TypeVar("_T")
+
+
+def _decode_object(cls: type[_T], data: object, path: str) -> _T:
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: expected an object, got {_kind(data)}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ReportError(f"{path}.{unknown[0]}: unknown field")
+    values: dict[str, object] = {}
+    for name, spec in fields.items():
+        where = f"{path}.{name}"
+        if name not in data:
+            raise ReportError(f"{where}: missing")
+        value = _decode(data[name], hints[name], where)
+        if spec.metadata.get("timestamp") and value is not None:
+            _check_timestamp(value, where)
+        values[name] = value
+    return cls(**values)
+
+
+def _decode(value: object, hint: object, path: str) -> object:
+    """``value`` checked (and numbers normalised) against the type annotation ``hint``."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        (inner,) = [option for option in options if option is not type(None)]
+        return _decode(value, inner, path)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ReportError(f"{path}: expected a list, got {_kind(value)}")
+        (inner,) = typing.get_args(hint)
+        return [_decode(element, inner, f"{path}[{i}]") for i, element in enumerate(value)]
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _decode_object(hint, value, path)
+    if hint is bool and isinstance(value, bool):
+        return value
+    if hint is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if hint is str and isinstance(value, str):
+        return value
+    raise ReportError(f"{path}: expected {_KINDS.get(hint, str(hint))}, got {_kind(value)}")
+
+
+_KINDS: dict[object, str] = {bool: "true/false", int: "an integer", float: "a number", str: "a string",
+                             list: "a list", dict: "an object", type(None): "null"}
+
+
+def _kind(value: object) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def _check_timestamp(value: object, path: str) -> None:
+    if not isinstance(value, str) or not _TS_RE.fullmatch(value):
+        raise ReportError(f"{path}: expected an ISO 8601 UTC timestamp like 2026-01-01T00:00:00Z, "
+                          f"got {value!r}")
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ReportError(f"{path}: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------------- Markdown
+
+# Markdown punctuation that could start emphasis, code, links, tables or headings: written as
+# numeric references so report text renders literally.
+_MD_ACTIVE = re.compile(r"[\\`*_\[\]|#!~()<>&\"'{}]")
+
+
+def _text(value: object) -> str:
+    """Report-supplied text as inert Markdown on one line."""
+    flat = " ".join(str(value).split())
+    return _MD_ACTIVE.sub(lambda m: f"&#{ord(m.group())};", flat)
+
+
+def _code(value: object) -> str:
+    return f"<code>{_text(value)}</code>"
+
+
+def _money(usd: float | None) -> str:
+    return "—" if usd is None else f"${usd:.2f}"
+
+
+def _maybe(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def _embedded(report: WaveReport) -> str:
+    # JSON never contains "--" outside strings, and inside strings "-\u002d" decodes to "--":
+    # after this, nothing in the block can end the comment early (neither "-->" nor "--!>").
+    body = report.to_json().replace("--", "-\\u002d")
+    return f"{JSON_OPEN}\n{body}\n{JSON_CLOSE}"
+
+
+def _slim(report: WaveReport) -> WaveReport:
+    items = [dataclasses.replace(item, log_tail="", attempt_records=[]) for item in report.items]
+    return dataclasses.replace(report, items=items)
+
+
+def _summary(report: WaveReport) -> list[str]:
+    outcome = "✅ success" if report.success else "❌ failed"
+    failed = len(report.items) - report.verified_count
+    facts = [f"{report.verified_count} of {len(report.items)} items verified", f"{failed} failed",
+             f"{len(report.skipped)} skipped", f"head {_code((report.head_sha or 'none')[:12])}"]
+    if report.branch:
+        facts.append(f"branch {_code(report.branch)}")
+    if report.pr is not None:
+        facts.append(f"PR #{report.pr}")
+    if report.total_cost is not None:
+        facts.append(f"cost {_money(report.total_cost)}")
+    lines = [f"### wavegit wave {_code(report.wave_id)}: {outcome}", "", " · ".join(facts)]
+    extra = []
+    if report.wave_test.command:
+        code = report.wave_test.exit_code
+        result = "passed" if code == 0 else f"failed (exit {_maybe(code)})"
+        extra.append(f"Wave test {_code(report.wave_test.command)}: {result}.")
+    if report.halted:
+        extra.append("Halted: no new attempts were started.")
+    if report.budget.exceeded:
+        extra.append(f"Over budget: wave spent {_money(report.budget.wave_spent_usd)} of "
+                     f"{_money(report.budget.wave_usd_limit)}; no new attempts were started.")
+    if not report.tracker_updated:
+        extra.append("The tracker update did not land.")
+    extra.extend(_text(note) for note in report.notes)
+    return [*lines, *(["", *extra] if extra else [])]
+
+
+_COLUMNS = ("item", "status", "verified", "attempts", "test exit", "duration", "files", "cost",
+            "ownership violations")
+_TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+
+
+def _row(item: ItemReport) -> str:
+    violations = ", ".join(item.ownership_violations) if item.ownership_violations else "—"
+    cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", str(item.attempts),
+             _maybe(item.test_exit), f"{item.duration_s:.1f}s", str(len(item.files_changed)),
+             _money(item.cost), _text(violations)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _details(item: ItemReport) -> str:
+    # <pre> is an HTML block that ends only at </pre>, which html.escape makes impossible to forge.
+    return (f"<details><summary>{_text(item.id)}: log tail</summary>\n\n"
+            f"<pre>{html.escape(item.log_tail)}</pre>\n\n</details>")
+
+
+def _fit(chunks: list[str], budget: int) -> tuple[list[str], int]:
+    """The leading chunks that fit in ``budget`` characters (one newline each), and how many did not."""
+    taken: list[str] = []
+    for chunk in chunks:
+        if len(chunk) + 1 > budget:
+            break
+        taken.append(chunk)
+        budget -= len(chunk) + 1
+    return taken, len(chunks) - len(taken)
+
+
+_SLIM_NOTE = "The embedded report JSON leaves out log tails and attempt records to fit the size limit."
+
+
+def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """The PR comment: marker, summary, item table, log tails, skipped items, embedded JSON.
+
+    Over ``max_chars`` it drops log tails first, then table rows and skipped items (with a note);
+    the embedded JSON is always whole. Only when the JSON alone would not fit are log tails and
+    attempt records left out of the embedded copy (and the comment says so).
+    """
+    head = [MARKER, *_summary(report)]
+    embedded = _embedded(report)
+    fixed = sum(len(line) + 1 for line in head + _TABLE_HEAD) + _NOTES_RESERVE
+    if fixed + len(embedded) > max_chars:
+        embedded = _embedded(_slim(report))
+        head += ["", _SLIM_NOTE]
+        fixed += len(_SLIM_NOTE) + 2
+        if fixed + len(embedded) > max_chars:
+            raise ReportError(f"$: the report JSON ({len(embedded)} characters) does not fit in {max_chars}")
+    budget = max_chars - fixed - len(embedded)
+    rows, rows_left = _fit([_row(item) for item in report.items], budget)
+    budget -= sum(len(row) + 1 for row in rows)
+    skipped, skipped_left = _fit([f"- {_code(s.id)}: {_text(s.reason)}" for s in report.skipped], budget)
+    budget -= sum(len(line) + 1 for line in skipped)
+    tails, tails_left = _fit([_details(item) for item in report.items if item.log_tail], budget)
+
+    parts = ["\n".join(head)]
+    if report.items:
+        table = [*_TABLE_HEAD, *rows]
+        if rows_left:
+            table.append(f"\n_{rows_left} more items not shown (size limit); all are in the JSON._")
+        parts.append("\n".join(table))
+    if tails or tails_left:
+        note = [f"_{tails_left} log tails left out (size limit)._"] if tails_left else []
+        parts.append("\n".join([*tails, *note]))
+    if report.skipped:
+        note = [f"_{skipped_left} more skipped items not shown (size limit)._"] if skipped_left else []
+        parts.append("\n".join(["**Skipped**", "", *skipped, *note]))
+    parts.append(embedded)
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_markdown(body: str) -> WaveReport:
+    """The report embedded in a comment written by :func:`to_markdown`."""
+    text = body.replace("\r\n", "\n")
+    markers = text.count(MARKER)
+    if markers != 1:
+        raise ReportError(f"$: expected one report marker line, found {markers}")
+    opens = text.count(JSON_OPEN)
+    if opens != 1:
+        what = "missing" if opens == 0 else f"present {opens} times"
+        raise ReportError(f"$: the embedded report JSON block is {what}")
+    start = text.index(JSON_OPEN) + len(JSON_OPEN)
+    end = text.find(JSON_CLOSE, start)
+    if end < 0:
+        raise ReportError("$: the embedded report JSON block is not closed")
+    return WaveReport.from_json(text[start:end])
