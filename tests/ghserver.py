@@ -121,6 +121,8 @@ class FakeGitHub:
     fault_after_rate: float = 0.5
     """Of random faults on writes, the fraction that strike after the write was applied."""
     seed: int = 0
+    contents_limit: int = 1024 * 1024
+    """Files larger than this come without content from GET contents (GitHub: 1 MB)."""
     mangle: dict[str, Callable[[JSON], JSON]] = field(default_factory=dict)
     """route name -> a function rewriting that route's JSON answer (malformed-response tests)."""
     requests: list[LoggedRequest] = field(default_factory=list)
@@ -278,14 +280,23 @@ class FakeGitHub:
                      "git_url": f"{self.api_repo}/git/blobs/{blob}",
                      "html_url": f"https://github.example/{self.repo}/blob/{ref}/{path}",
                      "download_url": None, "_links": {"self": url}}
-        if with_content:
-            raw = subprocess.run(["git", "cat-file", "blob", blob], cwd=self.bare, capture_output=True,
-                                 check=True).stdout
+        if with_content and out["size"] > self.contents_limit:
+            # Like GitHub for files over 1 MB: no content here, the blob API has it.
+            out["content"], out["encoding"] = "", "none"
+        elif with_content:
+            raw = self._blob_bytes(blob)
             encoded = base64.b64encode(raw).decode()
             # GitHub wraps the base64 text at 60 columns.
             out["content"] = "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n"
             out["encoding"] = "base64"
         return out
+
+    def _blob_bytes(self, sha: str) -> bytes:
+        proc = subprocess.run(["git", "cat-file", "blob", sha], cwd=self.bare, capture_output=True,
+                              check=False)
+        if proc.returncode != 0:
+            raise ApiError(404, "Not Found")
+        return proc.stdout
 
     def _git_commit_json(self, sha: str) -> JSON:
         fmt = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%B"
@@ -420,8 +431,10 @@ class FakeGitHub:
         yield "PUT", r"/contents/(?P<file>.+)", "put contents", self._put_contents
         yield "DELETE", r"/contents/(?P<file>.+)", "delete contents", self._delete_contents
         yield "GET", r"/git/ref/(?P<ref>.+)", "ref", self._get_ref
-        yield "PATCH", r"/git/refs/(?P<ref>.+)", "update ref", self._update_ref
+        yield "PATCH", r"/git/refs?/(?P<ref>.+)", "update ref", self._update_ref
         yield "POST", r"/git/trees", "create tree", self._create_tree
+        yield "GET", r"/git/commits/(?P<sha>[0-9a-f]{40})", "git commit", self._get_git_commit
+        yield "GET", r"/git/blobs/(?P<sha>[0-9a-f]{40})", "blob", self._get_blob
         yield "POST", r"/git/commits", "create commit", self._create_commit
 
     def _pull(self, number: str) -> PullRecord:
@@ -437,7 +450,10 @@ class FakeGitHub:
                  if (state == "all" or p.state == state)
                  and ("head" not in query or query["head"] == f"{owner}:{p.head}")
                  and ("base" not in query or query["base"] == p.base)]
-        page, headers = self._page([self._pull_json(p) for p in found], query, path)
+        # GitHub's list answers are "simple" pull requests, without merged/mergeable.
+        simple = [{k: v for k, v in self._pull_json(p).items() if not k.startswith(("merged", "mergeable"))}
+                  for p in found]
+        page, headers = self._page(simple, query, path)
         return 200, headers, page
 
     def _create_pull(self, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
@@ -532,7 +548,8 @@ class FakeGitHub:
         page, headers = self._page([self._comment_json(c) for c in found], query, path)
         return 200, headers, page
 
-    def _create_comment(self, number: str, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+    def _create_comment(self, number: str, data: JSON, user: str, **_: Any
+                        ) -> tuple[int, dict[str, str], JSON]:
         self._pull(number)
         body = data.get("body")
         if not isinstance(body, str) or not body:
@@ -631,7 +648,8 @@ class FakeGitHub:
         tree = self._edit_tree(head, {file: new_blob})
         commit = self._commit_with_tree(head, tree, data.get("message") or "", branch)
         content = self._content_json(file, new_blob, branch, with_content=False) if new_blob else None
-        return (201 if current is None else 200), {}, {"content": content, "commit": self._git_commit_json(commit)}
+        answer = {"content": content, "commit": self._git_commit_json(commit)}
+        return (201 if current is None else 200), {}, answer
 
     def _put_contents(self, file: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         try:
@@ -676,7 +694,19 @@ class FakeGitHub:
             raise ApiError(422, "Invalid tree info")
         # read-tree accepts a tree-ish, so the base tree can be edited like a commit's tree.
         tree = self._edit_tree(base, edits)
-        return 201, {}, {"sha": tree, "url": f"{self.api_repo}/git/trees/{tree}", "tree": [], "truncated": False}
+        return 201, {}, {"sha": tree, "url": f"{self.api_repo}/git/trees/{tree}", "tree": [],
+                         "truncated": False}
+
+    def _get_git_commit(self, sha: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        if self._rev(f"{sha}^{{commit}}") is None:
+            raise ApiError(404, "Not Found")
+        return 200, {}, self._git_commit_json(sha)
+
+    def _get_blob(self, sha: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        raw = self._blob_bytes(sha)
+        return 200, {}, {"sha": sha, "node_id": f"B_{sha}", "size": len(raw),
+                         "url": f"{self.api_repo}/git/blobs/{sha}", "content": base64.b64encode(raw).decode(),
+                         "encoding": "base64"}
 
     def _create_commit(self, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         args = ["commit-tree", data.get("tree", ""), "-m", data.get("message", "")]
