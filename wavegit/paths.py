@@ -459,7 +459,7 @@ def _moves(glob: Glob, i: int) -> list[tuple[int, CharSet]]:
 
 @functools.lru_cache(maxsize=65536)
 def _segments_meet(a: Glob, b: Glob) -> bool:
-    """Whether some valid folded segment matches both globs (product of the two and the validity automaton)."""
+    """Whether some valid folded segment matches both globs (product with the _FORBIDDEN_STEPS automaton)."""
     seen: set[tuple[int, int, str]] = set()
     todo = [(0, 0, "")]
     while todo:
@@ -478,7 +478,9 @@ def _segments_meet(a: Glob, b: Glob) -> bool:
         for next_i, chars_a in _moves(a, i):
             for next_j, chars_b in _moves(b, j):
                 chars = _intersect(chars_a, chars_b)
-                todo.extend((next_i, next_j, after) for code, after in steps.items() if _has_code(chars, code))
+                todo.extend(
+                    (next_i, next_j, after) for code, after in steps.items() if _has_code(chars, code)
+                )
                 if _has_char(chars, steps):
                     todo.append((next_i, next_j, _OUTSIDE))
     return False
@@ -517,7 +519,7 @@ def _literal_overlap(a: str, b: str) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def overlaps(a: str, b: str) -> bool:
-    """Whether some path (existing or not) is owned by both normalised patterns, compared case-insensitively."""
+    """Whether some path (existing or not) is owned by both patterns, compared case-insensitively."""
     pa, pb = _folded(a), _folded(b)
     if pa.literal and pb.literal:
         return _literal_overlap(pa.text, pb.text)
@@ -540,3 +542,137 @@ def overlaps(a: str, b: str) -> bool:
         if _segments_meet(glob_a, glob_b):
             todo.append((next_i, next_j))
     return False
+
+
+# --- the ownership index -------------------------------------------------------------------------------
+
+
+def literal_prefix(pattern: str) -> str:
+    """The folded leading segments of ``pattern`` before its first glob segment ("" if it starts with one)."""
+    parsed = _folded(pattern)
+    if parsed.literal:
+        return parsed.text.rstrip("/")
+    head: list[str] = []
+    for segment in parsed.text.rstrip("/").split("/"):
+        if not is_literal(segment) or segment == "**":
+            break
+        head.append(fold(segment))
+    return "/".join(head)
+
+
+def _prefixes(path: str) -> Iterator[str]:
+    """Every segment prefix of ``path``, shortest first, ending with ``path`` itself."""
+    slash = path.find("/")
+    while slash != -1:
+        yield path[:slash]
+        slash = path.find("/", slash + 1)
+    yield path
+
+
+def _related(a: str, b: str) -> bool:
+    """Whether one folded segment path is a segment prefix of the other ("" is a prefix of all)."""
+    return not a or not b or _literal_overlap(a, b)
+
+
+def _first_segment(path: str) -> str:
+    return path.split("/", 1)[0]
+
+
+class OwnershipIndex(Generic[K]):
+    """Patterns by owner key, answering "who conflicts with this pattern" and "who owns this path" fast.
+
+    Literal patterns sit in dicts keyed by their folded text and every segment prefix of it, so a literal
+    query costs one dict lookup per segment. Glob patterns are bucketed by their first literal segment
+    ("" when they start with a glob) and prefiltered by their literal prefix before the exact test.
+    All comparisons are case-insensitive.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, set[K]] = {}
+        """Literal non-directory patterns, folded."""
+        self._dirs: dict[str, set[K]] = {}
+        """Literal directory patterns, folded, without the trailing '/'."""
+        self._under: dict[str, set[K]] = {}
+        """Every segment prefix of a literal pattern -> the keys of the literal patterns at or below it."""
+        self._globs: dict[str, dict[tuple[K, str], str]] = {}
+        """First literal segment ("" if none) -> {(key, pattern): literal prefix}."""
+        self._patterns: dict[K, set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._patterns)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._patterns
+
+    def add(self, key: K, pattern: str) -> None:
+        """Record that ``key`` owns the normalised ``pattern``."""
+        pattern = normalize(pattern)
+        self._patterns.setdefault(key, set()).add(pattern)
+        if is_literal(pattern):
+            body = fold(pattern).rstrip("/")
+            (self._dirs if pattern.endswith("/") else self._files).setdefault(body, set()).add(key)
+            for prefix in _prefixes(body):
+                self._under.setdefault(prefix, set()).add(key)
+        else:
+            head = literal_prefix(pattern)
+            self._globs.setdefault(_first_segment(head), {})[(key, pattern)] = head
+
+    def remove(self, key: K) -> None:
+        """Forget every pattern of ``key`` (no-op for an unknown key)."""
+        for pattern in self._patterns.pop(key, set()):
+            if is_literal(pattern):
+                body = fold(pattern).rstrip("/")
+                (self._dirs if pattern.endswith("/") else self._files).get(body, set()).discard(key)
+                for prefix in _prefixes(body):
+                    self._under.get(prefix, set()).discard(key)
+            else:
+                self._globs.get(_first_segment(literal_prefix(pattern)), {}).pop((key, pattern), None)
+
+    def conflicts(self, pattern: str) -> set[K]:
+        """The keys with a pattern that overlaps ``pattern`` (see ``overlaps``)."""
+        pattern = normalize(pattern)
+        found: set[K] = set()
+        head = literal_prefix(pattern)
+        literal = is_literal(pattern)
+        if head:
+            for prefix in _prefixes(head):
+                found |= self._files.get(prefix, set())
+                found |= self._dirs.get(prefix, set())
+        # Literal patterns at or below a literal query always overlap it; below a glob's prefix, maybe.
+        below = self._under.get(head, set()) if head else self._all_literal_keys()
+        if literal:
+            found |= below
+        else:
+            found |= {key for key in below - found if self._any_overlaps(key, pattern)}
+        for key, other in self._glob_candidates(head):
+            if key not in found and overlaps(other, pattern):
+                found.add(key)
+        return found
+
+    def owners(self, path: str) -> set[K]:
+        """The keys owning the concrete file ``path`` (case-insensitively)."""
+        folded = fold(normalize(path).rstrip("/"))
+        found: set[K] = set()
+        for prefix in _prefixes(folded):
+            found |= self._files.get(prefix, set())
+            if prefix != folded:
+                found |= self._dirs.get(prefix, set())
+        for key, other in self._glob_candidates(folded):
+            if key not in found and _owns_folded(other, folded):
+                found.add(key)
+        return found
+
+    def _all_literal_keys(self) -> set[K]:
+        return set().union(*self._files.values(), *self._dirs.values())
+
+    def _any_overlaps(self, key: K, pattern: str) -> bool:
+        return any(is_literal(mine) and overlaps(mine, pattern) for mine in self._patterns[key])
+
+    def _glob_candidates(self, head: str) -> Iterator[tuple[K, str]]:
+        """Glob patterns whose literal prefix is compatible with the folded literal prefix ``head``."""
+        first = _first_segment(head)
+        buckets = [self._globs.get(first, {}), self._globs.get("", {})] if first else self._globs.values()
+        for bucket in buckets:
+            for (key, other), other_head in bucket.items():
+                if _related(head, other_head):
+                    yield key, other
