@@ -1,0 +1,353 @@
+"""The compare-and-swap git store: reads, plumbing-only writes, races, replay, re-apply, op-id dedupe."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import RemoteRepo, git
+
+from wavegit import git as wgit
+from wavegit.config import Config
+from wavegit.errors import RaceLostError, ValidationError
+from wavegit.repo import discover
+from wavegit.store import (
+    OP_TRAILER,
+    CasConflict,
+    Change,
+    GitStore,
+    RemoteError,
+    Snapshot,
+    mutate,
+    with_trailer,
+)
+
+TRACKER = ".wavegit/tracker.yaml"
+
+
+def tracker_text(*ids: str) -> str:
+    """A valid tracker with one item per id, each owning its own file."""
+    items = "".join(
+        f"  - id: {item_id}\n    prompt: do {item_id}\n    owns: [src/{item_id}.py]\n    test: 'true'\n"
+        for item_id in ids
+    )
+    return f"# the tracker\nversion: 1\nitems:{' []' if not ids else ''}\n{items}"
+
+
+def store_at(path: Path, **config: str) -> GitStore:
+    return GitStore(discover(path), Config(**config))  # type: ignore[arg-type]
+
+
+def commit_file(clone: Path, rel: str, text: str, *, push: bool = True) -> str:
+    """Someone else's commit on main (pushed when ``push``); its sha."""
+    target = clone / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    git(clone, "add", "--", rel)
+    git(clone, "commit", "-q", "-m", f"edit {rel}")
+    if push:
+        git(clone, "pull", "-q", "--rebase", "origin", "main")
+        git(clone, "push", "-q", "origin", "main")
+    return git(clone, "rev-parse", "HEAD")
+
+
+def checkout_state(path: Path) -> tuple[str, str, str]:
+    """Everything a write must not change in a checkout: status, index entries, HEAD."""
+    return (git(path, "status", "--porcelain", "--untracked-files=all"), git(path, "ls-files", "-s"),
+            git(path, "rev-parse", "HEAD"))
+
+
+@pytest.fixture
+def local_repo(tmp_path: Path) -> Path:
+    """A repository without a remote, `main` checked out, one commit holding an empty tracker."""
+    path = tmp_path / "local"
+    git(tmp_path, "init", "-q", "-b", "main", str(path))
+    (path / ".wavegit").mkdir()
+    (path / TRACKER).write_text(tracker_text())
+    (path / "README.md").write_text("hello\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def seeded(remote_repo: RemoteRepo) -> RemoteRepo:
+    """The remote repo with an empty tracker committed and pushed."""
+    commit_file(remote_repo.clone, TRACKER, tracker_text())
+    return remote_repo
+
+
+# --- reading -------------------------------------------------------------------------------------------
+
+
+def test_read_of_a_repo_without_commits_has_no_branch(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "empty")
+    assert store_at(tmp_path / "empty").read() == Snapshot(None, None, None)
+
+
+def test_read_without_tracker_file_gives_the_commit_and_no_text(remote_repo: RemoteRepo) -> None:
+    snapshot = store_at(remote_repo.clone).read()
+    assert snapshot.text is None and snapshot.blob_sha is None
+    assert snapshot.commit == git(remote_repo.origin, "rev-parse", "main")
+
+
+def test_read_fetches_the_remote_head_not_the_local_branch(seeded: RemoteRepo) -> None:
+    other = seeded.new_clone("other")
+    commit_file(other, TRACKER, tracker_text("A-1"))
+    snapshot = store_at(seeded.clone).read()
+    assert snapshot.text == tracker_text("A-1")
+    assert snapshot.commit == git(seeded.origin, "rev-parse", "main")
+    assert snapshot.blob_sha == git(seeded.origin, "rev-parse", f"main:{TRACKER}")
+    assert git(seeded.clone, "rev-parse", "main") != snapshot.commit
+
+
+def test_read_without_fetch_uses_the_remote_tracking_ref_only(seeded: RemoteRepo) -> None:
+    before = git(seeded.clone, "rev-parse", "origin/main")
+    commit_file(seeded.new_clone("other"), TRACKER, tracker_text("A-1"))
+    assert store_at(seeded.clone).read(fetch=False).commit == before
+
+
+def test_read_of_a_branch_missing_on_the_remote_has_no_commit(remote_repo: RemoteRepo) -> None:
+    assert store_at(remote_repo.clone, tracker_branch="wavegit-tracker").read().commit is None
+
+
+def test_read_file_returns_other_files_at_the_snapshot_commit(local_repo: Path) -> None:
+    store = store_at(local_repo)
+    snapshot = store.read()
+    assert store.read_file(snapshot, "README.md") == "hello\n"
+    assert store.read_file(snapshot, ".wavegit/HALT") is None
+    assert store.read_file(Snapshot(None, None, None), "README.md") is None
+
+
+def test_fetch_from_an_unreachable_remote_is_a_clear_remote_error(seeded: RemoteRepo) -> None:
+    git(seeded.clone, "remote", "set-url", "origin", str(seeded.base / "gone.git"))
+    with pytest.raises(RemoteError, match=r"cannot fetch main from origin: fatal: .*gone\.git"):
+        store_at(seeded.clone).read()
+
+
+# --- writing -------------------------------------------------------------------------------------------
+
+
+def test_write_pushes_one_commit_on_top_of_the_read_head(seeded: RemoteRepo) -> None:
+    store = store_at(seeded.clone)
+    snapshot = store.read()
+    commit = store.write(snapshot, Change(tracker_text("A-1")), "add A-1")
+    assert git(seeded.origin, "rev-parse", "main") == commit
+    assert git(seeded.origin, "rev-parse", f"{commit}^") == snapshot.commit
+    assert git(seeded.origin, "show", f"main:{TRACKER}") + "\n" == tracker_text("A-1")
+    assert git(seeded.clone, "rev-parse", "origin/main") == commit
+    assert store.read().text == tracker_text("A-1")
+
+
+def test_write_with_a_remote_leaves_index_work_tree_and_local_branch_alone(seeded: RemoteRepo) -> None:
+    clone = seeded.clone
+    (clone / "README.md").write_text("staged edit\n")
+    git(clone, "add", "README.md")
+    (clone / TRACKER).write_text("# unstaged edit of the tracker\n")
+    (clone / "scratch.txt").write_text("untracked\n")
+    before = checkout_state(clone)
+    store = store_at(clone)
+    store.write(store.read(), Change(tracker_text("A-1"), {"docs/new.md": "new\n"}), "add A-1")
+    assert checkout_state(clone) == before
+    assert (clone / TRACKER).read_text() == "# unstaged edit of the tracker\n"
+    assert not (clone / "docs").exists()
+
+
+def test_write_changes_and_deletes_other_files_in_the_same_commit(local_repo: Path) -> None:
+    store = store_at(local_repo)
+    commit = store.write(store.read(), Change(None, {".wavegit/HALT": "stop\n", "README.md": None}), "halt")
+    assert git(local_repo, "ls-tree", "-r", "--name-only", commit).splitlines() == [".wavegit/HALT", TRACKER]
+    assert git(local_repo, "diff-tree", "--no-commit-id", "--name-status", "-r", commit).splitlines() == [
+        "A\t.wavegit/HALT", "D\tREADME.md"]
+
+
+def test_local_write_refreshes_a_clean_checkout_of_the_branch(local_repo: Path) -> None:
+    store = store_at(local_repo)
+    commit = store.write(store.read(), Change(tracker_text("A-1"), {".wavegit/HALT": "stop\n"}), "add A-1")
+    assert git(local_repo, "rev-parse", "HEAD") == commit
+    assert git(local_repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert (local_repo / TRACKER).read_text() == tracker_text("A-1")
+    assert (local_repo / ".wavegit/HALT").read_text() == "stop\n"
+
+
+def test_local_write_keeps_the_users_edit_of_a_dirty_tracker(local_repo: Path) -> None:
+    (local_repo / TRACKER).write_text("# my half-done edit\n")
+    store = store_at(local_repo)
+    store.write(store.read(), Change(tracker_text("A-1")), "add A-1")
+    assert (local_repo / TRACKER).read_text() == "# my half-done edit\n"
+    assert git(local_repo, "show", f":{TRACKER}") + "\n" == tracker_text()  # index untouched too
+
+
+def test_local_write_leaves_a_checkout_of_another_branch_alone(local_repo: Path) -> None:
+    git(local_repo, "switch", "-q", "-c", "feature")
+    before = checkout_state(local_repo)
+    store = store_at(local_repo)
+    commit = store.write(store.read(), Change(tracker_text("A-1")), "add A-1")
+    assert checkout_state(local_repo) == before
+    assert git(local_repo, "rev-parse", "main") == commit
+
+
+def test_write_against_a_moved_branch_is_a_conflict_and_writes_nothing(seeded: RemoteRepo) -> None:
+    store = store_at(seeded.clone)
+    stale = store.read()
+    head = commit_file(seeded.new_clone("other"), "other.txt", "x\n")
+    with pytest.raises(CasConflict):
+        store.write(stale, Change(tracker_text("A-1")), "add A-1")
+    assert git(seeded.origin, "rev-parse", "main") == head
+
+
+def test_local_write_against_a_moved_branch_is_a_conflict(local_repo: Path) -> None:
+    store = store_at(local_repo)
+    stale = store.read()
+    head = commit_file(local_repo, "other.txt", "x\n", push=False)
+    with pytest.raises(CasConflict):
+        store.write(stale, Change(tracker_text("A-1")), "add A-1")
+    assert git(local_repo, "rev-parse", "main") == head
+
+
+def test_invalid_tracker_text_is_refused_before_anything_is_written(seeded: RemoteRepo) -> None:
+    bad = tracker_text("A-1") + "  - id: A-1\n    prompt: again\n    owns: [x]\n    test: 'true'\n"
+    head = git(seeded.origin, "rev-parse", "main")
+    store = store_at(seeded.clone)
+    with pytest.raises(ValidationError, match=r"\.wavegit/tracker\.yaml:\d+:\d+: "):
+        store.write(store.read(), Change(bad), "dup")
+    assert git(seeded.origin, "rev-parse", "main") == head
+    bad_blob = git(seeded.clone, "hash-object", "--stdin", input=bad)
+    assert wgit.run(["cat-file", "-e", bad_blob], cwd=seeded.clone, check=False).returncode != 0
+
+
+def test_push_refused_by_a_remote_hook_is_a_remote_error_not_a_race(seeded: RemoteRepo) -> None:
+    hook = seeded.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'branch is protected' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    store = store_at(seeded.clone)
+    with pytest.raises(RemoteError, match="pre-receive hook declined"):
+        mutate(store, lambda s: Change(tracker_text("A-1")), message="add A-1", deadline_s=30)
+
+
+# --- mutate --------------------------------------------------------------------------------------------
+
+
+class Counting:
+    """An ``apply`` that appends an item, counting its calls, with an optional hook before returning."""
+
+    def __init__(self, item_id: str, before_return: Callable[[int], None] | None = None) -> None:
+        self.item_id = item_id
+        self.calls = 0
+        self.before_return = before_return
+
+    def __call__(self, snapshot: Snapshot) -> Change:
+        self.calls += 1
+        assert snapshot.text is not None
+        if self.before_return:
+            self.before_return(self.calls)
+        return Change(tracker_text(*item_ids(snapshot.text), self.item_id))
+
+
+def item_ids(text: str | None) -> list[str]:
+    assert text is not None
+    return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("  - id:")]
+
+
+def test_mutate_commits_with_an_operation_id_trailer(seeded: RemoteRepo) -> None:
+    result = mutate(store_at(seeded.clone), Counting("A-1"), message="wavegit: add A-1")
+    trailer = git(seeded.origin, "log", "-1", f"--format=%(trailers:key={OP_TRAILER},valueonly)")
+    assert result.op_id and trailer == result.op_id
+    assert (result.attempts, result.reapplied) == (1, 0)
+
+
+def test_mutate_with_nothing_to_do_commits_nothing(seeded: RemoteRepo) -> None:
+    head = git(seeded.origin, "rev-parse", "main")
+    result = mutate(store_at(seeded.clone), lambda s: None, message="noop")
+    assert result.commit is None and result.attempts == 0
+    assert git(seeded.origin, "rev-parse", "main") == head
+
+
+def test_racing_an_unrelated_commit_replays_without_calling_apply_again(seeded: RemoteRepo) -> None:
+    other = seeded.new_clone("other")
+    unrelated: list[str] = []
+    apply = Counting("A-1", lambda call: unrelated.append(commit_file(other, "other.txt", "x\n")))
+    result = mutate(store_at(seeded.clone), apply, message="add A-1")
+    assert apply.calls == 1
+    assert (result.attempts, result.reapplied) == (2, 0)
+    assert git(seeded.origin, "rev-parse", "main^") == unrelated[0]
+    assert item_ids(store_at(seeded.clone).read().text) == ["A-1"]
+
+
+def test_racing_a_tracker_change_reapplies_on_the_new_tracker(seeded: RemoteRepo) -> None:
+    other = seeded.new_clone("other")
+
+    def rival_adds_b(call: int) -> None:
+        if call == 1:
+            commit_file(other, TRACKER, tracker_text("B-1"))
+
+    apply = Counting("A-1", rival_adds_b)
+    result = mutate(store_at(seeded.clone), apply, message="add A-1")
+    assert apply.calls == 2
+    assert (result.attempts, result.reapplied) == (2, 1)
+    assert item_ids(store_at(seeded.clone).read().text) == ["B-1", "A-1"]
+
+
+class AnswerLost(GitStore):
+    """A store whose write lands but reports failure, as when a push succeeds and its answer is lost."""
+
+    failure: type[Exception] = CasConflict
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        super().write(expected, change, message)
+        if self.failure is RemoteError:
+            raise RemoteError("cannot push", wgit.GitError(["push"], 128, "fatal: the remote hung up"))
+        raise CasConflict("answer lost")
+
+
+@pytest.mark.parametrize("failure", [CasConflict, RemoteError], ids=["seen-as-race", "seen-as-network-error"])
+def test_a_write_that_landed_unseen_is_found_by_its_op_id_not_applied_twice(
+        seeded: RemoteRepo, failure: type[Exception]) -> None:
+    store = AnswerLost(discover(seeded.clone), Config())
+    store.failure = failure
+    apply = Counting("A-1")
+    result = mutate(store, apply, message="add A-1")
+    assert apply.calls == 1 and result.attempts == 1
+    assert result.commit == git(seeded.origin, "rev-parse", "main")
+    assert item_ids(store_at(seeded.clone).read().text) == ["A-1"]
+
+
+class AlwaysRaced(GitStore):
+    """Someone commits something unrelated right before every one of our writes."""
+
+    rival: Path
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        commit_file(self.rival, "other.txt", f"{expected.commit}\n")
+        return super().write(expected, change, message)
+
+
+def test_losing_every_race_until_the_deadline_raises_race_lost(seeded: RemoteRepo) -> None:
+    store = AlwaysRaced(discover(seeded.clone), Config())
+    store.rival = seeded.new_clone("rival")
+    apply = Counting("A-1")
+    with pytest.raises(RaceLostError, match=r"origin/main after \d+ attempts") as caught:
+        mutate(store, apply, message="add A-1", deadline_s=0.6)
+    assert caught.value.exit_code == 4
+    assert apply.calls == 1  # only unrelated commits raced us: replayed, never re-applied
+    assert "A-1" not in git(seeded.origin, "show", f"main:{TRACKER}")
+
+
+def test_validation_failure_inside_mutate_writes_nothing(seeded: RemoteRepo) -> None:
+    head = git(seeded.origin, "rev-parse", "main")
+    with pytest.raises(ValidationError):
+        mutate(store_at(seeded.clone), lambda s: Change("version: 1\nitems: {}\n"), message="bad")
+    assert git(seeded.origin, "rev-parse", "main") == head
+
+
+# --- trailers ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("subject", "subject\n\nWavegit-Op: 1\n"),
+    ("subject\n\nbody text\n", "subject\n\nbody text\n\nWavegit-Op: 1\n"),
+    ("subject\n\nWavegit-Item: A-1", "subject\n\nWavegit-Item: A-1\nWavegit-Op: 1\n"),
+])
+def test_with_trailer_joins_an_existing_trailer_block_or_starts_one(message: str, expected: str) -> None:
+    assert with_trailer(message, OP_TRAILER, "1") == expected

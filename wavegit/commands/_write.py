@@ -1,0 +1,54 @@
+"""What the commands that write the tracker (``init``, ``add``) share: ``--push``, ``--deadline`` and
+opening the store.
+
+With the configured remote present, every write goes to the remote's tracker branch: the push with a
+lease *is* the compare-and-swap, so there is no "local only" write that could fork the tracker.
+``--push`` says so explicitly and is accepted for scripts; without that remote it is an error
+(exit 2, nothing written) rather than a silent local commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from wavegit.config import Config, load_config
+from wavegit.errors import UsageError
+from wavegit.repo import Repo, discover
+from wavegit.store import GitStore, MutationResult
+
+PUSH_HELP = ("publish to the remote's tracker branch; this is what happens anyway when the remote exists "
+             "(the push is the compare-and-swap), and an error (exit 2) when it does not")
+DEADLINE_HELP = "give up after this many seconds of lost compare-and-swap races (exit 4); default %(default)s"
+
+
+@dataclass(frozen=True)
+class Target:
+    repo: Repo
+    config: Config
+    store: GitStore
+
+
+def add_write_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--push", action="store_true", help=PUSH_HELP)
+    parser.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS", help=DEADLINE_HELP)
+
+
+def open_target(args: argparse.Namespace) -> Target:
+    """The repository, its configuration and its store; checks ``--push`` and ``--deadline``."""
+    if args.deadline <= 0:
+        raise UsageError(f"--deadline must be a positive number of seconds, not {args.deadline:g}")
+    repo = discover(args.directory)
+    config = load_config(repo.root)
+    store = GitStore(repo, config)
+    if args.push and store.remote is None:
+        raise UsageError(f"--push: this repository has no remote {config.remote!r}; "
+                         "drop --push to commit to the local branch, or add the remote")
+    return Target(repo, config, store)
+
+
+def landed(result: MutationResult, store: GitStore) -> str:
+    """Where a write landed, for the one-line summary (mentions retries when there were any)."""
+    assert result.commit is not None
+    retries = f" after {result.attempts} attempts" if result.attempts > 1 else ""
+    return f"commit {result.commit[:12]} on {store.target}{retries}"

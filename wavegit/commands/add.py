@@ -1,0 +1,78 @@
+"""``wavegit add ID --prompt TEXT --owns PATTERN... --test CMD``: append an item to the tracker.
+
+The item is appended to the tracker at the tracker branch's head (the remote's when there is one) in one
+compare-and-swap commit; a race with another writer re-reads and re-applies, so concurrent adds all land.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wavegit import paths, tracker
+from wavegit.commands._write import add_write_arguments, landed, open_target
+from wavegit.errors import UsageError
+from wavegit.store import Change, Snapshot, mutate
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="unique item id: letters, digits, . _ -")
+    prompt = parser.add_mutually_exclusive_group(required=True)
+    prompt.add_argument("--prompt", metavar="TEXT", help="what the worker is asked to do")
+    prompt.add_argument("--prompt-file", metavar="FILE", help="read the prompt from FILE ('-' = stdin)")
+    parser.add_argument("--owns", nargs="+", required=True, metavar="PATTERN",
+                        help="files, directories (dir/) or globs the item may change")
+    parser.add_argument("--test", required=True, metavar="CMD",
+                        help="command run in the item's worktree; exit 0 = verified")
+    parser.add_argument("--title", default="", metavar="T", help="a short title")
+    parser.add_argument("--priority", default="P2", choices=tracker.PRIORITIES, help="default %(default)s")
+    parser.add_argument("--depends-on", nargs="+", default=[], metavar="ID",
+                        help="items that must be done before this one is ready")
+    add_write_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    item = tracker.Item(id=args.id, prompt=_prompt(args), owns=_owns(args.owns), test=args.test,
+                        title=args.title, priority=args.priority, depends_on=tuple(args.depends_on))
+    target = open_target(args)
+    store, tracker_path = target.store, target.config.tracker_path
+
+    def apply(snapshot: Snapshot) -> Change:
+        if snapshot.text is None or snapshot.blob_sha is None:
+            raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
+        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, target.repo.state_dir, tracker_path)
+        if current.get(item.id) is not None:
+            raise UsageError(f"item {item.id} already exists in {tracker_path} on {store.target}")
+        return Change(tracker.append_item(snapshot.text, item))
+
+    result = mutate(store, apply, message=f"wavegit: add {item.id}", deadline_s=args.deadline)
+    print(f"added {item.id}: {landed(result, store)}")
+    return 0
+
+
+def _prompt(args: argparse.Namespace) -> str:
+    if args.prompt is not None:
+        text = str(args.prompt)
+    elif args.prompt_file == "-":
+        text = sys.stdin.read()
+    else:
+        # Relative to -C, as git resolves paths.
+        path = Path(args.directory) / args.prompt_file
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({exc})") from exc
+    if not text.strip():
+        raise UsageError("the prompt is empty: say what the worker should do")
+    return text
+
+
+def _owns(patterns: list[str]) -> tuple[str, ...]:
+    normalized = []
+    for pattern in patterns:
+        try:
+            normalized.append(paths.normalize(pattern))
+        except paths.PatternError as exc:
+            raise UsageError(f"--owns {pattern!r}: {exc}") from exc
+    return tuple(normalized)
