@@ -1,0 +1,50 @@
+"""``wavegit hook pre-push REMOTE URL``: git's pre-push hook entry point (see wavegit.hook for the rules)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from wavegit import config, hook
+from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.repo import discover
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    hooks = parser.add_subparsers(dest="hook_name", required=True, metavar="HOOK")
+    pre_push = hooks.add_parser(
+        "pre-push",
+        help="refuse a push whose commits touch files owned by work in flight in another wave",
+        description="Reads git's pre-push stdin (<local ref> <local oid> <remote ref> <remote oid> per "
+        "line) and exits 1, naming each path, item, wave and PR, when the push touches files owned by an "
+        "item in_progress or review of another wave (per the tracker at the remote-tracking tracker branch). "
+        "A tracker that cannot be read is a warning and the push proceeds, unless `hook: {strict: true}` "
+        "is in .wavegit/config.yaml (or WAVEGIT_HOOK_STRICT=1), which refuses it (exit 2).",
+    )
+    pre_push.add_argument("remote", nargs="?", help="the remote's name (git passes it)")
+    pre_push.add_argument("url", nargs="?", help="the remote's URL (git passes it)")
+    pre_push.add_argument("--fetch", action="store_true",
+                          help="fetch the tracker branch from the remote first (needs the network)")
+    pre_push.add_argument("--pre-commit", action="store_true",
+                          help="take the pushed ref from pre-commit's PRE_COMMIT_* variables, not stdin")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.pre_commit:
+        remote, url, updates = hook.updates_from_pre_commit(os.environ)
+    elif args.remote is None or args.url is None:
+        raise UsageError("pre-push needs REMOTE and URL (git passes them when it runs the hook)")
+    else:
+        remote, url = args.remote, args.url
+        updates = hook.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
+    if all(update.is_delete for update in updates):
+        return EXIT_OK  # nothing is added to the remote: no need to read the config or the tracker
+    repo = discover(args.directory)
+    verdict = hook.check_push(repo, config.load_config(repo.root), remote, url, updates, fetch=args.fetch)
+    for warning in verdict.warnings:
+        print(f"wavegit hook: {warning}", file=sys.stderr)
+    if verdict.violations:
+        print(hook.format_refusal(verdict.violations), file=sys.stderr)
+        return EXIT_WORK_FAILED
+    return EXIT_OK

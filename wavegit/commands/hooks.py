@@ -1,0 +1,46 @@
+"""``wavegit hooks install|uninstall [--hooks-dir DIR]``: manage wavegit's git hooks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wavegit import hook_install
+from wavegit.errors import EXIT_OK
+from wavegit.repo import discover
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    install = actions.add_parser(
+        "install", help="install the pre-push hook (keeps and chains an existing one)",
+        description="Write the pre-push hook into the repository's common git dir (shared by all worktrees). "
+        "An existing pre-push hook is kept as pre-push.wavegit-chained and runs first. Running it again "
+        "refreshes the hook. Refuses when core.hooksPath is set, unless --hooks-dir says where to install.")
+    uninstall = actions.add_parser(
+        "uninstall", help="remove the pre-push hook and restore the one it replaced",
+        description="Remove wavegit's pre-push hook and put back the hook it chained, if any.")
+    for sub in (install, uninstall):
+        sub.add_argument("--hooks-dir", metavar="DIR", help="the hooks directory to use")
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = discover(args.directory)
+    explicit = Path(args.directory, args.hooks_dir) if args.hooks_dir else None
+    # Uninstalling from the default place must work even when core.hooksPath is set.
+    directory = hook_install.hooks_dir(repo, explicit, refuse_hooks_path=args.action == "install")
+    if args.action == "install":
+        installed = hook_install.install(directory, sys.executable)
+        chained = f"; runs {installed.chained} first" if installed.chained else ""
+        verb = "refreshed" if installed.refreshed else "installed"
+        print(f"{verb} {installed.hook}{chained}")
+        return EXIT_OK
+    removed = hook_install.uninstall(directory)
+    if removed.note:
+        print(removed.note)
+    elif removed.restored:
+        print(f"removed wavegit's hook; restored the previous hook at {removed.restored}")
+    else:
+        print(f"removed {directory / hook_install.HOOK_NAME}")
+    return EXIT_OK

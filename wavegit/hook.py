@@ -1,0 +1,284 @@
+"""The pre-push check: refuse a push whose commits touch files owned by an item in flight in another wave.
+
+Protocol (githooks(5)): git runs the hook with the remote's name and URL (both the URL when pushing to an
+unnamed remote) and writes one line per ref to stdin: ``<local ref> <local oid> <remote ref> <remote oid>``.
+An all-zero remote oid means the ref is new; ``(delete)`` with an all-zero local oid is a deletion. Object
+ids are 40 (SHA-1) or 64 (SHA-256) hex digits. Lines are split from the right.
+
+Which commits a push adds to a ref: those reachable from the local oid and from neither the remote oid nor
+anything already on the remote (``--remotes=<remote>``) -- except wave branches ``<remote>/wavegit/*``: work
+that only lives on an in-flight wave's branch is not settled, so carrying it onto another branch counts.
+Changed paths come from ONE ``git log --name-status`` call for all pushed commits, without rename detection,
+so a rename counts for both its old and its new path. A merge commit counts for the paths where it differs
+from every parent (``-c``: conflict resolutions and edits made in the merge); what it brings in from the
+merged branch is that branch's own commits, which are checked themselves unless already on the remote.
+
+Ownership comes from the items ``in_progress`` or ``review`` of the tracker at the remote-tracking tracker
+branch ``refs/remotes/<remote>/<tracker_branch>`` (no network unless ``--fetch``). Branch convention (the wave
+code creates these names): a wave runs on ``refs/heads/wavegit/<wave>`` and may push per-item branches
+``refs/heads/wavegit/<wave>/<item-id>``; wave ids contain no ``/``. A per-item branch is checked against its
+whole wave, like the wave branch.
+
+- A path owned by an in-flight item is refused unless pushed to that item's wave branch (or a per-item branch
+  of that wave).
+- A path pushed to a wave branch must be owned by an in-flight item of that wave; anything else is refused.
+- On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass.
+- Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wavegit import git, paths, tracker
+from wavegit.config import Config
+from wavegit.errors import UsageError, ValidationError
+from wavegit.repo import Repo
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
+_OID_LENGTHS = (40, 64)
+WAVE_BRANCH_PREFIX = "refs/heads/wavegit/"
+STATE_PREFIX = ".wavegit/"
+_COMMIT_MARK = "\x01"
+# Porcelain `git log`, so pin everything user configuration could change in its output.
+_LOG_PATHS = (
+    "-c", "log.showSignature=false", "log", "-z", f"--format={_COMMIT_MARK}%H", "--name-status",
+    "--no-renames", "-c", "--root", "--no-color", "--no-ext-diff", "--no-textconv",
+)
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    """One line of the pre-push protocol."""
+
+    local_ref: str
+    local_oid: str
+    remote_ref: str
+    remote_oid: str
+
+    @property
+    def is_delete(self) -> bool:
+        return _is_zero(self.local_oid)
+
+    @property
+    def is_new(self) -> bool:
+        return _is_zero(self.remote_oid)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A pushed path the push may not touch."""
+
+    ref: str
+    """The remote ref it was pushed to."""
+    path: str
+    owner: tracker.Item | None
+    """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    violations: tuple[Violation, ...]
+    warnings: tuple[str, ...]
+
+
+def _is_zero(oid: str) -> bool:
+    return not oid.strip("0")
+
+
+def parse_updates(text: str) -> list[RefUpdate]:
+    """The ref updates of git's pre-push stdin; UsageError naming the line for anything malformed."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.rsplit(" ", 3)
+        if len(fields) != 4 or not all(fields):
+            raise UsageError(f"stdin line {number}: expected '<local ref> <local oid> <remote ref> "
+                             f"<remote oid>', got {line!r}")
+        local_ref, local_oid, remote_ref, remote_oid = fields
+        for oid in (local_oid, remote_oid):
+            if len(oid) not in _OID_LENGTHS or not _HEX_DIGITS.issuperset(oid):
+                raise UsageError(f"stdin line {number}: {oid!r} is not an object id "
+                                 "(40 or 64 lowercase hex digits)")
+        if len(local_oid) != len(remote_oid):
+            raise UsageError(f"stdin line {number}: SHA-1 and SHA-256 object ids mixed")
+        if local_ref == "(delete)" and not _is_zero(local_oid):
+            raise UsageError(f"stdin line {number}: '(delete)' must come with an all-zero local object id")
+        updates.append(RefUpdate(local_ref, local_oid, remote_ref, remote_oid))
+    return updates
+
+
+def updates_from_pre_commit(env: Mapping[str, str]) -> tuple[str, str, list[RefUpdate]]:
+    """(remote, url, updates) from the ``PRE_COMMIT_*`` variables pre-commit sets for pre-push hooks.
+
+    pre-commit passes one ref: ``FROM_REF..TO_REF``; without FROM_REF (a new history) the ref counts as new.
+    """
+    to_oid = env.get("PRE_COMMIT_TO_REF", "")
+    remote = env.get("PRE_COMMIT_REMOTE_NAME", "")
+    if not to_oid or not remote:
+        raise UsageError("--pre-commit: PRE_COMMIT_TO_REF and PRE_COMMIT_REMOTE_NAME are not set "
+                         "(run it from a pre-commit pre-push stage)")
+    from_oid = env.get("PRE_COMMIT_FROM_REF") or "0" * len(to_oid)
+    line = " ".join((env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD", to_oid,
+                     env.get("PRE_COMMIT_REMOTE_BRANCH") or "HEAD", from_oid))
+    return remote, env.get("PRE_COMMIT_REMOTE_URL", remote), parse_updates(line)
+
+
+def wave_of_ref(remote_ref: str) -> str | None:
+    """The wave a pushed ref belongs to (``refs/heads/wavegit/<wave>[/<item-id>]``), or None."""
+    if not remote_ref.startswith(WAVE_BRANCH_PREFIX):
+        return None
+    return remote_ref[len(WAVE_BRANCH_PREFIX):].split("/", 1)[0] or None
+
+
+def _exclusions(update: RefUpdate, remote: str) -> list[str]:
+    """rev-list arguments that leave out what the remote already has (see the module docstring)."""
+    known = [] if update.is_new else [update.remote_oid]
+    # --ignore-missing: on a forced push the remote oid may not exist locally.
+    return ["--ignore-missing", update.local_oid, "--not", *known, f"--exclude={remote}/wavegit/*",
+            f"--remotes={remote}"]
+
+
+def _parse_log(output: str) -> dict[str, list[str]]:
+    """commit -> changed paths, from ``git log -z --format=<mark>%H --name-status``."""
+    changed: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    tokens = iter(output.split("\0"))
+    for token in tokens:
+        if token.startswith(_COMMIT_MARK):
+            current = changed.setdefault(token[len(_COMMIT_MARK):], [])
+        elif token.strip("\n"):
+            path = next(tokens, None)  # without rename detection every status has exactly one path
+            if current is None or path is None:
+                raise git.GitError(_LOG_PATHS, 0, f"unexpected `git log` output near {token!r}")
+            current.append(path)
+    return changed
+
+
+def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str) -> dict[str, set[str]]:
+    """remote ref -> paths changed by the commits the push adds to it (deletions left out)."""
+    checked = [update for update in updates if not update.is_delete]
+    if len(checked) == 1:
+        # The usual push: one call lists the commits and their paths together.
+        update = checked[0]
+        log = git.out([*_LOG_PATHS, *_exclusions(update, remote)], cwd=root)
+        return {update.remote_ref: {p for found in _parse_log(log).values() for p in found}}
+    commits = {u.remote_ref: git.out(["rev-list", *_exclusions(u, remote)], cwd=root).split()
+               for u in checked}
+    wanted = list(dict.fromkeys(c for listed in commits.values() for c in listed))
+    if not wanted:  # `git log --stdin` with no input would fall back to HEAD
+        return {ref: set() for ref in commits}
+    log = git.out([*_LOG_PATHS, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(wanted) + "\n")
+    by_commit = _parse_log(log)
+    return {ref: {p for c in listed for p in by_commit.get(c, ())} for ref, listed in commits.items()}
+
+
+def read_blob(root: Path, spec: str) -> tuple[str, str] | None:
+    """(text, blob sha) of ``<rev>:<path>`` in one ``cat-file`` call, or None when it is not a blob."""
+    result = git.run(["cat-file", "--batch"], cwd=root, input=spec + "\n")
+    header, _, body = result.stdout.partition("\n")
+    fields = header.split()
+    if len(fields) != 3 or fields[1] != "blob":
+        return None
+    return body[:-1], fields[0]  # --batch ends every object with a newline of its own
+
+
+def load_in_flight(repo: Repo, config: Config, remote: str) -> list[tracker.Item]:
+    """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
+    spec = f"refs/remotes/{remote}/{config.tracker_branch}:{config.tracker_path}"
+    found = read_blob(repo.root, spec)
+    if found is None:
+        raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
+    text, blob_sha = found
+    try:
+        loaded = tracker.load_cached(text, blob_sha, repo.state_dir / "cache", config.tracker_path,
+                                     strict=False)
+    except ValidationError as exc:
+        first = exc.problems[0] if exc.problems else "invalid"
+        raise UsageError(f"the tracker at {spec} is invalid: {first}") from exc
+    return [item for item in loaded.items if item.status in tracker.IN_FLIGHT]
+
+
+def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[tracker.Item],
+                    tracker_branch: str) -> list[Violation]:
+    """Every pushed path the rules of the module docstring refuse, in ref and path order."""
+    by_id = {item.id: item for item in in_flight}
+    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    for item in in_flight:
+        for pattern in item.owns:
+            index.add(item.id, pattern)
+    tracker_ref = f"refs/heads/{tracker_branch}"
+    violations: list[Violation] = []
+    for ref in sorted(changed):
+        wave = wave_of_ref(ref)
+        for path in sorted(set(changed[ref])):
+            if ref == tracker_ref and path.startswith(STATE_PREFIX):
+                continue
+            owners = sorted((by_id[key] for key in index.owners(path)), key=lambda item: item.id)
+            foreign = [owner for owner in owners if wave is None or owner.wave != wave]
+            violations.extend(Violation(ref, path, owner) for owner in foreign)
+            if wave is not None and not owners:
+                violations.append(Violation(ref, path, None))
+    return violations
+
+
+def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Sequence[RefUpdate], *,
+               fetch: bool = False) -> Verdict:
+    """What the pre-push hook decides for ``updates`` pushed to ``remote``.
+
+    Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
+    tracker and the "already on the remote" exclusion.
+    """
+    if all(update.is_delete for update in updates):
+        return Verdict((), ())
+    tracking = remote if remote != url else config.remote
+    warnings = []
+    if fetch:
+        branch = config.tracker_branch
+        refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
+        result = git.run(["fetch", "--quiet", tracking, refspec], cwd=repo.root, check=False)
+        if result.returncode != 0:
+            detail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no output"
+            warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
+                            "using the last fetched copy")
+    changed = pushed_paths(repo.root, updates, tracking)
+    if not any(changed.values()):
+        return Verdict((), tuple(warnings))
+    try:
+        in_flight = load_in_flight(repo, config, tracking)
+    except UsageError as exc:
+        if config.hook.strict:
+            raise UsageError(f"{exc}; refusing the push because hook.strict is true "
+                             "(`git push --no-verify` skips this check at your own risk)") from exc
+        warnings.append(f"warning: {exc}; the push is NOT checked against work in flight "
+                        "(set hook.strict: true in .wavegit/config.yaml to refuse instead)")
+        return Verdict((), tuple(warnings))
+    return Verdict(tuple(find_violations(changed, in_flight, config.tracker_branch)), tuple(warnings))
+
+
+def _describe(violation: Violation) -> str:
+    owner = violation.owner
+    if owner is None:
+        wave = wave_of_ref(violation.ref)
+        return f"  {violation.path}: outside the items of wave {wave} (pushed to {violation.ref})"
+    pr = f", PR #{owner.pr}" if owner.pr is not None else ""
+    return (f"  {violation.path}: owned by {owner.id} ({owner.status}, wave {owner.wave or '?'}{pr}; "
+            f"pushed to {violation.ref})")
+
+
+def format_refusal(violations: Sequence[Violation]) -> str:
+    """The message printed when the push is refused: every path, its item, wave and PR, and what to do."""
+    count = len({(v.ref, v.path) for v in violations})
+    lines = [f"wavegit: push refused: {count} path(s) collide with work in flight:"]
+    lines.extend(_describe(v) for v in violations)
+    waves = sorted({v.owner.wave or "?" for v in violations if v.owner is not None})
+    if waves:
+        lines.append(f"Wait until wave {', '.join(waves)} is merged (its items leave in_progress/review), or "
+                     "coordinate with whoever runs it.")
+    if any(v.owner is None for v in violations):
+        lines.append("A wave branch carries only its own items' files: push other changes to another branch.")
+    lines.append("`git push --no-verify` skips this check, at your own risk.")
+    return "\n".join(lines)

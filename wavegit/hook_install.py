@@ -1,0 +1,128 @@
+"""Installing and uninstalling wavegit's pre-push hook.
+
+The hook goes into ``<git common dir>/hooks`` (shared by every linked worktree) unless a directory is given.
+A pre-push hook that is not wavegit's is kept as ``pre-push.wavegit-chained`` and run first, with the same
+arguments and the same stdin (buffered, since git writes it once); uninstalling puts it back. The script
+runs ``<python> -m wavegit hook pre-push`` with the Python that installed it, so wavegit must be importable
+by that interpreter (installed, not only on a PYTHONPATH).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from wavegit import git
+from wavegit.errors import UsageError
+from wavegit.repo import Repo
+
+HOOK_NAME = "pre-push"
+CHAINED_NAME = "pre-push.wavegit-chained"
+MARKER = "# wavegit-managed pre-push hook"
+
+# {python} is substituted already shell-quoted; everything else is literal sh.
+_SCRIPT = """#!/bin/sh
+{marker} (written by `wavegit hooks install`; `wavegit hooks uninstall` removes it and
+# restores the hook it replaced). Reinstalling overwrites this file.
+python={python}
+# git writes the pushed refs to stdin once: keep them (trailing newlines too) for every hook that reads them.
+input=$(cat; echo x)
+input=${{input%x}}
+chained="$(dirname -- "$0")/{chained}"
+if [ -x "$chained" ]; then
+    printf '%s' "$input" | "$chained" "$@" || exit $?
+fi
+if [ ! -x "$python" ]; then
+    echo "wavegit: $python (the Python that installed this hook) is gone; run \\`wavegit hooks install\\`" \\
+        "again, or push with --no-verify at your own risk" >&2
+    exit 1
+fi
+printf '%s' "$input" | "$python" -m wavegit hook pre-push "$@"
+"""
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    hook: Path
+    chained: Path | None
+    """The foreign hook that now runs first, if any."""
+    refreshed: bool
+    """True when wavegit's hook was already there (it was rewritten in place)."""
+
+
+@dataclass(frozen=True)
+class UninstallResult:
+    removed: bool
+    restored: Path | None
+    """Where the previously chained hook was put back, if any."""
+    note: str = ""
+
+
+def hooks_dir(repo: Repo, explicit: Path | None, *, refuse_hooks_path: bool = True) -> Path:
+    """``explicit`` if given, else the common dir's hooks -- refused when core.hooksPath is set, since git
+    would not run a hook from there."""
+    if explicit is not None:
+        return explicit.resolve()
+    if not refuse_hooks_path:
+        return repo.common_dir / "hooks"
+    configured = git.run(["config", "--get", "core.hooksPath"], cwd=repo.root, check=False).stdout.strip()
+    if configured:
+        raise UsageError(f"core.hooksPath is set ({configured}), so git does not run hooks from "
+                         f"{repo.common_dir / 'hooks'}; pass --hooks-dir to say where to install "
+                         "(e.g. --hooks-dir " + shlex.quote(configured) + ")")
+    return repo.common_dir / "hooks"
+
+
+def render(python: str) -> str:
+    """The hook script that runs wavegit with ``python``."""
+    return _SCRIPT.format(marker=MARKER, python=shlex.quote(python), chained=CHAINED_NAME)
+
+
+def is_wavegit_hook(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return MARKER in handle.read(4096)
+    except (FileNotFoundError, IsADirectoryError):
+        return False
+
+
+def _write_executable(path: Path, text: str) -> None:
+    """Write atomically so git never runs a half-written hook."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+
+
+def install(directory: Path, python: str) -> InstallResult:
+    hook, chained = directory / HOOK_NAME, directory / CHAINED_NAME
+    ours = is_wavegit_hook(hook)
+    foreign = not ours and (hook.exists() or hook.is_symlink())
+    if foreign and (chained.exists() or chained.is_symlink()):
+        raise UsageError(f"both {hook} (not wavegit's) and {chained} exist; move one of them away first, "
+                         "wavegit chains only one foreign hook")
+    directory.mkdir(parents=True, exist_ok=True)
+    if foreign:
+        os.replace(hook, chained)
+    _write_executable(hook, render(python))
+    kept = chained if chained.exists() or chained.is_symlink() else None
+    return InstallResult(hook=hook, chained=kept, refreshed=ours)
+
+
+def uninstall(directory: Path) -> UninstallResult:
+    hook, chained = directory / HOOK_NAME, directory / CHAINED_NAME
+    has_chained = chained.exists() or chained.is_symlink()
+    if not is_wavegit_hook(hook):
+        if hook.exists() or hook.is_symlink() or not has_chained:
+            return UninstallResult(removed=False, restored=None,
+                                   note=f"wavegit's hook is not installed in {directory}; nothing changed")
+        # Our hook was deleted by hand but the hook it replaced is still set aside: put that back.
+        os.replace(chained, hook)
+        return UninstallResult(removed=False, restored=hook)
+    if has_chained:
+        os.replace(chained, hook)
+        return UninstallResult(removed=True, restored=hook)
+    hook.unlink()
+    return UninstallResult(removed=True, restored=None)
