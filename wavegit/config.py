@@ -1,15 +1,24 @@
 """wavegit's configuration: ``.wavegit/config.yaml`` with a default for every key, overridden by
 ``WAVEGIT_<KEY>`` environment variables (nested keys joined with ``_``: ``WAVEGIT_BUDGET_WAVE_USD``).
+
+The parsed file is cached by its blob SHA (like the tracker), so a warm load does not import yaml.
 """
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from wavegit import parsecache, schema
+from wavegit.errors import Problem, UsageError, ValidationError
 
 CONFIG_PATH = ".wavegit/config.yaml"
 TRACKER_PATH = ".wavegit/tracker.yaml"
 HALT_PATH = ".wavegit/HALT"
+ENV_PREFIX = "WAVEGIT_"
 
 
 @dataclass(frozen=True)
@@ -34,9 +43,6 @@ class Config:
     timeout_s: float = 1800.0
     idle_timeout_s: float = 600.0
     attempts: int = 2
-    """Tries per item per wave."""
-    max_attempts: int = 4
-    """Tries per item across all waves; an item reaching it becomes `failed` instead of `todo`."""
     wave_test: str = ""
     lease_ttl_s: float = 7200.0
     budget: Budget = field(default_factory=Budget)
@@ -50,6 +56,187 @@ class Config:
     hook: HookConfig = field(default_factory=HookConfig)
 
 
-def load_config(repo_root: Path) -> Config:
-    """The configuration of the repository at ``repo_root`` (defaults when the file is absent)."""
-    raise NotImplementedError
+def _repo_path(value: schema.Value) -> str | None:
+    from wavegit.paths import PatternError, normalize
+
+    try:
+        normalize(str(value))
+    except PatternError as exc:
+        return str(exc)
+    return None
+
+
+def _ref_name(value: schema.Value) -> str | None:
+    text = str(value)
+    bad = (not text.strip() or any(c in text for c in " ~^:?*[\\") or text.startswith(("-", "/"))
+           or ".." in text)
+    return "must be a valid git branch name" if bad else None
+
+
+_BUDGET = schema.Schema("budget", (
+    schema.Field("wave_usd", "float", check=schema.at_least(0), doc="ceiling per wave in USD; 0 = none"),
+    schema.Field("day_usd", "float", check=schema.at_least(0), doc="ceiling per UTC day in USD; 0 = none"),
+))
+_HOOK = schema.Schema("hook", (
+    schema.Field("strict", "bool", doc="refuse a push (not just warn) when the tracker cannot be read"),
+))
+CONFIG_SCHEMA = schema.Schema("config", (
+    schema.Field("worker", "str", check=schema.not_blank,
+                 doc="command run in each item's worktree; prompt on stdin and in $WAVEGIT_PROMPT_FILE"),
+    schema.Field("concurrency", "int", check=schema.at_least(1), doc="workers at once"),
+    schema.Field("max_items", "int", check=schema.at_least(1), doc="items per wave"),
+    schema.Field("timeout_s", "float", check=schema.positive, doc="wall-clock limit per attempt, seconds"),
+    schema.Field("idle_timeout_s", "float", check=schema.positive, doc="no output for this long = hung"),
+    schema.Field("attempts", "int", check=schema.at_least(1), doc="tries per item per wave"),
+    schema.Field("wave_test", "str", doc="run on the combined wave branch; empty = none"),
+    schema.Field("lease_ttl_s", "float", check=schema.positive,
+                 doc="a claim with no live branch/PR after this long is released by sync"),
+    schema.Field("budget", "map", nested=_BUDGET, doc="cost ceilings"),
+    schema.Field("base_branch", "str", check=_ref_name, doc="waves branch from here and PRs target it"),
+    schema.Field("tracker_branch", "str", check=_ref_name,
+                 doc="where tracker commits go (a separate branch suits a protected main)"),
+    schema.Field("tracker_path", "str", check=_repo_path, doc="the tracker file, relative to the repo root"),
+    schema.Field("remote", "str", check=schema.not_blank, doc="the remote waves push to"),
+    schema.Field("report_authors", "str_list", doc="whose report comments the merge gate believes"),
+    schema.Field("worker_github_token", "bool", doc="pass GITHUB_TOKEN to workers"),
+    schema.Field("hook", "map", nested=_HOOK, doc="the pre-push hook"),
+))
+
+_CACHE_FORMAT = "wavegit-config-cache-1"
+
+
+def load_config(repo_root: Path, cache_dir: Path | None = None,
+                environ: Mapping[str, str] | None = None) -> Config:
+    """The configuration of the repository at ``repo_root`` (defaults when the file is absent).
+
+    ``cache_dir`` (normally ``repo.state_dir / "cache"``) enables the parse cache; ``environ`` defaults to
+    ``os.environ``. File problems raise ValidationError; bad environment values raise UsageError naming
+    the variable.
+    """
+    file = repo_root / CONFIG_PATH
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        values: dict[str, schema.Value] = {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{CONFIG_PATH}: cannot read: {exc}") from None
+    else:
+        values = _file_values(text, cache_dir)
+    _apply_env(values, os.environ if environ is None else environ)
+    return _build(values)
+
+
+def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
+    entry = cache_dir / f"config-{parsecache.blob_sha(text)}.marshal" if cache_dir is not None else None
+    cached = parsecache.read(entry, _CACHE_FORMAT) if entry is not None else None
+    if not isinstance(cached, tuple):
+        try:
+            cached = ("ok", parse_config_text(text))
+        except ValidationError as exc:
+            cached = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
+        if entry is not None:
+            parsecache.write(entry, _CACHE_FORMAT, cached)
+    if cached[0] == "error":
+        raise ValidationError([Problem(CONFIG_PATH, *p) for p in cached[1]])
+    values: dict[str, schema.Value] = cached[1]
+    return values
+
+
+def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Value]:
+    """The typed values the config text sets (a subset of the keys); ValidationError lists every problem."""
+    root = schema.compose(text, path)
+    if root is None or (root.id == "scalar" and root.tag == schema.NULL):
+        return {}
+    where = schema.Located(path)
+    if root.id != "mapping":
+        where.at(root, f"the config must be a mapping, got {schema.describe(root)}", None,
+                 "write one 'key: value' per line")
+        raise ValidationError(where.problems)
+    values = schema.read_mapping(root, CONFIG_SCHEMA, where)
+    if where.problems:
+        raise ValidationError(where.problems)
+    return values
+
+
+def _apply_env(values: dict[str, schema.Value], environ: Mapping[str, str]) -> None:
+    errors: list[str] = []
+    for spec in CONFIG_SCHEMA.fields:
+        if spec.nested is None:
+            _env_value(values, spec, ENV_PREFIX + spec.name.upper(), environ, errors)
+            continue
+        nested = values.get(spec.name)
+        section: dict[str, schema.Value] = dict(nested) if isinstance(nested, dict) else {}
+        for sub in spec.nested.fields:
+            _env_value(section, sub, f"{ENV_PREFIX}{spec.name.upper()}_{sub.name.upper()}", environ, errors)
+        values[spec.name] = section
+    if errors:
+        raise UsageError("; ".join(errors))
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _env_value(values: dict[str, schema.Value], spec: schema.Field, var: str, environ: Mapping[str, str],
+               errors: list[str]) -> None:
+    raw = environ.get(var)
+    if raw is None:
+        return
+    value: schema.Value
+    text = raw.strip()
+    try:
+        if spec.kind == "int":
+            value = int(text)
+        elif spec.kind == "float":
+            value = float(text)
+            if not math.isfinite(value):
+                raise ValueError(text)
+        elif spec.kind == "bool":
+            if text.lower() not in _TRUE + _FALSE:
+                raise ValueError(text)
+            value = text.lower() in _TRUE
+        elif spec.kind == "str_list":
+            value = tuple(part.strip() for part in raw.split(",") if part.strip())
+        else:
+            value = raw
+    except ValueError:
+        expected = {"int": "an integer", "float": "a number", "bool": "true or false"}[spec.kind]
+        errors.append(f"environment variable {var}={raw!r}: expected {expected}")
+        return
+    complaint = spec.check(value) if spec.check is not None else None
+    if complaint:
+        errors.append(f"environment variable {var}={raw!r}: {spec.name} {complaint}")
+        return
+    values[spec.name] = value
+
+
+def _build(values: Mapping[str, schema.Value]) -> Config:
+    def section(name: str) -> dict[str, schema.Value]:
+        found = values.get(name)
+        return {k: v for k, v in found.items() if v is not None} if isinstance(found, dict) else {}
+
+    top = {k: v for k, v in values.items() if v is not None and k not in ("budget", "hook")}
+    # The schema has checked every value's type against these dataclasses' fields.
+    budget, hook = Budget(**section("budget")), HookConfig(**section("hook"))  # type: ignore[arg-type]
+    return Config(**top, budget=budget, hook=hook)  # type: ignore[arg-type]
+
+
+def initial_config_text() -> str:
+    """The commented config ``wavegit init`` writes: every key with its default and what it is for."""
+    from wavegit.yamledit import render
+
+    defaults = Config()
+    lines = ["# wavegit configuration. Every key has a default; WAVEGIT_<KEY> in the environment overrides",
+             "# it (nested keys joined with '_', e.g. WAVEGIT_BUDGET_WAVE_USD; lists comma-separated)."]
+    for spec in CONFIG_SCHEMA.fields:
+        value = getattr(defaults, spec.name)
+        if spec.nested is None:
+            lines.append(f"{spec.name}: {render(_plain(value))}  # {spec.doc}")
+            continue
+        lines.append(f"{spec.name}:  # {spec.doc}")
+        lines.extend(f"  {sub.name}: {render(_plain(getattr(value, sub.name)))}  # {sub.doc}"
+                     for sub in spec.nested.fields)
+    return "\n".join(lines) + "\n"
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value

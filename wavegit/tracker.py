@@ -1,17 +1,29 @@
 """The tracker: item model, schema validation with ``file:line:col`` errors, minimal-diff YAML edits.
 
-INTERFACE (owned by the tracker helper; signatures are the contract other modules code against).
+Parsing composes the YAML (C loader when present) and walks the nodes against ``ITEM_SCHEMA``; a parse cache
+keyed by the tracker's blob SHA stores plain tuples with ``marshal`` so that a warm load does not import yaml.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
+
+from wavegit import parsecache, schema
+from wavegit.errors import Problem, UsageError, ValidationError
+from wavegit.schema import Node
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 STATUSES = ("todo", "in_progress", "review", "done", "failed", "blocked")
 IN_FLIGHT = ("in_progress", "review")
+VERSION = 1
+WRITTEN_BY_WAVEGIT = ("wave", "attempts", "pr", "claimed_at", "updated_at", "last_error", "cost", "merge_sha")
+
+_ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
+_SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
 
 
 @dataclass(frozen=True)
@@ -41,36 +53,339 @@ class Item:
     """Item-level validation problems (only when loaded with strict=False)."""
 
 
+_ITEM_FIELDS = tuple(f.name for f in fields(Item))
+_ITEM_DEFAULTS = {f.name: f.default for f in fields(Item)}
+
+
 @dataclass(frozen=True)
 class Tracker:
     version: int
     items: tuple[Item, ...]
 
+    @cached_property
+    def _by_id(self) -> dict[str, Item]:
+        # The first item wins; duplicates only survive in non-strict loads and carry a problem.
+        by_id: dict[str, Item] = {}
+        for item in self.items:
+            by_id.setdefault(item.id, item)
+        return by_id
+
     def get(self, item_id: str) -> Item | None:
-        raise NotImplementedError
+        return self._by_id.get(item_id)
+
+
+def _check_id(value: schema.Value) -> str | None:
+    if isinstance(value, str) and _ID_RE.match(value):
+        return None
+    return f"'{value}' may contain only letters, digits, '.', '_' and '-'"
+
+
+def _not_empty_list(value: schema.Value) -> str | None:
+    return "must list at least one path" if value == () else None
+
+
+def _sha(value: schema.Value) -> str | None:
+    return None if isinstance(value, str) and _SHA_RE.match(value) else "must be a hexadecimal commit SHA"
+
+
+def _normalize(pattern: str) -> str:
+    from wavegit.paths import normalize
+
+    return normalize(pattern)
+
+
+ITEM_SCHEMA = schema.Schema("item", (
+    schema.Field("id", "str", required=True, check=_check_id, hint="e.g. AUTH-12"),
+    schema.Field("title", "str"),
+    schema.Field("prompt", "str", required=True, check=schema.not_blank,
+                 hint="what the worker is asked to do"),
+    schema.Field("owns", "str_list", required=True, check=_not_empty_list, element_map=_normalize,
+                 hint="list the files, directories (dir/) or globs the item may change"),
+    schema.Field("test", "str", required=True, check=schema.not_blank,
+                 hint="a command; exit 0 means verified"),
+    schema.Field("priority", "str", choices=PRIORITIES),
+    schema.Field("depends_on", "str_list", hint="ids of items that must be done first"),
+    schema.Field("status", "str", choices=STATUSES),
+    schema.Field("wave", "str"),
+    schema.Field("attempts", "int", check=schema.at_least(0)),
+    schema.Field("pr", "int", check=schema.at_least(1)),
+    schema.Field("claimed_at", "text"),
+    schema.Field("updated_at", "text"),
+    schema.Field("last_error", "str"),
+    schema.Field("cost", "float", check=schema.at_least(0)),
+    schema.Field("merge_sha", "str", check=_sha),
+))
+
+_ROOT_KEYS = ("version", "items")
 
 
 def loads(text: str, path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> Tracker:
-    """Parse and validate; raise ValidationError listing every problem."""
-    raise NotImplementedError
+    """Parse and validate; raise ValidationError listing every problem.
+
+    With ``strict=False`` item-level problems are attached to the items (``Item.problems``) instead;
+    document-level problems (not YAML, not a mapping, bad version, items not a list) always raise.
+    """
+    return _tracker(_parse_rows(text, path, strict))
+
+
+def _parse_rows(text: str, path: str, strict: bool) -> tuple[int, tuple[tuple[object, ...], ...]]:
+    where = schema.Located(path)
+    root = schema.compose(text, path)
+    items_node = _document(root, where)
+    rows, item_problems = _items(items_node, where)
+    if where.problems and (strict or len(where.problems) > item_problems):
+        raise ValidationError(where.problems)
+    return VERSION, rows
+
+
+def _document(root: Node | None, where: schema.Located) -> Node | None:
+    """The ``items`` node; document-level problems raise at once."""
+    if root is None or root.id != "mapping":
+        got = "an empty file" if root is None else schema.describe(root)
+        line, col = (1, 1) if root is None else (root.start_mark.line + 1, root.start_mark.column + 1)
+        raise ValidationError([Problem(where.path, line, col, f"the tracker must be a mapping, got {got}",
+                                       None, "start with 'version: 1' and 'items:'")])
+    version_node: Node | None = None
+    items_node: Node | None = None
+    for key, key_node, value_node in schema.iter_pairs(root, where):
+        if key == "version":
+            version_node = value_node
+        elif key == "items":
+            items_node = value_node
+        else:
+            guess = schema.nearest(key, _ROOT_KEYS)
+            where.at(key_node, f"unknown top-level key '{key}'", None,
+                     f"did you mean '{guess}'?" if guess else "the tracker has only 'version' and 'items'")
+    if version_node is None:
+        where.at(root, "missing 'version'", None, f"add 'version: {VERSION}' at the top")
+    elif version_node.id != "scalar" or version_node.tag != schema.INT or \
+            schema.scalar_value(version_node) != VERSION:
+        where.at(version_node, f"unknown tracker version {version_node.value!r}", None,
+                 f"this wavegit reads version {VERSION}")
+    if items_node is not None and items_node.id != "sequence" and items_node.tag != schema.NULL:
+        where.at(items_node, f"'items' must be a list, got {schema.describe(items_node)}", None,
+                 "write each item as '- id: ...'")
+    if where.problems:
+        raise ValidationError(where.problems)
+    return items_node if items_node is not None and items_node.id == "sequence" else None
+
+
+def _items(items_node: Node | None, where: schema.Located) -> tuple[tuple[tuple[object, ...], ...], int]:
+    """The item rows and how many problems are item-level (attached to an identifiable item)."""
+    if items_node is None:
+        return (), 0
+    rows: list[list[object]] = []
+    item_nodes: list[Node] = []
+    first_line: dict[str, int] = {}
+    attached = 0
+    for index, node in enumerate(items_node.value):
+        before = len(where.problems)
+        if node.id != "mapping":
+            where.at(node, f"each item must be a mapping, got {schema.describe(node)}", None,
+                     "start the item with '- id: ...'")
+            continue
+        item_id = _item_id(node)
+        values = schema.read_mapping(node, ITEM_SCHEMA, where, item_id)
+        if item_id is None:
+            continue
+        line = node.start_mark.line + 1
+        if item_id in first_line:
+            where.at(_value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
+                     f"{first_line[item_id]})", item_id, "ids must be unique; rename one of them")
+        else:
+            first_line[item_id] = line
+        row = [values.get(name, _ITEM_DEFAULTS[name]) for name in _ITEM_FIELDS]
+        row[0] = item_id
+        row[-3:] = [index, line, tuple(_brief(p) for p in where.problems[before:])]
+        attached += len(where.problems) - before
+        rows.append(row)
+        item_nodes.append(node)
+    attached += _check_dependencies(rows, item_nodes, where)
+    return tuple(tuple(row) for row in rows), attached
+
+
+_DEPS = _ITEM_FIELDS.index("depends_on")
+_PROBLEMS = _ITEM_FIELDS.index("problems")
+
+
+def _check_dependencies(rows: list[list[object]], nodes: list[Node], where: schema.Located) -> int:
+    """Unknown dependency ids and cycles; returns the number of problems added (all item-level)."""
+    before = len(where.problems)
+    ids = {str(row[0]) for row in rows}
+    position = {str(row[0]): i for i, row in reversed(list(enumerate(rows)))}
+    for row, node in zip(rows, nodes, strict=True):
+        deps: tuple[str, ...] = row[_DEPS]  # type: ignore[assignment]
+        for dep in deps:
+            if dep not in ids:
+                guess = schema.nearest(dep, tuple(ids))
+                _attach(row, where.at(_dep_node(node, dep), f"depends on unknown id '{dep}'", str(row[0]),
+                                      f"did you mean '{guess}'?" if guess else "add that item or remove it"))
+    graph = {str(row[0]): [d for d in row[_DEPS] if d in ids] for row in rows}  # type: ignore[attr-defined]
+    for cycle in _cycles(graph):
+        text = " -> ".join((*cycle, cycle[0]))
+        for member in cycle:
+            row = rows[position[member]]
+            dep = cycle[(cycle.index(member) + 1) % len(cycle)]
+            _attach(row, where.at(_dep_node(nodes[position[member]], dep), f"dependency cycle: {text}",
+                                  member, "remove one of these depends_on entries"))
+    return len(where.problems) - before
+
+
+def _attach(row: list[object], problem: Problem) -> None:
+    row[_PROBLEMS] = (*row[_PROBLEMS], _brief(problem))  # type: ignore[misc]
+
+
+def _brief(problem: Problem) -> str:
+    return f"{problem.message} (line {problem.line})"
+
+
+def _cycles(graph: Mapping[str, list[str]]) -> list[tuple[str, ...]]:
+    """One cycle per strongly connected component that has one (iterative, so deep chains are fine)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    found: list[tuple[str, ...]] = []
+    for start in graph:
+        if start in state:
+            continue
+        path: list[str] = [start]
+        iters = [iter(graph[start])]
+        state[start] = 1
+        while iters:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                iters.pop()
+            elif state.get(nxt) == 1:
+                found.append(tuple(path[path.index(nxt):]))
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                iters.append(iter(graph[nxt]))
+    return found
+
+
+def _item_id(node: Node) -> str | None:
+    value = _value_node(node, "id")
+    if value is None or value.id != "scalar" or value.tag != schema.STR:
+        return None
+    return str(value.value)
+
+
+def _value_node(node: Node, key: str) -> Node | None:
+    found: Node | None = None
+    for key_node, value_node in node.value:
+        if schema.key_text(key_node) == key:
+            found = value_node
+            break
+    return found
+
+
+def _dep_node(item: Node, dep: str) -> Node:
+    seq = _value_node(item, "depends_on")
+    if seq is None:
+        return item
+    elements: list[Node] = seq.value if seq.id == "sequence" else []
+    return next((e for e in elements if e.value == dep), seq)
+
+
+def _make_item(row: Iterable[object]) -> Item:
+    # Frozen-dataclass __init__ costs a setattr per field; filling __dict__ directly is several times faster.
+    item: Item = object.__new__(Item)
+    item.__dict__.update(zip(_ITEM_FIELDS, row, strict=True))
+    return item
+
+
+def _tracker(parsed: tuple[int, tuple[tuple[object, ...], ...]]) -> Tracker:
+    version, rows = parsed
+    return Tracker(version, tuple(map(_make_item, rows)))
+
+
+_CACHE_FORMAT = "wavegit-tracker-cache-1"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
                 *, strict: bool = True) -> Tracker:
-    """``loads`` with a parse cache keyed by blob SHA under ``cache_dir``."""
-    raise NotImplementedError
+    """``loads`` with a parse cache keyed by blob SHA under ``cache_dir``.
+
+    Content-addressed, so an entry can never be stale; a corrupt entry is ignored and rewritten.
+    Validation failures are cached too, so a broken tracker is not re-parsed on every call.
+    """
+    if cache_dir is None:
+        return loads(text, path, strict=strict)
+    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
+    cached = parsecache.read(entry, _CACHE_FORMAT)
+    if isinstance(cached, tuple):
+        return _tracker_or_raise(cached, path)
+    try:
+        parsed: tuple[object, ...] = ("ok", *_parse_rows(text, path, strict))
+    except ValidationError as exc:
+        parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
+    parsecache.write(entry, _CACHE_FORMAT, parsed)
+    return _tracker_or_raise(parsed, path)
+
+
+def _path_key(path: str) -> str:
+    import zlib
+
+    return format(zlib.crc32(path.encode("utf-8", "surrogatepass")), "08x")
+
+
+def _tracker_or_raise(parsed: tuple[object, ...], path: str) -> Tracker:
+    if parsed[0] == "ok":
+        return _tracker(parsed[1:])  # type: ignore[arg-type]
+    problems = parsed[1]
+    raise ValidationError([Problem(path, *p) for p in problems])  # type: ignore[attr-defined]
 
 
 def set_fields(text: str, item_id: str, fields: Mapping[str, object | None]) -> str:
     """Change (or add, or with None remove) fields of one item, editing only those lines."""
-    raise NotImplementedError
+    from wavegit import yamledit
+
+    unknown = [name for name in fields if ITEM_SCHEMA.field(name) is None]
+    if unknown:
+        raise UsageError(f"cannot set unknown item field(s): {', '.join(unknown)}")
+    return yamledit.set_item_fields(text, item_id, fields)
 
 
 def append_item(text: str, item: Item) -> str:
     """The text with ``item`` appended to ``items``; everything before it is unchanged."""
-    raise NotImplementedError
+    from wavegit import yamledit
+
+    return yamledit.append_item(text, item_fields(item))
+
+
+def item_fields(item: Item) -> dict[str, object]:
+    """The keys an item is written with, in canonical order; defaults are left out."""
+    out: dict[str, object] = {}
+    for name in ITEM_SCHEMA.names:
+        value = getattr(item, name)
+        if name in _ALWAYS_WRITTEN or value != _ITEM_DEFAULTS[name]:
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+_ALWAYS_WRITTEN = ("id", "prompt", "owns", "test", "priority", "status")
 
 
 def initial_text() -> str:
     """The tracker ``wavegit init`` writes."""
-    raise NotImplementedError
+    return _INITIAL_TEXT
+
+
+_INITIAL_TEXT = """\
+# wavegit tracker: one entry per unit of work. Add items with `wavegit add` or by hand:
+#
+#   - id: AUTH-12                 # unique; letters, digits, . _ -
+#     title: Rate-limit logins    # optional
+#     prompt: |                   # what the worker is asked to do
+#       Add a token bucket to src/auth/limiter.py ...
+#     owns: [src/auth/limiter.py, tests/auth/]   # files, directories (dir/), globs (*, **, ?)
+#     test: pytest -q tests/auth                 # run in the item's worktree; exit 0 = verified
+#     priority: P1                # P0..P3, default P2
+#     depends_on: [AUTH-3]        # optional; ready only when all are done
+#     status: todo                # todo | in_progress | review | done | failed | blocked
+#
+# wavegit itself writes: wave, attempts, pr, claimed_at, updated_at, last_error, cost, merge_sha.
+# Check the file with `wavegit validate`.
+version: 1
+items: []
+"""

@@ -1,0 +1,387 @@
+"""A small declarative schema for wavegit's YAML files (the tracker and the config).
+
+Fields are described as data (``Field``); ``read_mapping`` checks one composed YAML mapping against them and
+reports every problem with its ``path:line:col``. Documents are *composed* (not constructed) so that every
+node keeps its position; the walk over the nodes is ours, which is also what makes it fast.
+
+PyYAML is imported lazily, only when text actually has to be parsed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal, Protocol, Union, cast
+
+from wavegit.errors import Problem
+
+
+class Mark(Protocol):
+    line: int
+    column: int
+    index: int
+
+
+class Node(Protocol):
+    """The shape of PyYAML's composed nodes (its stubs do not declare ``id`` and ``flow_style``)."""
+
+    id: str
+    """"scalar", "sequence" or "mapping"."""
+    tag: str
+    value: Any
+    """str for a scalar, a list of nodes for a sequence, a list of (key, value) node pairs for a mapping."""
+    start_mark: Mark
+    end_mark: Mark
+    flow_style: bool | None
+
+TAG = "tag:yaml.org,2002:"
+STR, INT, FLOAT, BOOL = TAG + "str", TAG + "int", TAG + "float", TAG + "bool"
+NULL, TIMESTAMP = TAG + "null", TAG + "timestamp"
+
+ALIAS_EXPANSION_LIMIT = 10_000
+"""Nodes that aliases may add beyond the document's own; more is treated as an alias bomb."""
+
+Kind = Literal["str", "text", "int", "float", "bool", "str_list", "map"]
+"""``text`` is a string that YAML may also resolve as a timestamp (kept verbatim)."""
+
+Value = Union[str, int, float, bool, tuple[str, ...], dict[str, "Value"], None]  # noqa: UP007 (recursive)
+Check = Callable[[Value], "str | None"]
+"""Returns a message when the (already typed) value is not acceptable."""
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: Kind
+    required: bool = False
+    default: Value = None
+    choices: tuple[str, ...] = ()
+    check: Check | None = None
+    hint: str | None = None
+    nested: Schema | None = None
+    element_map: Callable[[str], str] | None = None
+    """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
+    doc: str = ""
+    """One line saying what the key is for (commented into generated files)."""
+
+
+@dataclass(frozen=True)
+class Schema:
+    what: str
+    """Names the mapping in messages ("item", "config")."""
+    fields: tuple[Field, ...]
+
+    def field(self, name: str) -> Field | None:
+        return self.index.get(name)
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @cached_property
+    def index(self) -> dict[str, Field]:
+        return {f.name: f for f in self.fields}
+
+
+def at_least(low: float) -> Check:
+    def check(value: Value) -> str | None:
+        return f"must be at least {low}" if isinstance(value, (int, float)) and value < low else None
+
+    return check
+
+
+def positive(value: Value) -> str | None:
+    return "must be greater than 0" if isinstance(value, (int, float)) and value <= 0 else None
+
+
+def not_blank(value: Value) -> str | None:
+    return "must not be empty" if isinstance(value, str) and not value.strip() else None
+
+
+class Located:
+    """Where problems go: the file's display path plus the list they are collected in."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def at(self, node: Node, message: str, item_id: str | None = None, hint: str | None = None) -> Problem:
+        mark = node.start_mark
+        problem = Problem(self.path, mark.line + 1, mark.column + 1, message, item_id, hint)
+        self.problems.append(problem)
+        return problem
+
+
+def compose(text: str, path: str) -> Node | None:
+    """The document's root node (None for an empty document); YAML errors become ValidationError."""
+    import yaml
+
+    from wavegit.errors import ValidationError
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    try:
+        root = cast("Node | None", loader.get_single_node())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
+        raise ValidationError([Problem(path, line, col, f"not valid YAML: {message}")]) from None
+    except yaml.YAMLError as exc:
+        # Reader errors (e.g. control characters) carry a position but no mark object.
+        line, col = _reader_position(text, getattr(exc, "position", 0))
+        reason = getattr(exc, "reason", None) or str(exc).splitlines()[0]
+        raise ValidationError([Problem(path, line, col, f"not valid YAML: {reason}")]) from None
+    finally:
+        loader.dispose()
+    if root is not None and "&" in text:
+        _check_aliases(root, path)
+    return root
+
+
+def _reader_position(text: str, position: int) -> tuple[int, int]:
+    before = text[:position]
+    return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
+
+
+def _check_aliases(root: Node, path: str) -> None:
+    """Refuse recursive aliases and alias bombs (aliases share nodes, so expansion is computed, not done)."""
+    from wavegit.errors import ValidationError
+
+    sizes: dict[int, int] = {}
+    on_stack: set[int] = set()
+    extra = 0
+
+    def size(node: Node) -> int:
+        nonlocal extra
+        key = id(node)
+        known = sizes.get(key)
+        if known is not None:
+            extra += known
+            if extra > ALIAS_EXPANSION_LIMIT:
+                raise _bomb(node, path, "aliases expand to too many nodes (alias bomb?)")
+            return known
+        if key in on_stack:
+            raise _bomb(node, path, "recursive alias: a node contains an alias to itself")
+        on_stack.add(key)
+        total = 1 + sum(size(child) for child in _children(node))
+        on_stack.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        size(root)
+    except RecursionError:
+        raise ValidationError([Problem(path, 1, 1, "YAML nesting is too deep")]) from None
+
+
+def _bomb(node: Node, path: str, message: str) -> Exception:
+    from wavegit.errors import ValidationError
+
+    mark = node.start_mark
+    hint = f"anchors/aliases may add at most {ALIAS_EXPANSION_LIMIT} nodes; write the values out"
+    return ValidationError([Problem(path, mark.line + 1, mark.column + 1, message, None, hint)])
+
+
+def _children(node: Node) -> Iterator[Node]:
+    if node.id == "sequence":
+        yield from node.value
+    elif node.id == "mapping":
+        for key, value in node.value:
+            yield key
+            yield value
+
+
+def is_mapping(node: Node) -> bool:
+    return node.id == "mapping"
+
+
+def is_sequence(node: Node) -> bool:
+    return node.id == "sequence"
+
+
+def key_text(key: Node) -> str | None:
+    """A mapping key as text, or None when it is not a plain string key."""
+    if key.id == "scalar" and key.tag == STR:
+        return str(key.value)
+    return None
+
+
+def describe(node: Node) -> str:
+    """What a node is, for 'expected X, got Y' messages."""
+    if node.id == "mapping":
+        return "a mapping"
+    if node.id == "sequence":
+        return "a list"
+    name = node.tag[len(TAG):] if node.tag.startswith(TAG) else node.tag
+    return {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
+            "null": "nothing (null)", "timestamp": "a timestamp"}.get(name, f"a value tagged {name}")
+
+
+def nearest(word: str, candidates: tuple[str, ...]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def iter_pairs(node: Node, where: Located,
+               item_id: str | None = None) -> Iterator[tuple[str, Node, Node]]:
+    """The (key, key node, value node) pairs of a mapping; non-string and duplicate keys are problems."""
+    seen: set[str] = set()
+    for key_node, value_node in node.value:
+        key = key_text(key_node)
+        if key is None:
+            where.at(key_node, f"keys must be strings, got {describe(key_node)}", item_id)
+            continue
+        if key in seen:
+            where.at(key_node, f"duplicate key '{key}'", item_id, "each key may appear once per mapping")
+            continue
+        seen.add(key)
+        yield key, key_node, value_node
+
+
+def read_mapping(node: Node, schema: Schema, where: Located,
+                 item_id: str | None = None) -> dict[str, Value]:
+    """The typed values of the known keys in ``node``; every problem is added to ``where``."""
+    index = schema.index
+    values: dict[str, Value] = {}
+    for key, key_node, value_node in iter_pairs(node, where, item_id):
+        spec = index.get(key)
+        if spec is None:
+            guess = nearest(key, schema.names)
+            where.at(key_node, f"unknown key '{key}' in {schema.what}", item_id,
+                     f"did you mean '{guess}'?" if guess else "known keys: " + ", ".join(schema.names))
+            continue
+        value = read_value(value_node, spec, where, item_id)
+        if not isinstance(value, _Invalid):
+            values[key] = value
+    for spec in schema.fields:
+        if spec.required and values.get(spec.name) is None and not _has_key(node, spec.name):
+            where.at(node, f"missing required key '{spec.name}'", item_id, spec.hint)
+    return values
+
+
+def _has_key(node: Node, name: str) -> bool:
+    return any(key_text(k) == name for k, _ in node.value)
+
+
+class _Invalid:
+    """Marks a value that produced a problem (None is a legitimate value)."""
+
+
+_INVALID = _Invalid()
+
+
+def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
+    """One field's value, typed and checked; ``_INVALID`` after recording a problem."""
+    if node.id == "scalar" and node.tag == NULL:
+        if spec.required:
+            where.at(node, f"'{spec.name}' must not be empty", item_id, spec.hint)
+            return _INVALID
+        return None
+    value = _typed(node, spec, where, item_id)
+    if isinstance(value, _Invalid):
+        return value
+    if spec.choices and value not in spec.choices:
+        guess = nearest(str(value), spec.choices)
+        hint = f"did you mean '{guess}'?" if guess else "one of: " + ", ".join(spec.choices)
+        where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
+                 item_id, hint)
+        return _INVALID
+    if spec.check is not None:
+        complaint = spec.check(value)
+        if complaint:
+            where.at(node, f"'{spec.name}' {complaint}", item_id, spec.hint)
+            return _INVALID
+    return value
+
+
+def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
+    kind = spec.kind
+    if kind == "str_list":
+        return _str_list(node, spec, where, item_id)
+    if kind == "map":
+        if node.id != "mapping" or spec.nested is None:
+            return _wrong(node, spec, "a mapping", where, item_id)
+        return read_mapping(node, spec.nested, where, item_id)
+    if node.id != "scalar":
+        return _wrong(node, spec, _EXPECTED[kind], where, item_id)
+    tag = node.tag
+    if kind == "str" or kind == "text":
+        if tag == STR or (kind == "text" and tag == TIMESTAMP):
+            return str(node.value)
+        return _wrong(node, spec, "a string", where, item_id, "put it in quotes")
+    scalar = scalar_value(node)
+    if kind == "int" and isinstance(scalar, int) and not isinstance(scalar, bool):
+        return scalar
+    if kind == "float" and isinstance(scalar, (int, float)) and not isinstance(scalar, bool):
+        if not math.isfinite(scalar):
+            return _wrong(node, spec, "a finite number", where, item_id)
+        return float(scalar)
+    if kind == "bool" and isinstance(scalar, bool):
+        return scalar
+    return _wrong(node, spec, _EXPECTED[kind], where, item_id)
+
+
+_EXPECTED: dict[str, str] = {"str": "a string", "text": "a string", "int": "an integer", "float": "a number",
+                             "bool": "true or false", "str_list": "a list of strings", "map": "a mapping"}
+
+
+def _wrong(node: Node, spec: Field, expected: str, where: Located, item_id: str | None,
+           hint: str | None = None) -> _Invalid:
+    where.at(node, f"'{spec.name}' must be {expected}, got {describe(node)}", item_id, hint or spec.hint)
+    return _INVALID
+
+
+def _str_list(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
+    if node.id != "sequence":
+        hint = f"write it as a list: {spec.name}: [{node.value}]" if node.id == "scalar" else spec.hint
+        return _wrong(node, spec, "a list of strings", where, item_id, hint)
+    out: list[str] = []
+    ok = True
+    for element in node.value:
+        if element.id != "scalar" or element.tag != STR:
+            _wrong(element, spec, "a list of strings", where, item_id, "put the element in quotes")
+            ok = False
+            continue
+        text = str(element.value)
+        if spec.element_map is not None:
+            try:
+                text = spec.element_map(text)
+            except ValueError as exc:
+                where.at(element, f"'{spec.name}': {exc}", item_id, spec.hint)
+                ok = False
+                continue
+        out.append(text)
+    return tuple(out) if ok else _INVALID
+
+
+def scalar_value(node: Node) -> str | int | float | bool | None:
+    """A scalar node's value as ``yaml.safe_load`` would construct it (timestamps stay text)."""
+    tag, raw = node.tag, node.value
+    if tag in (STR, TIMESTAMP):
+        return str(raw)
+    if tag == INT:
+        try:
+            return int(raw)
+        except ValueError:
+            return int(_constructor().construct_yaml_int(node))
+    if tag == FLOAT:
+        try:
+            return float(raw)
+        except ValueError:
+            return float(_constructor().construct_yaml_float(node))
+    if tag == BOOL:
+        return str(raw).lower() in ("yes", "true", "on")
+    if tag == NULL:
+        return None
+    return str(raw)
+
+
+def _constructor() -> Any:
+    import yaml
+
+    return yaml.SafeLoader("")
