@@ -118,6 +118,9 @@ CASES: list[tuple[str, Tracker, int, tuple[str, ...], dict[str, str]]] = [
     ("in-flight items that only overlap each other leave the rest alone",
      T(S("w1", "a", status="in_progress"), S("w2", "a", status="in_progress"), S("t", "b")),
      8, ("t",), {}),
+    ("among equally many P1s, the choice that leaves room for a P2 wins over the older P1",
+     T(S("x", "a", "b", p="P1"), S("y", "a", p="P1"), S("z", "b")),
+     8, ("y", "z"), {"x": "overlaps y"}),
     ("priority is kept across a chain: P1 middle beats two P2 ends",
      T(S("l", "a"), S("m", "a", "b", p="P1"), S("r", "b")),
      8, ("m",), {"l": "overlaps m", "r": "overlaps m"}),
@@ -198,8 +201,9 @@ def backlogs(draw: st.DrawFn) -> Tracker:
     specs = []
     for k in range(n):
         owns = draw(st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=3, unique=True))
-        status = draw(st.sampled_from(["todo"] * 6 + ["in_progress", "review", "done", "failed"]))
-        deps = draw(st.lists(st.sampled_from([f"i{j}" for j in range(k)]), max_size=1)) if k else []
+        status = draw(st.sampled_from(["todo"] * 12 + ["in_progress", "review", "done", "failed"]))
+        has_dep = k > 0 and draw(st.integers(0, 5)) == 0
+        deps = [draw(st.sampled_from([f"i{j}" for j in range(k)]))] if has_dep else []
         problems = ["broken"] if draw(st.integers(0, 12)) == 0 else []
         specs.append(S(f"i{k}", *owns, p=draw(st.sampled_from(PRIORITIES)), status=status, deps=deps,
                        problems=problems))
