@@ -550,3 +550,31 @@ def connect(settings: Settings | None = None, policy: RetryPolicy | None = None)
     """The client for the configured repository (settings from the environment by default)."""
     return PyGithubClient(settings or require_settings(), policy)
 
+
+def pr_state_for_sync(client: GitHubClient, number: int) -> tuple[str, str | None]:
+    """(``open`` | ``merged`` | ``closed``, the merge commit when merged) of PR ``number``."""
+    pr = client.pr_info(number)
+    if pr.merged:
+        return "merged", pr.merge_sha
+    if pr.state not in ("open", "closed"):
+        raise GitHubError(f"unexpected answer from GitHub: PR #{number} has state {pr.state!r}")
+    return pr.state, None
+
+
+OUTCOME_PREFIX = "> **wavegit:** "
+
+
+def mark_report_outcome(client: GitHubClient, number: int, marker: str, outcome: str) -> Comment | None:
+    """Say ``outcome`` (e.g. "merged as abc123; items done") at the top of our report comment, in place.
+
+    The line goes right after the marker line and replaces an earlier outcome line, so the report
+    below (and its embedded JSON) is untouched. None when the PR has no report comment of ours.
+    """
+    me = client.whoami()
+    mine = [c for c in client.list_comments(number) if c.author == me and marker in c.body]
+    if not mine:
+        return None
+    first, _, rest = mine[0].body.partition("\n")
+    if rest.startswith(OUTCOME_PREFIX):
+        rest = rest.partition("\n")[2]
+    return client.upsert_report_comment(number, f"{first}\n{OUTCOME_PREFIX}{outcome}\n{rest}", marker)

@@ -1,0 +1,44 @@
+"""``wavegit gate --pr N | --event``: check a PR's wave report and set the ``wavegit/gate`` status.
+
+Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub
+settings, no such PR, an event that is not about a PR). The configuration (``report_authors``,
+``tracker_branch``) is read from the checkout at ``-C``, which in a workflow must be the base branch,
+never the PR's code; the tracker is read from the tracker branch through the API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from wavegit import gate, github
+from wavegit.config import load_config
+from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.github_store import GitHubStore
+from wavegit.repo import discover
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--pr", type=int, metavar="N", help="the pull request to check")
+    which.add_argument("--event", action="store_true",
+                       help="take the PR from the Actions event in $GITHUB_EVENT_PATH "
+                            "(pull_request, pull_request_target or issue_comment)")
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = github.require_settings()
+    try:
+        root = discover(args.directory).root
+    except UsageError:
+        # No checkout: the defaults and WAVEGIT_* overrides still make a configuration.
+        root = Path(args.directory)
+    config = load_config(root)
+    number = args.pr if args.pr is not None else gate.event_pr_number(os.environ.get("GITHUB_EVENT_PATH"))
+    if number < 1:
+        raise UsageError(f"--pr {number}: not a pull request number")
+    client = github.connect(settings)
+    result = gate.run_gate(client, number, config, GitHubStore(client, config))
+    print(f"{'pass' if result.passed else 'fail'}: PR #{number}: {result.reason}")
+    return EXIT_OK if result.passed else EXIT_WORK_FAILED
