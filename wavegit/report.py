@@ -118,9 +118,11 @@ class WaveReport:
     started_at: str = field(metadata=_TS)
     finished_at: str | None = field(default=None, metadata=_TS)
 
-    def to_json(self) -> str:
-        """Pretty JSON, keys in the documented (field) order."""
-        return json.dumps(dataclasses.asdict(self), indent=2, ensure_ascii=False, allow_nan=False)
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """JSON with keys in the documented (field) order; ``indent=None`` for the compact form."""
+        separators = (",", ": ") if indent is not None else (",", ":")
+        return json.dumps(dataclasses.asdict(self), indent=indent, separators=separators,
+                          ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str) -> WaveReport:
@@ -243,7 +245,7 @@ def _maybe(value: int | None) -> str:
 def _embedded(report: WaveReport) -> str:
     # JSON never contains "--" outside strings, and inside strings "-\u002d" decodes to "--":
     # after this, nothing in the block can end the comment early (neither "-->" nor "--!>").
-    body = report.to_json().replace("--", "-\\u002d")
+    body = report.to_json(indent=None).replace("--", "-\\u002d")
     return f"{JSON_OPEN}\n{body}\n{JSON_CLOSE}"
 
 

@@ -1,0 +1,266 @@
+"""wavegit.report: JSON round trip and strict validation, Markdown rendering, embedding and recovery."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wavegit.report import (
+    JSON_CLOSE,
+    JSON_OPEN,
+    MARKER,
+    AttemptRecord,
+    BudgetReport,
+    ItemReport,
+    ReportError,
+    SkippedItem,
+    WaveReport,
+    WaveTestReport,
+    parse_markdown,
+    to_markdown,
+    utc_timestamp,
+)
+
+T0 = "2026-01-01T10:00:00Z"
+T1 = "2026-01-01T10:05:00Z"
+
+
+def attempt(n: int, *, exit_code: int | None = 0, test_exit: int | None = 0) -> AttemptRecord:
+    return AttemptRecord(attempt=n, worker="claude -p", prompt_sha256="ab" * 32, base_commit="c" * 40,
+                         started_at=T0, finished_at=T1, exit_code=exit_code, test_exit=test_exit, cost=0.25,
+                         log_path=f".git/wavegit/logs/w-1/AUTH-12.{n}.log")
+
+
+def sample_report() -> WaveReport:
+    return WaveReport(
+        wave_id="w-20260101-1000-a1b2", base_sha="a" * 40, head_sha="b" * 40,
+        branch="wavegit/w-20260101-1000-a1b2",
+        pr=17, success=False,
+        items=[
+            ItemReport(id="AUTH-12", status="review", verified=True, attempts=2, exit_code=0, test_exit=0,
+                       duration_s=3.25, files_changed=["src/auth/limiter.py"], cost=0.5, log_tail="all good",
+                       attempt_records=[attempt(1, test_exit=1), attempt(2)]),
+            ItemReport(id="UI-3", status="todo", verified=False, attempts=1, exit_code=0, test_exit=None,
+                       duration_s=1.0, files_changed=["src/ui/a.py", "README.md"],
+                       ownership_violations=["README.md"], error="wrote outside its ownership",
+                       log_tail="edited README.md\n"),
+        ],
+        skipped=[SkippedItem(id="AUTH-13", reason="overlaps AUTH-12 on src/auth/limiter.py")],
+        halted=False, budget=BudgetReport(wave_usd_limit=5.0, day_usd_limit=20.0, wave_spent_usd=0.5),
+        wave_test=WaveTestReport(command="pytest -q", exit_code=0), tracker_updated=True,
+        notes=["cost file of UI-3 was invalid JSON"], started_at=T0, finished_at=T1,
+    )
+
+
+def test_json_round_trip_is_exact() -> None:
+    report = sample_report()
+    assert WaveReport.from_json(report.to_json()) == report
+    assert WaveReport.from_json(report.to_json(indent=None)) == report
+
+
+def test_json_keys_follow_the_documented_order() -> None:
+    data = json.loads(sample_report().to_json())
+    documented = ["wave_id", "base_sha", "head_sha", "branch", "pr", "success", "items", "skipped", "halted",
+                  "budget", "started_at", "finished_at"]
+    assert [key for key in data if key in documented] == documented
+    item_documented = ["id", "status", "verified", "attempts", "exit_code", "test_exit", "duration_s",
+                       "files_changed", "ownership_violations", "cost", "error"]
+    assert [key for key in data["items"][0] if key in item_documented] == item_documented
+    assert set(data["budget"]) >= {"wave_usd_limit", "day_usd_limit", "wave_spent_usd", "exceeded"}
+
+
+def mutated(change: str) -> str:
+    """The sample report's JSON with one edit applied, written as `path=json-value` or `-path`."""
+    data = json.loads(sample_report().to_json())
+    remove = change.startswith("-")
+    path, _, raw = change.lstrip("-").partition("=")
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    target = data
+    for part in parents:
+        target = target[part]
+    if remove:
+        del target[last]
+    else:
+        target[last] = json.loads(raw)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("items.0.verified=\"yes\"", "$.items[0].verified: expected true/false, got a string"),
+        ("items.1.attempts=true", "$.items[1].attempts: expected an integer, got true/false"),
+        ("items.0.attempt_records.1.exit_code=1.5",
+         "$.items[0].attempt_records[1].exit_code: expected an integer"),
+        ("-wave_id", "$.wave_id: missing"),
+        ("-items.0.files_changed", "$.items[0].files_changed: missing"),
+        ("items.0.surprise=1", "$.items[0].surprise: unknown field"),
+        ("success=null", "$.success: expected true/false, got null"),
+        ("items={}", "$.items: expected a list, got an object"),
+        ("items.0.files_changed.0=3", "$.items[0].files_changed[0]: expected a string, got an integer"),
+        ("budget=[]", "$.budget: expected an object, got a list"),
+        ("started_at=\"2026-01-01 10:00\"", "$.started_at: expected an ISO 8601 UTC timestamp"),
+        ("finished_at=\"2026-01-01T10:00:00+02:00\"", "$.finished_at: expected an ISO 8601 UTC timestamp"),
+        ("items.0.attempt_records.0.started_at=\"2026-13-01T10:00:00Z\"",
+         "$.items[0].attempt_records[0].started_at"),
+    ],
+)
+def test_from_json_rejects_bad_input_naming_the_json_path(change: str, message: str) -> None:
+    with pytest.raises(ReportError) as info:
+        WaveReport.from_json(mutated(change))
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("{", "$: invalid JSON"), ("[]", "$: expected an object, got a list"),
+     ('{"wave_id": NaN}', "$: invalid JSON"), ("[" * 100_000, "$:")],
+)
+def test_from_json_rejects_malformed_documents(text: str, message: str) -> None:
+    with pytest.raises(ReportError, match=re.escape(message)):
+        WaveReport.from_json(text)
+
+
+def test_from_json_accepts_whole_numbers_for_float_fields() -> None:
+    report = WaveReport.from_json(mutated("items.0.duration_s=3"))
+    assert report.items[0].duration_s == 3.0 and isinstance(report.items[0].duration_s, float)
+
+
+def test_report_error_is_a_value_error() -> None:
+    assert issubclass(ReportError, ValueError)
+
+
+def test_utc_timestamp_is_iso_8601_utc_with_z() -> None:
+    stamp = utc_timestamp()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp)
+    assert WaveReport.from_json(mutated(f"started_at=\"{stamp}\"")).started_at == stamp
+
+
+def test_markdown_starts_with_marker_and_summarises_the_wave() -> None:
+    report = sample_report()
+    body = to_markdown(report)
+    lines = body.splitlines()
+    assert lines[0] == MARKER
+    assert "❌ failed" in body and "1 of 2 items verified" in body
+    assert "1 failed" in body and "1 skipped" in body
+    assert "b" * 12 in body and "PR #17" in body
+    success = to_markdown(dataclasses.replace(report, success=True))
+    assert "✅ success" in success and "❌" not in success
+
+
+def test_markdown_has_a_row_per_item_tails_in_details_and_skipped_items() -> None:
+    body = to_markdown(sample_report())
+    rows = [line for line in body.splitlines() if line.startswith("| <code>")]
+    assert [row.split("|")[1].strip() for row in rows] == ["<code>AUTH-12</code>", "<code>UI-3</code>"]
+    ui_row = [cell.strip() for cell in rows[1].strip("|").split("|")]
+    assert ui_row[1:8] == ["todo", "no", "1", "—", "1.0s", "2", "—"] and ui_row[8] == "README.md"
+    assert body.count("<details>") == 2 and "<pre>all good</pre>" in body
+    assert "<code>AUTH-13</code>: overlaps AUTH-12 on src/auth/limiter.py" in body
+
+
+def test_markdown_embeds_json_that_parse_markdown_recovers_exactly() -> None:
+    report = sample_report()
+    body = to_markdown(report)
+    assert parse_markdown(body) == report
+    assert parse_markdown(body.replace("\n", "\r\n")) == report
+
+
+FORGERIES = [
+    "-->", "--!>", "--->", f"{JSON_CLOSE}\n{JSON_OPEN}\n{{}}\n-->", MARKER, "</pre></details>", "```\n<!--",
+    "[click](https://evil.example)", "| fake | row |", "<script>alert(1)</script>", "\\--\\-->", "-" * 9,
+]
+
+
+@pytest.mark.parametrize("forged", FORGERIES)
+def test_forged_comment_syntax_in_worker_text_cannot_break_out(forged: str) -> None:
+    base = sample_report()
+    item = dataclasses.replace(base.items[1], log_tail=f"before {forged} after", error=forged, status=forged)
+    report = dataclasses.replace(base, items=[base.items[0], item], notes=[forged],
+                                 skipped=[SkippedItem(id="X", reason=forged)])
+    body = to_markdown(report)
+    assert parse_markdown(body) == report
+    assert body.count(JSON_OPEN) == 1 and body.count(MARKER) == 1
+    # The only comment close after the JSON opens is the one that ends the block.
+    assert body.index(JSON_CLOSE, body.index(JSON_OPEN)) == body.rstrip().rindex(JSON_CLOSE)
+    rendered = body[: body.index(JSON_OPEN)]
+    assert "<script>" not in rendered
+    outside_pre = re.sub(r"<pre>.*?</pre>", "", rendered, flags=re.DOTALL)
+    assert "](https://evil.example)" not in outside_pre and "| fake |" not in outside_pre
+
+
+@settings(max_examples=60, deadline=None)
+@given(tail=st.text(), error=st.text())
+def test_any_text_survives_the_markdown_round_trip(tail: str, error: str) -> None:
+    base = sample_report()
+    report = dataclasses.replace(base, items=[dataclasses.replace(base.items[0], log_tail=tail, error=error)])
+    assert parse_markdown(to_markdown(report)) == report
+
+
+def big_report(items: int, tail_chars: int) -> WaveReport:
+    base = sample_report()
+    many = [dataclasses.replace(base.items[i % 2], id=f"ITEM-{i}", log_tail=f"{i}\n" + "x" * tail_chars)
+            for i in range(items)]
+    return dataclasses.replace(base, items=many)
+
+
+def test_over_the_limit_log_tails_go_first_and_the_json_stays_whole() -> None:
+    report = big_report(items=6, tail_chars=3000)
+    full = to_markdown(report, max_chars=10**6)
+    limit = len(report.to_json(indent=None)) + 3000
+    body = to_markdown(report, max_chars=limit)
+    assert len(full) > limit >= len(body)
+    assert body.count("<details>") < 6 and "log tails left out (size limit)" in body
+    assert body.count("| <code>ITEM-") == 6
+    assert parse_markdown(body) == report
+
+
+def test_far_over_the_limit_table_rows_are_truncated_with_a_note() -> None:
+    report = big_report(items=300, tail_chars=0)
+    limit = len(report.to_json(indent=None)) + 3000
+    body = to_markdown(report, max_chars=limit)
+    assert len(body) <= limit
+    shown = body.count("| <code>ITEM-")
+    assert 0 < shown < 300 and f"{300 - shown} more items not shown" in body
+    assert parse_markdown(body) == report
+
+
+def test_json_too_big_for_the_limit_loses_only_tails_and_attempt_records_and_says_so() -> None:
+    report = big_report(items=20, tail_chars=5000)
+    body = to_markdown(report, max_chars=30_000)
+    assert len(body) <= 30_000
+    assert "leaves out log tails and attempt records" in body
+    recovered = parse_markdown(body)
+    assert [item.id for item in recovered.items] == [item.id for item in report.items]
+    assert all(item.log_tail == "" and item.attempt_records == [] for item in recovered.items)
+    assert dataclasses.replace(recovered, items=[]) == dataclasses.replace(report, items=[])
+
+
+def test_report_that_cannot_fit_at_all_is_an_error() -> None:
+    with pytest.raises(ReportError, match="does not fit"):
+        to_markdown(big_report(items=50, tail_chars=0), max_chars=2000)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda body: body.replace(MARKER, ""), "expected one report marker line, found 0"),
+        (lambda body: MARKER + "\n" + body, "expected one report marker line, found 2"),
+        (lambda body: body[: body.index(JSON_OPEN)], "block is missing"),
+        (lambda body: body + "\n" + body[body.index(JSON_OPEN):].replace(MARKER, ""), "present 2 times"),
+        (lambda body: body.rstrip()[: -len(JSON_CLOSE)], "not closed"),
+        (lambda body: body.replace('"verified":true', '"verified":1'),
+         "$.items[0].verified: expected true/false"),
+        (lambda body: body.replace('{"wave_id"', '{"wave_id" "'), "$: invalid JSON"),
+    ],
+)
+def test_parse_markdown_rejects_missing_duplicated_or_broken_blocks(edit: Callable[[str], str],
+                                                                     message: str) -> None:
+    body = to_markdown(sample_report())
+    with pytest.raises(ReportError, match=re.escape(message)):
+        parse_markdown(edit(body))
