@@ -43,6 +43,9 @@ class Config:
     timeout_s: float = 1800.0
     idle_timeout_s: float = 600.0
     attempts: int = 2
+    """Tries per item per wave."""
+    max_attempts: int = 4
+    """Tries per item across all waves; an item reaching it becomes `failed` instead of `todo`."""
     wave_test: str = ""
     lease_ttl_s: float = 7200.0
     budget: Budget = field(default_factory=Budget)
@@ -88,6 +91,8 @@ CONFIG_SCHEMA = schema.Schema("config", (
     schema.Field("timeout_s", "float", check=schema.positive, doc="wall-clock limit per attempt, seconds"),
     schema.Field("idle_timeout_s", "float", check=schema.positive, doc="no output for this long = hung"),
     schema.Field("attempts", "int", check=schema.at_least(1), doc="tries per item per wave"),
+    schema.Field("max_attempts", "int", check=schema.at_least(1),
+                 doc="tries per item across all waves before it is marked failed"),
     schema.Field("wave_test", "str", doc="run on the combined wave branch; empty = none"),
     schema.Field("lease_ttl_s", "float", check=schema.positive,
                  doc="a claim with no live branch/PR after this long is released by sync"),
