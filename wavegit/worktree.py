@@ -173,3 +173,10 @@ def combine(repo_root: Path, start: str, commits: Sequence[str]) -> str:
         message = git.out(["log", "-1", "--format=%B", commit], cwd=repo_root) + "\n"
         head = commit_tree(repo_root, tree, [head], message)
     return head
+
+
+def fetch_branch(repo_root: Path, remote: str, branch: str) -> str:
+    """Fetch ``branch`` from ``remote`` into its remote-tracking ref; the commit it points at."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    git.run(["fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"], cwd=repo_root)
+    return rev_parse(repo_root, tracking)

@@ -1,0 +1,65 @@
+"""``wavegit run [--max-items N] [--json] [--no-push]``: claim a wave, run it, record, report.
+
+Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when halted or over budget,
+4 when a compare-and-swap race was lost for good. ``--json`` prints the report JSON (and nothing else) on
+stdout; otherwise the progress goes to stderr and a short summary to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from types import FrameType
+
+from wavegit import wave
+from wavegit.config import load_config
+from wavegit.errors import UsageError
+from wavegit.repo import discover
+from wavegit.report import WaveReport
+from wavegit.store import GitStore
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-items", type=int, metavar="N",
+                        help="take at most N items (default: max_items of the config)")
+    parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
+    parser.add_argument("--no-push", action="store_true", help="keep the wave branch in this repository")
+
+
+class _PlainEvents:
+    """One line per event on stderr."""
+
+    def event(self, item_id: str, state: str, detail: str = "") -> None:
+        print(f"{item_id} {state}{': ' + detail if detail else ''}", file=sys.stderr, flush=True)
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    del signum, frame
+    # Like Ctrl-C: the wave cancels its workers and removes its worktrees on the way out.
+    raise KeyboardInterrupt
+
+
+def summary(report: WaveReport) -> str:
+    outcome = "success" if report.success else "not a success"
+    if not report.items:
+        return f"wave {report.wave_id}: nothing selected ({len(report.skipped)} ready items skipped)"
+    lines = [f"wave {report.wave_id}: {outcome}: {report.verified_count} of {len(report.items)} verified"
+             + (f", branch {report.branch}" if report.branch else "")]
+    lines += [f"  {item.id}: {item.status}" + (f" ({item.error})" if item.error else "")
+              for item in report.items]
+    lines += [f"  note: {note}" for note in report.notes]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_items is not None and args.max_items < 1:
+        raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
+    repo = discover(args.directory)
+    config = load_config(repo.root)
+    store = GitStore(repo, config)
+    signal.signal(signal.SIGTERM, _terminate)
+    outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
+                            events=None if args.json else _PlainEvents())
+    print(outcome.report.to_json() if args.json else summary(outcome.report))
+    return outcome.exit_code
