@@ -287,7 +287,7 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
         return value
     if spec.choices and value not in spec.choices:
         guess = nearest(str(value), spec.choices)
-        hint = f"did you mean '{guess}'?" if guess else "one of: " + ", ".join(spec.choices)
+        hint = f"did you mean '{guess}'?" if guess else None
         where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
                  item_id, hint)
         return _INVALID
@@ -352,7 +352,7 @@ def _str_list(node: Node, spec: Field, where: Located, item_id: str | None) -> V
             try:
                 text = spec.element_map(text)
             except ValueError as exc:
-                where.at(element, f"'{spec.name}': {exc}", item_id, spec.hint)
+                where.at(element, f"'{spec.name}': {exc}", item_id)
                 ok = False
                 continue
         out.append(text)

@@ -134,7 +134,7 @@ def _parse_rows(text: str, path: str, strict: bool) -> tuple[int, tuple[tuple[ob
     items_node = _document(root, where)
     rows, item_problems = _items(items_node, where)
     if where.problems and (strict or len(where.problems) > item_problems):
-        raise ValidationError(where.problems)
+        raise ValidationError(sorted(where.problems, key=lambda p: (p.line, p.col)))
     return VERSION, rows
 
 
