@@ -31,7 +31,7 @@ _CLEAR_BELOW = "\x1b[J"
 def format_elapsed(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
+    minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m{secs:02d}s"
 
 
