@@ -2,9 +2,9 @@
 
 Actions: ``write PATH TEXT``, ``delete PATH``, ``rename OLD NEW``, ``chmod-x PATH``, ``symlink PATH TARGET``,
 ``say TEXT`` (print), ``sleep SECONDS`` (quietly), ``busy SECONDS`` (printing every 50 ms), ``cost USD``
-(write $WAVEGIT_COST_FILE), ``crash`` (SIGKILL itself), ``exit N``, ``if-feedback ACTION...`` /
-``no-feedback ACTION...`` (run ACTION only on a retry / only on a first attempt), ``env PATH`` (dump the
-WAVEGIT_* environment and the prompt file as JSON to PATH, outside the worktree).
+(write $WAVEGIT_COST_FILE), ``crash`` (SIGKILL itself), ``exit N``, ``run ARGV...`` (run a command),
+``if-feedback ACTION...`` / ``no-feedback ACTION...`` (ACTION only on a retry / only on a first attempt),
+``env PATH`` (append the WAVEGIT_* environment, prompt and feedback as JSON to PATH, outside the worktree).
 Lines that are not actions (wavegit's appended feedback) are ignored.
 """
 
@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 ACTIONS = {"write", "delete", "rename", "chmod-x", "symlink", "say", "sleep", "busy", "cost", "crash", "exit",
-           "if-feedback", "no-feedback", "env"}
+           "if-feedback", "no-feedback", "env", "run"}
 
 
 def act(words: list[str], retry: bool) -> None:
@@ -55,6 +56,8 @@ def act(words: list[str], retry: bool) -> None:
         Path(os.environ["WAVEGIT_COST_FILE"]).write_text(json.dumps({"usd": float(args[0])}))
     elif verb == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif verb == "run":
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     elif verb == "exit":
         sys.exit(int(args[0]))
     elif verb == "env":
