@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -767,6 +768,36 @@ def serve(fake: FakeGitHub) -> Running:
     server = _Server(("127.0.0.1", 0), _Handler)
     server.fake = fake
     fake.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="ghserver", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="ghserver", daemon=True)
     thread.start()
     return Running(fake, server, thread)
+
+
+BOT = "github-actions[bot]"
+BOT_TOKEN = "ghs_botTOKEN000000000000000000000000"
+ALICE = "alice"
+ALICE_TOKEN = "ghp_aliceTOKEN0000000000000000000000"
+MALLORY = "mallory"
+MALLORY_TOKEN = "ghp_malloryTOKEN00000000000000000000"
+
+
+def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
+    """The fake with three users: the Actions bot (admin), alice (write) and mallory (read)."""
+    tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY}
+    permissions = {BOT: "admin", ALICE: "write", MALLORY: "read"}
+    return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
+
+
+def github_env(running: Running, token: str = BOT_TOKEN) -> dict[str, str]:
+    """The environment that points wavegit (and PyGithub) at the fake."""
+    return {"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": running.fake.repo, "GITHUB_API_URL": running.url}
+
+
+@contextmanager
+def running(bare: Path, **kwargs: Any) -> Iterator[Running]:
+    """:func:`standard_fake` on ``bare``, served for the duration of the block."""
+    server = serve(standard_fake(bare, **kwargs))
+    try:
+        yield server
+    finally:
+        server.stop()

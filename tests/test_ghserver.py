@@ -1,0 +1,143 @@
+"""The fake GitHub server itself, through real PyGithub: the semantics the other tests rely on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from ghserver import ALICE, ALICE_TOKEN, BOT_TOKEN, MALLORY_TOKEN, Fault, Running, running
+from github import Auth, Github, GithubException
+from github.InputGitTreeElement import InputGitTreeElement
+from github.Repository import Repository
+from support import RemoteRepo, git
+
+
+@pytest.fixture
+def gh(remote_repo: RemoteRepo) -> Iterator[Running]:
+    with running(remote_repo.origin) as server:
+        yield server
+
+
+def repo_as(gh: Running, token: str = BOT_TOKEN, per_page: int = 30) -> Repository:
+    client = Github(auth=Auth.Token(token), base_url=gh.url, retry=None, lazy=True, per_page=per_page,
+                    seconds_between_requests=None, seconds_between_writes=None)
+    return client.get_repo(gh.fake.repo)
+
+
+def push_branch(remote_repo: RemoteRepo, branch: str, files: dict[str, str]) -> str:
+    clone = remote_repo.clone
+    git(clone, "checkout", "-q", "-B", branch, "origin/main")
+    for rel, text in files.items():
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text(text)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", f"work on {branch}")
+    git(clone, "push", "-q", "origin", f"{branch}:refs/heads/{branch}")
+    return git(clone, "rev-parse", "HEAD")
+
+
+def test_contents_put_creates_a_real_commit_and_a_stale_sha_is_409(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    repo = repo_as(gh)
+    before = repo.get_contents("README.md", ref="main")
+    assert not isinstance(before, list)
+    result = repo.update_file("README.md", "edit readme", "new\n", before.sha, branch="main")
+    assert git(remote_repo.origin, "show", "main:README.md") == "new"
+    assert git(remote_repo.origin, "rev-parse", "main") == result["commit"].sha
+    with pytest.raises(GithubException) as caught:
+        repo.update_file("README.md", "again", "newer\n", before.sha, branch="main")
+    assert caught.value.status == 409
+    assert git(remote_repo.origin, "show", "main:README.md") == "new"
+
+
+def test_contents_put_without_sha_on_an_existing_file_is_422(gh: Running) -> None:
+    with pytest.raises(GithubException) as caught:
+        repo_as(gh).create_file("README.md", "clobber", "x\n", branch="main")
+    assert caught.value.status == 422
+
+
+def test_pull_files_are_served_in_pages_linked_by_the_link_header(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_branch(remote_repo, "many", {f"src/f{i:03}.py": f"{i}\n" for i in range(7)})
+    repo = repo_as(gh, per_page=3)
+    pr = repo.create_pull(base="main", head="many", title="t", body="b")
+    names = [f.filename for f in pr.get_files()]
+    assert names == [f"src/f{i:03}.py" for i in range(7)]
+    assert gh.fake.count("GET", f"/pulls/{pr.number}/files") == 3
+
+
+def test_merge_moves_the_base_branch_and_reports_the_merge_sha(gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
+    repo = repo_as(gh)
+    pr = repo.create_pull(base="main", head="feature", title="t", body="b")
+    merged = pr.merge()
+    main = git(remote_repo.origin, "rev-parse", "main")
+    assert merged.sha == main and git(remote_repo.origin, "rev-parse", "main^2") == head
+    again = repo.get_pull(pr.number)
+    assert (again.state, again.merged, again.merge_commit_sha) == ("closed", True, main)
+
+
+def test_comment_authors_are_the_token_users_and_only_they_may_edit(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
+    pr = repo_as(gh).create_pull(base="main", head="feature", title="t", body="b")
+    comment = repo_as(gh, ALICE_TOKEN).get_issue(pr.number).create_comment("hi")
+    assert comment.user.login == ALICE
+    forged = repo_as(gh, MALLORY_TOKEN).get_issue_comment(comment.id)
+    with pytest.raises(GithubException) as refused:
+        forged.edit("mallory was here")
+    assert refused.value.status == 403
+    assert [c.body for c in gh.fake.issue_comments(pr.number)] == ["hi"]
+    with pytest.raises(GithubException) as unknown:
+        repo_as(gh, "ghp_unknown").get_issue(pr.number).create_comment("who?")
+    assert unknown.value.status == 401
+
+
+def test_list_pulls_filters_by_head_base_and_state(gh: Running, remote_repo: RemoteRepo) -> None:
+    push_branch(remote_repo, "one", {"a.txt": "1\n"})
+    push_branch(remote_repo, "two", {"b.txt": "2\n"})
+    repo = repo_as(gh)
+    first = repo.create_pull(base="main", head="one", title="1", body="")
+    repo.create_pull(base="main", head="two", title="2", body="")
+    gh.fake.close(first.number)
+    owner = gh.fake.repo.split("/")[0]
+    assert [p.head.ref for p in repo.get_pulls(state="open")] == ["two"]
+    assert [p.number for p in repo.get_pulls(state="all", head=f"{owner}:one")] == [first.number]
+    assert list(repo.get_pulls(state="open", head=f"{owner}:one")) == []
+
+
+def test_ref_update_that_is_not_a_fast_forward_is_422(gh: Running, remote_repo: RemoteRepo) -> None:
+    repo = repo_as(gh)
+    start = git(remote_repo.origin, "rev-parse", "main")
+    base = repo.get_git_commit(start)
+    tree = repo.create_git_tree([InputGitTreeElement("x.txt", "100644", "blob", content="x\n")], base.tree)
+    sibling = repo.create_git_commit("sibling", tree, [base])
+    push_branch(remote_repo, "main", {"y.txt": "y\n"})
+    with pytest.raises(GithubException) as caught:
+        repo.get_git_ref("heads/main").edit(sibling.sha, force=False)
+    assert caught.value.status == 422
+    assert git(remote_repo.origin, "rev-parse", "main") != sibling.sha
+
+
+def test_a_fault_after_the_write_applies_it_and_still_answers_5xx(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
+    pr = repo_as(gh).create_pull(base="main", head="feature", title="t", body="b")
+    gh.fake.set_faults([Fault("5xx", after=True)])
+    with pytest.raises(GithubException) as caught:
+        repo_as(gh).get_issue(pr.number).create_comment("landed anyway")
+    assert caught.value.status == 502
+    assert [c.body for c in gh.fake.issue_comments(pr.number)] == ["landed anyway"]
+
+
+def test_rate_limit_faults_carry_retry_after_or_reset_headers(gh: Running) -> None:
+    gh.fake.set_faults([Fault("secondary", wait_s=7), Fault("primary", wait_s=5)])
+    repo = repo_as(gh)
+    with pytest.raises(GithubException) as secondary:
+        repo.get_contents("README.md")
+    with pytest.raises(GithubException) as primary:
+        repo.get_contents("README.md")
+    assert secondary.value.status == 403 and secondary.value.headers["retry-after"] == "7"
+    assert primary.value.headers["x-ratelimit-remaining"] == "0"
+    assert int(primary.value.headers["x-ratelimit-reset"]) > 0
+    assert [r.fault for r in gh.fake.requests] == ["secondary", "primary"]
