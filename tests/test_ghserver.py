@@ -83,7 +83,7 @@ def test_comment_authors_are_the_token_users_and_only_they_may_edit(
     pr = repo_as(gh).create_pull(base="main", head="feature", title="t", body="b")
     comment = repo_as(gh, ALICE_TOKEN).get_issue(pr.number).create_comment("hi")
     assert comment.user.login == ALICE
-    forged = repo_as(gh, MALLORY_TOKEN).get_issue_comment(comment.id)
+    forged = repo_as(gh, MALLORY_TOKEN).get_issue(pr.number).get_comment(comment.id)
     with pytest.raises(GithubException) as refused:
         forged.edit("mallory was here")
     assert refused.value.status == 403
