@@ -70,6 +70,24 @@ def test_plain_mode_prints_one_line_per_event() -> None:
     assert "\x1b" not in out.getvalue()
 
 
+def test_clock_starts_at_the_first_active_state_and_restarts_for_a_retry() -> None:
+    out, clock = io.StringIO(), FakeClock()
+    progress = Progress(out, live=False, clock=clock)
+    progress.event("A-1", "queued")
+    clock.now += 5
+    progress.event("A-1", "running", "attempt 1")
+    clock.now += 2
+    progress.event("A-1", "testing", "attempt 1")
+    clock.now += 1
+    progress.event("A-1", "failed", "attempt 1: test exit 1")
+    clock.now += 9
+    progress.event("A-1", "running", "attempt 2")
+    clock.now += 0.5
+    progress.event("A-1", "verified", "attempt 2")
+    assert out.getvalue().splitlines()[3:] == ["A-1 failed in 3.0s: attempt 1: test exit 1",
+                                                "A-1 running: attempt 2", "A-1 verified in 0.5s: attempt 2"]
+
+
 def test_non_tty_stream_defaults_to_plain_and_tty_to_live() -> None:
     assert Progress(io.StringIO()).live is False
     assert Progress(Tty()).live is True

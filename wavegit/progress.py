@@ -22,6 +22,7 @@ from typing import TextIO
 # States after which an item's clock stops.
 FINAL_STATES = frozenset({"verified", "failed", "killed", "cancelled", "skipped", "not started", "error"})
 STARTED = "started"
+QUEUED = "queued"
 
 _UP_LINES = "\x1b[{}F"  # cursor to the start of the line N lines up
 _CLEAR_LINE = "\x1b[2K"
@@ -37,7 +38,7 @@ def format_elapsed(seconds: float) -> str:
 
 @dataclass
 class _Row:
-    state: str = "queued"
+    state: str = QUEUED
     attempt: int | None = None
     detail: str = ""
     started: float | None = None
@@ -77,16 +78,21 @@ class Progress:
         self.close()
 
     def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None:
-        """Record that ``item_id`` reached ``state`` (``started`` begins an attempt's clock)."""
+        """Record that ``item_id`` reached ``state``.
+
+        ``started``, or any active state while the item's clock is stopped, starts its clock; a
+        final state (``verified``, ``failed``, ...) stops it.
+        """
         with self._lock:
             now = self._clock()
             row = self._rows.setdefault(item_id, _Row())
             row.state, row.detail = state, detail
             if attempt is not None:
                 row.attempt = attempt
-            if state == STARTED:
+            running = row.started is not None and row.stopped is None
+            if state == STARTED or (not running and state not in FINAL_STATES and state != QUEUED):
                 row.started, row.stopped = now, None
-            elif state in FINAL_STATES and row.started is not None and row.stopped is None:
+            elif state in FINAL_STATES and running:
                 row.stopped = now
             if self.live:
                 self._redraw(now)
