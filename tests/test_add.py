@@ -1,0 +1,190 @@
+"""``wavegit add``: one CAS commit per item, concurrent adds all land, bad input writes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
+
+from wavegit import tracker
+
+TRACKER = ".wavegit/tracker.yaml"
+
+
+def seed_tracker(clone: Path, text: str | None = None) -> str:
+    """Commit and push a tracker from ``clone``; the new head."""
+    (clone / ".wavegit").mkdir(exist_ok=True)
+    (clone / TRACKER).write_text(text if text is not None else tracker.initial_text())
+    git(clone, "add", TRACKER)
+    git(clone, "commit", "-q", "-m", "seed tracker")
+    git(clone, "push", "-q", "origin", "main")
+    return git(clone, "rev-parse", "HEAD")
+
+
+def add_args(item_id: str, *extra: str) -> list[str]:
+    return ["add", item_id, "--prompt", f"do {item_id}", "--owns", f"src/{item_id}.py", "--test", "true",
+            *extra]
+
+
+def remote_tracker(origin: Path, rev: str = "main") -> tracker.Tracker:
+    return tracker.loads(git(origin, "show", f"{rev}:{TRACKER}") + "\n")
+
+
+def assert_refused(result: CliResult, message: str) -> None:
+    assert result.returncode == 2, result
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.fixture
+def seeded(remote_repo: RemoteRepo) -> RemoteRepo:
+    seed_tracker(remote_repo.clone)
+    return remote_repo
+
+
+def test_add_appends_the_item_to_the_remote_tracker_in_one_commit(seeded: RemoteRepo) -> None:
+    before = git(seeded.origin, "rev-parse", "main")
+    result = wavegit(seeded.clone, "add", "AUTH-12", "--prompt", "Add a token bucket", "--owns",
+                     "src/auth//limiter.py", "tests/auth/", "--test", "pytest -q tests/auth", "--title",
+                     "Rate-limit logins", "--priority", "P1", "--push")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("added AUTH-12: commit ") and result.stdout.count("\n") == 1
+    assert git(seeded.origin, "rev-parse", "main^") == before
+    item = remote_tracker(seeded.origin).get("AUTH-12")
+    assert item is not None
+    assert (item.prompt.strip(), item.owns, item.test, item.title, item.priority, item.status) == (
+        "Add a token bucket", ("src/auth/limiter.py", "tests/auth/"), "pytest -q tests/auth",
+        "Rate-limit logins", "P1", "todo")
+
+
+def test_add_without_push_still_publishes_when_the_remote_exists(seeded: RemoteRepo) -> None:
+    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    assert remote_tracker(seeded.origin).get("A-1") is not None
+
+
+def test_add_keeps_the_rest_of_the_tracker_text_unchanged(seeded: RemoteRepo) -> None:
+    original = tracker.initial_text()
+    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    diff = git(seeded.origin, "diff", "main^", "main", "--", TRACKER)
+    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert removed == [] or removed == ["-items: []"]
+    assert git(seeded.origin, "show", f"main:{TRACKER}").startswith(original.split("items:")[0])
+
+
+def test_add_reads_the_prompt_from_a_file_relative_to_dash_c(seeded: RemoteRepo) -> None:
+    (seeded.clone / "prompt.md").write_text("Refactor the parser\nkeeping the API\n")
+    result = wavegit(seeded.base, "-C", "work", "add", "P-1", "--prompt-file", "prompt.md", "--owns", "src/",
+                     "--test", "true")
+    assert result.returncode == 0, result.stderr
+    item = remote_tracker(seeded.origin).get("P-1")
+    assert item is not None and item.prompt == "Refactor the parser\nkeeping the API\n"
+
+
+def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
+    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    assert wavegit(seeded.clone, *add_args("A-2", "--depends-on", "A-1")).returncode == 0
+    item = remote_tracker(seeded.origin).get("A-2")
+    assert item is not None and item.depends_on == ("A-1",)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (add_args("A-1"), "item A-1 already exists in .wavegit/tracker.yaml on origin/main"),
+    (add_args("B-1", "--depends-on", "NOPE-9"), "NOPE-9"),
+    (add_args("bad id!"), ".wavegit/tracker.yaml:"),
+    (["add", "C-1", "--prompt", "p", "--owns", "../outside.py", "--test", "true"], "--owns '../outside.py'"),
+    (["add", "C-1", "--prompt", "  ", "--owns", "a.py", "--test", "true"], "the prompt is empty"),
+    (["add", "C-1", "--prompt-file", "missing.md", "--owns", "a.py", "--test", "true"],
+     "--prompt-file missing.md: cannot read it"),
+    (add_args("C-1", "--deadline", "0"), "--deadline must be a positive number"),
+    (add_args("C-1", "--priority", "P9"), "invalid choice: 'P9'"),
+], ids=["duplicate-id", "unknown-dependency", "bad-id", "escaping-owns", "empty-prompt",
+        "missing-prompt-file", "zero-deadline", "unknown-priority"])
+def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
+        seeded: RemoteRepo, args: list[str], message: str) -> None:
+    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    head = git(seeded.origin, "rev-parse", "main")
+    assert_refused(wavegit(seeded.clone, *args), message)
+    assert git(seeded.origin, "rev-parse", "main") == head
+
+
+def test_add_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
+    assert_refused(wavegit(remote_repo.clone, *add_args("A-1")), "run `wavegit init` first")
+
+
+def test_add_to_a_corrupt_tracker_reports_its_problems_and_writes_nothing(remote_repo: RemoteRepo) -> None:
+    head = seed_tracker(remote_repo.clone, "version: 1\nitems:\n  - id: X\n    owns: nope\n")
+    result = wavegit(remote_repo.clone, *add_args("A-1"))
+    assert result.returncode == 2
+    assert all(line.startswith(".wavegit/tracker.yaml:") for line in result.stderr.splitlines())
+    assert git(remote_repo.origin, "rev-parse", "main") == head
+
+
+def test_add_push_without_a_remote_is_refused(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "local")
+    local = tmp_path / "local"
+    (local / ".wavegit").mkdir()
+    (local / TRACKER).write_text(tracker.initial_text())
+    git(local, "add", "-A")
+    git(local, "commit", "-q", "-m", "seed")
+    head = git(local, "rev-parse", "HEAD")
+    assert_refused(wavegit(local, *add_args("A-1", "--push")), "no remote 'origin'")
+    assert git(local, "rev-parse", "HEAD") == head
+
+
+def test_add_in_a_local_repo_commits_and_keeps_git_status_clean(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "local")
+    local = tmp_path / "local"
+    (local / ".wavegit").mkdir()
+    (local / TRACKER).write_text(tracker.initial_text())
+    git(local, "add", "-A")
+    git(local, "commit", "-q", "-m", "seed")
+    assert wavegit(local, *add_args("A-1")).returncode == 0
+    assert git(local, "status", "--porcelain") == ""
+    assert tracker.loads((local / TRACKER).read_text()).get("A-1") is not None
+
+
+def test_eight_concurrent_adds_from_eight_clones_all_land_exactly_once(seeded: RemoteRepo) -> None:
+    clones = [seeded.new_clone(f"clone{n}") for n in range(8)]
+    # A slow remote widens the window between read and publish, so the writers really do collide.
+    hook = seeded.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nsleep 0.05\n")
+    hook.chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    procs = [subprocess.Popen([sys.executable, "-m", "wavegit", *add_args(f"C-{n}", "--push")], cwd=clone,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n, clone in enumerate(clones)]
+    outcomes = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+    assert [code for code, _, _ in outcomes] == [0] * 8, outcomes
+    assert any("attempts" in out for _, out, _ in outcomes), "no writer had to retry: the race never happened"
+    ids = [item.id for item in remote_tracker(seeded.origin).items]
+    assert sorted(ids) == [f"C-{n}" for n in range(8)]
+    git(seeded.origin, "fsck", "--strict", "--no-dangling")
+    history = git(seeded.origin, "rev-list", "main", "--", TRACKER).splitlines()
+    assert len(history) == 9  # the seed and one commit per add
+    for commit in history:
+        remote_tracker(seeded.origin, commit)
+
+
+def test_add_gives_up_with_exit_4_when_every_push_loses_the_race(seeded: RemoteRepo) -> None:
+    first = git(seeded.origin, "rev-parse", "main")
+    (seeded.clone / "other.txt").write_text("unrelated\n")
+    git(seeded.clone, "add", "other.txt")
+    git(seeded.clone, "commit", "-q", "-m", "unrelated")
+    git(seeded.clone, "push", "-q", "origin", "main")
+    second = git(seeded.origin, "rev-parse", "main")
+    # A rival that moves the branch between the two commits during every push: each push loses.
+    hook = seeded.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nunset GIT_QUARANTINE_PATH\n"
+                    f'if [ "$(git rev-parse main)" = {first} ]; then next={second}; else next={first}; fi\n'
+                    'git update-ref refs/heads/main "$next"\n')
+    hook.chmod(0o755)
+    result = wavegit(seeded.clone, *add_args("A-1", "--deadline", "1"))
+    assert result.returncode == 4, result
+    assert "lost the compare-and-swap race on origin/main after" in result.stderr
+    assert "Traceback" not in result.stderr
+    hook.unlink()
+    assert remote_tracker(seeded.origin).get("A-1") is None

@@ -1,0 +1,118 @@
+"""``wavegit init``: tracker and config in one commit, in an empty repo, a local repo, with a remote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import CliResult, RemoteRepo, git, wavegit
+
+from wavegit import tracker
+from wavegit.config import initial_config_text
+
+TRACKER = ".wavegit/tracker.yaml"
+CONFIG = ".wavegit/config.yaml"
+
+
+def files_at(repo: Path, rev: str) -> dict[str, str]:
+    names = git(repo, "ls-tree", "-r", "--name-only", rev, "--", ".wavegit").splitlines()
+    return {name: git(repo, "show", f"{rev}:{name}") + "\n" for name in names}
+
+
+def assert_fresh(repo: Path, rev: str) -> None:
+    """``rev`` holds exactly a fresh tracker and config under .wavegit/, and the tracker is valid."""
+    assert files_at(repo, rev) == {TRACKER: tracker.initial_text(), CONFIG: initial_config_text()}
+    assert tracker.loads(files_at(repo, rev)[TRACKER]).items == ()
+
+
+def assert_refused(result: CliResult, message: str) -> None:
+    assert result.returncode == 2, result
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def empty_repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main", "empty")
+    return tmp_path / "empty"
+
+
+def test_init_in_a_repo_without_commits_creates_the_branch_with_both_files(empty_repo: Path) -> None:
+    result = wavegit(empty_repo, "init")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"initialized {TRACKER} and {CONFIG}: commit ")
+    assert result.stdout.count("\n") == 1
+    assert git(empty_repo, "rev-list", "--count", "main") == "1"
+    assert_fresh(empty_repo, "main")
+    # The one exception to "never touch the checkout": main is checked out and was clean, so it follows.
+    assert git(empty_repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_init_in_a_local_repo_adds_one_commit_on_top_and_keeps_status_clean(empty_repo: Path) -> None:
+    (empty_repo / "README.md").write_text("hello\n")
+    git(empty_repo, "add", "README.md")
+    git(empty_repo, "commit", "-q", "-m", "initial")
+    before = git(empty_repo, "rev-parse", "HEAD")
+    assert wavegit(empty_repo, "init").returncode == 0
+    assert git(empty_repo, "rev-parse", "main^") == before
+    assert_fresh(empty_repo, "main")
+    assert git(empty_repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.parametrize("push", [[], ["--push"]], ids=["default", "push"])
+def test_init_with_a_remote_pushes_one_commit_and_leaves_the_checkout_alone(
+        remote_repo: RemoteRepo, push: list[str]) -> None:
+    before = git(remote_repo.origin, "rev-parse", "main")
+    result = wavegit(remote_repo.clone, "init", *push)
+    assert result.returncode == 0, result.stderr
+    assert "on origin/main" in result.stdout and "git pull" in result.stdout
+    assert git(remote_repo.origin, "rev-parse", "main^") == before
+    assert_fresh(remote_repo.origin, "main")
+    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
+    git(remote_repo.origin, "fsck", "--strict", "--no-dangling")
+
+
+def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> None:
+    assert wavegit(remote_repo.clone, "init").returncode == 0
+    head = git(remote_repo.origin, "rev-parse", "main")
+    refused = wavegit(remote_repo.clone, "init")
+    assert_refused(refused, f"{TRACKER} already exists on origin/main; use --force")
+    assert git(remote_repo.origin, "rev-parse", "main") == head
+
+
+def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -> None:
+    assert wavegit(remote_repo.clone, "init").returncode == 0
+    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    assert added.returncode == 0, added.stderr
+    assert wavegit(remote_repo.clone, "init", "--force").returncode == 0
+    assert_fresh(remote_repo.origin, "main")
+
+
+def test_init_keeps_an_existing_config_unless_forced(remote_repo: RemoteRepo) -> None:
+    (remote_repo.clone / ".wavegit").mkdir()
+    (remote_repo.clone / CONFIG).write_text("concurrency: 2\n")
+    git(remote_repo.clone, "add", CONFIG)
+    git(remote_repo.clone, "commit", "-q", "-m", "config first")
+    git(remote_repo.clone, "push", "-q", "origin", "main")
+    result = wavegit(remote_repo.clone, "init")
+    assert result.returncode == 0, result.stderr
+    assert f"initialized {TRACKER}: commit" in result.stdout
+    expected = {TRACKER: tracker.initial_text(), CONFIG: "concurrency: 2\n"}
+    assert files_at(remote_repo.origin, "main") == expected
+
+
+def test_init_push_without_a_remote_is_refused_and_creates_nothing(empty_repo: Path) -> None:
+    assert_refused(wavegit(empty_repo, "init", "--push"), "no remote 'origin'")
+    assert git(empty_repo, "for-each-ref") == ""
+
+
+def test_init_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    assert_refused(wavegit(tmp_path / "plain", "init"), "not inside a git work tree")
+
+
+def test_init_help_documents_what_push_means(empty_repo: Path) -> None:
+    result = wavegit(empty_repo, "init", "--help")
+    assert result.returncode == 0
+    assert "--push" in result.stdout and "compare-and-swap" in result.stdout
