@@ -58,9 +58,14 @@ class GitResult:
     stderr: str
 
 
+def without_repo_vars(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` without the GIT_* variables that point git at a particular repository."""
+    return {k: v for k, v in base.items() if k not in _LOCAL_ENV_VARS}
+
+
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The process environment without repository-locating GIT_* variables, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if k not in _LOCAL_ENV_VARS}
+    env = without_repo_vars(os.environ)
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     if extra:
         env.update(extra)

@@ -348,8 +348,7 @@ def worker_env(
     Repository-locating GIT_* variables are dropped (a worker runs git in its own worktree).
     ``WAVEGIT_FEEDBACK_FILE`` is set only when there is feedback (a retry).
     """
-    # Reuses git.py's list so the two can never disagree about which variables locate a repo.
-    env = {k: v for k, v in base.items() if k not in git._LOCAL_ENV_VARS}
+    env = git.without_repo_vars(base)
     if not pass_github_token:
         for name in _TOKEN_VARS:
             env.pop(name, None)
