@@ -22,8 +22,9 @@ deterministic.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from wavegit.paths import OwnershipIndex, PatternError
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
@@ -35,6 +36,7 @@ COMPONENT_NODE_BUDGET = 20_000
 TOTAL_NODE_BUDGET = 60_000
 """Search nodes for the whole plan (about 50 ms of Python), so a hostile backlog cannot make plan slow."""
 
+T = TypeVar("T")
 _RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
 _LEVELS = len(PRIORITIES)
 Counts = tuple[int, ...]
@@ -80,19 +82,16 @@ def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
         else:
             reasons[pos] = reason
 
-    neighbours = _conflicts(items, ready)
-    in_flight = {pos for pos, item in enumerate(items) if item.status in IN_FLIGHT}
+    blockers = _in_flight_blockers(items, ready)
     candidates: list[int] = []
     for pos in ready:
-        blockers = neighbours[pos] & in_flight
-        if blockers:
-            oldest = min(blockers, key=lambda b: _age(items, b))
-            reasons[pos] = f"in flight: {items[oldest].id}"
-        else:
+        blocker = blockers.get(pos)
+        if blocker is None:
             candidates.append(pos)
+        else:
+            reasons[pos] = f"in flight: {items[blocker].id}"
 
-    candidate_set = set(candidates)
-    graph = {pos: neighbours[pos] & candidate_set for pos in candidates}
+    graph = _candidate_graph(items, candidates)
     chosen = _solve(items, graph)
     chosen.sort(key=lambda pos: _age(items, pos))
     selected = chosen[:max_items]
@@ -133,8 +132,8 @@ def _not_ready_reason(item: Item, by_id: Mapping[str, Item]) -> str | None:
     return None
 
 
-def _conflicts(items: Sequence[Item], ready: Sequence[int]) -> dict[int, set[int]]:
-    """For each ready item, the ready or in-flight items whose ownership overlaps its own."""
+def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int, int]:
+    """For each ready item that overlaps an item in flight, the first such item in the file."""
     index: OwnershipIndex[int] = OwnershipIndex()
     for pos, item in enumerate(items):
         if item.status in IN_FLIGHT:
@@ -142,20 +141,45 @@ def _conflicts(items: Sequence[Item], ready: Sequence[int]) -> dict[int, set[int
                 try:
                     index.add(pos, pattern)
                 except PatternError:
-                    # An in-flight item with an unusable pattern still owns its other patterns; its bad one
+                    # An in-flight item with an unusable pattern still owns its other patterns; the bad one
                     # is reported by validation, and guessing what it meant would be worse.
                     continue
+    first = _memoized(lambda pattern: min(index.conflicts(pattern), default=-1))
+    blockers: dict[int, int] = {}
     for pos in ready:
+        hits = [hit for hit in map(first, items[pos].owns) if hit >= 0]
+        if hits:
+            blockers[pos] = min(hits)
+    return blockers
+
+
+def _candidate_graph(items: Sequence[Item], candidates: Sequence[int]) -> dict[int, set[int]]:
+    """The conflict graph among candidates: each one's overlapping candidates (never itself)."""
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for pos in candidates:
         for pattern in items[pos].owns:
             index.add(pos, pattern)
-    result: dict[int, set[int]] = {}
-    for pos in ready:
+    owners = _memoized(index.conflicts)
+    graph: dict[int, set[int]] = {}
+    for pos in candidates:
         found: set[int] = set()
         for pattern in items[pos].owns:
-            found |= index.conflicts(pattern)
+            found |= owners(pattern)
         found.discard(pos)
-        result[pos] = found
-    return result
+        graph[pos] = found
+    return graph
+
+
+def _memoized(query: Callable[[str], T]) -> Callable[[str], T]:
+    """``query`` asked once per distinct pattern: backlogs repeat patterns a lot (shared hot files)."""
+    memo: dict[str, T] = {}
+
+    def cached(pattern: str) -> T:
+        if pattern not in memo:
+            memo[pattern] = query(pattern)
+        return memo[pattern]
+
+    return cached
 
 
 def _solve(items: Sequence[Item], graph: Mapping[int, set[int]]) -> list[int]:
