@@ -197,6 +197,8 @@ class GitStore:
         self.remote = config.remote if repo.has_remote(config.remote) else None
         self.tracking_ref = f"refs/remotes/{config.remote}/{config.tracker_branch}"
         self.target = f"{self.remote}/{config.tracker_branch}" if self.remote else config.tracker_branch
+        self.cache_dir = repo.state_dir / "cache"
+        """Parse cache for trackers, keyed by blob SHA (shared with plan, ls, validate)."""
 
     def read(self, fetch: bool = True) -> Snapshot:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
@@ -221,8 +223,7 @@ class GitStore:
         texts = dict(change.files)
         if change.tracker_text is not None:
             tracker_sha = self._hash(change.tracker_text, store=False)
-            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha,
-                               self.repo.state_dir)
+            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir)
             texts[self.config.tracker_path] = change.tracker_text
         blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)
@@ -263,8 +264,9 @@ class GitStore:
 
     def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
-        self.repo.state_dir.mkdir(parents=True, exist_ok=True)
-        index = self.repo.state_dir / f"index-{uuid.uuid4().hex}"
+        scratch = self.repo.state_dir / "tmp"
+        scratch.mkdir(parents=True, exist_ok=True)
+        index = scratch / f"index-{uuid.uuid4().hex}"
         env = {"GIT_INDEX_FILE": str(index)}
         root = self.repo.root
         try:

@@ -39,7 +39,7 @@ def open_target(args: argparse.Namespace) -> Target:
     if args.deadline <= 0:
         raise UsageError(f"--deadline must be a positive number of seconds, not {args.deadline:g}")
     repo = discover(args.directory)
-    config = load_config(repo.root)
+    config = load_config(repo.root, repo.state_dir / "cache")
     store = GitStore(repo, config)
     if args.push and store.remote is None:
         raise UsageError(f"--push: this repository has no remote {config.remote!r}; "

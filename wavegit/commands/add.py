@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     def apply(snapshot: Snapshot) -> Change:
         if snapshot.text is None or snapshot.blob_sha is None:
             raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
-        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, target.repo.state_dir, tracker_path)
+        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
         if current.get(item.id) is not None:
             raise UsageError(f"item {item.id} already exists in {tracker_path} on {store.target}")
         return Change(tracker.append_item(snapshot.text, item))
