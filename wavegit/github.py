@@ -236,7 +236,11 @@ class _Retrier:
             except RequestException as exc:
                 wait, error = self._backoff(attempt), GitHubError(
                     scrub(f"{what}: cannot reach GitHub: {type(exc).__name__}: {exc}", self.token))
-            except (BadAttributeException, KeyError, TypeError, ValueError, AttributeError) as exc:
+            except BadAttributeException as exc:
+                expected = getattr(exc.expected_type, "__name__", str(exc.expected_type))
+                raise GitHubError(scrub(f"{what}: unexpected answer from GitHub: a field holds "
+                                        f"{exc.actual_value!r}, expected {expected}", self.token)) from None
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise GitHubError(scrub(f"{what}: unexpected answer from GitHub ({type(exc).__name__}: "
                                         f"{exc})", self.token)) from None
             if wait is None:
@@ -342,13 +346,16 @@ class PyGithubClient:
         """Our record of ``raw``; ``merged`` is given for list answers, which do not carry the field."""
         if merged is None:
             merged = _require(raw.merged, bool, "pull.merged")
+        head, base = raw.head, raw.base
+        if head is None or base is None:
+            raise GitHubError("unexpected answer from GitHub: pull.head or pull.base is missing")
         return PullRequest(
             number=_require(raw.number, int, "pull.number"),
             state=_require(raw.state, str, "pull.state"),
             merged=merged,
-            head_sha=_require(raw.head.sha, str, "pull.head.sha"),
-            head_ref=_require(raw.head.ref, str, "pull.head.ref"),
-            base_ref=_require(raw.base.ref, str, "pull.base.ref"),
+            head_sha=_require(head.sha, str, "pull.head.sha"),
+            head_ref=_require(head.ref, str, "pull.head.ref"),
+            base_ref=_require(base.ref, str, "pull.base.ref"),
             merge_sha=_require(raw.merge_commit_sha, str, "pull.merge_commit_sha") if merged else None,
             url=raw.html_url if isinstance(raw.html_url, str) else "",
         )

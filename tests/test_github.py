@@ -1,0 +1,256 @@
+"""wavegit.github through real PyGithub against the fake server: PRs, the report comment, retries,
+request counts, malformed answers and token scrubbing."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+
+import pytest
+from ghserver import (
+    ALICE,
+    ALICE_TOKEN,
+    BOT,
+    BOT_TOKEN,
+    MALLORY,
+    Fault,
+    Running,
+    github_env,
+    running,
+)
+from support import RemoteRepo, git
+
+from wavegit import github
+from wavegit.errors import UsageError
+from wavegit.github import GitHubError, GitHubNotFound, PyGithubClient, RetryPolicy, Settings
+from wavegit.report import MARKER, ItemReport, WaveReport, to_markdown
+
+FAST = RetryPolicy(deadline_s=20.0, backoff_s=0.01, max_backoff_s=0.05)
+
+
+@pytest.fixture
+def gh(remote_repo: RemoteRepo) -> Iterator[Running]:
+    with running(remote_repo.origin) as server:
+        yield server
+
+
+def client(gh: Running, token: str = BOT_TOKEN, policy: RetryPolicy = FAST) -> PyGithubClient:
+    return PyGithubClient(Settings(token, gh.fake.repo, gh.url), policy)
+
+
+def push_wave(remote_repo: RemoteRepo, branch: str = "wavegit/w1", n_files: int = 1) -> str:
+    clone = remote_repo.clone
+    git(clone, "checkout", "-q", "-B", branch, "origin/main")
+    for i in range(n_files):
+        (clone / "src").mkdir(exist_ok=True)
+        (clone / f"src/f{i}.py").write_text(f"{i}\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "wave work")
+    git(clone, "push", "-q", "-f", "origin", f"{branch}:refs/heads/{branch}")
+    return git(clone, "rev-parse", "HEAD")
+
+
+def wave_report(head: str, n_items: int = 2) -> WaveReport:
+    items = [ItemReport(id=f"IT-{i}", status="review", verified=True, attempts=1, test_exit=0,
+                        files_changed=[f"src/f{i}.py"], log_tail="ok\n" * 20) for i in range(n_items)]
+    return WaveReport(wave_id="w1", base_sha="0" * 40, head_sha=head, branch="wavegit/w1", success=True,
+                      items=items, tracker_updated=True, started_at="2026-01-01T00:00:00Z",
+                      finished_at="2026-01-01T00:10:00Z")
+
+
+def test_settings_come_from_the_environment_and_never_show_the_token() -> None:
+    assert github.settings_from_env({"GITHUB_TOKEN": "t"}) is None
+    settings = github.settings_from_env({"GITHUB_TOKEN": "sekrit", "GITHUB_REPOSITORY": "o/r"})
+    assert settings is not None and settings.api_url == github.DEFAULT_API_URL
+    assert "sekrit" not in repr(settings)
+    with pytest.raises(UsageError, match="owner/name"):
+        github.settings_from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "just-a-name"})
+    with pytest.raises(UsageError, match="GITHUB_TOKEN and GITHUB_REPOSITORY"):
+        github.require_settings({})
+
+
+def test_find_or_create_pr_opens_one_pr_and_then_finds_and_updates_it(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_wave(remote_repo)
+    wg = client(gh)
+    first = wg.find_or_create_pr("wavegit/w1", "main", "wave w1", "body 1")
+    second = wg.find_or_create_pr("wavegit/w1", "main", "wave w1 (2 items)", "body 2")
+    assert first.number == second.number and first.head_sha == head
+    assert len(gh.fake.pulls) == 1
+    stored = gh.fake.pulls[first.number]
+    assert (stored.title, stored.body) == ("wave w1 (2 items)", "body 2")
+
+
+def test_report_comment_is_edited_in_place_and_others_marked_comments_are_left_alone(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_wave(remote_repo)
+    wg = client(gh)
+    pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "")
+    gh.fake.add_comment(pr.number, MALLORY, f"{MARKER}\nforged")
+    first = wg.upsert_report_comment(pr.number, to_markdown(wave_report(head)), MARKER)
+    second = wg.upsert_report_comment(pr.number, to_markdown(wave_report(head, 3)), MARKER)
+    ours = [c for c in gh.fake.issue_comments(pr.number) if c.user == BOT]
+    assert first.id == second.id and len(ours) == 1
+    assert "IT-2" in ours[0].body
+    assert [c.body for c in gh.fake.issue_comments(pr.number) if c.user == MALLORY] == [f"{MARKER}\nforged"]
+
+
+def test_twenty_percent_injected_faults_still_leave_exactly_one_pr_and_one_comment(
+        remote_repo: RemoteRepo) -> None:
+    head = push_wave(remote_repo)
+    with running(remote_repo.origin, fault_rate=0.2, fault_kinds=("5xx", "secondary"), seed=5) as gh:
+        wg = client(gh)
+        for round_ in range(8):
+            pr = wg.find_or_create_pr("wavegit/w1", "main", f"wave round {round_}", "")
+            wg.upsert_report_comment(pr.number, to_markdown(wave_report(head, round_ + 1)), MARKER)
+            wg.set_status(head, "pending", f"round {round_}")
+        faults = [r for r in gh.fake.requests if r.fault]
+        assert len(faults) >= 5, "the fault injection did not fire often enough to prove anything"
+        assert any(r.method in ("POST", "PATCH") for r in faults), "no write was hit by a fault"
+        assert len(gh.fake.pulls) == 1
+        comments = gh.fake.issue_comments(pr.number)
+        assert len(comments) == 1 and "IT-7" in comments[0].body
+
+
+def test_a_comment_whose_answer_was_lost_is_found_not_posted_twice(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_wave(remote_repo)
+    wg = client(gh)
+    pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "")
+    wg.whoami()
+    gh.fake.set_faults([None, Fault("5xx", after=True)])  # the listing passes, the POST lands but fails
+    comment = wg.upsert_report_comment(pr.number, to_markdown(wave_report(head)), MARKER)
+    assert [c.id for c in gh.fake.issue_comments(pr.number)] == [comment.id]
+    assert gh.fake.count("POST", "/comments") == 1
+
+
+def test_a_pr_whose_answer_was_lost_is_found_not_opened_twice(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_wave(remote_repo)
+    gh.fake.set_faults([None, Fault("5xx", after=True)])
+    pr = client(gh).find_or_create_pr("wavegit/w1", "main", "wave", "")
+    assert list(gh.fake.pulls) == [pr.number]
+    assert gh.fake.count("POST", "/pulls") == 1
+
+
+@pytest.mark.parametrize("n_items", [1, 60])
+def test_pr_comment_and_status_of_a_wave_take_at_most_ten_requests(
+        gh: Running, remote_repo: RemoteRepo, n_items: int) -> None:
+    head = push_wave(remote_repo)
+    wg = client(gh)
+    before = len(gh.fake.requests)
+    pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "summary")
+    wg.upsert_report_comment(pr.number, to_markdown(wave_report(head, n_items)), MARKER)
+    wg.set_status(head, "pending", "waiting for the gate")
+    first_wave = len(gh.fake.requests) - before
+    wg.find_or_create_pr("wavegit/w1", "main", "wave", "summary 2")
+    wg.upsert_report_comment(pr.number, to_markdown(wave_report(head, n_items + 1)), MARKER)
+    wg.set_status(head, "success", "done")
+    assert first_wave <= 10
+    assert len(gh.fake.requests) - before - first_wave <= 10
+
+
+def test_secondary_rate_limit_waits_for_retry_after(gh: Running) -> None:
+    gh.fake.set_faults([Fault("secondary", wait_s=1)])
+    started = time.monotonic()
+    assert client(gh).permission(ALICE) == "write"
+    assert time.monotonic() - started >= 1.0
+    assert [r.fault for r in gh.fake.requests] == ["secondary", None]
+
+
+def test_primary_rate_limit_waits_until_the_reset_time(gh: Running) -> None:
+    gh.fake.set_faults([Fault("primary", wait_s=1)])
+    started = time.monotonic()
+    assert client(gh).permission(MALLORY) == "read"
+    assert time.monotonic() - started >= 0.5
+    assert len(gh.fake.requests) == 2
+
+
+def test_persistent_server_errors_give_up_at_the_deadline_with_a_clear_error(gh: Running) -> None:
+    gh.fake.fault_rate, gh.fake.fault_kinds = 1.0, ("5xx",)
+    policy = RetryPolicy(deadline_s=0.5, backoff_s=0.05, max_backoff_s=0.1)
+    started = time.monotonic()
+    with pytest.raises(GitHubError, match=r"502.*gave up after \d+ attempts"):
+        client(gh, policy=policy).permission(ALICE)
+    assert time.monotonic() - started < 2.0
+    assert len(gh.fake.requests) >= 3
+
+
+def test_the_token_never_appears_in_errors_or_logs(gh: Running, caplog: pytest.LogCaptureFixture) -> None:
+    gh.fake.fault_rate, gh.fake.fault_kinds = 1.0, ("echo-auth",)
+    caplog.set_level(logging.DEBUG)
+    policy = RetryPolicy(deadline_s=0.2, backoff_s=0.05, max_backoff_s=0.05)
+    with pytest.raises(GitHubError) as caught:
+        client(gh, ALICE_TOKEN, policy).pr_info(1)
+    assert "upstream refused header" in str(caught.value)
+    assert ALICE_TOKEN not in str(caught.value)
+    assert caplog.records and all(ALICE_TOKEN not in r.getMessage() for r in caplog.records)
+
+
+def test_a_missing_pr_is_bad_input(gh: Running) -> None:
+    with pytest.raises(GitHubNotFound) as caught:
+        client(gh).pr_info(99)
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(("mangle", "complaint"), [
+    (lambda pr: {k: v for k, v in pr.items() if k != "head"}, "pull.head"),
+    (lambda pr: {**pr, "number": "seven"}, "'seven', expected int"),
+    (lambda pr: {**pr, "merged": "yes"}, "'yes', expected bool"),
+])
+def test_malformed_pr_answers_are_a_clear_error(gh: Running, remote_repo: RemoteRepo, mangle: object,
+                                                complaint: str) -> None:
+    push_wave(remote_repo)
+    number = client(gh).find_or_create_pr("wavegit/w1", "main", "wave", "").number
+    gh.fake.mangle["pull"] = mangle  # type: ignore[assignment]
+    with pytest.raises(GitHubError, match=f"unexpected answer from GitHub.*{complaint}"):
+        client(gh).pr_info(number)
+
+
+def test_permission_of_a_stranger_is_none(gh: Running) -> None:
+    assert client(gh).permission("nobody") == "none"
+    assert client(gh).permission(ALICE) == "write"
+
+
+def test_pr_state_for_sync_tells_open_merged_with_sha_and_closed(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_wave(remote_repo, "wavegit/a")
+    push_wave(remote_repo, "wavegit/b")
+    wg = client(gh)
+    merged = wg.find_or_create_pr("wavegit/a", "main", "a", "").number
+    closed = wg.find_or_create_pr("wavegit/b", "main", "b", "").number
+    assert github.pr_state_for_sync(wg, merged) == ("open", None)
+    sha = gh.fake.merge(merged)
+    gh.fake.close(closed)
+    assert github.pr_state_for_sync(wg, merged) == ("merged", sha)
+    assert github.pr_state_for_sync(wg, closed) == ("closed", None)
+
+
+def test_mark_report_outcome_rewrites_one_line_of_our_comment_in_place(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    from wavegit.report import parse_markdown
+
+    head = push_wave(remote_repo)
+    wg = client(gh)
+    pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "")
+    assert github.mark_report_outcome(wg, pr.number, MARKER, "closed") is None
+    posted = wg.upsert_report_comment(pr.number, to_markdown(wave_report(head)), MARKER)
+    github.mark_report_outcome(wg, pr.number, MARKER, "closed without merging")
+    github.mark_report_outcome(wg, pr.number, MARKER, "merged as abc123")
+    comments = gh.fake.issue_comments(pr.number)
+    assert [c.id for c in comments] == [posted.id]
+    assert comments[0].body.count(github.OUTCOME_PREFIX) == 1 and "merged as abc123" in comments[0].body
+    assert parse_markdown(comments[0].body).head_sha == head
+
+
+def test_a_bad_token_is_reported_without_retrying(gh: Running) -> None:
+    with pytest.raises(GitHubError, match=r"401.*check GITHUB_TOKEN"):
+        client(gh, "ghp_wrong").pr_info(1)
+    assert len(gh.fake.requests) == 1
+
+
+def test_connect_reads_the_environment(gh: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in github_env(gh).items():
+        monkeypatch.setenv(key, value)
+    assert github.connect().whoami() == BOT
