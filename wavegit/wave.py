@@ -603,7 +603,7 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
     branch = worktree.wave_branch(claimed.wave_id)
     wave: Wave | None = None
     wave_test: WaveTest | None = None
-    delivered = False
+    delivered = pushed = False
     try:
         base = resolve_base(repo, config, claimed.commit)
         rep.base_sha = base
@@ -651,7 +651,7 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
     rep.success = (rep.tracker_updated and all(item.verified and not item.ownership_violations
                                                for item in rep.items)
                    and (wave_test is None or wave_test.exit_code == 0))
-    if publish is not None and rep.head_sha and delivered:
+    if publish is not None and pushed:
         try:
             rep.pr = publish(rep)
         except WavegitError as exc:

@@ -1,0 +1,297 @@
+"""The wave lifecycle end to end: real repos with a bare origin, real worktrees, real fake-worker processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support import REPO_ROOT, git
+from wave_support import (
+    branches,
+    check,
+    item,
+    make_wave_repo,
+    origin_item,
+    origin_tracker,
+    run,
+    worktrees,
+    write_and_push,
+)
+
+from wavegit.errors import BudgetExceededError, HaltedError
+from wavegit.report import WaveReport
+
+
+def trailers(repo: Path, rev: str, key: str) -> list[str]:
+    out = git(repo, "log", f"--format=%(trailers:key={key},valueonly)", rev)
+    return [line for line in out.splitlines() if line]
+
+
+def test_verified_items_are_combined_in_tracker_order_on_a_pushed_branch_with_trailers(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item("LOW", ["write src/b.txt ok"], ["src/b.txt"], priority="P3"),
+        item("HIGH", ["write src/a/x.txt ok", "delete src/a/seed.txt"], ["src/a/"], check("src/a/x.txt"),
+             priority="P0"),
+    ])
+    outcome = run(remote.clone)
+    rep = outcome.report
+    assert (outcome.exit_code, rep.success, rep.tracker_updated) == (0, True, True)
+    assert [i.id for i in rep.items] == ["LOW", "HIGH"]
+    assert rep.items[1].files_changed == ["src/a/seed.txt", "src/a/x.txt"]
+    branch = f"wavegit/{rep.wave_id}"
+    assert rep.branch == branch
+    # Pushed, with one commit per item in tracker order on top of the base, each carrying its trailers.
+    assert git(remote.origin, "rev-parse", branch) == rep.head_sha
+    assert trailers(remote.origin, f"{rep.base_sha}..{branch}", "Wavegit-Item") == ["HIGH", "LOW"]
+    assert set(trailers(remote.origin, f"{rep.base_sha}..{branch}", "Wavegit-Wave")) == {rep.wave_id}
+    shas = trailers(remote.origin, f"{rep.base_sha}..{branch}", "Wavegit-Prompt-Sha256")
+    assert sorted(shas) == sorted(r.attempt_records[0].prompt_sha256 for r in rep.items)
+    files = git(remote.origin, "ls-tree", "-r", "--name-only", branch).splitlines()
+    assert "src/b.txt" in files and "src/a/x.txt" in files and "src/a/seed.txt" not in files
+    # Nothing on the wave branch edits the tracker.
+    assert ".wavegit/tracker.yaml" not in git(remote.origin, "diff", "--name-only", rep.base_sha, branch)
+    for item_id in ("LOW", "HIGH"):
+        recorded = origin_item(remote, item_id)
+        assert (recorded.status, recorded.wave, recorded.attempts) == ("review", rep.wave_id, 1)
+    # Worktrees removed and item branches deleted; the report was written.
+    assert worktrees(remote.clone) == [str(remote.clone)]
+    assert branches(remote.clone, "wavegit/items/") == []
+    saved = remote.clone / ".git" / "wavegit" / "reports" / f"{rep.wave_id}.json"
+    assert WaveReport.from_json(saved.read_text()).items[0].id == "LOW"
+
+
+def test_claim_and_record_are_single_commits_and_the_record_carries_the_cost_trailer(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["cost 0.25", "write src/a.txt ok"], ["src/a.txt"])])
+    before = git(remote.origin, "rev-parse", "main")
+    rep = run(remote.clone).report
+    subjects = git(remote.origin, "log", "--format=%s", f"{before}..main").splitlines()
+    assert subjects == [f"wavegit: record wave {rep.wave_id}: 1 of 1 verified", f"wavegit: claim wave {rep.wave_id}"]
+    assert trailers(remote.origin, "main", "Wavegit-Cost") == ["0.25"]
+    assert origin_item(remote, "A").cost == pytest.approx(0.25)
+    assert rep.budget.wave_spent_usd == pytest.approx(0.25)
+
+
+def test_failing_test_is_retried_with_feedback_and_then_released_to_todo(tmp_path: Path) -> None:
+    log = tmp_path / "env.jsonl"
+    remote = make_wave_repo(tmp_path, [item("A", [f"env {log}", "write src/a.txt bad"], ["src/a.txt"])])
+    outcome = run(remote.clone)
+    report_item = outcome.report.items[0]
+    assert (outcome.exit_code, outcome.report.success) == (1, False)
+    assert (report_item.verified, report_item.attempts, report_item.test_exit) == (False, 2, 1)
+    assert report_item.error == "test exited 1"
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert "WAVEGIT_FEEDBACK_FILE" not in seen[0]
+    assert "check failed: src/a.txt should contain 'ok'" in seen[1]["feedback_text"]
+    assert seen[1]["feedback_text"] in seen[1]["prompt_file_text"]
+    recorded = origin_item(remote, "A")
+    assert (recorded.status, recorded.attempts, recorded.wave) == ("todo", 2, None)
+    assert recorded.last_error == "test exited 1"
+    # Nothing verified: no wave branch anywhere.
+    assert branches(remote.origin) == [] and branches(remote.clone) == [f"wavegit/{outcome.report.wave_id}"]
+
+
+def test_retry_succeeds_on_attempt_two_after_feedback(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["no-feedback write src/a.txt bad", "if-feedback write src/a.txt ok"], ["src/a.txt"])])
+    rep = run(remote.clone).report
+    assert rep.success and rep.items[0].attempts == 2
+    first, second = rep.items[0].attempt_records
+    assert (first.test_exit, second.test_exit) == (1, 0)
+    assert first.prompt_sha256 != second.prompt_sha256
+    assert trailers(remote.origin, f"wavegit/{rep.wave_id}", "Wavegit-Prompt-Sha256")[0] == second.prompt_sha256
+    assert git(remote.origin, "show", f"wavegit/{rep.wave_id}:src/a.txt") == "ok"
+    assert origin_item(remote, "A").attempts == 2
+
+
+def test_item_reaching_max_attempts_is_marked_failed(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt bad"], ["src/a.txt"], attempts=2)],
+                            attempts=1, max_attempts=3)
+    rep = run(remote.clone).report
+    assert rep.items[0].status == "failed"
+    recorded = origin_item(remote, "A")
+    assert (recorded.status, recorded.attempts, recorded.wave) == ("failed", 3, rep.wave_id)
+
+
+@pytest.mark.parametrize(("actions", "config", "expected_error", "killed"), [
+    (["busy 30"], {"timeout_s": 0.6}, "worker killed: wall-clock timeout", "wall"),
+    (["sleep 30"], {"idle_timeout_s": 0.4}, "worker killed: no output for too long", "idle"),
+    (["write src/a.txt ok", "crash"], {}, "worker killed by SIGKILL", None),
+    (["write src/a.txt ok", "exit 3"], {}, "worker exited 3", None),
+    (["say thinking hard"], {}, "the worker changed nothing", None),
+], ids=["hang", "silent", "crash", "exit-nonzero", "no-change"])
+def test_worker_that_does_not_finish_its_work_is_not_verified(
+        tmp_path: Path, actions: list[str], config: dict[str, float], expected_error: str,
+        killed: str | None) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", actions, ["src/a.txt"])], attempts=1, **config)
+    start = time.monotonic()
+    outcome = run(remote.clone)
+    assert time.monotonic() - start < 10
+    result = outcome.report.items[0]
+    assert (outcome.exit_code, result.verified, result.error) == (1, False, expected_error)
+    assert result.attempt_records[0].killed == killed
+    recorded = origin_item(remote, "A")
+    assert (recorded.status, recorded.attempts, recorded.last_error) == ("todo", 1, expected_error)
+    assert worktrees(remote.clone) == [str(remote.clone)]
+
+
+@pytest.mark.parametrize(("actions", "violations"), [
+    (["write src/a.txt ok", "write README.md changed"], ["README.md"]),
+    (["write src/a.txt ok", "rename src/keep.txt src/a.txt.bak"], ["src/a.txt.bak", "src/keep.txt"]),
+    (["write src/a.txt ok", "symlink src/link ../src/a.txt"], ["src/link"]),
+    (["write src/a.txt ok", "chmod-x src/keep.txt"], ["src/keep.txt"]),
+    (["write src/a.txt ok", "write new/dir/untracked.txt x"], ["new/dir/untracked.txt"]),
+], ids=["edit", "rename-both-sides", "symlink", "mode", "untracked"])
+def test_change_outside_ownership_is_a_violation_and_nothing_is_kept(
+        tmp_path: Path, actions: list[str], violations: list[str]) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", actions, ["src/a.txt"])], attempts=1)
+    outcome = run(remote.clone)
+    result = outcome.report.items[0]
+    assert (outcome.report.success, result.verified, result.test_exit) == (False, False, None)
+    assert result.ownership_violations == violations
+    assert result.error is not None and result.error.startswith("ownership violation")
+    assert outcome.report.head_sha is None and branches(remote.origin) == []
+    assert git(remote.origin, "show", "main:README.md") == "hello"
+
+
+def test_wave_budget_stops_new_attempts_and_says_so(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item(name, ["cost 0.6", f"write src/{name}.txt ok"], [f"src/{name}.txt"]) for name in ("a", "b", "c")
+    ], concurrency=1, budget={"wave_usd": 1.0})
+    outcome = run(remote.clone)
+    rep = outcome.report
+    assert (outcome.exit_code, rep.success, rep.budget.exceeded) == (3, False, True)
+    assert rep.budget.wave_spent_usd == pytest.approx(1.2)
+    assert [i.verified for i in rep.items] == [True, True, False]
+    assert rep.items[2].attempts == 0 and "wave budget reached" in (rep.items[2].error or "")
+    never_started = origin_item(remote, "c")
+    assert (never_started.status, never_started.attempts, never_started.wave) == ("todo", 0, None)
+    assert trailers(remote.origin, "main", "Wavegit-Cost")[0] == "1.2"
+
+
+def test_over_the_day_budget_nothing_is_claimed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
+                            budget={"day_usd": 2.0})
+    # An earlier wave's record commit, today (UTC), spent 2.5.
+    monkeypatch.setenv("GIT_COMMITTER_DATE", time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime()))
+    git(remote.clone, "commit", "-q", "--allow-empty", "-m", "wavegit: record\n\nWavegit-Cost: 2.5")
+    git(remote.clone, "push", "-q", "origin", "main")
+    before = git(remote.origin, "rev-parse", "main")
+    with pytest.raises(BudgetExceededError, match=r"spent \$2.5 of \$2"):
+        run(remote.clone)
+    assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_halted_before_the_claim_nothing_is_claimed(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    write_and_push(remote.clone, {".wavegit/HALT": "{not json nor: [yaml"}, "halt by hand")
+    before = git(remote.origin, "rev-parse", "main")
+    with pytest.raises(HaltedError, match="corrupt"):
+        run(remote.clone)
+    assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_halt_during_a_wave_stops_new_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
+    other = tmp_path / "other"
+    halt_cmd = f"run {sys.executable} -m wavegit -C {other} halt --reason maintenance"
+    remote = make_wave_repo(tmp_path, [
+        item("A", [halt_cmd, "write src/a.txt ok"], ["src/a.txt"]),
+        item("B", ["write src/b.txt ok"], ["src/b.txt"]),
+    ], concurrency=1)
+    remote.new_clone("other")
+    outcome = run(remote.clone)
+    rep = outcome.report
+    assert (outcome.exit_code, rep.halted) == (3, True)
+    assert [(i.id, i.verified, i.attempts) for i in rep.items] == [("A", True, 1), ("B", False, 0)]
+    assert any("maintenance" in note for note in rep.notes)
+    assert origin_item(remote, "A").status == "review" and origin_item(remote, "B").status == "todo"
+
+
+def test_launch_failure_stops_the_batch_and_records_every_item(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item(name, [f"write src/{name}.txt ok"], [f"src/{name}.txt"]) for name in ("a", "b", "c")
+    ], concurrency=1, worker=str(tmp_path / "no-such-worker"))
+    outcome = run(remote.clone)
+    rep = outcome.report
+    assert (outcome.exit_code, rep.success) == (1, False)
+    assert "cannot launch" in (rep.items[0].error or "")
+    assert all("launch failure" in (i.error or "") or "cannot launch" in (i.error or "") for i in rep.items)
+    assert sum(len(i.attempt_records) for i in rep.items) == 1
+    for name in ("a", "b", "c"):
+        recorded = origin_item(remote, name)
+        assert (recorded.status, recorded.attempts) == ("todo", 0)
+        assert recorded.last_error is not None and "no-such-worker" in recorded.last_error
+
+
+def test_failed_wave_test_keeps_items_in_review_but_the_wave_is_not_a_success(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
+                            wave_test=check("src/a.txt", "something else"))
+    outcome = run(remote.clone)
+    rep = outcome.report
+    assert (outcome.exit_code, rep.success, rep.wave_test.exit_code) == (1, False, 1)
+    assert rep.items[0].verified and origin_item(remote, "A").status == "review"
+    assert git(remote.origin, "rev-parse", f"wavegit/{rep.wave_id}") == rep.head_sha
+
+
+def test_passing_wave_test_runs_on_the_combined_tree(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["write src/a.txt ok"], ["src/a.txt"]), item("B", ["write src/b.txt ok"], ["src/b.txt"])
+    ], wave_test=f"{sys.executable} -c \"import pathlib,sys; sys.exit(not all(pathlib.Path(p).exists() "
+                 f"for p in ('src/a.txt', 'src/b.txt')))\"")
+    rep = run(remote.clone).report
+    assert (rep.success, rep.wave_test.exit_code) == (True, 0)
+
+
+def test_nothing_selected_exits_zero_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], status="done")])
+    before = git(remote.origin, "rev-parse", "main")
+    outcome = run(remote.clone)
+    assert (outcome.exit_code, outcome.report.items, outcome.report.tracker_updated) == (0, [], False)
+    assert "nothing selected" in outcome.report.notes[0]
+    assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_no_push_keeps_the_wave_branch_local_and_publish_is_not_called(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    calls: list[WaveReport] = []
+    rep = run(remote.clone, push=False, publish=lambda r: calls.append(r) or 7).report
+    assert branches(remote.origin) == [] and branches(remote.clone) == [f"wavegit/{rep.wave_id}"]
+    assert calls == [] and rep.pr is None
+
+
+def test_publish_hook_receives_the_final_report_and_its_pr_number_is_reported(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    calls: list[WaveReport] = []
+    rep = run(remote.clone, publish=lambda r: calls.append(r) or 42).report
+    assert rep.pr == 42 and len(calls) == 1
+    assert calls[0].tracker_updated and calls[0].head_sha == rep.head_sha
+
+
+def test_second_run_from_another_clone_during_a_wave_takes_nothing_overlapping(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item("SLOW", ["sleep 2", "write src/a/x.txt ok"], ["src/a/"], check("src/a/x.txt")),
+        item("OVERLAP", ["write src/a/y.txt ok"], ["src/a/y.txt"]),
+        item("FREE", ["write src/free.txt ok"], ["src/free.txt"]),
+    ], max_items=1)
+    other = remote.new_clone("other")
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
+    first = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone,
+                             stdout=subprocess.PIPE, text=True, env={**__import__("os").environ, **env})
+    try:
+        deadline = time.monotonic() + 20
+        while origin_tracker(remote).get("SLOW").status != "in_progress":  # type: ignore[union-attr]
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        second = run(other, max_items=5).report
+    finally:
+        stdout, _ = first.communicate(timeout=60)
+    assert [i.id for i in second.items] == ["FREE"]
+    assert {s.id: s.reason for s in second.skipped}["OVERLAP"] == "in flight: SLOW"
+    first_report = WaveReport.from_json(stdout)
+    assert [i.id for i in first_report.items] == ["SLOW"] and first_report.success
+    final = origin_tracker(remote)
+    assert [final.get(i).status for i in ("SLOW", "OVERLAP", "FREE")] == ["review", "todo", "review"]  # type: ignore[union-attr]

@@ -1,0 +1,90 @@
+"""Helpers for the wave tests: a real repo with a bare origin holding a tracker and config, fake workers."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from support import RemoteRepo, git, make_remote_repo
+
+from wavegit import tracker
+from wavegit.config import load_config
+from wavegit.repo import discover
+from wavegit.store import GitStore
+from wavegit.wave import Publish, WaveOutcome, run_wave
+
+WORKERS = Path(__file__).resolve().parent / "wave_workers"
+WORKER = shlex.join([sys.executable, str(WORKERS / "scripted.py")])
+FILES = {"README.md": "hello\n", "src/keep.txt": "keep\n", "src/a/seed.txt": "seed\n"}
+
+
+def check(path: str, text: str = "ok") -> str:
+    """An item test passing when ``path`` contains ``text``."""
+    return shlex.join([sys.executable, str(WORKERS / "check.py"), path, text])
+
+
+def item(item_id: str, actions: list[str], owns: list[str], test: str | None = None,
+         **extra: Any) -> dict[str, Any]:
+    """A tracker item whose prompt is the scripted worker's actions (one per line)."""
+    entry: dict[str, Any] = {"id": item_id, "prompt": "\n".join(actions) + "\n", "owns": owns,
+                             "test": test or check(owns[0].rstrip("/"))}
+    entry.update(extra)
+    entry.setdefault("status", "todo")
+    return entry
+
+
+def config_text(**overrides: Any) -> str:
+    config: dict[str, Any] = {"worker": WORKER, "concurrency": 4, "timeout_s": 20, "idle_timeout_s": 10,
+                              "attempts": 2}
+    config.update(overrides)
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def make_wave_repo(base: Path, items: list[dict[str, Any]], **config: Any) -> RemoteRepo:
+    """A bare origin and a clone whose main branch holds the tracker and config."""
+    remote = make_remote_repo(base, FILES)
+    write_and_push(remote.clone, {
+        ".wavegit/tracker.yaml": yaml.safe_dump({"version": 1, "items": items}, sort_keys=False),
+        ".wavegit/config.yaml": config_text(**config),
+    }, "tracker and config")
+    return remote
+
+
+def write_and_push(clone: Path, files: dict[str, str], message: str) -> None:
+    for rel, content in files.items():
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text(content)
+    git(clone, "add", *files)
+    git(clone, "commit", "-q", "-m", message)
+    git(clone, "push", "-q", "origin", "HEAD:main")
+
+
+def run(clone: Path, *, max_items: int | None = None, push: bool = True,
+        publish: Publish | None = None) -> WaveOutcome:
+    """``wavegit run`` in-process (the CLI path is covered by test_run.py)."""
+    repo = discover(clone)
+    config = load_config(repo.root)
+    return run_wave(repo, config, GitStore(repo, config), max_items=max_items, push=push, publish=publish)
+
+
+def origin_tracker(remote: RemoteRepo) -> tracker.Tracker:
+    return tracker.loads(git(remote.origin, "show", "main:.wavegit/tracker.yaml"))
+
+
+def origin_item(remote: RemoteRepo, item_id: str) -> tracker.Item:
+    found = origin_tracker(remote).get(item_id)
+    assert found is not None
+    return found
+
+
+def worktrees(clone: Path) -> list[str]:
+    listing = git(clone, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+
+
+def branches(repo: Path, pattern: str = "wavegit/") -> list[str]:
+    refs = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{pattern}")
+    return [r for r in refs.splitlines() if r]
