@@ -1,4 +1,4 @@
-"""The wave lifecycle end to end: real repos with a bare origin, real worktrees, real fake-worker processes."""
+"""The wave lifecycle end to end: real repos with a bare origin, real worktrees, real fake workers."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def trailers(repo: Path, rev: str, key: str) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
-def test_verified_items_are_combined_in_tracker_order_on_a_pushed_branch_with_trailers(tmp_path: Path) -> None:
+def test_verified_items_are_combined_in_tracker_order_on_a_pushed_branch_with_trailers(
+        tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [
         item("LOW", ["write src/b.txt ok"], ["src/b.txt"], priority="P3"),
         item("HIGH", ["write src/a/x.txt ok", "delete src/a/seed.txt"], ["src/a/"], check("src/a/x.txt"),
@@ -69,7 +70,8 @@ def test_claim_and_record_are_single_commits_and_the_record_carries_the_cost_tra
     before = git(remote.origin, "rev-parse", "main")
     rep = run(remote.clone).report
     subjects = git(remote.origin, "log", "--format=%s", f"{before}..main").splitlines()
-    assert subjects == [f"wavegit: record wave {rep.wave_id}: 1 of 1 verified", f"wavegit: claim wave {rep.wave_id}"]
+    assert subjects == [f"wavegit: record wave {rep.wave_id}: 1 of 1 verified",
+                        f"wavegit: claim wave {rep.wave_id}"]
     assert trailers(remote.origin, "main", "Wavegit-Cost") == ["0.25"]
     assert origin_item(remote, "A").cost == pytest.approx(0.25)
     assert rep.budget.wave_spent_usd == pytest.approx(0.25)
@@ -102,7 +104,8 @@ def test_retry_succeeds_on_attempt_two_after_feedback(tmp_path: Path) -> None:
     first, second = rep.items[0].attempt_records
     assert (first.test_exit, second.test_exit) == (1, 0)
     assert first.prompt_sha256 != second.prompt_sha256
-    assert trailers(remote.origin, f"wavegit/{rep.wave_id}", "Wavegit-Prompt-Sha256")[0] == second.prompt_sha256
+    committed = trailers(remote.origin, f"wavegit/{rep.wave_id}", "Wavegit-Prompt-Sha256")
+    assert committed[0] == second.prompt_sha256
     assert git(remote.origin, "show", f"wavegit/{rep.wave_id}:src/a.txt") == "ok"
     assert origin_item(remote, "A").attempts == 2
 
