@@ -31,7 +31,7 @@ import sys
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 K = TypeVar("K")
 
@@ -42,12 +42,12 @@ class PatternError(ValueError):
 
 # --- normalisation -------------------------------------------------------------------------------------
 
-_GLOB_CHARS = frozenset("*?[")
+_GLOB = re.compile(r"[*?\[]")
 _BAD_CHAR = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
 # Anything the fast path of ``normalize`` cannot accept unchanged: a glob, a bad character, an absolute
 # or home-relative start, a drive letter, an empty/``.``/``..``/``.git`` segment, a trailing ``/``.
 _NEEDS_SLOW_PATH = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\\*?\[]|^(?:[/~]|[A-Za-z]:)|(?:^|/)(?:\.{0,2}|(?i:\.git))(?:/|$)"
+    r"[\x00-\x1f\x7f-\x9f\\*?\[]|^(?:[/~]|[A-Za-z]:)|//|(?:^|/)(?:\.\.?|(?i:\.git))(?:/|$)"
 )
 
 
@@ -72,6 +72,7 @@ def normalize(pattern: str) -> str:
     return _normalize_slow(pattern, text)
 
 
+@functools.lru_cache(maxsize=65536)
 def _normalize_slow(pattern: str, text: str) -> str:
     if not text:
         raise _reject(pattern, "empty", "give a path relative to the repository root, e.g. src/app.py")
@@ -205,7 +206,7 @@ def _parse_segment(pattern: str, segment: str) -> Glob:
 
 def is_literal(pattern: str) -> bool:
     """Whether the normalised ``pattern`` has no glob characters."""
-    return not any(char in _GLOB_CHARS for char in pattern)
+    return _GLOB.search(pattern) is None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -285,6 +286,7 @@ def _fold_image(ranges: Ranges) -> Ranges:
     return _merge(image)
 
 
+@functools.lru_cache(maxsize=4096)
 def _fold_charset(charset: CharSet) -> CharSet:
     """The set of folds of the characters ``charset`` matches, as a set over folded characters."""
     if not charset.ranges:
@@ -517,12 +519,90 @@ def _literal_overlap(a: str, b: str) -> bool:
     return b == a or (b.startswith(a) and b[len(a)] == "/")
 
 
-@functools.lru_cache(maxsize=65536)
 def overlaps(a: str, b: str) -> bool:
     """Whether some path (existing or not) is owned by both patterns, compared case-insensitively."""
+    a, b = normalize(a), normalize(b)
+    if is_literal(a):
+        return _literal_overlap(fold(a), fold(b)) if is_literal(b) else _literal_meets_glob(fold(a), b)
+    if is_literal(b):
+        return _literal_meets_glob(fold(b), a)
+    return _globs_overlap(a, b)
+
+
+class _Walk(NamedTuple):
+    """A folded glob pattern, prepared for walking concrete folded segments through it."""
+
+    steps: tuple[re.Pattern[str] | None, ...]
+    """Each segment's regex; None for ``**``."""
+    viable: tuple[bool, ...]
+    """Per automaton state (0..m, m + 1 = below a match): whether acceptance can still be reached."""
+    universal: bool
+    """Owns something strictly below every path strictly below its literal prefix."""
+
+
+@functools.lru_cache(maxsize=65536)
+def _walk(pattern: str) -> _Walk:
+    parsed = _folded(pattern)
+    steps = tuple(
+        None if isinstance(segment, _DoubleStar) else re.compile("".join(
+            "[^/]*" if isinstance(token, _Star) else _charset_regex(token) for token in segment
+        ), re.DOTALL)
+        for segment in parsed.segments
+    )
+    viable = [True, True]
+    for segment in reversed(parsed.segments):
+        meets = isinstance(segment, _DoubleStar) or _segments_meet(segment, _ANY_SEGMENT)
+        viable.insert(0, meets and viable[0])
+    head = len(literal_prefix(pattern).split("/")) if literal_prefix(pattern) else 0
+    m = len(steps)
+    universal = any(
+        i >= m or (steps[i] is None and viable[i]) or (parsed.segments[i] == (STAR,) and viable[i + 1])
+        for i in _closure(steps, (head,))
+    )
+    return _Walk(steps, tuple(viable), universal)
+
+
+def _closure(steps: tuple[re.Pattern[str] | None, ...], states: Iterable[int]) -> set[int]:
+    """``states`` plus those reached by letting ``**`` match zero segments."""
+    closed: set[int] = set()
+    for i in states:
+        closed.add(i)
+        while i < len(steps) and steps[i] is None:
+            i += 1
+            closed.add(i)
+    return closed
+
+
+def _literal_meets_glob(literal: str, pattern: str) -> bool:
+    """``overlaps`` for a folded literal and a glob pattern, walking the literal's segments.
+
+    Ownership is closed downwards, so they overlap iff the glob owns some path strictly below the
+    literal: feed the literal's segments to the glob's automaton, then ask whether one more segment can
+    lead to acceptance.
+    """
+    walk = _walk(pattern)
+    m = len(walk.steps)
+    states = _closure(walk.steps, (0,))
+    for name in literal.rstrip("/").split("/"):
+        after: list[int] = []
+        for i in states:
+            step = walk.steps[i] if i < m else None
+            if i >= m:
+                after.append(m + 1)
+            elif step is None:
+                after.append(i)
+            elif step.fullmatch(name):
+                after.append(i + 1)
+        if not after:
+            return False
+        states = _closure(walk.steps, after)
+    return any(walk.viable[i] for i in states)
+
+
+@functools.lru_cache(maxsize=65536)
+def _globs_overlap(a: str, b: str) -> bool:
+    """``overlaps`` by intersecting the owned-path automata of the two folded patterns."""
     pa, pb = _folded(a), _folded(b)
-    if pa.literal and pb.literal:
-        return _literal_overlap(pa.text, pb.text)
     seen: set[tuple[int, int]] = set()
     todo = [(0, 0)]
     while todo:
@@ -547,17 +627,14 @@ def overlaps(a: str, b: str) -> bool:
 # --- the ownership index -------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=65536)
 def literal_prefix(pattern: str) -> str:
     """The folded leading segments of ``pattern`` before its first glob segment ("" if it starts with one)."""
-    parsed = _folded(pattern)
-    if parsed.literal:
-        return parsed.text.rstrip("/")
-    head: list[str] = []
-    for segment in parsed.text.rstrip("/").split("/"):
-        if not is_literal(segment) or segment == "**":
-            break
-        head.append(fold(segment))
-    return "/".join(head)
+    text = normalize(pattern).rstrip("/")
+    match = _GLOB.search(text)
+    if match is not None:
+        text = text[:text.rfind("/", 0, match.start()) + 1].rstrip("/")
+    return fold(text)
 
 
 def _prefixes(path: str) -> Iterator[str]:
@@ -569,33 +646,79 @@ def _prefixes(path: str) -> Iterator[str]:
     yield path
 
 
-def _related(a: str, b: str) -> bool:
-    """Whether one folded segment path is a segment prefix of the other ("" is a prefix of all)."""
-    return not a or not b or _literal_overlap(a, b)
+class _PrefixMap(Generic[K]):
+    """Values filed under a folded segment path, found by the paths above or below a query path."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, set[K]] = {}
+        self.under: dict[str, set[K]] = {}
+        """Each segment prefix of a filed path, and "" -> the values filed at or below it."""
+
+    def add(self, path: str, value: K) -> None:
+        self.at.setdefault(path, set()).add(value)
+        for prefix in _segment_prefixes(path):
+            self.under.setdefault(prefix, set()).add(value)
+
+    def discard(self, path: str, value: K) -> None:
+        self.at.get(path, set()).discard(value)
+        for prefix in _segment_prefixes(path):
+            self.under.get(prefix, set()).discard(value)
+
+    def collect(self, prefixes: tuple[str, ...], below: str | None, found: set[K]) -> None:
+        """Add to ``found`` the values filed at any of ``prefixes``, and at or below ``below``."""
+        at = self.at
+        for prefix in prefixes:
+            if prefix in at:
+                found |= at[prefix]
+        if below is not None and below in self.under:
+            found |= self.under[below]
 
 
-def _first_segment(path: str) -> str:
-    return path.split("/", 1)[0]
+@functools.lru_cache(maxsize=65536)
+def _segment_prefixes(path: str) -> tuple[str, ...]:
+    """"" and every segment prefix of the folded ``path``, shortest first, ending with ``path`` itself."""
+    if not path:
+        return ("",)
+    prefixes = [""]
+    slash = path.find("/")
+    while slash != -1:
+        prefixes.append(path[:slash])
+        slash = path.find("/", slash + 1)
+    prefixes.append(path)
+    return tuple(prefixes)
+
+
+class _Query(NamedTuple):
+    pattern: str
+    literal: bool
+    head: str
+    """Folded literal prefix."""
+    prefixes: tuple[str, ...]
+    """The segment prefixes of ``head``."""
+
+
+@functools.lru_cache(maxsize=65536)
+def _query(pattern: str) -> _Query:
+    text = normalize(pattern)
+    head = literal_prefix(text)
+    return _Query(text, is_literal(text), head, _segment_prefixes(head))
 
 
 class OwnershipIndex(Generic[K]):
     """Patterns by owner key, answering "who conflicts with this pattern" and "who owns this path" fast.
 
-    Literal patterns sit in dicts keyed by their folded text and every segment prefix of it, so a literal
-    query costs one dict lookup per segment. Glob patterns are bucketed by their first literal segment
-    ("" when they start with a glob) and prefiltered by their literal prefix before the exact test.
-    All comparisons are case-insensitive.
+    Literal patterns are filed under their folded text, glob patterns under their folded literal prefix
+    (the segments before the first glob); each map also knows what lies at or below every segment prefix.
+    So a query costs a dict lookup per segment of its own prefix, plus the exact test for the few glob
+    patterns (or, for a glob query, literal patterns) whose prefix is compatible. Case-insensitive.
     """
 
     def __init__(self) -> None:
+        self._literals: _PrefixMap[K] = _PrefixMap()
+        """Literal patterns, directory ones without their trailing '/'."""
         self._files: dict[str, set[K]] = {}
-        """Literal non-directory patterns, folded."""
-        self._dirs: dict[str, set[K]] = {}
-        """Literal directory patterns, folded, without the trailing '/'."""
-        self._under: dict[str, set[K]] = {}
-        """Every segment prefix of a literal pattern -> the keys of the literal patterns at or below it."""
-        self._globs: dict[str, dict[tuple[K, str], str]] = {}
-        """First literal segment ("" if none) -> {(key, pattern): literal prefix}."""
+        """Literal non-directory patterns (a directory pattern does not own a file of its own name)."""
+        self._globs: _PrefixMap[tuple[K, str]] = _PrefixMap()
         self._patterns: dict[K, set[str]] = {}
 
     def __len__(self) -> int:
@@ -605,74 +728,64 @@ class OwnershipIndex(Generic[K]):
         return key in self._patterns
 
     def add(self, key: K, pattern: str) -> None:
-        """Record that ``key`` owns the normalised ``pattern``."""
-        pattern = normalize(pattern)
-        self._patterns.setdefault(key, set()).add(pattern)
-        if is_literal(pattern):
-            body = fold(pattern).rstrip("/")
-            (self._dirs if pattern.endswith("/") else self._files).setdefault(body, set()).add(key)
-            for prefix in _prefixes(body):
-                self._under.setdefault(prefix, set()).add(key)
-        else:
-            head = literal_prefix(pattern)
-            self._globs.setdefault(_first_segment(head), {})[(key, pattern)] = head
+        """Record that ``key`` owns ``pattern``; raises PatternError for a bad one."""
+        query = _query(pattern)
+        self._patterns.setdefault(key, set()).add(query.pattern)
+        if not query.literal:
+            self._globs.add(query.head, (key, query.pattern))
+            return
+        self._literals.add(query.head, key)
+        if not query.pattern.endswith("/"):
+            self._files.setdefault(query.head, set()).add(key)
 
     def remove(self, key: K) -> None:
         """Forget every pattern of ``key`` (no-op for an unknown key)."""
         for pattern in self._patterns.pop(key, set()):
-            if is_literal(pattern):
-                body = fold(pattern).rstrip("/")
-                (self._dirs if pattern.endswith("/") else self._files).get(body, set()).discard(key)
-                for prefix in _prefixes(body):
-                    self._under.get(prefix, set()).discard(key)
-            else:
-                self._globs.get(_first_segment(literal_prefix(pattern)), {}).pop((key, pattern), None)
+            query = _query(pattern)
+            if not query.literal:
+                self._globs.discard(query.head, (key, pattern))
+                continue
+            self._literals.discard(query.head, key)
+            self._files.get(query.head, set()).discard(key)
 
     def conflicts(self, pattern: str) -> set[K]:
         """The keys with a pattern that overlaps ``pattern`` (see ``overlaps``)."""
-        pattern = normalize(pattern)
+        query = _query(pattern)
         found: set[K] = set()
-        head = literal_prefix(pattern)
-        literal = is_literal(pattern)
-        if head:
-            for prefix in _prefixes(head):
-                found |= self._files.get(prefix, set())
-                found |= self._dirs.get(prefix, set())
-        # Literal patterns at or below a literal query always overlap it; below a glob's prefix, maybe.
-        below = self._under.get(head, set()) if head else self._all_literal_keys()
-        if literal:
-            found |= below
+        # Literal patterns at or above a query's literal prefix own everything the query can own.
+        self._literals.collect(query.prefixes, None, found)
+        if query.literal or _walk(query.pattern).universal:
+            self._literals.collect((), query.head, found)
         else:
-            found |= {key for key in below - found if self._any_overlaps(key, pattern)}
-        for key, other in self._glob_candidates(head):
-            if key not in found and overlaps(other, pattern):
+            below: set[K] = set()
+            self._literals.collect((), query.head, below)
+            found |= {key for key in below - found if self._literal_overlaps(key, query.pattern)}
+        globs: set[tuple[K, str]] = set()
+        self._globs.collect(query.prefixes, query.head, globs)
+        for key, other in globs:
+            if key in found:
+                continue
+            if query.literal:
+                meets = _literal_meets_glob(query.head, other)
+            else:
+                meets = _globs_overlap(other, query.pattern)
+            if meets:
                 found.add(key)
         return found
 
     def owners(self, path: str) -> set[K]:
         """The keys owning the concrete file ``path`` (case-insensitively)."""
         folded = fold(normalize(path).rstrip("/"))
-        found: set[K] = set()
-        for prefix in _prefixes(folded):
-            found |= self._files.get(prefix, set())
-            if prefix != folded:
-                found |= self._dirs.get(prefix, set())
-        for key, other in self._glob_candidates(folded):
+        prefixes = _segment_prefixes(folded)
+        found: set[K] = set(self._files.get(folded, ()))
+        self._literals.collect(prefixes[:-1], None, found)
+        globs: set[tuple[K, str]] = set()
+        self._globs.collect(prefixes, None, globs)
+        for key, other in globs:
             if key not in found and _owns_folded(other, folded):
                 found.add(key)
         return found
 
-    def _all_literal_keys(self) -> set[K]:
-        return set().union(*self._files.values(), *self._dirs.values())
-
-    def _any_overlaps(self, key: K, pattern: str) -> bool:
-        return any(is_literal(mine) and overlaps(mine, pattern) for mine in self._patterns[key])
-
-    def _glob_candidates(self, head: str) -> Iterator[tuple[K, str]]:
-        """Glob patterns whose literal prefix is compatible with the folded literal prefix ``head``."""
-        first = _first_segment(head)
-        buckets = [self._globs.get(first, {}), self._globs.get("", {})] if first else self._globs.values()
-        for bucket in buckets:
-            for (key, other), other_head in bucket.items():
-                if _related(head, other_head):
-                    yield key, other
+    def _literal_overlaps(self, key: K, pattern: str) -> bool:
+        mine = self._patterns[key]
+        return any(is_literal(text) and _literal_meets_glob(fold(text), pattern) for text in mine)
