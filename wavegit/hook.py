@@ -14,10 +14,11 @@ from every parent (``-c``: conflict resolutions and edits made in the merge); wh
 merged branch is that branch's own commits, which are checked themselves unless already on the remote.
 
 Ownership comes from the items ``in_progress`` or ``review`` of the tracker at the remote-tracking tracker
-branch ``refs/remotes/<remote>/<tracker_branch>`` (no network unless ``--fetch``). Branch convention (the wave
-code creates these names): a wave runs on ``refs/heads/wavegit/<wave>`` and may push per-item branches
-``refs/heads/wavegit/<wave>/<item-id>``; wave ids contain no ``/``. A per-item branch is checked against its
-whole wave, like the wave branch.
+branch ``refs/remotes/<remote>/<tracker_branch>`` (no network unless ``--fetch``). Branch names are those of
+``wavegit.worktree``: the wave branch ``wavegit/<wave-id>`` and its per-item branches
+``wavegit/items/<wave-id>/<item-id>`` (not ``wavegit/<wave-id>/<item-id>``: git cannot hold a ref and a
+directory of refs with the same name). A per-item branch is checked against its whole wave, like the wave
+branch.
 
 - A path owned by an in-flight item is refused unless pushed to that item's wave branch (or a per-item branch
   of that wave).
@@ -32,14 +33,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import git, paths, tracker
+from wavegit import git, paths, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
 from wavegit.repo import Repo
 
 _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
-WAVE_BRANCH_PREFIX = "refs/heads/wavegit/"
 STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
 # Porcelain `git log`, so pin everything user configuration could change in its output.
@@ -128,18 +128,17 @@ def updates_from_pre_commit(env: Mapping[str, str]) -> tuple[str, str, list[RefU
 
 
 def wave_of_ref(remote_ref: str) -> str | None:
-    """The wave a pushed ref belongs to (``refs/heads/wavegit/<wave>[/<item-id>]``), or None."""
-    if not remote_ref.startswith(WAVE_BRANCH_PREFIX):
-        return None
-    return remote_ref[len(WAVE_BRANCH_PREFIX):].split("/", 1)[0] or None
+    """The wave whose wave branch or per-item branch ``remote_ref`` is, or None."""
+    item_branch = worktree.parse_item_branch(remote_ref)
+    return item_branch[0] if item_branch else worktree.parse_wave_branch(remote_ref)
 
 
 def _exclusions(update: RefUpdate, remote: str) -> list[str]:
     """rev-list arguments that leave out what the remote already has (see the module docstring)."""
     known = [] if update.is_new else [update.remote_oid]
     # --ignore-missing: on a forced push the remote oid may not exist locally.
-    return ["--ignore-missing", update.local_oid, "--not", *known, f"--exclude={remote}/wavegit/*",
-            f"--remotes={remote}"]
+    return ["--ignore-missing", update.local_oid, "--not", *known,
+            f"--exclude={remote}/{worktree.BRANCH_PREFIX}*", f"--remotes={remote}"]
 
 
 def _parse_log(output: str) -> dict[str, list[str]]:

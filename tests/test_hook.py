@@ -1,0 +1,393 @@
+"""The pre-push hook: git's protocol, and real pushes to a bare origin running the installed hook."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hook_support import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
+from support import CliResult, RemoteRepo, git, make_remote_repo, wavegit
+
+from wavegit import hook
+from wavegit.errors import UsageError
+
+Z40, Z64 = "0" * 40, "0" * 64
+W1, W2, W3, W9 = (f"w-20260101-000000-000{n}" for n in (1, 2, 3, 9))
+MAIN, ITEM_BRANCH = "refs/heads/main", f"refs/heads/wavegit/items/{W1}/AUTH-1"
+A40, B40, A64 = "a" * 40, "b" * 40, "c" * 64
+
+FILES = {
+    "README.md": "hello\n",
+    "src/auth/limiter.py": "limit = 1\n",
+    "src/auth/session.py": "session = 1\n",
+    "lib/util.py": "util = 1\n",
+    "src/billing/invoice.py": "invoice = 1\n",
+    "config/app.yaml": "debug: false\n",
+    "docs/guide.md": "guide\n",
+    "src/done.py": "done = 1\n",
+}
+ITEMS = [
+    ItemSpec("AUTH-1", ["src/auth/"], wave=W1),
+    ItemSpec("UTIL-1", ["lib/util.py"], wave=W1),
+    ItemSpec("BILL-1", ["src/billing/invoice.py"], status="review", wave=W2, pr=42),
+    ItemSpec("CONF-1", ["**/*.yaml"], wave=W3),
+    ItemSpec("DOCS-1", ["docs/"], status="todo"),
+    ItemSpec("DONE-1", ["src/done.py"], status="done", extra={"merge_sha": "ab" * 20}),
+]
+
+
+@pytest.fixture
+def flight(tmp_path: Path) -> RemoteRepo:
+    """Origin with the tracker above on main, a clone that fetched it, and the hook installed in the clone."""
+    remote = make_remote_repo(tmp_path, FILES)
+    publish_tracker(remote, ITEMS)
+    install_hook(remote.clone)
+    return remote
+
+
+Finished = subprocess.CompletedProcess[str] | CliResult
+
+
+def refused(result: Finished) -> str:
+    """stderr of a push that the hook refused (fails the test otherwise)."""
+    assert result.returncode != 0, result.stderr
+    assert "push refused" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stderr
+
+
+def allowed(result: Finished) -> str:
+    assert result.returncode == 0, result.stderr
+    assert "refused" not in result.stderr
+    return result.stderr
+
+
+def branch(repo: Path, name: str, start: str = "origin/main") -> None:
+    git(repo, "checkout", "-q", "-b", name, start)
+
+
+# --- git's stdin protocol -----------------------------------------------------------------------------
+
+def test_update_lines_are_split_from_the_right_so_a_local_ref_may_contain_spaces() -> None:
+    [update] = hook.parse_updates(f"main@{{1 day ago}} {A40} refs/heads/x {B40}\n")
+    assert (update.local_ref, update.local_oid, update.remote_ref, update.remote_oid) == (
+        "main@{1 day ago}", A40, "refs/heads/x", B40)
+
+
+def test_all_zero_remote_oid_is_a_new_ref_for_sha1_and_sha256() -> None:
+    sha1, sha256 = hook.parse_updates(f"refs/heads/a {A40} refs/heads/a {Z40}\n"
+                                      f"refs/heads/b {A64} refs/heads/b {Z64}")
+    assert sha1.is_new and sha256.is_new
+    assert not sha1.is_delete and not sha256.is_delete
+
+
+def test_delete_lines_are_deletions_for_sha1_and_sha256() -> None:
+    updates = hook.parse_updates(f"(delete) {Z40} refs/heads/a {A40}\n(delete) {Z64} refs/heads/b {A64}\n")
+    assert [u.is_delete for u in updates] == [True, True]
+    assert [u.is_new for u in updates] == [False, False]
+
+
+def test_empty_and_blank_stdin_has_no_updates() -> None:
+    assert hook.parse_updates("") == []
+    assert hook.parse_updates("\n\n") == []
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    (f"refs/heads/a {A40} refs/heads/a", "expected"),
+    (f"refs/heads/a {A40[:-1]} refs/heads/a {Z40}", "not an object id"),
+    (f"refs/heads/a {A40.upper()} refs/heads/a {Z40}", "not an object id"),
+    (f"refs/heads/a {A40} refs/heads/a {Z64}", "SHA-1 and SHA-256"),
+    (f"(delete) {A40} refs/heads/a {B40}", "(delete)"),
+    (f"refs/heads/a {A40}  {Z40}", "expected"),
+])
+def test_malformed_stdin_lines_are_rejected_with_their_line_number(line: str, reason: str) -> None:
+    with pytest.raises(UsageError, match=rf"^stdin line 2: .*{re.escape(reason)}"):
+        hook.parse_updates(f"refs/heads/ok {A40} refs/heads/ok {B40}\n{line}\n")
+
+
+def test_malformed_stdin_exits_2_with_one_clear_line(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "hook", "pre-push", "origin", "url", input="garbage\n")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "wavegit hook: stdin line 1: expected '<local ref> <local oid> <remote ref> <remote oid>', "
+        "got 'garbage'"]
+
+
+def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:
+    # tmp_path is no git repository at all: nothing but stdin may be looked at.
+    for stdin in ("", f"(delete) {Z40} refs/heads/a {A40}\n"):
+        result = wavegit(tmp_path, "hook", "pre-push", "origin", "url", input=stdin)
+        assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_missing_remote_arguments_are_a_usage_error(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "hook", "pre-push", input="")
+    assert result.returncode == 2
+    assert "REMOTE and URL" in result.stderr
+
+
+def test_pre_commit_variables_become_one_update() -> None:
+    remote, url, [update] = hook.updates_from_pre_commit({
+        "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_URL": "/x.git", "PRE_COMMIT_TO_REF": A40,
+        "PRE_COMMIT_FROM_REF": B40, "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/f",
+        "PRE_COMMIT_REMOTE_BRANCH": f"refs/heads/wavegit/{W1}"})
+    assert (remote, url) == ("origin", "/x.git")
+    assert update == hook.RefUpdate("refs/heads/f", A40, f"refs/heads/wavegit/{W1}", B40)
+    _, _, [new] = hook.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o", "PRE_COMMIT_TO_REF": A64})
+    assert new.is_new and new.remote_oid == Z64
+
+
+def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
+    assert hook.wave_of_ref(f"refs/heads/wavegit/{W1}") == W1
+    assert hook.wave_of_ref(f"refs/heads/wavegit/items/{W1}/AUTH-1") == W1
+    assert hook.wave_of_ref(f"refs/heads/wavegit/{W1}/AUTH-1") is None
+    assert hook.wave_of_ref("refs/heads/wavegit/not-a-wave-id") is None
+    assert hook.wave_of_ref("refs/heads/wavegit") is None
+    assert hook.wave_of_ref("refs/heads/main") is None
+    assert hook.wave_of_ref(f"refs/tags/wavegit/{W1}") is None
+
+
+# --- real pushes --------------------------------------------------------------------------------------
+
+def test_a_foreign_in_flight_file_is_refused_with_item_wave_and_advice(flight: RemoteRepo) -> None:
+    before = remote_oid(flight, "refs/heads/main")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 2\n"})
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+    assert f"wait until wave {W1} is merged" in stderr.lower()
+    assert "git push --no-verify" in stderr
+    assert remote_oid(flight, "refs/heads/main") == before
+
+
+def test_refusal_names_the_pr_of_an_item_in_review(flight: RemoteRepo) -> None:
+    commit(flight.clone, {"src/billing/invoice.py": "invoice = 2\n"})
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert f"src/billing/invoice.py: owned by BILL-1 (review, wave {W2}, PR #42" in stderr
+
+
+def test_owned_paths_match_case_insensitively(flight: RemoteRepo) -> None:
+    commit(flight.clone, {"SRC/Auth/new.py": "x\n"})
+    assert "SRC/Auth/new.py: owned by AUTH-1" in refused(push(flight.clone, "origin", "main"))
+
+
+def test_files_of_unowned_todo_and_done_items_push_fine(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"docs/guide.md": "more\n", "src/done.py": "done = 2\n", "new.txt": "n\n"})
+    allowed(push(flight.clone, "origin", "main"))
+    assert remote_oid(flight, "refs/heads/main") == head
+
+
+def test_the_owning_wave_branch_and_its_per_item_branches_accept_the_waves_files(flight: RemoteRepo) -> None:
+    branch(flight.clone, "work")
+    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 3\n", "lib/util.py": "util = 3\n"})
+    allowed(push(flight.clone, "origin", f"HEAD:refs/heads/wavegit/{W1}"))
+    allowed(push(flight.clone, "origin", f"HEAD:refs/heads/wavegit/items/{W1}/AUTH-1"))
+    assert remote_oid(flight, f"refs/heads/wavegit/items/{W1}/AUTH-1") == head
+
+
+def test_a_wave_branch_touching_another_waves_file_is_refused(flight: RemoteRepo) -> None:
+    branch(flight.clone, "work")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 3\n", "src/billing/invoice.py": "invoice = 3\n"})
+    stderr = refused(push(flight.clone, "origin", f"HEAD:refs/heads/wavegit/{W1}"))
+    assert f"src/billing/invoice.py: owned by BILL-1 (review, wave {W2}, PR #42" in stderr
+    assert "limiter" not in stderr
+
+
+def test_a_wave_branch_touching_files_outside_its_items_is_refused(flight: RemoteRepo) -> None:
+    branch(flight.clone, "work")
+    commit(flight.clone, {"docs/guide.md": "changed\n"})
+    stderr = refused(push(flight.clone, "origin", f"HEAD:{ITEM_BRANCH}"))
+    assert f"docs/guide.md: outside the items of wave {W1} (pushed to {ITEM_BRANCH})" in stderr
+
+
+def test_deleting_a_branch_that_holds_in_flight_files_is_allowed(flight: RemoteRepo) -> None:
+    branch(flight.clone, "feature")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 4\n"})
+    assert push(flight.clone, "--no-verify", "origin", "feature").returncode == 0
+    allowed(push(flight.clone, "origin", "--delete", "feature"))
+    assert remote_oid(flight, "refs/heads/feature") == ""
+
+
+def test_a_new_branch_at_a_commit_the_remote_has_is_allowed(flight: RemoteRepo) -> None:
+    allowed(push(flight.clone, "origin", "main:refs/heads/copy", "origin/main~1:refs/heads/older"))
+    assert remote_oid(flight, "refs/heads/older") == git(flight.clone, "rev-parse", "origin/main~1")
+
+
+def test_a_new_branch_with_a_foreign_commit_is_refused(flight: RemoteRepo) -> None:
+    branch(flight.clone, "feature")
+    commit(flight.clone, {"docs/guide.md": "fine\n"})
+    commit(flight.clone, {"lib/util.py": "util = 5\n"})
+    stderr = refused(push(flight.clone, "origin", "feature"))
+    assert f"lib/util.py: owned by UTIL-1 (in_progress, wave {W1}; pushed to refs/heads/feature)" in stderr
+    assert "docs/guide.md" not in stderr
+
+
+def test_renaming_a_file_into_an_owned_directory_is_refused(flight: RemoteRepo) -> None:
+    git(flight.clone, "mv", "docs/guide.md", "src/auth/guide.md")
+    git(flight.clone, "commit", "-q", "-m", "move in")
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert "src/auth/guide.md: owned by AUTH-1" in stderr
+    assert "docs/guide.md:" not in stderr
+
+
+def test_renaming_a_file_out_of_an_owned_directory_is_refused(flight: RemoteRepo) -> None:
+    (flight.clone / "attic").mkdir()
+    git(flight.clone, "mv", "src/auth/session.py", "attic/session.py")
+    git(flight.clone, "commit", "-q", "-m", "move out")
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert "src/auth/session.py: owned by AUTH-1" in stderr
+    assert "attic/session.py:" not in stderr
+
+
+def test_a_multi_ref_push_is_judged_per_ref(flight: RemoteRepo) -> None:
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 6\n"})
+    stderr = refused(push(flight.clone, "origin", "main", f"main:refs/heads/wavegit/{W1}"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+    assert f"refs/heads/wavegit/{W1})" not in stderr
+
+
+# --- merges -------------------------------------------------------------------------------------------
+
+def test_merging_main_into_a_pushed_feature_branch_does_not_count_mains_commits(flight: RemoteRepo) -> None:
+    branch(flight.clone, "feature")
+    commit(flight.clone, {"docs/guide.md": "feature\n"})
+    allowed(push(flight.clone, "origin", "feature"))
+    # Someone else's change to an owned file, already on the remote (made before the claim, say).
+    publish_tracker(flight, ITEMS, {"src/auth/limiter.py": "limit = 7\n"})
+    git(flight.clone, "merge", "-q", "--no-edit", "origin/main")
+    allowed(push(flight.clone, "origin", "feature"))
+
+
+def test_a_merged_side_branch_commit_touching_an_owned_file_is_refused(flight: RemoteRepo) -> None:
+    branch(flight.clone, "side")
+    commit(flight.clone, {"src/auth/session.py": "session = 8\n"})
+    git(flight.clone, "checkout", "-q", "main")
+    commit(flight.clone, {"docs/guide.md": "main side\n"})
+    git(flight.clone, "merge", "-q", "--no-ff", "--no-edit", "side")
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert "src/auth/session.py: owned by AUTH-1" in stderr
+
+
+def test_an_edit_made_inside_a_merge_commit_is_refused(flight: RemoteRepo) -> None:
+    branch(flight.clone, "side")
+    commit(flight.clone, {"docs/guide.md": "side\n"})
+    git(flight.clone, "checkout", "-q", "main")
+    commit(flight.clone, {"README.md": "main\n"})
+    git(flight.clone, "merge", "-q", "--no-ff", "--no-commit", "side")
+    commit(flight.clone, {"src/billing/invoice.py": "evil merge\n"}, "merge side")
+    assert len(git(flight.clone, "rev-parse", "HEAD^@").split()) == 2
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert "src/billing/invoice.py: owned by BILL-1" in stderr
+    assert "docs/guide.md" not in stderr and "README.md" not in stderr
+
+
+def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRepo) -> None:
+    branch(flight.clone, "wave")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 9\n"})
+    allowed(push(flight.clone, "origin", f"HEAD:refs/heads/wavegit/{W1}"))
+    git(flight.clone, "checkout", "-q", "main")
+    git(flight.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W1}")
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+
+
+# --- the tracker --------------------------------------------------------------------------------------
+
+def test_tracker_commits_on_the_tracker_branch_pass_even_where_a_glob_owns_them(flight: RemoteRepo) -> None:
+    tracker = flight.clone / ".wavegit/tracker.yaml"
+    commit(flight.clone, {".wavegit/tracker.yaml": tracker.read_text() + "# touched\n"})
+    allowed(push(flight.clone, "origin", "main"))
+    commit(flight.clone, {"config/app.yaml": "debug: true\n"})
+    assert "config/app.yaml: owned by CONF-1" in refused(push(flight.clone, "origin", "main"))
+
+
+def test_an_absent_tracker_is_a_warning_and_the_push_proceeds(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, FILES)
+    install_hook(remote.clone)
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 10\n"})
+    stderr = allowed(push(remote.clone, "origin", "main"))
+    assert "warning: no tracker at refs/remotes/origin/main:.wavegit/tracker.yaml" in stderr
+    assert "hook.strict" in stderr
+
+
+def test_an_invalid_tracker_is_a_warning_and_the_push_proceeds(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, FILES)
+    publish_tracker(remote, ITEMS)
+    admin = remote.base / "admin"
+    commit(admin, {".wavegit/tracker.yaml": "version: 1\nitems: {unclosed\n"})
+    git(admin, "push", "-q", "origin", "main")
+    git(remote.clone, "pull", "-q", "--ff-only")
+    install_hook(remote.clone)
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 11\n"})
+    stderr = allowed(push(remote.clone, "origin", "main"))
+    assert "warning: the tracker at refs/remotes/origin/main:.wavegit/tracker.yaml is invalid: " in stderr
+
+
+def test_strict_mode_refuses_when_the_tracker_cannot_be_read(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, FILES)
+    install_hook(remote.clone)
+    head = commit(remote.clone, {"README.md": "strict\n"})
+    assert push(remote.clone, "origin", "main", env={"WAVEGIT_HOOK_STRICT": "true"}).returncode != 0
+    line = f"refs/heads/main {head} refs/heads/main {git(remote.clone, 'rev-parse', 'origin/main')}\n"
+    result = wavegit(remote.clone, "hook", "pre-push", "origin", str(remote.origin), input=line,
+                     env={"WAVEGIT_HOOK_STRICT": "true"})
+    assert result.returncode == 2
+    assert "hook.strict is true" in result.stderr and "Traceback" not in result.stderr
+    commit(remote.clone, {".wavegit/config.yaml": "hook:\n  strict: true\n"})
+    assert push(remote.clone, "origin", "main").returncode != 0
+    assert remote_oid(remote, "refs/heads/main") != head
+
+
+def test_fetch_option_sees_a_claim_made_since_the_last_fetch(flight: RemoteRepo) -> None:
+    admin = flight.base / "admin"
+    commit(admin, {".wavegit/tracker.yaml": (admin / ".wavegit/tracker.yaml").read_text().replace(
+        "status: todo", f"status: in_progress\n    wave: {W9}")})
+    git(admin, "push", "-q", "origin", "main")
+    head = commit(flight.clone, {"docs/guide.md": "late\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    stale = wavegit(flight.clone, "hook", "pre-push", "origin", str(flight.origin), input=line)
+    assert stale.returncode == 0, stale.stderr
+    fresh = wavegit(flight.clone, "hook", "pre-push", "--fetch", "origin", str(flight.origin), input=line)
+    assert fresh.returncode == 1
+    assert f"docs/guide.md: owned by DOCS-1 (in_progress, wave {W9}" in fresh.stderr
+
+
+def test_pushing_to_a_url_uses_the_configured_remotes_tracker(flight: RemoteRepo) -> None:
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 12\n"})
+    assert "owned by AUTH-1" in refused(push(flight.clone, str(flight.origin), "main"))
+
+
+def test_sha256_repository_end_to_end(tmp_path: Path) -> None:
+    origin, clone = tmp_path / "origin.git", tmp_path / "work"
+    git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", "-b", "main", str(origin))
+    # Cloning an empty repository would not carry its hash algorithm over.
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(clone))
+    git(clone, "remote", "add", "origin", str(origin))
+    remote = RemoteRepo(origin=origin, clone=clone, base=tmp_path)
+    commit(clone, FILES, "initial")
+    git(clone, "push", "-q", "-u", "origin", "main")
+    publish_tracker(remote, ITEMS)
+    install_hook(clone)
+    assert len(git(clone, "rev-parse", "HEAD")) == 64
+    allowed(push(clone, "origin", "main:refs/heads/new-empty"))
+    commit(clone, {"src/auth/limiter.py": "limit = 13\n"})
+    assert "src/auth/limiter.py: owned by AUTH-1" in refused(push(clone, "origin", "main"))
+    allowed(push(clone, "origin", "--delete", "new-empty"))
+
+
+# --- speed --------------------------------------------------------------------------------------------
+
+def test_a_warm_hook_imports_neither_yaml_nor_gitpython_nor_pygithub(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 14\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    args = ("hook", "pre-push", "origin", str(flight.origin))
+    assert wavegit(flight.clone, *args, input=line).returncode == 1  # cold: fills the parse cache
+    warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "wavegit", *args], cwd=flight.clone,
+                          input=line, capture_output=True, text=True, env=hook_env(), check=False)
+    assert warm.returncode == 1
+    rows = [row for row in warm.stderr.splitlines() if row.startswith("import time:")]
+    imported = {row.rsplit("|", 1)[1].strip() for row in rows}
+    assert "wavegit.hook" in imported
+    assert not imported & {"yaml", "_yaml", "git", "github"}
