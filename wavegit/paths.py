@@ -637,15 +637,6 @@ def literal_prefix(pattern: str) -> str:
     return fold(text)
 
 
-def _prefixes(path: str) -> Iterator[str]:
-    """Every segment prefix of ``path``, shortest first, ending with ``path`` itself."""
-    slash = path.find("/")
-    while slash != -1:
-        yield path[:slash]
-        slash = path.find("/", slash + 1)
-    yield path
-
-
 class _PrefixMap(Generic[K]):
     """Values filed under a folded segment path, found by the paths above or below a query path."""
 
