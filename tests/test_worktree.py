@@ -1,0 +1,152 @@
+"""Branch names, worktrees, changed paths and combining item commits, on real repositories."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from support import RemoteRepo, git, make_remote_repo
+
+from wavegit import worktree
+from wavegit.worktree import Trailers
+
+
+def test_wave_ids_are_utc_timestamped_unique_and_sort_by_start_time() -> None:
+    early = worktree.new_wave_id(datetime(2026, 11, 29, 14, 32, 5, tzinfo=timezone.utc))
+    late = worktree.new_wave_id(datetime(2026, 11, 29, 14, 32, 6, tzinfo=timezone.utc))
+    assert early.startswith("w-20261129-143205-") and worktree.WAVE_ID_RE.match(early)
+    assert early < late
+    assert len({worktree.new_wave_id() for _ in range(50)}) == 50
+
+
+def test_branch_names_round_trip_and_item_branches_never_nest_under_the_wave_branch() -> None:
+    wave_id = "w-20261129-143205-a1b2"
+    assert worktree.wave_branch(wave_id) == "wavegit/w-20261129-143205-a1b2"
+    assert worktree.item_branch(wave_id, "AUTH-12") == "wavegit/items/w-20261129-143205-a1b2/AUTH-12"
+    assert worktree.parse_wave_branch(f"refs/heads/{worktree.wave_branch(wave_id)}") == wave_id
+    assert worktree.parse_item_branch(worktree.item_branch(wave_id, "AUTH-12")) == (wave_id, "AUTH-12")
+    assert not worktree.item_branch(wave_id, "X").startswith(worktree.wave_branch(wave_id) + "/")
+
+
+@pytest.mark.parametrize("name", ["main", "wavegit/items/w-1/x", "wavegit/w-2026-x", "wavegit/"])
+def test_other_branch_names_are_not_wave_branches(name: str) -> None:
+    assert worktree.parse_wave_branch(name) is None
+
+
+def test_item_branch_parse_rejects_wave_branches_and_missing_item() -> None:
+    assert worktree.parse_item_branch("wavegit/w-20261129-143205-a1b2") is None
+    assert worktree.parse_item_branch("wavegit/items/w-20261129-143205-a1b2/") is None
+
+
+def _worktree(remote: RemoteRepo, name: str = "wt") -> tuple[Path, str]:
+    base = git(remote.clone, "rev-parse", "HEAD")
+    path = remote.base / name
+    worktree.add(remote.clone, path, branch=f"wavegit/items/w-20260101-000000-0000/{name}", start=base)
+    return path, base
+
+
+def test_changed_paths_list_new_deleted_both_sides_of_renames_modes_and_symlinks(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, {"a.txt": "a\n", "old/name.txt": "n\n", "run.sh": "x\n",
+                                          "gone.txt": "g\n", ".gitignore": "*.log\n"})
+    path, base = _worktree(remote)
+    (path / "old" / "name.txt").rename(path / "new.txt")
+    (path / "run.sh").chmod(0o755)
+    (path / "gone.txt").unlink()
+    (path / "deep" / "er").mkdir(parents=True)
+    (path / "deep" / "er" / "file.txt").write_text("new\n")
+    os.symlink("/etc/passwd", path / "link")
+    (path / "debug.log").write_text("ignored\n")
+    tree = worktree.stage_all(path)
+    assert worktree.changed_paths(remote.clone, base, tree) == [
+        "deep/er/file.txt", "gone.txt", "link", "new.txt", "old/name.txt", "run.sh"]
+
+
+def test_staging_uses_the_worktree_index_not_the_main_one(remote_repo: RemoteRepo) -> None:
+    path, _ = _worktree(remote_repo)
+    (path / "x.txt").write_text("x\n")
+    worktree.stage_all(path)
+    assert git(remote_repo.clone, "status", "--porcelain") == ""
+
+
+def test_unchanged_worktree_has_no_changed_paths(remote_repo: RemoteRepo) -> None:
+    path, base = _worktree(remote_repo)
+    assert worktree.changed_paths(remote_repo.clone, base, worktree.stage_all(path)) == []
+
+
+def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: RemoteRepo) -> None:
+    path, base = _worktree(remote_repo)
+    (path / "x.txt").write_text("x\n")
+    tree = worktree.stage_all(path)
+    message = worktree.item_message("Add x\nmore", Trailers("X-1", "w-20260101-000000-0000", "ab" * 32))
+    commit = worktree.commit_tree(remote_repo.clone, tree, [base], message)
+    assert git(remote_repo.clone, "rev-parse", f"{commit}^") == base
+    assert git(remote_repo.clone, "log", "-1", "--format=%s", commit) == "X-1: Add x"
+    assert git(remote_repo.clone, "log", "-1", "--format=%(trailers:key=Wavegit-Item,valueonly)",
+               commit) == "X-1"
+
+
+def test_combine_replays_item_commits_in_order_keeping_messages(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = []
+    for name in ("one", "two"):
+        path, _ = _worktree(remote_repo, name)
+        (path / f"{name}.txt").write_text(f"{name}\n")
+        tree = worktree.stage_all(path)
+        commits.append(worktree.commit_tree(clone, tree, [base], f"{name}\n\nWavegit-Item: {name}\n"))
+    head = worktree.combine(clone, base, commits)
+    assert git(clone, "log", "--format=%s", f"{base}..{head}").splitlines() == ["two", "one"]
+    assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
+
+
+def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = []
+    for name in ("one", "two"):
+        path, _ = _worktree(remote_repo, name)
+        (path / "README.md").write_text(f"{name}\n")
+        commits.append(worktree.commit_tree(clone, worktree.stage_all(path), [base], name))
+    with pytest.raises(worktree.CombineConflict):
+        worktree.combine(clone, base, commits)
+
+
+def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) -> None:
+    dirty, _ = _worktree(remote_repo, "dirty")
+    (dirty / "junk.txt").write_text("junk\n")
+    vanished, _ = _worktree(remote_repo, "vanished")
+    worktree.remove(remote_repo.clone, dirty)
+    shutil.rmtree(vanished)
+    worktree.remove(remote_repo.clone, vanished)
+    assert not dirty.exists()
+    assert git(remote_repo.clone, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_remove_all_under_removes_only_that_directory(remote_repo: RemoteRepo) -> None:
+    folder = remote_repo.base / "wave"
+    inside, _ = _worktree(remote_repo, "wave/a")
+    outside, _ = _worktree(remote_repo, "elsewhere")
+    worktree.remove_all_under(remote_repo.clone, folder)
+    assert not inside.exists() and not folder.exists() and outside.exists()
+
+
+def test_item_branches_lists_and_deletes_only_that_waves_branches(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    head = git(clone, "rev-parse", "HEAD")
+    for wave_id in ("w-20260101-000000-aaaa", "w-20260101-000000-bbbb"):
+        worktree.set_branch(clone, worktree.item_branch(wave_id, "X"), head)
+    found = worktree.item_branches(clone, "w-20260101-000000-aaaa")
+    assert found == ["wavegit/items/w-20260101-000000-aaaa/X"]
+    worktree.delete_branch(clone, found[0])
+    assert worktree.item_branches(clone, "w-20260101-000000-aaaa") == []
+    assert worktree.item_branches(clone, "w-20260101-000000-bbbb") != []
+
+
+def test_fetch_branch_returns_the_remote_head(remote_repo: RemoteRepo) -> None:
+    other = remote_repo.new_clone("other")
+    git(other, "commit", "-q", "--allow-empty", "-m", "moved")
+    git(other, "push", "-q", "origin", "main")
+    assert worktree.fetch_branch(remote_repo.clone, "origin", "main") == git(other, "rev-parse", "HEAD")
