@@ -1,0 +1,219 @@
+"""The merge gate through real PyGithub against the fake server: trusted reports only, current head
+only, every item verified, and the PR's real files (all pages) within the items' ownership."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
+from support import RemoteRepo, git, wavegit
+
+from wavegit import gate
+from wavegit.config import Config
+from wavegit.github import PyGithubClient, RetryPolicy, Settings
+from wavegit.github_store import GitHubStore
+from wavegit.report import ItemReport, WaveReport, to_markdown
+
+TRACKER = """version: 1
+items:
+  - id: A-1
+    prompt: do a
+    owns: [src/a/]
+    test: 'true'
+    status: review
+  - id: B-1
+    prompt: do b
+    owns: [src/b.py]
+    test: 'true'
+    status: review
+"""
+CONFIG = Config()
+
+
+@dataclass
+class Wave:
+    gh: Running
+    remote: RemoteRepo
+    client: PyGithubClient
+    pr: int
+    head: str
+
+    def push(self, files: dict[str, str]) -> str:
+        clone = self.remote.clone
+        for rel, text in files.items():
+            (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+            (clone / rel).write_text(text)
+        git(clone, "add", "-A")
+        git(clone, "commit", "-q", "-m", "more work")
+        git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
+        self.head = git(clone, "rev-parse", "HEAD")
+        return self.head
+
+    def post(self, report: WaveReport, author: str = BOT) -> None:
+        self.gh.fake.add_comment(self.pr, author, to_markdown(report))
+
+    def verdict(self) -> gate.GateResult:
+        return gate.run_gate(self.client, self.pr, CONFIG, GitHubStore(self.client, CONFIG))
+
+
+def report_for(head: str, **changes: object) -> WaveReport:
+    items = [ItemReport(id="A-1", status="review", verified=True, attempts=1, test_exit=0,
+                        files_changed=["src/a/x.py"]),
+             ItemReport(id="B-1", status="review", verified=True, attempts=1, test_exit=0,
+                        files_changed=["src/b.py"])]
+    base = WaveReport(wave_id="w1", base_sha="0" * 40, head_sha=head, branch="wavegit/w1", success=True,
+                      items=items, tracker_updated=True, started_at="2026-01-01T00:00:00Z")
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def unverified_report(head: str, item_id: str) -> WaveReport:
+    return report_for(head, items=[ItemReport(id=item_id, status="todo", verified=False)], success=False)
+
+
+@pytest.fixture
+def wave(remote_repo: RemoteRepo) -> Iterator[Wave]:
+    clone = remote_repo.clone
+    (clone / ".wavegit").mkdir()
+    (clone / ".wavegit/tracker.yaml").write_text(TRACKER)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "tracker")
+    git(clone, "push", "-q", "origin", "main")
+    git(clone, "checkout", "-q", "-b", "wavegit/w1")
+    with running(remote_repo.origin) as gh:
+        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url),
+                                RetryPolicy(deadline_s=5, backoff_s=0.01, max_backoff_s=0.02))
+        w = Wave(gh, remote_repo, client, 0, "")
+        w.push({"src/a/x.py": "x\n", "src/b.py": "b\n"})
+        w.pr = client.find_or_create_pr("wavegit/w1", "main", "wave w1", "").number
+        yield w
+
+
+def status_of(w: Wave) -> tuple[str, str] | None:
+    status = w.gh.fake.latest_status(w.head, "wavegit/gate")
+    return None if status is None else (status.state, status.description)
+
+
+def test_a_trusted_report_on_the_current_head_passes_and_sets_success(wave: Wave) -> None:
+    wave.post(report_for(wave.head))
+    result = wave.verdict()
+    assert result.passed, result.reason
+    assert status_of(wave) == ("success", result.reason)
+
+
+def test_a_forged_report_by_another_user_is_ignored(wave: Wave) -> None:
+    wave.post(report_for(wave.head), author=MALLORY)
+    result = wave.verdict()
+    assert not result.passed and "no wavegit report by a trusted author" in result.reason
+    assert status_of(wave) == ("failure", result.reason)
+
+
+def test_a_newer_forged_report_cannot_override_a_failing_trusted_one(wave: Wave) -> None:
+    wave.post(unverified_report(wave.head, "A-1"))
+    wave.post(report_for(wave.head), author=MALLORY)
+    result = wave.verdict()
+    assert not result.passed and "not verified: A-1" in result.reason
+
+
+def test_of_several_trusted_reports_the_latest_edited_wins(wave: Wave) -> None:
+    wave.post(report_for(wave.head))
+    wave.post(unverified_report(wave.head, "B-1"))
+    assert not wave.verdict().passed
+    first = min(c.id for c in wave.gh.fake.issue_comments(wave.pr))
+    wave.gh.fake.comments[first].updated_at = "2030-01-01T00:00:00Z"
+    assert wave.verdict().passed
+
+
+def test_a_report_about_an_older_head_is_stale(wave: Wave) -> None:
+    old = wave.head
+    wave.post(report_for(old))
+    new = wave.push({"src/a/y.py": "y\n"})
+    result = wave.verdict()
+    assert not result.passed and f"describes {old[:12]}" in result.reason and new[:12] in result.reason
+    assert status_of(wave) == ("failure", result.reason)
+
+
+def test_an_ownership_violation_in_the_report_fails(wave: Wave) -> None:
+    items = [ItemReport(id="A-1", status="review", verified=True, ownership_violations=["src/b.py"])]
+    wave.post(report_for(wave.head, items=items))
+    result = wave.verdict()
+    assert not result.passed and "ownership violated by A-1" in result.reason
+
+
+def test_a_failed_wave_fails_even_with_verified_items(wave: Wave) -> None:
+    wave.post(report_for(wave.head, success=False))
+    assert "did not succeed" in wave.verdict().reason
+
+
+def test_a_changed_file_outside_ownership_on_a_later_page_fails(wave: Wave) -> None:
+    owned = {f"src/a/f{i:03}.py": f"{i}\n" for i in range(120)}
+    wave.push({**owned, "zz/outside.py": "sneaky\n"})
+    wave.post(report_for(wave.head))
+    result = wave.verdict()
+    assert not result.passed
+    assert "1 changed file(s) outside the wave's ownership: zz/outside.py" in result.reason
+    assert wave.gh.fake.count("GET", f"/pulls/{wave.pr}/files") == 2
+
+
+def test_an_item_missing_from_the_tracker_fails(wave: Wave) -> None:
+    items = [ItemReport(id="GHOST-1", status="review", verified=True)]
+    wave.post(report_for(wave.head, items=items))
+    assert "not in the tracker on main: GHOST-1" in wave.verdict().reason
+
+
+def test_a_report_whose_json_is_broken_fails_without_crashing(wave: Wave) -> None:
+    body = to_markdown(report_for(wave.head)).replace('"wave_id"', '"wave_idx"')
+    wave.gh.fake.add_comment(wave.pr, BOT, body)
+    assert "cannot be read" in wave.verdict().reason
+
+
+def test_event_files_give_the_pr_number(tmp_path: Path) -> None:
+    pull = tmp_path / "pull.json"
+    pull.write_text(json.dumps({"action": "synchronize", "pull_request": {"number": 7}}))
+    comment = tmp_path / "comment.json"
+    comment.write_text(json.dumps({"issue": {"number": 9, "pull_request": {"url": "x"}}, "comment": {}}))
+    issue = tmp_path / "issue.json"
+    issue.write_text(json.dumps({"issue": {"number": 9}}))
+    assert gate.event_pr_number(str(pull)) == 7
+    assert gate.event_pr_number(str(comment)) == 9
+    with pytest.raises(Exception, match="not a pull_request event"):
+        gate.event_pr_number(str(issue))
+
+
+def test_cli_gate_exits_0_on_pass_and_1_on_fail_with_the_status_set(wave: Wave) -> None:
+    env = github_env(wave.gh)
+    wave.post(report_for(wave.head))
+    passed = wavegit(wave.remote.clone, "gate", "--pr", str(wave.pr), env=env)
+    assert passed.returncode == 0, passed.stderr
+    assert passed.stdout.startswith(f"pass: PR #{wave.pr}")
+    wave.push({"src/b.py": "changed after the report\n"})
+    failed = wavegit(wave.remote.clone, "gate", "--pr", str(wave.pr), env=env)
+    assert failed.returncode == 1 and "stale report" in failed.stdout
+    assert status_of(wave) is not None and status_of(wave)[0] == "failure"  # type: ignore[index]
+
+
+def test_cli_gate_reads_the_pr_from_the_event_file(wave: Wave, tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": wave.pr}}))
+    wave.post(report_for(wave.head))
+    result = wavegit(wave.remote.clone, "gate", "--event",
+                     env={**github_env(wave.gh), "GITHUB_EVENT_PATH": str(event)})
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("args", "env_kind", "message"), [
+    (["--pr", "1"], "none", "GitHub is not configured"),
+    (["--pr", "99"], "fake", "GitHub answered 404"),
+    (["--event"], "fake", "GITHUB_EVENT_PATH"),
+])
+def test_cli_gate_bad_input_exits_2_with_one_line(wave: Wave, args: list[str], env_kind: str,
+                                                  message: str) -> None:
+    env = github_env(wave.gh) if env_kind == "fake" else {}
+    result = wavegit(wave.remote.clone, "gate", *args, env=env)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+    assert wave.gh.fake.count("POST", "/statuses/") == 0
