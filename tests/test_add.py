@@ -147,17 +147,22 @@ def test_add_in_a_local_repo_commits_and_keeps_git_status_clean(tmp_path: Path) 
     assert tracker.loads((local / TRACKER).read_text()).get("A-1") is not None
 
 
+def run_concurrently(jobs: list[tuple[Path, list[str]]]) -> list[tuple[int, str, str]]:
+    """Start every ``wavegit ARGS`` at once (each in its directory); (exit code, stdout, stderr) of each."""
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    procs = [subprocess.Popen([sys.executable, "-m", "wavegit", *args], cwd=cwd, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for cwd, args in jobs]
+    return [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+
+
 def test_eight_concurrent_adds_from_eight_clones_all_land_exactly_once(seeded: RemoteRepo) -> None:
     clones = [seeded.new_clone(f"clone{n}") for n in range(8)]
     # A slow remote widens the window between read and publish, so the writers really do collide.
     hook = seeded.origin / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\nsleep 0.05\n")
     hook.chmod(0o755)
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    procs = [subprocess.Popen([sys.executable, "-m", "wavegit", *add_args(f"C-{n}", "--push")], cwd=clone,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for n, clone in enumerate(clones)]
-    outcomes = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+    outcomes = run_concurrently([(clone, add_args(f"C-{n}", "--push")) for n, clone in enumerate(clones)])
     assert [code for code, _, _ in outcomes] == [0] * 8, outcomes
     assert any("attempts" in out for _, out, _ in outcomes), "no writer had to retry: the race never happened"
     ids = [item.id for item in remote_tracker(seeded.origin).items]
@@ -167,6 +172,13 @@ def test_eight_concurrent_adds_from_eight_clones_all_land_exactly_once(seeded: R
     assert len(history) == 9  # the seed and one commit per add
     for commit in history:
         remote_tracker(seeded.origin, commit)
+
+
+def test_concurrent_adds_sharing_one_clone_all_land(seeded: RemoteRepo) -> None:
+    outcomes = run_concurrently([(seeded.clone, add_args(f"S-{n}")) for n in range(4)])
+    assert [code for code, _, _ in outcomes] == [0] * 4, outcomes
+    assert sorted(item.id for item in remote_tracker(seeded.origin).items) == [f"S-{n}" for n in range(4)]
+    assert git(seeded.clone, "rev-parse", "origin/main") == git(seeded.origin, "rev-parse", "main")
 
 
 def test_add_gives_up_with_exit_4_when_every_push_loses_the_race(seeded: RemoteRepo) -> None:

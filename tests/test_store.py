@@ -351,3 +351,13 @@ def test_validation_failure_inside_mutate_writes_nothing(seeded: RemoteRepo) -> 
 ])
 def test_with_trailer_joins_an_existing_trailer_block_or_starts_one(message: str, expected: str) -> None:
     assert with_trailer(message, OP_TRAILER, "1") == expected
+
+
+def test_push_to_an_unreachable_remote_is_tried_once_and_reported(seeded: RemoteRepo) -> None:
+    git(seeded.clone, "remote", "set-url", "--push", "origin", str(seeded.base / "gone.git"))
+    head = git(seeded.origin, "rev-parse", "main")
+    apply = Counting("A-1")
+    with pytest.raises(RemoteError, match=r"cannot push the tracker commit to origin/main: .*gone\.git"):
+        mutate(store_at(seeded.clone), apply, message="add A-1")
+    assert apply.calls == 1
+    assert git(seeded.origin, "rev-parse", "main") == head
