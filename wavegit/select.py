@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from wavegit.paths import OwnershipIndex, PatternError
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
@@ -43,14 +42,12 @@ Counts = tuple[int, ...]
 """Chosen items per priority level, P0 first; compared lexicographically."""
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
+class Skip(NamedTuple):
     id: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     selected: tuple[str, ...]
     """Chosen item ids, highest priority first, then oldest first."""
     skipped: tuple[Skip, ...]
@@ -243,8 +240,7 @@ def _counts(levels: Sequence[int], mask: int) -> Counts:
     return tuple(counts)
 
 
-@dataclass(frozen=True, slots=True)
-class _Search:
+class _Search(NamedTuple):
     mask: int
     complete: bool
     nodes: int
