@@ -1,0 +1,74 @@
+"""``wavegit run`` as a subprocess: JSON report, text summary, --no-push, bad input, exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import git, make_remote_repo, wavegit
+from wave_support import branches, item, make_wave_repo
+
+from wavegit.report import WaveReport
+
+
+def test_json_output_is_exactly_the_report_and_exit_0_on_success(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["say hi", "write src/a.txt ok"], ["src/a.txt"])])
+    result = wavegit(remote.clone, "run", "--json")
+    assert result.returncode == 0, result.stderr
+    report = WaveReport.from_json(result.stdout)
+    assert report.success and [i.id for i in report.items] == ["A"]
+    assert report.items[0].log_tail == "hi"
+    assert git(remote.origin, "rev-parse", f"wavegit/{report.wave_id}") == report.head_sha
+
+
+def test_text_output_summarises_each_item_and_exit_1_on_failure(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item("GOOD", ["write src/a.txt ok"], ["src/a.txt"]),
+        item("BAD", ["write src/b.txt no"], ["src/b.txt"]),
+    ], attempts=1)
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 1
+    assert "1 of 2 verified" in result.stdout
+    assert "GOOD: review" in result.stdout and "BAD: todo (test exited 1)" in result.stdout
+    assert "GOOD verified" in result.stderr  # progress lines when not a terminal
+
+
+def test_no_push_leaves_the_remote_without_a_wave_branch(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    result = wavegit(remote.clone, "run", "--json", "--no-push")
+    assert result.returncode == 0, result.stderr
+    report = WaveReport.from_json(result.stdout)
+    assert branches(remote.origin) == [] and branches(remote.clone) == [f"wavegit/{report.wave_id}"]
+
+
+def test_max_items_limits_the_wave(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item(name, [f"write src/{name}.txt ok"], [f"src/{name}.txt"]) for name in ("a", "b", "c")])
+    report = WaveReport.from_json(wavegit(remote.clone, "run", "--json", "--max-items", "2").stdout)
+    assert [i.id for i in report.items] == ["a", "b"]
+    assert {s.id: s.reason for s in report.skipped} == {"c": "max items"}
+
+
+def test_max_items_below_one_is_bad_input_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    head = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "run", "--max-items", "0")
+    assert result.returncode == 2 and "--max-items must be at least 1" in result.stderr
+    assert git(remote.origin, "rev-parse", "main") == head
+
+
+def test_missing_tracker_is_bad_input(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path)
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2 and "run `wavegit init`" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_invalid_tracker_is_bad_input_with_its_location(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    (remote.clone / ".wavegit" / "tracker.yaml").write_text("version: 1\nitems: {not: a list}\n")
+    git(remote.clone, "commit", "-qam", "break it")
+    git(remote.clone, "push", "-q", "origin", "main")
+    head = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2 and ".wavegit/tracker.yaml:2:" in result.stderr
+    assert git(remote.origin, "rev-parse", "main") == head
