@@ -553,13 +553,17 @@ def _walk(pattern: str) -> _Walk:
     for segment in reversed(parsed.segments):
         meets = isinstance(segment, _DoubleStar) or _segments_meet(segment, _ANY_SEGMENT)
         viable.insert(0, meets and viable[0])
-    head = len(literal_prefix(pattern).split("/")) if literal_prefix(pattern) else 0
     m = len(steps)
-    universal = any(
-        i >= m or (steps[i] is None and viable[i]) or (parsed.segments[i] == (STAR,) and viable[i + 1])
-        for i in _closure(steps, (head,))
-    )
-    return _Walk(steps, tuple(viable), universal)
+
+    def universal_from(i: int) -> bool:
+        """Whether any sequence of one or more segments, fed from state ``i``, leaves acceptance reachable."""
+        if i >= m or (steps[i] is None and viable[i]):
+            return True
+        return parsed.segments[i] == (STAR,) and any(universal_from(j) for j in _closure(steps, (i + 1,)))
+
+    head = literal_prefix(pattern)
+    start = _closure(steps, (len(head.split("/")) if head else 0,))
+    return _Walk(steps, tuple(viable), any(universal_from(i) for i in start))
 
 
 def _closure(steps: tuple[re.Pattern[str] | None, ...], states: Iterable[int]) -> set[int]:
