@@ -72,14 +72,19 @@ Publish = Callable[[report.WaveReport], "int | None"]
 
 
 class Events(Protocol):
-    """Where a wave tells what happens (the progress view); thread-safe."""
+    """Where a wave tells what happens (``wavegit.progress.Progress``); thread-safe."""
 
-    def event(self, item_id: str, state: str, detail: str = "") -> None: ...
+    def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None: ...
+
+    def note(self, text: str) -> None: ...
 
 
 class _NoEvents:
-    def event(self, item_id: str, state: str, detail: str = "") -> None:
-        del item_id, state, detail
+    def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None:
+        del item_id, state, detail, attempt
+
+    def note(self, text: str) -> None:
+        del text
 
 
 def utc_now() -> datetime:
@@ -292,6 +297,8 @@ class Wave:
         order = {item_id: n for n, item_id in enumerate(self.claimed.plan.selected)}
         # Start in plan order (highest priority first); report and combine in tracker order.
         queue = sorted(runs, key=lambda r: order.get(r.item.id, len(order)))
+        for run in queue:
+            self.events.event(run.item.id, "queued")
         with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency),
                                 thread_name_prefix="wavegit-item") as pool:
             futures = [pool.submit(self._run_item, run) for run in queue]
@@ -322,7 +329,7 @@ class Wave:
             stop = self._stop_reason()
             if stop is not None:
                 run.not_started = stop
-                self.events.event(run.item.id, "skipped", stop)
+                self.events.event(run.item.id, "not started", stop, attempt=number)
                 return
             try:
                 attempt = self._attempt(run.item, number, feedback)
@@ -332,9 +339,9 @@ class Wave:
                 attempt.feedback = f"Attempt {number} could not run: {attempt.error}\n"
             run.attempts.append(attempt)
             if attempt.commit is not None:
-                self.events.event(run.item.id, "verified", f"attempt {number}")
+                self.events.event(run.item.id, "verified", attempt=number)
                 return
-            self.events.event(run.item.id, "failed", f"attempt {number}: {attempt.error}")
+            self.events.event(run.item.id, "failed", attempt.error or "", attempt=number)
             if attempt.launch_failed or not attempt.counted:
                 return
             feedback = attempt.feedback
@@ -360,7 +367,7 @@ class Wave:
         branch = worktree.item_branch(self.wave_id, item.id)
         worktree.add(self.repo.root, path, branch=branch, start=self.base)
         try:
-            self.events.event(item.id, "running", f"attempt {number}")
+            self.events.event(item.id, "started", attempt=number)
             result = runner.run_process(runner.worker_argv(self.config.worker), cwd=path, env=env,
                                         stdin_text=prompt, log_path=attempt.log_path,
                                         timeout_s=self.config.timeout_s,
@@ -402,7 +409,7 @@ class Wave:
             attempt.error = "the worker changed nothing"
             return
         attempt.test_log_path = self.logs / f"{item.id}-{attempt.number}.test.log"
-        self.events.event(item.id, "testing", f"attempt {attempt.number}")
+        self.events.event(item.id, "testing", attempt=attempt.number)
         test = runner.run_process(runner.command_argv(item.test), cwd=path, env=env, stdin_text="",
                                   log_path=attempt.test_log_path, timeout_s=self.config.timeout_s,
                                   idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
@@ -601,6 +608,8 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
                  push: bool, publish: Publish | None, events: Events | None) -> WaveOutcome:
     runs = [ItemRun(item) for item in claimed.items]
     branch = worktree.wave_branch(claimed.wave_id)
+    notes: Events = events or _NoEvents()
+    notes.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
     wave: Wave | None = None
     wave_test: WaveTest | None = None
     delivered = pushed = False
@@ -613,6 +622,8 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
         wave.run_items(runs)
         head, wave_test, pushed = wave.collect(runs, push=push)
         delivered = True
+        if pushed:
+            notes.note(f"pushed {branch} to {config.remote}")
         if any(run.commit for run in runs):
             rep.head_sha, rep.branch = head, branch
             if not pushed:

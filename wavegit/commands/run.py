@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 from types import FrameType
 
 from wavegit import wave
 from wavegit.config import load_config
 from wavegit.errors import UsageError
+from wavegit.progress import Progress
 from wavegit.repo import discover
 from wavegit.report import WaveReport
 from wavegit.store import GitStore
@@ -25,13 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="take at most N items (default: max_items of the config)")
     parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
     parser.add_argument("--no-push", action="store_true", help="keep the wave branch in this repository")
-
-
-class _PlainEvents:
-    """One line per event on stderr."""
-
-    def event(self, item_id: str, state: str, detail: str = "") -> None:
-        print(f"{item_id} {state}{': ' + detail if detail else ''}", file=sys.stderr, flush=True)
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -59,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(repo.root)
     store = GitStore(repo, config)
     signal.signal(signal.SIGTERM, _terminate)
-    outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
-                            events=None if args.json else _PlainEvents())
+    if args.json:
+        outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push)
+    else:
+        with Progress() as progress:
+            outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
+                                    events=progress)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code
