@@ -202,11 +202,10 @@ class FakeGitHub:
         with tempfile.TemporaryDirectory() as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", parent, env=env)
-            for path, blob in edits.items():
-                if blob is None:
-                    self.git("update-index", "--force-remove", "--", path, env=env)
-                else:
-                    self.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+            # --index-info works without a work tree (this repository is bare); mode 0 removes.
+            lines = "".join(f"100644 blob {blob}\t{path}\n" if blob else f"0 {'0' * 40}\t{path}\n"
+                            for path, blob in edits.items())
+            self.git("update-index", "--index-info", input=lines, env=env)
             return self.git("write-tree", env=env)
 
     # ---- response shapes ----

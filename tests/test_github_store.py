@@ -1,0 +1,210 @@
+"""The tracker store contract, run against both backends (git and the GitHub API), plus what only the
+GitHub backend has: Contents ``sha`` conflicts, a write that landed although its answer was lost,
+large files through the blob API, and a missing branch.
+
+The contract cases live here as one parametrised set (``backend`` fixture: ``git`` | ``github``); the
+git-only cases stay in tests/test_store.py, whose helpers these reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from ghserver import BOT_TOKEN, Fault, Running, running
+from support import RemoteRepo, git
+from test_store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
+
+from wavegit.config import Config
+from wavegit.errors import UsageError, ValidationError
+from wavegit.github import PyGithubClient, RetryPolicy, Settings
+from wavegit.github_store import GitHubStore
+from wavegit.store import OP_TRAILER, CasConflict, Change, Snapshot, TrackerStore, mutate
+
+
+@dataclass
+class Backend:
+    name: str
+    store: TrackerStore
+    remote: RemoteRepo
+    gh: Running
+
+
+def github_store(gh: Running, **config: str) -> GitHubStore:
+    client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url),
+                            RetryPolicy(deadline_s=10, backoff_s=0.01, max_backoff_s=0.02))
+    return GitHubStore(client, Config(**config))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def seeded(remote_repo: RemoteRepo) -> RemoteRepo:
+    commit_file(remote_repo.clone, TRACKER, tracker_text())
+    return remote_repo
+
+
+@pytest.fixture(params=["git", "github"])
+def backend(request: pytest.FixtureRequest, seeded: RemoteRepo) -> Iterator[Backend]:
+    with running(seeded.origin) as gh:
+        store: TrackerStore = store_at(seeded.clone) if request.param == "git" else github_store(gh)
+        yield Backend(request.param, store, seeded, gh)
+
+
+def origin_head(b: Backend) -> str:
+    return git(b.remote.origin, "rev-parse", "main")
+
+
+# --- the contract, both backends ---------------------------------------------------------------------
+
+def test_read_gives_text_blob_and_the_branch_head(backend: Backend) -> None:
+    snap = backend.store.read()
+    assert snap.commit == origin_head(backend)
+    assert snap.text == tracker_text()
+    assert snap.blob_sha == git(backend.remote.origin, "rev-parse", f"main:{TRACKER}")
+
+
+def test_write_lands_one_commit_on_the_read_head(backend: Backend) -> None:
+    snap = backend.store.read()
+    commit = backend.store.write(snap, Change(tracker_text("A-1")), "add A-1")
+    assert commit == origin_head(backend)
+    assert git(backend.remote.origin, "rev-parse", "main^") == snap.commit
+    assert item_ids(backend.store.read().text) == ["A-1"]
+
+
+def test_write_changes_and_deletes_other_files_in_the_same_commit(backend: Backend) -> None:
+    snap = backend.store.read()
+    backend.store.write(snap, Change(tracker_text("A-1"), {".wavegit/HALT": "stop\n"}), "halt")
+    halted = backend.store.read()
+    assert backend.store.read_file(halted, ".wavegit/HALT") == "stop\n"
+    assert git(backend.remote.origin, "diff", "--name-only", "main^", "main").split() == [
+        ".wavegit/HALT", TRACKER]
+    backend.store.write(halted, Change(None, {".wavegit/HALT": None}), "resume")
+    assert backend.store.read_file(backend.store.read(), ".wavegit/HALT") is None
+
+
+def test_write_against_a_changed_tracker_is_a_conflict_and_writes_nothing(backend: Backend) -> None:
+    snap = backend.store.read()
+    commit_file(backend.remote.new_clone("rival"), TRACKER, tracker_text("B-1"))
+    head = origin_head(backend)
+    with pytest.raises(CasConflict):
+        backend.store.write(snap, Change(tracker_text("A-1")), "add A-1")
+    assert origin_head(backend) == head
+
+
+def test_invalid_tracker_text_is_refused_before_anything_is_written(backend: Backend) -> None:
+    head = origin_head(backend)
+    with pytest.raises(ValidationError):
+        backend.store.write(backend.store.read(), Change("version: 1\nitems: {}\n"), "broken")
+    assert origin_head(backend) == head
+    assert backend.gh.fake.count("PUT") == 0
+
+
+def test_mutate_replays_over_an_unrelated_commit_without_calling_apply_again(backend: Backend) -> None:
+    rival = backend.remote.new_clone("rival")
+    apply = Counting("A-1", lambda call: commit_file(rival, f"other{call}.txt", "x\n") if call == 1 else None)
+    result = mutate(backend.store, apply, message="add A-1")
+    assert apply.calls == 1 and result.reapplied == 0
+    assert item_ids(backend.store.read().text) == ["A-1"]
+    assert git(backend.remote.origin, "show", "main:other1.txt") == "x"
+
+
+def test_mutate_reapplies_over_a_rival_tracker_change(backend: Backend) -> None:
+    rival = backend.remote.new_clone("rival")
+
+    def rival_adds_b(call: int) -> None:
+        if call == 1:
+            commit_file(rival, TRACKER, tracker_text("B-1"))
+
+    apply = Counting("A-1", rival_adds_b)
+    result = mutate(backend.store, apply, message="add A-1")
+    assert apply.calls == 2 and result.reapplied == 1
+    assert item_ids(backend.store.read().text) == ["B-1", "A-1"]
+
+
+def test_contains_op_finds_only_our_operation_id_after_the_snapshot(backend: Backend) -> None:
+    before = backend.store.read()
+    result = mutate(backend.store, Counting("A-1"), message="add A-1")
+    after = backend.store.read()
+    assert backend.store.contains_op(after, before, result.op_id)
+    assert not backend.store.contains_op(after, before, "0" * 32)
+    assert not backend.store.contains_op(after, after, result.op_id)
+
+
+class AnswerLost:
+    """Wraps a store: the write lands, then the caller is told it lost the race."""
+
+    def __init__(self, inner: TrackerStore) -> None:
+        self.inner = inner
+        self.target = inner.target
+
+    def read(self) -> Snapshot:
+        return self.inner.read()
+
+    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
+        return self.inner.read_file(snapshot, path)
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        self.inner.write(expected, change, message)
+        raise CasConflict("answer lost")
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        return self.inner.contains_op(head, since, op_id)
+
+
+def test_a_write_that_landed_unseen_is_found_by_its_op_id(backend: Backend) -> None:
+    apply = Counting("A-1")
+    result = mutate(AnswerLost(backend.store), apply, message="add A-1")
+    assert apply.calls == 1 and result.attempts == 1
+    assert result.commit == origin_head(backend)
+    assert item_ids(backend.store.read().text) == ["A-1"]
+
+
+# --- the GitHub backend only ------------------------------------------------------------------------
+
+@pytest.fixture
+def gh(seeded: RemoteRepo) -> Iterator[Running]:
+    with running(seeded.origin) as server:
+        yield server
+
+
+def test_a_stale_contents_sha_is_a_409_conflict(gh: Running, seeded: RemoteRepo) -> None:
+    store = github_store(gh)
+    stale = store.read()
+    store.write(stale, Change(tracker_text("A-1")), "add A-1")
+    with pytest.raises(CasConflict, match="409"):
+        store.write(stale, Change(tracker_text("B-1")), "add B-1")
+    assert item_ids(store.read().text) == ["A-1"]
+
+
+def test_a_put_that_landed_before_a_5xx_lands_exactly_once(gh: Running, seeded: RemoteRepo) -> None:
+    store = github_store(gh)
+    gh.fake.set_faults([None, None, Fault("5xx", after=True)])  # ref, contents, then the PUT
+    result = mutate(store, Counting("A-1"), message="add A-1")
+    assert item_ids(store.read().text) == ["A-1"]
+    trailers = git(seeded.origin, "log", f"--format=%(trailers:key={OP_TRAILER},valueonly)", "main")
+    assert trailers.split() == [result.op_id]
+    assert [r.status for r in gh.fake.requests if r.method == "PUT"] == [502, 409]
+
+
+def test_a_tracker_over_one_megabyte_is_read_through_the_blob_api(gh: Running, seeded: RemoteRepo) -> None:
+    gh.fake.contents_limit = 100
+    text = tracker_text(*(f"X-{i}" for i in range(20)))
+    commit_file(seeded.clone, TRACKER, text)
+    assert github_store(gh).read().text == text
+    assert gh.fake.count("GET", "/git/blobs/") == 1
+
+
+def test_a_missing_tracker_branch_reads_empty_and_refuses_writes(gh: Running) -> None:
+    store = github_store(gh, tracker_branch="wavegit-tracker")
+    snap = store.read()
+    assert snap == Snapshot(None, None, None)
+    with pytest.raises(UsageError, match="does not exist"):
+        store.write(snap, Change(tracker_text()), "init")
+
+
+def test_a_missing_tracker_file_reads_as_none_at_the_branch_head(gh: Running, seeded: RemoteRepo) -> None:
+    store = github_store(gh, tracker_path=".wavegit/other.yaml")
+    snap = store.read()
+    assert (snap.text, snap.blob_sha, snap.commit) == (None, None, git(seeded.origin, "rev-parse", "main"))
+    store.write(snap, Change(tracker_text("A-1")), "create")
+    assert item_ids(store.read().text) == ["A-1"]
