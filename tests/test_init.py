@@ -102,6 +102,24 @@ def test_init_keeps_an_existing_config_unless_forced(remote_repo: RemoteRepo) ->
     assert files_at(remote_repo.origin, "main") == expected
 
 
+def test_init_refuses_to_start_an_unrelated_remote_branch_when_only_the_clone_has_it(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    git(tmp_path, "clone", "-q", "origin.git", "work")
+    work = tmp_path / "work"
+    (work / "README.md").write_text("hello\n")
+    git(work, "add", "README.md")
+    git(work, "commit", "-q", "-m", "not pushed yet")
+    assert_refused(wavegit(work, "init"), "origin has no branch main yet but this clone does: push it first")
+    assert git(tmp_path / "origin.git", "for-each-ref") == ""
+
+
+def test_init_in_a_clone_of_an_empty_remote_creates_the_branch_there(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    git(tmp_path, "clone", "-q", "origin.git", "work")
+    assert wavegit(tmp_path / "work", "init").returncode == 0
+    assert_fresh(tmp_path / "origin.git", "main")
+
+
 def test_init_push_without_a_remote_is_refused_and_creates_nothing(empty_repo: Path) -> None:
     assert_refused(wavegit(empty_repo, "init", "--push"), "no remote 'origin'")
     assert git(empty_repo, "for-each-ref") == ""

@@ -222,7 +222,7 @@ def test_push_refused_by_a_remote_hook_is_a_remote_error_not_a_race(seeded: Remo
     hook.write_text("#!/bin/sh\necho 'branch is protected' >&2\nexit 1\n")
     hook.chmod(0o755)
     store = store_at(seeded.clone)
-    with pytest.raises(RemoteError, match="pre-receive hook declined"):
+    with pytest.raises(RemoteError, match=r"hook declined\); the remote said: branch is protected"):
         mutate(store, lambda s: Change(tracker_text("A-1")), message="add A-1", deadline_s=30)
 
 

@@ -243,6 +243,10 @@ class GitStore:
         values = git.out(["log", fmt, *revs], cwd=self.repo.root)
         return op_id in values.split()
 
+    def local_head(self) -> str | None:
+        """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
+        return self._resolve(self.branch_ref)
+
     def _resolve(self, ref: str) -> str | None:
         args = ["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"]
         result = git.run(args, cwd=self.repo.root, check=False)
@@ -313,7 +317,12 @@ class GitStore:
             return
         if any(reason in line for line in rejected for reason in _RACE_REASONS):
             raise CasConflict(f"{self.target} moved while writing")
-        detail = rejected[0].split("\t")[-1] if rejected else result.stderr
+        detail = result.stderr
+        if rejected:
+            # The rejection's reason first, then what the remote's hooks said, if anything.
+            said = [line.removeprefix("remote:").strip() for line in result.stderr.splitlines()
+                    if line.startswith("remote:") and line.removeprefix("remote:").strip()]
+            detail = rejected[0].split("\t")[-1] + (f"; the remote said: {' / '.join(said)}" if said else "")
         raise RemoteError(f"cannot push the tracker commit to {self.target}",
                           git.GitError(args, result.returncode, detail))
 

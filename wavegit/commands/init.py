@@ -28,6 +28,11 @@ def run(args: argparse.Namespace) -> int:
     written: list[str] = []
 
     def apply(snapshot: Snapshot) -> Change | None:
+        if snapshot.commit is None and store.remote and store.local_head() is not None:
+            # A root commit on the remote would leave the local history unrelated to it.
+            branch = target.config.tracker_branch
+            raise UsageError(f"{store.remote} has no branch {branch} yet but this clone does: "
+                             f"push it first (git push -u {store.remote} {branch}), then run wavegit init")
         if snapshot.text is not None and not args.force:
             raise UsageError(f"{tracker_path} already exists on {store.target}; "
                              "use --force to replace it (its items would be dropped)")
