@@ -761,7 +761,8 @@ class OwnershipIndex(Generic[K]):
             if key in found:
                 continue
             if query.literal:
-                meets = _literal_meets_glob(query.head, other)
+                # A universal glob owns something below every path at or below its prefix.
+                meets = _walk(other).universal or _literal_meets_glob(query.head, other)
             else:
                 meets = _globs_overlap(other, query.pattern)
             if meets:
