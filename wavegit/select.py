@@ -190,17 +190,15 @@ def _solve(items: Sequence[Item], graph: Mapping[int, set[int]]) -> list[int]:
         if len(comp) == 1:
             chosen.extend(comp)
             continue
+        # Bit k of a mask stands for comp[k]; comp is in (priority, age) order, the search's visiting order.
         local = {pos: k for k, pos in enumerate(comp)}
         levels = [_RANK[items[pos].priority] for pos in comp]
-        masks = [sum(1 << local[other] for other in graph[pos]) for pos in comp]
-        best: int | None = None
         if len(comp) <= EXACT_MAX_COMPONENT and budget > 0:
-            allowance = min(budget, COMPONENT_NODE_BUDGET)
-            search = _exact(levels, masks, allowance)
+            masks = [sum(1 << local[other] for other in graph[pos]) for pos in comp]
+            search = _exact(levels, masks, min(budget, COMPONENT_NODE_BUDGET))
             budget -= search.nodes
-            if search.complete:
-                best = search.mask
-            else:
+            best = search.mask
+            if not search.complete:
                 greedy = _min_degree_greedy(levels, graph, comp, local)
                 best = max(search.mask, greedy, key=lambda mask: _counts(levels, mask))
         else:
@@ -253,20 +251,16 @@ class _BudgetSpent(Exception):
 def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Search:
     """Branch and bound for the lexicographically best independent set of one small component.
 
-    Items are bitmask positions. They are visited in (priority, age) order with "take it" tried before
-    "leave it", so the first complete set found is the in-order greedy one, and a later set replaces the best
-    only when its counts are strictly better: among optimal sets, the one that takes the earliest items wins
-    (the oldest-first tie-break). The bound is the current counts plus every still-free item.
+    Bit k is item k, and items must come in (priority, age) order. They are visited in that order, "take it"
+    tried before "leave it", so the first complete set found is the in-order greedy one, and a later set
+    replaces the best only when its counts are strictly better: among optimal sets, the one that takes the
+    earliest items wins (the oldest-first tie-break). The bound is the current counts plus every still-free
+    item.
     """
-    order = sorted(range(len(levels)), key=lambda k: (levels[k], k))
-    # Renumber so that bit order is visiting order; translate back at the end.
-    rank_of = {k: r for r, k in enumerate(order)}
-    nbrs = [sum(1 << rank_of[j] for j in range(len(levels)) if neighbours[k] >> j & 1) for k in order]
-    lv = [levels[k] for k in order]
     level_masks = [0] * _LEVELS
-    for r, level in enumerate(lv):
+    for r, level in enumerate(levels):
         level_masks[level] |= 1 << r
-    full = (1 << len(lv)) - 1
+    full = (1 << len(levels)) - 1
     best_mask = 0
     best_counts: Counts = (-1,) * _LEVELS
     nodes = 0
@@ -286,11 +280,11 @@ def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Se
             return
         r = (free & -free).bit_length() - 1
         bit = 1 << r
-        level = lv[r]
+        level = levels[r]
         taken = (*counts[:level], counts[level] + 1, *counts[level + 1:])
-        visit(r + 1, chosen | bit, blocked | bit | nbrs[r], taken)
+        visit(r + 1, chosen | bit, blocked | bit | neighbours[r], taken)
         # Leaving an item out only helps if one of its neighbours could still be taken instead.
-        if nbrs[r] & free:
+        if neighbours[r] & free:
             visit(r + 1, chosen, blocked | bit, counts)
 
     complete = True
@@ -298,8 +292,7 @@ def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Se
         visit(0, 0, 0, (0,) * _LEVELS)
     except _BudgetSpent:
         complete = False
-    mask = sum(1 << order[r] for r in range(len(lv)) if best_mask >> r & 1)
-    return _Search(mask=mask, complete=complete, nodes=min(nodes, budget))
+    return _Search(mask=best_mask, complete=complete, nodes=min(nodes, budget))
 
 
 def _min_degree_greedy(levels: Sequence[int], graph: Mapping[int, set[int]], comp: Sequence[int],
