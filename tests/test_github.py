@@ -254,3 +254,11 @@ def test_connect_reads_the_environment(gh: Running, monkeypatch: pytest.MonkeyPa
     for key, value in github_env(gh).items():
         monkeypatch.setenv(key, value)
     assert github.connect().whoami() == BOT
+
+
+def test_a_configured_login_is_used_without_asking_get_user(gh: Running) -> None:
+    settings = github.settings_from_env({**github_env(gh), "WAVEGIT_GITHUB_LOGIN": ALICE})
+    assert settings is not None
+    wg = PyGithubClient(settings, FAST)
+    assert wg.whoami() == ALICE
+    assert gh.fake.count("GET", "/user") == 0
