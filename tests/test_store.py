@@ -313,6 +313,14 @@ def test_a_write_that_landed_unseen_is_found_by_its_op_id_not_applied_twice(
     assert item_ids(store_at(seeded.clone).read().text) == ["A-1"]
 
 
+def test_a_write_that_landed_unseen_right_at_the_deadline_is_a_success_not_a_lost_race(
+        seeded: RemoteRepo) -> None:
+    store = AnswerLost(discover(seeded.clone), Config())
+    result = mutate(store, Counting("A-1"), message="add A-1", deadline_s=0.001)
+    assert result.commit == git(seeded.origin, "rev-parse", "main")
+    assert item_ids(store_at(seeded.clone).read().text) == ["A-1"]
+
+
 class AlwaysRaced(GitStore):
     """Someone commits something unrelated right before every one of our writes."""
 

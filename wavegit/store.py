@@ -151,35 +151,40 @@ def mutate(
     expected = snapshot
     attempts = reapplied = 0
     delay = 0.05
+
+    def result(commit: str | None) -> MutationResult:
+        return MutationResult(commit, snapshot, attempts, reapplied, op_id)
+
     while change is not None:
         attempts += 1
         try:
-            commit = store.write(expected, change, full_message)
-            return MutationResult(commit, snapshot, attempts, reapplied, op_id)
+            return result(store.write(expected, change, full_message))
         except CasConflict:
             pass
         except RemoteError:
             # The push may have landed even though we saw it fail; look before reporting failure.
             head = store.read()
             if store.contains_op(head, first, op_id):
-                return MutationResult(head.commit, snapshot, attempts, reapplied, op_id)
+                return result(head.commit)
             raise
         pause = random.uniform(delay / 2, delay)
-        if time.monotonic() - started + pause > deadline_s:
+        out_of_time = time.monotonic() - started + pause > deadline_s
+        if not out_of_time:
+            time.sleep(pause)
+            delay = min(delay * 2, 2.0)
+        head = store.read()
+        if store.contains_op(head, first, op_id):
+            return result(head.commit)
+        if out_of_time:
             raise RaceLostError(
                 f"lost the compare-and-swap race on {store.target} after {attempts} attempts "
                 f"in {time.monotonic() - started:.1f}s; nothing of this change was written, try again")
-        time.sleep(pause)
-        delay = min(delay * 2, 2.0)
-        head = store.read()
-        if store.contains_op(head, first, op_id):
-            return MutationResult(head.commit, snapshot, attempts, reapplied, op_id)
         if head.blob_sha != expected.blob_sha:
             snapshot = head
             change = apply(head)
             reapplied += 1
         expected = head
-    return MutationResult(None, snapshot, attempts, reapplied, op_id)
+    return result(None)
 
 
 class GitStore:
