@@ -1,0 +1,47 @@
+"""``wavegit sync [--dry-run] [--json]``: reconcile in-flight waves with their branches, PRs and leases.
+
+One line per change on stdout (``--json``: the list of changes as JSON). Exit 0; 1 when the tracker
+commit landed but a pull request's report comment could not be updated; 2 on bad input; 4 when the
+compare-and-swap race was lost for good. GitHub is consulted when GITHUB_TOKEN and GITHUB_REPOSITORY
+are set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from wavegit import github, sync
+from wavegit.config import load_config
+from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
+from wavegit.repo import discover
+from wavegit.store import GitStore
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
+    parser.add_argument("--json", action="store_true", help="print the list of changes as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = discover(args.directory)
+    config = load_config(repo.root, repo.state_dir / "cache")
+    settings = github.settings_from_env()
+    client = github.connect(settings) if settings is not None else None
+    result = sync.sync(repo, config, GitStore(repo, config), github=client, dry_run=args.dry_run)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        prefix = "would " if args.dry_run else ""
+        lines = result.lines()
+        for line in lines:
+            print(f"{prefix}{line}")
+        if not lines:
+            print("in sync: nothing to change")
+        elif result.commit:
+            print(f"tracker commit {result.commit[:12]}")
+    for error in result.errors:
+        print(f"wavegit sync: {error}", file=sys.stderr)
+    return EXIT_WORK_FAILED if result.errors else EXIT_OK

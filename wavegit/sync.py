@@ -1,0 +1,394 @@
+"""``wavegit sync``: reconcile the tracker with what waves left behind — branches, pull requests, leases.
+
+All tracker changes are one compare-and-swap commit (none when nothing changed, so a second run is a
+no-op). The rules, per item:
+
+- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer and whose tip is
+  contained in the base branch -> ``done`` (the wave was merged before it was even recorded).
+- ``in_progress`` with an expired lease (``claimed_at`` older than ``lease_ttl_s``; a missing or unreadable
+  ``claimed_at`` counts as expired):
+  - the wave branch does not exist on the remote (in this repository when there is no remote) -> ``todo``
+    with ``attempts`` + 1, or ``failed`` once ``max_attempts`` is reached;
+  - the wave branch exists (the scheduler died after the push, before the record): items with a commit
+    on it -> ``review``; the others -> ``todo`` / ``failed`` as above.
+- ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
+  unmerged -> ``todo``; the report comment then says so.
+- ``review`` otherwise: the wave branch's tip contained in the base branch -> ``done``. A wave branch that
+  is gone is not by itself a sign of a merge: such items stay in ``review``.
+
+Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
+``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
+is read, so a wave that claims after that read cannot lose worktrees it has just created.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from functools import cache
+from pathlib import Path
+
+from wavegit import git, report, tracker, worktree
+from wavegit.config import Config
+from wavegit.errors import UsageError, WavegitError
+from wavegit.github import GitHubClient, mark_report_outcome, pr_state_for_sync
+from wavegit.repo import Repo
+from wavegit.store import Change, Snapshot, TrackerStore, mutate
+
+_C_LOCALE = {"LC_ALL": "C"}
+SYNC_MESSAGE = "wavegit: sync: reconcile in-flight items with branches, pull requests and leases"
+_FETCH_TRIES = 3
+_SEP = "\x1f"
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    """One item's status change, with the tracker fields it writes."""
+
+    id: str
+    wave: str | None
+    old: str
+    new: str
+    reason: str
+    fields: Mapping[str, object | None] = field(compare=False)
+    pr: int | None = None
+    merge_sha: str | None = None
+
+    def line(self) -> str:
+        return f"{self.id}: {self.old} -> {self.new} ({self.reason})"
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": "item", "id": self.id, "wave": self.wave, "from": self.old, "to": self.new,
+                "reason": self.reason, "pr": self.pr, "merge_sha": self.merge_sha}
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A leftover of a finished wave: its worktree directory or one of its item branches."""
+
+    kind: str
+    """``worktrees`` or ``branch``."""
+    wave: str
+    target: str
+
+    def line(self) -> str:
+        what = "worktrees" if self.kind == "worktrees" else "branch"
+        return f"prune {what} {self.target} (wave {self.wave})"
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": "prune", "what": self.kind, "wave": self.wave, "target": self.target}
+
+
+@dataclass
+class SyncResult:
+    items: list[ItemChange] = field(default_factory=list)
+    pruned: list[Pruned] = field(default_factory=list)
+    commit: str | None = None
+    """The tracker commit; None when nothing changed or on a dry run."""
+    errors: list[str] = field(default_factory=list)
+    """What failed after the commit landed (report comments)."""
+
+    def lines(self) -> list[str]:
+        return [c.line() for c in self.items] + [p.line() for p in self.pruned]
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+
+
+class WaveRefs:
+    """The wave branches and the base branch as the remote has them (this repository's, without one)."""
+
+    def __init__(self, repo: Repo, config: Config) -> None:
+        self.root = repo.root
+        self.base_branch = config.base_branch
+        remote = config.remote if repo.has_remote(config.remote) else None
+        if remote is not None:
+            prefix = f"refs/remotes/{remote}/"
+            waves = f"{worktree.BRANCH_PREFIX}*"
+            _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}",
+                                       f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"])
+            self.where = remote
+        else:
+            prefix = "refs/heads/"
+            self.where = "this repository"
+        self.base = _resolve(repo.root, f"{prefix}{config.base_branch}")
+        listing = git.out(["for-each-ref", f"--format=%(refname){_SEP}%(objectname)",
+                           f"{prefix}{worktree.BRANCH_PREFIX}"], cwd=repo.root)
+        self.tips: dict[str, str] = {}
+        for line in listing.splitlines():
+            ref, _, sha = line.partition(_SEP)
+            wave_id = worktree.parse_wave_branch(ref.removeprefix(prefix))
+            if wave_id is not None:
+                self.tips[wave_id] = sha
+        self.items_on = cache(self._items_on)
+        self.merge_sha = cache(self._merge_sha)
+
+    def tip(self, wave_id: str) -> str | None:
+        return self.tips.get(wave_id)
+
+    def _items_on(self, wave_id: str) -> frozenset[str]:
+        """Items with a commit of this wave (``Wavegit-Item`` + ``Wavegit-Wave`` trailers) on its branch."""
+        tip = self.tips.get(wave_id)
+        if tip is None:
+            return frozenset()
+        fmt = (f"--format=%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
+        listing = git.out(["log", fmt, "--fixed-strings", f"--grep={worktree.TRAILER_WAVE}: {wave_id}", tip],
+                          cwd=self.root)
+        found: set[str] = set()
+        for line in listing.splitlines():
+            waves, _, items = line.partition(_SEP)
+            if wave_id in waves.split():
+                found.update(items.split())
+        return frozenset(found)
+
+    def _merge_sha(self, wave_id: str) -> str | None:
+        """The commit that brought the wave branch's tip into the base branch; None while it is not in."""
+        tip = self.tips.get(wave_id)
+        if tip is None or self.base is None:
+            return None
+        contained = git.run(["merge-base", "--is-ancestor", tip, self.base], cwd=self.root, check=False)
+        if contained.returncode != 0:
+            return None
+        chain = git.out(["rev-list", "--first-parent", "--ancestry-path", f"{tip}..{self.base}"],
+                        cwd=self.root).split()
+        if not chain:
+            return tip
+        # The oldest base commit descending from the tip: a merge commit, or (fast-forward) the tip's child.
+        oldest = chain[-1]
+        return tip if git.out(["rev-parse", f"{oldest}^1"], cwd=self.root) == tip else oldest
+
+
+def _fetch(root: Path, remote: str, refspecs: list[str]) -> None:
+    args = ["fetch", "-q", "--no-tags", "--prune", "--no-write-fetch-head", remote, *refspecs]
+    for attempt in range(_FETCH_TRIES):
+        result = git.run(args, cwd=root, env=_C_LOCALE, check=False)
+        if result.returncode == 0:
+            return
+        if "couldn't find remote ref" in result.stderr:
+            raise UsageError(f"the base branch does not exist on {remote}: {result.stderr.strip()}")
+        # Another wavegit process in this clone may be updating the same tracking ref.
+        if "cannot lock ref" not in result.stderr or attempt == _FETCH_TRIES - 1:
+            raise git.GitError(args, result.returncode, result.stderr)
+        time.sleep(0.05 * (attempt + 1))
+
+
+def _resolve(root: Path, ref: str) -> str | None:
+    result = git.run(["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"], cwd=root, check=False)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+class Facts:
+    """What the rules look at besides the tracker; every lookup is made at most once per sync."""
+
+    def __init__(self, refs: WaveRefs, github: GitHubClient | None) -> None:
+        self.refs = refs
+        self.github = github
+        self.pr_state: Callable[[int], tuple[str, str | None]] = cache(self._pr_state)
+
+    def _pr_state(self, number: int) -> tuple[str, str | None]:
+        assert self.github is not None
+        return pr_state_for_sync(self.github, number)
+
+
+def claimed_at(item: tracker.Item) -> datetime | None:
+    """The claim time, or None when it is missing or not an ISO 8601 timestamp."""
+    if not item.claimed_at:
+        return None
+    text = item.claimed_at.strip()
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def lease_expired(item: tracker.Item, ttl_s: float, now: datetime) -> bool:
+    claimed = claimed_at(item)
+    return claimed is None or now - claimed >= timedelta(seconds=ttl_s)
+
+
+def decide(item: tracker.Item, facts: Facts, config: Config, now: datetime) -> ItemChange | None:
+    """The change the rules (module docstring) make to ``item``, or None."""
+    if item.status == "review":
+        return _review(item, facts, now)
+    if item.status == "in_progress":
+        return _in_progress(item, facts, config, now)
+    return None
+
+
+def _review(item: tracker.Item, facts: Facts, now: datetime) -> ItemChange | None:
+    if item.pr is not None and facts.github is not None:
+        state, merge_sha = facts.pr_state(item.pr)
+        if state == "merged":
+            return _done(item, merge_sha, f"PR #{item.pr} merged", now)
+        if state == "closed":
+            fields = {"status": "todo", "wave": None, "claimed_at": None, "pr": None,
+                      "last_error": f"PR #{item.pr} was closed without merging"}
+            return _change(item, fields, f"PR #{item.pr} closed without merging", now)
+        return None
+    if item.wave is None:
+        return None
+    return _done_if_merged(item, item.wave, facts, now)
+
+
+def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime) -> ItemChange | None:
+    wave = item.wave
+    on_branch = wave is not None and item.id in facts.refs.items_on(wave)
+    if on_branch and wave is not None:
+        done = _done_if_merged(item, wave, facts, now)
+        if done is not None:
+            return done
+    if not lease_expired(item, config.lease_ttl_s, now):
+        return None
+    since = f"claimed at {item.claimed_at}" if claimed_at(item) else "no valid claimed_at"
+    if wave is None or facts.refs.tip(wave) is None:
+        branch = worktree.wave_branch(wave) if wave else "(no wave)"
+        where = facts.refs.where
+        return _release(item, config, f"lease expired ({since}); no branch {branch} on {where}", now)
+    if on_branch:
+        fields = {"status": "review", "attempts": item.attempts + 1, "last_error": None}
+        return _change(item, fields, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
+                                     "before recording", now)
+    return _release(item, config, f"lease expired ({since}); {worktree.wave_branch(wave)} has no commit "
+                                  "of this item", now)
+
+
+def _release(item: tracker.Item, config: Config, reason: str, now: datetime) -> ItemChange:
+    attempts = item.attempts + 1
+    if attempts >= config.max_attempts:
+        return _change(item, {"status": "failed", "attempts": attempts, "last_error": reason},
+                       f"{reason}; attempt {attempts} of {config.max_attempts}", now)
+    fields = {"status": "todo", "wave": None, "claimed_at": None, "attempts": attempts, "last_error": reason}
+    return _change(item, fields, reason, now)
+
+
+def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) -> ItemChange | None:
+    merged = facts.refs.merge_sha(wave)
+    if merged is None:
+        return None
+    return _done(item, merged, f"{worktree.wave_branch(wave)} is merged into {facts.refs.base_branch}", now)
+
+
+def _done(item: tracker.Item, merge_sha: str | None, reason: str, now: datetime) -> ItemChange:
+    fields = {"status": "done", "merge_sha": merge_sha, "last_error": None}
+    return _change(item, fields, reason, now, merge_sha)
+
+
+def _change(item: tracker.Item, fields: Mapping[str, object | None], reason: str, now: datetime,
+            merge_sha: str | None = None) -> ItemChange:
+    written = {**fields, "updated_at": report.utc_timestamp(now)}
+    new = str(fields["status"])
+    return ItemChange(item.id, item.wave, item.status, new, reason, written, item.pr, merge_sha)
+
+
+# -- pruning ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Leftovers:
+    """Worktree directories and item branches per wave, as found before the tracker was read."""
+
+    worktree_dirs: dict[str, Path]
+    item_branches: dict[str, list[str]]
+
+    def waves(self) -> set[str]:
+        return set(self.worktree_dirs) | set(self.item_branches)
+
+
+def find_leftovers(repo: Repo) -> Leftovers:
+    root = repo.state_dir / "worktrees"
+    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and worktree.WAVE_ID_RE.match(p.name)} \
+        if root.is_dir() else {}
+    refs = git.out(["for-each-ref", "--format=%(refname)", f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"],
+                   cwd=repo.root)
+    branches: dict[str, list[str]] = {}
+    for ref in refs.splitlines():
+        parsed = worktree.parse_item_branch(ref)
+        if parsed is not None:
+            branches.setdefault(parsed[0], []).append(ref.removeprefix("refs/heads/"))
+    return Leftovers(dirs, branches)
+
+
+def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: bool) -> list[Pruned]:
+    """Remove the leftovers of waves not in ``in_flight``; what was (or, on a dry run, would be) removed."""
+    done: list[Pruned] = []
+    for wave_id in sorted(leftovers.waves() - in_flight):
+        directory = leftovers.worktree_dirs.get(wave_id)
+        if directory is not None:
+            if not dry_run:
+                worktree.remove_all_under(repo.root, directory)
+            done.append(Pruned("worktrees", wave_id, str(directory)))
+        for branch in leftovers.item_branches.get(wave_id, []):
+            if not dry_run:
+                worktree.delete_branch(repo.root, branch)
+            done.append(Pruned("branch", wave_id, branch))
+    if not dry_run:
+        git.run(["worktree", "prune"], cwd=repo.root, check=False)
+    return done
+
+
+# -- the whole sync -----------------------------------------------------------------------------------------
+
+def _load(snapshot: Snapshot, repo: Repo, config: Config) -> tracker.Tracker:
+    if snapshot.text is None or snapshot.blob_sha is None:
+        where = f"{config.tracker_path} on {config.tracker_branch}"
+        raise UsageError(f"no tracker at {where} (run `wavegit init`)")
+    cache_dir = repo.state_dir / "cache"
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, cache_dir, config.tracker_path)
+
+
+def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClient | None = None,
+         now: datetime | None = None, dry_run: bool = False) -> SyncResult:
+    """Apply the rules in one compare-and-swap commit, prune, then update report comments."""
+    moment = now or datetime.now(timezone.utc)
+    leftovers = find_leftovers(repo)
+    facts = Facts(WaveRefs(repo, config), github)
+    seen: list[tuple[tracker.Tracker, list[ItemChange]]] = []
+
+    def apply(snapshot: Snapshot) -> Change | None:
+        loaded = _load(snapshot, repo, config)
+        changes = [c for c in (decide(item, facts, config, moment) for item in loaded.items) if c is not None]
+        seen[:] = [(loaded, changes)]
+        if not changes:
+            return None
+        assert snapshot.text is not None
+        text = snapshot.text
+        for change in changes:
+            text = tracker.set_fields(text, change.id, change.fields)
+        return Change(text)
+
+    result = SyncResult()
+    if dry_run:
+        apply(store.read())
+    else:
+        result.commit = mutate(store, apply, message=SYNC_MESSAGE).commit
+    loaded, result.items = seen[0]
+    new_status = {c.id: c.new for c in result.items}
+    in_flight = {item.wave for item in loaded.items
+                 if item.wave and new_status.get(item.id, item.status) == "in_progress"}
+    result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run)
+    if github is not None and result.commit is not None:
+        result.errors = update_comments(github, result.items)
+    return result
+
+
+def update_comments(github: GitHubClient, changes: list[ItemChange]) -> list[str]:
+    """Say on each affected PR's report comment what sync did; the errors (the tracker commit stands)."""
+    by_pr: dict[int, list[ItemChange]] = {}
+    for change in changes:
+        if change.pr is not None and change.old == "review" and change.new in ("done", "todo"):
+            by_pr.setdefault(change.pr, []).append(change)
+    errors: list[str] = []
+    for number, group in sorted(by_pr.items()):
+        ids = ", ".join(c.id for c in group)
+        merged = group[0].new == "done"
+        sha = (group[0].merge_sha or "")[:12]
+        outcome = (f"merged{' as ' + sha if sha else ''}; `wavegit sync` marked {ids} done" if merged
+                   else f"closed without merging; `wavegit sync` returned {ids} to todo")
+        try:
+            mark_report_outcome(github, number, report.MARKER, outcome)
+        except WavegitError as exc:
+            errors.append(f"PR #{number}: cannot update the report comment: {exc}")
+    return errors
