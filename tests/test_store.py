@@ -188,6 +188,17 @@ def test_local_write_leaves_a_checkout_of_another_branch_alone(local_repo: Path)
     assert git(local_repo, "rev-parse", "main") == commit
 
 
+def test_local_write_refreshes_the_linked_worktree_that_has_the_branch(
+        local_repo: Path, tmp_path: Path) -> None:
+    git(local_repo, "switch", "-q", "-c", "feature")
+    git(local_repo, "worktree", "add", "-q", str(tmp_path / "linked"), "main")
+    store = store_at(local_repo)
+    store.write(store.read(), Change(tracker_text("A-1")), "add A-1")
+    assert (tmp_path / "linked" / TRACKER).read_text() == tracker_text("A-1")
+    assert git(tmp_path / "linked", "status", "--porcelain") == ""
+    assert (local_repo / TRACKER).read_text() == tracker_text()
+
+
 def test_write_against_a_moved_branch_is_a_conflict_and_writes_nothing(seeded: RemoteRepo) -> None:
     store = store_at(seeded.clone)
     stale = store.read()
