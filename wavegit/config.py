@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import parsecache, schema
+from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
 
 CONFIG_PATH = ".wavegit/config.yaml"
@@ -107,7 +107,8 @@ CONFIG_SCHEMA = schema.Schema("config", (
     schema.Field("hook", "map", nested=_HOOK, doc="the pre-push hook"),
 ))
 
-_CACHE_FORMAT = "wavegit-config-cache-1"
+# Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
+_CACHE_FORMAT = f"wavegit-config-cache-2-{__version__}"
 
 
 def load_config(repo_root: Path, cache_dir: Path | None = None,

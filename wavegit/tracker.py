@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
-from wavegit import parsecache, schema
+from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.schema import Node
 
@@ -107,13 +107,13 @@ ITEM_SCHEMA = schema.Schema("item", (
     schema.Field("depends_on", "str_list", hint="ids of items that must be done first"),
     schema.Field("status", "str", choices=STATUSES),
     schema.Field("wave", "str"),
-    schema.Field("attempts", "int", check=schema.at_least(0)),
-    schema.Field("pr", "int", check=schema.at_least(1)),
+    schema.Field("attempts", "int", check=schema.at_least(0), hint="attempts so far, 0 or more"),
+    schema.Field("pr", "int", check=schema.at_least(1), hint="the pull request number, e.g. 41"),
     schema.Field("claimed_at", "text"),
     schema.Field("updated_at", "text"),
     schema.Field("last_error", "str"),
-    schema.Field("cost", "float", check=schema.at_least(0)),
-    schema.Field("merge_sha", "str", check=_sha),
+    schema.Field("cost", "float", check=schema.at_least(0), hint="USD spent so far, e.g. 0.42"),
+    schema.Field("merge_sha", "str", check=_sha, hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d"),
 ))
 
 _ROOT_KEYS = ("version", "items")
@@ -130,12 +130,16 @@ def loads(text: str, path: str = ".wavegit/tracker.yaml", *, strict: bool = True
 
 def _parse_rows(text: str, path: str, strict: bool) -> tuple[int, tuple[tuple[object, ...], ...]]:
     where = schema.Located(path)
-    root = schema.compose(text, path)
-    items_node = _document(root, where)
-    rows, item_problems = _items(items_node, where)
+    with schema.gc_paused():
+        # The nodes are freed when _walk returns, still inside the pause, so the collector never scans them.
+        rows, item_problems = _walk(text, where)
     if where.problems and (strict or len(where.problems) > item_problems):
         raise ValidationError(sorted(where.problems, key=lambda p: (p.line, p.col)))
     return VERSION, rows
+
+
+def _walk(text: str, where: schema.Located) -> tuple[tuple[tuple[object, ...], ...], int]:
+    return _items(_document(schema.compose(text, where.path), where), where)
 
 
 def _document(root: Node | None, where: schema.Located) -> Node | None:
@@ -153,14 +157,15 @@ def _document(root: Node | None, where: schema.Located) -> Node | None:
         elif key == "items":
             items_node = value_node
         else:
-            guess = schema.nearest(key, _ROOT_KEYS)
             where.at(key_node, f"unknown top-level key '{key}'", None,
-                     f"did you mean '{guess}'?" if guess else "the tracker has only 'version' and 'items'")
+                     schema.unknown_key_hint(key, _ROOT_KEYS))
     if version_node is None:
         where.at(root, "missing 'version'", None, f"add 'version: {VERSION}' at the top")
-    elif version_node.id != "scalar" or version_node.tag != schema.INT or \
-            schema.scalar_value(version_node) != VERSION:
-        where.at(version_node, f"unknown tracker version {version_node.value!r}", None,
+    elif version_node.id != "scalar" or version_node.tag != schema.INT:
+        where.at(version_node, f"'version' must be the number {VERSION}, got {schema.describe(version_node)}",
+                 None, f"write 'version: {VERSION}' without quotes")
+    elif schema.scalar_value(version_node) != VERSION:
+        where.at(version_node, f"unknown tracker version {version_node.value}", None,
                  f"this wavegit reads version {VERSION}")
     if items_node is not None and items_node.id != "sequence" and items_node.tag != schema.NULL:
         where.at(items_node, f"'items' must be a list, got {schema.describe(items_node)}", None,
@@ -181,11 +186,12 @@ def _items(items_node: Node | None, where: schema.Located) -> tuple[tuple[tuple[
     for index, node in enumerate(items_node.value):
         before = len(where.problems)
         if node.id != "mapping":
-            where.at(node, f"each item must be a mapping, got {schema.describe(node)}", None,
+            where.at(node, f"each item must be a mapping, got {schema.describe(node)}", f"#{index + 1}",
                      "start the item with '- id: ...'")
             continue
         item_id = _item_id(node)
-        values = schema.read_mapping(node, ITEM_SCHEMA, where, item_id)
+        # Items without a usable id are named by position in messages.
+        values = schema.read_mapping(node, ITEM_SCHEMA, where, item_id or f"#{index + 1}")
         if item_id is None:
             continue
         line = node.start_mark.line + 1
@@ -265,7 +271,7 @@ def _cycles(graph: Mapping[str, list[str]]) -> list[tuple[str, ...]]:
 
 def _item_id(node: Node) -> str | None:
     value = _value_node(node, "id")
-    if value is None or value.id != "scalar" or value.tag != schema.STR:
+    if value is None or value.id != "scalar" or value.tag != schema.STR or not value.value:
         return None
     return str(value.value)
 
@@ -299,7 +305,8 @@ def _tracker(parsed: tuple[int, tuple[tuple[object, ...], ...]]) -> Tracker:
     return Tracker(version, tuple(map(_make_item, rows)))
 
 
-_CACHE_FORMAT = "wavegit-tracker-cache-1"
+# Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
+_CACHE_FORMAT = f"wavegit-tracker-cache-2-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
