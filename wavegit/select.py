@@ -30,10 +30,10 @@ from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
 
 EXACT_MAX_COMPONENT = 64
 """Largest component (in items) searched exactly; bitmask search beyond this stops paying off."""
-COMPONENT_NODE_BUDGET = 20_000
+COMPONENT_NODE_BUDGET = 5_000
 """Search nodes one component may use before falling back to its best-so-far / greedy answer."""
-TOTAL_NODE_BUDGET = 60_000
-"""Search nodes for the whole plan (about 50 ms of Python), so a hostile backlog cannot make plan slow."""
+TOTAL_NODE_BUDGET = 15_000
+"""Search nodes for the whole plan (a node costs a few microseconds), so no backlog can make plan slow."""
 
 T = TypeVar("T")
 _RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
@@ -275,12 +275,16 @@ def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Se
             if counts > best_counts:
                 best_mask, best_counts = chosen, counts
             return
-        bound = tuple(c + (free & m).bit_count() for c, m in zip(counts, level_masks, strict=True))
-        if bound <= best_counts:
+        bound = [c + (free & m).bit_count() for c, m in zip(counts, level_masks, strict=True)]
+        if tuple(bound) <= best_counts:
             return
         r = (free & -free).bit_length() - 1
         bit = 1 << r
         level = levels[r]
+        # Tighter on the level being decided: disjoint cliques each give at most one item.
+        bound[level] = counts[level] + _clique_cover(free & level_masks[level], neighbours)
+        if tuple(bound) <= best_counts:
+            return
         taken = (*counts[:level], counts[level] + 1, *counts[level + 1:])
         visit(r + 1, chosen | bit, blocked | bit | neighbours[r], taken)
         # Leaving an item out only helps if one of its neighbours could still be taken instead.
@@ -293,6 +297,21 @@ def _exact(levels: Sequence[int], neighbours: Sequence[int], budget: int) -> _Se
     except _BudgetSpent:
         complete = False
     return _Search(mask=best_mask, complete=complete, nodes=min(nodes, budget))
+
+
+def _clique_cover(free: int, neighbours: Sequence[int]) -> int:
+    """Cliques in a greedy partition of the ``free`` items: an upper bound on how many can be taken."""
+    cliques = 0
+    while free:
+        clique = free & -free
+        grow = free & neighbours[clique.bit_length() - 1]
+        while grow:
+            member = grow & -grow
+            clique |= member
+            grow &= neighbours[member.bit_length() - 1]
+        free &= ~clique
+        cliques += 1
+    return cliques
 
 
 def _min_degree_greedy(levels: Sequence[int], graph: Mapping[int, set[int]], comp: Sequence[int],
