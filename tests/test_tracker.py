@@ -1,0 +1,203 @@
+"""The tracker model: loading, non-strict problems, the blob-SHA parse cache, minimal-diff edits."""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import REPO_ROOT
+
+from wavegit import parsecache, tracker
+from wavegit.errors import UsageError, ValidationError
+
+EXAMPLE = (REPO_ROOT / "examples" / "tracker.yaml").read_text()
+
+
+def test_example_tracker_loads_with_all_fields_typed() -> None:
+    loaded = tracker.loads(EXAMPLE)
+    assert len(loaded.items) == 8
+    ops = loaded.get("OPS-5")
+    assert ops is not None and ops.attempts == 1 and ops.priority == "P0" and ops.last_error
+    ui = loaded.get("UI-4")
+    assert ui is not None and ui.pr == 41 and ui.owns == ("web/styles/**/*.css", "web/theme.ts")
+    assert loaded.get("API-7").claimed_at == "2026-01-01T09:00:00Z"  # type: ignore[union-attr]
+    assert loaded.get("NOPE") is None
+    assert [i.index for i in loaded.items] == list(range(8))
+
+
+def test_owns_paths_are_normalised() -> None:
+    text = "version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [./src//a.py]\n    test: t\n"
+    assert tracker.loads(text).items[0].owns == ("src/a.py",)
+
+
+def test_non_strict_load_attaches_item_problems_instead_of_raising() -> None:
+    text = EXAMPLE.replace("status: todo\n\n  - id: API-7", "status: doing\n\n  - id: API-7")
+    with pytest.raises(ValidationError):
+        tracker.loads(text)
+    item = tracker.loads(text, strict=False).get("AUTH-12")
+    assert item is not None and item.problems and "doing" in item.problems[0]
+
+
+def test_non_strict_load_still_raises_document_level_problems() -> None:
+    with pytest.raises(ValidationError, match="version"):
+        tracker.loads(EXAMPLE.replace("version: 1", "version: 7"), strict=False)
+
+
+def test_dependency_cycle_is_named_with_its_members() -> None:
+    text = ("version: 1\nitems:\n  - {id: A, prompt: p, owns: [a], test: t, depends_on: [B]}\n"
+            "  - {id: B, prompt: p, owns: [b], test: t, depends_on: [A]}\n")
+    with pytest.raises(ValidationError, match=r"dependency cycle: A -> B -> A"):
+        tracker.loads(text)
+
+
+def test_initial_text_is_an_empty_valid_tracker() -> None:
+    assert tracker.loads(tracker.initial_text()) == tracker.Tracker(1, ())
+
+
+# --- the parse cache ---------------------------------------------------------------------------------
+
+def test_load_cached_equals_loads_cold_and_warm(tmp_path: Path) -> None:
+    sha = parsecache.blob_sha(EXAMPLE)
+    cold = tracker.load_cached(EXAMPLE, sha, tmp_path)
+    warm = tracker.load_cached(EXAMPLE, sha, tmp_path)
+    assert cold == warm == tracker.loads(EXAMPLE)
+    assert [i.line for i in warm.items] == [i.line for i in cold.items]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_blob_sha_matches_git_hash_object(tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text(EXAMPLE)
+    expected = subprocess.run(["git", "hash-object", str(tmp_path / "t.yaml")], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    assert parsecache.blob_sha(EXAMPLE) == expected
+
+
+def test_corrupt_cache_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    sha = parsecache.blob_sha(EXAMPLE)
+    tracker.load_cached(EXAMPLE, sha, tmp_path)
+    for entry in tmp_path.iterdir():
+        entry.write_bytes(b"\x00garbage")
+    assert tracker.load_cached(EXAMPLE, sha, tmp_path) == tracker.loads(EXAMPLE)
+    assert tracker.load_cached(EXAMPLE, sha, tmp_path) == tracker.loads(EXAMPLE)
+
+
+def test_cached_validation_failure_raises_the_same_problems(tmp_path: Path) -> None:
+    bad = EXAMPLE.replace("priority: P3", "priority: P9")
+    sha = parsecache.blob_sha(bad)
+    with pytest.raises(ValidationError) as first:
+        tracker.load_cached(bad, sha, tmp_path)
+    with pytest.raises(ValidationError) as second:
+        tracker.load_cached(bad, sha, tmp_path)
+    assert first.value.problems == second.value.problems
+
+
+def test_warm_cache_hit_and_imports_do_not_import_yaml(tmp_path: Path) -> None:
+    sha = parsecache.blob_sha(EXAMPLE)
+    tracker.load_cached(EXAMPLE, sha, tmp_path)
+    code = ("import sys; from pathlib import Path; import wavegit.tracker as t, wavegit.config, wavegit.schema\n"
+            f"text = Path({str(REPO_ROOT / 'examples' / 'tracker.yaml')!r}).read_text()\n"
+            f"assert len(t.load_cached(text, {sha!r}, Path({str(tmp_path)!r})).items) == 8\n"
+            "print('yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- minimal-diff edits ------------------------------------------------------------------------------
+
+def _changed_lines(before: str, after: str) -> list[str]:
+    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def test_set_status_changes_one_line_and_keeps_comments() -> None:
+    after = tracker.set_fields(EXAMPLE, "AUTH-12", {"status": "in_progress"})
+    assert _changed_lines(EXAMPLE, after) == ["-    status: todo", "+    status: in_progress"]
+
+
+def test_set_fields_adds_after_last_key_and_removes_with_none() -> None:
+    after = tracker.set_fields(EXAMPLE, "OPS-5", {"status": "in_progress", "wave": "w-2",
+                                                  "claimed_at": "2026-01-02T00:00:00Z", "last_error": None})
+    item = tracker.loads(after).get("OPS-5")
+    assert item is not None and (item.status, item.wave, item.last_error) == ("in_progress", "w-2", None)
+    assert item.claimed_at == "2026-01-02T00:00:00Z"
+    assert len(_changed_lines(EXAMPLE, after)) == 5
+
+
+def test_set_multiline_value_stays_valid_and_exact() -> None:
+    error = "line one\n  indented: two\n\ttab 'quote' \"dq\" # not a comment"
+    after = tracker.set_fields(EXAMPLE, "AUTH-12", {"last_error": error, "prompt": "short"})
+    item = tracker.loads(after).get("AUTH-12")
+    assert item is not None and item.last_error == error and item.prompt == "short"
+
+
+def test_set_fields_refuses_flow_style_item_and_unknown_id_and_field() -> None:
+    flow = "version: 1\nitems:\n  - {id: A, prompt: p, owns: [a], test: t}\n"
+    with pytest.raises(UsageError, match="flow style"):
+        tracker.set_fields(flow, "A", {"status": "done"})
+    with pytest.raises(UsageError, match="no item"):
+        tracker.set_fields(EXAMPLE, "NOPE", {"status": "done"})
+    with pytest.raises(UsageError, match="unknown item field"):
+        tracker.set_fields(EXAMPLE, "AUTH-12", {"stauts": "done"})
+
+
+NEW = tracker.Item(id="NEW-1", prompt="line one\n  indented two\n", owns=("src/new.py",), test="pytest -q",
+                   priority="P1", title="a: title")
+
+
+@pytest.mark.parametrize("base", [tracker.initial_text(), "version: 1\nitems:", "version: 1\n", EXAMPLE,
+                                  EXAMPLE.rstrip("\n")],
+                         ids=["empty-flow-list", "null-items-no-newline", "no-items-key", "example",
+                              "example-no-newline"])
+def test_append_item_keeps_everything_before_and_loads_back(base: str) -> None:
+    after = tracker.append_item(base, NEW)
+    loaded = tracker.loads(after)
+    assert loaded.items[-1] == NEW
+    assert loaded.items[:-1] == tracker.loads(base).items
+    kept = base.replace("items: []", "items:")
+    assert after.startswith(kept)
+
+
+IDS = st.sampled_from([i.id for i in tracker.loads(EXAMPLE).items])
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\ufeff"), max_size=30)
+FIELD_VALUES = st.one_of(
+    st.tuples(st.just("status"), st.sampled_from(tracker.STATUSES)),
+    st.tuples(st.just("wave"), st.one_of(st.none(), TEXT)),
+    st.tuples(st.just("attempts"), st.integers(0, 10**6)),
+    st.tuples(st.just("pr"), st.one_of(st.none(), st.integers(1, 10**6))),
+    st.tuples(st.just("last_error"), st.one_of(st.none(), TEXT)),
+    st.tuples(st.just("cost"), st.floats(0, 1e9, allow_nan=False)),
+    st.tuples(st.just("title"), TEXT),
+    st.tuples(st.just("claimed_at"), st.one_of(st.none(), st.just("2026-01-01T00:00:00Z"), TEXT)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(IDS, st.lists(FIELD_VALUES, min_size=1, max_size=5))
+def test_set_fields_round_trip_changes_only_edited_lines(item_id: str, changes: list[tuple[str, object]]) -> None:
+    fields = dict(changes)
+    before = tracker.loads(EXAMPLE)
+    after_text = tracker.set_fields(EXAMPLE, item_id, fields)
+    after = tracker.loads(after_text)
+    defaults = tracker.Item.__dataclass_fields__
+    for old, new in zip(before.items, after.items, strict=True):
+        if old.id != item_id:
+            assert new == old
+            continue
+        for name, value in fields.items():
+            assert getattr(new, name) == (defaults[name].default if value is None else value)
+    start = before.get(item_id).line  # type: ignore[union-attr]
+    following = [i.line for i in before.items if i.line > start]
+    end = following[0] if following else 10**9
+    old_lines, new_lines = EXAMPLE.splitlines(), after_text.splitlines()
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        assert all(start <= n + 1 < end for n in range(i1, i2)), (i1, i2)
+        for line in new_lines[j1:j2]:
+            assert line.strip().split(":", 1)[0] in fields, line
