@@ -99,11 +99,13 @@ def test_cached_validation_failure_raises_the_same_problems(tmp_path: Path) -> N
 def test_warm_cache_hit_and_imports_do_not_import_yaml(tmp_path: Path) -> None:
     sha = parsecache.blob_sha(EXAMPLE)
     tracker.load_cached(EXAMPLE, sha, tmp_path)
-    code = ("import sys; from pathlib import Path; import wavegit.tracker as t, wavegit.config, wavegit.schema\n"
+    code = ("import sys; from pathlib import Path\n"
+            "import wavegit.tracker as t, wavegit.config, wavegit.schema\n"
             f"text = Path({str(REPO_ROOT / 'examples' / 'tracker.yaml')!r}).read_text()\n"
             f"assert len(t.load_cached(text, {sha!r}, Path({str(tmp_path)!r})).items) == 8\n"
             "print('yaml' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
+                         check=True)
     assert out.stdout.strip() == "False"
 
 
@@ -178,7 +180,8 @@ FIELD_VALUES = st.one_of(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(IDS, st.lists(FIELD_VALUES, min_size=1, max_size=5))
-def test_set_fields_round_trip_changes_only_edited_lines(item_id: str, changes: list[tuple[str, object]]) -> None:
+def test_set_fields_round_trip_changes_only_edited_lines(item_id: str,
+                                                         changes: list[tuple[str, object]]) -> None:
     fields = dict(changes)
     before = tracker.loads(EXAMPLE)
     after_text = tracker.set_fields(EXAMPLE, item_id, fields)

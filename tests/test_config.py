@@ -1,0 +1,100 @@
+"""Configuration: defaults, the file's schema, environment overrides, the generated commented file."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import REPO_ROOT
+
+from wavegit import config
+from wavegit.errors import UsageError, ValidationError
+
+
+def _write(root: Path, text: str) -> Path:
+    (root / ".wavegit").mkdir(exist_ok=True)
+    (root / config.CONFIG_PATH).write_text(text)
+    return root
+
+
+def test_missing_file_gives_defaults(tmp_path: Path) -> None:
+    assert config.load_config(tmp_path, environ={}) == config.Config()
+
+
+def test_file_values_are_typed_and_nested(tmp_path: Path) -> None:
+    _write(tmp_path, "worker: ./w.sh\nconcurrency: 2\ntimeout_s: 30\nbudget: {wave_usd: 1.5}\n"
+                     "report_authors: [me]\nhook:\n  strict: yes\n")
+    loaded = config.load_config(tmp_path, environ={})
+    assert (loaded.worker, loaded.concurrency, loaded.timeout_s) == ("./w.sh", 2, 30.0)
+    assert loaded.budget == config.Budget(wave_usd=1.5) and loaded.hook.strict is True
+    assert loaded.report_authors == ("me",)
+
+
+@pytest.mark.parametrize(("text", "where", "fragment"), [
+    ("concurency: 2\n", "1:1", "did you mean 'concurrency'"),
+    ("concurrency: 0\n", "1:14", "at least 1"),
+    ("max_items: two\n", "1:12", "must be an integer"),
+    ("timeout_s: 0\n", "1:12", "greater than 0"),
+    ("attempts: -1\n", "1:11", "at least 1"),
+    ("budget: {wave: 1}\n", "1:10", "did you mean 'wave_usd'"),
+    ("hook: true\n", "1:7", "must be a mapping"),
+    ("report_authors: bot\n", "1:17", "list of strings"),
+    ("- a\n", "1:1", "must be a mapping"),
+    ("worker: [\n", "2:1", "not valid YAML"),
+])
+def test_bad_config_file_is_located(tmp_path: Path, text: str, where: str, fragment: str) -> None:
+    _write(tmp_path, text)
+    with pytest.raises(ValidationError) as caught:
+        config.load_config(tmp_path, environ={})
+    first = str(caught.value.problems[0])
+    assert first.startswith(f"{config.CONFIG_PATH}:{where}: ") and fragment in first
+
+
+def test_environment_overrides_file_including_nested_and_lists(tmp_path: Path) -> None:
+    _write(tmp_path, "concurrency: 2\nbudget: {day_usd: 5}\n")
+    loaded = config.load_config(tmp_path, environ={
+        "WAVEGIT_CONCURRENCY": "7", "WAVEGIT_BUDGET_WAVE_USD": "0.25", "WAVEGIT_HOOK_STRICT": "true",
+        "WAVEGIT_REPORT_AUTHORS": "a, b,", "WAVEGIT_WORKER": "codex exec", "WAVEGIT_ITEM_ID": "ignored"})
+    assert loaded.concurrency == 7 and loaded.worker == "codex exec"
+    assert loaded.budget == config.Budget(wave_usd=0.25, day_usd=5.0)
+    assert loaded.hook.strict is True and loaded.report_authors == ("a", "b")
+
+
+@pytest.mark.parametrize(("var", "value"), [("WAVEGIT_CONCURRENCY", "many"), ("WAVEGIT_CONCURRENCY", "0"),
+                                            ("WAVEGIT_TIMEOUT_S", "inf"), ("WAVEGIT_HOOK_STRICT", "maybe"),
+                                            ("WAVEGIT_BUDGET_DAY_USD", "-1")])
+def test_bad_environment_value_names_the_variable(tmp_path: Path, var: str, value: str) -> None:
+    with pytest.raises(UsageError, match=var):
+        config.load_config(tmp_path, environ={var: value})
+
+
+def test_initial_config_text_lists_every_key_with_its_default() -> None:
+    text = config.initial_config_text()
+    assert config.parse_config_text(text).keys() == {f.name for f in dataclasses.fields(config.Config)}
+    for line in text.splitlines():
+        assert line.startswith("#") or "  # " in line
+    assert config.parse_config_text(text)["concurrency"] == config.Config().concurrency
+
+
+def test_warm_config_cache_does_not_import_yaml(tmp_path: Path) -> None:
+    _write(tmp_path, "concurrency: 3\n")
+    cache = tmp_path / "cache"
+    assert config.load_config(tmp_path, cache, environ={}).concurrency == 3
+    code = ("import sys; from pathlib import Path; from wavegit.config import load_config\n"
+            f"root, cache = Path({str(tmp_path)!r}), Path({str(cache)!r})\n"
+            "assert load_config(root, cache, environ={}).concurrency == 3\n"
+            "print('yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_config_cache_follows_content_changes(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _write(tmp_path, "concurrency: 3\n")
+    assert config.load_config(tmp_path, cache, environ={}).concurrency == 3
+    _write(tmp_path, "concurrency: 5\n")
+    assert config.load_config(tmp_path, cache, environ={}).concurrency == 5
