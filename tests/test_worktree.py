@@ -96,7 +96,8 @@ def test_combine_replays_item_commits_in_order_keeping_messages(remote_repo: Rem
         path, _ = _worktree(remote_repo, name)
         (path / f"{name}.txt").write_text(f"{name}\n")
         tree = worktree.stage_all(path)
-        commits.append(worktree.commit_tree(clone, tree, [base], f"{name}\n\nWavegit-Item: {name}\n"))
+        message = f"{name}\n\nWavegit-Item: {name}\n"
+        commits.append((worktree.commit_tree(clone, tree, [base], message), message))
     head = worktree.combine(clone, base, commits)
     assert git(clone, "log", "--format=%s", f"{base}..{head}").splitlines() == ["two", "one"]
     assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
@@ -109,7 +110,7 @@ def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
     for name in ("one", "two"):
         path, _ = _worktree(remote_repo, name)
         (path / "README.md").write_text(f"{name}\n")
-        commits.append(worktree.commit_tree(clone, worktree.stage_all(path), [base], name))
+        commits.append((worktree.commit_tree(clone, worktree.stage_all(path), [base], name), name))
     with pytest.raises(worktree.CombineConflict):
         worktree.combine(clone, base, commits)
 

@@ -114,6 +114,8 @@ class Attempt:
     violations: list[str] = field(default_factory=list)
     commit: str | None = None
     """The item commit when verified."""
+    message: str = ""
+    """Its commit message (with the trailers)."""
     counted: bool = True
     """Whether it counts toward the item's attempts: False when wavegit, not the item, stopped it."""
     launch_failed: bool = False
@@ -172,9 +174,9 @@ class Claim:
 class _HaltWatch:
     """Re-reads HALT before launches; concurrent callers share a read that started after they asked."""
 
-    def __init__(self, store: TrackerStore) -> None:
+    def __init__(self, store: TrackerStore, git_lock: threading.Lock) -> None:
         self._store = store
-        self._lock = threading.Lock()
+        self._lock = git_lock
         self._read_started = -math.inf
         self._reason: str | None = None
 
@@ -282,13 +284,16 @@ class Wave:
         self.events: Events = events or _NoEvents()
         self.cancel = threading.Event()
         self.spend = budget.WaveSpend(spend_limit)
-        self.halt_watch = _HaltWatch(store)
         self.launch_error: str | None = None
         self.halted: str | None = None
         self.budget_exceeded = False
         self.worktrees = repo.state_dir / "worktrees" / self.wave_id
         self.logs = repo.state_dir / "logs" / self.wave_id
         self._flag_lock = threading.Lock()
+        # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
+        # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
+        self.git_lock = threading.Lock()
+        self.halt_watch = _HaltWatch(store, self.git_lock)
 
     # -- running items ------------------------------------------------------------------------------------
 
@@ -334,9 +339,9 @@ class Wave:
             try:
                 attempt = self._attempt(run.item, number, feedback)
             except (WavegitError, OSError) as exc:
+                # wavegit's own failure (a git step), not the item's: not counted, no further tries.
                 attempt = Attempt(number, self.config.worker, "", self.base, utc_now(), utc_now(),
-                                  error=_one_line(str(exc)))
-                attempt.feedback = f"Attempt {number} could not run: {attempt.error}\n"
+                                  error=_one_line(str(exc)), counted=False)
             run.attempts.append(attempt)
             if attempt.commit is not None:
                 self.events.event(run.item.id, "verified", attempt=number)
@@ -365,8 +370,10 @@ class Wave:
                                 pass_github_token=self.config.worker_github_token)
         path = self.worktrees / stem
         branch = worktree.item_branch(self.wave_id, item.id)
-        worktree.add(self.repo.root, path, branch=branch, start=self.base)
+        with self.git_lock:
+            worktree.register(self.repo.root, path, branch=branch, start=self.base)
         try:
+            worktree.checkout(path)
             self.events.event(item.id, "started", attempt=number)
             result = runner.run_process(runner.worker_argv(self.config.worker), cwd=path, env=env,
                                         stdin_text=prompt, log_path=attempt.log_path,
@@ -379,7 +386,8 @@ class Wave:
             self._verify(item, path, attempt, result, env)
         finally:
             attempt.finished_at = utc_now()
-            worktree.remove(self.repo.root, path)
+            with self.git_lock:
+                worktree.remove(self.repo.root, path)
         if attempt.commit is None and attempt.counted:
             attempt.feedback = feedback_text(attempt)
         return attempt
@@ -421,8 +429,8 @@ class Wave:
             attempt.error = f"test {test.describe()}"
             return
         trailers = worktree.Trailers(item.id, self.wave_id, attempt.prompt_sha256)
-        attempt.commit = worktree.commit_tree(self.repo.root, tree, [self.base],
-                                              worktree.item_message(item.title, trailers))
+        attempt.message = worktree.item_message(item.title, trailers)
+        attempt.commit = worktree.commit_tree(self.repo.root, tree, [self.base], attempt.message)
         worktree.set_branch(self.repo.root, worktree.item_branch(self.wave_id, item.id), attempt.commit)
 
     def _stop_batch(self, reason: str) -> None:
@@ -435,7 +443,7 @@ class Wave:
 
     def collect(self, runs: Sequence[ItemRun], *, push: bool) -> tuple[str, WaveTest | None, bool]:
         """Combine verified items on the wave branch, run ``wave_test``, push; (head, wave test, pushed)."""
-        commits = [run.commit for run in runs if run.commit is not None]
+        commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
         branch = worktree.wave_branch(self.wave_id)
         head = worktree.combine(self.repo.root, self.base, commits)
         worktree.set_branch(self.repo.root, branch, head)

@@ -66,9 +66,24 @@ def rev_parse(repo_root: Path, rev: str) -> str:
 
 def add(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
     """A new worktree at ``path`` checked out at ``start``, on ``branch`` (reset if it exists) or detached."""
+    register(repo_root, path, branch=branch, start=start)
+    checkout(path)
+
+
+def register(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
+    """The first half of :func:`add`: the worktree's admin files and HEAD, no files checked out yet.
+
+    Concurrent ``git worktree add`` (and ``fetch``) calls read every worktree's admin files and fail on
+    one half-made by another, so callers running several at once serialise this (quick) half only.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     where = ["-B", branch] if branch else ["--detach"]
-    git.run(["worktree", "add", "--quiet", *where, str(path), start], cwd=repo_root)
+    git.run(["worktree", "add", "--quiet", "--no-checkout", *where, str(path), start], cwd=repo_root)
+
+
+def checkout(path: Path) -> None:
+    """The second half of :func:`add`: fill the worktree's index and files from its HEAD."""
+    git.run(["reset", "--hard", "--quiet"], cwd=path)
 
 
 def remove(repo_root: Path, path: Path) -> None:
@@ -156,21 +171,21 @@ class CombineConflict(GitError):
     """Two item commits could not be combined (should not happen: their owned paths are disjoint)."""
 
 
-def combine(repo_root: Path, start: str, commits: Sequence[str]) -> str:
-    """Replay each item commit (parent = the wave's base) on top of ``start`` in order; the final commit.
+def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]) -> str:
+    """Replay each ``(item commit, its message)`` (parent = the wave's base) on top of ``start`` in order.
 
-    Each replayed commit keeps its item's message (and so its trailers). Uses ``git merge-tree
-    --write-tree`` (git >= 2.38), which needs no work tree; the merge base is the item commit's parent.
+    Each replayed commit keeps its item's message (and so its trailers); the final commit is returned.
+    Uses ``git merge-tree --write-tree`` (git >= 2.38), which needs no work tree; the merge base is the
+    item commit's parent.
     """
     head = start
-    for commit in commits:
+    for commit, message in commits:
         result = git.run(["merge-tree", "--write-tree", "--no-messages", head, commit], cwd=repo_root,
                          check=False)
         if result.returncode != 0:
             raise CombineConflict(["merge-tree", "--write-tree", head, commit], result.returncode,
                                   result.stdout + result.stderr)
         tree = result.stdout.split("\n", 1)[0].strip()
-        message = git.out(["log", "-1", "--format=%B", commit], cwd=repo_root) + "\n"
         head = commit_tree(repo_root, tree, [head], message)
     return head
 
