@@ -19,6 +19,9 @@ from wavegit.store import GitStore, MutationResult
 
 PUSH_HELP = ("publish to the remote's tracker branch; this is what happens anyway when the remote exists "
              "(the push is the compare-and-swap), and an error (exit 2) when it does not")
+LOCAL_NOTE = ("Without the remote, the commit goes on the local tracker branch; if that branch is checked "
+              "out and the changed files are clean there, they are updated too so `git status` stays clean "
+              "(the only time wavegit writes to your checkout).")
 DEADLINE_HELP = "give up after this many seconds of lost compare-and-swap races (exit 4); default %(default)s"
 
 
@@ -30,6 +33,7 @@ class Target:
 
 
 def add_write_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = LOCAL_NOTE
     parser.add_argument("--push", action="store_true", help=PUSH_HELP)
     parser.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS", help=DEADLINE_HELP)
 
