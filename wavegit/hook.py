@@ -27,17 +27,20 @@ branch.
 - Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from wavegit import git, paths, tracker, worktree
+from wavegit import git, parsecache, paths
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
 from wavegit.repo import Repo
 
+# The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
+# create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
+# wavegit.tracker / wavegit.worktree are imported only when needed.
+WAVE_REFS = "refs/heads/wavegit/"
+"""``refs/heads/`` + ``wavegit.worktree.BRANCH_PREFIX``: checked before importing worktree (~5 ms)."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
 STATE_PREFIX = ".wavegit/"
@@ -49,8 +52,7 @@ _LOG_PATHS = (
 )
 
 
-@dataclass(frozen=True)
-class RefUpdate:
+class RefUpdate(NamedTuple):
     """One line of the pre-push protocol."""
 
     local_ref: str
@@ -67,19 +69,27 @@ class RefUpdate:
         return _is_zero(self.remote_oid)
 
 
-@dataclass(frozen=True)
-class Violation:
+class Owner(NamedTuple):
+    """What the hook needs of an item in flight."""
+
+    id: str
+    status: str
+    wave: str | None
+    pr: int | None
+    owns: tuple[str, ...]
+
+
+class Violation(NamedTuple):
     """A pushed path the push may not touch."""
 
     ref: str
     """The remote ref it was pushed to."""
     path: str
-    owner: tracker.Item | None
+    owner: Owner | None
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     violations: tuple[Violation, ...]
     warnings: tuple[str, ...]
 
@@ -129,6 +139,10 @@ def updates_from_pre_commit(env: Mapping[str, str]) -> tuple[str, str, list[RefU
 
 def wave_of_ref(remote_ref: str) -> str | None:
     """The wave whose wave branch or per-item branch ``remote_ref`` is, or None."""
+    if not remote_ref.startswith(WAVE_REFS):
+        return None
+    from wavegit import worktree
+
     item_branch = worktree.parse_item_branch(remote_ref)
     return item_branch[0] if item_branch else worktree.parse_wave_branch(remote_ref)
 
@@ -138,7 +152,7 @@ def _exclusions(update: RefUpdate, remote: str) -> list[str]:
     known = [] if update.is_new else [update.remote_oid]
     # --ignore-missing: on a forced push the remote oid may not exist locally.
     return ["--ignore-missing", update.local_oid, "--not", *known,
-            f"--exclude={remote}/{worktree.BRANCH_PREFIX}*", f"--remotes={remote}"]
+            f"--exclude={remote}/{WAVE_REFS.removeprefix('refs/heads/')}*", f"--remotes={remote}"]
 
 
 def _parse_log(output: str) -> dict[str, list[str]]:
@@ -175,40 +189,59 @@ def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str) -> dict[
     return {ref: {p for c in listed for p in by_commit.get(c, ())} for ref, listed in commits.items()}
 
 
-def read_blob(root: Path, spec: str) -> tuple[str, str] | None:
-    """(text, blob sha) of ``<rev>:<path>`` in one ``cat-file`` call, or None when it is not a blob."""
-    result = git.run(["cat-file", "--batch"], cwd=root, input=spec + "\n")
-    header, _, body = result.stdout.partition("\n")
-    fields = header.split()
-    if len(fields) != 3 or fields[1] != "blob":
-        return None
-    return body[:-1], fields[0]  # --batch ends every object with a newline of its own
+_CACHE_FORMAT = "wavegit-hook-in-flight-1"
 
 
-def load_in_flight(repo: Repo, config: Config, remote: str) -> list[tracker.Item]:
-    """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
+def load_in_flight(repo: Repo, config: Config, remote: str) -> list[Owner]:
+    """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable.
+
+    They are cached by the tracker's blob SHA (content-addressed, never stale) apart from the full parse,
+    so a warm hook costs one ``git cat-file --batch-check``: no tracker text, no 10,000-item parse.
+    """
     spec = f"refs/remotes/{remote}/{config.tracker_branch}:{config.tracker_path}"
-    found = read_blob(repo.root, spec)
-    if found is None:
+    # "<sha> blob <size>", or "<spec> missing" (and for a directory "<sha> tree <size>").
+    found = git.out(["cat-file", "--batch-check"], cwd=repo.root, input=spec + "\n").split()
+    if len(found) != 3 or found[1] != "blob":
         raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
-    text, blob_sha = found
+    blob_sha = found[0]
+    entry = repo.state_dir / "cache" / f"hook-in-flight-{blob_sha}.marshal"
+    # The tracker path is part of the format: messages name it.
+    fmt = f"{_CACHE_FORMAT}:{config.tracker_path}"
+    cached = parsecache.read(entry, fmt)
+    if not isinstance(cached, tuple):
+        cached = _parse_in_flight(repo, config, spec, blob_sha)
+        parsecache.write(entry, fmt, cached)
+    status, payload = cached
+    if status != "ok":
+        raise UsageError(str(payload))
+    return [Owner(*row) for row in payload]
+
+
+def _parse_in_flight(repo: Repo, config: Config, spec: str, blob_sha: str) -> tuple[str, object]:
+    """("ok", in-flight rows) or ("error", message), from the full (cached) tracker parse."""
+    from wavegit import tracker
+
+    text = git.run(["cat-file", "blob", blob_sha], cwd=repo.root).stdout
     try:
         loaded = tracker.load_cached(text, blob_sha, repo.state_dir / "cache", config.tracker_path,
                                      strict=False)
     except ValidationError as exc:
-        first = exc.problems[0] if exc.problems else "invalid"
-        raise UsageError(f"the tracker at {spec} is invalid: {first}") from exc
-    return [item for item in loaded.items if item.status in tracker.IN_FLIGHT]
+        return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
+    return "ok", tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
+                       if item.status in tracker.IN_FLIGHT)
 
 
-def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[tracker.Item],
+def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
                     tracker_branch: str) -> list[Violation]:
     """Every pushed path the rules of the module docstring refuse, in ref and path order."""
     by_id = {item.id: item for item in in_flight}
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
     for item in in_flight:
         for pattern in item.owns:
-            index.add(item.id, pattern)
+            try:
+                index.add(item.id, pattern)
+            except paths.PatternError:
+                continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
     tracker_ref = f"refs/heads/{tracker_branch}"
     violations: list[Violation] = []
     for ref in sorted(changed):

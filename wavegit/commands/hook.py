@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     if all(update.is_delete for update in updates):
         return EXIT_OK  # nothing is added to the remote: no need to read the config or the tracker
     repo = discover(args.directory)
-    verdict = hook.check_push(repo, config.load_config(repo.root), remote, url, updates, fetch=args.fetch)
+    cfg = config.load_config(repo.root, repo.state_dir / "cache")
+    verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch)
     for warning in verdict.warnings:
         print(f"wavegit hook: {warning}", file=sys.stderr)
     if verdict.violations:

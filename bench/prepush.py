@@ -1,0 +1,236 @@
+"""Benchmark the pre-push hook against the floor of any hook that must list the pushed paths.
+
+Setup (in a temporary directory): a bare origin and a clone whose ``main`` holds the 10,000-item tracker of
+``bench/backlog.py`` (500 items in flight) and the remote-tracking ref to it; then 200 local commits on top,
+touching 2,000 files (10 each) that no in-flight item owns, so every path goes through the whole check and
+the push is allowed. Measured as whole processes, interleaved round by round:
+
+- floor: ``python -c pass`` plus the one git command that lists the pushed paths
+  (``git log -z --format=%H --name-status --no-renames <remote>..<local>``), each timed alone;
+- the hook, warm: ``python -m wavegit hook pre-push origin URL`` with git's stdin line (parse cache filled);
+- the hook, cold: the same with wavegit's cache directory deleted before each run.
+
+Target: warm <= 1.5x the floor. Also prints an in-process breakdown of the warm hook's phases.
+
+    python bench/prepush.py [--runs 9] [--write]   # --write updates the "## pre-push hook" section
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+
+import backlog  # noqa: E402  (sibling module; bench/ is not a package)
+from plan import HEADER, Timing  # noqa: E402
+
+from wavegit import config, git, hook, paths, repo, tracker  # noqa: E402
+
+TARGET = 1.5
+N_COMMITS, FILES_PER_COMMIT = 200, 10
+SECTION = "## pre-push hook"
+EPOCH = 1_767_225_600  # fixed commit dates keep the repository identical between runs
+
+
+def _fast_import(clone: Path, commits: Iterator[tuple[str, dict[str, str]]], parent: str | None) -> None:
+    """Commit each (message, {path: text}) on refs/heads/main with ``git fast-import`` (one process)."""
+    chunks: list[str] = []
+    for message, files in commits:
+        chunks.append(f"commit refs/heads/main\ncommitter Bench <bench@example.com> {EPOCH} +0000\n"
+                      f"data {len(message.encode())}\n{message}\n")
+        if parent:
+            chunks.append(f"from {parent}\n")
+            parent = None  # later commits continue from the previous one
+        for path, text in files.items():
+            chunks.append(f"M 100644 inline {path}\ndata {len(text.encode())}\n{text}\n")
+    git.run(["fast-import", "--quiet"], cwd=clone, input="".join(chunks))
+
+
+def _unowned_paths(items: Sequence[backlog.BenchItem], count: int) -> list[str]:
+    """``count`` source and test files of the backlog's tree that no in-flight item owns."""
+    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    for item in items:
+        if item.status in tracker.IN_FLIGHT:
+            for pattern in item.owns:
+                index.add(item.id, pattern)
+    candidates = (f"{top}/{pkg}/{mod}/{name}" for top in ("src", "tests") for pkg in backlog.PACKAGES
+                  for mod in backlog.MODULES for name in backlog.FILES)
+    found = [path for path in candidates if not index.owners(path)]
+    if len(found) < count:
+        raise SystemExit(f"only {len(found)} unowned files in the backlog's tree; need {count}")
+    return found[:count]
+
+
+@dataclass(frozen=True)
+class Setup:
+    clone: Path
+    old: str
+    """The remote oid of the push."""
+    new: str
+    tracker_bytes: int
+    in_flight: int
+
+
+def build(base: Path, n_items: int) -> Setup:
+    items = backlog.generate(n_items)
+    tracker_text = backlog.to_yaml(items)
+    origin, clone = base / "origin.git", base / "work"
+    git.run(["init", "-q", "--bare", "-b", "main", str(origin)], cwd=base)
+    git.run(["init", "-q", "-b", "main", str(clone)], cwd=base)
+    git.run(["remote", "add", "origin", str(origin)], cwd=clone)
+    pushed = _unowned_paths(items, N_COMMITS * FILES_PER_COMMIT)
+    tree = {path: f"# {path}\n" for path in pushed}
+    _fast_import(clone, iter([("base", {config.TRACKER_PATH: tracker_text, **tree})]), None)
+    git.run(["push", "-q", "origin", "main"], cwd=clone)
+    remote_oid = git.out(["rev-parse", "main"], cwd=clone)
+    groups = [pushed[k:k + FILES_PER_COMMIT] for k in range(0, len(pushed), FILES_PER_COMMIT)]
+    _fast_import(clone, ((f"change {n}", {p: f"# {p}\nchanged {n}\n" for p in group})
+                         for n, group in enumerate(groups)), remote_oid)
+    return Setup(clone, remote_oid, git.out(["rev-parse", "main"], cwd=clone), len(tracker_text.encode()),
+                 sum(1 for item in items if item.status in tracker.IN_FLIGHT))
+
+
+def _timed(argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: str = "",
+           before: Callable[[], None] | None = None) -> float:
+    if before:
+        before()
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
+    return elapsed
+
+
+def _phases(clone: Path, update: hook.RefUpdate) -> list[tuple[str, float]]:
+    """Seconds per phase of the warm hook, in this process (imports excluded)."""
+    found = repo.discover(clone)
+    cfg = config.load_config(found.root, found.state_dir / "cache")
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("repo.discover", lambda: repo.discover(clone)),
+        ("config.load_config", lambda: config.load_config(found.root, found.state_dir / "cache")),
+        ("git log: pushed paths", lambda: hook.pushed_paths(found.root, [update], "origin")),
+        ("in-flight items (warm: one git cat-file --batch-check + cache)",
+         lambda: hook.load_in_flight(found, cfg, "origin")),
+    ]
+    timings = []
+    results: dict[str, object] = {}
+    for label, step in steps:
+        samples = []
+        for _ in range(5):
+            start = time.perf_counter()
+            results[label] = step()
+            samples.append(time.perf_counter() - start)
+        timings.append((label, statistics.median(samples)))
+    changed = results["git log: pushed paths"]
+    in_flight = results["in-flight items (warm: one git cat-file --batch-check + cache)"]
+    assert isinstance(changed, dict) and isinstance(in_flight, list)
+    start = time.perf_counter()
+    hook.find_violations(changed, in_flight, cfg.tracker_branch)
+    timings.append(("index + match 2,000 paths", time.perf_counter() - start))
+    return timings
+
+
+def run(runs: int, n_items: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="wavegit-prepush-") as tmp:
+        base = Path(tmp)
+        setup = build(base, n_items)
+        clone, old, new = setup.clone, setup.old, setup.new
+        cache = clone / ".git" / "wavegit"
+        env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C", PYTHONPYCACHEPREFIX=str(base / "pycache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        py = sys.executable
+        stdin = f"refs/heads/main {new} refs/heads/main {old}\n"
+        hook_argv = [py, "-m", "wavegit", "hook", "pre-push", "origin", str(base / "origin.git")]
+        pipelines: list[tuple[str, list[str], str, Callable[[], None] | None]] = [
+            ("floor: `python -c pass`", [py, "-c", "pass"], "", None),
+            ("floor: `git log --name-status` of the push",
+             ["git", "log", "-z", "--format=%H", "--name-status", "--no-renames", f"{old}..{new}"], "", None),
+            ("hook, warm", hook_argv, stdin, None),
+            ("hook, cold (cache deleted)", hook_argv, stdin,
+             lambda: shutil.rmtree(cache, ignore_errors=True)),
+        ]
+        _timed(hook_argv, clone, env, stdin)  # untimed: file system caches, .pyc files, parse cache
+        samples: dict[str, list[float]] = {label: [] for label, _, _, _ in pipelines}
+        for _ in range(runs):
+            for label, argv, text, before in pipelines:
+                samples[label].append(_timed(argv, clone, env, text, before))
+        _timed(hook_argv, clone, env, stdin)  # leave the cache warm for the breakdown
+        timings = [Timing(label, tuple(samples[label])) for label, _, _, _ in pipelines]
+        phases = _phases(clone, hook.parse_updates(stdin)[0])
+        imports = subprocess.run([py, "-X", "importtime", "-c", "import wavegit.cli, wavegit.commands.hook"],
+                                 env=env, capture_output=True, text=True, check=True).stderr
+    python_s, git_s, warm, cold = (t.median for t in timings)
+    floor = python_s + git_s
+    wavegit_import_us = sum(int(row.split("|")[1]) for row in imports.splitlines()
+                            if row.rstrip().endswith(("| wavegit.cli", "| wavegit.commands.hook")))
+    verdict = "met" if warm / floor <= TARGET else "**missed**"
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/prepush.py --runs {runs}` on {datetime.date.today().isoformat()}; machine: "
+        f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
+        f"(nproc), Python {platform.python_version()}, {git.out(['--version'], cwd=ROOT)}.",
+        "",
+        f"Backlog from `bench/backlog.py` (seed 7): {n_items} items, {setup.in_flight} in flight, tracker "
+        f"{setup.tracker_bytes / 1e6:.1f} MB at `refs/remotes/origin/main`. The push: "
+        f"{N_COMMITS} commits touching {N_COMMITS * FILES_PER_COMMIT} files no in-flight item owns (so every "
+        f"path is checked and the push is allowed). Whole processes, {runs} rounds interleaved; median and "
+        "min-max wall time; bytecode cached for all (as for an installed package).",
+        "",
+        "| pipeline | median ms | min-max ms |",
+        "|---|---:|---:|",
+        *(t.row() for t in timings),
+        "",
+        f"- floor = {floor * 1000:.0f} ms; warm / floor = **{warm / floor:.2f}x** (target <= {TARGET}x: "
+        f"{verdict}); cold / floor = {cold / floor:.2f}x.",
+        f"- Importing wavegit's modules for the hook: {wavegit_import_us / 1000:.1f} ms "
+        "(`python -X importtime`; no yaml, GitPython or PyGithub on a warm run).",
+        "- Warm phases in-process (median of 5):",
+        *(f"  - {label}: {seconds * 1000:.1f} ms" for label, seconds in phases),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(doc: Path, section: str) -> None:
+    """Replace (or append) this benchmark's section of ``doc``, leaving the other sections alone."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
+    start = text.find(f"\n{SECTION}\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + 1)
+        text = text[: start + 1] + section + (text[end + 1:] if end >= 0 else "")
+    doc.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--write", action="store_true", help="update its section of BENCHMARKS.md")
+    args = parser.parse_args()
+    section = run(max(args.runs, 7), args.items)
+    print(section)
+    if args.write:
+        write_section(ROOT / "BENCHMARKS.md", section)
+
+
+if __name__ == "__main__":
+    main()
