@@ -35,8 +35,8 @@ def tracker_text(*ids: str) -> str:
     return f"# the tracker\nversion: 1\nitems:{' []' if not ids else ''}\n{items}"
 
 
-def store_at(path: Path, **config: str) -> GitStore:
-    return GitStore(discover(path), Config(**config))  # type: ignore[arg-type]
+def store_at(path: Path, tracker_branch: str = "main") -> GitStore:
+    return GitStore(discover(path), Config(tracker_branch=tracker_branch))
 
 
 def commit_file(clone: Path, rel: str, text: str, *, push: bool = True) -> str:
