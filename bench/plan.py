@@ -37,10 +37,6 @@ sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
 
 import backlog  # noqa: E402  (sibling module; bench/ is not a package)
 
-from wavegit import paths  # noqa: E402
-from wavegit.select import select  # noqa: E402
-from wavegit.tracker import Item, Tracker  # noqa: E402
-
 WARM_TARGET = 1.5
 COLD_TARGET = 1.15
 YAML_ONLY = "import sys, yaml; yaml.load(open(sys.argv[1], encoding='utf-8').read(), Loader=yaml.CSafeLoader)"
@@ -86,26 +82,36 @@ def _timed(argv: Sequence[str], env: dict[str, str], before: Callable[[], None] 
     return elapsed
 
 
-def _select_alone(json_path: Path, repeats: int = 5) -> tuple[float, int]:
-    """Median seconds of ``select()`` on the backlog built in-process (no parsing counted), and its size."""
-    data = json.loads(json_path.read_text(encoding="utf-8"))
-    items = tuple(
-        Item(id=d["id"], prompt=d["prompt"], owns=tuple(paths.normalize(p) for p in d["owns"]),
-             test=d["test"], priority=d["priority"], depends_on=tuple(d.get("depends_on", ())),
-             status=d["status"], index=k)
-        for k, d in enumerate(data["items"])
-    )
-    tracker = Tracker(version=1, items=items)
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        plan = select(tracker, 8)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), len(plan.selected)
+def phases(repo: str) -> dict[str, float]:
+    """Seconds spent in each step of ``wavegit plan --json`` (the steps of ``commands.plan.run``), in a fresh
+    process so that imports and first-call costs count as they do in the real command."""
+    marks = [time.perf_counter()]
+    from wavegit import config, tracker
+    from wavegit.repo import discover
+    from wavegit.select import select
+    from wavegit.store import GitStore
+
+    marks.append(time.perf_counter())
+    found = discover(repo)
+    cfg = config.load_config(found.root)
+    marks.append(time.perf_counter())
+    snapshot = GitStore(found, cfg).read(fetch=False)
+    marks.append(time.perf_counter())
+    assert snapshot.text is not None and snapshot.blob_sha is not None
+    parsed = tracker.load_cached(snapshot.text, snapshot.blob_sha, found.state_dir / "cache", strict=False)
+    marks.append(time.perf_counter())
+    plan = select(parsed, cfg.max_items, snapshot.blob_sha)
+    marks.append(time.perf_counter())
+    json.dumps(plan.to_json())
+    marks.append(time.perf_counter())
+    steps = ("imports", "discover + config", "store.read (git)", "tracker.load_cached", "select", "JSON out")
+    return {step: end - start for step, start, end in zip(steps, marks, marks[1:], strict=False)}
 
 
 def _in_flight_collisions(json_path: Path, picks: list[str]) -> int:
     """How many of the reference's picks overlap an item already in flight (wavegit never picks those)."""
+    from wavegit import paths
+
     data = json.loads(json_path.read_text(encoding="utf-8"))
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
     for d in data["items"]:
@@ -134,6 +140,7 @@ def run(runs: int, n_items: int) -> str:
             ("(b) PyYAML CSafeLoader alone", [py, "-c", YAML_ONLY, str(yaml_path)], None),
             ("(c) wavegit plan --json, cold", wavegit, lambda: shutil.rmtree(state, ignore_errors=True)),
             ("(d) wavegit plan --json, warm", wavegit, None),
+            ("(e) context: `python -c pass`", [py, "-c", "pass"], None),
         ]
         samples: dict[str, list[float]] = {label: [] for label, _, _ in pipelines}
         _timed(wavegit, env)  # one untimed run: file system caches, .pyc files
@@ -146,9 +153,12 @@ def run(runs: int, n_items: int) -> str:
         ref = subprocess.run(pipelines[0][1], env=env, capture_output=True, text=True, check=True).stdout
         ref_picks = json.loads(ref)
         collisions = _in_flight_collisions(json_path, ref_picks)
-        select_s, selected = _select_alone(json_path)
+        phase_runs = [json.loads(subprocess.run([py, __file__, "--phases", str(repo)], env=env, check=True,
+                                                capture_output=True, text=True).stdout) for _ in range(runs)]
         size = yaml_path.stat().st_size
-    a, b, cold, warm = (t.median for t in timings)
+    a, b, cold, warm, _ = (t.median for t in timings)
+    breakdown = ", ".join(f"{step} {statistics.median(r[step] for r in phase_runs) * 1000:.0f}"
+                          for step in phase_runs[0])
     warm_ratio, cold_ratio = warm / a, cold / b
     verdict = {True: "met", False: "**missed**"}
     lines = [
@@ -172,11 +182,11 @@ def run(runs: int, n_items: int) -> str:
         f"{verdict[warm_ratio <= WARM_TARGET]})",
         f"- cold / (b) = **{cold_ratio:.2f}x** (target <= {COLD_TARGET}x: "
         f"{verdict[cold_ratio <= COLD_TARGET]})",
-        f"- `select()` alone, in-process, on the parsed backlog: {select_s * 1000:.1f} ms (median of 5).",
+        f"- Where a warm run's time goes (ms, medians of {runs} fresh processes timing the steps of "
+        f"`commands/plan.py` in-process, interpreter start not included): {breakdown}.",
         f"- The plan took {len(plan['selected'])} items (max_items 8) and gave a reason for "
         f"{len(plan['skipped'])} others. The reference picked {len(ref_picks)} items, {collisions} of them "
-        "overlapping an item already in flight (it ignores in-flight ownership); wavegit's in-process run "
-        f"selected {selected}.",
+        "overlapping an item already in flight (it ignores in-flight ownership).",
         "",
     ]
     return "\n".join(lines)
@@ -203,7 +213,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--write", action="store_true", help="update the ## plan section of BENCHMARKS.md")
+    parser.add_argument("--phases", metavar="REPO", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.phases:
+        print(json.dumps(phases(args.phases)))
+        return
     section = run(max(args.runs, 5), args.items)
     print(section)
     if args.write:
