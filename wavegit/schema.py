@@ -261,7 +261,8 @@ def iter_pairs(node: Node, where: Located,
     for key_node, value_node in node.value:
         key = key_text(key_node)
         if key is None:
-            where.at(key_node, f"keys must be strings, got {describe(key_node)}", item_id)
+            where.at(key_node, f"keys must be strings, got {describe(key_node)}", item_id,
+                     "put the key in quotes")
             continue
         if key in seen:
             where.at(key_node, f"duplicate key '{key}'", item_id, "each key may appear once per mapping")
