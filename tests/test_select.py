@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -296,3 +298,21 @@ def test_every_skip_reason_is_true(tracker: Tracker) -> None:
         else:
             assert skip.reason == "max items"
             assert len(plan.selected) == 3 and not any(_conflict(item, c) for c in chosen)
+
+
+def test_plan_on_a_generated_backlog_is_disjoint_and_clear_of_in_flight_items() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import backlog
+
+    raw = backlog.generate(n_items=1000, seed=3)
+    tracker = T(*(S(b.id, *b.owns, p=b.priority, status=b.status, deps=b.depends_on) for b in raw))
+    plan = select(tracker, 10_000)
+    by_id = {i.id: i for i in tracker.items}
+    chosen = [by_id[i] for i in plan.selected]
+    flying = [i for i in tracker.items if i.status in ("in_progress", "review")]
+    assert len(chosen) > 50
+    assert not any(_conflict(a, b) for a, b in itertools.combinations(chosen, 2))
+    assert not any(_conflict(c, f) for c in chosen for f in flying)
+    assert all(skip.reason != "max items" for skip in plan.skipped)
+    # Every todo item is either chosen or skipped, and an unchosen candidate always names a chosen rival.
+    assert len(plan.selected) + len(plan.skipped) == sum(1 for i in tracker.items if i.status == "todo")
