@@ -141,7 +141,7 @@ def test_item_branches_lists_and_deletes_only_that_waves_branches(remote_repo: R
         worktree.set_branch(clone, worktree.item_branch(wave_id, "X"), head)
     found = worktree.item_branches(clone, "w-20260101-000000-aaaa")
     assert found == ["wavegit/items/w-20260101-000000-aaaa/X"]
-    worktree.delete_branch(clone, found[0])
+    worktree.delete_branches(clone, [*found, "wavegit/items/never-existed"])
     assert worktree.item_branches(clone, "w-20260101-000000-aaaa") == []
     assert worktree.item_branches(clone, "w-20260101-000000-bbbb") != []
 

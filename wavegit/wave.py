@@ -171,8 +171,12 @@ class Claim:
     day_spent: float
 
 
+HALT_FRESH_S = 0.5
+"""A HALT read that started at most this long before a launch is reused by it (launches come in bursts)."""
+
+
 class _HaltWatch:
-    """Re-reads HALT before launches; concurrent callers share a read that started after they asked."""
+    """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier."""
 
     def __init__(self, store: TrackerStore, git_lock: threading.Lock) -> None:
         self._store = store
@@ -183,7 +187,7 @@ class _HaltWatch:
     def reason(self) -> str | None:
         asked = time.monotonic()
         with self._lock:
-            if self._read_started < asked:
+            if self._read_started < asked - HALT_FRESH_S:
                 started = time.monotonic()
                 try:
                     text = halt.halt_text(self._store, self._store.read())
@@ -476,8 +480,7 @@ class Wave:
     def cleanup(self) -> None:
         """Remove this wave's worktrees and item branches, whatever state they are in."""
         worktree.remove_all_under(self.repo.root, self.worktrees)
-        for branch in worktree.item_branches(self.repo.root, self.wave_id):
-            worktree.delete_branch(self.repo.root, branch)
+        worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
     # -- record -------------------------------------------------------------------------------------------
 

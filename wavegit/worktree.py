@@ -156,9 +156,11 @@ def set_branch(repo_root: Path, branch: str, commit: str) -> None:
     git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
 
 
-def delete_branch(repo_root: Path, branch: str) -> None:
-    """Delete a local branch if it exists."""
-    git.run(["update-ref", "-d", f"refs/heads/{branch}"], cwd=repo_root, check=False)
+def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
+    """Delete local branches (one git call), ignoring any that do not exist."""
+    if branches:
+        commands = "".join(f"delete refs/heads/{branch}\n" for branch in branches)
+        git.run(["update-ref", "--stdin"], cwd=repo_root, input=commands, check=False)
 
 
 def item_branches(repo_root: Path, wave_id: str) -> list[str]:
