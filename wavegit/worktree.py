@@ -156,6 +156,11 @@ def set_branch(repo_root: Path, branch: str, commit: str) -> None:
     git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
 
 
+def delete_branch(repo_root: Path, branch: str) -> None:
+    """Delete a local branch if it exists."""
+    delete_branches(repo_root, [branch])
+
+
 def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
     """Delete local branches (one git call), ignoring any that do not exist."""
     if branches:
