@@ -11,7 +11,7 @@ import pytest
 from hook_support import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from support import CliResult, RemoteRepo, git, make_remote_repo, wavegit
 
-from wavegit import hook
+from wavegit import hook, worktree
 from wavegit.errors import UsageError
 
 Z40, Z64 = "0" * 40, "0" * 64
@@ -148,6 +148,25 @@ def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
     assert hook.wave_of_ref("refs/heads/wavegit") is None
     assert hook.wave_of_ref("refs/heads/main") is None
     assert hook.wave_of_ref(f"refs/tags/wavegit/{W1}") is None
+    assert hook.WAVE_REFS == "refs/heads/" + worktree.BRANCH_PREFIX
+    assert worktree.item_branch(W1, "X").startswith(worktree.BRANCH_PREFIX)
+
+
+def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None:
+    in_flight = [hook.Owner("A", "in_progress", W1, None, ("src/a/", "/not/valid")),
+                 hook.Owner("B", "review", W2, 7, ("src/b.py",))]
+    changed = {
+        MAIN: ["src/a/x.py", "src/b.py", "free.txt", ".wavegit/tracker.yaml"],
+        f"refs/heads/wavegit/{W1}": ["src/a/y.py", "src/b.py", "free.txt"],
+        "refs/heads/tracker": [".wavegit/tracker.yaml", "src/a/z.py"],
+    }
+    found = [(v.ref, v.path, v.owner.id if v.owner else None)
+             for v in hook.find_violations(changed, in_flight, "tracker")]
+    assert found == [
+        (MAIN, "src/a/x.py", "A"), (MAIN, "src/b.py", "B"),
+        ("refs/heads/tracker", "src/a/z.py", "A"),
+        (f"refs/heads/wavegit/{W1}", "free.txt", None), (f"refs/heads/wavegit/{W1}", "src/b.py", "B"),
+    ]
 
 
 # --- real pushes --------------------------------------------------------------------------------------
@@ -354,6 +373,24 @@ def test_fetch_option_sees_a_claim_made_since_the_last_fetch(flight: RemoteRepo)
     assert f"docs/guide.md: owned by DOCS-1 (in_progress, wave {W9}" in fresh.stderr
 
 
+def test_a_failed_fetch_warns_and_checks_against_the_last_fetched_tracker(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 15\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    flight.origin.rename(flight.base / "gone.git")
+    result = wavegit(flight.clone, "hook", "pre-push", "--fetch", "origin", str(flight.origin), input=line)
+    assert result.returncode == 1
+    assert "warning: could not fetch the tracker branch" in result.stderr
+    assert "src/auth/limiter.py: owned by AUTH-1" in result.stderr
+
+
+def test_an_invalid_config_refuses_with_its_location(flight: RemoteRepo) -> None:
+    commit(flight.clone, {".wavegit/config.yaml": "hook:\n  strickt: true\n"})
+    result = push(flight.clone, "origin", "main")
+    assert result.returncode != 0
+    assert re.search(r"^\.wavegit/config\.yaml:2:3: .*strickt", result.stderr, re.MULTILINE), result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_pushing_to_a_url_uses_the_configured_remotes_tracker(flight: RemoteRepo) -> None:
     commit(flight.clone, {"src/auth/limiter.py": "limit = 12\n"})
     assert "owned by AUTH-1" in refused(push(flight.clone, str(flight.origin), "main"))
@@ -379,7 +416,7 @@ def test_sha256_repository_end_to_end(tmp_path: Path) -> None:
 
 # --- speed --------------------------------------------------------------------------------------------
 
-def test_a_warm_hook_imports_neither_yaml_nor_gitpython_nor_pygithub(flight: RemoteRepo) -> None:
+def test_a_warm_hook_imports_no_yaml_gitpython_pygithub_nor_the_tracker_parser(flight: RemoteRepo) -> None:
     head = commit(flight.clone, {"src/auth/limiter.py": "limit = 14\n"})
     line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
     args = ("hook", "pre-push", "origin", str(flight.origin))
@@ -390,4 +427,4 @@ def test_a_warm_hook_imports_neither_yaml_nor_gitpython_nor_pygithub(flight: Rem
     rows = [row for row in warm.stderr.splitlines() if row.startswith("import time:")]
     imported = {row.rsplit("|", 1)[1].strip() for row in rows}
     assert "wavegit.hook" in imported
-    assert not imported & {"yaml", "_yaml", "git", "github"}
+    assert not imported & {"yaml", "_yaml", "git", "github", "wavegit.tracker"}

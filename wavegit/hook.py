@@ -249,11 +249,13 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
         for path in sorted(set(changed[ref])):
             if ref == tracker_ref and path.startswith(STATE_PREFIX):
                 continue
-            owners = sorted((by_id[key] for key in index.owners(path)), key=lambda item: item.id)
-            foreign = [owner for owner in owners if wave is None or owner.wave != wave]
-            violations.extend(Violation(ref, path, owner) for owner in foreign)
-            if wave is not None and not owners:
-                violations.append(Violation(ref, path, None))
+            keys = index.owners(path)
+            if not keys:  # the usual case: nobody in flight owns it
+                if wave is not None:
+                    violations.append(Violation(ref, path, None))
+                continue
+            violations.extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
+                              if wave is None or by_id[key].wave != wave)
     return violations
 
 
