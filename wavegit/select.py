@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from wavegit.paths import OwnershipIndex, PatternError
+from wavegit.schema import gc_paused
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
 
 EXACT_MAX_COMPONENT = 64
@@ -66,7 +67,13 @@ def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
     """The next wave for ``tracker``: at most ``max_items`` (≥ 1) disjoint ready items, and skip reasons."""
     if max_items < 1:
         raise ValueError(f"max_items must be at least 1, not {max_items}")
-    items = tracker.items
+    # Planning makes tens of thousands of short-lived, acyclic sets and tuples; the cyclic collector's passes
+    # over the whole loaded tracker would cost more than the planning (measured ~30% on 10k items).
+    with gc_paused():
+        return _plan(tracker.items, max_items, tracker_sha)
+
+
+def _plan(items: Sequence[Item], max_items: int, tracker_sha: str) -> Plan:
     by_id = {item.id: item for item in items}
     reasons: dict[int, str] = {}
     ready: list[int] = []
