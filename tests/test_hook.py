@@ -136,8 +136,10 @@ def test_pre_commit_variables_become_one_update() -> None:
         "PRE_COMMIT_REMOTE_BRANCH": f"refs/heads/wavegit/{W1}"})
     assert (remote, url) == ("origin", "/x.git")
     assert update == hook.RefUpdate("refs/heads/f", A40, f"refs/heads/wavegit/{W1}", B40)
-    _, _, [new] = hook.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o", "PRE_COMMIT_TO_REF": A64})
-    assert new.is_new and new.remote_oid == Z64
+    # A whole history down to its root commit: pre-commit sets no range, so there is nothing to check.
+    assert hook.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o"}) == ("o", "o", [])
+    with pytest.raises(UsageError, match="PRE_COMMIT_REMOTE_NAME is not set"):
+        hook.updates_from_pre_commit({"PRE_COMMIT_TO_REF": A40, "PRE_COMMIT_FROM_REF": B40})
 
 
 def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:

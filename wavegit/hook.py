@@ -124,17 +124,21 @@ def parse_updates(text: str) -> list[RefUpdate]:
 def updates_from_pre_commit(env: Mapping[str, str]) -> tuple[str, str, list[RefUpdate]]:
     """(remote, url, updates) from the ``PRE_COMMIT_*`` variables pre-commit sets for pre-push hooks.
 
-    pre-commit passes one ref: ``FROM_REF..TO_REF``; without FROM_REF (a new history) the ref counts as new.
+    pre-commit passes one ref as ``FROM_REF..TO_REF`` (for a new branch FROM_REF is the parent of its first
+    new commit). When the push carries a whole history down to its root commit, pre-commit gives no range
+    at all: there is nothing to compare with, so no update is checked.
     """
-    to_oid = env.get("PRE_COMMIT_TO_REF", "")
     remote = env.get("PRE_COMMIT_REMOTE_NAME", "")
-    if not to_oid or not remote:
-        raise UsageError("--pre-commit: PRE_COMMIT_TO_REF and PRE_COMMIT_REMOTE_NAME are not set "
-                         "(run it from a pre-commit pre-push stage)")
-    from_oid = env.get("PRE_COMMIT_FROM_REF") or "0" * len(to_oid)
+    if not remote:
+        raise UsageError("--pre-commit: PRE_COMMIT_REMOTE_NAME is not set (run it from a pre-commit "
+                         "pre-push stage)")
+    url = env.get("PRE_COMMIT_REMOTE_URL", remote)
+    to_oid, from_oid = env.get("PRE_COMMIT_TO_REF", ""), env.get("PRE_COMMIT_FROM_REF", "")
+    if not to_oid or not from_oid:
+        return remote, url, []
     line = " ".join((env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD", to_oid,
                      env.get("PRE_COMMIT_REMOTE_BRANCH") or "HEAD", from_oid))
-    return remote, env.get("PRE_COMMIT_REMOTE_URL", remote), parse_updates(line)
+    return remote, url, parse_updates(line)
 
 
 def wave_of_ref(remote_ref: str) -> str | None:
