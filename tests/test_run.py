@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from support import git, make_remote_repo, wavegit
-from wave_support import branches, item, make_wave_repo
+from support import REPO_ROOT, git, make_remote_repo, wavegit
+from wave_support import branches, item, make_wave_repo, origin_item, worktrees
 
 from wavegit.report import WaveReport
 
@@ -72,3 +77,22 @@ def test_invalid_tracker_is_bad_input_with_its_location(tmp_path: Path) -> None:
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2 and ".wavegit/tracker.yaml:2:" in result.stderr
     assert git(remote.origin, "rev-parse", "main") == head
+
+
+def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:
+    started = tmp_path / "started.jsonl"
+    remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
+                            idle_timeout_s=60)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in stderr
+    released = origin_item(remote, "A")
+    assert (released.status, released.attempts, released.wave) == ("todo", 0, None)
+    assert worktrees(remote.clone) == [str(remote.clone)]

@@ -623,7 +623,7 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
     notes.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
     wave: Wave | None = None
     wave_test: WaveTest | None = None
-    delivered = pushed = False
+    delivered = pushed = interrupted = False
     try:
         base = resolve_base(repo, config, claimed.commit)
         rep.base_sha = base
@@ -642,6 +642,10 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
                                  f"{config.remote!r}); it exists in this repository only")
     except WavegitError as exc:
         rep.notes.append(f"the wave stopped: {_one_line(str(exc))}")
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: workers were cancelled; still release the claim before leaving.
+        interrupted = True
+        rep.notes.append("the wave was interrupted")
     finally:
         if wave is not None:
             wave.cleanup()
@@ -681,6 +685,8 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
             rep.notes.append(f"publishing failed: {_one_line(str(exc))}")
     rep.finished_at = report.utc_timestamp()
     write_report(repo, rep)
+    if interrupted:
+        raise KeyboardInterrupt
     return WaveOutcome(rep, _exit_code(rep, race_lost))
 
 
