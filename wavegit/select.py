@@ -22,8 +22,8 @@ deterministic.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from wavegit.paths import OwnershipIndex, PatternError
 from wavegit.schema import gc_paused
@@ -36,7 +36,6 @@ COMPONENT_NODE_BUDGET = 5_000
 TOTAL_NODE_BUDGET = 15_000
 """Search nodes for the whole plan (a node costs a few microseconds), so no backlog can make plan slow."""
 
-T = TypeVar("T")
 _RANK = {priority: rank for rank, priority in enumerate(PRIORITIES)}
 _LEVELS = len(PRIORITIES)
 Counts = tuple[int, ...]
@@ -148,12 +147,19 @@ def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int
                     # An in-flight item with an unusable pattern still owns its other patterns; the bad one
                     # is reported by validation, and guessing what it meant would be worse.
                     continue
-    first = _memoized(lambda pattern: min(index.conflicts(pattern), default=-1))
+    # Backlogs repeat patterns a lot (shared hot files), so each distinct pattern is asked about once;
+    # the memo is inlined because this loop runs ~25k times on a 10k-item backlog.
+    first: dict[str, int] = {}
     blockers: dict[int, int] = {}
     for pos in ready:
-        hits = [hit for hit in map(first, items[pos].owns) if hit >= 0]
-        if hits:
-            blockers[pos] = min(hits)
+        found = len(items)
+        for pattern in items[pos].owns:
+            hit = first.get(pattern)
+            if hit is None:
+                hit = first[pattern] = min(index.conflicts(pattern), default=len(items))
+            found = min(found, hit)
+        if found < len(items):
+            blockers[pos] = found
     return blockers
 
 
@@ -163,27 +169,18 @@ def _candidate_graph(items: Sequence[Item], candidates: Sequence[int]) -> dict[i
     for pos in candidates:
         for pattern in items[pos].owns:
             index.add(pos, pattern)
-    owners = _memoized(index.conflicts)
+    owners: dict[str, set[int]] = {}  # one query per distinct pattern, as above
     graph: dict[int, set[int]] = {}
     for pos in candidates:
         found: set[int] = set()
         for pattern in items[pos].owns:
-            found |= owners(pattern)
+            hits = owners.get(pattern)
+            if hits is None:
+                hits = owners[pattern] = index.conflicts(pattern)
+            found |= hits
         found.discard(pos)
         graph[pos] = found
     return graph
-
-
-def _memoized(query: Callable[[str], T]) -> Callable[[str], T]:
-    """``query`` asked once per distinct pattern: backlogs repeat patterns a lot (shared hot files)."""
-    memo: dict[str, T] = {}
-
-    def cached(pattern: str) -> T:
-        if pattern not in memo:
-            memo[pattern] = query(pattern)
-        return memo[pattern]
-
-    return cached
 
 
 def _solve(items: Sequence[Item], graph: Mapping[int, set[int]]) -> list[int]:
