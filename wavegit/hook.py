@@ -8,8 +8,9 @@ ids are 40 (SHA-1) or 64 (SHA-256) hex digits. Lines are split from the right.
 Which commits a push adds to a ref: those reachable from the local oid and from neither the remote oid nor
 anything already on the remote (``--remotes=<remote>``) -- except wave branches ``<remote>/wavegit/*``: work
 that only lives on an in-flight wave's branch is not settled, so carrying it onto another branch counts.
-Changed paths come from ONE ``git log --name-status`` call for all pushed commits, without rename detection,
-so a rename counts for both its old and its new path. A merge commit counts for the paths where it differs
+Changed paths come from ONE ``git log --name-status`` call for all pushed commits (plus a ``rev-list`` per ref
+when several refs are pushed at once), without rename detection, so a rename counts for both its old and its
+new path. A merge commit counts for the paths where it differs
 from every parent (``-c``: conflict resolutions and edits made in the merge); what it brings in from the
 merged branch is that branch's own commits, which are checked themselves unless already on the remote.
 
@@ -45,7 +46,9 @@ _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
 STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
-# Porcelain `git log`, so pin everything user configuration could change in its output.
+_CACHE_FORMAT = "wavegit-hook-in-flight-1"
+# Porcelain `git log`, so pin everything user configuration could change in its output; the `-c` after
+# `log` is the combined diff of merges.
 _LOG_PATHS = (
     "-c", "log.showSignature=false", "log", "-z", f"--format={_COMMIT_MARK}%H", "--name-status",
     "--no-renames", "-c", "--root", "--no-color", "--no-ext-diff", "--no-textconv",
@@ -193,9 +196,6 @@ def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str) -> dict[
     return {ref: {p for c in listed for p in by_commit.get(c, ())} for ref, listed in commits.items()}
 
 
-_CACHE_FORMAT = "wavegit-hook-in-flight-1"
-
-
 def load_in_flight(repo: Repo, config: Config, remote: str) -> list[Owner]:
     """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable.
 
@@ -273,7 +273,7 @@ def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Seque
     if all(update.is_delete for update in updates):
         return Verdict((), ())
     tracking = remote if remote != url else config.remote
-    warnings = []
+    warnings: list[str] = []
     if fetch:
         branch = config.tracker_branch
         refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
