@@ -7,7 +7,8 @@
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
 3. **Each item** runs in a fresh worktree on ``wavegit/items/<wave-id>/<item-id>``, ``concurrency`` items at
-   once, its attempts one after another. Before every launch: HALT re-read, wave budget, cancellation.
+   once, its attempts one after another. Before every launch: HALT re-read (a read under ``HALT_FRESH_S``
+   old is shared by a burst of launches), the wave budget (with what is left of the day's), cancellation.
    An attempt is verified when the worker exits 0, every changed path (new, deleted, both sides of a
    rename, mode changes, symlinks as paths) is owned by the item, something changed, and the item's test
    exits 0. Otherwise its changes are discarded and the next attempt, in a new worktree, gets the reason
