@@ -14,6 +14,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import wavegit
 from wavegit import git, tracker
 from wavegit.config import CONFIG_PATH, TRACKER_PATH
 from wavegit.demo_project import FILES, ITEMS, DemoItem
-from wavegit.errors import UsageError, WavegitError
+from wavegit.errors import EXIT_WORK_FAILED, UsageError, WavegitError
 from wavegit.report import JSON_OPEN, WaveReport, to_markdown
 
 STEP_TIMEOUT_S = 60.0
@@ -33,6 +34,12 @@ _DROPPED = ("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "GH_TOKEN", "
 _IDENTITY = {"user.name": "wavegit demo", "user.email": "demo@wavegit.invalid", "commit.gpgsign": "false"}
 
 Say = Callable[[str], None]
+
+
+class DemoError(WavegitError):
+    """A step of the demo did not work (exit 1)."""
+
+    exit_code = EXIT_WORK_FAILED
 
 
 @dataclass(frozen=True)
@@ -97,12 +104,12 @@ class Demo:
             proc = subprocess.run([self.python, "-m", "wavegit", *args], cwd=self.project, env=self.env,
                                   capture_output=True, text=True, timeout=STEP_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
-            raise WavegitError(f"`wavegit {' '.join(args)}` took longer than {STEP_TIMEOUT_S:.0f}s") from None
+            raise DemoError(f"`wavegit {' '.join(args)}` took longer than {STEP_TIMEOUT_S:.0f}s") from None
         if show_stderr and proc.stderr:
             self.say(proc.stderr.rstrip("\n"))
         if proc.returncode not in expect:
             detail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no output"
-            raise WavegitError(f"`wavegit {' '.join(args)}` exited {proc.returncode}: {detail}")
+            raise DemoError(f"`wavegit {' '.join(args)}` exited {proc.returncode}: {detail}")
         return proc.stdout
 
     def git(self, *args: str) -> str:
@@ -159,7 +166,7 @@ class Demo:
         self.say(summary.rstrip("\n"))
         reports = sorted((self.project / ".git" / "wavegit" / "reports").glob("*.json"))
         if len(reports) != 1:
-            raise WavegitError(f"expected one wave report, found {len(reports)}")
+            raise DemoError(f"expected one wave report, found {len(reports)}")
         return WaveReport.from_json(reports[0].read_text(encoding="utf-8"))
 
     def tracker_diff(self, wave_id: str) -> str:
@@ -169,7 +176,7 @@ class Demo:
         commits = {subject.split(" ")[1]: sha for sha, _, subject in
                    (line.partition(" ") for line in log.splitlines()) if wave_id in subject}
         if "claim" not in commits or "record" not in commits:
-            raise WavegitError(f"the claim and record commits of {wave_id} are not on origin/main")
+            raise DemoError(f"the claim and record commits of {wave_id} are not on origin/main")
         return self.git("diff", f"{commits['claim']}^", commits["record"], "--", TRACKER_PATH)
 
     def merge_and_sync(self, branch: str) -> list[dict[str, object]]:
@@ -254,8 +261,6 @@ def run_demo(directory: Path, say: Say) -> DemoResult:
 def prepare_directory(keep: Path | None) -> Path:
     """``keep`` (created; must be empty) or a fresh temporary directory."""
     if keep is None:
-        import tempfile
-
         return Path(tempfile.mkdtemp(prefix="wavegit-demo-"))
     if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         raise UsageError(f"--keep {keep}: not an empty directory; give a new or empty one")
