@@ -136,7 +136,8 @@ def _not_ready_reason(item: Item, by_id: Mapping[str, Item]) -> str | None:
 
 
 def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int, int]:
-    """For each ready item that overlaps an item in flight, the first such item in the file."""
+    """For each ready item that overlaps an item in flight, one such item: the first in the file that
+    overlaps the item's first conflicting pattern."""
     index: OwnershipIndex[int] = OwnershipIndex()
     for pos, item in enumerate(items):
         if item.status in IN_FLIGHT:
@@ -152,14 +153,14 @@ def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int
     first: dict[str, int] = {}
     blockers: dict[int, int] = {}
     for pos in ready:
-        found = len(items)
         for pattern in items[pos].owns:
             hit = first.get(pattern)
             if hit is None:
-                hit = first[pattern] = min(index.conflicts(pattern), default=len(items))
-            found = min(found, hit)
-        if found < len(items):
-            blockers[pos] = found
+                hit = first[pattern] = min(index.conflicts(pattern), default=-1)
+            if hit >= 0:
+                # One blocker is reason enough; not asking about the item's other patterns saves queries.
+                blockers[pos] = hit
+                break
     return blockers
 
 
