@@ -1,0 +1,198 @@
+"""The GitHub Action's last step: a finished command becomes step outputs, a job summary and annotations.
+
+``action.yml`` runs the command with its stdout and stderr in files, then
+``python -m wavegit.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. This prints both back to the log,
+turns error lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
+``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` when they are set, and exits with the step's exit code:
+the command's own, except 3 (halted or over budget), which is a warning and exits 0 — a HALT file or a
+budget ceiling is a stop someone asked for, not a broken workflow.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.repo import discover
+from wavegit.report import ReportError, WaveReport, to_markdown
+from wavegit.select import Plan, Skip
+
+OUTPUT_NAMES = ("wave-id", "pr", "success", "report-path", "exit-code")
+_PROBLEM = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
+_MEANING = {EXIT_OK: "ok", EXIT_WORK_FAILED: "the work failed", EXIT_BAD_INPUT: "bad input or configuration",
+            EXIT_HALTED: "halted or over budget", 4: "lost a compare-and-swap race"}
+
+
+class StepResult(NamedTuple):
+    outputs: dict[str, str]
+    summary: str
+    annotations: list[str]
+    exit_code: int
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: ``%``, CR and LF encoded so that text cannot start a new command."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(level: str, message: str, **properties: str) -> str:
+    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+    return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def error_annotations(level: str, command: str, stderr: str) -> list[str]:
+    """One annotation per line wavegit printed on stderr; validation problems are located in their file."""
+    found = []
+    for line in filter(None, (raw.strip() for raw in stderr.splitlines())):
+        match = _PROBLEM.match(line)
+        if match:
+            found.append(annotation(level, match["message"], file=match["path"], line=match["line"],
+                                    col=match["col"], title=f"wavegit {command}"))
+        else:
+            found.append(annotation(level, line, title=f"wavegit {command}"))
+    return found
+
+
+def report_annotations(report: WaveReport) -> list[str]:
+    """Why a finished wave is not a success: each item that was not verified, then the wave's notes."""
+    found = [annotation("error", f"{item.id}: {item.status}" + (f" ({item.error})" if item.error else ""),
+                        title=f"wavegit wave {report.wave_id}")
+             for item in report.items if not item.verified or item.ownership_violations]
+    found += [annotation("warning", note, title=f"wavegit wave {report.wave_id}") for note in report.notes]
+    return found
+
+
+def parse_plan(text: str) -> Plan:
+    """``wavegit plan --json`` output; ValueError when it is not that shape."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    selected, skipped, sha = data.get("selected"), data.get("skipped"), data.get("tracker_sha")
+    if not (isinstance(selected, list) and all(isinstance(i, str) for i in selected)):
+        raise ValueError("'selected' is not a list of ids")
+    if not (isinstance(skipped, list) and all(_is_skip(s) for s in skipped)):
+        raise ValueError("'skipped' is not a list of {id, reason}")
+    if not isinstance(sha, str):
+        raise ValueError("'tracker_sha' is not a string")
+    return Plan(tuple(selected), tuple(Skip(s["id"], s["reason"]) for s in skipped), sha)
+
+
+def _is_skip(value: object) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("id"), str)
+            and isinstance(value.get("reason"), str))
+
+
+def _cell(text: str) -> str:
+    return html.escape(text).replace("|", "\\|")
+
+
+def plan_markdown(plan: Plan) -> str:
+    selected = ", ".join(f"`{_cell(item_id)}`" for item_id in plan.selected) or "nothing is ready"
+    lines = [f"### wavegit plan: {len(plan.selected)} selected", "",
+             f"Tracker blob `{_cell(plan.tracker_sha[:12])}`. Selected: {selected}."]
+    if plan.skipped:
+        lines += ["", "| skipped | reason |", "|---|---|"]
+        lines += [f"| `{_cell(skip.id)}` | {_cell(skip.reason)} |" for skip in plan.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def command_markdown(command: str, exit_code: int, stdout: str, stderr: str) -> str:
+    meaning = _MEANING.get(exit_code, "unexpected exit code")
+    lines = [f"### wavegit {command}: exit {exit_code} ({meaning})", ""]
+    text = "\n".join(part for part in (stdout.strip(), stderr.strip()) if part)
+    # <pre> ends only at </pre>, which html.escape makes impossible for the command's output to forge.
+    lines.append(f"<pre>{html.escape(text)}</pre>" if text else "_no output_")
+    return "\n".join(lines) + "\n"
+
+
+def report_path(report: WaveReport, cwd: Path) -> str:
+    """Where ``wavegit run`` wrote this report's JSON (wave.write_report), or '' when it is not there."""
+    try:
+        path = discover(cwd).state_dir / "reports" / f"{report.wave_id}.json"
+    except UsageError:
+        return ""
+    return str(path) if path.is_file() else ""
+
+
+def step_exit_code(exit_code: int) -> int:
+    return EXIT_OK if exit_code == EXIT_HALTED else exit_code
+
+
+def finish(command: str, exit_code: int, stdout: str, stderr: str, cwd: Path) -> StepResult:
+    """Outputs, summary, annotations and the step's exit code for one finished ``wavegit COMMAND``."""
+    level = "warning" if exit_code == EXIT_HALTED else "error"
+    annotations = error_annotations(level, command, stderr) if exit_code != EXIT_OK else []
+    outputs = dict.fromkeys(OUTPUT_NAMES, "")
+    outputs.update(success="true" if exit_code == EXIT_OK else "false", **{"exit-code": str(exit_code)})
+    summary = ""
+    if command == "run" and stdout.strip():
+        try:
+            report = WaveReport.from_json(stdout)
+        except ReportError as exc:
+            annotations.append(annotation("error", f"wavegit run printed no readable report: {exc}"))
+            exit_code = exit_code or EXIT_WORK_FAILED
+        else:
+            outputs.update({"wave-id": report.wave_id, "pr": "" if report.pr is None else str(report.pr),
+                            "success": "true" if report.success else "false",
+                            "report-path": report_path(report, cwd)})
+            summary = to_markdown(report)
+            if not report.success:
+                annotations += report_annotations(report)
+    elif command == "plan" and exit_code == EXIT_OK:
+        try:
+            summary = plan_markdown(parse_plan(stdout))
+        except ValueError as exc:
+            annotations.append(annotation("error", f"wavegit plan printed no readable plan: {exc}"))
+            outputs["success"], exit_code = "false", EXIT_WORK_FAILED
+    if exit_code != EXIT_OK and not annotations:
+        annotations.append(annotation(level, f"wavegit {command} exited {exit_code}"))
+    return StepResult(outputs, summary or command_markdown(command, exit_code, stdout, stderr), annotations,
+                      step_exit_code(exit_code))
+
+
+def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
+    """Append ``name<<DELIMITER`` blocks: safe for any value, a newline included."""
+    with path.open("a", encoding="utf-8") as handle:
+        for name, value in outputs.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4().hex}"
+            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    env = os.environ if environ is None else environ
+    if len(args) != 4 or not args[1].lstrip("-").isdigit():
+        usage = "usage: python -m wavegit.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE"
+        print(annotation("error", usage))
+        return EXIT_BAD_INPUT
+    command, exit_code = args[0], int(args[1])
+    stdout = Path(args[2]).read_text(encoding="utf-8", errors="replace")
+    stderr = Path(args[3]).read_text(encoding="utf-8", errors="replace")
+    sys.stdout.write(stdout)
+    sys.stderr.write(stderr)
+    result = finish(command, exit_code, stdout, stderr, Path.cwd())
+    for line in result.annotations:
+        print(line)
+    if env.get("GITHUB_OUTPUT"):
+        write_outputs(Path(env["GITHUB_OUTPUT"]), result.outputs)
+    if env.get("GITHUB_STEP_SUMMARY"):
+        with Path(env["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as handle:
+            handle.write(result.summary)
+    sys.stdout.flush()
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
