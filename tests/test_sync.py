@@ -55,6 +55,15 @@ def test_expired_claim_that_reaches_max_attempts_becomes_failed(tmp_path: Path) 
     assert item.last_error is not None and "lease expired" in item.last_error
 
 
+def test_a_claim_without_a_readable_claimed_at_counts_as_expired(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "in_progress", wave=W1),
+                                          claimed("B", W1, at="yesterday")], lease_ttl_s=3600)
+    code, out, _ = sync(remote.clone)
+    assert code == 0
+    assert [origin_item(remote, i).status for i in ("A", "B")] == ["todo", "todo"]
+    assert out.startswith("A: in_progress -> todo (lease expired (no valid claimed_at); no branch")
+
+
 def test_a_live_lease_is_left_alone_until_it_expires(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", W1, at=report.utc_timestamp())], lease_ttl_s=3600)
     before = origin_head(remote)
