@@ -16,8 +16,8 @@
    A worker that cannot be launched stops the batch: running workers are cancelled, nothing new starts.
 4. **Collect**: verified item commits (trailers ``Wavegit-Item``, ``Wavegit-Wave``, ``Wavegit-Prompt-Sha256``)
    are replayed onto the wave branch in tracker order, ``wave_test`` runs on the result, the branch is
-   pushed (unless ``--no-push`` or there is no remote), then the optional ``publish`` hook (the GitHub
-   step) may open a pull request.
+   pushed (unless ``--no-push`` or there is no remote), then the optional ``open_pr`` hook (the GitHub
+   step) may open the wave's pull request; its number is recorded as ``pr`` on the verified items.
 5. **Record** is one compare-and-swap commit with a ``Wavegit-Cost`` trailer: verified items go to
    ``review``; failed items to ``todo`` with ``attempts`` and ``last_error``, or ``failed`` once their total
    attempts reach ``max_attempts``; items never started (halt, budget, a launch failure) back to ``todo``
@@ -70,6 +70,10 @@ _ERROR_CHARS = 300
 
 Publish = Callable[[report.WaveReport], "int | None"]
 """The GitHub step: given the report of a pushed wave, open or find its pull request; its number or None."""
+OpenPr = Callable[[report.WaveReport], "int | None"]
+"""Called after the push, before the record, with the report so far: the pull request's number or None."""
+Produce = Callable[["Wave", "list[ItemRun]"], None]
+"""Fills the item runs of a wave in place; ``Wave.run_items`` unless the items ran elsewhere (scale-out)."""
 
 
 class Events(Protocol):
@@ -485,7 +489,7 @@ class Wave:
 
     # -- record -------------------------------------------------------------------------------------------
 
-    def record(self, runs: Sequence[ItemRun], now: datetime) -> str | None:
+    def record(self, runs: Sequence[ItemRun], now: datetime, pr: int | None = None) -> str | None:
         """One compare-and-swap commit with every item's outcome; the commit (None: nothing to write)."""
         by_id = {run.item.id: run for run in runs}
 
@@ -498,7 +502,7 @@ class Wave:
                 # Only items still claimed by this wave: a `sync` may have released them meanwhile.
                 if run is None or current.status != "in_progress" or current.wave != self.wave_id:
                     continue
-                text = tracker.set_fields(text, current.id, record_fields(run, current, self.config, now))
+                text = tracker.set_fields(text, current.id, record_fields(run, current, self.config, now, pr))
             return None if text == snapshot.text else Change(text)
 
         verified = sum(1 for run in runs if run.verified)
@@ -515,8 +519,8 @@ class WaveTest:
     error: str | None
 
 
-def record_fields(run: ItemRun, current: tracker.Item, config: Config,
-                  now: datetime) -> dict[str, object | None]:
+def record_fields(run: ItemRun, current: tracker.Item, config: Config, now: datetime,
+                  pr: int | None = None) -> dict[str, object | None]:
     """The tracker fields an item's outcome writes (see the module docstring)."""
     fields: dict[str, object | None] = {"updated_at": report.utc_timestamp(now)}
     if run.cost:
@@ -526,6 +530,8 @@ def record_fields(run: ItemRun, current: tracker.Item, config: Config,
         fields["attempts"] = total
     if run.verified:
         fields.update(status="review", last_error=None)
+        if pr is not None:
+            fields["pr"] = pr
     elif run.used and total >= config.max_attempts:
         fields.update(status="failed", last_error=_one_line(run.error or "not verified"))
     else:
@@ -590,7 +596,8 @@ def write_report(repo: Repo, rep: report.WaveReport) -> Path:
 
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
-             push: bool = True, publish: Publish | None = None, events: Events | None = None) -> WaveOutcome:
+             push: bool = True, publish: Publish | None = None, events: Events | None = None,
+             open_pr: OpenPr | None = None) -> WaveOutcome:
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
     started = utc_now()
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
@@ -605,10 +612,11 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
         rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")
         rep.finished_at = report.utc_timestamp()
         return WaveOutcome(rep, EXIT_OK)
-    return _run_claimed(repo, config, store, claimed, rep, push=push, publish=publish, events=events)
+    return run_claimed(repo, config, store, claimed, rep, push=push, publish=publish, events=events,
+                       open_pr=open_pr)
 
 
-def _spend_limit(config: Config, day_spent: float) -> float:
+def spend_limit(config: Config, day_spent: float) -> float:
     """What this wave may spend before no new attempt starts: its ceiling, or what is left of the day's."""
     limits = [config.budget.wave_usd] if config.budget.wave_usd > 0 else []
     if config.budget.day_usd > 0:
@@ -616,8 +624,10 @@ def _spend_limit(config: Config, day_spent: float) -> float:
     return min(limits) if limits else 0.0
 
 
-def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport, *,
-                 push: bool, publish: Publish | None, events: Events | None) -> WaveOutcome:
+def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport, *,
+                push: bool, publish: Publish | None, events: Events | None, open_pr: OpenPr | None = None,
+                base: str | None = None, produce: Produce | None = None) -> WaveOutcome:
+    """Run a claimed wave to its report; ``base`` pins the wave's base (scale-out), ``produce`` its items."""
     runs = [ItemRun(item) for item in claimed.items]
     branch = worktree.wave_branch(claimed.wave_id)
     notes: Events = events or _NoEvents()
@@ -626,12 +636,12 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
     wave_test: WaveTest | None = None
     delivered = pushed = interrupted = False
     try:
-        base = resolve_base(repo, config, claimed.commit)
+        base = base or resolve_base(repo, config, claimed.commit)
         rep.base_sha = base
         worktree.set_branch(repo.root, branch, base)
         wave = Wave(repo, config, store, claimed, base, events=events,
-                    spend_limit=_spend_limit(config, claimed.day_spent))
-        wave.run_items(runs)
+                    spend_limit=spend_limit(config, claimed.day_spent))
+        (produce or Wave.run_items)(wave, runs)
         head, wave_test, pushed = wave.collect(runs, push=push)
         delivered = True
         if pushed:
@@ -654,9 +664,16 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
         for run in runs:
             if run.commit is not None:
                 run.undelivered = "verified, but the wave branch could not be built or pushed"
+    pr: int | None = None
+    if open_pr is not None and pushed and any(run.verified for run in runs):
+        rep.items = [item_report(run, config) for run in runs]
+        try:
+            pr = open_pr(rep)
+        except WavegitError as exc:
+            rep.notes.append(f"opening the pull request failed: {_one_line(str(exc))}")
     race_lost = False
     try:
-        rep.tracker_updated = _record(wave, runs, store, repo, config, claimed) is not None
+        rep.tracker_updated = _record(wave, runs, store, repo, config, claimed, pr) is not None
     except RaceLostError as exc:
         race_lost = True
         rep.notes.append(f"the tracker update did not land: {exc}")
@@ -678,9 +695,10 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
     rep.success = (rep.tracker_updated and all(item.verified and not item.ownership_violations
                                                for item in rep.items)
                    and (wave_test is None or wave_test.exit_code == 0))
+    rep.pr = pr
     if publish is not None and pushed:
         try:
-            rep.pr = publish(rep)
+            rep.pr = publish(rep) or pr
         except WavegitError as exc:
             rep.success = False
             rep.notes.append(f"publishing failed: {_one_line(str(exc))}")
@@ -692,7 +710,7 @@ def _run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim
 
 
 def _record(wave: Wave | None, runs: Sequence[ItemRun], store: TrackerStore, repo: Repo, config: Config,
-            claimed: Claim) -> str | None:
+            claimed: Claim, pr: int | None) -> str | None:
     """The record commit; before the wave object exists (base not found) a bare release of the claim."""
     recorder = wave or Wave(repo, config, store, claimed, "", spend_limit=0.0)
-    return recorder.record(runs, utc_now())
+    return recorder.record(runs, utc_now(), pr)
