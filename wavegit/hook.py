@@ -92,6 +92,12 @@ class Violation(NamedTuple):
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
 
 
+class Findings(NamedTuple):
+    violations: list[Violation]
+    unchecked: list[str]
+    """Pushed paths wavegit.paths cannot look up (e.g. a file name with a backslash or an unbalanced '[')."""
+
+
 class Verdict(NamedTuple):
     violations: tuple[Violation, ...]
     warnings: tuple[str, ...]
@@ -236,7 +242,7 @@ def _parse_in_flight(repo: Repo, config: Config, spec: str, blob_sha: str) -> tu
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
-                    tracker_branch: str) -> list[Violation]:
+                    tracker_branch: str) -> Findings:
     """Every pushed path the rules of the module docstring refuse, in ref and path order."""
     by_id = {item.id: item for item in in_flight}
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
@@ -247,20 +253,32 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
             except paths.PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
     tracker_ref = f"refs/heads/{tracker_branch}"
-    violations: list[Violation] = []
+    found = Findings([], [])
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
         for path in sorted(set(changed[ref])):
             if ref == tracker_ref and path.startswith(STATE_PREFIX):
                 continue
-            keys = index.owners(path)
+            try:
+                keys = index.owners(path)
+            except paths.PatternError:
+                found.unchecked.append(path)
+                continue
             if not keys:  # the usual case: nobody in flight owns it
                 if wave is not None:
-                    violations.append(Violation(ref, path, None))
+                    found.violations.append(Violation(ref, path, None))
                 continue
-            violations.extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
-                              if wave is None or by_id[key].wave != wave)
-    return violations
+            found.violations.extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
+                                    if wave is None or by_id[key].wave != wave)
+    return found
+
+
+def _unchecked(config: Config, what: str, warnings: list[str]) -> None:
+    """Warn that ``what`` went unchecked -- or, with ``hook.strict``, refuse the push."""
+    if config.hook.strict:
+        raise UsageError(f"{what}; refusing the push because hook.strict is true "
+                         "(`git push --no-verify` skips this check at your own risk)")
+    warnings.append(f"warning: {what} (set hook.strict: true in .wavegit/config.yaml to refuse instead)")
 
 
 def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Sequence[RefUpdate], *,
@@ -288,13 +306,14 @@ def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Seque
     try:
         in_flight = load_in_flight(repo, config, tracking)
     except UsageError as exc:
-        if config.hook.strict:
-            raise UsageError(f"{exc}; refusing the push because hook.strict is true "
-                             "(`git push --no-verify` skips this check at your own risk)") from exc
-        warnings.append(f"warning: {exc}; the push is NOT checked against work in flight "
-                        "(set hook.strict: true in .wavegit/config.yaml to refuse instead)")
+        _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings))
-    return Verdict(tuple(find_violations(changed, in_flight, config.tracker_branch)), tuple(warnings))
+    found = find_violations(changed, in_flight, config.tracker_branch)
+    if found.unchecked:
+        listed = ", ".join(repr(path) for path in found.unchecked)
+        _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
+                   f"{listed}", warnings)
+    return Verdict(tuple(found.violations), tuple(warnings))
 
 
 def _describe(violation: Violation) -> str:
