@@ -120,7 +120,8 @@ def test_uninstall_restores_the_replaced_hook_exactly(remote: RemoteRepo) -> Non
     result = wavegit(remote.clone, "hooks", "uninstall")
     assert result.returncode == 0
     hook = hooks(remote.clone) / "pre-push"
-    assert result.stdout.strip() == f"removed wavegit's hook; restored the previous hook at {hook}"
+    assert result.stdout.strip() == (f"removed wavegit's hook from {hooks(remote.clone)}; "
+                                     f"restored the previous hook at {hook}")
     assert hook.read_text() == original and is_executable(hook)
     assert not (hooks(remote.clone) / hook_install.CHAINED_NAME).exists()
     again = wavegit(remote.clone, "hooks", "uninstall")
@@ -130,7 +131,9 @@ def test_uninstall_restores_the_replaced_hook_exactly(remote: RemoteRepo) -> Non
 
 def test_uninstall_without_a_replaced_hook_removes_ours(remote: RemoteRepo) -> None:
     install_hook(remote.clone)
-    assert wavegit(remote.clone, "hooks", "uninstall").returncode == 0
+    result = wavegit(remote.clone, "hooks", "uninstall")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"removed wavegit's hook from {hooks(remote.clone)}"
     assert not (hooks(remote.clone) / "pre-push").exists()
     commit(remote.clone, {"src/auth/a.py": "a = 6\n"})
     assert push(remote.clone, "origin", "main").returncode == 0
@@ -140,7 +143,9 @@ def test_uninstall_puts_back_a_chained_hook_whose_wrapper_was_deleted(remote: Re
     original = write_foreign_hook(remote.clone, remote.base / "foreign")
     install_hook(remote.clone)
     (hooks(remote.clone) / "pre-push").unlink()
-    assert wavegit(remote.clone, "hooks", "uninstall").returncode == 0
+    result = wavegit(remote.clone, "hooks", "uninstall")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"restored the previous hook at {hooks(remote.clone) / 'pre-push'}"
     assert (hooks(remote.clone) / "pre-push").read_text() == original
 
 

@@ -84,8 +84,13 @@ def is_wavegit_hook(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
             return MARKER in handle.read(4096)
-    except (FileNotFoundError, IsADirectoryError):
+    except OSError:  # absent, a directory, unreadable: not ours
         return False
+
+
+def _present(path: Path) -> bool:
+    """Whether anything (even a dangling symlink) sits at ``path``."""
+    return path.exists() or path.is_symlink()
 
 
 def _write_executable(path: Path, text: str) -> None:
@@ -99,23 +104,23 @@ def _write_executable(path: Path, text: str) -> None:
 def install(directory: Path, python: str) -> InstallResult:
     hook, chained = directory / HOOK_NAME, directory / CHAINED_NAME
     ours = is_wavegit_hook(hook)
-    foreign = not ours and (hook.exists() or hook.is_symlink())
-    if foreign and (chained.exists() or chained.is_symlink()):
+    foreign = not ours and _present(hook)
+    if foreign and _present(chained):
         raise UsageError(f"both {hook} (not wavegit's) and {chained} exist; move one of them away first, "
                          "wavegit chains only one foreign hook")
     directory.mkdir(parents=True, exist_ok=True)
     if foreign:
         os.replace(hook, chained)
     _write_executable(hook, render(python))
-    kept = chained if chained.exists() or chained.is_symlink() else None
+    kept = chained if _present(chained) else None
     return InstallResult(hook=hook, chained=kept, refreshed=ours)
 
 
 def uninstall(directory: Path) -> UninstallResult:
     hook, chained = directory / HOOK_NAME, directory / CHAINED_NAME
-    has_chained = chained.exists() or chained.is_symlink()
+    has_chained = _present(chained)
     if not is_wavegit_hook(hook):
-        if hook.exists() or hook.is_symlink() or not has_chained:
+        if _present(hook) or not has_chained:
             return UninstallResult(removed=False, restored=None,
                                    note=f"wavegit's hook is not installed in {directory}; nothing changed")
         # Our hook was deleted by hand but the hook it replaced is still set aside: put that back.

@@ -37,10 +37,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{verb} {installed.hook}{chained}")
         return EXIT_OK
     removed = hook_install.uninstall(directory)
-    if removed.note:
-        print(removed.note)
-    elif removed.restored:
-        print(f"removed wavegit's hook; restored the previous hook at {removed.restored}")
-    else:
-        print(f"removed {directory / hook_install.HOOK_NAME}")
+    done = [f"removed wavegit's hook from {directory}"] if removed.removed else []
+    if removed.restored:
+        done.append(f"restored the previous hook at {removed.restored}")
+    print(removed.note or "; ".join(done))
     return EXIT_OK
