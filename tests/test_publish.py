@@ -1,0 +1,147 @@
+"""``wavegit run`` with GitHub configured: the PR, the report comment, the gate status, through real PyGithub
+against tests/ghserver.py backed by the same bare origin the wave pushes to."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ghserver import BOT, Running, github_env, running
+from support import RemoteRepo, git, wavegit
+from wave_support import item, make_wave_repo, origin_item
+
+from wavegit import github, publish, report
+from wavegit.config import load_config
+from wavegit.repo import discover
+from wavegit.store import GitStore
+
+PUBLISH_PATHS = ("/pulls", "/issues/", "/statuses/", "/user")
+"""Requests of the PR, the comment and the status (the gate's reads included); not the tracker's."""
+
+
+def items(n: int) -> list[dict[str, object]]:
+    return [item(f"IT-{i}", [f"write src/f{i}.txt ok"], [f"src/f{i}.txt"]) for i in range(n)]
+
+
+@pytest.fixture
+def wave_repo(tmp_path: Path) -> RemoteRepo:
+    return make_wave_repo(tmp_path, items(2))
+
+
+@pytest.fixture
+def gh(wave_repo: RemoteRepo) -> Iterator[Running]:
+    with running(wave_repo.origin) as server:
+        yield server
+
+
+def run_json(clone: Path, env: dict[str, str]) -> tuple[int, report.WaveReport]:
+    result = wavegit(clone, "run", "--json", env=env)
+    assert result.stdout, result.stderr
+    return result.returncode, report.WaveReport.from_json(result.stdout)
+
+
+def publish_requests(gh: Running) -> int:
+    return sum(1 for r in gh.fake.requests if r.path == "/user" or any(p in r.path for p in PUBLISH_PATHS))
+
+
+def test_run_opens_one_pr_posts_one_comment_and_records_review_with_pr_in_the_record_commit(
+        wave_repo: RemoteRepo, gh: Running) -> None:
+    code, rep = run_json(wave_repo.clone, github_env(gh))
+    assert code == 0, rep.notes
+    assert list(gh.fake.pulls) == [rep.pr]
+    pr = gh.fake.pulls[rep.pr]
+    assert (pr.head, pr.base, pr.state) == (f"wavegit/{rep.wave_id}", "main", "open")
+    assert rep.wave_id in pr.title and "`IT-0`" in pr.body and "`IT-1`" in pr.body
+    comments = gh.fake.issue_comments(rep.pr)
+    assert len(comments) == 1 and comments[0].user == BOT
+    posted = report.parse_markdown(comments[0].body)
+    assert (posted.pr, posted.head_sha, posted.success) == (rep.pr, rep.head_sha, True)
+    assert posted.head_sha == git(wave_repo.origin, "rev-parse", f"wavegit/{rep.wave_id}")
+    for item_id in ("IT-0", "IT-1"):
+        recorded = origin_item(wave_repo, item_id)
+        assert (recorded.status, recorded.pr) == ("review", rep.pr)
+    # Claim and record: two tracker commits, the PR number in the second (no third commit just for `pr`).
+    subjects = git(wave_repo.origin, "log", "--format=%s", "main", "--", ".wavegit/tracker.yaml").splitlines()
+    assert [s.split(":")[1].split()[0] for s in subjects[:2]] == ["record", "claim"]
+    assert len(subjects) == 3
+    status = gh.fake.latest_status(rep.head_sha or "", github.STATUS_CONTEXT)
+    assert status is not None and status.state == "success"
+
+
+@pytest.mark.parametrize("n_items", [1, 6])
+def test_pr_comment_and_status_take_at_most_ten_requests_whatever_the_item_count(
+        tmp_path: Path, n_items: int) -> None:
+    remote = make_wave_repo(tmp_path, items(n_items), max_items=n_items)
+    with running(remote.origin) as gh:
+        code, rep = run_json(remote.clone, github_env(gh))
+        assert code == 0 and len(rep.items) == n_items
+        assert publish_requests(gh) == len(gh.fake.requests) <= 10
+        assert gh.fake.count("POST", "/statuses/") == 1
+
+
+def test_publishing_again_edits_the_same_comment_and_finds_the_same_pr(
+        wave_repo: RemoteRepo, gh: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, rep = run_json(wave_repo.clone, github_env(gh))
+    assert code == 0
+    first = gh.fake.issue_comments(rep.pr or 0)[0]
+    for name, value in github_env(gh).items():
+        monkeypatch.setenv(name, value)
+    repo = discover(wave_repo.clone)
+    config = load_config(repo.root)
+    publisher = publish.from_env(config, GitStore(repo, config))
+    assert publisher is not None
+    rep.notes.append("published again")
+    before = len(gh.fake.requests)
+    assert publisher.post_report(rep) == rep.pr
+    assert len(gh.fake.requests) - before <= 10
+    comments = gh.fake.issue_comments(rep.pr or 0)
+    assert [c.id for c in comments] == [first.id] and "published again" in comments[0].body
+    rep.pr = None
+    assert publisher.post_report(rep) == first.issue and len(gh.fake.pulls) == 1
+
+
+def test_without_github_settings_nothing_github_related_happens(wave_repo: RemoteRepo, gh: Running) -> None:
+    code, rep = run_json(wave_repo.clone, {})
+    assert code == 0 and rep.pr is None and rep.branch
+    assert gh.fake.requests == []
+    assert (origin_item(wave_repo, "IT-0").status, origin_item(wave_repo, "IT-0").pr) == ("review", None)
+
+
+def test_a_local_only_wave_opens_no_pr_even_with_github_configured(wave_repo: RemoteRepo,
+                                                                    gh: Running) -> None:
+    result = wavegit(wave_repo.clone, "run", "--json", "--no-push", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["pr"] is None and gh.fake.requests == []
+
+
+def test_twenty_percent_injected_faults_still_give_exactly_one_pr_and_one_comment_per_wave(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, items(3))
+    with running(remote.origin, fault_rate=0.2, fault_kinds=("5xx", "secondary"), seed=11) as gh:
+        code, rep = run_json(remote.clone, github_env(gh))
+        assert code == 0, rep.notes
+        assert any(r.fault for r in gh.fake.requests), "no fault was injected: the test proves nothing"
+        assert list(gh.fake.pulls) == [rep.pr]
+        assert len(gh.fake.issue_comments(rep.pr or 0)) == 1
+        assert origin_item(remote, "IT-2").pr == rep.pr
+
+
+def test_a_github_failure_still_records_the_wave_and_says_publishing_failed(wave_repo: RemoteRepo,
+                                                                          gh: Running) -> None:
+    env = {**github_env(gh), "GITHUB_TOKEN": "ghp_not_a_known_token"}
+    code, rep = run_json(wave_repo.clone, env)
+    assert code == 1 and rep.pr is None and rep.tracker_updated
+    assert any("opening the pull request failed" in note for note in rep.notes)
+    assert any("publishing failed" in note for note in rep.notes)
+    assert origin_item(wave_repo, "IT-0").status == "review"
+    assert gh.fake.pulls == {}
+
+
+def test_pr_title_names_verified_items_and_counts_the_rest() -> None:
+    rep = report.WaveReport(wave_id="w-1", base_sha="0" * 40, started_at="2026-01-01T00:00:00Z",
+                            items=[report.ItemReport(id=f"X{i}", status="review", verified=i != 3)
+                                   for i in range(8)])
+    assert publish.pr_title(rep) == "wavegit w-1: X0, X1, X2, X4, X5 and 2 more"
+    assert "- `X3`: not verified, 0 files" in publish.pr_body(rep)

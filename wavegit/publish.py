@@ -1,0 +1,89 @@
+"""A wave on GitHub: its pull request, its report comment and its gate status.
+
+Used by ``wavegit run``, ``wavegit collect`` and ``wavegit review`` when ``GITHUB_TOKEN`` and
+``GITHUB_REPOSITORY`` are set; without them nothing here runs and waves stay local. The order follows the
+wave (``wavegit.wave.run_claimed``): after the push, :meth:`Publisher.open_pr` opens (or finds and updates)
+the pull request of ``wavegit/<wave>`` against ``base_branch``, so that the record commit already carries
+``pr: N``; after the record, :meth:`Publisher.post_report` writes the report comment (one per PR, edited in
+place, describing the head it names) and runs the merge gate, whose ``wavegit/gate`` status branch
+protection can require. The gate runs here because a pull request opened with the Actions token starts no
+``pull_request`` workflow. That is at most 10 API requests per wave, whatever its size: 2-3 for the pull
+request, 3 for the comment, 4 for the gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypedDict
+
+from wavegit import gate, github, report
+from wavegit.config import Config
+from wavegit.github import GitHubClient
+from wavegit.report import WaveReport
+from wavegit.store import TrackerStore
+from wavegit.wave import OpenPr, Publish
+
+TITLE_ITEMS = 5
+"""Item ids named in a PR title; the rest are counted."""
+
+
+def pr_title(rep: WaveReport) -> str:
+    ids = [item.id for item in rep.items if item.verified]
+    more = len(ids) - TITLE_ITEMS
+    named = ", ".join(ids[:TITLE_ITEMS]) + (f" and {more} more" if more > 0 else "")
+    return f"wavegit {rep.wave_id}: {named or 'no verified items'}"
+
+
+def pr_body(rep: WaveReport) -> str:
+    """What the wave changes, item by item; the details live in the report comment."""
+    lines = [f"Wave `{rep.wave_id}` from base `{rep.base_sha[:12]}`: "
+             f"{rep.verified_count} of {len(rep.items)} items verified.", ""]
+    for item in rep.items:
+        files = f"{len(item.files_changed)} file{'s' if len(item.files_changed) != 1 else ''}"
+        lines.append(f"- `{item.id}`: {'verified' if item.verified else 'not verified'}, {files}")
+    lines += ["", "The wavegit report comment below is kept up to date; the `wavegit/gate` status checks "
+              "it. A comment `/wavegit retry <id>` or `/wavegit drop <id>` by someone with write access "
+              "re-runs or removes one item."]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Publisher:
+    client: GitHubClient
+    config: Config
+    store: TrackerStore
+    """Where the gate reads the items' ownership."""
+
+    def open_pr(self, rep: WaveReport) -> int | None:
+        """The number of the wave's pull request, opened or updated; None for a wave without a branch."""
+        if not rep.branch:
+            return None
+        return self.client.find_or_create_pr(rep.branch, self.config.base_branch, pr_title(rep),
+                                             pr_body(rep)).number
+
+    def post_report(self, rep: WaveReport) -> int | None:
+        """Write ``rep`` as the PR's report comment and set the gate status; the PR number."""
+        number = rep.pr if rep.pr is not None else self.open_pr(rep)
+        if number is None:
+            return None
+        rep.pr = number
+        self.client.upsert_report_comment(number, report.to_markdown(rep), report.MARKER)
+        gate.run_gate(self.client, number, self.config, self.store)
+        return number
+
+
+def from_env(config: Config, store: TrackerStore) -> Publisher | None:
+    """A publisher when GitHub is configured in the environment, else None."""
+    settings = github.settings_from_env()
+    return Publisher(github.connect(settings), config, store) if settings is not None else None
+
+
+class WaveHooks(TypedDict, total=False):
+    """The keyword arguments of ``wave.run_wave`` / ``wave.run_claimed`` that publish a wave."""
+
+    open_pr: OpenPr
+    publish: Publish
+
+
+def wave_hooks(publisher: Publisher | None) -> WaveHooks:
+    return {} if publisher is None else {"open_pr": publisher.open_pr, "publish": publisher.post_report}
