@@ -98,13 +98,17 @@ def _cell(text: str) -> str:
     return html.escape(text).replace("|", "\\|")
 
 
+def _code(text: str) -> str:
+    return f"<code>{_cell(text)}</code>"
+
+
 def plan_markdown(plan: Plan) -> str:
-    selected = ", ".join(f"`{_cell(item_id)}`" for item_id in plan.selected) or "nothing is ready"
+    selected = ", ".join(_code(item_id) for item_id in plan.selected) or "nothing is ready"
     lines = [f"### wavegit plan: {len(plan.selected)} selected", "",
-             f"Tracker blob `{_cell(plan.tracker_sha[:12])}`. Selected: {selected}."]
+             f"Tracker blob {_code(plan.tracker_sha[:12])}. Selected: {selected}."]
     if plan.skipped:
         lines += ["", "| skipped | reason |", "|---|---|"]
-        lines += [f"| `{_cell(skip.id)}` | {_cell(skip.reason)} |" for skip in plan.skipped]
+        lines += [f"| {_code(skip.id)} | {_cell(skip.reason)} |" for skip in plan.skipped]
     return "\n".join(lines) + "\n"
 
 

