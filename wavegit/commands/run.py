@@ -2,7 +2,8 @@
 
 Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when halted or over budget,
 4 when a compare-and-swap race was lost for good. ``--json`` prints the report JSON (and nothing else) on
-stdout; otherwise the progress goes to stderr and a short summary to stdout.
+stdout; otherwise the progress goes to stderr and a short summary to stdout. With GITHUB_TOKEN and
+GITHUB_REPOSITORY set, the pushed wave gets its pull request and report comment (``wavegit.publish``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import signal
 from types import FrameType
 
-from wavegit import wave
+from wavegit import publish, wave
 from wavegit.config import load_config
 from wavegit.errors import UsageError
 from wavegit.progress import Progress
@@ -51,12 +52,14 @@ def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
     config = load_config(repo.root)
     store = GitStore(repo, config)
+    publisher = publish.from_env(config, store)
+    hooks = publish.wave_hooks(publisher)
     signal.signal(signal.SIGTERM, _terminate)
     if args.json:
-        outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push)
+        outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push, **hooks)
     else:
         with Progress() as progress:
             outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
-                                    events=progress)
+                                    events=progress, **hooks)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code
