@@ -150,6 +150,11 @@ def updates_from_pre_commit(env: Mapping[str, str]) -> tuple[str, str, list[RefU
     return remote, url, parse_updates(line)
 
 
+def only_deletions(updates: Sequence[RefUpdate]) -> bool:
+    """True when the push adds nothing to the remote (no update, or only deletions): nothing to check."""
+    return all(update.is_delete for update in updates)
+
+
 def wave_of_ref(remote_ref: str) -> str | None:
     """The wave whose wave branch or per-item branch ``remote_ref`` is, or None."""
     if not remote_ref.startswith(WAVE_REFS):
@@ -288,7 +293,7 @@ def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Seque
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
     tracker and the "already on the remote" exclusion.
     """
-    if all(update.is_delete for update in updates):
+    if only_deletions(updates):
         return Verdict((), ())
     tracking = remote if remote != url else config.remote
     warnings: list[str] = []

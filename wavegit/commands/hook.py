@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         remote, url = args.remote, args.url
         updates = hook.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
-    if all(update.is_delete for update in updates):
-        return EXIT_OK  # nothing is added to the remote: no need to read the config or the tracker
+    if hook.only_deletions(updates):
+        return EXIT_OK  # before reading the config or the tracker, which a deletion does not need
     repo = discover(args.directory)
     cfg = config.load_config(repo.root, repo.state_dir / "cache")
     verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch)
