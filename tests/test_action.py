@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import REPO_ROOT, git
+from support import REPO_ROOT, git, wavegit
 from wave_support import WORKER, item, make_wave_repo
 
 from wavegit import action
@@ -270,10 +270,7 @@ def test_failed_item_fails_the_step_with_an_annotation_and_still_sets_outputs(tm
 
 def test_halted_wave_is_a_warning_and_does_not_fail_the_step(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
-    git(remote.clone, "pull", "-q")
-    halted = subprocess.run([sys.executable, "-m", "wavegit", "halt", "--reason", "deploy freeze"],
-                            cwd=remote.clone, capture_output=True, text=True, check=False,
-                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    halted = wavegit(remote.clone, "halt", "--reason", "deploy freeze")
     assert halted.returncode == 0, halted.stderr
     before = git(remote.origin, "rev-parse", "main")
     result = run_action(remote.clone, tmp_path, command="run")
