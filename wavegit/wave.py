@@ -450,8 +450,13 @@ class Wave:
 
     # -- collect ------------------------------------------------------------------------------------------
 
-    def collect(self, runs: Sequence[ItemRun], *, push: bool) -> tuple[str, WaveTest | None, bool]:
-        """Combine verified items on the wave branch, run ``wave_test``, push; (head, wave test, pushed)."""
+    def collect(self, runs: Sequence[ItemRun], *, push: bool,
+                lease: str | None = None) -> tuple[str, WaveTest | None, bool]:
+        """Combine verified items on the wave branch, run ``wave_test``, push; (head, wave test, pushed).
+
+        ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
+        replaces it, but only if it is still there.
+        """
         commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
         branch = worktree.wave_branch(self.wave_id)
         head = worktree.combine(self.repo.root, self.base, commits)
@@ -459,8 +464,9 @@ class Wave:
         wave_test = self._wave_test(head) if commits and self.config.wave_test.strip() else None
         pushed = False
         if commits and push and self.repo.has_remote(self.config.remote):
-            git.run(["push", "--quiet", self.config.remote, f"refs/heads/{branch}:refs/heads/{branch}"],
-                    cwd=self.repo.root)
+            force = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
+            refspec = f"refs/heads/{branch}:refs/heads/{branch}"
+            git.run(["push", "--quiet", *force, self.config.remote, refspec], cwd=self.repo.root)
             pushed = True
         return head, wave_test, pushed
 
