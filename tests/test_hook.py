@@ -403,6 +403,17 @@ def test_an_invalid_config_refuses_with_its_location(flight: RemoteRepo) -> None
     assert "Traceback" not in result.stderr
 
 
+def test_inherited_git_variables_do_not_redirect_the_hook(flight: RemoteRepo, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", str(other))
+    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 16\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    env = {"GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other), "GIT_INDEX_FILE": str(other / "x")}
+    result = wavegit(flight.clone, "hook", "pre-push", "origin", str(flight.origin), input=line, env=env)
+    assert result.returncode == 1
+    assert "src/auth/limiter.py: owned by AUTH-1" in result.stderr
+
+
 def test_pushing_to_a_url_uses_the_configured_remotes_tracker(flight: RemoteRepo) -> None:
     commit(flight.clone, {"src/auth/limiter.py": "limit = 12\n"})
     assert "owned by AUTH-1" in refused(push(flight.clone, str(flight.origin), "main"))
