@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -438,6 +441,42 @@ def test_sha256_repository_end_to_end(tmp_path: Path) -> None:
 
 
 # --- speed --------------------------------------------------------------------------------------------
+
+def _git_calls(flight: RemoteRepo, stdin: str) -> list[str]:
+    """The git subcommands one hook run starts (through a logging `git` first on PATH)."""
+    bin_dir, log = flight.base / "bin", flight.base / "git-calls"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "git"
+    real_git = shutil.which("git") or "git"
+    # Log the subcommand: the first argument that is neither an option nor the value of -c/-C.
+    shim.write_text("#!/bin/sh\nsubcommand() { while [ $# -gt 0 ]; do case $1 in -c|-C) shift 2;; "
+                    f"-*) shift;; *) echo $1 >> {shlex.quote(str(log))}; return;; esac; done; }}\n"
+                    "subcommand \"$@\"\n"
+                    f"exec {shlex.quote(real_git)} \"$@\"\n")
+    shim.chmod(0o755)
+    log.unlink(missing_ok=True)
+    result = wavegit(flight.clone, "hook", "pre-push", "origin", str(flight.origin), input=stdin,
+                     env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    return log.read_text().split()
+
+
+def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteRepo) -> None:
+    base = git(flight.clone, "rev-parse", "origin/main")
+    commit(flight.clone, {"docs/guide.md": "0\n"})
+    line = f"refs/heads/main {git(flight.clone, 'rev-parse', 'HEAD')} {MAIN} {base}\n"
+    # Cold, the tracker text is read once more (cat-file blob) to fill the cache.
+    assert _git_calls(flight, line) == ["rev-parse", "log", "cat-file", "cat-file"]
+    one = _git_calls(flight, line)
+    for n in range(1, 30):
+        commit(flight.clone, {f"docs/page{n}.md": f"{n}\n"})
+    head = git(flight.clone, "rev-parse", "HEAD")
+    many = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\n")
+    assert one == many == ["rev-parse", "log", "cat-file"]
+    two_refs = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\nrefs/heads/main {head} "
+                                  f"refs/heads/copy {Z40}\n")
+    assert sorted(two_refs) == ["cat-file", "log", "rev-list", "rev-list", "rev-parse"]
+
 
 def test_a_warm_hook_imports_no_yaml_gitpython_pygithub_nor_the_tracker_parser(flight: RemoteRepo) -> None:
     head = commit(flight.clone, {"src/auth/limiter.py": "limit = 14\n"})
