@@ -204,7 +204,7 @@ class _HaltWatch:
             return self._reason
 
 
-def _load(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracker.Tracker:
+def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracker.Tracker:
     if snapshot.text is None or snapshot.blob_sha is None:
         raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
                          "(run `wavegit init`)")
@@ -220,7 +220,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     def apply(snapshot: Snapshot) -> Change | None:
         halt.check(store, snapshot)
         day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, now)
-        loaded = _load(snapshot, repo, config)
+        loaded = load_tracker(snapshot, repo, config)
         plan = select(loaded, max_items, snapshot.blob_sha or "")
         chosen[:] = [(plan, day_spent)]
         if not plan.selected:
@@ -235,7 +235,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"
     result = mutate(store, apply, message=message)
     plan, day_spent = chosen[0]
-    loaded = _load(result.snapshot, repo, config)
+    loaded = load_tracker(result.snapshot, repo, config)
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
     return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent)
 
@@ -500,7 +500,7 @@ class Wave:
         by_id = {run.item.id: run for run in runs}
 
         def apply(snapshot: Snapshot) -> Change | None:
-            loaded = _load(snapshot, self.repo, self.config)
+            loaded = load_tracker(snapshot, self.repo, self.config)
             assert snapshot.text is not None
             text = snapshot.text
             for current in loaded.items:
