@@ -274,8 +274,8 @@ def run(runs: int, n_items: int) -> str:
         "- Warm phases, in-process (median of 5):",
         *(f"  - {label}: {seconds * 1000:.1f} ms" for label, seconds in phases),
         f"- The same check_push as the first call of a fresh process (as in the hook): "
-        f"{first_call * 1000:.1f} ms (median of 5 processes); the gap to the in-process figure is "
-        "first-call work such as compiling regular expressions.",
+        f"{first_call * 1000:.1f} ms (median of 5 processes; a first call also compiles regular expressions "
+        "and fills caches that the repeated in-process calls above find warm).",
         f"- Where warm - floor = {(warm - floor) * 1000:.0f} ms goes: imports {import_us / 1000:.0f} ms, the "
         f"first check_push {first_call * 1000:.0f} ms minus the git log the floor already counts "
         f"({git_t.wall * 1000:.0f} ms), discovering the repository, argument parsing and interpreter exit "
