@@ -1,0 +1,223 @@
+"""What every benchmark shares: timing whole processes, describing the machine, writing BENCHMARKS.md.
+
+Figures are wall times of whole processes (``subprocess.run``), several runs each, reported as the median
+with the min-max range; references are measured in the same run, interleaved round by round, so that noise
+from other processes on the machine hits every pipeline alike.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+DOC = ROOT / "BENCHMARKS.md"
+for _path in (str(ROOT), str(BENCH_DIR)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Samples of one measure (seconds, or any unit the caller keeps consistent)."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def low(self) -> float:
+        return min(self.samples)
+
+    @property
+    def high(self) -> float:
+        return max(self.samples)
+
+    def ms(self) -> str:
+        """``median (min-max)`` in milliseconds."""
+        return f"{self.median * 1000:.0f} ({self.low * 1000:.0f}-{self.high * 1000:.0f})"
+
+    def s(self, digits: int = 2) -> str:
+        """``median (min-max)`` in seconds."""
+        return f"{self.median:.{digits}f} ({self.low:.{digits}f}-{self.high:.{digits}f})"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """One whole-process command to time; ``before`` runs untimed before each run (e.g. drop a cache)."""
+
+    label: str
+    argv: Sequence[str]
+    env: Mapping[str, str] | None = None
+    cwd: Path | None = None
+    stdin: str | None = None
+    before: Callable[[], None] | None = None
+
+
+class BenchError(RuntimeError):
+    """A benchmarked command failed: the figures would be meaningless."""
+
+
+def run_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(list(argv), env=None if env is None else dict(env), cwd=cwd, input=stdin,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BenchError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
+    return proc
+
+
+def time_process(pipeline: Pipeline) -> float:
+    """Wall seconds of one run of ``pipeline`` (its ``before`` step not counted)."""
+    if pipeline.before is not None:
+        pipeline.before()
+    start = time.perf_counter()
+    run_process(pipeline.argv, env=pipeline.env, cwd=pipeline.cwd, stdin=pipeline.stdin)
+    return time.perf_counter() - start
+
+
+def interleaved(pipelines: Sequence[Pipeline], runs: int, warmup: bool = True) -> dict[str, Stats]:
+    """Each pipeline ``runs`` times, round by round (a, b, c, a, b, c, ...); one untimed round first so
+    that file system caches and bytecode are warm for every pipeline."""
+    if warmup:
+        for pipeline in pipelines:
+            time_process(pipeline)
+    samples: dict[str, list[float]] = {p.label: [] for p in pipelines}
+    for _ in range(runs):
+        for pipeline in pipelines:
+            samples[pipeline.label].append(time_process(pipeline))
+    return {label: Stats(tuple(values)) for label, values in samples.items()}
+
+
+def python_env(base: Path) -> dict[str, str]:
+    """The environment for timed Python processes: wavegit from this checkout, bytecode cached under
+    ``base`` (as for an installed package, without writing into the source tree), C locale."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C", PYTHONPYCACHEPREFIX=str(base / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def git_env(home: Path) -> dict[str, str]:
+    """:func:`python_env` plus a private HOME and git identity: no user or system git config, no
+    GitHub or wavegit settings leaking in from the caller."""
+    home.mkdir(parents=True, exist_ok=True)
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[init]\n\tdefaultBranch = main\n")
+    env = {k: v for k, v in python_env(home).items() if not k.startswith(("GIT_", "WAVEGIT_", "GITHUB_"))}
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(gitconfig))
+    for role in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{role}_NAME"] = "bench"
+        env[f"GIT_{role}_EMAIL"] = "bench@example.com"
+    return env
+
+
+def git(cwd: Path, env: Mapping[str, str], *args: str, stdin: str | None = None) -> str:
+    """Run git for a benchmark's set-up or reference pipeline (wavegit itself runs git only through
+    ``wavegit.git``); stdout without the trailing newline."""
+    return run_process(["git", *args], env=env, cwd=cwd, stdin=stdin).stdout.rstrip("\n")
+
+
+def git_version() -> str:
+    return subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def machine() -> str:
+    """One line: OS, CPU count, Python and git versions."""
+    return (f"{platform.system()} {platform.release()} {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"{platform.python_implementation()} {platform.python_version()}, {git_version()}")
+
+
+def load_average() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} CPUs"
+
+
+def today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: Sequence[int] = ()) -> str:
+    """A Markdown table; columns whose index is in ``numeric`` are right-aligned."""
+    align = ["---:" if k in numeric else "---" for k in range(len(headers))]
+    lines = [_row(headers), _row(align)]
+    lines += [_row([str(cell) for cell in row]) for row in rows]
+    return "\n".join(lines)
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The body rows of the first Markdown table in ``text`` (header and alignment rows left out)."""
+    rows: list[list[str]] = []
+    started = False
+    for line in text.splitlines():
+        if line.startswith("|"):
+            started = True
+            cells = [cell.strip().replace("\\|", "|") for cell in line.strip().strip("|").split(" | ")]
+            rows.append(cells)
+        elif started:
+            break
+    return rows[2:]
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "**NOT met**"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target from issues 2-6 and the figure measured against it."""
+
+    issue: int
+    what: str
+    target: str
+    figure: str
+    met: bool
+
+
+@dataclass(frozen=True)
+class Result:
+    """A benchmark's section of BENCHMARKS.md (heading included) and the targets it measured."""
+
+    name: str
+    section: str
+    targets: tuple[Target, ...] = field(default=())
+
+
+def sections(text: str) -> dict[str, str]:
+    """The ``## `` sections of a Markdown document by heading text, each with its heading line."""
+    found: dict[str, str] = {}
+    parts = ("\n" + text).split("\n## ")
+    for part in parts[1:]:
+        heading = part.split("\n", 1)[0].strip()
+        found[heading] = "## " + part.rstrip("\n") + "\n"
+    return found
+
+
+def replace_section(text: str, heading: str, section: str) -> str:
+    """``text`` with its ``## heading`` section replaced by ``section`` (appended when absent)."""
+    marker = f"\n## {heading}\n"
+    padded = "\n" + text
+    start = padded.find(marker)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+    end = padded.find("\n## ", start + 1)
+    rest = padded[end:] if end >= 0 else ""
+    return (padded[1:start + 1] + section.rstrip("\n") + "\n" + rest).rstrip("\n") + "\n"
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("inf")
