@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import backlog
 import common
 
-import backlog
 from wavegit import paths, tracker
 from wavegit.select import select
 
@@ -179,9 +179,10 @@ def overlap_greedy(t: tracker.Tracker) -> list[str]:
 def big_backlog(n_items: int) -> list[Choice]:
     t = tracker.loads(backlog.to_yaml(backlog.generate(n_items)))
     choices = []
-    for label, pick in (("wavegit `select` (no item cap)", lambda: list(select(t, UNCAPPED).selected)),
-                        ("file-count-first greedy, exact strings, in-flight ignored", lambda: plain_greedy(t)),
-                        ("file-count-first greedy, wavegit's overlap test", lambda: overlap_greedy(t))):
+    planners: tuple[tuple[str, Callable[[], list[str]]], ...] = (("wavegit `select` (no item cap)", lambda: list(select(t, UNCAPPED).selected)),
+                ("file-count-first greedy, exact strings, in-flight ignored", lambda: plain_greedy(t)),
+                ("file-count-first greedy, wavegit's overlap test", lambda: overlap_greedy(t)))
+    for label, pick in planners:
         start = time.perf_counter()
         picked = pick()
         choices.append(_choice(label, t, picked, (time.perf_counter() - start) * 1000))
@@ -209,7 +210,8 @@ def measure(quick: bool) -> common.Result:
             ("plans with the optimal count per priority", f"{small.optimal} / {small.backlogs} "
              f"(target: always — {common.verdict(met)})"),
             ("plans that are invalid (overlap, in flight, not ready)", str(small.invalid)),
-            ("plans equal to the optimum with the oldest-first tie-break", f"{small.same_set} / {small.backlogs}"),
+            ("plans equal to the optimum with the oldest-first tie-break",
+             f"{small.same_set} / {small.backlogs}"),
         ]),
         "",
         f"**The {n_items}-item backlog** (`bench/backlog.py`, seed 7), no item cap. Collisions: picks that "
@@ -224,7 +226,8 @@ def measure(quick: bool) -> common.Result:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     print(measure(parser.parse_args().quick).section)
 
