@@ -179,9 +179,10 @@ def overlap_greedy(t: tracker.Tracker) -> list[str]:
 def big_backlog(n_items: int) -> list[Choice]:
     t = tracker.loads(backlog.to_yaml(backlog.generate(n_items)))
     choices = []
-    planners: tuple[tuple[str, Callable[[], list[str]]], ...] = (("wavegit `select` (no item cap)", lambda: list(select(t, UNCAPPED).selected)),
-                ("file-count-first greedy, exact strings, in-flight ignored", lambda: plain_greedy(t)),
-                ("file-count-first greedy, wavegit's overlap test", lambda: overlap_greedy(t)))
+    planners: tuple[tuple[str, Callable[[], list[str]]], ...] = (
+        ("wavegit `select` (no item cap)", lambda: list(select(t, UNCAPPED).selected)),
+        ("file-count-first greedy, exact strings, in-flight ignored", lambda: plain_greedy(t)),
+        ("file-count-first greedy, wavegit's overlap test", lambda: overlap_greedy(t)))
     for label, pick in planners:
         start = time.perf_counter()
         picked = pick()
