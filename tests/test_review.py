@@ -1,0 +1,208 @@
+"""``/wavegit retry|drop <id>`` PR comments: real waves published through PyGithub to tests/ghserver.py, then
+``wavegit review`` run as a subprocess against the same bare origin."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from ghserver import ALICE, BOT, MALLORY, Running, github_env, running
+from support import RemoteRepo, git, wavegit
+from wave_support import item, make_wave_repo, origin_item
+
+from wavegit import report
+from wavegit.review import Command, Refused, parse_command
+
+TRACKER = ".wavegit/tracker.yaml"
+
+
+@dataclass
+class Published:
+    remote: RemoteRepo
+    gh: Running
+    report: report.WaveReport
+
+    @property
+    def branch(self) -> str:
+        return f"wavegit/{self.report.wave_id}"
+
+    @property
+    def pr(self) -> int:
+        assert self.report.pr is not None
+        return self.report.pr
+
+    def tip(self) -> str:
+        return git(self.remote.origin, "rev-parse", self.branch)
+
+    def review(self, author: str, body: str) -> tuple[int, str]:
+        comment = self.gh.fake.add_comment(self.pr, author, body)
+        result = wavegit(self.remote.clone, "review", "--pr", str(self.pr), "--comment-id", str(comment.id),
+                         env=github_env(self.gh))
+        assert "Traceback" not in result.stderr, result.stderr
+        return result.returncode, result.stdout + result.stderr
+
+    def bot_comments(self) -> list[str]:
+        return [c.body for c in self.gh.fake.issue_comments(self.pr) if c.user == BOT]
+
+    def posted_report(self) -> report.WaveReport:
+        (body,) = [b for b in self.bot_comments() if report.MARKER in b]
+        return report.parse_markdown(body)
+
+    def replies(self) -> list[str]:
+        return [b for b in self.bot_comments() if report.MARKER not in b]
+
+
+@pytest.fixture
+def wave(tmp_path: Path) -> Iterator[Published]:
+    remote = make_wave_repo(tmp_path, [
+        item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
+        item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"]),
+        item("LATER", ["write src/later.txt ok"], ["src/later.txt"], depends_on=["IT-0"]),
+    ])
+    with running(remote.origin) as gh:
+        result = wavegit(remote.clone, "run", "--json", env=github_env(gh))
+        assert result.returncode == 0, result.stderr
+        yield Published(remote, gh, report.WaveReport.from_json(result.stdout))
+
+
+def branch_files(published: Published) -> dict[str, str]:
+    """The files the items own (src/f*.txt) on the wave branch, with their text."""
+    names = git(published.remote.origin, "ls-tree", "-r", "--name-only", published.branch, "src").split()
+    return {n: git(published.remote.origin, "show", f"{published.branch}:{n}") for n in names
+            if n.startswith("src/f")}
+
+
+def branch_items(published: Published) -> list[str]:
+    return git(published.remote.origin, "log", "--reverse", "--format=%(trailers:key=Wavegit-Item,valueonly)",
+               f"{published.report.base_sha}..{published.branch}").split()
+
+
+def edit_prompt(remote: RemoteRepo, old: str, new: str) -> None:
+    editor = remote.new_clone("editor")
+    path = editor / TRACKER
+    path.write_text(path.read_text().replace(old, new))
+    git(editor, "commit", "-q", "-am", "sharpen the prompt")
+    git(editor, "push", "-q", "origin", "main")
+
+
+def test_retry_by_a_writer_reruns_the_item_and_replaces_its_commit_on_the_wave_branch(
+        wave: Published) -> None:
+    edit_prompt(wave.remote, "write src/f0.txt ok", "write src/f0.txt ok again")
+    code, output = wave.review(ALICE, "Looks thin.\n/wavegit retry IT-0\n")
+    assert code == 0, output
+    assert branch_files(wave) == {"src/f0.txt": "ok again", "src/f1.txt": "ok"}
+    assert branch_items(wave) == ["IT-0", "IT-1"]
+    posted = wave.posted_report()
+    assert posted.head_sha == wave.tip() and posted.success
+    assert [i.id for i in posted.items] == ["IT-0", "IT-1"]
+    recorded = origin_item(wave.remote, "IT-0")
+    assert (recorded.status, recorded.pr, recorded.attempts) == ("review", wave.pr, 2)
+    (reply,) = wave.replies()
+    assert f"@{ALICE}" in reply and "retried `IT-0`" in reply
+    status = wave.gh.fake.latest_status(wave.tip(), "wavegit/gate")
+    assert status is not None and status.state == "success"
+
+
+def test_a_retry_that_is_not_verified_changes_nothing_and_exits_1(wave: Published) -> None:
+    edit_prompt(wave.remote, "write src/f0.txt ok", "write src/f0.txt nope")
+    tip, report_before = wave.tip(), wave.posted_report()
+    code, output = wave.review(ALICE, "/wavegit retry IT-0")
+    assert code == 1, output
+    assert wave.tip() == tip and wave.posted_report() == report_before
+    assert origin_item(wave.remote, "IT-0").attempts == 1
+    assert "was not verified" in wave.replies()[0]
+
+
+def test_drop_by_a_writer_removes_the_items_commit_and_returns_it_to_todo(wave: Published) -> None:
+    code, output = wave.review(ALICE, "/wavegit drop IT-0")
+    assert code == 0, output
+    assert branch_files(wave) == {"src/f1.txt": "ok"}
+    assert branch_items(wave) == ["IT-1"]
+    dropped = origin_item(wave.remote, "IT-0")
+    assert (dropped.status, dropped.wave, dropped.pr) == ("todo", None, None)
+    assert dropped.last_error == f"dropped from PR #{wave.pr} by @{ALICE}"
+    assert origin_item(wave.remote, "IT-1").status == "review"
+    posted = wave.posted_report()
+    assert posted.head_sha == wave.tip() and [i.id for i in posted.items] == ["IT-1"]
+    assert len(wave.bot_comments()) == 2
+
+
+def test_a_non_writer_gets_a_polite_reply_and_nothing_changes(wave: Published) -> None:
+    tip, tracker = wave.tip(), git(wave.remote.origin, "show", f"main:{TRACKER}")
+    report_before = wave.posted_report()
+    for _ in range(2):
+        code, _output = wave.review(MALLORY, "/wavegit drop IT-0")
+        assert code == 0
+    assert wave.tip() == tip and git(wave.remote.origin, "show", f"main:{TRACKER}") == tracker
+    assert wave.posted_report() == report_before
+    replies = wave.replies()
+    assert len(replies) == 2 and all(f"@{MALLORY}" in r and "write access" in r for r in replies)
+
+
+def test_the_same_command_comment_is_answered_once_however_often_it_is_handled(wave: Published) -> None:
+    comment = wave.gh.fake.add_comment(wave.pr, MALLORY, "/wavegit retry IT-1")
+    for _ in range(2):
+        result = wavegit(wave.remote.clone, "review", "--pr", str(wave.pr), "--comment-id", str(comment.id),
+                         env=github_env(wave.gh))
+        assert result.returncode == 0
+    assert len(wave.replies()) == 1
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ("/wavegit drop NOPE", "no item `NOPE`"),
+    ("/wavegit drop LATER", "not an item of wave"),
+    ("/wavegit retry", "could not read that command"),
+    ("/wavegit merge IT-0", "could not read that command"),
+])
+def test_unknown_foreign_or_malformed_commands_get_a_reply_and_exit_2(wave: Published, body: str,
+                                                                       says: str) -> None:
+    tip = wave.tip()
+    code, output = wave.review(ALICE, body)
+    assert code == 2 and says in output
+    (reply,) = wave.replies()
+    assert says in reply
+    assert wave.tip() == tip and origin_item(wave.remote, "IT-0").status == "review"
+
+
+def test_the_only_item_of_a_wave_cannot_be_dropped(wave: Published) -> None:
+    assert wave.review(ALICE, "/wavegit drop IT-0")[0] == 0
+    code, output = wave.review(ALICE, "/wavegit drop IT-1")
+    assert code == 2 and "only item" in output
+    assert branch_items(wave) == ["IT-1"]
+
+
+def test_a_comment_without_a_command_is_ignored(wave: Published) -> None:
+    writes = sum(1 for r in wave.gh.fake.requests if r.method != "GET")
+    code, output = wave.review(ALICE, "LGTM, thanks /wavegit team")
+    assert code == 0 and "nothing to do" in output
+    assert wave.replies() == [] and sum(1 for r in wave.gh.fake.requests if r.method != "GET") == writes
+
+
+def test_event_mode_reads_the_issue_comment_event(wave: Published, tmp_path: Path) -> None:
+    comment = wave.gh.fake.add_comment(wave.pr, ALICE, "/wavegit drop IT-1")
+    event = tmp_path / "event.json"
+    payload = {"action": "created", "issue": {"number": wave.pr, "pull_request": {}},
+               "comment": {"id": comment.id, "body": comment.body, "user": {"login": ALICE}}}
+    event.write_text(json.dumps(payload))
+    env = {**github_env(wave.gh), "GITHUB_EVENT_PATH": str(event)}
+    result = wavegit(wave.remote.clone, "review", "--event", env=env)
+    assert result.returncode == 0, result.stderr
+    assert branch_items(wave) == ["IT-0"]
+    event.write_text(json.dumps({"action": "created", "issue": {"number": 99}, "comment": {"id": 1}}))
+    other = wavegit(wave.remote.clone, "review", "--event", env=env)
+    assert other.returncode == 0 and "nothing to do" in other.stdout
+
+
+def test_review_without_github_settings_is_bad_input(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "review", "--pr", "1", "--comment-id", "2")
+    assert result.returncode == 2 and "GITHUB_TOKEN" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_parse_command_takes_the_first_wavegit_line() -> None:
+    assert parse_command("please\n/wavegit retry A-1\n/wavegit drop B") == Command("retry", "A-1")
+    assert parse_command("no command here; /wavegit retry X is mid-line") is None
+    with pytest.raises(Refused):
+        parse_command("/wavegit drop a/b")

@@ -1,0 +1,304 @@
+"""Scale-out: a wave's items on many runners (``wavegit claim`` -> ``wavegit work`` per item -> ``collect``).
+
+- **claim** is the wave's usual claim (one compare-and-swap commit), then the wave branch ``wavegit/<W>`` is
+  pushed at the wave's base, so every runner starts its item from the same commit. It prints a GitHub
+  Actions matrix ``{"include": [{"item": ID}, ...], "wave": W}``.
+- **work** runs one claimed item exactly as ``wavegit run`` runs each item (``Wave.run_items``: fresh
+  worktree, worker, ownership check, test, retries with feedback) and pushes its item branch
+  ``wavegit/items/<W>/<ID>`` (forced: a re-run replaces it). The branch holds ONE commit on the base: the
+  verified change (or, when the item was not verified, the base's own tree). Its message is
+  ``wavegit result: <ID> in <W>`` and then a paragraph ``Wavegit-Result-Json: {...}``: the attempts as the
+  report and the tracker record need them (numbers, exit codes, costs, errors, files, the item commit's
+  message) plus the tails of the last attempt's logs. No ``Wavegit-Item`` trailer: sync and the pre-push
+  hook do not take it for a delivered item.
+- **collect** fetches those branches and finishes the wave like ``wavegit run`` does after its items ran
+  (``wave.run_claimed`` with the pinned base): combine the verified commits in tracker order, run
+  ``wave_test``, push, record, open the PR, post the report. An item without a result branch goes back to
+  ``todo`` (attempts unchanged), like an item that never started.
+
+The wave budget (``budget.wave_usd``) applies per runner here; the day budget is checked by every runner.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+from wavegit import budget, git, report, runner, tracker, worktree
+from wavegit.config import Config
+from wavegit.errors import UsageError
+from wavegit.publish import WaveHooks
+from wavegit.repo import Repo
+from wavegit.select import Plan
+from wavegit.store import Snapshot, TrackerStore
+from wavegit.wave import (
+    REPORT_TAIL_LINES,
+    Attempt,
+    Claim,
+    Events,
+    ItemRun,
+    Wave,
+    WaveOutcome,
+    claim,
+    load_tracker,
+    resolve_base,
+    run_claimed,
+    spend_limit,
+    utc_now,
+)
+
+RESULT_KEY = "Wavegit-Result-Json"
+RESULT_FORMAT = 1
+_LOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z")
+
+
+# -- the tracker and the wave branch ------------------------------------------------------------------------
+
+def wave_items(loaded: tracker.Tracker, wave_id: str, statuses: tuple[str, ...]) -> tuple[tracker.Item, ...]:
+    """The items of ``wave_id`` in one of ``statuses``, in tracker order."""
+    return tuple(item for item in loaded.items if item.wave == wave_id and item.status in statuses)
+
+
+def wave_claim(wave_id: str, items: tuple[tracker.Item, ...], snapshot: Snapshot, day_spent: float) -> Claim:
+    """A :class:`Claim` for a wave claimed earlier (by another process), for ``Wave`` to run or collect."""
+    plan = Plan(tuple(item.id for item in items), (), snapshot.blob_sha or "")
+    return Claim(wave_id, plan, None, snapshot.commit, items, day_spent)
+
+
+def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
+    """The wave branch's tip on the remote (fetched); before ``collect``, the base ``claim`` put it at."""
+    branch = worktree.wave_branch(wave_id)
+    if not repo.has_remote(config.remote):
+        raise UsageError(f"scale-out needs the remote {config.remote!r}, where the runners meet")
+    refspec = f"+refs/heads/{branch}:refs/remotes/{config.remote}/{branch}"
+    fetched = git.run(["fetch", "-q", "--no-tags", config.remote, refspec], cwd=repo.root, check=False)
+    if fetched.returncode:
+        raise UsageError(f"no wave branch {branch} on {config.remote} (claim the wave with `wavegit claim`)")
+    return worktree.rev_parse(repo.root, f"refs/remotes/{config.remote}/{branch}")
+
+
+# -- claim --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Matrix:
+    wave_id: str
+    item_ids: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """The shape ``strategy.matrix`` takes: ``fromJSON(...)`` of this is a matrix of ``item``."""
+        return {"include": [{"item": item_id} for item_id in self.item_ids], "wave": self.wave_id}
+
+
+def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int) -> Matrix:
+    """Claim the next wave and push its branch at its base; the matrix (empty when nothing was selected)."""
+    now = utc_now()
+    claimed = claim(repo, config, store, max_items=max_items, wave_id=worktree.new_wave_id(now), now=now)
+    if claimed.commit is None:
+        return Matrix("", ())
+    base = resolve_base(repo, config, claimed.commit)
+    branch = worktree.wave_branch(claimed.wave_id)
+    git.run(["push", "--quiet", config.remote, f"{base}:refs/heads/{branch}"], cwd=repo.root)
+    return Matrix(claimed.wave_id, claimed.plan.selected)
+
+
+# -- one item -----------------------------------------------------------------------------------------------
+
+def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item: tracker.Item, base: str,
+             snapshot: Snapshot, *, events: Events | None = None) -> ItemRun:
+    """Run one item of a claimed wave from ``base`` the way a wave runs each of its items."""
+    day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, utc_now())
+    wave = Wave(repo, config, store, wave_claim(wave_id, (item,), snapshot, day_spent), base, events=events,
+                spend_limit=spend_limit(config, day_spent))
+    run = ItemRun(item)
+    try:
+        wave.run_items([run])
+    finally:
+        # Only this item's branch: other items of the wave may be running in this clone.
+        worktree.delete_branch(repo.root, worktree.item_branch(wave_id, item.id))
+    return run
+
+
+def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id: str, *,
+         events: Events | None = None) -> ItemRun:
+    """``wavegit work``: run a claimed item and push its result branch."""
+    snapshot = store.read()
+    item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
+    base = remote_wave_tip(repo, config, wave_id)
+    run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
+    tree = git.out(["rev-parse", f"{run.commit or base}^{{tree}}"], cwd=repo.root)
+    message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
+    commit = worktree.commit_tree(repo.root, tree, [base], message)
+    branch = worktree.item_branch(wave_id, item.id)
+    git.run(["push", "--quiet", "--force", config.remote, f"{commit}:refs/heads/{branch}"], cwd=repo.root)
+    return run
+
+
+def _claimed_item(loaded: tracker.Tracker, wave_id: str, item_id: str) -> tracker.Item:
+    item = loaded.get(item_id)
+    if item is None:
+        raise UsageError(f"--item {item_id}: no such item in the tracker")
+    if item.status != "in_progress" or item.wave != wave_id:
+        raise UsageError(f"--item {item_id}: not claimed by wave {wave_id} (status {item.status}, "
+                         f"wave {item.wave or 'none'})")
+    return item
+
+
+# -- the result JSON ----------------------------------------------------------------------------------------
+
+def encode_result(run: ItemRun, base: str) -> str:
+    """One line of JSON: the item's attempts, why it stopped, its last logs' tails."""
+    attempts = []
+    for attempt in run.attempts:
+        data: dict[str, object] = {}
+        for spec in fields(Attempt):
+            value = getattr(attempt, spec.name)
+            if isinstance(value, datetime):
+                value = report.utc_timestamp(value)
+            elif isinstance(value, Path):
+                value = value.name
+            data[spec.name] = value
+        attempts.append(data)
+    last = run.attempts[-1] if run.attempts else None
+    logs = (last.log_path, last.test_log_path) if last is not None else ()
+    tails = {path.name: runner.log_tail(path, REPORT_TAIL_LINES) for path in logs if path is not None}
+    return json.dumps({"format": RESULT_FORMAT, "base": base, "not_started": run.not_started,
+                       "attempts": attempts, "tails": tails}, separators=(",", ":"), ensure_ascii=True)
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    base: str
+    not_started: str | None
+    attempts: list[Attempt]
+    tails: dict[str, str]
+
+
+def result_from_message(message: str, where: str) -> ItemResult:
+    """The :class:`ItemResult` in a result commit's message; UsageError naming ``where`` when it is bad."""
+    prefix = f"{RESULT_KEY}: "
+    lines = [line for line in message.splitlines() if line.startswith(prefix)]
+    if len(lines) != 1:
+        raise UsageError(f"{where}: not a wavegit result commit (no {RESULT_KEY} line)")
+    try:
+        data = json.loads(lines[0][len(prefix):])
+        if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
+            raise ValueError(f"expected a format {RESULT_FORMAT} object")
+        tails = _typed(data.get("tails"), dict[str, str], "tails")
+        for name in tails:
+            _log_name(name)
+        return ItemResult(_typed(data.get("base"), str, "base"),
+                          _typed(data.get("not_started"), str | None, "not_started"),
+                          _attempts(data.get("attempts")),
+                          tails)
+    except ValueError as exc:
+        raise UsageError(f"{where}: unreadable result: {exc}") from None
+
+
+def _typed(value: object, kind: object, where: str) -> typing.Any:
+    """``value`` if it matches the annotation ``kind``: str, int, float, bool, datetime, Path (a log file
+    name), ``X | None``, ``list[X]``, ``dict[str, X]``. Any: the caller's annotation is the type."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if args and type(None) in args and origin is not dict and origin is not list:
+        if value is None:
+            return None
+        (kind,) = [a for a in args if a is not type(None)]
+        return _typed(value, kind, where)
+    if origin is list or kind is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{where}: expected a list")
+        return [_typed(v, args[0], f"{where}[{i}]") for i, v in enumerate(value)] if args else value
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object")
+        return {_typed(k, str, where): _typed(v, args[1], f"{where}.{k}") for k, v in value.items()}
+    if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind is datetime:
+        text = _typed(value, str, where)
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+    if kind is Path:
+        return _log_name(_typed(value, str, where))
+    if isinstance(kind, type) and isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        return value
+    raise ValueError(f"{where}: expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+
+
+def _log_name(name: str) -> Path:
+    # Only a bare file name: the collector writes tails under its own log folder.
+    if not _LOG_NAME.match(name):
+        raise ValueError(f"{name!r} is not a log file name")
+    return Path(name)
+
+
+def _attempts(raw: object) -> list[Attempt]:
+    return [_attempt(one, n) for n, one in enumerate(_typed(raw, list, "attempts"))]
+
+
+def _attempt(raw: object, n: int) -> Attempt:
+    if not isinstance(raw, dict):
+        raise ValueError(f"attempts[{n}]: expected an object")
+    hints = typing.get_type_hints(Attempt)
+    values = {spec.name: _typed(raw.get(spec.name), hints[spec.name], f"attempts[{n}].{spec.name}")
+              for spec in fields(Attempt)}
+    return Attempt(**values)
+
+
+def restore_run(item: tracker.Item, result: ItemResult, commit: str, logs: Path) -> ItemRun:
+    """The :class:`ItemRun` a result describes; log tails written under ``logs``, the verified commit
+    replaced by ``commit`` (the pushed result commit: the same tree on the same base)."""
+    logs.mkdir(parents=True, exist_ok=True)
+    for name, text in result.tails.items():
+        (logs / name).write_text(text + "\n" if text else "", encoding="utf-8")
+    for attempt in result.attempts:
+        attempt.log_path = logs / attempt.log_path.name if attempt.log_path else None
+        attempt.test_log_path = logs / attempt.test_log_path.name if attempt.test_log_path else None
+    if result.attempts and result.attempts[-1].commit is not None:
+        result.attempts[-1].commit = commit
+    return ItemRun(item, attempts=result.attempts, not_started=result.not_started)
+
+
+# -- collect ------------------------------------------------------------------------------------------------
+
+NO_RESULT = "not started: no result from `wavegit work` (the runner did not finish)"
+
+
+def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, push: bool = True,
+            hooks: WaveHooks | None = None, events: Events | None = None) -> WaveOutcome:
+    """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring)."""
+    snapshot = store.read()
+    items = wave_items(load_tracker(snapshot, repo, config), wave_id, ("in_progress",))
+    if not items:
+        raise UsageError(f"--wave {wave_id}: no item is in progress in this wave (already collected?)")
+    base = remote_wave_tip(repo, config, wave_id)
+    prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
+    tracking = f"refs/remotes/{config.remote}/{prefix}"
+    git.run(["fetch", "-q", "--no-tags", "--prune", config.remote, f"+refs/heads/{prefix}*:{tracking}*"],
+            cwd=repo.root)
+
+    def produce(wave: Wave, runs: list[ItemRun]) -> None:
+        for n, run in enumerate(runs):
+            runs[n] = _collected_run(repo, run.item, f"{tracking}{run.item.id}", base, wave.logs)
+
+    started = utc_now()
+    rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
+                            budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
+                                                       day_usd_limit=config.budget.day_usd))
+    return run_claimed(repo, config, store, wave_claim(wave_id, items, snapshot, 0.0), rep, push=push,
+                       events=events, base=base, produce=produce, **(hooks or {}))
+
+
+def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:
+    found = git.run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo.root, check=False)
+    if found.returncode:
+        return ItemRun(item, not_started=NO_RESULT)
+    commit = found.stdout.strip()
+    where = ref.removeprefix("refs/remotes/")
+    result = result_from_message(git.out(["log", "-1", "--format=%B", commit], cwd=repo.root), where)
+    parent = git.out(["rev-parse", f"{commit}^"], cwd=repo.root)
+    if result.base != base or parent != base:
+        raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
+    return restore_run(item, result, commit, logs)
