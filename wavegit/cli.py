@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("gate", "the merge gate: check a PR's report and set the wavegit/gate status"),
     "hook": ("hook", "git hook entry points (pre-push)"),
     "hooks": ("hooks", "install or uninstall wavegit's git hooks"),
+    "review": ("review", "act on a /wavegit retry|drop comment on a wave's pull request"),
 }
 
 
