@@ -77,7 +77,8 @@ class Tracker:
 def _check_id(value: schema.Value) -> str | None:
     if isinstance(value, str) and _ID_RE.match(value):
         return None
-    return f"'{value}' may contain only letters, digits, '.', '_' and '-'"
+    # repr: an id holding a newline or a control character must not break the one-line message.
+    return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
 
 
 def _not_empty_list(value: schema.Value) -> str | None:
@@ -273,7 +274,8 @@ def _item_id(node: Node) -> str | None:
     value = _value_node(node, "id")
     if value is None or value.id != "scalar" or value.tag != schema.STR or not value.value:
         return None
-    return str(value.value)
+    # An unprintable id cannot label a one-line message; its own problem shows it quoted.
+    return str(value.value) if str(value.value).isprintable() else None
 
 
 def _value_node(node: Node, key: str) -> Node | None:
