@@ -108,13 +108,14 @@ def python_env(base: Path) -> dict[str, str]:
     return env
 
 
-def git_env(home: Path) -> dict[str, str]:
-    """:func:`python_env` plus a private HOME and git identity: no user or system git config, no
-    GitHub or wavegit settings leaking in from the caller."""
+def git_env(home: Path, cache_base: Path | None = None) -> dict[str, str]:
+    """:func:`python_env` (bytecode under ``cache_base``, default ``home``) plus a private HOME and git
+    identity: no user or system git config, no GitHub or wavegit settings leaking in from the caller."""
     home.mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[init]\n\tdefaultBranch = main\n")
-    env = {k: v for k, v in python_env(home).items() if not k.startswith(("GIT_", "WAVEGIT_", "GITHUB_"))}
+    env = {k: v for k, v in python_env(cache_base or home).items()
+           if not k.startswith(("GIT_", "WAVEGIT_", "GITHUB_"))}
     env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(gitconfig))
     for role in ("AUTHOR", "COMMITTER"):
         env[f"GIT_{role}_NAME"] = "bench"
