@@ -25,11 +25,12 @@ intersects automata (patterns over segments, globs over characters), never looks
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
@@ -641,32 +642,217 @@ def literal_prefix(pattern: str) -> str:
     return fold(text)
 
 
-class _PrefixMap(Generic[K]):
-    """Values filed under a folded segment path, found by the paths above or below a query path."""
+_Entry = tuple[str, bool, bool]
+"""(home, literal, is_dir): ``home`` is a literal's folded text without its trailing '/', or a glob's folded
+literal prefix. A plain tuple: the index makes one per distinct pattern and unpacks it on every query."""
+
+
+@functools.lru_cache(maxsize=65536)
+def _entry(text: str) -> _Entry:
+    """The index entry of the normalised pattern ``text``; memoised, as backlogs repeat patterns a lot."""
+    is_dir = text.endswith("/")
+    if "*" in text or "?" in text or "[" in text:
+        return literal_prefix(text), False, is_dir
+    body = text[:-1] if is_dir else text
+    return body.lower() if body.isascii() else fold(body), True, is_dir
+
+
+def _parent(path: str) -> str:
+    """The folded parent directory of a folded path ("" at the top)."""
+    end = path.rfind("/")
+    return path[:end] if end > 0 else ""
+
+
+class _Above(Generic[K], NamedTuple):
+    """What is filed at a directory or at any directory above it."""
+
+    literals: frozenset[K]
+    globs: tuple[tuple[K, str], ...]
+    """Glob patterns (key, text), the ones filed at the root included."""
+
+
+class OwnershipIndex(Generic[K]):
+    """Patterns by owner key, answering "who conflicts with this pattern" and "who owns this path" fast.
+
+    Everything is filed under folded text: literal patterns under themselves, glob patterns under their
+    literal prefix (the segments before the first glob). Two literals overlap iff one is a segment prefix of
+    the other, so a literal query is a few dict lookups: what is filed at it, whether anything is filed
+    below it (a set of directories), and what is filed at its ancestors (memoised per directory, as queries
+    share directories). Only glob patterns filed at a compatible prefix (or, for a glob query, the literal
+    patterns there) need the exact automaton test, compiled once per pattern. Build the index, then query
+    it: a change drops the derived tables, and the next query rebuilds them.
+
+    ``assume_normalized=True`` skips ``normalize`` for patterns already in canonical form (``Item.owns`` of
+    a loaded tracker); anything else must not be passed that way. Case-insensitive, like ``overlaps``.
+    """
 
     def __init__(self) -> None:
-        self.at: dict[str, set[K]] = {}
-        self.under: dict[str, set[K]] = {}
-        """Each segment prefix of a filed path, and "" -> the values filed at or below it."""
+        self._at: dict[str, set[K]] = {}
+        """Literal patterns (directory ones without their trailing '/')."""
+        self._files: dict[str, set[K]] = {}
+        """Literal non-directory patterns (a directory pattern does not own a file of its own name)."""
+        self._globs_at: dict[str, set[tuple[K, str]]] = {}
+        """Glob patterns by their literal prefix."""
+        self._patterns: dict[K, set[str]] = {}
+        # Derived tables, valid while _current is True.
+        self._current = False
+        self._dirs: set[str] = set()
+        """Every directory with something filed strictly below it ("" as soon as anything is filed)."""
+        self._sorted: list[str] = []
+        """Every filed text, sorted, so that the ones below a directory form one range."""
+        self._above: dict[str, _Above[K] | None] = {}
+        """Per directory reached by a query: what is filed at or above it (None: nothing)."""
 
-    def add(self, path: str, value: K) -> None:
-        self.at.setdefault(path, set()).add(value)
-        for prefix in _segment_prefixes(path):
-            self.under.setdefault(prefix, set()).add(value)
+    def __len__(self) -> int:
+        return len(self._patterns)
 
-    def discard(self, path: str, value: K) -> None:
-        self.at.get(path, set()).discard(value)
-        for prefix in _segment_prefixes(path):
-            self.under.get(prefix, set()).discard(value)
+    def __contains__(self, key: object) -> bool:
+        return key in self._patterns
 
-    def collect(self, prefixes: tuple[str, ...], below: str | None, found: set[K]) -> None:
-        """Add to ``found`` the values filed at any of ``prefixes``, and at or below ``below``."""
-        at = self.at
-        for prefix in prefixes:
-            if prefix in at:
-                found |= at[prefix]
-        if below is not None and below in self.under:
-            found |= self.under[below]
+    def add(self, key: K, pattern: str, *, assume_normalized: bool = False) -> None:
+        """Record that ``key`` owns ``pattern``; raises PatternError for a bad one."""
+        text = pattern if assume_normalized else normalize(pattern)
+        home, literal, is_dir = _entry(text)
+        self._patterns.setdefault(key, set()).add(text)
+        self._current = False
+        if not literal:
+            self._globs_at.setdefault(home, set()).add((key, text))
+            return
+        self._at.setdefault(home, set()).add(key)
+        if not is_dir:
+            self._files.setdefault(home, set()).add(key)
+
+    def remove(self, key: K) -> None:
+        """Forget every pattern of ``key`` (no-op for an unknown key)."""
+        for text in self._patterns.pop(key, set()):
+            home, literal, _ = _entry(text)
+            self._current = False
+            if not literal:
+                self._globs_at[home].discard((key, text))
+                continue
+            self._at[home].discard(key)
+            self._files.get(home, set()).discard(key)
+
+    def conflicts(self, pattern: str, *, assume_normalized: bool = False) -> set[K]:
+        """The keys with a pattern that overlaps ``pattern`` (see ``overlaps``)."""
+        text = pattern if assume_normalized else normalize(pattern)
+        home, literal, _ = _entry(text)
+        if not self._current:
+            self._derive()
+        if not literal:
+            return self._glob_conflicts(text, home)
+        at = self._at.get(home)
+        found = set(at) if at else set()
+        globs = self._globs_at.get(home)
+        if globs:
+            self._add_globs(found, globs, home, _literal_meets)
+        if home in self._dirs:
+            # Literals below the query always overlap it; globs when they own something there.
+            for filed in self._below(home):
+                at = self._at.get(filed)
+                if at:
+                    found |= at
+                globs = self._globs_at.get(filed)
+                if globs:
+                    self._add_globs(found, globs, home, _literal_meets)
+        end = home.rfind("/")
+        parent = home[:end] if end > 0 else ""
+        try:
+            above = self._above[parent]
+        except KeyError:
+            above = self._above_of(parent)
+        if above is not None:
+            found |= above.literals
+            self._add_globs(found, above.globs, home, _literal_meets)
+        return found
+
+    def owners(self, path: str, *, assume_normalized: bool = False) -> set[K]:
+        """The keys owning the concrete file ``path`` (case-insensitively)."""
+        text = (path if assume_normalized else normalize(path)).rstrip("/")
+        folded = text.lower() if text.isascii() else fold(text)
+        if not self._current:
+            self._derive()
+        found = set(self._files.get(folded, ()))
+        globs = self._globs_at.get(folded)
+        if globs:
+            self._add_globs(found, globs, folded, _owns_folded)
+        parent = _parent(folded)
+        try:
+            above = self._above[parent]
+        except KeyError:
+            above = self._above_of(parent)
+        if above is not None:
+            found |= above.literals
+            self._add_globs(found, above.globs, folded, _owns_folded)
+        return found
+
+    def _derive(self) -> None:
+        dirs: set[str] = set()
+        for home in (*self._at, *self._globs_at):
+            # Stop at the first directory already known: its ancestors are known too.
+            end = home.rfind("/")
+            while end > 0 and home[:end] not in dirs:
+                dirs.add(home[:end])
+                end = home.rfind("/", 0, end)
+        if self._at or self._globs_at:
+            dirs.add("")
+        self._dirs = dirs
+        self._sorted = sorted({*self._at, *self._globs_at})
+        self._above = {}
+        self._current = True
+
+    def _below(self, directory: str) -> list[str]:
+        """The filed texts strictly below ``directory`` ("" = the root: all of them)."""
+        texts = self._sorted
+        if not directory:
+            return texts
+        prefix = directory + "/"
+        start = bisect.bisect_left(texts, prefix)
+        # Every text starting with ``prefix`` sorts before ``prefix`` + the last code point.
+        return texts[start:bisect.bisect_left(texts, prefix + "\U0010ffff", start)]
+
+    def _above_of(self, directory: str) -> _Above[K] | None:
+        """What is filed at ``directory`` or above it (None: nothing), memoised."""
+        if directory in self._above:
+            return self._above[directory]
+        up = self._above_of(_parent(directory)) if directory else None
+        literals = self._at.get(directory) if directory else None
+        globs = self._globs_at.get(directory)
+        found: _Above[K] | None = up
+        if literals or globs:
+            found = _Above((up.literals if up else frozenset()) | (literals or set()),
+                           (up.globs if up else ()) + tuple(globs or ()))
+        self._above[directory] = found
+        return found
+
+    @staticmethod
+    def _add_globs(found: set[K], globs: Iterable[tuple[K, str]], home: str,
+                   meets: Callable[[str, str], bool]) -> None:
+        """Add to ``found`` the keys of ``globs`` with a pattern that ``meets(pattern, home)`` accepts."""
+        found.update(key for key, other in globs if key not in found and meets(other, home))
+
+    def _glob_conflicts(self, text: str, home: str) -> set[K]:
+        found: set[K] = set()
+        filed_above = _segment_prefixes(home)
+        below = self._below(home) if home in self._dirs else []
+        # A literal at or above the query's prefix owns everything the query owns, so they overlap iff the
+        # query owns anything; one below it overlaps iff the query owns something there. A universal query
+        # (see _Walk) does both.
+        universal = _walk(text).universal
+        for filed in (*filed_above[1:], *below):
+            keys = self._at.get(filed)
+            if keys and not keys <= found and (universal or _literal_meets_glob(filed, text)):
+                found |= keys
+        for filed in (*filed_above, *below):
+            globs = self._globs_at.get(filed)
+            if globs:
+                self._add_globs(found, globs, text, _globs_overlap)
+        return found
+
+
+def _literal_meets(glob: str, home: str) -> bool:
+    """``overlaps`` of a glob and the folded literal ``home`` (filed at, above or below it)."""
+    return _walk(glob).universal or _literal_meets_glob(home, glob)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -681,107 +867,3 @@ def _segment_prefixes(path: str) -> tuple[str, ...]:
         slash = path.find("/", slash + 1)
     prefixes.append(path)
     return tuple(prefixes)
-
-
-class _Query(NamedTuple):
-    pattern: str
-    literal: bool
-    head: str
-    """Folded literal prefix."""
-    prefixes: tuple[str, ...]
-    """The segment prefixes of ``head``."""
-
-
-@functools.lru_cache(maxsize=65536)
-def _query(pattern: str) -> _Query:
-    text = normalize(pattern)
-    head = literal_prefix(text)
-    return _Query(text, is_literal(text), head, _segment_prefixes(head))
-
-
-class OwnershipIndex(Generic[K]):
-    """Patterns by owner key, answering "who conflicts with this pattern" and "who owns this path" fast.
-
-    Literal patterns are filed under their folded text, glob patterns under their folded literal prefix
-    (the segments before the first glob); each map also knows what lies at or below every segment prefix.
-    So a query costs a dict lookup per segment of its own prefix, plus the exact test for the few glob
-    patterns (or, for a glob query, literal patterns) whose prefix is compatible. Case-insensitive.
-    """
-
-    def __init__(self) -> None:
-        self._literals: _PrefixMap[K] = _PrefixMap()
-        """Literal patterns, directory ones without their trailing '/'."""
-        self._files: dict[str, set[K]] = {}
-        """Literal non-directory patterns (a directory pattern does not own a file of its own name)."""
-        self._globs: _PrefixMap[tuple[K, str]] = _PrefixMap()
-        self._patterns: dict[K, set[str]] = {}
-
-    def __len__(self) -> int:
-        return len(self._patterns)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._patterns
-
-    def add(self, key: K, pattern: str) -> None:
-        """Record that ``key`` owns ``pattern``; raises PatternError for a bad one."""
-        query = _query(pattern)
-        self._patterns.setdefault(key, set()).add(query.pattern)
-        if not query.literal:
-            self._globs.add(query.head, (key, query.pattern))
-            return
-        self._literals.add(query.head, key)
-        if not query.pattern.endswith("/"):
-            self._files.setdefault(query.head, set()).add(key)
-
-    def remove(self, key: K) -> None:
-        """Forget every pattern of ``key`` (no-op for an unknown key)."""
-        for pattern in self._patterns.pop(key, set()):
-            query = _query(pattern)
-            if not query.literal:
-                self._globs.discard(query.head, (key, pattern))
-                continue
-            self._literals.discard(query.head, key)
-            self._files.get(query.head, set()).discard(key)
-
-    def conflicts(self, pattern: str) -> set[K]:
-        """The keys with a pattern that overlaps ``pattern`` (see ``overlaps``)."""
-        query = _query(pattern)
-        found: set[K] = set()
-        # Literal patterns at or above a query's literal prefix own everything the query can own.
-        self._literals.collect(query.prefixes, None, found)
-        if query.literal or _walk(query.pattern).universal:
-            self._literals.collect((), query.head, found)
-        else:
-            below: set[K] = set()
-            self._literals.collect((), query.head, below)
-            found |= {key for key in below - found if self._literal_overlaps(key, query.pattern)}
-        globs: set[tuple[K, str]] = set()
-        self._globs.collect(query.prefixes, query.head, globs)
-        for key, other in globs:
-            if key in found:
-                continue
-            if query.literal:
-                # A universal glob owns something below every path at or below its prefix.
-                meets = _walk(other).universal or _literal_meets_glob(query.head, other)
-            else:
-                meets = _globs_overlap(other, query.pattern)
-            if meets:
-                found.add(key)
-        return found
-
-    def owners(self, path: str) -> set[K]:
-        """The keys owning the concrete file ``path`` (case-insensitively)."""
-        folded = fold(normalize(path).rstrip("/"))
-        prefixes = _segment_prefixes(folded)
-        found: set[K] = set(self._files.get(folded, ()))
-        self._literals.collect(prefixes[:-1], None, found)
-        globs: set[tuple[K, str]] = set()
-        self._globs.collect(prefixes, None, globs)
-        for key, other in globs:
-            if key not in found and _owns_folded(other, folded):
-                found.add(key)
-        return found
-
-    def _literal_overlaps(self, key: K, pattern: str) -> bool:
-        mine = self._patterns[key]
-        return any(is_literal(text) and _literal_meets_glob(fold(text), pattern) for text in mine)

@@ -25,7 +25,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from wavegit.paths import OwnershipIndex, PatternError
+from wavegit.paths import OwnershipIndex
 from wavegit.schema import gc_paused
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
 
@@ -142,12 +142,7 @@ def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int
     for pos, item in enumerate(items):
         if item.status in IN_FLIGHT:
             for pattern in item.owns:
-                try:
-                    index.add(pos, pattern)
-                except PatternError:
-                    # An in-flight item with an unusable pattern still owns its other patterns; the bad one
-                    # is reported by validation, and guessing what it meant would be worse.
-                    continue
+                index.add(pos, pattern, assume_normalized=True)
     # Backlogs repeat patterns a lot (shared hot files), so each distinct pattern is asked about once;
     # the memo is inlined because this loop runs ~25k times on a 10k-item backlog.
     first: dict[str, int] = {}
@@ -156,7 +151,7 @@ def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int
         for pattern in items[pos].owns:
             hit = first.get(pattern)
             if hit is None:
-                hit = first[pattern] = min(index.conflicts(pattern), default=-1)
+                hit = first[pattern] = min(index.conflicts(pattern, assume_normalized=True), default=-1)
             if hit >= 0:
                 # One blocker is reason enough; not asking about the item's other patterns saves queries.
                 blockers[pos] = hit
@@ -169,7 +164,7 @@ def _candidate_graph(items: Sequence[Item], candidates: Sequence[int]) -> dict[i
     index: OwnershipIndex[int] = OwnershipIndex()
     for pos in candidates:
         for pattern in items[pos].owns:
-            index.add(pos, pattern)
+            index.add(pos, pattern, assume_normalized=True)
     owners: dict[str, set[int]] = {}  # one query per distinct pattern, as above
     graph: dict[int, set[int]] = {}
     for pos in candidates:
@@ -177,7 +172,7 @@ def _candidate_graph(items: Sequence[Item], candidates: Sequence[int]) -> dict[i
         for pattern in items[pos].owns:
             hits = owners.get(pattern)
             if hits is None:
-                hits = owners[pattern] = index.conflicts(pattern)
+                hits = owners[pattern] = index.conflicts(pattern, assume_normalized=True)
             found |= hits
         found.discard(pos)
         graph[pos] = found
