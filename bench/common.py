@@ -108,6 +108,11 @@ def python_env(base: Path) -> dict[str, str]:
     return env
 
 
+def warm_bytecode(env: Mapping[str, str]) -> None:
+    """Compile wavegit's bytecode into ``env``'s cache, untimed, so no timed process pays for it."""
+    run_process([sys.executable, "-m", "compileall", "-q", str(ROOT / "wavegit")], env=env)
+
+
 def git_env(home: Path, cache_base: Path | None = None) -> dict[str, str]:
     """:func:`python_env` (bytecode under ``cache_base``, default ``home``) plus a private HOME and git
     identity: no user or system git config, no GitHub or wavegit settings leaking in from the caller."""

@@ -7,90 +7,82 @@ and min-max wall time of N runs (default 3) against the ideal 16 / 8 x 1 s = 2 s
 the per-item overhead of the git steps, timed in-process on the same kind of repository: worktree add +
 remove, stage + commit, and replaying one item commit onto the wave branch (collect).
 
-    python bench/wave.py [--runs 3] [--write]   # --write updates the "## wave" section of BENCHMARKS.md
+    python bench/wave.py [--runs 3] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import common
 
-from wavegit import worktree  # noqa: E402
+from wavegit import worktree
 
 ITEMS = 16
 CONCURRENCY = 8
 SLEEP_S = 1.0
 IDEAL_S = ITEMS / CONCURRENCY * SLEEP_S
 TARGET = 1.25
-WORKER = shlex.join(["sh", "-c", f'sleep {SLEEP_S}; echo done > "$WAVEGIT_ITEM_ID.txt"'])
-SECTION = "## wave"
-HEADER = "# Benchmarks\n"
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "WAVEGIT_", "GITHUB_"))}
-    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-               GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
-               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com",
-               PYTHONPATH=str(ROOT))
-    return env
+def worker(sleep_s: float) -> str:
+    """The bench worker: sleeps, then writes the one file its item owns."""
+    return shlex.join(["sh", "-c", f'sleep {sleep_s:g}; echo done > "$WAVEGIT_ITEM_ID.txt"'])
 
 
-def _git(cwd: Path, env: dict[str, str], *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
-def make_repo(base: Path, env: dict[str, str]) -> Path:
-    """A bare origin and a clone whose main holds a 16-item tracker and the bench config."""
-    (base / "home").mkdir(exist_ok=True)
-    (base / "home" / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
-    _git(base, env, "init", "-q", "--bare", "-b", "main", "origin.git")
-    _git(base, env, "clone", "-q", "origin.git", "work")
+def make_repo(base: Path, env: dict[str, str], items: int = ITEMS, sleep_s: float = SLEEP_S,
+              concurrency: int = CONCURRENCY) -> Path:
+    """A bare origin and a clone whose main holds an ``items``-item tracker and the bench config."""
+    common.git(base, env, "init", "-q", "--bare", "-b", "main", "origin.git")
+    common.git(base, env, "clone", "-q", "origin.git", "work")
     clone = base / "work"
     (clone / ".wavegit").mkdir()
-    items = "".join(f"  - id: ITEM-{n:02d}\n    prompt: write ITEM-{n:02d}.txt\n"
-                    f"    owns: [ITEM-{n:02d}.txt]\n    test: 'true'\n    status: todo\n"
-                    for n in range(ITEMS))
-    (clone / ".wavegit" / "tracker.yaml").write_text(f"version: 1\nitems:\n{items}")
+    entries = "".join(f"  - id: ITEM-{n:02d}\n    prompt: write ITEM-{n:02d}.txt\n"
+                      f"    owns: [ITEM-{n:02d}.txt]\n    test: 'true'\n    status: todo\n"
+                      for n in range(items))
+    (clone / ".wavegit" / "tracker.yaml").write_text(f"version: 1\nitems:\n{entries}")
     (clone / ".wavegit" / "config.yaml").write_text(
-        f"worker: {json.dumps(WORKER)}\nconcurrency: {CONCURRENCY}\nmax_items: {ITEMS}\nattempts: 1\n")
+        f"worker: {json.dumps(worker(sleep_s))}\nconcurrency: {concurrency}\nmax_items: {items}\n"
+        "attempts: 1\n")
     (clone / "README.md").write_text("bench\n")
-    _git(clone, env, "add", "-A")
-    _git(clone, env, "commit", "-q", "-m", "bench repo")
-    _git(clone, env, "push", "-q", "origin", "main")
+    common.git(clone, env, "add", "-A")
+    common.git(clone, env, "commit", "-q", "-m", "bench repo")
+    common.git(clone, env, "push", "-q", "origin", "main")
     return clone
 
 
-def time_wave() -> tuple[float, list[float]]:
+def run_wave(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, object]]:
+    """Wall time of one ``wavegit run --json`` in ``clone`` and its report; every item must verify."""
+    start = time.perf_counter()
+    proc = common.run_process([sys.executable, "-m", "wavegit", "run", "--json"], cwd=clone, env=env)
+    wall = time.perf_counter() - start
+    report: dict[str, object] = json.loads(proc.stdout)
+    items = report["items"]
+    assert isinstance(items, list)
+    if not all(item["verified"] for item in items):
+        raise common.BenchError(f"not every item was verified: {proc.stdout}")
+    return wall, report
+
+
+def time_wave(cache: Path, items: int, sleep_s: float) -> tuple[float, list[float]]:
     """Wall time of one ``wavegit run`` and each item's attempt duration (worktree to removal)."""
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-") as tmp:
         base = Path(tmp)
-        env = _env(base / "home")
-        clone = make_repo(base, env)
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "wavegit", "run", "--json"], cwd=clone, env=env,
-                              capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            raise SystemExit(f"wavegit run failed ({proc.returncode}): {proc.stderr}")
-        report = json.loads(proc.stdout)
-        assert sum(item["verified"] for item in report["items"]) == ITEMS, "not every item was verified"
-        return wall, [item["duration_s"] for item in report["items"]]
+        env = common.git_env(base / "home", cache)
+        wall, report = run_wave(make_repo(base, env, items, sleep_s), env)
+        entries = report["items"]
+        assert isinstance(entries, list)
+        return wall, [float(item["duration_s"]) for item in entries]
 
 
 def _median_ms(step: Callable[[], None], repeat: int) -> float:
@@ -106,107 +98,115 @@ def time_steps(repeat: int = 16) -> dict[str, float]:
     """Median milliseconds per item of the git steps a wave adds around each worker."""
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-") as tmp:
         base = Path(tmp)
-        env = _env(base / "home")
+        env = common.git_env(base / "home")
         clone = make_repo(base, env)
-        os.environ.update({k: env[k] for k in ("HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
-                                                "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                                                "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")})
-        head = _git(clone, env, "rev-parse", "HEAD")
-        counter = iter(range(10**6))
-        commits: list[tuple[str, str]] = []
+        saved = dict(os.environ)
+        os.environ.update({k: v for k, v in env.items() if k.startswith(("HOME", "GIT_"))})
+        try:
+            return _steps(base, clone, common.git(clone, env, "rev-parse", "HEAD"), repeat)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
-        def add_remove() -> None:
-            path = base / "wt" / f"a{next(counter)}"
-            worktree.add(clone, path, branch=f"wavegit/items/w-bench/{path.name}", start=head)
-            worktree.remove(clone, path)
 
-        def stage_commit() -> None:
-            n = next(counter)
-            path = base / "wt" / f"c{n}"
-            worktree.add(clone, path, branch=None, start=head)
-            (path / f"file{n}.txt").write_text("x\n")
-            start = time.perf_counter()
-            tree = worktree.stage_all(path)
-            worktree.changed_paths(clone, head, tree)
-            message = f"item {n}\n\nWavegit-Item: {n}\n"
-            commits.append((worktree.commit_tree(clone, tree, [head], message), message))
-            timings.append((time.perf_counter() - start) * 1000)
-            worktree.remove(clone, path)
+def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
+    counter = iter(range(10**6))
+    commits: list[tuple[str, str]] = []
+    timings: list[float] = []
 
-        timings: list[float] = []
-        results = {"worktree add + remove": _median_ms(add_remove, repeat)}
-        for _ in range(repeat):
-            stage_commit()
-        results["stage + changed paths + commit"] = statistics.median(timings)
+    def add_remove() -> None:
+        path = base / "wt" / f"a{next(counter)}"
+        worktree.add(clone, path, branch=f"wavegit/items/w-bench/{path.name}", start=head)
+        worktree.remove(clone, path)
+
+    def stage_commit() -> None:
+        n = next(counter)
+        path = base / "wt" / f"c{n}"
+        worktree.add(clone, path, branch=None, start=head)
+        (path / f"file{n}.txt").write_text("x\n")
         start = time.perf_counter()
-        worktree.combine(clone, head, commits)
-        results["collect (replay one item commit)"] = (time.perf_counter() - start) * 1000 / len(commits)
-        return results
+        tree = worktree.stage_all(path)
+        worktree.changed_paths(clone, head, tree)
+        message = f"item {n}\n\nWavegit-Item: {n}\n"
+        commits.append((worktree.commit_tree(clone, tree, [head], message), message))
+        timings.append((time.perf_counter() - start) * 1000)
+        worktree.remove(clone, path)
+
+    results = {"worktree add + remove": _median_ms(add_remove, repeat)}
+    for _ in range(repeat):
+        stage_commit()
+    results["stage + changed paths + commit"] = statistics.median(timings)
+    start = time.perf_counter()
+    worktree.combine(clone, head, commits)
+    results["collect (replay one item commit)"] = (time.perf_counter() - start) * 1000 / len(commits)
+    return results
 
 
-def section(runs: int) -> str:
+@dataclass(frozen=True)
+class Figures:
+    walls: common.Stats
+    attempt_overhead_ms: float
+    """Median over items of an attempt's duration beyond the worker's sleep."""
+    steps: dict[str, float]
+
+    @property
+    def ratio(self) -> float:
+        return self.walls.median / IDEAL_S
+
+
+def measure(runs: int) -> Figures:
     walls: list[float] = []
     durations: list[float] = []
-    for _ in range(runs):
-        wall, item_durations = time_wave()
-        walls.append(wall)
-        durations.extend(item_durations)
-    steps = time_steps()
-    median = statistics.median(walls)
-    ratio = median / IDEAL_S
-    attempt_overhead = (statistics.median(durations) - SLEEP_S) * 1000
+    with tempfile.TemporaryDirectory(prefix="wavegit-bench-cache-") as cache:
+        common.warm_bytecode(common.python_env(Path(cache)))
+        for _ in range(runs):
+            wall, item_durations = time_wave(Path(cache), ITEMS, SLEEP_S)
+            walls.append(wall)
+            durations.extend(item_durations)
+    return Figures(common.Stats(tuple(walls)), (statistics.median(durations) - SLEEP_S) * 1000, time_steps())
+
+
+def result(quick: bool, runs: int = 3) -> common.Result:
+    runs = 1 if quick else runs
+    fig = measure(runs)
+    met = fig.ratio <= TARGET
     lines = [
-        SECTION, "",
-        f"`python bench/wave.py --runs {runs}` — {datetime.date.today().isoformat()}, "
-        f"{platform.python_implementation()} {platform.python_version()}, {platform.system()} "
-        f"{platform.machine()}, {os.cpu_count()} CPUs, {_git(ROOT, os.environ.copy(), '--version')}, "
-        f"load average {os.getloadavg()[0]:.1f} at the end.",
+        "## wave",
         "",
-        f"A whole `wavegit run` ({ITEMS} items, worker sleeps {SLEEP_S:g} s, concurrency {CONCURRENCY}, item "
-        f"test `true`, local bare origin), as a process, median of {runs} fresh repositories:",
+        f"`python bench/wave.py --runs {runs}`. A whole `wavegit run` ({ITEMS} items, worker sleeps "
+        f"{SLEEP_S:g} s, concurrency {CONCURRENCY}, item test `true`, local bare origin), as a process, "
+        f"median of {runs} fresh repositories (bytecode compiled beforehand, untimed):",
         "",
-        "| measure | value |",
-        "|---|---|",
-        f"| wall time, median (min-max) | {median:.2f} s ({min(walls):.2f}-{max(walls):.2f} s) |",
-        f"| ideal ({ITEMS} / {CONCURRENCY} x {SLEEP_S:g} s) | {IDEAL_S:.2f} s |",
-        f"| ratio to ideal | {ratio:.2f}x (target ≤ {TARGET}x: {'met' if ratio <= TARGET else 'NOT met'}) |",
-        f"| per-attempt overhead beyond the 1 s sleep (median over items) | {attempt_overhead:.0f} ms |",
+        common.table(["measure", "value"], [
+            ("wall time, median (min-max)", f"{fig.walls.s()} s"),
+            (f"ideal ({ITEMS} / {CONCURRENCY} x {SLEEP_S:g} s)", f"{IDEAL_S:.2f} s"),
+            ("ratio to ideal", f"{fig.ratio:.2f}x (target ≤ {TARGET}x: {common.verdict(met)})"),
+            (f"per-attempt overhead beyond the {SLEEP_S:g} s sleep (median over items)",
+             f"{fig.attempt_overhead_ms:.0f} ms"),
+            (f"wave overhead per item ((wall - ideal) / {ITEMS // CONCURRENCY} items per worker slot)",
+             f"{(fig.walls.median - IDEAL_S) / (ITEMS / CONCURRENCY) * 1000:.0f} ms"),
+        ]),
         "",
         "Per-item git steps, in-process, median ms:",
         "",
-        "| step | ms |",
-        "|---|---|",
-        *(f"| {name} | {ms:.1f} |" for name, ms in steps.items()),
+        common.table(["step", "ms"], [(name, f"{ms:.1f}") for name, ms in fig.steps.items()], numeric=(1,)),
         "",
         "The wall time also holds the process start, the claim and record commits (each a fetch and a push "
         "to the origin), the wave branch push, and the idle-poll granularity of the runner.",
         "",
     ]
-    return "\n".join(lines)
-
-
-def write_section(doc: Path, text: str) -> None:
-    """Replace (or append) this benchmark's section of ``doc``, leaving the other sections alone."""
-    content = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
-    start = content.find(f"\n{SECTION}\n")
-    if start < 0:
-        content = content.rstrip("\n") + "\n\n" + text
-    else:
-        end = content.find("\n## ", start + 1)
-        content = content[: start + 1] + text + (content[end + 1:] if end >= 0 else "")
-    doc.write_text(content, encoding="utf-8")
+    target = common.Target(3, f"wave of {ITEMS} x {SLEEP_S:g} s items at concurrency {CONCURRENCY} vs ideal",
+                           f"≤ {TARGET}x", f"{fig.ratio:.2f}x", met)
+    return common.Result("wave", "\n".join(lines), (target,))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--write", action="store_true", help="update the ## wave section of BENCHMARKS.md")
+    parser.add_argument("--quick", action="store_true", help="one run")
     args = parser.parse_args()
-    text = section(max(args.runs, 1))
-    print(text)
-    if args.write:
-        write_section(ROOT / "BENCHMARKS.md", text)
+    print(result(args.quick, max(args.runs, 1)).section)
 
 
 if __name__ == "__main__":
