@@ -5,17 +5,24 @@ Everything here inspects real repositories with git; nothing fakes git.
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
-from support import git
+from ghserver import BOT_TOKEN, Running
+from support import RemoteRepo, git
 
-from wavegit import tracker
+from wavegit import cli, tracker
 from wavegit.config import TRACKER_PATH
 from wavegit.errors import ValidationError
+from wavegit.github import PyGithubClient, RetryPolicy, Settings
+from wavegit.report import ItemReport, WaveReport, to_markdown
 
 WORKERS = Path(__file__).resolve().parent / "reliability_workers"
 LONG = os.environ.get("WAVEGIT_LONG_TESTS") == "1"
@@ -85,3 +92,84 @@ def one_clear_line(stderr: str) -> str:
     assert "Traceback" not in stderr, stderr
     assert len(lines) == 1, stderr
     return lines[0]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def main_in_process(argv: Sequence[str], stdin: bytes = b"") -> Outcome:
+    """``wavegit ARGV`` through ``cli.main`` in this process (fast), stdin/stdout/stderr captured.
+
+    Any exception escaping ``main`` other than SystemExit propagates: that would be a traceback.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = cli.main(list(argv))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        sys.stdin = saved
+    return Outcome(code, out.getvalue(), err.getvalue())
+
+
+GATE_TRACKER = """version: 1
+items:
+  - id: A-1
+    prompt: do a
+    owns: [src/a/]
+    test: 'true'
+    status: review
+"""
+
+
+def sample_report(head: str, **changes: object) -> WaveReport:
+    """A successful report of a wave whose one item A-1 changed ``src/a/x.py``, at ``head``."""
+    items = [ItemReport(id="A-1", status="review", verified=True, attempts=1, test_exit=0,
+                        files_changed=["src/a/x.py"])]
+    fields: dict[str, object] = {"wave_id": "w1", "base_sha": "0" * 40, "head_sha": head,
+                                 "branch": "wavegit/w1", "success": True, "items": items,
+                                 "tracker_updated": True, "started_at": "2026-01-01T00:00:00Z"}
+    fields.update(changes)
+    return WaveReport(**fields)  # type: ignore[arg-type]
+
+
+@dataclass
+class GatePR:
+    """A PR of wave branch ``wavegit/w1`` (changing ``src/a/x.py``, owned by A-1) on the fake GitHub."""
+
+    gh: Running
+    remote: RemoteRepo
+    number: int
+    head: str
+
+    def report(self, **changes: object) -> WaveReport:
+        return sample_report(self.head, **changes)
+
+    def post(self, author: str, body: str | None = None) -> None:
+        self.gh.fake.add_comment(self.number, author, to_markdown(self.report()) if body is None else body)
+
+
+def open_gate_pr(remote: RemoteRepo, gh: Running) -> GatePR:
+    clone = remote.clone
+    (clone / ".wavegit").mkdir(exist_ok=True)
+    (clone / TRACKER_PATH).write_text(GATE_TRACKER)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "tracker")
+    git(clone, "push", "-q", "origin", "main")
+    git(clone, "checkout", "-q", "-b", "wavegit/w1")
+    (clone / "src" / "a").mkdir(parents=True, exist_ok=True)
+    (clone / "src" / "a" / "x.py").write_text("x\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "work")
+    git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
+    client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url), RetryPolicy(deadline_s=5))
+    number = client.find_or_create_pr("wavegit/w1", "main", "wave w1", "").number
+    return GatePR(gh, remote, number, git(clone, "rev-parse", "HEAD"))
