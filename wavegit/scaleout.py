@@ -27,6 +27,7 @@ import typing
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from wavegit import budget, git, report, runner, tracker, worktree
 from wavegit.config import Config
@@ -69,6 +70,13 @@ def wave_claim(wave_id: str, items: tuple[tracker.Item, ...], snapshot: Snapshot
     return Claim(wave_id, plan, None, snapshot.commit, items, day_spent)
 
 
+def check_wave_id(wave_id: str) -> str:
+    if not worktree.WAVE_ID_RE.match(wave_id):
+        raise UsageError(f"--wave {wave_id!r}: not a wave id (w-YYYYMMDD-HHMMSS-xxxx, as printed by "
+                         "`wavegit claim`)")
+    return wave_id
+
+
 def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
     """The wave branch's tip on the remote (fetched); before ``collect``, the base ``claim`` put it at."""
     branch = worktree.wave_branch(wave_id)
@@ -83,26 +91,22 @@ def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
 
 # -- claim --------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Matrix:
+class Claimed(NamedTuple):
     wave_id: str
+    """Empty when nothing was selected."""
     item_ids: tuple[str, ...]
 
-    def to_json(self) -> dict[str, object]:
-        """The shape ``strategy.matrix`` takes: ``fromJSON(...)`` of this is a matrix of ``item``."""
-        return {"include": [{"item": item_id} for item_id in self.item_ids], "wave": self.wave_id}
 
-
-def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int) -> Matrix:
-    """Claim the next wave and push its branch at its base; the matrix (empty when nothing was selected)."""
+def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int) -> Claimed:
+    """Claim the next wave and push its branch at its base."""
     now = utc_now()
     claimed = claim(repo, config, store, max_items=max_items, wave_id=worktree.new_wave_id(now), now=now)
     if claimed.commit is None:
-        return Matrix("", ())
+        return Claimed("", ())
     base = resolve_base(repo, config, claimed.commit)
     branch = worktree.wave_branch(claimed.wave_id)
     git.run(["push", "--quiet", config.remote, f"{base}:refs/heads/{branch}"], cwd=repo.root)
-    return Matrix(claimed.wave_id, claimed.plan.selected)
+    return Claimed(claimed.wave_id, claimed.plan.selected)
 
 
 # -- one item -----------------------------------------------------------------------------------------------
@@ -125,6 +129,7 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item
 def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id: str, *,
          events: Events | None = None) -> ItemRun:
     """``wavegit work``: run a claimed item and push its result branch."""
+    check_wave_id(wave_id)
     snapshot = store.read()
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
@@ -269,6 +274,7 @@ NO_RESULT = "not started: no result from `wavegit work` (the runner did not fini
 def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, push: bool = True,
             hooks: WaveHooks | None = None, events: Events | None = None) -> WaveOutcome:
     """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring)."""
+    check_wave_id(wave_id)
     snapshot = store.read()
     items = wave_items(load_tracker(snapshot, repo, config), wave_id, ("in_progress",))
     if not items:
@@ -287,8 +293,10 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
                                                        day_usd_limit=config.budget.day_usd))
+    hooks = hooks or {}
     return run_claimed(repo, config, store, wave_claim(wave_id, items, snapshot, 0.0), rep, push=push,
-                       events=events, base=base, produce=produce, **(hooks or {}))
+                       events=events, base=base, produce=produce, publish=hooks.get("publish"),
+                       open_pr=hooks.get("open_pr"))
 
 
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:

@@ -1,0 +1,158 @@
+"""Scale-out end to end on real repos: ``wavegit claim``, ``wavegit work`` in separate clones (the runners),
+``wavegit collect`` publishing through PyGithub to tests/ghserver.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ghserver import github_env, running
+from support import REPO_ROOT, RemoteRepo, git, wavegit
+from wave_support import item, make_wave_repo, origin_item, origin_tracker
+
+from wavegit import report, scaleout, tracker
+from wavegit.errors import UsageError
+from wavegit.wave import Attempt, ItemRun, utc_now
+
+GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
+        item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])]
+
+
+def claim(remote: RemoteRepo) -> dict[str, object]:
+    result = wavegit(remote.clone, "claim")
+    assert result.returncode == 0, result.stderr
+    matrix: dict[str, object] = json.loads(result.stdout)
+    return matrix
+
+
+def start_work(clone: Path, wave_id: str, item_id: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "wavegit", "work", "--wave", wave_id, "--item", item_id],
+                            cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def work_all(remote: RemoteRepo, wave_id: str, item_ids: list[str]) -> list[int]:
+    """One `wavegit work` per item, all at once, each in its own clone (its own runner)."""
+    procs = [start_work(remote.new_clone(f"runner-{item_id}"), wave_id, item_id) for item_id in item_ids]
+    codes = []
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, err
+        codes.append(proc.returncode)
+    return codes
+
+
+def test_claim_then_two_work_runners_then_collect_opens_the_pr_and_records_review(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, GOOD)
+    matrix = claim(remote)
+    wave_id = str(matrix["wave"])
+    assert matrix["include"] == [{"item": "IT-0"}, {"item": "IT-1"}]
+    base = git(remote.origin, "rev-parse", "main")
+    assert git(remote.origin, "rev-parse", f"wavegit/{wave_id}") == base
+    assert {i.id: (i.status, i.wave) for i in origin_tracker(remote).items} == {
+        "IT-0": ("in_progress", wave_id), "IT-1": ("in_progress", wave_id)}
+
+    assert work_all(remote, wave_id, ["IT-0", "IT-1"]) == [0, 0]
+    for item_id in ("IT-0", "IT-1"):
+        branch = f"wavegit/items/{wave_id}/{item_id}"
+        assert git(remote.origin, "rev-parse", f"{branch}^") == base
+        assert git(remote.origin, "diff", "--name-only", base, branch) == f"src/f{item_id[-1]}.txt"
+    assert origin_item(remote, "IT-0").status == "in_progress"
+
+    with running(remote.origin) as gh:
+        result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", env=github_env(gh))
+        assert result.returncode == 0, result.stderr
+        rep = report.WaveReport.from_json(result.stdout)
+        assert rep.success and rep.base_sha == base and [i.id for i in rep.items] == ["IT-0", "IT-1"]
+        assert all(i.verified and i.files_changed for i in rep.items)
+        assert list(gh.fake.pulls) == [rep.pr] and gh.fake.pulls[rep.pr].head == f"wavegit/{wave_id}"
+        (comment,) = gh.fake.issue_comments(rep.pr)
+        assert report.parse_markdown(comment.body).head_sha == rep.head_sha
+    trailers = git(remote.origin, "log", "--reverse", "--format=%(trailers:key=Wavegit-Item,valueonly)",
+                   f"{base}..wavegit/{wave_id}").split()
+    assert trailers == ["IT-0", "IT-1"]
+    for item_id in ("IT-0", "IT-1"):
+        recorded = origin_item(remote, item_id)
+        assert (recorded.status, recorded.pr, recorded.attempts) == ("review", rep.pr, 1)
+
+
+def test_a_failed_item_and_a_missing_runner_are_recorded_like_in_a_wave(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        *GOOD, item("BAD", ["write src/bad.txt nope"], ["src/bad.txt"])], attempts=1)
+    wave_id = str(claim(remote)["wave"])
+    assert work_all(remote, wave_id, ["IT-0", "BAD"]) == [0, 1]
+    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json")
+    assert result.returncode == 1, result.stderr
+    rep = report.WaveReport.from_json(result.stdout)
+    by_id = {i.id: i for i in rep.items}
+    assert by_id["IT-0"].verified and not by_id["BAD"].verified and not by_id["IT-1"].verified
+    assert by_id["BAD"].test_exit not in (None, 0) and "nope" in by_id["BAD"].log_tail
+    assert "no result from `wavegit work`" in (by_id["IT-1"].error or "")
+    bad, missing = origin_item(remote, "BAD"), origin_item(remote, "IT-1")
+    assert (bad.status, bad.attempts) == ("todo", 1) and "test" in (bad.last_error or "")
+    assert (missing.status, missing.attempts, missing.wave) == ("todo", 0, None)
+    assert origin_item(remote, "IT-0").status == "review"
+    assert git(remote.origin, "ls-tree", "--name-only", f"wavegit/{wave_id}", "src/").split() == [
+        "src/a", "src/f0.txt", "src/keep.txt"]
+
+
+def test_plan_matrix_is_read_only_and_claim_on_an_empty_backlog_gives_an_empty_matrix(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, GOOD)
+    before = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "plan", "--matrix")
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == {"include": [{"item": "IT-0"}, {"item": "IT-1"}], "wave": ""}
+    assert git(remote.origin, "rev-parse", "main") == before
+    claim(remote)
+    assert claim(remote) == {"include": [], "wave": ""}
+
+
+def test_work_refuses_an_item_its_wave_did_not_claim_and_collect_refuses_a_finished_wave(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, GOOD)
+    wave_id = str(claim(remote)["wave"])
+    for args, says in [(["work", "--wave", wave_id, "--item", "NOPE"], "no such item"),
+                       (["work", "--wave", "w-20260101-000000-abcd", "--item", "IT-0"], "not claimed by"),
+                       (["work", "--wave", "main", "--item", "IT-0"], "not a wave id")]:
+        result = wavegit(remote.clone, *args)
+        assert result.returncode == 2 and says in result.stderr and "Traceback" not in result.stderr
+    assert work_all(remote, wave_id, ["IT-0", "IT-1"]) == [0, 0]
+    assert wavegit(remote.clone, "collect", "--wave", wave_id).returncode == 0
+    again = wavegit(remote.clone, "collect", "--wave", wave_id)
+    assert again.returncode == 2 and "already collected" in again.stderr
+
+
+def test_a_result_survives_its_round_trip_through_the_commit_message(tmp_path: Path) -> None:
+    log = tmp_path / "A-1.log"
+    log.write_text("line one\nline two\n")
+    started = utc_now().replace(microsecond=0)
+    attempt = Attempt(1, "claude", "ab" * 32, "c" * 40, started, started, exit_code=0, test_exit=1, cost=0.25,
+                      log_path=log, error="test exited 1", files_changed=["src/a.txt"], counted=True)
+    run = ItemRun(scaleout_item(), attempts=[attempt], not_started=None)
+    message = f"wavegit result\n\n{scaleout.RESULT_KEY}: {scaleout.encode_result(run, 'c' * 40)}\n"
+    result = scaleout.result_from_message(message, "here")
+    restored = scaleout.restore_run(run.item, result, "d" * 40, tmp_path / "logs")
+    (back,) = restored.attempts
+    assert back.log_path == tmp_path / "logs" / "A-1.log"
+    assert back.log_path.read_text() == "line one\nline two\n"
+    assert (back.started_at, back.cost, back.error, back.files_changed) == (started, 0.25, "test exited 1",
+                                                                            ["src/a.txt"])
+    assert (restored.used, restored.cost, restored.error) == (run.used, run.cost, run.error)
+
+
+@pytest.mark.parametrize("payload", [
+    '{"format": 1, "base": "x", "not_started": null, "attempts": [{"number": "1"}], "tails": {}}',
+    '{"format": 1, "base": "x", "not_started": null, "attempts": [], "tails": {"../escape": ""}}',
+    '{"format": 2}', "not json",
+])
+def test_a_bad_result_is_a_clear_error_naming_the_branch(payload: str) -> None:
+    with pytest.raises(UsageError, match=r"^wavegit/items/w/A: "):
+        scaleout.result_from_message(f"x\n\n{scaleout.RESULT_KEY}: {payload}\n", "wavegit/items/w/A")
+
+
+def scaleout_item() -> tracker.Item:
+    return tracker.Item(id="A", prompt="p", owns=("src/a.txt",), test="true")

@@ -1,0 +1,31 @@
+"""``wavegit collect --wave W [--json]``: finish a scaled-out wave from its item branches.
+
+Combines the verified items, runs ``wave_test``, pushes ``wavegit/<W>``, records the tracker and, with
+GitHub configured, opens the PR and posts the report — like the end of ``wavegit run``, with its exit codes
+and its output (``--json``: the report JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wavegit import publish, scaleout
+from wavegit.commands.run import summary
+from wavegit.config import load_config
+from wavegit.repo import discover
+from wavegit.store import GitStore
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wave", required=True, metavar="W", help="the wave id printed by `wavegit claim`")
+    parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = discover(args.directory)
+    config = load_config(repo.root, repo.state_dir / "cache")
+    store = GitStore(repo, config)
+    hooks = publish.wave_hooks(publish.from_env(config, store))
+    outcome = scaleout.collect(repo, config, store, args.wave, hooks=hooks)
+    print(outcome.report.to_json() if args.json else summary(outcome.report))
+    return outcome.exit_code

@@ -1,0 +1,34 @@
+"""``wavegit work --wave W --item ID``: run one claimed item of a scaled-out wave; push its result branch.
+
+The item runs as in ``wavegit run`` (worktree, worker, ownership, test, retries) from the wave's base, and
+``wavegit/items/<W>/<ID>`` is pushed with the result (see ``wavegit.scaleout``). Exit 0 when the item was
+verified, 1 when not (the result is pushed either way, for ``wavegit collect``), 2 when the item is not
+claimed by that wave or the wave branch is missing, 3 over the day budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wavegit import scaleout, worktree
+from wavegit.config import load_config
+from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
+from wavegit.repo import discover
+from wavegit.store import GitStore
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wave", required=True, metavar="W", help="the wave id printed by `wavegit claim`")
+    parser.add_argument("--item", required=True, metavar="ID", help="the claimed item to run")
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = discover(args.directory)
+    config = load_config(repo.root, repo.state_dir / "cache")
+    item_run = scaleout.work(repo, config, GitStore(repo, config), args.wave, args.item)
+    pushed = f"pushed {worktree.item_branch(args.wave, args.item)}"
+    if item_run.verified:
+        print(f"{args.item}: verified; {pushed}")
+        return EXIT_OK
+    print(f"{args.item}: not verified ({item_run.error}); {pushed}")
+    return EXIT_WORK_FAILED
