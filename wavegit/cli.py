@@ -30,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "git hook entry points (pre-push)"),
     "hooks": ("hooks", "install or uninstall wavegit's git hooks"),
     "review": ("review", "act on a /wavegit retry|drop comment on a wave's pull request"),
+    "claim": ("claim", "claim a wave for scale-out and print its GitHub Actions matrix"),
+    "work": ("work", "run one claimed item of a scaled-out wave and push its result branch"),
+    "collect": ("collect", "combine a scaled-out wave's item branches, record, open the PR, report"),
 }
 
 
