@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 
 from wavegit import config as config_mod
 from wavegit import tracker as tracker_mod
@@ -18,7 +19,7 @@ from wavegit.select import Plan, select
 from wavegit.store import GitStore
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -29,10 +30,14 @@ def _positive_int(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-items", type=_positive_int, metavar="N",
+    parser.add_argument("--max-items", type=positive_int, metavar="N",
                         help="items the wave may take (default: max_items from the config)")
-    parser.add_argument("--json", action="store_true",
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
                         help='print {"selected": [...], "skipped": [{"id", "reason"}], "tracker_sha": ...}')
+    output.add_argument("--matrix", action="store_true",
+                        help='print {"include": [{"item": ID}, ...], "wave": ""}: a GitHub Actions matrix '
+                             "of what the wave would take (read-only; `wavegit claim` claims it)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,12 +50,19 @@ def run(args: argparse.Namespace) -> int:
     tracker = tracker_mod.load_cached(snapshot.text, snapshot.blob_sha, cache_dir, config.tracker_path,
                                       strict=False)
     plan = select(tracker, args.max_items or config.max_items, snapshot.blob_sha)
-    if args.json:
+    if args.matrix:
+        sys.stdout.write(json.dumps(matrix("", plan.selected)) + "\n")
+    elif args.json:
         # dumps, not dump: dump streams through the pure-Python encoder, several times slower here.
         sys.stdout.write(json.dumps(plan.to_json()) + "\n")
     else:
         sys.stdout.write(format_text(plan))
     return 0
+
+
+def matrix(wave_id: str, item_ids: Sequence[str]) -> dict[str, object]:
+    """The ``strategy.matrix`` of a wave: ``fromJSON`` of it runs one job per ``matrix.item``."""
+    return {"include": [{"item": item_id} for item_id in item_ids], "wave": wave_id}
 
 
 def format_text(plan: Plan) -> str:
