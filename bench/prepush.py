@@ -98,19 +98,21 @@ class Setup:
     in_flight: int
 
 
-def build(base: Path, n_items: int) -> Setup:
+def build(base: Path, n_items: int, n_commits: int = N_COMMITS, files_per_commit: int = FILES_PER_COMMIT
+          ) -> Setup:
+    """The repository of the benchmark: a push of ``n_commits`` commits of ``files_per_commit`` files each."""
     items = backlog.generate(n_items)
     tracker_text = backlog.to_yaml(items)
     origin, clone = base / "origin.git", base / "work"
     git.run(["init", "-q", "--bare", "-b", "main", str(origin)], cwd=base)
     git.run(["init", "-q", "-b", "main", str(clone)], cwd=base)
     git.run(["remote", "add", "origin", str(origin)], cwd=clone)
-    pushed = _unowned_paths(items, N_COMMITS * FILES_PER_COMMIT)
+    pushed = _unowned_paths(items, n_commits * files_per_commit)
     tree = {path: f"# {path}\n" for path in pushed}
     _fast_import(clone, iter([("base", {config.TRACKER_PATH: tracker_text, **tree})]), None)
     git.run(["push", "-q", "origin", "main"], cwd=clone)
     remote_oid = git.out(["rev-parse", "main"], cwd=clone)
-    groups = [pushed[k:k + FILES_PER_COMMIT] for k in range(0, len(pushed), FILES_PER_COMMIT)]
+    groups = [pushed[k:k + files_per_commit] for k in range(0, len(pushed), files_per_commit)]
     _fast_import(clone, ((f"change {n}", {p: f"# {p}\nchanged {n}\n" for p in group})
                          for n, group in enumerate(groups)), remote_oid)
     return Setup(clone, remote_oid, git.out(["rev-parse", "main"], cwd=clone), len(tracker_text.encode()),

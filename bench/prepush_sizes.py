@@ -1,0 +1,100 @@
+"""The pre-push hook, warm, against its floor for small and large pushes and trackers.
+
+``bench/prepush.py`` measures one case in depth (10,000 items, 200 commits touching 2,000 files). This adds
+the corners: trackers of 1,000 and 10,000 items (5% in flight) times a push of 1 commit touching 1 file and a
+push of 200 commits touching 2,000 files (files no in-flight item owns, so every path is checked), all
+built by ``prepush.build``. Floor, as there: ``python -c pass`` plus the one ``git log --name-status`` that
+lists the pushed paths, each timed alone. Whole processes, interleaved, median (min-max).
+
+    python bench/prepush_sizes.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import common
+import prepush
+
+TRACKERS = (1_000, 10_000)
+PUSHES = ((1, 1), (200, 10))
+"""(commits, files per commit)."""
+LABELS = ("python -c pass", "git log of the push", "hook, warm")
+
+
+@dataclass(frozen=True)
+class Case:
+    items: int
+    commits: int
+    files: int
+    stats: dict[str, common.Stats]
+
+    @property
+    def floor(self) -> float:
+        return self.stats[LABELS[0]].median + self.stats[LABELS[1]].median
+
+    @property
+    def ratio(self) -> float:
+        return self.stats[LABELS[2]].median / self.floor
+
+
+def measure_case(base: Path, n_items: int, commits: int, files: int, runs: int) -> Case:
+    where = base / f"{n_items}-{commits}x{files}"
+    where.mkdir()
+    setup = prepush.build(where, n_items, commits, files)
+    env = common.python_env(base)
+    py = sys.executable
+    stdin = f"refs/heads/main {setup.new} refs/heads/main {setup.old}\n"
+    pipelines = [
+        common.Pipeline(LABELS[0], [py, "-c", "pass"], env, setup.clone),
+        common.Pipeline(LABELS[1], ["git", "log", "-z", "--format=%H", "--name-status", "--no-renames",
+                                    f"{setup.old}..{setup.new}"], env, setup.clone),
+        common.Pipeline(LABELS[2], [py, "-m", "wavegit", "hook", "pre-push", "origin",
+                                    str(where / "origin.git")], env, setup.clone, stdin),
+    ]
+    return Case(n_items, commits, files * commits, common.interleaved(pipelines, runs))
+
+
+def result(quick: bool) -> common.Result:
+    trackers, runs = ((1_000,), 1) if quick else (TRACKERS, 9)
+    with tempfile.TemporaryDirectory(prefix="wavegit-prepush-sizes-") as tmp:
+        base = Path(tmp)
+        common.warm_bytecode(common.python_env(base))
+        cases = [measure_case(base, n, commits, files, runs) for n in trackers for commits, files in PUSHES]
+    rows = [(f"{c.items:,}", f"{c.commits} / {c.files}", *(c.stats[label].ms() for label in LABELS),
+             f"{c.floor * 1000:.0f}", f"{c.ratio:.2f}x", common.verdict(c.ratio <= prepush.TARGET))
+            for c in cases]
+    worst = max(cases, key=lambda c: c.ratio)
+    body = [
+        "## pre-push hook: small and large",
+        "",
+        f"`python bench/prepush_sizes.py{' --quick' if quick else ''}`: {runs} interleaved round(s) per case "
+        "after one untimed round, bytecode cached, warm parse cache. Ratio = hook / floor (medians); target "
+        f"≤ {prepush.TARGET}x warm (issue 4).",
+        "",
+        common.table(["tracker items", "commits / files pushed", *(f"{label} ms" for label in LABELS),
+                      "floor ms", "hook / floor", "target"], rows, numeric=(2, 3, 4, 5, 6)),
+        "",
+        f"- Worst case: {worst.items:,} items, {worst.commits} commit(s) / {worst.files} file(s): "
+        f"{worst.ratio:.2f}x. For small pushes the floor is mostly `python -c pass`, so the ratio is the "
+        "hook's fixed cost (imports, repository discovery, reading the in-flight items).",
+        "",
+    ]
+    target = common.Target(4, "pre-push hook, warm, vs floor, every size (small/large push and tracker)",
+                           f"≤ {prepush.TARGET}x", f"worst {worst.ratio:.2f}x", worst.ratio <= prepush.TARGET)
+    return common.Result("prepush-sizes", "\n".join(body), (target,))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    print(result(parser.parse_args().quick).section)
+
+
+if __name__ == "__main__":
+    main()
