@@ -530,44 +530,70 @@ def overlaps(a: str, b: str) -> bool:
     return _globs_overlap(a, b)
 
 
+Step = re.Pattern[str] | str | None
+"""How a walk consumes one folded segment: a regex, the folded text of a plain ASCII segment (compared as
+is, no regex needed), or None for ``**``."""
+
+
 class _Walk(NamedTuple):
     """A folded glob pattern, prepared for walking concrete folded segments through it."""
 
-    steps: tuple[re.Pattern[str] | None, ...]
-    """Each segment's regex; None for ``**``."""
+    steps: tuple[Step, ...]
     viable: tuple[bool, ...]
     """Per automaton state (0..m, m + 1 = below a match): whether acceptance can still be reached."""
     universal: bool
     """Owns something strictly below every path strictly below its literal prefix."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _segment_step(segment: str) -> tuple[re.Pattern[str], bool]:
+    """A segment's regex over one folded name, and whether some valid name matches it.
+
+    Keyed by the segment's text, as many patterns share segments like ``*.py``.
+    """
+    glob = tuple(token if isinstance(token, _Star) else _fold_charset(token)
+                 for token in _parse_segment(segment, segment))
+    source = "".join("[^/]*" if isinstance(token, _Star) else _charset_regex(token) for token in glob)
+    return re.compile(source, re.DOTALL), _segments_meet(glob, _ANY_SEGMENT)
+
+
 @functools.lru_cache(maxsize=65536)
 def _walk(pattern: str) -> _Walk:
-    parsed = _folded(pattern)
-    steps = tuple(
-        None if isinstance(segment, _DoubleStar) else re.compile("".join(
-            "[^/]*" if isinstance(token, _Star) else _charset_regex(token) for token in segment
-        ), re.DOTALL)
-        for segment in parsed.segments
-    )
+    text = normalize(pattern)
+    segments = (text[:-1] if text.endswith("/") else text).split("/")
+    steps: list[Step] = []
+    meets: list[bool] = []
+    for segment in segments:
+        if segment == "**":
+            steps.append(None)
+            meets.append(True)
+        elif segment.isascii() and _GLOB.search(segment) is None:
+            # normalize() rejects the names no path may have, and an ASCII name is its own NFC form.
+            steps.append(segment.lower())
+            meets.append(True)
+        else:
+            regex, ok = _segment_step(segment)
+            steps.append(regex)
+            meets.append(ok)
     viable = [True, True]
-    for segment in reversed(parsed.segments):
-        meets = isinstance(segment, _DoubleStar) or _segments_meet(segment, _ANY_SEGMENT)
-        viable.insert(0, meets and viable[0])
+    for ok in reversed(meets):
+        viable.insert(0, ok and viable[0])
     m = len(steps)
+    # A segment of stars only (``*``, ``***``; not ``**``) matches any one name.
+    any_name = [segment != "**" and not segment.strip("*") for segment in segments]
 
     def universal_from(i: int) -> bool:
         """Whether any sequence of one or more segments, fed from state ``i``, leaves acceptance reachable."""
         if i >= m or (steps[i] is None and viable[i]):
             return True
-        return parsed.segments[i] == (STAR,) and any(universal_from(j) for j in _closure(steps, (i + 1,)))
+        return any_name[i] and any(universal_from(j) for j in _closure(tuple(steps), (i + 1,)))
 
-    head = literal_prefix(pattern)
-    start = _closure(steps, (len(head.split("/")) if head else 0,))
-    return _Walk(steps, tuple(viable), any(universal_from(i) for i in start))
+    head = literal_prefix(text)
+    start = _closure(tuple(steps), (len(head.split("/")) if head else 0,))
+    return _Walk(tuple(steps), tuple(viable), any(universal_from(i) for i in start))
 
 
-def _closure(steps: tuple[re.Pattern[str] | None, ...], states: Iterable[int]) -> set[int]:
+def _closure(steps: tuple[Step, ...], states: Iterable[int]) -> set[int]:
     """``states`` plus those reached by letting ``**`` match zero segments."""
     closed: set[int] = set()
     for i in states:
@@ -596,7 +622,7 @@ def _literal_meets_glob(literal: str, pattern: str) -> bool:
                 after.append(m + 1)
             elif step is None:
                 after.append(i)
-            elif step.fullmatch(name):
+            elif step == name if isinstance(step, str) else step.fullmatch(name):
                 after.append(i + 1)
         if not after:
             return False

@@ -218,6 +218,28 @@ class GitStore:
         blob_sha, text = found
         return Snapshot(text, blob_sha, commit)
 
+    def read_blob_sha(self, fetch: bool = True) -> str | None:
+        """The tracker's blob SHA at the branch head (None: no branch or no file), without reading the blob.
+
+        One git process, reading only the commit's trees. For read-only callers that look the blob up in a
+        content-addressed cache first (``wavegit plan``) and call ``read_blob`` only on a miss; writers use
+        ``read``, whose snapshot pairs the blob with its commit.
+        """
+        if self.remote and fetch:
+            self._fetch()
+        ref = self.tracking_ref if self.remote else self.branch_ref
+        args = ["ls-tree", "-z", "--full-tree", f"{ref}^{{commit}}", "--", self.config.tracker_path]
+        result = git.run(args, cwd=self.repo.root, check=False)
+        meta, tab, _ = result.stdout.partition("\t")
+        fields = meta.split()
+        if result.returncode != 0 or not tab or len(fields) != 3 or fields[1] != "blob":
+            return None
+        return fields[2]
+
+    def read_blob(self, blob_sha: str) -> str:
+        """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
+        return git.run(["cat-file", "blob", blob_sha], cwd=self.repo.root).stdout
+
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         if snapshot.commit is None:
             return None
