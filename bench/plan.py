@@ -93,18 +93,21 @@ def phases(repo: str) -> dict[str, float]:
 
     marks.append(time.perf_counter())
     found = discover(repo)
-    cfg = config.load_config(found.root)
+    cache_dir = found.state_dir / "cache"
+    cfg = config.load_config(found.root, cache_dir)
     marks.append(time.perf_counter())
-    snapshot = GitStore(found, cfg).read(fetch=False)
+    store = GitStore(found, cfg)
+    blob_sha = store.read_blob_sha(fetch=False)
     marks.append(time.perf_counter())
-    assert snapshot.text is not None and snapshot.blob_sha is not None
-    parsed = tracker.load_cached(snapshot.text, snapshot.blob_sha, found.state_dir / "cache", strict=False)
+    assert blob_sha is not None
+    parsed = tracker.load_blob(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, strict=False)
     marks.append(time.perf_counter())
-    plan = select(parsed, cfg.max_items, snapshot.blob_sha)
+    plan = select(parsed, cfg.max_items, blob_sha)
     marks.append(time.perf_counter())
     json.dumps(plan.to_json())
     marks.append(time.perf_counter())
-    steps = ("imports", "discover + config", "store.read (git)", "tracker.load_cached", "select", "JSON out")
+    steps = ("imports", "discover + config", "store (git: remote, blob SHA)", "tracker.load_blob (cache)",
+             "select", "JSON out")
     return {step: end - start for step, start, end in zip(steps, marks, marks[1:], strict=False)}
 
 
