@@ -213,17 +213,5 @@ def sections(text: str) -> dict[str, str]:
     return found
 
 
-def replace_section(text: str, heading: str, section: str) -> str:
-    """``text`` with its ``## heading`` section replaced by ``section`` (appended when absent)."""
-    marker = f"\n## {heading}\n"
-    padded = "\n" + text
-    start = padded.find(marker)
-    if start < 0:
-        return text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    end = padded.find("\n## ", start + 1)
-    rest = padded[end:] if end >= 0 else ""
-    return (padded[1:start + 1] + section.rstrip("\n") + "\n" + rest).rstrip("\n") + "\n"
-
-
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
