@@ -558,8 +558,8 @@ def _segment_step(segment: str) -> tuple[re.Pattern[str], bool]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _walk(pattern: str) -> _Walk:
-    text = normalize(pattern)
+def _walk(text: str) -> _Walk:
+    """The walk of the normalised glob pattern ``text``."""
     segments = (text[:-1] if text.endswith("/") else text).split("/")
     steps: list[Step] = []
     meets: list[bool] = []
@@ -588,7 +588,7 @@ def _walk(pattern: str) -> _Walk:
             return True
         return any_name[i] and any(universal_from(j) for j in _closure(tuple(steps), (i + 1,)))
 
-    head = literal_prefix(text)
+    head = _literal_head(text)
     start = _closure(tuple(steps), (len(head.split("/")) if head else 0,))
     return _Walk(tuple(steps), tuple(viable), any(universal_from(i) for i in start))
 
@@ -611,23 +611,37 @@ def _literal_meets_glob(literal: str, pattern: str) -> bool:
     literal: feed the literal's segments to the glob's automaton, then ask whether one more segment can
     lead to acceptance.
     """
+    directory, _, name = literal.rstrip("/").rpartition("/")
     walk = _walk(pattern)
-    m = len(walk.steps)
+    return any(walk.viable[i] for i in _feed(walk, _states_below(pattern, directory), name))
+
+
+@functools.lru_cache(maxsize=65536)
+def _states_below(pattern: str, directory: str) -> frozenset[int]:
+    """The walk states of ``pattern`` after the segments of the folded ``directory`` ("": the start).
+
+    Memoised per directory: the files of one directory are often all checked against the same glob.
+    """
+    walk = _walk(pattern)
     states = _closure(walk.steps, (0,))
-    for name in literal.rstrip("/").split("/"):
-        after: list[int] = []
-        for i in states:
-            step = walk.steps[i] if i < m else None
-            if i >= m:
-                after.append(m + 1)
-            elif step is None:
-                after.append(i)
-            elif step == name if isinstance(step, str) else step.fullmatch(name):
-                after.append(i + 1)
-        if not after:
-            return False
-        states = _closure(walk.steps, after)
-    return any(walk.viable[i] for i in states)
+    for name in directory.split("/") if directory else ():
+        states = _feed(walk, states, name)
+    return frozenset(states)
+
+
+def _feed(walk: _Walk, states: Iterable[int], name: str) -> set[int]:
+    """The states after consuming the folded segment ``name`` in any of ``states`` (empty: no match)."""
+    m = len(walk.steps)
+    after: list[int] = []
+    for i in states:
+        step = walk.steps[i] if i < m else None
+        if i >= m:
+            after.append(m + 1)
+        elif step is None:
+            after.append(i)
+        elif step == name if isinstance(step, str) else step.fullmatch(name):
+            after.append(i + 1)
+    return _closure(walk.steps, after)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -661,7 +675,12 @@ def _globs_overlap(a: str, b: str) -> bool:
 @functools.lru_cache(maxsize=65536)
 def literal_prefix(pattern: str) -> str:
     """The folded leading segments of ``pattern`` before its first glob segment ("" if it starts with one)."""
-    text = normalize(pattern).rstrip("/")
+    return _literal_head(normalize(pattern))
+
+
+def _literal_head(text: str) -> str:
+    """``literal_prefix`` of the normalised ``text``."""
+    text = text.rstrip("/")
     match = _GLOB.search(text)
     if match is not None:
         text = text[:text.rfind("/", 0, match.start()) + 1].rstrip("/")
@@ -673,14 +692,25 @@ _Entry = tuple[str, bool, bool]
 literal prefix. A plain tuple: the index makes one per distinct pattern and unpacks it on every query."""
 
 
-@functools.lru_cache(maxsize=65536)
+_ENTRIES: dict[str, _Entry] = {}
+"""Memo of ``_entry``, read inline on the hot paths (a dict lookup is cheaper than a cached call)."""
+
+
 def _entry(text: str) -> _Entry:
     """The index entry of the normalised pattern ``text``; memoised, as backlogs repeat patterns a lot."""
+    entry = _ENTRIES.get(text)
+    if entry is not None:
+        return entry
     is_dir = text.endswith("/")
     if "*" in text or "?" in text or "[" in text:
-        return literal_prefix(text), False, is_dir
-    body = text[:-1] if is_dir else text
-    return body.lower() if body.isascii() else fold(body), True, is_dir
+        entry = _literal_head(text), False, is_dir
+    else:
+        body = text[:-1] if is_dir else text
+        entry = body.lower() if body.isascii() else fold(body), True, is_dir
+    if len(_ENTRIES) >= 1 << 16:
+        _ENTRIES.clear()  # a bound, like the lru caches', for long-lived processes
+    _ENTRIES[text] = entry
+    return entry
 
 
 def _parent(path: str) -> str:
@@ -738,7 +768,7 @@ class OwnershipIndex(Generic[K]):
     def add(self, key: K, pattern: str, *, assume_normalized: bool = False) -> None:
         """Record that ``key`` owns ``pattern``; raises PatternError for a bad one."""
         text = pattern if assume_normalized else normalize(pattern)
-        home, literal, is_dir = _entry(text)
+        home, literal, is_dir = _ENTRIES.get(text) or _entry(text)
         self._patterns.setdefault(key, set()).add(text)
         self._current = False
         if not literal:
@@ -762,7 +792,7 @@ class OwnershipIndex(Generic[K]):
     def conflicts(self, pattern: str, *, assume_normalized: bool = False) -> set[K]:
         """The keys with a pattern that overlaps ``pattern`` (see ``overlaps``)."""
         text = pattern if assume_normalized else normalize(pattern)
-        home, literal, _ = _entry(text)
+        home, literal, _ = _ENTRIES.get(text) or _entry(text)
         if not self._current:
             self._derive()
         if not literal:

@@ -7,10 +7,8 @@ INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore`
 
 from __future__ import annotations
 
-import logging
-import random
+import os
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +21,6 @@ from wavegit.repo import Repo
 
 OP_TRAILER = "Wavegit-Op"
 """Commit trailer carrying a mutation's operation id, so a retry can tell that its write already landed."""
-
-_log = logging.getLogger(__name__)
 
 # Stable, untranslated git messages: push/fetch/update-ref failures are classified by their text.
 _C_LOCALE = {"LC_ALL": "C"}
@@ -142,7 +138,7 @@ def mutate(
     (only unrelated commits), the same change is replayed on the new head without calling ``apply``.
     Otherwise ``apply`` runs again on the new snapshot. Past ``deadline_s``: RaceLostError (exit 4).
     """
-    op_id = uuid.uuid4().hex
+    op_id = _unique_id()
     full_message = with_trailer(message, OP_TRAILER, op_id)
     started = time.monotonic()
     snapshot = store.read()
@@ -167,6 +163,8 @@ def mutate(
             if store.contains_op(head, first, op_id):
                 return result(head.commit)
             raise
+        import random  # only a lost race needs it; plan and the other read paths start faster without it
+
         pause = random.uniform(delay / 2, delay)
         out_of_time = time.monotonic() - started + pause > deadline_s
         if not out_of_time:
@@ -297,7 +295,7 @@ class GitStore:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
         scratch = self.repo.state_dir / "tmp"
         scratch.mkdir(parents=True, exist_ok=True)
-        index = scratch / f"index-{uuid.uuid4().hex}"
+        index = scratch / f"index-{_unique_id()}"
         env = {"GIT_INDEX_FILE": str(index)}
         root = self.repo.root
         try:
@@ -367,8 +365,11 @@ class GitStore:
                 worktree_sync.apply(checkout)
             except git.GitError as exc:
                 # The commit has landed; a checkout we could not refresh only makes `git status` noisy.
-                _log.warning("wavegit: committed %s but could not update %s in %s: %s",
-                             commit[:12], ", ".join(checkout.paths), checkout.worktree, exc)
+                import logging  # only this rare warning logs; importing logging costs every command ~4 ms
+
+                logging.getLogger(__name__).warning(
+                    "wavegit: committed %s but could not update %s in %s: %s",
+                    commit[:12], ", ".join(checkout.paths), checkout.worktree, exc)
 
     def _blobs_at(self, commit: str | None, paths: list[str]) -> dict[str, str | None]:
         found: dict[str, str | None] = dict.fromkeys(paths)
@@ -381,6 +382,11 @@ class GitStore:
             if kind == "blob" and path in found:
                 found[path] = sha
         return found
+
+
+def _unique_id() -> str:
+    """128 random bits as 32 hex digits (what ``uuid.uuid4().hex`` gives, without importing uuid)."""
+    return os.urandom(16).hex()
 
 
 def _reason(stderr: str) -> str:
