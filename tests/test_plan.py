@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from support import RemoteRepo, git, wavegit
@@ -180,3 +181,28 @@ def test_plan_outside_a_repository_exits_2(tmp_path: Path) -> None:
     result = wavegit(tmp_path, "plan")
     assert result.returncode == 2
     assert "not inside a git work tree" in result.stderr
+
+
+def test_warm_plan_never_reads_the_tracker_blob_out_of_git(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    blob = commit_tracker(tmp_path, TRACKER)
+    cold = wavegit(tmp_path, "plan", "--json")
+    assert cold.returncode == 0, cold.stderr
+    # Without the blob's object, only the parse cache (keyed by the SHA in the commit's tree) can answer.
+    (tmp_path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    warm = wavegit(tmp_path, "plan", "--json")
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout == cold.stdout
+    shutil.rmtree(tmp_path / ".git" / "wavegit" / "cache")
+    missing = wavegit(tmp_path, "plan", "--json")
+    assert missing.returncode == 1
+    assert blob in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_plan_with_an_in_flight_item_with_invalid_owns_exits_0_and_caches_the_parse(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER.replace("owns: [src/core.py]", "owns: [../core.py, src/core.py]"))
+    result = wavegit(tmp_path, "plan", "--json")
+    assert result.returncode == 0, result.stderr
+    assert "BIG" in json.loads(result.stdout)["selected"]
+    assert any((tmp_path / ".git" / "wavegit" / "cache").glob("tracker-*"))

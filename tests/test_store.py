@@ -112,6 +112,38 @@ def test_read_of_a_branch_missing_on_the_remote_has_no_commit(remote_repo: Remot
     assert store_at(remote_repo.clone, tracker_branch="wavegit-tracker").read().commit is None
 
 
+def test_read_blob_sha_names_the_blob_read_returns_and_read_blob_gives_its_text(seeded: RemoteRepo) -> None:
+    commit_file(seeded.new_clone("other"), TRACKER, tracker_text("A-1"))
+    store = store_at(seeded.clone)
+    blob_sha = store.read_blob_sha()  # fetches, like read()
+    snapshot = store.read(fetch=False)
+    assert blob_sha == snapshot.blob_sha == git(seeded.origin, "rev-parse", f"main:{TRACKER}")
+    assert store.read_blob(blob_sha) == snapshot.text == tracker_text("A-1")
+
+
+def test_read_blob_sha_without_fetch_uses_the_remote_tracking_ref_only(seeded: RemoteRepo) -> None:
+    before = git(seeded.clone, "rev-parse", f"origin/main:{TRACKER}")
+    commit_file(seeded.new_clone("other"), TRACKER, tracker_text("A-1"))
+    assert store_at(seeded.clone).read_blob_sha(fetch=False) == before
+
+
+def test_read_blob_sha_of_a_local_repo_reads_the_local_branch(local_repo: Path) -> None:
+    assert store_at(local_repo).read_blob_sha() == git(local_repo, "rev-parse", f"main:{TRACKER}")
+
+
+def test_read_blob_sha_is_none_without_branch_or_file_or_for_a_directory(
+        tmp_path: Path, local_repo: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "empty")
+    assert store_at(tmp_path / "empty").read_blob_sha() is None
+    assert store_at(local_repo, tracker_branch="no-such-branch").read_blob_sha() is None
+    git(local_repo, "rm", "-q", TRACKER)
+    (local_repo / TRACKER).mkdir(parents=True)
+    (local_repo / TRACKER / "inner").write_text("x\n")
+    git(local_repo, "add", TRACKER)
+    git(local_repo, "commit", "-q", "-m", "the tracker path is a directory now")
+    assert store_at(local_repo).read_blob_sha() is None
+
+
 def test_read_file_returns_other_files_at_the_snapshot_commit(local_repo: Path) -> None:
     store = store_at(local_repo)
     snapshot = store.read()
