@@ -284,3 +284,44 @@ def test_index_owners_respects_directory_patterns() -> None:
     index.add("glob", "src/*/")
     assert index.owners("src/auth") == {"file"}
     assert index.owners("src/Auth/x.py") == {"dir", "file", "glob"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(small_patterns(), min_size=1, max_size=8), st.lists(small_patterns(), min_size=1, max_size=6))
+def test_index_of_generated_patterns_answers_exactly_what_pairwise_overlaps_does(owned: list[str],
+                                                                                 queries: list[str]) -> None:
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for key, pattern in enumerate(owned):
+        index.add(key, pattern, assume_normalized=True)
+    for query in queries:
+        expected = {key for key, pattern in enumerate(owned) if overlaps(pattern, query)}
+        assert index.conflicts(query, assume_normalized=True) == expected, query
+        assert index.conflicts(query) == expected, query
+
+
+def test_index_sees_patterns_added_or_removed_after_a_query() -> None:
+    index: OwnershipIndex[str] = OwnershipIndex()
+    index.add("A", "src/a.py")
+    assert index.conflicts("src/") == {"A"}
+    assert index.owners("src/b/x.py") == set()
+    index.add("B", "src/b/")
+    index.add("C", "*.md")
+    assert index.conflicts("src/") == {"A", "B"}
+    assert index.conflicts("src/b/x.py") == {"B"}
+    assert index.owners("src/b/x.py") == {"B"}
+    assert index.conflicts("README.md") == {"C"}
+    index.remove("A")
+    index.remove("C")
+    assert index.conflicts("src/") == {"B"}
+    assert index.conflicts("README.md") == set()
+
+
+def test_index_glob_that_can_own_no_path_conflicts_with_nothing() -> None:
+    # ".gi[t]" only matches ".git", a name no repository path has, so the pattern owns nothing.
+    index: OwnershipIndex[str] = OwnershipIndex()
+    index.add("dir", "src")
+    index.add("empty", "src/.gi[t]/")
+    assert not overlaps("src", "src/.gi[t]/")
+    assert index.conflicts("src/.gi[t]/") == set()
+    assert index.conflicts("src") == {"dir"}
+    assert index.conflicts("src/*") == {"dir"}
