@@ -158,7 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         heading, bench = BENCHMARKS[name]
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
-        result = bench(args.quick)
+        try:
+            result = bench(args.quick)
+        except common.BenchError as error:
+            # A failed command makes every figure of the run suspect: write nothing.
+            print(f"bench: {name} failed, nothing written: {error}", file=sys.stderr)
+            return 1
         fresh[name] = (result, stamped(result, heading))
         print(f"bench: {name} done in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     command = " ".join(["python bench/run.py", *(["--quick"] if args.quick else []),

@@ -55,6 +55,19 @@ def test_an_unknown_benchmark_name_is_a_usage_error_and_writes_nothing(tmp_path:
     assert not out.exists()
 
 
+def test_a_failing_benchmark_is_one_message_and_writes_nothing(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(quick: bool) -> common.Result:
+        raise common.BenchError("git push failed (128)")
+
+    monkeypatch.setitem(run.BENCHMARKS, "wave", ("wave", broken))
+    out = tmp_path / "BENCHMARKS.md"
+    assert run.main(["--only", "wave", "--out", str(out)]) == 1
+    assert "bench: wave failed, nothing written: git push failed (128)" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def result(name: str, figure: str, met: bool) -> tuple[common.Result, str]:
     heading = run.BENCHMARKS[name][0]
     section = f"## {heading}\n\nfigure {figure}\n"
