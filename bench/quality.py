@@ -49,13 +49,26 @@ def _conflict(a: tracker.Item, b: tracker.Item) -> bool:
     return any(paths.overlaps(x, y) for x in a.owns for y in b.owns)
 
 
-def candidates(t: tracker.Tracker) -> list[tracker.Item]:
-    """Items ready (todo, dependencies done) and overlapping nothing in flight, worked out independently
-    of ``select``."""
+def ready(t: tracker.Tracker) -> list[tracker.Item]:
+    """Items ``todo`` whose dependencies are all done."""
     done = {item.id for item in t.items if item.status == "done"}
+    return [item for item in t.items if item.status == "todo" and set(item.depends_on) <= done]
+
+
+def candidates(t: tracker.Tracker) -> list[tracker.Item]:
+    """Ready items overlapping nothing in flight, worked out independently of ``select``."""
     flight = [item for item in t.items if item.status in tracker.IN_FLIGHT]
-    return [item for item in t.items if item.status == "todo" and set(item.depends_on) <= done
-            and not any(_conflict(item, other) for other in flight)]
+    return [item for item in ready(t) if not any(_conflict(item, other) for other in flight)]
+
+
+def in_flight_index(t: tracker.Tracker) -> paths.OwnershipIndex[str]:
+    """The ownership of every item in flight, keyed by item id."""
+    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    for item in t.items:
+        if item.status in tracker.IN_FLIGHT:
+            for pattern in item.owns:
+                index.add(item.id, pattern)
+    return index
 
 
 def _key(chosen: Sequence[tracker.Item]) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
@@ -131,11 +144,7 @@ class Choice:
 def _choice(label: str, t: tracker.Tracker, picked: Sequence[str], ms: float) -> Choice:
     by_id = {item.id: item for item in t.items}
     chosen = [by_id[item_id] for item_id in picked]
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
-    for item in t.items:
-        if item.status in tracker.IN_FLIGHT:
-            for pattern in item.owns:
-                index.add(item.id, pattern)
+    index = in_flight_index(t)
     for item in chosen:
         for pattern in item.owns:
             index.add(item.id, pattern)
@@ -144,16 +153,11 @@ def _choice(label: str, t: tracker.Tracker, picked: Sequence[str], ms: float) ->
                   sum(i.priority == "P1" for i in chosen), collisions, ms)
 
 
-def _ready(t: tracker.Tracker) -> list[tracker.Item]:
-    done = {item.id for item in t.items if item.status == "done"}
-    return [item for item in t.items if item.status == "todo" and set(item.depends_on) <= done]
-
-
 def plain_greedy(t: tracker.Tracker) -> list[str]:
     """Fewest owned patterns first, then file order; exact path strings; work in flight ignored."""
     used: set[str] = set()
     picks: list[str] = []
-    for item in sorted(_ready(t), key=lambda i: (len(i.owns), i.index)):
+    for item in sorted(ready(t), key=lambda i: (len(i.owns), i.index)):
         if used.isdisjoint(item.owns):
             used.update(item.owns)
             picks.append(item.id)
@@ -162,13 +166,9 @@ def plain_greedy(t: tracker.Tracker) -> list[str]:
 
 def overlap_greedy(t: tracker.Tracker) -> list[str]:
     """The same order, with wavegit's overlap test and work in flight excluded."""
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
-    for item in t.items:
-        if item.status in tracker.IN_FLIGHT:
-            for pattern in item.owns:
-                index.add(item.id, pattern)
+    index = in_flight_index(t)
     picks: list[str] = []
-    for item in sorted(_ready(t), key=lambda i: (len(i.owns), i.index)):
+    for item in sorted(ready(t), key=lambda i: (len(i.owns), i.index)):
         if not any(index.conflicts(p) for p in item.owns):
             for pattern in item.owns:
                 index.add(item.id, pattern)
