@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -113,6 +114,85 @@ def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
         commits.append((worktree.commit_tree(clone, worktree.stage_all(path), [base], name), name))
     with pytest.raises(worktree.CombineConflict):
         worktree.combine(clone, base, commits)
+
+
+def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], None],
+                 start: str) -> tuple[str, str]:
+    path = remote.base / name
+    worktree.add(remote.clone, path, branch=None, start=start)
+    change(path)
+    message = f"{name}: ü\n\nWavegit-Item: {name}\n"
+    return worktree.commit_tree(remote.clone, worktree.stage_all(path), [start], message), message
+
+
+def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, {"README.md": "r\n", "old/f.txt": "f\n", "run.sh": "x\n"})
+    clone, base = remote.clone, git(remote.clone, "rev-parse", "HEAD")
+    weird = 'we "ird"\tname\\ü.txt'
+
+    def one(path: Path) -> None:
+        (path / weird).write_text("1\n")
+        (path / "sub").mkdir()
+        (path / "sub" / "a.txt").write_text("a\n")
+
+    def two(path: Path) -> None:
+        (path / "README.md").unlink()
+        (path / "sub").mkdir()
+        (path / "sub" / "b.txt").write_text("b\n")
+
+    def three(path: Path) -> None:
+        shutil.rmtree(path / "old")
+        (path / "old").write_text("a file now\n")
+        (path / "run.sh").chmod(0o755)
+        os.symlink("README.md", path / "link")
+
+    commits = [_item_commit(remote, name, change, base)
+               for name, change in (("one", one), ("two", two), ("three", three))]
+    head = worktree.combine(clone, base, commits, branch="wavegit/w-20260101-000000-cccc")
+    assert git(clone, "rev-parse", "wavegit/w-20260101-000000-cccc") == head
+    subjects = git(clone, "log", "--format=%s", f"{base}..{head}").splitlines()
+    assert subjects == ["three: ü", "two: ü", "one: ü"]
+    # Each replayed commit adds exactly its item's own change to the one before it.
+    for n, (commit, _) in enumerate(commits):
+        replayed = f"{head}~{len(commits) - 1 - n}"
+        assert (git(clone, "diff-tree", "-r", "--no-renames", f"{replayed}^", replayed)
+                == git(clone, "diff-tree", "-r", "--no-renames", base, commit))
+    assert git(clone, "show", f"{head}:{weird}") == "1"
+
+
+def test_combine_without_a_branch_leaves_no_ref_behind(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = [_item_commit(remote_repo, name, lambda p, n=name: (p / f"{n}.txt").write_text("x\n"), base)
+               for name in ("one", "two")]
+    refs = git(clone, "for-each-ref")
+    head = worktree.combine(clone, base, commits)
+    assert git(clone, "for-each-ref") == refs
+    assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
+
+
+def test_combine_of_items_not_on_the_start_merges_them_onto_it(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commit = _item_commit(remote_repo, "one", lambda p: (p / "one.txt").write_text("1\n"), base)
+    git(clone, "commit", "-q", "--allow-empty", "-m", "moved on")
+    (clone / "later.txt").write_text("later\n")
+    git(clone, "add", "later.txt")
+    git(clone, "commit", "-q", "-m", "later")
+    start = git(clone, "rev-parse", "HEAD")
+    head = worktree.combine(clone, start, [commit])
+    assert git(clone, "rev-parse", f"{head}^") == start
+    assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "later.txt", "one.txt"]
+
+
+def test_combine_of_items_making_the_same_change_still_merges_cleanly(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = [_item_commit(remote_repo, name, lambda p: (p / "same.txt").write_text("same\n"), base)
+               for name in ("one", "two")]
+    head = worktree.combine(clone, base, commits)
+    assert git(clone, "rev-list", "--count", f"{base}..{head}") == "2"
+    assert git(clone, "show", f"{head}:same.txt") == "same"
 
 
 def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) -> None:

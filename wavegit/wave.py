@@ -459,8 +459,7 @@ class Wave:
         """
         commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
         branch = worktree.wave_branch(self.wave_id)
-        head = worktree.combine(self.repo.root, self.base, commits)
-        worktree.set_branch(self.repo.root, branch, head)
+        head = worktree.combine(self.repo.root, self.base, commits, branch=branch)
         wave_test = self._wave_test(head) if commits and self.config.wave_test.strip() else None
         pushed = False
         if commits and push and self.repo.has_remote(self.config.remote):

@@ -178,13 +178,42 @@ class CombineConflict(GitError):
     """Two item commits could not be combined (should not happen: their owned paths are disjoint)."""
 
 
-def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]) -> str:
+@dataclass(frozen=True)
+class _Change:
+    """One path an item commit changed against its parent: the new mode and blob, or a deletion."""
+
+    path: str
+    mode: str
+    sha: str
+
+    @property
+    def deleted(self) -> bool:
+        return self.mode == "000000"
+
+
+def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
+            branch: str | None = None) -> str:
     """Replay each ``(item commit, its message)`` (parent = the wave's base) on top of ``start`` in order.
 
-    Each replayed commit keeps its item's message (and so its trailers); the final commit is returned.
-    Uses ``git merge-tree --write-tree`` (git >= 2.38), which needs no work tree; the merge base is the
-    item commit's parent.
+    Each replayed commit keeps its item's message (and so its trailers); the final commit is returned and,
+    when ``branch`` is given, that branch is set to it. When every item commit sits directly on ``start``
+    and no two change the same path (or a file and a directory holding it), each replay is its item's
+    own change applied as is, so one ``git fast-import`` writes the whole chain. Otherwise every commit
+    is merged with ``git merge-tree --write-tree`` (git >= 2.38; merge base: the item commit's parent).
     """
+    if not commits:
+        head = start
+    else:
+        changes = _own_changes(repo_root, start, [commit for commit, _ in commits])
+        if changes is not None and _disjoint(changes):
+            return _fast_import(repo_root, start, [message for _, message in commits], changes, branch)
+        head = _merge_chain(repo_root, start, commits)
+    if branch is not None:
+        set_branch(repo_root, branch, head)
+    return head
+
+
+def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]) -> str:
     head = start
     for commit, message in commits:
         result = git.run(["merge-tree", "--write-tree", "--no-messages", head, commit], cwd=repo_root,
@@ -195,6 +224,71 @@ def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]) -> 
         tree = result.stdout.split("\n", 1)[0].strip()
         head = commit_tree(repo_root, tree, [head], message)
     return head
+
+
+def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[_Change]] | None:
+    """Each commit's changes against its parent (one ``diff-tree``); None unless every parent is ``start``."""
+    raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
+                  cwd=repo_root, input="".join(f"{commit}\n" for commit in commits))
+    found: list[list[_Change]] = []
+    fields = iter(raw.split("\0"))
+    for field in fields:
+        field = field.strip("\n")
+        if field.startswith(":"):
+            _, mode, _, sha, _ = field[1:].split(" ")
+            found[-1].append(_Change(next(fields), mode, sha))
+        elif field:
+            if field.split(" ")[1:] != [start]:
+                return None
+            found.append([])
+    return found if len(found) == len(commits) else None
+
+
+def _disjoint(changes: Sequence[Sequence[_Change]]) -> bool:
+    """Whether no path is changed by two commits, nor is a file in one and a directory in another."""
+    owner: dict[str, int] = {}
+    for n, own in enumerate(changes):
+        if any(owner.setdefault(change.path, n) != n for change in own):
+            return False
+    for n, own in enumerate(changes):
+        for change in own:
+            parts = change.path.split("/")
+            if any(owner.get("/".join(parts[:depth]), n) != n for depth in range(1, len(parts))):
+                return False
+    return True
+
+
+def _quote(path: str) -> str:
+    """A path as fast-import reads it: C-style quoted, so spaces, quotes and control characters survive."""
+    escaped = "".join(f"\\{ord(c):03o}" if c < " " or c == "\x7f" else "\\" + c if c in '"\\' else c
+                      for c in path)
+    return f'"{escaped}"'
+
+
+def _data(text: str) -> str:
+    return f"data {len(text.encode('utf-8', 'surrogateescape'))}\n{text}\n"
+
+
+def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: Sequence[Sequence[_Change]],
+                 branch: str | None) -> str:
+    """The replay chain written by one ``git fast-import``; its last commit (``branch`` set to it)."""
+    author = git.out(["var", "GIT_AUTHOR_IDENT"], cwd=repo_root)
+    committer = git.out(["var", "GIT_COMMITTER_IDENT"], cwd=repo_root)
+    # Without a branch the chain is built on a scratch ref that the closing `reset` (no `from`) drops.
+    ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{secrets.token_hex(8)}"
+    stream = ["feature done\n"]
+    for n, (message, own) in enumerate(zip(messages, changes, strict=True), start=1):
+        stream.append(f"commit {ref}\nmark :{n}\nauthor {author}\ncommitter {committer}\n{_data(message)}")
+        if n == 1:
+            stream.append(f"from {start}\n")
+        # Deletions first: a file may replace a deleted directory of the same name, or the reverse.
+        stream += [f"D {_quote(c.path)}\n" for c in own if c.deleted]
+        stream += [f"M {c.mode} {c.sha} {_quote(c.path)}\n" for c in own if not c.deleted]
+        stream.append("\n")
+    if not branch:
+        stream.append(f"reset {ref}\n\n")
+    stream.append(f"get-mark :{len(messages)}\ndone\n")
+    return git.out(["fast-import", "--quiet", "--force"], cwd=repo_root, input="".join(stream))
 
 
 def fetch_branch(repo_root: Path, remote: str, branch: str) -> str:
