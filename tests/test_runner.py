@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from wavegit import runner
 from wavegit.errors import UsageError
 from wavegit.runner import (
     CLAUDE_ARGV,
@@ -127,6 +128,20 @@ def test_grandchild_holding_the_pipe_after_the_worker_exits_does_not_hold_the_ru
     assert result.exit_code == 0 and result.killed is None
     assert result.duration_s < 5
     assert wait_gone(int(pid_file.read_text()))
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+def test_the_end_of_a_quick_process_is_noticed_without_waiting_a_poll_interval(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool) -> None:
+    # The output closes well before the exit, and the poll interval is far longer than the run: only an
+    # event-driven (or fast-polled) exit can end the run early.
+    monkeypatch.setattr(runner, "_POLL_S", 3.0)
+    if not pidfd:
+        monkeypatch.setattr(runner, "_exit_fd", lambda pid: None)
+    start = time.monotonic()
+    result = run(tmp_path, ["sh", "-c", "exec >&- 2>&-; sleep 0.3"])
+    assert result.ok
+    assert time.monotonic() - start < 1.5
 
 
 def test_cancel_event_stops_the_worker(tmp_path: Path) -> None:

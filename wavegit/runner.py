@@ -4,7 +4,8 @@ Each process gets its own session (so its whole process group can be signalled),
 stderr merged into a log file, its stdin fed and closed, and a watchdog for a wall-clock limit, an
 idle limit (no output bytes) and cancellation. Stopping is SIGTERM to the group, then SIGKILL after
 a grace period. Everything runs in the calling thread with a selector: no reader threads to leak
-when a grandchild keeps the pipe open.
+when a grandchild keeps the pipe open. The selector also watches a pidfd (Linux), so the leader's
+exit wakes the loop at once; elsewhere the exit is polled, quickly at first once the output closed.
 
 No git runs here (git goes through ``wavegit.git``), and nothing is ever run through a shell.
 """
@@ -32,7 +33,10 @@ from wavegit.errors import UsageError
 
 KillReason = Literal["wall", "idle", "cancelled"]
 
+# How often the limits and cancellation are looked at; output and (with a pidfd) exit wake the loop at once.
 _POLL_S = 0.05
+# Without a pidfd: the first wait for the leader's exit after its output closed (doubled up to _POLL_S).
+_EXIT_POLL_S = 0.001
 _CHUNK = 65536
 # After the leader exits, how long a descendant may keep the output pipe open before the group
 # is stopped (a worker that backgrounds a daemon must not hold the wave forever).
@@ -139,6 +143,18 @@ def _leader_exited(proc: subprocess.Popen[bytes]) -> bool:
     return info is not None and info.si_pid == proc.pid
 
 
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux pidfd), or None where there is none."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        fd: int = pidfd_open(pid)
+    except OSError:
+        return None
+    return fd
+
+
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
@@ -181,6 +197,9 @@ class _Watch:
         self.selector.register(self.out_fd, selectors.EVENT_READ)
         self.feeder: _StdinFeeder | None = _StdinFeeder(proc.stdin, stdin_text)
         self.selector.register(self.feeder.fd, selectors.EVENT_WRITE)
+        self.exit_fd = _exit_fd(proc.pid)
+        if self.exit_fd is not None:
+            self.selector.register(self.exit_fd, selectors.EVENT_READ)
         self.eof = False
         self.last_output = time.monotonic()
 
@@ -188,6 +207,9 @@ class _Watch:
         for key, _ in self.selector.select(timeout):
             if key.fd == self.out_fd:
                 self._read()
+            elif key.fd == self.exit_fd:
+                # Readable for good once the leader exited: it has woken the loop, stop watching it.
+                self._close_exit_fd()
             elif self.feeder is not None and self.feeder.write_some():
                 self._close_stdin()
 
@@ -209,8 +231,15 @@ class _Watch:
             self.feeder.close()
             self.feeder = None
 
+    def _close_exit_fd(self) -> None:
+        if self.exit_fd is not None:
+            self.selector.unregister(self.exit_fd)
+            os.close(self.exit_fd)
+            self.exit_fd = None
+
     def close(self) -> None:
         self._close_stdin()
+        self._close_exit_fd()
         self.selector.close()
         assert self.proc.stdout is not None
         self.proc.stdout.close()
@@ -277,8 +306,14 @@ def _supervise(watch: _Watch, start: float, wall: float, idle: float, cancel: th
     kill_at: float | None = None
     exited_at: float | None = None
     pgid = watch.proc.pid
+    exit_poll = _EXIT_POLL_S
     while True:
-        watch.pump(_POLL_S)
+        if watch.eof and exited_at is None and watch.exit_fd is None:
+            # Output closed, no pidfd: the exit usually follows within a millisecond; poll fast, backing off.
+            watch.pump(exit_poll)
+            exit_poll = min(exit_poll * 2, _POLL_S)
+        else:
+            watch.pump(_POLL_S)
         now = time.monotonic()
         if exited_at is None and _leader_exited(watch.proc):
             exited_at = now
