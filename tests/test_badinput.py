@@ -190,8 +190,6 @@ def test_bad_arguments_in_a_repository_exit_2_with_one_line_and_write_nothing(
     check()
 
 
-@pytest.mark.xfail(strict=True, reason="commands/_write.py: --deadline nan passes the `<= 0` check, and "
-                   "mutate() then never gives up (nan comparisons are false); the add is written")
 def test_a_nan_deadline_is_bad_input(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A")])
     check = unchanged(remote)

@@ -94,8 +94,6 @@ def test_rejected_wave_branch_push_releases_the_items_and_keeps_their_work_on_th
     assert_intact(remote)
 
 
-@pytest.mark.xfail(strict=True, reason="git.py: GitError shows git's last stderr line ('failed to push some "
-                   "refs'), not what the remote's hook said (wave.py pushes through git.run)")
 def test_rejected_wave_branch_push_says_what_the_remote_said(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, two_items()[:1])
     install_hook(remote, REJECT_WAVE_BRANCHES)
@@ -218,8 +216,6 @@ def test_index_lock_left_in_a_worktree_is_wavegits_failure_not_the_items_and_is_
     assert_intact(remote)
 
 
-@pytest.mark.xfail(strict=True, reason="git.py: GitError shows git's last stderr line ('remove the file "
-                   "manually to continue.'), not the one naming the lock file")
 def test_index_lock_left_in_a_worktree_is_named_in_the_error(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["lock"], ["src/a.txt"])], worker=worker_command("lock"))
     assert "index.lock" in (run(remote.clone).report.items[0].error or "")

@@ -47,8 +47,18 @@ class GitError(WavegitError):
         self.command = ["git", *args]
         self.returncode = returncode
         self.stderr = stderr
-        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
-        super().__init__(f"`{' '.join(self.command)}` exited {returncode}: {detail}")
+        super().__init__(f"`{' '.join(self.command)}` exited {returncode}: {_explanation(stderr)}")
+
+
+def _explanation(stderr: str) -> str:
+    """The lines of git's stderr that say why it failed, on one line.
+
+    git states the cause in ``fatal:``/``error:`` lines and relays a remote's reasons as ``remote:`` and
+    `` ! [rejected]`` lines; its last line alone is often just "failed to push some refs".
+    """
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    telling = [line for line in lines if line.startswith(("fatal:", "error:", "remote:", "!"))]
+    return " | ".join(telling or lines[-1:])[:2000] or "no output"
 
 
 @dataclass(frozen=True)

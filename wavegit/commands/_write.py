@@ -10,6 +10,7 @@ lease *is* the compare-and-swap, so there is no "local only" write that could fo
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 
 from wavegit.config import Config, load_config
@@ -40,7 +41,7 @@ def add_write_arguments(parser: argparse.ArgumentParser) -> None:
 
 def open_target(args: argparse.Namespace) -> Target:
     """The repository, its configuration and its store; checks ``--push`` and ``--deadline``."""
-    if args.deadline <= 0:
+    if not math.isfinite(args.deadline) or args.deadline <= 0:
         raise UsageError(f"--deadline must be a positive number of seconds, not {args.deadline:g}")
     repo = discover(args.directory)
     config = load_config(repo.root, repo.state_dir / "cache")
