@@ -1,0 +1,89 @@
+"""wavegit.cli: parsing and dispatch, help for every command, exit codes, lazy imports."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import REPO_ROOT, wavegit
+
+from wavegit import __version__, cli
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--version"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.strip() == f"wavegit {__version__}"
+
+
+def test_top_level_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    for name, (_, summary) in cli.COMMANDS.items():
+        assert f"{name}  " in text and summary in text
+    assert "4 lost a compare-and-swap race" in text
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main([command, "--help"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: wavegit {command}")
+
+
+def test_an_unknown_command_is_exit_2_with_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["frobnicate"])
+    assert caught.value.code == 2
+    assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
+
+
+def test_an_unknown_option_of_a_command_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["plan", "--no-such-option"])
+    assert caught.value.code == 2
+    assert "wavegit plan: error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_a_wavegit_error_is_one_line_on_stderr_with_its_exit_code(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["-C", str(tmp_path), "plan"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("wavegit plan: ") and "not inside a git work tree" in err
+
+
+def test_validation_errors_print_one_located_line_per_problem(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "tracker.yaml"
+    bad.write_text("version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: []\n    test: t\n"
+                   "  - id: A\n    prompt: p\n    owns: [/abs]\n    test: t\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert cli.main(["-C", str(tmp_path), "validate", "--file", str(bad)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3
+    assert all(re.match(r"^.*tracker\.yaml:\d+:\d+: ", line) for line in lines), lines
+
+
+def test_python_dash_m_wavegit_works(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"wavegit {__version__}"
+
+
+@pytest.mark.parametrize("argv", [["plan", "--help"], ["hook", "--help"], ["ls", "--help"]])
+def test_fast_commands_import_neither_gitpython_nor_pygithub_nor_other_commands(argv: list[str]) -> None:
+    probe = ("import sys; from wavegit import cli\n"
+             "try:\n    cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('git', 'github')"
+             " or (m.startswith('wavegit.commands.') and not m.startswith('wavegit.commands._')"
+             " and m != 'wavegit.commands.' + sys.argv[1]))\n"
+             "print(','.join(bad), file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True,
+                            cwd=REPO_ROOT, check=True)
+    assert result.stderr.strip().splitlines()[-1:] in ([], [""])

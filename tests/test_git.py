@@ -1,0 +1,91 @@
+"""wavegit.git: the one wrapper that runs git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import RemoteRepo, git
+
+from wavegit import git as wgit
+from wavegit.errors import EXIT_WORK_FAILED
+
+
+def test_out_returns_stdout_without_the_trailing_newline(remote_repo: RemoteRepo) -> None:
+    assert wgit.out(["rev-parse", "--abbrev-ref", "HEAD"], cwd=remote_repo.clone) == "main"
+
+
+def test_run_without_check_reports_the_exit_code_instead_of_raising(remote_repo: RemoteRepo) -> None:
+    result = wgit.run(["rev-parse", "--verify", "-q", "no-such-ref"], cwd=remote_repo.clone, check=False)
+    assert result.returncode == 1
+    assert result.stdout == ""
+
+
+def test_input_is_fed_on_stdin(remote_repo: RemoteRepo) -> None:
+    sha = wgit.out(["hash-object", "-w", "--stdin"], cwd=remote_repo.clone, input="hello\n")
+    assert wgit.out(["cat-file", "blob", sha], cwd=remote_repo.clone) == "hello"
+
+
+def test_a_failure_carries_the_command_exit_code_and_stderr(remote_repo: RemoteRepo) -> None:
+    with pytest.raises(wgit.GitError) as caught:
+        wgit.run(["cat-file", "-p", "0" * 40], cwd=remote_repo.clone)
+    error = caught.value
+    assert error.command == ["git", "cat-file", "-p", "0" * 40]
+    assert error.returncode != 0
+    assert "fatal:" in error.stderr
+    assert error.exit_code == EXIT_WORK_FAILED
+    assert str(error).startswith(f"`git cat-file -p {'0' * 40}` exited {error.returncode}: fatal:")
+
+
+def test_a_rejected_push_says_what_the_remote_said_not_just_that_it_failed(remote_repo: RemoteRepo) -> None:
+    hook = remote_repo.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'policy: pushes are frozen today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    (remote_repo.clone / "new.txt").write_text("x\n")
+    git(remote_repo.clone, "add", "new.txt")
+    git(remote_repo.clone, "commit", "-q", "-m", "new")
+    with pytest.raises(wgit.GitError) as caught:
+        wgit.run(["push", "origin", "main"], cwd=remote_repo.clone)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "remote: policy: pushes are frozen today" in message
+    assert "pre-receive hook declined" in message
+
+
+def test_the_explanation_falls_back_to_the_last_line_when_git_gives_no_prefixed_line() -> None:
+    error = wgit.GitError(["x"], 3, "first\nsecond\n\n")
+    assert str(error) == "`git x` exited 3: second"
+    assert str(wgit.GitError(["x"], 3, "")) == "`git x` exited 3: no output"
+
+
+def test_repository_locating_variables_from_a_calling_hook_are_ignored(
+        remote_repo: RemoteRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", str(other))
+    # Inside a hook git exports GIT_DIR and friends; wavegit must still act on the directory it names.
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    top = wgit.out(["rev-parse", "--show-toplevel"], cwd=remote_repo.clone)
+    assert Path(top) == remote_repo.clone
+
+
+def test_clean_env_keeps_identity_and_adds_extras_but_drops_locating_variables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_DIR", "/elsewhere")
+    monkeypatch.setenv("GIT_QUARANTINE_PATH", "/q")
+    env = wgit.clean_env({"GIT_INDEX_FILE": "/tmp/idx"})
+    assert "GIT_DIR" not in env and "GIT_QUARANTINE_PATH" not in env
+    assert env["GIT_AUTHOR_NAME"] == "Wave Tester"
+    assert env["GIT_INDEX_FILE"] == "/tmp/idx"
+    assert env["GIT_TERMINAL_PROMPT"] == "0"
+    assert wgit.without_repo_vars({"GIT_DIR": "x", "PATH": "/bin"}) == {"PATH": "/bin"}
+
+
+def test_a_missing_git_binary_is_a_git_error_not_a_traceback(
+        remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(wgit.GitError) as caught:
+        wgit.run(["status"], cwd=remote_repo.clone)
+    assert caught.value.returncode == 127
+    assert "cannot run git" in str(caught.value)
