@@ -63,6 +63,7 @@ from wavegit.errors import (
 from wavegit.repo import Repo
 from wavegit.select import Plan, select
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.workspaces import Spec, Workspaces
 
 FEEDBACK_TAIL_LINES = 40
 REPORT_TAIL_LINES = 30
@@ -174,6 +175,8 @@ class Claim:
     """The tracker branch head the plan was made on."""
     items: tuple[tracker.Item, ...]
     day_spent: float
+    halt_read_at: float = -math.inf
+    """``time.monotonic()`` when the HALT read the claim rests on had started, at the latest."""
 
 
 HALT_FRESH_S = 0.5
@@ -183,10 +186,11 @@ HALT_FRESH_S = 0.5
 class _HaltWatch:
     """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier."""
 
-    def __init__(self, store: TrackerStore, git_lock: threading.Lock) -> None:
+    def __init__(self, store: TrackerStore, git_lock: threading.Lock, read_at: float = -math.inf) -> None:
+        """``read_at``: when a read that found no HALT had started (the claim's), else never."""
         self._store = store
         self._lock = git_lock
-        self._read_started = -math.inf
+        self._read_started = read_at
         self._reason: str | None = None
 
     def reason(self) -> str | None:
@@ -233,11 +237,13 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         return Change(text)
 
     message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"
+    # The snapshot `apply` finds no HALT in is read after this moment: the wave's first launches reuse it.
+    halt_read_at = time.monotonic()
     result = mutate(store, apply, message=message)
     plan, day_spent = chosen[0]
     loaded = load_tracker(result.snapshot, repo, config)
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
-    return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent)
+    return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at)
 
 
 def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
@@ -302,7 +308,8 @@ class Wave:
         # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
         # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
         self.git_lock = threading.Lock()
-        self.halt_watch = _HaltWatch(store, self.git_lock)
+        self.halt_watch = _HaltWatch(store, self.git_lock, claimed.halt_read_at)
+        self.workspaces = Workspaces(repo.root, self.git_lock)
 
     # -- running items ------------------------------------------------------------------------------------
 
@@ -313,15 +320,29 @@ class Wave:
         queue = sorted(runs, key=lambda r: order.get(r.item.id, len(order)))
         for run in queue:
             self.events.event(run.item.id, "queued")
-        with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency),
-                                thread_name_prefix="wavegit-item") as pool:
-            futures = [pool.submit(self._run_item, run) for run in queue]
-            try:
-                for future in futures:
-                    future.result()
-            except BaseException:
-                self.cancel.set()
-                raise
+        concurrency = max(1, self.config.concurrency)
+        # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
+        ahead = 2 * concurrency
+        self.workspaces = Workspaces(self.repo.root, self.git_lock)
+        for run in queue[:ahead]:
+            self.workspaces.prepare(self._spec(run.item, 1))
+        upcoming = [run.item for run in queue[ahead:]]
+        try:
+            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="wavegit-item") as pool:
+                futures = [pool.submit(self._run_item, run, upcoming[n] if n < len(upcoming) else None)
+                           for n, run in enumerate(queue)]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    self.cancel.set()
+                    raise
+        finally:
+            self.workspaces.close()
+
+    def _spec(self, item: tracker.Item, number: int) -> Spec:
+        return Spec(self.worktrees / f"{item.id}-{number}", worktree.item_branch(self.wave_id, item.id),
+                    self.base)
 
     def _stop_reason(self) -> str | None:
         if self.cancel.is_set():
@@ -337,7 +358,10 @@ class Wave:
             return f"not started: {reason}"
         return None
 
-    def _run_item(self, run: ItemRun) -> None:
+    def _run_item(self, run: ItemRun, upcoming: tracker.Item | None) -> None:
+        """``run``'s attempts; first, the worktree of the ``upcoming`` item is started ahead."""
+        if upcoming is not None:
+            self.workspaces.prepare(self._spec(upcoming, 1))
         feedback: str | None = None
         for number in range(1, self.config.attempts + 1):
             stop = self._stop_reason()
@@ -377,12 +401,10 @@ class Wave:
         env = runner.worker_env(os.environ, item_id=item.id, wave_id=self.wave_id, prompt_file=prompt_file,
                                 cost_file=cost_file, feedback_file=feedback_file, owns=item.owns,
                                 pass_github_token=self.config.worker_github_token)
-        path = self.worktrees / stem
-        branch = worktree.item_branch(self.wave_id, item.id)
-        with self.git_lock:
-            worktree.register(self.repo.root, path, branch=branch, start=self.base)
+        spec = self._spec(item, number)
+        path = spec.path
         try:
-            worktree.checkout(path)
+            self.workspaces.take(spec)
             self.events.event(item.id, "started", attempt=number)
             result = runner.run_process(runner.worker_argv(self.config.worker), cwd=path, env=env,
                                         stdin_text=prompt, log_path=attempt.log_path,
@@ -395,8 +417,7 @@ class Wave:
             self._verify(item, path, attempt, result, env)
         finally:
             attempt.finished_at = utc_now()
-            with self.git_lock:
-                worktree.remove(self.repo.root, path)
+            self.workspaces.release(spec)
         if attempt.commit is None and attempt.counted:
             attempt.feedback = feedback_text(attempt)
         return attempt
