@@ -21,7 +21,9 @@ import datetime
 import json
 import os
 import platform
+import resource
 import shutil
+import site
 import statistics
 import subprocess
 import sys
@@ -39,6 +41,7 @@ import backlog  # noqa: E402  (sibling module; bench/ is not a package)
 
 WARM_TARGET = 1.5
 COLD_TARGET = 1.15
+SELECT_TARGET_MS = 20
 YAML_ONLY = "import sys, yaml; yaml.load(open(sys.argv[1], encoding='utf-8').read(), Loader=yaml.CSafeLoader)"
 
 
@@ -46,14 +49,21 @@ YAML_ONLY = "import sys, yaml; yaml.load(open(sys.argv[1], encoding='utf-8').rea
 class Timing:
     label: str
     samples: tuple[float, ...]
+    """Wall seconds."""
+    cpu: tuple[float, ...]
+    """CPU seconds (user + system, the process and its git children): less sensitive to a shared machine."""
 
     @property
     def median(self) -> float:
         return statistics.median(self.samples)
 
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
+
     def row(self) -> str:
-        return (f"| {self.label} | {self.median * 1000:.0f} | "
-                f"{min(self.samples) * 1000:.0f}-{max(self.samples) * 1000:.0f} |")
+        spread = f"{min(self.samples) * 1000:.0f}-{max(self.samples) * 1000:.0f}"
+        return f"| {self.label} | {self.median * 1000:.0f} | {spread} | {self.cpu_median * 1000:.0f} |"
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -71,44 +81,65 @@ def make_repo(base: Path, tracker_yaml: Path) -> Path:
     return repo
 
 
-def _timed(argv: Sequence[str], env: dict[str, str], before: Callable[[], None] | None = None) -> float:
+def _timed(argv: Sequence[str], env: dict[str, str],
+           before: Callable[[], None] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv``."""
     if before:
         before()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
-    return elapsed
+    return elapsed, after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
 
 
-def phases(repo: str) -> dict[str, float]:
+def startup_note(env: dict[str, str]) -> str:
+    """What interpreter start imports before any pipeline's code runs, if a ``.pth`` file adds to it."""
+    log = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], env=env, capture_output=True,
+                         text=True, check=True).stderr
+    rows = [line.split("|") for line in log.splitlines() if line.startswith("import time:")]
+    cumulative = [int(row[1]) for row in rows if len(row) == 3 and row[2].strip() == "certifi"]
+    pth = [path.name for folder in map(Path, site.getsitepackages()) if folder.is_dir()
+           for path in sorted(folder.glob("*.pth")) if "certifi" in path.read_text(errors="replace")]
+    if not cumulative:
+        return "interpreter start imports no third-party module"
+    source = ", ".join(f"`{name}`" for name in pth) or "a `.pth` file"
+    return (f"interpreter start imports `certifi` ({cumulative[0] / 1000:.0f} ms by `-X importtime`), from "
+            f"{source} in site-packages: the environment's, not wavegit's, paid by every pipeline alike, (a) "
+            "and (e) included")
+
+
+def phases(repo: str) -> dict[str, tuple[float, float]]:
     """Seconds spent in each step of ``wavegit plan --json`` (the steps of ``commands.plan.run``), in a fresh
-    process so that imports and first-call costs count as they do in the real command."""
-    marks = [time.perf_counter()]
+    process so that imports and first-call costs count as they do in the real command. (wall, CPU) each."""
+    marks = [(time.perf_counter(), time.process_time())]
     from wavegit import config, tracker
     from wavegit.repo import discover
     from wavegit.select import select
     from wavegit.store import GitStore
 
-    marks.append(time.perf_counter())
+    marks.append((time.perf_counter(), time.process_time()))
     found = discover(repo)
     cache_dir = found.state_dir / "cache"
     cfg = config.load_config(found.root, cache_dir)
-    marks.append(time.perf_counter())
+    marks.append((time.perf_counter(), time.process_time()))
     store = GitStore(found, cfg)
     blob_sha = store.read_blob_sha(fetch=False)
-    marks.append(time.perf_counter())
+    marks.append((time.perf_counter(), time.process_time()))
     assert blob_sha is not None
     parsed = tracker.load_blob(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, strict=False)
-    marks.append(time.perf_counter())
+    marks.append((time.perf_counter(), time.process_time()))
     plan = select(parsed, cfg.max_items, blob_sha)
-    marks.append(time.perf_counter())
+    marks.append((time.perf_counter(), time.process_time()))
     json.dumps(plan.to_json())
-    marks.append(time.perf_counter())
+    marks.append((time.perf_counter(), time.process_time()))
     steps = ("imports", "discover + config", "store (git: remote, blob SHA)", "tracker.load_blob (cache)",
              "select", "JSON out")
-    return {step: end - start for step, start, end in zip(steps, marks, marks[1:], strict=False)}
+    return {step: (end[0] - start[0], end[1] - start[1])
+            for step, start, end in zip(steps, marks, marks[1:], strict=False)}
 
 
 def _in_flight_collisions(json_path: Path, picks: list[str]) -> int:
@@ -145,12 +176,16 @@ def run(runs: int, n_items: int) -> str:
             ("(d) wavegit plan --json, warm", wavegit, None),
             ("(e) context: `python -c pass`", [py, "-c", "pass"], None),
         ]
-        samples: dict[str, list[float]] = {label: [] for label, _, _ in pipelines}
+        samples: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in pipelines}
+        load_before = os.getloadavg()[0]
         _timed(wavegit, env)  # one untimed run: file system caches, .pyc files
         for _ in range(runs):
             for label, argv, before in pipelines:
                 samples[label].append(_timed(argv, env, before))
-        timings = [Timing(label, tuple(samples[label])) for label, _, _ in pipelines]
+        load_after = os.getloadavg()[0]
+        timings = [Timing(label, *(tuple(column) for column in zip(*samples[label], strict=True)))
+                   for label, _, _ in pipelines]
+        startup = startup_note(env)
         out = subprocess.run(wavegit, env=env, capture_output=True, text=True, check=True).stdout
         plan = json.loads(out)
         ref = subprocess.run(pipelines[0][1], env=env, capture_output=True, text=True, check=True).stdout
@@ -160,36 +195,45 @@ def run(runs: int, n_items: int) -> str:
                                                 capture_output=True, text=True).stdout) for _ in range(runs)]
         size = yaml_path.stat().st_size
     a, b, cold, warm, _ = (t.median for t in timings)
-    medians = {step: statistics.median(r[step] for r in phase_runs) for step in phase_runs[0]}
+    medians = {step: statistics.median(r[step][0] for r in phase_runs) for step in phase_runs[0]}
+    select_cpu = statistics.median(r["select"][1] for r in phase_runs)
     breakdown = ", ".join(f"{step} {seconds * 1000:.0f}" for step, seconds in medians.items())
     fixed = timings[4].median + sum(seconds for step, seconds in medians.items() if step != "select")
     warm_ratio, cold_ratio = warm / a, cold / b
+    cpu_ratio = timings[3].cpu_median / timings[0].cpu_median
     verdict = {True: "met", False: "**missed**"}
     lines = [
         "## plan",
         "",
         f"`python bench/plan.py --runs {runs}` on {datetime.date.today().isoformat()}; machine: "
         f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
-        f"(nproc), Python {platform.python_version()}.",
+        f"(nproc), Python {platform.python_version()}. Load average (1 min) {load_before:.1f} before the "
+        f"timed rounds, {load_after:.1f} after.",
         "",
         f"Backlog from `bench/backlog.py` (seed 7): {n_items} items, tracker YAML {size / 1e6:.1f} MB. Each "
         f"pipeline is a whole process (`subprocess.run`), {runs} rounds interleaved a-b-c-d; median and "
-        "min-max wall time. Cold = wavegit's parse cache deleted before the run; warm = cache from the "
-        "previous run. wavegit reads the tracker from the `main` branch of a real git repository. Bytecode "
-        "is cached for all pipelines (as for an installed package) after one untimed run.",
+        "min-max wall time, and median CPU time (user + system of the process and its git children, which "
+        "other load on the machine inflates less). Cold = wavegit's parse cache deleted before the run; "
+        "warm = cache from the previous run. wavegit reads the tracker from the `main` branch of a real git "
+        "repository. Bytecode is cached for all pipelines (as for an installed package) after one untimed "
+        "run.",
         "",
-        "| pipeline | median ms | min-max ms |",
-        "|---|---:|---:|",
+        "| pipeline | median ms | min-max ms | CPU median ms |",
+        "|---|---:|---:|---:|",
         *(t.row() for t in timings),
         "",
         f"- warm / (a) = **{warm_ratio:.2f}x** (target <= {WARM_TARGET}x: "
-        f"{verdict[warm_ratio <= WARM_TARGET]})",
+        f"{verdict[warm_ratio <= WARM_TARGET]}); by CPU time {cpu_ratio:.2f}x.",
         f"- cold / (b) = **{cold_ratio:.2f}x** (target <= {COLD_TARGET}x: "
         f"{verdict[cold_ratio <= COLD_TARGET]})",
         f"- Where a warm run's time goes (ms, medians of {runs} fresh processes timing the steps of "
         f"`commands/plan.py` in-process, interpreter start not included): {breakdown}. Everything but "
         f"`select` (interpreter start (e) included) adds up to {fixed * 1000:.0f} ms, "
         f"{fixed / a:.2f}x (a) on its own.",
+        f"- `select` alone in a fresh process: {medians['select'] * 1000:.0f} ms wall, "
+        f"{select_cpu * 1000:.0f} ms CPU (target <= {SELECT_TARGET_MS} ms: "
+        f"{verdict[select_cpu * 1000 <= SELECT_TARGET_MS]}).",
+        f"- Start-up: {startup}.",
         f"- The plan took {len(plan['selected'])} items (max_items 8) and gave a reason for "
         f"{len(plan['skipped'])} others. The reference picked {len(ref_picks)} items, {collisions} of them "
         "overlapping an item already in flight (it ignores in-flight ownership).",
