@@ -12,15 +12,13 @@ the push is allowed. Measured as whole processes, interleaved round by round:
 
 Target: warm <= 1.5x the floor. Also prints an in-process breakdown of the warm hook's phases.
 
-    python bench/prepush.py [--runs 9] [--write]   # --write updates the "## pre-push hook" section
+    python bench/prepush.py [--runs 9]   # `python bench/run.py --only prepush` puts it in BENCHMARKS.md
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -32,14 +30,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+import backlog
+import common
 
-import backlog  # noqa: E402  (sibling module; bench/ is not a package)
-from plan import HEADER  # noqa: E402
-
-from wavegit import config, git, hook, paths, repo, tracker  # noqa: E402
+from wavegit import config, git, hook, paths, repo, tracker
 
 TARGET = 1.5
 # Times, in a fresh interpreter, the first (and only) check_push a hook process makes: first calls pay for
@@ -211,14 +205,13 @@ def _phases(clone: Path, update: hook.RefUpdate) -> list[tuple[str, float]]:
     return timings
 
 
-def run(runs: int, n_items: int) -> str:
+def run(runs: int, n_items: int) -> common.Result:
     with tempfile.TemporaryDirectory(prefix="wavegit-prepush-") as tmp:
         base = Path(tmp)
         setup = build(base, n_items)
         clone, old, new = setup.clone, setup.old, setup.new
         cache = clone / ".git" / "wavegit"
-        env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C", PYTHONPYCACHEPREFIX=str(base / "pycache"))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = common.python_env(base)
         py = sys.executable
         stdin = f"refs/heads/main {new} refs/heads/main {old}\n"
         hook_argv = [py, "-m", "wavegit", "hook", "pre-push", "origin", str(base / "origin.git")]
@@ -252,9 +245,7 @@ def run(runs: int, n_items: int) -> str:
     lines = [
         SECTION,
         "",
-        f"`python bench/prepush.py --runs {runs}` on {datetime.date.today().isoformat()}; machine: "
-        f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
-        f"(nproc), Python {platform.python_version()}, {git.out(['--version'], cwd=ROOT)}.",
+        f"`python bench/prepush.py --runs {runs} --items {n_items}`; machine: {common.machine()}.",
         "",
         f"Backlog from `bench/backlog.py` (seed 7): {n_items} items, {setup.in_flight} in flight, tracker "
         f"{setup.tracker_bytes / 1e6:.1f} MB at `refs/remotes/origin/main`. The push: "
@@ -284,19 +275,10 @@ def run(runs: int, n_items: int) -> str:
         "the rest.",
         "",
     ]
-    return "\n".join(lines)
-
-
-def write_section(doc: Path, section: str) -> None:
-    """Replace (or append) this benchmark's section of ``doc``, leaving the other sections alone."""
-    text = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
-    start = text.find(f"\n{SECTION}\n")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[: start + 1] + section + (text[end + 1:] if end >= 0 else "")
-    doc.write_text(text, encoding="utf-8")
+    target = common.Target(4, f"pre-push hook, warm, vs floor ({n_items:,} items, "
+                           f"{N_COMMITS * FILES_PER_COMMIT:,} files pushed)", f"≤ {TARGET}x",
+                           f"{warm / floor:.2f}x", warm / floor <= TARGET)
+    return common.Result("prepush", "\n".join(lines), (target,))
 
 
 def main() -> None:
@@ -304,12 +286,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--write", action="store_true", help="update its section of BENCHMARKS.md")
     args = parser.parse_args()
-    section = run(max(args.runs, 7), args.items)
-    print(section)
-    if args.write:
-        write_section(ROOT / "BENCHMARKS.md", section)
+    print(run(max(args.runs, 7), args.items).section)
 
 
 if __name__ == "__main__":
