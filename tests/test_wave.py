@@ -248,6 +248,9 @@ def test_passing_wave_test_runs_on_the_combined_tree(tmp_path: Path) -> None:
                  f"for p in ('src/a.txt', 'src/b.txt')))\"")
     rep = run(remote.clone).report
     assert (rep.success, rep.wave_test.exit_code) == (True, 0)
+    # Its worktree and the items' ones (removed in the background meanwhile) are all gone.
+    assert worktrees(remote.clone) == [str(remote.clone)]
+    assert branches(remote.clone, "wavegit/items/") == []
 
 
 def test_nothing_selected_exits_zero_and_writes_nothing(tmp_path: Path) -> None:

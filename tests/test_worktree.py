@@ -209,9 +209,13 @@ def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) ->
 def test_remove_all_under_removes_only_that_directory(remote_repo: RemoteRepo) -> None:
     folder = remote_repo.base / "wave"
     inside, _ = _worktree(remote_repo, "wave/a")
+    locked, _ = _worktree(remote_repo, "wave/locked")
+    git(remote_repo.clone, "worktree", "lock", "--reason", "testing", str(locked))
     outside, _ = _worktree(remote_repo, "elsewhere")
     worktree.remove_all_under(remote_repo.clone, folder)
-    assert not inside.exists() and not folder.exists() and outside.exists()
+    assert not inside.exists() and not locked.exists() and not folder.exists() and outside.exists()
+    listed = git(remote_repo.clone, "worktree", "list", "--porcelain")
+    assert str(folder) not in listed and str(outside) in listed
 
 
 def test_item_branches_lists_and_deletes_only_that_waves_branches(remote_repo: RemoteRepo) -> None:

@@ -310,6 +310,8 @@ class Wave:
         self.git_lock = threading.Lock()
         self.halt_watch = _HaltWatch(store, self.git_lock, claimed.halt_read_at)
         self.workspaces = Workspaces(repo.root, self.git_lock)
+        self._tidy: _Background | None = None
+        self._tidied = False
 
     # -- running items ------------------------------------------------------------------------------------
 
@@ -491,6 +493,7 @@ class Wave:
         return head, wave_test, pushed
 
     def _wave_test(self, head: str) -> WaveTest:
+        self.wait_cleanup()
         path = self.worktrees / "_wave"
         log_path = self.logs / "_wave.test.log"
         worktree.add(self.repo.root, path, branch=None, start=head)
@@ -512,6 +515,29 @@ class Wave:
         """Remove this wave's worktrees and item branches, whatever state they are in."""
         worktree.remove_all_under(self.repo.root, self.worktrees)
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
+
+    def start_cleanup(self) -> None:
+        """:meth:`cleanup` in a background thread, while the wave branch is combined and pushed.
+
+        Those steps read no worktree admin files; everything that does (a ``fetch``, ``worktree add``)
+        comes after :meth:`finish_cleanup`.
+        """
+        if self._tidy is None and not self._tidied:
+            self._tidy = _Background(self.cleanup)
+
+    def wait_cleanup(self) -> None:
+        """Wait for the background cleanup if one was started; its failure is raised here."""
+        tidy, self._tidy = self._tidy, None
+        if tidy is not None:
+            self._tidied = True
+            tidy.join()
+
+    def finish_cleanup(self) -> None:
+        """Wait for the background cleanup, or run the cleanup now if none ran."""
+        self.wait_cleanup()
+        if not self._tidied:
+            self._tidied = True
+            self.cleanup()
 
     # -- record -------------------------------------------------------------------------------------------
 
@@ -535,6 +561,27 @@ class Wave:
         message = (f"wavegit: record wave {self.wave_id}: {verified} of {len(runs)} verified\n\n"
                    f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(self.spend.spent)}")
         return mutate(self.store, apply, message=message).commit
+
+
+class _Background:
+    """A function run in a daemon thread; :meth:`join` waits and raises what it raised."""
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self._work = work
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="wavegit-cleanup", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._work()
+        except BaseException as exc:  # handed to the joining thread
+            self._error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 @dataclass(frozen=True)
@@ -668,6 +715,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         wave = Wave(repo, config, store, claimed, base, events=events,
                     spend_limit=spend_limit(config, claimed.day_spent))
         (produce or Wave.run_items)(wave, runs)
+        wave.start_cleanup()
         head, wave_test, pushed = wave.collect(runs, push=push)
         delivered = True
         if pushed:
@@ -685,7 +733,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         rep.notes.append("the wave was interrupted")
     finally:
         if wave is not None:
-            wave.cleanup()
+            wave.finish_cleanup()
     if not delivered:
         for run in runs:
             if run.commit is not None:

@@ -4,7 +4,7 @@ A small pool of background threads creates each worktree (registered under the w
 concurrent ``git worktree add`` and ``fetch`` calls fail on each other's half-made admin files; checked
 out outside it) before its attempt asks for it, and removes it after the attempt, so an item thread's
 worker slot goes from one worker straight to the next. The wave bounds how far ahead it prepares (disk
-use); everything is joined by :meth:`Workspaces.close`, before the wave's own cleanup runs.
+use); :meth:`Workspaces.close` joins the work begun and drops the rest, which the wave's cleanup covers.
 """
 
 from __future__ import annotations
@@ -60,12 +60,11 @@ class Workspaces:
             self._removed[spec.branch] = self._pool.submit(self._remove, spec.path)
 
     def close(self) -> None:
-        """Drop preparations not yet begun and wait for the rest (they may fail: cleanup follows)."""
+        """Drop the work not begun yet and wait for the rest (it may fail): the wave's cleanup follows and
+        removes whatever worktrees are left in one go."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
         with self._guard:
-            for made in self._made.values():
-                made.cancel()
             self._made.clear()
-        self._pool.shutdown(wait=True)
 
     def _make(self, spec: Spec) -> None:
         with self._guard:

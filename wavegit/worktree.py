@@ -95,16 +95,27 @@ def remove(repo_root: Path, path: Path) -> None:
 
 
 def remove_all_under(repo_root: Path, directory: Path) -> None:
-    """Remove every worktree of ``git worktree list`` below ``directory``, then the directory itself."""
+    """Remove every worktree of ``git worktree list`` below ``directory``, then the directory itself.
+
+    The files go first and one ``git worktree prune`` then drops the admin entries of them all; only a
+    locked worktree (which prune keeps) needs ``git worktree remove`` of its own.
+    """
     listing = git.out(["worktree", "list", "--porcelain", "-z"], cwd=repo_root)
     prefix = directory.resolve()
-    for field in listing.split("\0"):
-        if field.startswith("worktree "):
-            wt = Path(field.removeprefix("worktree ")).resolve()
-            if wt.is_relative_to(prefix):
-                remove(repo_root, wt)
+    locked: list[Path] = []
+    for record in listing.split("\0\0"):
+        fields = record.strip("\0").split("\0")
+        if not fields[0].startswith("worktree "):
+            continue
+        wt = Path(fields[0].removeprefix("worktree ")).resolve()
+        if wt.is_relative_to(prefix):
+            shutil.rmtree(wt, ignore_errors=True)
+            if any(f == "locked" or f.startswith("locked ") for f in fields[1:]):
+                locked.append(wt)
     shutil.rmtree(directory, ignore_errors=True)
     git.run(["worktree", "prune"], cwd=repo_root, check=False)
+    for wt in locked:
+        remove(repo_root, wt)
 
 
 def stage_all(worktree: Path) -> str:
