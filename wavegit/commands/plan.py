@@ -15,6 +15,7 @@ from wavegit import config as config_mod
 from wavegit import tracker as tracker_mod
 from wavegit.errors import UsageError
 from wavegit.repo import discover
+from wavegit.schema import gc_paused
 from wavegit.select import Plan, select
 from wavegit.store import GitStore
 
@@ -41,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A short read-only command that makes no reference cycles. With the collector on, the allocations after
+    # loading would make it rescan the 10,000 loaded items, twice (measured: ~5 ms of a warm plan).
+    with gc_paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
     cache_dir = repo.state_dir / "cache"
     config = config_mod.load_config(repo.root, cache_dir)
