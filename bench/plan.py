@@ -249,16 +249,17 @@ def run(runs: int, n_items: int) -> str:
 
 def why_missed(medians: dict[str, float], start: float, reference: float, n_items: int) -> str:
     """Where a warm plan's time goes beyond the 1.5x budget, from the phases' CPU times."""
-    ms = {step.split(" ")[0]: seconds * 1000 for step, seconds in medians.items()}
-    budget = WARM_TARGET * reference * 1000
-    return (f"- Why the warm target is missed (CPU times): the budget is {budget:.0f} ms; interpreter start "
-            f"alone takes {start * 1000:.0f} ms and wavegit's imports {ms['imports']:.0f} ms (its modules and "
-            f"the standard library they use). Loading the cached tracker takes {ms['tracker.load_blob']:.0f} "
-            f"ms: unmarshalling about 20 objects per item and building {n_items:,} frozen `Item` dataclasses "
-            f"(about 1 µs each; `Tracker.items` is the interface). `select` takes {ms['select']:.0f} ms: "
-            "exact, case-insensitive ownership checks of every distinct pattern of the ready items against the "
-            "items in flight and each other, a few µs per pattern in a fresh process, where the reference "
-            "compares exact strings once.")
+    ms = {step.split(" ")[0]: round(seconds * 1000) for step, seconds in medians.items()}
+    budget = round(WARM_TARGET * reference * 1000)
+    return (
+        f"- Why the warm target is missed (CPU times): the budget is {budget} ms; interpreter start alone "
+        f"takes {start * 1000:.0f} ms and wavegit's imports {ms['imports']} ms (its modules and the standard "
+        f"library they use). Loading the cached tracker takes {ms['tracker.load_blob']} ms: unmarshalling "
+        f"about 20 objects per item and building {n_items:,} frozen `Item` dataclasses (about 1 µs each; "
+        f"`Tracker.items` is the interface). `select` takes {ms['select']} ms: exact, case-insensitive "
+        "ownership checks of every distinct pattern of the ready items against the items in flight and each "
+        "other, a few µs per pattern in a fresh process, where the reference compares exact strings once."
+    )
 
 
 HEADER = "# Benchmarks\n\nMeasured by the scripts in `bench/`; each section says how to reproduce it.\n\n"
