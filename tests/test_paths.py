@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
 from functools import cache, lru_cache
 
 import pytest
@@ -325,3 +326,12 @@ def test_index_glob_that_can_own_no_path_conflicts_with_nothing() -> None:
     assert index.conflicts("src/.gi[t]/") == set()
     assert index.conflicts("src") == {"dir"}
     assert index.conflicts("src/*") == {"dir"}
+
+
+def test_index_answers_for_a_path_deeper_than_the_recursion_limit() -> None:
+    deep = "/".join(["d"] * (sys.getrecursionlimit() + 100))
+    index: OwnershipIndex[str] = OwnershipIndex()
+    index.add("top", "d/")
+    index.add("glob", "d/**/leaf.py")
+    assert index.owners(deep + "/leaf.py") == {"top", "glob"}
+    assert index.conflicts(deep + "/other.py") == {"top", "glob"}

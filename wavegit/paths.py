@@ -868,18 +868,27 @@ class OwnershipIndex(Generic[K]):
         return texts[start:bisect.bisect_left(texts, prefix + "\U0010ffff", start)]
 
     def _above_of(self, directory: str) -> _Above[K] | None:
-        """What is filed at ``directory`` or above it (None: nothing), memoised."""
-        if directory in self._above:
-            return self._above[directory]
-        up = self._above_of(_parent(directory)) if directory else None
-        literals = self._at.get(directory) if directory else None
-        globs = self._globs_at.get(directory)
-        found: _Above[K] | None = up
-        if literals or globs:
-            found = _Above((up.literals if up else frozenset()) | (literals or set()),
-                           (up.globs if up else ()) + tuple(globs or ()))
-        self._above[directory] = found
-        return found
+        """What is filed at ``directory`` or above it (None: nothing), memoised.
+
+        Iterative, not recursive: a pushed path may be thousands of directories deep.
+        """
+        memo = self._above
+        missing: list[str] = []
+        known = directory
+        while known not in memo:
+            missing.append(known)
+            if not known:
+                break
+            known = _parent(known)
+        up = memo.get(known)
+        for current in reversed(missing):
+            literals = self._at.get(current) if current else None
+            globs = self._globs_at.get(current)
+            if literals or globs:
+                up = _Above((up.literals if up else frozenset()) | (literals or set()),
+                            (up.globs if up else ()) + tuple(globs or ()))
+            memo[current] = up
+        return memo[directory]
 
     @staticmethod
     def _add_globs(found: set[K], globs: Iterable[tuple[K, str]], home: str,
