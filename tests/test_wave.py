@@ -248,8 +248,9 @@ def test_passing_wave_test_runs_on_the_combined_tree(tmp_path: Path) -> None:
                  f"for p in ('src/a.txt', 'src/b.txt')))\"")
     rep = run(remote.clone).report
     assert (rep.success, rep.wave_test.exit_code) == (True, 0)
-    # Its worktree and the items' ones (removed in the background meanwhile) are all gone.
+    # Its worktree and the items' ones (removed in the background meanwhile) are all gone, folder and all.
     assert worktrees(remote.clone) == [str(remote.clone)]
+    assert not (remote.clone / ".git" / "wavegit" / "worktrees" / rep.wave_id).exists()
     assert branches(remote.clone, "wavegit/items/") == []
 
 

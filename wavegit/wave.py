@@ -311,7 +311,8 @@ class Wave:
         self.halt_watch = _HaltWatch(store, self.git_lock, claimed.halt_read_at)
         self.workspaces = Workspaces(repo.root, self.git_lock)
         self._tidy: _Background | None = None
-        self._tidied = False
+        self._untidy = True
+        """Whether worktrees may exist that no cleanup has covered yet."""
 
     # -- running items ------------------------------------------------------------------------------------
 
@@ -494,6 +495,7 @@ class Wave:
 
     def _wave_test(self, head: str) -> WaveTest:
         self.wait_cleanup()
+        self._untidy = True
         path = self.worktrees / "_wave"
         log_path = self.logs / "_wave.test.log"
         worktree.add(self.repo.root, path, branch=None, start=head)
@@ -522,21 +524,20 @@ class Wave:
         Those steps read no worktree admin files; everything that does (a ``fetch``, ``worktree add``)
         comes after :meth:`finish_cleanup`.
         """
-        if self._tidy is None and not self._tidied:
-            self._tidy = _Background(self.cleanup)
+        if self._tidy is None and self._untidy:
+            self._tidy, self._untidy = _Background(self.cleanup), False
 
     def wait_cleanup(self) -> None:
         """Wait for the background cleanup if one was started; its failure is raised here."""
         tidy, self._tidy = self._tidy, None
         if tidy is not None:
-            self._tidied = True
             tidy.join()
 
     def finish_cleanup(self) -> None:
-        """Wait for the background cleanup, or run the cleanup now if none ran."""
+        """Wait for the background cleanup; run the cleanup (again) if worktrees may have been made since."""
         self.wait_cleanup()
-        if not self._tidied:
-            self._tidied = True
+        if self._untidy:
+            self._untidy = False
             self.cleanup()
 
     # -- record -------------------------------------------------------------------------------------------
