@@ -200,8 +200,11 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "",
         common.table(["step", "ms"], [(name, f"{ms:.1f}") for name, ms in fig.steps.items()], numeric=(1,)),
         "",
-        "The wall time also holds the process start, the claim and record commits (each a fetch and a push "
-        "to the origin), the wave branch push, and the idle-poll granularity of the runner.",
+        "Worktrees are made one batch ahead and removed behind the attempts by two background threads, so "
+        "add + remove leaves a worker slot only for the first batch, whose worktrees git can register only "
+        "one at a time. Collect replays all item commits with one `git fast-import`. The rest of the wall "
+        "time is the process start (interpreter, imports), the claim and record commits (each a fetch and "
+        "a push to the origin), the first batch's staggered start, and the wave branch push.",
         "",
     ]
     what = f"wave of {ITEMS} x {fig.sleep_s:g} s items at concurrency {CONCURRENCY} vs ideal"
