@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from wavegit import git, worktree_sync
+from wavegit import git
 from wavegit.config import Config
 from wavegit.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
 from wavegit.repo import Repo
@@ -352,6 +352,8 @@ class GitStore:
                           git.GitError(args, result.returncode, detail))
 
     def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
+        from wavegit import worktree_sync  # only a local-only write needs it; the read paths start faster
+
         old = self._blobs_at(expected.commit, list(blobs))
         checkout = worktree_sync.prepare(self.repo, self.branch_ref, old, blobs)
         args = ["update-ref", "-m", "wavegit: tracker commit", self.branch_ref, commit, expected.commit or ""]
