@@ -138,6 +138,8 @@ def _not_ready_reason(item: Item, by_id: Mapping[str, Item]) -> str | None:
 def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int, int]:
     """For each ready item that overlaps an item in flight, one such item: the first in the file that
     overlaps the item's first conflicting pattern."""
+    # Item.owns holds normalised patterns (the tracker's validation normalises them; an item whose list
+    # failed validation owns nothing), so neither index re-normalises them.
     index: OwnershipIndex[int] = OwnershipIndex()
     for pos, item in enumerate(items):
         if item.status in IN_FLIGHT:
