@@ -7,8 +7,10 @@
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
 3. **Each item** runs in a fresh worktree on ``wavegit/items/<wave-id>/<item-id>``, ``concurrency`` items at
-   once, its attempts one after another. Before every launch: HALT re-read (a read under ``HALT_FRESH_S``
-   old is shared by a burst of launches), the wave budget (with what is left of the day's), cancellation.
+   once, its attempts one after another. First attempts' worktrees are made up to one batch ahead and every
+   worktree is removed behind its attempt, in the background (:mod:`wavegit.workspaces`). Before every
+   launch: HALT re-read (a read under ``HALT_FRESH_S`` old, the claim's included, is shared by a burst of
+   launches), the wave budget (with what is left of the day's), cancellation.
    An attempt is verified when the worker exits 0, every changed path (new, deleted, both sides of a
    rename, mode changes, symlinks as paths) is owned by the item, something changed, and the item's test
    exits 0. Otherwise its changes are discarded and the next attempt, in a new worktree, gets the reason
@@ -26,7 +28,7 @@
    them in ``review`` (the combination is for a human to judge) but the wave is not a success. When the
    wave branch could not be built or pushed, its items go back to ``todo``.
 6. **Report**: JSON and Markdown under ``<git dir>/wavegit/reports/``; worktrees are removed and item
-   branches deleted whatever happened.
+   branches deleted whatever happened (in the background while the wave branch is combined and pushed).
 
 What a ``kill -9`` of the scheduler can leave (each commit is atomic, the branch is pushed before the
 record): nothing at all; the claim only (items ``in_progress`` with this wave, no remote wave branch:
