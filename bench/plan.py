@@ -113,29 +113,32 @@ def startup_note(env: dict[str, str]) -> str:
 
 
 def phases(repo: str) -> dict[str, tuple[float, float]]:
-    """Seconds spent in each step of ``wavegit plan --json`` (the steps of ``commands.plan.run``), in a fresh
-    process so that imports and first-call costs count as they do in the real command. (wall, CPU) each."""
+    """Seconds spent in each step of ``wavegit plan --json`` (the steps of ``commands.plan.run``, with the
+    collector paused as there), in a fresh process so that imports and first-call costs count as they do in
+    the real command. (wall, CPU) each."""
     marks = [(time.perf_counter(), time.process_time())]
     from wavegit import config, tracker
     from wavegit.repo import discover
+    from wavegit.schema import gc_paused
     from wavegit.select import select
     from wavegit.store import GitStore
 
     marks.append((time.perf_counter(), time.process_time()))
-    found = discover(repo)
-    cache_dir = found.state_dir / "cache"
-    cfg = config.load_config(found.root, cache_dir)
-    marks.append((time.perf_counter(), time.process_time()))
-    store = GitStore(found, cfg)
-    blob_sha = store.read_blob_sha(fetch=False)
-    marks.append((time.perf_counter(), time.process_time()))
-    assert blob_sha is not None
-    parsed = tracker.load_blob(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, strict=False)
-    marks.append((time.perf_counter(), time.process_time()))
-    plan = select(parsed, cfg.max_items, blob_sha)
-    marks.append((time.perf_counter(), time.process_time()))
-    json.dumps(plan.to_json())
-    marks.append((time.perf_counter(), time.process_time()))
+    with gc_paused():
+        found = discover(repo)
+        cache_dir = found.state_dir / "cache"
+        cfg = config.load_config(found.root, cache_dir)
+        marks.append((time.perf_counter(), time.process_time()))
+        store = GitStore(found, cfg)
+        blob_sha = store.read_blob_sha(fetch=False)
+        marks.append((time.perf_counter(), time.process_time()))
+        assert blob_sha is not None
+        parsed = tracker.load_blob(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, strict=False)
+        marks.append((time.perf_counter(), time.process_time()))
+        plan = select(parsed, cfg.max_items, blob_sha)
+        marks.append((time.perf_counter(), time.process_time()))
+        json.dumps(plan.to_json())
+        marks.append((time.perf_counter(), time.process_time()))
     steps = ("imports", "discover + config", "store (git: remote, blob SHA)", "tracker.load_blob (cache)",
              "select", "JSON out")
     return {step: (end[0] - start[0], end[1] - start[1])
@@ -255,8 +258,8 @@ def why_missed(medians: dict[str, float], start: float, reference: float, n_item
         f"- Why the warm target is missed (CPU times): the budget is {budget} ms; interpreter start alone "
         f"takes {start * 1000:.0f} ms and wavegit's imports {ms['imports']} ms (its modules and the standard "
         f"library they use). Loading the cached tracker takes {ms['tracker.load_blob']} ms: unmarshalling "
-        f"about 20 objects per item and building {n_items:,} frozen `Item` dataclasses (about 1 µs each; "
-        f"`Tracker.items` is the interface). `select` takes {ms['select']} ms: exact, case-insensitive "
+        f"about 20 objects for each of the {n_items:,} items (`Tracker.items` holds them all as `Item` "
+        f"dataclasses). `select` takes {ms['select']} ms: exact, case-insensitive "
         "ownership checks of every distinct pattern of the ready items against the items in flight and each "
         "other, a few µs per pattern in a fresh process, where the reference compares exact strings once."
     )
