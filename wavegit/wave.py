@@ -329,6 +329,8 @@ class Wave:
         # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
         ahead = 2 * concurrency
         self.workspaces = Workspaces(self.repo.root, self.git_lock)
+        # Item branches made before their worktrees: registering one (serialised) takes one git call less.
+        worktree.set_branches(self.repo.root, [self._spec(run.item, 1).branch for run in queue], self.base)
         for run in queue[:ahead]:
             self.workspaces.prepare(self._spec(run.item, 1))
         upcoming = [run.item for run in queue[ahead:]]

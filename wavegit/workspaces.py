@@ -22,7 +22,7 @@ WORKTREE_THREADS = 2
 
 @dataclass(frozen=True)
 class Spec:
-    """One worktree to make: where, on which (reset) branch, from which commit."""
+    """One worktree to make: where, on which existing branch (reset to ``start``), from which commit."""
 
     path: Path
     branch: str
@@ -73,8 +73,8 @@ class Workspaces:
             # A retry reuses its item's branch, which git refuses while an older worktree still has it.
             removed.result()
         with self._lock:
-            worktree.register(self._root, spec.path, branch=spec.branch, start=spec.start)
-        worktree.checkout(spec.path)
+            worktree.register_on(self._root, spec.path, spec.branch)
+        worktree.checkout(spec.path, spec.start)
 
     def _remove(self, path: Path) -> None:
         with self._lock:

@@ -81,9 +81,20 @@ def register(repo_root: Path, path: Path, *, branch: str | None, start: str) -> 
     git.run(["worktree", "add", "--quiet", "--no-checkout", *where, str(path), start], cwd=repo_root)
 
 
-def checkout(path: Path) -> None:
-    """The second half of :func:`add`: fill the worktree's index and files from its HEAD."""
-    git.run(["reset", "--hard", "--quiet"], cwd=path)
+def register_on(repo_root: Path, path: Path, branch: str) -> None:
+    """Like :func:`register`, on an existing ``branch``: one git process fewer than ``-B`` (``git branch``).
+
+    The branches come from :func:`set_branches`; :func:`checkout` with a ``start`` then resets the branch
+    to it, whatever it points at.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git.run(["worktree", "add", "--quiet", "--no-checkout", str(path), branch], cwd=repo_root)
+
+
+def checkout(path: Path, start: str | None = None) -> None:
+    """The second half of :func:`add`: fill the worktree's index and files from its HEAD, or from ``start``
+    (which its branch is then reset to)."""
+    git.run(["reset", "--hard", "--quiet", *([start] if start else [])], cwd=path)
 
 
 def remove(repo_root: Path, path: Path) -> None:
@@ -165,6 +176,13 @@ def item_message(title: str, trailers: Trailers) -> str:
 
 def set_branch(repo_root: Path, branch: str, commit: str) -> None:
     git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
+
+
+def set_branches(repo_root: Path, branches: Sequence[str], commit: str) -> None:
+    """Create or move local branches to ``commit``, in one git call."""
+    if branches:
+        commands = "".join(f"update refs/heads/{branch} {commit}\n" for branch in branches)
+        git.run(["update-ref", "--stdin"], cwd=repo_root, input=commands)
 
 
 def delete_branch(repo_root: Path, branch: str) -> None:
