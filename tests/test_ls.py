@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from support import RemoteRepo, wavegit
-from test_validate import EXAMPLE, with_tracker
+from support import RemoteRepo, git, wavegit
+from test_validate import EXAMPLE
+from test_validate import with_tracker as in_work_tree
+
+
+def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:
+    """The tracker committed on main and pushed: `ls` reads the tracker branch, not the work tree."""
+    clone = in_work_tree(repo, text)
+    git(clone, "add", ".wavegit/tracker.yaml")
+    git(clone, "commit", "-q", "-m", "tracker")
+    git(clone, "push", "-q", "origin", "main")
+    return clone
 
 
 def test_ls_table_lists_items_in_file_order(remote_repo: RemoteRepo) -> None:
@@ -39,3 +50,28 @@ def test_ls_shows_invalid_items_and_warns(remote_repo: RemoteRepo) -> None:
 def test_ls_rejects_unknown_status(remote_repo: RemoteRepo) -> None:
     result = wavegit(with_tracker(remote_repo), "ls", "--status", "doing")
     assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_ls_reads_the_tracker_branch_not_the_work_tree_copy(remote_repo: RemoteRepo) -> None:
+    clone = with_tracker(remote_repo)
+    (clone / ".wavegit" / "tracker.yaml").write_text("not: [a, tracker")
+    result = wavegit(clone, "ls", "--json")
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)) == 8
+
+
+def test_ls_fetch_shows_an_item_another_clone_added(remote_repo: RemoteRepo) -> None:
+    with_tracker(remote_repo)
+    other = remote_repo.new_clone("other")
+    added = wavegit(other, "add", "NEW-1", "--prompt", "p", "--owns", "new/", "--test", "true", "--push")
+    assert added.returncode == 0, added.stderr
+    before = [i["id"] for i in json.loads(wavegit(remote_repo.clone, "ls", "--json").stdout)]
+    after = [i["id"] for i in json.loads(wavegit(remote_repo.clone, "ls", "--fetch", "--json").stdout)]
+    assert "NEW-1" not in before and after[-1] == "NEW-1"
+
+
+def test_ls_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
+    result = wavegit(remote_repo.clone, "ls")
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("wavegit ls: no tracker at origin/main:.wavegit/tracker.yaml "
+                                     "(run `wavegit init`)")

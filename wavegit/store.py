@@ -12,12 +12,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from wavegit import git
 from wavegit.config import Config
-from wavegit.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
+from wavegit.errors import EXIT_RACE_LOST, RaceLostError, UsageError, WavegitError
 from wavegit.repo import Repo
+
+if TYPE_CHECKING:
+    from wavegit.tracker import Tracker
 
 OP_TRAILER = "Wavegit-Op"
 """Commit trailer carrying a mutation's operation id, so a retry can tell that its write already landed."""
@@ -237,6 +240,18 @@ class GitStore:
     def read_blob(self, blob_sha: str) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
         return git.run(["cat-file", "blob", blob_sha], cwd=self.repo.root).stdout
+
+    def load_head(self, *, fetch: bool = False, strict: bool = False) -> tuple[Tracker, str]:
+        """The parsed tracker at the branch head and its blob SHA, through the parse cache (the blob is
+        read only on a miss); a clear error (exit 2) when there is no tracker yet."""
+        from wavegit import tracker
+
+        blob_sha = self.read_blob_sha(fetch=fetch)
+        if blob_sha is None:
+            raise UsageError(f"no tracker at {self.target}:{self.config.tracker_path} (run `wavegit init`)")
+        loaded = tracker.load_blob(blob_sha, lambda: self.read_blob(blob_sha), self.cache_dir,
+                                   self.config.tracker_path, strict=strict)
+        return loaded, blob_sha
 
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         if snapshot.commit is None:

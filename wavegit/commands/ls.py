@@ -8,9 +8,9 @@ import json
 import sys
 
 from wavegit import tracker
-from wavegit.commands._workfile import read_tracker_text
 from wavegit.config import load_config
 from wavegit.repo import discover
+from wavegit.store import GitStore
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 
@@ -19,15 +19,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--status", action="extend", nargs="+", choices=tracker.STATUSES, metavar="S",
                         help=f"only items with these statuses ({', '.join(tracker.STATUSES)})")
     parser.add_argument("--json", action="store_true", help="print a JSON list of item objects")
+    parser.add_argument("--fetch", action="store_true", help="fetch the tracker branch from the remote first")
 
 
 def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
-    cache = repo.state_dir / "cache"
-    config = load_config(repo.root, cache)
-    source = read_tracker_text(repo.root / config.tracker_path, config.tracker_path)
-    # Non-strict: list every item even when some are invalid (those carry their problems).
-    items = tracker.load_cached(source.text, source.blob_sha, cache, source.display_path, strict=False).items
+    config = load_config(repo.root, repo.state_dir / "cache")
+    # The tracker as the tracker branch has it (what every scheduler sees), not the work-tree copy, which
+    # `wavegit add` with a remote does not touch. Non-strict: invalid items are listed with their problems.
+    items = GitStore(repo, config).load_head(fetch=args.fetch)[0].items
     if args.status:
         items = tuple(item for item in items if item.status in args.status)
     if args.json:
