@@ -1,5 +1,5 @@
-"""Reading the tracker from the work tree (``validate``, ``ls``); one small function so that a later
-version can read the tracker branch's head through the store instead.
+"""Reading the tracker from the work tree, for ``validate``: it checks the file you are editing, before you
+commit it. (Commands that act on the backlog read the tracker branch's head through the store.)
 """
 
 from __future__ import annotations
