@@ -83,3 +83,15 @@ def test_importing_the_parsing_modules_does_not_import_yaml() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_owns_list_with_one_bad_pattern_keeps_its_good_ones_for_non_strict_readers() -> None:
+    from wavegit import tracker
+
+    text = ("version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [src/a.py, ../escape]\n    test: t\n"
+            "    status: in_progress\n")
+    item = tracker.loads(text, strict=False).items[0]
+    assert item.owns == ("src/a.py",)
+    assert len(item.problems) == 1 and "'..'" in item.problems[0]
+    with pytest.raises(ValidationError):
+        tracker.loads(text, strict=True)

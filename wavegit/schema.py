@@ -397,7 +397,9 @@ def _str_list(node: Node, spec: Field, where: Located, item_id: str | None) -> V
                 ok = False
                 continue
         out.append(text)
-    return tuple(out) if ok else _INVALID
+    # A list with some bad elements keeps its good ones (the problems are recorded all the same): a
+    # non-strict reader such as the pre-push hook must still protect the valid paths an item in flight owns.
+    return tuple(out) if ok or out else _INVALID
 
 
 def scalar_value(node: Node) -> str | int | float | bool | None:
