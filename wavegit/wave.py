@@ -7,10 +7,11 @@
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
 3. **Each item** runs in a fresh worktree on ``wavegit/items/<wave-id>/<item-id>``, ``concurrency`` items at
-   once, its attempts one after another. First attempts' worktrees are made up to one batch ahead and every
-   worktree is removed behind its attempt, in the background (:mod:`wavegit.workspaces`). Before every
-   launch: HALT re-read (a read under ``HALT_FRESH_S`` old, the claim's included, is shared by a burst of
-   launches), the wave budget (with what is left of the day's), cancellation.
+   once, its attempts one after another. First attempts' worktrees are made up to one batch ahead, in the
+   background (:mod:`wavegit.workspaces`); a worktree is removed before its item's retry, else by the wave's
+   cleanup, all at once (the files, then one ``git worktree prune``). Before every launch: HALT re-read
+   (a read under ``HALT_FRESH_S`` old, the claim's included, is shared by a burst of launches), the wave
+   budget (with what is left of the day's), cancellation.
    An attempt is verified when the worker exits 0, every changed path (new, deleted, both sides of a
    rename, mode changes, symlinks as paths) is owned by the item, something changed, and the item's test
    exits 0. Otherwise its changes are discarded and the next attempt, in a new worktree, gets the reason
@@ -390,6 +391,8 @@ class Wave:
             if attempt.launch_failed or not attempt.counted:
                 return
             feedback = attempt.feedback
+            # The retry needs the item branch, which git lets only one worktree have.
+            self.workspaces.release(self._spec(run.item, number))
 
     def _attempt(self, item: tracker.Item, number: int, feedback: str | None) -> Attempt:
         stem = f"{item.id}-{number}"
@@ -424,7 +427,6 @@ class Wave:
             self._verify(item, path, attempt, result, env)
         finally:
             attempt.finished_at = utc_now()
-            self.workspaces.release(spec)
         if attempt.commit is None and attempt.counted:
             attempt.feedback = feedback_text(attempt)
         return attempt

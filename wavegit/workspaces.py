@@ -1,10 +1,11 @@
-"""A wave's item worktrees, made ahead of the attempts that need them and removed behind them.
+"""A wave's item worktrees, made ahead of the attempts that need them, removed in the background.
 
 A small pool of background threads creates each worktree (registered under the wave's git lock, because
 concurrent ``git worktree add`` and ``fetch`` calls fail on each other's half-made admin files; checked
-out outside it) before its attempt asks for it, and removes it after the attempt, so an item thread's
-worker slot goes from one worker straight to the next. The wave bounds how far ahead it prepares (disk
-use); :meth:`Workspaces.close` joins the work begun and drops the rest, which the wave's cleanup covers.
+out outside it) before its attempt asks for it, so an item thread's worker slot goes from one worker
+straight to the next. The wave bounds how far ahead it prepares, and releases (removes) a worktree only
+when the item's branch is needed for a retry; the rest go in the wave's cleanup, all at once.
+:meth:`Workspaces.close` joins the work begun and drops the rest, which that cleanup covers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from wavegit import worktree
 
 WORKTREE_THREADS = 2
-"""Background worktree threads: one registers while the other checks out or removes."""
+"""Background worktree threads: one registers while the other checks out."""
 
 
 @dataclass(frozen=True)
