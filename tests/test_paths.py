@@ -11,7 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wavegit.paths import OwnershipIndex, PatternError, fold, matches, normalize, overlaps, owns_folded
+from wavegit.paths import (
+    FirstOverlap,
+    OwnershipIndex,
+    PatternError,
+    fold,
+    matches,
+    normalize,
+    overlaps,
+    owns_folded,
+)
 
 
 @pytest.mark.parametrize(("raw", "canonical"), [
@@ -263,6 +272,31 @@ def test_index_agrees_with_pairwise_overlaps_and_matches(seed: int) -> None:
         path = path.rstrip("/")
         owners = {key for key, patterns in owned.items() if any(owns_folded(p, path) for p in patterns)}
         assert index.owners(path) == owners, path
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_first_overlap_is_the_lowest_key_pairwise_overlaps_finds(seed: int) -> None:
+    rng = random.Random(seed)
+    owned = [(rng.randrange(40), _random_pattern(rng)) for _ in range(rng.randint(1, 60))]
+    first = FirstOverlap(owned)
+    for _ in range(80):
+        query = _random_pattern(rng)
+        expected = min((key for key, pattern in owned if overlaps(pattern, query)), default=None)
+        assert first.first(query) == expected, query
+        assert first.first(query) == expected, query  # the memoised answer too
+
+
+def test_first_overlap_sees_literals_above_below_and_globs_around_a_literal_query() -> None:
+    first = FirstOverlap([(5, "src/"), (3, "src/auth/x.py"), (7, "docs/*.md"), (1, "*.rst"), (2, "a/*/b")])
+    assert first.first("src/auth/x.py") == 3
+    assert first.first("src/Auth/y.py") == 5
+    assert first.first("src") == 3
+    assert first.first("docs/guide.md") == 7
+    assert first.first("docs/guide.rst") is None
+    assert first.first("notes.RST") == 1
+    assert first.first("a/q") == 2
+    assert first.first("a/q/c") is None
+    assert first.first("README") is None
 
 
 def test_index_remove_forgets_every_pattern_of_a_key() -> None:

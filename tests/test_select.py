@@ -277,6 +277,24 @@ def test_plan_is_the_brute_forced_lexicographic_optimum(tracker: Tracker, max_it
 
 
 @settings(max_examples=300, deadline=None)
+@given(backlogs(), st.integers(min_value=1, max_value=3))
+def test_a_plan_whose_cap_the_top_tiers_fill_is_still_the_brute_forced_optimum(tracker: Tracker,
+                                                                                cap: int) -> None:
+    # Small caps: the tier-by-tier solve stops before the lower priorities' conflicts are even looked at.
+    plan = select(tracker, cap)
+    _assert_valid(tracker, plan)
+    by_id = {i.id: i for i in tracker.items}
+    assert _counts([by_id[i] for i in plan.selected]) == _brute_force(tracker, cap)[0]
+
+
+def test_lower_priorities_skipped_once_the_top_tier_fills_the_cap_get_true_reasons() -> None:
+    specs = [S("p0a", "a", p="P0"), S("p0b", "b", p="P0"), S("p1", "a/x", "c", p="P1"), S("p2", "d", p="P2")]
+    plan = select(T(*specs), 2)
+    assert plan.selected == ("p0a", "p0b")
+    assert reasons(plan) == {"p1": "overlaps p0a", "p2": "max items"}
+
+
+@settings(max_examples=300, deadline=None)
 @given(backlogs())
 def test_every_skip_reason_is_true(tracker: Tracker) -> None:
     plan = select(tracker, 3)

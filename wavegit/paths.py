@@ -932,3 +932,83 @@ def _segment_prefixes(path: str) -> tuple[str, ...]:
         slash = path.find("/", slash + 1)
     prefixes.append(path)
     return tuple(prefixes)
+
+
+class FirstOverlap:
+    """The lowest integer key with a pattern that overlaps a query: ``min(OwnershipIndex.conflicts(q))``.
+
+    Built once from normalised (key, pattern) pairs, then only queried. A literal query, by far the usual
+    kind, costs a few dict lookups: two literals overlap iff one is a segment prefix of the other, so a
+    table of the lowest key filed at or below each directory (``_down``) and one of the lowest key filed at
+    each literal (``_at``, read for the query's ancestors) answer it; only globs filed at, below or above the
+    query need the exact automaton test. Glob queries go to an ``OwnershipIndex`` of the same pairs.
+    Answers are memoised per query text.
+    """
+
+    def __init__(self, owned: Iterable[tuple[int, str]]) -> None:
+        self._pairs = list(owned)
+        self._at: dict[str, int] = {}
+        self._down: dict[str, int] = {}
+        self._globs_at: dict[str, list[tuple[int, str]]] = {}
+        self._globs_down: dict[str, list[tuple[int, str]]] = {}
+        self._memo: dict[str, int | None] = {}
+        self._above: dict[str, tuple[int | None, tuple[tuple[int, str], ...]]] = {}
+        """Per directory reached by a query: ``_above_of`` it."""
+        self._index: OwnershipIndex[int] | None = None
+        at, down = self._at, self._down
+        for key, text in self._pairs:
+            home, literal, _ = _ENTRIES.get(text) or _entry(text)
+            if not literal:
+                self._globs_at.setdefault(home, []).append((key, text))
+                for filed in _segment_prefixes(home):
+                    self._globs_down.setdefault(filed, []).append((key, text))
+                continue
+            if at.get(home, key) >= key:
+                at[home] = key
+            end = len(home)
+            # Walk up until a directory already holds a key at least as low: its ancestors do too.
+            while end > 0 and down.get(home[:end], key) >= key:
+                down[home[:end]] = key
+                end = home.rfind("/", 0, end)
+        for globs in (*self._globs_at.values(), *self._globs_down.values()):
+            globs.sort()
+
+    def first(self, pattern: str) -> int | None:
+        """The lowest key overlapping the normalised ``pattern`` (None: none)."""
+        try:
+            return self._memo[pattern]
+        except KeyError:
+            pass
+        home, literal, _ = _ENTRIES.get(pattern) or _entry(pattern)
+        if literal:
+            found = self._first_literal(home)
+        else:
+            if self._index is None:
+                self._index = OwnershipIndex()
+                for key, text in self._pairs:
+                    self._index.add(key, text, assume_normalized=True)
+            found = min(self._index.conflicts(pattern, assume_normalized=True), default=None)
+        self._memo[pattern] = found
+        return found
+
+    def _first_literal(self, home: str) -> int | None:
+        end = home.rfind("/")
+        parent = home[:end] if end > 0 else ""
+        try:
+            best, globs = self._above[parent]
+        except KeyError:
+            best, globs = self._above[parent] = self._above_of(parent)
+        below = self._down.get(home)
+        if below is not None and (best is None or below < best):
+            best = below
+        for key, glob in (*globs, *self._globs_down.get(home, ())):
+            if (best is None or key < best) and _literal_meets(glob, home):
+                best = key
+        return best
+
+    def _above_of(self, directory: str) -> tuple[int | None, tuple[tuple[int, str], ...]]:
+        """The lowest literal key filed at ``directory`` or above it, and the globs filed there."""
+        prefixes = _segment_prefixes(directory)
+        keys = [key for key in map(self._at.get, prefixes[1:]) if key is not None]
+        globs = tuple(glob for filed in prefixes for glob in self._globs_at.get(filed, ()))
+        return min(keys, default=None), globs

@@ -10,7 +10,10 @@ Rules, in order of precedence:
 - Ties (several sets with the same count per priority) go to the oldest items: the set whose members, sorted
   by (priority, position in the file), come first lexicographically.
 - ``max_items`` keeps the first ``max_items`` of that set in (priority, position) order. This is still optimal
-  per priority: no set of ``max_items`` disjoint items has more P0s, then more P1s, and so on.
+  per priority: no set of ``max_items`` disjoint items has more P0s, then more P1s, and so on. The set is
+  solved priority tier by tier, stopping as soon as the tiers so far fill the cap (see ``_choose``): then the
+  set is the optimum of those tiers, whose oldest-first tie-break may differ from the whole backlog's, with
+  the same counts.
 
 The conflict graph among candidates splits into connected components that are solved independently (the
 counts are additive). A component is solved exactly by branch and bound (see ``_exact``) when it has at most
@@ -25,7 +28,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from wavegit.paths import OwnershipIndex
+from wavegit.paths import FirstOverlap, OwnershipIndex
 from wavegit.schema import gc_paused
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
 
@@ -94,16 +97,15 @@ def _plan(items: Sequence[Item], max_items: int, tracker_sha: str) -> Plan:
         else:
             reasons[pos] = f"in flight: {items[blocker].id}"
 
-    graph = _candidate_graph(items, candidates)
-    chosen = _solve(items, graph)
-    chosen.sort(key=lambda pos: _age(items, pos))
-    selected = chosen[:max_items]
+    selected = _choose(items, candidates, max_items)
+    # "overlaps X" names the first selected item (in selected order) that overlaps the candidate.
+    rivals = FirstOverlap((rank, pattern) for rank, pos in enumerate(selected) for pattern in items[pos].owns)
     selected_set = set(selected)
     for pos in candidates:
         if pos in selected_set:
             continue
-        overlapping = [other for other in selected if other in graph[pos]]
-        reasons[pos] = f"overlaps {items[overlapping[0]].id}" if overlapping else "max items"
+        ranks = [rank for rank in map(rivals.first, items[pos].owns) if rank is not None]
+        reasons[pos] = f"overlaps {items[selected[min(ranks)]].id}" if ranks else "max items"
 
     return Plan(
         selected=tuple(items[pos].id for pos in selected),
@@ -139,37 +141,63 @@ def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int
     """For each ready item that overlaps an item in flight, one such item: the first in the file that
     overlaps the item's first conflicting pattern."""
     # Item.owns holds normalised patterns (the tracker's validation normalises them; an item whose list
-    # failed validation owns nothing), so neither index re-normalises them.
-    index: OwnershipIndex[int] = OwnershipIndex()
-    for pos, item in enumerate(items):
-        if item.status in IN_FLIGHT:
-            for pattern in item.owns:
-                index.add(pos, pattern, assume_normalized=True)
-    # Backlogs repeat patterns a lot (shared hot files), so each distinct pattern is asked about once;
-    # the memo is inlined because this loop runs ~25k times on a 10k-item backlog.
-    first: dict[str, int] = {}
+    # failed validation owns nothing), so they are not re-normalised here.
+    in_flight = FirstOverlap((pos, pattern) for pos, item in enumerate(items) if item.status in IN_FLIGHT
+                             for pattern in item.owns)
+    first = in_flight.first
     blockers: dict[int, int] = {}
     for pos in ready:
         for pattern in items[pos].owns:
-            hit = first.get(pattern)
-            if hit is None:
-                hit = first[pattern] = min(index.conflicts(pattern, assume_normalized=True), default=-1)
-            if hit >= 0:
+            hit = first(pattern)
+            if hit is not None:
                 # One blocker is reason enough; not asking about the item's other patterns saves queries.
                 blockers[pos] = hit
                 break
     return blockers
 
 
-def _candidate_graph(items: Sequence[Item], candidates: Sequence[int]) -> dict[int, set[int]]:
-    """The conflict graph among candidates: each one's overlapping candidates (never itself)."""
-    index: OwnershipIndex[int] = OwnershipIndex()
+def _choose(items: Sequence[Item], candidates: Sequence[int], max_items: int) -> list[int]:
+    """The first ``max_items`` items, in (priority, age) order, of a lexicographically optimal disjoint set
+    of the candidates, solving priority tier by tier and stopping once the cap is met.
+
+    Why stopping early is exact: let S_t be the optimum of the candidates of priority rank <= t, with counts
+    (c_0, ..., c_t). Any disjoint set of all candidates, restricted to those tiers, is a disjoint set of
+    them, so it counts at most (c_0, ..., c_t) lexicographically there; and S_t is itself a disjoint set of
+    all candidates. So the full optimum has exactly these counts on tiers <= t, and if c_0 + ... + c_t >=
+    max_items, the first max_items of S_t in priority order count as many P0s, then P1s, ... as the first
+    max_items of the full optimum: lower tiers cannot change them. No set of max_items disjoint candidates
+    does better (it has at most c_0 P0s; with c_0 of them, at most c_1 P1s; and so on). With max_items at
+    least the number of candidates, stopping at tier t means every candidate is of tier <= t and chosen, so
+    the result is the full optimum with its oldest-first tie-break, as without tiers.
+    """
+    tiers: list[list[int]] = [[] for _ in range(_LEVELS)]
     for pos in candidates:
+        tiers[_RANK[items[pos].priority]].append(pos)
+    index: OwnershipIndex[int] = OwnershipIndex()
+    graph: dict[int, set[int]] = {}
+    chosen: list[int] = []
+    for rank, tier in enumerate(tiers):
+        _add_to_graph(items, tier, index, graph)
+        # Fewer candidates so far than the cap: their optimum cannot meet it, so solving them now would be
+        # wasted (each solve has the whole node budget; at most one per tier).
+        if rank < _LEVELS - 1 and len(graph) < max_items:
+            continue
+        chosen = _solve(items, graph)
+        if len(chosen) >= max_items:
+            break
+    chosen.sort(key=lambda pos: _age(items, pos))
+    return chosen[:max_items]
+
+
+def _add_to_graph(items: Sequence[Item], tier: Sequence[int], index: OwnershipIndex[int],
+                  graph: dict[int, set[int]]) -> None:
+    """Add the candidates of ``tier`` to ``index`` and to the conflict graph (edges both ways, no loops)."""
+    for pos in tier:
+        graph[pos] = set()
         for pattern in items[pos].owns:
             index.add(pos, pattern, assume_normalized=True)
-    owners: dict[str, set[int]] = {}  # one query per distinct pattern, as above
-    graph: dict[int, set[int]] = {}
-    for pos in candidates:
+    owners: dict[str, set[int]] = {}  # one query per distinct pattern: backlogs repeat patterns a lot
+    for pos in tier:
         found: set[int] = set()
         for pattern in items[pos].owns:
             hits = owners.get(pattern)
@@ -177,12 +205,13 @@ def _candidate_graph(items: Sequence[Item], candidates: Sequence[int]) -> dict[i
                 hits = owners[pattern] = index.conflicts(pattern, assume_normalized=True)
             found |= hits
         found.discard(pos)
-        graph[pos] = found
-    return graph
+        graph[pos] |= found
+        for other in found:
+            graph[other].add(pos)
 
 
 def _solve(items: Sequence[Item], graph: Mapping[int, set[int]]) -> list[int]:
-    """A lexicographically optimal (or, for large components, good) disjoint subset of the candidates."""
+    """A lexicographically optimal (or, for large components, good) disjoint subset of the graph's items."""
     chosen: list[int] = []
     budget = TOTAL_NODE_BUDGET
     components = [sorted(comp, key=lambda pos: _age(items, pos)) for comp in _components(graph)]
