@@ -70,6 +70,28 @@ def test_load_cached_equals_loads_cold_and_warm(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_load_columns_equals_the_columns_of_the_loaded_tracker_cold_and_warm(tmp_path: Path) -> None:
+    sha = parsecache.blob_sha(EXAMPLE)
+    reads: list[str] = []
+
+    def read() -> str:
+        reads.append(sha)
+        return EXAMPLE
+
+    cold = tracker.load_columns(sha, read, tmp_path, strict=False)
+    warm = tracker.load_columns(sha, read, tmp_path, strict=False)
+    assert cold == warm == tracker.columns(tracker.loads(EXAMPLE, strict=False))
+    assert len(reads) == 1, "the warm load read the tracker text again"
+    assert warm.ids == tuple(item.id for item in tracker.loads(EXAMPLE).items)
+
+
+def test_load_columns_of_an_invalid_tracker_raises_every_time(tmp_path: Path) -> None:
+    sha = parsecache.blob_sha("items: 3\n")
+    for _ in range(2):
+        with pytest.raises(ValidationError):
+            tracker.load_columns(sha, lambda: "items: 3\n", tmp_path, strict=False)
+
+
 def test_blob_sha_matches_git_hash_object(tmp_path: Path) -> None:
     (tmp_path / "t.yaml").write_text(EXAMPLE)
     expected = subprocess.run(["git", "hash-object", str(tmp_path / "t.yaml")], capture_output=True,

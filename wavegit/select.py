@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from wavegit.paths import FirstOverlap, OwnershipIndex
 from wavegit.schema import gc_paused
-from wavegit.tracker import IN_FLIGHT, PRIORITIES, Item, Tracker
+from wavegit.tracker import IN_FLIGHT, PRIORITIES, Columns, Tracker, columns
 
 EXACT_MAX_COMPONENT = 64
 """Largest component (in items) searched exactly; bitmask search beyond this stops paying off."""
@@ -67,87 +67,93 @@ class Plan(NamedTuple):
 
 def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
     """The next wave for ``tracker``: at most ``max_items`` (≥ 1) disjoint ready items, and skip reasons."""
+    return select_columns(columns(tracker), max_items, tracker_sha)
+
+
+def select_columns(cols: Columns, max_items: int, tracker_sha: str = "") -> Plan:
+    """``select`` for a tracker's planning columns (``tracker.load_columns``: a warm plan needs no Items)."""
     if max_items < 1:
         raise ValueError(f"max_items must be at least 1, not {max_items}")
     # Planning makes tens of thousands of short-lived, acyclic sets and tuples; the cyclic collector's passes
     # over the whole loaded tracker would cost more than the planning (measured ~30% on 10k items).
     with gc_paused():
-        return _plan(tracker.items, max_items, tracker_sha)
+        return _plan(cols, max_items, tracker_sha)
 
 
-def _plan(items: Sequence[Item], max_items: int, tracker_sha: str) -> Plan:
-    by_id = {item.id: item for item in items}
+Age = tuple[int, int, int]
+"""Sort key of a candidate: (priority rank, position in the file, row): higher priority first, then older."""
+
+
+def _plan(cols: Columns, max_items: int, tracker_sha: str) -> Plan:
+    ids, owns = cols.ids, cols.owns
+    row_of = {item_id: pos for pos, item_id in enumerate(ids)}  # a duplicated id is invalid on every copy
     reasons: dict[int, str] = {}
     ready: list[int] = []
-    for pos, item in enumerate(items):
-        if item.status != "todo":
+    for pos, status in enumerate(cols.statuses):
+        if status != "todo":
             continue
-        reason = _not_ready_reason(item, by_id)
+        reason = _not_ready_reason(cols, pos, row_of)
         if reason is None:
             ready.append(pos)
         else:
             reasons[pos] = reason
 
-    blockers = _in_flight_blockers(items, ready)
-    candidates: list[int] = []
+    blockers = _in_flight_blockers(cols, ready)
+    candidates: dict[int, Age] = {}
     for pos in ready:
         blocker = blockers.get(pos)
         if blocker is None:
-            candidates.append(pos)
+            candidates[pos] = (_RANK[cols.priorities[pos]], cols.indexes[pos], pos)
         else:
-            reasons[pos] = f"in flight: {items[blocker].id}"
+            reasons[pos] = f"in flight: {ids[blocker]}"
 
-    selected = _choose(items, candidates, max_items)
+    selected = _choose(owns, candidates, max_items)
     # "overlaps X" names the first selected item (in selected order) that overlaps the candidate.
-    rivals = FirstOverlap((rank, pattern) for rank, pos in enumerate(selected) for pattern in items[pos].owns)
+    rivals = FirstOverlap((rank, pattern) for rank, pos in enumerate(selected) for pattern in owns[pos])
     selected_set = set(selected)
     for pos in candidates:
         if pos in selected_set:
             continue
-        ranks = [rank for rank in map(rivals.first, items[pos].owns) if rank is not None]
-        reasons[pos] = f"overlaps {items[selected[min(ranks)]].id}" if ranks else "max items"
+        ranks = [rank for rank in map(rivals.first, owns[pos]) if rank is not None]
+        reasons[pos] = f"overlaps {ids[selected[min(ranks)]]}" if ranks else "max items"
 
     return Plan(
-        selected=tuple(items[pos].id for pos in selected),
-        skipped=tuple(Skip(items[pos].id, reasons[pos]) for pos in sorted(reasons)),
+        selected=tuple(ids[pos] for pos in selected),
+        skipped=tuple(Skip(ids[pos], reasons[pos]) for pos in sorted(reasons)),
         tracker_sha=tracker_sha,
     )
 
 
-def _age(items: Sequence[Item], pos: int) -> tuple[int, int, int]:
-    """Sort key: higher priority first, then older (earlier in the file)."""
-    item = items[pos]
-    return (_RANK.get(item.priority, _LEVELS), item.index, pos)
-
-
-def _not_ready_reason(item: Item, by_id: Mapping[str, Item]) -> str | None:
-    if item.problems:
-        return "invalid: " + "; ".join(item.problems)
-    if item.priority not in _RANK:
-        return f"invalid: unknown priority {item.priority!r}"
-    for dep_id in item.depends_on:
-        dep = by_id.get(dep_id)
+def _not_ready_reason(cols: Columns, pos: int, row_of: Mapping[str, int]) -> str | None:
+    if cols.problems[pos]:
+        return "invalid: " + "; ".join(cols.problems[pos])
+    if cols.priorities[pos] not in _RANK:
+        return f"invalid: unknown priority {cols.priorities[pos]!r}"
+    for dep_id in cols.depends_on[pos]:
+        dep = row_of.get(dep_id)
         if dep is None:
             return f"depends on {dep_id} (no such item)"
-        if dep.status == "done":
+        status = cols.statuses[dep]
+        if status == "done":
             continue
-        if dep.status in ("failed", "blocked"):
-            return f"depends on {dep_id} ({dep.status})"
+        if status in ("failed", "blocked"):
+            return f"depends on {dep_id} ({status})"
         return f"depends on {dep_id}"
     return None
 
 
-def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int, int]:
+def _in_flight_blockers(cols: Columns, ready: Sequence[int]) -> dict[int, int]:
     """For each ready item that overlaps an item in flight, one such item: the first in the file that
     overlaps the item's first conflicting pattern."""
-    # Item.owns holds normalised patterns (the tracker's validation normalises them; an item whose list
-    # failed validation owns nothing), so they are not re-normalised here.
-    in_flight = FirstOverlap((pos, pattern) for pos, item in enumerate(items) if item.status in IN_FLIGHT
-                             for pattern in item.owns)
+    # Tracker patterns are normalised (the tracker's validation normalises them; an item whose list failed
+    # validation owns nothing), so they are not re-normalised here.
+    owns = cols.owns
+    in_flight = FirstOverlap((pos, pattern) for pos, status in enumerate(cols.statuses) if status in IN_FLIGHT
+                             for pattern in owns[pos])
     first = in_flight.first
     blockers: dict[int, int] = {}
     for pos in ready:
-        for pattern in items[pos].owns:
+        for pattern in owns[pos]:
             hit = first(pattern)
             if hit is not None:
                 # One blocker is reason enough; not asking about the item's other patterns saves queries.
@@ -156,9 +162,9 @@ def _in_flight_blockers(items: Sequence[Item], ready: Sequence[int]) -> dict[int
     return blockers
 
 
-def _choose(items: Sequence[Item], candidates: Sequence[int], max_items: int) -> list[int]:
-    """The first ``max_items`` items, in (priority, age) order, of a lexicographically optimal disjoint set
-    of the candidates, solving priority tier by tier and stopping once the cap is met.
+def _choose(owns: Sequence[tuple[str, ...]], candidates: Mapping[int, Age], max_items: int) -> list[int]:
+    """The first ``max_items`` candidates, in (priority, age) order, of a lexicographically optimal disjoint
+    set of them, solving priority tier by tier and stopping once the cap is met.
 
     Why stopping early is exact: let S_t be the optimum of the candidates of priority rank <= t, with counts
     (c_0, ..., c_t). Any disjoint set of all candidates, restricted to those tiers, is a disjoint set of
@@ -171,35 +177,35 @@ def _choose(items: Sequence[Item], candidates: Sequence[int], max_items: int) ->
     the result is the full optimum with its oldest-first tie-break, as without tiers.
     """
     tiers: list[list[int]] = [[] for _ in range(_LEVELS)]
-    for pos in candidates:
-        tiers[_RANK[items[pos].priority]].append(pos)
+    for pos, age in candidates.items():
+        tiers[age[0]].append(pos)
     index: OwnershipIndex[int] = OwnershipIndex()
     graph: dict[int, set[int]] = {}
     chosen: list[int] = []
     for rank, tier in enumerate(tiers):
-        _add_to_graph(items, tier, index, graph)
+        _add_to_graph(owns, tier, index, graph)
         # Fewer candidates so far than the cap: their optimum cannot meet it, so solving them now would be
         # wasted (each solve has the whole node budget; at most one per tier).
         if rank < _LEVELS - 1 and len(graph) < max_items:
             continue
-        chosen = _solve(items, graph)
+        chosen = _solve(candidates, graph)
         if len(chosen) >= max_items:
             break
-    chosen.sort(key=lambda pos: _age(items, pos))
+    chosen.sort(key=candidates.__getitem__)
     return chosen[:max_items]
 
 
-def _add_to_graph(items: Sequence[Item], tier: Sequence[int], index: OwnershipIndex[int],
+def _add_to_graph(owns: Sequence[tuple[str, ...]], tier: Sequence[int], index: OwnershipIndex[int],
                   graph: dict[int, set[int]]) -> None:
     """Add the candidates of ``tier`` to ``index`` and to the conflict graph (edges both ways, no loops)."""
     for pos in tier:
         graph[pos] = set()
-        for pattern in items[pos].owns:
+        for pattern in owns[pos]:
             index.add(pos, pattern, assume_normalized=True)
     owners: dict[str, set[int]] = {}  # one query per distinct pattern: backlogs repeat patterns a lot
     for pos in tier:
         found: set[int] = set()
-        for pattern in items[pos].owns:
+        for pattern in owns[pos]:
             hits = owners.get(pattern)
             if hits is None:
                 hits = owners[pattern] = index.conflicts(pattern, assume_normalized=True)
@@ -210,20 +216,20 @@ def _add_to_graph(items: Sequence[Item], tier: Sequence[int], index: OwnershipIn
             graph[other].add(pos)
 
 
-def _solve(items: Sequence[Item], graph: Mapping[int, set[int]]) -> list[int]:
+def _solve(age: Mapping[int, Age], graph: Mapping[int, set[int]]) -> list[int]:
     """A lexicographically optimal (or, for large components, good) disjoint subset of the graph's items."""
     chosen: list[int] = []
     budget = TOTAL_NODE_BUDGET
-    components = [sorted(comp, key=lambda pos: _age(items, pos)) for comp in _components(graph)]
+    components = [sorted(comp, key=age.__getitem__) for comp in _components(graph)]
     # Components in order of their best item, so which ones get the shared search budget is deterministic.
-    components.sort(key=lambda comp: _age(items, comp[0]))
+    components.sort(key=lambda comp: age[comp[0]])
     for comp in components:
         if len(comp) == 1:
             chosen.extend(comp)
             continue
         # Bit k of a mask stands for comp[k]; comp is in (priority, age) order, the search's visiting order.
         local = {pos: k for k, pos in enumerate(comp)}
-        levels = [_RANK[items[pos].priority] for pos in comp]
+        levels = [age[pos][0] for pos in comp]
         if len(comp) <= EXACT_MAX_COMPONENT and budget > 0:
             masks = [sum(1 << local[other] for other in graph[pos]) for pos in comp]
             search = _exact(levels, masks, min(budget, COMPONENT_NODE_BUDGET))

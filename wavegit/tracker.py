@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
@@ -345,6 +346,65 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
     parsecache.write(entry, _CACHE_FORMAT, parsed)
     return _tracker_or_raise(parsed, path)
+
+
+class Columns(NamedTuple):
+    """What planning reads of a tracker: one tuple per field, in item order (``Tracker.items``)."""
+
+    ids: tuple[str, ...]
+    statuses: tuple[str, ...]
+    priorities: tuple[str, ...]
+    depends_on: tuple[tuple[str, ...], ...]
+    owns: tuple[tuple[str, ...], ...]
+    indexes: tuple[int, ...]
+    problems: tuple[tuple[str, ...], ...]
+
+
+def columns(tracker: Tracker) -> Columns:
+    """The planning columns of ``tracker``."""
+    items = tracker.items
+    return Columns(
+        tuple(item.id for item in items), tuple(item.status for item in items),
+        tuple(item.priority for item in items), tuple(item.depends_on for item in items),
+        tuple(item.owns for item in items), tuple(item.index for item in items),
+        tuple(item.problems for item in items),
+    )
+
+
+def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
+                 path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> Columns:
+    """``columns(load_blob(...))`` with a parse cache of its own, for commands that only plan.
+
+    A 10,000-item tracker's columns unmarshal in a tenth of the time of its items: no prompts, titles or
+    tests, no per-item dicts, and each repeated string (a shared path, a status) stored once and
+    unmarshalled as one object. A tracker that fails validation is not cached here (``load_blob`` caches
+    the failure).
+    """
+    if cache_dir is None:
+        return columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
+    entry = cache_dir / f"columns-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
+    with schema.gc_paused():
+        cached = parsecache.read(entry, _CACHE_FORMAT)
+        if isinstance(cached, tuple):
+            return Columns(*cached)
+        found = _shared(columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict)))
+    parsecache.write(entry, _CACHE_FORMAT, tuple(found))
+    return found
+
+
+def _shared(found: Columns) -> Columns:
+    """``found`` with equal strings and string tuples as one object each: marshal writes an object it has
+    already written as a back-reference, so each is unmarshalled once."""
+    strs: dict[str, str] = {}
+    lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def share(values: tuple[str, ...]) -> tuple[str, ...]:
+        shared = tuple(strs.setdefault(value, value) for value in values)
+        return lists.setdefault(shared, shared)
+
+    return Columns(share(found.ids), share(found.statuses), share(found.priorities),
+                   tuple(map(share, found.depends_on)), tuple(map(share, found.owns)), found.indexes,
+                   tuple(map(share, found.problems)))
 
 
 def _path_key(path: str) -> str:

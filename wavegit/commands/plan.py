@@ -16,7 +16,7 @@ from wavegit import tracker as tracker_mod
 from wavegit.errors import UsageError
 from wavegit.repo import discover
 from wavegit.schema import gc_paused
-from wavegit.select import Plan, select
+from wavegit.select import Plan, select_columns
 from wavegit.store import GitStore
 
 
@@ -58,9 +58,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"no tracker at {config.tracker_branch}:{config.tracker_path} (run `wavegit init`)")
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
-    tracker = tracker_mod.load_blob(blob_sha, lambda: store.read_blob(blob_sha), cache_dir,
+    cols = tracker_mod.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir,
                                     config.tracker_path, strict=False)
-    plan = select(tracker, args.max_items or config.max_items, blob_sha)
+    plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     if args.matrix:
         sys.stdout.write(json.dumps(matrix("", plan.selected)) + "\n")
     elif args.json:
