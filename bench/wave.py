@@ -200,11 +200,13 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "",
         common.table(["step", "ms"], [(name, f"{ms:.1f}") for name, ms in fig.steps.items()], numeric=(1,)),
         "",
-        "Worktrees are made one batch ahead and removed behind the attempts by two background threads, so "
-        "add + remove leaves a worker slot only for the first batch, whose worktrees git can register only "
-        "one at a time. Collect replays all item commits with one `git fast-import`. The rest of the wall "
-        "time is the process start (interpreter, imports), the claim and record commits (each a fetch and "
-        "a push to the origin), the first batch's staggered start, and the wave branch push.",
+        "In the wave, worktrees are made up to one batch ahead by two background threads and removed all at "
+        "once by the cleanup, in the background while the wave branch is combined and pushed, so add + "
+        "remove delays only the first batch, whose worktrees git can register only one at a time. Collect "
+        "replays all item commits with one `git fast-import`. The rest of the wall time is the process "
+        "start (interpreter, imports), the claim and record commits (each a fetch and a push to the "
+        "origin), the first batch's staggered start, each item's staging, test and commit, and the wave "
+        "branch push.",
         "",
     ]
     what = f"wave of {ITEMS} x {fig.sleep_s:g} s items at concurrency {CONCURRENCY} vs ideal"
