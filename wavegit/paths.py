@@ -713,6 +713,20 @@ def _entry(text: str) -> _Entry:
     return entry
 
 
+IndexKey = tuple[str, bool, bool]
+"""What the ownership indexes file a normalised pattern under: (folded home, literal, is_dir); see _Entry."""
+
+
+def index_keys(texts: Iterable[str]) -> tuple[IndexKey, ...]:
+    """The index keys of the normalised patterns ``texts``, to be stored next to them (see ``remember``)."""
+    return tuple(_ENTRIES.get(text) or _entry(text) for text in texts)
+
+
+def remember(texts: Iterable[str], keys: Iterable[IndexKey]) -> None:
+    """Take the index keys of ``texts`` from a store (``index_keys``' answer) instead of folding again."""
+    _ENTRIES.update(zip(texts, keys, strict=True))
+
+
 def _parent(path: str) -> str:
     """The folded parent directory of a folded path ("" at the top)."""
     end = path.rfind("/")
@@ -934,6 +948,10 @@ def _segment_prefixes(path: str) -> tuple[str, ...]:
     return tuple(prefixes)
 
 
+_Up = tuple[int | None, tuple[tuple[int, str], ...]]
+"""The lowest literal key filed at or above a directory, and the (key, glob) pairs filed there."""
+
+
 class FirstOverlap:
     """The lowest integer key with a pattern that overlaps a query: ``min(OwnershipIndex.conflicts(q))``.
 
@@ -952,7 +970,7 @@ class FirstOverlap:
         self._globs_at: dict[str, list[tuple[int, str]]] = {}
         self._globs_down: dict[str, list[tuple[int, str]]] = {}
         self._memo: dict[str, int | None] = {}
-        self._above: dict[str, tuple[int | None, tuple[tuple[int, str], ...]]] = {}
+        self._above: dict[str, _Up] = {}
         """Per directory reached by a query: ``_above_of`` it."""
         self._index: OwnershipIndex[int] | None = None
         at, down = self._at, self._down
@@ -980,35 +998,48 @@ class FirstOverlap:
         except KeyError:
             pass
         home, literal, _ = _ENTRIES.get(pattern) or _entry(pattern)
-        if literal:
-            found = self._first_literal(home)
-        else:
+        if not literal:
             if self._index is None:
                 self._index = OwnershipIndex()
                 for key, text in self._pairs:
                     self._index.add(key, text, assume_normalized=True)
             found = min(self._index.conflicts(pattern, assume_normalized=True), default=None)
+        else:
+            end = home.rfind("/")
+            parent = home[:end] if end > 0 else ""
+            found, globs = self._above.get(parent) or self._above_of(parent)
+            below = self._down.get(home)
+            if below is not None and (found is None or below < found):
+                found = below
+            globs_below = self._globs_down.get(home)
+            if globs or globs_below:
+                for key, glob in (*globs, *(globs_below or ())):
+                    if (found is None or key < found) and _literal_meets(glob, home):
+                        found = key
         self._memo[pattern] = found
         return found
 
-    def _first_literal(self, home: str) -> int | None:
-        end = home.rfind("/")
-        parent = home[:end] if end > 0 else ""
-        try:
-            best, globs = self._above[parent]
-        except KeyError:
-            best, globs = self._above[parent] = self._above_of(parent)
-        below = self._down.get(home)
-        if below is not None and (best is None or below < best):
-            best = below
-        for key, glob in (*globs, *self._globs_down.get(home, ())):
-            if (best is None or key < best) and _literal_meets(glob, home):
-                best = key
-        return best
+    def _above_of(self, directory: str) -> _Up:
+        """The lowest literal key filed at ``directory`` or above it, and the globs filed there; memoised.
 
-    def _above_of(self, directory: str) -> tuple[int | None, tuple[tuple[int, str], ...]]:
-        """The lowest literal key filed at ``directory`` or above it, and the globs filed there."""
-        prefixes = _segment_prefixes(directory)
-        keys = [key for key in map(self._at.get, prefixes[1:]) if key is not None]
-        globs = tuple(glob for filed in prefixes for glob in self._globs_at.get(filed, ()))
-        return min(keys, default=None), globs
+        Iterative, from the nearest memoised ancestor down: a pattern may be very deep.
+        """
+        memo = self._above
+        missing: list[str] = []
+        known = directory
+        while known not in memo:
+            missing.append(known)
+            if not known:
+                break
+            end = known.rfind("/")
+            known = known[:end] if end > 0 else ""
+        best, globs = memo.get(known, (None, ()))
+        for current in reversed(missing):
+            key = self._at.get(current) if current else None
+            if key is not None and (best is None or key < best):
+                best = key
+            more = self._globs_at.get(current)
+            if more:
+                globs = (*globs, *more)
+            memo[current] = best, globs
+        return memo[directory]

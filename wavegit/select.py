@@ -28,7 +28,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from wavegit.paths import FirstOverlap, OwnershipIndex
+from wavegit.paths import FirstOverlap, OwnershipIndex, remember
 from wavegit.schema import gc_paused
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Columns, Tracker, columns
 
@@ -77,6 +77,7 @@ def select_columns(cols: Columns, max_items: int, tracker_sha: str = "") -> Plan
     # Planning makes tens of thousands of short-lived, acyclic sets and tuples; the cyclic collector's passes
     # over the whole loaded tracker would cost more than the planning (measured ~30% on 10k items).
     with gc_paused():
+        remember(cols.patterns, cols.keys)
         return _plan(cols, max_items, tracker_sha)
 
 

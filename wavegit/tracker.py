@@ -358,6 +358,10 @@ class Columns(NamedTuple):
     owns: tuple[tuple[str, ...], ...]
     indexes: tuple[int, ...]
     problems: tuple[tuple[str, ...], ...]
+    patterns: tuple[str, ...] = ()
+    """Every distinct owned pattern (in a cached load only; for ``keys``)."""
+    keys: tuple[tuple[str, bool, bool], ...] = ()
+    """``paths.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
 
 
 def columns(tracker: Tracker) -> Columns:
@@ -387,7 +391,11 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
         cached = parsecache.read(entry, _CACHE_FORMAT)
         if isinstance(cached, tuple):
             return Columns(*cached)
-        found = _shared(columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict)))
+        from wavegit import paths
+
+        found = columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
+        patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
+        found = _shared(found._replace(patterns=patterns, keys=paths.index_keys(patterns)))
     parsecache.write(entry, _CACHE_FORMAT, tuple(found))
     return found
 
@@ -404,7 +412,8 @@ def _shared(found: Columns) -> Columns:
 
     return Columns(share(found.ids), share(found.statuses), share(found.priorities),
                    tuple(map(share, found.depends_on)), tuple(map(share, found.owns)), found.indexes,
-                   tuple(map(share, found.problems)))
+                   tuple(map(share, found.problems)), share(found.patterns),
+                   tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
 
 
 def _path_key(path: str) -> str:
