@@ -11,16 +11,14 @@ Measured in one run, interleaved round by round so that machine noise hits every
 ``.wavegit/tracker.yaml``. Targets: warm/(a) <= 1.5, cold/(b) <= 1.15. Also times ``select()`` alone,
 in-process.
 
-    python bench/plan.py [--runs 7] [--items 10000] [--write]   # --write updates the "## plan" section
+    python bench/plan.py [--runs 7] [--items 10000]   # `python bench/run.py --only plan` writes BENCHMARKS.md
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import resource
 import shutil
 import site
@@ -33,11 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
-
-import backlog  # noqa: E402  (sibling module; bench/ is not a package)
+import backlog
+import common
 
 WARM_TARGET = 1.5
 COLD_TARGET = 1.15
@@ -159,7 +154,7 @@ def _in_flight_collisions(json_path: Path, picks: list[str]) -> int:
     return sum(1 for pick in picks if any(index.conflicts(paths.normalize(p)) for p in owns[pick]))
 
 
-def run(runs: int, n_items: int) -> str:
+def run(runs: int, n_items: int) -> common.Result:
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-") as tmp:
         base = Path(tmp)
         yaml_path, json_path = backlog.write(base / "data", n_items)
@@ -167,13 +162,12 @@ def run(runs: int, n_items: int) -> str:
         state = repo / ".git" / "wavegit"
         # Bytecode is cached (in the temp dir, not the source tree) for every pipeline, as for an installed
         # package; otherwise each wavegit run would recompile all its modules.
-        env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C", PYTHONPYCACHEPREFIX=str(base / "pycache"))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = common.python_env(base)
         py = sys.executable
         wavegit = [py, "-m", "wavegit", "-C", str(repo), "plan", "--json"]
         pipelines: list[tuple[str, list[str], Callable[[], None] | None]] = [
-            ("(a) reference: json.load + greedy", [py, str(BENCH_DIR / "json_greedy.py"), str(json_path)],
-             None),
+            ("(a) reference: json.load + greedy",
+             [py, str(common.BENCH_DIR / "json_greedy.py"), str(json_path)], None),
             ("(b) PyYAML CSafeLoader alone", [py, "-c", YAML_ONLY, str(yaml_path)], None),
             ("(c) wavegit plan --json, cold", wavegit, lambda: shutil.rmtree(state, ignore_errors=True)),
             ("(d) wavegit plan --json, warm", wavegit, None),
@@ -210,10 +204,8 @@ def run(runs: int, n_items: int) -> str:
     lines = [
         "## plan",
         "",
-        f"`python bench/plan.py --runs {runs}` on {datetime.date.today().isoformat()}; machine: "
-        f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
-        f"(nproc), Python {platform.python_version()}. Load average (1 min) {load_before:.1f} before the "
-        f"timed rounds, {load_after:.1f} after.",
+        f"`python bench/plan.py --runs {runs} --items {n_items}`; machine: {common.machine()}. Load average "
+        f"(1 min) {load_before:.1f} before the timed rounds, {load_after:.1f} after.",
         "",
         f"Backlog from `bench/backlog.py` (seed 7): {n_items} items, tracker YAML {size / 1e6:.1f} MB. Each "
         f"pipeline is a whole process (`subprocess.run`), {runs} rounds interleaved a-b-c-d; median and "
@@ -247,7 +239,13 @@ def run(runs: int, n_items: int) -> str:
         "overlapping an item already in flight (it ignores in-flight ownership).",
         "",
     ]
-    return "\n".join(lines)
+    targets = (
+        common.Target(2, f"warm `plan` vs json.load + greedy, {n_items:,} items", f"≤ {WARM_TARGET}x",
+                      f"{warm_ratio:.2f}x", warm_ratio <= WARM_TARGET),
+        common.Target(2, f"cold `plan` vs PyYAML C loader alone, {n_items:,} items", f"≤ {COLD_TARGET}x",
+                      f"{cold_ratio:.2f}x", cold_ratio <= COLD_TARGET),
+    )
+    return common.Result("plan", "\n".join(lines), targets)
 
 
 def why_missed(medians: dict[str, float], start: float, reference: float, n_items: int) -> str:
@@ -265,36 +263,17 @@ def why_missed(medians: dict[str, float], start: float, reference: float, n_item
     )
 
 
-HEADER = "# Benchmarks\n\nMeasured by the scripts in `bench/`; each section says how to reproduce it.\n\n"
-
-
-def write_section(doc: Path, section: str) -> None:
-    """Replace (or append) the ``## plan`` section of ``doc``, leaving other sections alone."""
-    text = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
-    start = text.find("\n## plan\n")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[: start + 1] + section + (text[end + 1:] if end >= 0 else "")
-    doc.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--write", action="store_true", help="update the ## plan section of BENCHMARKS.md")
     parser.add_argument("--phases", metavar="REPO", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phases:
         print(json.dumps(phases(args.phases)))
         return
-    section = run(max(args.runs, 5), args.items)
-    print(section)
-    if args.write:
-        write_section(ROOT / "BENCHMARKS.md", section)
+    print(run(max(args.runs, 5), args.items).section)
 
 
 if __name__ == "__main__":
