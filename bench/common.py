@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -78,26 +79,47 @@ def run_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cw
     return proc
 
 
-def time_process(pipeline: Pipeline) -> float:
-    """Wall seconds of one run of ``pipeline`` (its ``before`` step not counted)."""
+@dataclass(frozen=True)
+class Timing:
+    """The runs of one pipeline: wall seconds, and CPU seconds (user + system of the process and the
+    children it waited for, e.g. its git calls), which other load on a shared machine inflates less."""
+
+    label: str
+    wall: Stats
+    cpu: Stats
+
+    def row(self) -> str:
+        """``| label | wall median ms | wall min-max ms | CPU median ms |``."""
+        return (f"| {self.label} | {self.wall.median * 1000:.0f} | {self.wall.low * 1000:.0f}-"
+                f"{self.wall.high * 1000:.0f} | {self.cpu.median * 1000:.0f} |")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_process(pipeline: Pipeline) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``pipeline`` (its ``before`` step not counted)."""
     if pipeline.before is not None:
         pipeline.before()
-    start = time.perf_counter()
+    cpu, start = _children_cpu(), time.perf_counter()
     run_process(pipeline.argv, env=pipeline.env, cwd=pipeline.cwd, stdin=pipeline.stdin)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
-def interleaved(pipelines: Sequence[Pipeline], runs: int, warmup: bool = True) -> dict[str, Stats]:
-    """Each pipeline ``runs`` times, round by round (a, b, c, a, b, c, ...); one untimed round first so
-    that file system caches and bytecode are warm for every pipeline."""
+def interleaved(pipelines: Sequence[Pipeline], runs: int, warmup: bool = True) -> dict[str, Timing]:
+    """Each pipeline ``runs`` times, round by round (a, b, c, a, b, c, ...); with ``warmup``, one untimed
+    round first so that file system caches and bytecode are warm for every pipeline."""
     if warmup:
         for pipeline in pipelines:
             time_process(pipeline)
-    samples: dict[str, list[float]] = {p.label: [] for p in pipelines}
+    samples: dict[str, list[tuple[float, float]]] = {p.label: [] for p in pipelines}
     for _ in range(runs):
         for pipeline in pipelines:
             samples[pipeline.label].append(time_process(pipeline))
-    return {label: Stats(tuple(values)) for label, values in samples.items()}
+    return {label: Timing(label, Stats(tuple(w for w, _ in pairs)), Stats(tuple(c for _, c in pairs)))
+            for label, pairs in samples.items()}
 
 
 def python_env(base: Path) -> dict[str, str]:

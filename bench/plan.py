@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import site
 import statistics
@@ -27,8 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import backlog
@@ -38,27 +35,6 @@ WARM_TARGET = 1.5
 COLD_TARGET = 1.15
 SELECT_TARGET_MS = 20
 YAML_ONLY = "import sys, yaml; yaml.load(open(sys.argv[1], encoding='utf-8').read(), Loader=yaml.CSafeLoader)"
-
-
-@dataclass(frozen=True)
-class Timing:
-    label: str
-    samples: tuple[float, ...]
-    """Wall seconds."""
-    cpu: tuple[float, ...]
-    """CPU seconds (user + system, the process and its git children): less sensitive to a shared machine."""
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def cpu_median(self) -> float:
-        return statistics.median(self.cpu)
-
-    def row(self) -> str:
-        spread = f"{min(self.samples) * 1000:.0f}-{max(self.samples) * 1000:.0f}"
-        return f"| {self.label} | {self.median * 1000:.0f} | {spread} | {self.cpu_median * 1000:.0f} |"
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -74,21 +50,6 @@ def make_repo(base: Path, tracker_yaml: Path) -> Path:
     _git(repo, "add", ".wavegit/tracker.yaml")
     _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "tracker")
     return repo
-
-
-def _timed(argv: Sequence[str], env: dict[str, str],
-           before: Callable[[], None] | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of ``argv``."""
-    if before:
-        before()
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
-    return elapsed, after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
 
 
 def startup_note(env: dict[str, str]) -> str:
@@ -165,41 +126,37 @@ def run(runs: int, n_items: int) -> common.Result:
         env = common.python_env(base)
         py = sys.executable
         wavegit = [py, "-m", "wavegit", "-C", str(repo), "plan", "--json"]
-        pipelines: list[tuple[str, list[str], Callable[[], None] | None]] = [
-            ("(a) reference: json.load + greedy",
-             [py, str(common.BENCH_DIR / "json_greedy.py"), str(json_path)], None),
-            ("(b) PyYAML CSafeLoader alone", [py, "-c", YAML_ONLY, str(yaml_path)], None),
-            ("(c) wavegit plan --json, cold", wavegit, lambda: shutil.rmtree(state, ignore_errors=True)),
-            ("(d) wavegit plan --json, warm", wavegit, None),
-            ("(e) context: `python -c pass`", [py, "-c", "pass"], None),
+        pipelines = [
+            common.Pipeline("(a) reference: json.load + greedy",
+                            [py, str(common.BENCH_DIR / "json_greedy.py"), str(json_path)], env),
+            common.Pipeline("(b) PyYAML CSafeLoader alone", [py, "-c", YAML_ONLY, str(yaml_path)], env),
+            common.Pipeline("(c) wavegit plan --json, cold", wavegit, env,
+                            before=lambda: shutil.rmtree(state, ignore_errors=True)),
+            common.Pipeline("(d) wavegit plan --json, warm", wavegit, env),
+            common.Pipeline("(e) context: `python -c pass`", [py, "-c", "pass"], env),
         ]
-        samples: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in pipelines}
         load_before = os.getloadavg()[0]
-        _timed(wavegit, env)  # one untimed run: file system caches, .pyc files
-        for _ in range(runs):
-            for label, argv, before in pipelines:
-                samples[label].append(_timed(argv, env, before))
+        common.time_process(pipelines[3])  # one untimed run: file system caches, .pyc files
+        timings = list(common.interleaved(pipelines, runs, warmup=False).values())
         load_after = os.getloadavg()[0]
-        timings = [Timing(label, *(tuple(column) for column in zip(*samples[label], strict=True)))
-                   for label, _, _ in pipelines]
         startup = startup_note(env)
         out = subprocess.run(wavegit, env=env, capture_output=True, text=True, check=True).stdout
         plan = json.loads(out)
-        ref = subprocess.run(pipelines[0][1], env=env, capture_output=True, text=True, check=True).stdout
+        ref = common.run_process(pipelines[0].argv, env=env).stdout
         ref_picks = json.loads(ref)
         collisions = _in_flight_collisions(json_path, ref_picks)
         phase_runs = [json.loads(subprocess.run([py, __file__, "--phases", str(repo)], env=env, check=True,
                                                 capture_output=True, text=True).stdout) for _ in range(runs)]
         size = yaml_path.stat().st_size
-    a, b, cold, warm, _ = (t.median for t in timings)
+    a, b, cold, warm, _ = (t.wall.median for t in timings)
     medians = {step: statistics.median(r[step][0] for r in phase_runs) for step in phase_runs[0]}
     cpu = {step: statistics.median(r[step][1] for r in phase_runs) for step in phase_runs[0]}
     select_cpu = cpu["select"]
     breakdown = ", ".join(f"{step} {seconds * 1000:.0f} ({cpu[step] * 1000:.0f})"
                           for step, seconds in medians.items())
-    fixed = timings[4].median + sum(seconds for step, seconds in medians.items() if step != "select")
+    fixed = timings[4].wall.median + sum(seconds for step, seconds in medians.items() if step != "select")
     warm_ratio, cold_ratio = warm / a, cold / b
-    cpu_ratio = timings[3].cpu_median / timings[0].cpu_median
+    cpu_ratio = timings[3].cpu.median / timings[0].cpu.median
     verdict = {True: "met", False: "**missed**"}
     lines = [
         "## plan",
@@ -233,7 +190,7 @@ def run(runs: int, n_items: int) -> common.Result:
         f"{verdict[select_cpu * 1000 <= SELECT_TARGET_MS]}).",
         f"- Start-up: {startup}.",
         *([] if warm_ratio <= WARM_TARGET
-          else [why_missed(cpu, timings[4].cpu_median, timings[0].cpu_median, n_items)]),
+          else [why_missed(cpu, timings[4].cpu.median, timings[0].cpu.median, n_items)]),
         f"- The plan took {len(plan['selected'])} items (max_items 8) and gave a reason for "
         f"{len(plan['skipped'])} others. The reference picked {len(ref_picks)} items, {collisions} of them "
         "overlapping an item already in flight (it ignores in-flight ownership).",

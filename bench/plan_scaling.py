@@ -39,10 +39,10 @@ LABELS = ("(a) json.load + greedy", "(b) PyYAML CSafeLoader alone", "(c) plan co
 class Size:
     items: int
     yaml_bytes: int
-    stats: dict[str, common.Stats]
+    timings: dict[str, common.Timing]
 
     def median(self, label: str) -> float:
-        return self.stats[label].median
+        return self.timings[label].wall.median
 
 
 def measure_size(base: Path, n_items: int, runs: int) -> Size:
@@ -60,8 +60,8 @@ def measure_size(base: Path, n_items: int, runs: int) -> Size:
         common.Pipeline(LABELS[3], plan, env),
     ]
     common.time_process(pipelines[3])  # untimed: fills the parse cache and the file system caches
-    stats = common.interleaved(pipelines, runs, warmup=False)
-    return Size(n_items, yaml_path.stat().st_size, stats)
+    timings = common.interleaved(pipelines, runs, warmup=False)
+    return Size(n_items, yaml_path.stat().st_size, timings)
 
 
 def slopes(sizes: list[Size], label: str) -> list[float]:
@@ -85,7 +85,7 @@ def result(quick: bool) -> common.Result:
     for size in sizes:
         a, b, cold, warm = (size.median(label) for label in LABELS)
         rows.append((f"{size.items:,}", f"{size.yaml_bytes / 1e6:.1f}",
-                     *(size.stats[label].ms() for label in LABELS),
+                     *(size.timings[label].wall.ms() for label in LABELS),
                      f"{cold / size.items * 1e6:.0f}", f"{warm / size.items * 1e6:.0f}",
                      f"{warm / a:.2f}x", f"{cold / b:.2f}x"))
     growth = {label: slopes(sizes, label) for label in LABELS}

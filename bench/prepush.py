@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -113,50 +112,9 @@ def build(base: Path, n_items: int, n_commits: int = N_COMMITS, files_per_commit
                  sum(1 for item in items if item.status in tracker.IN_FLIGHT))
 
 
-@dataclass(frozen=True)
-class Sample:
-    wall: float
-    cpu: float
-    """User + system time of the process and the children it waited for (e.g. the hook's git calls)."""
-
-
-@dataclass(frozen=True)
-class Timing:
-    label: str
-    samples: tuple[Sample, ...]
-
-    @property
-    def wall(self) -> float:
-        return statistics.median(s.wall for s in self.samples)
-
-    @property
-    def cpu(self) -> float:
-        return statistics.median(s.cpu for s in self.samples)
-
-    @property
-    def best(self) -> float:
-        return min(s.wall for s in self.samples)
-
-    def row(self) -> str:
-        return (f"| {self.label} | {self.wall * 1000:.0f} | {self.best * 1000:.0f}-"
-                f"{max(s.wall for s in self.samples) * 1000:.0f} | {self.cpu * 1000:.0f} |")
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _timed(argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: str = "",
-           before: Callable[[], None] | None = None) -> Sample:
-    if before:
-        before()
-    cpu, start = _children_cpu(), time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, check=False)
-    sample = Sample(time.perf_counter() - start, _children_cpu() - cpu)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
-    return sample
+def floor_git_log(old: str, new: str) -> list[str]:
+    """The one git command any pre-push hook needs: the paths changed by the pushed commits."""
+    return ["git", "log", "-z", "--format=%H", "--name-status", "--no-renames", f"{old}..{new}"]
 
 
 def _index(in_flight: Sequence[hook.Owner]) -> object:
@@ -215,31 +173,27 @@ def run(runs: int, n_items: int) -> common.Result:
         py = sys.executable
         stdin = f"refs/heads/main {new} refs/heads/main {old}\n"
         hook_argv = [py, "-m", "wavegit", "hook", "pre-push", "origin", str(base / "origin.git")]
-        pipelines: list[tuple[str, list[str], str, Callable[[], None] | None]] = [
-            ("floor: `python -c pass`", [py, "-c", "pass"], "", None),
-            ("floor: `git log --name-status` of the push",
-             ["git", "log", "-z", "--format=%H", "--name-status", "--no-renames", f"{old}..{new}"], "", None),
-            ("hook, warm", hook_argv, stdin, None),
-            ("hook, cold (cache deleted)", hook_argv, stdin,
-             lambda: shutil.rmtree(cache, ignore_errors=True)),
+        pipelines = [
+            common.Pipeline("floor: `python -c pass`", [py, "-c", "pass"], env, clone),
+            common.Pipeline("floor: `git log --name-status` of the push", floor_git_log(old, new), env,
+                            clone),
+            common.Pipeline("hook, warm", hook_argv, env, clone, stdin),
+            common.Pipeline("hook, cold (cache deleted)", hook_argv, env, clone, stdin,
+                            lambda: shutil.rmtree(cache, ignore_errors=True)),
         ]
-        _timed(hook_argv, clone, env, stdin)  # untimed: file system caches, .pyc files, parse cache
-        samples: dict[str, list[Sample]] = {label: [] for label, _, _, _ in pipelines}
-        for _ in range(runs):
-            for label, argv, text, before in pipelines:
-                samples[label].append(_timed(argv, clone, env, text, before))
-        _timed(hook_argv, clone, env, stdin)  # leave the cache warm for the breakdown
-        timings = [Timing(label, tuple(samples[label])) for label, _, _, _ in pipelines]
+        common.time_process(pipelines[2])  # untimed: file system caches, .pyc files, parse cache
+        timings = list(common.interleaved(pipelines, runs, warmup=False).values())
+        common.time_process(pipelines[2])  # leave the cache warm for the breakdown
         phases = _phases(clone, hook.parse_updates(stdin)[0])
         import_us = statistics.median(_import_us(py, env) for _ in range(5))
         first_call = statistics.median(
             float(subprocess.run([py, "-c", FIRST_CALL, stdin], cwd=clone, env=env, capture_output=True,
                                  text=True, check=True).stdout) for _ in range(5))
     python_t, git_t, warm_t, cold_t = timings
-    floor = python_t.wall + git_t.wall
-    warm, cold = warm_t.wall, cold_t.wall
-    cpu_ratio = warm_t.cpu / (python_t.cpu + git_t.cpu)
-    best_ratio = warm_t.best / (python_t.best + git_t.best)
+    floor = python_t.wall.median + git_t.wall.median
+    warm, cold = warm_t.wall.median, cold_t.wall.median
+    cpu_ratio = warm_t.cpu.median / (python_t.cpu.median + git_t.cpu.median)
+    best_ratio = warm_t.wall.low / (python_t.wall.low + git_t.wall.low)
     load = os.getloadavg()[0]
     verdict = "met" if warm / floor <= TARGET else "**missed**"
     lines = [
@@ -271,8 +225,8 @@ def run(runs: int, n_items: int) -> common.Result:
         "and fills caches that the repeated in-process calls above find warm).",
         f"- Where warm - floor = {(warm - floor) * 1000:.0f} ms goes: imports {import_us / 1000:.0f} ms, the "
         f"first check_push {first_call * 1000:.0f} ms minus the git log the floor already counts "
-        f"({git_t.wall * 1000:.0f} ms), discovering the repository, argument parsing and interpreter exit "
-        "the rest.",
+        f"({git_t.wall.median * 1000:.0f} ms), discovering the repository, argument parsing and interpreter "
+        "exit the rest.",
         "",
     ]
     target = common.Target(4, f"pre-push hook, warm, vs floor ({n_items:,} items, "

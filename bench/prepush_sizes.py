@@ -31,15 +31,15 @@ class Case:
     items: int
     commits: int
     files: int
-    stats: dict[str, common.Stats]
+    timings: dict[str, common.Timing]
 
     @property
     def floor(self) -> float:
-        return self.stats[LABELS[0]].median + self.stats[LABELS[1]].median
+        return self.timings[LABELS[0]].wall.median + self.timings[LABELS[1]].wall.median
 
     @property
     def ratio(self) -> float:
-        return self.stats[LABELS[2]].median / self.floor
+        return self.timings[LABELS[2]].wall.median / self.floor
 
 
 def measure_case(base: Path, n_items: int, commits: int, files: int, runs: int) -> Case:
@@ -51,8 +51,7 @@ def measure_case(base: Path, n_items: int, commits: int, files: int, runs: int) 
     stdin = f"refs/heads/main {setup.new} refs/heads/main {setup.old}\n"
     pipelines = [
         common.Pipeline(LABELS[0], [py, "-c", "pass"], env, setup.clone),
-        common.Pipeline(LABELS[1], ["git", "log", "-z", "--format=%H", "--name-status", "--no-renames",
-                                    f"{setup.old}..{setup.new}"], env, setup.clone),
+        common.Pipeline(LABELS[1], prepush.floor_git_log(setup.old, setup.new), env, setup.clone),
         common.Pipeline(LABELS[2], [py, "-m", "wavegit", "hook", "pre-push", "origin",
                                     str(where / "origin.git")], env, setup.clone, stdin),
     ]
@@ -65,7 +64,7 @@ def result(quick: bool) -> common.Result:
         base = Path(tmp)
         common.warm_bytecode(common.python_env(base))
         cases = [measure_case(base, n, commits, files, runs) for n in trackers for commits, files in PUSHES]
-    rows = [(f"{c.items:,}", f"{c.commits} / {c.files}", *(c.stats[label].ms() for label in LABELS),
+    rows = [(f"{c.items:,}", f"{c.commits} / {c.files}", *(c.timings[label].wall.ms() for label in LABELS),
              f"{c.floor * 1000:.0f}", f"{c.ratio:.2f}x", common.verdict(c.ratio <= prepush.TARGET))
             for c in cases]
     worst = max(cases, key=lambda c: c.ratio)

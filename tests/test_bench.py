@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,26 @@ def test_stats_give_median_and_range() -> None:
     stats = common.Stats((0.3, 0.1, 0.2, 0.5))
     assert (stats.median, stats.low, stats.high) == (0.25, 0.1, 0.5)
     assert stats.ms() == "250 (100-500)" and stats.s(1) == "0.2 (0.1-0.5)"
+
+
+def test_interleaved_times_each_pipeline_every_round_after_an_untimed_round() -> None:
+    calls: list[str] = []
+
+    def recorder(name: str) -> Callable[[], None]:
+        return lambda: calls.append(name)
+
+    pipelines = [common.Pipeline(name, [sys.executable, "-c", "pass"], before=recorder(name))
+                 for name in ("a", "b")]
+    timings = common.interleaved(pipelines, 3)
+    assert calls == ["a", "b"] * 4
+    assert all(len(t.wall.samples) == len(t.cpu.samples) == 3 for t in timings.values())
+    assert all(t.wall.low > 0 and t.cpu.low >= 0 for t in timings.values())
+
+
+def test_a_failing_timed_command_raises_with_its_stderr() -> None:
+    failing = common.Pipeline("x", [sys.executable, "-c", "import sys; sys.exit('no tracker here')"])
+    with pytest.raises(common.BenchError, match="failed \\(1\\):\nno tracker here"):
+        common.time_process(failing)
 
 
 def backlog_text(*items: str) -> str:
