@@ -19,6 +19,11 @@ from wavegit.schema import gc_paused
 from wavegit.select import Plan, select_columns
 from wavegit.store import GitStore
 
+# wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
+# its only write, a parse-cache entry, is renamed into place before it prints,
+# and it starts no thread and registers no atexit handler.
+FAST_EXIT = True
+
 
 def positive_int(text: str) -> int:
     try:
