@@ -28,6 +28,7 @@ branch.
 - Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
 """
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -249,7 +250,17 @@ def _parse_in_flight(repo: Repo, config: Config, spec: str, blob_sha: str) -> tu
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
                     tracker_branch: str) -> Findings:
     """Every pushed path the rules of the module docstring refuse, in ref and path order."""
-    by_id = {item.id: item for item in in_flight}
+    return _violations(changed, _indexed(in_flight), tracker_branch)
+
+
+class _InFlight(NamedTuple):
+    """The items in flight by id, and an ownership index of their patterns."""
+
+    by_id: dict[str, Owner]
+    owned: paths.OwnershipIndex[str]
+
+
+def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
     for item in in_flight:
         for pattern in item.owns:
@@ -257,6 +268,11 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
                 index.add(item.id, pattern)
             except paths.PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
+    return _InFlight({item.id: item for item in in_flight}, index)
+
+
+def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
+    by_id, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
     found = Findings([], [])
     for ref in sorted(changed):
@@ -305,20 +321,37 @@ def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Seque
             detail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
-    changed = pushed_paths(repo.root, updates, tracking)
+    # The in-flight items are read and indexed in a thread while `git log` lists the pushed paths: the two
+    # git processes run side by side, and the indexing fills the wait for the log.
+    in_flight: list[_InFlight | Exception] = []
+    reader = threading.Thread(target=_read_in_flight, args=(repo, config, tracking, in_flight))
+    reader.start()
+    try:
+        changed = pushed_paths(repo.root, updates, tracking)
+    finally:
+        reader.join()
     if not any(changed.values()):
         return Verdict((), tuple(warnings))
-    try:
-        in_flight = load_in_flight(repo, config, tracking)
-    except UsageError as exc:
-        _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
+    loaded = in_flight[0]
+    if isinstance(loaded, UsageError):
+        _unchecked(config, f"{loaded}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings))
-    found = find_violations(changed, in_flight, config.tracker_branch)
+    if isinstance(loaded, Exception):
+        raise loaded
+    found = _violations(changed, loaded, config.tracker_branch)
     if found.unchecked:
         listed = ", ".join(repr(path) for path in found.unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
                    f"{listed}", warnings)
     return Verdict(tuple(found.violations), tuple(warnings))
+
+
+def _read_in_flight(repo: Repo, config: Config, remote: str, out: list[_InFlight | Exception]) -> None:
+    """The indexed ``load_in_flight``, or what it raised, appended to ``out`` (run in a thread)."""
+    try:
+        out.append(_indexed(load_in_flight(repo, config, remote)))
+    except Exception as exc:  # re-raised by check_push when the push needs the items in flight
+        out.append(exc)
 
 
 def _describe(violation: Violation) -> str:
