@@ -959,12 +959,11 @@ class FirstOverlap:
     kind, costs a few dict lookups: two literals overlap iff one is a segment prefix of the other, so a
     table of the lowest key filed at or below each directory (``_down``) and one of the lowest key filed at
     each literal (``_at``, read for the query's ancestors) answer it; only globs filed at, below or above the
-    query need the exact automaton test. Glob queries go to an ``OwnershipIndex`` of the same pairs.
-    Answers are memoised per query text.
+    query need the exact automaton test. A glob query is answered as ``OwnershipIndex`` does, from the same
+    tables plus the literals below each directory. Answers are memoised per query text.
     """
 
     def __init__(self, owned: Iterable[tuple[int, str]]) -> None:
-        self._pairs = list(owned)
         self._at: dict[str, int] = {}
         self._down: dict[str, int] = {}
         self._globs_at: dict[str, list[tuple[int, str]]] = {}
@@ -972,15 +971,19 @@ class FirstOverlap:
         self._memo: dict[str, int | None] = {}
         self._above: dict[str, _Up] = {}
         """Per directory reached by a query: ``_above_of`` it."""
-        self._index: OwnershipIndex[int] | None = None
+        self._literals: list[tuple[int, str]] = []
+        """(key, folded home) of every literal pattern, for glob queries."""
+        self._literals_below: dict[str, list[tuple[int, str]]] | None = None
+        """Per directory, the literals strictly below it, lowest key first; built by the first glob query."""
         at, down = self._at, self._down
-        for key, text in self._pairs:
+        for key, text in owned:
             home, literal, _ = _ENTRIES.get(text) or _entry(text)
             if not literal:
                 self._globs_at.setdefault(home, []).append((key, text))
                 for filed in _segment_prefixes(home):
                     self._globs_down.setdefault(filed, []).append((key, text))
                 continue
+            self._literals.append((key, home))
             if at.get(home, key) >= key:
                 at[home] = key
             end = len(home)
@@ -999,11 +1002,7 @@ class FirstOverlap:
             pass
         home, literal, _ = _ENTRIES.get(pattern) or _entry(pattern)
         if not literal:
-            if self._index is None:
-                self._index = OwnershipIndex()
-                for key, text in self._pairs:
-                    self._index.add(key, text, assume_normalized=True)
-            found = min(self._index.conflicts(pattern, assume_normalized=True), default=None)
+            found = self._first_glob(pattern, home)
         else:
             end = home.rfind("/")
             parent = home[:end] if end > 0 else ""
@@ -1017,6 +1016,36 @@ class FirstOverlap:
                     if (found is None or key < found) and _literal_meets(glob, home):
                         found = key
         self._memo[pattern] = found
+        return found
+
+    def _first_glob(self, text: str, home: str) -> int | None:
+        """``first`` of the glob ``text`` filed at ``home``: ``OwnershipIndex._glob_conflicts``' checks."""
+        if self._literals_below is None:
+            below: dict[str, list[tuple[int, str]]] = {}
+            for key, filed in self._literals:
+                for directory in _segment_prefixes(filed)[:-1]:
+                    below.setdefault(directory, []).append((key, filed))
+            for literals in below.values():
+                literals.sort()
+            self._literals_below = below
+        prefixes = _segment_prefixes(home)
+        universal = _walk(text).universal
+        found: int | None = None
+        # A literal at or above the prefix owns all the query owns: they overlap iff the query owns anything.
+        for filed in prefixes[1:]:
+            at = self._at.get(filed)
+            if at is not None and (found is None or at < found) and (
+                    universal or _literal_meets_glob(filed, text)):
+                found = at
+        for key, filed in self._literals_below.get(home, ()):
+            if found is not None and key >= found:
+                break
+            if universal or _literal_meets_glob(filed, text):
+                found = key
+        globs = [glob for filed in prefixes[:-1] for glob in self._globs_at.get(filed, ())]
+        for key, glob in (*globs, *self._globs_down.get(home, ())):
+            if (found is None or key < found) and _globs_overlap(glob, text):
+                found = key
         return found
 
     def _above_of(self, directory: str) -> _Up:

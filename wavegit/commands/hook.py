@@ -10,9 +10,9 @@ from wavegit import config, hook
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.repo import discover
 
-# wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
-# its only writes, parse-cache entries, are renamed into place before it prints,
-# and it starts no thread and registers no atexit handler.
+# wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only, its only
+# writes, parse-cache entries, are renamed into place and its one thread is joined before it prints, and it
+# registers no atexit handler.
 FAST_EXIT = True
 
 
