@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 EXIT_OK = 0
 EXIT_WORK_FAILED = 1
@@ -25,8 +25,9 @@ class UsageError(WavegitError):
     """Bad command line, path or configuration."""
 
 
-@dataclass(frozen=True)
-class Problem:
+# A NamedTuple, not a dataclass: every command imports this module first, and creating a dataclass costs
+# ~0.4 ms (after importing dataclasses), a NamedTuple a sixth of that.
+class Problem(NamedTuple):
     """One validation problem, located in a file."""
 
     path: str
