@@ -959,7 +959,7 @@ class FirstOverlap:
     table of the lowest key filed at or below each directory (``_down``) and one of the lowest key filed at
     each literal (``_at``, read for the query's ancestors) answer it; only globs filed at, below or above the
     query need the exact automaton test. A glob query is answered as ``OwnershipIndex`` does, from the same
-    tables plus the literals below each directory. Answers are memoised per query text.
+    tables and the sorted literals. Answers are memoised per query text.
     """
 
     def __init__(self, owned: Iterable[tuple[int, str]]) -> None:
@@ -970,10 +970,8 @@ class FirstOverlap:
         self._memo: dict[str, int | None] = {}
         self._above: dict[str, _Up] = {}
         """Per directory reached by a query: ``_above_of`` it."""
-        self._literals: list[tuple[int, str]] = []
-        """(key, folded home) of every literal pattern, for glob queries."""
-        self._literals_below: dict[str, list[tuple[int, str]]] | None = None
-        """Per directory, the literals strictly below it, lowest key first; built by the first glob query."""
+        self._homes: list[str] | None = None
+        """The literals' folded homes, sorted (those below a directory form one range); for glob queries."""
         at, down = self._at, self._down
         for key, text in owned:
             home, literal, _ = _ENTRIES.get(text) or _entry(text)
@@ -982,7 +980,6 @@ class FirstOverlap:
                 for filed in _segment_prefixes(home):
                     self._globs_down.setdefault(filed, []).append((key, text))
                 continue
-            self._literals.append((key, home))
             if at.get(home, key) >= key:
                 at[home] = key
             end = len(home)
@@ -1019,14 +1016,8 @@ class FirstOverlap:
 
     def _first_glob(self, text: str, home: str) -> int | None:
         """``first`` of the glob ``text`` filed at ``home``: ``OwnershipIndex._glob_conflicts``' checks."""
-        if self._literals_below is None:
-            below: dict[str, list[tuple[int, str]]] = {}
-            for key, filed in self._literals:
-                for directory in _segment_prefixes(filed)[:-1]:
-                    below.setdefault(directory, []).append((key, filed))
-            for literals in below.values():
-                literals.sort()
-            self._literals_below = below
+        if self._homes is None:
+            self._homes = sorted(self._at)
         prefixes = _segment_prefixes(home)
         universal = _walk(text).universal
         found: int | None = None
@@ -1036,11 +1027,16 @@ class FirstOverlap:
             if at is not None and (found is None or at < found) and (
                     universal or _literal_meets_glob(filed, text)):
                 found = at
-        for key, filed in self._literals_below.get(home, ()):
+        homes = self._homes
+        start = bisect.bisect_left(homes, home + "/") if home else 0
+        end = bisect.bisect_left(homes, home + "/\U0010ffff", start) if home else len(homes)
+        # The literals strictly below the prefix, lowest key first: the first that meets the query is the one.
+        for key, filed in sorted((self._at[filed], filed) for filed in homes[start:end]):
             if found is not None and key >= found:
                 break
             if universal or _literal_meets_glob(filed, text):
                 found = key
+                break
         globs = [glob for filed in prefixes[:-1] for glob in self._globs_at.get(filed, ())]
         for key, glob in (*globs, *self._globs_down.get(home, ())):
             if (found is None or key < found) and _globs_overlap(glob, text):
