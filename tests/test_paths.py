@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import marshal
 import random
 import sys
 from functools import cache, lru_cache
@@ -243,6 +244,22 @@ def test_case_insensitive_ownership_is_ownership_of_some_case_variant(pattern: s
     assert owns_folded(pattern, path) is any(matches(pattern, variant) for variant in variants)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab/.~:*?[]\\ \t\x7fGIT")), max_size=8))
+def test_normalize_fast_path_agrees_with_the_full_normalisation(text: str) -> None:
+    from wavegit.paths import _normalize_slow
+
+    try:
+        slow: str | None = _normalize_slow(text, text)
+    except PatternError:
+        slow = None
+    try:
+        fast: str | None = normalize(text)
+    except PatternError:
+        fast = None
+    assert fast == slow
+
+
 # --- OwnershipIndex ------------------------------------------------------------------------------------
 
 
@@ -254,6 +271,11 @@ def _random_pattern(rng: random.Random) -> str:
         return normalize("/".join(segments) + ("/" if rng.random() < 0.2 else ""))
     except PatternError:
         return "src"
+
+
+def _path_like(pattern: str) -> str:
+    """A concrete path the random ``pattern`` owns."""
+    return pattern.replace("**", "deep").replace("*", "q").replace("?", "r").replace("[ab]", "b").rstrip("/")
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -268,8 +290,7 @@ def test_index_agrees_with_pairwise_overlaps_and_matches(seed: int) -> None:
         query = _random_pattern(rng)
         expected = {key for key, patterns in owned.items() if any(overlaps(p, query) for p in patterns)}
         assert index.conflicts(query) == expected, query
-        path = query.replace("**", "deep").replace("*", "q").replace("?", "r").replace("[ab]", "b")
-        path = path.rstrip("/")
+        path = _path_like(query)
         owners = {key for key, patterns in owned.items() if any(owns_folded(p, path) for p in patterns)}
         assert index.owners(path) == owners, path
 
@@ -297,6 +318,21 @@ def test_first_overlap_sees_literals_above_below_and_globs_around_a_literal_quer
     assert first.first("a/q") == 2
     assert first.first("a/q/c") is None
     assert first.first("README") is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_index_rebuilt_from_its_marshalled_tables_answers_like_the_original(seed: int) -> None:
+    rng = random.Random(seed)
+    index: OwnershipIndex[str] = OwnershipIndex()
+    for key in range(30):
+        for _ in range(rng.randint(1, 3)):
+            index.add(f"k{key}", _random_pattern(rng))
+    rebuilt: OwnershipIndex[str] = OwnershipIndex.from_tables(marshal.loads(marshal.dumps(index.tables())))
+    for _ in range(60):
+        query = _random_pattern(rng)
+        path = _path_like(query)
+        assert rebuilt.conflicts(query) == index.conflicts(query), query
+        assert rebuilt.owners(path) == index.owners(path), path
 
 
 def test_index_remove_forgets_every_pattern_of_a_key() -> None:

@@ -47,7 +47,7 @@ _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
 STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
-_CACHE_FORMAT = "wavegit-hook-in-flight-1"
+_CACHE_FORMAT = "wavegit-hook-in-flight-2"
 # Porcelain `git log`, so pin everything user configuration could change in its output; the `-c` after
 # `log` is the combined diff of merges.
 _LOG_PATHS = (
@@ -208,8 +208,32 @@ def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str) -> dict[
     return {ref: {p for c in listed for p in by_commit.get(c, ())} for ref, listed in commits.items()}
 
 
+class _InFlight(NamedTuple):
+    """The items in flight, by id too, and an ownership index of their patterns."""
+
+    owners: list[Owner]
+    by_id: dict[str, Owner]
+    owned: paths.OwnershipIndex[str]
+
+
+def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
+    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    for item in in_flight:
+        for pattern in item.owns:
+            try:
+                index.add(item.id, pattern)
+            except paths.PatternError:
+                continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
+    return _InFlight(list(in_flight), {item.id: item for item in in_flight}, index)
+
+
 def load_in_flight(repo: Repo, config: Config, remote: str) -> list[Owner]:
-    """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable.
+    """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
+    return _load_in_flight(repo, config, remote).owners
+
+
+def _load_in_flight(repo: Repo, config: Config, remote: str) -> _InFlight:
+    """``load_in_flight``, with the items by id and the ownership index of their patterns.
 
     They are cached by the tracker's blob SHA (content-addressed, never stale) apart from the full parse,
     so a warm hook costs one ``git cat-file --batch-check``: no tracker text, no 10,000-item parse.
@@ -230,11 +254,14 @@ def load_in_flight(repo: Repo, config: Config, remote: str) -> list[Owner]:
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    return [Owner(*row) for row in payload]
+    rows, tables = payload
+    owners = [Owner(*row) for row in rows]
+    return _InFlight(owners, {owner.id: owner for owner in owners}, paths.OwnershipIndex.from_tables(tables))
 
 
 def _parse_in_flight(repo: Repo, config: Config, spec: str, blob_sha: str) -> tuple[str, object]:
-    """("ok", in-flight rows) or ("error", message), from the full (cached) tracker parse."""
+    """("ok", (in-flight rows, their index's tables)) or ("error", message), from the full (cached) tracker
+    parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
     from wavegit import tracker
 
     text = git.run(["cat-file", "blob", blob_sha], cwd=repo.root).stdout
@@ -243,8 +270,9 @@ def _parse_in_flight(repo: Repo, config: Config, spec: str, blob_sha: str) -> tu
                                      strict=False)
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
-    return "ok", tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
-                       if item.status in tracker.IN_FLIGHT)
+    rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
+                 if item.status in tracker.IN_FLIGHT)
+    return "ok", (rows, _indexed([Owner(*row) for row in rows]).owned.tables())
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
@@ -253,26 +281,8 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
     return _violations(changed, _indexed(in_flight), tracker_branch)
 
 
-class _InFlight(NamedTuple):
-    """The items in flight by id, and an ownership index of their patterns."""
-
-    by_id: dict[str, Owner]
-    owned: paths.OwnershipIndex[str]
-
-
-def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
-    for item in in_flight:
-        for pattern in item.owns:
-            try:
-                index.add(item.id, pattern)
-            except paths.PatternError:
-                continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
-    return _InFlight({item.id: item for item in in_flight}, index)
-
-
 def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
-    by_id, index = in_flight
+    _, by_id, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
     found = Findings([], [])
     for ref in sorted(changed):
@@ -349,7 +359,7 @@ def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Seque
 def _read_in_flight(repo: Repo, config: Config, remote: str, out: list[_InFlight | Exception]) -> None:
     """The indexed ``load_in_flight``, or what it raised, appended to ``out`` (run in a thread)."""
     try:
-        out.append(_indexed(load_in_flight(repo, config, remote)))
+        out.append(_load_in_flight(repo, config, remote))
     except Exception as exc:  # re-raised by check_push when the push needs the items in flight
         out.append(exc)
 

@@ -46,11 +46,6 @@ class PatternError(ValueError):
 
 _GLOB = re.compile(r"[*?\[]")
 _BAD_CHAR = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
-# Anything the fast path of ``normalize`` cannot accept unchanged: a glob, a bad character, an absolute
-# or home-relative start, a drive letter, an empty/``.``/``..``/``.git`` segment, a trailing ``/``.
-_NEEDS_SLOW_PATH = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\\*?\[]|^(?:[/~]|[A-Za-z]:)|//|(?:^|/)(?:\.\.?|(?i:\.git))(?:/|$)"
-)
 
 
 def _reject(pattern: str, what: str, fix: str) -> PatternError:
@@ -66,7 +61,12 @@ def normalize(pattern: str) -> str:
     if not isinstance(pattern, str):
         raise PatternError(f"pattern {pattern!r}: not a string; write the path as text")
     if pattern.isascii():
-        if pattern and _NEEDS_SLOW_PATH.search(pattern) is None:
+        # Unchanged unless it may hold a glob, a bad character, an absolute or home-relative start, a drive
+        # letter, an empty, ".", ".." or ".git" segment: C-level checks, as every pushed path comes here
+        # (a dotfile takes the slow path, which keeps it as it is).
+        if (pattern and pattern.isprintable() and "\\" not in pattern and "*" not in pattern
+                and "?" not in pattern and "[" not in pattern and "//" not in pattern and "/." not in pattern
+                and not pattern.startswith(("/", "~", ".")) and pattern[1:2] != ":"):
             return pattern
         text = pattern
     else:
@@ -740,6 +740,11 @@ class _Above(Generic[K], NamedTuple):
     """Glob patterns (key, text), the ones filed at the root included."""
 
 
+IndexTables = tuple[dict[str, set[K]], dict[str, set[K]], dict[str, set[tuple[K, str]]], dict[K, set[str]],
+                    set[str], list[str]]
+"""``OwnershipIndex.tables()``: its filed patterns and the tables derived from them."""
+
+
 class OwnershipIndex(Generic[K]):
     """Patterns by owner key, answering "who conflicts with this pattern" and "who owns this path" fast.
 
@@ -854,6 +859,21 @@ class OwnershipIndex(Generic[K]):
             found |= above.literals
             self._add_globs(found, above.globs, folded, _owns_folded)
         return found
+
+    def tables(self) -> IndexTables[K]:
+        """Everything the index holds, derived tables included, as plain data (for a content-addressed cache:
+        ``from_tables`` rebuilds the index without normalising, folding or filing a pattern again)."""
+        if not self._current:
+            self._derive()
+        return self._at, self._files, self._globs_at, self._patterns, self._dirs, self._sorted
+
+    @classmethod
+    def from_tables(cls, tables: IndexTables[K]) -> OwnershipIndex[K]:
+        """The index ``tables()`` was taken from."""
+        index: OwnershipIndex[K] = cls()
+        index._at, index._files, index._globs_at, index._patterns, index._dirs, index._sorted = tables
+        index._current = True
+        return index
 
     def _derive(self) -> None:
         dirs: set[str] = set()
