@@ -335,6 +335,19 @@ def test_index_rebuilt_from_its_marshalled_tables_answers_like_the_original(seed
         assert rebuilt.owners(path) == index.owners(path), path
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_owners_of_many_paths_is_owners_of_each_and_lists_the_invalid_ones(seed: int) -> None:
+    rng = random.Random(seed)
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for key in range(30):
+        index.add(key, _random_pattern(rng))
+    pushed = [_path_like(_random_pattern(rng)) for _ in range(80)] + ["a\\b", "src/../x", "SRC/X.PY"]
+    owned, invalid = index.owners_of(pushed)
+    assert invalid == ["a\\b", "src/../x"]
+    expected = {path: index.owners(path) for path in pushed if path not in invalid}
+    assert owned == {path: keys for path, keys in expected.items() if keys}
+
+
 def test_index_remove_forgets_every_pattern_of_a_key() -> None:
     index: OwnershipIndex[str] = OwnershipIndex()
     index.add("A", "src/auth/")

@@ -287,14 +287,15 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
     found = Findings([], [])
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
-        for path in sorted(set(changed[ref])):
-            if ref == tracker_ref and path.startswith(STATE_PREFIX):
-                continue
-            try:
-                keys = index.owners(path)
-            except paths.PatternError:
+        pushed = sorted(path for path in set(changed[ref])
+                        if ref != tracker_ref or not path.startswith(STATE_PREFIX))
+        owned, invalid = index.owners_of(pushed)
+        unchecked = set(invalid)
+        for path in pushed:
+            if path in unchecked:
                 found.unchecked.append(path)
                 continue
+            keys = owned.get(path)
             if not keys:  # the usual case: nobody in flight owns it
                 if wave is not None:
                     found.violations.append(Violation(ref, path, None))

@@ -860,6 +860,32 @@ class OwnershipIndex(Generic[K]):
             self._add_globs(found, above.globs, folded, _owns_folded)
         return found
 
+    def owners_of(self, paths: Iterable[str]) -> tuple[dict[str, set[K]], list[str]]:
+        """``owners`` of many concrete paths: those with an owner, with their owners; and the paths that
+        raise PatternError. Most paths of a push have no owner, so each is first ruled out with a few dict
+        lookups (what is filed at it, and at or above its directory), without building a set."""
+        if not self._current:
+            self._derive()
+        files, globs_at, above = self._files, self._globs_at, self._above
+        owned: dict[str, set[K]] = {}
+        invalid: list[str] = []
+        for path in paths:
+            try:
+                text = normalize(path).rstrip("/")
+            except PatternError:
+                invalid.append(path)
+                continue
+            folded = text.lower() if text.isascii() else fold(text)
+            end = folded.rfind("/")
+            parent = folded[:end] if end > 0 else ""
+            up = above[parent] if parent in above else self._above_of(parent)
+            if up is None and folded not in files and folded not in globs_at:
+                continue
+            keys = self.owners(text, assume_normalized=True)
+            if keys:
+                owned[path] = keys
+        return owned, invalid
+
     def tables(self) -> IndexTables[K]:
         """Everything the index holds, derived tables included, as plain data (for a content-addressed cache:
         ``from_tables`` rebuilds the index without normalising, folding or filing a pattern again)."""
