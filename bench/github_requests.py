@@ -1,6 +1,7 @@
 """GitHub API requests per wave against the wave's size: it should be flat.
 
-For 1, 4, 16 and 64 items, a fresh repository with a bare ``origin`` (``bench/wave.py``'s ``make_repo``,
+For 1, 4, 16 and 64 items, a fresh repository with a bare ``origin`` (``make_repo`` of
+``bench/wave_overhead.py``,
 a worker that writes its one owned file at once) and ``wavegit run --json`` as a process with GitHub
 configured (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``) against the fake GitHub server of
 the tests (``tests/ghserver.py``, backed by the same bare origin the wave pushes to). The publish wiring is
@@ -16,12 +17,12 @@ import argparse
 import re
 import sys
 import tempfile
-import wave
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import common
+import wave_overhead
 
 sys.path.insert(0, str(common.ROOT / "tests"))
 
@@ -57,9 +58,9 @@ def count_wave(base: Path, n_items: int) -> Count:
     where = base / f"items-{n_items}"
     where.mkdir()
     env = common.git_env(where / "home", base)
-    clone = wave.make_repo(where, env, items=n_items, sleep_s=0)
+    clone = wave_overhead.make_repo(where, env, items=n_items, sleep_s=0)
     with ghserver.running(where / "origin.git") as server:
-        _, report = wave.run_wave(clone, {**env, **ghserver.github_env(server)})
+        _, report = wave_overhead.run_wave(clone, {**env, **ghserver.github_env(server)})
         kinds = Counter(kind_of(r.method, r.path, server.fake.repo) for r in server.fake.requests)
     items = report["items"]
     pr = report["pr"]

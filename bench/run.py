@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import wave
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import plan_scaling
 import prepush
 import prepush_sizes
 import quality
+import wave_overhead
 
 Bench = Callable[[bool], common.Result]
 
@@ -45,7 +45,7 @@ BENCHMARKS: dict[str, tuple[str, Bench]] = {
     "prepush": ("pre-push hook", prepush_detail),
     "prepush-sizes": ("pre-push hook: small and large", prepush_sizes.result),
     "cas": ("compare-and-swap throughput", cas.measure),
-    "wave": ("wave", wave.result),
+    "wave": ("wave", wave_overhead.result),
     "github": ("GitHub requests per wave", github_requests.result),
     "quality": ("selection quality", quality.measure),
 }

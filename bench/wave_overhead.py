@@ -7,7 +7,7 @@ and min-max wall time of N runs (default 3) against the ideal 16 / 8 x 1 s = 2 s
 the per-item overhead of the git steps, timed in-process on the same kind of repository: worktree add +
 remove, stage + commit, and replaying one item commit onto the wave branch (collect).
 
-    python bench/wave.py [--runs 3] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
+    python bench/wave_overhead.py [--runs 3] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
 
 ``--quick`` (a smoke test): one run, workers sleeping 0.25 s.
 """
@@ -181,7 +181,7 @@ def result(quick: bool, runs: int = 3) -> common.Result:
     lines = [
         "## wave",
         "",
-        f"`python bench/wave.py {'--quick' if quick else f'--runs {runs}'}`. A whole `wavegit run` "
+        f"`python bench/wave_overhead.py {'--quick' if quick else f'--runs {runs}'}`. A whole `wavegit run` "
         f"({ITEMS} items, worker sleeps {fig.sleep_s:g} s, concurrency {CONCURRENCY}, item test `true`, "
         f"local bare origin), as a process, median of {runs} fresh repositories (bytecode compiled "
         "beforehand, untimed):",
