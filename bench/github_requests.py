@@ -1,12 +1,11 @@
 """GitHub API requests per wave against the wave's size: it should be flat.
 
 For 1, 4, 16 and 64 items, a fresh repository with a bare ``origin`` (``make_repo`` of
-``bench/wave_overhead.py``,
-a worker that writes its one owned file at once) and ``wavegit run --json`` as a process with GitHub
-configured (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``) against the fake GitHub server of
-the tests (``tests/ghserver.py``, backed by the same bare origin the wave pushes to). The publish wiring is
-the real one of ``wavegit run`` (``wavegit/publish.py``): PR, report comment, and the merge gate's checks
-and status. Every request the server saw is counted, by kind.
+``bench/wave_overhead.py``, a worker that writes its one owned file at once) and ``wavegit run --json`` as a
+process with GitHub configured (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``) against the
+fake GitHub server of the tests (``tests/ghserver.py``, backed by the same bare origin the wave pushes to).
+The publish wiring is the real one of ``wavegit run`` (``wavegit/publish.py``): PR, report comment, and the
+merge gate's checks and status. Every request the server saw is counted, by kind.
 
     python bench/github_requests.py [--quick]
 """
