@@ -491,3 +491,23 @@ def test_a_warm_hook_imports_no_yaml_gitpython_pygithub_nor_the_tracker_parser(f
     imported = {row.rsplit("|", 1)[1].strip() for row in rows}
     assert "wavegit.hook" in imported
     assert not imported & {"yaml", "_yaml", "git", "github", "wavegit.tracker"}
+
+
+def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:
+    from wavegit import config
+    from wavegit.repo import discover
+
+    head = commit(flight.clone, {"src/auth/early.py": "x = 1\n"})
+    updates = hook.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")
+    found = discover(flight.clone / "src")
+    cfg = config.load_config(found.root, None)
+    # Started from a subdirectory, as the hook may be: git reports paths from the repository root.
+    early = hook.start_pushed_paths(flight.clone / "src", updates, "origin")
+    verdict = hook.check_push(found, cfg, "origin", "url", updates, pushed=early)
+    assert [(v.path, v.owner.id if v.owner else None) for v in verdict.violations] == [
+        ("src/auth/early.py", "AUTH-1")]
+    # Pushing to a URL (no remote name) checks against config.remote: a log started for the URL is redone.
+    url = str(flight.origin)
+    for_url = hook.start_pushed_paths(flight.clone, updates, url)
+    again = hook.check_push(found, cfg, url, url, updates, pushed=for_url)
+    assert again.violations == verdict.violations

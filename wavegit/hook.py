@@ -29,9 +29,9 @@ branch.
 """
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 from wavegit import git, parsecache, paths
 from wavegit.config import Config
@@ -41,6 +41,7 @@ from wavegit.repo import Repo
 # The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
 # create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
 # wavegit.tracker / wavegit.worktree are imported only when needed.
+T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.worktree.BRANCH_PREFIX``: checked before importing worktree (~5 ms)."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
@@ -313,17 +314,53 @@ def _unchecked(config: Config, what: str, warnings: list[str]) -> None:
     warnings.append(f"warning: {what} (set hook.strict: true in .wavegit/config.yaml to refuse instead)")
 
 
+class Background(threading.Thread, Generic[T]):
+    """``work()`` running in a thread (git processes run side by side, Python fills the waits)."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        super().__init__(daemon=True)
+        self._work = work
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # handed to result()'s caller
+            self._error = exc
+
+    def result(self) -> T:
+        """What ``work()`` returned, once it has; what it raised is raised here."""
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remote: str
+                       ) -> Background[dict[str, set[str]]]:
+    """``pushed_paths`` started in the background from anywhere in the repository (git finds its root), so
+    that it runs while the caller discovers the repository and reads the config. For ``check_push``'s
+    ``pushed``: only for a named remote and without ``fetch`` (a fetch moves what the log leaves out)."""
+    return Background(lambda: pushed_paths(Path(directory), updates, remote))
+
+
 def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Sequence[RefUpdate], *,
-               fetch: bool = False) -> Verdict:
+               fetch: bool = False, pushed: Background[dict[str, set[str]]] | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
 
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
-    tracker and the "already on the remote" exclusion.
+    tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
+    updates and remote, already running.
     """
     if only_deletions(updates):
         return Verdict((), ())
     tracking = remote if remote != url else config.remote
     warnings: list[str] = []
+    if pushed is not None and (fetch or tracking != remote):
+        pushed.join()
+        pushed = None  # started for another remote, or before the fetch: not the paths to check
     if fetch:
         branch = config.tracker_branch
         refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
@@ -332,37 +369,25 @@ def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Seque
             detail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
-    # The in-flight items are read and indexed in a thread while `git log` lists the pushed paths: the two
-    # git processes run side by side, and the indexing fills the wait for the log.
-    in_flight: list[_InFlight | Exception] = []
-    reader = threading.Thread(target=_read_in_flight, args=(repo, config, tracking, in_flight))
-    reader.start()
+    # The in-flight items are read and indexed while `git log` lists the pushed paths.
+    in_flight = Background(lambda: _load_in_flight(repo, config, tracking))
     try:
-        changed = pushed_paths(repo.root, updates, tracking)
+        changed = pushed.result() if pushed is not None else pushed_paths(repo.root, updates, tracking)
     finally:
-        reader.join()
+        in_flight.join()
     if not any(changed.values()):
         return Verdict((), tuple(warnings))
-    loaded = in_flight[0]
-    if isinstance(loaded, UsageError):
-        _unchecked(config, f"{loaded}; the push is not checked against work in flight", warnings)
+    try:
+        loaded = in_flight.result()
+    except UsageError as exc:
+        _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings))
-    if isinstance(loaded, Exception):
-        raise loaded
     found = _violations(changed, loaded, config.tracker_branch)
     if found.unchecked:
         listed = ", ".join(repr(path) for path in found.unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
                    f"{listed}", warnings)
     return Verdict(tuple(found.violations), tuple(warnings))
-
-
-def _read_in_flight(repo: Repo, config: Config, remote: str, out: list[_InFlight | Exception]) -> None:
-    """The indexed ``load_in_flight``, or what it raised, appended to ``out`` (run in a thread)."""
-    try:
-        out.append(_load_in_flight(repo, config, remote))
-    except Exception as exc:  # re-raised by check_push when the push needs the items in flight
-        out.append(exc)
 
 
 def _describe(violation: Violation) -> str:
