@@ -16,6 +16,10 @@ no-op). The rules, per item:
 - ``review`` otherwise: the wave branch's tip contained in the base branch -> ``done``. A wave branch that
   is gone is not by itself a sign of a merge: such items stay in ``review``.
 
+First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
+(they make every fetch in the clone fail) are removed by :func:`wavegit.worktree.repair_half_made`; a dry
+run only lists them.
+
 Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
 is read, so a wave that claims after that read cannot lose worktrees it has just created.
@@ -83,6 +87,8 @@ class Pruned:
 
 @dataclass
 class SyncResult:
+    repaired: list[str] = field(default_factory=list)
+    """Half-made worktrees removed (on a dry run: found), one line each."""
     items: list[ItemChange] = field(default_factory=list)
     pruned: list[Pruned] = field(default_factory=list)
     commit: str | None = None
@@ -91,10 +97,11 @@ class SyncResult:
     """What failed after the commit landed (report comments)."""
 
     def lines(self) -> list[str]:
-        return [c.line() for c in self.items] + [p.line() for p in self.pruned]
+        return self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
 
     def to_json(self) -> list[dict[str, object]]:
-        return [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+        repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
+        return repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
 
 
 class WaveRefs:
@@ -343,6 +350,8 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
          now: datetime | None = None, dry_run: bool = False) -> SyncResult:
     """Apply the rules in one compare-and-swap commit, prune, then update report comments."""
     moment = now or datetime.now(timezone.utc)
+    repaired = ([half.line() for half in worktree.find_half_made(repo)] if dry_run
+                else worktree.repair_half_made(repo))
     leftovers = find_leftovers(repo)
     facts = Facts(WaveRefs(repo, config), github)
     seen: list[tuple[tracker.Tracker, list[ItemChange]]] = []
@@ -359,7 +368,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
             text = tracker.set_fields(text, change.id, change.fields)
         return Change(text)
 
-    result = SyncResult()
+    result = SyncResult(repaired)
     if dry_run:
         apply(store.read())
     else:

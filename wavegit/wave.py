@@ -1,8 +1,10 @@
 """A wave's lifecycle: preflight, claim, worktrees and workers, verify, collect, record, report.
 
-1. **Preflight and claim** are one compare-and-swap commit: its ``apply`` checks ``.wavegit/HALT`` and the
-   day's budget on the snapshot it edits, re-plans with the (deterministic) planner and marks the chosen
-   items ``in_progress`` with ``wave`` and ``claimed_at``. Halted or over budget: exit 3, nothing claimed.
+1. **Preflight and claim**: first, worktrees half-made by an interrupted ``git worktree add`` (a killed
+   wave's) are removed, since they make every fetch fail; they become report notes. Then one
+   compare-and-swap commit: its ``apply`` checks ``.wavegit/HALT`` and the day's budget on the snapshot it
+   edits, re-plans with the (deterministic) planner and marks the chosen items ``in_progress`` with
+   ``wave`` and ``claimed_at``. Halted or over budget: exit 3, nothing claimed.
    Nothing selected: an empty report, exit 0, nothing written.
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
@@ -180,6 +182,8 @@ class Claim:
     day_spent: float
     halt_read_at: float = -math.inf
     """``time.monotonic()`` when the HALT read the claim rests on had started, at the latest."""
+    repaired: tuple[str, ...] = ()
+    """Half-made worktrees the preflight removed (``worktree.repair_half_made``), one line each."""
 
 
 HALT_FRESH_S = 0.5
@@ -222,6 +226,8 @@ def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracke
 def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: str,
           now: datetime) -> Claim:
     """Preflight and claim in one compare-and-swap commit (see the module docstring)."""
+    # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
+    repaired = tuple(worktree.repair_half_made(repo))
     chosen: list[tuple[Plan, float]] = []
 
     def apply(snapshot: Snapshot) -> Change | None:
@@ -246,7 +252,8 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     plan, day_spent = chosen[0]
     loaded = load_tracker(result.snapshot, repo, config)
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
-    return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at)
+    return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at,
+                 repaired)
 
 
 def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
@@ -687,6 +694,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
     rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
                             budget=limits, started_at=report.utc_timestamp(started))
+    rep.notes += claimed.repaired
     if claimed.commit is None:
         rep.success, rep.tracker_updated = True, False
         rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")

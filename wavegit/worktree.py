@@ -11,9 +11,11 @@ Everything here works with plumbing in the given directory; nothing touches the 
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from wavegit import git
 from wavegit.git import GitError
+from wavegit.repo import Repo
 
 BRANCH_PREFIX = "wavegit/"
 ITEM_BRANCH_PREFIX = "wavegit/items/"
@@ -127,6 +130,121 @@ def remove_all_under(repo_root: Path, directory: Path) -> None:
     git.run(["worktree", "prune"], cwd=repo_root, check=False)
     for wt in locked:
         remove(repo_root, wt)
+
+
+HALF_MADE_AGE_S = 60.0
+"""How long a half-made worktree's admin files must have been left untouched before it is repaired.
+
+``git worktree add`` writes them and finishes (HEAD set, lock removed) in well under a second, and each
+wavegit process serialises its own adds; so one untouched this long is not being made by any live
+process in this clone: its maker was killed (``kill -9`` in the middle of the add).
+"""
+
+_OID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class HalfMade:
+    """A worktree left by an interrupted ``git worktree add``: its admin dir, its path and what is wrong."""
+
+    admin: Path
+    """``<common dir>/worktrees/<name>``."""
+    path: Path
+    why: str
+
+    def line(self) -> str:
+        return f"repair half-made worktree {self.path} ({self.why}: a `git worktree add` was interrupted)"
+
+
+def find_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[HalfMade]:
+    """Worktrees wavegit made (under ``<state dir>/worktrees``) whose HEAD is missing, empty or not an
+    object, and whose admin files are at least ``min_age_s`` old.
+
+    Every ``git fetch`` and ``git worktree add`` in the clone reads each worktree's HEAD and fails on one
+    holding the placeholder (null) id that the add writes first ("bad object worktrees/<name>/HEAD").
+    Only reads directories and small files, except that a well-formed id in a worktree still locked
+    "initializing" (the add did not finish) is looked up with one ``git cat-file`` for all of them.
+    """
+    try:
+        admins = sorted(p for p in (repo.common_dir / "worktrees").iterdir() if p.is_dir())
+    except FileNotFoundError:
+        return []
+    ours = (repo.state_dir / "worktrees").resolve()
+    now = time.time()
+    found: list[HalfMade] = []
+    unsure: list[tuple[Path, Path, str]] = []
+    for admin in admins:
+        path = _worktree_of(admin)
+        if path is None or not path.is_relative_to(ours) or now - _last_touched(admin) < min_age_s:
+            continue
+        head = _read(admin / "HEAD")
+        why = _bad_head(head)
+        if why is not None:
+            found.append(HalfMade(admin, path, why))
+        elif head is not None and _OID_RE.match(head) and _initializing(admin):
+            unsure.append((admin, path, head))
+    if unsure:
+        listing = git.out(["cat-file", "--batch-check=%(objecttype)"], cwd=repo.root,
+                          input="".join(f"{oid}\n" for _, _, oid in unsure))
+        for (admin, path, oid), answer in zip(unsure, listing.splitlines(), strict=True):
+            if answer.endswith(" missing"):
+                found.append(HalfMade(admin, path, f"HEAD names {oid[:12]}, not an object"))
+    return sorted(found, key=lambda half: half.admin)
+
+
+def repair_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[str]:
+    """Remove the worktrees :func:`find_half_made` finds; one line for each that was repaired."""
+    found = find_half_made(repo, min_age_s=min_age_s)
+    for half in found:
+        result = git.run(["worktree", "remove", "--force", "--force", str(half.path)], cwd=repo.root,
+                         check=False)
+        if result.returncode or half.admin.exists():
+            # `git worktree prune` keeps a locked entry, so its admin dir goes by hand first.
+            shutil.rmtree(half.path, ignore_errors=True)
+            shutil.rmtree(half.admin, ignore_errors=True)
+            git.run(["worktree", "prune"], cwd=repo.root, check=False)
+    return [half.line() for half in found]
+
+
+def _worktree_of(admin: Path) -> Path | None:
+    """The worktree an admin dir belongs to (its ``gitdir`` file names ``<worktree>/.git``), resolved."""
+    gitdir = _read(admin / "gitdir")
+    if not gitdir:
+        return None
+    return (admin / gitdir).resolve().parent
+
+
+def _last_touched(admin: Path) -> float:
+    """The newest modification time of the admin dir and the files directly in it (now if it vanished)."""
+    try:
+        with os.scandir(admin) as entries:
+            return max([admin.stat().st_mtime, *(entry.stat().st_mtime for entry in entries)])
+    except FileNotFoundError:
+        return time.time()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _bad_head(head: str | None) -> str | None:
+    """What is wrong with a worktree's HEAD that needs no git to tell, or None."""
+    if head is None:
+        return "HEAD is missing"
+    if not head:
+        return "HEAD is empty"
+    if head.startswith("ref: "):
+        return None
+    if not _OID_RE.match(head):
+        return "HEAD is neither an object id nor a symbolic ref"
+    return "HEAD is the null id" if not head.strip("0") else None
+
+
+def _initializing(admin: Path) -> bool:
+    return _read(admin / "locked") == "initializing"
 
 
 def stage_all(worktree: Path) -> str:
