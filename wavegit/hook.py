@@ -31,16 +31,21 @@ branch.
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
-from wavegit import git, parsecache, paths
-from wavegit.config import Config
+from wavegit import git, parsecache
 from wavegit.errors import UsageError, ValidationError
-from wavegit.repo import Repo
+
+if TYPE_CHECKING:
+    from wavegit import paths
+    from wavegit.config import Config
+    from wavegit.repo import Repo
 
 # The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
 # create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
-# wavegit.tracker / wavegit.worktree are imported only when needed.
+# wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config, wavegit.repo and
+# wavegit.paths (~5 ms with what they import) are not imported here, so that `wavegit hook` can start the
+# push's `git log` first and import them while it runs (see start_pushed_paths).
 T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.worktree.BRANCH_PREFIX``: checked before importing worktree (~5 ms)."""
@@ -214,10 +219,12 @@ class _InFlight(NamedTuple):
 
     owners: list[Owner]
     by_id: dict[str, Owner]
-    owned: paths.OwnershipIndex[str]
+    owned: "paths.OwnershipIndex[str]"
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
+    from wavegit import paths
+
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
     for item in in_flight:
         for pattern in item.owns:
@@ -228,12 +235,12 @@ def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
     return _InFlight(list(in_flight), {item.id: item for item in in_flight}, index)
 
 
-def load_in_flight(repo: Repo, config: Config, remote: str) -> list[Owner]:
+def load_in_flight(repo: "Repo", config: "Config", remote: str) -> list[Owner]:
     """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
     return _load_in_flight(repo, config, remote).owners
 
 
-def _load_in_flight(repo: Repo, config: Config, remote: str) -> _InFlight:
+def _load_in_flight(repo: "Repo", config: "Config", remote: str) -> _InFlight:
     """``load_in_flight``, with the items by id and the ownership index of their patterns.
 
     They are cached by the tracker's blob SHA (content-addressed, never stale) apart from the full parse,
@@ -255,12 +262,14 @@ def _load_in_flight(repo: Repo, config: Config, remote: str) -> _InFlight:
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
+    from wavegit import paths
+
     rows, tables = payload
     owners = [Owner(*row) for row in rows]
     return _InFlight(owners, {owner.id: owner for owner in owners}, paths.OwnershipIndex.from_tables(tables))
 
 
-def _parse_in_flight(repo: Repo, config: Config, spec: str, blob_sha: str) -> tuple[str, object]:
+def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
     """("ok", (in-flight rows, their index's tables)) or ("error", message), from the full (cached) tracker
     parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
     from wavegit import tracker
@@ -306,7 +315,7 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
     return found
 
 
-def _unchecked(config: Config, what: str, warnings: list[str]) -> None:
+def _unchecked(config: "Config", what: str, warnings: list[str]) -> None:
     """Warn that ``what`` went unchecked -- or, with ``hook.strict``, refuse the push."""
     if config.hook.strict:
         raise UsageError(f"{what}; refusing the push because hook.strict is true "
@@ -346,7 +355,7 @@ def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remo
     return Background(lambda: pushed_paths(Path(directory), updates, remote))
 
 
-def check_push(repo: Repo, config: Config, remote: str, url: str, updates: Sequence[RefUpdate], *,
+def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
                fetch: bool = False, pushed: Background[dict[str, set[str]]] | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
 

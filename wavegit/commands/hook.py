@@ -6,9 +6,8 @@ import argparse
 import os
 import sys
 
-from wavegit import config, hook
+from wavegit import hook
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
-from wavegit.repo import discover
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only, its only
 # writes, parse-cache entries, are renamed into place and its threads are joined before it prints, and
@@ -45,11 +44,14 @@ def run(args: argparse.Namespace) -> int:
         updates = hook.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
     if hook.only_deletions(updates):
         return EXIT_OK  # before reading the config or the tracker, which a deletion does not need
-    # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the repository is
-    # discovered and the config read.
+    # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
+    # read the repository and the config are imported and do so.
     pushed = hook.start_pushed_paths(args.directory, updates, remote) if remote != url and not args.fetch \
         else None
     try:
+        from wavegit import config
+        from wavegit.repo import discover
+
         repo = discover(args.directory)
         cfg = config.load_config(repo.root, repo.state_dir / "cache")
         verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed)
