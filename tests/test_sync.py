@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
 from ghserver import github_env, running
+from halfmade_support import NULL_OID, make_half_made
 from support import git, make_remote_repo, wavegit
 from sync_support import (
     claimed,
@@ -244,3 +246,52 @@ def test_with_github_merged_and_closed_prs_settle_items_and_say_so_on_the_report
         assert sync(remote.clone, env=env)[1].strip() == "in sync: nothing to change"
         assert gh.fake.count("PATCH") == edits
         assert [i.status for i in origin_tracker(remote).items] == ["done", "todo"]
+
+
+def _fetch_fails(clone: Path) -> bool:
+    return subprocess.run(["git", "fetch", "-q", "origin"], cwd=clone, capture_output=True,
+                          check=False).returncode != 0
+
+
+def test_sync_first_repairs_a_half_made_worktree_that_breaks_its_fetch_and_leaves_foreign_ones(
+        tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [claimed("A", W1)])
+    state = remote.clone / ".git" / "wavegit" / "worktrees"
+    half = state / W1 / "A-1"
+    admin = make_half_made(remote.clone, half)
+    # Not wavegit's: an empty HEAD (which fetch tolerates), outside the state dir.
+    foreign = make_half_made(remote.clone, tmp_path / "foreign", head="")
+    assert _fetch_fails(remote.clone)
+    code, out, err = sync(remote.clone)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == (f"repair half-made worktree {half} (HEAD is the null id: a `git worktree add` was "
+                        "interrupted)")
+    assert lines[1].startswith("A: in_progress -> todo")
+    assert origin_item(remote, "A").status == "todo"
+    assert not admin.exists() and not (state / W1).exists()
+    assert (foreign / "locked").exists()
+    assert str(tmp_path / "foreign") in git(remote.clone, "worktree", "list")
+    assert not _fetch_fails(remote.clone)
+    assert json.loads(sync(remote.clone, "--json")[1]) == []
+
+
+def test_dry_run_lists_a_half_made_worktree_without_repairing_it(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])
+    half = remote.clone / ".git" / "wavegit" / "worktrees" / W1 / "A-1"
+    admin = make_half_made(remote.clone, half, head="")
+    code, out, _ = sync(remote.clone, "--dry-run")
+    assert (code, out.splitlines()) == (0, [
+        f"would repair half-made worktree {half} (HEAD is empty: a `git worktree add` was interrupted)",
+        f"would prune worktrees {half.parent} (wave {W1})"])
+    assert (admin / "locked").exists()
+
+
+def test_dry_run_blocked_by_a_half_made_worktree_says_so_in_one_line(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])
+    admin = make_half_made(remote.clone, remote.clone / ".git" / "wavegit" / "worktrees" / W1 / "A-1",
+                           head=NULL_OID)
+    code, out, err = sync(remote.clone, "--dry-run")
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "half-made worktree" in err and "without --dry-run" in err
+    assert (admin / "HEAD").read_text() == f"{NULL_OID}\n"
