@@ -1038,10 +1038,12 @@ class FirstOverlap:
 
     def first(self, pattern: str) -> int | None:
         """The lowest key overlapping the normalised ``pattern`` (None: none)."""
-        try:
-            return self._memo[pattern]
-        except KeyError:
-            pass
+        memo = self._memo
+        return memo[pattern] if pattern in memo else self._first(pattern)
+
+    def _first(self, pattern: str) -> int | None:
+        """``first`` of a pattern not asked about before (most are not: a membership test, not a raised
+        KeyError, tells)."""
         home, literal, _ = _ENTRIES.get(pattern) or _entry(pattern)
         if not literal:
             found = self._first_glob(pattern, home)
@@ -1058,6 +1060,23 @@ class FirstOverlap:
                     if (found is None or key < found) and _literal_meets(glob, home):
                         found = key
         self._memo[pattern] = found
+        return found
+
+    def per_list(self, lists: Iterable[Iterable[str]], *, first_hit: bool) -> list[int | None]:
+        """``first`` for each list of normalised patterns: of its first pattern that overlaps something
+        (``first_hit``), or the lowest over all its patterns. One call for many lists, as planning asks
+        about thousands of items and most of their patterns are answered from the memo."""
+        memo, first = self._memo, self._first
+        found: list[int | None] = []
+        for patterns in lists:
+            best: int | None = None
+            for pattern in patterns:
+                key = memo[pattern] if pattern in memo else first(pattern)
+                if key is not None and (best is None or key < best):
+                    best = key
+                    if first_hit:
+                        break
+            found.append(best)
         return found
 
     def _first_glob(self, text: str, home: str) -> int | None:

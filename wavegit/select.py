@@ -112,11 +112,10 @@ def _plan(cols: Columns, max_items: int, tracker_sha: str) -> Plan:
     # "overlaps X" names the first selected item (in selected order) that overlaps the candidate.
     rivals = FirstOverlap((rank, pattern) for rank, pos in enumerate(selected) for pattern in owns[pos])
     selected_set = set(selected)
-    for pos in candidates:
-        if pos in selected_set:
-            continue
-        ranks = [rank for rank in map(rivals.first, owns[pos]) if rank is not None]
-        reasons[pos] = f"overlaps {ids[selected[min(ranks)]]}" if ranks else "max items"
+    others = [pos for pos in candidates if pos not in selected_set]
+    ranks = rivals.per_list((owns[pos] for pos in others), first_hit=False)
+    for pos, rank in zip(others, ranks, strict=True):
+        reasons[pos] = "max items" if rank is None else f"overlaps {ids[selected[rank]]}"
 
     return Plan(
         selected=tuple(ids[pos] for pos in selected),
@@ -151,16 +150,9 @@ def _in_flight_blockers(cols: Columns, ready: Sequence[int]) -> dict[int, int]:
     owns = cols.owns
     in_flight = FirstOverlap((pos, pattern) for pos, status in enumerate(cols.statuses) if status in IN_FLIGHT
                              for pattern in owns[pos])
-    first = in_flight.first
-    blockers: dict[int, int] = {}
-    for pos in ready:
-        for pattern in owns[pos]:
-            hit = first(pattern)
-            if hit is not None:
-                # One blocker is reason enough; not asking about the item's other patterns saves queries.
-                blockers[pos] = hit
-                break
-    return blockers
+    # One blocker is reason enough; not asking about an item's later patterns saves queries.
+    hits = in_flight.per_list((owns[pos] for pos in ready), first_hit=True)
+    return {pos: hit for pos, hit in zip(ready, hits, strict=True) if hit is not None}
 
 
 def _choose(owns: Sequence[tuple[str, ...]], candidates: Mapping[int, Age], max_items: int) -> list[int]:
