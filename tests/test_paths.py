@@ -307,6 +307,13 @@ def test_first_overlap_is_the_lowest_key_pairwise_overlaps_finds(seed: int) -> N
         assert first.first(query) == expected, query  # the memoised answer too
 
 
+def test_first_overlap_per_list_is_first_of_the_first_hit_or_the_lowest_of_all() -> None:
+    first = FirstOverlap([(4, "a/x"), (2, "b/"), (9, "c/*.py")])
+    lists = [("z", "a", "b/q"), ("c/m.py", "b"), ("z",), ()]
+    assert first.per_list(lists, first_hit=True) == [4, 9, None, None]
+    assert first.per_list(lists, first_hit=False) == [2, 2, None, None]
+
+
 def test_first_overlap_sees_literals_above_below_and_globs_around_a_literal_query() -> None:
     first = FirstOverlap([(5, "src/"), (3, "src/auth/x.py"), (7, "docs/*.md"), (1, "*.rst"), (2, "a/*/b")])
     assert first.first("src/auth/x.py") == 3
