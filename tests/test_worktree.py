@@ -13,6 +13,7 @@ import pytest
 from halfmade_support import NULL_OID, admin_dir, backdate, make_half_made
 from support import RemoteRepo, git, make_remote_repo
 
+from wavegit import git as git_module
 from wavegit import worktree
 from wavegit.repo import discover
 from wavegit.worktree import Trailers
@@ -119,7 +120,7 @@ def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
         worktree.combine(clone, base, commits)
 
 
-def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], None],
+def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], object],
                  start: str) -> tuple[str, str]:
     path = remote.base / name
     worktree.add(remote.clone, path, branch=None, start=start)
@@ -166,8 +167,10 @@ def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch
 def test_combine_without_a_branch_leaves_no_ref_behind(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
-    commits = [_item_commit(remote_repo, name, lambda p, n=name: (p / f"{n}.txt").write_text("x\n"), base)
-               for name in ("one", "two")]
+    def write_own(name: str) -> Callable[[Path], int]:
+        return lambda p: (p / f"{name}.txt").write_text("x\n")
+
+    commits = [_item_commit(remote_repo, name, write_own(name), base) for name in ("one", "two")]
     refs = git(clone, "for-each-ref")
     head = worktree.combine(clone, base, commits)
     assert git(clone, "for-each-ref") == refs
@@ -325,8 +328,8 @@ def test_nothing_to_repair_runs_no_git_process(remote_repo: RemoteRepo,
 
     def without_git() -> list[str]:
         with monkeypatch.context() as patch:
-            patch.setattr(worktree.git, "run", no_git)
-            patch.setattr(worktree.git, "out", no_git)
+            patch.setattr(git_module, "run", no_git)
+            patch.setattr(git_module, "out", no_git)
             return worktree.repair_half_made(repo)
 
     repo = discover(remote_repo.clone)
