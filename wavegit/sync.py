@@ -353,7 +353,13 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
     repaired = ([half.line() for half in worktree.find_half_made(repo)] if dry_run
                 else worktree.repair_half_made(repo))
     leftovers = find_leftovers(repo)
-    facts = Facts(WaveRefs(repo, config), github)
+    try:
+        facts = Facts(WaveRefs(repo, config), github)
+    except git.GitError as exc:
+        if dry_run and repaired:
+            raise UsageError(f"{exc}; a half-made worktree is in the way, which `wavegit sync` without "
+                             "--dry-run repairs") from exc
+        raise
     seen: list[tuple[tracker.Tracker, list[ItemChange]]] = []
 
     def apply(snapshot: Snapshot) -> Change | None:
