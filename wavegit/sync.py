@@ -87,14 +87,14 @@ class Pruned:
 
 @dataclass
 class SyncResult:
-    repaired: list[str] = field(default_factory=list)
-    """Half-made worktrees removed (on a dry run: found), one line each."""
     items: list[ItemChange] = field(default_factory=list)
     pruned: list[Pruned] = field(default_factory=list)
     commit: str | None = None
     """The tracker commit; None when nothing changed or on a dry run."""
     errors: list[str] = field(default_factory=list)
     """What failed after the commit landed (report comments)."""
+    repaired: list[str] = field(default_factory=list)
+    """Half-made worktrees removed (on a dry run: found), one line each."""
 
     def lines(self) -> list[str]:
         return self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
@@ -374,7 +374,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
             text = tracker.set_fields(text, change.id, change.fields)
         return Change(text)
 
-    result = SyncResult(repaired)
+    result = SyncResult(repaired=repaired)
     if dry_run:
         apply(store.read())
     else:
