@@ -18,7 +18,6 @@ landed exactly once.
 
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
@@ -231,12 +230,5 @@ def measure(quick: bool) -> common.Result:
     return common.Result("cas", "\n".join(body), (target,))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    print(measure(parser.parse_args().quick).section)
-
-
 if __name__ == "__main__":
-    main()
+    common.quick_main(__doc__, measure)

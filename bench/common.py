@@ -7,6 +7,7 @@ from other processes on the machine hits every pipeline alike.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -237,3 +238,10 @@ def sections(text: str) -> dict[str, str]:
 
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
+
+
+def quick_main(doc: str | None, measure: Callable[[bool], Result]) -> None:
+    """A benchmark run on its own: ``--quick`` for tiny sizes; prints its BENCHMARKS.md section."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    print(measure(parser.parse_args().quick).section)

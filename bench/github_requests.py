@@ -12,7 +12,6 @@ merge gate's checks and status. Every request the server saw is counted, by kind
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import tempfile
@@ -108,12 +107,5 @@ def result(quick: bool) -> common.Result:
     return common.Result("github", "\n".join(body), targets)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    print(result(parser.parse_args().quick).section)
-
-
 if __name__ == "__main__":
-    main()
+    common.quick_main(__doc__, result)

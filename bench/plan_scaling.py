@@ -16,7 +16,6 @@ Growth is linear when the time each extra item costs stays the same from one siz
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import shutil
 import sys
@@ -127,12 +126,5 @@ def result(quick: bool) -> common.Result:
     return common.Result("scaling", "\n".join(body), (target,))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    print(result(parser.parse_args().quick).section)
-
-
 if __name__ == "__main__":
-    main()
+    common.quick_main(__doc__, result)

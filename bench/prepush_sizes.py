@@ -11,7 +11,6 @@ lists the pushed paths, each timed alone. Whole processes, interleaved, median (
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -88,12 +87,5 @@ def result(quick: bool) -> common.Result:
     return common.Result("prepush-sizes", "\n".join(body), (target,))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    print(result(parser.parse_args().quick).section)
-
-
 if __name__ == "__main__":
-    main()
+    common.quick_main(__doc__, result)

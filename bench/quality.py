@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -226,12 +225,5 @@ def measure(quick: bool) -> common.Result:
     return common.Result("quality", "\n".join(body), (target,))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    print(measure(parser.parse_args().quick).section)
-
-
 if __name__ == "__main__":
-    main()
+    common.quick_main(__doc__, measure)
