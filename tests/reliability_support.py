@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ghserver import BOT_TOKEN, Running
@@ -130,15 +130,43 @@ items:
 """
 
 
+def verified_item(item_id: str, path: str) -> ItemReport:
+    """An item of a wave report that passed its test at the first attempt, having changed ``path``."""
+    return ItemReport(id=item_id, status="review", verified=True, attempts=1, test_exit=0,
+                      files_changed=[path])
+
+
+def wave_report(head: str, items: list[ItemReport], /, **changes: object) -> WaveReport:
+    """A successful report of wave ``w1`` at ``head`` about ``items``; ``changes`` replace any field."""
+    report = WaveReport(wave_id="w1", base_sha="0" * 40, head_sha=head, branch="wavegit/w1", success=True,
+                        items=items, tracker_updated=True, started_at="2026-01-01T00:00:00Z")
+    return replace(report, **changes)  # type: ignore[arg-type]
+
+
 def sample_report(head: str, **changes: object) -> WaveReport:
     """A successful report of a wave whose one item A-1 changed ``src/a/x.py``, at ``head``."""
-    items = [ItemReport(id="A-1", status="review", verified=True, attempts=1, test_exit=0,
-                        files_changed=["src/a/x.py"])]
-    fields: dict[str, object] = {"wave_id": "w1", "base_sha": "0" * 40, "head_sha": head,
-                                 "branch": "wavegit/w1", "success": True, "items": items,
-                                 "tracker_updated": True, "started_at": "2026-01-01T00:00:00Z"}
-    fields.update(changes)
-    return WaveReport(**fields)  # type: ignore[arg-type]
+    return wave_report(head, [verified_item("A-1", "src/a/x.py")], **changes)
+
+
+def start_wave_branch(clone: Path, tracker_text: str) -> None:
+    """Push ``tracker_text`` as the tracker on ``main``, then check out a new wave branch ``wavegit/w1``."""
+    (clone / ".wavegit").mkdir(exist_ok=True)
+    (clone / TRACKER_PATH).write_text(tracker_text)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "tracker")
+    git(clone, "push", "-q", "origin", "main")
+    git(clone, "checkout", "-q", "-b", "wavegit/w1")
+
+
+def push_work(clone: Path, files: dict[str, str]) -> str:
+    """Write ``files`` (path -> text), commit them and push to ``wavegit/w1``; the new head."""
+    for rel, text in files.items():
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text(text)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "work")
+    git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
+    return git(clone, "rev-parse", "HEAD")
 
 
 @dataclass
@@ -158,18 +186,8 @@ class GatePR:
 
 
 def open_gate_pr(remote: RemoteRepo, gh: Running) -> GatePR:
-    clone = remote.clone
-    (clone / ".wavegit").mkdir(exist_ok=True)
-    (clone / TRACKER_PATH).write_text(GATE_TRACKER)
-    git(clone, "add", "-A")
-    git(clone, "commit", "-q", "-m", "tracker")
-    git(clone, "push", "-q", "origin", "main")
-    git(clone, "checkout", "-q", "-b", "wavegit/w1")
-    (clone / "src" / "a").mkdir(parents=True, exist_ok=True)
-    (clone / "src" / "a" / "x.py").write_text("x\n")
-    git(clone, "add", "-A")
-    git(clone, "commit", "-q", "-m", "work")
-    git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
+    start_wave_branch(remote.clone, GATE_TRACKER)
+    head = push_work(remote.clone, {"src/a/x.py": "x\n"})
     client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url), RetryPolicy(deadline_s=5))
     number = client.find_or_create_pr("wavegit/w1", "main", "wave w1", "").number
-    return GatePR(gh, remote, number, git(clone, "rev-parse", "HEAD"))
+    return GatePR(gh, remote, number, head)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
-from support import RemoteRepo, git, wavegit
+from reliability_support import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
+from support import RemoteRepo, wavegit
 
 from wavegit import gate
 from wavegit.config import Config
@@ -18,13 +19,7 @@ from wavegit.github import PyGithubClient, RetryPolicy, Settings
 from wavegit.github_store import GitHubStore
 from wavegit.report import ItemReport, WaveReport, to_markdown
 
-TRACKER = """version: 1
-items:
-  - id: A-1
-    prompt: do a
-    owns: [src/a/]
-    test: 'true'
-    status: review
+TRACKER = GATE_TRACKER + """\
   - id: B-1
     prompt: do b
     owns: [src/b.py]
@@ -43,14 +38,7 @@ class Wave:
     head: str
 
     def push(self, files: dict[str, str]) -> str:
-        clone = self.remote.clone
-        for rel, text in files.items():
-            (clone / rel).parent.mkdir(parents=True, exist_ok=True)
-            (clone / rel).write_text(text)
-        git(clone, "add", "-A")
-        git(clone, "commit", "-q", "-m", "more work")
-        git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
-        self.head = git(clone, "rev-parse", "HEAD")
+        self.head = push_work(self.remote.clone, files)
         return self.head
 
     def post(self, report: WaveReport, author: str = BOT) -> None:
@@ -61,13 +49,8 @@ class Wave:
 
 
 def report_for(head: str, **changes: object) -> WaveReport:
-    items = [ItemReport(id="A-1", status="review", verified=True, attempts=1, test_exit=0,
-                        files_changed=["src/a/x.py"]),
-             ItemReport(id="B-1", status="review", verified=True, attempts=1, test_exit=0,
-                        files_changed=["src/b.py"])]
-    base = WaveReport(wave_id="w1", base_sha="0" * 40, head_sha=head, branch="wavegit/w1", success=True,
-                      items=items, tracker_updated=True, started_at="2026-01-01T00:00:00Z")
-    return replace(base, **changes)  # type: ignore[arg-type]
+    items = [verified_item("A-1", "src/a/x.py"), verified_item("B-1", "src/b.py")]
+    return wave_report(head, items, **changes)
 
 
 def unverified_report(head: str, item_id: str) -> WaveReport:
@@ -76,13 +59,7 @@ def unverified_report(head: str, item_id: str) -> WaveReport:
 
 @pytest.fixture
 def wave(remote_repo: RemoteRepo) -> Iterator[Wave]:
-    clone = remote_repo.clone
-    (clone / ".wavegit").mkdir()
-    (clone / ".wavegit/tracker.yaml").write_text(TRACKER)
-    git(clone, "add", "-A")
-    git(clone, "commit", "-q", "-m", "tracker")
-    git(clone, "push", "-q", "origin", "main")
-    git(clone, "checkout", "-q", "-b", "wavegit/w1")
+    start_wave_branch(remote_repo.clone, TRACKER)
     with running(remote_repo.origin) as gh:
         client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url),
                                 RetryPolicy(deadline_s=5, backoff_s=0.01, max_backoff_s=0.02))
