@@ -15,14 +15,28 @@ from wavegit import tracker
 TRACKER = ".wavegit/tracker.yaml"
 
 
+def commit_tracker(repo: Path, text: str | None = None) -> str:
+    """Commit a tracker (by default the initial one) in ``repo``; the new head."""
+    (repo / ".wavegit").mkdir(exist_ok=True)
+    (repo / TRACKER).write_text(text if text is not None else tracker.initial_text())
+    git(repo, "add", TRACKER)
+    git(repo, "commit", "-q", "-m", "seed tracker")
+    return git(repo, "rev-parse", "HEAD")
+
+
 def seed_tracker(clone: Path, text: str | None = None) -> str:
     """Commit and push a tracker from ``clone``; the new head."""
-    (clone / ".wavegit").mkdir(exist_ok=True)
-    (clone / TRACKER).write_text(text if text is not None else tracker.initial_text())
-    git(clone, "add", TRACKER)
-    git(clone, "commit", "-q", "-m", "seed tracker")
+    head = commit_tracker(clone, text)
     git(clone, "push", "-q", "origin", "main")
-    return git(clone, "rev-parse", "HEAD")
+    return head
+
+
+def local_repo(tmp_path: Path) -> Path:
+    """A repository with no remote whose one commit holds the initial tracker."""
+    git(tmp_path, "init", "-q", "-b", "main", "local")
+    local = tmp_path / "local"
+    commit_tracker(local)
+    return local
 
 
 def add_args(item_id: str, *extra: str) -> list[str]:
@@ -124,24 +138,14 @@ def test_add_to_a_corrupt_tracker_reports_its_problems_and_writes_nothing(remote
 
 
 def test_add_push_without_a_remote_is_refused(tmp_path: Path) -> None:
-    git(tmp_path, "init", "-q", "-b", "main", "local")
-    local = tmp_path / "local"
-    (local / ".wavegit").mkdir()
-    (local / TRACKER).write_text(tracker.initial_text())
-    git(local, "add", "-A")
-    git(local, "commit", "-q", "-m", "seed")
+    local = local_repo(tmp_path)
     head = git(local, "rev-parse", "HEAD")
     assert_refused(wavegit(local, *add_args("A-1", "--push")), "no remote 'origin'")
     assert git(local, "rev-parse", "HEAD") == head
 
 
 def test_add_in_a_local_repo_commits_and_keeps_git_status_clean(tmp_path: Path) -> None:
-    git(tmp_path, "init", "-q", "-b", "main", "local")
-    local = tmp_path / "local"
-    (local / ".wavegit").mkdir()
-    (local / TRACKER).write_text(tracker.initial_text())
-    git(local, "add", "-A")
-    git(local, "commit", "-q", "-m", "seed")
+    local = local_repo(tmp_path)
     assert wavegit(local, *add_args("A-1")).returncode == 0
     assert git(local, "status", "--porcelain") == ""
     assert tracker.loads((local / TRACKER).read_text()).get("A-1") is not None
