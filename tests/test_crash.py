@@ -32,6 +32,8 @@ from wavegit.sync import claimed_at
 TESTS = Path(__file__).resolve().parent
 WORKER = shlex.join([sys.executable, str(TESTS / "crash_workers" / "worker.py")])
 ITEMS = ("A", "B", "C")
+ALL_TODO = dict.fromkeys(ITEMS, "todo")
+"""What sync makes of a wave killed before any item finished: every item released."""
 HOLD_RECORD_HOOK = """#!/bin/sh
 # Hold a push of a tracker record commit to main (a slow network), after saying so.
 while read old new ref; do
@@ -173,13 +175,18 @@ def recover_and_finish(crash: Crash, wave: str, expected: dict[str, str]) -> Non
     assert sync_json(remote, WAVEGIT_LEASE_TTL_S="1") == []
 
 
-def kill_right_after_the_claim(crash: Crash) -> str:
-    """Start a wave, kill it as soon as its claim lands; the wave id."""
+def kill_wave_once(crash: Crash, ready: Callable[[Crash], bool], what: str) -> str:
+    """Start a wave whose workers hang, kill it (scheduler and workers) once ``ready``; the wave id."""
     proc = crash.start_run(CRASH_SLEEP_S="30")
-    wait_for(lambda: claim_landed(crash), "the claim commit")
+    wait_for(lambda: ready(crash), what)
     kill_scheduler(proc)
     crash.kill_workers()
-    wave = assert_claimed_by_one_wave(crash.remote)
+    return assert_claimed_by_one_wave(crash.remote)
+
+
+def kill_right_after_the_claim(crash: Crash) -> str:
+    """Start a wave, kill it as soon as its claim lands; the wave id."""
+    wave = kill_wave_once(crash, claim_landed, "the claim commit")
     assert wave_branches(crash.remote) == []
     return wave
 
@@ -195,7 +202,7 @@ def half_made_in(crash: Crash, wave: str) -> Path:
 
 def test_kill_right_after_the_claim_then_sync_releases_every_item(crash: Crash) -> None:
     wave = kill_right_after_the_claim(crash)
-    recover_and_finish(crash, wave, {"A": "todo", "B": "todo", "C": "todo"})
+    recover_and_finish(crash, wave, ALL_TODO)
 
 
 def test_kill_inside_a_worktree_add_then_sync_repairs_it_and_releases_every_item(crash: Crash) -> None:
@@ -204,23 +211,19 @@ def test_kill_inside_a_worktree_add_then_sync_repairs_it_and_releases_every_item
     broken = subprocess.run(["git", "fetch", "-q", "origin"], cwd=crash.remote.clone, capture_output=True,
                             text=True, check=False)
     assert broken.returncode != 0 and f"bad object worktrees/{admin.name}/HEAD" in broken.stderr
-    recover_and_finish(crash, wave, {"A": "todo", "B": "todo", "C": "todo"})
+    recover_and_finish(crash, wave, ALL_TODO)
     assert not admin.exists()
 
 
 def test_kill_while_workers_run_leaves_a_claim_that_sync_keeps_until_the_lease_ends(crash: Crash) -> None:
-    proc = crash.start_run(CRASH_SLEEP_S="30")
-    wait_for(lambda: all_workers_started(crash), "all three workers")
-    kill_scheduler(proc)
-    crash.kill_workers()
-    wave = assert_claimed_by_one_wave(crash.remote)
+    wave = kill_wave_once(crash, all_workers_started, "all three workers")
     assert worktree_count(crash.remote) == 1 + len(ITEMS)  # the killed scheduler's worktrees are left
     # Within the lease sync touches neither the items nor the worktrees of the wave in flight.
     before = git(crash.remote.origin, "rev-parse", "main")
     assert sync_json(crash.remote) == []
     assert git(crash.remote.origin, "rev-parse", "main") == before
     assert worktree_count(crash.remote) == 1 + len(ITEMS)
-    recover_and_finish(crash, wave, {"A": "todo", "B": "todo", "C": "todo"})
+    recover_and_finish(crash, wave, ALL_TODO)
 
 
 def test_kill_after_the_push_before_the_record_recovers_finished_items_from_the_branch(crash: Crash) -> None:
