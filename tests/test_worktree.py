@@ -93,33 +93,6 @@ def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: Remote
                commit) == "X-1"
 
 
-def test_combine_replays_item_commits_in_order_keeping_messages(remote_repo: RemoteRepo) -> None:
-    clone = remote_repo.clone
-    base = git(clone, "rev-parse", "HEAD")
-    commits = []
-    for name in ("one", "two"):
-        path, _ = _worktree(remote_repo, name)
-        (path / f"{name}.txt").write_text(f"{name}\n")
-        tree = worktree.stage_all(path)
-        message = f"{name}\n\nWavegit-Item: {name}\n"
-        commits.append((worktree.commit_tree(clone, tree, [base], message), message))
-    head = worktree.combine(clone, base, commits)
-    assert git(clone, "log", "--format=%s", f"{base}..{head}").splitlines() == ["two", "one"]
-    assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
-
-
-def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
-    clone = remote_repo.clone
-    base = git(clone, "rev-parse", "HEAD")
-    commits = []
-    for name in ("one", "two"):
-        path, _ = _worktree(remote_repo, name)
-        (path / "README.md").write_text(f"{name}\n")
-        commits.append((worktree.commit_tree(clone, worktree.stage_all(path), [base], name), name))
-    with pytest.raises(worktree.CombineConflict):
-        worktree.combine(clone, base, commits)
-
-
 def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], object],
                  start: str) -> tuple[str, str]:
     path = remote.base / name
@@ -127,6 +100,34 @@ def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], object]
     change(path)
     message = f"{name}: ü\n\nWavegit-Item: {name}\n"
     return worktree.commit_tree(remote.clone, worktree.stage_all(path), [start], message), message
+
+
+def _writes(rel: str, text: str) -> Callable[[Path], int]:
+    """An item's change to its worktree: write ``text`` to ``rel``."""
+    return lambda path: (path / rel).write_text(text)
+
+
+def _items_writing(remote: RemoteRepo, base: str, rel: str, text: str) -> list[tuple[str, str]]:
+    """Item commits ``one`` and ``two`` on ``base``, each writing ``text`` to ``rel`` (``{name}`` filled)."""
+    return [_item_commit(remote, name, _writes(rel.format(name=name), text.format(name=name)), base)
+            for name in ("one", "two")]
+
+
+def test_combine_replays_item_commits_in_order_keeping_messages(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = _items_writing(remote_repo, base, "{name}.txt", "{name}\n")
+    head = worktree.combine(clone, base, commits)
+    assert git(clone, "log", "--format=%s", f"{base}..{head}").splitlines() == ["two: ü", "one: ü"]
+    assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
+
+
+def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = _items_writing(remote_repo, base, "README.md", "{name}\n")
+    with pytest.raises(worktree.CombineConflict):
+        worktree.combine(clone, base, commits)
 
 
 def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch(tmp_path: Path) -> None:
@@ -167,10 +168,7 @@ def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch
 def test_combine_without_a_branch_leaves_no_ref_behind(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
-    def write_own(name: str) -> Callable[[Path], int]:
-        return lambda p: (p / f"{name}.txt").write_text("x\n")
-
-    commits = [_item_commit(remote_repo, name, write_own(name), base) for name in ("one", "two")]
+    commits = _items_writing(remote_repo, base, "{name}.txt", "x\n")
     refs = git(clone, "for-each-ref")
     head = worktree.combine(clone, base, commits)
     assert git(clone, "for-each-ref") == refs
@@ -180,7 +178,7 @@ def test_combine_without_a_branch_leaves_no_ref_behind(remote_repo: RemoteRepo) 
 def test_combine_of_items_not_on_the_start_merges_them_onto_it(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
-    commit = _item_commit(remote_repo, "one", lambda p: (p / "one.txt").write_text("1\n"), base)
+    commit = _item_commit(remote_repo, "one", _writes("one.txt", "1\n"), base)
     git(clone, "commit", "-q", "--allow-empty", "-m", "moved on")
     (clone / "later.txt").write_text("later\n")
     git(clone, "add", "later.txt")
@@ -194,8 +192,7 @@ def test_combine_of_items_not_on_the_start_merges_them_onto_it(remote_repo: Remo
 def test_combine_of_items_making_the_same_change_still_merges_cleanly(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
-    commits = [_item_commit(remote_repo, name, lambda p: (p / "same.txt").write_text("same\n"), base)
-               for name in ("one", "two")]
+    commits = _items_writing(remote_repo, base, "same.txt", "same\n")
     head = worktree.combine(clone, base, commits)
     assert git(clone, "rev-list", "--count", f"{base}..{head}") == "2"
     assert git(clone, "show", f"{head}:same.txt") == "same"
