@@ -378,8 +378,10 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
             detail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
-    # The in-flight items are read and indexed while `git log` lists the pushed paths.
+    # The in-flight items are read and indexed while `git log` lists the pushed paths; wavegit.paths, which
+    # indexes them, is imported here while the thread's `git cat-file` runs.
     in_flight = Background(lambda: _load_in_flight(repo, config, tracking))
+    import wavegit.paths  # noqa: F401
     try:
         changed = pushed.result() if pushed is not None else pushed_paths(repo.root, updates, tracking)
     finally:

@@ -49,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
     pushed = hook.start_pushed_paths(args.directory, updates, remote) if remote != url and not args.fetch \
         else None
     try:
-        from wavegit import config
         from wavegit.repo import discover
 
-        repo = discover(args.directory)
+        found = hook.Background(lambda: discover(args.directory))  # its git rev-parse runs during the import
+        from wavegit import config
+
+        repo = found.result()
         cfg = config.load_config(repo.root, repo.state_dir / "cache")
         verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed)
     finally:
