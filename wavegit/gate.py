@@ -10,15 +10,13 @@ none of the report's items owns in the tracker on the tracker branch. Nothing fr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from wavegit import paths, report
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
-from wavegit.github import Comment, GitHubClient
+from wavegit.github import Comment, GitHubClient, read_event
 from wavegit.store import TrackerStore
 
 SHOWN_PATHS = 3
@@ -115,12 +113,7 @@ def run_gate(client: GitHubClient, number: int, config: Config, store: TrackerSt
 
 def event_pr_number(event_path: str | None) -> int:
     """The PR number of a ``pull_request``/``pull_request_target`` or ``issue_comment`` event file."""
-    if not event_path:
-        raise UsageError("--event needs GITHUB_EVENT_PATH (set by GitHub Actions)")
-    try:
-        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{event_path}: cannot read the event: {exc}") from None
+    event = read_event(event_path)
     if not isinstance(event, dict):
         raise UsageError(f"{event_path}: the event is not a JSON object")
     pull, issue = event.get("pull_request"), event.get("issue")

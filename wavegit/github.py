@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import os
 import random
@@ -21,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
@@ -96,6 +98,16 @@ def require_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise UsageError("GitHub is not configured: set GITHUB_TOKEN and GITHUB_REPOSITORY "
                          "(and GITHUB_API_URL for GitHub Enterprise)")
     return settings
+
+
+def read_event(event_path: str | None) -> object:
+    """The parsed JSON of the GitHub Actions event file ``event_path`` (``$GITHUB_EVENT_PATH``)."""
+    if not event_path:
+        raise UsageError("--event needs GITHUB_EVENT_PATH (set by GitHub Actions)")
+    try:
+        return json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{event_path}: cannot read the event: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,8 @@ Runs in a checkout of the repository (``-C``), which provides the configuration,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 
 from wavegit import github
 from wavegit.config import load_config
@@ -34,12 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def event_target(event_path: str | None) -> tuple[int, int] | None:
     """(PR number, comment id) of a created ``issue_comment`` on a PR; None for anything else."""
-    if not event_path:
-        raise UsageError("--event needs GITHUB_EVENT_PATH (set by GitHub Actions)")
-    try:
-        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{event_path}: cannot read the event: {exc}") from None
+    event = github.read_event(event_path)
     if not isinstance(event, dict) or event.get("action") != "created":
         return None
     issue, comment = event.get("issue"), event.get("comment")
