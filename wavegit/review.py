@@ -32,7 +32,16 @@ from wavegit.publish import Publisher
 from wavegit.repo import Repo
 from wavegit.scaleout import remote_wave_tip, run_item, wave_claim, wave_items
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
-from wavegit.wave import Attempt, ItemRun, Wave, item_report, load_tracker, record_fields, utc_now
+from wavegit.wave import (
+    Attempt,
+    ItemRun,
+    Wave,
+    item_report,
+    load_tracker,
+    record_fields,
+    utc_now,
+    wave_succeeded,
+)
 
 ACTIONS = ("retry", "drop")
 WRITERS = ("admin", "maintain", "write")
@@ -232,9 +241,8 @@ class Rebuild:
         if gone:
             rep.notes.append(f"no longer on {branch}: {', '.join(gone)}")
         if wave_test is not None:
-            rep.wave_test = report.WaveTestReport(command=wave_test.command, exit_code=wave_test.exit_code)
-        clean = all(one.verified and not one.ownership_violations for one in rep.items)
-        rep.success = rep.tracker_updated and clean and (wave_test is None or wave_test.exit_code == 0)
+            rep.wave_test = wave_test.to_report()
+        rep.success = wave_succeeded(rep, wave_test)
         rep.finished_at = report.utc_timestamp()
         return rep
 

@@ -605,6 +605,16 @@ class WaveTest:
     log_path: Path
     error: str | None
 
+    def to_report(self) -> report.WaveTestReport:
+        return report.WaveTestReport(command=self.command, exit_code=self.exit_code)
+
+
+def wave_succeeded(rep: report.WaveReport, wave_test: WaveTest | None) -> bool:
+    """The success rule: the tracker update landed, every item is verified within its ownership, and the
+    wave test passed (when one ran)."""
+    return (rep.tracker_updated and all(item.verified and not item.ownership_violations for item in rep.items)
+            and (wave_test is None or wave_test.exit_code == 0))
+
 
 def record_fields(run: ItemRun, current: tracker.Item, config: Config, now: datetime,
                   pr: int | None = None) -> dict[str, object | None]:
@@ -777,13 +787,11 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         rep.budget.wave_spent_usd = round(wave.spend.spent, 6)
         rep.budget.exceeded = wave.budget_exceeded
     if wave_test is not None:
-        rep.wave_test = report.WaveTestReport(command=wave_test.command, exit_code=wave_test.exit_code)
+        rep.wave_test = wave_test.to_report()
         if wave_test.error:
             rep.notes.append(f"wave test {wave_test.error}")
     rep.items = [item_report(run, config) for run in runs]
-    rep.success = (rep.tracker_updated and all(item.verified and not item.ownership_violations
-                                               for item in rep.items)
-                   and (wave_test is None or wave_test.exit_code == 0))
+    rep.success = wave_succeeded(rep, wave_test)
     rep.pr = pr
     if publish is not None and pushed:
         try:
