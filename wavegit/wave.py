@@ -131,6 +131,16 @@ class Attempt:
     """Whether it counts toward the item's attempts: False when wavegit, not the item, stopped it."""
     launch_failed: bool = False
 
+    def failed(self, what: str, result: runner.ProcessResult) -> bool:
+        """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why."""
+        if result.killed == "cancelled":
+            self.error, self.counted = "cancelled: the batch stopped", False
+            return True
+        if not result.ok:
+            self.error = f"{what} {result.describe()}"
+            return True
+        return False
+
 
 @dataclass
 class ItemRun:
@@ -445,11 +455,7 @@ class Wave:
             self._stop_batch(result.launch_error)
             attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
             return
-        if result.killed == "cancelled":
-            attempt.error, attempt.counted = "cancelled: the batch stopped", False
-            return
-        if not result.ok:
-            attempt.error = f"worker {result.describe()}"
+        if attempt.failed("worker", result):
             return
         tree = worktree.stage_all(path)
         attempt.files_changed = worktree.changed_paths(self.repo.root, self.base, tree)
@@ -468,11 +474,7 @@ class Wave:
                                   log_path=attempt.test_log_path, timeout_s=self.config.timeout_s,
                                   idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
         attempt.test_exit = test.exit_code
-        if test.killed == "cancelled":
-            attempt.error, attempt.counted = "cancelled: the batch stopped", False
-            return
-        if not test.ok:
-            attempt.error = f"test {test.describe()}"
+        if attempt.failed("test", test):
             return
         trailers = worktree.Trailers(item.id, self.wave_id, attempt.prompt_sha256)
         attempt.message = worktree.item_message(item.title, trailers)
