@@ -10,7 +10,7 @@
    against a plain file-count-first greedy (fewest owned patterns first, priority ignored), as a plain
    scheduler does it (exact path strings, work in flight ignored) and with wavegit's overlap test.
 
-    python bench/quality.py [--backlogs 500] [--items 10000]
+    python bench/quality.py [--quick]      (--quick: 60 backlogs and a 1,000-item backlog)
 """
 
 from __future__ import annotations
@@ -198,7 +198,8 @@ def measure(quick: bool) -> common.Result:
     body = [
         "## selection quality",
         "",
-        f"`python bench/quality.py --backlogs {count} --items {n_items}`, in-process (deterministic seeds).",
+        f"`python bench/quality.py{' --quick' if quick else ''}`: {count} small backlogs and a "
+        f"{n_items}-item backlog, in-process (deterministic seeds).",
         "",
         f"**Small backlogs.** {count} random backlogs of 4-12 items over a tiny path alphabet (files, "
         "directories, globs, names differing only in case; some items in flight, some with dependencies). "
