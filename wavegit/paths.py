@@ -1033,8 +1033,6 @@ class FirstOverlap:
             while end > 0 and down.get(home[:end], key) >= key:
                 down[home[:end]] = key
                 end = home.rfind("/", 0, end)
-        for globs in (*self._globs_at.values(), *self._globs_down.values()):
-            globs.sort()
 
     def first(self, pattern: str) -> int | None:
         """The lowest key overlapping the normalised ``pattern`` (None: none)."""
