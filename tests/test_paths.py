@@ -300,11 +300,13 @@ def test_first_overlap_is_the_lowest_key_pairwise_overlaps_finds(seed: int) -> N
     rng = random.Random(seed)
     owned = [(rng.randrange(40), _random_pattern(rng)) for _ in range(rng.randint(1, 60))]
     first = FirstOverlap(owned)
+    rebuilt = FirstOverlap.from_tables(marshal.loads(marshal.dumps(first.tables())))
     for _ in range(80):
         query = _random_pattern(rng)
         expected = min((key for key, pattern in owned if overlaps(pattern, query)), default=None)
         assert first.first(query) == expected, query
         assert first.first(query) == expected, query  # the memoised answer too
+        assert rebuilt.first(query) == expected, query
 
 
 def test_first_overlap_per_list_is_first_of_the_first_hit_or_the_lowest_of_all() -> None:

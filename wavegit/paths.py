@@ -997,6 +997,11 @@ _Up = tuple[int | None, tuple[tuple[int, str], ...]]
 """The lowest literal key filed at or above a directory, and the (key, glob) pairs filed there."""
 
 
+FirstOverlapTables = tuple[dict[str, int], dict[str, int], dict[str, list[tuple[int, str]]],
+                           dict[str, list[tuple[int, str]]]]
+"""``FirstOverlap.tables()``: lowest keys at and at-or-below each literal home, globs at and at-or-below."""
+
+
 class FirstOverlap:
     """The lowest integer key with a pattern that overlaps a query: ``min(OwnershipIndex.conflicts(q))``.
 
@@ -1033,6 +1038,17 @@ class FirstOverlap:
             while end > 0 and down.get(home[:end], key) >= key:
                 down[home[:end]] = key
                 end = home.rfind("/", 0, end)
+
+    def tables(self) -> FirstOverlapTables:
+        """What it was built into, as plain data (for a content-addressed cache; see ``from_tables``)."""
+        return self._at, self._down, self._globs_at, self._globs_down
+
+    @classmethod
+    def from_tables(cls, tables: FirstOverlapTables) -> FirstOverlap:
+        """The ``FirstOverlap`` that ``tables()`` was taken from, without filing a pattern again."""
+        built = cls(())
+        built._at, built._down, built._globs_at, built._globs_down = tables
+        return built
 
     def first(self, pattern: str) -> int | None:
         """The lowest key overlapping the normalised ``pattern`` (None: none)."""

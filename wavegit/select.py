@@ -142,14 +142,22 @@ def _not_ready_reason(cols: Columns, pos: int, row_of: Mapping[str, int]) -> str
     return None
 
 
+def in_flight_lookup(cols: Columns) -> FirstOverlap:
+    """The items in flight by the patterns they own (keys: rows), for ``_in_flight_blockers``; a cached
+    load carries its tables (``Columns.in_flight``), content-addressed like the columns."""
+    if cols.in_flight:
+        return FirstOverlap.from_tables(cols.in_flight)
+    # Tracker patterns are normalised (the tracker's validation normalises them; an item whose list failed
+    # validation owns nothing), so they are not re-normalised here.
+    return FirstOverlap((pos, pattern) for pos, status in enumerate(cols.statuses) if status in IN_FLIGHT
+                        for pattern in cols.owns[pos])
+
+
 def _in_flight_blockers(cols: Columns, ready: Sequence[int]) -> dict[int, int]:
     """For each ready item that overlaps an item in flight, one such item: the first in the file that
     overlaps the item's first conflicting pattern."""
-    # Tracker patterns are normalised (the tracker's validation normalises them; an item whose list failed
-    # validation owns nothing), so they are not re-normalised here.
     owns = cols.owns
-    in_flight = FirstOverlap((pos, pattern) for pos, status in enumerate(cols.statuses) if status in IN_FLIGHT
-                             for pattern in owns[pos])
+    in_flight = in_flight_lookup(cols)
     # One blocker is reason enough; not asking about an item's later patterns saves queries.
     hits = in_flight.per_list((owns[pos] for pos in ready), first_hit=True)
     return {pos: hit for pos, hit in zip(ready, hits, strict=True) if hit is not None}

@@ -11,11 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.schema import Node
+
+if TYPE_CHECKING:
+    from wavegit.paths import FirstOverlapTables
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 STATUSES = ("todo", "in_progress", "review", "done", "failed", "blocked")
@@ -317,6 +320,8 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
 _CACHE_FORMAT = f"wavegit-tracker-cache-4-{__version__}"
+# Also bump when the fields of Columns change.
+_COLUMNS_FORMAT = f"wavegit-columns-1-{_CACHE_FORMAT}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
@@ -362,6 +367,8 @@ class Columns(NamedTuple):
     """Every distinct owned pattern (in a cached load only; for ``keys``)."""
     keys: tuple[tuple[str, bool, bool], ...] = ()
     """``paths.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
+    in_flight: FirstOverlapTables | tuple[()] = ()
+    """The tables of ``select.in_flight_lookup`` (``paths.FirstOverlap.tables()``), in a cached load only."""
 
 
 def columns(tracker: Tracker) -> Columns:
@@ -388,15 +395,16 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
         return columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
     entry = cache_dir / f"columns-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
     with schema.gc_paused():
-        cached = parsecache.read(entry, _CACHE_FORMAT)
+        cached = parsecache.read(entry, _COLUMNS_FORMAT)
         if isinstance(cached, tuple):
             return Columns(*cached)
-        from wavegit import paths
+        from wavegit import paths, select
 
         found = columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
         patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
         found = _shared(found._replace(patterns=patterns, keys=paths.index_keys(patterns)))
-    parsecache.write(entry, _CACHE_FORMAT, tuple(found))
+        found = found._replace(in_flight=select.in_flight_lookup(found).tables())
+    parsecache.write(entry, _COLUMNS_FORMAT, tuple(found))
     return found
 
 
@@ -410,10 +418,11 @@ def _shared(found: Columns) -> Columns:
         shared = tuple(strs.setdefault(value, value) for value in values)
         return lists.setdefault(shared, shared)
 
-    return Columns(share(found.ids), share(found.statuses), share(found.priorities),
-                   tuple(map(share, found.depends_on)), tuple(map(share, found.owns)), found.indexes,
-                   tuple(map(share, found.problems)), share(found.patterns),
-                   tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
+    return found._replace(
+        ids=share(found.ids), statuses=share(found.statuses), priorities=share(found.priorities),
+        depends_on=tuple(map(share, found.depends_on)), owns=tuple(map(share, found.owns)),
+        problems=tuple(map(share, found.problems)), patterns=share(found.patterns),
+        keys=tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
 
 
 def _path_key(path: str) -> str:
