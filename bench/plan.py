@@ -192,9 +192,10 @@ def run(runs: int, n_items: int) -> common.Result:
         f"- Start-up: {startup}.",
         "- Cached, content-addressed by the tracker's blob SHA (never the plan): the planning columns of "
         "the items (id, status, priority, depends_on, owns, position, problems; each repeated string stored "
-        "once) and the folded index key of each distinct owned pattern. On every run `select` builds the "
-        "in-flight lookup tables, checks every ready item, solves priority tier by tier until the cap is "
-        "met, and finds every skip reason. `plan` ends without interpreter teardown (`FAST_EXIT`).",
+        "once), the folded index key of each distinct owned pattern, and the lookup tables of the items in "
+        "flight by pattern (`paths.FirstOverlap`). On every run `select` checks every ready item against "
+        "them, solves priority tier by tier until the cap is met, and finds every skip reason. `plan` ends "
+        "without interpreter teardown (`FAST_EXIT`).",
         *([] if warm_ratio <= WARM_TARGET
           else [why_missed(cpu, timings[4].cpu.median, timings[0].cpu.median, n_items)]),
         f"- The plan took {len(plan['selected'])} items (max_items 8) and gave a reason for "
