@@ -4,13 +4,11 @@
 The parsed file is cached by its blob SHA (like the tracker), so a warm load does not import yaml.
 """
 
-from __future__ import annotations
-
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
@@ -21,22 +19,20 @@ HALT_PATH = ".wavegit/HALT"
 ENV_PREFIX = "WAVEGIT_"
 
 
-@dataclass(frozen=True)
-class Budget:
+# NamedTuples, annotations not postponed: the pre-push hook loads the config (see wavegit.git.GitResult).
+class Budget(NamedTuple):
     wave_usd: float = 0.0
     """Ceiling per wave in USD; 0 = none."""
     day_usd: float = 0.0
     """Ceiling per UTC day in USD; 0 = none."""
 
 
-@dataclass(frozen=True)
-class HookConfig:
+class HookConfig(NamedTuple):
     strict: bool = False
     """Refuse the push (instead of warning) when the tracker cannot be read."""
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     worker: str = "claude"
     concurrency: int = 4
     max_items: int = 8
@@ -48,7 +44,7 @@ class Config:
     """Tries per item across all waves; an item reaching it becomes `failed` instead of `todo`."""
     wave_test: str = ""
     lease_ttl_s: float = 7200.0
-    budget: Budget = field(default_factory=Budget)
+    budget: Budget = Budget()
     base_branch: str = "main"
     tracker_branch: str = "main"
     tracker_path: str = TRACKER_PATH
@@ -56,7 +52,7 @@ class Config:
     report_authors: tuple[str, ...] = ("github-actions[bot]",)
     worker_github_token: bool = False
     """Pass GITHUB_TOKEN to workers; off unless the config says so."""
-    hook: HookConfig = field(default_factory=HookConfig)
+    hook: HookConfig = HookConfig()
 
 
 def _repo_path(value: schema.Value) -> str | None:
@@ -221,7 +217,7 @@ def _build(values: Mapping[str, schema.Value]) -> Config:
         return {k: v for k, v in found.items() if v is not None} if isinstance(found, dict) else {}
 
     top = {k: v for k, v in values.items() if v is not None and k not in ("budget", "hook")}
-    # The schema has checked every value's type against these dataclasses' fields.
+    # The schema has checked every value's type against these records' fields.
     budget, hook = Budget(**section("budget")), HookConfig(**section("hook"))  # type: ignore[arg-type]
     return Config(**top, budget=budget, hook=hook)  # type: ignore[arg-type]
 

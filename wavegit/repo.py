@@ -1,16 +1,14 @@
 """Locating the repository wavegit works on, and wavegit's private state inside its git directory."""
 
-from __future__ import annotations
-
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from wavegit import git
 from wavegit.errors import UsageError
 
 
-@dataclass(frozen=True)
-class Repo:
+# A NamedTuple, annotations not postponed: see wavegit.git.GitResult.
+class Repo(NamedTuple):
     root: Path
     """Top of the work tree."""
     git_dir: Path

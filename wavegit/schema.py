@@ -7,15 +7,11 @@ node keeps its position; the walk over the nodes is ours, which is also what mak
 PyYAML is imported lazily, only when text actually has to be parsed.
 """
 
-from __future__ import annotations
-
 import gc
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Literal, Protocol, Union, cast
+from typing import Any, Literal, NamedTuple, Protocol, Union, cast
 
 from wavegit.errors import Problem
 
@@ -53,8 +49,8 @@ Check = Callable[[Value], "str | None"]
 """Returns a message when the (already typed) value is not acceptable."""
 
 
-@dataclass(frozen=True)
-class Field:
+# Records are a NamedTuple and a slotted class, annotations not postponed: see wavegit.git.GitResult.
+class Field(NamedTuple):
     name: str
     kind: Kind
     required: bool = False
@@ -62,29 +58,27 @@ class Field:
     choices: tuple[str, ...] = ()
     check: Check | None = None
     hint: str | None = None
-    nested: Schema | None = None
+    nested: "Schema | None" = None
     element_map: Callable[[str], str] | None = None
     """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
     doc: str = ""
     """One line saying what the key is for (commented into generated files)."""
 
 
-@dataclass(frozen=True)
 class Schema:
-    what: str
-    """Names the mapping in messages ("item", "config")."""
-    fields: tuple[Field, ...]
+    """The fields of one mapping."""
+
+    __slots__ = ("fields", "index", "names", "what")
+
+    def __init__(self, what: str, fields: tuple[Field, ...]) -> None:
+        self.what = what
+        """Names the mapping in messages ("item", "config")."""
+        self.fields = fields
+        self.names = tuple(f.name for f in fields)
+        self.index = {f.name: f for f in fields}
 
     def field(self, name: str) -> Field | None:
         return self.index.get(name)
-
-    @cached_property
-    def names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.fields)
-
-    @cached_property
-    def index(self) -> dict[str, Field]:
-        return {f.name: f for f in self.fields}
 
 
 def at_least(low: float) -> Check:
