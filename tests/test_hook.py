@@ -364,6 +364,26 @@ def test_strict_mode_refuses_when_the_tracker_cannot_be_read(tmp_path: Path) -> 
     assert remote_oid(remote, "refs/heads/main") != head
 
 
+def test_a_configured_tracker_branch_wins_over_the_default_one_resolved_early(flight: RemoteRepo) -> None:
+    # The hook resolves the default tracker spec (origin/main) while it finds the repository; a tracker
+    # branch set in the environment must still be the one checked, even with origin/main's entry cached.
+    admin = flight.base / "admin"
+    git(admin, "checkout", "-q", "-b", "claims")
+    commit(admin, {".wavegit/tracker.yaml": (admin / ".wavegit/tracker.yaml").read_text().replace(
+        "status: todo", f"status: in_progress\n    wave: {W9}")})
+    git(admin, "push", "-q", "--no-verify", "origin", "claims")
+    git(flight.clone, "fetch", "-q", "origin")
+    head = commit(flight.clone, {"docs/guide.md": "claimed\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    args = ("hook", "pre-push", "origin", str(flight.origin))
+    for _ in range(2):  # cold, then warm with origin/main's in-flight items cached
+        on_main = wavegit(flight.clone, *args, input=line)
+        assert on_main.returncode == 0, on_main.stderr
+        on_claims = wavegit(flight.clone, *args, input=line, env={"WAVEGIT_TRACKER_BRANCH": "claims"})
+        assert on_claims.returncode == 1
+        assert f"docs/guide.md: owned by DOCS-1 (in_progress, wave {W9}" in on_claims.stderr
+
+
 def test_fetch_option_sees_a_claim_made_since_the_last_fetch(flight: RemoteRepo) -> None:
     admin = flight.base / "admin"
     commit(admin, {".wavegit/tracker.yaml": (admin / ".wavegit/tracker.yaml").read_text().replace(
@@ -465,18 +485,18 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     base = git(flight.clone, "rev-parse", "origin/main")
     commit(flight.clone, {"docs/guide.md": "0\n"})
     line = f"refs/heads/main {git(flight.clone, 'rev-parse', 'HEAD')} {MAIN} {base}\n"
-    # Cold, the tracker text is read once more (cat-file blob) to fill the cache. The log and the cat-files
-    # run side by side, so their order varies.
+    # rev-parse also resolves the tracker's blob, so a warm run needs no cat-file; cold, the blob's type is
+    # checked and its text read (two cat-files) to fill the cache. The log runs alongside: the order varies.
     assert sorted(_git_calls(flight, line)) == ["cat-file", "cat-file", "log", "rev-parse"]
     one = sorted(_git_calls(flight, line))
     for n in range(1, 30):
         commit(flight.clone, {f"docs/page{n}.md": f"{n}\n"})
     head = git(flight.clone, "rev-parse", "HEAD")
     many = sorted(_git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\n"))
-    assert one == many == ["cat-file", "log", "rev-parse"]
+    assert one == many == ["log", "rev-parse"]
     two_refs = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\nrefs/heads/main {head} "
                                   f"refs/heads/copy {Z40}\n")
-    assert sorted(two_refs) == ["cat-file", "log", "rev-list", "rev-list", "rev-parse"]
+    assert sorted(two_refs) == ["log", "rev-list", "rev-list", "rev-parse"]
 
 
 def test_a_warm_hook_imports_no_yaml_gitpython_pygithub_nor_the_tracker_parser(flight: RemoteRepo) -> None:

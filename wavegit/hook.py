@@ -240,25 +240,43 @@ def load_in_flight(repo: "Repo", config: "Config", remote: str) -> list[Owner]:
     return _load_in_flight(repo, config, remote).owners
 
 
-def _load_in_flight(repo: "Repo", config: "Config", remote: str) -> _InFlight:
+def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
+    """``<ref>:<path>`` of the tracker at the remote-tracking tracker branch."""
+    return f"refs/remotes/{remote}/{tracker_branch}:{tracker_path}"
+
+
+class Resolved(NamedTuple):
+    """What a tracker spec resolved to before the config was read (see ``repo.discover_resolving``)."""
+
+    spec: str
+    object_name: str | None
+
+
+def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resolved | None = None
+                    ) -> _InFlight:
     """``load_in_flight``, with the items by id and the ownership index of their patterns.
 
     They are cached by the tracker's blob SHA (content-addressed, never stale) apart from the full parse,
-    so a warm hook costs one ``git cat-file --batch-check``: no tracker text, no 10,000-item parse.
+    so a warm hook costs one ``git cat-file --batch-check`` -- or no git process at all when ``resolved``
+    already names the object at the tracker's spec: no tracker text, no 10,000-item parse.
     """
-    spec = f"refs/remotes/{remote}/{config.tracker_branch}:{config.tracker_path}"
-    # "<sha> blob <size>", or "<spec> missing" (and for a directory "<sha> tree <size>").
-    found = git.out(["cat-file", "--batch-check"], cwd=repo.root, input=spec + "\n").split()
-    if len(found) != 3 or found[1] != "blob":
-        raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
-    blob_sha = found[0]
-    entry = repo.state_dir / "cache" / f"hook-in-flight-{blob_sha}.marshal"
+    spec = tracker_spec(remote, config.tracker_branch, config.tracker_path)
     # The tracker path is part of the format: messages name it.
     fmt = f"{_CACHE_FORMAT}:{config.tracker_path}"
-    cached = parsecache.read(entry, fmt)
+    cached = None
+    if resolved is not None and resolved.spec == spec and resolved.object_name is not None:
+        # Entries are written for blobs only, so a hit needs no type check; a miss takes the usual way.
+        cached = parsecache.read(_cache_entry(repo, resolved.object_name), fmt)
     if not isinstance(cached, tuple):
-        cached = _parse_in_flight(repo, config, spec, blob_sha)
-        parsecache.write(entry, fmt, cached)
+        # "<sha> blob <size>", or "<spec> missing" (and for a directory "<sha> tree <size>").
+        found = git.out(["cat-file", "--batch-check"], cwd=repo.root, input=spec + "\n").split()
+        if len(found) != 3 or found[1] != "blob":
+            raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
+        entry = _cache_entry(repo, found[0])
+        cached = parsecache.read(entry, fmt)
+        if not isinstance(cached, tuple):
+            cached = _parse_in_flight(repo, config, spec, found[0])
+            parsecache.write(entry, fmt, cached)
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
@@ -267,6 +285,10 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str) -> _InFlight:
     rows, tables = payload
     owners = [Owner(*row) for row in rows]
     return _InFlight(owners, {owner.id: owner for owner in owners}, paths.OwnershipIndex.from_tables(tables))
+
+
+def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
+    return repo.state_dir / "cache" / f"hook-in-flight-{blob_sha}.marshal"
 
 
 def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
@@ -356,12 +378,14 @@ def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remo
 
 
 def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
-               fetch: bool = False, pushed: Background[dict[str, set[str]]] | None = None) -> Verdict:
+               fetch: bool = False, pushed: Background[dict[str, set[str]]] | None = None,
+               resolved: Resolved | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
 
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
     tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
-    updates and remote, already running.
+    updates and remote, already running. ``resolved``: a tracker spec guessed before the config was read and
+    what it named then; used only when it is the spec ``config`` gives, and never with ``fetch``.
     """
     if only_deletions(updates):
         return Verdict((), ())
@@ -371,6 +395,7 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
         pushed.join()
         pushed = None  # started for another remote, or before the fetch: not the paths to check
     if fetch:
+        resolved = None  # resolved before the fetch moves the tracker branch
         branch = config.tracker_branch
         refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
         result = git.run(["fetch", "--quiet", tracking, refspec], cwd=repo.root, check=False)
@@ -380,7 +405,7 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
                             "using the last fetched copy")
     # The in-flight items are read and indexed while `git log` lists the pushed paths; wavegit.paths, which
     # indexes them, is imported here while the thread's `git cat-file` runs.
-    in_flight = Background(lambda: _load_in_flight(repo, config, tracking))
+    in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
     import wavegit.paths  # noqa: F401
     try:
         changed = pushed.result() if pushed is not None else pushed_paths(repo.root, updates, tracking)

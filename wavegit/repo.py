@@ -30,16 +30,28 @@ class Repo(NamedTuple):
 
 def discover(start: str | Path = ".") -> Repo:
     """The repository containing ``start``; a clear error when there is none."""
+    return _rev_parse(start, [])[0]
+
+
+def discover_resolving(start: str | Path, rev: str) -> tuple[Repo, str | None]:
+    """``discover(start)`` and the object name ``rev`` resolves to there (None when it does not), from the
+    same ``git rev-parse``: one process fewer for a caller that needs both (the pre-push hook)."""
+    found, rest = _rev_parse(start, ["--verify", "--quiet", rev])
+    return found, rest[0] if rest else None
+
+
+def _rev_parse(start: str | Path, extra: list[str]) -> tuple[Repo, list[str]]:
     start_path = Path(start)
     if not start_path.is_dir():
         raise UsageError(f"{start}: no such directory")
     result = git.run(
-        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"],
+        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", *extra],
         cwd=start_path,
         check=False,
     )
     lines = result.stdout.splitlines()
-    if result.returncode != 0 or len(lines) != 3:
+    # `--verify --quiet` exits 1, printing nothing more, when only ``rev`` does not resolve.
+    if result.returncode not in (0, 1 if extra else 0) or len(lines) < 3:
         raise UsageError(f"{start_path.resolve()}: not inside a git work tree (run `git init` first)")
-    root, git_dir, common_dir = (Path(line) for line in lines)
-    return Repo(root=root, git_dir=git_dir, common_dir=common_dir)
+    root, git_dir, common_dir = (Path(line) for line in lines[:3])
+    return Repo(root=root, git_dir=git_dir, common_dir=common_dir), lines[3:]

@@ -49,14 +49,18 @@ def run(args: argparse.Namespace) -> int:
     pushed = hook.start_pushed_paths(args.directory, updates, remote) if remote != url and not args.fetch \
         else None
     try:
-        from wavegit.repo import discover
-
-        found = hook.Background(lambda: discover(args.directory))  # its git rev-parse runs during the import
         from wavegit import config
+        from wavegit.repo import discover_resolving
 
-        repo = found.result()
+        # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
+        # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
+        defaults = config.Config()
+        spec = hook.tracker_spec(remote, defaults.tracker_branch, defaults.tracker_path)
+        found = hook.Background(lambda: discover_resolving(args.directory, spec))
+        repo, object_name = found.result()
         cfg = config.load_config(repo.root, repo.state_dir / "cache")
-        verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed)
+        verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
+                                  resolved=hook.Resolved(spec, object_name))
     finally:
         if pushed is not None:
             pushed.join()
