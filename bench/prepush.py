@@ -40,11 +40,12 @@ TARGET = 1.5
 FIRST_CALL = """
 import sys, time
 from wavegit import config, hook, repo
-found = repo.discover(".")
+spec = hook.default_tracker_spec("origin")
+found, blob = repo.discover_resolving(".", spec)
 cfg = config.load_config(found.root, found.state_dir / "cache")
 updates = hook.parse_updates(sys.argv[1])
 start = time.perf_counter()
-hook.check_push(found, cfg, "origin", "url", updates)
+hook.check_push(found, cfg, "origin", "url", updates, resolved=hook.Resolved(spec, blob))
 print(time.perf_counter() - start)
 """
 N_COMMITS, FILES_PER_COMMIT = 200, 10
@@ -129,22 +130,26 @@ def _import_us(py: str, env: dict[str, str]) -> int:
 
 def _phases(clone: Path, update: hook.RefUpdate) -> list[tuple[str, float]]:
     """Median seconds (of 5) per phase of the warm hook, in this process (imports excluded)."""
-    found = repo.discover(clone)
+    spec = hook.default_tracker_spec("origin")
+    found, blob = repo.discover_resolving(clone, spec)
+    resolved = hook.Resolved(spec, blob)
     cfg = config.load_config(found.root, found.state_dir / "cache")
     changed = hook.pushed_paths(found.root, [update], "origin")
     in_flight = hook.load_in_flight(found, cfg, "origin")
     owned = hook._load_in_flight(found, cfg, "origin").owned
     pushed = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
-        ("repo.discover (git rev-parse)", lambda: repo.discover(clone)),
+        ("repo.discover_resolving (git rev-parse, also resolving the tracker's blob)",
+         lambda: repo.discover_resolving(clone, spec)),
         ("config.load_config (cached)", lambda: config.load_config(found.root, found.state_dir / "cache")),
         ("pushed paths (git log)", lambda: hook.pushed_paths(found.root, [update], "origin")),
         (f"in-flight items and the cached index of their {sum(len(o.owns) for o in in_flight)} patterns "
-         "(git cat-file --batch-check + hook cache)", lambda: hook.load_in_flight(found, cfg, "origin")),
+         "(hook cache of the blob rev-parse resolved: no git process)",
+         lambda: hook._load_in_flight(found, cfg, "origin", resolved)),
         (f"matching the {len(pushed)} pushed paths (OwnershipIndex.owners_of)",
          lambda: owned.owners_of(pushed)),
         ("check_push, all of the above but discover and config (log and in-flight items side by side)",
-         lambda: hook.check_push(found, cfg, "origin", "url", [update])),
+         lambda: hook.check_push(found, cfg, "origin", "url", [update], resolved=resolved)),
     ]
     timings = []
     for label, step in steps:
@@ -221,7 +226,8 @@ def run(runs: int, n_items: int) -> common.Result:
         f"first check_push {first_call * 1000:.0f} ms minus the git log the floor already counts "
         f"({git_t.wall.median * 1000:.0f} ms), discovering the repository and argument parsing the rest; "
         "these overlap in the hook: its `git log` starts as soon as stdin is parsed, and wavegit.config, "
-        "wavegit.repo and wavegit.paths are imported, the repository discovered and the in-flight items "
+        "wavegit.repo and wavegit.paths are imported, the repository discovered (the same `git rev-parse` "
+        "resolves the tracker's blob, so a warm run starts no `git cat-file`) and the in-flight items "
         "loaded (a thread) while it runs. The process ends without interpreter teardown (`FAST_EXIT`).",
         "- Cached, content-addressed by the tracker's blob SHA: the in-flight items and the tables of the "
         "`OwnershipIndex` of their patterns (built once per tracker blob, loaded with `marshal`). The pushed "

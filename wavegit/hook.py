@@ -245,6 +245,14 @@ def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
     return f"refs/remotes/{remote}/{tracker_branch}:{tracker_path}"
 
 
+def default_tracker_spec(remote: str) -> str:
+    """``tracker_spec`` under the default config: what the hook resolves before it reads the config."""
+    from wavegit.config import Config
+
+    defaults = Config()
+    return tracker_spec(remote, defaults.tracker_branch, defaults.tracker_path)
+
+
 class Resolved(NamedTuple):
     """What a tracker spec resolved to before the config was read (see ``repo.discover_resolving``)."""
 

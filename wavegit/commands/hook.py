@@ -54,10 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
         # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
         # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
-        defaults = config.Config()
-        spec = hook.tracker_spec(remote, defaults.tracker_branch, defaults.tracker_path)
-        found = hook.Background(lambda: discover_resolving(args.directory, spec))
-        repo, object_name = found.result()
+        spec = hook.default_tracker_spec(remote)
+        repo, object_name = discover_resolving(args.directory, spec)
         cfg = config.load_config(repo.root, repo.state_dir / "cache")
         verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
                                   resolved=hook.Resolved(spec, object_name))
