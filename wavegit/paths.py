@@ -829,15 +829,7 @@ class OwnershipIndex(Generic[K]):
                 globs = self._globs_at.get(filed)
                 if globs:
                     self._add_globs(found, globs, home, _literal_meets)
-        end = home.rfind("/")
-        parent = home[:end] if end > 0 else ""
-        try:
-            above = self._above[parent]
-        except KeyError:
-            above = self._above_of(parent)
-        if above is not None:
-            found |= above.literals
-            self._add_globs(found, above.globs, home, _literal_meets)
+        self._add_above(found, _parent(home), home, _literal_meets)
         return found
 
     def owners(self, path: str, *, assume_normalized: bool = False) -> set[K]:
@@ -850,14 +842,7 @@ class OwnershipIndex(Generic[K]):
         globs = self._globs_at.get(folded)
         if globs:
             self._add_globs(found, globs, folded, _owns_folded)
-        parent = _parent(folded)
-        try:
-            above = self._above[parent]
-        except KeyError:
-            above = self._above_of(parent)
-        if above is not None:
-            found |= above.literals
-            self._add_globs(found, above.globs, folded, _owns_folded)
+        self._add_above(found, _parent(folded), folded, _owns_folded)
         return found
 
     def owners_of(self, paths: Iterable[str]) -> tuple[dict[str, set[K]], list[str]]:
@@ -948,6 +933,16 @@ class OwnershipIndex(Generic[K]):
                             (up.globs if up else ()) + tuple(globs or ()))
             memo[current] = up
         return memo[directory]
+
+    def _add_above(self, found: set[K], parent: str, home: str, meets: Callable[[str, str], bool]) -> None:
+        """Add to ``found`` the keys owning ``parent`` or a directory above it that ``meets`` ``home``."""
+        try:
+            above = self._above[parent]
+        except KeyError:
+            above = self._above_of(parent)
+        if above is not None:
+            found |= above.literals
+            self._add_globs(found, above.globs, home, meets)
 
     @staticmethod
     def _add_globs(found: set[K], globs: Iterable[tuple[K, str]], home: str,
