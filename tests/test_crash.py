@@ -76,6 +76,10 @@ def crash(tmp_path: Path) -> Iterator[Crash]:
              for i in ITEMS]
     remote = make_tracker_repo(tmp_path, items, worker=WORKER, concurrency=3, attempts=1, timeout_s=60,
                                idle_timeout_s=60, lease_ttl_s=3600)
+    # A real remote's receive-pack runs on another machine, out of reach of the scheduler's process group;
+    # killed with it here, it could die between moving main and releasing the remote's HEAD.lock (a stale
+    # lock on the remote, see test_a_stale_remote_lock_makes_sync_give_up_naming_the_lock).
+    git(remote.clone, "config", "remote.origin.receivepack", "setsid git-receive-pack")
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
     state = Crash(remote, pid_dir, tmp_path / "held", {"CRASH_PID_DIR": str(pid_dir),
@@ -249,3 +253,18 @@ def test_the_next_wave_repairs_a_half_made_worktree_before_its_claim(crash: Cras
     assert [note for note in rep["notes"] if "half-made" in note] == [
         f"repair half-made worktree {path} (HEAD is the null id: a `git worktree add` was interrupted)"]
     assert not admin.exists()
+
+
+def test_a_stale_remote_lock_makes_sync_give_up_naming_the_lock(crash: Crash) -> None:
+    wave = kill_right_after_the_claim(crash)
+    # What a kill of the remote's receive-pack right after it moved main leaves (it held HEAD.lock too).
+    lock = crash.remote.origin / "HEAD.lock"
+    lock.write_text("")
+    wait_out_the_lease(crash.remote, 1.0)
+    head = git(crash.remote.origin, "rev-parse", "main")
+    result = wavegit(crash.remote.clone, "sync", env={"WAVEGIT_LEASE_TTL_S": "1"}, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "HEAD.lock while the branch stood still" in result.stderr
+    assert git(crash.remote.origin, "rev-parse", "main") == head
+    lock.unlink()
+    recover_and_finish(crash, wave, ALL_TODO)

@@ -19,6 +19,7 @@ from wavegit.store import (
     GitStore,
     RemoteError,
     Snapshot,
+    StaleLockError,
     mutate,
     with_trailer,
 )
@@ -383,6 +384,29 @@ def test_losing_every_race_until_the_deadline_raises_race_lost(seeded: RemoteRep
     assert caught.value.exit_code == 4
     assert apply.calls == 1  # only unrelated commits raced us: replayed, never re-applied
     assert "A-1" not in git(seeded.origin, "show", f"main:{TRACKER}")
+
+
+@pytest.mark.parametrize("lock", ["HEAD.lock", "refs/heads/main.lock"])
+def test_a_stale_lock_on_the_remote_is_named_when_the_write_gives_up(seeded: RemoteRepo,
+                                                                          lock: str) -> None:
+    # What a `kill -9` of receive-pack between moving main and releasing HEAD.lock leaves on the remote.
+    (seeded.origin / lock).write_text("")
+    head = git(seeded.origin, "rev-parse", "main")
+    named = rf"on the lock file \S*{lock} while the branch stood still"
+    with pytest.raises(StaleLockError, match=named) as caught:
+        mutate(store_at(seeded.clone), Counting("A-1"), message="add A-1", deadline_s=30, stale_lock_s=0.3)
+    assert caught.value.exit_code == 4
+    assert git(seeded.origin, "rev-parse", "main") == head
+
+
+def test_a_stale_lock_in_a_local_repo_is_named_not_reported_as_a_lost_race(local_repo: Path) -> None:
+    lock = local_repo / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    head = git(local_repo, "rev-parse", "main")
+    with pytest.raises(StaleLockError, match=rf"^cannot write to main: .* on the lock file {lock}") as caught:
+        mutate(store_at(local_repo), Counting("A-1"), message="add A-1", deadline_s=30, stale_lock_s=0.3)
+    assert "race" not in str(caught.value)
+    assert git(local_repo, "rev-parse", "main") == head
 
 
 def test_validation_failure_inside_mutate_writes_nothing(seeded: RemoteRepo) -> None:

@@ -8,6 +8,7 @@ INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore`
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,16 @@ _C_LOCALE = {"LC_ALL": "C"}
 # Reasons `git push --porcelain` gives when the branch moved under us (a lost race, worth retrying).
 _RACE_REASONS = ("stale info", "fetch first", "non-fast-forward", "failed to update ref",
                  "failed to lock", "cannot lock ref", "incorrect old value")
+# How git names a ref lock another process holds: a live writer's (a race) or one a killed git left behind.
+_LOCK_HELD_RE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+STALE_LOCK_S = 10.0
+"""How long every write may fail on the same lock file, the branch not moving, before it is called stale.
+
+A live git holds a ref lock for milliseconds; one that stays this long was left by a git that was killed
+in the middle of a ref update (e.g. the remote's ``receive-pack``, between moving the branch and
+releasing ``HEAD.lock``) and will never go away by itself.
+"""
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,22 @@ class CasConflict(WavegitError):
     """The branch moved since the snapshot was read. Internal: ``mutate`` catches it and retries."""
 
     exit_code = EXIT_RACE_LOST
+
+
+class LockHeld(CasConflict):
+    """The write failed on a lock file held by another (live or killed) git. Internal, like CasConflict."""
+
+    def __init__(self, message: str, lock_file: str, *, on_remote: bool) -> None:
+        super().__init__(message)
+        self.lock_file = lock_file
+        self.on_remote = on_remote
+
+
+class StaleLockError(RaceLostError):
+    """Every write failed on the same lock file for ``STALE_LOCK_S`` while the branch stood still.
+
+    Exit 4 like any write that gave up; the message names the lock file.
+    """
 
 
 class RemoteError(git.GitError):
@@ -133,6 +160,7 @@ def mutate(
     *,
     message: str,
     deadline_s: float = 120.0,
+    stale_lock_s: float = STALE_LOCK_S,
 ) -> MutationResult:
     """Read, apply, validate, write; on a lost race replay or re-apply with jittered backoff.
 
@@ -140,6 +168,8 @@ def mutate(
     (e.g. the push went through but its answer was lost) and we stop. If the tracker blob is unchanged
     (only unrelated commits), the same change is replayed on the new head without calling ``apply``.
     Otherwise ``apply`` runs again on the new snapshot. Past ``deadline_s``: RaceLostError (exit 4).
+    A write failing on the same lock file for ``stale_lock_s`` while the branch does not move is no race:
+    StaleLockError names the lock file.
     """
     op_id = _unique_id()
     full_message = with_trailer(message, OP_TRAILER, op_id)
@@ -150,6 +180,8 @@ def mutate(
     expected = snapshot
     attempts = reapplied = 0
     delay = 0.05
+    lock: LockHeld | None = None
+    lock_since = started
 
     def result(commit: str | None) -> MutationResult:
         return MutationResult(commit, snapshot, attempts, reapplied, op_id)
@@ -158,8 +190,12 @@ def mutate(
         attempts += 1
         try:
             return result(store.write(expected, change, full_message))
+        except LockHeld as exc:
+            if lock is None or exc.lock_file != lock.lock_file:
+                lock_since = time.monotonic()
+            lock = exc
         except CasConflict:
-            pass
+            lock = None
         except RemoteError:
             # The push may have landed even though we saw it fail; look before reporting failure.
             head = store.read()
@@ -176,6 +212,17 @@ def mutate(
         head = store.read()
         if store.contains_op(head, first, op_id):
             return result(head.commit)
+        if head.commit != expected.commit:
+            lock = None  # the branch moved: whoever held the lock was a live writer
+        elif lock is not None and (out_of_time or time.monotonic() - lock_since >= stale_lock_s):
+            # Only a lock on the remote is something another writer could have held; a local one is ours.
+            what = (f"lost the compare-and-swap race on {store.target} to a lock" if lock.on_remote
+                    else f"cannot write to {store.target}")
+            raise StaleLockError(
+                f"{what}: every attempt for {time.monotonic() - lock_since:.1f}s failed on the lock file "
+                f"{lock.lock_file} while the branch stood still (a git process killed in the middle of a ref "
+                "update leaves one); remove it once no git uses that repository; "
+                "nothing of this change was written")
         if out_of_time:
             raise RaceLostError(
                 f"lost the compare-and-swap race on {store.target} after {attempts} attempts "
@@ -356,6 +403,9 @@ class GitStore:
                     check=False)
             return
         if any(reason in line for line in rejected for reason in _RACE_REASONS):
+            held = _LOCK_HELD_RE.search(result.stderr)
+            if held:
+                raise LockHeld(f"{self.target} is locked by another git", held.group(1), on_remote=True)
             raise CasConflict(f"{self.target} moved while writing")
         detail = result.stderr
         if rejected:
@@ -374,6 +424,9 @@ class GitStore:
         args = ["update-ref", "-m", "wavegit: tracker commit", self.branch_ref, commit, expected.commit or ""]
         result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
         if result.returncode != 0:
+            held = _LOCK_HELD_RE.search(result.stderr)
+            if held:
+                raise LockHeld(f"{self.target} is locked by another git", held.group(1), on_remote=False)
             if "cannot lock ref" in result.stderr or self._resolve(self.branch_ref) != expected.commit:
                 raise CasConflict(f"{self.target} moved while writing")
             raise git.GitError(args, result.returncode, result.stderr)
