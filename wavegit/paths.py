@@ -30,7 +30,7 @@ import functools
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, NamedTuple, TypeVar
 
 # Records are NamedTuples, not dataclasses: this module is imported by every command (the pre-push hook
@@ -732,6 +732,19 @@ def _parent(path: str) -> str:
     return path[:end] if end > 0 else ""
 
 
+def _unmemoised(memo: Mapping[str, object], directory: str) -> tuple[str, list[str]]:
+    """The nearest of ``directory`` and its ancestors that ``memo`` knows (or "" at the top), and the ones
+    below it that it does not, deepest first. A loop, not recursion: a path may be very deep."""
+    missing: list[str] = []
+    known = directory
+    while known not in memo:
+        missing.append(known)
+        if not known:
+            break
+        known = _parent(known)
+    return known, missing
+
+
 class _Above(Generic[K], NamedTuple):
     """What is filed at a directory or at any directory above it."""
 
@@ -917,13 +930,7 @@ class OwnershipIndex(Generic[K]):
         Iterative, not recursive: a pushed path may be thousands of directories deep.
         """
         memo = self._above
-        missing: list[str] = []
-        known = directory
-        while known not in memo:
-            missing.append(known)
-            if not known:
-                break
-            known = _parent(known)
+        known, missing = _unmemoised(memo, directory)
         up = memo.get(known)
         for current in reversed(missing):
             literals = self._at.get(current) if current else None
@@ -1123,14 +1130,7 @@ class FirstOverlap:
         Iterative, from the nearest memoised ancestor down: a pattern may be very deep.
         """
         memo = self._above
-        missing: list[str] = []
-        known = directory
-        while known not in memo:
-            missing.append(known)
-            if not known:
-                break
-            end = known.rfind("/")
-            known = known[:end] if end > 0 else ""
+        known, missing = _unmemoised(memo, directory)
         best, globs = memo.get(known, (None, ()))
         for current in reversed(missing):
             key = self._at.get(current) if current else None
