@@ -13,10 +13,10 @@ import pytest
 from ghserver import github_env, running
 from support import REPO_ROOT, RemoteRepo, git, wavegit
 from wave_support import item, make_wave_repo, origin_item, origin_tracker
+from wavegit.engine.records import Attempt, ItemRun, utc_now
 
 from wavegit import report, scaleout, tracker
 from wavegit.errors import UsageError
-from wavegit.wave import Attempt, ItemRun, utc_now
 
 GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
         item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])]

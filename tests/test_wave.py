@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -117,6 +118,36 @@ def test_item_reaching_max_attempts_is_marked_failed(tmp_path: Path) -> None:
     assert rep.items[0].status == "failed"
     recorded = origin_item(remote, "A")
     assert (recorded.status, recorded.attempts, recorded.wave) == ("failed", 3, rep.wave_id)
+    # The lease ended with the claim, as it does for an item back in todo.
+    assert recorded.claimed_at is None
+
+
+def test_a_wave_runs_only_the_attempts_max_attempts_leaves(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt bad"], ["src/a.txt"], attempts=3)],
+                            attempts=2, max_attempts=4)
+    rep = run(remote.clone).report
+    assert [len(i.attempt_records) for i in rep.items] == [1]
+    recorded = origin_item(remote, "A")
+    assert (recorded.status, recorded.attempts) == ("failed", 4)
+
+
+def test_an_item_set_back_to_todo_with_no_attempt_left_never_runs_again(tmp_path: Path) -> None:
+    # Regression: a failed item hand-set to todo at 4 of max_attempts 4 ran two more attempts (6 of 4).
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["write src/a.txt ok"], ["src/a.txt"], attempts=4, last_error="old"),
+        item("NEXT", ["write src/next.txt ok"], ["src/next.txt"], depends_on=["A"]),
+    ], attempts=2, max_attempts=4)
+    outcome = run(remote.clone)
+    assert (outcome.exit_code, outcome.report.items) == (0, [])
+    assert any("A: no attempt left (max_attempts 4)" in note for note in outcome.report.notes)
+    recorded = origin_item(remote, "A")
+    assert (recorded.status, recorded.attempts, recorded.wave) == ("failed", 4, None)
+    assert recorded.last_error is not None and "4 of max_attempts 4" in recorded.last_error
+    assert branches(remote.origin) == [] and branches(remote.clone) == []
+    # Its dependent now says why it waits; a second wave still runs nothing.
+    assert {s.id: s.reason for s in outcome.report.skipped} == {"NEXT": "depends on A (failed)"}
+    again = run(remote.clone)
+    assert (again.report.items, origin_item(remote, "A").attempts) == ([], 4)
 
 
 @pytest.mark.parametrize(("actions", "config", "expected_error", "killed"), [
@@ -263,20 +294,40 @@ def test_nothing_selected_exits_zero_and_writes_nothing(tmp_path: Path) -> None:
     assert git(remote.origin, "rev-parse", "main") == before
 
 
-def test_no_push_keeps_the_wave_branch_local_and_publish_is_not_called(tmp_path: Path) -> None:
+class RecordingDelivery:
+    """A Delivery that opens pull request ``opened`` and posts nothing, remembering each call's report."""
+
+    def __init__(self, opened: int | None = None, posted: int | None = None) -> None:
+        self.opened, self.posted = opened, posted
+        self.calls: list[tuple[str, WaveReport]] = []
+
+    def open_pr(self, rep: WaveReport) -> int | None:
+        self.calls.append(("open_pr", copy.deepcopy(rep)))
+        return self.opened
+
+    def post_report(self, rep: WaveReport) -> int | None:
+        self.calls.append(("post_report", copy.deepcopy(rep)))
+        return self.posted
+
+
+def test_no_push_keeps_the_wave_branch_local_and_the_delivery_is_not_called(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
-    calls: list[WaveReport] = []
-    rep = run(remote.clone, push=False, publish=lambda r: calls.append(r) or 7).report
+    delivery = RecordingDelivery(7, 7)
+    rep = run(remote.clone, push=False, delivery=delivery).report
     assert branches(remote.origin) == [] and branches(remote.clone) == [f"wavegit/{rep.wave_id}"]
-    assert calls == [] and rep.pr is None
+    assert delivery.calls == [] and rep.pr is None
 
 
-def test_publish_hook_receives_the_final_report_and_its_pr_number_is_reported(tmp_path: Path) -> None:
+def test_the_delivery_opens_the_pr_before_the_record_and_posts_the_final_report(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
-    calls: list[WaveReport] = []
-    rep = run(remote.clone, publish=lambda r: calls.append(r) or 42).report
-    assert rep.pr == 42 and len(calls) == 1
-    assert calls[0].tracker_updated and calls[0].head_sha == rep.head_sha
+    delivery = RecordingDelivery(opened=42)
+    rep = run(remote.clone, delivery=delivery).report
+    assert [name for name, _ in delivery.calls] == ["open_pr", "post_report"]
+    opened, posted = delivery.calls[0][1], delivery.calls[1][1]
+    assert not opened.tracker_updated and [i.id for i in opened.items if i.verified] == ["A"]
+    assert posted.tracker_updated and posted.head_sha == rep.head_sha and posted.pr == 42
+    # The record already carries the pull request opened before it; post_report's None keeps it.
+    assert rep.pr == 42 and origin_item(remote, "A").pr == 42
 
 
 def test_second_run_from_another_clone_during_a_wave_takes_nothing_overlapping(tmp_path: Path) -> None:

@@ -9,12 +9,13 @@ from typing import Any
 
 import yaml
 from support import RemoteRepo, git, make_remote_repo
+from wavegit.engine.outcome import WaveOutcome
+from wavegit.engine.pipeline import Delivery, WaveOptions, run_wave
 
 from wavegit import tracker
 from wavegit.config import load_config
 from wavegit.repo import discover
 from wavegit.store import GitStore
-from wavegit.wave import Publish, WaveOutcome, run_wave
 
 WORKERS = Path(__file__).resolve().parent / "wave_workers"
 WORKER = shlex.join([sys.executable, str(WORKERS / "scripted.py")])
@@ -63,11 +64,12 @@ def write_and_push(clone: Path, files: dict[str, str], message: str) -> None:
 
 
 def run(clone: Path, *, max_items: int | None = None, push: bool = True,
-        publish: Publish | None = None) -> WaveOutcome:
+        delivery: Delivery | None = None) -> WaveOutcome:
     """``wavegit run`` in-process (the CLI path is covered by test_run.py)."""
     repo = discover(clone)
     config = load_config(repo.root)
-    return run_wave(repo, config, GitStore(repo, config), max_items=max_items, push=push, publish=publish)
+    return run_wave(repo, config, GitStore(repo, config), max_items=max_items, delivery=delivery,
+                    options=WaveOptions(push=push))
 
 
 def origin_tracker(remote: RemoteRepo) -> tracker.Tracker:

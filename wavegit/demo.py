@@ -24,6 +24,7 @@ from wavegit import git, tracker
 from wavegit.config import CONFIG_PATH, TRACKER_PATH
 from wavegit.demo_project import FILES, ITEMS, DemoItem
 from wavegit.errors import EXIT_WORK_FAILED, UsageError, WavegitError
+from wavegit.lifecycle import Status
 from wavegit.report import JSON_OPEN, WaveReport, to_markdown
 
 STEP_TIMEOUT_S = 60.0
@@ -201,7 +202,7 @@ def check(result: DemoResult, expected: Expected) -> list[str]:
     items = {item.id: item for item in rep.items}
     for item_id in expected.verified:
         item = items.get(item_id)
-        if item is None or not item.verified or item.status != "review":
+        if item is None or not item.verified or item.status != Status.REVIEW:
             problems.append(f"{item_id} should be verified and in review")
     for item_id in expected.test_fails:
         item = items.get(item_id)
@@ -219,7 +220,7 @@ def check(result: DemoResult, expected: Expected) -> list[str]:
         problems.append("the wave test should pass on the combined branch")
     if not rep.tracker_updated:
         problems.append("the tracker update should have landed")
-    done = {str(c["id"]) for c in result.sync if c.get("to") == "done"}
+    done = {str(c["id"]) for c in result.sync if c.get("to") == Status.DONE}
     if done != set(expected.verified):
         problems.append(f"sync should mark {', '.join(expected.verified)} done after the merge")
     selected = result.next_plan.get("selected")

@@ -302,7 +302,7 @@ def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
 def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
     """("ok", (in-flight rows, their index's tables)) or ("error", message), from the full (cached) tracker
     parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
-    from wavegit import tracker
+    from wavegit import lifecycle, tracker
 
     text = git.run(["cat-file", "blob", blob_sha], cwd=repo.root).stdout
     try:
@@ -311,7 +311,7 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
-                 if item.status in tracker.IN_FLIGHT)
+                 if item.status in lifecycle.IN_FLIGHT)
     return "ok", (rows, _indexed([Owner(*row) for row in rows]).owned.tables())
 
 

@@ -1,27 +1,26 @@
 """A wave on GitHub: its pull request, its report comment and its gate status.
 
 Used by ``wavegit run``, ``wavegit collect`` and ``wavegit review`` when ``GITHUB_TOKEN`` and
-``GITHUB_REPOSITORY`` are set; without them nothing here runs and waves stay local. The order follows the
-wave (``wavegit.wave.run_claimed``): after the push, :meth:`Publisher.open_pr` opens (or finds and updates)
-the pull request of ``wavegit/<wave>`` against ``base_branch``, so that the record commit already carries
-``pr: N``; after the record, :meth:`Publisher.post_report` writes the report comment (one per PR, edited in
-place, describing the head it names) and runs the merge gate, whose ``wavegit/gate`` status branch
-protection can require. The gate runs here because a pull request opened with the Actions token starts no
-``pull_request`` workflow. That is at most 10 API requests per wave, whatever its size: 2-3 for the pull
+``GITHUB_REPOSITORY`` are set; without them nothing here runs and waves stay local. A :class:`Publisher` is
+the wave's ``Delivery`` (``wavegit.engine.pipeline``), called in the wave's order: after the push,
+:meth:`Publisher.open_pr` opens (or finds and updates) the pull request of ``wavegit/<wave>`` against
+``base_branch``, so that the record commit already carries ``pr: N``; after the record,
+:meth:`Publisher.post_report` writes the report comment (one per PR, edited in place, describing the head it
+names) and runs the merge gate, whose ``wavegit/gate`` status branch protection can require. The gate runs
+here because a pull request opened with the Actions token starts no ``pull_request`` workflow. That is at most 10 API requests per wave, whatever its size: 2-3 for the pull
 request, 3 for the comment, 4 for the gate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
 
 from wavegit import gate, github, report
 from wavegit.config import Config
+from wavegit.engine.pipeline import Delivery, NoDelivery
 from wavegit.github import GitHubClient
 from wavegit.report import WaveReport
 from wavegit.store import TrackerStore
-from wavegit.wave import OpenPr, Publish
 
 TITLE_ITEMS = 5
 """Item ids named in a PR title; the rest are counted."""
@@ -78,12 +77,6 @@ def from_env(config: Config, store: TrackerStore) -> Publisher | None:
     return Publisher(github.connect(settings), config, store) if settings is not None else None
 
 
-class WaveHooks(TypedDict, total=False):
-    """The keyword arguments of ``wave.run_wave`` / ``wave.run_claimed`` that publish a wave."""
-
-    open_pr: OpenPr
-    publish: Publish
-
-
-def wave_hooks(publisher: Publisher | None) -> WaveHooks:
-    return {} if publisher is None else {"open_pr": publisher.open_pr, "publish": publisher.post_report}
+def delivery(config: Config, store: TrackerStore) -> Delivery:
+    """Where a wave's pushed branch goes: GitHub when it is configured in the environment, else nowhere."""
+    return from_env(config, store) or NoDelivery()

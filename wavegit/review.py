@@ -24,24 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from wavegit import gate, git, report, tracker, worktree
+from wavegit import gate, git, lifecycle, report, tracker, worktree
 from wavegit.config import Config
+from wavegit.engine.claim import load_tracker
+from wavegit.engine.outcome import item_report, item_update, wave_succeeded
+from wavegit.engine.records import Attempt, ItemRun, utc_now
+from wavegit.engine.wave import collect
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.github import Comment, GitHubClient
+from wavegit.lifecycle import Status
 from wavegit.publish import Publisher
 from wavegit.repo import Repo
-from wavegit.scaleout import remote_wave_tip, run_item, wave_claim, wave_items
+from wavegit.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
-from wavegit.wave import (
-    Attempt,
-    ItemRun,
-    Wave,
-    item_report,
-    load_tracker,
-    record_fields,
-    utc_now,
-    wave_succeeded,
-)
 
 ACTIONS = ("retry", "drop")
 WRITERS = ("admin", "maintain", "write")
@@ -132,7 +127,7 @@ class Reviewer:
         item = loaded.get(command.item_id)
         if item is None:
             raise Refused(f"there is no item `{command.item_id}` in the tracker.")
-        if item.wave != wave_id or item.status != "review":
+        if item.wave != wave_id or item.status != Status.REVIEW:
             raise Refused(f"`{item.id}` is not an item of wave `{wave_id}` under review "
                           f"(its status is {item.status}).")
         published = self._current_report(number)
@@ -143,7 +138,7 @@ class Reviewer:
         on_branch = branch_items(self.repo, base, tip)
         if item.id not in on_branch:
             raise Refused(f"`{item.id}` has no commit on `{pr.head_ref}`.")
-        members = wave_items(loaded, wave_id, ("review",))
+        members = wave_items(loaded, wave_id, Status.REVIEW)
         rebuild = Rebuild(self, number, wave_id, base, tip, snapshot, members, on_branch, published)
         if command.action == "drop":
             return rebuild.drop(item, author)
@@ -182,8 +177,8 @@ class Rebuild:
             current = load_tracker(snapshot, r.repo, r.config).get(item.id)
             if snapshot.text is None or current is None or current.wave != self.wave_id:
                 return None
-            return Change(tracker.set_fields(snapshot.text, item.id,
-                                             record_fields(run, current, r.config, utc_now(), pr)))
+            update = item_update(run, current, r.config, utc_now(), pr)
+            return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
 
         mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}\n\n"
                                        f"{worktree.TRAILER_WAVE}: {self.wave_id}")
@@ -205,9 +200,8 @@ class Rebuild:
             current = load_tracker(snapshot, r.repo, r.config).get(item.id)
             if snapshot.text is None or current is None or current.wave != self.wave_id:
                 return None
-            return Change(tracker.set_fields(snapshot.text, item.id, {
-                "status": "todo", "wave": None, "claimed_at": None, "pr": None, "last_error": reason,
-                "updated_at": report.utc_timestamp()}))
+            update = lifecycle.reopen(reason, report.utc_timestamp())
+            return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
 
         mutate(r.store, apply, message=f"wavegit: drop {item.id} from wave {self.wave_id}\n\n"
                                        f"{worktree.TRAILER_WAVE}: {self.wave_id}")
@@ -225,10 +219,8 @@ class Rebuild:
         """Rebuild the branch from ``runs``, push it, and the report describing it (``fresh``: re-run)."""
         r = self.reviewer
         branch = worktree.wave_branch(self.wave_id)
-        claimed = wave_claim(self.wave_id, self.members, self.snapshot, 0.0)
-        wave = Wave(r.repo, r.config, r.store, claimed, self.base)
         try:
-            head, wave_test, _ = wave.collect(runs, push=True, lease=self.tip)
+            collected = collect(r.repo, r.config, self.wave_id, self.base, runs, push=True, lease=self.tip)
         finally:
             worktree.delete_branch(r.repo.root, branch)
         rep = self.published
@@ -236,13 +228,13 @@ class Rebuild:
         gone = [one.id for one in rep.items if one.id not in kept]
         rep.items = [item_report(fresh, r.config) if fresh is not None and one.id == fresh.item.id else one
                      for one in rep.items if one.id in kept]
-        rep.head_sha, rep.pr = head, self.number
+        rep.head_sha, rep.pr = collected.head, self.number
         rep.notes.append(note)
         if gone:
             rep.notes.append(f"no longer on {branch}: {', '.join(gone)}")
-        if wave_test is not None:
-            rep.wave_test = wave_test.to_report()
-        rep.success = wave_succeeded(rep, wave_test)
+        if collected.wave_test is not None:
+            rep.wave_test = collected.wave_test.to_report()
+        rep.success = wave_succeeded(rep, collected.wave_test)
         rep.finished_at = report.utc_timestamp()
         return rep
 

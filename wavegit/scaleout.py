@@ -12,9 +12,9 @@
   message) plus the tails of the last attempt's logs. No ``Wavegit-Item`` trailer: sync and the pre-push
   hook do not take it for a delivered item.
 - **collect** fetches those branches and finishes the wave like ``wavegit run`` does after its items ran
-  (``wave.run_claimed`` with the pinned base): combine the verified commits in tracker order, run
-  ``wave_test``, push, record, open the PR, post the report. An item without a result branch goes back to
-  ``todo`` (attempts unchanged), like an item that never started.
+  (``engine.pipeline.run_claimed``, :class:`ResultBranches` its item source): combine the verified commits
+  in tracker order, run ``wave_test``, push, record, open the PR, post the report. An item without a result
+  branch goes back to ``todo`` (attempts unchanged), like an item that never started.
 
 The wave budget (``budget.wave_usd``) applies per runner here; the day budget is checked by every runner.
 """
@@ -31,26 +31,15 @@ from typing import NamedTuple
 
 from wavegit import budget, git, report, runner, tracker, worktree
 from wavegit.config import Config
+from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
+from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
+from wavegit.engine.pipeline import Delivery, NoDelivery, WaveOptions, run_claimed
+from wavegit.engine.records import Attempt, Events, ItemRun, NoEvents, utc_now
+from wavegit.engine.wave import Wave
 from wavegit.errors import UsageError
-from wavegit.publish import WaveHooks
+from wavegit.lifecycle import Status
 from wavegit.repo import Repo
-from wavegit.select import Plan
 from wavegit.store import Snapshot, TrackerStore
-from wavegit.wave import (
-    REPORT_TAIL_LINES,
-    Attempt,
-    Claim,
-    Events,
-    ItemRun,
-    Wave,
-    WaveOutcome,
-    claim,
-    load_tracker,
-    resolve_base,
-    run_claimed,
-    spend_limit,
-    utc_now,
-)
 
 RESULT_KEY = "Wavegit-Result-Json"
 RESULT_FORMAT = 1
@@ -59,15 +48,9 @@ _LOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z")
 
 # -- the tracker and the wave branch ------------------------------------------------------------------------
 
-def wave_items(loaded: tracker.Tracker, wave_id: str, statuses: tuple[str, ...]) -> tuple[tracker.Item, ...]:
-    """The items of ``wave_id`` in one of ``statuses``, in tracker order."""
-    return tuple(item for item in loaded.items if item.wave == wave_id and item.status in statuses)
-
-
-def wave_claim(wave_id: str, items: tuple[tracker.Item, ...], snapshot: Snapshot, day_spent: float) -> Claim:
-    """A :class:`Claim` for a wave claimed earlier (by another process), for ``Wave`` to run or collect."""
-    plan = Plan(tuple(item.id for item in items), (), snapshot.blob_sha or "")
-    return Claim(wave_id, plan, None, snapshot.commit, items, day_spent)
+def wave_items(loaded: tracker.Tracker, wave_id: str, status: Status) -> tuple[tracker.Item, ...]:
+    """The items of ``wave_id`` in ``status``, in tracker order."""
+    return tuple(item for item in loaded.items if item.wave == wave_id and item.status == status)
 
 
 def check_wave_id(wave_id: str) -> str:
@@ -101,7 +84,7 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
     """Claim the next wave and push its branch at its base."""
     now = utc_now()
     claimed = claim(repo, config, store, max_items=max_items, wave_id=worktree.new_wave_id(now), now=now)
-    if claimed.commit is None:
+    if not claimed.items:
         return Claimed("", ())
     base = resolve_base(repo, config, claimed.commit)
     branch = worktree.wave_branch(claimed.wave_id)
@@ -115,8 +98,8 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item
              snapshot: Snapshot, *, events: Events | None = None) -> ItemRun:
     """Run one item of a claimed wave from ``base`` the way a wave runs each of its items."""
     day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, utc_now())
-    wave = Wave(repo, config, store, wave_claim(wave_id, (item,), snapshot, day_spent), base, events=events,
-                spend_limit=spend_limit(config, day_spent))
+    claimed = earlier_claim(wave_id, (item,), snapshot, day_spent)
+    wave = Wave(repo, config, store, claimed, base, events=events)
     run = ItemRun(item)
     try:
         wave.run_items([run])
@@ -146,7 +129,7 @@ def _claimed_item(loaded: tracker.Tracker, wave_id: str, item_id: str) -> tracke
     item = loaded.get(item_id)
     if item is None:
         raise UsageError(f"--item {item_id}: no such item in the tracker")
-    if item.status != "in_progress" or item.wave != wave_id:
+    if item.status != Status.IN_PROGRESS or item.wave != wave_id:
         raise UsageError(f"--item {item_id}: not claimed by wave {wave_id} (status {item.status}, "
                          f"wave {item.wave or 'none'})")
     return item
@@ -272,11 +255,11 @@ NO_RESULT = "not started: no result from `wavegit work` (the runner did not fini
 
 
 def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, push: bool = True,
-            hooks: WaveHooks | None = None, events: Events | None = None) -> WaveOutcome:
+            delivery: Delivery | None = None, events: Events | None = None) -> WaveOutcome:
     """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring)."""
     check_wave_id(wave_id)
     snapshot = store.read()
-    items = wave_items(load_tracker(snapshot, repo, config), wave_id, ("in_progress",))
+    items = wave_items(load_tracker(snapshot, repo, config), wave_id, Status.IN_PROGRESS)
     if not items:
         raise UsageError(f"--wave {wave_id}: no item is in progress in this wave (already collected?)")
     base = remote_wave_tip(repo, config, wave_id)
@@ -284,19 +267,32 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     tracking = f"refs/remotes/{config.remote}/{prefix}"
     git.run(["fetch", "-q", "--no-tags", "--prune", config.remote, f"+refs/heads/{prefix}*:{tracking}*"],
             cwd=repo.root)
-
-    def produce(wave: Wave, runs: list[ItemRun]) -> None:
-        for n, run in enumerate(runs):
-            runs[n] = _collected_run(repo, run.item, f"{tracking}{run.item.id}", base, wave.logs)
-
     started = utc_now()
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
                                                        day_usd_limit=config.budget.day_usd))
-    hooks = hooks or {}
-    return run_claimed(repo, config, store, wave_claim(wave_id, items, snapshot, 0.0), rep, push=push,
-                       events=events, base=base, produce=produce, publish=hooks.get("publish"),
-                       open_pr=hooks.get("open_pr"))
+    return run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
+                       source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
+                       options=WaveOptions(push=push, events=events or NoEvents()))
+
+
+@dataclass(frozen=True)
+class ResultBranches:
+    """A scaled-out wave's item runs, read from the result branches its runners pushed (fetched under
+    ``tracking``), all built on its pinned ``base``."""
+
+    repo: Repo
+    pinned: str
+    tracking: str
+
+    def base(self, claimed: Claim) -> str:
+        del claimed
+        return self.pinned
+
+    def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
+        for n, run in enumerate(runs):
+            runs[n] = _collected_run(self.repo, run.item, f"{self.tracking}{run.item.id}", self.pinned,
+                                     wave.logs)
 
 
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:

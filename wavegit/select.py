@@ -28,9 +28,10 @@ import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from wavegit.lifecycle import IN_FLIGHT, Status
 from wavegit.paths import FirstOverlap, OwnershipIndex, remember
 from wavegit.schema import gc_paused
-from wavegit.tracker import IN_FLIGHT, PRIORITIES, Columns, Tracker, columns
+from wavegit.tracker import PRIORITIES, Columns, Tracker, columns
 
 EXACT_MAX_COMPONENT = 64
 """Largest component (in items) searched exactly; bitmask search beyond this stops paying off."""
@@ -91,7 +92,7 @@ def _plan(cols: Columns, max_items: int, tracker_sha: str) -> Plan:
     reasons: dict[int, str] = {}
     ready: list[int] = []
     for pos, status in enumerate(cols.statuses):
-        if status != "todo":
+        if status != Status.TODO:
             continue
         reason = _not_ready_reason(cols, pos, row_of)
         if reason is None:
@@ -134,9 +135,9 @@ def _not_ready_reason(cols: Columns, pos: int, row_of: Mapping[str, int]) -> str
         if dep is None:
             return f"depends on {dep_id} (no such item)"
         status = cols.statuses[dep]
-        if status == "done":
+        if status == Status.DONE:
             continue
-        if status in ("failed", "blocked"):
+        if status in (Status.FAILED, Status.BLOCKED):
             return f"depends on {dep_id} ({status})"
         return f"depends on {dep_id}"
     return None

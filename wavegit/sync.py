@@ -34,10 +34,11 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, report, tracker, worktree
+from wavegit import git, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github import GitHubClient, mark_report_outcome, pr_state_for_sync
+from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
 
@@ -54,7 +55,7 @@ class ItemChange:
     id: str
     wave: str | None
     old: str
-    new: str
+    new: Status
     reason: str
     fields: Mapping[str, object | None] = field(compare=False)
     pr: int | None = None
@@ -219,9 +220,9 @@ def lease_expired(item: tracker.Item, ttl_s: float, now: datetime) -> bool:
 
 def decide(item: tracker.Item, facts: Facts, config: Config, now: datetime) -> ItemChange | None:
     """The change the rules (module docstring) make to ``item``, or None."""
-    if item.status == "review":
+    if item.status == Status.REVIEW:
         return _review(item, facts, now)
-    if item.status == "in_progress":
+    if item.status == Status.IN_PROGRESS:
         return _in_progress(item, facts, config, now)
     return None
 
@@ -232,9 +233,8 @@ def _review(item: tracker.Item, facts: Facts, now: datetime) -> ItemChange | Non
         if state == "merged":
             return _done(item, merge_sha, f"PR #{item.pr} merged", now)
         if state == "closed":
-            fields = {"status": "todo", "wave": None, "claimed_at": None, "pr": None,
-                      "last_error": f"PR #{item.pr} was closed without merging"}
-            return _change(item, fields, f"PR #{item.pr} closed without merging", now)
+            update = lifecycle.reopen(f"PR #{item.pr} was closed without merging", report.utc_timestamp(now))
+            return _change(item, update, f"PR #{item.pr} closed without merging")
         return None
     if item.wave is None:
         return None
@@ -256,20 +256,20 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
         where = facts.refs.where
         return _release(item, config, f"lease expired ({since}); no branch {branch} on {where}", now)
     if on_branch:
-        fields = {"status": "review", "attempts": item.attempts + 1, "last_error": None}
-        return _change(item, fields, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
-                                     "before recording", now)
+        # The wave's record is lost, not its attempt: one attempt, verified.
+        update = lifecycle.record(item, verified=True, used=1, cost=0.0, error=None,
+                                  max_attempts=config.max_attempts, at=report.utc_timestamp(now))
+        return _change(item, update, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
+                                     "before recording")
     return _release(item, config, f"lease expired ({since}); {worktree.wave_branch(wave)} has no commit "
                                   "of this item", now)
 
 
 def _release(item: tracker.Item, config: Config, reason: str, now: datetime) -> ItemChange:
-    attempts = item.attempts + 1
-    if attempts >= config.max_attempts:
-        return _change(item, {"status": "failed", "attempts": attempts, "last_error": reason},
-                       f"{reason}; attempt {attempts} of {config.max_attempts}", now)
-    fields = {"status": "todo", "wave": None, "claimed_at": None, "attempts": attempts, "last_error": reason}
-    return _change(item, fields, reason, now)
+    update = lifecycle.release(item, reason, config.max_attempts, report.utc_timestamp(now))
+    if update.status == Status.FAILED:
+        reason = f"{reason}; attempt {item.attempts + 1} of {config.max_attempts}"
+    return _change(item, update, reason)
 
 
 def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) -> ItemChange | None:
@@ -280,15 +280,13 @@ def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) 
 
 
 def _done(item: tracker.Item, merge_sha: str | None, reason: str, now: datetime) -> ItemChange:
-    fields = {"status": "done", "merge_sha": merge_sha, "last_error": None}
-    return _change(item, fields, reason, now, merge_sha)
+    return _change(item, lifecycle.done(merge_sha, report.utc_timestamp(now)), reason, merge_sha)
 
 
-def _change(item: tracker.Item, fields: Mapping[str, object | None], reason: str, now: datetime,
+def _change(item: tracker.Item, update: lifecycle.Update, reason: str,
             merge_sha: str | None = None) -> ItemChange:
-    written = {**fields, "updated_at": report.utc_timestamp(now)}
-    new = str(fields["status"])
-    return ItemChange(item.id, item.wave, item.status, new, reason, written, item.pr, merge_sha)
+    return ItemChange(item.id, item.wave, item.status, update.status, reason, update.fields, item.pr,
+                      merge_sha)
 
 
 # -- pruning ------------------------------------------------------------------------------------------------
@@ -382,7 +380,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
     loaded, result.items = seen[0]
     new_status = {c.id: c.new for c in result.items}
     in_flight = {item.wave for item in loaded.items
-                 if item.wave and new_status.get(item.id, item.status) == "in_progress"}
+                 if item.wave and new_status.get(item.id, item.status) == Status.IN_PROGRESS}
     result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run)
     if github is not None and result.commit is not None:
         result.errors = update_comments(github, result.items)
@@ -393,12 +391,12 @@ def update_comments(github: GitHubClient, changes: list[ItemChange]) -> list[str
     """Say on each affected PR's report comment what sync did; the errors (the tracker commit stands)."""
     by_pr: dict[int, list[ItemChange]] = {}
     for change in changes:
-        if change.pr is not None and change.old == "review" and change.new in ("done", "todo"):
+        if change.pr is not None and change.old == Status.REVIEW and change.new in (Status.DONE, Status.TODO):
             by_pr.setdefault(change.pr, []).append(change)
     errors: list[str] = []
     for number, group in sorted(by_pr.items()):
         ids = ", ".join(c.id for c in group)
-        merged = group[0].new == "done"
+        merged = group[0].new == Status.DONE
         sha = (group[0].merge_sha or "")[:12]
         outcome = (f"merged{' as ' + sha if sha else ''}; `wavegit sync` marked {ids} done" if merged
                    else f"closed without merging; `wavegit sync` returned {ids} to todo")

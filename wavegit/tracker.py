@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
+from wavegit.lifecycle import STATUSES, Status
 from wavegit.schema import Node
 
 if TYPE_CHECKING:
     from wavegit.paths import FirstOverlapTables
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
-STATUSES = ("todo", "in_progress", "review", "done", "failed", "blocked")
-IN_FLIGHT = ("in_progress", "review")
 VERSION = 1
 WRITTEN_BY_WAVEGIT = ("wave", "attempts", "pr", "claimed_at", "updated_at", "last_error", "cost", "merge_sha")
 
@@ -40,7 +39,8 @@ class Item:
     title: str = ""
     priority: str = "P2"
     depends_on: tuple[str, ...] = ()
-    status: str = "todo"
+    status: str = Status.TODO.value
+    """A :class:`wavegit.lifecycle.Status` value, as the tracker holds it."""
     wave: str | None = None
     attempts: int = 0
     pr: int | None = None

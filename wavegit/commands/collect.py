@@ -25,7 +25,6 @@ def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
     config = load_config(repo.root, repo.state_dir / "cache")
     store = GitStore(repo, config)
-    hooks = publish.wave_hooks(publish.from_env(config, store))
-    outcome = scaleout.collect(repo, config, store, args.wave, hooks=hooks)
+    outcome = scaleout.collect(repo, config, store, args.wave, delivery=publish.delivery(config, store))
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

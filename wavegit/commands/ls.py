@@ -7,7 +7,7 @@ import dataclasses
 import json
 import sys
 
-from wavegit import tracker
+from wavegit import lifecycle, tracker
 from wavegit.config import load_config
 from wavegit.repo import discover
 from wavegit.store import GitStore
@@ -16,8 +16,8 @@ _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--status", action="extend", nargs="+", choices=tracker.STATUSES, metavar="S",
-                        help=f"only items with these statuses ({', '.join(tracker.STATUSES)})")
+    parser.add_argument("--status", action="extend", nargs="+", choices=lifecycle.STATUSES, metavar="S",
+                        help=f"only items with these statuses ({', '.join(lifecycle.STATUSES)})")
     parser.add_argument("--json", action="store_true", help="print a JSON list of item objects")
     parser.add_argument("--fetch", action="store_true", help="fetch the tracker branch from the remote first")
 

@@ -12,8 +12,9 @@ import argparse
 import signal
 from types import FrameType
 
-from wavegit import publish, wave
+from wavegit import publish
 from wavegit.config import load_config
+from wavegit.engine.pipeline import WaveOptions, run_wave
 from wavegit.errors import UsageError
 from wavegit.progress import Progress
 from wavegit.repo import discover
@@ -52,14 +53,14 @@ def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
     config = load_config(repo.root)
     store = GitStore(repo, config)
-    publisher = publish.from_env(config, store)
-    hooks = publish.wave_hooks(publisher)
+    delivery = publish.delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
     if args.json:
-        outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push, **hooks)
+        outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
+                           options=WaveOptions(push=not args.no_push))
     else:
         with Progress() as progress:
-            outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
-                                    events=progress, **hooks)
+            outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
+                               options=WaveOptions(push=not args.no_push, events=progress))
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

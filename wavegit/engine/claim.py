@@ -1,0 +1,102 @@
+"""A wave's claim: preflight, the one compare-and-swap commit that takes its items, and its base commit."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from wavegit import budget, halt, lifecycle, report, tracker, worktree
+from wavegit.config import Config
+from wavegit.errors import UsageError
+from wavegit.repo import Repo
+from wavegit.select import Plan, select
+from wavegit.store import Change, Snapshot, TrackerStore, mutate
+
+
+@dataclass
+class Claim:
+    wave_id: str
+    plan: Plan
+    commit: str | None
+    """The claim commit; None when nothing was written."""
+    snapshot_commit: str | None
+    """The tracker branch head the plan was made on."""
+    items: tuple[tracker.Item, ...]
+    """The claimed items, in tracker order; empty when nothing was selected."""
+    day_spent: float
+    halt_read_at: float = -math.inf
+    """``time.monotonic()`` when the HALT read the claim rests on had started, at the latest."""
+    repaired: tuple[str, ...] = ()
+    """Half-made worktrees the preflight removed (``worktree.repair_half_made``), one line each."""
+    exhausted: tuple[str, ...] = ()
+    """``todo`` items with no attempt left that the claim marked ``failed`` (``lifecycle.exhausted``)."""
+
+
+def earlier_claim(wave_id: str, items: tuple[tracker.Item, ...], snapshot: Snapshot,
+                  day_spent: float) -> Claim:
+    """A :class:`Claim` for a wave claimed earlier (by another process), to run or collect its items."""
+    plan = Plan(tuple(item.id for item in items), (), snapshot.blob_sha or "")
+    return Claim(wave_id, plan, None, snapshot.commit, items, day_spent)
+
+
+def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracker.Tracker:
+    if snapshot.text is None or snapshot.blob_sha is None:
+        raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
+                         "(run `wavegit init`)")
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, store_repo.state_dir / "cache",
+                               config.tracker_path, strict=False)
+
+
+def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: str,
+          now: datetime) -> Claim:
+    """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`)."""
+    # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
+    repaired = tuple(worktree.repair_half_made(repo))
+    at = report.utc_timestamp(now)
+    chosen: list[tuple[Plan, float, tuple[str, ...]]] = []
+
+    def apply(snapshot: Snapshot) -> Change | None:
+        halt.check(store, snapshot)
+        day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, now)
+        loaded = load_tracker(snapshot, repo, config)
+        updates: dict[str, lifecycle.Update] = {}
+        for item in loaded.items:
+            update = lifecycle.exhausted(item, config.max_attempts, at)
+            if update is not None:
+                updates[item.id] = update
+        # The planner sees exhausted items as the claim leaves them: failed.
+        planned = loaded if not updates else tracker.Tracker(loaded.version, tuple(
+            dataclasses.replace(item, status=updates[item.id].status.value) if item.id in updates else item
+            for item in loaded.items))
+        plan = select(planned, max_items, snapshot.blob_sha or "")
+        chosen[:] = [(plan, day_spent, tuple(updates))]
+        updates.update((item_id, lifecycle.claim(wave_id, at)) for item_id in plan.selected)
+        if not updates:
+            return None
+        assert snapshot.text is not None
+        text = snapshot.text
+        for item_id, update in updates.items():
+            text = tracker.set_fields(text, item_id, update.fields)
+        return Change(text)
+
+    message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"
+    # The snapshot `apply` finds no HALT in is read after this moment: the wave's first launches reuse it.
+    halt_read_at = time.monotonic()
+    result = mutate(store, apply, message=message)
+    plan, day_spent, exhausted = chosen[0]
+    loaded = load_tracker(result.snapshot, repo, config)
+    items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
+    return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at,
+                 repaired, exhausted)
+
+
+def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
+    """The commit the wave branch starts from: the base branch head (the claim commit if they coincide)."""
+    if config.base_branch == config.tracker_branch and claim_commit:
+        return claim_commit
+    if repo.has_remote(config.remote):
+        return worktree.fetch_branch(repo.root, config.remote, config.base_branch)
+    return worktree.rev_parse(repo.root, f"refs/heads/{config.base_branch}")

@@ -1,0 +1,179 @@
+"""A wave from its claim to its report (see :mod:`wavegit.engine`), with declared extension points: where
+the items' runs come from (:class:`ItemSource`) and where a pushed wave goes (:class:`Delivery`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from wavegit import report, worktree
+from wavegit.config import Config
+from wavegit.engine.claim import Claim, claim, resolve_base
+from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
+from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
+from wavegit.engine.wave import Collected, Wave, collect
+from wavegit.errors import EXIT_OK, RaceLostError, WavegitError
+from wavegit.lifecycle import one_line
+from wavegit.repo import Repo
+from wavegit.store import TrackerStore
+
+
+class Delivery(Protocol):
+    """Where a pushed wave goes besides its branch: its pull request and report (``publish.Publisher``)."""
+
+    def open_pr(self, rep: report.WaveReport) -> int | None:
+        """After the push, before the record, with the report so far: the pull request's number or None."""
+
+    def post_report(self, rep: report.WaveReport) -> int | None:
+        """After the record, with the final report: the pull request's number or None."""
+
+
+class NoDelivery:
+    """A wave that stays a branch: no pull request, no report comment."""
+
+    def open_pr(self, rep: report.WaveReport) -> int | None:
+        del rep
+        return None
+
+    def post_report(self, rep: report.WaveReport) -> int | None:
+        del rep
+        return None
+
+
+class ItemSource(Protocol):
+    """Where a claimed wave's item runs come from."""
+
+    def base(self, claimed: Claim) -> str:
+        """The commit the wave branch starts from."""
+
+    def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
+        """Fill ``runs`` (one per claimed item, in tracker order) in place."""
+
+
+@dataclass(frozen=True)
+class RunHere:
+    """The items run in this process (``wavegit run``), from the base branch's head."""
+
+    repo: Repo
+    config: Config
+
+    def base(self, claimed: Claim) -> str:
+        return resolve_base(self.repo, self.config, claimed.commit)
+
+    def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
+        wave.run_items(runs)
+
+
+@dataclass(frozen=True)
+class WaveOptions:
+    push: bool = True
+    """False: the wave branch stays in this repository (``--no-push``)."""
+    events: Events = field(default_factory=NoEvents)
+
+
+def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
+             delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
+    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
+    started = utc_now()
+    claimed = claim(repo, config, store, max_items=max_items or config.max_items,
+                    wave_id=worktree.new_wave_id(started), now=started)
+    limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
+                                 day_spent_usd=round(claimed.day_spent, 6))
+    skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
+    rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
+                            budget=limits, started_at=report.utc_timestamp(started))
+    rep.notes += claimed.repaired
+    rep.notes += [f"{item_id}: no attempt left (max_attempts {config.max_attempts}); marked failed"
+                  for item_id in claimed.exhausted]
+    if not claimed.items:
+        rep.success, rep.tracker_updated = True, False
+        rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")
+        rep.finished_at = report.utc_timestamp()
+        return WaveOutcome(rep, EXIT_OK)
+    return run_claimed(repo, config, store, claimed, rep, source=RunHere(repo, config),
+                       delivery=delivery or NoDelivery(), options=options or WaveOptions())
+
+
+def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport, *,
+                source: ItemSource, delivery: Delivery, options: WaveOptions) -> WaveOutcome:
+    """Run a claimed wave to its report: its items from ``source``, the pushed wave to ``delivery``."""
+    runs = [ItemRun(item) for item in claimed.items]
+    branch = worktree.wave_branch(claimed.wave_id)
+    notes = options.events
+    notes.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
+    wave: Wave | None = None
+    collected: Collected | None = None
+    interrupted = False
+    try:
+        rep.base_sha = source.base(claimed)
+        worktree.set_branch(repo.root, branch, rep.base_sha)
+        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events)
+        source.fill(wave, runs)
+        wave.cleanup.start()
+        collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
+                            cleanup=wave.cleanup)
+        if collected.pushed:
+            notes.note(f"pushed {branch} to {config.remote}")
+        if any(run.commit for run in runs):
+            rep.head_sha, rep.branch = collected.head, branch
+            if not collected.pushed:
+                rep.notes.append(f"wave branch {branch} was not pushed (--no-push or no remote "
+                                 f"{config.remote!r}); it exists in this repository only")
+    except WavegitError as exc:
+        rep.notes.append(f"the wave stopped: {one_line(str(exc))}")
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: workers were cancelled; still release the claim before leaving.
+        interrupted = True
+        rep.notes.append("the wave was interrupted")
+    finally:
+        if wave is not None:
+            wave.cleanup.finish()
+    if collected is None:
+        for run in runs:
+            if run.commit is not None:
+                run.undelivered = "verified, but the wave branch could not be built or pushed"
+    pushed = collected is not None and collected.pushed
+    pr: int | None = None
+    if pushed and any(run.verified for run in runs):
+        rep.items = [item_report(run, config) for run in runs]
+        try:
+            pr = delivery.open_pr(rep)
+        except WavegitError as exc:
+            rep.notes.append(f"opening the pull request failed: {one_line(str(exc))}")
+    race_lost = False
+    try:
+        spent = wave.spent if wave is not None else 0.0
+        rep.tracker_updated = record(repo, config, store, claimed.wave_id, runs, spent=spent, now=utc_now(),
+                                     pr=pr) is not None
+    except RaceLostError as exc:
+        race_lost = True
+        rep.notes.append(f"the tracker update did not land: {exc}")
+    except WavegitError as exc:
+        rep.notes.append(f"the tracker update did not land: {one_line(str(exc))}")
+    if wave is not None:
+        rep.halted = wave.halted is not None
+        if wave.halted:
+            rep.notes.append(wave.halted)
+        if wave.launch_error:
+            rep.notes.append(wave.launch_error)
+        rep.budget.wave_spent_usd = round(wave.spent, 6)
+        rep.budget.exceeded = wave.budget_exceeded
+    wave_test = collected.wave_test if collected is not None else None
+    if wave_test is not None:
+        rep.wave_test = wave_test.to_report()
+        if wave_test.error:
+            rep.notes.append(f"wave test {wave_test.error}")
+    rep.items = [item_report(run, config) for run in runs]
+    rep.success = wave_succeeded(rep, wave_test)
+    rep.pr = pr
+    if pushed:
+        try:
+            rep.pr = delivery.post_report(rep) or pr
+        except WavegitError as exc:
+            rep.success = False
+            rep.notes.append(f"publishing failed: {one_line(str(exc))}")
+    rep.finished_at = report.utc_timestamp()
+    write_report(repo, rep)
+    if interrupted:
+        raise KeyboardInterrupt
+    return WaveOutcome(rep, exit_code(rep, race_lost))

@@ -1,0 +1,110 @@
+"""What a wave knows about its items' runs: attempts, item runs, and where it tells what happens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Protocol
+
+from wavegit import runner, tracker
+
+
+class Events(Protocol):
+    """Where a wave tells what happens (``wavegit.progress.Progress``); thread-safe."""
+
+    def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+
+class NoEvents:
+    """Events nobody watches."""
+
+    def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None:
+        del item_id, state, detail, attempt
+
+    def note(self, text: str) -> None:
+        del text
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class Attempt:
+    """One try of one item, as the report and the tracker need it."""
+
+    number: int
+    worker: str
+    prompt_sha256: str
+    base: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    exit_code: int | None = None
+    test_exit: int | None = None
+    cost: float | None = None
+    log_path: Path | None = None
+    test_log_path: Path | None = None
+    killed: str | None = None
+    error: str | None = None
+    feedback: str = ""
+    """What the next attempt is told (empty when verified)."""
+    files_changed: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    commit: str | None = None
+    """The item commit when verified."""
+    message: str = ""
+    """Its commit message (with the trailers)."""
+    counted: bool = True
+    """Whether it counts toward the item's attempts: False when wavegit, not the item, stopped it."""
+    launch_failed: bool = False
+
+    def failed(self, what: str, result: runner.ProcessResult) -> bool:
+        """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why."""
+        if result.killed == "cancelled":
+            self.error, self.counted = "cancelled: the batch stopped", False
+            return True
+        if not result.ok:
+            self.error = f"{what} {result.describe()}"
+            return True
+        return False
+
+
+@dataclass
+class ItemRun:
+    item: tracker.Item
+    attempts: list[Attempt] = field(default_factory=list)
+    not_started: str | None = None
+    """Why (another) attempt did not start: halted, budget, cancelled, no attempt left."""
+    undelivered: str | None = None
+    """Why a verified item's commit did not reach a pushed wave branch."""
+
+    @property
+    def commit(self) -> str | None:
+        last = self.attempts[-1] if self.attempts else None
+        return last.commit if last is not None else None
+
+    @property
+    def verified(self) -> bool:
+        return self.commit is not None and self.undelivered is None
+
+    @property
+    def used(self) -> int:
+        return sum(1 for a in self.attempts if a.counted)
+
+    @property
+    def cost(self) -> float:
+        return sum(a.cost or 0.0 for a in self.attempts)
+
+    @property
+    def error(self) -> str | None:
+        if self.verified:
+            return None
+        if self.undelivered:
+            return self.undelivered
+        last = self.attempts[-1] if self.attempts else None
+        if last is not None and last.error and (last.counted or not self.not_started):
+            return last.error
+        return self.not_started or (last.error if last else None)

@@ -1,0 +1,273 @@
+"""A claimed wave at work: its items run ``concurrency`` at once, HALT watched before every launch, then the
+wave branch combined, tested and pushed (:func:`collect`) while its worktrees are cleaned up."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from wavegit import budget, git, halt, lifecycle, report, runner, tracker, worktree
+from wavegit.config import HALT_PATH, Config
+from wavegit.engine.attempt import AttemptContext, run_attempts
+from wavegit.engine.claim import Claim
+from wavegit.engine.records import Events, ItemRun, NoEvents
+from wavegit.errors import WavegitError
+from wavegit.repo import Repo
+from wavegit.store import TrackerStore
+from wavegit.workspaces import Workspaces
+
+HALT_FRESH_S = 0.5
+"""A HALT read that started at most this long before a launch is reused by it (launches come in bursts)."""
+
+
+def worktrees_dir(repo: Repo, wave_id: str) -> Path:
+    return repo.state_dir / "worktrees" / wave_id
+
+
+def logs_dir(repo: Repo, wave_id: str) -> Path:
+    return repo.state_dir / "logs" / wave_id
+
+
+def spend_limit(config: Config, day_spent: float) -> float:
+    """What a wave may spend before no new attempt starts: its ceiling, or what is left of the day's."""
+    limits = [config.budget.wave_usd] if config.budget.wave_usd > 0 else []
+    if config.budget.day_usd > 0:
+        limits.append(max(config.budget.day_usd - day_spent, 0.0))
+    return min(limits) if limits else 0.0
+
+
+class HaltWatch:
+    """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier."""
+
+    def __init__(self, store: TrackerStore, git_lock: threading.Lock, read_at: float = -math.inf) -> None:
+        """``read_at``: when a read that found no HALT had started (the claim's), else never."""
+        self._store = store
+        self._lock = git_lock
+        self._read_started = read_at
+        self._reason: str | None = None
+
+    def reason(self) -> str | None:
+        asked = time.monotonic()
+        with self._lock:
+            if self._read_started < asked - HALT_FRESH_S:
+                started = time.monotonic()
+                try:
+                    text = halt.halt_text(self._store, self._store.read())
+                    self._reason = None if text is None else halt.describe(text)
+                except WavegitError as exc:
+                    # Fail closed: when HALT cannot be read, nothing new starts.
+                    self._reason = f"cannot read {HALT_PATH}: {exc}"
+                self._read_started = started
+            return self._reason
+
+
+class _Background:
+    """A function run in a daemon thread; :meth:`join` waits and raises what it raised."""
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self._work = work
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="wavegit-cleanup", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._work()
+        except BaseException as exc:  # handed to the joining thread
+            self._error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+class Cleanup:
+    """Removing a wave's worktrees and item branches, whatever state they are in; in the background while the
+    wave branch is combined and pushed, which read no worktree admin files."""
+
+    def __init__(self, repo: Repo, wave_id: str) -> None:
+        self.repo = repo
+        self.wave_id = wave_id
+        self._tidy: _Background | None = None
+        self._untidy = True
+        """Whether worktrees may exist that no cleanup has covered yet."""
+
+    def run(self) -> None:
+        worktree.remove_all_under(self.repo.root, worktrees_dir(self.repo, self.wave_id))
+        worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
+
+    def start(self) -> None:
+        """:meth:`run` in a background thread; everything that reads worktree admin files (a ``fetch``,
+        ``worktree add``) comes after :meth:`reserve` or :meth:`finish`."""
+        if self._tidy is None and self._untidy:
+            self._tidy, self._untidy = _Background(self.run), False
+
+    def reserve(self) -> None:
+        """Before a worktree is made: wait for the background cleanup; the final one covers the new one."""
+        self._wait()
+        self._untidy = True
+
+    def finish(self) -> None:
+        """Wait for the background cleanup; run the cleanup (again) if worktrees may have been made since."""
+        self._wait()
+        if self._untidy:
+            self._untidy = False
+            self.run()
+
+    def _wait(self) -> None:
+        tidy, self._tidy = self._tidy, None
+        if tidy is not None:
+            tidy.join()
+
+
+class Wave:
+    """One wave after its claim: runs its items, ``concurrency`` at once."""
+
+    def __init__(self, repo: Repo, config: Config, store: TrackerStore, claimed: Claim, base: str, *,
+                 events: Events | None = None) -> None:
+        self.repo = repo
+        self.config = config
+        self.claimed = claimed
+        self.wave_id = claimed.wave_id
+        self.base = base
+        self.logs = logs_dir(repo, self.wave_id)
+        self.halted: str | None = None
+        self.budget_exceeded = False
+        self._flag_lock = threading.Lock()
+        # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
+        # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
+        self.git_lock = threading.Lock()
+        self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
+        self.attempts = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
+                                       self.logs, events or NoEvents(),
+                                       budget.WaveSpend(spend_limit(config, claimed.day_spent)),
+                                       Workspaces(repo.root, self.git_lock))
+        self.cleanup = Cleanup(repo, self.wave_id)
+
+    @property
+    def spent(self) -> float:
+        return self.attempts.spend.spent
+
+    @property
+    def launch_error(self) -> str | None:
+        return self.attempts.launch_error
+
+    def run_items(self, runs: Sequence[ItemRun]) -> None:
+        """Every item's attempts, ``concurrency`` items at once (``runs`` are filled in place)."""
+        context = self.attempts
+        order = {item_id: n for n, item_id in enumerate(self.claimed.plan.selected)}
+        # Start in plan order (highest priority first); report and combine in tracker order.
+        queue = sorted(runs, key=lambda r: order.get(r.item.id, len(order)))
+        for run in queue:
+            context.events.event(run.item.id, "queued")
+        concurrency = max(1, self.config.concurrency)
+        # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
+        ahead = 2 * concurrency
+        context.workspaces = Workspaces(self.repo.root, self.git_lock)
+        # Item branches made before their worktrees: registering one (serialised) takes one git call less.
+        worktree.set_branches(self.repo.root, [context.spec(run.item, 1).branch for run in queue], self.base)
+        for run in queue[:ahead]:
+            context.workspaces.prepare(context.spec(run.item, 1))
+        upcoming = [run.item for run in queue[ahead:]]
+        try:
+            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="wavegit-item") as pool:
+                futures = [pool.submit(self._run_item, run, upcoming[n] if n < len(upcoming) else None)
+                           for n, run in enumerate(queue)]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    context.cancel.set()
+                    raise
+        finally:
+            context.workspaces.close()
+
+    def _run_item(self, run: ItemRun, upcoming: tracker.Item | None) -> None:
+        """``run``'s attempts; first, the worktree of the ``upcoming`` item is started ahead."""
+        if upcoming is not None:
+            self.attempts.workspaces.prepare(self.attempts.spec(upcoming, 1))
+        tries = lifecycle.attempts_left(run.item, self.config.attempts, self.config.max_attempts)
+        run_attempts(self.attempts, run, tries, self._stop_reason)
+
+    def _stop_reason(self) -> str | None:
+        context = self.attempts
+        if context.cancel.is_set():
+            return f"not started: the batch stopped ({context.launch_error or 'cancelled'})"
+        if context.spend.exceeded:
+            with self._flag_lock:
+                self.budget_exceeded = True
+            return f"not started: wave budget reached (${budget.format_usd(context.spend.spent)})"
+        reason = self.halt_watch.reason()
+        if reason is not None:
+            with self._flag_lock:
+                self.halted = reason
+            return f"not started: {reason}"
+        return None
+
+
+@dataclass(frozen=True)
+class WaveTest:
+    command: str
+    exit_code: int | None
+    log_path: Path
+    error: str | None
+
+    def to_report(self) -> report.WaveTestReport:
+        return report.WaveTestReport(command=self.command, exit_code=self.exit_code)
+
+
+@dataclass(frozen=True)
+class Collected:
+    head: str
+    """The wave branch's head (the base when nothing was verified)."""
+    wave_test: WaveTest | None
+    pushed: bool
+
+
+def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[ItemRun], *, push: bool,
+            lease: str | None = None, cleanup: Cleanup | None = None) -> Collected:
+    """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.
+
+    ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
+    replaces it, but only if it is still there. ``cleanup``: the wave's, running in the background.
+    """
+    commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
+    branch = worktree.wave_branch(wave_id)
+    head = worktree.combine(repo.root, base, commits, branch=branch)
+    wave_test = None
+    if commits and config.wave_test.strip():
+        if cleanup is not None:
+            cleanup.reserve()
+        wave_test = _wave_test(repo, config, wave_id, head)
+    pushed = False
+    if commits and push and repo.has_remote(config.remote):
+        force = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
+        refspec = f"refs/heads/{branch}:refs/heads/{branch}"
+        git.run(["push", "--quiet", *force, config.remote, refspec], cwd=repo.root)
+        pushed = True
+    return Collected(head, wave_test, pushed)
+
+
+def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
+    path = worktrees_dir(repo, wave_id) / "_wave"
+    log_path = logs_dir(repo, wave_id) / "_wave.test.log"
+    worktree.add(repo.root, path, branch=None, start=head)
+    try:
+        # A worker's environment with no item: same variables removed, nothing item-specific.
+        env = runner.worker_env(os.environ, item_id="", wave_id=wave_id,
+                                prompt_file=Path(os.devnull), cost_file=Path(os.devnull),
+                                feedback_file=None, owns=(), pass_github_token=config.worker_github_token)
+        result = runner.run_process(runner.command_argv(config.wave_test), cwd=path, env=env,
+                                    stdin_text="", log_path=log_path, timeout_s=config.timeout_s,
+                                    idle_timeout_s=config.idle_timeout_s, cancel=None)
+    finally:
+        worktree.remove(repo.root, path)
+    return WaveTest(config.wave_test, result.exit_code if result.ok or result.exit_code else None,
+                    log_path, None if result.ok else result.describe())
