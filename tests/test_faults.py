@@ -24,6 +24,7 @@ from reliability_support import (
 )
 from support import RemoteRepo, git, wavegit
 from wave_support import branches, item, make_wave_repo, origin_item, run, worktrees
+
 from wavegit.engine.outcome import WaveOutcome
 
 REJECT_WAVE_BRANCHES = """#!/bin/sh

@@ -13,9 +13,9 @@ import pytest
 from ghserver import github_env, running
 from support import REPO_ROOT, RemoteRepo, git, wavegit
 from wave_support import item, make_wave_repo, origin_item, origin_tracker
-from wavegit.engine.records import Attempt, ItemRun, utc_now
 
 from wavegit import report, scaleout, tracker
+from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.errors import UsageError
 
 GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),

@@ -9,11 +9,11 @@ from typing import Any
 
 import yaml
 from support import RemoteRepo, git, make_remote_repo
-from wavegit.engine.outcome import WaveOutcome
-from wavegit.engine.pipeline import Delivery, WaveOptions, run_wave
 
 from wavegit import tracker
 from wavegit.config import load_config
+from wavegit.engine.outcome import WaveOutcome
+from wavegit.engine.pipeline import Delivery, WaveOptions, run_wave
 from wavegit.repo import discover
 from wavegit.store import GitStore
 

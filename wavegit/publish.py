@@ -7,8 +7,8 @@ the wave's ``Delivery`` (``wavegit.engine.pipeline``), called in the wave's orde
 ``base_branch``, so that the record commit already carries ``pr: N``; after the record,
 :meth:`Publisher.post_report` writes the report comment (one per PR, edited in place, describing the head it
 names) and runs the merge gate, whose ``wavegit/gate`` status branch protection can require. The gate runs
-here because a pull request opened with the Actions token starts no ``pull_request`` workflow. That is at most 10 API requests per wave, whatever its size: 2-3 for the pull
-request, 3 for the comment, 4 for the gate.
+here because a pull request opened with the Actions token starts no ``pull_request`` workflow. That is at
+most 10 API requests per wave, whatever its size: 2-3 for the pull request, 3 for the comment, 4 for the gate.
 """
 
 from __future__ import annotations
