@@ -233,7 +233,7 @@ def test_halt_during_a_wave_stops_new_attempts(tmp_path: Path, monkeypatch: pyte
     other = tmp_path / "other"
     halt_cmd = f"run {sys.executable} -m wavegit -C {other} halt --reason maintenance"
     remote = make_wave_repo(tmp_path, [
-        # The sleep outlasts wave.HALT_FRESH_S, so B's launch must read HALT afresh.
+        # The sleep outlasts engine.wave.HALT_FRESH_S, so B's launch must read HALT afresh.
         item("A", [halt_cmd, "sleep 0.6", "write src/a.txt ok"], ["src/a.txt"]),
         item("B", ["write src/b.txt ok"], ["src/b.txt"]),
     ], concurrency=1)
