@@ -138,7 +138,7 @@ def test_an_item_set_back_to_todo_with_no_attempt_left_never_runs_again(tmp_path
         item("NEXT", ["write src/next.txt ok"], ["src/next.txt"], depends_on=["A"]),
     ], attempts=2, max_attempts=4)
     outcome = run(remote.clone)
-    assert (outcome.exit_code, outcome.report.items) == (0, [])
+    assert (outcome.exit_code, outcome.report.items, outcome.report.tracker_updated) == (0, [], True)
     assert any("A: no attempt left (max_attempts 4)" in note for note in outcome.report.notes)
     recorded = origin_item(remote, "A")
     assert (recorded.status, recorded.attempts, recorded.wave) == ("failed", 4, None)

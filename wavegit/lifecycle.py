@@ -25,15 +25,14 @@ Two rules live only here:
   logs). An item back in ``todo`` (or ``blocked``) is nobody's: it carries none of them.
 
 This module is imported by the planner (``wavegit plan`` is a hot path): it imports nothing but the standard
-library's ``enum``, ``dataclasses`` and ``typing``; times come in as text (``report.utc_timestamp``).
+library's ``enum`` and ``typing``, and times come in as text (``report.utc_timestamp``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
 class Status(str, Enum):
@@ -91,9 +90,11 @@ class ItemState(Protocol):
     def last_error(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class Update:
-    """An item's new status and every tracker field that changes with it (None removes the field)."""
+class Update(NamedTuple):
+    """An item's new status and every tracker field that changes with it (None removes the field).
+
+    A NamedTuple, not a dataclass: this module is on the planner's import path, where making a dataclass
+    costs more than the planning of a small tracker."""
 
     status: Status
     fields: Mapping[str, object | None]

@@ -86,7 +86,8 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     rep.notes += [f"{item_id}: no attempt left (max_attempts {config.max_attempts}); marked failed"
                   for item_id in claimed.exhausted]
     if not claimed.items:
-        rep.success, rep.tracker_updated = True, False
+        # Written only when the claim failed items with no attempt left.
+        rep.success, rep.tracker_updated = True, claimed.commit is not None
         rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")
         rep.finished_at = report.utc_timestamp()
         return WaveOutcome(rep, EXIT_OK)
