@@ -55,6 +55,8 @@ def test_expired_claim_that_reaches_max_attempts_becomes_failed(tmp_path: Path) 
     item = origin_item(remote, "A")
     assert (item.status, item.attempts) == ("failed", 4)
     assert item.last_error is not None and "lease expired" in item.last_error
+    # Regression: a failed item kept its lease while one back in todo lost it; it keeps only its wave.
+    assert (item.wave, item.claimed_at) == (W1, None)
 
 
 def test_a_claim_without_a_readable_claimed_at_counts_as_expired(tmp_path: Path) -> None:
@@ -112,6 +114,8 @@ def test_a_wave_branch_merged_into_main_marks_its_items_done_with_the_merge_comm
     for item_id in ("A", "B"):
         item = origin_item(remote, item_id)
         assert (item.status, item.merge_sha) == ("done", merge)
+        # Done keeps where it was delivered; the lease is over.
+        assert (item.wave, item.claimed_at) == (W1, None)
     assert origin_item(remote, "C").status == "review"
     assert f"A: review -> done (wavegit/{W1} is merged into main)" in out.splitlines()
 
