@@ -13,7 +13,7 @@ from ghserver import ALICE, BOT, MALLORY, Running, github_env, running
 from support import RemoteRepo, git, wavegit
 from wave_support import item, make_wave_repo, origin_item
 
-from wavegit import report
+from wavegit import report, tracker
 from wavegit.review import Command, Refused, parse_command
 
 TRACKER = ".wavegit/tracker.yaml"
@@ -114,6 +114,21 @@ def test_a_retry_that_is_not_verified_changes_nothing_and_exits_1(wave: Publishe
     assert wave.tip() == tip and wave.posted_report() == report_before
     assert origin_item(wave.remote, "IT-0").attempts == 1
     assert "was not verified" in wave.replies()[0]
+
+
+def test_a_retry_of_an_item_with_no_attempt_left_runs_nothing_and_exits_1(wave: Published) -> None:
+    editor = wave.remote.new_clone("editor")
+    path = editor / TRACKER
+    text = tracker.set_fields(path.read_text(), "IT-0", {"attempts": 4})  # max_attempts: 4
+    path.write_text(text.replace("write src/f0.txt ok", "write src/f0.txt ok again"))
+    git(editor, "commit", "-q", "-am", "IT-0 has used its attempts")
+    git(editor, "push", "-q", "origin", "main")
+    tip = wave.tip()
+    code, output = wave.review(ALICE, "/wavegit retry IT-0")
+    assert code == 1, output
+    assert wave.tip() == tip and branch_files(wave)["src/f0.txt"] == "ok"
+    assert origin_item(wave.remote, "IT-0").attempts == 4
+    assert "no attempt left (4 of max_attempts 4 used)" in wave.replies()[0]
 
 
 def test_drop_by_a_writer_removes_the_items_commit_and_returns_it_to_todo(wave: Published) -> None:
