@@ -145,7 +145,7 @@ class Wave:
         # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
         self.git_lock = threading.Lock()
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
-        self.attempts = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
+        self.context = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
                                        self.logs, events or NoEvents(),
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
                                        Workspaces(repo.root, self.git_lock))
@@ -153,15 +153,15 @@ class Wave:
 
     @property
     def spent(self) -> float:
-        return self.attempts.spend.spent
+        return self.context.spend.spent
 
     @property
     def launch_error(self) -> str | None:
-        return self.attempts.launch_error
+        return self.context.launch_error
 
     def run_items(self, runs: Sequence[ItemRun]) -> None:
         """Every item's attempts, ``concurrency`` items at once (``runs`` are filled in place)."""
-        context = self.attempts
+        context = self.context
         order = {item_id: n for n, item_id in enumerate(self.claimed.plan.selected)}
         # Start in plan order (highest priority first); report and combine in tracker order.
         queue = sorted(runs, key=lambda r: order.get(r.item.id, len(order)))
@@ -192,12 +192,12 @@ class Wave:
     def _run_item(self, run: ItemRun, upcoming: tracker.Item | None) -> None:
         """``run``'s attempts; first, the worktree of the ``upcoming`` item is started ahead."""
         if upcoming is not None:
-            self.attempts.workspaces.prepare(self.attempts.spec(upcoming, 1))
+            self.context.workspaces.prepare(self.context.spec(upcoming, 1))
         tries = lifecycle.attempts_left(run.item, self.config.attempts, self.config.max_attempts)
-        run_attempts(self.attempts, run, tries, self._stop_reason)
+        run_attempts(self.context, run, tries, self._stop_reason)
 
     def _stop_reason(self) -> str | None:
-        context = self.attempts
+        context = self.context
         if context.cancel.is_set():
             return f"not started: the batch stopped ({context.launch_error or 'cancelled'})"
         if context.spend.exceeded:
