@@ -32,7 +32,7 @@ from pathlib import Path
 import backlog
 import common
 
-from wavegit import config, git, hook, paths, repo, tracker
+from wavegit import config, git, hook, lifecycle, paths, repo
 
 TARGET = 1.5
 # Times, in a fresh interpreter, the first (and only) check_push a hook process makes: first calls pay for
@@ -71,7 +71,7 @@ def _unowned_paths(items: Sequence[backlog.BenchItem], count: int) -> list[str]:
     """``count`` source and test files of the backlog's tree that no in-flight item owns."""
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
     for item in items:
-        if item.status in tracker.IN_FLIGHT:
+        if item.status in lifecycle.IN_FLIGHT:
             for pattern in item.owns:
                 index.add(item.id, pattern)
     candidates = (f"{top}/{pkg}/{mod}/{name}" for top in ("src", "tests") for pkg in backlog.PACKAGES
@@ -110,7 +110,7 @@ def build(base: Path, n_items: int, n_commits: int = N_COMMITS, files_per_commit
     _fast_import(clone, ((f"change {n}", {p: f"# {p}\nchanged {n}\n" for p in group})
                          for n, group in enumerate(groups)), remote_oid)
     return Setup(clone, remote_oid, git.out(["rev-parse", "main"], cwd=clone), len(tracker_text.encode()),
-                 sum(1 for item in items if item.status in tracker.IN_FLIGHT))
+                 sum(1 for item in items if item.status in lifecycle.IN_FLIGHT))
 
 
 def floor_git_log(old: str, new: str) -> list[str]:

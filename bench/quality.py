@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import backlog
 import common
 
-from wavegit import paths, tracker
+from wavegit import lifecycle, paths, tracker
 from wavegit.select import select
 
 ALPHABET = ("a.py", "A.py", "b.py", "d/x.py", "d/y.py", "d/", "d/*.py", "d/**", "e/f.py", "e/", "e/?.py",
@@ -56,7 +56,7 @@ def ready(t: tracker.Tracker) -> list[tracker.Item]:
 
 def candidates(t: tracker.Tracker) -> list[tracker.Item]:
     """Ready items overlapping nothing in flight, worked out independently of ``select``."""
-    flight = [item for item in t.items if item.status in tracker.IN_FLIGHT]
+    flight = [item for item in t.items if item.status in lifecycle.IN_FLIGHT]
     return [item for item in ready(t) if not any(_conflict(item, other) for other in flight)]
 
 
@@ -64,7 +64,7 @@ def in_flight_index(t: tracker.Tracker) -> paths.OwnershipIndex[str]:
     """The ownership of every item in flight, keyed by item id."""
     index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
     for item in t.items:
-        if item.status in tracker.IN_FLIGHT:
+        if item.status in lifecycle.IN_FLIGHT:
             for pattern in item.owns:
                 index.add(item.id, pattern)
     return index
