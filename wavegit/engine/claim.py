@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wavegit import budget, halt, lifecycle, report, tracker, worktree
@@ -69,7 +68,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
                 updates[item.id] = update
         # The planner sees exhausted items as the claim leaves them: failed.
         planned = loaded if not updates else tracker.Tracker(loaded.version, tuple(
-            dataclasses.replace(item, status=updates[item.id].status.value) if item.id in updates else item
+            replace(item, status=updates[item.id].status.value) if item.id in updates else item
             for item in loaded.items))
         plan = select(planned, max_items, snapshot.blob_sha or "")
         chosen[:] = [(plan, day_spent, tuple(updates))]
