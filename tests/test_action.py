@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 import yaml
-from support import REPO_ROOT, git, wavegit
-from wave_support import WORKER, item, make_wave_repo
 
+from tests.helpers.repos import REPO_ROOT, git, wavegit
+from tests.helpers.wave import WORKER, item, make_wave_repo
 from wavegit import action
 from wavegit.report import MARKER, WaveReport
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
 
+from tests.helpers.repos import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
 from wavegit import tracker
 
 TRACKER = ".wavegit/tracker.yaml"

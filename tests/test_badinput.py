@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 import yaml
-from ghserver import BOT, running
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import (
+
+from tests.helpers.ghserver import BOT, running
+from tests.helpers.reliability import (
     GatePR,
     main_in_process,
     one_clear_line,
@@ -26,9 +27,8 @@ from reliability_support import (
     repo_state,
     sample_report,
 )
-from support import RemoteRepo, git, wavegit
-from sync_support import entry, make_tracker_repo
-
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.sync import entry, make_tracker_repo
 from wavegit.cli import COMMANDS
 from wavegit.config import CONFIG_PATH, CONFIG_SCHEMA, Config, load_config, parse_config_text
 from wavegit.errors import UsageError, ValidationError

@@ -9,8 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from support import REPO_ROOT, git, wavegit
-
+from tests.helpers.repos import REPO_ROOT, git, wavegit
 from wavegit import demo, tracker
 from wavegit.demo_project import EDITS
 from wavegit.report import ItemReport, SkippedItem, WaveReport, WaveTestReport

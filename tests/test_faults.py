@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_support import (
+
+from tests.helpers.reliability import (
     WORKERS,
     fsck,
     items_by_wave_branch,
@@ -22,9 +23,8 @@ from reliability_support import (
     tracker_history_problems,
     worker_command,
 )
-from support import RemoteRepo, git, wavegit
-from wave_support import branches, item, make_wave_repo, origin_item, run, worktrees
-
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import branches, item, make_wave_repo, origin_item, run, worktrees
 from wavegit.wave import WaveOutcome
 
 REJECT_WAVE_BRANCHES = """#!/bin/sh

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
-from reliability_support import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
-from support import RemoteRepo, wavegit
 
+from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
+from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
+from tests.helpers.repos import RemoteRepo, wavegit
 from wavegit import gate
 from wavegit.config import Config
 from wavegit.github import PyGithubClient, RetryPolicy, Settings

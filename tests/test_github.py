@@ -8,7 +8,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from ghserver import (
+
+from tests.helpers.ghserver import (
     ALICE,
     ALICE_TOKEN,
     BOT,
@@ -19,8 +20,7 @@ from ghserver import (
     github_env,
     running,
 )
-from support import RemoteRepo, git
-
+from tests.helpers.repos import RemoteRepo, git
 from wavegit import github
 from wavegit.errors import UsageError
 from wavegit.github import GitHubError, GitHubNotFound, PyGithubClient, RetryPolicy, Settings

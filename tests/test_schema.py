@@ -7,8 +7,8 @@ import sys
 import time
 
 import pytest
-from support import REPO_ROOT
 
+from tests.helpers.repos import REPO_ROOT
 from wavegit import schema
 from wavegit.errors import ValidationError
 

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT, git
-from wave_support import (
+
+from tests.helpers.repos import REPO_ROOT, git
+from tests.helpers.wave import (
     branches,
     check,
     item,
@@ -21,7 +22,6 @@ from wave_support import (
     worktrees,
     write_and_push,
 )
-
 from wavegit.errors import BudgetExceededError, HaltedError
 from wavegit.report import WaveReport
 

@@ -8,15 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from support import RemoteRepo, git, make_remote_repo
 
-from wavegit import tracker
+from tests.helpers.repos import TESTS, RemoteRepo, git, make_remote_repo
+from tests.helpers.sync import origin_item as origin_item  # re-exported: wave tests read origin's tracker too
+from tests.helpers.sync import origin_tracker as origin_tracker
 from wavegit.config import load_config
 from wavegit.repo import discover
 from wavegit.store import GitStore
 from wavegit.wave import Publish, WaveOutcome, run_wave
 
-WORKERS = Path(__file__).resolve().parent / "wave_workers"
+WORKERS = TESTS / "wave_workers"
 WORKER = shlex.join([sys.executable, str(WORKERS / "scripted.py")])
 FILES = {"README.md": "hello\n", "src/keep.txt": "keep\n", "src/a/seed.txt": "seed\n"}
 
@@ -68,16 +69,6 @@ def run(clone: Path, *, max_items: int | None = None, push: bool = True,
     repo = discover(clone)
     config = load_config(repo.root)
     return run_wave(repo, config, GitStore(repo, config), max_items=max_items, push=push, publish=publish)
-
-
-def origin_tracker(remote: RemoteRepo) -> tracker.Tracker:
-    return tracker.loads(git(remote.origin, "show", "main:.wavegit/tracker.yaml"))
-
-
-def origin_item(remote: RemoteRepo, item_id: str) -> tracker.Item:
-    found = origin_tracker(remote).get(item_id)
-    assert found is not None
-    return found
 
 
 def worktrees(clone: Path) -> list[str]:
