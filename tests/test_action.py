@@ -25,6 +25,8 @@ from tests.helpers.wave import WORKER, item, make_wave_repo
 from wavegit import action
 from wavegit.report import MARKER, WaveReport
 
+pytestmark = pytest.mark.slow  # the GitHub Action end to end
+
 ACTION = REPO_ROOT / "action.yml"
 WORKFLOWS = sorted([*(REPO_ROOT / ".github" / "workflows").glob("*.yml"),
                     *(REPO_ROOT / "examples" / "workflows").glob("*.yml")])

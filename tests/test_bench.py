@@ -15,6 +15,8 @@ import run
 
 from wavegit import tracker
 
+pytestmark = pytest.mark.slow  # every benchmark in quick mode
+
 BENCH = common.BENCH_DIR
 
 

@@ -29,6 +29,8 @@ from tests.helpers.sync import make_tracker_repo, origin_tracker
 from wavegit import worktree
 from wavegit.sync import claimed_at
 
+pytestmark = pytest.mark.slow  # real processes killed at every step, then recovered
+
 TESTS = Path(__file__).resolve().parent
 WORKER = shlex.join([sys.executable, str(TESTS / "crash_workers" / "worker.py")])
 ITEMS = ("A", "B", "C")

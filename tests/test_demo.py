@@ -8,10 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from wavegit import demo, tracker
 from wavegit.demo_project import EDITS
 from wavegit.report import ItemReport, SkippedItem, WaveReport, WaveTestReport
+
+pytestmark = pytest.mark.slow  # the demo project's whole wave
 
 
 def test_demo_runs_a_wave_where_each_item_ends_as_designed(tmp_path: Path) -> None:

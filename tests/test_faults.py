@@ -27,6 +27,8 @@ from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item, run, worktrees
 from wavegit.wave import WaveOutcome
 
+pytestmark = pytest.mark.slow  # injected git and GitHub faults with retries and lock waits
+
 REJECT_WAVE_BRANCHES = """#!/bin/sh
 while read old new ref; do
   case "$ref" in refs/heads/wavegit/*) echo "policy: no wave branches here" >&2; exit 1;; esac

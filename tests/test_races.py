@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.reliability import (
     LONG,
     dispatch_log,
@@ -26,6 +28,8 @@ from tests.helpers.reliability import (
 )
 from tests.helpers.repos import CliResult, wavegit
 from tests.helpers.sync import entry, make_tracker_repo, origin_tracker
+
+pytestmark = pytest.mark.slow  # concurrent schedulers on one origin
 
 SCHEDULERS, ROUNDS = (8, 25) if LONG else (4, 4)
 SHARED = "docs/shared.txt"
