@@ -141,24 +141,27 @@ class MemoryGitHub(GitHubClient):
                 return pr
         return self.pulls[self.open_pr(branch, self.branches.get(branch, "0" * 40), base_ref=base)]
 
+    def _known(self, number: int, what: str) -> int:
+        """``number``, or the 404 GitHub answers for a PR that does not exist."""
+        if number not in self.pulls:
+            raise GitHubNotFound(f"{what} of PR #{number}: GitHub answered 404: Not Found", 404)
+        return number
+
     def pr_info(self, number: int) -> PullRequest:
         self.calls.append("pr_info")
-        if number not in self.pulls:
-            raise GitHubNotFound(f"read PR #{number}: GitHub answered 404: Not Found", 404)
-        return self.pulls[number]
+        return self.pulls[self._known(number, "read")]
 
     def pr_files(self, number: int) -> list[str]:
         self.calls.append("pr_files")
-        if number not in self.pulls:
-            raise GitHubNotFound(f"list the files of PR #{number}: GitHub answered 404: Not Found", 404)
-        return list(self.changed_files[number])
+        return list(self.changed_files[self._known(number, "list the files")])
 
     def list_comments(self, number: int) -> list[Comment]:
         self.calls.append("list_comments")
-        return list(self.comments.get(number, []))
+        return list(self.comments[self._known(number, "list the comments")])
 
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         self.calls.append("upsert_report_comment")
+        self._known(number, "comment on")
         if marker not in body:
             raise ValueError("the report comment body must carry its marker")
         mine = [c for c in self.comments[number] if c.author == self.login and marker in c.body]
