@@ -1,16 +1,18 @@
 """What publish, sync and review say and decide on GitHub, on the in-memory client
 (``tests/helpers/fake_github.py``): fast unit tests of the logic; the PyGithub path is proved against
-``tests/helpers/ghserver.py`` in the test modules of each command."""
+``tests/helpers/ghserver.py`` in the test modules of each command. Last, the fake's own tracker side is
+checked against git and the store contract, so that tests keeping a tracker on it can trust it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from tests.helpers.fake_github import ALICE, BOT, MALLORY, MemoryGitHub
+from tests.helpers.fake_github import ALICE, BOT, MALLORY, MemoryGitHub, blob_sha
 from tests.helpers.reliability import GATE_TRACKER, sample_report
-from tests.helpers.repos import RemoteRepo
+from tests.helpers.repos import RemoteRepo, git
 from wavegit import report
 from wavegit.config import Config
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK
@@ -19,6 +21,7 @@ from wavegit.github_store import GitHubStore
 from wavegit.publish import Publisher
 from wavegit.repo import discover
 from wavegit.review import Reviewer, reply_marker
+from wavegit.store import CasConflict, Change, mutate
 from wavegit.sync import ItemChange, update_comments
 
 CONFIG = Config()
@@ -167,3 +170,36 @@ def test_a_command_on_a_pr_that_is_not_an_open_wave_is_refused(gh: MemoryGitHub,
     gh.close(1)
     outcome = reviewer.handle(1, gh.add_comment(1, ALICE, "/wavegit drop A-1"))
     assert outcome.exit_code == EXIT_BAD_INPUT and "not an open wavegit wave" in (outcome.reply or "")
+
+
+# --- the fake's tracker side answers as GitHub does (so gate tests may keep the tracker on it) -----------
+
+
+def test_the_fakes_file_sha_is_the_git_blob_id(tmp_path: Path) -> None:
+    text = "version: 1\nitems: []\n"
+    assert blob_sha(text) == git(tmp_path, "hash-object", "--stdin", input=text)
+
+
+def test_the_tracker_store_reads_writes_and_detects_a_rival_on_the_fake(gh: MemoryGitHub) -> None:
+    store = GitHubStore(gh, CONFIG)
+    snap = store.read()
+    assert (snap.text, snap.blob_sha) == (GATE_TRACKER, blob_sha(GATE_TRACKER))
+    assert snap.commit == gh.branches["main"]
+    moved = GATE_TRACKER.replace("do a", "do a again")
+    commit = store.write(snap, Change(moved), "edit A-1")
+    assert gh.branches["main"] == commit and gh.commits[commit].parent == snap.commit
+    with pytest.raises(CasConflict):
+        store.write(snap, Change(GATE_TRACKER), "a stale tracker")
+    with pytest.raises(CasConflict):
+        store.write(snap, Change(None, {".wavegit/HALT": "stop\n"}), "a stale branch")
+    assert gh.branches["main"] == commit and gh.file_at("main", CONFIG.tracker_path) == moved
+
+
+def test_mutate_on_the_fake_lands_once_with_its_operation_id(gh: MemoryGitHub) -> None:
+    store = GitHubStore(gh, CONFIG)
+    before = store.read()
+    result = mutate(store, lambda snap: Change(snap.text, {".wavegit/HALT": "stop\n"}), message="halt")
+    after = store.read()
+    assert result.commit == after.commit and gh.file_at("main", ".wavegit/HALT") == "stop\n"
+    assert store.contains_op(after, before, result.op_id)
+    assert not store.contains_op(before, before, result.op_id)
