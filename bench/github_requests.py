@@ -3,7 +3,8 @@
 For 1, 4, 16 and 64 items, a fresh repository with a bare ``origin`` (``make_repo`` of
 ``bench/wave_overhead.py``, a worker that writes its one owned file at once) and ``wavegit run --json`` as a
 process with GitHub configured (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``) against the
-fake GitHub server of the tests (``tests/ghserver.py``, backed by the same bare origin the wave pushes to).
+fake GitHub server of the tests (``tests/helpers/ghserver.py``, backed by the same bare origin the wave
+pushes to).
 The publish wiring is the real one of ``wavegit run`` (``wavegit/publish.py``): PR, report comment, and the
 merge gate's checks and status. Every request the server saw is counted, by kind.
 
@@ -13,7 +14,6 @@ merge gate's checks and status. Every request the server saw is counted, by kind
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -22,9 +22,7 @@ from pathlib import Path
 import common
 import wave_overhead
 
-sys.path.insert(0, str(common.ROOT / "tests"))
-
-import ghserver  # test support: the fake GitHub server
+from tests.helpers import ghserver  # the GitHub API server of the tests (common puts the root on sys.path)
 
 SIZES = (1, 4, 16, 64)
 QUICK_SIZES = (1, 4)
@@ -84,9 +82,9 @@ def result(quick: bool) -> common.Result:
         "## GitHub requests per wave",
         "",
         f"`python bench/github_requests.py{' --quick' if quick else ''}`: one `wavegit run` per size with "
-        "GitHub configured, against the fake GitHub server of the tests (`tests/ghserver.py`, real PyGithub "
-        "on the client side, the same bare origin behind it). The publish wiring is the real one of "
-        "`wavegit run`. Every request the server saw, by kind (PR: find, open; comment: find, post; the "
+        "GitHub configured, against the fake GitHub server of the tests (`tests/helpers/ghserver.py`, real "
+        "PyGithub on the client side, the same bare origin behind it). The publish wiring is the real one "
+        "of `wavegit run`. Every request the server saw, by kind (PR: find, open; comment: find, post; the "
         "merge gate: the PR, its files, the status; `/user`: the token's login), per wave size.",
         "",
         common.table(["request", *(f"{c.items} items" for c in counts)], rows,

@@ -3,7 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import RemoteRepo, make_remote_repo
+
+from tests.helpers.repos import RemoteRepo, make_remote_repo
 
 
 @pytest.fixture(autouse=True)

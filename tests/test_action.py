@@ -19,11 +19,13 @@ from typing import Any
 
 import pytest
 import yaml
-from support import REPO_ROOT, git, wavegit
-from wave_support import WORKER, item, make_wave_repo
 
+from tests.helpers.repos import REPO_ROOT, git, wavegit
+from tests.helpers.wave import WORKER, item, make_wave_repo
 from wavegit import action
 from wavegit.report import MARKER, WaveReport
+
+pytestmark = pytest.mark.slow  # the GitHub Action end to end
 
 ACTION = REPO_ROOT / "action.yml"
 WORKFLOWS = sorted([*(REPO_ROOT / ".github" / "workflows").glob("*.yml"),

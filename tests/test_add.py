@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
 
+from tests.helpers.repos import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
 from wavegit import tracker
 
 TRACKER = ".wavegit/tracker.yaml"
@@ -160,6 +160,7 @@ def run_concurrently(jobs: list[tuple[Path, list[str]]]) -> list[tuple[int, str,
     return [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
 
 
+@pytest.mark.slow  # eight processes racing on one origin
 def test_eight_concurrent_adds_from_eight_clones_all_land_exactly_once(seeded: RemoteRepo) -> None:
     clones = [seeded.new_clone(f"clone{n}") for n in range(8)]
     # A slow remote widens the window between read and publish, so the writers really do collide.

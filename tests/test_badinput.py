@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import re
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from ghserver import BOT, running
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import (
+
+from tests.helpers.ghserver import BOT, running
+from tests.helpers.reliability import (
     GatePR,
     main_in_process,
     one_clear_line,
@@ -26,9 +26,9 @@ from reliability_support import (
     repo_state,
     sample_report,
 )
-from support import RemoteRepo, git, wavegit
-from sync_support import entry, make_tracker_repo
-
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.sync import entry, make_tracker_repo
+from tests.helpers.timing import timed
 from wavegit.cli import COMMANDS
 from wavegit.config import CONFIG_PATH, CONFIG_SCHEMA, Config, load_config, parse_config_text
 from wavegit.errors import UsageError, ValidationError
@@ -287,23 +287,30 @@ def test_a_mangled_report_comment_parses_or_is_a_report_error(at: int, cut: int,
 ])
 def test_forged_broken_or_huge_report_comments_fail_the_gate_with_one_line(
         pr: GatePR, edit: Callable[[str], str], reason: str) -> None:
-    pr.post(BOT, edit(to_markdown(pr.report())))
-    started = time.monotonic()
-    outcome = gate(pr)
+    valid = to_markdown(pr.report())
+    broken = edit(valid)
+    # The baseline: a good report padded to the same size (the same bytes to fetch), then the bad one.
+    pr.post(BOT, valid + "\n" + "x" * max(len(broken) - len(valid), 0))
+    passed, baseline_s = timed(lambda: gate(pr))
+    assert passed.code == 0, passed
+    pr.post(BOT, broken)
+    outcome, broken_s = timed(lambda: gate(pr))
     assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
     assert outcome.stdout.startswith(f"fail: PR #{pr.number}: ") and reason in outcome.stdout
     assert len(outcome.stdout.strip().splitlines()) == 1
     status = pr.gh.fake.latest_status(pr.head, "wavegit/gate")
     assert status is not None and status.state == "failure"
-    assert time.monotonic() - started < 10
+    assert broken_s < 5 * baseline_s
 
 
 def test_megabytes_of_text_around_a_trusted_report_change_nothing_and_take_no_time(pr: GatePR) -> None:
+    pr.post(BOT, to_markdown(pr.report()))
+    _, plain_s = timed(lambda: gate(pr))
     pr.post(BOT, "x" * 2_000_000 + "\n" + to_markdown(pr.report()) + "y" * 2_000_000)
-    started = time.monotonic()
-    outcome = gate(pr)
+    outcome, padded_s = timed(lambda: gate(pr))
     assert outcome.code == 0, outcome
-    assert time.monotonic() - started < 10
+    # Linear work: fetching and scanning 4 MB once, nothing quadratic in the comment's size.
+    assert padded_s < 10 * plain_s
 
 
 def test_gate_fixture_passes_with_a_well_formed_report(pr: GatePR) -> None:

@@ -8,16 +8,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import common  # bench/ (not a package) is on pytest's pythonpath
 import pytest
+import quality
+import run
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-sys.path.insert(0, str(BENCH))
+from wavegit import tracker
 
-import common  # noqa: E402  (bench/ is not a package)
-import quality  # noqa: E402
-import run  # noqa: E402
+pytestmark = pytest.mark.slow  # every benchmark in quick mode
 
-from wavegit import tracker  # noqa: E402
+BENCH = common.BENCH_DIR
 
 
 def run_bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

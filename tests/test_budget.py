@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from support import RemoteRepo, git
 
+from tests.helpers.repos import RemoteRepo, git
 from wavegit import budget
 from wavegit.config import Budget
 from wavegit.errors import BudgetExceededError

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT, wavegit
 
+from tests.helpers.repos import REPO_ROOT, wavegit
 from wavegit import __version__, cli
 
 

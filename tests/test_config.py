@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT
 
+from tests.helpers.repos import REPO_ROOT
 from wavegit import config
 from wavegit.errors import UsageError, ValidationError
 

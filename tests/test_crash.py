@@ -22,12 +22,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from halfmade_support import backdate_all_admin_dirs, make_half_made
-from support import REPO_ROOT, RemoteRepo, git, wavegit
-from sync_support import make_tracker_repo, origin_tracker
 
+from tests.helpers.halfmade import backdate_all_admin_dirs, make_half_made
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.sync import make_tracker_repo, origin_tracker
 from wavegit import worktree
 from wavegit.sync import claimed_at
+
+pytestmark = pytest.mark.slow  # real processes killed at every step, then recovered
 
 TESTS = Path(__file__).resolve().parent
 WORKER = shlex.join([sys.executable, str(TESTS / "crash_workers" / "worker.py")])

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_support import (
+
+from tests.helpers.reliability import (
     WORKERS,
     fsck,
     items_by_wave_branch,
@@ -22,10 +23,11 @@ from reliability_support import (
     tracker_history_problems,
     worker_command,
 )
-from support import RemoteRepo, git, wavegit
-from wave_support import branches, item, make_wave_repo, origin_item, run, worktrees
-
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import branches, item, make_wave_repo, origin_item, run, worktrees
 from wavegit.engine.outcome import WaveOutcome
+
+pytestmark = pytest.mark.slow  # injected git and GitHub faults with retries and lock waits
 
 REJECT_WAVE_BRANCHES = """#!/bin/sh
 while read old new ref; do

@@ -1,5 +1,6 @@
 """The merge gate through real PyGithub against the fake server: trusted reports only, current head
-only, every item verified, and the PR's real files (all pages) within the items' ownership."""
+only, every item verified, and the PR's real files (all pages) within the items' ownership; then the same
+rules, in finer detail, on the in-memory GitHub client."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
-from reliability_support import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
-from support import RemoteRepo, wavegit
 
+from tests.helpers.fake_github import ALICE, MemoryGitHub
+from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
+from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
+from tests.helpers.repos import RemoteRepo, wavegit
 from wavegit import gate
 from wavegit.config import Config
-from wavegit.github import PyGithubClient, RetryPolicy, Settings
+from wavegit.github import GitHubNotFound, PyGithubClient, RetryPolicy, Settings
 from wavegit.github_store import GitHubStore
 from wavegit.report import ItemReport, WaveReport, to_markdown
 
@@ -194,3 +196,94 @@ def test_cli_gate_bad_input_exits_2_with_one_line(wave: Wave, args: list[str], e
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
     assert wave.gh.fake.count("POST", "/statuses/") == 0
+
+
+# --- the gate's rules on the in-memory GitHub (tests/helpers/fake_github.py): no HTTP, no PyGithub ---------
+
+HEAD = "c0ffee" + "0" * 34
+
+
+@pytest.fixture
+def memory() -> MemoryGitHub:
+    """PR #1 of ``wavegit/w1`` at HEAD changing one file of A-1 and one of B-1; the tracker on main."""
+    gh = MemoryGitHub()
+    gh.seed_branch("main", {CONFIG.tracker_path: TRACKER})
+    gh.open_pr("wavegit/w1", HEAD, ["src/a/x.py", "src/b.py"])
+    return gh
+
+
+def verdict_of(gh: MemoryGitHub, config: Config = CONFIG) -> gate.GateResult:
+    return gate.run_gate(gh, 1, config, GitHubStore(gh, config))
+
+
+def test_memory_a_trusted_report_passes_and_sets_success_on_the_pr_head(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    result = verdict_of(memory)
+    assert result.passed and result.head_sha == HEAD, result.reason
+    status = memory.latest_status(HEAD)
+    assert status is not None and (status.state, status.description) == ("success", result.reason)
+
+
+def test_memory_evaluate_alone_sets_no_status(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    assert gate.evaluate(memory, 1, CONFIG, GitHubStore(memory, CONFIG)).passed
+    assert memory.statuses == [] and "set_status" not in memory.calls
+
+
+def test_memory_only_the_configured_report_authors_are_believed(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, ALICE, to_markdown(report_for(HEAD)))
+    assert "no wavegit report by a trusted author (github-actions[bot])" in verdict_of(memory).reason
+    assert verdict_of(memory, Config(report_authors=(ALICE,))).passed
+
+
+def test_memory_the_latest_edit_not_the_latest_post_decides(memory: MemoryGitHub) -> None:
+    first = memory.add_comment(1, BOT, to_markdown(unverified_report(HEAD, "A-1")))
+    memory.add_comment(1, BOT, to_markdown(unverified_report(HEAD, "B-1")))
+    assert "not verified: B-1" in verdict_of(memory).reason
+    memory.edit_comment(1, first.id, to_markdown(report_for(HEAD)))
+    assert verdict_of(memory).passed
+
+
+def test_memory_a_push_after_the_report_makes_it_stale(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    newer = "beef" + "1" * 36
+    memory.push(1, newer, ["src/a/x.py"])
+    result = verdict_of(memory)
+    assert not result.passed and result.head_sha == newer
+    assert f"describes {HEAD[:12]}, the PR head is {newer[:12]}" in result.reason
+    status = memory.latest_status(newer)
+    assert status is not None and status.state == "failure" and memory.latest_status(HEAD) is None
+
+
+def test_memory_a_bad_report_fails_before_the_files_are_read(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(unverified_report(HEAD, "A-1")))
+    assert not verdict_of(memory).passed
+    assert "pr_files" not in memory.calls
+
+
+def test_memory_files_outside_ownership_are_named_three_then_counted(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    outside = ["docs/a.md", "docs/b.md", "src/c.py", "src/bb.py", "src/a.py"]
+    memory.push(1, HEAD, ["src/a/x.py", *outside])
+    reason = verdict_of(memory).reason
+    assert reason.endswith("5 changed file(s) outside the wave's ownership: docs/a.md, docs/b.md, src/c.py "
+                           "and 2 more")
+
+
+def test_memory_an_invalid_tracker_on_the_tracker_branch_fails_naming_it(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    memory.seed_branch("main", {CONFIG.tracker_path: TRACKER.replace("version: 1", "version: 9")})
+    assert verdict_of(memory).reason == ("the tracker on main is invalid: .wavegit/tracker.yaml:1:10: "
+                                         "unknown tracker version 9 (hint: this wavegit reads version 1)")
+
+
+def test_memory_without_a_tracker_every_item_is_missing(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    memory.seed_branch("main", {"README.md": "no tracker here\n"})
+    assert verdict_of(memory).reason == "not in the tracker on main: A-1, B-1"
+
+
+def test_memory_an_unknown_pr_is_bad_input(memory: MemoryGitHub) -> None:
+    with pytest.raises(GitHubNotFound):
+        gate.run_gate(memory, 99, CONFIG, GitHubStore(memory, CONFIG))
+    assert memory.statuses == []

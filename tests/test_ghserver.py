@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from ghserver import ALICE, ALICE_TOKEN, BOT_TOKEN, MALLORY_TOKEN, Fault, Running, running
 from github import Auth, Github, GithubException
 from github.InputGitTreeElement import InputGitTreeElement
 from github.Repository import Repository
-from support import RemoteRepo, git
+
+from tests.helpers.ghserver import ALICE, ALICE_TOKEN, BOT_TOKEN, MALLORY_TOKEN, Fault, Running, running
+from tests.helpers.repos import RemoteRepo, git
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ GitHub backend has: Contents ``sha`` conflicts, a write that landed although its
 large files through the blob API, and a missing branch.
 
 The contract cases live here as one parametrised set (``backend`` fixture: ``git`` | ``github``); the
-git-only cases stay in tests/test_store.py, whose helpers these reuse.
+git-only cases stay in tests/test_store.py; both use tests/helpers/store.py.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from ghserver import BOT_TOKEN, Fault, Running, running
-from support import RemoteRepo, git
-from test_store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
 
+from tests.helpers.ghserver import BOT_TOKEN, Fault, Running, running
+from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
 from wavegit.github import PyGithubClient, RetryPolicy, Settings

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support import git, wavegit
-from wave_support import item, make_wave_repo, write_and_push
 
+from tests.helpers.repos import git, wavegit
+from tests.helpers.wave import item, make_wave_repo, write_and_push
 from wavegit import halt
 
 

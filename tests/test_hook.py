@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hook_support import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
-from support import CliResult, RemoteRepo, git, make_remote_repo, wavegit
 
+from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
 from wavegit import hook, worktree
 from wavegit.errors import UsageError
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hook_support import ItemSpec, commit, hook_env, install_hook, publish_tracker, push
-from support import REPO_ROOT, RemoteRepo, git, make_remote_repo, wavegit
 
+from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, make_remote_repo, wavegit
 from wavegit import hook_install
 
 WAVE = "w-20260101-000000-0001"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import CliResult, RemoteRepo, git, wavegit
 
+from tests.helpers.repos import CliResult, RemoteRepo, git, wavegit
 from wavegit import tracker
 from wavegit.config import initial_config_text
 

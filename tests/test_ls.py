@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support import RemoteRepo, git, wavegit
-from test_validate import EXAMPLE
-from test_validate import with_tracker as in_work_tree
+from tests.helpers.repos import EXAMPLE, RemoteRepo, git, wavegit
+from tests.helpers.repos import with_tracker as in_work_tree
 
 
 def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:

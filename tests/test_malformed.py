@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import git, make_remote_repo, wavegit
 
+from tests.helpers.repos import git, make_remote_repo, wavegit
 from wavegit import tracker
 from wavegit.errors import ValidationError
 

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from support import RemoteRepo, git, wavegit
+from tests.helpers.repos import RemoteRepo, git, wavegit
 
 TRACKER = """\
 version: 1

@@ -1,5 +1,5 @@
 """``wavegit run`` with GitHub configured: the PR, the report comment, the gate status, through real PyGithub
-against tests/ghserver.py backed by the same bare origin the wave pushes to."""
+against tests/helpers/ghserver.py backed by the same bare origin the wave pushes to."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ghserver import BOT, Running, github_env, running
-from support import RemoteRepo, git, wavegit
-from wave_support import item, make_wave_repo, origin_item
 
+from tests.helpers.ghserver import BOT, Running, github_env, running
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit import github, publish, report
 from wavegit.config import load_config
 from wavegit.repo import discover

@@ -16,7 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reliability_support import (
+import pytest
+
+from tests.helpers.reliability import (
     LONG,
     dispatch_log,
     fsck,
@@ -24,8 +26,10 @@ from reliability_support import (
     tracker_history_problems,
     worker_command,
 )
-from support import CliResult, wavegit
-from sync_support import entry, make_tracker_repo, origin_tracker
+from tests.helpers.repos import CliResult, wavegit
+from tests.helpers.sync import entry, make_tracker_repo, origin_tracker
+
+pytestmark = pytest.mark.slow  # concurrent schedulers on one origin
 
 SCHEDULERS, ROUNDS = (8, 25) if LONG else (4, 4)
 SHARED = "docs/shared.txt"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import RemoteRepo, git
 
+from tests.helpers.repos import RemoteRepo, git
 from wavegit.errors import UsageError
 from wavegit.repo import discover, discover_resolving
 

@@ -1,5 +1,5 @@
-"""``/wavegit retry|drop <id>`` PR comments: real waves published through PyGithub to tests/ghserver.py, then
-``wavegit review`` run as a subprocess against the same bare origin."""
+"""``/wavegit retry|drop <id>`` PR comments: real waves published through PyGithub to
+tests/helpers/ghserver.py, then ``wavegit review`` run as a subprocess against the same bare origin."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from ghserver import ALICE, BOT, MALLORY, Running, github_env, running
-from support import RemoteRepo, git, wavegit
-from wave_support import item, make_wave_repo, origin_item
 
+from tests.helpers.ghserver import ALICE, BOT, MALLORY, Running, github_env, running
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit import report, tracker
 from wavegit.review import Command, Refused, parse_command
 

@@ -9,9 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from support import REPO_ROOT, git, make_remote_repo, wavegit
-from wave_support import branches, item, make_wave_repo, origin_item, worktrees
-
+from tests.helpers.repos import REPO_ROOT, git, make_remote_repo, wavegit
+from tests.helpers.wave import branches, item, make_wave_repo, origin_item, worktrees
 from wavegit.report import WaveReport
 
 

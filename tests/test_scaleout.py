@@ -1,5 +1,5 @@
 """Scale-out end to end on real repos: ``wavegit claim``, ``wavegit work`` in separate clones (the runners),
-``wavegit collect`` publishing through PyGithub to tests/ghserver.py."""
+``wavegit collect`` publishing through PyGithub to tests/helpers/ghserver.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from ghserver import github_env, running
-from support import REPO_ROOT, RemoteRepo, git, wavegit
-from wave_support import item, make_wave_repo, origin_item, origin_tracker
 
+from tests.helpers.ghserver import github_env, running
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
 from wavegit import report, scaleout, tracker
 from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.errors import UsageError

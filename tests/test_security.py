@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ghserver import ALICE, BOT, BOT_TOKEN, MALLORY, github_env, running
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import GatePR, main_in_process, open_gate_pr, tracker_history_problems
-from support import RemoteRepo, git, wavegit
-from wave_support import check, item, make_wave_repo, run
+
+from tests.helpers.ghserver import ALICE, BOT, BOT_TOKEN, MALLORY, github_env, running
+from tests.helpers.reliability import GatePR, main_in_process, open_gate_pr, tracker_history_problems
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import check, item, make_wave_repo, run
 
 ENV_DUMP = Path(__file__).resolve().parent / "workers" / "env_dump.py"
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -319,8 +317,7 @@ def test_every_skip_reason_is_true(tracker: Tracker) -> None:
 
 
 def test_plan_on_a_generated_backlog_is_disjoint_and_clear_of_in_flight_items() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    import backlog
+    import backlog  # bench/ (not a package) is on pytest's pythonpath
 
     raw = backlog.generate(n_items=1000, seed=3)
     tracker = T(*(S(b.id, *b.owns, p=b.priority, status=b.status, deps=b.depends_on) for b in raw))

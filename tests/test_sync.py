@@ -7,10 +7,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from ghserver import github_env, running
-from halfmade_support import NULL_OID, make_half_made
-from support import git, make_remote_repo, wavegit
-from sync_support import (
+from tests.helpers.ghserver import github_env, running
+from tests.helpers.halfmade import NULL_OID, make_half_made
+from tests.helpers.repos import git, make_remote_repo, wavegit
+from tests.helpers.sync import (
     claimed,
     commit_files,
     entry,
@@ -22,7 +22,6 @@ from sync_support import (
     tracker_text,
     wave_id,
 )
-
 from wavegit import report, tracker
 from wavegit.github import OUTCOME_PREFIX, PyGithubClient, RetryPolicy, Settings
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import REPO_ROOT
 
+from tests.helpers.repos import REPO_ROOT
 from wavegit import parsecache, paths, select, tracker
 from wavegit.errors import UsageError, ValidationError
 

@@ -6,19 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
-from support import REPO_ROOT, RemoteRepo, git, wavegit
-
-EXAMPLE = REPO_ROOT / "examples" / "tracker.yaml"
-
-
-def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:
-    (repo.clone / ".wavegit").mkdir(exist_ok=True)
-    target = repo.clone / ".wavegit" / "tracker.yaml"
-    if text is None:
-        shutil.copy(EXAMPLE, target)
-    else:
-        target.write_text(text)
-    return repo.clone
+from tests.helpers.repos import EXAMPLE, RemoteRepo, git, wavegit, with_tracker
 
 
 def test_validate_ok_prints_item_count(remote_repo: RemoteRepo) -> None:

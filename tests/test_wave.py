@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT, git
-from wave_support import (
+
+from tests.helpers.repos import REPO_ROOT, git
+from tests.helpers.wave import (
     branches,
     check,
     item,
@@ -22,7 +23,6 @@ from wave_support import (
     worktrees,
     write_and_push,
 )
-
 from wavegit.errors import BudgetExceededError, HaltedError
 from wavegit.report import WaveReport
 
@@ -151,8 +151,9 @@ def test_an_item_set_back_to_todo_with_no_attempt_left_never_runs_again(tmp_path
 
 
 @pytest.mark.parametrize(("actions", "config", "expected_error", "killed"), [
-    (["busy 30"], {"timeout_s": 0.6}, "worker killed: wall-clock timeout", "wall"),
-    (["sleep 30"], {"idle_timeout_s": 0.4}, "worker killed: no output for too long", "idle"),
+    (["busy 30", "run touch {finished}"], {"timeout_s": 0.6}, "worker killed: wall-clock timeout", "wall"),
+    (["sleep 30", "run touch {finished}"], {"idle_timeout_s": 0.4}, "worker killed: no output for too long",
+     "idle"),
     (["write src/a.txt ok", "crash"], {}, "worker killed by SIGKILL", None),
     (["write src/a.txt ok", "exit 3"], {}, "worker exited 3", None),
     (["say thinking hard"], {}, "the worker changed nothing", None),
@@ -160,10 +161,12 @@ def test_an_item_set_back_to_todo_with_no_attempt_left_never_runs_again(tmp_path
 def test_worker_that_does_not_finish_its_work_is_not_verified(
         tmp_path: Path, actions: list[str], config: dict[str, float], expected_error: str,
         killed: str | None) -> None:
-    remote = make_wave_repo(tmp_path, [item("A", actions, ["src/a.txt"])], attempts=1, **config)
-    start = time.monotonic()
+    finished = tmp_path / "worker-finished"
+    steps = [action.format(finished=finished) for action in actions]
+    remote = make_wave_repo(tmp_path, [item("A", steps, ["src/a.txt"])], attempts=1, **config)
     outcome = run(remote.clone)
-    assert time.monotonic() - start < 10
+    # The wave ended before a hanging worker's own end: the timeout cut it short, nothing waited it out.
+    assert not finished.exists()
     result = outcome.report.items[0]
     assert (outcome.exit_code, result.verified, result.error) == (1, False, expected_error)
     assert result.attempt_records[0].killed == killed

@@ -6,8 +6,8 @@ import threading
 import time
 
 import pytest
-from support import RemoteRepo, git
 
+from tests.helpers.repos import RemoteRepo, git
 from wavegit import worktree
 from wavegit.git import GitError
 from wavegit.workspaces import Spec, Workspaces

@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from halfmade_support import NULL_OID, admin_dir, backdate, make_half_made
-from support import RemoteRepo, git, make_remote_repo
 
+from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
+from tests.helpers.repos import RemoteRepo, git, make_remote_repo
 from wavegit import git as git_module
 from wavegit import worktree
 from wavegit.repo import discover

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from wavegit import paths, report
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
-from wavegit.github import Comment, GitHubClient, read_event
+from wavegit.github import Comment, PullRequests, read_event
 from wavegit.store import TrackerStore
 
 SHOWN_PATHS = 3
@@ -65,7 +65,7 @@ def _owned_patterns(store: TrackerStore, item_ids: Sequence[str]) -> tuple[list[
     return patterns, missing
 
 
-def evaluate(client: GitHubClient, number: int, config: Config, store: TrackerStore) -> GateResult:
+def evaluate(client: PullRequests, number: int, config: Config, store: TrackerStore) -> GateResult:
     """The gate's verdict on PR ``number`` (no status is set)."""
     pr = client.pr_info(number)
 
@@ -104,7 +104,7 @@ def evaluate(client: GitHubClient, number: int, config: Config, store: TrackerSt
                             f"changes within ownership at {_short(pr.head_sha)}", pr.head_sha)
 
 
-def run_gate(client: GitHubClient, number: int, config: Config, store: TrackerStore) -> GateResult:
+def run_gate(client: PullRequests, number: int, config: Config, store: TrackerStore) -> GateResult:
     """Evaluate PR ``number`` and set the ``wavegit/gate`` status on its head."""
     result = evaluate(client, number, config, store)
     client.set_status(result.head_sha, "success" if result.passed else "failure", result.reason)

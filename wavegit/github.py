@@ -1,4 +1,6 @@
-"""Everything that talks to GitHub, behind the small :class:`GitHubClient` interface.
+"""Everything that talks to GitHub, behind the small :class:`GitHubClient` interface (the
+:class:`PullRequests` side used by the gate, sync, review and publish; the :class:`TrackerFiles` side used by
+the tracker store).
 
 This is the only module that imports PyGithub, and only when a client is built, so commands that do
 not talk to GitHub never load it. Configuration comes from ``GITHUB_TOKEN``, ``GITHUB_REPOSITORY`` and
@@ -141,22 +143,32 @@ class FileContent:
     """The blob SHA: the compare-and-swap token of the Contents API."""
 
 
-class GitHubClient(Protocol):
-    """What wavegit needs from GitHub."""
+class PullRequests(Protocol):
+    """What the merge gate, sync, review and publish need from GitHub: pull requests, their comments
+    (with authors), commit statuses and permissions. ``tests/helpers/fake_github.py`` is an in-memory one."""
 
     repository: str
+    """``owner/name``."""
 
-    def whoami(self) -> str: ...
+    def whoami(self) -> str:
+        """The login of the token (the author of the comments we post)."""
+        ...
 
-    def find_or_create_pr(self, branch: str, base: str, title: str, body: str) -> PullRequest: ...
+    def find_or_create_pr(self, branch: str, base: str, title: str, body: str) -> PullRequest:
+        """The open PR of ``branch`` into ``base`` with this title and body (updated), or a new one."""
+        ...
 
-    def pr_info(self, number: int) -> PullRequest: ...
+    def pr_info(self, number: int) -> PullRequest:
+        """PR ``number``; :class:`GitHubNotFound` when there is none."""
+        ...
 
     def pr_files(self, number: int) -> list[str]:
         """Every path the PR changes (all pages; both sides of a rename)."""
         ...
 
-    def list_comments(self, number: int) -> list[Comment]: ...
+    def list_comments(self, number: int) -> list[Comment]:
+        """The PR's comments, oldest first."""
+        ...
 
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         """Edit our own comment carrying ``marker`` in place, or create it; never a second one."""
@@ -167,6 +179,12 @@ class GitHubClient(Protocol):
     def permission(self, user: str) -> str:
         """``admin``, ``maintain``, ``write``, ``triage``, ``read`` or ``none``."""
         ...
+
+
+class TrackerFiles(Protocol):
+    """What the tracker store on GitHub (:mod:`wavegit.github_store`) needs: branches, files, commits."""
+
+    repository: str
 
     def branch_head(self, branch: str) -> str | None: ...
 
@@ -183,6 +201,10 @@ class GitHubClient(Protocol):
     def commit_messages(self, head: str, stop_at: str | None, limit: int = 300) -> list[str]:
         """Messages of ``head`` and its ancestors, newest first, down to (not including) ``stop_at``."""
         ...
+
+
+class GitHubClient(PullRequests, TrackerFiles, Protocol):
+    """Everything wavegit needs from GitHub (what :func:`connect` returns)."""
 
 
 def scrub(text: str, secret: str) -> str:
@@ -316,7 +338,7 @@ def _require(value: object, kind: type[T], what: str) -> T:
     return value
 
 
-class PyGithubClient:
+class PyGithubClient(GitHubClient):
     """:class:`GitHubClient` on PyGithub."""
 
     def __init__(self, settings: Settings, policy: RetryPolicy | None = None) -> None:
@@ -570,7 +592,7 @@ def connect(settings: Settings | None = None, policy: RetryPolicy | None = None)
     return PyGithubClient(settings or require_settings(), policy)
 
 
-def pr_state_for_sync(client: GitHubClient, number: int) -> tuple[str, str | None]:
+def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:
     """(``open`` | ``merged`` | ``closed``, the merge commit when merged) of PR ``number``."""
     pr = client.pr_info(number)
     if pr.merged:
@@ -583,7 +605,7 @@ def pr_state_for_sync(client: GitHubClient, number: int) -> tuple[str, str | Non
 OUTCOME_PREFIX = "> **wavegit:** "
 
 
-def mark_report_outcome(client: GitHubClient, number: int, marker: str, outcome: str) -> Comment | None:
+def mark_report_outcome(client: PullRequests, number: int, marker: str, outcome: str) -> Comment | None:
     """Say ``outcome`` (e.g. "merged as abc123; items done") at the top of our report comment, in place.
 
     The line goes right after the marker line and replaces an earlier outcome line, so the report

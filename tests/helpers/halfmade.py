@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from support import git
+from tests.helpers.repos import git
 
 NULL_OID = "0" * 40
 OLD_S = 600.0

@@ -15,16 +15,15 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ghserver import BOT_TOKEN, Running
-from support import RemoteRepo, git
-
+from tests.helpers.ghserver import BOT_TOKEN, Running
+from tests.helpers.repos import TESTS, RemoteRepo, git
 from wavegit import cli, tracker
 from wavegit.config import TRACKER_PATH
 from wavegit.errors import ValidationError
 from wavegit.github import PyGithubClient, RetryPolicy, Settings
 from wavegit.report import ItemReport, WaveReport, to_markdown
 
-WORKERS = Path(__file__).resolve().parent / "reliability_workers"
+WORKERS = TESTS / "reliability_workers"
 LONG = os.environ.get("WAVEGIT_LONG_TESTS") == "1"
 """The long versions of the suites run only when ``WAVEGIT_LONG_TESTS=1``."""
 

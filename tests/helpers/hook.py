@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from support import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent.parent
+REPO_ROOT = TESTS.parent
+EXAMPLE = REPO_ROOT / "examples" / "tracker.yaml"
 
 
 def git(cwd: Path, *args: str, input: str | None = None) -> str:
@@ -65,3 +68,14 @@ def make_remote_repo(base: Path, files: dict[str, str] | None = None) -> RemoteR
     git(clone, "commit", "-q", "-m", "initial")
     git(clone, "push", "-q", "origin", "main")
     return RemoteRepo(origin=origin, clone=clone, base=base)
+
+
+def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:
+    """The clone with ``text`` (default: the example tracker) written, uncommitted, as its tracker."""
+    (repo.clone / ".wavegit").mkdir(exist_ok=True)
+    target = repo.clone / ".wavegit" / "tracker.yaml"
+    if text is None:
+        shutil.copy(EXAMPLE, target)
+    else:
+        target.write_text(text)
+    return repo.clone

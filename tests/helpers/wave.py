@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from support import RemoteRepo, git, make_remote_repo
 
-from wavegit import tracker
+from tests.helpers.repos import TESTS, RemoteRepo, git, make_remote_repo
+from tests.helpers.sync import origin_item as origin_item  # re-exported: wave tests read origin's tracker too
+from tests.helpers.sync import origin_tracker as origin_tracker
 from wavegit.config import load_config
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, WaveOptions, run_wave
 from wavegit.repo import discover
 from wavegit.store import GitStore
 
-WORKERS = Path(__file__).resolve().parent / "wave_workers"
+WORKERS = TESTS / "wave_workers"
 WORKER = shlex.join([sys.executable, str(WORKERS / "scripted.py")])
 FILES = {"README.md": "hello\n", "src/keep.txt": "keep\n", "src/a/seed.txt": "seed\n"}
 
@@ -70,16 +71,6 @@ def run(clone: Path, *, max_items: int | None = None, push: bool = True,
     config = load_config(repo.root)
     return run_wave(repo, config, GitStore(repo, config), max_items=max_items, delivery=delivery,
                     options=WaveOptions(push=push))
-
-
-def origin_tracker(remote: RemoteRepo) -> tracker.Tracker:
-    return tracker.loads(git(remote.origin, "show", "main:.wavegit/tracker.yaml"))
-
-
-def origin_item(remote: RemoteRepo, item_id: str) -> tracker.Item:
-    found = origin_tracker(remote).get(item_id)
-    assert found is not None
-    return found
 
 
 def worktrees(clone: Path) -> list[str]:

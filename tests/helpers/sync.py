@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from support import RemoteRepo, git, make_remote_repo
 
+from tests.helpers.repos import RemoteRepo, git, make_remote_repo
 from wavegit import tracker
 
 OLD_CLAIM = "2026-01-01T00:00:00Z"
