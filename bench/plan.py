@@ -104,16 +104,17 @@ def phases(repo: str) -> dict[str, tuple[float, float]]:
 
 def _in_flight_collisions(json_path: Path, picks: list[str]) -> int:
     """How many of the reference's picks overlap an item already in flight (wavegit never picks those)."""
-    from wavegit import paths
+    from wavegit.ownership.index import OwnershipIndex
+    from wavegit.ownership.patterns import normalize
 
     data = json.loads(json_path.read_text(encoding="utf-8"))
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    index: OwnershipIndex[str] = OwnershipIndex()
     for d in data["items"]:
         if d["status"] in ("in_progress", "review"):
             for pattern in d["owns"]:
-                index.add(d["id"], paths.normalize(pattern))
+                index.add(d["id"], normalize(pattern))
     owns = {d["id"]: d["owns"] for d in data["items"]}
-    return sum(1 for pick in picks if any(index.conflicts(paths.normalize(p)) for p in owns[pick]))
+    return sum(1 for pick in picks if any(index.conflicts(normalize(p)) for p in owns[pick]))
 
 
 def run(runs: int, n_items: int) -> common.Result:
@@ -193,7 +194,7 @@ def run(runs: int, n_items: int) -> common.Result:
         "- Cached, content-addressed by the tracker's blob SHA (never the plan): the planning columns of "
         "the items (id, status, priority, depends_on, owns, position, problems; each repeated string stored "
         "once), the folded index key of each distinct owned pattern, and the lookup tables of the items in "
-        "flight by pattern (`paths.FirstOverlap`). On every run `select` checks every ready item against "
+        "flight by pattern (`FirstOverlap`). On every run `select` checks every ready item against "
         "them, solves priority tier by tier until the cap is met, and finds every skip reason. `plan` ends "
         "without interpreter teardown (`FAST_EXIT`).",
         *([] if warm_ratio <= WARM_TARGET

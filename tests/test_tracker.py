@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import REPO_ROOT
 
-from wavegit import parsecache, paths, select, tracker
+from wavegit import parsecache, select, tracker
 from wavegit.errors import UsageError, ValidationError
+from wavegit.ownership.index import index_keys
 
 EXAMPLE = (REPO_ROOT / "examples" / "tracker.yaml").read_text()
 
@@ -84,7 +85,7 @@ def test_load_columns_equals_the_columns_of_the_loaded_tracker_cold_and_warm(tmp
     assert cold == warm
     assert cold._replace(patterns=(), keys=(), in_flight=()) == tracker.columns(loaded)
     owned = tuple(dict.fromkeys(pattern for item in loaded.items for pattern in item.owns))
-    assert cold.patterns == owned and cold.keys == paths.index_keys(owned)
+    assert cold.patterns == owned and cold.keys == index_keys(owned)
     assert cold.in_flight == select.in_flight_lookup(tracker.columns(loaded)).tables()
     assert len(reads) == 1, "the warm load read the tracker text again"
     assert warm.ids == tuple(item.id for item in tracker.loads(EXAMPLE).items)

@@ -56,7 +56,7 @@ class Config(NamedTuple):
 
 
 def _repo_path(value: schema.Value) -> str | None:
-    from wavegit.paths import PatternError, normalize
+    from wavegit.ownership.patterns import PatternError, normalize
 
     try:
         normalize(str(value))

@@ -28,7 +28,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from wavegit.paths import FirstOverlap, OwnershipIndex, remember
+from wavegit.ownership.index import FirstOverlap, OwnershipIndex, remember
 from wavegit.schema import gc_paused
 from wavegit.tracker import IN_FLIGHT, PRIORITIES, Columns, Tracker, columns
 

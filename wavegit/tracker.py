@@ -18,7 +18,7 @@ from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.schema import Node
 
 if TYPE_CHECKING:
-    from wavegit.paths import FirstOverlapTables
+    from wavegit.ownership.index import FirstOverlapTables
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 STATUSES = ("todo", "in_progress", "review", "done", "failed", "blocked")
@@ -35,7 +35,7 @@ class Item:
     id: str
     prompt: str
     owns: tuple[str, ...]
-    """Normalised ownership patterns (see wavegit.paths)."""
+    """Normalised ownership patterns (see wavegit.ownership)."""
     test: str
     title: str = ""
     priority: str = "P2"
@@ -96,7 +96,7 @@ def _sha(value: schema.Value) -> str | None:
 
 
 def _normalize(pattern: str) -> str:
-    from wavegit.paths import normalize
+    from wavegit.ownership.patterns import normalize
 
     return normalize(pattern)
 
@@ -366,9 +366,9 @@ class Columns(NamedTuple):
     patterns: tuple[str, ...] = ()
     """Every distinct owned pattern (in a cached load only; for ``keys``)."""
     keys: tuple[tuple[str, bool, bool], ...] = ()
-    """``paths.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
+    """``ownership.index.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
     in_flight: FirstOverlapTables | tuple[()] = ()
-    """The tables of ``select.in_flight_lookup`` (``paths.FirstOverlap.tables()``), in a cached load only."""
+    """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
 
 
 def columns(tracker: Tracker) -> Columns:
@@ -398,11 +398,12 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
         cached = parsecache.read(entry, _COLUMNS_FORMAT)
         if isinstance(cached, tuple):
             return Columns(*cached)
-        from wavegit import paths, select
+        from wavegit import select
+        from wavegit.ownership.index import index_keys
 
         found = columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
         patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
-        found = _shared(found._replace(patterns=patterns, keys=paths.index_keys(patterns)))
+        found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
         found = found._replace(in_flight=select.in_flight_lookup(found).tables())
     parsecache.write(entry, _COLUMNS_FORMAT, tuple(found))
     return found

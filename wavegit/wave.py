@@ -54,7 +54,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from wavegit import budget, git, halt, paths, report, runner, tracker, worktree
+from wavegit import budget, git, halt, report, runner, tracker, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.errors import (
     EXIT_HALTED,
@@ -65,6 +65,7 @@ from wavegit.errors import (
     UsageError,
     WavegitError,
 )
+from wavegit.ownership.patterns import matches
 from wavegit.repo import Repo
 from wavegit.select import Plan, select
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
@@ -460,7 +461,7 @@ class Wave:
         tree = worktree.stage_all(path)
         attempt.files_changed = worktree.changed_paths(self.repo.root, self.base, tree)
         attempt.violations = [p for p in attempt.files_changed
-                              if not any(paths.matches(pattern, p) for pattern in item.owns)]
+                              if not any(matches(pattern, p) for pattern in item.owns)]
         if attempt.violations:
             shown = ", ".join(attempt.violations[:5]) + (" …" if len(attempt.violations) > 5 else "")
             attempt.error = f"ownership violation: changed {shown}, not owned by {item.id}; changes discarded"
