@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import REPO_ROOT
 
-from wavegit import parsecache, select, tracker
+from wavegit import parsecache, plancache, select, tracker
 from wavegit.errors import UsageError, ValidationError
 from wavegit.ownership.index import index_keys
 
@@ -79,8 +79,8 @@ def test_load_columns_equals_the_columns_of_the_loaded_tracker_cold_and_warm(tmp
         reads.append(sha)
         return EXAMPLE
 
-    cold = tracker.load_columns(sha, read, tmp_path, strict=False)
-    warm = tracker.load_columns(sha, read, tmp_path, strict=False)
+    cold = plancache.load_columns(sha, read, tmp_path, strict=False)
+    warm = plancache.load_columns(sha, read, tmp_path, strict=False)
     loaded = tracker.loads(EXAMPLE, strict=False)
     assert cold == warm
     assert cold._replace(patterns=(), keys=(), in_flight=()) == tracker.columns(loaded)
@@ -95,7 +95,7 @@ def test_load_columns_of_an_invalid_tracker_raises_every_time(tmp_path: Path) ->
     sha = parsecache.blob_sha("items: 3\n")
     for _ in range(2):
         with pytest.raises(ValidationError):
-            tracker.load_columns(sha, lambda: "items: 3\n", tmp_path, strict=False)
+            plancache.load_columns(sha, lambda: "items: 3\n", tmp_path, strict=False)
 
 
 def test_blob_sha_matches_git_hash_object(tmp_path: Path) -> None:

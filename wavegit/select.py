@@ -71,7 +71,7 @@ def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
 
 
 def select_columns(cols: Columns, max_items: int, tracker_sha: str = "") -> Plan:
-    """``select`` for a tracker's planning columns (``tracker.load_columns``: a warm plan needs no Items)."""
+    """``select`` for a tracker's planning columns (``plancache.load_columns``: no Items)."""
     if max_items < 1:
         raise ValueError(f"max_items must be at least 1, not {max_items}")
     # Planning makes tens of thousands of short-lived, acyclic sets and tuples; the cyclic collector's passes

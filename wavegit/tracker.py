@@ -319,9 +319,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-tracker-cache-4-{__version__}"
-# Also bump when the fields of Columns change.
-_COLUMNS_FORMAT = f"wavegit-columns-1-{_CACHE_FORMAT}"
+CACHE_FORMAT = f"wavegit-tracker-cache-4-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
@@ -339,17 +337,17 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
     """``load_cached`` for a caller that has only the blob SHA: ``read_text()`` runs only on a cache miss."""
     if cache_dir is None:
         return loads(read_text(), path, strict=strict)
-    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
+    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{path_key(path)}.marshal"
     # Loading makes ~200,000 acyclic objects for 10,000 items; collector passes over them cost ~30%.
     with schema.gc_paused():
-        cached = parsecache.read(entry, _CACHE_FORMAT)
+        cached = parsecache.read(entry, CACHE_FORMAT)
         if isinstance(cached, tuple):
             return _tracker_or_raise(cached, path)
     try:
         parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict))
     except ValidationError as exc:
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
-    parsecache.write(entry, _CACHE_FORMAT, parsed)
+    parsecache.write(entry, CACHE_FORMAT, parsed)
     return _tracker_or_raise(parsed, path)
 
 
@@ -382,51 +380,8 @@ def columns(tracker: Tracker) -> Columns:
     )
 
 
-def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
-                 path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> Columns:
-    """``columns(load_blob(...))`` with a parse cache of its own, for commands that only plan.
-
-    A 10,000-item tracker's columns unmarshal in a tenth of the time of its items: no prompts, titles or
-    tests, no per-item dicts, and each repeated string (a shared path, a status) stored once and
-    unmarshalled as one object. A tracker that fails validation is not cached here (``load_blob`` caches
-    the failure).
-    """
-    if cache_dir is None:
-        return columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
-    entry = cache_dir / f"columns-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
-    with schema.gc_paused():
-        cached = parsecache.read(entry, _COLUMNS_FORMAT)
-        if isinstance(cached, tuple):
-            return Columns(*cached)
-        from wavegit import select
-        from wavegit.ownership.index import index_keys
-
-        found = columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
-        patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
-        found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
-        found = found._replace(in_flight=select.in_flight_lookup(found).tables())
-    parsecache.write(entry, _COLUMNS_FORMAT, tuple(found))
-    return found
-
-
-def _shared(found: Columns) -> Columns:
-    """``found`` with equal strings and string tuples as one object each: marshal writes an object it has
-    already written as a back-reference, so each is unmarshalled once."""
-    strs: dict[str, str] = {}
-    lists: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-    def share(values: tuple[str, ...]) -> tuple[str, ...]:
-        shared = tuple(strs.setdefault(value, value) for value in values)
-        return lists.setdefault(shared, shared)
-
-    return found._replace(
-        ids=share(found.ids), statuses=share(found.statuses), priorities=share(found.priorities),
-        depends_on=tuple(map(share, found.depends_on)), owns=tuple(map(share, found.owns)),
-        problems=tuple(map(share, found.problems)), patterns=share(found.patterns),
-        keys=tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
-
-
-def _path_key(path: str) -> str:
+def path_key(path: str) -> str:
+    """A short key of the tracker's display path for cache entry names (messages name the path)."""
     import zlib
 
     return format(zlib.crc32(path.encode("utf-8", "surrogatepass")), "08x")
