@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from readme_support import key_table, readme_tables
 from support import REPO_ROOT
 
 from wavegit import parsecache, plancache, select, tracker
@@ -232,3 +234,21 @@ def test_set_fields_round_trip_changes_only_edited_lines(item_id: str,
         assert all(start <= n + 1 < end for n in range(i1, i2)), (i1, i2)
         for line in new_lines[j1:j2]:
             assert line.strip().split(":", 1)[0] in fields, line
+
+
+def test_the_schema_is_the_item_record_every_key_declared_once() -> None:
+    not_read = ("index", "line", "problems")
+    read = [spec.name for spec in dataclasses.fields(tracker.Item) if spec.name not in not_read]
+    assert list(tracker.ITEM_SCHEMA.names) == read
+    required = [spec.name for spec in tracker.ITEM_SCHEMA.fields if spec.required]
+    assert required == ["id", "prompt", "owns", "test"]
+    kinds = {spec.name: spec.kind for spec in tracker.ITEM_SCHEMA.fields}
+    assert (kinds["owns"], kinds["pr"], kinds["claimed_at"], kinds["cost"]) == (
+        "str_list", "int", "text", "float")
+
+
+def test_the_readme_item_table_is_the_declaration() -> None:
+    defaults = {spec.name: spec.default for spec in dataclasses.fields(tracker.Item)
+                if spec.default is not dataclasses.MISSING}
+    expected = key_table(tracker.ITEM_SCHEMA, defaults)
+    assert expected in readme_tables(), f"README.md's table of item keys should read:\n{expected}"

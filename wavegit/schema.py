@@ -9,9 +9,10 @@ PyYAML is imported lazily, only when text actually has to be parsed.
 
 import gc
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Literal, NamedTuple, Protocol, Union, cast
+from types import UnionType
+from typing import Annotated, Any, Literal, NamedTuple, Protocol, Union, cast, get_args, get_origin
 
 from wavegit.errors import Problem
 
@@ -49,12 +50,11 @@ Check = Callable[[Value], "str | None"]
 """Returns a message when the (already typed) value is not acceptable."""
 
 
-# Records are a NamedTuple and a slotted class, annotations not postponed: see wavegit.git.GitResult.
+# Records are NamedTuples and a slotted class, annotations not postponed: see wavegit.git.GitResult.
 class Field(NamedTuple):
     name: str
     kind: Kind
     required: bool = False
-    default: Value = None
     choices: tuple[str, ...] = ()
     check: Check | None = None
     hint: str | None = None
@@ -62,7 +62,25 @@ class Field(NamedTuple):
     element_map: Callable[[str], str] | None = None
     """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
     doc: str = ""
-    """One line saying what the key is for (commented into generated files)."""
+    """One line saying what the key is for (commented into generated files, in the README's tables)."""
+
+
+class Key(NamedTuple):
+    """A record field's YAML key, declared on the field itself: ``name: Annotated[type, Key(...)] = default``.
+
+    The record gives the key's name, type (its ``Kind``) and default; ``record_schema`` derives the
+    ``Schema`` from the record, so each key is declared once.
+    """
+
+    doc: str
+    """One line saying what the key is for."""
+    check: Check | None = None
+    choices: tuple[str, ...] = ()
+    hint: str | None = None
+    required: bool = False
+    element_map: Callable[[str], str] | None = None
+    text: bool = False
+    """A string that YAML may also resolve as a timestamp, kept verbatim (kind ``text``)."""
 
 
 class Schema:
@@ -79,6 +97,38 @@ class Schema:
 
     def field(self, name: str) -> Field | None:
         return self.index.get(name)
+
+
+def record_schema(what: str, annotations: Mapping[str, object]) -> Schema:
+    """The schema of a record from its field ``annotations`` (evaluated, extras kept), in declaration order:
+    the fields annotated with a ``Key``; a field whose type is a NamedTuple is a nested mapping."""
+    fields: list[Field] = []
+    for name, annotation in annotations.items():
+        if get_origin(annotation) is not Annotated:
+            continue  # not read from YAML (e.g. an item's position in the file)
+        base, key = get_args(annotation)[:2]
+        nested = None
+        if key.text:
+            kind: Kind = "text"
+        elif isinstance(base, type) and issubclass(base, tuple) and hasattr(base, "_fields"):
+            kind, nested = "map", record_schema(name, base.__annotations__)
+        else:
+            kind = _KIND_OF_TYPE[_without_none(base)]
+        fields.append(Field(name, kind, required=key.required, choices=key.choices, check=key.check,
+                            hint=key.hint, nested=nested, element_map=key.element_map, doc=key.doc))
+    return Schema(what, tuple(fields))
+
+
+def _without_none(annotation: object) -> object:
+    """``X`` for ``X | None``; any other annotation as it is."""
+    if get_origin(annotation) in (Union, UnionType):
+        (inner,) = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return inner
+    return annotation
+
+
+_KIND_OF_TYPE: dict[object, Kind] = {str: "str", int: "int", float: "float", bool: "bool",
+                                     tuple[str, ...]: "str_list"}
 
 
 def at_least(low: float) -> Check:
@@ -315,7 +365,7 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
         return value
     if spec.choices and value not in spec.choices:
         guess = nearest(str(value), spec.choices)
-        hint = f"did you mean '{guess}'?" if guess else f"e.g. '{spec.default or spec.choices[0]}'"
+        hint = f"did you mean '{guess}'?" if guess else f"e.g. '{spec.choices[0]}'"
         where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
                  item_id, hint)
         return _INVALID

@@ -4,18 +4,16 @@ Parsing composes the YAML (C loader when present) and walks the nodes against ``
 keyed by the tracker's blob SHA stores plain tuples with ``marshal`` so that a warm load does not import yaml.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
-from wavegit.schema import Node
+from wavegit.schema import Key, Node
 
 if TYPE_CHECKING:
     from wavegit.ownership.index import FirstOverlapTables
@@ -28,56 +26,6 @@ WRITTEN_BY_WAVEGIT = ("wave", "attempts", "pr", "claimed_at", "updated_at", "las
 
 _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
-
-
-@dataclass(frozen=True)
-class Item:
-    id: str
-    prompt: str
-    owns: tuple[str, ...]
-    """Normalised ownership patterns (see wavegit.ownership)."""
-    test: str
-    title: str = ""
-    priority: str = "P2"
-    depends_on: tuple[str, ...] = ()
-    status: str = "todo"
-    wave: str | None = None
-    attempts: int = 0
-    pr: int | None = None
-    claimed_at: str | None = None
-    updated_at: str | None = None
-    last_error: str | None = None
-    cost: float = 0.0
-    merge_sha: str | None = None
-    index: int = field(default=0, compare=False)
-    """Position in the file (0-based): intake appends, so a lower index is older."""
-    line: int = field(default=0, compare=False)
-    """1-based line where the item starts, for messages."""
-    problems: tuple[str, ...] = field(default=(), compare=False)
-    """Item-level validation problems (only when loaded with strict=False)."""
-
-
-_ITEM_FIELDS = tuple(f.name for f in fields(Item))
-# A required field whose value failed validation (strict=False) still needs a value: an empty one.
-_ITEM_DEFAULTS = {f.name: {"id": "", "prompt": "", "owns": (), "test": ""}.get(f.name, f.default)
-                  for f in fields(Item)}
-
-
-@dataclass(frozen=True)
-class Tracker:
-    version: int
-    items: tuple[Item, ...]
-
-    @cached_property
-    def _by_id(self) -> dict[str, Item]:
-        # The first item wins; duplicates only survive in non-strict loads and carry a problem.
-        by_id: dict[str, Item] = {}
-        for item in self.items:
-            by_id.setdefault(item.id, item)
-        return by_id
-
-    def get(self, item_id: str) -> Item | None:
-        return self._by_id.get(item_id)
 
 
 def _check_id(value: schema.Value) -> str | None:
@@ -101,27 +49,72 @@ def _normalize(pattern: str) -> str:
     return normalize(pattern)
 
 
-ITEM_SCHEMA = schema.Schema("item", (
-    schema.Field("id", "str", required=True, check=_check_id, hint="e.g. AUTH-12"),
-    schema.Field("title", "str"),
-    schema.Field("prompt", "str", required=True, check=schema.not_blank,
-                 hint="what the worker is asked to do"),
-    schema.Field("owns", "str_list", required=True, check=_not_empty_list, element_map=_normalize,
-                 hint="list the files, directories (dir/) or globs the item may change"),
-    schema.Field("test", "str", required=True, check=schema.not_blank,
-                 hint="a command; exit 0 means verified"),
-    schema.Field("priority", "str", choices=PRIORITIES),
-    schema.Field("depends_on", "str_list", hint="ids of items that must be done first"),
-    schema.Field("status", "str", choices=STATUSES),
-    schema.Field("wave", "str"),
-    schema.Field("attempts", "int", check=schema.at_least(0), hint="attempts so far, 0 or more"),
-    schema.Field("pr", "int", check=schema.at_least(1), hint="the pull request number, e.g. 41"),
-    schema.Field("claimed_at", "text"),
-    schema.Field("updated_at", "text"),
-    schema.Field("last_error", "str"),
-    schema.Field("cost", "float", check=schema.at_least(0), hint="USD spent so far, e.g. 0.42"),
-    schema.Field("merge_sha", "str", check=_sha, hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d"),
-))
+# Every key of an item is declared once, here: name, type, default, validation and doc line. ITEM_SCHEMA and
+# the README's table of item keys come from it; the fields without a Key are not read from the file.
+@dataclass(frozen=True, kw_only=True)
+class Item:
+    id: Annotated[str, Key("unique; letters, digits, `.`, `_`, `-`", _check_id, hint="e.g. AUTH-12",
+                           required=True)]
+    title: Annotated[str, Key("a short name, optional")] = ""
+    prompt: Annotated[str, Key("what the worker is asked to do", schema.not_blank,
+                               hint="what the worker is asked to do", required=True)]
+    owns: Annotated[tuple[str, ...], Key(
+        "what the item may change: paths, directories (trailing `/`), globs (`*`, `**`, `?`, `[..]`)",
+        _not_empty_list, hint="list the files, directories (dir/) or globs the item may change",
+        required=True, element_map=_normalize)]
+    """Normalised ownership patterns (see wavegit.ownership)."""
+    test: Annotated[str, Key("a command run in the item's worktree; exit 0 = verified", schema.not_blank,
+                             hint="a command; exit 0 means verified", required=True)]
+    priority: Annotated[str, Key("`P0` (first) to `P3`", choices=PRIORITIES)] = "P2"
+    depends_on: Annotated[tuple[str, ...], Key("ids of items that must be `done` before it is ready",
+                                               hint="ids of items that must be done first")] = ()
+    status: Annotated[str, Key("`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
+                               choices=STATUSES)] = "todo"
+    wave: Annotated[str | None, Key("written by wavegit: the wave that claimed it")] = None
+    attempts: Annotated[int, Key("written by wavegit: attempts so far, across waves", schema.at_least(0),
+                                 hint="attempts so far, 0 or more")] = 0
+    pr: Annotated[int | None, Key("written by wavegit: its pull request's number", schema.at_least(1),
+                                  hint="the pull request number, e.g. 41")] = None
+    claimed_at: Annotated[str | None, Key("written by wavegit: when it was claimed (UTC)", text=True)] = None
+    updated_at: Annotated[str | None, Key("written by wavegit: when wavegit last changed it (UTC)",
+                                          text=True)] = None
+    last_error: Annotated[str | None, Key("written by wavegit: why its last attempt failed")] = None
+    cost: Annotated[float, Key("written by wavegit: USD spent on it so far", schema.at_least(0),
+                               hint="USD spent so far, e.g. 0.42")] = 0.0
+    merge_sha: Annotated[str | None, Key("written by wavegit: the merge commit, once done", _sha,
+                                         hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d")] = None
+    index: int = field(default=0, compare=False)
+    """Position in the file (0-based): intake appends, so a lower index is older."""
+    line: int = field(default=0, compare=False)
+    """1-based line where the item starts, for messages."""
+    problems: tuple[str, ...] = field(default=(), compare=False)
+    """Item-level validation problems (only when loaded with strict=False)."""
+
+
+ITEM_SCHEMA = schema.record_schema("item", Item.__annotations__)
+
+_ITEM_FIELDS = tuple(f.name for f in fields(Item))
+# A required field whose value failed validation (strict=False) still needs a value: an empty one.
+_ITEM_DEFAULTS = {f.name: {"id": "", "prompt": "", "owns": (), "test": ""}.get(f.name, f.default)
+                  for f in fields(Item)}
+
+
+@dataclass(frozen=True)
+class Tracker:
+    version: int
+    items: tuple[Item, ...]
+
+    @cached_property
+    def _by_id(self) -> dict[str, Item]:
+        # The first item wins; duplicates only survive in non-strict loads and carry a problem.
+        by_id: dict[str, Item] = {}
+        for item in self.items:
+            by_id.setdefault(item.id, item)
+        return by_id
+
+    def get(self, item_id: str) -> Item | None:
+        return self._by_id.get(item_id)
+
 
 _ROOT_KEYS = ("version", "items")
 
@@ -365,7 +358,7 @@ class Columns(NamedTuple):
     """Every distinct owned pattern (in a cached load only; for ``keys``)."""
     keys: tuple[tuple[str, bool, bool], ...] = ()
     """``ownership.index.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
-    in_flight: FirstOverlapTables | tuple[()] = ()
+    in_flight: "FirstOverlapTables | tuple[()]" = ()
     """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
 
 
