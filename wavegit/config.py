@@ -12,7 +12,6 @@ from typing import Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
-from wavegit.schema import Key
 
 CONFIG_PATH = ".wavegit/config.yaml"
 TRACKER_PATH = ".wavegit/tracker.yaml"
@@ -42,46 +41,48 @@ def _ref_name(value: schema.Value) -> str | None:
 # from these records. NamedTuples, annotations not postponed: the pre-push hook loads the config (see
 # wavegit.git.GitResult).
 class Budget(NamedTuple):
-    wave_usd: Annotated[float, Key("ceiling per wave in USD; 0 = none", schema.at_least(0))] = 0.0
-    day_usd: Annotated[float, Key("ceiling per UTC day in USD; 0 = none", schema.at_least(0))] = 0.0
+    wave_usd: Annotated[float, schema.key("ceiling per wave in USD; 0 = none", schema.at_least(0))] = 0.0
+    day_usd: Annotated[float, schema.key("ceiling per UTC day in USD; 0 = none", schema.at_least(0))] = 0.0
 
 
 class HookConfig(NamedTuple):
-    strict: Annotated[bool, Key("the pre-push hook refuses (instead of warning) when the tracker cannot be "
-                                "read")] = False
+    strict: Annotated[bool, schema.key(
+        "the pre-push hook refuses (instead of warning) when the tracker cannot be read")] = False
 
 
 class Config(NamedTuple):
-    worker: Annotated[str, Key("command run in each item's worktree, prompt on stdin and in "
-                               "`$WAVEGIT_PROMPT_FILE`; presets `claude` and `codex`",
-                               schema.not_blank)] = "claude"
-    concurrency: Annotated[int, Key("workers at once", schema.at_least(1))] = 4
-    max_items: Annotated[int, Key("items per wave", schema.at_least(1))] = 8
-    timeout_s: Annotated[float, Key("wall-clock limit per attempt in seconds (the process group is killed: "
-                                    "SIGTERM, then SIGKILL)", schema.positive)] = 1800.0
-    idle_timeout_s: Annotated[float, Key("no output for this long = hung", schema.positive)] = 600.0
-    attempts: Annotated[int, Key("tries per item per wave", schema.at_least(1))] = 2
-    max_attempts: Annotated[int, Key("tries per item across all waves; an item reaching it becomes `failed` "
-                                     "instead of `todo`", schema.at_least(1))] = 4
-    wave_test: Annotated[str, Key("run on the combined wave branch; empty = none")] = ""
-    lease_ttl_s: Annotated[float, Key("a claim with no wave branch after this long is released by `sync`",
-                                      schema.positive)] = 7200.0
-    budget: Annotated[Budget, Key("cost ceilings")] = Budget()
-    base_branch: Annotated[str, Key("waves branch from here and pull requests target it", _ref_name)] = "main"
-    tracker_branch: Annotated[str, Key("where tracker commits go (a separate branch suits a protected "
-                                       "`main`)", _ref_name)] = "main"
-    tracker_path: Annotated[str, Key("the tracker file, relative to the repository root",
-                                     _repo_path)] = TRACKER_PATH
-    remote: Annotated[str, Key("the remote waves push to; without it everything stays local",
-                               schema.not_blank)] = "origin"
-    report_authors: Annotated[tuple[str, ...], Key("whose report comments the merge gate "
-                                                   "believes")] = ("github-actions[bot]",)
-    worker_github_token: Annotated[bool, Key("pass `GITHUB_TOKEN` to workers (never, unless you say "
-                                             "so)")] = False
-    hook: Annotated[HookConfig, Key("the pre-push hook")] = HookConfig()
+    worker: Annotated[str, schema.key(
+        "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
+        "`claude` and `codex`", schema.not_blank)] = "claude"
+    concurrency: Annotated[int, schema.key("workers at once", schema.at_least(1))] = 4
+    max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
+    timeout_s: Annotated[float, schema.key(
+        "wall-clock limit per attempt in seconds (the process group is killed: SIGTERM, then SIGKILL)",
+        schema.positive)] = 1800.0
+    idle_timeout_s: Annotated[float, schema.key("no output for this long = hung", schema.positive)] = 600.0
+    attempts: Annotated[int, schema.key("tries per item per wave", schema.at_least(1))] = 2
+    max_attempts: Annotated[int, schema.key(
+        "tries per item across all waves; an item reaching it becomes `failed` instead of `todo`",
+        schema.at_least(1))] = 4
+    wave_test: Annotated[str, schema.key("run on the combined wave branch; empty = none")] = ""
+    lease_ttl_s: Annotated[float, schema.key(
+        "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
+    budget: Annotated[Budget, schema.key("cost ceilings")] = Budget()
+    base_branch: Annotated[str, schema.key(
+        "waves branch from here and pull requests target it", _ref_name)] = "main"
+    tracker_branch: Annotated[str, schema.key(
+        "where tracker commits go (a separate branch suits a protected `main`)", _ref_name)] = "main"
+    tracker_path: Annotated[str, schema.key(
+        "the tracker file, relative to the repository root", _repo_path)] = TRACKER_PATH
+    remote: Annotated[str, schema.key(
+        "the remote waves push to; without it everything stays local", schema.not_blank)] = "origin"
+    report_authors: Annotated[tuple[str, ...], schema.key(
+        "whose report comments the merge gate believes")] = ("github-actions[bot]",)
+    worker_github_token: Annotated[bool, schema.key(
+        "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
+    hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
 
-
-CONFIG_SCHEMA = schema.record_schema("config", Config.__annotations__)
+CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
 _CACHE_FORMAT = f"wavegit-config-cache-2-{__version__}"

@@ -12,7 +12,19 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import UnionType
-from typing import Annotated, Any, Literal, NamedTuple, Protocol, Union, cast, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    ForwardRef,
+    Literal,
+    NamedTuple,
+    Protocol,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from wavegit.errors import Problem
 
@@ -65,22 +77,15 @@ class Field(NamedTuple):
     """One line saying what the key is for (commented into generated files, in the README's tables)."""
 
 
-class Key(NamedTuple):
-    """A record field's YAML key, declared on the field itself: ``name: Annotated[type, Key(...)] = default``.
+def key(doc: str, check: Check | None = None, *, choices: tuple[str, ...] = (), hint: str | None = None,
+        required: bool = False, element_map: Callable[[str], str] | None = None, text: bool = False) -> Field:
+    """A record field's YAML key, declared on the field itself: ``name: Annotated[type, key(...)] = default``.
 
-    The record gives the key's name, type (its ``Kind``) and default; ``record_schema`` derives the
-    ``Schema`` from the record, so each key is declared once.
+    The record gives the key's name, kind (from its type) and default, which ``record_schema`` fills in, so
+    each key is declared once. ``text``: a string that YAML may also resolve as a timestamp, kept verbatim.
     """
-
-    doc: str
-    """One line saying what the key is for."""
-    check: Check | None = None
-    choices: tuple[str, ...] = ()
-    hint: str | None = None
-    required: bool = False
-    element_map: Callable[[str], str] | None = None
-    text: bool = False
-    """A string that YAML may also resolve as a timestamp, kept verbatim (kind ``text``)."""
+    return Field("", "text" if text else "str", required=required, choices=choices, check=check, hint=hint,
+                 element_map=element_map, doc=doc)
 
 
 class Schema:
@@ -99,24 +104,30 @@ class Schema:
         return self.index.get(name)
 
 
-def record_schema(what: str, annotations: Mapping[str, object]) -> Schema:
-    """The schema of a record from its field ``annotations`` (evaluated, extras kept), in declaration order:
-    the fields annotated with a ``Key``; a field whose type is a NamedTuple is a nested mapping."""
+def record_schema(what: str, record: type) -> Schema:
+    """The schema of the fields of ``record`` annotated with a ``key``, in declaration order; a field whose
+    type is a NamedTuple is a nested mapping."""
     fields: list[Field] = []
-    for name, annotation in annotations.items():
+    for name, annotation in _annotations(record).items():
         if get_origin(annotation) is not Annotated:
             continue  # not read from YAML (e.g. an item's position in the file)
-        base, key = get_args(annotation)[:2]
-        nested = None
-        if key.text:
-            kind: Kind = "text"
+        base, declared = get_args(annotation)[:2]
+        if declared.kind == "text":
+            fields.append(declared._replace(name=name))
         elif isinstance(base, type) and issubclass(base, tuple) and hasattr(base, "_fields"):
-            kind, nested = "map", record_schema(name, base.__annotations__)
+            fields.append(declared._replace(name=name, kind="map",
+                                            nested=record_schema(name, base)))
         else:
-            kind = _KIND_OF_TYPE[_without_none(base)]
-        fields.append(Field(name, kind, required=key.required, choices=key.choices, check=key.check,
-                            hint=key.hint, nested=nested, element_map=key.element_map, doc=key.doc))
+            fields.append(declared._replace(name=name, kind=_KIND_OF_TYPE[_without_none(base)]))
     return Schema(what, tuple(fields))
+
+
+def _annotations(record: type) -> Mapping[str, object]:
+    found: dict[str, object] = record.__annotations__
+    if any(isinstance(annotation, (str, ForwardRef)) for annotation in found.values()):
+        # Postponed: evaluate them (records on the hot paths do not postpone theirs, so they skip this).
+        return get_type_hints(record, include_extras=True)
+    return found
 
 
 def _without_none(annotation: object) -> object:

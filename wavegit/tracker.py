@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
-from wavegit.schema import Key, Node
+from wavegit.schema import Node
 
 if TYPE_CHECKING:
     from wavegit.ownership.index import FirstOverlapTables
@@ -50,39 +50,47 @@ def _normalize(pattern: str) -> str:
 
 
 # Every key of an item is declared once, here: name, type, default, validation and doc line. ITEM_SCHEMA and
-# the README's table of item keys come from it; the fields without a Key are not read from the file.
+# the README's table of item keys come from it; the fields without a key are not read from the file.
 @dataclass(frozen=True, kw_only=True)
 class Item:
-    id: Annotated[str, Key("unique; letters, digits, `.`, `_`, `-`", _check_id, hint="e.g. AUTH-12",
-                           required=True)]
-    title: Annotated[str, Key("a short name, optional")] = ""
-    prompt: Annotated[str, Key("what the worker is asked to do", schema.not_blank,
-                               hint="what the worker is asked to do", required=True)]
-    owns: Annotated[tuple[str, ...], Key(
+    id: Annotated[str, schema.key(
+        "unique; letters, digits, `.`, `_`, `-`", _check_id, hint="e.g. AUTH-12", required=True)]
+    title: Annotated[str, schema.key("a short name, optional")] = ""
+    prompt: Annotated[str, schema.key(
+        "what the worker is asked to do", schema.not_blank, hint="what the worker is asked to do",
+        required=True)]
+    owns: Annotated[tuple[str, ...], schema.key(
         "what the item may change: paths, directories (trailing `/`), globs (`*`, `**`, `?`, `[..]`)",
         _not_empty_list, hint="list the files, directories (dir/) or globs the item may change",
         required=True, element_map=_normalize)]
     """Normalised ownership patterns (see wavegit.ownership)."""
-    test: Annotated[str, Key("a command run in the item's worktree; exit 0 = verified", schema.not_blank,
-                             hint="a command; exit 0 means verified", required=True)]
-    priority: Annotated[str, Key("`P0` (first) to `P3`", choices=PRIORITIES)] = "P2"
-    depends_on: Annotated[tuple[str, ...], Key("ids of items that must be `done` before it is ready",
-                                               hint="ids of items that must be done first")] = ()
-    status: Annotated[str, Key("`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
-                               choices=STATUSES)] = "todo"
-    wave: Annotated[str | None, Key("written by wavegit: the wave that claimed it")] = None
-    attempts: Annotated[int, Key("written by wavegit: attempts so far, across waves", schema.at_least(0),
-                                 hint="attempts so far, 0 or more")] = 0
-    pr: Annotated[int | None, Key("written by wavegit: its pull request's number", schema.at_least(1),
-                                  hint="the pull request number, e.g. 41")] = None
-    claimed_at: Annotated[str | None, Key("written by wavegit: when it was claimed (UTC)", text=True)] = None
-    updated_at: Annotated[str | None, Key("written by wavegit: when wavegit last changed it (UTC)",
-                                          text=True)] = None
-    last_error: Annotated[str | None, Key("written by wavegit: why its last attempt failed")] = None
-    cost: Annotated[float, Key("written by wavegit: USD spent on it so far", schema.at_least(0),
-                               hint="USD spent so far, e.g. 0.42")] = 0.0
-    merge_sha: Annotated[str | None, Key("written by wavegit: the merge commit, once done", _sha,
-                                         hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d")] = None
+    test: Annotated[str, schema.key(
+        "a command run in the item's worktree; exit 0 = verified", schema.not_blank,
+        hint="a command; exit 0 means verified", required=True)]
+    priority: Annotated[str, schema.key("`P0` (first) to `P3`", choices=PRIORITIES)] = "P2"
+    depends_on: Annotated[tuple[str, ...], schema.key(
+        "ids of items that must be `done` before it is ready",
+        hint="ids of items that must be done first")] = ()
+    status: Annotated[str, schema.key(
+        "`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`", choices=STATUSES)] = "todo"
+    wave: Annotated[str | None, schema.key("written by wavegit: the wave that claimed it")] = None
+    attempts: Annotated[int, schema.key(
+        "written by wavegit: attempts so far, across waves", schema.at_least(0),
+        hint="attempts so far, 0 or more")] = 0
+    pr: Annotated[int | None, schema.key(
+        "written by wavegit: its pull request's number", schema.at_least(1),
+        hint="the pull request number, e.g. 41")] = None
+    claimed_at: Annotated[str | None, schema.key(
+        "written by wavegit: when it was claimed (UTC)", text=True)] = None
+    updated_at: Annotated[str | None, schema.key(
+        "written by wavegit: when wavegit last changed it (UTC)", text=True)] = None
+    last_error: Annotated[str | None, schema.key("written by wavegit: why its last attempt failed")] = None
+    cost: Annotated[float, schema.key(
+        "written by wavegit: USD spent on it so far", schema.at_least(0),
+        hint="USD spent so far, e.g. 0.42")] = 0.0
+    merge_sha: Annotated[str | None, schema.key(
+        "written by wavegit: the merge commit, once done", _sha,
+        hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d")] = None
     index: int = field(default=0, compare=False)
     """Position in the file (0-based): intake appends, so a lower index is older."""
     line: int = field(default=0, compare=False)
@@ -91,7 +99,7 @@ class Item:
     """Item-level validation problems (only when loaded with strict=False)."""
 
 
-ITEM_SCHEMA = schema.record_schema("item", Item.__annotations__)
+ITEM_SCHEMA = schema.record_schema("item", Item)
 
 _ITEM_FIELDS = tuple(f.name for f in fields(Item))
 # A required field whose value failed validation (strict=False) still needs a value: an empty one.
