@@ -17,12 +17,12 @@ Ownership semantics (gitignore-like):
 
 ``matches`` is case-sensitive (it checks the files a worker changed). ``overlaps`` and ``OwnershipIndex``
 compare case-insensitively, because a repository may be checked out on a case-insensitive file system: two
-paths are the same file when their per-character simple case folds are equal (``_fold_char``: what
+paths are the same file when their per-character simple case folds are equal (``fold_char``: what
 APFS/NTFS-style folding does; ``ß`` is not ``ss``). ``overlaps(a, b)`` is exact: it is true iff some
 valid path, existing or not, is owned by ``a`` and has the same fold as a path owned by ``b``. It
-intersects automata (patterns over segments, globs over characters), never looks at a file system.
+intersects automata (patterns over segments, globs over characters), never looks at a file system; it
+lives in ``wavegit.ownership.overlap``, the indexes in ``wavegit.ownership.index``.
 """
-
 
 from __future__ import annotations
 
@@ -370,22 +370,18 @@ def owns_folded(pattern: str, path: str) -> bool:
 
 
 def owns_folded_path(pattern: str, folded_path: str) -> bool:
+    """``owns_folded`` for a path already folded (``fold``)."""
     if is_literal(pattern):
         return _literal_owns(fold(pattern), folded_path)
     return _matcher(pattern, True).fullmatch("/" + folded_path) is not None
 
 
-# --- literal prefix ---------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=65536)
-def literal_prefix(pattern: str) -> str:
-    """The folded leading segments of ``pattern`` before its first glob segment ("" if it starts with one)."""
-    return literal_head(normalize(pattern))
+# --- literal prefix ------------------------------------------------------------------------------------
 
 
 def literal_head(text: str) -> str:
-    """``literal_prefix`` of the normalised ``text``."""
+    """The folded leading segments of the normalised pattern ``text`` before its first glob segment ("" if it
+    starts with one): where the ownership indexes file a glob."""
     text = text.rstrip("/")
     match = _GLOB.search(text)
     if match is not None:
