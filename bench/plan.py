@@ -73,7 +73,7 @@ def phases(repo: str) -> dict[str, tuple[float, float]]:
     collector paused as there), in a fresh process so that imports and first-call costs count as they do in
     the real command. (wall, CPU) each."""
     marks = [(time.perf_counter(), time.process_time())]
-    from wavegit import config, tracker
+    from wavegit import config, plancache
     from wavegit.repo import discover
     from wavegit.schema import gc_paused
     from wavegit.select import select_columns
@@ -89,31 +89,32 @@ def phases(repo: str) -> dict[str, tuple[float, float]]:
         blob_sha = store.read_blob_sha(fetch=False)
         marks.append((time.perf_counter(), time.process_time()))
         assert blob_sha is not None
-        cols = tracker.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, cfg.tracker_path,
-                                    strict=False)
+        cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir,
+                                      cfg.tracker_path, strict=False)
         marks.append((time.perf_counter(), time.process_time()))
         plan = select_columns(cols, cfg.max_items, blob_sha)
         marks.append((time.perf_counter(), time.process_time()))
         json.dumps(plan.to_json())
         marks.append((time.perf_counter(), time.process_time()))
-    steps = ("imports", "discover + config", "store (git: remote, blob SHA)", "tracker.load_columns (cache)",
-             "select", "JSON out")
+    steps = ("imports", "discover + config", "store (git: remote, blob SHA)",
+             "plancache.load_columns (cache)", "select", "JSON out")
     return {step: (end[0] - start[0], end[1] - start[1])
             for step, start, end in zip(steps, marks, marks[1:], strict=False)}
 
 
 def _in_flight_collisions(json_path: Path, picks: list[str]) -> int:
     """How many of the reference's picks overlap an item already in flight (wavegit never picks those)."""
-    from wavegit import paths
+    from wavegit.ownership.index import OwnershipIndex
+    from wavegit.ownership.patterns import normalize
 
     data = json.loads(json_path.read_text(encoding="utf-8"))
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    index: OwnershipIndex[str] = OwnershipIndex()
     for d in data["items"]:
         if d["status"] in ("in_progress", "review"):
             for pattern in d["owns"]:
-                index.add(d["id"], paths.normalize(pattern))
+                index.add(d["id"], normalize(pattern))
     owns = {d["id"]: d["owns"] for d in data["items"]}
-    return sum(1 for pick in picks if any(index.conflicts(paths.normalize(p)) for p in owns[pick]))
+    return sum(1 for pick in picks if any(index.conflicts(normalize(p)) for p in owns[pick]))
 
 
 def run(runs: int, n_items: int) -> common.Result:
@@ -193,7 +194,7 @@ def run(runs: int, n_items: int) -> common.Result:
         "- Cached, content-addressed by the tracker's blob SHA (never the plan): the planning columns of "
         "the items (id, status, priority, depends_on, owns, position, problems; each repeated string stored "
         "once), the folded index key of each distinct owned pattern, and the lookup tables of the items in "
-        "flight by pattern (`paths.FirstOverlap`). On every run `select` checks every ready item against "
+        "flight by pattern (`FirstOverlap`). On every run `select` checks every ready item against "
         "them, solves priority tier by tier until the cap is met, and finds every skip reason. `plan` ends "
         "without interpreter teardown (`FAST_EXIT`).",
         *([] if warm_ratio <= WARM_TARGET
@@ -220,7 +221,7 @@ def why_missed(medians: dict[str, float], start: float, reference: float, n_item
         f"- Why the warm target is missed (CPU times): the budget is {budget} ms; interpreter start alone "
         f"takes {start * 1000:.0f} ms and wavegit's imports {ms['imports']} ms (its modules and the standard "
         f"library they use). Loading the cached planning columns of the {n_items:,} items takes "
-        f"{ms['tracker.load_columns']} ms, `select` {ms['select']} ms: exact, case-insensitive ownership "
+        f"{ms['plancache.load_columns']} ms, `select` {ms['select']} ms: exact, case-insensitive ownership "
         "checks of the ready items' distinct patterns against the items in flight, about a µs each in a "
         "fresh process, where the reference compares exact strings once."
     )

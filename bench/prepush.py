@@ -32,7 +32,8 @@ from pathlib import Path
 import backlog
 import common
 
-from wavegit import config, git, hook, lifecycle, paths, repo
+from wavegit import config, git, hook, lifecycle, repo
+from wavegit.ownership.index import OwnershipIndex
 
 TARGET = 1.5
 # Times, in a fresh interpreter, the first (and only) check_push a hook process makes: first calls pay for
@@ -69,7 +70,7 @@ def _fast_import(clone: Path, commits: Iterator[tuple[str, dict[str, str]]], par
 
 def _unowned_paths(items: Sequence[backlog.BenchItem], count: int) -> list[str]:
     """``count`` source and test files of the backlog's tree that no in-flight item owns."""
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    index: OwnershipIndex[str] = OwnershipIndex()
     for item in items:
         if item.status in lifecycle.IN_FLIGHT:
             for pattern in item.owns:
@@ -120,8 +121,9 @@ def floor_git_log(old: str, new: str) -> list[str]:
 
 def _import_us(py: str, env: dict[str, str]) -> int:
     """Microseconds ``python -X importtime`` gives for the modules the hook imports (cumulative), those it
-    imports while the push's `git log` runs (config, repo, paths) included."""
-    modules = ("wavegit.cli", "wavegit.commands.hook", "wavegit.config", "wavegit.repo", "wavegit.paths")
+    imports while the push's `git log` runs (config, repo, ownership) included."""
+    modules = ("wavegit.cli", "wavegit.commands.hook", "wavegit.config", "wavegit.repo",
+               "wavegit.ownership.index")
     rows = subprocess.run([py, "-X", "importtime", "-c", f"import {', '.join(modules)}"],
                           env=env, capture_output=True, text=True, check=True).stderr.splitlines()
     ends = tuple(f"| {module}" for module in modules)
@@ -226,7 +228,7 @@ def run(runs: int, n_items: int) -> common.Result:
         f"first check_push {first_call * 1000:.0f} ms minus the git log the floor already counts "
         f"({git_t.wall.median * 1000:.0f} ms), discovering the repository and argument parsing the rest; "
         "these overlap in the hook: its `git log` starts as soon as stdin is parsed, and wavegit.config, "
-        "wavegit.repo and wavegit.paths are imported, the repository discovered (the same `git rev-parse` "
+        "wavegit.repo, wavegit.ownership are imported, the repository discovered (the same `git rev-parse` "
         "resolves the tracker's blob, so a warm run starts no `git cat-file`) and the in-flight items "
         "loaded (a thread) while it runs. The process ends without interpreter teardown (`FAST_EXIT`).",
         "- Cached, content-addressed by the tracker's blob SHA: the in-flight items and the tables of the "

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import backlog
 import common
 
-from wavegit import lifecycle, paths, tracker
+from wavegit import lifecycle, tracker
+from wavegit.ownership.index import OwnershipIndex
+from wavegit.ownership.overlap import overlaps
 from wavegit.select import select
 
 ALPHABET = ("a.py", "A.py", "b.py", "d/x.py", "d/y.py", "d/", "d/*.py", "d/**", "e/f.py", "e/", "e/?.py",
@@ -45,7 +47,7 @@ def random_backlog(rng: random.Random) -> tracker.Tracker:
 
 
 def _conflict(a: tracker.Item, b: tracker.Item) -> bool:
-    return any(paths.overlaps(x, y) for x in a.owns for y in b.owns)
+    return any(overlaps(x, y) for x in a.owns for y in b.owns)
 
 
 def ready(t: tracker.Tracker) -> list[tracker.Item]:
@@ -60,9 +62,9 @@ def candidates(t: tracker.Tracker) -> list[tracker.Item]:
     return [item for item in ready(t) if not any(_conflict(item, other) for other in flight)]
 
 
-def in_flight_index(t: tracker.Tracker) -> paths.OwnershipIndex[str]:
+def in_flight_index(t: tracker.Tracker) -> OwnershipIndex[str]:
     """The ownership of every item in flight, keyed by item id."""
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    index: OwnershipIndex[str] = OwnershipIndex()
     for item in t.items:
         if item.status in lifecycle.IN_FLIGHT:
             for pattern in item.owns:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT
 from wavegit import config
 from wavegit.errors import UsageError, ValidationError
@@ -76,6 +77,22 @@ def test_initial_config_text_lists_every_key_with_its_default() -> None:
     for line in text.splitlines():
         assert line.startswith("#") or "  # " in line
     assert config.parse_config_text(text)["concurrency"] == config.Config().concurrency
+
+
+def test_the_schema_is_the_config_record_every_key_declared_once() -> None:
+    assert config.CONFIG_SCHEMA.names == config.Config._fields
+    budget = config.CONFIG_SCHEMA.field("budget")
+    assert budget is not None and budget.kind == "map" and budget.nested is not None
+    assert budget.nested.names == config.Budget._fields
+    kinds = {spec.name: spec.kind for spec in config.CONFIG_SCHEMA.fields}
+    assert (kinds["worker"], kinds["concurrency"], kinds["timeout_s"], kinds["report_authors"]) == (
+        "str", "int", "float", "str_list")
+    assert all(spec.doc for spec in config.CONFIG_SCHEMA.fields)
+
+
+def test_the_readme_config_table_is_the_declaration() -> None:
+    expected = key_table(config.CONFIG_SCHEMA, config.Config()._asdict())
+    assert expected in readme_tables(), f"README.md's configuration table should read:\n{expected}"
 
 
 def test_warm_config_cache_does_not_import_yaml(tmp_path: Path) -> None:

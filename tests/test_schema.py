@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from typing import Annotated, NamedTuple
 
 import pytest
 
@@ -23,12 +24,41 @@ SCHEMA = schema.Schema("thing", (
 ))
 
 
-def _read(text: str) -> tuple[dict[str, schema.Value], list[str]]:
+def _read(text: str, declared: schema.Schema = SCHEMA) -> tuple[dict[str, schema.Value], list[str]]:
     where = schema.Located("f.yaml")
     root = schema.compose(text, "f.yaml")
     assert root is not None
-    values = schema.read_mapping(root, SCHEMA, where)
+    values = schema.read_mapping(root, declared, where)
     return values, [str(p) for p in where.problems]
+
+
+class Section(NamedTuple):
+    flag: Annotated[bool, schema.key("a flag")] = False
+
+
+class Record(NamedTuple):
+    name: Annotated[str, schema.key("a name", required=True, hint="a name")] = ""
+    count: Annotated[int | None, schema.key("how many", schema.at_least(1))] = None
+    when: Annotated[str | None, schema.key("a moment", text=True)] = None
+    tags: Annotated[tuple[str, ...], schema.key("labels", element_map=str.upper)] = ()
+    section: Annotated[Section, schema.key("a nested mapping")] = Section()
+    position: int = 0
+    """Not read from YAML: no key."""
+
+
+def test_a_record_declares_its_schema_once_and_the_schema_reads_yaml() -> None:
+    derived = schema.record_schema("record", Record)
+    assert [(spec.name, spec.kind, spec.doc) for spec in derived.fields] == [
+        ("name", "str", "a name"), ("count", "int", "how many"), ("when", "text", "a moment"),
+        ("tags", "str_list", "labels"), ("section", "map", "a nested mapping")]
+    section = derived.field("section")
+    assert section is not None and section.nested is not None and section.nested.names == ("flag",)
+    values, problems = _read("when: 2026-01-01\ntags: [a]\nsection: {flag: yes}\ncount: 0\nposition: 1\n",
+                             derived)
+    assert values == {"when": "2026-01-01", "tags": ("A",), "section": {"flag": True}}
+    assert problems == ["f.yaml:4:8: 'count' must be at least 1",
+                        "f.yaml:5:1: unknown key 'position' in record (hint: did you mean 'section'?)",
+                        "f.yaml:1:1: missing required key 'name' (hint: a name)"]
 
 
 def test_values_are_typed_like_safe_load() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavegit import select as select_mod
-from wavegit.paths import overlaps
+from wavegit.ownership.overlap import overlaps
 from wavegit.select import Plan, Skip, select
 from wavegit.tracker import PRIORITIES, Item, Tracker
 

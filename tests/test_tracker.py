@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import subprocess
 import sys
@@ -11,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT
-from wavegit import parsecache, paths, select, tracker
+from wavegit import parsecache, plancache, select, tracker
 from wavegit.errors import UsageError, ValidationError
+from wavegit.ownership.index import index_keys
 
 EXAMPLE = (REPO_ROOT / "examples" / "tracker.yaml").read_text()
 
@@ -78,13 +81,13 @@ def test_load_columns_equals_the_columns_of_the_loaded_tracker_cold_and_warm(tmp
         reads.append(sha)
         return EXAMPLE
 
-    cold = tracker.load_columns(sha, read, tmp_path, strict=False)
-    warm = tracker.load_columns(sha, read, tmp_path, strict=False)
+    cold = plancache.load_columns(sha, read, tmp_path, strict=False)
+    warm = plancache.load_columns(sha, read, tmp_path, strict=False)
     loaded = tracker.loads(EXAMPLE, strict=False)
     assert cold == warm
     assert cold._replace(patterns=(), keys=(), in_flight=()) == tracker.columns(loaded)
     owned = tuple(dict.fromkeys(pattern for item in loaded.items for pattern in item.owns))
-    assert cold.patterns == owned and cold.keys == paths.index_keys(owned)
+    assert cold.patterns == owned and cold.keys == index_keys(owned)
     assert cold.in_flight == select.in_flight_lookup(tracker.columns(loaded)).tables()
     assert len(reads) == 1, "the warm load read the tracker text again"
     assert warm.ids == tuple(item.id for item in tracker.loads(EXAMPLE).items)
@@ -94,7 +97,7 @@ def test_load_columns_of_an_invalid_tracker_raises_every_time(tmp_path: Path) ->
     sha = parsecache.blob_sha("items: 3\n")
     for _ in range(2):
         with pytest.raises(ValidationError):
-            tracker.load_columns(sha, lambda: "items: 3\n", tmp_path, strict=False)
+            plancache.load_columns(sha, lambda: "items: 3\n", tmp_path, strict=False)
 
 
 def test_blob_sha_matches_git_hash_object(tmp_path: Path) -> None:
@@ -231,3 +234,21 @@ def test_set_fields_round_trip_changes_only_edited_lines(item_id: str,
         assert all(start <= n + 1 < end for n in range(i1, i2)), (i1, i2)
         for line in new_lines[j1:j2]:
             assert line.strip().split(":", 1)[0] in fields, line
+
+
+def test_the_schema_is_the_item_record_every_key_declared_once() -> None:
+    not_read = ("index", "line", "problems")
+    read = [spec.name for spec in dataclasses.fields(tracker.Item) if spec.name not in not_read]
+    assert list(tracker.ITEM_SCHEMA.names) == read
+    required = [spec.name for spec in tracker.ITEM_SCHEMA.fields if spec.required]
+    assert required == ["id", "prompt", "owns", "test"]
+    kinds = {spec.name: spec.kind for spec in tracker.ITEM_SCHEMA.fields}
+    assert (kinds["owns"], kinds["pr"], kinds["claimed_at"], kinds["cost"]) == (
+        "str_list", "int", "text", "float")
+
+
+def test_the_readme_item_table_is_the_declaration() -> None:
+    defaults = {spec.name: spec.default for spec in dataclasses.fields(tracker.Item)
+                if spec.default is not dataclasses.MISSING}
+    expected = key_table(tracker.ITEM_SCHEMA, defaults)
+    assert expected in readme_tables(), f"README.md's table of item keys should read:\n{expected}"

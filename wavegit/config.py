@@ -8,7 +8,7 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
@@ -19,44 +19,8 @@ HALT_PATH = ".wavegit/HALT"
 ENV_PREFIX = "WAVEGIT_"
 
 
-# NamedTuples, annotations not postponed: the pre-push hook loads the config (see wavegit.git.GitResult).
-class Budget(NamedTuple):
-    wave_usd: float = 0.0
-    """Ceiling per wave in USD; 0 = none."""
-    day_usd: float = 0.0
-    """Ceiling per UTC day in USD; 0 = none."""
-
-
-class HookConfig(NamedTuple):
-    strict: bool = False
-    """Refuse the push (instead of warning) when the tracker cannot be read."""
-
-
-class Config(NamedTuple):
-    worker: str = "claude"
-    concurrency: int = 4
-    max_items: int = 8
-    timeout_s: float = 1800.0
-    idle_timeout_s: float = 600.0
-    attempts: int = 2
-    """Tries per item per wave."""
-    max_attempts: int = 4
-    """Tries per item across all waves; an item reaching it becomes `failed` instead of `todo`."""
-    wave_test: str = ""
-    lease_ttl_s: float = 7200.0
-    budget: Budget = Budget()
-    base_branch: str = "main"
-    tracker_branch: str = "main"
-    tracker_path: str = TRACKER_PATH
-    remote: str = "origin"
-    report_authors: tuple[str, ...] = ("github-actions[bot]",)
-    worker_github_token: bool = False
-    """Pass GITHUB_TOKEN to workers; off unless the config says so."""
-    hook: HookConfig = HookConfig()
-
-
 def _repo_path(value: schema.Value) -> str | None:
-    from wavegit.paths import PatternError, normalize
+    from wavegit.ownership.patterns import PatternError, normalize
 
     try:
         normalize(str(value))
@@ -72,36 +36,53 @@ def _ref_name(value: schema.Value) -> str | None:
     return "must be a valid git branch name" if bad else None
 
 
-_BUDGET = schema.Schema("budget", (
-    schema.Field("wave_usd", "float", check=schema.at_least(0), doc="ceiling per wave in USD; 0 = none"),
-    schema.Field("day_usd", "float", check=schema.at_least(0), doc="ceiling per UTC day in USD; 0 = none"),
-))
-_HOOK = schema.Schema("hook", (
-    schema.Field("strict", "bool", doc="refuse a push (not just warn) when the tracker cannot be read"),
-))
-CONFIG_SCHEMA = schema.Schema("config", (
-    schema.Field("worker", "str", check=schema.not_blank,
-                 doc="command run in each item's worktree; prompt on stdin and in $WAVEGIT_PROMPT_FILE"),
-    schema.Field("concurrency", "int", check=schema.at_least(1), doc="workers at once"),
-    schema.Field("max_items", "int", check=schema.at_least(1), doc="items per wave"),
-    schema.Field("timeout_s", "float", check=schema.positive, doc="wall-clock limit per attempt, seconds"),
-    schema.Field("idle_timeout_s", "float", check=schema.positive, doc="no output for this long = hung"),
-    schema.Field("attempts", "int", check=schema.at_least(1), doc="tries per item per wave"),
-    schema.Field("max_attempts", "int", check=schema.at_least(1),
-                 doc="tries per item across all waves before it is marked failed"),
-    schema.Field("wave_test", "str", doc="run on the combined wave branch; empty = none"),
-    schema.Field("lease_ttl_s", "float", check=schema.positive,
-                 doc="a claim with no live branch/PR after this long is released by sync"),
-    schema.Field("budget", "map", nested=_BUDGET, doc="cost ceilings"),
-    schema.Field("base_branch", "str", check=_ref_name, doc="waves branch from here and PRs target it"),
-    schema.Field("tracker_branch", "str", check=_ref_name,
-                 doc="where tracker commits go (a separate branch suits a protected main)"),
-    schema.Field("tracker_path", "str", check=_repo_path, doc="the tracker file, relative to the repo root"),
-    schema.Field("remote", "str", check=schema.not_blank, doc="the remote waves push to"),
-    schema.Field("report_authors", "str_list", doc="whose report comments the merge gate believes"),
-    schema.Field("worker_github_token", "bool", doc="pass GITHUB_TOKEN to workers"),
-    schema.Field("hook", "map", nested=_HOOK, doc="the pre-push hook"),
-))
+# Every key is declared once, here: name, type, default, validation and doc line. CONFIG_SCHEMA (what the
+# file and the environment may set), the commented file `wavegit init` writes and the README's table come
+# from these records. NamedTuples, annotations not postponed: the pre-push hook loads the config (see
+# wavegit.git.GitResult).
+class Budget(NamedTuple):
+    wave_usd: Annotated[float, schema.key("ceiling per wave in USD; 0 = none", schema.at_least(0))] = 0.0
+    day_usd: Annotated[float, schema.key("ceiling per UTC day in USD; 0 = none", schema.at_least(0))] = 0.0
+
+
+class HookConfig(NamedTuple):
+    strict: Annotated[bool, schema.key(
+        "the pre-push hook refuses (instead of warning) when the tracker cannot be read")] = False
+
+
+class Config(NamedTuple):
+    worker: Annotated[str, schema.key(
+        "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
+        "`claude` and `codex`", schema.not_blank)] = "claude"
+    concurrency: Annotated[int, schema.key("workers at once", schema.at_least(1))] = 4
+    max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
+    timeout_s: Annotated[float, schema.key(
+        "wall-clock limit per attempt in seconds (the process group is killed: SIGTERM, then SIGKILL)",
+        schema.positive)] = 1800.0
+    idle_timeout_s: Annotated[float, schema.key("no output for this long = hung", schema.positive)] = 600.0
+    attempts: Annotated[int, schema.key("tries per item per wave", schema.at_least(1))] = 2
+    max_attempts: Annotated[int, schema.key(
+        "tries per item across all waves; an item reaching it becomes `failed` instead of `todo`",
+        schema.at_least(1))] = 4
+    wave_test: Annotated[str, schema.key("run on the combined wave branch; empty = none")] = ""
+    lease_ttl_s: Annotated[float, schema.key(
+        "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
+    budget: Annotated[Budget, schema.key("cost ceilings")] = Budget()
+    base_branch: Annotated[str, schema.key(
+        "waves branch from here and pull requests target it", _ref_name)] = "main"
+    tracker_branch: Annotated[str, schema.key(
+        "where tracker commits go (a separate branch suits a protected `main`)", _ref_name)] = "main"
+    tracker_path: Annotated[str, schema.key(
+        "the tracker file, relative to the repository root", _repo_path)] = TRACKER_PATH
+    remote: Annotated[str, schema.key(
+        "the remote waves push to; without it everything stays local", schema.not_blank)] = "origin"
+    report_authors: Annotated[tuple[str, ...], schema.key(
+        "whose report comments the merge gate believes")] = ("github-actions[bot]",)
+    worker_github_token: Annotated[bool, schema.key(
+        "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
+    hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
+
+CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
 _CACHE_FORMAT = f"wavegit-config-cache-2-{__version__}"
@@ -212,14 +193,17 @@ def _env_value(values: dict[str, schema.Value], spec: schema.Field, var: str, en
 
 
 def _build(values: Mapping[str, schema.Value]) -> Config:
-    def section(name: str) -> dict[str, schema.Value]:
-        found = values.get(name)
-        return {k: v for k, v in found.items() if v is not None} if isinstance(found, dict) else {}
+    """The defaults with ``values`` set; a section (a nested mapping) sets the fields of its record."""
+    defaults = Config()
+    sections = {name: getattr(defaults, name)._replace(**_set(section))
+                for name, section in values.items() if isinstance(section, dict)}
+    # The schema has checked every value's type against the records' fields.
+    return defaults._replace(**_set(values), **sections)  # type: ignore[arg-type]
 
-    top = {k: v for k, v in values.items() if v is not None and k not in ("budget", "hook")}
-    # The schema has checked every value's type against these records' fields.
-    budget, hook = Budget(**section("budget")), HookConfig(**section("hook"))  # type: ignore[arg-type]
-    return Config(**top, budget=budget, hook=hook)  # type: ignore[arg-type]
+
+def _set(values: Mapping[str, schema.Value]) -> dict[str, schema.Value]:
+    return {name: value for name, value in values.items()
+            if value is not None and not isinstance(value, dict)}
 
 
 def initial_config_text() -> str:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wavegit import paths, report
+from wavegit import report
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
 from wavegit.github import Comment, PullRequests, read_event
+from wavegit.ownership.patterns import matches
 from wavegit.store import TrackerStore
 
 SHOWN_PATHS = 3
@@ -97,7 +98,7 @@ def evaluate(client: PullRequests, number: int, config: Config, store: TrackerSt
     if missing:
         return fail(f"not in the tracker on {config.tracker_branch}: {_listing(missing)}")
     outside = [path for path in client.pr_files(number)
-               if not any(paths.matches(pattern, path) for pattern in patterns)]
+               if not any(matches(pattern, path) for pattern in patterns)]
     if outside:
         return fail(f"{len(outside)} changed file(s) outside the wave's ownership: {_listing(outside)}")
     return GateResult(True, f"wave {wave.wave_id}: {len(wave.items)} item(s) verified, "

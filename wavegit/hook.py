@@ -37,14 +37,14 @@ from wavegit import git, parsecache
 from wavegit.errors import UsageError, ValidationError
 
 if TYPE_CHECKING:
-    from wavegit import paths
     from wavegit.config import Config
+    from wavegit.ownership.index import OwnershipIndex
     from wavegit.repo import Repo
 
 # The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
 # create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
 # wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config, wavegit.repo and
-# wavegit.paths (~5 ms with what they import) are not imported here, so that `wavegit hook` can start the
+# wavegit.ownership (~5 ms with what they import) are not imported here, so that `wavegit hook` can start the
 # push's `git log` first and import them while it runs (see start_pushed_paths).
 T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
@@ -102,7 +102,7 @@ class Violation(NamedTuple):
 class Findings(NamedTuple):
     violations: list[Violation]
     unchecked: list[str]
-    """Pushed paths wavegit.paths cannot look up (e.g. a file name with a backslash or an unbalanced '[')."""
+    """Pushed paths the ownership index cannot look up (e.g. a name with a backslash or an unbalanced '[')."""
 
 
 class Verdict(NamedTuple):
@@ -219,18 +219,19 @@ class _InFlight(NamedTuple):
 
     owners: list[Owner]
     by_id: dict[str, Owner]
-    owned: "paths.OwnershipIndex[str]"
+    owned: "OwnershipIndex[str]"
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
-    from wavegit import paths
+    from wavegit.ownership.index import OwnershipIndex
+    from wavegit.ownership.patterns import PatternError
 
-    index: paths.OwnershipIndex[str] = paths.OwnershipIndex()
+    index: OwnershipIndex[str] = OwnershipIndex()
     for item in in_flight:
         for pattern in item.owns:
             try:
                 index.add(item.id, pattern)
-            except paths.PatternError:
+            except PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
     return _InFlight(list(in_flight), {item.id: item for item in in_flight}, index)
 
@@ -288,11 +289,11 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    from wavegit import paths
+    from wavegit.ownership.index import OwnershipIndex
 
     rows, tables = payload
     owners = [Owner(*row) for row in rows]
-    return _InFlight(owners, {owner.id: owner for owner in owners}, paths.OwnershipIndex.from_tables(tables))
+    return _InFlight(owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables))
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
@@ -411,10 +412,10 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
             detail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
-    # The in-flight items are read and indexed while `git log` lists the pushed paths; wavegit.paths, which
-    # indexes them, is imported here while the thread's `git cat-file` runs.
+    # The in-flight items are read and indexed while `git log` lists the pushed paths; the ownership index
+    # is imported here while the thread's `git cat-file` runs.
     in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
-    import wavegit.paths  # noqa: F401
+    import wavegit.ownership.index  # noqa: F401
     try:
         changed = pushed.result() if pushed is not None else pushed_paths(repo.root, updates, tracking)
     finally:

@@ -16,11 +16,10 @@ import dataclasses
 import html
 import json
 import re
-import types
-import typing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TypeVar
+
+from wavegit import jsondecode
 
 MARKER = "<!-- wavegit:report v1 -->"
 JSON_OPEN = "<!-- wavegit:report-json"
@@ -30,8 +29,17 @@ DEFAULT_MAX_CHARS = 65000
 # Room kept for the truncation notes, whose final wording depends on what was dropped.
 _NOTES_RESERVE = 400
 
-_TS: dict[str, bool] = {"timestamp": True}
 _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)")
+
+
+def _check_timestamp(value: object) -> None:
+    if not isinstance(value, str) or not _TS_RE.fullmatch(value):
+        raise ValueError(f"expected an ISO 8601 UTC timestamp like 2026-01-01T00:00:00Z, got {value!r}")
+    datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+_TS = {jsondecode.CHECK: _check_timestamp}
+"""The metadata of a timestamp field."""
 
 
 class ReportError(ValueError):
@@ -128,12 +136,15 @@ class WaveReport:
     def from_json(cls, text: str) -> WaveReport:
         """Parse and validate untrusted JSON; :class:`ReportError` says what is wrong and where."""
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = jsondecode.loads(text)
         except RecursionError as exc:
             raise ReportError("$: JSON nested too deeply") from exc
         except ValueError as exc:
             raise ReportError(f"$: invalid JSON: {exc}") from exc
-        return _decode_object(cls, data, "$")
+        try:
+            return jsondecode.decode_object(cls, data, "$")
+        except jsondecode.DecodeError as exc:
+            raise ReportError(str(exc)) from None
 
     @property
     def verified_count(self) -> int:
@@ -143,78 +154,6 @@ class WaveReport:
     def total_cost(self) -> float | None:
         costs = [item.cost for item in self.items if item.cost is not None]
         return sum(costs) if costs else None
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not allowed")
-
-
-_T = TypeVar("_T")
-
-
-def _decode_object(cls: type[_T], data: object, path: str) -> _T:
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: expected an object, got {_kind(data)}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ReportError(f"{path}.{unknown[0]}: unknown field")
-    values: dict[str, object] = {}
-    for name, spec in fields.items():
-        where = f"{path}.{name}"
-        if name not in data:
-            raise ReportError(f"{where}: missing")
-        value = _decode(data[name], hints[name], where)
-        if spec.metadata.get("timestamp") and value is not None:
-            _check_timestamp(value, where)
-        values[name] = value
-    return cls(**values)
-
-
-def _decode(value: object, hint: object, path: str) -> object:
-    """``value`` checked (and numbers normalised) against the type annotation ``hint``."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(hint)
-        if value is None and type(None) in options:
-            return None
-        (inner,) = [option for option in options if option is not type(None)]
-        return _decode(value, inner, path)
-    if origin is list:
-        if not isinstance(value, list):
-            raise ReportError(f"{path}: expected a list, got {_kind(value)}")
-        (inner,) = typing.get_args(hint)
-        return [_decode(element, inner, f"{path}[{i}]") for i, element in enumerate(value)]
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _decode_object(hint, value, path)
-    if hint is bool and isinstance(value, bool):
-        return value
-    if hint is int and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if hint is str and isinstance(value, str):
-        return value
-    raise ReportError(f"{path}: expected {_KINDS.get(hint, str(hint))}, got {_kind(value)}")
-
-
-_KINDS: dict[object, str] = {bool: "true/false", int: "an integer", float: "a number", str: "a string",
-                             list: "a list", dict: "an object", type(None): "null"}
-
-
-def _kind(value: object) -> str:
-    return _KINDS.get(type(value), type(value).__name__)
-
-
-def _check_timestamp(value: object, path: str) -> None:
-    if not isinstance(value, str) or not _TS_RE.fullmatch(value):
-        raise ReportError(f"{path}: expected an ISO 8601 UTC timestamp like 2026-01-01T00:00:00Z, "
-                          f"got {value!r}")
-    try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ReportError(f"{path}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------- Markdown

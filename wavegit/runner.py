@@ -30,6 +30,7 @@ from typing import IO, Literal, NamedTuple
 
 from wavegit import git
 from wavegit.errors import UsageError
+from wavegit.jsondecode import reject_constant
 
 KillReason = Literal["wall", "idle", "cancelled"]
 
@@ -441,7 +442,7 @@ def _cost_file_reading(cost_file: Path) -> CostReading:
     except (OSError, UnicodeDecodeError) as exc:
         return CostReading(None, f"cost file {cost_file}: unreadable ({exc})")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=reject_constant)
     except ValueError as exc:
         return CostReading(None, f"cost file {cost_file}: invalid JSON ({exc})")
     if not isinstance(data, dict) or "usd" not in data:
@@ -451,10 +452,6 @@ def _cost_file_reading(cost_file: Path) -> CostReading:
         return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number, "
                                  f"got {data['usd']!r}")
     return CostReading(usd, None)
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number")
 
 
 def _claude_log_cost(log_path: Path) -> float | None:
@@ -470,7 +467,7 @@ def _claude_log_cost(log_path: Path) -> float | None:
         if not line.startswith("{"):
             continue
         try:
-            data = json.loads(line, parse_constant=_reject_constant)
+            data = json.loads(line, parse_constant=reject_constant)
         except ValueError:
             continue
         if isinstance(data, dict) and "total_cost_usd" in data:

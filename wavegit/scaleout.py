@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-import typing
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from wavegit import budget, git, report, runner, tracker, worktree
+from wavegit import budget, git, jsondecode, report, runner, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
@@ -172,47 +171,15 @@ def result_from_message(message: str, where: str) -> ItemResult:
     if len(lines) != 1:
         raise UsageError(f"{where}: not a wavegit result commit (no {RESULT_KEY} line)")
     try:
-        data = json.loads(lines[0][len(prefix):])
-        if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
+        data = jsondecode.loads(lines[0][len(prefix):])
+        if not isinstance(data, dict) or data.pop("format", None) != RESULT_FORMAT:
             raise ValueError(f"expected a format {RESULT_FORMAT} object")
-        tails = _typed(data.get("tails"), dict[str, str], "tails")
-        for name in tails:
+        result = jsondecode.decode_object(ItemResult, data, "$", _FROM_TEXT)
+        for name in result.tails:
             _log_name(name)
-        return ItemResult(_typed(data.get("base"), str, "base"),
-                          _typed(data.get("not_started"), str | None, "not_started"),
-                          _attempts(data.get("attempts")),
-                          tails)
     except ValueError as exc:
         raise UsageError(f"{where}: unreadable result: {exc}") from None
-
-
-def _typed(value: object, kind: object, where: str) -> typing.Any:
-    """``value`` if it matches the annotation ``kind``: str, int, float, bool, datetime, Path (a log file
-    name), ``X | None``, ``list[X]``, ``dict[str, X]``. Any: the caller's annotation is the type."""
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if args and type(None) in args and origin is not dict and origin is not list:
-        if value is None:
-            return None
-        (kind,) = [a for a in args if a is not type(None)]
-        return _typed(value, kind, where)
-    if origin is list or kind is list:
-        if not isinstance(value, list):
-            raise ValueError(f"{where}: expected a list")
-        return [_typed(v, args[0], f"{where}[{i}]") for i, v in enumerate(value)] if args else value
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ValueError(f"{where}: expected an object")
-        return {_typed(k, str, where): _typed(v, args[1], f"{where}.{k}") for k, v in value.items()}
-    if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if kind is datetime:
-        text = _typed(value, str, where)
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
-    if kind is Path:
-        return _log_name(_typed(value, str, where))
-    if isinstance(kind, type) and isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
-        return value
-    raise ValueError(f"{where}: expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+    return result
 
 
 def _log_name(name: str) -> Path:
@@ -222,17 +189,11 @@ def _log_name(name: str) -> Path:
     return Path(name)
 
 
-def _attempts(raw: object) -> list[Attempt]:
-    return [_attempt(one, n) for n, one in enumerate(_typed(raw, list, "attempts"))]
+def _utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
 
 
-def _attempt(raw: object, n: int) -> Attempt:
-    if not isinstance(raw, dict):
-        raise ValueError(f"attempts[{n}]: expected an object")
-    hints = typing.get_type_hints(Attempt)
-    values = {spec.name: _typed(raw.get(spec.name), hints[spec.name], f"attempts[{n}].{spec.name}")
-              for spec in fields(Attempt)}
-    return Attempt(**values)
+_FROM_TEXT: jsondecode.FromText = {datetime: _utc, Path: _log_name}
 
 
 def restore_run(item: tracker.Item, result: ItemResult, commit: str, logs: Path) -> ItemRun:

@@ -9,9 +9,22 @@ PyYAML is imported lazily, only when text actually has to be parsed.
 
 import gc
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Literal, NamedTuple, Protocol, Union, cast
+from types import UnionType
+from typing import (
+    Annotated,
+    Any,
+    ForwardRef,
+    Literal,
+    NamedTuple,
+    Protocol,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from wavegit.errors import Problem
 
@@ -49,12 +62,11 @@ Check = Callable[[Value], "str | None"]
 """Returns a message when the (already typed) value is not acceptable."""
 
 
-# Records are a NamedTuple and a slotted class, annotations not postponed: see wavegit.git.GitResult.
+# Records are NamedTuples and a slotted class, annotations not postponed: see wavegit.git.GitResult.
 class Field(NamedTuple):
     name: str
     kind: Kind
     required: bool = False
-    default: Value = None
     choices: tuple[str, ...] = ()
     check: Check | None = None
     hint: str | None = None
@@ -62,7 +74,18 @@ class Field(NamedTuple):
     element_map: Callable[[str], str] | None = None
     """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
     doc: str = ""
-    """One line saying what the key is for (commented into generated files)."""
+    """One line saying what the key is for (commented into generated files, in the README's tables)."""
+
+
+def key(doc: str, check: Check | None = None, *, choices: tuple[str, ...] = (), hint: str | None = None,
+        required: bool = False, element_map: Callable[[str], str] | None = None, text: bool = False) -> Field:
+    """A record field's YAML key, declared on the field itself: ``name: Annotated[type, key(...)] = default``.
+
+    The record gives the key's name, kind (from its type) and default, which ``record_schema`` fills in, so
+    each key is declared once. ``text``: a string that YAML may also resolve as a timestamp, kept verbatim.
+    """
+    return Field("", "text" if text else "str", required=required, choices=choices, check=check, hint=hint,
+                 element_map=element_map, doc=doc)
 
 
 class Schema:
@@ -79,6 +102,44 @@ class Schema:
 
     def field(self, name: str) -> Field | None:
         return self.index.get(name)
+
+
+def record_schema(what: str, record: type) -> Schema:
+    """The schema of the fields of ``record`` annotated with a ``key``, in declaration order; a field whose
+    type is a NamedTuple is a nested mapping."""
+    fields: list[Field] = []
+    for name, annotation in _annotations(record).items():
+        if get_origin(annotation) is not Annotated:
+            continue  # not read from YAML (e.g. an item's position in the file)
+        base, declared = get_args(annotation)[:2]
+        if declared.kind == "text":
+            fields.append(declared._replace(name=name))
+        elif isinstance(base, type) and issubclass(base, tuple) and hasattr(base, "_fields"):
+            fields.append(declared._replace(name=name, kind="map",
+                                            nested=record_schema(name, base)))
+        else:
+            fields.append(declared._replace(name=name, kind=_KIND_OF_TYPE[_without_none(base)]))
+    return Schema(what, tuple(fields))
+
+
+def _annotations(record: type) -> Mapping[str, object]:
+    found: dict[str, object] = record.__annotations__
+    if any(isinstance(annotation, (str, ForwardRef)) for annotation in found.values()):
+        # Postponed: evaluate them (records on the hot paths do not postpone theirs, so they skip this).
+        return get_type_hints(record, include_extras=True)
+    return found
+
+
+def _without_none(annotation: object) -> object:
+    """``X`` for ``X | None``; any other annotation as it is."""
+    if get_origin(annotation) in (Union, UnionType):
+        (inner,) = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return inner
+    return annotation
+
+
+_KIND_OF_TYPE: dict[object, Kind] = {str: "str", int: "int", float: "float", bool: "bool",
+                                     tuple[str, ...]: "str_list"}
 
 
 def at_least(low: float) -> Check:
@@ -315,7 +376,7 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
         return value
     if spec.choices and value not in spec.choices:
         guess = nearest(str(value), spec.choices)
-        hint = f"did you mean '{guess}'?" if guess else f"e.g. '{spec.default or spec.choices[0]}'"
+        hint = f"did you mean '{guess}'?" if guess else f"e.g. '{spec.choices[0]}'"
         where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
                  item_id, hint)
         return _INVALID

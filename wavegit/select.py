@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from wavegit.lifecycle import IN_FLIGHT, Status
-from wavegit.paths import FirstOverlap, OwnershipIndex, remember
+from wavegit.ownership.index import FirstOverlap, OwnershipIndex, remember
 from wavegit.schema import gc_paused
 from wavegit.tracker import PRIORITIES, Columns, Tracker, columns
 
@@ -72,7 +72,7 @@ def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
 
 
 def select_columns(cols: Columns, max_items: int, tracker_sha: str = "") -> Plan:
-    """``select`` for a tracker's planning columns (``tracker.load_columns``: a warm plan needs no Items)."""
+    """``select`` for a tracker's planning columns (``plancache.load_columns``: no Items)."""
     if max_items < 1:
         raise ValueError(f"max_items must be at least 1, not {max_items}")
     # Planning makes tens of thousands of short-lived, acyclic sets and tuples; the cyclic collector's passes

@@ -4,14 +4,12 @@ Parsing composes the YAML (C loader when present) and walks the nodes against ``
 keyed by the tracker's blob SHA stores plain tuples with ``marshal`` so that a warm load does not import yaml.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
@@ -19,7 +17,7 @@ from wavegit.lifecycle import STATUSES, Status
 from wavegit.schema import Node
 
 if TYPE_CHECKING:
-    from wavegit.paths import FirstOverlapTables
+    from wavegit.ownership.index import FirstOverlapTables
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 VERSION = 1
@@ -29,26 +27,71 @@ _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
 
 
-@dataclass(frozen=True)
+def _check_id(value: schema.Value) -> str | None:
+    if isinstance(value, str) and _ID_RE.match(value):
+        return None
+    # repr: an id holding a newline or a control character must not break the one-line message.
+    return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
+
+
+def _not_empty_list(value: schema.Value) -> str | None:
+    return "must list at least one path" if value == () else None
+
+
+def _sha(value: schema.Value) -> str | None:
+    return None if isinstance(value, str) and _SHA_RE.match(value) else "must be a hexadecimal commit SHA"
+
+
+def _normalize(pattern: str) -> str:
+    from wavegit.ownership.patterns import normalize
+
+    return normalize(pattern)
+
+
+# Every key of an item is declared once, here: name, type, default, validation and doc line. ITEM_SCHEMA and
+# the README's table of item keys come from it; the fields without a key are not read from the file.
+@dataclass(frozen=True, kw_only=True)
 class Item:
-    id: str
-    prompt: str
-    owns: tuple[str, ...]
-    """Normalised ownership patterns (see wavegit.paths)."""
-    test: str
-    title: str = ""
-    priority: str = "P2"
-    depends_on: tuple[str, ...] = ()
-    status: str = Status.TODO.value
+    id: Annotated[str, schema.key(
+        "unique; letters, digits, `.`, `_`, `-`", _check_id, hint="e.g. AUTH-12", required=True)]
+    title: Annotated[str, schema.key("a short name, optional")] = ""
+    prompt: Annotated[str, schema.key(
+        "what the worker is asked to do", schema.not_blank, hint="what the worker is asked to do",
+        required=True)]
+    owns: Annotated[tuple[str, ...], schema.key(
+        "what the item may change: paths, directories (trailing `/`), globs (`*`, `**`, `?`, `[..]`)",
+        _not_empty_list, hint="list the files, directories (dir/) or globs the item may change",
+        required=True, element_map=_normalize)]
+    """Normalised ownership patterns (see wavegit.ownership)."""
+    test: Annotated[str, schema.key(
+        "a command run in the item's worktree; exit 0 = verified", schema.not_blank,
+        hint="a command; exit 0 means verified", required=True)]
+    priority: Annotated[str, schema.key("`P0` (first) to `P3`", choices=PRIORITIES)] = "P2"
+    depends_on: Annotated[tuple[str, ...], schema.key(
+        "ids of items that must be `done` before it is ready",
+        hint="ids of items that must be done first")] = ()
+    status: Annotated[str, schema.key(
+        "`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
+        choices=STATUSES)] = Status.TODO.value
     """A :class:`wavegit.lifecycle.Status` value, as the tracker holds it."""
-    wave: str | None = None
-    attempts: int = 0
-    pr: int | None = None
-    claimed_at: str | None = None
-    updated_at: str | None = None
-    last_error: str | None = None
-    cost: float = 0.0
-    merge_sha: str | None = None
+    wave: Annotated[str | None, schema.key("written by wavegit: the wave that claimed it")] = None
+    attempts: Annotated[int, schema.key(
+        "written by wavegit: attempts so far, across waves", schema.at_least(0),
+        hint="attempts so far, 0 or more")] = 0
+    pr: Annotated[int | None, schema.key(
+        "written by wavegit: its pull request's number", schema.at_least(1),
+        hint="the pull request number, e.g. 41")] = None
+    claimed_at: Annotated[str | None, schema.key(
+        "written by wavegit: when it was claimed (UTC)", text=True)] = None
+    updated_at: Annotated[str | None, schema.key(
+        "written by wavegit: when wavegit last changed it (UTC)", text=True)] = None
+    last_error: Annotated[str | None, schema.key("written by wavegit: why its last attempt failed")] = None
+    cost: Annotated[float, schema.key(
+        "written by wavegit: USD spent on it so far", schema.at_least(0),
+        hint="USD spent so far, e.g. 0.42")] = 0.0
+    merge_sha: Annotated[str | None, schema.key(
+        "written by wavegit: the merge commit, once done", _sha,
+        hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d")] = None
     index: int = field(default=0, compare=False)
     """Position in the file (0-based): intake appends, so a lower index is older."""
     line: int = field(default=0, compare=False)
@@ -56,6 +99,8 @@ class Item:
     problems: tuple[str, ...] = field(default=(), compare=False)
     """Item-level validation problems (only when loaded with strict=False)."""
 
+
+ITEM_SCHEMA = schema.record_schema("item", Item)
 
 _ITEM_FIELDS = tuple(f.name for f in fields(Item))
 # A required field whose value failed validation (strict=False) still needs a value: an empty one.
@@ -79,49 +124,6 @@ class Tracker:
     def get(self, item_id: str) -> Item | None:
         return self._by_id.get(item_id)
 
-
-def _check_id(value: schema.Value) -> str | None:
-    if isinstance(value, str) and _ID_RE.match(value):
-        return None
-    # repr: an id holding a newline or a control character must not break the one-line message.
-    return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
-
-
-def _not_empty_list(value: schema.Value) -> str | None:
-    return "must list at least one path" if value == () else None
-
-
-def _sha(value: schema.Value) -> str | None:
-    return None if isinstance(value, str) and _SHA_RE.match(value) else "must be a hexadecimal commit SHA"
-
-
-def _normalize(pattern: str) -> str:
-    from wavegit.paths import normalize
-
-    return normalize(pattern)
-
-
-ITEM_SCHEMA = schema.Schema("item", (
-    schema.Field("id", "str", required=True, check=_check_id, hint="e.g. AUTH-12"),
-    schema.Field("title", "str"),
-    schema.Field("prompt", "str", required=True, check=schema.not_blank,
-                 hint="what the worker is asked to do"),
-    schema.Field("owns", "str_list", required=True, check=_not_empty_list, element_map=_normalize,
-                 hint="list the files, directories (dir/) or globs the item may change"),
-    schema.Field("test", "str", required=True, check=schema.not_blank,
-                 hint="a command; exit 0 means verified"),
-    schema.Field("priority", "str", choices=PRIORITIES),
-    schema.Field("depends_on", "str_list", hint="ids of items that must be done first"),
-    schema.Field("status", "str", choices=STATUSES),
-    schema.Field("wave", "str"),
-    schema.Field("attempts", "int", check=schema.at_least(0), hint="attempts so far, 0 or more"),
-    schema.Field("pr", "int", check=schema.at_least(1), hint="the pull request number, e.g. 41"),
-    schema.Field("claimed_at", "text"),
-    schema.Field("updated_at", "text"),
-    schema.Field("last_error", "str"),
-    schema.Field("cost", "float", check=schema.at_least(0), hint="USD spent so far, e.g. 0.42"),
-    schema.Field("merge_sha", "str", check=_sha, hint="the merge commit's SHA, e.g. 4f2a9c1e7b3d"),
-))
 
 _ROOT_KEYS = ("version", "items")
 
@@ -319,9 +321,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-tracker-cache-4-{__version__}"
-# Also bump when the fields of Columns change.
-_COLUMNS_FORMAT = f"wavegit-columns-1-{_CACHE_FORMAT}"
+CACHE_FORMAT = f"wavegit-tracker-cache-4-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
@@ -339,17 +339,17 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
     """``load_cached`` for a caller that has only the blob SHA: ``read_text()`` runs only on a cache miss."""
     if cache_dir is None:
         return loads(read_text(), path, strict=strict)
-    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
+    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{path_key(path)}.marshal"
     # Loading makes ~200,000 acyclic objects for 10,000 items; collector passes over them cost ~30%.
     with schema.gc_paused():
-        cached = parsecache.read(entry, _CACHE_FORMAT)
+        cached = parsecache.read(entry, CACHE_FORMAT)
         if isinstance(cached, tuple):
             return _tracker_or_raise(cached, path)
     try:
         parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict))
     except ValidationError as exc:
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
-    parsecache.write(entry, _CACHE_FORMAT, parsed)
+    parsecache.write(entry, CACHE_FORMAT, parsed)
     return _tracker_or_raise(parsed, path)
 
 
@@ -366,9 +366,9 @@ class Columns(NamedTuple):
     patterns: tuple[str, ...] = ()
     """Every distinct owned pattern (in a cached load only; for ``keys``)."""
     keys: tuple[tuple[str, bool, bool], ...] = ()
-    """``paths.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
-    in_flight: FirstOverlapTables | tuple[()] = ()
-    """The tables of ``select.in_flight_lookup`` (``paths.FirstOverlap.tables()``), in a cached load only."""
+    """``ownership.index.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
+    in_flight: "FirstOverlapTables | tuple[()]" = ()
+    """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
 
 
 def columns(tracker: Tracker) -> Columns:
@@ -382,50 +382,8 @@ def columns(tracker: Tracker) -> Columns:
     )
 
 
-def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
-                 path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> Columns:
-    """``columns(load_blob(...))`` with a parse cache of its own, for commands that only plan.
-
-    A 10,000-item tracker's columns unmarshal in a tenth of the time of its items: no prompts, titles or
-    tests, no per-item dicts, and each repeated string (a shared path, a status) stored once and
-    unmarshalled as one object. A tracker that fails validation is not cached here (``load_blob`` caches
-    the failure).
-    """
-    if cache_dir is None:
-        return columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
-    entry = cache_dir / f"columns-{blob_sha}-{'s' if strict else 'l'}-{_path_key(path)}.marshal"
-    with schema.gc_paused():
-        cached = parsecache.read(entry, _COLUMNS_FORMAT)
-        if isinstance(cached, tuple):
-            return Columns(*cached)
-        from wavegit import paths, select
-
-        found = columns(load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
-        patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
-        found = _shared(found._replace(patterns=patterns, keys=paths.index_keys(patterns)))
-        found = found._replace(in_flight=select.in_flight_lookup(found).tables())
-    parsecache.write(entry, _COLUMNS_FORMAT, tuple(found))
-    return found
-
-
-def _shared(found: Columns) -> Columns:
-    """``found`` with equal strings and string tuples as one object each: marshal writes an object it has
-    already written as a back-reference, so each is unmarshalled once."""
-    strs: dict[str, str] = {}
-    lists: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-    def share(values: tuple[str, ...]) -> tuple[str, ...]:
-        shared = tuple(strs.setdefault(value, value) for value in values)
-        return lists.setdefault(shared, shared)
-
-    return found._replace(
-        ids=share(found.ids), statuses=share(found.statuses), priorities=share(found.priorities),
-        depends_on=tuple(map(share, found.depends_on)), owns=tuple(map(share, found.owns)),
-        problems=tuple(map(share, found.problems)), patterns=share(found.patterns),
-        keys=tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
-
-
-def _path_key(path: str) -> str:
+def path_key(path: str) -> str:
+    """A short key of the tracker's display path for cache entry names (messages name the path)."""
     import zlib
 
     return format(zlib.crc32(path.encode("utf-8", "surrogatepass")), "08x")

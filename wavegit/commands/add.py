@@ -10,9 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit import paths, tracker
+from wavegit import tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.errors import UsageError
+from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.store import Change, Snapshot, mutate
 
 
@@ -72,7 +73,7 @@ def _owns(patterns: list[str]) -> tuple[str, ...]:
     normalized = []
     for pattern in patterns:
         try:
-            normalized.append(paths.normalize(pattern))
-        except paths.PatternError as exc:
+            normalized.append(normalize(pattern))
+        except PatternError as exc:
             raise UsageError(f"--owns {pattern!r}: {exc}") from exc
     return tuple(normalized)

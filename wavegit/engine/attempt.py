@@ -10,11 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, paths, runner, tracker, worktree
+from wavegit import budget, runner, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
+from wavegit.ownership.patterns import matches
 from wavegit.repo import Repo
 from wavegit.workspaces import Spec, Workspaces
 
@@ -166,7 +167,7 @@ def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Att
     tree = worktree.stage_all(path)
     attempt.files_changed = worktree.changed_paths(root, base, tree)
     attempt.violations = [p for p in attempt.files_changed
-                          if not any(paths.matches(pattern, p) for pattern in item.owns)]
+                          if not any(matches(pattern, p) for pattern in item.owns)]
     if attempt.violations:
         shown = ", ".join(attempt.violations[:5]) + (" …" if len(attempt.violations) > 5 else "")
         attempt.error = f"ownership violation: changed {shown}, not owned by {item.id}; changes discarded"

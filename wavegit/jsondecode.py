@@ -1,0 +1,111 @@
+"""Typed decoding of untrusted JSON: a value checked against a type annotation, a dataclass field by field.
+
+Every complaint is a ``DecodeError`` whose message starts with the JSON path (``$.items[0].id``), so a
+reader of a PR comment or a commit message can say exactly what is wrong and where.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+FromText = Mapping[object, Callable[[str], object]]
+"""Types written as a JSON string, with their parsers (e.g. ``datetime``); a ValueError a parser raises
+becomes a DecodeError naming the path."""
+
+CHECK = "check"
+"""Dataclass field metadata key: ``check(value)`` raises ValueError (the message, without the path) when a
+decoded value that is not None is not acceptable."""
+
+
+class DecodeError(ValueError):
+    """JSON that does not fit the expected type: the message starts with the JSON path."""
+
+
+def reject_constant(name: str) -> float:
+    """``json.loads``' ``parse_constant``: NaN and Infinity are not JSON, though Python writes them."""
+    raise ValueError(f"{name} is not allowed")
+
+
+def loads(text: str) -> object:
+    """``json.loads`` refusing NaN and Infinity; a ValueError (a subclass) when ``text`` is not JSON."""
+    return json.loads(text, parse_constant=reject_constant)
+
+
+def decode(value: object, hint: object, path: str, from_text: FromText | None = None) -> Any:
+    """``value`` checked against the annotation ``hint``: str, int, float (whole numbers become floats), bool,
+    ``X | None``, ``list[X]``, ``dict[str, X]``, a dataclass (``decode_object``) or a type of ``from_text``.
+    Any: the caller's annotation is the type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [option for option in args if option is not type(None)]
+        return decode(value, inner, path, from_text)
+    if origin is list:
+        if not isinstance(value, list):
+            raise _expected(path, "a list", value)
+        return [decode(element, args[0], f"{path}[{i}]", from_text) for i, element in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise _expected(path, "an object", value)
+        # JSON object keys are always strings.
+        return {key: decode(element, args[1], f"{path}.{key}", from_text) for key, element in value.items()}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return decode_object(hint, value, path, from_text)
+    if from_text and hint in from_text:
+        text = decode(value, str, path)
+        try:
+            return from_text[hint](text)
+        except ValueError as exc:
+            raise DecodeError(f"{path}: {exc}") from None
+    if hint is bool and isinstance(value, bool):
+        return value
+    if hint is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if hint is str and isinstance(value, str):
+        return value
+    raise _expected(path, _KINDS.get(hint, str(hint)), value)
+
+
+def decode_object(cls: type[T], data: object, path: str, from_text: FromText | None = None) -> T:
+    """The dataclass ``cls`` from a JSON object holding exactly its fields (none missing, none unknown),
+    each decoded against its annotation and checked by its ``CHECK`` metadata."""
+    if not isinstance(data, dict):
+        raise _expected(path, "an object", data)
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    unknown = sorted(set(data) - {spec.name for spec in fields})
+    if unknown:
+        raise DecodeError(f"{path}.{unknown[0]}: unknown field")
+    values: dict[str, object] = {}
+    for spec in fields:
+        where = f"{path}.{spec.name}"
+        if spec.name not in data:
+            raise DecodeError(f"{where}: missing")
+        value = decode(data[spec.name], hints[spec.name], where, from_text)
+        check = spec.metadata.get(CHECK)
+        if check is not None and value is not None:
+            try:
+                check(value)
+            except ValueError as exc:
+                raise DecodeError(f"{where}: {exc}") from None
+        values[spec.name] = value
+    return cls(**values)
+
+
+_KINDS: dict[object, str] = {bool: "true/false", int: "an integer", float: "a number", str: "a string",
+                             list: "a list", dict: "an object", type(None): "null"}
+
+
+def _expected(path: str, expected: str, value: object) -> DecodeError:
+    got = _KINDS.get(type(value), type(value).__name__)
+    return DecodeError(f"{path}: expected {expected}, got {got}")

@@ -1,0 +1,59 @@
+"""The planning cache: a tracker blob's planning columns, ready for ``select``, stored by its blob SHA.
+
+``plan`` is a hot path: a warm run unmarshals the columns, the folded index keys of the owned patterns and
+the in-flight lookup tables, and never builds an ``Item`` nor imports yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from wavegit import parsecache, tracker
+from wavegit.ownership.index import index_keys
+from wavegit.schema import gc_paused
+from wavegit.select import in_flight_lookup
+
+# Bump when the fields of Columns change.
+COLUMNS_FORMAT = f"wavegit-columns-1-{tracker.CACHE_FORMAT}"
+
+
+def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
+                 path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> tracker.Columns:
+    """``tracker.columns(tracker.load_blob(...))`` with a parse cache of its own, for commands that only plan.
+
+    A 10,000-item tracker's columns unmarshal in a tenth of the time of its items: no prompts, titles or
+    tests, no per-item dicts, and each repeated string (a shared path, a status) stored once and
+    unmarshalled as one object. A tracker that fails validation is not cached here (``load_blob`` caches
+    the failure).
+    """
+    if cache_dir is None:
+        return tracker.columns(tracker.load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
+    entry = cache_dir / f"columns-{blob_sha}-{'s' if strict else 'l'}-{tracker.path_key(path)}.marshal"
+    with gc_paused():
+        cached = parsecache.read(entry, COLUMNS_FORMAT)
+        if isinstance(cached, tuple):
+            return tracker.Columns(*cached)
+        found = tracker.columns(tracker.load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
+        patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
+        found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
+        found = found._replace(in_flight=in_flight_lookup(found).tables())
+    parsecache.write(entry, COLUMNS_FORMAT, tuple(found))
+    return found
+
+
+def _shared(found: tracker.Columns) -> tracker.Columns:
+    """``found`` with equal strings and string tuples as one object each: marshal writes an object it has
+    already written as a back-reference, so each is unmarshalled once."""
+    strs: dict[str, str] = {}
+    lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def share(values: tuple[str, ...]) -> tuple[str, ...]:
+        shared = tuple(strs.setdefault(value, value) for value in values)
+        return lists.setdefault(shared, shared)
+
+    return found._replace(
+        ids=share(found.ids), statuses=share(found.statuses), priorities=share(found.priorities),
+        depends_on=tuple(map(share, found.depends_on)), owns=tuple(map(share, found.owns)),
+        problems=tuple(map(share, found.problems)), patterns=share(found.patterns),
+        keys=tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
