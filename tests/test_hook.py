@@ -7,11 +7,10 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hook_support import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
+from hook_support import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
 from support import CliResult, RemoteRepo, git, make_remote_repo, wavegit
 
 from wavegit import worktree
@@ -498,20 +497,6 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     two_refs = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\nrefs/heads/main {head} "
                                   f"refs/heads/copy {Z40}\n")
     assert sorted(two_refs) == ["log", "rev-list", "rev-list", "rev-parse"]
-
-
-def test_a_warm_hook_imports_no_yaml_gitpython_pygithub_nor_the_tracker_parser(flight: RemoteRepo) -> None:
-    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 14\n"})
-    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
-    args = ("hook", "pre-push", "origin", str(flight.origin))
-    assert wavegit(flight.clone, *args, input=line).returncode == 1  # cold: fills the parse cache
-    warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "wavegit", *args], cwd=flight.clone,
-                          input=line, capture_output=True, text=True, env=hook_env(), check=False)
-    assert warm.returncode == 1
-    rows = [row for row in warm.stderr.splitlines() if row.startswith("import time:")]
-    imported = {row.rsplit("|", 1)[1].strip() for row in rows}
-    assert "wavegit.hook" in imported
-    assert not imported & {"yaml", "_yaml", "git", "github", "wavegit.tracker"}
 
 
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:
