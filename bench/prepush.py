@@ -218,7 +218,7 @@ def run(runs: int, n_items: int) -> common.Result:
         f"{load:.1f} on {os.cpu_count()} CPUs (other processes inflate wall times, mostly of the longer "
         "pipelines).",
         f"- Importing wavegit's modules for the hook: {import_us / 1000:.1f} ms (`python -X importtime`, "
-        "median of 5; no yaml, GitPython or PyGithub on a warm run).",
+        "median of 5; no yaml or PyGithub on a warm run).",
         "- Warm phases, in-process (median of 5):",
         *(f"  - {label}: {seconds * 1000:.1f} ms" for label, seconds in phases),
         f"- The same check_push as the first call of a fresh process (as in the hook): "
