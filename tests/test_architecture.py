@@ -260,39 +260,27 @@ Found = Iterator[tuple[str, str]]
 
 
 def cycles(sources: Mapping[str, Source]) -> Found:
-    """One shortest cycle per strongly connected group of modules (Tarjan's algorithm)."""
+    """One shortest cycle per group of modules that import one another, directly or not."""
     graph = {name: sorted({i.target for i in s.imports}) for name, s in sources.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    groups: list[set[str]] = []
+    reach = {name: _reachable(graph, name) for name in graph}
+    seen: set[str] = set()
+    for start in sorted(graph):
+        if start in seen or start not in reach[start]:
+            continue
+        group = {other for other in reach[start] if start in reach[other]}
+        seen |= group
+        yield "cycle: " + " -> ".join(_shortest_loop(graph, start, group)), ", ".join(sorted(group))
 
-    def connect(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for nxt in graph[node]:
-            if nxt not in index:
-                connect(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group = set()
-            while True:
-                member = stack.pop()
-                group.add(member)
-                if member == node:
-                    break
-            groups.append(group)
 
-    for node in graph:
-        if node not in index:
-            connect(node)
-    for group in groups:
-        start = min(group)
-        if len(group) > 1 or start in graph[start]:
-            path = _shortest_loop(graph, start, group)
-            yield "cycle: " + " -> ".join(path), ", ".join(sorted(group))
+def _reachable(graph: Mapping[str, list[str]], start: str) -> set[str]:
+    found: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        node = todo.pop()
+        if node not in found:
+            found.add(node)
+            todo.extend(graph[node])
+    return found
 
 
 def _shortest_loop(graph: Mapping[str, list[str]], start: str, group: set[str]) -> list[str]:
