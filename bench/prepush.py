@@ -32,7 +32,8 @@ from pathlib import Path
 import backlog
 import common
 
-from wavegit import config, git, hook, lifecycle, repo
+from wavegit import config, git, lifecycle, repo
+from wavegit.hook import prepush
 from wavegit.ownership.index import OwnershipIndex
 
 TARGET = 1.5
@@ -40,13 +41,14 @@ TARGET = 1.5
 # what later calls find cached (compiled regular expressions, lru caches).
 FIRST_CALL = """
 import sys, time
-from wavegit import config, hook, repo
-spec = hook.default_tracker_spec("origin")
+from wavegit import config, repo
+from wavegit.hook import prepush
+spec = prepush.default_tracker_spec("origin")
 found, blob = repo.discover_resolving(".", spec)
 cfg = config.load_config(found.root, found.state_dir / "cache")
-updates = hook.parse_updates(sys.argv[1])
+updates = prepush.parse_updates(sys.argv[1])
 start = time.perf_counter()
-hook.check_push(found, cfg, "origin", "url", updates, resolved=hook.Resolved(spec, blob))
+prepush.check_push(found, cfg, "origin", "url", updates, resolved=prepush.Resolved(spec, blob))
 print(time.perf_counter() - start)
 """
 N_COMMITS, FILES_PER_COMMIT = 200, 10
@@ -130,28 +132,28 @@ def _import_us(py: str, env: dict[str, str]) -> int:
     return sum(int(row.split("|")[1]) for row in rows if row.rstrip().endswith(ends))
 
 
-def _phases(clone: Path, update: hook.RefUpdate) -> list[tuple[str, float]]:
+def _phases(clone: Path, update: prepush.RefUpdate) -> list[tuple[str, float]]:
     """Median seconds (of 5) per phase of the warm hook, in this process (imports excluded)."""
-    spec = hook.default_tracker_spec("origin")
+    spec = prepush.default_tracker_spec("origin")
     found, blob = repo.discover_resolving(clone, spec)
-    resolved = hook.Resolved(spec, blob)
+    resolved = prepush.Resolved(spec, blob)
     cfg = config.load_config(found.root, found.state_dir / "cache")
-    changed = hook.pushed_paths(found.root, [update], "origin")
-    in_flight = hook.load_in_flight(found, cfg, "origin")
-    owned = hook._load_in_flight(found, cfg, "origin").owned
+    changed = prepush.pushed_paths(found.root, [update], "origin")
+    in_flight = prepush.load_in_flight(found, cfg, "origin")
+    owned = prepush._load_in_flight(found, cfg, "origin").owned
     pushed = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("repo.discover_resolving (git rev-parse, also resolving the tracker's blob)",
          lambda: repo.discover_resolving(clone, spec)),
         ("config.load_config (cached)", lambda: config.load_config(found.root, found.state_dir / "cache")),
-        ("pushed paths (git log)", lambda: hook.pushed_paths(found.root, [update], "origin")),
+        ("pushed paths (git log)", lambda: prepush.pushed_paths(found.root, [update], "origin")),
         (f"in-flight items and the cached index of their {sum(len(o.owns) for o in in_flight)} patterns "
          "(hook cache of the blob rev-parse resolved: no git process)",
-         lambda: hook._load_in_flight(found, cfg, "origin", resolved)),
+         lambda: prepush._load_in_flight(found, cfg, "origin", resolved)),
         (f"matching the {len(pushed)} pushed paths (OwnershipIndex.owners_of)",
          lambda: owned.owners_of(pushed)),
         ("check_push, all of the above but discover and config (log and in-flight items side by side)",
-         lambda: hook.check_push(found, cfg, "origin", "url", [update], resolved=resolved)),
+         lambda: prepush.check_push(found, cfg, "origin", "url", [update], resolved=resolved)),
     ]
     timings = []
     for label, step in steps:
@@ -185,7 +187,7 @@ def run(runs: int, n_items: int) -> common.Result:
         common.time_process(pipelines[2])  # untimed: file system caches, .pyc files, parse cache
         timings = list(common.interleaved(pipelines, runs, warmup=False).values())
         common.time_process(pipelines[2])  # leave the cache warm for the breakdown
-        phases = _phases(clone, hook.parse_updates(stdin)[0])
+        phases = _phases(clone, prepush.parse_updates(stdin)[0])
         import_us = statistics.median(_import_us(py, env) for _ in range(5))
         first_call = statistics.median(
             float(subprocess.run([py, "-c", FIRST_CALL, stdin], cwd=clone, env=env, capture_output=True,
@@ -218,7 +220,7 @@ def run(runs: int, n_items: int) -> common.Result:
         f"{load:.1f} on {os.cpu_count()} CPUs (other processes inflate wall times, mostly of the longer "
         "pipelines).",
         f"- Importing wavegit's modules for the hook: {import_us / 1000:.1f} ms (`python -X importtime`, "
-        "median of 5; no yaml, GitPython or PyGithub on a warm run).",
+        "median of 5; no yaml or PyGithub on a warm run).",
         "- Warm phases, in-process (median of 5):",
         *(f"  - {label}: {seconds * 1000:.1f} ms" for label, seconds in phases),
         f"- The same check_push as the first call of a fresh process (as in the hook): "

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT, git, wavegit
-from wavegit import demo, tracker
-from wavegit.demo_project import EDITS
+from wavegit import tracker
+from wavegit.demo import walkthrough
+from wavegit.demo.project import EDITS
 from wavegit.report import ItemReport, SkippedItem, WaveReport, WaveTestReport
 
 pytestmark = pytest.mark.slow  # the demo project's whole wave
@@ -80,7 +81,7 @@ def test_keep_refuses_a_non_empty_directory_and_writes_nothing(tmp_path: Path) -
 
 def run_worker(cwd: Path, item_id: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WAVEGIT_ITEM_ID": item_id, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.run([sys.executable, "-m", "wavegit.demo_worker"], cwd=cwd, input="do it\n",
+    return subprocess.run([sys.executable, "-m", "wavegit.demo.worker"], cwd=cwd, input="do it\n",
                           capture_output=True, text=True, env=env, check=False)
 
 
@@ -109,15 +110,15 @@ def designed_report() -> WaveReport:
 
 def test_the_demos_verdict_names_every_item_that_did_not_behave_as_designed(tmp_path: Path) -> None:
     sync = [{"id": "PRICE-1", "to": "done"}, {"id": "MONEY-2", "to": "done"}]
-    good = demo.DemoResult(tmp_path, report=designed_report(), sync=list(sync),
+    good = walkthrough.DemoResult(tmp_path, report=designed_report(), sync=list(sync),
                            next_plan={"selected": ["CART-4"]})
-    assert demo.check(good, demo.Expected()) == []
+    assert walkthrough.check(good, walkthrough.Expected()) == []
     bad = designed_report()
     bad.items[2].verified, bad.items[2].test_exit = True, 0  # the failing item passed
     bad.items[3].ownership_violations = []  # the trespassing item did not trespass
     bad.skipped = bad.skipped[:1]
-    result = demo.DemoResult(tmp_path, report=bad, sync=sync[:1], next_plan={"selected": []})
-    assert demo.check(result, demo.Expected()) == [
+    result = walkthrough.DemoResult(tmp_path, report=bad, sync=sync[:1], next_plan={"selected": []})
+    assert walkthrough.check(result, walkthrough.Expected()) == [
         "TAX-5 should fail its test",
         "STOCK-6 should violate its ownership with README.md",
         "CART-4 should be skipped: depends on PRICE-1 (got None)",

@@ -7,15 +7,15 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
-from wavegit import hook, worktree
+from wavegit import worktree
 from wavegit.errors import UsageError
+from wavegit.hook import prepush
 
 Z40, Z64 = "0" * 40, "0" * 64
 W1, W2, W3, W9 = (f"w-20260101-000000-000{n}" for n in (1, 2, 3, 9))
@@ -75,27 +75,27 @@ def branch(repo: Path, name: str, start: str = "origin/main") -> None:
 # --- git's stdin protocol -----------------------------------------------------------------------------
 
 def test_update_lines_are_split_from_the_right_so_a_local_ref_may_contain_spaces() -> None:
-    [update] = hook.parse_updates(f"main@{{1 day ago}} {A40} refs/heads/x {B40}\n")
+    [update] = prepush.parse_updates(f"main@{{1 day ago}} {A40} refs/heads/x {B40}\n")
     assert (update.local_ref, update.local_oid, update.remote_ref, update.remote_oid) == (
         "main@{1 day ago}", A40, "refs/heads/x", B40)
 
 
 def test_all_zero_remote_oid_is_a_new_ref_for_sha1_and_sha256() -> None:
-    sha1, sha256 = hook.parse_updates(f"refs/heads/a {A40} refs/heads/a {Z40}\n"
+    sha1, sha256 = prepush.parse_updates(f"refs/heads/a {A40} refs/heads/a {Z40}\n"
                                       f"refs/heads/b {A64} refs/heads/b {Z64}")
     assert sha1.is_new and sha256.is_new
     assert not sha1.is_delete and not sha256.is_delete
 
 
 def test_delete_lines_are_deletions_for_sha1_and_sha256() -> None:
-    updates = hook.parse_updates(f"(delete) {Z40} refs/heads/a {A40}\n(delete) {Z64} refs/heads/b {A64}\n")
+    updates = prepush.parse_updates(f"(delete) {Z40} refs/heads/a {A40}\n(delete) {Z64} refs/heads/b {A64}\n")
     assert [u.is_delete for u in updates] == [True, True]
     assert [u.is_new for u in updates] == [False, False]
 
 
 def test_empty_and_blank_stdin_has_no_updates() -> None:
-    assert hook.parse_updates("") == []
-    assert hook.parse_updates("\n\n") == []
+    assert prepush.parse_updates("") == []
+    assert prepush.parse_updates("\n\n") == []
 
 
 @pytest.mark.parametrize(("line", "reason"), [
@@ -108,7 +108,7 @@ def test_empty_and_blank_stdin_has_no_updates() -> None:
 ])
 def test_malformed_stdin_lines_are_rejected_with_their_line_number(line: str, reason: str) -> None:
     with pytest.raises(UsageError, match=rf"^stdin line 2: .*{re.escape(reason)}"):
-        hook.parse_updates(f"refs/heads/ok {A40} refs/heads/ok {B40}\n{line}\n")
+        prepush.parse_updates(f"refs/heads/ok {A40} refs/heads/ok {B40}\n{line}\n")
 
 
 def test_malformed_stdin_exits_2_with_one_clear_line(tmp_path: Path) -> None:
@@ -133,40 +133,40 @@ def test_missing_remote_arguments_are_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_pre_commit_variables_become_one_update() -> None:
-    remote, url, [update] = hook.updates_from_pre_commit({
+    remote, url, [update] = prepush.updates_from_pre_commit({
         "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_URL": "/x.git", "PRE_COMMIT_TO_REF": A40,
         "PRE_COMMIT_FROM_REF": B40, "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/f",
         "PRE_COMMIT_REMOTE_BRANCH": f"refs/heads/wavegit/{W1}"})
     assert (remote, url) == ("origin", "/x.git")
-    assert update == hook.RefUpdate("refs/heads/f", A40, f"refs/heads/wavegit/{W1}", B40)
+    assert update == prepush.RefUpdate("refs/heads/f", A40, f"refs/heads/wavegit/{W1}", B40)
     # A whole history down to its root commit: pre-commit sets no range, so there is nothing to check.
-    assert hook.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o"}) == ("o", "o", [])
+    assert prepush.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o"}) == ("o", "o", [])
     with pytest.raises(UsageError, match="PRE_COMMIT_REMOTE_NAME is not set"):
-        hook.updates_from_pre_commit({"PRE_COMMIT_TO_REF": A40, "PRE_COMMIT_FROM_REF": B40})
+        prepush.updates_from_pre_commit({"PRE_COMMIT_TO_REF": A40, "PRE_COMMIT_FROM_REF": B40})
 
 
 def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
-    assert hook.wave_of_ref(f"refs/heads/wavegit/{W1}") == W1
-    assert hook.wave_of_ref(f"refs/heads/wavegit/items/{W1}/AUTH-1") == W1
-    assert hook.wave_of_ref(f"refs/heads/wavegit/{W1}/AUTH-1") is None
-    assert hook.wave_of_ref("refs/heads/wavegit/not-a-wave-id") is None
-    assert hook.wave_of_ref("refs/heads/wavegit") is None
-    assert hook.wave_of_ref("refs/heads/main") is None
-    assert hook.wave_of_ref(f"refs/tags/wavegit/{W1}") is None
-    assert hook.WAVE_REFS == "refs/heads/" + worktree.BRANCH_PREFIX
+    assert prepush.wave_of_ref(f"refs/heads/wavegit/{W1}") == W1
+    assert prepush.wave_of_ref(f"refs/heads/wavegit/items/{W1}/AUTH-1") == W1
+    assert prepush.wave_of_ref(f"refs/heads/wavegit/{W1}/AUTH-1") is None
+    assert prepush.wave_of_ref("refs/heads/wavegit/not-a-wave-id") is None
+    assert prepush.wave_of_ref("refs/heads/wavegit") is None
+    assert prepush.wave_of_ref("refs/heads/main") is None
+    assert prepush.wave_of_ref(f"refs/tags/wavegit/{W1}") is None
+    assert prepush.WAVE_REFS == "refs/heads/" + worktree.BRANCH_PREFIX
     assert worktree.item_branch(W1, "X").startswith(worktree.BRANCH_PREFIX)
 
 
 def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None:
-    in_flight = [hook.Owner("A", "in_progress", W1, None, ("src/a/", "/not/valid")),
-                 hook.Owner("B", "review", W2, 7, ("src/b.py",))]
+    in_flight = [prepush.Owner("A", "in_progress", W1, None, ("src/a/", "/not/valid")),
+                 prepush.Owner("B", "review", W2, 7, ("src/b.py",))]
     changed = {
         MAIN: ["src/a/x.py", "src/b.py", "free.txt", ".wavegit/tracker.yaml"],
         f"refs/heads/wavegit/{W1}": ["src/a/y.py", "src/b.py", "free.txt"],
         "refs/heads/tracker": [".wavegit/tracker.yaml", "src/a/z.py"],
     }
     found = [(v.ref, v.path, v.owner.id if v.owner else None)
-             for v in hook.find_violations(changed, in_flight, "tracker").violations]
+             for v in prepush.find_violations(changed, in_flight, "tracker").violations]
     assert found == [
         (MAIN, "src/a/x.py", "A"), (MAIN, "src/b.py", "B"),
         ("refs/heads/tracker", "src/a/z.py", "A"),
@@ -499,35 +499,21 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     assert sorted(two_refs) == ["log", "rev-list", "rev-list", "rev-parse"]
 
 
-def test_a_warm_hook_imports_no_yaml_gitpython_pygithub_nor_the_tracker_parser(flight: RemoteRepo) -> None:
-    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 14\n"})
-    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
-    args = ("hook", "pre-push", "origin", str(flight.origin))
-    assert wavegit(flight.clone, *args, input=line).returncode == 1  # cold: fills the parse cache
-    warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "wavegit", *args], cwd=flight.clone,
-                          input=line, capture_output=True, text=True, env=hook_env(), check=False)
-    assert warm.returncode == 1
-    rows = [row for row in warm.stderr.splitlines() if row.startswith("import time:")]
-    imported = {row.rsplit("|", 1)[1].strip() for row in rows}
-    assert "wavegit.hook" in imported
-    assert not imported & {"yaml", "_yaml", "git", "github", "wavegit.tracker"}
-
-
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:
     from wavegit import config
     from wavegit.repo import discover
 
     head = commit(flight.clone, {"src/auth/early.py": "x = 1\n"})
-    updates = hook.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")
+    updates = prepush.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")
     found = discover(flight.clone / "src")
     cfg = config.load_config(found.root, None)
     # Started from a subdirectory, as the hook may be: git reports paths from the repository root.
-    early = hook.start_pushed_paths(flight.clone / "src", updates, "origin")
-    verdict = hook.check_push(found, cfg, "origin", "url", updates, pushed=early)
+    early = prepush.start_pushed_paths(flight.clone / "src", updates, "origin")
+    verdict = prepush.check_push(found, cfg, "origin", "url", updates, pushed=early)
     assert [(v.path, v.owner.id if v.owner else None) for v in verdict.violations] == [
         ("src/auth/early.py", "AUTH-1")]
     # Pushing to a URL (no remote name) checks against config.remote: a log started for the URL is redone.
     url = str(flight.origin)
-    for_url = hook.start_pushed_paths(flight.clone, updates, url)
-    again = hook.check_push(found, cfg, url, url, updates, pushed=for_url)
+    for_url = prepush.start_pushed_paths(flight.clone, updates, url)
+    again = prepush.check_push(found, cfg, url, url, updates, pushed=for_url)
     assert again.violations == verdict.violations

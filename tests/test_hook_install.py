@@ -14,7 +14,7 @@ import yaml
 
 from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, make_remote_repo, wavegit
-from wavegit import hook_install
+from wavegit.hook import install
 
 WAVE = "w-20260101-000000-0001"
 FOREIGN_HOOK = """#!/bin/sh
@@ -56,7 +56,7 @@ def test_install_writes_an_executable_hook_running_this_python(remote: RemoteRep
     assert result.stdout.strip() == f"installed {hook}"
     assert is_executable(hook)
     text = hook.read_text()
-    assert hook_install.MARKER in text
+    assert install.MARKER in text
     assert f"python={shlex.quote(sys.executable)}\n" in text
     commit(remote.clone, {"src/auth/a.py": "a = 2\n"})
     assert push(remote.clone, "origin", "main").returncode == 1
@@ -69,7 +69,7 @@ def test_installing_twice_refreshes_in_place_and_chains_nothing(remote: RemoteRe
     assert again.returncode == 0
     assert again.stdout.startswith("refreshed ")
     assert (hooks(remote.clone) / "pre-push").read_text() == first
-    assert not (hooks(remote.clone) / hook_install.CHAINED_NAME).exists()
+    assert not (hooks(remote.clone) / install.CHAINED_NAME).exists()
 
 
 def test_install_from_a_linked_worktree_goes_into_the_common_dir(remote: RemoteRepo) -> None:
@@ -89,7 +89,7 @@ def test_an_existing_hook_is_chained_and_gets_the_same_arguments_and_stdin(remot
     original = write_foreign_hook(remote.clone, log)
     result = wavegit(remote.clone, "hooks", "install")
     assert result.returncode == 0
-    chained = hooks(remote.clone) / hook_install.CHAINED_NAME
+    chained = hooks(remote.clone) / install.CHAINED_NAME
     assert f"runs {chained} first" in result.stdout
     assert chained.read_text() == original and is_executable(chained)
 
@@ -123,7 +123,7 @@ def test_uninstall_restores_the_replaced_hook_exactly(remote: RemoteRepo) -> Non
     assert result.stdout.strip() == (f"removed wavegit's hook from {hooks(remote.clone)}; "
                                      f"restored the previous hook at {hook}")
     assert hook.read_text() == original and is_executable(hook)
-    assert not (hooks(remote.clone) / hook_install.CHAINED_NAME).exists()
+    assert not (hooks(remote.clone) / install.CHAINED_NAME).exists()
     again = wavegit(remote.clone, "hooks", "uninstall")
     assert again.returncode == 0 and "not installed" in again.stdout
     assert hook.read_text() == original
@@ -151,7 +151,7 @@ def test_uninstall_puts_back_a_chained_hook_whose_wrapper_was_deleted(remote: Re
 
 def test_a_foreign_hook_next_to_a_leftover_chained_hook_is_refused(remote: RemoteRepo) -> None:
     foreign = write_foreign_hook(remote.clone, remote.base / "foreign")
-    leftover = hooks(remote.clone) / hook_install.CHAINED_NAME
+    leftover = hooks(remote.clone) / install.CHAINED_NAME
     leftover.write_text("#!/bin/sh\nexit 0\n")
     result = wavegit(remote.clone, "hooks", "install")
     assert result.returncode == 2
@@ -168,7 +168,7 @@ def test_core_hooks_path_is_refused_unless_a_hooks_dir_is_given(remote: RemoteRe
     assert not (hooks(remote.clone) / "pre-push").exists()
     assert not (remote.clone / ".githooks").exists()
     install_hook(remote.clone, "--hooks-dir", ".githooks")
-    assert hook_install.is_wavegit_hook(remote.clone / ".githooks" / "pre-push")
+    assert install.is_wavegit_hook(remote.clone / ".githooks" / "pre-push")
     commit(remote.clone, {"src/auth/a.py": "a = 7\n"})
     assert push(remote.clone, "origin", "main").returncode == 1
     assert wavegit(remote.clone, "hooks", "uninstall", "--hooks-dir", ".githooks").returncode == 0

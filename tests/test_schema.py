@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from typing import Annotated, NamedTuple
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT
 from tests.helpers.timing import fastest
 from wavegit import schema
 from wavegit.errors import ValidationError
@@ -114,13 +111,6 @@ def test_billion_laughs_fails_fast() -> None:
 def test_recursive_alias_is_refused() -> None:
     with pytest.raises(ValidationError, match="recursive alias"):
         schema.compose("a: &x [1, *x]\n", "f.yaml")
-
-
-def test_importing_the_parsing_modules_does_not_import_yaml() -> None:
-    code = "import sys, wavegit.schema, wavegit.tracker, wavegit.config; print('yaml' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
-                         check=True)
-    assert out.stdout.strip() == "False"
 
 
 def test_an_owns_list_with_one_bad_pattern_keeps_its_good_ones_for_non_strict_readers() -> None:

@@ -417,10 +417,10 @@ class GitStore:
                           git.GitError(args, result.returncode, detail))
 
     def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
-        from wavegit import worktree_sync  # only a local-only write needs it; the read paths start faster
+        from wavegit import checkout_sync  # only a local-only write needs it; the read paths start faster
 
         old = self._blobs_at(expected.commit, list(blobs))
-        checkout = worktree_sync.prepare(self.repo, self.branch_ref, old, blobs)
+        checkout = checkout_sync.prepare(self.repo, self.branch_ref, old, blobs)
         args = ["update-ref", "-m", "wavegit: tracker commit", self.branch_ref, commit, expected.commit or ""]
         result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
         if result.returncode != 0:
@@ -432,7 +432,7 @@ class GitStore:
             raise git.GitError(args, result.returncode, result.stderr)
         if checkout is not None:
             try:
-                worktree_sync.apply(checkout)
+                checkout_sync.apply(checkout)
             except git.GitError as exc:
                 # The commit has landed; a checkout we could not refresh only makes `git status` noisy.
                 import logging  # only this rare warning logs; importing logging costs every command ~4 ms

@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from wavegit import demo
+from wavegit.demo import walkthrough
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, WavegitError
 
 
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    directory = demo.prepare_directory(args.keep)
+    directory = walkthrough.prepare_directory(args.keep)
 
     def say(text: str) -> None:
         # With --json stdout holds only the JSON document; the narration goes to stderr.
@@ -32,9 +32,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         try:
-            result = demo.run_demo(directory, say)
+            result = walkthrough.run_demo(directory, say)
         except WavegitError as exc:
-            result = demo.DemoResult(directory, problems=[f"the demo stopped: {exc}"])
+            result = walkthrough.DemoResult(directory, problems=[f"the demo stopped: {exc}"])
     finally:
         if args.keep is None:
             shutil.rmtree(directory, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""``wavegit hook pre-push REMOTE URL``: git's pre-push hook entry point (see wavegit.hook for the rules)."""
+"""``wavegit hook pre-push REMOTE URL``: git's pre-push hook entry point (the rules: wavegit.hook.prepush)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from wavegit import hook
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.hook import prepush
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only, its only
 # writes, parse-cache entries, are renamed into place and its threads are joined before it prints, and
@@ -36,17 +36,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.pre_commit:
-        remote, url, updates = hook.updates_from_pre_commit(os.environ)
+        remote, url, updates = prepush.updates_from_pre_commit(os.environ)
     elif args.remote is None or args.url is None:
         raise UsageError("pre-push needs REMOTE and URL (git passes them when it runs the hook)")
     else:
         remote, url = args.remote, args.url
-        updates = hook.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
-    if hook.only_deletions(updates):
+        updates = prepush.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
+    if prepush.only_deletions(updates):
         return EXIT_OK  # before reading the config or the tracker, which a deletion does not need
     # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
     # read the repository and the config are imported and do so.
-    pushed = hook.start_pushed_paths(args.directory, updates, remote) if remote != url and not args.fetch \
+    pushed = prepush.start_pushed_paths(args.directory, updates, remote) if remote != url and not args.fetch \
         else None
     try:
         from wavegit import config
@@ -54,17 +54,17 @@ def run(args: argparse.Namespace) -> int:
 
         # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
         # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
-        spec = hook.default_tracker_spec(remote)
+        spec = prepush.default_tracker_spec(remote)
         repo, object_name = discover_resolving(args.directory, spec)
         cfg = config.load_config(repo.root, repo.state_dir / "cache")
-        verdict = hook.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
-                                  resolved=hook.Resolved(spec, object_name))
+        verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
+                                     resolved=prepush.Resolved(spec, object_name))
     finally:
         if pushed is not None:
             pushed.join()
     for warning in verdict.warnings:
         print(f"wavegit hook: {warning}", file=sys.stderr)
     if verdict.violations:
-        print(hook.format_refusal(verdict.violations), file=sys.stderr)
+        print(prepush.format_refusal(verdict.violations), file=sys.stderr)
         return EXIT_WORK_FAILED
     return EXIT_OK

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit import hook_install
 from wavegit.errors import EXIT_OK
+from wavegit.hook import install
 from wavegit.repo import discover
 
 
@@ -29,14 +29,14 @@ def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
     explicit = Path(args.directory, args.hooks_dir) if args.hooks_dir else None
     # Uninstalling from the default place must work even when core.hooksPath is set.
-    directory = hook_install.hooks_dir(repo, explicit, refuse_hooks_path=args.action == "install")
+    directory = install.hooks_dir(repo, explicit, refuse_hooks_path=args.action == "install")
     if args.action == "install":
-        installed = hook_install.install(directory, sys.executable)
+        installed = install.install(directory, sys.executable)
         chained = f"; runs {installed.chained} first" if installed.chained else ""
         verb = "refreshed" if installed.refreshed else "installed"
         print(f"{verb} {installed.hook}{chained}")
         return EXIT_OK
-    removed = hook_install.uninstall(directory)
+    removed = install.uninstall(directory)
     done = [f"removed wavegit's hook from {directory}"] if removed.removed else []
     if removed.restored:
         done.append(f"restored the previous hook at {removed.restored}")

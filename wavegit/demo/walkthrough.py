@@ -2,7 +2,7 @@
 
 No network and nothing outside the demo directory is touched. The steps are the ones a user takes, each
 through the real CLI in a subprocess: ``wavegit init``, a backlog of six items (see
-:mod:`wavegit.demo_project`), ``wavegit plan``, ``wavegit run``, then a reviewer's merge of the wave
+:mod:`wavegit.demo.project`), ``wavegit plan``, ``wavegit run``, then a reviewer's merge of the wave
 branch, ``wavegit sync`` and the next ``wavegit plan``. The outcome of every item is checked against what
 the backlog was built to show; any difference makes the demo fail.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import wavegit
 from wavegit import git, tracker
 from wavegit.config import CONFIG_PATH, TRACKER_PATH
-from wavegit.demo_project import FILES, ITEMS, DemoItem
+from wavegit.demo.project import FILES, ITEMS, DemoItem
 from wavegit.errors import EXIT_WORK_FAILED, UsageError, WavegitError
 from wavegit.lifecycle import Status
 from wavegit.report import JSON_OPEN, WaveReport, to_markdown
@@ -79,7 +79,7 @@ class DemoResult:
 def demo_env(base: dict[str, str]) -> dict[str, str]:
     """The environment of the demo's wavegit processes: no caller overrides or tokens, wavegit importable.
 
-    The workers run in worktrees and start ``python -m wavegit.demo_worker``, so the directory holding
+    The workers run in worktrees and start ``python -m wavegit.demo.worker``, so the directory holding
     this wavegit package goes first on PYTHONPATH (also when it runs from a source checkout).
     """
     env = {k: v for k, v in git.without_repo_vars(base).items()
@@ -157,7 +157,7 @@ class Demo:
                             depends_on=item.depends_on)
 
     def config_text(self) -> str:
-        worker = shlex.join([self.python, "-m", "wavegit.demo_worker"])
+        worker = shlex.join([self.python, "-m", "wavegit.demo.worker"])
         wave_test = shlex.join([self.python, "-m", "unittest", "discover", "-q", "-s", "tests", "-t", "."])
         return (f"# wavegit demo configuration\nworker: {json.dumps(worker)}\nconcurrency: 3\n"
                 f"timeout_s: 30\nidle_timeout_s: 15\nattempts: 2\nwave_test: {json.dumps(wave_test)}\n")

@@ -1,7 +1,7 @@
 """The demo's built-in worker: a deterministic stand-in for a coding agent.
 
-Run as ``python -m wavegit.demo_worker`` in an item's worktree. It reads the prompt from stdin (as any
-worker must), looks up the scripted edit for ``$WAVEGIT_ITEM_ID`` in :mod:`wavegit.demo_project` and
+Run as ``python -m wavegit.demo.worker`` in an item's worktree. It reads the prompt from stdin (as any
+worker must), looks up the scripted edit for ``$WAVEGIT_ITEM_ID`` in :mod:`wavegit.demo.project` and
 writes those files. Exit 2 for an item it has no script for.
 """
 
@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from wavegit.demo_project import EDITS
+from wavegit.demo.project import EDITS
 
 
 def main() -> int:
