@@ -42,6 +42,10 @@ class Config(NamedTuple):
     """Tries per item per wave."""
     max_attempts: int = 4
     """Tries per item across all waves; an item reaching it becomes `failed` instead of `todo`."""
+    max_file_bytes: int = 52428800
+    """A changed file larger than this fails its attempt as a violation (50 MB)."""
+    max_changed_files: int = 5000
+    """More changed files than this fail the attempt as a violation."""
     wave_test: str = ""
     lease_ttl_s: float = 7200.0
     budget: Budget = Budget()
@@ -89,6 +93,10 @@ CONFIG_SCHEMA = schema.Schema("config", (
     schema.Field("attempts", "int", check=schema.at_least(1), doc="tries per item per wave"),
     schema.Field("max_attempts", "int", check=schema.at_least(1),
                  doc="tries per item across all waves before it is marked failed"),
+    schema.Field("max_file_bytes", "int", check=schema.at_least(1),
+                 doc="a changed file larger than this fails the attempt as a violation"),
+    schema.Field("max_changed_files", "int", check=schema.at_least(1),
+                 doc="more changed files than this fail the attempt as a violation"),
     schema.Field("wave_test", "str", doc="run on the combined wave branch; empty = none"),
     schema.Field("lease_ttl_s", "float", check=schema.positive,
                  doc="a claim with no live branch/PR after this long is released by sync"),

@@ -3,10 +3,19 @@
 Every git invocation in wavegit goes through :func:`run`. Its error carries the command, the exit
 code and stderr. Repository-locating variables inherited from a calling git (for example when
 running inside a hook) are removed, so git always acts on the directory it is pointed at.
+
+Every command runs hardened: ``core.hooksPath`` names an empty read-only directory of this process (no
+hook, the user's or one a worker planted, runs inside wavegit's git calls; a push of wavegit's runs no
+pre-push hook) and ``core.fsmonitor`` is off (a configured monitor is a program git would start).
+``git config`` itself is left as it is: it runs neither, and would report the override as the setting
+(``wavegit hooks install`` reads the user's ``core.hooksPath``).
 """
 
+import atexit
 import os
 import subprocess
+import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -36,6 +45,29 @@ _LOCAL_ENV_VARS = frozenset(
         "GIT_QUARANTINE_PATH",
     }
 )
+
+
+_no_hooks_dir: str | None = None
+_no_hooks_lock = threading.Lock()
+
+
+def no_hooks_dir() -> str:
+    """An empty read-only directory, made once per process and removed at its exit: the hooks path."""
+    global _no_hooks_dir
+    with _no_hooks_lock:
+        if _no_hooks_dir is None:
+            made = tempfile.mkdtemp(prefix="wavegit-no-hooks-")
+            os.chmod(made, 0o555)
+            atexit.register(os.rmdir, made)
+            _no_hooks_dir = made
+        return _no_hooks_dir
+
+
+def hardened(args: Sequence[str]) -> list[str]:
+    """The argv that runs ``git ARGS`` with hooks and the file system monitor off."""
+    if args and args[0] == "config":
+        return ["git", *args]
+    return ["git", "-c", f"core.hooksPath={no_hooks_dir()}", "-c", "core.fsmonitor=false", *args]
 
 
 class GitError(WavegitError):
@@ -95,7 +127,7 @@ def run(
     """
     try:
         proc = subprocess.run(
-            ["git", *args],
+            hardened(args),
             cwd=cwd,
             input=input,
             capture_output=True,

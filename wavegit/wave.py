@@ -42,6 +42,7 @@ record. Leftover worktrees and item branches are pruned by ``sync``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -54,7 +55,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from wavegit import budget, git, halt, paths, report, runner, tracker, worktree
+from wavegit import budget, git, halt, paths, report, runner, snapshot, tracker, workspace, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.errors import (
     EXIT_HALTED,
@@ -68,7 +69,7 @@ from wavegit.errors import (
 from wavegit.repo import Repo
 from wavegit.select import Plan, select
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
-from wavegit.workspaces import Spec, Workspaces
+from wavegit.workspaces import Ready, Spec, Workspaces
 
 FEEDBACK_TAIL_LINES = 40
 REPORT_TAIL_LINES = 30
@@ -325,11 +326,10 @@ class Wave:
         self.worktrees = repo.state_dir / "worktrees" / self.wave_id
         self.logs = repo.state_dir / "logs" / self.wave_id
         self._flag_lock = threading.Lock()
-        # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
-        # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
+        # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
         self.halt_watch = _HaltWatch(store, self.git_lock, claimed.halt_read_at)
-        self.workspaces = Workspaces(repo.root, self.git_lock)
+        self.workspaces = Workspaces(repo.root)
         self._tidy: _Background | None = None
         self._untidy = True
         """Whether worktrees may exist that no cleanup has covered yet."""
@@ -346,9 +346,7 @@ class Wave:
         concurrency = max(1, self.config.concurrency)
         # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
         ahead = 2 * concurrency
-        self.workspaces = Workspaces(self.repo.root, self.git_lock)
-        # Item branches made before their worktrees: registering one (serialised) takes one git call less.
-        worktree.set_branches(self.repo.root, [self._spec(run.item, 1).branch for run in queue], self.base)
+        self.workspaces = Workspaces(self.repo.root)
         for run in queue[:ahead]:
             self.workspaces.prepare(self._spec(run.item, 1))
         upcoming = [run.item for run in queue[ahead:]]
@@ -408,7 +406,7 @@ class Wave:
             if attempt.launch_failed or not attempt.counted:
                 return
             feedback = attempt.feedback
-            # The retry needs the item branch, which git lets only one worktree have.
+            # The retry gets a fresh tree; the failed one is not needed any more.
             self.workspaces.release(self._spec(run.item, number))
 
     def _attempt(self, item: tracker.Item, number: int, feedback: str | None) -> Attempt:
@@ -425,15 +423,16 @@ class Wave:
         attempt = Attempt(number, self.config.worker, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
                           self.base, utc_now(), log_path=self.logs / f"{stem}.log")
         assert attempt.log_path is not None
-        env = runner.worker_env(os.environ, item_id=item.id, wave_id=self.wave_id, prompt_file=prompt_file,
-                                cost_file=cost_file, feedback_file=feedback_file, owns=item.owns,
-                                pass_github_token=self.config.worker_github_token)
-        spec = self._spec(item, number)
-        path = spec.path
+        item_env = functools.partial(runner.worker_env, os.environ, item_id=item.id, wave_id=self.wave_id,
+                                     prompt_file=prompt_file, cost_file=cost_file,
+                                     feedback_file=feedback_file, owns=item.owns)
+        env = item_env(pass_github_token=self.config.worker_github_token)
         try:
-            self.workspaces.take(spec)
+            ready = self.workspaces.take(self._spec(item, number))
             self.events.event(item.id, "started", attempt=number)
-            result = runner.run_process(runner.worker_argv(self.config.worker), cwd=path, env=env,
+            # Reading the tree back counts against the attempt's wall clock too.
+            deadline = time.monotonic() + self.config.timeout_s
+            result = runner.run_process(runner.worker_argv(self.config.worker), cwd=ready.path, env=env,
                                         stdin_text=prompt, log_path=attempt.log_path,
                                         timeout_s=self.config.timeout_s,
                                         idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
@@ -441,24 +440,35 @@ class Wave:
             attempt.cost = runner.read_cost(cost_file, attempt.log_path, self.config.worker)
             if attempt.cost:
                 self.spend.add(attempt.cost)
-            self._verify(item, path, attempt, result, env)
+            try:
+                self._verify(item, ready, attempt, result, item_env(pass_github_token=False), deadline)
+            except (WavegitError, OSError) as exc:
+                # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
+                attempt.error, attempt.counted = _one_line(str(exc)), False
         finally:
             attempt.finished_at = utc_now()
         if attempt.commit is None and attempt.counted:
             attempt.feedback = feedback_text(attempt)
         return attempt
 
-    def _verify(self, item: tracker.Item, path: Path, attempt: Attempt, result: runner.ProcessResult,
-                env: dict[str, str]) -> None:
-        """Judge a finished worker (exit, ownership, a change, the item's test); commit when verified."""
+    def _verify(self, item: tracker.Item, ready: Ready, attempt: Attempt, result: runner.ProcessResult,
+                test_env: dict[str, str], deadline: float) -> None:
+        """Judge a finished worker (exit, its tree within the limits, ownership, a change, the item's test
+        on a clean checkout of the commit, without write credentials); keep the commit when verified."""
         if result.launch_error is not None:
             self._stop_batch(result.launch_error)
             attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
             return
         if attempt.failed("worker", result):
             return
-        tree = worktree.stage_all(path)
-        attempt.files_changed = worktree.changed_paths(self.repo.root, self.base, tree)
+        limits = snapshot.Limits(self.config.max_file_bytes, self.config.max_changed_files)
+        try:
+            taken = snapshot.read(self.repo.root, ready.path, ready.base, ready.untouched, limits, deadline)
+        except snapshot.TreeRejected as exc:
+            # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
+            attempt.error = str(exc)
+            return
+        attempt.files_changed = taken.changed
         attempt.violations = [p for p in attempt.files_changed
                               if not any(paths.matches(pattern, p) for pattern in item.owns)]
         if attempt.violations:
@@ -468,18 +478,25 @@ class Wave:
         if not attempt.files_changed:
             attempt.error = "the worker changed nothing"
             return
+        trailers = worktree.Trailers(item.id, self.wave_id, attempt.prompt_sha256)
+        message = worktree.item_message(item.title, trailers)
+        commit = worktree.commit_tree(self.repo.root, taken.tree, [self.base], message)
         attempt.test_log_path = self.logs / f"{item.id}-{attempt.number}.test.log"
         self.events.event(item.id, "testing", attempt=attempt.number)
-        test = runner.run_process(runner.command_argv(item.test), cwd=path, env=env, stdin_text="",
-                                  log_path=attempt.test_log_path, timeout_s=self.config.timeout_s,
-                                  idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
+        checkout = workspace.test_checkout(self.workspaces.objects, commit,
+                                           ready.path.with_name(f"{ready.path.name}.test"))
+        try:
+            test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env,
+                                      stdin_text="", log_path=attempt.test_log_path,
+                                      timeout_s=self.config.timeout_s,
+                                      idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
+        finally:
+            workspace.remove(checkout)
         attempt.test_exit = test.exit_code
         if attempt.failed("test", test):
             return
-        trailers = worktree.Trailers(item.id, self.wave_id, attempt.prompt_sha256)
-        attempt.message = worktree.item_message(item.title, trailers)
-        attempt.commit = worktree.commit_tree(self.repo.root, tree, [self.base], attempt.message)
-        worktree.set_branch(self.repo.root, worktree.item_branch(self.wave_id, item.id), attempt.commit)
+        attempt.message, attempt.commit = message, commit
+        worktree.set_branch(self.repo.root, worktree.item_branch(self.wave_id, item.id), commit)
 
     def _stop_batch(self, reason: str) -> None:
         with self._flag_lock:
@@ -513,7 +530,7 @@ class Wave:
         self._untidy = True
         path = self.worktrees / "_wave"
         log_path = self.logs / "_wave.test.log"
-        worktree.add(self.repo.root, path, branch=None, start=head)
+        workspace.test_checkout(self.workspaces.objects, head, path)
         try:
             # A worker's environment with no item: same variables removed, nothing item-specific.
             env = runner.worker_env(os.environ, item_id="", wave_id=self.wave_id,
@@ -524,7 +541,7 @@ class Wave:
                                         stdin_text="", log_path=log_path, timeout_s=self.config.timeout_s,
                                         idle_timeout_s=self.config.idle_timeout_s, cancel=None)
         finally:
-            worktree.remove(self.repo.root, path)
+            workspace.remove(path)
         return WaveTest(self.config.wave_test, result.exit_code if result.ok or result.exit_code else None,
                         log_path, None if result.ok else result.describe())
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import git
+from wavegit import fastimport, git
 from wavegit.git import GitError
 from wavegit.repo import Repo
 
@@ -405,17 +405,6 @@ def _disjoint(changes: Sequence[Sequence[_Change]]) -> bool:
     return True
 
 
-def _quote(path: str) -> str:
-    """A path as fast-import reads it: C-style quoted, so spaces, quotes and control characters survive."""
-    escaped = "".join(f"\\{ord(c):03o}" if c < " " or c == "\x7f" else "\\" + c if c in '"\\' else c
-                      for c in path)
-    return f'"{escaped}"'
-
-
-def _data(text: str) -> str:
-    return f"data {len(text.encode('utf-8', 'surrogateescape'))}\n{text}\n"
-
-
 def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: Sequence[Sequence[_Change]],
                  branch: str | None) -> str:
     """The replay chain written by one ``git fast-import``; its last commit (``branch`` set to it)."""
@@ -425,12 +414,13 @@ def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: 
     ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{secrets.token_hex(8)}"
     stream = ["feature done\n"]
     for n, (message, own) in enumerate(zip(messages, changes, strict=True), start=1):
-        stream.append(f"commit {ref}\nmark :{n}\nauthor {author}\ncommitter {committer}\n{_data(message)}")
+        stream.append(f"commit {ref}\nmark :{n}\nauthor {author}\ncommitter {committer}\n"
+                      f"{fastimport.data(message)}")
         if n == 1:
             stream.append(f"from {start}\n")
         # Deletions first: a file may replace a deleted directory of the same name, or the reverse.
-        stream += [f"D {_quote(c.path)}\n" for c in own if c.deleted]
-        stream += [f"M {c.mode} {c.sha} {_quote(c.path)}\n" for c in own if not c.deleted]
+        stream += [f"D {fastimport.quote(c.path)}\n" for c in own if c.deleted]
+        stream += [f"M {c.mode} {c.sha} {fastimport.quote(c.path)}\n" for c in own if not c.deleted]
         stream.append("\n")
     if not branch:
         stream.append(f"reset {ref}\n\n")

@@ -1,0 +1,73 @@
+"""An attempt's tree: a directory with a git directory of its own, and the clean checkout its test runs in.
+
+An attempt's tree is not a linked worktree of the scheduler's repository: ``git init`` makes it a repository
+of its own whose ``objects/info/alternates`` names the scheduler's object directory (read by git, never
+written through), checked out at the start commit on the item's branch name. Nothing a worker writes in
+it -- config, hooks, refs, attributes, locks, or ``rm -rf .git`` -- is read by any git command wavegit
+runs on the scheduler's repository: wavegit reads the tree back as content (:mod:`wavegit.snapshot`) and
+runs no git in it after the worker started.
+
+A kill while a tree is being made leaves a directory under the wave's folder and nothing in the
+scheduler's repository, so no repair is due; the folder goes with its wave (the wave's cleanup, or
+``wavegit sync`` pruning a dead wave's leftovers).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from wavegit import git
+
+
+def objects_dir(repo_root: Path) -> Path:
+    """The scheduler's object directory, which every attempt's repository borrows objects from."""
+    found = Path(git.out(["rev-parse", "--git-path", "objects"], cwd=repo_root))
+    return (repo_root / found).resolve()
+
+
+def create(objects: Path, path: Path, *, start: str, branch: str | None = None) -> None:
+    """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch).
+
+    Whatever was at ``path`` (a tree a killed wave left) goes first.
+    """
+    remove(path)
+    path.mkdir(parents=True)
+    # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
+    git.run(["init", "--quiet", "--template=", f"--initial-branch={branch or 'wavegit-attempt'}", "."],
+            cwd=path)
+    info = path / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+    git.run(["reset", "--hard", "--quiet", start], cwd=path)
+
+
+def test_checkout(objects: Path, commit: str, path: Path) -> Path:
+    """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored): the
+    directory an item's test runs in, so that it judges what gets committed."""
+    create(objects, path, start=commit)
+    return path
+
+
+def remove(path: Path) -> None:
+    """Remove a tree whatever a worker did to it: read-only or unreadable directories included."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.lexists(path):
+        # A worker may leave directories it made read-only or unreadable (``chmod 0``); they are this
+        # user's own, so their modes are given back and the removal is repeated.
+        _open_up(path)
+        shutil.rmtree(path)
+
+
+def _open_up(directory: Path) -> None:
+    """Give the owner full rights on ``directory`` and every directory below it (symlinks not followed)."""
+    os.chmod(directory, stat.S_IRWXU)
+    with os.scandir(directory) as entries:
+        below = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+    for sub in below:
+        _open_up(sub)
