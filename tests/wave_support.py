@@ -81,8 +81,13 @@ def origin_item(remote: RemoteRepo, item_id: str) -> tracker.Item:
 
 
 def worktrees(clone: Path) -> list[str]:
+    """Every work tree of ``clone``: its own, its linked worktrees, then what is left under its state dir's
+    ``worktrees`` folder (attempt trees, test checkouts, ignore rules), one entry per wave's folder entry."""
     listing = git(clone, "worktree", "list", "--porcelain")
-    return [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+    linked = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+    state = clone / ".git" / "wavegit" / "worktrees"
+    waves = sorted(state.iterdir()) if state.is_dir() else []
+    return linked + [str(entry) for wave in waves for entry in sorted(wave.iterdir())]
 
 
 def branches(repo: Path, pattern: str = "wavegit/") -> list[str]:

@@ -137,8 +137,9 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     gitlinks = frozenset(path for path, entry in base.entries.items() if entry.mode == _GITLINK)
     walked = dict(_walk(tree, gitlinks, deadline))
     deleted = [path for path in base.entries if path not in walked and path not in gitlinks]
-    touched = {path: st for path, st in walked.items()
-               if path not in gitlinks and untouched.get(path) != stat_key(st)}
+    # Only a base file can be untouched: a new one is new whenever it appeared.
+    touched = {path: st for path, st in walked.items() if path not in gitlinks
+               and (path not in base.entries or untouched.get(path) != stat_key(st))}
     ignored = base.ignored(sorted(path for path in touched if path not in base.entries))
     candidates = {path: st for path, st in touched.items() if path not in ignored}
     _check_limits(candidates, len(deleted), limits)

@@ -61,13 +61,19 @@ def remove(path: Path) -> None:
         # A worker may leave directories it made read-only or unreadable (``chmod 0``); they are this
         # user's own, so their modes are given back and the removal is repeated.
         _open_up(path)
-        shutil.rmtree(path)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _open_up(directory: Path) -> None:
     """Give the owner full rights on ``directory`` and every directory below it (symlinks not followed)."""
-    os.chmod(directory, stat.S_IRWXU)
-    with os.scandir(directory) as entries:
-        below = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+    try:
+        os.chmod(directory, stat.S_IRWXU)
+    except OSError:
+        return
+    try:
+        with os.scandir(directory) as entries:
+            below = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
     for sub in below:
         _open_up(sub)

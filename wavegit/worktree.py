@@ -1,4 +1,4 @@
-"""Branch names, worktrees, item commits and changed paths of a wave, on top of :mod:`wavegit.git`.
+"""Branch names, item commits and their combination, the cleanup of linked worktrees; on git.
 
 Branch naming (the pre-push hook imports these builders, so they live in one place):
 
@@ -7,6 +7,9 @@ Branch naming (the pre-push hook imports these builders, so they live in one pla
   because git cannot hold a ref and a directory of refs with the same name.
 
 Everything here works with plumbing in the given directory; nothing touches the user's index or work tree.
+An attempt's tree is no linked worktree (:mod:`wavegit.workspace`); the worktree functions here remove
+linked worktrees that a wavegit before it left under the state dir, and the worktrees half-made by a kill
+inside its ``git worktree add``, which make every fetch in the clone fail until removed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import fastimport, git
+from wavegit import fastimport, git, workspace
 from wavegit.git import GitError
 from wavegit.repo import Repo
 
@@ -67,39 +70,6 @@ def rev_parse(repo_root: Path, rev: str) -> str:
     return git.out(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=repo_root)
 
 
-def add(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
-    """A new worktree at ``path`` checked out at ``start``, on ``branch`` (reset if it exists) or detached."""
-    register(repo_root, path, branch=branch, start=start)
-    checkout(path)
-
-
-def register(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
-    """The first half of :func:`add`: the worktree's admin files and HEAD, no files checked out yet.
-
-    Concurrent ``git worktree add`` (and ``fetch``) calls read every worktree's admin files and fail on
-    one half-made by another, so callers running several at once serialise this (quick) half only.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    where = ["-B", branch] if branch else ["--detach"]
-    git.run(["worktree", "add", "--quiet", "--no-checkout", *where, str(path), start], cwd=repo_root)
-
-
-def register_on(repo_root: Path, path: Path, branch: str) -> None:
-    """Like :func:`register`, on an existing ``branch``: one git process fewer than ``-B`` (``git branch``).
-
-    The branches come from :func:`set_branches`; :func:`checkout` with a ``start`` then resets the branch
-    to it, whatever it points at.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    git.run(["worktree", "add", "--quiet", "--no-checkout", str(path), branch], cwd=repo_root)
-
-
-def checkout(path: Path, start: str | None = None) -> None:
-    """The second half of :func:`add`: fill the worktree's index and files from its HEAD, or from ``start``
-    (which its branch is then reset to)."""
-    git.run(["reset", "--hard", "--quiet", *([start] if start else [])], cwd=path)
-
-
 def remove(repo_root: Path, path: Path) -> None:
     """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
     result = git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=repo_root, check=False)
@@ -126,7 +96,7 @@ def remove_all_under(repo_root: Path, directory: Path) -> None:
             shutil.rmtree(wt, ignore_errors=True)
             if any(f == "locked" or f.startswith("locked ") for f in fields[1:]):
                 locked.append(wt)
-    shutil.rmtree(directory, ignore_errors=True)
+    workspace.remove(directory)
     git.run(["worktree", "prune"], cwd=repo_root, check=False)
     for wt in locked:
         remove(repo_root, wt)
@@ -245,25 +215,6 @@ def _bad_head(head: str | None) -> str | None:
 
 def _initializing(admin: Path) -> bool:
     return _read(admin / "locked") == "initializing"
-
-
-def stage_all(worktree: Path) -> str:
-    """Stage everything in the worktree (new, deleted, renamed, mode changes) and return the index's tree.
-
-    Only this worktree's own index is used. Ignored files are not staged: they could never be committed.
-    """
-    git.run(["add", "--all", "--", "."], cwd=worktree)
-    return git.out(["write-tree"], cwd=worktree)
-
-
-def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
-    """Every path that differs between ``base`` and ``tree``, sorted.
-
-    Renames count on both sides (rename detection is off, so a rename is a deletion plus an addition);
-    mode changes count; a symlink is a path of its own (its target is never followed).
-    """
-    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=repo_root)
-    return sorted(p for p in raw.split("\0") if p)
 
 
 @dataclass(frozen=True)
