@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from support import RemoteRepo, git, make_remote_repo
+from support import RemoteRepo, git, make_remote_repo, wavegit
 
 from wavegit import tracker
 from wavegit.config import load_config
 from wavegit.repo import discover
+from wavegit.report import WaveReport
 from wavegit.store import GitStore
 from wavegit.wave import Publish, WaveOutcome, run_wave
 
@@ -93,3 +94,17 @@ def worktrees(clone: Path) -> list[str]:
 def branches(repo: Path, pattern: str = "wavegit/") -> list[str]:
     refs = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{pattern}")
     return [r for r in refs.splitlines() if r]
+
+
+def run_cli(clone: Path, env: dict[str, str] | None = None, timeout: float = 120) -> tuple[int, WaveReport]:
+    """``wavegit run --json`` as a real process in ``clone``: its exit code and report."""
+    result = wavegit(clone, "run", "--json", env=env, timeout=timeout)
+    assert result.stdout.strip(), result.stderr
+    return result.returncode, WaveReport.from_json(result.stdout)
+
+
+def history_text(repo: Path) -> str:
+    """Every path and every line of content of every commit on any ref of ``repo``, as one text; the
+    tracker and config (whose prompts name what workers were told to do) left out."""
+    return git(repo, "log", "--all", "--no-renames", "-p", "--binary", "--format=commit %H", "--", ".",
+               ":(exclude).wavegit")
