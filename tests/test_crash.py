@@ -25,6 +25,7 @@ import pytest
 from halfmade_support import backdate_all_admin_dirs, make_half_made
 from support import REPO_ROOT, RemoteRepo, git, wavegit
 from sync_support import make_tracker_repo, origin_tracker
+from wave_support import worktrees
 
 from wavegit import worktree
 from wavegit.sync import claimed_at
@@ -119,7 +120,8 @@ def wave_branches(remote: RemoteRepo) -> list[str]:
 
 
 def worktree_count(remote: RemoteRepo) -> int:
-    return git(remote.clone, "worktree", "list", "--porcelain").count("worktree ")
+    """The clone's own work tree, its linked worktrees and the attempt trees left under its state dir."""
+    return sum(1 for path in worktrees(remote.clone) if not Path(path).name.startswith("_"))
 
 
 def assert_claimed_by_one_wave(remote: RemoteRepo) -> str:

@@ -247,13 +247,6 @@ def set_branch(repo_root: Path, branch: str, commit: str) -> None:
     git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
 
 
-def set_branches(repo_root: Path, branches: Sequence[str], commit: str) -> None:
-    """Create or move local branches to ``commit``, in one git call."""
-    if branches:
-        commands = "".join(f"update refs/heads/{branch} {commit}\n" for branch in branches)
-        git.run(["update-ref", "--stdin"], cwd=repo_root, input=commands)
-
-
 def delete_branch(repo_root: Path, branch: str) -> None:
     """Delete a local branch if it exists."""
     delete_branches(repo_root, [branch])
