@@ -12,9 +12,10 @@ pre-push hook) and ``core.fsmonitor`` is off (a configured monitor is a program 
 """
 
 import atexit
+import contextlib
 import os
+import stat
 import subprocess
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,15 +53,37 @@ _no_hooks_lock = threading.Lock()
 
 
 def no_hooks_dir() -> str:
-    """An empty read-only directory, made once per process and removed at its exit: the hooks path."""
+    """An empty read-only directory of this user's: the hooks path of every git command wavegit runs.
+
+    ``$TMPDIR/wavegit-no-hooks-<uid>``, made when missing and checked once per process (a directory of
+    this user's, not writable, empty). When something else is there (a planted hook), a fresh directory of
+    this process's own is used instead and removed at its exit. Made with ``os.mkdir`` rather than
+    :mod:`tempfile`, whose imports the pre-push hook would pay for on every push.
+    """
     global _no_hooks_dir
     with _no_hooks_lock:
         if _no_hooks_dir is None:
-            made = tempfile.mkdtemp(prefix="wavegit-no-hooks-")
-            os.chmod(made, 0o555)
-            atexit.register(os.rmdir, made)
-            _no_hooks_dir = made
+            shared = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"wavegit-no-hooks-{os.getuid()}")
+            if _made_empty_read_only_dir(shared):
+                _no_hooks_dir = shared
+            else:
+                own = f"{shared}-{os.getpid()}-{os.urandom(6).hex()}"
+                os.mkdir(own, 0o555)
+                atexit.register(os.rmdir, own)
+                _no_hooks_dir = own
         return _no_hooks_dir
+
+
+def _made_empty_read_only_dir(path: str) -> bool:
+    """Whether ``path``, made now unless it exists, is an empty directory of this user's none can write."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o555)
+    try:
+        st = os.lstat(path)
+        return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o222
+                and not os.listdir(path))
+    except OSError:
+        return False
 
 
 def hardened(args: Sequence[str]) -> list[str]:
