@@ -6,6 +6,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,21 @@ def test_an_unreadable_file_is_the_workers_doing(tree: AttemptTree) -> None:
     (tree.path / "locked.txt").chmod(0)
     with pytest.raises(TreeRejected, match=r"cannot read locked\.txt"):
         tree.read()
+
+
+def test_concurrent_reads_leave_no_ref_behind(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, FILES)
+    trees = [AttemptTree(remote, f"t{n}") for n in range(4)]
+    for n, tree in enumerate(trees):
+        (tree.path / f"mine{n}.txt").write_text(f"{n}\n")
+    refs = git(remote.clone, "for-each-ref")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        taken = list(pool.map(AttemptTree.read, trees))
+    assert [t.changed for t in taken] == [[f"mine{n}.txt"] for n in range(4)]
+    assert git(remote.clone, "for-each-ref") == refs
+
+
+def test_names_that_look_like_pathspec_magic_are_plain_names(tree: AttemptTree) -> None:
+    (tree.path / ":(exclude)x.log").write_text("ignored by *.log\n")
+    (tree.path / ":(glob)*.txt").write_text("a new file\n")
+    assert tree.read().changed == [":(glob)*.txt"]

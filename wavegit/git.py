@@ -86,7 +86,7 @@ def _made_empty_read_only_dir(path: str) -> bool:
         return False
 
 
-def hardened(args: Sequence[str]) -> list[str]:
+def _hardened(args: Sequence[str]) -> list[str]:
     """The argv that runs ``git ARGS`` with hooks and the file system monitor off."""
     if args and args[0] == "config":
         return ["git", *args]
@@ -150,7 +150,7 @@ def run(
     """
     try:
         proc = subprocess.run(
-            hardened(args),
+            _hardened(args),
             cwd=cwd,
             input=input,
             capture_output=True,

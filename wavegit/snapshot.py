@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import stat
 import time
 from collections.abc import Iterator, Mapping
@@ -89,11 +90,12 @@ class Base:
         if not paths:
             return set()
         found = git.run(["--git-dir", str(self.git_dir), "--work-tree", str(self.rules), "check-ignore",
-                         "--no-index", "-z", "--stdin"], cwd=self.rules, input="\0".join(paths) + "\0",
-                        check=False)
+                         "--no-index", "-z", "--stdin"], cwd=self.rules,
+                        input="".join(f"./{path}\0" for path in paths), check=False)
         if found.returncode not in (0, 1):
             raise git.GitError(["check-ignore"], found.returncode, found.stderr)
-        return {path for path in found.stdout.split("\0") if path}
+        # Each path goes as ./PATH (and comes back so): a name like `:(exclude)x` is no pathspec magic.
+        return {path.removeprefix("./") for path in found.stdout.split("\0") if path}
 
 
 def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Path) -> None:
@@ -163,11 +165,13 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     if not changed:
         return Snapshot(base.tree, [])
     _check_deadline(deadline)
-    commit = ["commit refs/wavegit-snapshot/tree\nmark :1\n",
+    # A ref of its own (concurrent reads run at once), which the closing `reset` drops again.
+    ref = f"refs/wavegit-snapshot/{secrets.token_hex(8)}"
+    commit = [f"commit {ref}\nmark :1\n",
               f"committer {fastimport.SCRATCH_IDENT}\n{fastimport.data('')}from {base.commit}\n"]
     commit += [f"D {fastimport.quote(path)}\n" for path in deleted]
     commit += [f"M {entry.mode} {entry.sha} {fastimport.quote(path)}\n" for path, entry in changes]
-    commit.append("\nls :1 \"\"\nreset refs/wavegit-snapshot/tree\n\n")
+    commit.append(f"\nls :1 \"\"\nreset {ref}\n\n")
     listed = _import(repo_root, [*pending, "".join(commit)])
     return Snapshot(listed.split()[2], changed)
 
