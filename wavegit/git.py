@@ -4,7 +4,7 @@ Every git invocation in wavegit goes through :func:`run`. Its error carries the 
 code and stderr. Repository-locating variables inherited from a calling git (for example when
 running inside a hook) are removed, so git always acts on the directory it is pointed at.
 
-Every command runs hardened: ``core.hooksPath`` names an empty read-only directory of this process (no
+Every command runs hardened: ``core.hooksPath`` names an empty read-only directory (:func:`no_hooks_dir`; no
 hook, the user's or one a worker planted, runs inside wavegit's git calls; a push of wavegit's runs no
 pre-push hook) and ``core.fsmonitor`` is off (a configured monitor is a program git would start).
 ``git config`` itself is left as it is: it runs neither, and would report the override as the setting
