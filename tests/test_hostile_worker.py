@@ -126,13 +126,17 @@ def test_a_worker_breaking_its_own_git_dir_is_counted_and_its_cost_kept(tmp_path
         item("GONE", ["cost 0.5", "rm-git", "write src/gone/ok.txt ok"], ["src/gone/"], test="true"),
         item("LOCK", ["cost 0.25", "index-lock", "write src/lock/ok.txt ok"], ["src/lock/"], test="true"),
         item("FAIL", ["cost 0.125", "rm-git", "exit 3"], ["src/fail/"], test="true"),
+        item("DEEP", ["cost 0.0625", "deep src/deep 30", "write src/deep/ok.txt ok"], ["src/deep/"],
+             test="true"),
     ])
     code, rep = run_cli(remote.clone)
     found = _by_id(rep)
     # Its tree is read as content: a missing or locked git dir changes nothing.
     assert found["GONE"].verified and found["LOCK"].verified
     assert not found["FAIL"].verified and found["FAIL"].error == "worker exited 3"
-    for item_id, cost in (("GONE", 0.5), ("LOCK", 0.25), ("FAIL", 0.125)):
+    # A tree wavegit cannot read (a path too long to name) is the worker's doing.
+    assert not found["DEEP"].verified and "cannot read src/deep/" in (found["DEEP"].error or "")
+    for item_id, cost in (("GONE", 0.5), ("LOCK", 0.25), ("FAIL", 0.125), ("DEEP", 0.0625)):
         recorded = origin_item(remote, item_id)
         assert (recorded.attempts, recorded.cost) == (1, cost)
     assert code != 0

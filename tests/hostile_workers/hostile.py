@@ -6,7 +6,8 @@ directory found through ``..``); ``wait-for PATH`` (up to 20 s); ``touch PATH`` 
 ``plant-hooks MARKER`` (hooks in ``$(git rev-parse --git-common-dir)/hooks``, and ``core.hooksPath``,
 ``core.fsmonitor``, ``credential.helper`` in its git config, each appending its name to MARKER);
 ``move-main PATH`` (commit PATH in its repository and ``git update-ref refs/heads/main`` to it);
-``rm-git`` (``rm -rf .git``); ``index-lock`` (leave ``.git/index.lock``); ``sparse PATH BYTES``
+``rm-git`` (``rm -rf .git``); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH LEVELS`` (nested
+directories whose full path is too long for the system to name); ``sparse PATH BYTES``
 (``truncate -s``); ``cost USD``; ``exit N``. Lines that are not actions (wavegit's feedback) are ignored.
 """
 
@@ -81,6 +82,15 @@ def act(verb: str, args: list[str]) -> None:
         shutil.rmtree(".git")
     elif verb == "index-lock":
         Path(".git/index.lock").write_text("")
+    elif verb == "deep":
+        here = os.getcwd()
+        Path(args[0]).mkdir(parents=True, exist_ok=True)
+        os.chdir(args[0])
+        for _ in range(int(args[1])):
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+        Path("bottom.txt").write_text("too deep to name\n")
+        os.chdir(here)
     elif verb == "sparse":
         Path(args[0]).parent.mkdir(parents=True, exist_ok=True)
         with open(args[0], "wb") as handle:
@@ -92,7 +102,7 @@ def act(verb: str, args: list[str]) -> None:
 
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
-           "index-lock", "sparse", "cost", "exit"}
+           "index-lock", "deep", "sparse", "cost", "exit"}
 
 
 def main() -> None:
