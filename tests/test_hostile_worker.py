@@ -123,14 +123,21 @@ def test_an_ignored_file_that_makes_the_test_pass_is_not_verified(tmp_path: Path
 
 def test_a_worker_breaking_its_own_git_dir_is_counted_and_its_cost_kept(tmp_path: Path) -> None:
     remote = _wave(tmp_path, [
-        item("GONE", ["cost 0.5", "rm-git", "write src/gone/ok.txt ok"], ["src/gone/"], test="true"),
+        item("GONE", ["cost 0.5", "rm-git", "git-anyway", "write src/gone/ok.txt ok"], ["src/gone/"],
+             test="true"),
         item("LOCK", ["cost 0.25", "index-lock", "write src/lock/ok.txt ok"], ["src/lock/"], test="true"),
         item("FAIL", ["cost 0.125", "rm-git", "exit 3"], ["src/fail/"], test="true"),
         item("DEEP", ["cost 0.0625", "deep src/deep 30", "write src/deep/ok.txt ok"], ["src/deep/"],
              test="true"),
     ])
+    main_before = git(remote.clone, "rev-parse", "main")
     code, rep = run_cli(remote.clone)
     found = _by_id(rep)
+    # Without its own git dir, git run in the tree finds no repository (the trees lie inside the
+    # scheduler's git dir, which git would otherwise find as a bare repository).
+    assert "planted" not in (remote.clone / ".git" / "config").read_text()
+    assert git(remote.clone, "for-each-ref", "refs/heads/planted") == ""
+    assert git(remote.clone, "merge-base", "--is-ancestor", main_before, "main") == ""
     # Its tree is read as content: a missing or locked git dir changes nothing.
     assert found["GONE"].verified and found["LOCK"].verified
     assert not found["FAIL"].verified and found["FAIL"].error == "worker exited 3"

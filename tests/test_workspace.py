@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 from support import RemoteRepo, git
@@ -96,3 +98,16 @@ def test_a_waves_cleanup_removes_its_trees_whatever_their_state(remote_repo: Rem
     (second / "locked").chmod(0)
     worktree.remove_all_under(remote_repo.clone, wave)
     assert not first.exists() and not second.exists() and not wave.exists()
+
+
+def test_without_its_git_dir_a_tree_in_the_state_dir_finds_no_repository(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    path = clone / ".git" / "wavegit" / "worktrees" / "w-20260101-000000-0000" / "A-1"
+    workspace.create(workspace.objects_dir(clone), path, start=git(clone, "rev-parse", "HEAD"))
+    shutil.rmtree(path / ".git")
+    found = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=path, capture_output=True, text=True,
+                           check=False)
+    assert found.returncode == 128 and "not a git repository" in found.stderr
+    # Without the fence git would have found the scheduler's git directory, a bare repository above it.
+    (path.parent / ".git").unlink()
+    assert git(path, "rev-parse", "--git-dir") == str(clone / ".git")

@@ -5,7 +5,8 @@ of its own whose ``objects/info/alternates`` names the scheduler's object direct
 written through), checked out at the start commit on the item's branch name. Nothing a worker writes in
 it -- config, hooks, refs, attributes, locks, or ``rm -rf .git`` -- is read by any git command wavegit
 runs on the scheduler's repository: wavegit reads the tree back as content (:mod:`wavegit.snapshot`) and
-runs no git in it after the worker started.
+runs no git in it after the worker started. Its folder is fenced (:func:`fence`): git finds no other
+repository from the tree, even once a worker removed its ``.git``.
 
 A kill while a tree is being made leaves a directory under the wave's folder and nothing in the
 scheduler's repository, so no repair is due; the folder goes with its wave (the wave's cleanup, or
@@ -35,6 +36,7 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None) 
     """
     remove(path)
     path.mkdir(parents=True)
+    fence(path.parent)
     # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
     git.run(["init", "--quiet", "--template=", f"--initial-branch={branch or 'wavegit-attempt'}", "."],
             cwd=path)
@@ -42,6 +44,21 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None) 
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
     git.run(["reset", "--hard", "--quiet", start], cwd=path)
+
+
+_FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"
+
+
+def fence(folder: Path) -> None:
+    """Make git, run anywhere below ``folder`` without a repository of its own, stop with an error.
+
+    The trees lie in the state dir, inside the scheduler's git directory, which git's discovery from a tree
+    whose ``.git`` a worker removed would otherwise find (as a bare repository) and write to: its config,
+    its refs. A ``.git`` file naming no repository ends that discovery at ``folder``.
+    """
+    barrier = folder / ".git"
+    if not barrier.is_file():
+        barrier.write_text(_FENCE, encoding="utf-8")
 
 
 def test_checkout(objects: Path, commit: str, path: Path) -> Path:

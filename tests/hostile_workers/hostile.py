@@ -6,8 +6,9 @@ directory found through ``..``); ``wait-for PATH`` (up to 20 s); ``touch PATH`` 
 ``plant-hooks MARKER`` (hooks in ``$(git rev-parse --git-common-dir)/hooks``, and ``core.hooksPath``,
 ``core.fsmonitor``, ``credential.helper`` in its git config, each appending its name to MARKER);
 ``move-main PATH`` (commit PATH in its repository and ``git update-ref refs/heads/main`` to it);
-``rm-git`` (``rm -rf .git``); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH LEVELS`` (nested
-directories whose full path is too long for the system to name); ``sparse PATH BYTES``
+``rm-git`` (``rm -rf .git``); ``git-anyway`` (``git config`` and ``git branch`` wherever git finds a
+repository from the tree, failures ignored); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH
+LEVELS`` (nested directories whose full path is too long for the system to name); ``sparse PATH BYTES``
 (``truncate -s``); ``cost USD``; ``exit N``. Lines that are not actions (wavegit's feedback) are ignored.
 """
 
@@ -80,6 +81,10 @@ def act(verb: str, args: list[str]) -> None:
         move_main(args[0])
     elif verb == "rm-git":
         shutil.rmtree(".git")
+    elif verb == "git-anyway":
+        for command in (["git", "config", "wavegit.planted", "yes"], ["git", "branch", "planted"],
+                        ["git", "update-ref", "refs/heads/main", "refs/heads/main~1"]):
+            subprocess.run(command, capture_output=True, check=False)
     elif verb == "index-lock":
         Path(".git/index.lock").write_text("")
     elif verb == "deep":
@@ -102,7 +107,7 @@ def act(verb: str, args: list[str]) -> None:
 
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
-           "index-lock", "deep", "sparse", "cost", "exit"}
+           "git-anyway", "index-lock", "deep", "sparse", "cost", "exit"}
 
 
 def main() -> None:
