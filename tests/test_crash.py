@@ -120,8 +120,10 @@ def wave_branches(remote: RemoteRepo) -> list[str]:
 
 
 def worktree_count(remote: RemoteRepo) -> int:
-    """The clone's own work tree, its linked worktrees and the attempt trees left under its state dir."""
-    return sum(1 for path in worktrees(remote.clone) if not Path(path).name.startswith("_"))
+    """The clone's own work tree, its linked worktrees and the attempt trees left under its state dir (not
+    the wave folder's ignore rules or its fence)."""
+    found = map(Path, worktrees(remote.clone))
+    return sum(1 for path in found if path.is_dir() and not path.name.startswith("_"))
 
 
 def assert_claimed_by_one_wave(remote: RemoteRepo) -> str:

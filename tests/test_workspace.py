@@ -91,6 +91,22 @@ def test_remove_takes_trees_a_worker_locked_up_and_never_follows_symlinks(remote
     workspace.remove(path)  # already gone: nothing to do
 
 
+def test_remove_takes_trees_nested_deeper_than_recursion_and_path_names_go(remote_repo: RemoteRepo) -> None:
+    path = _tree(remote_repo)
+    here = os.getcwd()
+    os.chdir(path)
+    try:
+        for level in range(1500):
+            name = "d" * 200 if level % 10 == 0 else "d"
+            os.mkdir(name)
+            os.chdir(name)
+            Path("f.txt").write_text("f\n")
+    finally:
+        os.chdir(here)
+    workspace.remove(path)
+    assert not os.path.lexists(path)
+
+
 def test_a_waves_cleanup_removes_its_trees_whatever_their_state(remote_repo: RemoteRepo) -> None:
     wave = remote_repo.base / "trees"
     first, second = _tree(remote_repo, "A-1"), _tree(remote_repo, "B-1")

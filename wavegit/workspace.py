@@ -15,8 +15,8 @@ scheduler's repository, so no repair is due; the folder goes with its wave (the 
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -69,28 +69,68 @@ def test_checkout(objects: Path, commit: str, path: Path) -> Path:
 
 
 def remove(path: Path) -> None:
-    """Remove a tree whatever a worker did to it: read-only or unreadable directories included."""
+    """Remove a tree whatever a worker did to it, as far as its user can; best effort (what is left of a
+    wave's folder goes with the next cleanup or ``wavegit sync``)."""
     if path.is_symlink() or path.is_file():
         path.unlink()
-        return
-    shutil.rmtree(path, ignore_errors=True)
-    if os.path.lexists(path):
-        # A worker may leave directories it made read-only or unreadable (``chmod 0``); they are this
-        # user's own, so their modes are given back and the removal is repeated.
-        _open_up(path)
-        shutil.rmtree(path, ignore_errors=True)
+    elif path.is_dir():
+        with contextlib.suppress(OSError):
+            _remove_tree(path)
 
 
-def _open_up(directory: Path) -> None:
-    """Give the owner full rights on ``directory`` and every directory below it (symlinks not followed)."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_OPEN = 64
+"""Directory descriptors open at once while removing; a deeper directory is moved up to the top first."""
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove the directory ``path`` and everything in it, without recursion and through descriptors.
+
+    A worker may nest directories deeper than Python's recursion limit (``shutil.rmtree`` recurses), with
+    paths longer than the system can name, and leave them read-only or unreadable (``chmod 0``): they are
+    this user's own, so each directory is given its owner's rights back before it is entered. Symlinks are
+    unlinked, never followed.
+    """
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IRWXU)
+    root = os.open(path, _DIR_FLAGS)
+    stack: list[tuple[int, str, list[str]]] = [(root, "", _clear(root))]
+    """(descriptor, name in its parent, subdirectories left) from ``path`` down."""
+    hoisted = 0
     try:
-        os.chmod(directory, stat.S_IRWXU)
-    except OSError:
-        return
-    try:
-        with os.scandir(directory) as entries:
-            below = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        return
-    for sub in below:
-        _open_up(sub)
+        while stack:
+            fd, name, pending = stack[-1]
+            if not pending:
+                stack.pop()
+                if stack:
+                    os.close(fd)
+                    os.rmdir(name, dir_fd=stack[-1][0])
+                continue
+            child = pending.pop()
+            if len(stack) >= _MAX_OPEN:
+                hoisted += 1
+                moved = f".wavegit-removing-{os.getpid()}-{hoisted}"
+                os.rename(child, moved, src_dir_fd=fd, dst_dir_fd=root)
+                stack[0][2].append(moved)
+                continue
+            with contextlib.suppress(OSError):
+                os.chmod(child, stat.S_IRWXU, dir_fd=fd)
+            opened = os.open(child, _DIR_FLAGS, dir_fd=fd)
+            stack.append((opened, child, _clear(opened)))
+    finally:
+        for fd, _, _ in stack[1:]:
+            os.close(fd)
+        os.close(root)
+    os.rmdir(path)
+
+
+def _clear(fd: int) -> list[str]:
+    """Unlink everything but directories in the directory ``fd``; the names of its subdirectories."""
+    subdirs: list[str] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+    return subdirs
