@@ -26,6 +26,7 @@ import pytest
 from tests.helpers.halfmade import backdate_all_admin_dirs, make_half_made
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.sync import make_tracker_repo, origin_tracker
+from tests.helpers.wave import worktrees
 from wavegit import worktree
 from wavegit.sync import claimed_at
 
@@ -121,7 +122,10 @@ def wave_branches(remote: RemoteRepo) -> list[str]:
 
 
 def worktree_count(remote: RemoteRepo) -> int:
-    return git(remote.clone, "worktree", "list", "--porcelain").count("worktree ")
+    """The clone's own work tree, its linked worktrees and the attempt trees left under its state dir (not
+    the wave folder's ignore rules or its fence)."""
+    found = map(Path, worktrees(remote.clone))
+    return sum(1 for path in found if path.is_dir() and not path.name.startswith("_"))
 
 
 def assert_claimed_by_one_wave(remote: RemoteRepo) -> str:

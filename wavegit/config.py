@@ -64,6 +64,12 @@ class Config(NamedTuple):
     max_attempts: Annotated[int, schema.key(
         "tries per item across all waves; an item reaching it becomes `failed` instead of `todo`",
         schema.at_least(1))] = 4
+    max_file_bytes: Annotated[int, schema.key(
+        "a changed file larger than this (50 MB) fails the attempt as a violation, before anything is staged",
+        schema.at_least(1))] = 52428800
+    max_changed_files: Annotated[int, schema.key(
+        "more changed files than this fail the attempt as a violation, before anything is staged",
+        schema.at_least(1))] = 5000
     wave_test: Annotated[str, schema.key("run on the combined wave branch; empty = none")] = ""
     lease_ttl_s: Annotated[float, schema.key(
         "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0

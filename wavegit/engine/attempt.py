@@ -3,21 +3,23 @@ item's test), and what the next attempt is told when one fails."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, runner, tracker, worktree
+from wavegit import budget, runner, snapshot, tracker, workspace, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.ownership.patterns import matches
 from wavegit.repo import Repo
-from wavegit.workspaces import Spec, Workspaces
+from wavegit.workspaces import Ready, Spec, Workspaces
 
 FEEDBACK_TAIL_LINES = 40
 
@@ -109,7 +111,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
         if attempt.launch_failed or not attempt.counted:
             return
         feedback = attempt.feedback
-        # The retry needs the item branch, which git lets only one worktree have.
+        # The retry gets a fresh tree; the failed one is not needed any more.
         context.workspaces.release(context.spec(item, number))
 
 
@@ -130,15 +132,16 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     attempt = Attempt(number, config.worker, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
                       context.base, utc_now(), log_path=logs / f"{stem}.log")
     assert attempt.log_path is not None
-    env = runner.worker_env(os.environ, item_id=item.id, wave_id=context.wave_id, prompt_file=prompt_file,
-                            cost_file=cost_file, feedback_file=feedback_file, owns=item.owns,
-                            pass_github_token=config.worker_github_token)
-    spec = context.spec(item, number)
-    path = spec.path
+    item_env = functools.partial(runner.worker_env, os.environ, item_id=item.id, wave_id=context.wave_id,
+                                 prompt_file=prompt_file, cost_file=cost_file, feedback_file=feedback_file,
+                                 owns=item.owns)
+    env = item_env(pass_github_token=config.worker_github_token)
     try:
-        context.workspaces.take(spec)
+        ready = context.workspaces.take(context.spec(item, number))
         context.events.event(item.id, "started", attempt=number)
-        result = runner.run_process(runner.worker_argv(config.worker), cwd=path, env=env,
+        # Reading the tree back counts against the attempt's wall clock too.
+        deadline = time.monotonic() + config.timeout_s
+        result = runner.run_process(runner.worker_argv(config.worker), cwd=ready.path, env=env,
                                     stdin_text=prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel)
@@ -146,7 +149,11 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         attempt.cost = runner.read_cost(cost_file, attempt.log_path, config.worker)
         if attempt.cost:
             context.spend.add(attempt.cost)
-        verify(context, item, path, attempt, result, env)
+        try:
+            verify(context, item, ready, attempt, result, item_env(pass_github_token=False), deadline)
+        except (WavegitError, OSError) as exc:
+            # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
+            attempt.error, attempt.counted = one_line(str(exc)), False
     finally:
         attempt.finished_at = utc_now()
     if attempt.commit is None and attempt.counted:
@@ -154,9 +161,10 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     return attempt
 
 
-def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Attempt,
-           result: runner.ProcessResult, env: dict[str, str]) -> None:
-    """Judge a finished worker (exit, ownership, a change, the item's test); commit when verified."""
+def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: Attempt,
+           result: runner.ProcessResult, test_env: dict[str, str], deadline: float) -> None:
+    """Judge a finished worker (exit, its tree within the limits, ownership, a change, the item's test on a
+    clean checkout of the commit, without write credentials); keep the commit when verified."""
     if result.launch_error is not None:
         context.stop_batch(result.launch_error)
         attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
@@ -164,8 +172,14 @@ def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Att
     if attempt.failed("worker", result):
         return
     root, base, config = context.repo.root, context.base, context.config
-    tree = worktree.stage_all(path)
-    attempt.files_changed = worktree.changed_paths(root, base, tree)
+    limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
+    try:
+        taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline)
+    except snapshot.TreeRejected as exc:
+        # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
+        attempt.error = str(exc)
+        return
+    attempt.files_changed = taken.changed
     attempt.violations = [p for p in attempt.files_changed
                           if not any(matches(pattern, p) for pattern in item.owns)]
     if attempt.violations:
@@ -175,15 +189,21 @@ def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Att
     if not attempt.files_changed:
         attempt.error = "the worker changed nothing"
         return
+    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
+    message = worktree.item_message(item.title, trailers)
+    commit = worktree.commit_tree(root, taken.tree, [base], message)
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
-    test = runner.run_process(runner.command_argv(item.test), cwd=path, env=env, stdin_text="",
-                              log_path=attempt.test_log_path, timeout_s=config.timeout_s,
-                              idle_timeout_s=config.idle_timeout_s, cancel=context.cancel)
+    checkout = workspace.test_checkout(context.workspaces.objects, commit,
+                                       ready.path.with_name(f"{ready.path.name}.test"))
+    try:
+        test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env, stdin_text="",
+                                  log_path=attempt.test_log_path, timeout_s=config.timeout_s,
+                                  idle_timeout_s=config.idle_timeout_s, cancel=context.cancel)
+    finally:
+        workspace.remove(checkout)
     attempt.test_exit = test.exit_code
     if attempt.failed("test", test):
         return
-    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
-    attempt.message = worktree.item_message(item.title, trailers)
-    attempt.commit = worktree.commit_tree(root, tree, [base], attempt.message)
-    worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), attempt.commit)
+    attempt.message, attempt.commit = message, commit
+    worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), commit)

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, git, halt, lifecycle, report, runner, tracker, worktree
+from wavegit import budget, git, halt, lifecycle, report, runner, tracker, workspace, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.engine.attempt import AttemptContext, run_attempts
 from wavegit.engine.claim import Claim
@@ -141,14 +141,13 @@ class Wave:
         self.halted: str | None = None
         self.budget_exceeded = False
         self._flag_lock = threading.Lock()
-        # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
-        # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
+        # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
         self.context = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
                                        self.logs, events or NoEvents(),
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
-                                       Workspaces(repo.root, self.git_lock))
+                                       Workspaces(repo.root))
         self.cleanup = Cleanup(repo, self.wave_id)
 
     @property
@@ -170,9 +169,7 @@ class Wave:
         concurrency = max(1, self.config.concurrency)
         # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
         ahead = 2 * concurrency
-        context.workspaces = Workspaces(self.repo.root, self.git_lock)
-        # Item branches made before their worktrees: registering one (serialised) takes one git call less.
-        worktree.set_branches(self.repo.root, [context.spec(run.item, 1).branch for run in queue], self.base)
+        context.workspaces = Workspaces(self.repo.root)
         for run in queue[:ahead]:
             context.workspaces.prepare(context.spec(run.item, 1))
         upcoming = [run.item for run in queue[ahead:]]
@@ -258,7 +255,7 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
 def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
     path = worktrees_dir(repo, wave_id) / "_wave"
     log_path = logs_dir(repo, wave_id) / "_wave.test.log"
-    worktree.add(repo.root, path, branch=None, start=head)
+    workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
     try:
         # A worker's environment with no item: same variables removed, nothing item-specific.
         env = runner.worker_env(os.environ, item_id="", wave_id=wave_id,
@@ -268,6 +265,6 @@ def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
                                     stdin_text="", log_path=log_path, timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=None)
     finally:
-        worktree.remove(repo.root, path)
+        workspace.remove(path)
     return WaveTest(config.wave_test, result.exit_code if result.ok or result.exit_code else None,
                     log_path, None if result.ok else result.describe())
