@@ -27,6 +27,16 @@ class Budget(NamedTuple):
     """Ceiling per UTC day in USD; 0 = none."""
 
 
+class SandboxConfig(NamedTuple):
+    mode: str = "auto"
+    """auto (bwrap when it works, else unsandboxed with a warning), bwrap, or none."""
+    network: bool = True
+    ro_paths: tuple[str, ...] = ()
+    """Extra paths a sandboxed worker sees read-only (toolchains hidden by the sandbox)."""
+    rw_paths: tuple[str, ...] = ()
+    """Extra paths a sandboxed worker may write (caches)."""
+
+
 class HookConfig(NamedTuple):
     strict: bool = False
     """Refuse the push (instead of warning) when the tracker cannot be read."""
@@ -53,6 +63,9 @@ class Config(NamedTuple):
     worker_github_token: bool = False
     """Pass GITHUB_TOKEN to workers; off unless the config says so."""
     hook: HookConfig = HookConfig()
+    worker_env: tuple[str, ...] = ()
+    """The only variables of wavegit's environment a worker gets, besides the fixed allowlist."""
+    sandbox: SandboxConfig = SandboxConfig()
 
 
 def _repo_path(value: schema.Value) -> str | None:
@@ -75,6 +88,30 @@ def _ref_name(value: schema.Value) -> str | None:
 _BUDGET = schema.Schema("budget", (
     schema.Field("wave_usd", "float", check=schema.at_least(0), doc="ceiling per wave in USD; 0 = none"),
     schema.Field("day_usd", "float", check=schema.at_least(0), doc="ceiling per UTC day in USD; 0 = none"),
+))
+# Variables that let a process steer the GitHub Actions job it runs in (later steps' environment, PATH,
+# outputs) or talk to the runner: a worker never gets them, listed or not.
+FORBIDDEN_WORKER_ENV = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_STATE")
+TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+
+
+def _worker_env_names(value: schema.Value) -> str | None:
+    for name in value if isinstance(value, tuple) else ():
+        if name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_"):
+            return f"must not list {name}: it would let a worker steer the workflow job"
+        if name in TOKEN_VARS:
+            return f"must not list {name}: set worker_github_token: true to pass the token"
+        if not name or "=" in name or "\0" in name:
+            return f"has an invalid variable name {name!r}"
+    return None
+
+
+_SANDBOX = schema.Schema("sandbox", (
+    schema.Field("mode", "str", choices=("auto", "bwrap", "none"),
+                 doc="auto: bwrap when it works, else unsandboxed with a warning; bwrap; none"),
+    schema.Field("network", "bool", doc="whether sandboxed workers reach the network"),
+    schema.Field("ro_paths", "str_list", doc="extra paths sandboxed workers see read-only"),
+    schema.Field("rw_paths", "str_list", doc="extra paths sandboxed workers may write"),
 ))
 _HOOK = schema.Schema("hook", (
     schema.Field("strict", "bool", doc="refuse a push (not just warn) when the tracker cannot be read"),
@@ -101,6 +138,10 @@ CONFIG_SCHEMA = schema.Schema("config", (
     schema.Field("report_authors", "str_list", doc="whose report comments the merge gate believes"),
     schema.Field("worker_github_token", "bool", doc="pass GITHUB_TOKEN to workers"),
     schema.Field("hook", "map", nested=_HOOK, doc="the pre-push hook"),
+    schema.Field("worker_env", "str_list", check=_worker_env_names,
+                 doc="variables passed to workers besides PATH, LANG/LC_*, TERM and WAVEGIT_*"),
+    schema.Field("sandbox", "map", nested=_SANDBOX, shorthand="mode",
+                 doc="where workers run: `sandbox: auto|bwrap|none`, or this mapping"),
 ))
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
@@ -168,6 +209,10 @@ def _apply_env(values: dict[str, schema.Value], environ: Mapping[str, str]) -> N
             continue
         nested = values.get(spec.name)
         section: dict[str, schema.Value] = dict(nested) if isinstance(nested, dict) else {}
+        if spec.shorthand is not None:
+            # WAVEGIT_SANDBOX=none sets the mode, as `sandbox: none` does in the file.
+            _env_value(section, spec.nested.index[spec.shorthand], ENV_PREFIX + spec.name.upper(), environ,
+                       errors)
         for sub in spec.nested.fields:
             _env_value(section, sub, f"{ENV_PREFIX}{spec.name.upper()}_{sub.name.upper()}", environ, errors)
         values[spec.name] = section
@@ -216,10 +261,11 @@ def _build(values: Mapping[str, schema.Value]) -> Config:
         found = values.get(name)
         return {k: v for k, v in found.items() if v is not None} if isinstance(found, dict) else {}
 
-    top = {k: v for k, v in values.items() if v is not None and k not in ("budget", "hook")}
+    top = {k: v for k, v in values.items() if v is not None and k not in ("budget", "hook", "sandbox")}
     # The schema has checked every value's type against these records' fields.
     budget, hook = Budget(**section("budget")), HookConfig(**section("hook"))  # type: ignore[arg-type]
-    return Config(**top, budget=budget, hook=hook)  # type: ignore[arg-type]
+    sandbox = SandboxConfig(**section("sandbox"))  # type: ignore[arg-type]
+    return Config(**top, budget=budget, hook=hook, sandbox=sandbox)  # type: ignore[arg-type]
 
 
 def initial_config_text() -> str:

@@ -63,6 +63,8 @@ class Field(NamedTuple):
     """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
     doc: str = ""
     """One line saying what the key is for (commented into generated files)."""
+    shorthand: str | None = None
+    """For ``map``: the nested field a plain scalar sets (``sandbox: none`` = ``sandbox: {mode: none}``)."""
 
 
 class Schema:
@@ -332,6 +334,9 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
     if kind == "str_list":
         return _str_list(node, spec, where, item_id)
     if kind == "map":
+        if node.id == "scalar" and spec.nested is not None and spec.shorthand is not None:
+            value = read_value(node, spec.nested.index[spec.shorthand], where, item_id)
+            return value if isinstance(value, _Invalid) else {spec.shorthand: value}
         if node.id != "mapping" or spec.nested is None:
             return _wrong(node, spec, "a mapping", where, item_id)
         return read_mapping(node, spec.nested, where, item_id)

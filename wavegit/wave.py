@@ -45,6 +45,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -54,7 +55,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from wavegit import budget, git, halt, paths, report, runner, tracker, worktree
+from wavegit import budget, git, halt, paths, report, runner, sandbox, tracker, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.errors import (
     EXIT_HALTED,
@@ -324,6 +325,8 @@ class Wave:
         self.budget_exceeded = False
         self.worktrees = repo.state_dir / "worktrees" / self.wave_id
         self.logs = repo.state_dir / "logs" / self.wave_id
+        self.private = repo.state_dir / "sandbox" / self.wave_id
+        self.sandbox = sandbox.decide(config.sandbox, os.environ)
         self._flag_lock = threading.Lock()
         # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
         # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
@@ -420,36 +423,50 @@ class Wave:
         feedback_file = self.logs / f"{stem}.feedback" if feedback else None
         if feedback_file is not None:
             feedback_file.write_text(feedback or "", encoding="utf-8")
-        cost_file = self.logs / f"{stem}.cost.json"
-        cost_file.unlink(missing_ok=True)
         attempt = Attempt(number, self.config.worker, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
                           self.base, utc_now(), log_path=self.logs / f"{stem}.log")
         assert attempt.log_path is not None
-        env = runner.worker_env(os.environ, item_id=item.id, wave_id=self.wave_id, prompt_file=prompt_file,
-                                cost_file=cost_file, feedback_file=feedback_file, owns=item.owns,
-                                pass_github_token=self.config.worker_github_token)
         spec = self._spec(item, number)
         path = spec.path
+        confine, env = self._confinement(path, stem, item.id, item.owns, prompt_file, feedback_file)
+        cost_file = Path(env["WAVEGIT_COST_FILE"])
         try:
             self.workspaces.take(spec)
             self.events.event(item.id, "started", attempt=number)
             result = runner.run_process(runner.worker_argv(self.config.worker), cwd=path, env=env,
                                         stdin_text=prompt, log_path=attempt.log_path,
                                         timeout_s=self.config.timeout_s,
-                                        idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
+                                        idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel,
+                                        confine=confine)
             attempt.exit_code, attempt.killed = result.exit_code, result.killed
             attempt.cost = runner.read_cost(cost_file, attempt.log_path, self.config.worker)
             if attempt.cost:
                 self.spend.add(attempt.cost)
-            self._verify(item, path, attempt, result, env)
+            self._verify(item, path, attempt, result, env, confine)
         finally:
             attempt.finished_at = utc_now()
+            shutil.rmtree(confine.layout.private, ignore_errors=True)
         if attempt.commit is None and attempt.counted:
             attempt.feedback = feedback_text(attempt)
         return attempt
 
+    def _confinement(self, tree: Path, stem: str, item_id: str, owns: Sequence[str], prompt_file: Path,
+                     feedback_file: Path | None) -> tuple[runner.Confinement, dict[str, str]]:
+        """The sandbox of one attempt's processes (``stem``) and their allowlisted environment."""
+        private = self.private / stem
+        shutil.rmtree(private, ignore_errors=True)
+        home, tmp = sandbox.private_dirs(private)
+        marker = runner.new_marker()
+        env = runner.worker_env(os.environ, item_id=item_id, wave_id=self.wave_id, prompt_file=prompt_file,
+                                cost_file=private / "cost.json", feedback_file=feedback_file, owns=owns,
+                                pass_github_token=self.config.worker_github_token, home=home, tmp=tmp,
+                                passed=self.config.worker_env, marker=marker)
+        shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
+        layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ)
+        return runner.Confinement(self.sandbox.bwrap, layout, marker), env
+
     def _verify(self, item: tracker.Item, path: Path, attempt: Attempt, result: runner.ProcessResult,
-                env: dict[str, str]) -> None:
+                env: dict[str, str], confine: runner.Confinement) -> None:
         """Judge a finished worker (exit, ownership, a change, the item's test); commit when verified."""
         if result.launch_error is not None:
             self._stop_batch(result.launch_error)
@@ -472,7 +489,8 @@ class Wave:
         self.events.event(item.id, "testing", attempt=attempt.number)
         test = runner.run_process(runner.command_argv(item.test), cwd=path, env=env, stdin_text="",
                                   log_path=attempt.test_log_path, timeout_s=self.config.timeout_s,
-                                  idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel)
+                                  idle_timeout_s=self.config.idle_timeout_s, cancel=self.cancel,
+                                  confine=confine)
         attempt.test_exit = test.exit_code
         if attempt.failed("test", test):
             return
@@ -514,22 +532,22 @@ class Wave:
         path = self.worktrees / "_wave"
         log_path = self.logs / "_wave.test.log"
         worktree.add(self.repo.root, path, branch=None, start=head)
+        # A worker's sandbox and environment with no item: nothing item-specific.
+        confine, env = self._confinement(path, "_wave", "", (), Path(os.devnull), None)
         try:
-            # A worker's environment with no item: same variables removed, nothing item-specific.
-            env = runner.worker_env(os.environ, item_id="", wave_id=self.wave_id,
-                                    prompt_file=Path(os.devnull), cost_file=Path(os.devnull),
-                                    feedback_file=None, owns=(),
-                                    pass_github_token=self.config.worker_github_token)
             result = runner.run_process(runner.command_argv(self.config.wave_test), cwd=path, env=env,
                                         stdin_text="", log_path=log_path, timeout_s=self.config.timeout_s,
-                                        idle_timeout_s=self.config.idle_timeout_s, cancel=None)
+                                        idle_timeout_s=self.config.idle_timeout_s, cancel=None,
+                                        confine=confine)
         finally:
+            shutil.rmtree(confine.layout.private, ignore_errors=True)
             worktree.remove(self.repo.root, path)
         return WaveTest(self.config.wave_test, result.exit_code if result.ok or result.exit_code else None,
                         log_path, None if result.ok else result.describe())
 
     def cleanup(self) -> None:
         """Remove this wave's worktrees and item branches, whatever state they are in."""
+        shutil.rmtree(self.private, ignore_errors=True)
         worktree.remove_all_under(self.repo.root, self.worktrees)
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
