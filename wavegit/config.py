@@ -6,7 +6,7 @@ The parsed file is cached by its blob SHA (like the tracker), so a warm load doe
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -146,6 +146,41 @@ CONFIG_SCHEMA = schema.Schema("config", (
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
 _CACHE_FORMAT = f"wavegit-config-cache-2-{__version__}"
+
+
+CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
+"""``checkout``: a wave obeys the checkout's (maybe uncommitted) config file instead of the committed one."""
+
+
+class Governing(NamedTuple):
+    """The configuration a wave obeys and where it was read (the report's ``config_source``)."""
+
+    config: Config
+    source: str
+
+
+def load_governing(repo_root: Path, read_committed: Callable[[Config], tuple[str | None, str]],
+                   cache_dir: Path | None = None, environ: Mapping[str, str] | None = None) -> Governing:
+    """The config a wave obeys: the file committed on the tracker branch, never the checkout's working copy.
+
+    A worker can edit files in the user's checkout (unsandboxed, or a careless ``rw_paths``), so a wave is
+    governed by what was committed: ``read_committed(bootstrap)`` gives the file's text at
+    ``<remote>/<tracker_branch>`` (None when absent) and that place's name; the bootstrap config, from the
+    checkout, only says where to look. ``WAVEGIT_CONFIG_SOURCE=checkout`` in wavegit's own environment
+    opts into the checkout's file (trying out an uncommitted change).
+    """
+    env = os.environ if environ is None else environ
+    bootstrap = load_config(repo_root, cache_dir, env)
+    choice = env.get(CONFIG_SOURCE_VAR, "committed").strip() or "committed"
+    if choice == "checkout":
+        return Governing(bootstrap, f"checkout:{CONFIG_PATH}")
+    if choice != "committed":
+        raise UsageError(f"environment variable {CONFIG_SOURCE_VAR}={choice!r}: "
+                         "expected committed or checkout")
+    text, where = read_committed(bootstrap)
+    values = _file_values(text, cache_dir) if text is not None else {}
+    _apply_env(values, env)
+    return Governing(_build(values), where if text is not None else f"defaults (no {where})")
 
 
 def load_config(repo_root: Path, cache_dir: Path | None = None,

@@ -27,6 +27,19 @@ class Repo(NamedTuple):
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
 
+    def committed_file(self, remote: str, branch: str, path: str) -> tuple[str | None, str]:
+        """``path`` as committed on ``branch`` (fetched from ``remote`` when there is one); None when it is
+        not there. Also the place it was read, ``origin/main:.wavegit/config.yaml``."""
+        if self.has_remote(remote):
+            ref = f"refs/remotes/{remote}/{branch}"
+            git.run(["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{ref}"], cwd=self.root,
+                    check=False)
+            where = f"{remote}/{branch}:{path}"
+        else:
+            ref, where = f"refs/heads/{branch}", f"{branch}:{path}"
+        shown = git.run(["cat-file", "blob", f"{ref}:{path}"], cwd=self.root, check=False)
+        return (shown.stdout if shown.returncode == 0 else None), where
+
 
 def discover(start: str | Path = ".") -> Repo:
     """The repository containing ``start``; a clear error when there is none."""

@@ -714,17 +714,22 @@ def write_report(repo: Repo, rep: report.WaveReport) -> Path:
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
              push: bool = True, publish: Publish | None = None, events: Events | None = None,
-             open_pr: OpenPr | None = None) -> WaveOutcome:
+             open_pr: OpenPr | None = None, config_source: str = "") -> WaveOutcome:
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
     started = utc_now()
+    # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
+    jail = sandbox.decide(config.sandbox, os.environ)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
                     wave_id=worktree.new_wave_id(started), now=started)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
     rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
-                            budget=limits, started_at=report.utc_timestamp(started))
+                            budget=limits, started_at=report.utc_timestamp(started),
+                            config_source=config_source, sandbox=jail.mode)
     rep.notes += claimed.repaired
+    if jail.warning:
+        rep.notes.append(jail.warning)
     if claimed.commit is None:
         rep.success, rep.tracker_updated = True, False
         rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")

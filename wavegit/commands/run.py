@@ -13,7 +13,7 @@ import signal
 from types import FrameType
 
 from wavegit import publish, wave
-from wavegit.config import load_config
+from wavegit.config import CONFIG_PATH, load_governing
 from wavegit.errors import UsageError
 from wavegit.progress import Progress
 from wavegit.repo import discover
@@ -50,16 +50,18 @@ def run(args: argparse.Namespace) -> int:
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
     repo = discover(args.directory)
-    config = load_config(repo.root)
+    config, source = load_governing(
+        repo.root, lambda boot: repo.committed_file(boot.remote, boot.tracker_branch, CONFIG_PATH))
     store = GitStore(repo, config)
     publisher = publish.from_env(config, store)
     hooks = publish.wave_hooks(publisher)
     signal.signal(signal.SIGTERM, _terminate)
     if args.json:
-        outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push, **hooks)
+        outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
+                                config_source=source, **hooks)
     else:
         with Progress() as progress:
             outcome = wave.run_wave(repo, config, store, max_items=args.max_items, push=not args.no_push,
-                                    events=progress, **hooks)
+                                    events=progress, config_source=source, **hooks)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code
