@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.config import SandboxConfig
+from wavegit.credentials import TOKEN_FILE_VAR
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
 
 BWRAP = "bwrap"
-TOKEN_FILE_VAR = "WAVEGIT_TOKEN_FILE"
-"""Where the Action keeps the token for wavegit and git's credential helper: hidden from workers."""
 _PROBE_TIMEOUT_S = 10.0
 
 
