@@ -6,12 +6,15 @@ The parsed file is cached by its blob SHA (like the tracker), so a warm load doe
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
+
+if TYPE_CHECKING:
+    from wavegit.repo import Repo
 
 CONFIG_PATH = ".wavegit/config.yaml"
 TRACKER_PATH = ".wavegit/tracker.yaml"
@@ -159,28 +162,33 @@ class Governing(NamedTuple):
     source: str
 
 
-def load_governing(repo_root: Path, read_committed: Callable[[Config], tuple[str | None, str]],
-                   cache_dir: Path | None = None, environ: Mapping[str, str] | None = None) -> Governing:
+def load_governing(repo: "Repo", cache_dir: Path | None = None,
+                   environ: Mapping[str, str] | None = None) -> Governing:
     """The config a wave obeys: the file committed on the tracker branch, never the checkout's working copy.
 
-    A worker can edit files in the user's checkout (unsandboxed, or a careless ``rw_paths``), so a wave is
-    governed by what was committed: ``read_committed(bootstrap)`` gives the file's text at
-    ``<remote>/<tracker_branch>`` (None when absent) and that place's name; the bootstrap config, from the
-    checkout, only says where to look. ``WAVEGIT_CONFIG_SOURCE=checkout`` in wavegit's own environment
-    opts into the checkout's file (trying out an uncommitted change).
+    A worker can edit files in the user's checkout (unsandboxed, or through a careless ``rw_paths``), so a
+    wave obeys what was committed: where to look (remote, tracker branch) comes from the checkout's HEAD
+    commit, the config itself from ``<remote>/<tracker_branch>`` (fetched). ``WAVEGIT_CONFIG_SOURCE=checkout``
+    in wavegit's own environment opts into the checkout's working file (trying an uncommitted change).
     """
     env = os.environ if environ is None else environ
-    bootstrap = load_config(repo_root, cache_dir, env)
     choice = env.get(CONFIG_SOURCE_VAR, "committed").strip() or "committed"
     if choice == "checkout":
-        return Governing(bootstrap, f"checkout:{CONFIG_PATH}")
+        return Governing(load_config(repo.root, cache_dir, env), f"checkout:{CONFIG_PATH}")
     if choice != "committed":
         raise UsageError(f"environment variable {CONFIG_SOURCE_VAR}={choice!r}: "
                          "expected committed or checkout")
-    text, where = read_committed(bootstrap)
+    bootstrap = _config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
+    ref, where = repo.branch_ref(bootstrap.remote, bootstrap.tracker_branch)
+    text = repo.show_file(ref, CONFIG_PATH)
+    source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
+    return Governing(_config_from(text, cache_dir, env), source)
+
+
+def _config_from(text: str | None, cache_dir: Path | None, environ: Mapping[str, str]) -> Config:
     values = _file_values(text, cache_dir) if text is not None else {}
-    _apply_env(values, env)
-    return Governing(_build(values), where if text is not None else f"defaults (no {where})")
+    _apply_env(values, environ)
+    return _build(values)
 
 
 def load_config(repo_root: Path, cache_dir: Path | None = None,

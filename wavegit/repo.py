@@ -27,18 +27,20 @@ class Repo(NamedTuple):
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
 
-    def committed_file(self, remote: str, branch: str, path: str) -> tuple[str | None, str]:
-        """``path`` as committed on ``branch`` (fetched from ``remote`` when there is one); None when it is
-        not there. Also the place it was read, ``origin/main:.wavegit/config.yaml``."""
-        if self.has_remote(remote):
-            ref = f"refs/remotes/{remote}/{branch}"
-            git.run(["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{ref}"], cwd=self.root,
-                    check=False)
-            where = f"{remote}/{branch}:{path}"
-        else:
-            ref, where = f"refs/heads/{branch}", f"{branch}:{path}"
+    def show_file(self, ref: str, path: str) -> str | None:
+        """``path`` as committed at ``ref``; None when either is not there."""
         shown = git.run(["cat-file", "blob", f"{ref}:{path}"], cwd=self.root, check=False)
-        return (shown.stdout if shown.returncode == 0 else None), where
+        return shown.stdout if shown.returncode == 0 else None
+
+    def branch_ref(self, remote: str, branch: str) -> tuple[str, str]:
+        """The ref holding ``branch`` as ``remote`` has it (fetched now), or the local branch when there is no
+        such remote; and its display name (``origin/main``)."""
+        if not self.has_remote(remote):
+            return f"refs/heads/{branch}", branch
+        ref = f"refs/remotes/{remote}/{branch}"
+        git.run(["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{ref}"], cwd=self.root,
+                check=False)
+        return ref, f"{remote}/{branch}"
 
 
 def discover(start: str | Path = ".") -> Repo:

@@ -13,7 +13,7 @@ import signal
 from types import FrameType
 
 from wavegit import publish, wave
-from wavegit.config import CONFIG_PATH, load_governing
+from wavegit.config import load_governing
 from wavegit.errors import UsageError
 from wavegit.progress import Progress
 from wavegit.repo import discover
@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
     repo = discover(args.directory)
-    config, source = load_governing(
-        repo.root, lambda boot: repo.committed_file(boot.remote, boot.tracker_branch, CONFIG_PATH))
+    config, source = load_governing(repo)
     store = GitStore(repo, config)
     publisher = publish.from_env(config, store)
     hooks = publish.wave_hooks(publisher)
