@@ -223,8 +223,8 @@ def test_worker_env_sets_wavegit_variables_and_drops_tokens_and_git_locators(tmp
     assert (seen["HOME"], seen["TMPDIR"]) == (str(tmp_path / "h"), str(tmp_path / "t"))
     assert (seen["LANG"], seen["LC_ALL"], seen["TERM"], seen["PASSED"]) == ("C.UTF-8", "C", "dumb", "yes")
     assert seen["WAVEGIT_ATTEMPT_TOKEN"] == "m1"
-    for gone in ("GITHUB_TOKEN", "GH_TOKEN", "GIT_DIR", "GIT_INDEX_FILE", "WAVEGIT_FEEDBACK_FILE", "MY_API_KEY",
-                 "AWS_SECRET_ACCESS_KEY", "WAVEGIT_ACTION_TOKEN", "ABSENT"):
+    for gone in ("GITHUB_TOKEN", "GH_TOKEN", "GIT_DIR", "GIT_INDEX_FILE", "WAVEGIT_FEEDBACK_FILE",
+                 "MY_API_KEY", "AWS_SECRET_ACCESS_KEY", "WAVEGIT_ACTION_TOKEN", "ABSENT"):
         assert gone not in seen
     # The allowlist is the whole environment (python itself may add a variable or two, e.g. LC_CTYPE).
     assert set(seen) - set(env) <= {"LC_CTYPE"}

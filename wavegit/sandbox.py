@@ -103,15 +103,19 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
     if not layout.network:
         out.append("--unshare-net")
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
-    for path in sorted(set(layout.hidden), key=lambda p: len(p.parts)):
-        if path.is_dir() and path != Path("/"):
-            out += ["--tmpfs", str(path)]
+    hidden = [p for p in sorted(set(layout.hidden), key=lambda p: len(p.parts))
+              if p.is_dir() and p != Path("/")]
+    for path in hidden:
+        out += ["--tmpfs", str(path)]
     for path in layout.readonly:
         if path.exists():
             out += ["--ro-bind", str(path), str(path)]
     for path in (layout.private, *layout.writable, layout.tree):
         if path.exists():
             out += ["--bind", str(path), str(path)]
+    # Read-only once the mount points inside them exist; the binds on those keep their own flags.
+    for path in hidden:
+        out += ["--remount-ro", str(path)]
     out += ["--chdir", str(layout.tree), "--", *argv]
     return out
 
