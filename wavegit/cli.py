@@ -87,10 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     """The command's exit code, and whether its module allows a fast exit."""
     top = _top_parser().parse_args(argv)
-    if argv is None and top.command in _RUNS_WORKERS:
+    if argv is None:
         from wavegit import credentials
 
-        credentials.protect(os.environ, restart=True)
+        credentials.protect(os.environ, restart=top.command in _RUNS_WORKERS)
     module_name, summary = COMMANDS[top.command]
     module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True
