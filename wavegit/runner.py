@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Literal, NamedTuple
 
-from wavegit import sandbox
+from wavegit import credentials, sandbox
 from wavegit.config import FORBIDDEN_WORKER_ENV, TOKEN_VARS
 from wavegit.errors import UsageError
 
@@ -494,9 +494,11 @@ def worker_env(
     """
     names = [*_PASSED_ENV, *(n for n in base if n.startswith(_PASSED_PREFIX)),
              *(n for n in passed if n not in TOKEN_VARS)]
-    if pass_github_token:
-        names.append("GITHUB_TOKEN")
     env = {name: base[name] for name in names if name in base and not _forbidden(name)}
+    token = base.get("GITHUB_TOKEN") or credentials.held_token()
+    if pass_github_token and token:
+        # The token left wavegit's environment at start-up (wavegit.credentials); it is in memory.
+        env["GITHUB_TOKEN"] = token
     env.update(
         HOME=str(home), TMPDIR=str(tmp),
         WAVEGIT_ITEM_ID=item_id,

@@ -2,7 +2,8 @@
 
 Under ``bwrap`` the whole filesystem is read-only, the attempt's tree and a private HOME and TMPDIR are
 writable, and the user's checkout, the repository's git directory (wavegit's state, other attempts' trees),
-the runner's temporary directory and the token file's directory are replaced by empty tmpfs mounts. The
+wavegit's own HOME, the runner's temporary directory and the token file's directory are replaced by empty
+read-only directories. The
 process sees only its own PID namespace (``/proc`` of outside processes, wavegit's included, is gone) and
 the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt;
 ``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
@@ -133,13 +134,13 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
                    environ: Mapping[str, str]) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
-    Hidden: the checkout, the repository's git directory (wavegit's state, logs, other attempts), the
-    runner's temporary directory (step scripts, the token file). Git's object store stays readable, so git
-    in the tree can read the objects it borrows from the repository.
+    Hidden: the checkout, the repository's git directory (wavegit's state, logs, other attempts), the user's
+    HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file).
+    Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
     """
     hidden = [repo.root, repo.git_dir, repo.common_dir]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
-               for name in ("RUNNER_TEMP", TOKEN_FILE_VAR) if environ.get(name)]
+               for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
                   readonly=(*shown, repo.common_dir / "objects", *_paths(settings.ro_paths, repo.root)),
                   writable=_paths(settings.rw_paths, repo.root), network=settings.network)
