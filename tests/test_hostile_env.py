@@ -178,8 +178,8 @@ def test_kill_9_of_the_scheduler_leaves_no_worker_running(tmp_path: Path, mode: 
 
 def test_worker_github_token_true_hands_the_token_over_though_wavegit_holds_it_in_memory(
         tmp_path: Path) -> None:
-    remote = make_wave_repo(tmp_path, [item("A", ["snoop"], ["src/a.txt"], check("src/a.txt"))], worker=WORKER,
-                            sandbox="none", attempts=1, worker_github_token=True)
+    remote = make_wave_repo(tmp_path, [item("A", ["snoop"], ["src/a.txt"], check("src/a.txt"))],
+                            worker=WORKER, sandbox="none", attempts=1, worker_github_token=True)
     rep, _ = run_json(remote, SECRETS)
     loot = committed(remote, rep, "src/a.txt").splitlines()[1:]
     assert f"env GITHUB_TOKEN={digest(SECRETS['GITHUB_TOKEN'])}" in loot

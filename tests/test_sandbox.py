@@ -149,3 +149,22 @@ def test_a_signal_inside_bwrap_reads_as_the_signal(tmp_path: Path) -> None:
                          cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="", log_path=tmp_path / "log",
                          timeout_s=10, idle_timeout_s=10, confine=Confinement(BWRAP, shown, new_marker()))
     assert result.exit_code == -9 and result.describe() == "killed by SIGKILL"
+
+
+@needs_bwrap
+def test_a_worker_installed_in_a_hidden_directory_is_a_launch_failure_naming_the_fix(tmp_path: Path) -> None:
+    assert BWRAP is not None
+    shown = layout(tmp_path)
+    program = tmp_path / "checkout" / "bin" / "agent"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    result = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+                         log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
+                         confine=Confinement(BWRAP, shown, new_marker()))
+    assert result.launch_error is not None and "sandbox.ro_paths" in result.launch_error
+    with_it = sandbox.Layout(shown.tree, shown.private, shown.hidden, readonly=(program.parent,))
+    ran = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+                      log_path=tmp_path / "log2", timeout_s=5, idle_timeout_s=5,
+                      confine=Confinement(BWRAP, with_it, new_marker()))
+    assert ran.ok, ran.log_path.read_text()

@@ -236,17 +236,19 @@ def sweep(marker: str) -> list[int]:
     return killed
 
 
-def _check_launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None) -> None:
-    """Raise the OSError exec would, before bwrap hides it behind its own exit 1."""
+def _check_launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+                      layout: sandbox.Layout) -> None:
+    """Raise the OSError exec would, before bwrap hides it behind its own exit 1; also when the program is
+    in a directory the sandbox hides."""
     program = argv[0]
-    if "/" in program:
-        target = Path(cwd) / program
-        found = target.is_file() and os.access(target, os.X_OK)
-    else:
-        path = (env if env is not None else os.environ).get("PATH", os.defpath)
-        found = shutil.which(program, path=path) is not None
-    if not found:
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found = shutil.which(Path(cwd) / program if "/" in program else program, path=path)
+    if found is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    target = Path(found)
+    if not layout.shows(target.absolute()):
+        raise FileNotFoundError(errno.ENOENT, "hidden by the sandbox (add its directory to sandbox.ro_paths)",
+                                str(target))
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -372,7 +374,7 @@ def run_process(
             if not argv:
                 raise ValueError("empty command")
             if confine is not None and confine.bwrap:
-                _check_launchable(argv, cwd, env)
+                _check_launchable(argv, cwd, env, confine.layout)
             proc = subprocess.Popen(
                 confine.argv(argv) if confine is not None else list(argv), cwd=cwd,
                 env=dict(env) if env is not None else None,

@@ -64,6 +64,13 @@ class Layout:
     """Extra writable paths (``sandbox.rw_paths``)."""
     network: bool = True
 
+    def shows(self, path: Path) -> bool:
+        """Whether ``path`` (absolute) is visible inside the sandbox."""
+        if not any(path.is_relative_to(hidden) for hidden in self.hidden):
+            return True
+        shown = (self.tree, self.private, *self.readonly, *self.writable)
+        return any(path.is_relative_to(visible) for visible in shown)
+
 
 @functools.cache
 def probe(bwrap: str) -> str | None:
