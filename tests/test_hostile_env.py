@@ -114,9 +114,10 @@ def test_writes_into_the_checkout_and_git_dir_and_an_edited_config_change_no_wav
         # Residual risk of `sandbox: none`: the worker writes wherever its user may.
         assert all(p.exists() for p in planted) and config.read_text() != config_before
         planted[2].unlink()
-    # The next wave obeys the committed config, not the edited working copy.
+    # The next wave obeys the committed config, not the edited working copy (and says so).
     rep, _ = run_json(remote, SECRETS)
-    assert (rep["config_source"], rep["sandbox"]) == ("origin/main:.wavegit/config.yaml", mode)
+    ignored = " (the checkout's differing working copy was ignored)" if mode == "none" else ""
+    assert (rep["config_source"], rep["sandbox"]) == ("origin/main:.wavegit/config.yaml" + ignored, mode)
     loot = committed(remote, rep, "src/b.txt").splitlines()[1:]
     assert not any(line.startswith("env ") for line in loot), loot
 

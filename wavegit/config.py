@@ -170,19 +170,26 @@ def load_governing(repo: "Repo", cache_dir: Path | None = None,
     wave obeys what was committed: where to look (remote, tracker branch) comes from the checkout's HEAD
     commit, the config itself from ``<remote>/<tracker_branch>`` (fetched). ``WAVEGIT_CONFIG_SOURCE=checkout``
     in wavegit's own environment opts into the checkout's working file (trying an uncommitted change).
+
+    The working file is still checked: an invalid one is refused (ValidationError), so a wave never runs
+    while the file the user sees is broken; one that differs is named in the source as ignored.
     """
     env = os.environ if environ is None else environ
     choice = env.get(CONFIG_SOURCE_VAR, "committed").strip() or "committed"
-    if choice == "checkout":
-        return Governing(load_config(repo.root, cache_dir, env), f"checkout:{CONFIG_PATH}")
-    if choice != "committed":
+    if choice not in ("committed", "checkout"):
         raise UsageError(f"environment variable {CONFIG_SOURCE_VAR}={choice!r}: "
                          "expected committed or checkout")
+    working = load_config(repo.root, cache_dir, env)
+    if choice == "checkout":
+        return Governing(working, f"checkout:{CONFIG_PATH}")
     bootstrap = _config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
     ref, where = repo.branch_ref(bootstrap.remote, bootstrap.tracker_branch)
     text = repo.show_file(ref, CONFIG_PATH)
+    governing = _config_from(text, cache_dir, env)
     source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
-    return Governing(_config_from(text, cache_dir, env), source)
+    if working != governing:
+        source += " (the checkout's differing working copy was ignored)"
+    return Governing(governing, source)
 
 
 def _config_from(text: str | None, cache_dir: Path | None, environ: Mapping[str, str]) -> Config:

@@ -27,9 +27,11 @@ for path, text in targets.items():
     except OSError as exc:
         print(f"refused {path}: {exc.strerror}", flush=True)
 config = checkout / ".wavegit" / "config.yaml"
+wanted = {"worker_github_token": "true", "worker_env": "[MY_API_KEY]", "sandbox": "none"}
 try:
-    with config.open("a") as fh:
-        fh.write("worker_github_token: true\nworker_env: [MY_API_KEY]\nsandbox: none\n")
+    kept = [line for line in config.read_text().splitlines() if line.partition(":")[0] not in wanted]
+    lines = [*kept, *(f"{key}: {value}" for key, value in wanted.items())]
+    config.write_text("".join(f"{line}\n" for line in lines))
     print(f"wrote {config}", flush=True)
 except OSError as exc:
     print(f"refused {config}: {exc.strerror}", flush=True)
