@@ -19,12 +19,18 @@ def forget_the_token() -> object:
     credentials.protect({}, restart=False)
 
 
-def test_the_variable_leaves_the_environment_and_the_github_settings_still_get_it() -> None:
+def test_a_command_that_runs_no_worker_keeps_its_environment_and_holds_the_token() -> None:
     environ = {"GITHUB_TOKEN": "t-1", "GITHUB_REPOSITORY": "o/r"}
     credentials.protect(environ, restart=False)
-    assert "GITHUB_TOKEN" not in environ and credentials.held_token() == "t-1"
-    settings = github.settings_from_env(environ)
-    assert settings is not None and settings.token == "t-1"
+    assert environ["GITHUB_TOKEN"] == "t-1" and credentials.held_token() == "t-1"
+
+
+def test_the_github_settings_get_the_held_token_when_the_environment_has_none(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("t-held")
+    credentials.protect({credentials.TOKEN_FILE_VAR: str(token_file)}, restart=False)
+    settings = github.settings_from_env({"GITHUB_REPOSITORY": "o/r"})
+    assert settings is not None and settings.token == "t-held"
 
 
 def test_the_token_file_is_read_and_stays_where_it_is(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ _held: list[str] = []
 
 
 def protect(environ: MutableMapping[str, str], *, restart: bool) -> None:
-    """At start-up: move the token from ``environ`` into memory; ``restart``: first re-exec without it."""
+    """At start-up: hold the token in memory. ``restart`` (a command that runs workers): first re-exec
+    without ``GITHUB_TOKEN``; other commands leave their environment as it is (their git may need it)."""
     if restart and environ.get(TOKEN_VAR):
         _restart_without_token(environ)
     _held[:] = [_taken(environ)]
@@ -34,7 +35,7 @@ def held_token() -> str:
 
 
 def _taken(environ: MutableMapping[str, str]) -> str:
-    token = environ.pop(TOKEN_VAR, "")
+    token = environ.get(TOKEN_VAR, "")
     fd = environ.pop(TOKEN_FD_VAR, "")
     if fd.isdigit():
         with os.fdopen(int(fd), "r", encoding="utf-8") as pipe:
