@@ -77,8 +77,11 @@ def crash(tmp_path: Path) -> Iterator[Crash]:
     items = [{"id": i, "prompt": f"make {i}\n", "owns": [f"src/{i}.txt"],
               "test": shlex.join([sys.executable, str(check), f"src/{i}.txt", "ok"]), "status": "todo"}
              for i in ITEMS]
+    # Unsandboxed: the test kills leftover workers by the process groups they record outside their trees.
     remote = make_tracker_repo(tmp_path, items, worker=WORKER, concurrency=3, attempts=1, timeout_s=60,
-                               idle_timeout_s=60, lease_ttl_s=3600)
+                               idle_timeout_s=60, lease_ttl_s=3600, sandbox="none",
+                               worker_env=["CRASH_PID_DIR", "CRASH_SLEEP_S", "CRASH_FAIL_ITEMS",
+                                           "HOLD_MARKER"])
     # A real remote's receive-pack runs on another machine, out of reach of the scheduler's process group;
     # killed with it here, it could die between moving main and releasing the remote's HEAD.lock (a stale
     # lock on the remote, see test_a_stale_remote_lock_makes_sync_give_up_naming_the_lock).

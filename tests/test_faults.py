@@ -129,7 +129,8 @@ def test_remote_moved_away_mid_wave_keeps_the_work_locally_and_sync_releases_the
         item("A", [f"run {once(tmp_path)} mv {tmp_path / 'origin.git'} {gone}", "write src/a.txt ok"],
              ["src/a.txt"]),
         item("B", ["sleep 0.5", "write src/b.txt ok"], ["src/b.txt"]),
-    ], attempts=1, lease_ttl_s=3600)
+        # Unsandboxed: the worker stands in for the fault, moving the remote away.
+    ], attempts=1, lease_ttl_s=3600, sandbox="none")
     outcome = run(remote.clone)
     assert outcome.exit_code == 1 and not outcome.report.tracker_updated
     assert "the wave stopped" in notes(outcome) and "the tracker update did not land" in notes(outcome)
@@ -167,7 +168,8 @@ def test_disk_full_in_a_worktree_fails_the_attempt_with_efbig_and_commits_nothin
 
 def test_disk_full_then_a_retry_that_fits_is_verified_and_told_why_the_first_failed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    remote = make_wave_repo(tmp_path, [item("A", ["fill"], ["src/a.txt"])], worker=worker_command("fill"))
+    remote = make_wave_repo(tmp_path, [item("A", ["fill"], ["src/a.txt"])], worker=worker_command("fill"),
+                            worker_env=["FILL_RETRY_SMALL"])
     monkeypatch.setenv("FILL_RETRY_SMALL", "1")
     outcome = run(remote.clone)
     (rep,) = outcome.report.items
@@ -243,8 +245,9 @@ def test_a_ref_lock_left_on_the_remote_makes_a_write_give_up_with_exit_4_and_wri
 def test_a_ref_lock_on_the_remote_that_clears_during_the_record_is_retried_and_the_record_lands(
         tmp_path: Path) -> None:
     lock = tmp_path / "origin.git" / "refs" / "heads" / "main.lock"
+    # Unsandboxed: the worker stands in for the fault, locking a ref on the remote.
     remote = make_wave_repo(tmp_path, [item("A", [f"run touch {lock}", "write src/a.txt ok"], ["src/a.txt"])],
-                            attempts=1)
+                            attempts=1, sandbox="none")
     cleared = threading.Event()
 
     def clear_later() -> None:

@@ -31,7 +31,9 @@ HOSTILE = shlex.join([sys.executable, str(HOSTILE_WORKERS / "hostile.py")])
 
 
 def _wave(tmp_path: Path, items: list[dict[str, Any]], **config: Any) -> RemoteRepo:
-    return make_wave_repo(tmp_path, items, **{"worker": HOSTILE, "attempts": 1, **config})
+    # Unsandboxed: the git-level promise holds even where the worker may write anywhere its user can (the
+    # sandbox's own promises are in test_hostile_env.py).
+    return make_wave_repo(tmp_path, items, **{"worker": HOSTILE, "attempts": 1, "sandbox": "none", **config})
 
 
 def _by_id(rep: WaveReport) -> dict[str, ItemReport]:

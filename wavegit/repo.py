@@ -27,6 +27,21 @@ class Repo(NamedTuple):
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
 
+    def show_file(self, ref: str, path: str) -> str | None:
+        """``path`` as committed at ``ref``; None when either is not there."""
+        shown = git.run(["cat-file", "blob", f"{ref}:{path}"], cwd=self.root, check=False)
+        return shown.stdout if shown.returncode == 0 else None
+
+    def branch_ref(self, remote: str, branch: str) -> tuple[str, str]:
+        """The ref holding ``branch`` as ``remote`` has it (fetched now), or the local branch when there is no
+        such remote; and its display name (``origin/main``)."""
+        if not self.has_remote(remote):
+            return f"refs/heads/{branch}", branch
+        ref = f"refs/remotes/{remote}/{branch}"
+        git.run(["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{ref}"], cwd=self.root,
+                check=False)
+        return ref, f"{remote}/{branch}"
+
 
 def discover(start: str | Path = ".") -> Repo:
     """The repository containing ``start``; a clear error when there is none."""

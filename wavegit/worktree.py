@@ -228,6 +228,16 @@ class Trailers:
                 f"{TRAILER_PROMPT}: {self.prompt_sha256}\n")
 
 
+def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
+    """Every path that differs between ``base`` and ``tree``, sorted.
+
+    Renames count on both sides (rename detection is off, so a rename is a deletion plus an addition);
+    mode changes count; a symlink is a path of its own (its target is never followed).
+    """
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=repo_root)
+    return sorted(p for p in raw.split("\0") if p)
+
+
 def commit_tree(repo_root: Path, tree: str, parents: Sequence[str], message: str) -> str:
     """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
     args = ["commit-tree", tree]

@@ -8,10 +8,11 @@ and its output (``--json``: the report JSON).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from wavegit import publish, scaleout
 from wavegit.commands.run import summary
-from wavegit.config import load_config
+from wavegit.config import load_governing
 from wavegit.repo import discover
 from wavegit.store import GitStore
 
@@ -19,12 +20,16 @@ from wavegit.store import GitStore
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wave", required=True, metavar="W", help="the wave id printed by `wavegit claim`")
     parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
+    parser.add_argument("--bundles", type=Path, metavar="DIR",
+                        help="also take item results from the <ITEM>.bundle files under DIR "
+                        "(written by `work --bundle`)")
 
 
 def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
+    config = load_governing(repo, repo.state_dir / "cache").config
     store = GitStore(repo, config)
-    outcome = scaleout.collect(repo, config, store, args.wave, delivery=publish.delivery(config, store))
+    outcome = scaleout.collect(repo, config, store, args.wave, delivery=publish.delivery(config, store),
+                               bundles=args.bundles)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

@@ -15,7 +15,7 @@ import os
 import sys
 
 from wavegit import github
-from wavegit.config import load_config
+from wavegit.config import load_governing
 from wavegit.errors import EXIT_OK, UsageError
 from wavegit.repo import discover
 from wavegit.review import Reviewer
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     number, comment_id = target
     repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
+    config = load_governing(repo, repo.state_dir / "cache").config
     client = github.connect(settings)
     comment = next((c for c in client.list_comments(number) if c.id == comment_id), None)
     if comment is None:

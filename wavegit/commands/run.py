@@ -13,7 +13,7 @@ import signal
 from types import FrameType
 
 from wavegit import publish
-from wavegit.config import load_config
+from wavegit.config import load_governing
 from wavegit.engine.pipeline import WaveOptions, run_wave
 from wavegit.errors import UsageError
 from wavegit.progress import Progress
@@ -51,16 +51,17 @@ def run(args: argparse.Namespace) -> int:
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
     repo = discover(args.directory)
-    config = load_config(repo.root)
+    config, source = load_governing(repo)
     store = GitStore(repo, config)
     delivery = publish.delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
     if args.json:
         outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
-                           options=WaveOptions(push=not args.no_push))
+                           options=WaveOptions(push=not args.no_push, config_source=source))
     else:
         with Progress() as progress:
             outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
-                               options=WaveOptions(push=not args.no_push, events=progress))
+                               options=WaveOptions(push=not args.no_push, events=progress,
+                                                  config_source=source))
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -12,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, git, halt, lifecycle, report, runner, tracker, workspace, worktree
+from wavegit import budget, git, halt, lifecycle, report, runner, sandbox, tracker, workspace, worktree
 from wavegit.config import HALT_PATH, Config
-from wavegit.engine.attempt import AttemptContext, run_attempts
+from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
 from wavegit.engine.records import Events, ItemRun, NoEvents
 from wavegit.errors import WavegitError
@@ -100,6 +101,7 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
+        shutil.rmtree(self.repo.state_dir / "sandbox" / self.wave_id, ignore_errors=True)
         worktree.remove_all_under(self.repo.root, worktrees_dir(self.repo, self.wave_id))
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
@@ -147,7 +149,9 @@ class Wave:
         self.context = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
                                        self.logs, events or NoEvents(),
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
-                                       Workspaces(repo.root))
+                                       Workspaces(repo.root),
+                                       Confiner(repo, config, self.wave_id,
+                                                sandbox.decide(config.sandbox, os.environ)))
         self.cleanup = Cleanup(repo, self.wave_id)
 
     @property
@@ -256,15 +260,16 @@ def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
     path = worktrees_dir(repo, wave_id) / "_wave"
     log_path = logs_dir(repo, wave_id) / "_wave.test.log"
     workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
+    confiner = Confiner(repo, config, wave_id, sandbox.decide(config.sandbox, os.environ))
+    # The sandbox and environment of a worker with no item, and no write credentials.
+    confinement, env = confiner.confine(path, "_wave", item_id="", owns=(), prompt_file=Path(os.devnull),
+                                        feedback_file=None, pass_github_token=False)
     try:
-        # A worker's environment with no item: same variables removed, nothing item-specific.
-        env = runner.worker_env(os.environ, item_id="", wave_id=wave_id,
-                                prompt_file=Path(os.devnull), cost_file=Path(os.devnull),
-                                feedback_file=None, owns=(), pass_github_token=config.worker_github_token)
         result = runner.run_process(runner.command_argv(config.wave_test), cwd=path, env=env,
                                     stdin_text="", log_path=log_path, timeout_s=config.timeout_s,
-                                    idle_timeout_s=config.idle_timeout_s, cancel=None)
+                                    idle_timeout_s=config.idle_timeout_s, cancel=None, confine=confinement)
     finally:
+        confiner.release(confinement)
         workspace.remove(path)
     return WaveTest(config.wave_test, result.exit_code if result.ok or result.exit_code else None,
                     log_path, None if result.ok else result.describe())
