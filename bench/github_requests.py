@@ -5,8 +5,8 @@ For 1, 4, 16 and 64 items, a fresh repository with a bare ``origin`` (``make_rep
 process with GitHub configured (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``) against the
 fake GitHub server of the tests (``tests/helpers/ghserver.py``, backed by the same bare origin the wave
 pushes to).
-The publish wiring is the real one of ``wavegit run`` (``wavegit/publish.py``): PR, report comment, and the
-merge gate's checks and status. Every request the server saw is counted, by kind.
+The publish wiring is the real one of ``wavegit run`` (``wavegit/github/publish.py``): PR, report comment,
+and the merge gate's checks and status. Every request the server saw is counted, by kind.
 
     python bench/github_requests.py [--quick]
 """

@@ -22,7 +22,7 @@ import yaml
 
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo
-from wavegit import action
+from wavegit.github import action
 from wavegit.report import MARKER, WaveReport
 
 pytestmark = pytest.mark.slow  # the GitHub Action end to end

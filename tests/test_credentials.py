@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT
-from wavegit import credentials, github
+from wavegit import credentials
+from wavegit.github import api
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +30,7 @@ def test_the_github_settings_get_the_held_token_when_the_environment_has_none(tm
     token_file = tmp_path / "token"
     token_file.write_text("t-held")
     credentials.protect({credentials.TOKEN_FILE_VAR: str(token_file)}, restart=False)
-    settings = github.settings_from_env({"GITHUB_REPOSITORY": "o/r"})
+    settings = api.settings_from_env({"GITHUB_REPOSITORY": "o/r"})
     assert settings is not None and settings.token == "t-held"
 
 

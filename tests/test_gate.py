@@ -15,10 +15,12 @@ from tests.helpers.fake_github import ALICE, MemoryGitHub
 from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
 from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
 from tests.helpers.repos import RemoteRepo, wavegit
-from wavegit import gate
 from wavegit.config import Config
-from wavegit.github import GitHubNotFound, PyGithubClient, RetryPolicy, Settings
-from wavegit.github_store import GitHubStore
+from wavegit.github import gate
+from wavegit.github.api import GitHubNotFound, Settings
+from wavegit.github.client import PyGithubClient
+from wavegit.github.retry import RetryPolicy
+from wavegit.github.store import GitHubStore
 from wavegit.report import ItemReport, WaveReport, to_markdown
 
 TRACKER = GATE_TRACKER + """\

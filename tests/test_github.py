@@ -1,4 +1,4 @@
-"""wavegit.github through real PyGithub against the fake server: PRs, the report comment, retries,
+"""wavegit.github.client through real PyGithub against the fake server: PRs, the report comment, retries,
 request counts, malformed answers and token scrubbing."""
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from tests.helpers.ghserver import (
     running,
 )
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import github
 from wavegit.errors import UsageError
-from wavegit.github import GitHubError, GitHubNotFound, PyGithubClient, RetryPolicy, Settings
+from wavegit.github import api
+from wavegit.github.api import GitHubError, GitHubNotFound, Settings
+from wavegit.github.client import PyGithubClient, connect
+from wavegit.github.retry import RetryPolicy
 from wavegit.report import MARKER, ItemReport, WaveReport, to_markdown
 
 FAST = RetryPolicy(deadline_s=20.0, backoff_s=0.01, max_backoff_s=0.05)
@@ -60,14 +62,14 @@ def wave_report(head: str, n_items: int = 2) -> WaveReport:
 
 
 def test_settings_come_from_the_environment_and_never_show_the_token() -> None:
-    assert github.settings_from_env({"GITHUB_TOKEN": "t"}) is None
-    settings = github.settings_from_env({"GITHUB_TOKEN": "sekrit", "GITHUB_REPOSITORY": "o/r"})
-    assert settings is not None and settings.api_url == github.DEFAULT_API_URL
+    assert api.settings_from_env({"GITHUB_TOKEN": "t"}) is None
+    settings = api.settings_from_env({"GITHUB_TOKEN": "sekrit", "GITHUB_REPOSITORY": "o/r"})
+    assert settings is not None and settings.api_url == api.DEFAULT_API_URL
     assert "sekrit" not in repr(settings)
     with pytest.raises(UsageError, match="owner/name"):
-        github.settings_from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "just-a-name"})
+        api.settings_from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "just-a-name"})
     with pytest.raises(UsageError, match="GITHUB_TOKEN and GITHUB_REPOSITORY"):
-        github.require_settings({})
+        api.require_settings({})
 
 
 def test_find_or_create_pr_opens_one_pr_and_then_finds_and_updates_it(
@@ -221,11 +223,11 @@ def test_pr_state_for_sync_tells_open_merged_with_sha_and_closed(
     wg = client(gh)
     merged = wg.find_or_create_pr("wavegit/a", "main", "a", "").number
     closed = wg.find_or_create_pr("wavegit/b", "main", "b", "").number
-    assert github.pr_state_for_sync(wg, merged) == ("open", None)
+    assert api.pr_state_for_sync(wg, merged) == ("open", None)
     sha = gh.fake.merge(merged)
     gh.fake.close(closed)
-    assert github.pr_state_for_sync(wg, merged) == ("merged", sha)
-    assert github.pr_state_for_sync(wg, closed) == ("closed", None)
+    assert api.pr_state_for_sync(wg, merged) == ("merged", sha)
+    assert api.pr_state_for_sync(wg, closed) == ("closed", None)
 
 
 def test_mark_report_outcome_rewrites_one_line_of_our_comment_in_place(
@@ -235,13 +237,13 @@ def test_mark_report_outcome_rewrites_one_line_of_our_comment_in_place(
     head = push_wave(remote_repo)
     wg = client(gh)
     pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "")
-    assert github.mark_report_outcome(wg, pr.number, MARKER, "closed") is None
+    assert api.mark_report_outcome(wg, pr.number, MARKER, "closed") is None
     posted = wg.upsert_report_comment(pr.number, to_markdown(wave_report(head)), MARKER)
-    github.mark_report_outcome(wg, pr.number, MARKER, "closed without merging")
-    github.mark_report_outcome(wg, pr.number, MARKER, "merged as abc123")
+    api.mark_report_outcome(wg, pr.number, MARKER, "closed without merging")
+    api.mark_report_outcome(wg, pr.number, MARKER, "merged as abc123")
     comments = gh.fake.issue_comments(pr.number)
     assert [c.id for c in comments] == [posted.id]
-    assert comments[0].body.count(github.OUTCOME_PREFIX) == 1 and "merged as abc123" in comments[0].body
+    assert comments[0].body.count(api.OUTCOME_PREFIX) == 1 and "merged as abc123" in comments[0].body
     assert parse_markdown(comments[0].body).head_sha == head
 
 
@@ -254,11 +256,11 @@ def test_a_bad_token_is_reported_without_retrying(gh: Running) -> None:
 def test_connect_reads_the_environment(gh: Running, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in github_env(gh).items():
         monkeypatch.setenv(key, value)
-    assert github.connect().whoami() == BOT
+    assert connect().whoami() == BOT
 
 
 def test_a_configured_login_is_used_without_asking_get_user(gh: Running) -> None:
-    settings = github.settings_from_env({**github_env(gh), "WAVEGIT_GITHUB_LOGIN": ALICE})
+    settings = api.settings_from_env({**github_env(gh), "WAVEGIT_GITHUB_LOGIN": ALICE})
     assert settings is not None
     wg = PyGithubClient(settings, FAST)
     assert wg.whoami() == ALICE

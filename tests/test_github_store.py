@@ -18,8 +18,10 @@ from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
-from wavegit.github import PyGithubClient, RetryPolicy, Settings
-from wavegit.github_store import GitHubStore
+from wavegit.github.api import Settings
+from wavegit.github.client import PyGithubClient
+from wavegit.github.retry import RetryPolicy
+from wavegit.github.store import GitHubStore
 from wavegit.store import OP_TRAILER, CasConflict, Change, Snapshot, TrackerStore, mutate
 
 

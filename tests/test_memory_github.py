@@ -16,9 +16,9 @@ from tests.helpers.repos import RemoteRepo, git
 from wavegit import report
 from wavegit.config import Config
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK
-from wavegit.github import OUTCOME_PREFIX, GitHubError, mark_report_outcome, pr_state_for_sync
-from wavegit.github_store import GitHubStore
-from wavegit.publish import Publisher
+from wavegit.github.api import OUTCOME_PREFIX, GitHubError, mark_report_outcome, pr_state_for_sync
+from wavegit.github.publish import Publisher
+from wavegit.github.store import GitHubStore
 from wavegit.repo import discover
 from wavegit.review import Reviewer, reply_marker
 from wavegit.store import CasConflict, Change, mutate

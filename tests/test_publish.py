@@ -12,8 +12,9 @@ import pytest
 from tests.helpers.ghserver import BOT, Running, github_env, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit import github, publish, report
+from wavegit import report
 from wavegit.config import load_config
+from wavegit.github import api, publish
 from wavegit.repo import discover
 from wavegit.store import GitStore
 
@@ -66,7 +67,7 @@ def test_run_opens_one_pr_posts_one_comment_and_records_review_with_pr_in_the_re
     subjects = git(wave_repo.origin, "log", "--format=%s", "main", "--", ".wavegit/tracker.yaml").splitlines()
     assert [s.split(":")[1].split()[0] for s in subjects[:2]] == ["record", "claim"]
     assert len(subjects) == 3
-    status = gh.fake.latest_status(rep.head_sha or "", github.STATUS_CONTEXT)
+    status = gh.fake.latest_status(rep.head_sha or "", api.STATUS_CONTEXT)
     assert status is not None and status.state == "success"
 
 

@@ -23,7 +23,9 @@ from tests.helpers.sync import (
     wave_id,
 )
 from wavegit import report, tracker
-from wavegit.github import OUTCOME_PREFIX, PyGithubClient, RetryPolicy, Settings
+from wavegit.github.api import OUTCOME_PREFIX, Settings
+from wavegit.github.client import PyGithubClient
+from wavegit.github.retry import RetryPolicy
 
 W1, W2 = wave_id(1), wave_id(2)
 

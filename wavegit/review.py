@@ -24,16 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from wavegit import gate, git, lifecycle, report, tracker, worktree
+from wavegit import git, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
 from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_WORK_FAILED, UsageError
-from wavegit.github import Comment, GitHubClient
+from wavegit.github import gate
+from wavegit.github.api import Comment, GitHubClient
+from wavegit.github.publish import Publisher
 from wavegit.lifecycle import Status
-from wavegit.publish import Publisher
 from wavegit.repo import Repo
 from wavegit.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.store import Change, Snapshot, TrackerStore, mutate

@@ -2,7 +2,7 @@
 
 INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore``, ``MutationResult``,
 ``mutate``, ``CasConflict`` and ``check_tracker_text`` are what other modules and backends code against.
-``GitStore`` is the git backend; the GitHub backend lives in ``wavegit.github_store``.
+``GitStore`` is the git backend; the GitHub backend lives in ``wavegit.github.store``.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from pathlib import Path
 from wavegit import git, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, WavegitError
-from wavegit.github import GitHubClient, mark_report_outcome, pr_state_for_sync
+from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
 from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate

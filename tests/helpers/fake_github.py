@@ -1,4 +1,4 @@
-"""An in-memory :class:`wavegit.github.GitHubClient`: pull requests, comments with authors, commit
+"""An in-memory :class:`wavegit.github.api.GitHubClient`: pull requests, comments with authors, commit
 statuses, permissions, changed files, and a branch/file/commit store for the tracker.
 
 For fast unit tests of the gate, sync, review and publish logic: no HTTP, no PyGithub, no threads. The
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
-from wavegit.github import (
+from wavegit.github.api import (
     STATUS_CONTEXT,
     Comment,
     FileContent,

@@ -20,7 +20,9 @@ from tests.helpers.repos import TESTS, RemoteRepo, git
 from wavegit import cli, tracker
 from wavegit.config import TRACKER_PATH
 from wavegit.errors import ValidationError
-from wavegit.github import PyGithubClient, RetryPolicy, Settings
+from wavegit.github.api import Settings
+from wavegit.github.client import PyGithubClient
+from wavegit.github.retry import RetryPolicy
 from wavegit.report import ItemReport, WaveReport, to_markdown
 
 WORKERS = TESTS / "reliability_workers"

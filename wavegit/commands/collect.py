@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit import publish, scaleout
+from wavegit import scaleout
 from wavegit.commands.run import summary
 from wavegit.config import load_governing
+from wavegit.github import publish
 from wavegit.repo import discover
 from wavegit.store import GitStore
 

@@ -12,10 +12,11 @@ import argparse
 import os
 from pathlib import Path
 
-from wavegit import gate, github
 from wavegit.config import load_config
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
-from wavegit.github_store import GitHubStore
+from wavegit.github import api, gate
+from wavegit.github.client import connect
+from wavegit.github.store import GitHubStore
 from wavegit.repo import discover
 
 
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = github.require_settings()
+    settings = api.require_settings()
     try:
         root = discover(args.directory).root
     except UsageError:
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     number = args.pr if args.pr is not None else gate.event_pr_number(os.environ.get("GITHUB_EVENT_PATH"))
     if number < 1:
         raise UsageError(f"--pr {number}: not a pull request number")
-    client = github.connect(settings)
+    client = connect(settings)
     result = gate.run_gate(client, number, config, GitHubStore(client, config))
     print(f"{'pass' if result.passed else 'fail'}: PR #{number}: {result.reason}")
     return EXIT_OK if result.passed else EXIT_WORK_FAILED

@@ -14,9 +14,10 @@ import argparse
 import os
 import sys
 
-from wavegit import github
 from wavegit.config import load_governing
 from wavegit.errors import EXIT_OK, UsageError
+from wavegit.github import api
+from wavegit.github.client import connect
 from wavegit.repo import discover
 from wavegit.review import Reviewer
 from wavegit.store import GitStore
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def event_target(event_path: str | None) -> tuple[int, int] | None:
     """(PR number, comment id) of a created ``issue_comment`` on a PR; None for anything else."""
-    event = github.read_event(event_path)
+    event = api.read_event(event_path)
     if not isinstance(event, dict) or event.get("action") != "created":
         return None
     issue, comment = event.get("issue"), event.get("comment")
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--comment-id goes with --pr, not with --event")
     if args.pr is not None and (args.comment_id is None or args.pr < 1):
         raise UsageError("--pr N needs a positive N and --comment-id C")
-    settings = github.require_settings()
+    settings = api.require_settings()
     target = event_target(os.environ.get("GITHUB_EVENT_PATH")) if args.event else (args.pr, args.comment_id)
     if target is None:
         print("not a new comment on a pull request: nothing to do")
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     number, comment_id = target
     repo = discover(args.directory)
     config = load_governing(repo, repo.state_dir / "cache").config
-    client = github.connect(settings)
+    client = connect(settings)
     comment = next((c for c in client.list_comments(number) if c.id == comment_id), None)
     if comment is None:
         raise UsageError(f"PR #{number} has no comment {comment_id}")

@@ -3,7 +3,7 @@
 Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when halted or over budget,
 4 when a compare-and-swap race was lost for good. ``--json`` prints the report JSON (and nothing else) on
 stdout; otherwise the progress goes to stderr and a short summary to stdout. With GITHUB_TOKEN and
-GITHUB_REPOSITORY set, the pushed wave gets its pull request and report comment (``wavegit.publish``).
+GITHUB_REPOSITORY set, the pushed wave gets its pull request and report comment (``wavegit.github.publish``).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import argparse
 import signal
 from types import FrameType
 
-from wavegit import publish
 from wavegit.config import load_governing
 from wavegit.engine.pipeline import WaveOptions, run_wave
 from wavegit.errors import UsageError
+from wavegit.github import publish
 from wavegit.progress import Progress
 from wavegit.repo import discover
 from wavegit.report import WaveReport

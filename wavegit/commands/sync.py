@@ -12,9 +12,11 @@ import argparse
 import json
 import sys
 
-from wavegit import github, sync
+from wavegit import sync
 from wavegit.config import load_config
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
+from wavegit.github import api
+from wavegit.github.client import connect
 from wavegit.repo import discover
 from wavegit.store import GitStore
 
@@ -27,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
     config = load_config(repo.root, repo.state_dir / "cache")
-    settings = github.settings_from_env()
-    client = github.connect(settings) if settings is not None else None
+    settings = api.settings_from_env()
+    client = connect(settings) if settings is not None else None
     result = sync.sync(repo, config, GitStore(repo, config), github=client, dry_run=args.dry_run)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2)

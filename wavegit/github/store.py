@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from wavegit.config import Config
 from wavegit.errors import UsageError
-from wavegit.github import GitHubClient, GitHubConflict
+from wavegit.github.api import GitHubClient, GitHubConflict
 from wavegit.store import OP_TRAILER, CasConflict, Change, Snapshot, check_tracker_text
 
 

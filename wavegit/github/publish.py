@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wavegit import gate, github, report
+from wavegit import report
 from wavegit.config import Config
 from wavegit.engine.pipeline import Delivery, NoDelivery
-from wavegit.github import GitHubClient
+from wavegit.github import api, gate
+from wavegit.github.api import GitHubClient
+from wavegit.github.client import connect
 from wavegit.report import WaveReport
 from wavegit.store import TrackerStore
 
@@ -73,8 +75,8 @@ class Publisher:
 
 def from_env(config: Config, store: TrackerStore) -> Publisher | None:
     """A publisher when GitHub is configured in the environment, else None."""
-    settings = github.settings_from_env()
-    return Publisher(github.connect(settings), config, store) if settings is not None else None
+    settings = api.settings_from_env()
+    return Publisher(connect(settings), config, store) if settings is not None else None
 
 
 def delivery(config: Config, store: TrackerStore) -> Delivery:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from wavegit import report
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
-from wavegit.github import Comment, PullRequests, read_event
+from wavegit.github.api import Comment, PullRequests, read_event
 from wavegit.ownership.patterns import matches
 from wavegit.store import TrackerStore
 

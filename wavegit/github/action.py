@@ -1,8 +1,8 @@
 """The GitHub Action's last step: a finished command becomes step outputs, a job summary and annotations.
 
 ``action.yml`` runs the command with its stdout and stderr in files, then
-``python -m wavegit.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. This prints both back to the log,
-turns error lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
+``python -m wavegit.github.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. This prints both back to the
+log, turns error lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
 ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` when they are set, and exits with the step's exit code:
 the command's own, except 3 (halted or over budget), which is a warning and exits 0 — a HALT file or a
 budget ceiling is a stop someone asked for, not a broken workflow.
@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = list(sys.argv[1:] if argv is None else argv)
     env = os.environ if environ is None else environ
     if len(args) != 4 or not args[1].lstrip("-").isdigit():
-        usage = "usage: python -m wavegit.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE"
+        usage = "usage: python -m wavegit.github.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE"
         print(annotation("error", usage))
         return EXIT_BAD_INPUT
     command, exit_code = args[0], int(args[1])

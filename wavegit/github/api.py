@@ -1,0 +1,221 @@
+"""What wavegit needs from GitHub, without PyGithub: the :class:`PullRequests` side (used by the gate, sync,
+review and publish) and the :class:`TrackerFiles` side (used by the tracker store), the records they return,
+their errors, the settings from the environment and the Actions event file.
+
+:mod:`wavegit.github.client` implements :class:`GitHubClient` on PyGithub; ``tests/helpers/fake_github.py``
+is an in-memory one. Configuration comes from ``GITHUB_TOKEN``, ``GITHUB_REPOSITORY`` and ``GITHUB_API_URL``
+(default ``https://api.github.com``; GitHub Enterprise and test servers alike).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from wavegit import credentials
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
+
+DEFAULT_API_URL = "https://api.github.com"
+STATUS_CONTEXT = "wavegit/gate"
+MAX_BODY_CHARS = 65536
+"""GitHub's limit for pull request and comment bodies."""
+MAX_STATUS_DESCRIPTION = 140
+"""GitHub's limit for a commit status description."""
+
+
+class GitHubError(WavegitError):
+    """A GitHub API call failed (after retries, where retrying made sense)."""
+
+    exit_code = EXIT_WORK_FAILED
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubNotFound(GitHubError):
+    """The pull request, file or branch does not exist (bad input, exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class GitHubConflict(GitHubError):
+    """A compare-and-swap write lost: stale Contents ``sha`` (409/422) or a non-fast-forward ref update."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    token: str
+    repository: str
+    """``owner/name``."""
+    api_url: str = DEFAULT_API_URL
+    login: str | None = None
+    """Our own login when ``GET /user`` is not allowed (GitHub App tokens); from WAVEGIT_GITHUB_LOGIN."""
+
+    def __repr__(self) -> str:
+        # The token must never show up in a traceback or a log line.
+        return f"Settings(repository={self.repository!r}, api_url={self.api_url!r}, token=***)"
+
+
+def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
+    """GitHub settings from the environment; None when GITHUB_TOKEN or GITHUB_REPOSITORY is not set."""
+    env = os.environ if env is None else env
+    # A command that runs workers holds the token in memory only (wavegit.credentials).
+    token = env.get("GITHUB_TOKEN", "") or credentials.held_token()
+    repository = env.get("GITHUB_REPOSITORY", "")
+    if not token or not repository:
+        return None
+    owner, sep, name = repository.partition("/")
+    if not sep or not owner or not name or "/" in name:
+        raise UsageError(f"GITHUB_REPOSITORY={repository!r} is not of the form owner/name")
+    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+    if not api_url.startswith(("https://", "http://")):
+        raise UsageError(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
+    return Settings(token, repository, api_url, env.get("WAVEGIT_GITHUB_LOGIN") or None)
+
+
+def require_settings(env: Mapping[str, str] | None = None) -> Settings:
+    settings = settings_from_env(env)
+    if settings is None:
+        raise UsageError("GitHub is not configured: set GITHUB_TOKEN and GITHUB_REPOSITORY "
+                         "(and GITHUB_API_URL for GitHub Enterprise)")
+    return settings
+
+
+def read_event(event_path: str | None) -> object:
+    """The parsed JSON of the GitHub Actions event file ``event_path`` (``$GITHUB_EVENT_PATH``)."""
+    if not event_path:
+        raise UsageError("--event needs GITHUB_EVENT_PATH (set by GitHub Actions)")
+    try:
+        return json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{event_path}: cannot read the event: {exc}") from None
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    state: str
+    """``open`` or ``closed``."""
+    merged: bool
+    head_sha: str
+    head_ref: str
+    base_ref: str
+    merge_sha: str | None
+    """The merge commit once merged (GitHub's test merge before that, which wavegit ignores)."""
+    url: str
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class FileContent:
+    path: str
+    text: str
+    sha: str
+    """The blob SHA: the compare-and-swap token of the Contents API."""
+
+
+class PullRequests(Protocol):
+    """What the merge gate, sync, review and publish need from GitHub: pull requests, their comments
+    (with authors), commit statuses and permissions. ``tests/helpers/fake_github.py`` is an in-memory one."""
+
+    repository: str
+    """``owner/name``."""
+
+    def whoami(self) -> str:
+        """The login of the token (the author of the comments we post)."""
+        ...
+
+    def find_or_create_pr(self, branch: str, base: str, title: str, body: str) -> PullRequest:
+        """The open PR of ``branch`` into ``base`` with this title and body (updated), or a new one."""
+        ...
+
+    def pr_info(self, number: int) -> PullRequest:
+        """PR ``number``; :class:`GitHubNotFound` when there is none."""
+        ...
+
+    def pr_files(self, number: int) -> list[str]:
+        """Every path the PR changes (all pages; both sides of a rename)."""
+        ...
+
+    def list_comments(self, number: int) -> list[Comment]:
+        """The PR's comments, oldest first."""
+        ...
+
+    def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
+        """Edit our own comment carrying ``marker`` in place, or create it; never a second one."""
+        ...
+
+    def set_status(self, sha: str, state: str, description: str, context: str = STATUS_CONTEXT) -> None: ...
+
+    def permission(self, user: str) -> str:
+        """``admin``, ``maintain``, ``write``, ``triage``, ``read`` or ``none``."""
+        ...
+
+
+class TrackerFiles(Protocol):
+    """What the tracker store on GitHub (:mod:`wavegit.github.store`) needs: branches, files, commits."""
+
+    repository: str
+
+    def branch_head(self, branch: str) -> str | None: ...
+
+    def get_contents(self, path: str, ref: str) -> FileContent | None: ...
+
+    def put_contents(self, path: str, text: str | None, message: str, branch: str, sha: str | None) -> str:
+        """Write (or with None delete) one file; only if its blob is still ``sha``. The new commit."""
+        ...
+
+    def commit_files(self, branch: str, parent: str, files: Mapping[str, str | None], message: str) -> str:
+        """Commit ``files`` (None: delete) on ``parent``; ``branch`` moves only if still at ``parent``."""
+        ...
+
+    def commit_messages(self, head: str, stop_at: str | None, limit: int = 300) -> list[str]:
+        """Messages of ``head`` and its ancestors, newest first, down to (not including) ``stop_at``."""
+        ...
+
+
+class GitHubClient(PullRequests, TrackerFiles, Protocol):
+    """Everything wavegit needs from GitHub (what :func:`connect` returns)."""
+
+
+def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:
+    """(``open`` | ``merged`` | ``closed``, the merge commit when merged) of PR ``number``."""
+    pr = client.pr_info(number)
+    if pr.merged:
+        return "merged", pr.merge_sha
+    if pr.state not in ("open", "closed"):
+        raise GitHubError(f"unexpected answer from GitHub: PR #{number} has state {pr.state!r}")
+    return pr.state, None
+
+
+OUTCOME_PREFIX = "> **wavegit:** "
+
+
+def mark_report_outcome(client: PullRequests, number: int, marker: str, outcome: str) -> Comment | None:
+    """Say ``outcome`` (e.g. "merged as abc123; items done") at the top of our report comment, in place.
+
+    The line goes right after the marker line and replaces an earlier outcome line, so the report
+    below (and its embedded JSON) is untouched. None when the PR has no report comment of ours.
+    """
+    me = client.whoami()
+    mine = [c for c in client.list_comments(number) if c.author == me and marker in c.body]
+    if not mine:
+        return None
+    first, _, rest = mine[0].body.partition("\n")
+    if rest.startswith(OUTCOME_PREFIX):
+        rest = rest.partition("\n")[2]
+    return client.upsert_report_comment(number, f"{first}\n{OUTCOME_PREFIX}{outcome}\n{rest}", marker)

@@ -1,0 +1,148 @@
+"""wavegit's retry rules for GitHub API calls, and keeping the token out of every message and log record.
+
+PyGithub's own retries are switched off (they would repeat a POST blindly): ``Retry-After`` and
+``X-RateLimit-Reset`` are honoured, 5xx answers and secondary rate limits back off with jitter, all bounded by
+a deadline per call. A create (pull request, comment) whose answer was lost may still have landed, so before
+trying it again the caller's ``landed`` looks for it. Like :mod:`wavegit.github.client`, this imports PyGithub
+(its exception types) only when a call runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound
+
+T = TypeVar("T")
+
+
+def scrub(text: str, secret: str) -> str:
+    """``text`` without ``secret`` (tokens must not leak into messages or logs)."""
+    return text.replace(secret, "***") if secret else text
+
+
+class _ScrubFilter(logging.Filter):
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self.secret in message:
+            record.msg, record.args = scrub(message, self.secret), None
+        return True
+
+
+_SCRUBBED_LOGGERS = ("github.Requester", "urllib3.connectionpool")
+
+
+def scrub_logs(secret: str) -> None:
+    """Keep ``secret`` out of the records of PyGithub's and urllib3's loggers."""
+    for name in _SCRUBBED_LOGGERS:
+        logging.getLogger(name).addFilter(_ScrubFilter(secret))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    deadline_s: float = 120.0
+    """Total time one call may take, waits included."""
+    backoff_s: float = 0.5
+    """First backoff after a 5xx or a secondary rate limit without Retry-After; doubles, with jitter."""
+    max_backoff_s: float = 30.0
+    timeout_s: int = 30
+    """Per HTTP request."""
+
+
+class Retrier:
+    """Runs one API call with wavegit's retry rules (see the module docstring)."""
+
+    def __init__(self, policy: RetryPolicy, token: str,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.policy = policy
+        self.token = token
+        self.sleep = sleep
+
+    def call(self, what: str, fn: Callable[[], T], landed: Callable[[], T | None] | None = None) -> T:
+        """``fn()`` with retries. For a create, ``landed`` looks for the object a lost answer may have
+        created; it runs before every retry so the create is never repeated once it went through."""
+        from github.GithubException import BadAttributeException, GithubException
+        from requests.exceptions import RequestException
+
+        deadline = time.monotonic() + self.policy.deadline_s
+        attempt = 0
+        retried = False
+        while True:
+            attempt += 1
+            try:
+                if retried and landed is not None:
+                    found = landed()
+                    if found is not None:
+                        return found
+                return fn()
+            except GithubException as exc:
+                wait = self._wait(exc, attempt)
+                error = self._error(what, exc)
+            except RequestException as exc:
+                wait, error = self._backoff(attempt), GitHubError(
+                    scrub(f"{what}: cannot reach GitHub: {type(exc).__name__}: {exc}", self.token))
+            except BadAttributeException as exc:
+                expected = getattr(exc.expected_type, "__name__", str(exc.expected_type))
+                raise GitHubError(scrub(f"{what}: unexpected answer from GitHub: a field holds "
+                                        f"{exc.actual_value!r}, expected {expected}", self.token)) from None
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise GitHubError(scrub(f"{what}: unexpected answer from GitHub ({type(exc).__name__}: "
+                                        f"{exc})", self.token)) from None
+            if wait is None:
+                raise error from None
+            if time.monotonic() + wait > deadline:
+                raise GitHubError(f"{error} (gave up after {attempt} attempts within the "
+                                  f"{self.policy.deadline_s:g}s deadline)", error.status) from None
+            self.sleep(wait)
+            retried = True
+
+    def _backoff(self, attempt: int) -> float:
+        ceiling = min(self.policy.backoff_s * 2 ** (attempt - 1), self.policy.max_backoff_s)
+        return random.uniform(ceiling / 2, ceiling)
+
+    def _wait(self, exc: object, attempt: int) -> float | None:
+        """Seconds to wait before retrying ``exc``, or None when retrying cannot help."""
+        status: int = getattr(exc, "status", 0) or 0
+        headers = {str(k).lower(): str(v) for k, v in (getattr(exc, "headers", None) or {}).items()}
+        retry_after = headers.get("retry-after", "")
+        if retry_after.isdigit():
+            return float(retry_after)
+        reset = headers.get("x-ratelimit-reset", "")
+        if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+            # Reset is whole epoch seconds; half a second more avoids waking just before it.
+            return max(int(reset) - time.time(), 0.0) + 0.5
+        if status >= 500 or status == 429 or (status == 403 and _is_rate_limit(_message(exc))):
+            return self._backoff(attempt)
+        return None
+
+    def _error(self, what: str, exc: object) -> GitHubError:
+        status: int = getattr(exc, "status", 0) or 0
+        text = scrub(f"{what}: GitHub answered {status}: {_message(exc)}", self.token)
+        if status == 404:
+            return GitHubNotFound(text, status)
+        if status == 409 or (status == 422 and ("sha" in text or "fast forward" in text)):
+            return GitHubConflict(text, status)
+        if status == 401:
+            return GitHubError(f"{text} (check GITHUB_TOKEN)", status)
+        return GitHubError(text, status)
+
+
+def _message(exc: object) -> str:
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return str(data["message"]).splitlines()[0] if data["message"] else ""
+    return str(data) if data is not None else str(exc)
+
+
+def _is_rate_limit(message: str) -> bool:
+    lowered = message.lower()
+    return "rate limit" in lowered
