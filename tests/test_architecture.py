@@ -111,6 +111,7 @@ class Source:
     git_runs: list[int] = field(default_factory=list)  # lines passing a literal "git" as the program
     imports_subprocess: bool = False
     module_level_packages: set[str] = field(default_factory=set)  # outside wavegit: "yaml", "github", ...
+    packages: set[str] = field(default_factory=set)  # outside wavegit, at module level or inside functions
     speed_rules: list[tuple[str, int]] = field(default_factory=list)  # (what, line)
 
 
@@ -147,8 +148,11 @@ class _Reader(ast.NodeVisitor):
         return ".".join([*base, *([node.module] if node.module else [])])
 
     def _record(self, target: str, line: int) -> None:
-        if target.split(".")[0] != PACKAGE and self.depth == 0:
-            self.source.module_level_packages.add(target.split(".")[0])
+        top = target.split(".")[0]
+        if top != PACKAGE:
+            self.source.packages.add(top)
+            if self.depth == 0:
+                self.source.module_level_packages.add(top)
         if target in self.modules:
             self.source.imports.append(Import(target, line, self.depth > 0))
             parent, _, last = target.rpartition(".")
@@ -406,6 +410,12 @@ def test_a_hot_paths_module_level_imports_stay_inside_its_declared_set(hot_path:
     assert {m: found for m, found in heavy.items() if found} == {}
     assert all(CONTRACT.on_hot_path(m) for m in declared if m not in (PACKAGE, f"{PACKAGE}.commands",
                                                                         f"{PACKAGE}.hook"))
+
+
+def test_only_the_github_client_and_its_retrier_import_pygithub_and_only_when_called() -> None:
+    importers = {name for name, source in SOURCES.items() if "github" in source.packages}
+    assert importers == {f"{PACKAGE}.github.client", f"{PACKAGE}.github.retry"}
+    assert {name for name, source in SOURCES.items() if "github" in source.module_level_packages} == set()
 
 
 # A warm run in-process through cli.main (argv given: no os._exit), then the modules it has loaded.

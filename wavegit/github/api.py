@@ -189,7 +189,7 @@ class TrackerFiles(Protocol):
 
 
 class GitHubClient(PullRequests, TrackerFiles, Protocol):
-    """Everything wavegit needs from GitHub (what :func:`connect` returns)."""
+    """Everything wavegit needs from GitHub (what :func:`wavegit.github.client.connect` returns)."""
 
 
 def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:
