@@ -79,6 +79,11 @@ def resolve_commit(root: Path, rev: str) -> CommitSha | None:
     return CommitSha(result.stdout.strip()) if result.returncode == 0 else None
 
 
+def commit_of(root: Path, rev: str) -> CommitSha:
+    """The commit ``rev`` names; a GitError ("Needed a single revision") when it names none."""
+    return CommitSha(git.out(["rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=root))
+
+
 def tree_of(root: Path, rev: str) -> TreeSha:
     return TreeSha(git.out(["rev-parse", "--verify", f"{rev}^{{tree}}"], cwd=root))
 

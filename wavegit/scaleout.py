@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from wavegit import budget, git, jsondecode, report, runner, tracker, worktree
+from wavegit import budget, git, gitops, jsondecode, report, runner, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
@@ -65,10 +65,12 @@ def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
     if not repo.has_remote(config.remote):
         raise UsageError(f"scale-out needs the remote {config.remote!r}, where the runners meet")
     refspec = f"+refs/heads/{branch}:refs/remotes/{config.remote}/{branch}"
-    fetched = git.run(["fetch", "-q", "--no-tags", config.remote, refspec], cwd=repo.root, check=False)
-    if fetched.returncode:
-        raise UsageError(f"no wave branch {branch} on {config.remote} (claim the wave with `wavegit claim`)")
-    return worktree.rev_parse(repo.root, f"refs/remotes/{config.remote}/{branch}")
+    try:
+        gitops.fetch(repo.root, config.remote, [refspec])
+    except git.GitError as exc:
+        raise UsageError(f"no wave branch {branch} on {config.remote} (claim the wave with `wavegit claim`)"
+                         ) from exc
+    return gitops.commit_of(repo.root, f"refs/remotes/{config.remote}/{branch}")
 
 
 # -- claim --------------------------------------------------------------------------------------------------
@@ -87,7 +89,7 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
         return Claimed("", ())
     base = resolve_base(repo, config, claimed.commit)
     branch = worktree.wave_branch(claimed.wave_id)
-    git.run(["push", "--quiet", config.remote, f"{base}:refs/heads/{branch}"], cwd=repo.root)
+    gitops.push(repo.root, config.remote, [f"{base}:refs/heads/{branch}"])
     return Claimed(claimed.wave_id, claimed.plan.selected)
 
 
@@ -116,11 +118,11 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
     run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
-    tree = git.out(["rev-parse", f"{run.commit or base}^{{tree}}"], cwd=repo.root)
+    tree = gitops.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
-    commit = worktree.commit_tree(repo.root, tree, [base], message)
+    commit = gitops.commit_tree(repo.root, tree, [base], message)
     branch = worktree.item_branch(wave_id, item.id)
-    git.run(["push", "--quiet", "--force", config.remote, f"{commit}:refs/heads/{branch}"], cwd=repo.root)
+    gitops.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
     return run
 
 
@@ -226,8 +228,7 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     base = remote_wave_tip(repo, config, wave_id)
     prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
-    git.run(["fetch", "-q", "--no-tags", "--prune", config.remote, f"+refs/heads/{prefix}*:{tracking}*"],
-            cwd=repo.root)
+    gitops.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
     started = utc_now()
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
@@ -257,13 +258,12 @@ class ResultBranches:
 
 
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:
-    found = git.run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo.root, check=False)
-    if found.returncode:
+    commit = gitops.resolve_commit(repo.root, ref)
+    if commit is None:
         return ItemRun(item, not_started=NO_RESULT)
-    commit = found.stdout.strip()
     where = ref.removeprefix("refs/remotes/")
-    result = result_from_message(git.out(["log", "-1", "--format=%B", commit], cwd=repo.root), where)
-    parent = git.out(["rev-parse", f"{commit}^"], cwd=repo.root)
+    result = result_from_message(gitops.commit_message(repo.root, commit), where)
+    parent = gitops.first_parent(repo.root, commit)
     if result.base != base or parent != base:
         raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
     return restore_run(item, result, commit, logs)

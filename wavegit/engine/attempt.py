@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, runner, tracker, worktree
+from wavegit import budget, gitops, runner, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
@@ -185,5 +185,5 @@ def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Att
         return
     trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
     attempt.message = worktree.item_message(item.title, trailers)
-    attempt.commit = worktree.commit_tree(root, tree, [base], attempt.message)
+    attempt.commit = gitops.commit_tree(root, tree, [base], attempt.message)
     worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), attempt.commit)

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, git, halt, lifecycle, report, runner, tracker, worktree
+from wavegit import budget, gitops, halt, lifecycle, report, runner, tracker, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.engine.attempt import AttemptContext, run_attempts
 from wavegit.engine.claim import Claim
@@ -24,14 +24,6 @@ from wavegit.workspaces import Workspaces
 
 HALT_FRESH_S = 0.5
 """A HALT read that started at most this long before a launch is reused by it (launches come in bursts)."""
-
-
-def worktrees_dir(repo: Repo, wave_id: str) -> Path:
-    return repo.state_dir / "worktrees" / wave_id
-
-
-def logs_dir(repo: Repo, wave_id: str) -> Path:
-    return repo.state_dir / "logs" / wave_id
 
 
 def spend_limit(config: Config, day_spent: float) -> float:
@@ -100,7 +92,7 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
-        worktree.remove_all_under(self.repo.root, worktrees_dir(self.repo, self.wave_id))
+        worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
     def start(self) -> None:
@@ -137,7 +129,7 @@ class Wave:
         self.claimed = claimed
         self.wave_id = claimed.wave_id
         self.base = base
-        self.logs = logs_dir(repo, self.wave_id)
+        self.logs = repo.wave_logs(self.wave_id)
         self.halted: str | None = None
         self.budget_exceeded = False
         self._flag_lock = threading.Lock()
@@ -145,7 +137,7 @@ class Wave:
         # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
         self.git_lock = threading.Lock()
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
-        self.context = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
+        self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
                                        Workspaces(repo.root, self.git_lock))
@@ -248,16 +240,15 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
         wave_test = _wave_test(repo, config, wave_id, head)
     pushed = False
     if commits and push and repo.has_remote(config.remote):
-        force = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
-        refspec = f"refs/heads/{branch}:refs/heads/{branch}"
-        git.run(["push", "--quiet", *force, config.remote, refspec], cwd=repo.root)
+        gitops.push(repo.root, config.remote, [f"refs/heads/{branch}:refs/heads/{branch}"],
+                    lease={f"refs/heads/{branch}": lease} if lease else None)
         pushed = True
     return Collected(head, wave_test, pushed)
 
 
 def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
-    path = worktrees_dir(repo, wave_id) / "_wave"
-    log_path = logs_dir(repo, wave_id) / "_wave.test.log"
+    path = repo.wave_worktrees(wave_id) / "_wave"
+    log_path = repo.wave_logs(wave_id) / "_wave.test.log"
     worktree.add(repo.root, path, branch=None, start=head)
     try:
         # A worker's environment with no item: same variables removed, nothing item-specific.
