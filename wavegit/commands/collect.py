@@ -10,10 +10,8 @@ from __future__ import annotations
 import argparse
 
 from wavegit import publish, scaleout
+from wavegit.commands._context import Context
 from wavegit.commands.run import summary
-from wavegit.config import load_config
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,9 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
-    store = GitStore(repo, config)
-    outcome = scaleout.collect(repo, config, store, args.wave, delivery=publish.delivery(config, store))
+    context = Context.open(args)
+    delivery = publish.delivery(context.config, context.store)
+    outcome = scaleout.collect(context.repo, context.config, context.store, args.wave, delivery=delivery)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

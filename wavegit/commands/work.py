@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 
 from wavegit import scaleout, worktree
-from wavegit.config import load_config
+from wavegit.commands._context import Context
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
-    item_run = scaleout.work(repo, config, GitStore(repo, config), args.wave, args.item)
+    context = Context.open(args)
+    item_run = scaleout.work(context.repo, context.config, context.store, args.wave, args.item)
     pushed = f"pushed {worktree.item_branch(args.wave, args.item)}"
     if item_run.verified:
         print(f"{args.item}: verified; {pushed}")
