@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import attempt_tree
 import cas
 import common
 import github_requests
@@ -46,6 +47,7 @@ BENCHMARKS: dict[str, tuple[str, Bench]] = {
     "prepush-sizes": ("pre-push hook: small and large", prepush_sizes.result),
     "cas": ("compare-and-swap throughput", cas.measure),
     "wave": ("wave", wave_overhead.result),
+    "attempt-tree": ("attempt trees", attempt_tree.result),
     "github": ("GitHub requests per wave", github_requests.result),
     "quality": ("selection quality", quality.measure),
 }

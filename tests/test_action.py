@@ -246,17 +246,23 @@ def test_run_claims_a_wave_and_writes_outputs_and_the_report_summary(tmp_path: P
 
 
 def test_worker_input_overrides_the_config_and_no_worker_sees_the_token(tmp_path: Path) -> None:
-    dump = tmp_path / "worker-env.txt"
+    out = tmp_path / "out"
+    out.mkdir()
+    dump = out / "worker-env.txt"
     actions = [f"run sh -c env>{dump}", "write src/a.txt ok"]
-    remote = make_wave_repo(tmp_path, [item("A", actions, ["src/a.txt"])], worker="false")
+    remote = make_wave_repo(tmp_path, [item("A", actions, ["src/a.txt"])], worker="false",
+                            sandbox={"rw_paths": [str(out)]})
     result = run_action(remote.clone, tmp_path, token="tok-secret-123", command="run", worker=WORKER)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.outputs["success"] == "true"
     seen = dump.read_text(encoding="utf-8")
     assert "WAVEGIT_ITEM_ID=A" in seen
     assert "tok-secret-123" not in seen and "WAVEGIT_ACTION_TOKEN" not in seen
+    assert "WAVEGIT_TOKEN_FILE" not in seen and "GITHUB_OUTPUT" not in seen and "RUNNER_TEMP" not in seen
+    # The helper reads the token from the step's 0600 file (gone with the step), never from an environment.
     helper = git(remote.clone, "config", "--get", "credential.https://github.com.helper")
-    assert "$GITHUB_TOKEN" in helper and "tok-secret-123" not in helper
+    assert "wavegit-action." in helper and "/token" in helper and "tok-secret-123" not in helper
+    assert "GITHUB_TOKEN" not in helper
 
 
 def test_failed_item_fails_the_step_with_an_annotation_and_still_sets_outputs(tmp_path: Path) -> None:
@@ -337,3 +343,4 @@ def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, 
     assert error.startswith(f"::error title=wavegit action::{complaint}")
     assert result.outputs == {} and result.summary == ""
     assert git(remote.origin, "rev-parse", "main") == before
+

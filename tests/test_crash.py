@@ -26,6 +26,7 @@ import pytest
 from tests.helpers.halfmade import backdate_all_admin_dirs, make_half_made
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.sync import make_tracker_repo, origin_tracker
+from tests.helpers.wave import worktrees
 from wavegit import worktree
 from wavegit.sync import claimed_at
 
@@ -76,8 +77,11 @@ def crash(tmp_path: Path) -> Iterator[Crash]:
     items = [{"id": i, "prompt": f"make {i}\n", "owns": [f"src/{i}.txt"],
               "test": shlex.join([sys.executable, str(check), f"src/{i}.txt", "ok"]), "status": "todo"}
              for i in ITEMS]
+    # Unsandboxed: the test kills leftover workers by the process groups they record outside their trees.
     remote = make_tracker_repo(tmp_path, items, worker=WORKER, concurrency=3, attempts=1, timeout_s=60,
-                               idle_timeout_s=60, lease_ttl_s=3600)
+                               idle_timeout_s=60, lease_ttl_s=3600, sandbox="none",
+                               worker_env=["CRASH_PID_DIR", "CRASH_SLEEP_S", "CRASH_FAIL_ITEMS",
+                                           "HOLD_MARKER"])
     # A real remote's receive-pack runs on another machine, out of reach of the scheduler's process group;
     # killed with it here, it could die between moving main and releasing the remote's HEAD.lock (a stale
     # lock on the remote, see test_a_stale_remote_lock_makes_sync_give_up_naming_the_lock).
@@ -121,7 +125,10 @@ def wave_branches(remote: RemoteRepo) -> list[str]:
 
 
 def worktree_count(remote: RemoteRepo) -> int:
-    return git(remote.clone, "worktree", "list", "--porcelain").count("worktree ")
+    """The clone's own work tree, its linked worktrees and the attempt trees left under its state dir (not
+    the wave folder's ignore rules or its fence)."""
+    found = map(Path, worktrees(remote.clone))
+    return sum(1 for path in found if path.is_dir() and not path.name.startswith("_"))
 
 
 def assert_claimed_by_one_wave(remote: RemoteRepo) -> str:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git
 from wavegit import git as wgit
 from wavegit.errors import EXIT_WORK_FAILED
 
@@ -89,3 +92,70 @@ def test_a_missing_git_binary_is_a_git_error_not_a_traceback(
         wgit.run(["status"], cwd=remote_repo.clone)
     assert caught.value.returncode == 127
     assert "cannot run git" in str(caught.value)
+
+
+def _marker_hook(hooks: Path, name: str, marker: Path) -> None:
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / name).write_text(f"#!/bin/sh\necho {name} >> '{marker}'\n")
+    (hooks / name).chmod(0o755)
+
+
+def test_no_hook_runs_inside_wavegits_git_calls(remote_repo: RemoteRepo, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    clone = remote_repo.clone
+    for name in ("reference-transaction", "pre-push", "post-checkout"):
+        _marker_hook(clone / ".git" / "hooks", name, marker)
+    head = git(clone, "rev-parse", "HEAD")
+    wgit.run(["update-ref", "refs/heads/other", head], cwd=clone)
+    wgit.run(["push", "-q", "origin", "other"], cwd=clone)
+    wgit.run(["checkout", "-q", "other"], cwd=clone)
+    assert not marker.exists()
+    # The same commands run by plain git do run them: the hooks are real.
+    git(clone, "update-ref", "refs/heads/another", head)
+    assert marker.read_text().splitlines() == ["reference-transaction"] * 2
+
+
+def test_a_configured_hooks_path_is_overridden_but_still_reported_by_git_config(remote_repo: RemoteRepo,
+                                                                                tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    _marker_hook(tmp_path / "hooks", "reference-transaction", marker)
+    git(remote_repo.clone, "config", "core.hooksPath", str(tmp_path / "hooks"))
+    wgit.run(["update-ref", "refs/heads/other", "HEAD"], cwd=remote_repo.clone)
+    assert not marker.exists()
+    assert wgit.out(["config", "--get", "core.hooksPath"], cwd=remote_repo.clone) == str(tmp_path / "hooks")
+
+
+def test_a_configured_fsmonitor_is_never_started(remote_repo: RemoteRepo, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho monitor >> '{marker}'\n")
+    monitor.chmod(0o755)
+    git(remote_repo.clone, "config", "core.fsmonitor", str(monitor))
+    wgit.run(["status", "--porcelain"], cwd=remote_repo.clone)
+    assert not marker.exists()
+    git(remote_repo.clone, "status", "--porcelain")
+    assert marker.exists()
+
+
+def test_the_hooks_path_is_an_empty_read_only_directory() -> None:
+    path = Path(wgit.no_hooks_dir())
+    assert path.is_dir() and list(path.iterdir()) == [] and path.stat().st_mode & 0o777 == 0o555
+    assert wgit.no_hooks_dir() == str(path)
+
+
+def _hooks_path_of_a_process(tmpdir: Path) -> Path:
+    """The hooks path a fresh wavegit process (``$TMPDIR`` = ``tmpdir``) gives git, while it runs."""
+    probe = "from wavegit import git; print(git.no_hooks_dir())"
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO_ROOT))
+    return Path(subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                               check=True).stdout.strip())
+
+
+def test_processes_share_one_hooks_path_until_something_is_planted_in_it(tmp_path: Path) -> None:
+    shared = _hooks_path_of_a_process(tmp_path)
+    assert shared == tmp_path / f"wavegit-no-hooks-{os.getuid()}" == _hooks_path_of_a_process(tmp_path)
+    shared.chmod(0o755)
+    (shared / "reference-transaction").write_text("#!/bin/sh\nexit 1\n")
+    own = _hooks_path_of_a_process(tmp_path)
+    assert own != shared and own.parent == tmp_path
+    assert not own.exists()  # removed when its process ended

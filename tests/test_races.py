@@ -70,8 +70,10 @@ def loop(sched: Scheduler, number: int) -> None:
 
 def test_concurrent_schedulers_never_dispatch_an_item_twice_nor_lose_an_intake(tmp_path: Path) -> None:
     seeded = [entry(f"SEED-{n}", owns=owns_of(n, f"SEED-{n}")) for n in range(2 * SCHEDULERS)]
+    # Unsandboxed: the workers append to one dispatch log outside their trees.
     remote = make_tracker_repo(tmp_path, seeded, worker=worker_command("race"), concurrency=2, max_items=2,
-                               attempts=1, timeout_s=60, idle_timeout_s=60, lease_ttl_s=3600)
+                               attempts=1, timeout_s=60, idle_timeout_s=60, lease_ttl_s=3600, sandbox="none",
+                               worker_env=["RACE_LOG"])
     log = tmp_path / "dispatch.log"
     scheds = [Scheduler(remote.new_clone(f"sched{n}"), {"RACE_LOG": str(log)}) for n in range(SCHEDULERS)]
     started = time.monotonic()

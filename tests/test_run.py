@@ -79,9 +79,11 @@ def test_invalid_tracker_is_bad_input_with_its_location(tmp_path: Path) -> None:
 
 
 def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:
-    started = tmp_path / "started.jsonl"
+    out = tmp_path / "out"
+    out.mkdir()
+    started = out / "started.jsonl"
     remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
-                            idle_timeout_s=60)
+                            idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

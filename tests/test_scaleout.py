@@ -156,3 +156,52 @@ def test_a_bad_result_is_a_clear_error_naming_the_branch(payload: str) -> None:
 
 def scaleout_item() -> tracker.Item:
     return tracker.Item(id="A", prompt="p", owns=("src/a.txt",), test="true")
+
+
+def test_work_with_bundle_pushes_nothing_and_collect_takes_each_item_only_from_its_own_bundle(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, GOOD)
+    wave_id = str(claim(remote)["wave"])
+    artifacts = tmp_path / "artifacts"
+    for item_id in ("IT-0", "IT-1"):
+        runner_clone = remote.new_clone(f"runner-{item_id}")
+        (artifacts / item_id).mkdir(parents=True)
+        result = wavegit(runner_clone, "work", "--wave", wave_id, "--item", item_id,
+                         "--bundle", str(artifacts / item_id / f"{item_id}.bundle"))
+        assert result.returncode == 0, result.stderr
+    assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/items/") == ""
+    # A forged bundle for IT-1 inside IT-0's artifact is never read: each item has its own file.
+    forged = remote.new_clone("forger")
+    git(forged, "checkout", "-q", "-b", f"wavegit/items/{wave_id}/IT-1")
+    git(forged, "bundle", "create", str(artifacts / "IT-0" / "IT-1-forged.bundle"),
+        f"refs/heads/wavegit/items/{wave_id}/IT-1")
+    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
+    assert result.returncode == 0, result.stderr
+    rep = report.WaveReport.from_json(result.stdout)
+    assert rep.success and [(i.id, i.files_changed) for i in rep.items] == [
+        ("IT-0", ["src/f0.txt"]), ("IT-1", ["src/f1.txt"])]
+
+
+def test_collect_checks_ownership_again_on_a_result_it_did_not_run(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, GOOD[:1])
+    wave_id = str(claim(remote)["wave"])
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    runner_clone = remote.new_clone("runner")
+    bundle = artifacts / "IT-0.bundle"
+    worked = wavegit(runner_clone, "work", "--wave", wave_id, "--item", "IT-0", "--bundle", str(bundle))
+    assert worked.returncode == 0, worked.stderr
+    # A hostile runner rewrites its verified result to also touch a file the item does not own.
+    forger = remote.new_clone("forger")
+    branch = f"refs/heads/wavegit/items/{wave_id}/IT-0"
+    git(forger, "fetch", "-q", str(bundle), f"{branch}:{branch}")
+    message = git(forger, "log", "-1", "--format=%B", branch)
+    git(forger, "checkout", "-q", branch.removeprefix("refs/heads/"))
+    (forger / "README.md").write_text("owned by nobody\n")
+    git(forger, "commit", "-q", "-a", "--amend", "-m", message)
+    git(forger, "bundle", "create", str(bundle), branch)
+    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
+    assert result.returncode == 1, result.stderr
+    (rep,) = report.WaveReport.from_json(result.stdout).items
+    assert not rep.verified and rep.ownership_violations == ["README.md"]
+    assert "ownership violation found by collect" in (rep.error or "")

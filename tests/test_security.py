@@ -56,12 +56,14 @@ def test_shell_metacharacters_in_prompt_title_test_and_worker_are_never_evaluate
 # -- the GitHub token -------------------------------------------------------------------------------------
 
 def test_github_token_reaches_no_worker_test_log_report_comment_or_output(tmp_path: Path) -> None:
-    dumps = tmp_path / "env.jsonl"
+    out = tmp_path / "out"
+    out.mkdir()
+    dumps = out / "env.jsonl"
     dump_test = shlex.join([sys.executable, str(ENV_DUMP)])
     remote = make_wave_repo(tmp_path, [
         item("A", [f"env {dumps}", "write src/a.txt ok", "run env"], ["src/a.txt"], dump_test),
         item("B", [f"env {dumps}", "write src/b.txt ok", "say $GITHUB_TOKEN"], ["src/b.txt"]),
-    ], wave_test=dump_test)
+    ], wave_test=dump_test, sandbox={"rw_paths": [str(out)]})
     gh_token = "ghp_otherSecret0000000000000000000000"
     with running(remote.origin) as gh:
         env = {**github_env(gh), "GH_TOKEN": gh_token}
@@ -101,7 +103,7 @@ def test_a_symlink_at_an_unowned_path_pointing_outside_the_repo_is_a_violation(t
     remote = make_wave_repo(tmp_path, [
         item("A", [f"symlink src/a/x.txt {outside / 'x.txt'}", f"write {outside / 'x.txt'} ok",
                    f"symlink docs/escape {outside}"], ["src/a/x.txt"]),
-    ], attempts=1)
+    ], attempts=1, sandbox={"rw_paths": [str(outside)]})
     outcome = run(remote.clone)
     (rep,) = outcome.report.items
     assert not rep.verified and rep.ownership_violations == ["docs/escape"]

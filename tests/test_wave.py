@@ -79,8 +79,12 @@ def test_claim_and_record_are_single_commits_and_the_record_carries_the_cost_tra
 
 
 def test_failing_test_is_retried_with_feedback_and_then_released_to_todo(tmp_path: Path) -> None:
-    log = tmp_path / "env.jsonl"
-    remote = make_wave_repo(tmp_path, [item("A", [f"env {log}", "write src/a.txt bad"], ["src/a.txt"])])
+    out = tmp_path / "out"
+    out.mkdir()
+    log = out / "env.jsonl"
+    # The worker reports through a file outside its tree: a path the sandbox lets it write.
+    remote = make_wave_repo(tmp_path, [item("A", [f"env {log}", "write src/a.txt bad"], ["src/a.txt"])],
+                            sandbox={"rw_paths": [str(out)]})
     outcome = run(remote.clone)
     report_item = outcome.report.items[0]
     assert (outcome.exit_code, outcome.report.success) == (1, False)
@@ -239,7 +243,10 @@ def test_halt_during_a_wave_stops_new_attempts(tmp_path: Path, monkeypatch: pyte
         # The sleep outlasts engine.wave.HALT_FRESH_S, so B's launch must read HALT afresh.
         item("A", [halt_cmd, "sleep 0.6", "write src/a.txt ok"], ["src/a.txt"]),
         item("B", ["write src/b.txt ok"], ["src/b.txt"]),
-    ], concurrency=1)
+        # The worker stands in for a person halting from another clone: unsandboxed, with git's settings.
+    ], concurrency=1, sandbox="none", worker_env=["PYTHONPATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
+                                                  "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                                                  "GIT_COMMITTER_EMAIL"])
     remote.new_clone("other")
     outcome = run(remote.clone)
     rep = outcome.report

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
-from tests.helpers.repos import RemoteRepo, git, make_remote_repo
+from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from wavegit import git as git_module
 from wavegit import worktree
 from wavegit.repo import discover
@@ -46,45 +46,20 @@ def test_item_branch_parse_rejects_wave_branches_and_missing_item() -> None:
     assert worktree.parse_item_branch("wavegit/items/w-20261129-143205-a1b2/") is None
 
 
-def _worktree(remote: RemoteRepo, name: str = "wt") -> tuple[Path, str]:
-    base = git(remote.clone, "rev-parse", "HEAD")
+def _worktree(remote: RemoteRepo, name: str = "wt") -> Path:
+    """A linked worktree, as a wavegit before attempt trees of their own made them (cleanup still removes
+    those)."""
     path = remote.base / name
-    worktree.add(remote.clone, path, branch=f"wavegit/items/w-20260101-000000-0000/{name}", start=base)
-    return path, base
-
-
-def test_changed_paths_list_new_deleted_both_sides_of_renames_modes_and_symlinks(tmp_path: Path) -> None:
-    remote = make_remote_repo(tmp_path, {"a.txt": "a\n", "old/name.txt": "n\n", "run.sh": "x\n",
-                                          "gone.txt": "g\n", ".gitignore": "*.log\n"})
-    path, base = _worktree(remote)
-    (path / "old" / "name.txt").rename(path / "new.txt")
-    (path / "run.sh").chmod(0o755)
-    (path / "gone.txt").unlink()
-    (path / "deep" / "er").mkdir(parents=True)
-    (path / "deep" / "er" / "file.txt").write_text("new\n")
-    os.symlink("/etc/passwd", path / "link")
-    (path / "debug.log").write_text("ignored\n")
-    tree = worktree.stage_all(path)
-    assert worktree.changed_paths(remote.clone, base, tree) == [
-        "deep/er/file.txt", "gone.txt", "link", "new.txt", "old/name.txt", "run.sh"]
-
-
-def test_staging_uses_the_worktree_index_not_the_main_one(remote_repo: RemoteRepo) -> None:
-    path, _ = _worktree(remote_repo)
-    (path / "x.txt").write_text("x\n")
-    worktree.stage_all(path)
-    assert git(remote_repo.clone, "status", "--porcelain") == ""
-
-
-def test_unchanged_worktree_has_no_changed_paths(remote_repo: RemoteRepo) -> None:
-    path, base = _worktree(remote_repo)
-    assert worktree.changed_paths(remote_repo.clone, base, worktree.stage_all(path)) == []
+    git(remote.clone, "worktree", "add", "-q", "-b", f"wavegit/items/w-20260101-000000-0000/{name}",
+        str(path), "HEAD")
+    return path
 
 
 def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: RemoteRepo) -> None:
-    path, base = _worktree(remote_repo)
-    (path / "x.txt").write_text("x\n")
-    tree = worktree.stage_all(path)
+    attempt = AttemptTree(remote_repo)
+    base = attempt.base
+    (attempt.path / "x.txt").write_text("x\n")
+    tree = attempt.read().tree
     message = worktree.item_message("Add x\nmore", Trailers("X-1", "w-20260101-000000-0000", "ab" * 32))
     commit = worktree.commit_tree(remote_repo.clone, tree, [base], message)
     assert git(remote_repo.clone, "rev-parse", f"{commit}^") == base
@@ -95,11 +70,10 @@ def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: Remote
 
 def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], object],
                  start: str) -> tuple[str, str]:
-    path = remote.base / name
-    worktree.add(remote.clone, path, branch=None, start=start)
-    change(path)
+    attempt = AttemptTree(remote, name, start)
+    change(attempt.path)
     message = f"{name}: ü\n\nWavegit-Item: {name}\n"
-    return worktree.commit_tree(remote.clone, worktree.stage_all(path), [start], message), message
+    return worktree.commit_tree(remote.clone, attempt.read().tree, [start], message), message
 
 
 def _writes(rel: str, text: str) -> Callable[[Path], int]:
@@ -199,9 +173,9 @@ def test_combine_of_items_making_the_same_change_still_merges_cleanly(remote_rep
 
 
 def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) -> None:
-    dirty, _ = _worktree(remote_repo, "dirty")
+    dirty = _worktree(remote_repo, "dirty")
     (dirty / "junk.txt").write_text("junk\n")
-    vanished, _ = _worktree(remote_repo, "vanished")
+    vanished = _worktree(remote_repo, "vanished")
     worktree.remove(remote_repo.clone, dirty)
     shutil.rmtree(vanished)
     worktree.remove(remote_repo.clone, vanished)
@@ -211,10 +185,10 @@ def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) ->
 
 def test_remove_all_under_removes_only_that_directory(remote_repo: RemoteRepo) -> None:
     folder = remote_repo.base / "wave"
-    inside, _ = _worktree(remote_repo, "wave/a")
-    locked, _ = _worktree(remote_repo, "wave/locked")
+    inside = _worktree(remote_repo, "wave/a")
+    locked = _worktree(remote_repo, "wave/locked")
     git(remote_repo.clone, "worktree", "lock", "--reason", "testing", str(locked))
-    outside, _ = _worktree(remote_repo, "elsewhere")
+    outside = _worktree(remote_repo, "elsewhere")
     worktree.remove_all_under(remote_repo.clone, folder)
     assert not inside.exists() and not locked.exists() and not folder.exists() and outside.exists()
     listed = git(remote_repo.clone, "worktree", "list", "--porcelain")
@@ -303,7 +277,7 @@ def test_a_half_made_worktree_outside_the_state_dir_is_never_touched(remote_repo
 
 def _finished_under_state_dir(remote: RemoteRepo, name: str) -> Path:
     path = _state_path(remote, name)
-    worktree.add(remote.clone, path, branch=None, start="HEAD")
+    git(remote.clone, "worktree", "add", "-q", "--detach", str(path), "HEAD")
     return path
 
 

@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
+_RUNS_WORKERS = frozenset({"run", "work", "collect", "review"})
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -83,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     """The command's exit code, and whether its module allows a fast exit."""
     top = _top_parser().parse_args(argv)
+    if argv is None:
+        from wavegit import credentials
+
+        credentials.protect(os.environ, restart=top.command in _RUNS_WORKERS)
     module_name, summary = COMMANDS[top.command]
     module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True

@@ -8,10 +8,13 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
+
+if TYPE_CHECKING:
+    from wavegit.repo import Repo
 
 CONFIG_PATH = ".wavegit/config.yaml"
 TRACKER_PATH = ".wavegit/tracker.yaml"
@@ -45,6 +48,33 @@ class Budget(NamedTuple):
     day_usd: Annotated[float, schema.key("ceiling per UTC day in USD; 0 = none", schema.at_least(0))] = 0.0
 
 
+# Variables that let a process steer the GitHub Actions job it runs in (later steps' environment, PATH,
+# outputs) or talk to the runner: a worker never gets them, listed or not.
+FORBIDDEN_WORKER_ENV = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_STATE")
+TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+
+
+def _worker_env_names(value: schema.Value) -> str | None:
+    for name in value if isinstance(value, tuple) else ():
+        if name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_"):
+            return f"must not list {name}: it would let a worker steer the workflow job"
+        if name in TOKEN_VARS:
+            return f"must not list {name}: set worker_github_token: true to pass the token"
+        if not name or "=" in name or "\0" in name:
+            return f"has an invalid variable name {name!r}"
+    return None
+
+
+class SandboxConfig(NamedTuple):
+    mode: Annotated[str, schema.key(
+        "`auto`: bwrap when it works, else unsandboxed with a warning; `bwrap`; `none`",
+        choices=("auto", "bwrap", "none"))] = "auto"
+    network: Annotated[bool, schema.key("whether sandboxed workers reach the network")] = True
+    ro_paths: Annotated[tuple[str, ...], schema.key(
+        "extra paths sandboxed workers see read-only (toolchains the sandbox hides)")] = ()
+    rw_paths: Annotated[tuple[str, ...], schema.key("extra paths sandboxed workers may write (caches)")] = ()
+
+
 class HookConfig(NamedTuple):
     strict: Annotated[bool, schema.key(
         "the pre-push hook refuses (instead of warning) when the tracker cannot be read")] = False
@@ -64,6 +94,12 @@ class Config(NamedTuple):
     max_attempts: Annotated[int, schema.key(
         "tries per item across all waves; an item reaching it becomes `failed` instead of `todo`",
         schema.at_least(1))] = 4
+    max_file_bytes: Annotated[int, schema.key(
+        "a changed file larger than this (50 MB) fails the attempt as a violation, before anything is staged",
+        schema.at_least(1))] = 52428800
+    max_changed_files: Annotated[int, schema.key(
+        "more changed files than this fail the attempt as a violation, before anything is staged",
+        schema.at_least(1))] = 5000
     wave_test: Annotated[str, schema.key("run on the combined wave branch; empty = none")] = ""
     lease_ttl_s: Annotated[float, schema.key(
         "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
@@ -81,11 +117,63 @@ class Config(NamedTuple):
     worker_github_token: Annotated[bool, schema.key(
         "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
     hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
+    worker_env: Annotated[tuple[str, ...], schema.key(
+        "variables passed to workers besides `PATH`, `LANG`/`LC_*`, `TERM` and `WAVEGIT_*`",
+        _worker_env_names)] = ()
+    sandbox: Annotated[SandboxConfig, schema.key(
+        "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()
 
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
 _CACHE_FORMAT = f"wavegit-config-cache-2-{__version__}"
+
+
+CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
+"""``checkout``: a wave obeys the checkout's (maybe uncommitted) config file instead of the committed one."""
+
+
+class Governing(NamedTuple):
+    """The configuration a wave obeys and where it was read (the report's ``config_source``)."""
+
+    config: Config
+    source: str
+
+
+def load_governing(repo: "Repo", cache_dir: Path | None = None,
+                   environ: Mapping[str, str] | None = None) -> Governing:
+    """The config a wave obeys: the file committed on the tracker branch, never the checkout's working copy.
+
+    A worker can edit files in the user's checkout (unsandboxed, or through a careless ``rw_paths``), so a
+    wave obeys what was committed: where to look (remote, tracker branch) comes from the checkout's HEAD
+    commit, the config itself from ``<remote>/<tracker_branch>`` (fetched). ``WAVEGIT_CONFIG_SOURCE=checkout``
+    in wavegit's own environment opts into the checkout's working file (trying an uncommitted change).
+
+    The working file is still checked: an invalid one is refused (ValidationError), so a wave never runs
+    while the file the user sees is broken; one that differs is named in the source as ignored.
+    """
+    env = os.environ if environ is None else environ
+    choice = env.get(CONFIG_SOURCE_VAR, "committed").strip() or "committed"
+    if choice not in ("committed", "checkout"):
+        raise UsageError(f"environment variable {CONFIG_SOURCE_VAR}={choice!r}: "
+                         "expected committed or checkout")
+    working = load_config(repo.root, cache_dir, env)
+    if choice == "checkout":
+        return Governing(working, f"checkout:{CONFIG_PATH}")
+    bootstrap = _config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
+    ref, where = repo.branch_ref(bootstrap.remote, bootstrap.tracker_branch)
+    text = repo.show_file(ref, CONFIG_PATH)
+    governing = _config_from(text, cache_dir, env)
+    source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
+    if working != governing:
+        source += " (the checkout's differing working copy was ignored)"
+    return Governing(governing, source)
+
+
+def _config_from(text: str | None, cache_dir: Path | None, environ: Mapping[str, str]) -> Config:
+    values = _file_values(text, cache_dir) if text is not None else {}
+    _apply_env(values, environ)
+    return _build(values)
 
 
 def load_config(repo_root: Path, cache_dir: Path | None = None,
@@ -149,6 +237,10 @@ def _apply_env(values: dict[str, schema.Value], environ: Mapping[str, str]) -> N
             continue
         nested = values.get(spec.name)
         section: dict[str, schema.Value] = dict(nested) if isinstance(nested, dict) else {}
+        if spec.shorthand is not None:
+            # WAVEGIT_SANDBOX=none sets the mode, as `sandbox: none` does in the file.
+            _env_value(section, spec.nested.index[spec.shorthand], ENV_PREFIX + spec.name.upper(), environ,
+                       errors)
         for sub in spec.nested.fields:
             _env_value(section, sub, f"{ENV_PREFIX}{spec.name.upper()}_{sub.name.upper()}", environ, errors)
         values[spec.name] = section

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from wavegit import credentials
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
 
 if TYPE_CHECKING:
@@ -82,7 +83,9 @@ class Settings:
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
     """GitHub settings from the environment; None when GITHUB_TOKEN or GITHUB_REPOSITORY is not set."""
     env = os.environ if env is None else env
-    token, repository = env.get("GITHUB_TOKEN", ""), env.get("GITHUB_REPOSITORY", "")
+    # A command that runs workers holds the token in memory only (wavegit.credentials).
+    token = env.get("GITHUB_TOKEN", "") or credentials.held_token()
+    repository = env.get("GITHUB_REPOSITORY", "")
     if not token or not repository:
         return None
     owner, sep, name = repository.partition("/")

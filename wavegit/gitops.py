@@ -227,6 +227,11 @@ def push_with_lease(root: Path, remote: str, commit: str, ref: str, old: str | N
     return PushOutcome(args, result, [line for line in result.stdout.splitlines() if line.startswith("!\t")])
 
 
+def create_bundle(root: Path, bundle: Path, refs: Sequence[str]) -> None:
+    """A git bundle file holding ``refs`` and their history (fetch from it with :func:`fetch`)."""
+    git.run(["bundle", "create", "--quiet", str(bundle), *refs], cwd=root)
+
+
 # -- objects ---------------------------------------------------------------------------------------------
 
 def read_blob(root: Path, blob: str) -> str:

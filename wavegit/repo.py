@@ -3,11 +3,13 @@
 Every path inside the state folder is named here, so no other module spells out ``state_dir / "..."``.
 """
 
+import contextlib
 from pathlib import Path
 from typing import NamedTuple
 
 from wavegit import gitops
 from wavegit.errors import UsageError
+from wavegit.git import GitError
 
 
 # A NamedTuple, annotations not postponed: see wavegit.git.GitResult.
@@ -46,6 +48,10 @@ class Repo(NamedTuple):
     def wave_worktrees(self, wave_id: str) -> Path:
         return self.worktrees_dir / wave_id
 
+    def wave_sandbox(self, wave_id: str) -> Path:
+        """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
+        return self.state_dir / "sandbox" / wave_id
+
     def wave_logs(self, wave_id: str) -> Path:
         """The logs of a wave's workers and tests."""
         return self.state_dir / "logs" / wave_id
@@ -59,6 +65,21 @@ class Repo(NamedTuple):
 
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
+
+    def show_file(self, ref: str, path: str) -> str | None:
+        """``path`` as committed at ``ref``; None when either is not there."""
+        found = gitops.read_blob_at(self.root, f"{ref}:{path}")
+        return None if found is None else found[1]
+
+    def branch_ref(self, remote: str, branch: str) -> tuple[str, str]:
+        """The ref holding ``branch`` as ``remote`` has it (fetched now), or the local branch when there is no
+        such remote; and its display name (``origin/main``)."""
+        if not self.has_remote(remote):
+            return f"refs/heads/{branch}", branch
+        ref = f"refs/remotes/{remote}/{branch}"
+        with contextlib.suppress(GitError):  # unreachable: the last fetched copy
+            gitops.fetch(self.root, remote, [f"+refs/heads/{branch}:{ref}"])
+        return ref, f"{remote}/{branch}"
 
 
 def discover(start: str | Path = ".") -> Repo:

@@ -123,6 +123,10 @@ class WaveReport:
     wave_test: WaveTestReport = field(default_factory=WaveTestReport)
     tracker_updated: bool = False
     notes: list[str] = field(default_factory=list)
+    config_source: str = ""
+    """Where the config the wave obeyed was read: ``origin/main:.wavegit/config.yaml``, or the checkout."""
+    sandbox: str = ""
+    """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
     started_at: str = field(metadata=_TS)
     finished_at: str | None = field(default=None, metadata=_TS)
 

@@ -7,28 +7,39 @@ a grace period. Everything runs in the calling thread with a selector: no reader
 when a grandchild keeps the pipe open. The selector also watches a pidfd (Linux), so the leader's
 exit wakes the loop at once; elsewhere the exit is polled, quickly at first once the output closed.
 
+Every process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that launched it does, a
+``kill -9`` of wavegit included. A :class:`Confinement` runs it in the attempt's sandbox
+(:mod:`wavegit.sandbox`), or, unsandboxed, marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves
+behind, even a daemon that left its session with ``setsid``, is found in ``/proc`` and killed when it ends.
+
 No git runs here (git goes through ``wavegit.git``), and nothing is ever run through a shell.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import json
 import math
 import os
+import secrets
 import selectors
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Literal, NamedTuple
 
-from wavegit import git
+from wavegit import credentials, sandbox
+from wavegit.config import FORBIDDEN_WORKER_ENV, TOKEN_VARS
 from wavegit.errors import UsageError
 from wavegit.jsondecode import reject_constant
 
@@ -46,8 +57,14 @@ DEFAULT_KILL_GRACE_S = 5.0
 # After SIGKILL, a process that escaped the group (its own setsid) may still hold the pipe; stop
 # reading after this long rather than wait for it.
 _ABANDON_PIPE_S = 1.0
-_TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 _LOG_TAIL_READ = 8192
+# The variables every worker gets from wavegit's environment (besides config `worker_env`).
+_PASSED_ENV = ("PATH", "LANG", "TERM")
+_PASSED_PREFIX = "LC_"
+ATTEMPT_TOKEN_VAR = "WAVEGIT_ATTEMPT_TOKEN"
+_PR_SET_PDEATHSIG = 1
+# bwrap reports a child killed by signal N as exit 128 + N.
+_SIGNAL_EXIT_BASE = 128
 
 # Claude Code: print mode (prompt read from stdin), JSON result so total_cost_usd can be read, and
 # edits auto-accepted. Shell commands are NOT pre-approved: unattended, the agent may edit files in
@@ -154,6 +171,86 @@ def _exit_fd(pid: int) -> int | None:
     except OSError:
         return None
     return fd
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """Where a worker or test runs: in bwrap with ``layout`` (``bwrap`` its path), or unsandboxed."""
+
+    bwrap: str | None
+    layout: sandbox.Layout
+    marker: str
+    """The value of WAVEGIT_ATTEMPT_TOKEN in the process's environment."""
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        return sandbox.bwrap_argv(self.bwrap, self.layout, argv) if self.bwrap else list(argv)
+
+
+def new_marker() -> str:
+    return secrets.token_hex(16)
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    """libc's prctl, looked up in the parent: the child between fork and exec must only call it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+_PRCTL = _libc_prctl()
+
+
+def _die_with_parent_hook() -> Callable[[], None] | None:
+    """A ``preexec_fn``: SIGKILL the child when the thread that launched it dies (``kill -9`` included)."""
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return hook
+
+
+def sweep(marker: str) -> list[int]:
+    """SIGKILL every process whose (initial) environment carries ``marker``; their pids.
+
+    This finds what a process group kill misses: a daemon that left the group with ``setsid``.
+    """
+    needle = f"{ATTEMPT_TOKEN_VAR}={marker}\0".encode()
+    killed = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                found = needle in fh.read()
+        except OSError:
+            continue
+        if found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
+def _check_launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+                      layout: sandbox.Layout) -> None:
+    """Raise the OSError exec would, before bwrap hides it behind its own exit 1; also when the program is
+    in a directory the sandbox hides."""
+    program = argv[0]
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found = shutil.which(Path(cwd) / program if "/" in program else program, path=path)
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    target = Path(found)
+    if not layout.shows(target.absolute()):
+        raise FileNotFoundError(errno.ENOENT, "hidden by the sandbox (add its directory to sandbox.ro_paths)",
+                                str(target))
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -263,11 +360,13 @@ def run_process(
     cancel: threading.Event | None = None,
     kill_grace_s: float = DEFAULT_KILL_GRACE_S,
     pipe_linger_s: float = DEFAULT_PIPE_LINGER_S,
+    confine: Confinement | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
 
     Setting ``cancel`` stops the process as a timeout would. The log file is created (parents
-    too) even when the launch fails, and then holds the launch error.
+    too) even when the launch fails, and then holds the launch error. With ``confine``, the process
+    runs in its sandbox, or unsandboxed its leftovers are swept when it ends.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started_at = _utc_now()
@@ -276,10 +375,13 @@ def run_process(
         try:
             if not argv:
                 raise ValueError("empty command")
+            if confine is not None and confine.bwrap:
+                _check_launchable(argv, cwd, env, confine.layout)
             proc = subprocess.Popen(
-                list(argv), cwd=cwd, env=dict(env) if env is not None else None,
+                confine.argv(argv) if confine is not None else list(argv), cwd=cwd,
+                env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True,
+                start_new_session=True, close_fds=True, preexec_fn=_die_with_parent_hook(),
             )
         except (OSError, ValueError) as exc:
             message = _launch_error(argv, exc)
@@ -295,7 +397,11 @@ def run_process(
             # the leader is still unreaped here, so the group id cannot have been reused.
             _signal_group(proc.pid, signal.SIGKILL)
             exit_code = proc.wait()
+            if confine is not None and not confine.bwrap:
+                sweep(confine.marker)
             watch.close()
+    if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:
+        exit_code = _SIGNAL_EXIT_BASE - exit_code
     return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now())
 
 
@@ -378,27 +484,42 @@ def worker_env(
     feedback_file: Path | None,
     owns: Sequence[str],
     pass_github_token: bool,
+    home: Path,
+    tmp: Path,
+    passed: Sequence[str] = (),
+    marker: str = "",
 ) -> dict[str, str]:
-    """The worker's environment: ``base`` plus DESIGN.md's WAVEGIT_* variables, minus tokens.
+    """The worker's environment, built from an allowlist: nothing else of ``base`` reaches it.
 
-    Repository-locating GIT_* variables are dropped (a worker runs git in its own worktree).
-    ``WAVEGIT_FEEDBACK_FILE`` is set only when there is feedback (a retry).
+    From ``base``: PATH, LANG, LC_*, TERM, the names in ``passed`` (config ``worker_env``; the variables
+    that steer a GitHub Actions job are refused there and never passed) and ``GITHUB_TOKEN`` only with
+    ``pass_github_token``. Then the private HOME and TMPDIR and DESIGN.md's WAVEGIT_* variables
+    (``WAVEGIT_FEEDBACK_FILE`` only on a retry, ``WAVEGIT_ATTEMPT_TOKEN`` the attempt's marker).
     """
-    env = git.without_repo_vars(base)
-    if not pass_github_token:
-        for name in _TOKEN_VARS:
-            env.pop(name, None)
-    env.pop("WAVEGIT_FEEDBACK_FILE", None)
+    names = [*_PASSED_ENV, *(n for n in base if n.startswith(_PASSED_PREFIX)),
+             *(n for n in passed if n not in TOKEN_VARS)]
+    env = {name: base[name] for name in names if name in base and not _forbidden(name)}
+    token = base.get("GITHUB_TOKEN") or credentials.held_token()
+    if pass_github_token and token:
+        # The token left wavegit's environment at start-up (wavegit.credentials); it is in memory.
+        env["GITHUB_TOKEN"] = token
     env.update(
+        HOME=str(home), TMPDIR=str(tmp),
         WAVEGIT_ITEM_ID=item_id,
         WAVEGIT_WAVE_ID=wave_id,
         WAVEGIT_PROMPT_FILE=str(prompt_file),
         WAVEGIT_COST_FILE=str(cost_file),
         WAVEGIT_OWNS="\n".join(owns),
     )
+    if marker:
+        env[ATTEMPT_TOKEN_VAR] = marker
     if feedback_file is not None:
         env["WAVEGIT_FEEDBACK_FILE"] = str(feedback_file)
     return env
+
+
+def _forbidden(name: str) -> bool:
+    return name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_")
 
 
 class CostReading(NamedTuple):

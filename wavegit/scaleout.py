@@ -37,6 +37,7 @@ from wavegit.engine.records import Attempt, Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Wave
 from wavegit.errors import UsageError
 from wavegit.lifecycle import Status
+from wavegit.ownership.patterns import matches
 from wavegit.repo import Repo
 from wavegit.store import Snapshot, TrackerStore
 
@@ -111,8 +112,9 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item
 
 
 def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id: str, *,
-         events: Events | None = None) -> ItemRun:
-    """``wavegit work``: run a claimed item and push its result branch."""
+         events: Events | None = None, bundle: Path | None = None) -> ItemRun:
+    """``wavegit work``: run a claimed item and push its result branch, or with ``bundle`` write it there
+    as a git bundle (for a job whose token cannot push: the collecting job fetches it)."""
     check_wave_id(wave_id)
     snapshot = store.read()
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
@@ -122,7 +124,14 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
     commit = gitops.commit_tree(repo.root, tree, [base], message)
     branch = worktree.item_branch(wave_id, item.id)
-    gitops.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
+    if bundle is None:
+        gitops.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
+        return run
+    worktree.set_branch(repo.root, branch, commit)
+    try:
+        gitops.create_bundle(repo.root, bundle.resolve(), [f"refs/heads/{branch}"])
+    finally:
+        worktree.delete_branch(repo.root, branch)
     return run
 
 
@@ -218,8 +227,10 @@ NO_RESULT = "not started: no result from `wavegit work` (the runner did not fini
 
 
 def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, push: bool = True,
-            delivery: Delivery | None = None, events: Events | None = None) -> WaveOutcome:
-    """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring)."""
+            delivery: Delivery | None = None, events: Events | None = None,
+            bundles: Path | None = None) -> WaveOutcome:
+    """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring);
+    with ``bundles``, from the ``<ITEM>.bundle`` files ``wavegit work --bundle`` wrote (found under it)."""
     check_wave_id(wave_id)
     snapshot = store.read()
     items = wave_items(load_tracker(snapshot, repo, config), wave_id, Status.IN_PROGRESS)
@@ -229,6 +240,8 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
     gitops.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
+    if bundles is not None:
+        _fetch_bundles(repo, bundles, items, prefix, tracking)
     started = utc_now()
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
@@ -257,6 +270,29 @@ class ResultBranches:
                                      wave.logs)
 
 
+def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], prefix: str,
+                   tracking: str) -> None:
+    """Each item's result from its own ``<ID>.bundle`` only: one item's job cannot speak for another."""
+    found = {path.stem: path for path in folder.rglob("*.bundle")}
+    for item in items:
+        if item.id in found:
+            gitops.fetch(repo.root, str(found[item.id].resolve()),
+                         [f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"])
+
+
+def _recheck_ownership(repo: Repo, run: ItemRun, base: str) -> ItemRun:
+    """The ownership check again, here, on the result's tree: the job that ran the worker is not trusted."""
+    last = run.attempts[-1] if run.attempts else None
+    if last is None or last.commit is None:
+        return run
+    changed = worktree.changed_paths(repo.root, base, gitops.tree_of(repo.root, last.commit))
+    violations = [p for p in changed if not any(matches(pattern, p) for pattern in run.item.owns)]
+    if violations:
+        last.commit, last.files_changed, last.violations = None, changed, violations
+        last.error = f"ownership violation found by collect: changed {', '.join(violations[:5])}"
+    return run
+
+
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:
     commit = gitops.resolve_commit(repo.root, ref)
     if commit is None:
@@ -266,4 +302,4 @@ def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Pa
     parent = gitops.first_parent(repo.root, commit)
     if result.base != base or parent != base:
         raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
-    return restore_run(item, result, commit, logs)
+    return _recheck_ownership(repo, restore_run(item, result, commit, logs), base)

@@ -75,17 +75,20 @@ class Field(NamedTuple):
     """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
     doc: str = ""
     """One line saying what the key is for (commented into generated files, in the README's tables)."""
+    shorthand: str | None = None
+    """For ``map``: the nested field a plain scalar sets (``sandbox: none`` = ``sandbox: {mode: none}``)."""
 
 
 def key(doc: str, check: Check | None = None, *, choices: tuple[str, ...] = (), hint: str | None = None,
-        required: bool = False, element_map: Callable[[str], str] | None = None, text: bool = False) -> Field:
+        required: bool = False, element_map: Callable[[str], str] | None = None, text: bool = False,
+        shorthand: str | None = None) -> Field:
     """A record field's YAML key, declared on the field itself: ``name: Annotated[type, key(...)] = default``.
 
     The record gives the key's name, kind (from its type) and default, which ``record_schema`` fills in, so
     each key is declared once. ``text``: a string that YAML may also resolve as a timestamp, kept verbatim.
     """
     return Field("", "text" if text else "str", required=required, choices=choices, check=check, hint=hint,
-                 element_map=element_map, doc=doc)
+                 element_map=element_map, doc=doc, shorthand=shorthand)
 
 
 class Schema:
@@ -393,6 +396,9 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
     if kind == "str_list":
         return _str_list(node, spec, where, item_id)
     if kind == "map":
+        if node.id == "scalar" and spec.nested is not None and spec.shorthand is not None:
+            value = read_value(node, spec.nested.index[spec.shorthand], where, item_id)
+            return value if isinstance(value, _Invalid) else {spec.shorthand: value}
         if node.id != "mapping" or spec.nested is None:
             return _wrong(node, spec, "a mapping", where, item_id)
         return read_mapping(node, spec.nested, where, item_id)

@@ -1,4 +1,4 @@
-"""Branch names, worktrees, item commits and changed paths of a wave, on top of :mod:`wavegit.git`.
+"""Branch names, item commits and their combination, the cleanup of linked worktrees; on git.
 
 Branch naming (the pre-push hook imports these builders, so they live in one place):
 
@@ -7,6 +7,9 @@ Branch naming (the pre-push hook imports these builders, so they live in one pla
   because git cannot hold a ref and a directory of refs with the same name.
 
 Everything here works with plumbing in the given directory; nothing touches the user's index or work tree.
+An attempt's tree is no linked worktree (:mod:`wavegit.workspace`); the worktree functions here remove
+linked worktrees that a wavegit before it left under the state dir, and the worktrees half-made by a kill
+inside its ``git worktree add``, which make every fetch in the clone fail until removed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import git
+from wavegit import fastimport, git, workspace
 from wavegit.git import GitError
 from wavegit.repo import Repo
 
@@ -67,39 +70,6 @@ def rev_parse(repo_root: Path, rev: str) -> str:
     return git.out(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=repo_root)
 
 
-def add(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
-    """A new worktree at ``path`` checked out at ``start``, on ``branch`` (reset if it exists) or detached."""
-    register(repo_root, path, branch=branch, start=start)
-    checkout(path)
-
-
-def register(repo_root: Path, path: Path, *, branch: str | None, start: str) -> None:
-    """The first half of :func:`add`: the worktree's admin files and HEAD, no files checked out yet.
-
-    Concurrent ``git worktree add`` (and ``fetch``) calls read every worktree's admin files and fail on
-    one half-made by another, so callers running several at once serialise this (quick) half only.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    where = ["-B", branch] if branch else ["--detach"]
-    git.run(["worktree", "add", "--quiet", "--no-checkout", *where, str(path), start], cwd=repo_root)
-
-
-def register_on(repo_root: Path, path: Path, branch: str) -> None:
-    """Like :func:`register`, on an existing ``branch``: one git process fewer than ``-B`` (``git branch``).
-
-    The branches come from :func:`set_branches`; :func:`checkout` with a ``start`` then resets the branch
-    to it, whatever it points at.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    git.run(["worktree", "add", "--quiet", "--no-checkout", str(path), branch], cwd=repo_root)
-
-
-def checkout(path: Path, start: str | None = None) -> None:
-    """The second half of :func:`add`: fill the worktree's index and files from its HEAD, or from ``start``
-    (which its branch is then reset to)."""
-    git.run(["reset", "--hard", "--quiet", *([start] if start else [])], cwd=path)
-
-
 def remove(repo_root: Path, path: Path) -> None:
     """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
     result = git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=repo_root, check=False)
@@ -126,7 +96,7 @@ def remove_all_under(repo_root: Path, directory: Path) -> None:
             shutil.rmtree(wt, ignore_errors=True)
             if any(f == "locked" or f.startswith("locked ") for f in fields[1:]):
                 locked.append(wt)
-    shutil.rmtree(directory, ignore_errors=True)
+    workspace.remove(directory)
     git.run(["worktree", "prune"], cwd=repo_root, check=False)
     for wt in locked:
         remove(repo_root, wt)
@@ -247,13 +217,15 @@ def _initializing(admin: Path) -> bool:
     return _read(admin / "locked") == "initializing"
 
 
-def stage_all(worktree: Path) -> str:
-    """Stage everything in the worktree (new, deleted, renamed, mode changes) and return the index's tree.
+@dataclass(frozen=True)
+class Trailers:
+    item_id: str
+    wave_id: str
+    prompt_sha256: str
 
-    Only this worktree's own index is used. Ignored files are not staged: they could never be committed.
-    """
-    git.run(["add", "--all", "--", "."], cwd=worktree)
-    return git.out(["write-tree"], cwd=worktree)
+    def render(self) -> str:
+        return (f"{TRAILER_ITEM}: {self.item_id}\n{TRAILER_WAVE}: {self.wave_id}\n"
+                f"{TRAILER_PROMPT}: {self.prompt_sha256}\n")
 
 
 def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
@@ -264,17 +236,6 @@ def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
     """
     raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=repo_root)
     return sorted(p for p in raw.split("\0") if p)
-
-
-@dataclass(frozen=True)
-class Trailers:
-    item_id: str
-    wave_id: str
-    prompt_sha256: str
-
-    def render(self) -> str:
-        return (f"{TRAILER_ITEM}: {self.item_id}\n{TRAILER_WAVE}: {self.wave_id}\n"
-                f"{TRAILER_PROMPT}: {self.prompt_sha256}\n")
 
 
 def commit_tree(repo_root: Path, tree: str, parents: Sequence[str], message: str) -> str:
@@ -294,13 +255,6 @@ def item_message(title: str, trailers: Trailers) -> str:
 
 def set_branch(repo_root: Path, branch: str, commit: str) -> None:
     git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
-
-
-def set_branches(repo_root: Path, branches: Sequence[str], commit: str) -> None:
-    """Create or move local branches to ``commit``, in one git call."""
-    if branches:
-        commands = "".join(f"update refs/heads/{branch} {commit}\n" for branch in branches)
-        git.run(["update-ref", "--stdin"], cwd=repo_root, input=commands)
 
 
 def delete_branch(repo_root: Path, branch: str) -> None:
@@ -405,17 +359,6 @@ def _disjoint(changes: Sequence[Sequence[_Change]]) -> bool:
     return True
 
 
-def _quote(path: str) -> str:
-    """A path as fast-import reads it: C-style quoted, so spaces, quotes and control characters survive."""
-    escaped = "".join(f"\\{ord(c):03o}" if c < " " or c == "\x7f" else "\\" + c if c in '"\\' else c
-                      for c in path)
-    return f'"{escaped}"'
-
-
-def _data(text: str) -> str:
-    return f"data {len(text.encode('utf-8', 'surrogateescape'))}\n{text}\n"
-
-
 def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: Sequence[Sequence[_Change]],
                  branch: str | None) -> str:
     """The replay chain written by one ``git fast-import``; its last commit (``branch`` set to it)."""
@@ -425,12 +368,13 @@ def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: 
     ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{secrets.token_hex(8)}"
     stream = ["feature done\n"]
     for n, (message, own) in enumerate(zip(messages, changes, strict=True), start=1):
-        stream.append(f"commit {ref}\nmark :{n}\nauthor {author}\ncommitter {committer}\n{_data(message)}")
+        stream.append(f"commit {ref}\nmark :{n}\nauthor {author}\ncommitter {committer}\n"
+                      f"{fastimport.data(message)}")
         if n == 1:
             stream.append(f"from {start}\n")
         # Deletions first: a file may replace a deleted directory of the same name, or the reverse.
-        stream += [f"D {_quote(c.path)}\n" for c in own if c.deleted]
-        stream += [f"M {c.mode} {c.sha} {_quote(c.path)}\n" for c in own if not c.deleted]
+        stream += [f"D {fastimport.quote(c.path)}\n" for c in own if c.deleted]
+        stream += [f"M {c.mode} {c.sha} {fastimport.quote(c.path)}\n" for c in own if not c.deleted]
         stream.append("\n")
     if not branch:
         stream.append(f"reset {ref}\n\n")

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wavegit import snapshot
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO_ROOT = TESTS.parent
@@ -79,3 +83,31 @@ def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:
     else:
         target.write_text(text)
     return repo.clone
+
+
+class AttemptTree:
+    """An attempt's tree made as a wave makes it (``start``: a commit, default the clone's HEAD), and its
+    reading back (:func:`wavegit.snapshot.read`) into the clone; limits by default 1 KiB per file and 10
+    changed files."""
+
+    def __init__(self, remote: RemoteRepo, name: str = "t", start: str = "HEAD") -> None:
+        from wavegit import snapshot, workspace
+
+        self.remote = remote
+        self.base = git(remote.clone, "rev-parse", start)
+        self.path = remote.base / "trees" / name
+        workspace.create(workspace.objects_dir(remote.clone), self.path, start=self.base)
+        self.untouched = snapshot.baseline(self.path)
+        self.compared_with = snapshot.Base.load(remote.clone, self.base, remote.base / "rules" / name)
+
+    def read(self, limits: snapshot.Limits | None = None, deadline: float | None = None) -> snapshot.Snapshot:
+        from wavegit import snapshot
+
+        return snapshot.read(self.remote.clone, self.path, self.compared_with, self.untouched,
+                             limits or snapshot.Limits(1024, 10), deadline)
+
+    def show(self, taken: snapshot.Snapshot, rel: str) -> str:
+        return git(self.remote.clone, "cat-file", "-p", f"{taken.tree}:{rel}")
+
+    def mode(self, taken: snapshot.Snapshot, rel: str) -> str:
+        return git(self.remote.clone, "ls-tree", taken.tree, "--", rel).split(" ")[0]

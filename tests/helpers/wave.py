@@ -9,13 +9,14 @@ from typing import Any
 
 import yaml
 
-from tests.helpers.repos import TESTS, RemoteRepo, git, make_remote_repo
+from tests.helpers.repos import TESTS, RemoteRepo, git, make_remote_repo, wavegit
 from tests.helpers.sync import origin_item as origin_item  # re-exported: wave tests read origin's tracker too
 from tests.helpers.sync import origin_tracker as origin_tracker
 from wavegit.config import load_config
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, WaveOptions, run_wave
 from wavegit.repo import discover
+from wavegit.report import WaveReport
 from wavegit.store import GitStore
 
 WORKERS = TESTS / "wave_workers"
@@ -74,10 +75,29 @@ def run(clone: Path, *, max_items: int | None = None, push: bool = True,
 
 
 def worktrees(clone: Path) -> list[str]:
+    """Every work tree of ``clone``: its own, its linked worktrees, then what is left under its state dir's
+    ``worktrees`` folder (attempt trees, test checkouts, ignore rules), one entry per wave's folder entry."""
     listing = git(clone, "worktree", "list", "--porcelain")
-    return [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+    linked = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+    state = clone / ".git" / "wavegit" / "worktrees"
+    waves = sorted(state.iterdir()) if state.is_dir() else []
+    return linked + [str(entry) for wave in waves for entry in sorted(wave.iterdir())]
 
 
 def branches(repo: Path, pattern: str = "wavegit/") -> list[str]:
     refs = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{pattern}")
     return [r for r in refs.splitlines() if r]
+
+
+def run_cli(clone: Path, env: dict[str, str] | None = None, timeout: float = 120) -> tuple[int, WaveReport]:
+    """``wavegit run --json`` as a real process in ``clone``: its exit code and report."""
+    result = wavegit(clone, "run", "--json", env=env, timeout=timeout)
+    assert result.stdout.strip(), result.stderr
+    return result.returncode, WaveReport.from_json(result.stdout)
+
+
+def history_text(repo: Path) -> str:
+    """Every path and every line of content of every commit on any ref of ``repo``, as one text; the
+    tracker and config (whose prompts name what workers were told to do) left out."""
+    return git(repo, "log", "--all", "--no-renames", "-p", "--binary", "--format=commit %H", "--", ".",
+               ":(exclude).wavegit")

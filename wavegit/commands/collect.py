@@ -8,6 +8,7 @@ and its output (``--json``: the report JSON).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from wavegit import publish, scaleout
 from wavegit.commands._context import Context
@@ -17,11 +18,15 @@ from wavegit.commands.run import summary
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wave", required=True, metavar="W", help="the wave id printed by `wavegit claim`")
     parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
+    parser.add_argument("--bundles", type=Path, metavar="DIR",
+                        help="also take item results from the <ITEM>.bundle files under DIR "
+                        "(written by `work --bundle`)")
 
 
 def run(args: argparse.Namespace) -> int:
-    context = Context.open(args)
+    context = Context.governed(args)
     delivery = publish.delivery(context.config, context.store)
-    outcome = scaleout.collect(context.repo, context.config, context.store, args.wave, delivery=delivery)
+    outcome = scaleout.collect(context.repo, context.config, context.store, args.wave, delivery=delivery,
+                               bundles=args.bundles)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print("not a new comment on a pull request: nothing to do")
         return EXIT_OK
     number, comment_id = target
-    context = Context.open(args)
+    context = Context.governed(args)
     client = github.connect(settings)
     comment = next((c for c in client.list_comments(number) if c.id == comment_id), None)
     if comment is None:

@@ -48,16 +48,17 @@ def summary(report: WaveReport) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
-    context = Context.open(args)
-    repo, config, store = context.repo, context.config, context.store
+    context = Context.governed(args)
+    repo, config, store, source = context.repo, context.config, context.store, context.config_source
     delivery = publish.delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
     if args.json:
         outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
-                           options=WaveOptions(push=not args.no_push))
+                           options=WaveOptions(push=not args.no_push, config_source=source))
     else:
         with Progress() as progress:
             outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
-                               options=WaveOptions(push=not args.no_push, events=progress))
+                               options=WaveOptions(push=not args.no_push, events=progress,
+                                                  config_source=source))
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

@@ -9,6 +9,7 @@ claimed by that wave or the wave branch is missing, 3 over the day budget.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from wavegit import scaleout, worktree
 from wavegit.commands._context import Context
@@ -18,12 +19,16 @@ from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wave", required=True, metavar="W", help="the wave id printed by `wavegit claim`")
     parser.add_argument("--item", required=True, metavar="ID", help="the claimed item to run")
+    parser.add_argument("--bundle", type=Path, metavar="PATH",
+                        help="write the result branch to this git bundle instead of pushing it")
 
 
 def run(args: argparse.Namespace) -> int:
-    context = Context.open(args)
-    item_run = scaleout.work(context.repo, context.config, context.store, args.wave, args.item)
-    pushed = f"pushed {worktree.item_branch(args.wave, args.item)}"
+    context = Context.governed(args)
+    item_run = scaleout.work(context.repo, context.config, context.store, args.wave, args.item,
+                             bundle=args.bundle)
+    where = f"wrote {args.bundle}" if args.bundle else "pushed"
+    pushed = f"{where} {worktree.item_branch(args.wave, args.item)}"
     if item_run.verified:
         print(f"{args.item}: verified; {pushed}")
         return EXIT_OK

@@ -5,21 +5,59 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, gitops, runner, tracker, worktree
+from wavegit import budget, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.ownership.patterns import matches
 from wavegit.repo import Repo
-from wavegit.workspaces import Spec, Workspaces
+from wavegit.workspaces import Ready, Spec, Workspaces
 
 FEEDBACK_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class Confiner:
+    """How a wave's workers and tests run: in the sandbox decided for the wave (or unsandboxed), each process
+    with a private HOME and TMPDIR of its own outside every tree, and an allowlisted environment."""
+
+    repo: Repo
+    config: Config
+    wave_id: str
+    jail: sandbox.Decision
+
+    @property
+    def private_root(self) -> Path:
+        return self.repo.wave_sandbox(self.wave_id)
+
+    def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
+                feedback_file: Path | None,
+                pass_github_token: bool) -> tuple[runner.Confinement, dict[str, str]]:
+        """The sandbox of one process run in ``tree`` (``stem`` names its private directory) and its
+        environment; :meth:`release` removes the private directory again."""
+        private = self.private_root / stem
+        shutil.rmtree(private, ignore_errors=True)
+        home, tmp = sandbox.private_dirs(private)
+        marker = runner.new_marker()
+        env = runner.worker_env(os.environ, item_id=item_id, wave_id=self.wave_id, prompt_file=prompt_file,
+                                cost_file=private / "cost.json", feedback_file=feedback_file, owns=owns,
+                                pass_github_token=pass_github_token, home=home, tmp=tmp,
+                                passed=self.config.worker_env, marker=marker)
+        shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
+        layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ)
+        return runner.Confinement(self.jail.bwrap, layout, marker), env
+
+    @staticmethod
+    def release(confinement: runner.Confinement) -> None:
+        shutil.rmtree(confinement.layout.private, ignore_errors=True)
 
 
 @dataclass
@@ -35,6 +73,7 @@ class AttemptContext:
     events: Events
     spend: budget.WaveSpend
     workspaces: Workspaces
+    confiner: Confiner
     cancel: threading.Event = field(default_factory=threading.Event)
     launch_error: str | None = None
     """Set by the first launch failure, which stops the batch."""
@@ -109,7 +148,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
         if attempt.launch_failed or not attempt.counted:
             return
         feedback = attempt.feedback
-        # The retry needs the item branch, which git lets only one worktree have.
+        # The retry gets a fresh tree; the failed one is not needed any more.
         context.workspaces.release(context.spec(item, number))
 
 
@@ -124,39 +163,45 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     feedback_file = logs / f"{stem}.feedback" if feedback else None
     if feedback_file is not None:
         feedback_file.write_text(feedback or "", encoding="utf-8")
-    cost_file = logs / f"{stem}.cost.json"
-    cost_file.unlink(missing_ok=True)
     config = context.config
     attempt = Attempt(number, config.worker, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
                       context.base, utc_now(), log_path=logs / f"{stem}.log")
     assert attempt.log_path is not None
-    env = runner.worker_env(os.environ, item_id=item.id, wave_id=context.wave_id, prompt_file=prompt_file,
-                            cost_file=cost_file, feedback_file=feedback_file, owns=item.owns,
-                            pass_github_token=config.worker_github_token)
     spec = context.spec(item, number)
-    path = spec.path
+    confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
+                                                prompt_file=prompt_file, feedback_file=feedback_file,
+                                                pass_github_token=config.worker_github_token)
     try:
-        context.workspaces.take(spec)
+        ready = context.workspaces.take(spec)
         context.events.event(item.id, "started", attempt=number)
-        result = runner.run_process(runner.worker_argv(config.worker), cwd=path, env=env,
+        # Reading the tree back counts against the attempt's wall clock too.
+        deadline = time.monotonic() + config.timeout_s
+        result = runner.run_process(runner.worker_argv(config.worker), cwd=ready.path, env=env,
                                     stdin_text=prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
-                                    idle_timeout_s=config.idle_timeout_s, cancel=context.cancel)
+                                    idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
+                                    confine=confinement)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        attempt.cost = runner.read_cost(cost_file, attempt.log_path, config.worker)
+        attempt.cost = runner.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
         if attempt.cost:
             context.spend.add(attempt.cost)
-        verify(context, item, path, attempt, result, env)
+        try:
+            verify(context, item, ready, attempt, result, deadline)
+        except (WavegitError, OSError) as exc:
+            # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
+            attempt.error, attempt.counted = one_line(str(exc)), False
     finally:
         attempt.finished_at = utc_now()
+        context.confiner.release(confinement)
     if attempt.commit is None and attempt.counted:
         attempt.feedback = feedback_text(attempt)
     return attempt
 
 
-def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Attempt,
-           result: runner.ProcessResult, env: dict[str, str]) -> None:
-    """Judge a finished worker (exit, ownership, a change, the item's test); commit when verified."""
+def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: Attempt,
+           result: runner.ProcessResult, deadline: float) -> None:
+    """Judge a finished worker (exit, its tree within the limits, ownership, a change, the item's test on a
+    clean checkout of the commit, without write credentials); keep the commit when verified."""
     if result.launch_error is not None:
         context.stop_batch(result.launch_error)
         attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
@@ -164,8 +209,14 @@ def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Att
     if attempt.failed("worker", result):
         return
     root, base, config = context.repo.root, context.base, context.config
-    tree = worktree.stage_all(path)
-    attempt.files_changed = worktree.changed_paths(root, base, tree)
+    limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
+    try:
+        taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline)
+    except snapshot.TreeRejected as exc:
+        # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
+        attempt.error = str(exc)
+        return
+    attempt.files_changed = taken.changed
     attempt.violations = [p for p in attempt.files_changed
                           if not any(matches(pattern, p) for pattern in item.owns)]
     if attempt.violations:
@@ -175,15 +226,26 @@ def verify(context: AttemptContext, item: tracker.Item, path: Path, attempt: Att
     if not attempt.files_changed:
         attempt.error = "the worker changed nothing"
         return
+    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
+    message = worktree.item_message(item.title, trailers)
+    commit = worktree.commit_tree(root, taken.tree, [base], message)
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
-    test = runner.run_process(runner.command_argv(item.test), cwd=path, env=env, stdin_text="",
-                              log_path=attempt.test_log_path, timeout_s=config.timeout_s,
-                              idle_timeout_s=config.idle_timeout_s, cancel=context.cancel)
+    checkout = workspace.test_checkout(context.workspaces.objects, commit,
+                                       ready.path.with_name(f"{ready.path.name}.test"))
+    confinement, test_env = context.confiner.confine(
+        checkout, f"{item.id}-{attempt.number}.test", item_id=item.id, owns=item.owns,
+        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False)
+    try:
+        test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env, stdin_text="",
+                                  log_path=attempt.test_log_path, timeout_s=config.timeout_s,
+                                  idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
+                                  confine=confinement)
+    finally:
+        context.confiner.release(confinement)
+        workspace.remove(checkout)
     attempt.test_exit = test.exit_code
     if attempt.failed("test", test):
         return
-    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
-    attempt.message = worktree.item_message(item.title, trailers)
-    attempt.commit = gitops.commit_tree(root, tree, [base], attempt.message)
-    worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), attempt.commit)
+    attempt.message, attempt.commit = message, commit
+    worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), commit)

@@ -3,10 +3,11 @@ the items' runs come from (:class:`ItemSource`) and where a pushed wave goes (:c
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wavegit import report, worktree
+from wavegit import report, sandbox, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
@@ -69,20 +70,28 @@ class WaveOptions:
     push: bool = True
     """False: the wave branch stays in this repository (``--no-push``)."""
     events: Events = field(default_factory=NoEvents)
+    config_source: str = ""
+    """Where the config the wave obeys was read (the report's ``config_source``)."""
 
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
              delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
     started = utc_now()
+    options = options or WaveOptions()
+    # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
+    jail = sandbox.decide(config.sandbox, os.environ)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
                     wave_id=worktree.new_wave_id(started), now=started)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
     rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
-                            budget=limits, started_at=report.utc_timestamp(started))
+                            budget=limits, started_at=report.utc_timestamp(started),
+                            config_source=options.config_source, sandbox=jail.mode)
     rep.notes += claimed.repaired
+    if jail.warning:
+        rep.notes.append(jail.warning)
     rep.notes += [f"{item_id}: no attempt left (max_attempts {config.max_attempts}); marked failed"
                   for item_id in claimed.exhausted]
     if not claimed.items:
@@ -92,7 +101,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
         rep.finished_at = report.utc_timestamp()
         return WaveOutcome(rep, EXIT_OK)
     return run_claimed(repo, config, store, claimed, rep, source=RunHere(repo, config),
-                       delivery=delivery or NoDelivery(), options=options or WaveOptions())
+                       delivery=delivery or NoDelivery(), options=options)
 
 
 def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport, *,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -12,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, gitops, halt, lifecycle, report, runner, tracker, worktree
+from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, tracker, workspace, worktree
 from wavegit.config import HALT_PATH, Config
-from wavegit.engine.attempt import AttemptContext, run_attempts
+from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
 from wavegit.engine.records import Events, ItemRun, NoEvents
 from wavegit.errors import WavegitError
@@ -92,6 +93,7 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
+        shutil.rmtree(self.repo.wave_sandbox(self.wave_id), ignore_errors=True)
         worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
@@ -133,14 +135,15 @@ class Wave:
         self.halted: str | None = None
         self.budget_exceeded = False
         self._flag_lock = threading.Lock()
-        # git reads every worktree's admin files in `worktree add` and `fetch`; one half-made by another
-        # thread makes them fail ("failed to read .../commondir", "bad object worktrees/X/HEAD").
+        # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
         self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
-                                       Workspaces(repo.root, self.git_lock))
+                                       Workspaces(repo.root),
+                                       Confiner(repo, config, self.wave_id,
+                                                sandbox.decide(config.sandbox, os.environ)))
         self.cleanup = Cleanup(repo, self.wave_id)
 
     @property
@@ -162,9 +165,7 @@ class Wave:
         concurrency = max(1, self.config.concurrency)
         # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
         ahead = 2 * concurrency
-        context.workspaces = Workspaces(self.repo.root, self.git_lock)
-        # Item branches made before their worktrees: registering one (serialised) takes one git call less.
-        worktree.set_branches(self.repo.root, [context.spec(run.item, 1).branch for run in queue], self.base)
+        context.workspaces = Workspaces(self.repo.root)
         for run in queue[:ahead]:
             context.workspaces.prepare(context.spec(run.item, 1))
         upcoming = [run.item for run in queue[ahead:]]
@@ -249,16 +250,17 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
 def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
     path = repo.wave_worktrees(wave_id) / "_wave"
     log_path = repo.wave_logs(wave_id) / "_wave.test.log"
-    worktree.add(repo.root, path, branch=None, start=head)
+    workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
+    confiner = Confiner(repo, config, wave_id, sandbox.decide(config.sandbox, os.environ))
+    # The sandbox and environment of a worker with no item, and no write credentials.
+    confinement, env = confiner.confine(path, "_wave", item_id="", owns=(), prompt_file=Path(os.devnull),
+                                        feedback_file=None, pass_github_token=False)
     try:
-        # A worker's environment with no item: same variables removed, nothing item-specific.
-        env = runner.worker_env(os.environ, item_id="", wave_id=wave_id,
-                                prompt_file=Path(os.devnull), cost_file=Path(os.devnull),
-                                feedback_file=None, owns=(), pass_github_token=config.worker_github_token)
         result = runner.run_process(runner.command_argv(config.wave_test), cwd=path, env=env,
                                     stdin_text="", log_path=log_path, timeout_s=config.timeout_s,
-                                    idle_timeout_s=config.idle_timeout_s, cancel=None)
+                                    idle_timeout_s=config.idle_timeout_s, cancel=None, confine=confinement)
     finally:
-        worktree.remove(repo.root, path)
+        confiner.release(confinement)
+        workspace.remove(path)
     return WaveTest(config.wave_test, result.exit_code if result.ok or result.exit_code else None,
                     log_path, None if result.ok else result.describe())

@@ -1,0 +1,121 @@
+"""A hostile worker: does what an attacker steering a coding agent would, one action per prompt line.
+
+Actions (paths relative to the attempt's tree unless absolute):
+``write PATH TEXT``; ``symlink PATH TARGET``; ``siblings NAME TEXT`` (write NAME into every other
+directory found through ``..``); ``wait-for PATH`` (up to 20 s); ``touch PATH`` (outside the tree too);
+``plant-hooks MARKER`` (hooks in ``$(git rev-parse --git-common-dir)/hooks``, and ``core.hooksPath``,
+``core.fsmonitor``, ``credential.helper`` in its git config, each appending its name to MARKER);
+``move-main PATH`` (commit PATH in its repository and ``git update-ref refs/heads/main`` to it);
+``rm-git`` (``rm -rf .git``); ``git-anyway`` (``git config`` and ``git branch`` wherever git finds a
+repository from the tree, failures ignored); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH
+LEVELS`` (nested directories whose full path is too long for the system to name); ``sparse PATH BYTES``
+(``truncate -s``); ``cost USD``; ``exit N``. Lines that are not actions (wavegit's feedback) are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HOOKS = ("pre-commit", "post-commit", "post-checkout", "reference-transaction", "pre-push",
+         "post-index-change", "pre-auto-gc", "post-rewrite", "push-to-checkout")
+
+
+def _script(path: Path, name: str, marker: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho {name} >> '{marker}'\ncat >/dev/null 2>&1 || true\n")
+    path.chmod(0o755)
+
+
+def plant_hooks(marker: str) -> None:
+    common = Path(subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True,
+                                 check=True).stdout.strip())
+    for name in HOOKS:
+        _script(common / "hooks" / name, name, marker)
+    elsewhere = Path.cwd().parent / "planted-hooks"
+    for name in HOOKS:
+        _script(elsewhere / name, f"hooksPath:{name}", marker)
+    _script(elsewhere / "fsmonitor", "fsmonitor", marker)
+    _script(elsewhere / "credential", "credential", marker)
+    for key, value in (("core.hooksPath", str(elsewhere)), ("core.fsmonitor", str(elsewhere / "fsmonitor")),
+                       ("credential.helper", str(elsewhere / "credential"))):
+        subprocess.run(["git", "config", key, value], check=True)
+
+
+def move_main(path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("unowned, committed by the worker\n")
+    subprocess.run(["git", "add", "-A"], check=True)
+    subprocess.run(["git", "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "sneak"],
+                   check=True)
+    subprocess.run(["git", "update-ref", "refs/heads/main", "HEAD"], check=True)
+    Path(path).unlink()
+
+
+def act(verb: str, args: list[str]) -> None:
+    if verb == "write":
+        Path(args[0]).parent.mkdir(parents=True, exist_ok=True)
+        Path(args[0]).write_text(" ".join(args[1:]) + "\n")
+    elif verb == "symlink":
+        Path(args[0]).parent.mkdir(parents=True, exist_ok=True)
+        Path(args[0]).symlink_to(args[1])
+    elif verb == "siblings":
+        here = Path.cwd().resolve()
+        for sibling in here.parent.iterdir():
+            if sibling != here and sibling.is_dir():
+                (sibling / args[0]).write_text(" ".join(args[1:]) + "\n")
+    elif verb == "wait-for":
+        deadline = time.monotonic() + 20
+        while not Path(args[0]).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    elif verb == "touch":
+        Path(args[0]).touch()
+    elif verb == "plant-hooks":
+        plant_hooks(args[0])
+    elif verb == "move-main":
+        move_main(args[0])
+    elif verb == "rm-git":
+        shutil.rmtree(".git")
+    elif verb == "git-anyway":
+        for command in (["git", "config", "wavegit.planted", "yes"], ["git", "branch", "planted"],
+                        ["git", "update-ref", "refs/heads/main", "refs/heads/main~1"]):
+            subprocess.run(command, capture_output=True, check=False)
+    elif verb == "index-lock":
+        Path(".git/index.lock").write_text("")
+    elif verb == "deep":
+        here = os.getcwd()
+        Path(args[0]).mkdir(parents=True, exist_ok=True)
+        os.chdir(args[0])
+        for _ in range(int(args[1])):
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+        Path("bottom.txt").write_text("too deep to name\n")
+        os.chdir(here)
+    elif verb == "sparse":
+        Path(args[0]).parent.mkdir(parents=True, exist_ok=True)
+        with open(args[0], "wb") as handle:
+            handle.truncate(int(args[1]))
+    elif verb == "cost":
+        Path(os.environ["WAVEGIT_COST_FILE"]).write_text(json.dumps({"usd": float(args[0])}))
+    elif verb == "exit":
+        sys.exit(int(args[0]))
+
+
+ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
+           "git-anyway", "index-lock", "deep", "sparse", "cost", "exit"}
+
+
+def main() -> None:
+    for line in sys.stdin.read().splitlines():
+        words = line.split()
+        if words and words[0] in ACTIONS:
+            act(words[0], words[1:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Hostile workers against the sandbox, the allowlisted environment, the token's custody, the governing
+config and the attempt's lifetime (issue 10, items 2-5): each attack a real ``wavegit run`` on a temporary
+repository with a bare origin, the worker a real script from ``tests/hostile_workers``.
+
+Every attack runs twice: under ``bwrap`` (skipped, with the reason, where bwrap cannot run) the promise holds
+outright; under ``sandbox: none`` the test asserts exactly the residual risks docs/security.md lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.wave import check, item, make_wave_repo
+from wavegit import sandbox
+
+HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
+WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
+SECRETS = {"GITHUB_TOKEN": "ghp_hostileEnvToken00000000000000000000",
+           "MY_API_KEY": "my-api-key-hostile-0000",
+           "AWS_SECRET_ACCESS_KEY": "aws-secret-hostile-0000"}
+
+
+def digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _bwrap_problem() -> str | None:
+    found = shutil.which(sandbox.BWRAP)
+    return sandbox.probe(found) if found else "bwrap is not installed"
+
+
+BWRAP_PROBLEM = _bwrap_problem()
+MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(BWRAP_PROBLEM is not None,
+                                                        reason=f"bwrap cannot run: {BWRAP_PROBLEM}")),
+         "none"]
+
+
+def hostile_repo(tmp_path: Path, mode: str, *items: tuple[str, str, list[str]]) -> RemoteRepo:
+    """A wave repo whose items are (id, attack prompt, extra prompt lines); item X owns src/x.txt."""
+    entries = [item(item_id, [attack, *extra], [f"src/{item_id.lower()}.txt"],
+                    check(f"src/{item_id.lower()}.txt"), priority=f"P{n}")
+               for n, (item_id, attack, extra) in enumerate(items)]
+    return make_wave_repo(tmp_path, entries, worker=WORKER, sandbox=mode, attempts=1, max_items=1,
+                          concurrency=1)
+
+
+def run_json(remote: RemoteRepo, env: dict[str, str] | None = None) -> tuple[dict[str, object], str]:
+    result = wavegit(remote.clone, "run", "--json", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout), result.stdout + result.stderr
+
+
+def committed(remote: RemoteRepo, rep: dict[str, object], path: str) -> str:
+    return git(remote.origin, "show", f"wavegit/{rep['wave_id']}:{path}")
+
+
+def everything_written(remote: RemoteRepo, output: str) -> str:
+    """Every commit (with its diff) of origin and clone, every file in wavegit's state, the CLI output."""
+    history = [git(repo, "log", "--all", "-p", "--format=%H%n%B") for repo in (remote.origin, remote.clone)]
+    state = remote.clone / ".git" / "wavegit"
+    files = [p.read_text(errors="replace") for p in state.rglob("*") if p.is_file()]
+    return "\n".join([*history, *files, output])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_secrets_reach_no_worker_commit_log_or_report_and_github_env_is_out_of_reach(
+        tmp_path: Path, mode: str) -> None:
+    remote = hostile_repo(tmp_path, mode, ("A", "snoop", []))
+    github_env = tmp_path / "github_env"
+    github_env.write_text("")
+    rep, output = run_json(remote, {**SECRETS, "GITHUB_ENV": str(github_env)})
+    assert rep["sandbox"] == mode
+    loot = committed(remote, rep, "src/a.txt").splitlines()[1:]
+    ours = [line for line in loot if line.rpartition("=")[2] in {digest(v) for v in SECRETS.values()}]
+    written = everything_written(remote, output)
+    assert SECRETS["GITHUB_TOKEN"] not in written, "the token leaked"
+    assert not any(digest(SECRETS["GITHUB_TOKEN"]) in line for line in loot), "the worker found the token"
+    assert github_env.read_text() == "" and "wrote GITHUB_ENV" not in loot
+    if mode == "bwrap":
+        assert ours == [] and not any(value in written for value in SECRETS.values())
+    else:
+        # Residual risk of `sandbox: none`: wavegit's own environment, minus the token, is readable.
+        expected = {f"{where} {n}={digest(SECRETS[n])}" for n in ("MY_API_KEY", "AWS_SECRET_ACCESS_KEY")
+                    for where in ("ppid", "proc")}
+        assert set(ours) == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_writes_into_the_checkout_and_git_dir_and_an_edited_config_change_no_wave(
+        tmp_path: Path, mode: str) -> None:
+    remote = hostile_repo(tmp_path, mode, ("A", "escape", []), ("B", "snoop", []))
+    config = remote.clone / ".wavegit" / "config.yaml"
+    config_before = config.read_text()
+    planted = [remote.clone / "PWNED.txt", remote.clone / ".git" / "PWNED.txt",
+               remote.clone / ".git" / "hooks" / "pre-push"]
+    rep, _ = run_json(remote)
+    assert rep["config_source"] == "origin/main:.wavegit/config.yaml"
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    if mode == "bwrap":
+        assert [p for p in planted if p.exists()] == [] and config.read_text() == config_before
+    else:
+        # Residual risk of `sandbox: none`: the worker writes wherever its user may.
+        assert all(p.exists() for p in planted) and config.read_text() != config_before
+        planted[2].unlink()
+    # The next wave obeys the committed config, not the edited working copy (and says so).
+    rep, _ = run_json(remote, SECRETS)
+    ignored = " (the checkout's differing working copy was ignored)" if mode == "none" else ""
+    assert (rep["config_source"], rep["sandbox"]) == ("origin/main:.wavegit/config.yaml" + ignored, mode)
+    loot = committed(remote, rep, "src/b.txt").splitlines()[1:]
+    assert not any(line.startswith("env ") for line in loot), loot
+
+
+def tagged(tag: str) -> list[int]:
+    """Processes whose command line mentions ``tag``."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if tag.encode() in cmdline:
+                pids.append(int(entry))
+    return pids
+
+
+def wait_until(condition: object, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_setsid_daemon_dies_when_its_attempt_ends(tmp_path: Path, mode: str) -> None:
+    tag = f"hostile-daemon-{os.getpid()}-{mode}"
+    remote = hostile_repo(tmp_path, mode, ("A", "daemon", [tag]))
+    rep, _ = run_json(remote)
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    assert tagged(tag) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_kill_9_of_the_scheduler_leaves_no_worker_running(tmp_path: Path, mode: str) -> None:
+    tag = f"hostile-kill-{os.getpid()}-{mode}"
+    remote = hostile_repo(tmp_path, mode, ("A", "daemon", [tag, "hold"]))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: len(tagged(tag)) == 2, "the worker's child and daemon")
+        workers = [pid for pid in tagged(str(HOSTILE / "env_act.py")) if pid != proc.pid]
+        assert workers
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), "the worker to die")
+        if mode == "bwrap":
+            wait_until(lambda: tagged(tag) == [], "the worker's child and daemon to die")
+        else:
+            # Residual risk of `sandbox: none`: what the worker started outlives a `kill -9` of wavegit.
+            time.sleep(0.5)
+            assert len(tagged(tag)) == 2
+    finally:
+        for pid in tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_worker_github_token_true_hands_the_token_over_though_wavegit_holds_it_in_memory(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["snoop"], ["src/a.txt"], check("src/a.txt"))],
+                            worker=WORKER, sandbox="none", attempts=1, worker_github_token=True)
+    rep, _ = run_json(remote, SECRETS)
+    loot = committed(remote, rep, "src/a.txt").splitlines()[1:]
+    assert f"env GITHUB_TOKEN={digest(SECRETS['GITHUB_TOKEN'])}" in loot
+    assert not any(line.startswith("env MY_API_KEY") for line in loot)

@@ -1,0 +1,173 @@
+"""Hostile workers against real waves: each attack of issue 10 that the git side answers, as a
+``wavegit run`` process on a temporary repository with a bare origin, with a real attacking script.
+
+Without a filesystem sandbox a worker can still write anywhere its user can; what these tests hold is the
+git-level promise: nothing the worker writes outside its tree, into its git directory, or into ignored
+files lands in any commit, runs inside wavegit's git calls, or stays installed in the scheduler's
+repository; and what the worker breaks in its own tree counts against it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.wave import (
+    history_text,
+    item,
+    make_wave_repo,
+    origin_item,
+    run_cli,
+    worktrees,
+    write_and_push,
+)
+from wavegit.report import ItemReport, WaveReport
+
+HOSTILE_WORKERS = Path(__file__).resolve().parent / "hostile_workers"
+HOSTILE = shlex.join([sys.executable, str(HOSTILE_WORKERS / "hostile.py")])
+
+
+def _wave(tmp_path: Path, items: list[dict[str, Any]], **config: Any) -> RemoteRepo:
+    # Unsandboxed: the git-level promise holds even where the worker may write anywhere its user can (the
+    # sandbox's own promises are in test_hostile_env.py).
+    return make_wave_repo(tmp_path, items, **{"worker": HOSTILE, "attempts": 1, "sandbox": "none", **config})
+
+
+def _by_id(rep: WaveReport) -> dict[str, ItemReport]:
+    return {entry.id: entry for entry in rep.items}
+
+
+def _history(remote: RemoteRepo) -> str:
+    return history_text(remote.origin) + history_text(remote.clone)
+
+
+def test_a_symlink_out_of_the_tree_is_recorded_as_a_symlink_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the secret outside the tree\n")
+    remote = _wave(tmp_path, [item("A", [f"symlink src/a/file-link {outside / 'secret.txt'}",
+                                         f"symlink src/a/dir-link {outside}", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    head = rep.head_sha
+    assert head is not None
+    listing = git(remote.origin, "ls-tree", "-r", head, "--", "src/a/")
+    assert "120000 blob" in listing.splitlines()[0] and listing.count("120000 blob") == 2
+    assert git(remote.origin, "cat-file", "-p", f"{head}:src/a/file-link") == str(outside / "secret.txt")
+    assert "the secret outside the tree" not in _history(remote)
+    assert (outside / "secret.txt").read_text() == "the secret outside the tree\n"
+
+
+def test_writes_into_the_users_checkout_and_a_siblings_tree_land_in_no_commit(tmp_path: Path) -> None:
+    checkout = tmp_path / "work"  # where make_wave_repo puts the user's clone
+    started = tmp_path / "a-attacked"
+    items = [
+        # A finds B's tree through `..` once it is checked out (wavegit names trees <item>-<attempt>).
+        item("A", [f"write {checkout / 'src' / 'planted.txt'} planted-in-the-checkout",
+                   "wait-for ../B-1/README.md", "siblings foreign.txt planted-by-a-sibling",
+                   f"touch {started}", "write src/a/ok.txt ok"],
+             ["src/a/"], test="true"),
+        # B reads its tree only after A wrote into it; its first attempt has the foreign file, unowned.
+        item("B", [f"wait-for {started}", "write src/b/ok.txt ok"], ["src/b/"], test="true"),
+    ]
+    remote = _wave(tmp_path, items, concurrency=2, attempts=2)
+    assert remote.clone == checkout
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)
+    assert found["A"].verified and found["B"].verified
+    assert found["B"].attempt_records[0].error is not None
+    assert "foreign.txt" in found["B"].attempt_records[0].error
+    history = _history(remote)
+    assert "planted-in-the-checkout" not in history and "planted-by-a-sibling" not in history
+    assert "foreign.txt" not in history and "planted.txt" not in history
+    assert code == 0 and rep.success, rep.notes
+
+
+def test_hooks_and_config_planted_in_the_attempts_git_dir_never_run_and_stay_there(tmp_path: Path) -> None:
+    marker = tmp_path / "hook-ran"
+    remote = _wave(tmp_path, [item("A", [f"plant-hooks {marker}", "write src/a/ok.txt ok"], ["src/a/"],
+                                   test="true")])
+    config_before = (remote.clone / ".git" / "config").read_text()
+    hooks_before = sorted(p.name for p in (remote.clone / ".git" / "hooks").iterdir())
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    # The wave moved refs, pushed, fetched and wrote objects in the scheduler's repository: no hook ran.
+    assert not marker.exists()
+    assert (remote.clone / ".git" / "config").read_text() == config_before
+    assert sorted(p.name for p in (remote.clone / ".git" / "hooks").iterdir()) == hooks_before
+    # And the user's own git commands afterwards run none of them either.
+    git(remote.clone, "fetch", "-q", "origin")
+    git(remote.clone, "status", "--porcelain")
+    assert not marker.exists()
+
+
+def test_moving_main_in_the_attempts_repository_leaves_the_schedulers_refs_alone(tmp_path: Path) -> None:
+    remote = _wave(tmp_path, [item("A", ["move-main src/unowned.txt", "write src/a/ok.txt ok"], ["src/a/"],
+                                   test="true")])
+    main_before = git(remote.clone, "rev-parse", "main")
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    assert "unowned, committed by the worker" not in _history(remote)
+    # main moved only by the wave's own claim and record commits, on the origin and here.
+    log = git(remote.origin, "log", "--format=%s", f"{main_before}..main").splitlines()
+    assert [subject.split(" ")[1] for subject in log] == ["record", "claim"]
+    assert git(remote.clone, "rev-parse", "main") in (main_before, git(remote.origin, "rev-parse", "main"))
+
+
+def test_an_ignored_file_that_makes_the_test_pass_is_not_verified(tmp_path: Path) -> None:
+    test = shlex.join([sys.executable, "-c", "import sys; sys.path.insert(0, 'build'); import helper"])
+    remote = _wave(tmp_path, [item("A", ["write src/a/ok.txt ok", "write build/helper.py HELPER = 1",
+                                         "write src/a/__pycache__/fake.pyc x"], ["src/a/"], test=test)])
+    write_and_push(remote.clone, {".gitignore": "build/\n*.pyc\n"}, "ignore build output")
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)["A"]
+    assert code != 0 and not found.verified and found.test_exit not in (None, 0)
+    assert found.files_changed == ["src/a/ok.txt"]
+    assert "HELPER" not in _history(remote) and "fake.pyc" not in _history(remote)
+
+
+def test_a_worker_breaking_its_own_git_dir_is_counted_and_its_cost_kept(tmp_path: Path) -> None:
+    remote = _wave(tmp_path, [
+        item("GONE", ["cost 0.5", "rm-git", "git-anyway", "write src/gone/ok.txt ok"], ["src/gone/"],
+             test="true"),
+        item("LOCK", ["cost 0.25", "index-lock", "write src/lock/ok.txt ok"], ["src/lock/"], test="true"),
+        item("FAIL", ["cost 0.125", "rm-git", "exit 3"], ["src/fail/"], test="true"),
+        item("DEEP", ["cost 0.0625", "deep src/deep 30", "write src/deep/ok.txt ok"], ["src/deep/"],
+             test="true"),
+    ])
+    main_before = git(remote.clone, "rev-parse", "main")
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)
+    # Without its own git dir, git run in the tree finds no repository (the trees lie inside the
+    # scheduler's git dir, which git would otherwise find as a bare repository).
+    assert "planted" not in (remote.clone / ".git" / "config").read_text()
+    assert git(remote.clone, "for-each-ref", "refs/heads/planted") == ""
+    assert git(remote.clone, "merge-base", "--is-ancestor", main_before, "main") == ""
+    # Its tree is read as content: a missing or locked git dir changes nothing.
+    assert found["GONE"].verified and found["LOCK"].verified
+    assert not found["FAIL"].verified and found["FAIL"].error == "worker exited 3"
+    # A tree wavegit cannot read (a path too long to name) is the worker's doing.
+    assert not found["DEEP"].verified and "cannot read src/deep/" in (found["DEEP"].error or "")
+    for item_id, cost in (("GONE", 0.5), ("LOCK", 0.25), ("FAIL", 0.125), ("DEEP", 0.0625)):
+        recorded = origin_item(remote, item_id)
+        assert (recorded.attempts, recorded.cost) == (1, cost)
+    assert code != 0
+    assert worktrees(remote.clone) == [str(remote.clone)]
+
+
+def test_a_huge_sparse_file_is_a_violation_at_once_and_nothing_is_staged(tmp_path: Path) -> None:
+    actions = ["cost 0.5", "sparse src/a/big.bin 3221225472", "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")], timeout_s=5)
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)["A"]
+    assert code != 0 and not found.verified
+    # Rejected on its size, not by the clock (reading 3 GB would not fit in the 5 s timeout).
+    assert found.error == ("limit violation: src/a/big.bin (3221225472 bytes) over max_file_bytes "
+                           "(52428800); nothing staged")
+    assert (origin_item(remote, "A").attempts, origin_item(remote, "A").cost) == (1, 0.5)
+    packed = dict(line.split(": ") for line in git(remote.clone, "count-objects", "-v").splitlines())
+    assert int(packed["size"]) + int(packed["size-pack"]) < 1024  # KiB: no big blob was written

@@ -1,0 +1,170 @@
+"""wavegit.sandbox: the bwrap command line, the mode decision, its config, and real sandboxed processes."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import make_remote_repo, wavegit
+from wavegit import sandbox
+from wavegit.config import SandboxConfig, parse_config_text
+from wavegit.errors import UsageError
+from wavegit.repo import discover
+from wavegit.runner import Confinement, new_marker, run_process
+
+BWRAP = shutil.which(sandbox.BWRAP)
+PROBLEM = sandbox.probe(BWRAP) if BWRAP else "bwrap is not installed"
+needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run: {PROBLEM}")
+
+
+def layout(tmp_path: Path, **extra: object) -> sandbox.Layout:
+    checkout = tmp_path / "checkout"
+    tree = checkout / ".git" / "wavegit" / "worktrees" / "w" / "A-1"
+    private = checkout / ".git" / "wavegit" / "sandbox" / "w" / "A-1"
+    for path in (tree, private):
+        path.mkdir(parents=True)
+    return sandbox.Layout(tree=tree, private=private, hidden=(checkout / ".git", checkout), **extra)  # type: ignore[arg-type]
+
+
+def test_bwrap_argv_hides_parents_before_showing_the_tree_and_private_dir(tmp_path: Path) -> None:
+    shown = layout(tmp_path)
+    argv = sandbox.bwrap_argv("bwrap", shown, ["worker", "--flag"])
+    assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+                         "--die-with-parent"]
+    assert "--unshare-net" not in argv and "--new-session" not in argv
+    checkout = tmp_path / "checkout"
+    order = [argv.index(str(p)) for p in (checkout, checkout / ".git", shown.private, shown.tree)]
+    assert order == sorted(order)
+    assert argv[argv.index(str(checkout)) - 1] == "--tmpfs"
+    assert argv[argv.index(str(shown.tree)) - 1] == str(shown.tree) or "--bind" in argv
+    assert argv[-5:] == ["--chdir", str(shown.tree), "--", "worker", "--flag"]
+
+
+def test_bwrap_argv_without_network_unshares_it(tmp_path: Path) -> None:
+    assert "--unshare-net" in sandbox.bwrap_argv("bwrap", layout(tmp_path, network=False), ["w"])
+
+
+def test_mode_none_never_probes_and_auto_without_bwrap_warns_once(tmp_path: Path) -> None:
+    assert sandbox.decide(SandboxConfig(mode="none"), {"PATH": str(tmp_path)}) == sandbox.Decision(None)
+    decision = sandbox.decide(SandboxConfig(), {"PATH": str(tmp_path)})
+    assert decision.mode == "none" and decision.warning is not None and "unsandboxed" in decision.warning
+
+
+def test_explicit_bwrap_or_auto_in_github_actions_without_bwrap_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="bwrap was asked for"):
+        sandbox.decide(SandboxConfig(mode="bwrap"), {"PATH": str(tmp_path)})
+    with pytest.raises(UsageError, match="sandbox: none"):
+        sandbox.decide(SandboxConfig(), {"PATH": str(tmp_path), "GITHUB_ACTIONS": "true"})
+    explicit = sandbox.decide(SandboxConfig(mode="none"), {"PATH": str(tmp_path), "GITHUB_ACTIONS": "true"})
+    assert explicit == sandbox.Decision(None)
+
+
+def test_sandbox_config_takes_a_mode_alone_or_a_mapping() -> None:
+    assert parse_config_text("sandbox: none\n") == {"sandbox": {"mode": "none"}}
+    mapping = parse_config_text("sandbox: {mode: bwrap, network: false, ro_paths: [/opt], rw_paths: [/c]}\n")
+    expected = {"mode": "bwrap", "network": False, "ro_paths": ("/opt",), "rw_paths": ("/c",)}
+    assert mapping == {"sandbox": expected}
+
+
+def validate(tmp_path: Path, config_text: str) -> tuple[int, str]:
+    remote = make_remote_repo(tmp_path)
+    folder = remote.clone / ".wavegit"
+    folder.mkdir()
+    (folder / "tracker.yaml").write_text("version: 1\nitems: []\n")
+    (folder / "config.yaml").write_text(config_text)
+    result = wavegit(remote.clone, "validate")
+    return result.returncode, result.stderr
+
+
+@pytest.mark.parametrize("listed", ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY",
+                                    "ACTIONS_RUNTIME_TOKEN", "GITHUB_TOKEN"])
+def test_listing_a_workflow_variable_or_the_token_in_worker_env_is_bad_input(tmp_path: Path,
+                                                                             listed: str) -> None:
+    code, stderr = validate(tmp_path, f"worker_env: [ANTHROPIC_API_KEY, {listed}]\n")
+    assert code == 2 and stderr.startswith(".wavegit/config.yaml:1:")
+    assert listed in stderr and "Traceback" not in stderr
+
+
+def test_a_bad_sandbox_mode_is_bad_input_with_its_position(tmp_path: Path) -> None:
+    code, stderr = validate(tmp_path, "worker: x\nsandbox: bwarp\n")
+    assert code == 2 and ".wavegit/config.yaml:2:10:" in stderr and "bwrap" in stderr
+
+
+@needs_bwrap
+def test_a_sandboxed_process_writes_its_tree_only_and_sees_no_outside_process(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path)
+    repo = discover(remote.clone)
+    tree = repo.state_dir / "worktrees" / "w" / "A-1"
+    private = repo.state_dir / "sandbox" / "w" / "A-1"
+    tree.mkdir(parents=True)
+    sandbox.private_dirs(private)
+    outside = tmp_path / "outside.txt"
+    script = textwrap.dedent(f"""\
+        import os, pathlib
+        pathlib.Path('in.txt').write_text('ok')
+        for p in [{str(outside)!r}, {str(remote.clone / "x.txt")!r}]:
+            try:
+                pathlib.Path(p).write_text('x'); print('wrote', p)
+            except OSError as e:
+                print('refused', p)
+        print('checkout', sorted(os.listdir({str(remote.clone)!r})))
+        print('pids', sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))
+        """)
+    shown = sandbox.attempt_layout(repo, SandboxConfig(), tree, private, (), {})
+    assert BWRAP is not None
+    result = run_process([sys.executable, "-c", script], cwd=tree, env={"PATH": "/usr/bin:/bin"},
+                         stdin_text="", log_path=tmp_path / "log", timeout_s=30, idle_timeout_s=30,
+                         confine=Confinement(BWRAP, shown, new_marker()))
+    log = result.log_path.read_text()
+    assert result.exit_code == 0, log
+    assert (tree / "in.txt").read_text() == "ok"
+    assert not outside.exists() and not (remote.clone / "x.txt").exists()
+    assert f"refused {outside}" in log and f"refused {remote.clone / 'x.txt'}" in log
+    # The checkout is an empty directory but for the mount points leading to the tree.
+    assert "checkout ['.git']" in log
+    pids = eval(log.split("pids ", 1)[1].splitlines()[0])
+    assert max(pids) < 10
+
+
+@needs_bwrap
+def test_a_missing_worker_under_bwrap_is_a_launch_failure_not_an_exit_1(tmp_path: Path) -> None:
+    assert BWRAP is not None
+    shown = layout(tmp_path)
+    result = run_process(["no-such-worker-anywhere"], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+                         log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
+                         confine=Confinement(BWRAP, shown, new_marker()))
+    assert result.launch_error is not None
+    assert "cannot launch 'no-such-worker-anywhere'" in result.launch_error
+
+
+@needs_bwrap
+def test_a_signal_inside_bwrap_reads_as_the_signal(tmp_path: Path) -> None:
+    assert BWRAP is not None
+    shown = layout(tmp_path)
+    result = run_process([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                         cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="", log_path=tmp_path / "log",
+                         timeout_s=10, idle_timeout_s=10, confine=Confinement(BWRAP, shown, new_marker()))
+    assert result.exit_code == -9 and result.describe() == "killed by SIGKILL"
+
+
+@needs_bwrap
+def test_a_worker_installed_in_a_hidden_directory_is_a_launch_failure_naming_the_fix(tmp_path: Path) -> None:
+    assert BWRAP is not None
+    shown = layout(tmp_path)
+    program = tmp_path / "checkout" / "bin" / "agent"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    result = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+                         log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
+                         confine=Confinement(BWRAP, shown, new_marker()))
+    assert result.launch_error is not None and "sandbox.ro_paths" in result.launch_error
+    with_it = sandbox.Layout(shown.tree, shown.private, shown.hidden, readonly=(program.parent,))
+    ran = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+                      log_path=tmp_path / "log2", timeout_s=5, idle_timeout_s=5,
+                      confine=Confinement(BWRAP, with_it, new_marker()))
+    assert ran.ok, ran.log_path.read_text()

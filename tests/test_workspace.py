@@ -1,0 +1,128 @@
+"""wavegit.workspace: attempt trees with a git directory of their own, clean test checkouts, removal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.helpers.repos import RemoteRepo, git
+from wavegit import workspace, worktree
+
+
+def _tree(remote: RemoteRepo, name: str = "t", branch: str | None = "wavegit/items/w-1/X") -> Path:
+    path = remote.base / "trees" / name
+    workspace.create(workspace.objects_dir(remote.clone), path, start=git(remote.clone, "rev-parse", "HEAD"),
+                     branch=branch)
+    return path
+
+
+def test_a_tree_is_a_repository_of_its_own_borrowing_the_schedulers_objects(remote_repo: RemoteRepo) -> None:
+    path = _tree(remote_repo)
+    assert (path / "README.md").read_text() == "hello\n"
+    assert git(path, "rev-parse", "--absolute-git-dir") == str(path / ".git")
+    assert git(path, "rev-parse", "--git-common-dir") == ".git"
+    alternates = (path / ".git" / "objects" / "info" / "alternates").read_text().strip()
+    assert Path(alternates) == (remote_repo.clone / ".git" / "objects").resolve()
+    # No object copied, no hook (not even a sample), nothing registered in the scheduler's repository.
+    assert git(path, "count-objects").startswith("0 objects")
+    assert not (path / ".git" / "hooks").exists()
+    assert git(remote_repo.clone, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(path, "status", "--porcelain") == ""
+
+
+def test_what_a_worker_writes_in_its_git_dir_stays_there(remote_repo: RemoteRepo) -> None:
+    path = _tree(remote_repo)
+    main = git(remote_repo.clone, "rev-parse", "main")
+    git(path, "config", "core.hooksPath", "/tmp/evil")
+    git(path, "commit", "-q", "--allow-empty", "-m", "worker's own")
+    git(path, "update-ref", "refs/heads/main", "HEAD")
+    (path / ".git" / "hooks").mkdir()
+    (path / ".git" / "hooks" / "reference-transaction").write_text("#!/bin/sh\nexit 1\n")
+    (path / ".git" / "hooks" / "reference-transaction").chmod(0o755)
+    assert git(remote_repo.clone, "rev-parse", "main") == main
+    assert "evil" not in git(remote_repo.clone, "config", "--list", "--local")
+    assert not (remote_repo.clone / ".git" / "hooks" / "reference-transaction").exists()
+    git(remote_repo.clone, "update-ref", "refs/heads/unhindered", main)  # no hook of the tree's ran
+
+
+def test_a_tree_without_a_branch_is_on_a_scratch_branch(remote_repo: RemoteRepo) -> None:
+    path = _tree(remote_repo, branch=None)
+    assert git(path, "symbolic-ref", "HEAD") == "refs/heads/wavegit-attempt"
+
+
+def test_a_tree_replaces_what_a_killed_wave_left_at_its_path(remote_repo: RemoteRepo) -> None:
+    path = remote_repo.base / "trees" / "t"
+    (path / "junk").mkdir(parents=True)
+    (path / "junk" / "left.txt").write_text("left\n")
+    _tree(remote_repo)
+    assert not (path / "junk").exists() and (path / "README.md").exists()
+
+
+def test_a_test_checkout_holds_exactly_the_commit(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    (clone / ".gitignore").write_text("*.pyc\n")
+    git(clone, "add", ".gitignore")
+    git(clone, "commit", "-q", "-m", "ignore")
+    attempt = _tree(remote_repo)
+    (attempt / "pytest.pyc").write_text("a cheat\n")
+    (attempt / "untracked.txt").write_text("left over\n")
+    commit = git(clone, "rev-parse", "HEAD")
+    checkout = workspace.test_checkout(workspace.objects_dir(clone), commit, remote_repo.base / "checkout")
+    assert sorted(os.listdir(checkout)) == [".git", ".gitignore", "README.md"]
+    assert git(checkout, "rev-parse", "HEAD") == commit and git(checkout, "status", "--porcelain") == ""
+
+
+def test_remove_takes_trees_a_worker_locked_up_and_never_follows_symlinks(remote_repo: RemoteRepo,
+                                                                          tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    path = _tree(remote_repo)
+    os.symlink(outside, path / "link")
+    (path / "ro" / "deeper").mkdir(parents=True)
+    (path / "ro" / "deeper" / "f.txt").write_text("f\n")
+    (path / "ro" / "deeper").chmod(0o500)
+    (path / "ro").chmod(0)
+    workspace.remove(path)
+    assert not os.path.lexists(path) and (outside / "keep.txt").read_text() == "keep\n"
+    workspace.remove(path)  # already gone: nothing to do
+
+
+def test_remove_takes_trees_nested_deeper_than_recursion_and_path_names_go(remote_repo: RemoteRepo) -> None:
+    path = _tree(remote_repo)
+    here = os.getcwd()
+    os.chdir(path)
+    try:
+        for level in range(1500):
+            name = "d" * 200 if level % 10 == 0 else "d"
+            os.mkdir(name)
+            os.chdir(name)
+            Path("f.txt").write_text("f\n")
+    finally:
+        os.chdir(here)
+    workspace.remove(path)
+    assert not os.path.lexists(path)
+
+
+def test_a_waves_cleanup_removes_its_trees_whatever_their_state(remote_repo: RemoteRepo) -> None:
+    wave = remote_repo.base / "trees"
+    first, second = _tree(remote_repo, "A-1"), _tree(remote_repo, "B-1")
+    (second / "locked").mkdir()
+    (second / "locked").chmod(0)
+    worktree.remove_all_under(remote_repo.clone, wave)
+    assert not first.exists() and not second.exists() and not wave.exists()
+
+
+def test_without_its_git_dir_a_tree_in_the_state_dir_finds_no_repository(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    path = clone / ".git" / "wavegit" / "worktrees" / "w-20260101-000000-0000" / "A-1"
+    workspace.create(workspace.objects_dir(clone), path, start=git(clone, "rev-parse", "HEAD"))
+    shutil.rmtree(path / ".git")
+    found = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=path, capture_output=True, text=True,
+                           check=False)
+    assert found.returncode == 128 and "not a git repository" in found.stderr
+    # Without the fence git would have found the scheduler's git directory, a bare repository above it.
+    (path.parent / ".git").unlink()
+    assert git(path, "rev-parse", "--git-dir") == str(clone / ".git")

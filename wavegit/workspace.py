@@ -1,0 +1,136 @@
+"""An attempt's tree: a directory with a git directory of its own, and the clean checkout its test runs in.
+
+An attempt's tree is not a linked worktree of the scheduler's repository: ``git init`` makes it a repository
+of its own whose ``objects/info/alternates`` names the scheduler's object directory (read by git, never
+written through), checked out at the start commit on the item's branch name. Nothing a worker writes in
+it -- config, hooks, refs, attributes, locks, or ``rm -rf .git`` -- is read by any git command wavegit
+runs on the scheduler's repository: wavegit reads the tree back as content (:mod:`wavegit.snapshot`) and
+runs no git in it after the worker started. Its folder is fenced (:func:`fence`): git finds no other
+repository from the tree, even once a worker removed its ``.git``.
+
+A kill while a tree is being made leaves a directory under the wave's folder and nothing in the
+scheduler's repository, so no repair is due; the folder goes with its wave (the wave's cleanup, or
+``wavegit sync`` pruning a dead wave's leftovers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+from wavegit import git
+
+
+def objects_dir(repo_root: Path) -> Path:
+    """The scheduler's object directory, which every attempt's repository borrows objects from."""
+    found = Path(git.out(["rev-parse", "--git-path", "objects"], cwd=repo_root))
+    return (repo_root / found).resolve()
+
+
+def create(objects: Path, path: Path, *, start: str, branch: str | None = None) -> None:
+    """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch).
+
+    Whatever was at ``path`` (a tree a killed wave left) goes first.
+    """
+    remove(path)
+    path.mkdir(parents=True)
+    fence(path.parent)
+    # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
+    git.run(["init", "--quiet", "--template=", f"--initial-branch={branch or 'wavegit-attempt'}", "."],
+            cwd=path)
+    info = path / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+    git.run(["reset", "--hard", "--quiet", start], cwd=path)
+
+
+_FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"
+
+
+def fence(folder: Path) -> None:
+    """Make git, run anywhere below ``folder`` without a repository of its own, stop with an error.
+
+    The trees lie in the state dir, inside the scheduler's git directory, which git's discovery from a tree
+    whose ``.git`` a worker removed would otherwise find (as a bare repository) and write to: its config,
+    its refs. A ``.git`` file naming no repository ends that discovery at ``folder``.
+    """
+    barrier = folder / ".git"
+    if not barrier.is_file():
+        barrier.write_text(_FENCE, encoding="utf-8")
+
+
+def test_checkout(objects: Path, commit: str, path: Path) -> Path:
+    """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored): the
+    directory an item's test runs in, so that it judges what gets committed."""
+    create(objects, path, start=commit)
+    return path
+
+
+def remove(path: Path) -> None:
+    """Remove a tree whatever a worker did to it, as far as its user can; best effort (what is left of a
+    wave's folder goes with the next cleanup or ``wavegit sync``)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        with contextlib.suppress(OSError):
+            _remove_tree(path)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_OPEN = 64
+"""Directory descriptors open at once while removing; a deeper directory is moved up to the top first."""
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove the directory ``path`` and everything in it, without recursion and through descriptors.
+
+    A worker may nest directories deeper than Python's recursion limit (``shutil.rmtree`` recurses), with
+    paths longer than the system can name, and leave them read-only or unreadable (``chmod 0``): they are
+    this user's own, so each directory is given its owner's rights back before it is entered. Symlinks are
+    unlinked, never followed.
+    """
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IRWXU)
+    root = os.open(path, _DIR_FLAGS)
+    stack: list[tuple[int, str, list[str]]] = [(root, "", _clear(root))]
+    """(descriptor, name in its parent, subdirectories left) from ``path`` down."""
+    hoisted = 0
+    try:
+        while stack:
+            fd, name, pending = stack[-1]
+            if not pending:
+                stack.pop()
+                if stack:
+                    os.close(fd)
+                    os.rmdir(name, dir_fd=stack[-1][0])
+                continue
+            child = pending.pop()
+            if len(stack) >= _MAX_OPEN:
+                hoisted += 1
+                moved = f".wavegit-removing-{os.getpid()}-{hoisted}"
+                os.rename(child, moved, src_dir_fd=fd, dst_dir_fd=root)
+                stack[0][2].append(moved)
+                continue
+            with contextlib.suppress(OSError):
+                os.chmod(child, stat.S_IRWXU, dir_fd=fd)
+            opened = os.open(child, _DIR_FLAGS, dir_fd=fd)
+            stack.append((opened, child, _clear(opened)))
+    finally:
+        for fd, _, _ in stack[1:]:
+            os.close(fd)
+        os.close(root)
+    os.rmdir(path)
+
+
+def _clear(fd: int) -> list[str]:
+    """Unlink everything but directories in the directory ``fd``; the names of its subdirectories."""
+    subdirs: list[str] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+    return subdirs
