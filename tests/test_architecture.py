@@ -68,6 +68,7 @@ class Contract:
     hot_imports: dict[str, tuple[str, ...]]  # hot path -> the wavegit modules a warm run imports
     hot_modules: tuple[str, ...]
     subprocess_users: tuple[str, ...]
+    git_builders: tuple[str, ...]  # the modules that may call git.run / git.out
 
     def group_of(self, module: str) -> str | None:
         found = [group for group, (_, declared) in self.groups.items()
@@ -86,7 +87,8 @@ def read_contract(text: str) -> Contract:
     hot = {row[0].strip("`"): _names(row[1]) for row in _table(text, "hot path")}
     (hot_modules,) = (_names(row[0]) for row in _table(text, "hot-path modules"))
     users = tuple(name for row in _table(text, "module") for name in _names(row[0]))
-    return Contract(groups, hot, hot_modules, users)
+    builders = tuple(name for row in _table(text, "builds git command lines") for name in _names(row[0]))
+    return Contract(groups, hot, hot_modules, users, builders)
 
 
 CONTRACT = read_contract(ARCHITECTURE.read_text(encoding="utf-8"))
@@ -109,6 +111,7 @@ class Source:
     imports: list[Import] = field(default_factory=list)
     private_names: list[tuple[str, int]] = field(default_factory=list)  # ("wavegit.m._x", line)
     git_runs: list[int] = field(default_factory=list)  # lines passing a literal "git" as the program
+    git_commands: list[int] = field(default_factory=list)  # lines calling wavegit.git.run / .out
     imports_subprocess: bool = False
     module_level_packages: set[str] = field(default_factory=set)  # outside wavegit: "yaml", "github", ...
     packages: set[str] = field(default_factory=set)  # outside wavegit, at module level or inside functions
@@ -129,6 +132,8 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 _RUNNERS = {"run", "Popen", "call", "check_call", "check_output"}
+_GIT_MODULE = f"{PACKAGE}.git"
+_GIT_COMMANDS = {"run", "out"}  # wavegit.git's functions that take a git command line
 _PROCESS_STARTERS = re.compile(r"^(exec|spawn|posix_spawn)")
 
 
@@ -140,6 +145,7 @@ class _Reader(ast.NodeVisitor):
         self.depth = 0  # function nesting
         self.bound: dict[str, str] = {}  # local name -> the wavegit module it is
         self.subprocess_names: set[str] = set()
+        self.git_command_names: set[str] = set()  # local names of wavegit.git.run / .out
 
     def _resolve(self, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -205,6 +211,8 @@ class _Reader(ast.NodeVisitor):
                 self.source.private_names.append((f"{base}.{alias.name}", node.lineno))
             if base == "subprocess" and alias.name in _RUNNERS:
                 self.subprocess_names.add(alias.asname or alias.name)
+            if base == _GIT_MODULE and alias.name in _GIT_COMMANDS:
+                self.git_command_names.add(alias.asname or alias.name)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         owner = ast.unparse(node.value)
@@ -221,6 +229,9 @@ class _Reader(ast.NodeVisitor):
                           or (owner == "os" and _PROCESS_STARTERS.match(called) is not None))
         if starts_process and any(_names_git(arg) for arg in node.args[:2]):
             self.source.git_runs.append(node.lineno)
+        if ((called in _GIT_COMMANDS and self.bound.get(owner, owner) == _GIT_MODULE)
+                or (not owner and func in self.git_command_names)):
+            self.source.git_commands.append(node.lineno)
         if func.endswith("gc_paused"):
             self.source.speed_rules.append((f"{self.source.name} calls gc_paused()", node.lineno))
         if func == "os._exit":
@@ -335,6 +346,13 @@ def git_outside_the_git_layer(sources: Mapping[str, Source], contract: Contract)
                 yield f"git: {name} runs git itself", f"{name}:{line}"
 
 
+def git_command_lines_outside_the_git_layer(sources: Mapping[str, Source], contract: Contract) -> Found:
+    for name, source in sources.items():
+        if name not in contract.git_builders:
+            for line in source.git_commands:
+                yield f"git command line: {name} calls git.run/git.out", f"{name}:{line}"
+
+
 def speed_rules_off_the_hot_paths(sources: Mapping[str, Source], contract: Contract) -> Found:
     for name, source in sources.items():
         if contract.on_hot_path(name):
@@ -368,7 +386,9 @@ def unexpected(found: Iterable[tuple[str, str]]) -> list[str]:
 
 def all_violations() -> set[str]:
     checks = [cycles(SOURCES), layer_breaches(SOURCES, CONTRACT), private_names(SOURCES),
-              git_outside_the_git_layer(SOURCES, CONTRACT), speed_rules_off_the_hot_paths(SOURCES, CONTRACT)]
+              git_outside_the_git_layer(SOURCES, CONTRACT),
+              git_command_lines_outside_the_git_layer(SOURCES, CONTRACT),
+              speed_rules_off_the_hot_paths(SOURCES, CONTRACT)]
     return {violation for check in checks for violation, _ in check}
 
 
@@ -388,6 +408,10 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 def test_only_the_git_module_runs_git() -> None:
     assert unexpected(git_outside_the_git_layer(SOURCES, CONTRACT)) == []
+
+
+def test_only_the_git_layer_builds_git_command_lines() -> None:
+    assert unexpected(git_command_lines_outside_the_git_layer(SOURCES, CONTRACT)) == []
 
 
 def test_speed_rules_only_on_the_hot_paths() -> None:
@@ -524,6 +548,18 @@ def test_a_literal_git_program_or_a_new_subprocess_user_is_caught() -> None:
         "subprocess: wavegit.store imports subprocess"]
 
 
+def test_a_git_command_line_outside_the_git_layer_is_caught_however_git_is_imported() -> None:
+    sources = _fake(store="from wavegit import git\ngit.run(['status'], cwd='.')\n",
+                    halt="import wavegit.git as g\ng.out(['var'], cwd='.')\n",
+                    budget="from wavegit.git import out as o\no(['log'], cwd='.')\n",
+                    sync="from wavegit import git\ngit.GitError(['log'], 1, '')\ngit.clean_env()\n",
+                    gitops="from wavegit import git\ngit.run(['fetch'], cwd='.')\n", git="")
+    assert sorted(v for v, _ in git_command_lines_outside_the_git_layer(sources, CONTRACT)) == [
+        "git command line: wavegit.budget calls git.run/git.out",
+        "git command line: wavegit.halt calls git.run/git.out",
+        "git command line: wavegit.store calls git.run/git.out"]
+
+
 def test_speed_rules_are_caught_off_the_hot_paths_and_allowed_on_them() -> None:
     rules = ("import functools, os\nfrom typing import NamedTuple\nclass R(NamedTuple):\n    x: int\n"
              "@functools.lru_cache(maxsize=8)\ndef f() -> None:\n    from wavegit import errors\n"
@@ -542,4 +578,6 @@ def test_the_contract_tables_are_read_from_architecture_md() -> None:
     assert CONTRACT.group_of("wavegit") == "core" and CONTRACT.group_of("wavegit.hook.prepush") == "hook"
     assert set(CONTRACT.hot_imports) == {"wavegit hook pre-push", "wavegit plan"}
     assert "wavegit.git" in CONTRACT.subprocess_users and CONTRACT.on_hot_path("wavegit.hook.prepush")
+    assert {"wavegit.git", "wavegit.gitops"} <= set(CONTRACT.git_builders)
+    assert "wavegit.store" not in CONTRACT.git_builders
     assert not CONTRACT.on_hot_path("wavegit.sync")

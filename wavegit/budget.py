@@ -12,7 +12,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from wavegit import git
+from wavegit import gitops
 from wavegit.config import Budget
 from wavegit.errors import BudgetExceededError
 from wavegit.git import GitError
@@ -53,7 +53,7 @@ def day_spend(repo_root: Path, commit: str | None, now: datetime | None = None) 
     # --since only prunes the walk (a day of slack for clock skew); the exact day is checked per commit.
     since = (day_start - timedelta(days=1)).isoformat()
     try:
-        listing = git.out(["log", f"--since={since}", f"--format={fmt}", commit], cwd=repo_root)
+        listing = gitops.log(repo_root, [commit], fmt, since=since)
     except GitError as exc:
         raise BudgetExceededError(f"cannot read the day's spend from the tracker history: {exc}") from exc
     total = 0.0

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import git
+from wavegit import gitops
 from wavegit.repo import Repo
 
 
@@ -35,39 +35,22 @@ def prepare(repo: Repo, branch_ref: str, old: Mapping[str, str | None],
 
 def apply(sync: CheckoutSync) -> None:
     """Point the index entries at the new blobs and write (or delete) the files."""
-    cwd = sync.worktree
-    updated = [path for path, sha in sync.paths.items() if sha]
-    removed = [path for path, sha in sync.paths.items() if sha is None]
-    if updated:
-        entries = "".join(f"100644 {sync.paths[path]}\t{path}\n" for path in updated)
-        git.run(["update-index", "--add", "--index-info"], cwd=cwd, input=entries)
-        # checkout-index writes through the user's filters and records fresh stat data in the index.
-        git.run(["checkout-index", "-f", "--", *updated], cwd=cwd)
-    if removed:
-        git.run(["update-index", "--force-remove", "--", *removed], cwd=cwd)
-        for path in removed:
-            (cwd / path).unlink(missing_ok=True)
+    gitops.refresh_files(sync.worktree, sync.paths)
 
 
 def checked_out_at(repo: Repo, branch_ref: str) -> Path | None:
     """The work tree (main or linked) whose HEAD is ``branch_ref``, if any."""
-    listing = git.out(["worktree", "list", "--porcelain"], cwd=repo.root)
-    for block in listing.split("\n\n"):
-        lines = block.splitlines()
-        if f"branch {branch_ref}" in lines and lines[0].startswith("worktree "):
-            return Path(lines[0].removeprefix("worktree "))
-    return None
+    return next((wt.path for wt in gitops.worktrees(repo.root) if wt.branch == branch_ref), None)
 
 
 def _is_clean(worktree: Path, path: str, old_sha: str | None) -> bool:
-    staged = git.out(["--literal-pathspecs", "ls-files", "-s", "-z", "--", path], cwd=worktree)
-    entries = [entry for entry in staged.split("\0") if entry]
+    entries = gitops.staged_entries(worktree, path)
     file = worktree / path
     if old_sha is None:
         return not entries and not file.exists() and not file.is_symlink()
     if len(entries) != 1:
         return False
-    _mode, sha, stage = entries[0].split("\t")[0].split()
+    _mode, sha, stage = entries[0]
     if stage != "0" or sha != old_sha or not file.is_file() or file.is_symlink():
         return False
-    return git.out(["hash-object", "--", path], cwd=worktree) == old_sha
+    return gitops.hash_file(worktree, path) == old_sha

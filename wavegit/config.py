@@ -180,7 +180,7 @@ def load_config(repo_root: Path, cache_dir: Path | None = None,
                 environ: Mapping[str, str] | None = None) -> Config:
     """The configuration of the repository at ``repo_root`` (defaults when the file is absent).
 
-    ``cache_dir`` (normally ``repo.state_dir / "cache"``) enables the parse cache; ``environ`` defaults to
+    ``cache_dir`` (normally ``repo.cache_dir``) enables the parse cache; ``environ`` defaults to
     ``os.environ``. File problems raise ValidationError; bad environment values raise UsageError naming
     the variable.
     """

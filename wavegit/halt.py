@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import git
+from wavegit import gitops
 from wavegit.config import HALT_PATH
 from wavegit.errors import HaltedError
 from wavegit.store import Change, MutationResult, Snapshot, TrackerStore, mutate
@@ -74,9 +74,7 @@ def check(store: TrackerStore, snapshot: Snapshot) -> None:
 
 def current_user(repo_root: Path) -> str:
     """The committer identity git would use (``Name <email>``)."""
-    ident = git.out(["var", "GIT_COMMITTER_IDENT"], cwd=repo_root)
-    # GIT_COMMITTER_IDENT ends with "<timestamp> <tz>"; keep the name and email.
-    return ident.rsplit(" ", 2)[0]
+    return gitops.committer_ident(repo_root)
 
 
 def halt(store: TrackerStore, *, reason: str, who: str, now: datetime | None = None) -> MutationResult:

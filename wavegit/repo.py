@@ -1,10 +1,15 @@
-"""Locating the repository wavegit works on, and wavegit's private state inside its git directory."""
+"""Locating the repository wavegit works on, and the layout of wavegit's private state in its git directory.
 
+Every path inside the state folder is named here, so no other module spells out ``state_dir / "..."``.
+"""
+
+import contextlib
 from pathlib import Path
 from typing import NamedTuple
 
-from wavegit import git
+from wavegit import gitops
 from wavegit.errors import UsageError
+from wavegit.git import GitError
 
 
 # A NamedTuple, annotations not postponed: see wavegit.git.GitResult.
@@ -18,19 +23,53 @@ class Repo(NamedTuple):
 
     @property
     def state_dir(self) -> Path:
-        """wavegit's private state (parse cache, logs, reports), shared by all worktrees."""
+        """wavegit's private state (parse cache, logs, reports, worktrees), shared by all worktrees."""
         return self.common_dir / "wavegit"
 
+    @property
+    def cache_dir(self) -> Path:
+        """The content-addressed parse and planning caches (``wavegit.parsecache``)."""
+        return self.state_dir / "cache"
+
+    @property
+    def worktrees_dir(self) -> Path:
+        """Every wave's item worktrees, one folder per wave."""
+        return self.state_dir / "worktrees"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.state_dir / "reports"
+
+    @property
+    def scratch_dir(self) -> Path:
+        """Short-lived files, such as the private index a tracker commit is built in."""
+        return self.state_dir / "tmp"
+
+    def wave_worktrees(self, wave_id: str) -> Path:
+        return self.worktrees_dir / wave_id
+
+    def wave_sandbox(self, wave_id: str) -> Path:
+        """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
+        return self.state_dir / "sandbox" / wave_id
+
+    def wave_logs(self, wave_id: str) -> Path:
+        """The logs of a wave's workers and tests."""
+        return self.state_dir / "logs" / wave_id
+
+    def report_file(self, wave_id: str, suffix: str) -> Path:
+        """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""
+        return self.reports_dir / f"{wave_id}{suffix}"
+
     def remotes(self) -> list[str]:
-        return git.out(["remote"], cwd=self.root).split()
+        return gitops.remotes(self.root)
 
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
 
     def show_file(self, ref: str, path: str) -> str | None:
         """``path`` as committed at ``ref``; None when either is not there."""
-        shown = git.run(["cat-file", "blob", f"{ref}:{path}"], cwd=self.root, check=False)
-        return shown.stdout if shown.returncode == 0 else None
+        found = gitops.read_blob_at(self.root, f"{ref}:{path}")
+        return None if found is None else found[1]
 
     def branch_ref(self, remote: str, branch: str) -> tuple[str, str]:
         """The ref holding ``branch`` as ``remote`` has it (fetched now), or the local branch when there is no
@@ -38,35 +77,27 @@ class Repo(NamedTuple):
         if not self.has_remote(remote):
             return f"refs/heads/{branch}", branch
         ref = f"refs/remotes/{remote}/{branch}"
-        git.run(["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{ref}"], cwd=self.root,
-                check=False)
+        with contextlib.suppress(GitError):  # unreachable: the last fetched copy
+            gitops.fetch(self.root, remote, [f"+refs/heads/{branch}:{ref}"])
         return ref, f"{remote}/{branch}"
 
 
 def discover(start: str | Path = ".") -> Repo:
     """The repository containing ``start``; a clear error when there is none."""
-    return _rev_parse(start, [])[0]
+    return _locate(start, None)[0]
 
 
 def discover_resolving(start: str | Path, rev: str) -> tuple[Repo, str | None]:
     """``discover(start)`` and the object name ``rev`` resolves to there (None when it does not), from the
     same ``git rev-parse``: one process fewer for a caller that needs both (the pre-push hook)."""
-    found, rest = _rev_parse(start, ["--verify", "--quiet", rev])
-    return found, rest[0] if rest else None
+    return _locate(start, rev)
 
 
-def _rev_parse(start: str | Path, extra: list[str]) -> tuple[Repo, list[str]]:
+def _locate(start: str | Path, rev: str | None) -> tuple[Repo, str | None]:
     start_path = Path(start)
     if not start_path.is_dir():
         raise UsageError(f"{start}: no such directory")
-    result = git.run(
-        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", *extra],
-        cwd=start_path,
-        check=False,
-    )
-    lines = result.stdout.splitlines()
-    # `--verify --quiet` exits 1, printing nothing more, when only ``rev`` does not resolve.
-    if result.returncode not in (0, 1 if extra else 0) or len(lines) < 3:
+    found = gitops.locate(start_path, rev)
+    if found is None:
         raise UsageError(f"{start_path.resolve()}: not inside a git work tree (run `git init` first)")
-    root, git_dir, common_dir = (Path(line) for line in lines[:3])
-    return Repo(root=root, git_dir=git_dir, common_dir=common_dir), lines[3:]
+    return Repo(root=found.root, git_dir=found.git_dir, common_dir=found.common_dir), found.resolved

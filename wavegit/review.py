@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from wavegit import git, lifecycle, report, tracker, worktree
+from wavegit import gitops, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
@@ -134,7 +134,7 @@ class Reviewer:
         published = self._current_report(number)
         # The base the wave recorded; the branch must still grow from it.
         base, tip = published.base_sha, remote_wave_tip(self.repo, self.config, wave_id)
-        if git.run(["merge-base", "--is-ancestor", base, tip], cwd=self.repo.root, check=False).returncode:
+        if not gitops.is_ancestor(self.repo.root, base, tip):
             raise Refused(f"`{pr.head_ref}` no longer grows from the wave's base {base[:12]}.")
         on_branch = branch_items(self.repo, base, tip)
         if item.id not in on_branch:
@@ -246,9 +246,8 @@ class Rebuild:
 
 def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:
     """The item commits from ``base`` to ``tip``, oldest first: id -> (commit, message)."""
-    fmt = (f"--format=%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
-           f"{_SEP}%B%x00")
-    listing = git.out(["log", "--first-parent", "--reverse", fmt, f"{base}..{tip}"], cwd=repo.root)
+    fmt = f"%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20){_SEP}%B%x00"
+    listing = gitops.log(repo.root, [f"{base}..{tip}"], fmt, first_parent_only=True, reverse=True)
     found: dict[str, tuple[str, str]] = {}
     for record in listing.split("\0"):
         if not record.strip():
@@ -265,16 +264,9 @@ def own_commit(repo: Repo, base: str, commit: str, message: str) -> str:
     Items own disjoint paths, so the change is the set of paths it touched, taken as they are in
     ``commit``; a scratch index applies them to ``base``'s tree without a work tree.
     """
-    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", f"{commit}^", commit], cwd=repo.root)
-    fields = raw.rstrip("\0").split("\0") if raw else []
-    lines = []
-    for meta, path in zip(fields[0::2], fields[1::2], strict=True):
-        _, new_mode, _, new_sha, _ = meta.lstrip(":").split(" ")
-        deleted = new_mode == "000000"
-        lines.append(f"0 {'0' * len(new_sha)}\t{path}\n" if deleted else f"{new_mode} {new_sha}\t{path}\n")
+    changes = gitops.own_changes(repo.root, commit)
+    blobs = {change.path: None if change.deleted else change.sha for change in changes}
     with TemporaryDirectory() as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        git.run(["read-tree", base], cwd=repo.root, env=env)
-        git.run(["update-index", "--index-info"], cwd=repo.root, env=env, input="".join(lines))
-        tree = git.out(["write-tree"], cwd=repo.root, env=env)
-    return worktree.commit_tree(repo.root, tree, [base], message)
+        tree = gitops.build_tree(repo.root, Path(scratch) / "index", base, blobs,
+                                 modes={change.path: change.mode for change in changes})
+    return gitops.commit_tree(repo.root, tree, [base], message)

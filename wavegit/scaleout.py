@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from wavegit import budget, git, jsondecode, report, runner, tracker, worktree
+from wavegit import budget, git, gitops, jsondecode, report, runner, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
@@ -66,10 +66,12 @@ def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
     if not repo.has_remote(config.remote):
         raise UsageError(f"scale-out needs the remote {config.remote!r}, where the runners meet")
     refspec = f"+refs/heads/{branch}:refs/remotes/{config.remote}/{branch}"
-    fetched = git.run(["fetch", "-q", "--no-tags", config.remote, refspec], cwd=repo.root, check=False)
-    if fetched.returncode:
-        raise UsageError(f"no wave branch {branch} on {config.remote} (claim the wave with `wavegit claim`)")
-    return worktree.rev_parse(repo.root, f"refs/remotes/{config.remote}/{branch}")
+    try:
+        gitops.fetch(repo.root, config.remote, [refspec])
+    except git.GitError as exc:
+        raise UsageError(f"no wave branch {branch} on {config.remote} (claim the wave with `wavegit claim`)"
+                         ) from exc
+    return gitops.commit_of(repo.root, f"refs/remotes/{config.remote}/{branch}")
 
 
 # -- claim --------------------------------------------------------------------------------------------------
@@ -88,7 +90,7 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
         return Claimed("", ())
     base = resolve_base(repo, config, claimed.commit)
     branch = worktree.wave_branch(claimed.wave_id)
-    git.run(["push", "--quiet", config.remote, f"{base}:refs/heads/{branch}"], cwd=repo.root)
+    gitops.push(repo.root, config.remote, [f"{base}:refs/heads/{branch}"])
     return Claimed(claimed.wave_id, claimed.plan.selected)
 
 
@@ -118,16 +120,16 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
     run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
-    tree = git.out(["rev-parse", f"{run.commit or base}^{{tree}}"], cwd=repo.root)
+    tree = gitops.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
-    commit = worktree.commit_tree(repo.root, tree, [base], message)
+    commit = gitops.commit_tree(repo.root, tree, [base], message)
     branch = worktree.item_branch(wave_id, item.id)
     if bundle is None:
-        git.run(["push", "--quiet", "--force", config.remote, f"{commit}:refs/heads/{branch}"], cwd=repo.root)
+        gitops.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
         return run
     worktree.set_branch(repo.root, branch, commit)
     try:
-        git.run(["bundle", "create", "--quiet", str(bundle.resolve()), f"refs/heads/{branch}"], cwd=repo.root)
+        gitops.create_bundle(repo.root, bundle.resolve(), [f"refs/heads/{branch}"])
     finally:
         worktree.delete_branch(repo.root, branch)
     return run
@@ -237,8 +239,7 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     base = remote_wave_tip(repo, config, wave_id)
     prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
-    git.run(["fetch", "-q", "--no-tags", "--prune", config.remote, f"+refs/heads/{prefix}*:{tracking}*"],
-            cwd=repo.root)
+    gitops.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
     if bundles is not None:
         _fetch_bundles(repo, bundles, items, prefix, tracking)
     started = utc_now()
@@ -275,8 +276,8 @@ def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], pr
     found = {path.stem: path for path in folder.rglob("*.bundle")}
     for item in items:
         if item.id in found:
-            git.run(["fetch", "-q", "--no-tags", str(found[item.id].resolve()),
-                     f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"], cwd=repo.root)
+            gitops.fetch(repo.root, str(found[item.id].resolve()),
+                         [f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"])
 
 
 def _recheck_ownership(repo: Repo, run: ItemRun, base: str) -> ItemRun:
@@ -284,8 +285,7 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str) -> ItemRun:
     last = run.attempts[-1] if run.attempts else None
     if last is None or last.commit is None:
         return run
-    changed = worktree.changed_paths(repo.root, base, git.out(["rev-parse", f"{last.commit}^{{tree}}"],
-                                                              cwd=repo.root))
+    changed = worktree.changed_paths(repo.root, base, gitops.tree_of(repo.root, last.commit))
     violations = [p for p in changed if not any(matches(pattern, p) for pattern in run.item.owns)]
     if violations:
         last.commit, last.files_changed, last.violations = None, changed, violations
@@ -294,13 +294,12 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str) -> ItemRun:
 
 
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:
-    found = git.run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo.root, check=False)
-    if found.returncode:
+    commit = gitops.resolve_commit(repo.root, ref)
+    if commit is None:
         return ItemRun(item, not_started=NO_RESULT)
-    commit = found.stdout.strip()
     where = ref.removeprefix("refs/remotes/")
-    result = result_from_message(git.out(["log", "-1", "--format=%B", commit], cwd=repo.root), where)
-    parent = git.out(["rev-parse", f"{commit}^"], cwd=repo.root)
+    result = result_from_message(gitops.commit_message(repo.root, commit), where)
+    parent = gitops.first_parent(repo.root, commit)
     if result.base != base or parent != base:
         raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
     return _recheck_ownership(repo, restore_run(item, result, commit, logs), base)

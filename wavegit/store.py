@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from wavegit import git
+from wavegit import git, gitops
 from wavegit.config import Config
 from wavegit.errors import EXIT_RACE_LOST, RaceLostError, UsageError, WavegitError
 from wavegit.repo import Repo
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 
 OP_TRAILER = "Wavegit-Op"
 """Commit trailer carrying a mutation's operation id, so a retry can tell that its write already landed."""
-
-# Stable, untranslated git messages: push/fetch/update-ref failures are classified by their text.
-_C_LOCALE = {"LC_ALL": "C"}
 
 # Reasons `git push --porcelain` gives when the branch moved under us (a lost race, worth retrying).
 _RACE_REASONS = ("stale info", "fetch first", "non-fast-forward", "failed to update ref",
@@ -250,7 +247,7 @@ class GitStore:
         self.remote = config.remote if repo.has_remote(config.remote) else None
         self.tracking_ref = f"refs/remotes/{config.remote}/{config.tracker_branch}"
         self.target = f"{self.remote}/{config.tracker_branch}" if self.remote else config.tracker_branch
-        self.cache_dir = repo.state_dir / "cache"
+        self.cache_dir = repo.cache_dir
         """Parse cache for trackers, keyed by blob SHA (shared with plan, ls, validate)."""
 
     def read(self, fetch: bool = True) -> Snapshot:
@@ -276,17 +273,15 @@ class GitStore:
         if self.remote and fetch:
             self._fetch()
         ref = self.tracking_ref if self.remote else self.branch_ref
-        args = ["ls-tree", "-z", "--full-tree", f"{ref}^{{commit}}", "--", self.config.tracker_path]
-        result = git.run(args, cwd=self.repo.root, check=False)
-        meta, tab, _ = result.stdout.partition("\t")
-        fields = meta.split()
-        if result.returncode != 0 or not tab or len(fields) != 3 or fields[1] != "blob":
-            return None
-        return fields[2]
+        try:
+            entries = gitops.ls_tree(self.repo.root, f"{ref}^{{commit}}", [self.config.tracker_path])
+        except git.GitError:
+            return None  # no such branch
+        return next((entry.sha for entry in entries if entry.kind == "blob"), None)
 
     def read_blob(self, blob_sha: str) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
-        return git.run(["cat-file", "blob", blob_sha], cwd=self.repo.root).stdout
+        return gitops.read_blob(self.repo.root, blob_sha)
 
     def load_head(self, *, fetch: bool = False, strict: bool = False) -> tuple[Tracker, str]:
         """The parsed tracker at the branch head and its blob SHA, through the parse cache (the blob is
@@ -314,8 +309,8 @@ class GitStore:
             texts[self.config.tracker_path] = change.tracker_text
         blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)
-        parents = ["-p", expected.commit] if expected.commit else []
-        commit = git.out(["commit-tree", tree, *parents, "-F", "-"], cwd=self.repo.root, input=message)
+        parents = [expected.commit] if expected.commit else []
+        commit = gitops.commit_tree(self.repo.root, tree, parents, message)
         if self.remote:
             self._push(expected, commit)
         else:
@@ -326,110 +321,83 @@ class GitStore:
         if head.commit is None:
             return False
         revs = [head.commit] if since.commit is None else [f"{since.commit}..{head.commit}"]
-        fmt = f"--format=%(trailers:key={OP_TRAILER},valueonly)"
-        values = git.out(["log", fmt, *revs], cwd=self.repo.root)
+        values = gitops.log(self.repo.root, revs, f"%(trailers:key={OP_TRAILER},valueonly)")
         return op_id in values.split()
 
     def local_head(self) -> str | None:
         """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
-        return self._resolve(self.branch_ref)
+        return gitops.resolve_commit(self.repo.root, self.branch_ref)
 
     def _resolve(self, ref: str) -> str | None:
-        args = ["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"]
-        result = git.run(args, cwd=self.repo.root, check=False)
-        return result.stdout.strip() if result.returncode == 0 else None
+        return gitops.resolve_commit(self.repo.root, ref)
 
     def _cat(self, commit: str, path: str) -> tuple[str, str] | None:
         """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
-        result = git.run(["cat-file", "--batch"], cwd=self.repo.root, input=f"{commit}:{path}\n")
-        header, _, rest = result.stdout.partition("\n")
-        fields = header.split()
-        if len(fields) != 3 or fields[1] != "blob":
-            return None
-        return fields[0], rest[:-1]  # --batch ends each object with a newline of its own
+        return gitops.read_blob_at(self.repo.root, f"{commit}:{path}")
 
     def _hash(self, text: str, *, store: bool) -> str:
-        # No --path: blobs hold the text exactly, whatever filters the user's attributes set up.
-        args = ["hash-object", "-w", "--stdin"] if store else ["hash-object", "--stdin"]
-        return git.out(args, cwd=self.repo.root, input=text)
+        # No filters: blobs hold the text exactly, whatever the user's attributes set up.
+        return gitops.hash_blob(self.repo.root, text, write=store)
 
     def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
-        scratch = self.repo.state_dir / "tmp"
+        scratch = self.repo.scratch_dir
         scratch.mkdir(parents=True, exist_ok=True)
         index = scratch / f"index-{_unique_id()}"
-        env = {"GIT_INDEX_FILE": str(index)}
-        root = self.repo.root
         try:
-            if parent:
-                git.run(["read-tree", parent], cwd=root, env=env)
-            added = "".join(f"100644 {sha}\t{path}\n" for path, sha in blobs.items() if sha)
-            if added:
-                git.run(["update-index", "--add", "--index-info"], cwd=root, env=env, input=added)
-            removed = [path for path, sha in blobs.items() if sha is None]
-            if removed:
-                git.run(["update-index", "--force-remove", "--", *removed], cwd=root, env=env)
-            return git.out(["write-tree"], cwd=root, env=env)
+            return gitops.build_tree(self.repo.root, index, parent, blobs)
         finally:
             index.unlink(missing_ok=True)
 
     def _fetch(self) -> None:
         assert self.remote is not None
-        args = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", self.remote,
-                f"+{self.branch_ref}:{self.tracking_ref}"]
-        for attempt in range(3):
-            result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
-            if result.returncode == 0:
-                return
-            if "couldn't find remote ref" in result.stderr:
-                # The branch does not exist on the remote (yet): forget any stale tracking ref.
-                git.run(["update-ref", "-d", self.tracking_ref], cwd=self.repo.root)
-                return
-            # Another wavegit process in this clone is updating the same tracking ref: try again.
-            if "cannot lock ref" not in result.stderr or attempt == 2:
-                cause = git.GitError(args, result.returncode, result.stderr)
-                raise RemoteError(f"cannot fetch {self.config.tracker_branch} from {self.remote}", cause)
-            time.sleep(0.05 * (attempt + 1))
+        try:
+            gitops.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}"])
+        except git.GitError as exc:
+            if not gitops.missing_remote_ref(exc):
+                what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"
+                raise RemoteError(what, exc) from exc
+            # The branch does not exist on the remote (yet): forget any stale tracking ref.
+            gitops.delete_ref(self.repo.root, self.tracking_ref)
 
     def _push(self, expected: Snapshot, commit: str) -> None:
         assert self.remote is not None
-        args = ["push", "--porcelain", f"--force-with-lease={self.branch_ref}:{expected.commit or ''}",
-                self.remote, f"{commit}:{self.branch_ref}"]
-        result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
-        rejected = [line for line in result.stdout.splitlines() if line.startswith("!\t")]
-        if result.returncode == 0 and not rejected:
+        pushed = gitops.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
+        rejected = pushed.rejected
+        if pushed.ok:
             # Best effort: only move the tracking ref forward from what we read.
-            git.run(["update-ref", self.tracking_ref, commit, expected.commit or ""], cwd=self.repo.root,
-                    check=False)
+            gitops.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
             return
+        stderr = pushed.result.stderr
         if any(reason in line for line in rejected for reason in _RACE_REASONS):
-            held = _LOCK_HELD_RE.search(result.stderr)
+            held = _LOCK_HELD_RE.search(stderr)
             if held:
                 raise LockHeld(f"{self.target} is locked by another git", held.group(1), on_remote=True)
             raise CasConflict(f"{self.target} moved while writing")
-        detail = result.stderr
+        detail = None
         if rejected:
             # The rejection's reason first, then what the remote's hooks said, if anything.
-            said = [line.removeprefix("remote:").strip() for line in result.stderr.splitlines()
+            said = [line.removeprefix("remote:").strip() for line in stderr.splitlines()
                     if line.startswith("remote:") and line.removeprefix("remote:").strip()]
             detail = rejected[0].split("\t")[-1] + (f"; the remote said: {' / '.join(said)}" if said else "")
-        raise RemoteError(f"cannot push the tracker commit to {self.target}",
-                          git.GitError(args, result.returncode, detail))
+        raise RemoteError(f"cannot push the tracker commit to {self.target}", pushed.error(detail))
 
     def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
         from wavegit import checkout_sync  # only a local-only write needs it; the read paths start faster
 
         old = self._blobs_at(expected.commit, list(blobs))
         checkout = checkout_sync.prepare(self.repo, self.branch_ref, old, blobs)
-        args = ["update-ref", "-m", "wavegit: tracker commit", self.branch_ref, commit, expected.commit or ""]
-        result = git.run(args, cwd=self.repo.root, env=_C_LOCALE, check=False)
-        if result.returncode != 0:
-            held = _LOCK_HELD_RE.search(result.stderr)
+        try:
+            gitops.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or "",
+                              message="wavegit: tracker commit")
+        except git.GitError as exc:
+            held = _LOCK_HELD_RE.search(exc.stderr)
             if held:
-                raise LockHeld(f"{self.target} is locked by another git", held.group(1), on_remote=False)
-            if "cannot lock ref" in result.stderr or self._resolve(self.branch_ref) != expected.commit:
-                raise CasConflict(f"{self.target} moved while writing")
-            raise git.GitError(args, result.returncode, result.stderr)
+                what = f"{self.target} is locked by another git"
+                raise LockHeld(what, held.group(1), on_remote=False) from exc
+            if "cannot lock ref" in exc.stderr or self._resolve(self.branch_ref) != expected.commit:
+                raise CasConflict(f"{self.target} moved while writing") from exc
+            raise
         if checkout is not None:
             try:
                 checkout_sync.apply(checkout)
@@ -445,12 +413,9 @@ class GitStore:
         found: dict[str, str | None] = dict.fromkeys(paths)
         if commit is None:
             return found
-        listing = git.out(["ls-tree", "-z", "--full-tree", commit, "--", *paths], cwd=self.repo.root)
-        for entry in filter(None, listing.split("\0")):
-            meta, _, path = entry.partition("\t")
-            kind, sha = meta.split()[1:3]
-            if kind == "blob" and path in found:
-                found[path] = sha
+        for entry in gitops.ls_tree(self.repo.root, commit, paths):
+            if entry.kind == "blob" and entry.path in found:
+                found[entry.path] = entry.sha
         return found
 
 

@@ -27,14 +27,13 @@ is read, so a wave that claims after that read cannot lose worktrees it has just
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, lifecycle, report, tracker, worktree
+from wavegit import git, gitops, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
@@ -42,9 +41,7 @@ from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
 
-_C_LOCALE = {"LC_ALL": "C"}
 SYNC_MESSAGE = "wavegit: sync: reconcile in-flight items with branches, pull requests and leases"
-_FETCH_TRIES = 3
 _SEP = "\x1f"
 
 
@@ -121,12 +118,9 @@ class WaveRefs:
         else:
             prefix = "refs/heads/"
             self.where = "this repository"
-        self.base = _resolve(repo.root, f"{prefix}{config.base_branch}")
-        listing = git.out(["for-each-ref", f"--format=%(refname){_SEP}%(objectname)",
-                           f"{prefix}{worktree.BRANCH_PREFIX}"], cwd=repo.root)
+        self.base = gitops.resolve_commit(repo.root, f"{prefix}{config.base_branch}")
         self.tips: dict[str, str] = {}
-        for line in listing.splitlines():
-            ref, _, sha = line.partition(_SEP)
+        for ref, sha in gitops.for_each_ref(repo.root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
             wave_id = worktree.parse_wave_branch(ref.removeprefix(prefix))
             if wave_id is not None:
                 self.tips[wave_id] = sha
@@ -141,10 +135,9 @@ class WaveRefs:
         tip = self.tips.get(wave_id)
         if tip is None:
             return frozenset()
-        fmt = (f"--format=%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+        fmt = (f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = git.out(["log", fmt, "--fixed-strings", f"--grep={worktree.TRAILER_WAVE}: {wave_id}", tip],
-                          cwd=self.root)
+        listing = gitops.log(self.root, [tip], fmt, grep=f"{worktree.TRAILER_WAVE}: {wave_id}")
         found: set[str] = set()
         for line in listing.splitlines():
             waves, _, items = line.partition(_SEP)
@@ -157,35 +150,24 @@ class WaveRefs:
         tip = self.tips.get(wave_id)
         if tip is None or self.base is None:
             return None
-        contained = git.run(["merge-base", "--is-ancestor", tip, self.base], cwd=self.root, check=False)
-        if contained.returncode != 0:
+        if not gitops.is_ancestor(self.root, tip, self.base):
             return None
-        chain = git.out(["rev-list", "--first-parent", "--ancestry-path", f"{tip}..{self.base}"],
-                        cwd=self.root).split()
+        chain = gitops.rev_list(self.root, [f"{tip}..{self.base}"], first_parent_only=True,
+                                ancestry_path=True)
         if not chain:
             return tip
         # The oldest base commit descending from the tip: a merge commit, or (fast-forward) the tip's child.
         oldest = chain[-1]
-        return tip if git.out(["rev-parse", f"{oldest}^1"], cwd=self.root) == tip else oldest
+        return tip if gitops.first_parent(self.root, oldest) == tip else oldest
 
 
 def _fetch(root: Path, remote: str, refspecs: list[str]) -> None:
-    args = ["fetch", "-q", "--no-tags", "--prune", "--no-write-fetch-head", remote, *refspecs]
-    for attempt in range(_FETCH_TRIES):
-        result = git.run(args, cwd=root, env=_C_LOCALE, check=False)
-        if result.returncode == 0:
-            return
-        if "couldn't find remote ref" in result.stderr:
-            raise UsageError(f"the base branch does not exist on {remote}: {result.stderr.strip()}")
-        # Another wavegit process in this clone may be updating the same tracking ref.
-        if "cannot lock ref" not in result.stderr or attempt == _FETCH_TRIES - 1:
-            raise git.GitError(args, result.returncode, result.stderr)
-        time.sleep(0.05 * (attempt + 1))
-
-
-def _resolve(root: Path, ref: str) -> str | None:
-    result = git.run(["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"], cwd=root, check=False)
-    return result.stdout.strip() if result.returncode == 0 else None
+    try:
+        gitops.fetch(root, remote, refspecs, prune=True)
+    except git.GitError as exc:
+        if gitops.missing_remote_ref(exc):
+            raise UsageError(f"the base branch does not exist on {remote}: {exc.stderr.strip()}") from exc
+        raise
 
 
 class Facts:
@@ -303,13 +285,11 @@ class Leftovers:
 
 
 def find_leftovers(repo: Repo) -> Leftovers:
-    root = repo.state_dir / "worktrees"
+    root = repo.worktrees_dir
     dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and worktree.WAVE_ID_RE.match(p.name)} \
         if root.is_dir() else {}
-    refs = git.out(["for-each-ref", "--format=%(refname)", f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"],
-                   cwd=repo.root)
     branches: dict[str, list[str]] = {}
-    for ref in refs.splitlines():
+    for ref in gitops.for_each_ref(repo.root, f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"):
         parsed = worktree.parse_item_branch(ref)
         if parsed is not None:
             branches.setdefault(parsed[0], []).append(ref.removeprefix("refs/heads/"))
@@ -330,7 +310,7 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
                 worktree.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
-        git.run(["worktree", "prune"], cwd=repo.root, check=False)
+        gitops.prune_worktrees(repo.root)
     return done
 
 
@@ -340,8 +320,7 @@ def _load(snapshot: Snapshot, repo: Repo, config: Config) -> tracker.Tracker:
     if snapshot.text is None or snapshot.blob_sha is None:
         where = f"{config.tracker_path} on {config.tracker_branch}"
         raise UsageError(f"no tracker at {where} (run `wavegit init`)")
-    cache_dir = repo.state_dir / "cache"
-    return tracker.load_cached(snapshot.text, snapshot.blob_sha, cache_dir, config.tracker_path)
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path)
 
 
 def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClient | None = None,

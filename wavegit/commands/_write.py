@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
 
-from wavegit.config import Config, load_config
+from wavegit.commands._context import Context
 from wavegit.errors import UsageError
-from wavegit.repo import Repo, discover
 from wavegit.store import GitStore, MutationResult
 
 PUSH_HELP = ("publish to the remote's tracker branch; this is what happens anyway when the remote exists "
@@ -26,30 +24,21 @@ LOCAL_NOTE = ("Without the remote, the commit goes on the local tracker branch; 
 DEADLINE_HELP = "give up after this many seconds of lost compare-and-swap races (exit 4); default %(default)s"
 
 
-@dataclass(frozen=True)
-class Target:
-    repo: Repo
-    config: Config
-    store: GitStore
-
-
 def add_write_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = LOCAL_NOTE
     parser.add_argument("--push", action="store_true", help=PUSH_HELP)
     parser.add_argument("--deadline", type=float, default=120.0, metavar="SECONDS", help=DEADLINE_HELP)
 
 
-def open_target(args: argparse.Namespace) -> Target:
-    """The repository, its configuration and its store; checks ``--push`` and ``--deadline``."""
+def open_target(args: argparse.Namespace) -> Context:
+    """The command's context; checks ``--push`` and ``--deadline``."""
     if not math.isfinite(args.deadline) or args.deadline <= 0:
         raise UsageError(f"--deadline must be a positive number of seconds, not {args.deadline:g}")
-    repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
-    store = GitStore(repo, config)
-    if args.push and store.remote is None:
-        raise UsageError(f"--push: this repository has no remote {config.remote!r}; "
+    context = Context.open(args)
+    if args.push and context.store.remote is None:
+        raise UsageError(f"--push: this repository has no remote {context.config.remote!r}; "
                          "drop --push to commit to the local branch, or add the remote")
-    return Target(repo, config, store)
+    return context
 
 
 def landed(result: MutationResult, store: GitStore) -> str:

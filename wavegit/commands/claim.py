@@ -11,10 +11,8 @@ import argparse
 import json
 
 from wavegit import scaleout
+from wavegit.commands._context import Context
 from wavegit.commands.plan import matrix, positive_int
-from wavegit.config import load_config
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
-    claimed = scaleout.claim_wave(repo, config, GitStore(repo, config),
-                                  max_items=args.max_items or config.max_items)
+    context = Context.open(args)
+    claimed = scaleout.claim_wave(context.repo, context.config, context.store,
+                                  max_items=args.max_items or context.config.max_items)
     print(json.dumps(matrix(claimed.wave_id, claimed.item_ids)))
     return 0

@@ -11,11 +11,9 @@ import argparse
 from pathlib import Path
 
 from wavegit import scaleout
+from wavegit.commands._context import Context
 from wavegit.commands.run import summary
-from wavegit.config import load_governing
 from wavegit.github import publish
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,10 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_governing(repo, repo.state_dir / "cache").config
-    store = GitStore(repo, config)
-    outcome = scaleout.collect(repo, config, store, args.wave, delivery=publish.delivery(config, store),
+    context = Context.governed(args)
+    delivery = publish.delivery(context.config, context.store)
+    outcome = scaleout.collect(context.repo, context.config, context.store, args.wave, delivery=delivery,
                                bundles=args.bundles)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

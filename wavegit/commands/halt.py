@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 
 from wavegit import halt
-from wavegit.config import load_config
+from wavegit.commands._context import Context
 from wavegit.errors import UsageError
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +18,8 @@ def run(args: argparse.Namespace) -> int:
     reason = str(args.reason).strip()
     if not reason:
         raise UsageError("--reason must not be empty: say why work stops")
-    repo = discover(args.directory)
-    store = GitStore(repo, load_config(repo.root))
-    result = halt.halt(store, reason=reason, who=halt.current_user(repo.root))
+    context = Context.open(args)
+    result = halt.halt(context.store, reason=reason, who=halt.current_user(context.repo.root))
     where = f"commit {result.commit[:12]}" if result.commit else "already halted with this reason"
     print(f"halted: {reason} ({where})")
     return 0

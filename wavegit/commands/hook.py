@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
         spec = prepush.default_tracker_spec(remote)
         repo, object_name = discover_resolving(args.directory, spec)
-        cfg = config.load_config(repo.root, repo.state_dir / "cache")
+        cfg = config.load_config(repo.root, repo.cache_dir)
         verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
                                      resolved=prepush.Resolved(spec, object_name))
     finally:

@@ -8,9 +8,7 @@ import json
 import sys
 
 from wavegit import lifecycle, tracker
-from wavegit.config import load_config
-from wavegit.repo import discover
-from wavegit.store import GitStore
+from wavegit.commands._context import Context
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 
@@ -23,11 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
     # The tracker as the tracker branch has it (what every scheduler sees), not the work-tree copy, which
     # `wavegit add` with a remote does not touch. Non-strict: invalid items are listed with their problems.
-    items = GitStore(repo, config).load_head(fetch=args.fetch)[0].items
+    items = Context.open(args).store.load_head(fetch=args.fetch)[0].items
     if args.status:
         items = tuple(item for item in items if item.status in args.status)
     if args.json:

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     repo = discover(args.directory)
-    cache_dir = repo.state_dir / "cache"
+    cache_dir = repo.cache_dir
     config = config_mod.load_config(repo.root, cache_dir)
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=False)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 
 from wavegit import halt
-from wavegit.config import load_config
-from wavegit.repo import discover
-from wavegit.store import GitStore
+from wavegit.commands._context import Context
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +13,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    result = halt.resume(GitStore(repo, load_config(repo.root)))
+    result = halt.resume(Context.open(args).store)
     print(f"resumed (commit {result.commit[:12]})" if result.commit else "not halted; nothing to do")
     return 0

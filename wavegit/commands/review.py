@@ -14,13 +14,11 @@ import argparse
 import os
 import sys
 
-from wavegit.config import load_governing
+from wavegit.commands._context import Context
 from wavegit.errors import EXIT_OK, UsageError
 from wavegit.github import api
 from wavegit.github.client import connect
-from wavegit.repo import discover
 from wavegit.review import Reviewer
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,13 +54,12 @@ def run(args: argparse.Namespace) -> int:
         print("not a new comment on a pull request: nothing to do")
         return EXIT_OK
     number, comment_id = target
-    repo = discover(args.directory)
-    config = load_governing(repo, repo.state_dir / "cache").config
+    context = Context.governed(args)
     client = connect(settings)
     comment = next((c for c in client.list_comments(number) if c.id == comment_id), None)
     if comment is None:
         raise UsageError(f"PR #{number} has no comment {comment_id}")
-    outcome = Reviewer(repo, config, GitStore(repo, config), client).handle(number, comment)
+    outcome = Reviewer(context.repo, context.config, context.store, client).handle(number, comment)
     print(outcome.reply or f"comment {comment_id} holds no /wavegit command: nothing to do",
           file=sys.stdout if outcome.exit_code == EXIT_OK else sys.stderr)
     return outcome.exit_code

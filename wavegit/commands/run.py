@@ -12,14 +12,12 @@ import argparse
 import signal
 from types import FrameType
 
-from wavegit.config import load_governing
+from wavegit.commands._context import Context
 from wavegit.engine.pipeline import WaveOptions, run_wave
 from wavegit.errors import UsageError
 from wavegit.github import publish
 from wavegit.progress import Progress
-from wavegit.repo import discover
 from wavegit.report import WaveReport
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,9 +48,8 @@ def summary(report: WaveReport) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
-    repo = discover(args.directory)
-    config, source = load_governing(repo)
-    store = GitStore(repo, config)
+    context = Context.governed(args)
+    repo, config, store, source = context.repo, context.config, context.store, context.config_source
     delivery = publish.delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
     if args.json:

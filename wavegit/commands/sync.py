@@ -13,12 +13,10 @@ import json
 import sys
 
 from wavegit import sync
-from wavegit.config import load_config
+from wavegit.commands._context import Context
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
 from wavegit.github import api
 from wavegit.github.client import connect
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,11 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_config(repo.root, repo.state_dir / "cache")
+    context = Context.open(args)
     settings = api.settings_from_env()
     client = connect(settings) if settings is not None else None
-    result = sync.sync(repo, config, GitStore(repo, config), github=client, dry_run=args.dry_run)
+    result = sync.sync(context.repo, context.config, context.store, github=client, dry_run=args.dry_run)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

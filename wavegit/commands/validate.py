@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     config = Config()
     if repo is not None:
         try:
-            config = load_config(repo.root, repo.state_dir / "cache")
+            config = load_config(repo.root, repo.cache_dir)
         except ValidationError as exc:
             problems.extend(exc.problems)
     if args.file is not None:
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         file, shown = repo.root / config.tracker_path, config.tracker_path
     else:
         raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
-    cache = repo.state_dir / "cache" if repo is not None else None
+    cache = repo.cache_dir if repo is not None else None
     count = 0
     try:
         source = read_tracker_text(file, shown)

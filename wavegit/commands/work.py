@@ -12,10 +12,8 @@ import argparse
 from pathlib import Path
 
 from wavegit import scaleout, worktree
-from wavegit.config import load_governing
+from wavegit.commands._context import Context
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
-from wavegit.repo import discover
-from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = discover(args.directory)
-    config = load_governing(repo, repo.state_dir / "cache").config
-    item_run = scaleout.work(repo, config, GitStore(repo, config), args.wave, args.item, bundle=args.bundle)
+    context = Context.governed(args)
+    item_run = scaleout.work(context.repo, context.config, context.store, args.wave, args.item,
+                             bundle=args.bundle)
     where = f"wrote {args.bundle}" if args.bundle else "pushed"
     pushed = f"{where} {worktree.item_branch(args.wave, args.item)}"
     if item_run.verified:

@@ -36,7 +36,7 @@ class Confiner:
 
     @property
     def private_root(self) -> Path:
-        return self.repo.state_dir / "sandbox" / self.wave_id
+        return self.repo.wave_sandbox(self.wave_id)
 
     def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
                 feedback_file: Path | None,

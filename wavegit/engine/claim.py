@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from wavegit import budget, halt, lifecycle, report, tracker, worktree
+from wavegit import budget, gitops, halt, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
@@ -45,7 +45,7 @@ def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracke
     if snapshot.text is None or snapshot.blob_sha is None:
         raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
                          "(run `wavegit init`)")
-    return tracker.load_cached(snapshot.text, snapshot.blob_sha, store_repo.state_dir / "cache",
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, store_repo.cache_dir,
                                config.tracker_path, strict=False)
 
 
@@ -98,4 +98,4 @@ def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
         return claim_commit
     if repo.has_remote(config.remote):
         return worktree.fetch_branch(repo.root, config.remote, config.base_branch)
-    return worktree.rev_parse(repo.root, f"refs/heads/{config.base_branch}")
+    return gitops.commit_of(repo.root, f"refs/heads/{config.base_branch}")

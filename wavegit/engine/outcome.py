@@ -101,9 +101,8 @@ def exit_code(rep: report.WaveReport, race_lost: bool) -> int:
 
 def write_report(repo: Repo, rep: report.WaveReport) -> Path:
     """``<state dir>/reports/<wave>.json`` and ``.md``; the JSON path."""
-    folder = repo.state_dir / "reports"
-    folder.mkdir(parents=True, exist_ok=True)
-    json_path = folder / f"{rep.wave_id}.json"
+    repo.reports_dir.mkdir(parents=True, exist_ok=True)
+    json_path = repo.report_file(rep.wave_id, ".json")
     json_path.write_text(rep.to_json() + "\n", encoding="utf-8")
-    (folder / f"{rep.wave_id}.md").write_text(report.to_markdown(rep), encoding="utf-8")
+    repo.report_file(rep.wave_id, ".md").write_text(report.to_markdown(rep), encoding="utf-8")
     return json_path

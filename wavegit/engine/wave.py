@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, git, halt, lifecycle, report, runner, sandbox, tracker, workspace, worktree
+from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, tracker, workspace, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
@@ -25,14 +25,6 @@ from wavegit.workspaces import Workspaces
 
 HALT_FRESH_S = 0.5
 """A HALT read that started at most this long before a launch is reused by it (launches come in bursts)."""
-
-
-def worktrees_dir(repo: Repo, wave_id: str) -> Path:
-    return repo.state_dir / "worktrees" / wave_id
-
-
-def logs_dir(repo: Repo, wave_id: str) -> Path:
-    return repo.state_dir / "logs" / wave_id
 
 
 def spend_limit(config: Config, day_spent: float) -> float:
@@ -101,8 +93,8 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
-        shutil.rmtree(self.repo.state_dir / "sandbox" / self.wave_id, ignore_errors=True)
-        worktree.remove_all_under(self.repo.root, worktrees_dir(self.repo, self.wave_id))
+        shutil.rmtree(self.repo.wave_sandbox(self.wave_id), ignore_errors=True)
+        worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
     def start(self) -> None:
@@ -139,14 +131,14 @@ class Wave:
         self.claimed = claimed
         self.wave_id = claimed.wave_id
         self.base = base
-        self.logs = logs_dir(repo, self.wave_id)
+        self.logs = repo.wave_logs(self.wave_id)
         self.halted: str | None = None
         self.budget_exceeded = False
         self._flag_lock = threading.Lock()
         # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
-        self.context = AttemptContext(repo, config, self.wave_id, base, worktrees_dir(repo, self.wave_id),
+        self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
                                        Workspaces(repo.root),
@@ -249,16 +241,15 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
         wave_test = _wave_test(repo, config, wave_id, head)
     pushed = False
     if commits and push and repo.has_remote(config.remote):
-        force = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
-        refspec = f"refs/heads/{branch}:refs/heads/{branch}"
-        git.run(["push", "--quiet", *force, config.remote, refspec], cwd=repo.root)
+        gitops.push(repo.root, config.remote, [f"refs/heads/{branch}:refs/heads/{branch}"],
+                    lease={f"refs/heads/{branch}": lease} if lease else None)
         pushed = True
     return Collected(head, wave_test, pushed)
 
 
 def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
-    path = worktrees_dir(repo, wave_id) / "_wave"
-    log_path = logs_dir(repo, wave_id) / "_wave.test.log"
+    path = repo.wave_worktrees(wave_id) / "_wave"
+    log_path = repo.wave_logs(wave_id) / "_wave.test.log"
     workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
     confiner = Confiner(repo, config, wave_id, sandbox.decide(config.sandbox, os.environ))
     # The sandbox and environment of a worker with no item, and no write credentials.

@@ -124,7 +124,7 @@ def command_markdown(command: str, exit_code: int, stdout: str, stderr: str) -> 
 def report_path(report: WaveReport, cwd: Path) -> str:
     """Where ``wavegit run`` wrote this report's JSON (wave.write_report), or '' when it is not there."""
     try:
-        path = discover(cwd).state_dir / "reports" / f"{report.wave_id}.json"
+        path = discover(cwd).report_file(report.wave_id, ".json")
     except UsageError:
         return ""
     return str(path) if path.is_file() else ""

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import git
+from wavegit import gitops
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
 
@@ -67,7 +67,7 @@ def hooks_dir(repo: Repo, explicit: Path | None, *, refuse_hooks_path: bool = Tr
         return explicit.resolve()
     if not refuse_hooks_path:
         return repo.common_dir / "hooks"
-    configured = git.run(["config", "--get", "core.hooksPath"], cwd=repo.root, check=False).stdout.strip()
+    configured = gitops.config_value(repo.root, "core.hooksPath")
     if configured:
         raise UsageError(f"core.hooksPath is set ({configured}), so git does not run hooks from "
                          f"{repo.common_dir / 'hooks'}; pass --hooks-dir to say where to install "

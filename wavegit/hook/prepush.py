@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
-from wavegit import git, parsecache
+from wavegit import git, gitops, parsecache
 from wavegit.errors import UsageError, ValidationError
 
 if TYPE_CHECKING:
@@ -54,12 +54,6 @@ _OID_LENGTHS = (40, 64)
 STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
 _CACHE_FORMAT = "wavegit-hook-in-flight-2"
-# Porcelain `git log`, so pin everything user configuration could change in its output; the `-c` after
-# `log` is the combined diff of merges.
-_LOG_PATHS = (
-    "-c", "log.showSignature=false", "log", "-z", f"--format={_COMMIT_MARK}%H", "--name-status",
-    "--no-renames", "-c", "--root", "--no-color", "--no-ext-diff", "--no-textconv",
-)
 
 
 class RefUpdate(NamedTuple):
@@ -181,7 +175,7 @@ def _exclusions(update: RefUpdate, remote: str) -> list[str]:
 
 
 def _parse_log(output: str) -> dict[str, list[str]]:
-    """commit -> changed paths, from ``git log -z --format=<mark>%H --name-status``."""
+    """commit -> changed paths, from ``gitops.log_changes``."""
     changed: dict[str, list[str]] = {}
     current: list[str] | None = None
     tokens = iter(output.split("\0"))
@@ -191,7 +185,7 @@ def _parse_log(output: str) -> dict[str, list[str]]:
         elif token.strip("\n"):
             path = next(tokens, None)  # without rename detection every status has exactly one path
             if current is None or path is None:
-                raise git.GitError(_LOG_PATHS, 0, f"unexpected `git log` output near {token!r}")
+                raise git.GitError(["log", "--name-status"], 0, f"unexpected `git log` output near {token!r}")
             current.append(path)
     return changed
 
@@ -202,14 +196,13 @@ def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str) -> dict[
     if len(checked) == 1:
         # The usual push: one call lists the commits and their paths together.
         update = checked[0]
-        log = git.out([*_LOG_PATHS, *_exclusions(update, remote)], cwd=root)
+        log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote))
         return {update.remote_ref: {p for found in _parse_log(log).values() for p in found}}
-    commits = {u.remote_ref: git.out(["rev-list", *_exclusions(u, remote)], cwd=root).split()
-               for u in checked}
+    commits = {u.remote_ref: gitops.rev_list(root, _exclusions(u, remote)) for u in checked}
     wanted = list(dict.fromkeys(c for listed in commits.values() for c in listed))
     if not wanted:  # `git log --stdin` with no input would fall back to HEAD
         return {ref: set() for ref in commits}
-    log = git.out([*_LOG_PATHS, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(wanted) + "\n")
+    log = gitops.log_changes(root, _COMMIT_MARK, commits=wanted)
     by_commit = _parse_log(log)
     return {ref: {p for c in listed for p in by_commit.get(c, ())} for ref, listed in commits.items()}
 
@@ -277,14 +270,13 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
         # Entries are written for blobs only, so a hit needs no type check; a miss takes the usual way.
         cached = parsecache.read(_cache_entry(repo, resolved.object_name), fmt)
     if not isinstance(cached, tuple):
-        # "<sha> blob <size>", or "<spec> missing" (and for a directory "<sha> tree <size>").
-        found = git.out(["cat-file", "--batch-check"], cwd=repo.root, input=spec + "\n").split()
-        if len(found) != 3 or found[1] != "blob":
+        blob = gitops.blob_at(repo.root, spec)
+        if blob is None:
             raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
-        entry = _cache_entry(repo, found[0])
+        entry = _cache_entry(repo, blob)
         cached = parsecache.read(entry, fmt)
         if not isinstance(cached, tuple):
-            cached = _parse_in_flight(repo, config, spec, found[0])
+            cached = _parse_in_flight(repo, config, spec, blob)
             parsecache.write(entry, fmt, cached)
     status, payload = cached
     if status != "ok":
@@ -297,7 +289,7 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
-    return repo.state_dir / "cache" / f"hook-in-flight-{blob_sha}.marshal"
+    return repo.cache_dir / f"hook-in-flight-{blob_sha}.marshal"
 
 
 def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
@@ -305,10 +297,9 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
     parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
     from wavegit import lifecycle, tracker
 
-    text = git.run(["cat-file", "blob", blob_sha], cwd=repo.root).stdout
+    text = gitops.read_blob(repo.root, blob_sha)
     try:
-        loaded = tracker.load_cached(text, blob_sha, repo.state_dir / "cache", config.tracker_path,
-                                     strict=False)
+        loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False)
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
@@ -407,9 +398,10 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
         resolved = None  # resolved before the fetch moves the tracker branch
         branch = config.tracker_branch
         refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
-        result = git.run(["fetch", "--quiet", tracking, refspec], cwd=repo.root, check=False)
-        if result.returncode != 0:
-            detail = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no output"
+        try:
+            gitops.fetch(repo.root, tracking, [refspec])
+        except git.GitError as exc:
+            detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
     # The in-flight items are read and indexed while `git log` lists the pushed paths; the ownership index

@@ -1,0 +1,276 @@
+"""wavegit.gitops: each named git operation against real repositories (a bare origin and a clone)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.hook import commit
+from tests.helpers.repos import RemoteRepo, git
+from wavegit import gitops
+from wavegit.git import GitError
+
+
+@pytest.fixture
+def clone(remote_repo: RemoteRepo) -> Path:
+    return remote_repo.clone
+
+
+def _head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD")
+
+
+# -- locating and reading ----------------------------------------------------------------------------------
+
+def test_locate_finds_the_work_tree_from_a_subdirectory_and_resolves_a_rev_too(clone: Path) -> None:
+    (clone / "sub").mkdir()
+    found = gitops.locate(clone / "sub", "HEAD:README.md")
+    assert found is not None
+    assert (found.root, found.git_dir, found.common_dir) == (clone, clone / ".git", clone / ".git")
+    assert found.resolved == git(clone, "rev-parse", "HEAD:README.md")
+    missing = gitops.locate(clone, "HEAD:no-such-file")
+    assert missing is not None and missing.resolved is None and missing.root == clone
+
+
+def test_locate_outside_a_work_tree_is_none(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    assert gitops.locate(tmp_path / "plain") is None
+
+
+def test_remotes_config_value_and_committer_ident(clone: Path) -> None:
+    assert gitops.remotes(clone) == ["origin"]
+    assert gitops.config_value(clone, "core.hooksPath") is None
+    git(clone, "config", "core.hooksPath", "hooks-here")
+    assert gitops.config_value(clone, "core.hooksPath") == "hooks-here"
+    # The test environment sets the committer (tests/conftest.py); the timestamp and zone are cut off.
+    assert gitops.committer_ident(clone) == (f"{os.environ['GIT_COMMITTER_NAME']} "
+                                             f"<{os.environ['GIT_COMMITTER_EMAIL']}>")
+
+
+# -- revisions -----------------------------------------------------------------------------------------------
+
+def test_resolve_commit_peels_to_a_commit_and_is_none_for_what_names_none(clone: Path) -> None:
+    head = _head(clone)
+    git(clone, "tag", "-a", "-m", "v1", "v1")
+    assert gitops.resolve_commit(clone, "v1") == head  # an annotated tag peels to its commit
+    assert gitops.resolve_commit(clone, "refs/heads/main") == head
+    assert gitops.resolve_commit(clone, "refs/heads/nope") is None
+    assert gitops.resolve_commit(clone, "HEAD^{tree}") is None  # a tree is not a commit
+
+
+def test_commit_of_raises_with_the_command_and_git_s_reason(clone: Path) -> None:
+    assert gitops.commit_of(clone, "HEAD") == _head(clone)
+    with pytest.raises(GitError) as caught:
+        gitops.commit_of(clone, "refs/heads/nope")
+    assert caught.value.command == ["git", "rev-parse", "--verify", "refs/heads/nope^{commit}"]
+    assert caught.value.returncode == 128 and "Needed a single revision" in caught.value.stderr
+
+
+def test_tree_parent_ancestry_and_rev_list(clone: Path) -> None:
+    first = _head(clone)
+    second = commit(clone, {"a.txt": "a\n"})
+    third = commit(clone, {"b.txt": "b\n"})
+    assert gitops.tree_of(clone, third) == git(clone, "rev-parse", f"{third}^{{tree}}")
+    assert gitops.first_parent(clone, third) == second
+    assert gitops.is_ancestor(clone, first, third) and gitops.is_ancestor(clone, third, third)
+    assert not gitops.is_ancestor(clone, third, first)
+    assert not gitops.is_ancestor(clone, "0" * 40, third)  # not an object here
+    assert gitops.rev_list(clone, [f"{first}..{third}"]) == [third, second]
+    git(clone, "checkout", "-q", "-b", "side", first)
+    side = commit(clone, {"c.txt": "c\n"})
+    git(clone, "checkout", "-q", "main")
+    git(clone, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    merge = _head(clone)
+    assert gitops.rev_list(clone, [f"{side}..{merge}"], first_parent_only=True, ancestry_path=True) == [merge]
+
+
+def test_log_formats_filters_and_reads_messages(clone: Path) -> None:
+    one = commit(clone, {"a.txt": "a\n"}, "first\n\nWavegit-Op: op-1")
+    two = commit(clone, {"b.txt": "b\n"}, "second\n\nWavegit-Op: op-2")
+    assert gitops.log(clone, [two], "%(trailers:key=Wavegit-Op,valueonly)").split() == ["op-2", "op-1"]
+    assert gitops.log(clone, [f"{one}..{two}"], "%H") == two
+    assert gitops.log(clone, [two], "%s", reverse=True, max_count=2).splitlines() == ["first", "second"]
+    assert gitops.log(clone, [two], "%s", grep="Wavegit-Op: op-1") == "first"
+    assert gitops.log(clone, [two], "%s", grep="op-.") == ""  # a fixed string, not a pattern
+    assert gitops.log(clone, [two], "%s", since="2999-01-01") == ""
+    assert gitops.commit_message(clone, two) == "second\n\nWavegit-Op: op-2"
+
+
+def test_log_changes_lists_each_commit_s_paths_by_range_or_by_exact_commits(clone: Path) -> None:
+    base = _head(clone)
+    one = commit(clone, {"a.txt": "a\n"})
+    two = commit(clone, {"a.txt": None, "b.txt": "b\n"})
+    by_range = gitops.log_changes(clone, "@", [two, "--not", base]).split("\0")
+    assert [t for t in by_range if t.startswith("@")] == [f"@{two}", f"@{one}"]
+    assert {"a.txt", "b.txt"} <= set(by_range)
+    exact = gitops.log_changes(clone, "@", commits=[one]).split("\0")
+    assert [t for t in exact if t.startswith("@")] == [f"@{one}"] and "b.txt" not in exact
+
+
+# -- refs ----------------------------------------------------------------------------------------------------
+
+def test_for_each_ref_update_ref_with_its_old_value_and_delete(clone: Path) -> None:
+    head = _head(clone)
+    older = commit(clone, {"a.txt": "a\n"})
+    gitops.update_ref(clone, "refs/heads/wavegit/x", head)
+    gitops.update_ref(clone, "refs/heads/wavegit/y", head, "")  # "" = must not exist yet
+    assert gitops.for_each_ref(clone, "refs/heads/wavegit/") == {"refs/heads/wavegit/x": head,
+                                                                 "refs/heads/wavegit/y": head}
+    with pytest.raises(GitError) as caught:
+        gitops.update_ref(clone, "refs/heads/wavegit/x", older, older)  # x is not at `older`
+    assert caught.value.command[:2] == ["git", "update-ref"] and "cannot lock ref" in caught.value.stderr
+    assert not gitops.update_ref(clone, "refs/heads/wavegit/x", older, older, check=False)
+    assert gitops.update_ref(clone, "refs/heads/wavegit/x", older, head, message="moved")
+    assert gitops.resolve_commit(clone, "refs/heads/wavegit/x") == older
+    gitops.delete_ref(clone, "refs/heads/wavegit/x")
+    gitops.delete_refs(clone, ["refs/heads/wavegit/y", "refs/heads/wavegit/never-was"])
+    gitops.delete_refs(clone, [])
+    assert gitops.for_each_ref(clone, "refs/heads/wavegit/") == {}
+
+
+# -- remotes -------------------------------------------------------------------------------------------------
+
+def test_fetch_and_prune_tracking_refs(remote_repo: RemoteRepo) -> None:
+    other = remote_repo.new_clone("other")
+    pushed = commit(other, {"a.txt": "a\n"})
+    git(other, "push", "-q", "origin", "main:refs/heads/wavegit/w1", "main:refs/heads/wavegit/w2")
+    clone = remote_repo.clone
+    spec = "+refs/heads/wavegit/*:refs/remotes/origin/wavegit/*"
+    gitops.fetch(clone, "origin", [spec])
+    assert set(gitops.for_each_ref(clone, "refs/remotes/origin/wavegit/").values()) == {pushed}
+    assert not (clone / ".git" / "FETCH_HEAD").exists()
+    git(other, "push", "-q", "origin", ":refs/heads/wavegit/w2")
+    gitops.fetch(clone, "origin", [spec])  # without prune the stale tracking ref stays
+    assert len(gitops.for_each_ref(clone, "refs/remotes/origin/wavegit/")) == 2
+    gitops.fetch(clone, "origin", [spec], prune=True)
+    assert list(gitops.for_each_ref(clone, "refs/remotes/origin/")) == ["refs/remotes/origin/main",
+                                                                       "refs/remotes/origin/wavegit/w1"]
+
+
+def test_a_failed_fetch_says_whether_the_remote_ref_is_missing(clone: Path) -> None:
+    with pytest.raises(GitError) as caught:
+        gitops.fetch(clone, "origin", ["+refs/heads/nope:refs/remotes/origin/nope"])
+    assert caught.value.command[:2] == ["git", "fetch"] and caught.value.returncode != 0
+    assert gitops.missing_remote_ref(caught.value)
+    with pytest.raises(GitError) as unreachable:
+        gitops.fetch(clone, "no-such-remote", ["refs/heads/main"])
+    assert not gitops.missing_remote_ref(unreachable.value) and unreachable.value.stderr
+
+
+def test_push_force_and_lease(remote_repo: RemoteRepo) -> None:
+    clone, origin = remote_repo.clone, remote_repo.origin
+    base = _head(clone)
+    gitops.push(clone, "origin", [f"{base}:refs/heads/wavegit/w"])
+    assert git(origin, "rev-parse", "refs/heads/wavegit/w") == base
+    ahead = commit(clone, {"a.txt": "a\n"})
+    git(clone, "reset", "-q", "--hard", base)
+    aside = commit(clone, {"b.txt": "b\n"})
+    gitops.push(clone, "origin", [f"{ahead}:refs/heads/wavegit/w"])
+    with pytest.raises(GitError) as caught:  # not a fast-forward
+        gitops.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"])
+    assert caught.value.command[:2] == ["git", "push"] and "rejected" in caught.value.stderr
+    with pytest.raises(GitError):  # the lease names a value the remote ref no longer has
+        gitops.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"], lease={"refs/heads/wavegit/w": base})
+    gitops.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"], lease={"refs/heads/wavegit/w": ahead})
+    assert git(origin, "rev-parse", "refs/heads/wavegit/w") == aside
+    gitops.push(clone, "origin", [f"{base}:refs/heads/wavegit/w"], force=True)
+    assert git(origin, "rev-parse", "refs/heads/wavegit/w") == base
+
+
+def test_push_with_lease_is_a_compare_and_swap_that_returns_a_refusal(remote_repo: RemoteRepo) -> None:
+    clone, origin = remote_repo.clone, remote_repo.origin
+    base = _head(clone)
+    ref = "refs/heads/tracker"
+    created = gitops.push_with_lease(clone, "origin", base, ref, None)
+    assert created.ok and created.rejected == []
+    moved = commit(clone, {"a.txt": "a\n"})
+    stale = gitops.push_with_lease(clone, "origin", moved, ref, moved)  # the remote is at base, not moved
+    assert not stale.ok and stale.rejected and "stale info" in stale.rejected[0]
+    error = stale.error("why")
+    assert error.command[:3] == ["git", "push", "--porcelain"] and error.stderr == "why"
+    assert error.returncode == stale.result.returncode != 0
+    assert git(origin, "rev-parse", ref) == base
+    assert gitops.push_with_lease(clone, "origin", moved, ref, base).ok
+    assert git(origin, "rev-parse", ref) == moved
+
+
+# -- objects -------------------------------------------------------------------------------------------------
+
+def test_blobs_hash_read_and_look_up(clone: Path) -> None:
+    expected = git(clone, "hash-object", "--stdin", input="text\n")
+    assert gitops.hash_blob(clone, "text\n", write=False) == expected
+    with pytest.raises(GitError):
+        gitops.read_blob(clone, gitops.hash_blob(clone, "never stored\n", write=False))
+    sha = gitops.hash_blob(clone, "stored\n", write=True)
+    assert gitops.read_blob(clone, sha) == "stored\n"
+    readme = git(clone, "rev-parse", "HEAD:README.md")
+    assert gitops.blob_at(clone, "HEAD:README.md") == readme
+    assert gitops.blob_at(clone, "HEAD:nope") is None
+    assert gitops.read_blob_at(clone, "HEAD:README.md") == (readme, "hello\n")
+    assert gitops.read_blob_at(clone, "HEAD:nope") is None
+    (clone / "dir").mkdir()
+    commit(clone, {"dir/f.txt": "f\n"})
+    assert gitops.blob_at(clone, "HEAD:dir") is None  # a tree, not a blob
+    assert gitops.read_blob_at(clone, "HEAD:dir") is None
+    (clone / "x.txt").write_text("x\n")
+    assert gitops.hash_file(clone, "x.txt") == gitops.hash_blob(clone, "x\n", write=False)
+
+
+def test_ls_tree_lists_the_given_paths_of_a_commit(clone: Path) -> None:
+    head = commit(clone, {"dir/f.txt": "f\n"})
+    entries = gitops.ls_tree(clone, head, ["README.md", "dir", "nope"])
+    assert [(e.path, e.kind, e.mode) for e in entries] == [("README.md", "blob", "100644"),
+                                                           ("dir", "tree", "040000")]
+    assert entries[0].sha == git(clone, "rev-parse", "HEAD:README.md")
+    with pytest.raises(GitError):
+        gitops.ls_tree(clone, "refs/heads/nope^{commit}", ["README.md"])
+
+
+def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> None:
+    base = _head(clone)
+    blob = gitops.hash_blob(clone, "new\n", write=True)
+    tree = gitops.build_tree(clone, tmp_path / "index", base, {"new.txt": blob, "README.md": None},
+                             modes={"new.txt": "100755"})
+    assert git(clone, "ls-tree", "-r", "--name-only", tree).split() == ["new.txt"]
+    assert git(clone, "ls-tree", tree, "new.txt").split()[0] == "100755"
+    made = gitops.commit_tree(clone, tree, [base], "built\n")
+    assert git(clone, "log", "-1", "--format=%s %P", made) == f"built {base}"
+    assert gitops.own_changes(clone, made) == [gitops.Change("README.md", "000000", "0" * len(blob)),
+                                              gitops.Change("new.txt", "100755", blob)]
+    assert [c.deleted for c in gitops.own_changes(clone, made)] == [True, False]
+    assert gitops.build_tree(clone, tmp_path / "index2", None, {"only.txt": blob}) == git(
+        clone, "mktree", input=f"100644 blob {blob}\tonly.txt\n")
+    root = gitops.commit_tree(clone, tree, [], "no parent\n")
+    assert git(clone, "log", "-1", "--format=%P", root) == ""
+    with pytest.raises(GitError) as caught:
+        gitops.commit_tree(clone, "0" * 40, [base], "bad\n")
+    assert caught.value.command[:2] == ["git", "commit-tree"] and caught.value.returncode == 128
+
+
+# -- a checkout's index and worktrees ------------------------------------------------------------------------
+
+def test_staged_entries_and_refresh_files(clone: Path) -> None:
+    readme = git(clone, "rev-parse", "HEAD:README.md")
+    assert gitops.staged_entries(clone, "README.md") == [("100644", readme, "0")]
+    assert gitops.staged_entries(clone, "*") == []  # the path is literal, not a pattern
+    blob = gitops.hash_blob(clone, "fresh\n", write=True)
+    gitops.refresh_files(clone, {"README.md": None, "new.txt": blob})
+    assert not (clone / "README.md").exists() and (clone / "new.txt").read_text() == "fresh\n"
+    assert git(clone, "status", "--porcelain") == "D  README.md\nA  new.txt"
+
+
+def test_worktrees_lists_branch_and_lock_and_prune_drops_removed_ones(clone: Path, tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    git(clone, "worktree", "add", "-q", "-b", "feature", str(linked))
+    git(clone, "worktree", "lock", str(linked))
+    found = gitops.worktrees(clone)
+    assert [(w.path, w.branch, w.locked) for w in found] == [(clone, "refs/heads/main", False),
+                                                            (linked, "refs/heads/feature", True)]
+    git(clone, "worktree", "unlock", str(linked))
+    git(clone, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
+    shutil.rmtree(tmp_path / "detached")
+    gitops.prune_worktrees(clone)
+    assert [w.path for w in gitops.worktrees(clone)] == [clone, linked]

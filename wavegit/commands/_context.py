@@ -1,0 +1,37 @@
+"""The repository, its configuration and its tracker store: what most commands open first, built once.
+
+``plan`` and ``hook`` do not use it: they are hot paths and open only what they need, in their own order.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from wavegit.config import Config, load_config, load_governing
+from wavegit.repo import Repo, discover
+from wavegit.store import GitStore
+
+
+@dataclass(frozen=True)
+class Context:
+    repo: Repo
+    config: Config
+    store: GitStore
+    config_source: str = ""
+    """Where a wave's config came from (``config.load_governing``), for its report; empty: the checkout's."""
+
+    @classmethod
+    def open(cls, args: argparse.Namespace) -> Context:
+        """The repository around ``args.directory``, the checkout's config (through the parse cache) and the
+        store."""
+        repo = discover(args.directory)
+        config = load_config(repo.root, repo.cache_dir)
+        return cls(repo, config, GitStore(repo, config))
+
+    @classmethod
+    def governed(cls, args: argparse.Namespace) -> Context:
+        """Like :meth:`open`, with the config a wave obeys: the one committed on the tracker branch."""
+        repo = discover(args.directory)
+        config, source = load_governing(repo, repo.cache_dir)
+        return cls(repo, config, GitStore(repo, config), source)

@@ -1,0 +1,384 @@
+"""The git layer: the named git operations wavegit uses, with typed object ids, on top of :func:`git.run`.
+
+Only this module and :mod:`wavegit.git` build git command lines (``tests/test_architecture.py`` checks it).
+Each operation takes the directory git runs in, raises :class:`~wavegit.git.GitError` (command, exit code,
+stderr) when git fails -- except where its docstring says what a failure returns instead -- and returns
+typed values: ``CommitSha``, ``BlobSha``, ``TreeSha`` are ``NewType``s of ``str`` (free at run time).
+Operations whose failures callers tell apart by git's message (fetch, push, update-ref) run git in the C
+locale, so the message is stable.
+
+Both hot paths import this module: records are NamedTuples and annotations are not postponed (see
+:class:`wavegit.git.GitResult`); it imports nothing but :mod:`wavegit.git` and the standard library.
+"""
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple, NewType
+
+from wavegit import git
+
+CommitSha = NewType("CommitSha", str)
+BlobSha = NewType("BlobSha", str)
+TreeSha = NewType("TreeSha", str)
+Branch = NewType("Branch", str)
+"""A branch name without ``refs/heads/``."""
+WaveId = NewType("WaveId", str)
+"""``w-YYYYMMDD-HHMMSS-xxxx`` (see ``wavegit.worktree.new_wave_id``)."""
+
+C_LOCALE = {"LC_ALL": "C"}
+"""Untranslated git messages, for callers that classify a failure by its text."""
+
+_FETCH_TRIES = 3
+_FILE_MODE = "100644"
+
+
+# -- locating a repository -------------------------------------------------------------------------------
+
+class Location(NamedTuple):
+    root: Path
+    git_dir: Path
+    common_dir: Path
+    resolved: str | None
+    """The object name ``rev`` resolved to (None when not asked, or it does not resolve)."""
+
+
+def locate(start: Path, rev: str | None = None) -> Location | None:
+    """Top of the work tree, git dir and common dir around ``start`` -- and, in the same ``git rev-parse``,
+    the object ``rev`` names; None when ``start`` is not inside a work tree."""
+    extra = ["--verify", "--quiet", rev] if rev is not None else []
+    result = git.run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
+                      "--git-common-dir", *extra], cwd=start, check=False)
+    lines = result.stdout.splitlines()
+    # `--verify --quiet` exits 1, printing nothing more, when only ``rev`` does not resolve.
+    if result.returncode not in (0, 1 if extra else 0) or len(lines) < 3:
+        return None
+    return Location(Path(lines[0]), Path(lines[1]), Path(lines[2]), lines[3] if len(lines) > 3 else None)
+
+
+def remotes(root: Path) -> list[str]:
+    return git.out(["remote"], cwd=root).split()
+
+
+def config_value(root: Path, key: str) -> str | None:
+    """The value of a git config ``key`` (None when unset or empty)."""
+    return git.run(["config", "--get", key], cwd=root, check=False).stdout.strip() or None
+
+
+def committer_ident(root: Path) -> str:
+    """``Name <email>`` of the committer git would record here."""
+    # GIT_COMMITTER_IDENT ends with "<timestamp> <tz>"; keep the name and email.
+    return git.out(["var", "GIT_COMMITTER_IDENT"], cwd=root).rsplit(" ", 2)[0]
+
+
+# -- revisions -------------------------------------------------------------------------------------------
+
+def resolve_commit(root: Path, rev: str) -> CommitSha | None:
+    """The commit ``rev`` names (peeling tags), or None when it names none."""
+    result = git.run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root, check=False)
+    return CommitSha(result.stdout.strip()) if result.returncode == 0 else None
+
+
+def commit_of(root: Path, rev: str) -> CommitSha:
+    """The commit ``rev`` names; a GitError ("Needed a single revision") when it names none."""
+    return CommitSha(git.out(["rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=root))
+
+
+def tree_of(root: Path, rev: str) -> TreeSha:
+    return TreeSha(git.out(["rev-parse", "--verify", f"{rev}^{{tree}}"], cwd=root))
+
+
+def first_parent(root: Path, commit: str) -> CommitSha:
+    return CommitSha(git.out(["rev-parse", "--verify", f"{commit}^1"], cwd=root))
+
+
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    """Whether ``ancestor`` is reachable from ``descendant`` (a commit is its own ancestor; False when either
+    is not a commit here)."""
+    return git.run(["merge-base", "--is-ancestor", ancestor, descendant], cwd=root,
+                   check=False).returncode == 0
+
+
+def rev_list(root: Path, revs: Sequence[str], *, first_parent_only: bool = False,
+             ancestry_path: bool = False) -> list[CommitSha]:
+    """The commits ``git rev-list REVS`` lists, newest first."""
+    options = ["--first-parent"] if first_parent_only else []
+    options += ["--ancestry-path"] if ancestry_path else []
+    return [CommitSha(sha) for sha in git.out(["rev-list", *options, *revs], cwd=root).split()]
+
+
+def log(root: Path, revs: Sequence[str], fmt: str, *, first_parent_only: bool = False, reverse: bool = False,
+        since: str | None = None, grep: str | None = None, max_count: int | None = None) -> str:
+    """``git log --format=FMT`` of ``revs``; ``grep`` matches the message as a fixed string."""
+    options = [f"--format={fmt}"]
+    options += ["--first-parent"] if first_parent_only else []
+    options += ["--reverse"] if reverse else []
+    options += [f"--since={since}"] if since is not None else []
+    options += ["--fixed-strings", f"--grep={grep}"] if grep is not None else []
+    options += [f"--max-count={max_count}"] if max_count is not None else []
+    return git.out(["log", *options, *revs], cwd=root)
+
+
+def commit_message(root: Path, commit: str) -> str:
+    return log(root, [commit], "%B", max_count=1)
+
+
+# Porcelain `git log`, so pin everything user configuration could change in its output; the `-c` after
+# `log` is the combined diff of merges.
+_LOG_CHANGES = ("-c", "log.showSignature=false", "log", "-z", "--name-status", "--no-renames", "-c", "--root",
+                "--no-color", "--no-ext-diff", "--no-textconv")
+
+
+def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = ()) -> str:
+    """``git log -z --format=<mark>%H --name-status`` (no renames, merges' combined diff) of ``revs``, or of
+    exactly ``commits`` (``--no-walk``) when given."""
+    args = [*_LOG_CHANGES, f"--format={mark}%H"]
+    if commits:
+        return git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
+    return git.out([*args, *revs], cwd=root)
+
+
+# -- refs ------------------------------------------------------------------------------------------------
+
+def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
+    """Full ref name -> the object it points at, for every ref under ``prefix``."""
+    listing = git.out(["for-each-ref", "--format=%(objectname) %(refname)", prefix], cwd=root)
+    found = {}
+    for line in listing.splitlines():
+        sha, _, ref = line.partition(" ")
+        found[ref] = sha
+    return found
+
+
+def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
+               check: bool = True) -> bool:
+    """Point ``ref`` at ``new``; when ``old`` is given, only if it points there now ("" = does not exist).
+    Whether it moved; without ``check`` a failure returns False instead of raising."""
+    reason = ["-m", message] if message is not None else []
+    args = ["update-ref", *reason, ref, new, *([old] if old is not None else [])]
+    return git.run(args, cwd=root, env=C_LOCALE, check=check).returncode == 0
+
+
+def delete_ref(root: Path, ref: str) -> None:
+    git.run(["update-ref", "-d", ref], cwd=root, env=C_LOCALE)
+
+
+def delete_refs(root: Path, refs: Iterable[str]) -> None:
+    """Delete ``refs`` in one git call, ignoring any that do not exist."""
+    commands = "".join(f"delete {ref}\n" for ref in refs)
+    if commands:
+        git.run(["update-ref", "--stdin"], cwd=root, input=commands, check=False)
+
+
+# -- remotes ---------------------------------------------------------------------------------------------
+
+def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = False) -> None:
+    """``git fetch`` of ``refspecs`` from ``remote``: quiet, no tags, no FETCH_HEAD; ``prune`` drops the
+    tracking refs the refspecs cover that the remote no longer has.
+
+    Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref").
+    """
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *(["--prune"] if prune else []),
+            remote, *refspecs]
+    for attempt in range(_FETCH_TRIES):
+        result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+        if result.returncode == 0:
+            return
+        if "cannot lock ref" not in result.stderr or attempt == _FETCH_TRIES - 1:
+            raise git.GitError(args, result.returncode, result.stderr)
+        time.sleep(0.05 * (attempt + 1))
+
+
+def missing_remote_ref(error: git.GitError) -> bool:
+    """Whether a failed :func:`fetch` failed because the remote has no such ref."""
+    return "couldn't find remote ref" in error.stderr
+
+
+def push(root: Path, remote: str, refspecs: Sequence[str], *, force: bool = False,
+         lease: Mapping[str, str] | None = None) -> None:
+    """``git push`` of ``refspecs``; ``lease``: ref -> the value it must have on the remote for the push to
+    replace it (``--force-with-lease``)."""
+    leases = [f"--force-with-lease={ref}:{old}" for ref, old in (lease or {}).items()]
+    git.run(["push", "--quiet", *(["--force"] if force else []), *leases, remote, *refspecs], cwd=root,
+            env=C_LOCALE)
+
+
+class PushOutcome(NamedTuple):
+    args: list[str]
+    result: git.GitResult
+    rejected: list[str]
+    """The ``--porcelain`` lines of refs the remote refused (``!\\t...``)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.result.returncode == 0 and not self.rejected
+
+    def error(self, detail: str | None = None) -> git.GitError:
+        """The failure as a GitError; ``detail`` in place of git's stderr."""
+        stderr = self.result.stderr if detail is None else detail
+        return git.GitError(self.args, self.result.returncode, stderr)
+
+
+def push_with_lease(root: Path, remote: str, commit: str, ref: str, old: str | None) -> PushOutcome:
+    """Set ``ref`` on ``remote`` to ``commit`` only if it is at ``old`` there (None: absent), the
+    compare-and-swap of a remote ref; a refusal is returned, not raised, for the caller to classify."""
+    args = ["push", "--porcelain", f"--force-with-lease={ref}:{old or ''}", remote, f"{commit}:{ref}"]
+    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+    return PushOutcome(args, result, [line for line in result.stdout.splitlines() if line.startswith("!\t")])
+
+
+def create_bundle(root: Path, bundle: Path, refs: Sequence[str]) -> None:
+    """A git bundle file holding ``refs`` and their history (fetch from it with :func:`fetch`)."""
+    git.run(["bundle", "create", "--quiet", str(bundle), *refs], cwd=root)
+
+
+# -- objects ---------------------------------------------------------------------------------------------
+
+def read_blob(root: Path, blob: str) -> str:
+    return git.run(["cat-file", "blob", blob], cwd=root).stdout
+
+
+def blob_at(root: Path, spec: str) -> BlobSha | None:
+    """The blob ``<rev>:<path>`` names, without reading it; None when it names no blob."""
+    # "<sha> blob <size>", or "<spec> missing" (and for a directory "<sha> tree <size>").
+    found = git.out(["cat-file", "--batch-check"], cwd=root, input=spec + "\n").split()
+    return BlobSha(found[0]) if len(found) == 3 and found[1] == "blob" else None
+
+
+def read_blob_at(root: Path, spec: str) -> tuple[BlobSha, str] | None:
+    """(blob sha, text) of ``<rev>:<path>``; None when it names no blob."""
+    result = git.run(["cat-file", "--batch"], cwd=root, input=spec + "\n")
+    header, _, rest = result.stdout.partition("\n")
+    fields = header.split()
+    if len(fields) != 3 or fields[1] != "blob":
+        return None
+    return BlobSha(fields[0]), rest[:-1]  # --batch ends each object with a newline of its own
+
+
+def hash_blob(root: Path, text: str, *, write: bool) -> BlobSha:
+    """The blob id of ``text`` exactly (no filters); stored in the object database when ``write``."""
+    return BlobSha(git.out(["hash-object", *(["-w"] if write else []), "--stdin"], cwd=root, input=text))
+
+
+def hash_file(worktree: Path, path: str) -> BlobSha:
+    """The blob id of the file ``path`` as ``git add`` would store it (through the user's filters)."""
+    return BlobSha(git.out(["hash-object", "--", path], cwd=worktree))
+
+
+class TreeEntry(NamedTuple):
+    mode: str
+    kind: str
+    sha: str
+    path: str
+
+
+def ls_tree(root: Path, treeish: str, paths: Sequence[str]) -> list[TreeEntry]:
+    """The entries of ``paths`` (full-tree paths) in ``treeish``."""
+    listing = git.out(["ls-tree", "-z", "--full-tree", treeish, "--", *paths], cwd=root)
+    entries = []
+    for entry in filter(None, listing.split("\0")):
+        meta, _, path = entry.partition("\t")
+        mode, kind, sha = meta.split()
+        entries.append(TreeEntry(mode, kind, sha, path))
+    return entries
+
+
+class Change(NamedTuple):
+    """A path a commit changed against its first parent: its new mode and blob (mode ``000000``: deleted)."""
+
+    path: str
+    mode: str
+    sha: str
+
+    @property
+    def deleted(self) -> bool:
+        return self.mode == "000000"
+
+
+def own_changes(root: Path, commit: str) -> list[Change]:
+    """What ``commit`` changed against its first parent (no rename detection)."""
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", f"{commit}^", commit], cwd=root)
+    fields = raw.rstrip("\0").split("\0") if raw else []
+    changes = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=True):
+        _, new_mode, _, new_sha, _ = meta.lstrip(":").split(" ")
+        changes.append(Change(path, new_mode, new_sha))
+    return changes
+
+
+def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, str | None], *,
+               modes: Mapping[str, str] | None = None) -> TreeSha:
+    """``parent``'s tree (empty when None) with ``blobs`` written (path -> blob sha, mode 100644 unless
+    ``modes`` says otherwise) or removed (None), built in the scratch index file ``index``."""
+    env = {"GIT_INDEX_FILE": str(index)}
+    if parent:
+        git.run(["read-tree", parent], cwd=root, env=env)
+    mode = modes or {}
+    added = "".join(f"{mode.get(path, _FILE_MODE)} {sha}\t{path}\n" for path, sha in blobs.items() if sha)
+    if added:
+        git.run(["update-index", "--add", "--index-info"], cwd=root, env=env, input=added)
+    removed = [path for path, sha in blobs.items() if sha is None]
+    if removed:
+        git.run(["update-index", "--force-remove", "--", *removed], cwd=root, env=env)
+    return TreeSha(git.out(["write-tree"], cwd=root, env=env))
+
+
+def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:
+    """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
+    args = ["commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    return CommitSha(git.out(args, cwd=root, input=message))
+
+
+# -- a checkout's index and worktrees --------------------------------------------------------------------
+
+def staged_entries(worktree: Path, path: str) -> list[tuple[str, str, str]]:
+    """``(mode, blob, stage)`` of each index entry of ``path`` (taken literally) in ``worktree``'s index."""
+    staged = git.out(["--literal-pathspecs", "ls-files", "-s", "-z", "--", path], cwd=worktree)
+    entries = []
+    for entry in filter(None, staged.split("\0")):
+        mode, sha, stage = entry.split("\t")[0].split()
+        entries.append((mode, sha, stage))
+    return entries
+
+
+def refresh_files(worktree: Path, blobs: Mapping[str, str | None]) -> None:
+    """Point ``worktree``'s index entries at ``blobs`` (None: remove) and write (or delete) the files."""
+    updated = [path for path, sha in blobs.items() if sha]
+    removed = [path for path, sha in blobs.items() if sha is None]
+    if updated:
+        entries = "".join(f"{_FILE_MODE} {blobs[path]}\t{path}\n" for path in updated)
+        git.run(["update-index", "--add", "--index-info"], cwd=worktree, input=entries)
+        # checkout-index writes through the user's filters and records fresh stat data in the index.
+        git.run(["checkout-index", "-f", "--", *updated], cwd=worktree)
+    if removed:
+        git.run(["update-index", "--force-remove", "--", *removed], cwd=worktree)
+        for path in removed:
+            (worktree / path).unlink(missing_ok=True)
+
+
+class Worktree(NamedTuple):
+    path: Path
+    branch: str | None
+    """The full ref checked out there (None: detached or bare)."""
+    locked: bool
+
+
+def worktrees(root: Path) -> list[Worktree]:
+    """Every work tree of the repository (``git worktree list``), the main one first."""
+    listing = git.out(["worktree", "list", "--porcelain", "-z"], cwd=root)
+    found = []
+    for record in listing.split("\0\0"):
+        fields = record.strip("\0").split("\0")
+        if not fields[0].startswith("worktree "):
+            continue
+        branch = next((f.removeprefix("branch ") for f in fields[1:] if f.startswith("branch ")), None)
+        locked = any(f == "locked" or f.startswith("locked ") for f in fields[1:])
+        found.append(Worktree(Path(fields[0].removeprefix("worktree ")), branch, locked))
+    return found
+
+
+def prune_worktrees(root: Path) -> None:
+    """Drop the admin entries of worktrees whose directories are gone (best effort)."""
+    git.run(["worktree", "prune"], cwd=root, check=False)
