@@ -453,7 +453,12 @@ def _launch_error(argv: Sequence[str], exc: OSError | ValueError) -> str:
     if isinstance(exc, ValueError):
         return f"cannot launch: {exc}"
     where = f": {exc.filename}" if exc.filename else ""
-    return f"cannot launch {argv[0]!r}: {exc.strerror or exc}{where}"
+    relative = "/" in argv[0] and not os.path.isabs(argv[0]) and exc.errno == errno.ENOENT
+    return f"cannot launch {argv[0]!r}: {exc.strerror or exc}{where}{_RELATIVE_HINT if relative else ''}"
+
+
+_RELATIVE_HINT = (" (relative to the item's tree, which holds only committed files: for an untracked "
+                  "virtualenv give its absolute path and add it to sandbox.ro_paths)")
 
 
 def command_argv(command: str) -> list[str]:
