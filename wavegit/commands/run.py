@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import signal
+from pathlib import Path
 from types import FrameType
 
 from wavegit import publish
 from wavegit.config import load_governing
+from wavegit.engine.outcome import report_path
 from wavegit.engine.pipeline import WaveOptions, run_wave
 from wavegit.errors import UsageError
 from wavegit.progress import Progress
@@ -63,5 +65,16 @@ def run(args: argparse.Namespace) -> int:
             outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
                                options=WaveOptions(push=not args.no_push, events=progress,
                                                   config_source=source))
-    print(outcome.report.to_json() if args.json else summary(outcome.report))
+    if args.json:
+        print(outcome.report.to_json())
+        return outcome.exit_code
+    print(summary(outcome.report))
+    markdown = report_path(repo, outcome.report.wave_id, ".md")
+    if markdown.is_file():
+        print(f"report: {_shown(markdown)}")
     return outcome.exit_code
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (as git prints paths)."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)

@@ -99,11 +99,15 @@ def exit_code(rep: report.WaveReport, race_lost: bool) -> int:
     return EXIT_WORK_FAILED
 
 
+def report_path(repo: Repo, wave_id: str, suffix: str) -> Path:
+    """``<state dir>/reports/<wave><suffix>``: where a wave's report (``.json``, ``.md``) is written."""
+    return repo.state_dir / "reports" / f"{wave_id}{suffix}"
+
+
 def write_report(repo: Repo, rep: report.WaveReport) -> Path:
     """``<state dir>/reports/<wave>.json`` and ``.md``; the JSON path."""
-    folder = repo.state_dir / "reports"
-    folder.mkdir(parents=True, exist_ok=True)
-    json_path = folder / f"{rep.wave_id}.json"
+    json_path = report_path(repo, rep.wave_id, ".json")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(rep.to_json() + "\n", encoding="utf-8")
-    (folder / f"{rep.wave_id}.md").write_text(report.to_markdown(rep), encoding="utf-8")
+    report_path(repo, rep.wave_id, ".md").write_text(report.to_markdown(rep), encoding="utf-8")
     return json_path
