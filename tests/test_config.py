@@ -65,10 +65,21 @@ def test_environment_overrides_file_including_nested_and_lists(tmp_path: Path) -
 
 @pytest.mark.parametrize(("var", "value"), [("WAVEGIT_CONCURRENCY", "many"), ("WAVEGIT_CONCURRENCY", "0"),
                                             ("WAVEGIT_TIMEOUT_S", "inf"), ("WAVEGIT_HOOK_STRICT", "maybe"),
-                                            ("WAVEGIT_BUDGET_DAY_USD", "-1")])
+                                            ("WAVEGIT_BUDGET_DAY_USD", "-1"), ("WAVEGIT_SANDBOX", "nope"),
+                                            ("WAVEGIT_SANDBOX_MODE", "bwarp"),
+                                            ("WAVEGIT_WORKER", "sh -c 'x")])
 def test_bad_environment_value_names_the_variable(tmp_path: Path, var: str, value: str) -> None:
     with pytest.raises(UsageError, match=var):
         config.load_config(tmp_path, environ={var: value})
+
+
+def test_a_worker_or_wave_test_that_cannot_be_split_into_words_is_a_located_problem(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError) as caught:
+        config.parse_config_text("worker: python 'agent.py\nwave_test: pytest \"x\n")
+    assert [str(p) for p in caught.value.problems] == [
+        ".wavegit/config.yaml:1:9: 'worker' cannot be split into words: No closing quotation",
+        ".wavegit/config.yaml:2:12: 'wave_test' cannot be split into words: No closing quotation"]
+    assert config.parse_config_text("wave_test: ''\n")["wave_test"] == ""
 
 
 def test_initial_config_text_lists_every_key_with_its_default() -> None:

@@ -125,3 +125,12 @@ def test_the_demos_verdict_names_every_item_that_did_not_behave_as_designed(tmp_
         "sync should mark PRICE-1, MONEY-2 done after the merge",
         "CART-4 should be ready once its dependency is merged",
     ]
+
+
+def test_demo_works_when_its_python_lives_under_the_home_the_sandbox_hides(tmp_path: Path) -> None:
+    # pyenv and uv install Python under HOME; the sandbox hides HOME, so the demo must show its toolchain.
+    home = Path(sys.base_prefix).resolve().parent
+    result = wavegit(tmp_path, "demo", "--json", env={"HOME": str(home)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["problems"] == []
+    assert str(Path(sys.base_prefix).resolve()) in walkthrough.toolchain_paths()

@@ -34,6 +34,10 @@ def test_text_output_summarises_each_item_and_exit_1_on_failure(tmp_path: Path) 
     assert "1 of 2 verified" in result.stdout
     assert "GOOD: review" in result.stdout and "BAD: todo (test exited 1)" in result.stdout
     assert "GOOD verified" in result.stderr  # progress lines when not a terminal
+    # The last line says where the Markdown report is, relative to where wavegit ran.
+    shown = result.stdout.splitlines()[-1].removeprefix("report: ")
+    assert shown.startswith(".git/wavegit/reports/")
+    assert "| <code>BAD</code> |" in (remote.clone / shown).read_text()
 
 
 def test_no_push_leaves_the_remote_without_a_wave_branch(tmp_path: Path) -> None:

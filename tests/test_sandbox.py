@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import textwrap
@@ -168,3 +169,72 @@ def test_a_worker_installed_in_a_hidden_directory_is_a_launch_failure_naming_the
                       log_path=tmp_path / "log2", timeout_s=5, idle_timeout_s=5,
                       confine=Confinement(BWRAP, with_it, new_marker()))
     assert ran.ok, ran.log_path.read_text()
+
+
+def test_bwrap_argv_binds_readonly_paths_only_inside_hidden_directories(tmp_path: Path) -> None:
+    objects = tmp_path / "checkout" / ".git" / "objects"
+    objects.mkdir(parents=True)
+    argv = sandbox.bwrap_argv("bwrap", layout(tmp_path, readonly=(Path(os.devnull), objects)), ["w"])
+    bound = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--ro-bind"]
+    assert bound == ["/", str(objects)]
+
+
+@needs_bwrap
+def test_a_test_whose_prompt_file_is_dev_null_can_still_open_dev_null(tmp_path: Path) -> None:
+    assert BWRAP is not None
+    shown = sandbox.Layout(*_parts(layout(tmp_path)), readonly=(Path(os.devnull),))
+    result = run_process([sys.executable, "-c", "open('/dev/null', 'w').write('x')"],
+                         cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="", log_path=tmp_path / "log",
+                         timeout_s=10, idle_timeout_s=10, confine=Confinement(BWRAP, shown, new_marker()))
+    assert result.ok, result.log_path.read_text()
+
+
+def _parts(shown: sandbox.Layout) -> tuple[Path, Path, tuple[Path, ...]]:
+    return shown.tree, shown.private, shown.hidden
+
+
+def _hidden_toolchain(tmp_path: Path) -> Path:
+    """A python inside the hidden checkout, as pyenv or uv put one under the hidden HOME."""
+    real = tmp_path / "checkout" / "pythons" / "3.11" / "bin" / "python3"
+    real.parent.mkdir(parents=True)
+    real.write_text("#!/bin/sh\nexit 0\n")
+    real.chmod(0o755)
+    return real
+
+
+def test_a_symlink_to_a_hidden_program_names_its_target_and_the_directory_to_show(tmp_path: Path) -> None:
+    shown = layout(tmp_path)
+    real = _hidden_toolchain(tmp_path)
+    venv_python = tmp_path / "venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to(real)
+    assert sandbox.hidden_launch(shown, venv_python) == (
+        f"{real} (via {venv_python}) is hidden by the sandbox (add {real.parent.parent} to sandbox.ro_paths)")
+    shows_it = sandbox.Layout(*_parts(shown), readonly=(real.parent.parent,))
+    assert sandbox.hidden_launch(shows_it, venv_python) is None
+
+
+def test_a_script_whose_interpreter_is_hidden_names_the_interpreter(tmp_path: Path) -> None:
+    shown = layout(tmp_path)
+    real = _hidden_toolchain(tmp_path)
+    script = tmp_path / "venv" / "bin" / "pytest"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"#!{real} -u\nimport pytest\n")
+    problem = sandbox.hidden_launch(shown, script)
+    assert problem is not None and problem.startswith(f"{real} (via {script}) is hidden")
+    script.write_text("#!/bin/sh\nexit 0\n")
+    assert sandbox.hidden_launch(shown, script) is None
+
+
+@needs_bwrap
+def test_a_worker_symlinked_into_a_hidden_directory_is_a_launch_failure_naming_it(tmp_path: Path) -> None:
+    assert BWRAP is not None
+    shown = layout(tmp_path)
+    real = _hidden_toolchain(tmp_path)
+    link = tmp_path / "python"
+    link.symlink_to(real)
+    result = run_process([str(link)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+                         log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
+                         confine=Confinement(BWRAP, shown, new_marker()))
+    assert result.launch_error is not None
+    assert f"add {real.parent.parent} to sandbox.ro_paths" in result.launch_error

@@ -58,6 +58,16 @@ def test_dependency_cycle_is_named_with_its_members() -> None:
         tracker.loads(text)
 
 
+def test_a_test_command_the_wave_could_not_split_is_a_located_problem() -> None:
+    text = "version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [a]\n    test: pytest 'tests\n"
+    with pytest.raises(ValidationError) as caught:
+        tracker.loads(text)
+    assert [str(p) for p in caught.value.problems] == [
+        ".wavegit/tracker.yaml:6:11: item A: 'test' cannot be split into words: No closing quotation "
+        "(hint: a command; exit 0 means verified)"]
+    assert tracker.loads(text.replace("'tests", "'tests dir'")).items[0].test == "pytest 'tests dir'"
+
+
 def test_initial_text_is_an_empty_valid_tracker() -> None:
     assert tracker.loads(tracker.initial_text()) == tracker.Tracker(1, ())
 

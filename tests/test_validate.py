@@ -41,6 +41,13 @@ def test_validate_missing_tracker_is_a_clear_error(remote_repo: RemoteRepo) -> N
     assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_validate_a_missing_file_names_the_directory_it_was_read_from_not_init(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "validate", "--file", "nope.yaml")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"wavegit validate: nope.yaml: no such file (check the path given to --file; "
+                             f"it is read from {tmp_path.resolve()})\n")
+
+
 def test_validate_file_works_outside_a_repository(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE, tmp_path / "t.yaml")
     result = wavegit(tmp_path, "validate", "--file", "t.yaml")

@@ -83,7 +83,7 @@ class HookConfig(NamedTuple):
 class Config(NamedTuple):
     worker: Annotated[str, schema.key(
         "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
-        "`claude` and `codex`", schema.not_blank)] = "claude"
+        "`claude` and `codex`", schema.command(required=True))] = "claude"
     concurrency: Annotated[int, schema.key("workers at once", schema.at_least(1))] = 4
     max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
     timeout_s: Annotated[float, schema.key(
@@ -100,7 +100,8 @@ class Config(NamedTuple):
     max_changed_files: Annotated[int, schema.key(
         "more changed files than this fail the attempt as a violation, before anything is staged",
         schema.at_least(1))] = 5000
-    wave_test: Annotated[str, schema.key("run on the combined wave branch; empty = none")] = ""
+    wave_test: Annotated[str, schema.key(
+        "run on the combined wave branch; empty = none", schema.command(required=False))] = ""
     lease_ttl_s: Annotated[float, schema.key(
         "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
     budget: Annotated[Budget, schema.key("cost ceilings")] = Budget()
@@ -126,7 +127,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-2-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-3-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
@@ -278,6 +279,8 @@ def _env_value(values: dict[str, schema.Value], spec: schema.Field, var: str, en
         errors.append(f"environment variable {var}={raw!r}: expected {expected}")
         return
     complaint = spec.check(value) if spec.check is not None else None
+    if complaint is None and spec.choices and value not in spec.choices:
+        complaint = f"must be one of {', '.join(spec.choices)}"
     if complaint:
         errors.append(f"environment variable {var}={raw!r}: {spec.name} {complaint}")
         return

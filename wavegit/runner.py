@@ -240,17 +240,16 @@ def sweep(marker: str) -> list[int]:
 
 def _check_launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                       layout: sandbox.Layout) -> None:
-    """Raise the OSError exec would, before bwrap hides it behind its own exit 1; also when the program is
-    in a directory the sandbox hides."""
+    """Raise the OSError exec would, before bwrap hides it behind its own exit 1; also when the program, its
+    symlinks' target or its interpreter is in a directory the sandbox hides."""
     program = argv[0]
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
     found = shutil.which(Path(cwd) / program if "/" in program else program, path=path)
     if found is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-    target = Path(found)
-    if not layout.shows(target.absolute()):
-        raise FileNotFoundError(errno.ENOENT, "hidden by the sandbox (add its directory to sandbox.ro_paths)",
-                                str(target))
+    hidden = sandbox.hidden_launch(layout, Path(found).absolute())
+    if hidden is not None:
+        raise FileNotFoundError(errno.ENOENT, hidden)
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -454,7 +453,12 @@ def _launch_error(argv: Sequence[str], exc: OSError | ValueError) -> str:
     if isinstance(exc, ValueError):
         return f"cannot launch: {exc}"
     where = f": {exc.filename}" if exc.filename else ""
-    return f"cannot launch {argv[0]!r}: {exc.strerror or exc}{where}"
+    relative = "/" in argv[0] and not os.path.isabs(argv[0]) and exc.errno == errno.ENOENT
+    return f"cannot launch {argv[0]!r}: {exc.strerror or exc}{where}{_RELATIVE_HINT if relative else ''}"
+
+
+_RELATIVE_HINT = (" (relative to the item's tree, which holds only committed files: for an untracked "
+                  "virtualenv give its absolute path and add it to sandbox.ro_paths)")
 
 
 def command_argv(command: str) -> list[str]:

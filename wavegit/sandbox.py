@@ -71,6 +71,43 @@ class Layout:
         return any(path.is_relative_to(visible) for visible in shown)
 
 
+def hidden_launch(layout: Layout, program: Path) -> str | None:
+    """Why ``program`` (absolute) cannot start in ``layout``, naming the ``sandbox.ro_paths`` fix, or None.
+
+    Checks what exec really opens: the program, its symlinks' target (a virtualenv's ``python`` points into
+    pyenv or uv under the hidden HOME) and a script's ``#!`` interpreter, each resolved the same way.
+    """
+    for path in _launch_chain(program):
+        if not layout.shows(path):
+            via = "" if path == program else f" (via {program})"
+            return f"{path}{via} is hidden by the sandbox (add {_toolchain_dir(path)} to sandbox.ro_paths)"
+    return None
+
+
+def _launch_chain(program: Path) -> list[Path]:
+    chain = [program, program.resolve()]
+    interpreter = _shebang(chain[-1])
+    if interpreter is not None:
+        chain += [interpreter, interpreter.resolve()]
+    return chain
+
+
+def _shebang(script: Path) -> Path | None:
+    """The absolute interpreter of a ``#!`` script, or None."""
+    try:
+        with script.open("rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return None
+    words = first[2:].split() if first.startswith(b"#!") else []
+    return Path(os.fsdecode(words[0])) if words and words[0].startswith(b"/") else None
+
+
+def _toolchain_dir(path: Path) -> Path:
+    """The install a hidden program belongs to: ``.../bin/python3`` -> ``...``."""
+    return path.parent.parent if path.parent.name == "bin" else path.parent
+
+
 def probe(bwrap: str) -> str | None:
     """None when ``bwrap`` can build a sandbox here, else why not (one line); a few milliseconds."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
@@ -113,8 +150,10 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
               if p.is_dir() and p != Path("/")]
     for path in hidden:
         out += ["--tmpfs", str(path)]
+    # Only what a hidden directory covers: the rest is already read-only, and a bind of a device such as the
+    # wave test's prompt file /dev/null can lose its device access (EACCES on open).
     for path in layout.readonly:
-        if path.exists():
+        if path.exists() and any(path.is_relative_to(hidden) for hidden in layout.hidden):
             out += ["--ro-bind", str(path), str(path)]
     for path in (layout.private, *layout.writable, layout.tree):
         if path.exists():

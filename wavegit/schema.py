@@ -160,6 +160,22 @@ def not_blank(value: Value) -> str | None:
     return "must not be empty" if isinstance(value, str) and not value.strip() else None
 
 
+def command(*, required: bool) -> Check:
+    """A command line, split into words as wavegit will split it (``shlex``): a stray quote fails here."""
+    def check(value: Value) -> str | None:
+        import shlex
+
+        if not isinstance(value, str):
+            return None
+        try:
+            shlex.split(value)
+        except ValueError as exc:
+            return f"cannot be split into words: {exc}"
+        return not_blank(value) if required else None
+
+    return check
+
+
 class Located:
     """Where problems go: the file's display path plus the list they are collected in."""
 

@@ -64,7 +64,7 @@ class Item:
         required=True, element_map=_normalize)]
     """Normalised ownership patterns (see wavegit.ownership)."""
     test: Annotated[str, schema.key(
-        "a command run in the item's worktree; exit 0 = verified", schema.not_blank,
+        "a command run in the item's worktree; exit 0 = verified", schema.command(required=True),
         hint="a command; exit 0 means verified", required=True)]
     priority: Annotated[str, schema.key("`P0` (first) to `P3`", choices=PRIORITIES)] = "P2"
     depends_on: Annotated[tuple[str, ...], schema.key(
@@ -321,7 +321,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-4-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-5-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",

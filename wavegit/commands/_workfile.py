@@ -19,12 +19,13 @@ class TrackerText:
     """The path as messages show it (repo-relative, or as the user typed it)."""
 
 
-def read_tracker_text(file: Path, display_path: str) -> TrackerText:
+def read_tracker_text(file: Path, display_path: str, missing_hint: str = "create it with `wavegit init`"
+                      ) -> TrackerText:
     """The tracker text at ``file``; a missing file or undecodable bytes are clear errors (exit 2)."""
     try:
         data = file.read_bytes()
     except FileNotFoundError:
-        raise UsageError(f"{display_path}: no such file (create it with `wavegit init`)") from None
+        raise UsageError(f"{display_path}: no such file ({missing_hint})") from None
     except OSError as exc:
         raise UsageError(f"{display_path}: cannot read: {exc.strerror}") from None
     try:

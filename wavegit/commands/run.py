@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+from pathlib import Path
 from types import FrameType
 
 from wavegit.commands._context import Context
@@ -60,5 +61,16 @@ def run(args: argparse.Namespace) -> int:
             outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
                                options=WaveOptions(push=not args.no_push, events=progress,
                                                   config_source=source))
-    print(outcome.report.to_json() if args.json else summary(outcome.report))
+    if args.json:
+        print(outcome.report.to_json())
+        return outcome.exit_code
+    print(summary(outcome.report))
+    markdown = repo.report_file(outcome.report.wave_id, ".md")
+    if markdown.is_file():
+        print(f"report: {_shown(markdown)}")
     return outcome.exit_code
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (as git prints paths)."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)

@@ -28,8 +28,10 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(repo.root, repo.cache_dir)
         except ValidationError as exc:
             problems.extend(exc.problems)
+    missing = "create it with `wavegit init`"
     if args.file is not None:
         file, shown = Path(args.directory) / args.file, str(args.file)
+        missing = f"check the path given to --file; it is read from {Path(args.directory).resolve()}"
     elif repo is not None:
         file, shown = repo.root / config.tracker_path, config.tracker_path
     else:
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     cache = repo.cache_dir if repo is not None else None
     count = 0
     try:
-        source = read_tracker_text(file, shown)
+        source = read_tracker_text(file, shown, missing)
         count = len(tracker.load_cached(source.text, source.blob_sha, cache, shown).items)
     except ValidationError as exc:
         problems.extend(exc.problems)

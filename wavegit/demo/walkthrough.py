@@ -90,6 +90,14 @@ def demo_env(base: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def toolchain_paths() -> list[str]:
+    """What the demo's worker and tests run on: this Python (pyenv and uv keep it under the HOME the sandbox
+    hides), its virtualenv and wavegit's own source."""
+    paths = (Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
+             Path(wavegit.__file__).resolve().parent.parent)
+    return sorted({str(path) for path in paths})
+
+
 class Demo:
     def __init__(self, directory: Path, say: Say) -> None:
         self.directory = directory
@@ -160,7 +168,8 @@ class Demo:
         worker = shlex.join([self.python, "-m", "wavegit.demo.worker"])
         wave_test = shlex.join([self.python, "-m", "unittest", "discover", "-q", "-s", "tests", "-t", "."])
         return (f"# wavegit demo configuration\nworker: {json.dumps(worker)}\nconcurrency: 3\n"
-                f"timeout_s: 30\nidle_timeout_s: 15\nattempts: 2\nwave_test: {json.dumps(wave_test)}\n")
+                f"timeout_s: 30\nidle_timeout_s: 15\nattempts: 2\nwave_test: {json.dumps(wave_test)}\n"
+                f"sandbox:\n  ro_paths: {json.dumps(toolchain_paths())}\n")
 
     def run_wave(self) -> WaveReport:
         summary = self.wavegit("run", expect=(0, 1), show_stderr=True)
