@@ -1,6 +1,7 @@
 """The git layer: the named git operations wavegit uses, with typed object ids, on top of :func:`git.run`.
 
-Only this module and :mod:`wavegit.git` build git command lines (``tests/test_architecture.py`` checks it).
+Only this module, :mod:`wavegit.gitops_objects` (attempt trees and bulk objects, which no hot path needs) and
+:mod:`wavegit.git` build git command lines (``tests/test_architecture.py`` checks it).
 Each operation takes the directory git runs in, raises :class:`~wavegit.git.GitError` (command, exit code,
 stderr) when git fails -- except where its docstring says what a failure returns instead -- and returns
 typed values: ``CommitSha``, ``BlobSha``, ``TreeSha`` are ``NewType``s of ``str`` (free at run time).
