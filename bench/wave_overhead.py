@@ -32,7 +32,7 @@ from pathlib import Path
 
 import common
 
-from wavegit import sandbox, snapshot, workspace, worktree
+from wavegit import gitops, sandbox, snapshot, workspace, worktree
 from wavegit.config import Config
 
 ITEMS = 16
@@ -140,7 +140,7 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
         start = time.perf_counter()
         taken = snapshot.read(clone, path, compared_with, untouched, limits, None)
         message = f"item {n}\n\nWavegit-Item: {n}\n"
-        commits.append((worktree.commit_tree(clone, taken.tree, [head], message), message))
+        commits.append((gitops.commit_tree(clone, taken.tree, [head], message), message))
         timings.append((time.perf_counter() - start) * 1000)
         workspace.remove(path)
 

@@ -274,3 +274,56 @@ def test_worktrees_lists_branch_and_lock_and_prune_drops_removed_ones(clone: Pat
     shutil.rmtree(tmp_path / "detached")
     gitops.prune_worktrees(clone)
     assert [w.path for w in gitops.worktrees(clone)] == [clone, linked]
+
+
+def test_remove_worktree_removes_a_dirty_locked_one_and_says_when_it_could_not(clone: Path,
+                                                                               tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    git(clone, "worktree", "add", "-q", "--detach", str(linked))
+    git(clone, "worktree", "lock", str(linked))
+    (linked / "dirty.txt").write_text("untracked\n")
+    assert gitops.remove_worktree(clone, linked) is True
+    assert not linked.exists() and [w.path for w in gitops.worktrees(clone)] == [clone]
+    assert gitops.remove_worktree(clone, tmp_path / "never-made") is False
+
+
+# -- diffs and merges ----------------------------------------------------------------------------------------
+
+def test_changed_paths_lists_both_sides_of_a_rename_and_mode_changes_sorted(clone: Path) -> None:
+    base = commit(clone, {"a.txt": "a\n", "b.txt": "b\n"})
+    (clone / "z").mkdir()
+    git(clone, "mv", "a.txt", "z/a.txt")
+    git(clone, "update-index", "--chmod=+x", "b.txt")
+    git(clone, "commit", "-q", "-m", "move")
+    assert gitops.changed_paths(clone, base, "HEAD") == ["a.txt", "b.txt", "z/a.txt"]
+    assert gitops.changed_paths(clone, base, base) == []
+
+
+def test_changes_of_commits_gives_each_commit_s_parents_and_own_changes_in_order(clone: Path) -> None:
+    base = _head(clone)
+    first = commit(clone, {"one.txt": "1\n"})
+    second = commit(clone, {"one.txt": None, "two/t.txt": "2\n"})
+    empty = gitops.commit_tree(clone, gitops.tree_of(clone, second), [second], "empty\n")
+    found = gitops.changes_of_commits(clone, [second, first, empty])
+    blob = git(clone, "rev-parse", f"{second}:two/t.txt")
+    one = git(clone, "rev-parse", f"{first}:one.txt")
+    assert found == [
+        gitops.CommitChanges([first], [gitops.Change("one.txt", "000000", "0" * len(blob)),
+                                       gitops.Change("two/t.txt", "100644", blob)]),
+        gitops.CommitChanges([base], [gitops.Change("one.txt", "100644", one)]),
+        gitops.CommitChanges([second], []),  # --always: a commit that changed nothing is listed too
+    ]
+
+
+def test_merge_tree_merges_disjoint_changes_and_raises_on_a_conflict(clone: Path) -> None:
+    base = _head(clone)
+    ours = commit(clone, {"ours.txt": "o\n"})
+    git(clone, "checkout", "-q", "--detach", base)
+    theirs = commit(clone, {"theirs.txt": "t\n"})
+    merged = gitops.merge_tree(clone, ours, theirs)
+    assert git(clone, "ls-tree", "--name-only", merged).split() == ["README.md", "ours.txt", "theirs.txt"]
+    clash = commit(clone, {"ours.txt": "different\n"})
+    with pytest.raises(GitError) as caught:
+        gitops.merge_tree(clone, ours, clash)
+    assert caught.value.command == ["git", "merge-tree", "--write-tree", ours, clash]
+    assert caught.value.returncode == 1 and "ours.txt" in caught.value.stderr

@@ -14,7 +14,7 @@ import pytest
 from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from wavegit import git as git_module
-from wavegit import worktree
+from wavegit import gitops, worktree
 from wavegit.repo import discover
 from wavegit.worktree import Trailers
 
@@ -61,7 +61,7 @@ def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: Remote
     (attempt.path / "x.txt").write_text("x\n")
     tree = attempt.read().tree
     message = worktree.item_message("Add x\nmore", Trailers("X-1", "w-20260101-000000-0000", "ab" * 32))
-    commit = worktree.commit_tree(remote_repo.clone, tree, [base], message)
+    commit = gitops.commit_tree(remote_repo.clone, tree, [base], message)
     assert git(remote_repo.clone, "rev-parse", f"{commit}^") == base
     assert git(remote_repo.clone, "log", "-1", "--format=%s", commit) == "X-1: Add x"
     assert git(remote_repo.clone, "log", "-1", "--format=%(trailers:key=Wavegit-Item,valueonly)",
@@ -73,7 +73,7 @@ def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], object]
     attempt = AttemptTree(remote, name, start)
     change(attempt.path)
     message = f"{name}: ü\n\nWavegit-Item: {name}\n"
-    return worktree.commit_tree(remote.clone, attempt.read().tree, [start], message), message
+    return gitops.commit_tree(remote.clone, attempt.read().tree, [start], message), message
 
 
 def _writes(rel: str, text: str) -> Callable[[Path], int]:

@@ -1,6 +1,7 @@
 """The git layer: the named git operations wavegit uses, with typed object ids, on top of :func:`git.run`.
 
-Only this module and :mod:`wavegit.git` build git command lines (``tests/test_architecture.py`` checks it).
+Only this module, :mod:`wavegit.gitops_objects` (attempt trees and bulk objects, which no hot path needs) and
+:mod:`wavegit.git` build git command lines (``tests/test_architecture.py`` checks it).
 Each operation takes the directory git runs in, raises :class:`~wavegit.git.GitError` (command, exit code,
 stderr) when git fails -- except where its docstring says what a failure returns instead -- and returns
 typed values: ``CommitSha``, ``BlobSha``, ``TreeSha`` are ``NewType``s of ``str`` (free at run time).
@@ -323,6 +324,44 @@ def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, 
     return TreeSha(git.out(["write-tree"], cwd=root, env=env))
 
 
+def changed_paths(root: Path, base: str, tree: str) -> list[str]:
+    """Every path that differs between the trees of ``base`` and ``tree`` (no rename detection), sorted."""
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=root)
+    return sorted(path for path in raw.split("\0") if path)
+
+
+class CommitChanges(NamedTuple):
+    parents: list[str]
+    changes: list[Change]
+    """What the commit changed against its first parent (no rename detection)."""
+
+
+def changes_of_commits(root: Path, commits: Sequence[str]) -> list[CommitChanges]:
+    """The parents and own changes of each of ``commits``, in order, from one ``git diff-tree --stdin``."""
+    raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
+                  cwd=root, input="".join(f"{commit}\n" for commit in commits))
+    found: list[CommitChanges] = []
+    fields = iter(raw.split("\0"))
+    for field in fields:
+        field = field.strip("\n")
+        if field.startswith(":"):
+            _, mode, _, sha, _ = field[1:].split(" ")
+            found[-1].changes.append(Change(next(fields), mode, sha))
+        elif field:
+            found.append(CommitChanges(field.split(" ")[1:], []))
+    return found
+
+
+def merge_tree(root: Path, ours: str, theirs: str) -> TreeSha:
+    """The tree of merging ``theirs`` into ``ours`` (``git merge-tree --write-tree``, git >= 2.38); a
+    GitError whose stderr holds git's output (the conflicts) when they do not merge cleanly."""
+    result = git.run(["merge-tree", "--write-tree", "--no-messages", ours, theirs], cwd=root, check=False)
+    if result.returncode != 0:
+        raise git.GitError(["merge-tree", "--write-tree", ours, theirs], result.returncode,
+                           result.stdout + result.stderr)
+    return TreeSha(result.stdout.split("\n", 1)[0].strip())
+
+
 def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:
     """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
     args = ["commit-tree", tree]
@@ -377,6 +416,12 @@ def worktrees(root: Path) -> list[Worktree]:
         locked = any(f == "locked" or f.startswith("locked ") for f in fields[1:])
         found.append(Worktree(Path(fields[0].removeprefix("worktree ")), branch, locked))
     return found
+
+
+def remove_worktree(root: Path, path: Path) -> bool:
+    """``git worktree remove`` of ``path``, dirty or locked; whether git removed it (never raises)."""
+    return git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=root,
+                   check=False).returncode == 0
 
 
 def prune_worktrees(root: Path) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import fastimport, git
+from wavegit import fastimport, gitops, gitops_objects
 
 BATCH_BYTES = 64 * 1024 * 1024
 """Blob data handed to one fast-import process at most (so memory stays bounded)."""
@@ -73,29 +73,16 @@ class Base:
     @classmethod
     def load(cls, repo_root: Path, commit: str, rules: Path) -> Base:
         """Read ``commit``'s entries and write its ``.gitignore`` files under ``rules``."""
-        listing = git.out(["ls-tree", "-r", "-z", "--full-tree", commit], cwd=repo_root)
-        entries: dict[str, Entry] = {}
-        for record in listing.split("\0"):
-            if record:
-                meta, path = record.split("\t", 1)
-                mode, _kind, sha = meta.split(" ")
-                entries[path] = Entry(mode, sha)
-        tree = git.out(["rev-parse", f"{commit}^{{tree}}"], cwd=repo_root)
-        git_dir = Path(git.out(["rev-parse", "--absolute-git-dir"], cwd=repo_root))
+        entries = {entry.path: Entry(entry.mode, entry.sha)
+                   for entry in gitops_objects.ls_tree_recursive(repo_root, commit)}
+        tree = gitops.tree_of(repo_root, commit)
+        git_dir = gitops_objects.absolute_git_dir(repo_root)
         _write_ignore_files(repo_root, entries, rules)
         return cls(commit, tree, entries, git_dir, rules)
 
     def ignored(self, paths: list[str]) -> set[str]:
         """Which of the (new) ``paths`` the base's ignore rules ignore."""
-        if not paths:
-            return set()
-        found = git.run(["--git-dir", str(self.git_dir), "--work-tree", str(self.rules), "check-ignore",
-                         "--no-index", "-z", "--stdin"], cwd=self.rules,
-                        input="".join(f"./{path}\0" for path in paths), check=False)
-        if found.returncode not in (0, 1):
-            raise git.GitError(["check-ignore"], found.returncode, found.stderr)
-        # Each path goes as ./PATH (and comes back so): a name like `:(exclude)x` is no pathspec magic.
-        return {path.removeprefix("./") for path in found.stdout.split("\0") if path}
+        return gitops_objects.check_ignore(self.git_dir, self.rules, paths)
 
 
 def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Path) -> None:
@@ -103,19 +90,11 @@ def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Pa
     wanted = sorted(path for path, entry in entries.items()
                     if path.rsplit("/", 1)[-1] == ".gitignore" and entry.mode in ("100644", "100755"))
     rules.mkdir(parents=True, exist_ok=True)
-    if not wanted:
-        return
-    batch = git.run(["cat-file", "--batch"], cwd=repo_root,
-                    input="".join(f"{entries[path].sha}\n" for path in wanted)).stdout
-    raw = batch.encode("utf-8", "surrogateescape")
-    at = 0
-    for path in wanted:
-        header_end = raw.index(b"\n", at)
-        size = int(raw[at:header_end].split()[2])
+    contents = gitops_objects.cat_file_batch(repo_root, [entries[path].sha for path in wanted])
+    for path, content in zip(wanted, contents, strict=True):
         target = rules / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(raw[header_end + 1: header_end + 1 + size])
-        at = header_end + 1 + size + 1
+        target.write_bytes(content)
 
 
 def baseline(tree: Path) -> dict[str, StatKey]:
@@ -198,7 +177,7 @@ def _check_deadline(deadline: float | None) -> None:
 def _import(repo_root: Path, parts: list[str]) -> str:
     """Run one fast-import stream of ``parts``; what it printed."""
     stream = "feature done\n" + "".join(parts) + "done\n"
-    return git.out(["fast-import", "--quiet"], cwd=repo_root, input=stream)
+    return gitops_objects.fast_import(repo_root, stream)
 
 
 def _blob_sha(content: bytes, oid_length: int) -> str:

@@ -20,13 +20,12 @@ import os
 import stat
 from pathlib import Path
 
-from wavegit import git
+from wavegit import gitops_objects
 
 
 def objects_dir(repo_root: Path) -> Path:
     """The scheduler's object directory, which every attempt's repository borrows objects from."""
-    found = Path(git.out(["rev-parse", "--git-path", "objects"], cwd=repo_root))
-    return (repo_root / found).resolve()
+    return gitops_objects.git_path(repo_root, "objects")
 
 
 def create(objects: Path, path: Path, *, start: str, branch: str | None = None) -> None:
@@ -38,12 +37,11 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None) 
     path.mkdir(parents=True)
     fence(path.parent)
     # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
-    git.run(["init", "--quiet", "--template=", f"--initial-branch={branch or 'wavegit-attempt'}", "."],
-            cwd=path)
+    gitops_objects.init_repository(path, branch or "wavegit-attempt")
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
-    git.run(["reset", "--hard", "--quiet", start], cwd=path)
+    gitops_objects.reset_hard(path, start)
 
 
 _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import fastimport, git, workspace
+from wavegit import fastimport, gitops, gitops_objects, workspace
 from wavegit.git import GitError
+from wavegit.gitops import Branch, Change, WaveId
 from wavegit.repo import Repo
 
 BRANCH_PREFIX = "wavegit/"
@@ -36,46 +37,41 @@ TRAILER_WAVE = "Wavegit-Wave"
 TRAILER_PROMPT = "Wavegit-Prompt-Sha256"
 
 
-def new_wave_id(now: datetime | None = None) -> str:
+def new_wave_id(now: datetime | None = None) -> WaveId:
     """``w-YYYYMMDD-HHMMSS-xxxx`` in UTC: sortable by start time, unique by its random suffix."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return f"w-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    return WaveId(f"w-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}")
 
 
-def wave_branch(wave_id: str) -> str:
-    return f"{BRANCH_PREFIX}{wave_id}"
+def wave_branch(wave_id: str) -> Branch:
+    return Branch(f"{BRANCH_PREFIX}{wave_id}")
 
 
-def item_branch(wave_id: str, item_id: str) -> str:
-    return f"{ITEM_BRANCH_PREFIX}{wave_id}/{item_id}"
+def item_branch(wave_id: str, item_id: str) -> Branch:
+    return Branch(f"{ITEM_BRANCH_PREFIX}{wave_id}/{item_id}")
 
 
-def parse_wave_branch(branch: str) -> str | None:
+def parse_wave_branch(branch: str) -> WaveId | None:
     """The wave id of a wave branch name (``refs/heads/`` optional), or None."""
     name = branch.removeprefix("refs/heads/")
     wave_id = name.removeprefix(BRANCH_PREFIX)
-    return wave_id if name.startswith(BRANCH_PREFIX) and WAVE_ID_RE.match(wave_id) else None
+    return WaveId(wave_id) if name.startswith(BRANCH_PREFIX) and WAVE_ID_RE.match(wave_id) else None
 
 
-def parse_item_branch(branch: str) -> tuple[str, str] | None:
+def parse_item_branch(branch: str) -> tuple[WaveId, str] | None:
     """``(wave_id, item_id)`` of an item branch name (``refs/heads/`` optional), or None."""
     name = branch.removeprefix("refs/heads/")
     if not name.startswith(ITEM_BRANCH_PREFIX):
         return None
     wave_id, _, item_id = name.removeprefix(ITEM_BRANCH_PREFIX).partition("/")
-    return (wave_id, item_id) if WAVE_ID_RE.match(wave_id) and item_id else None
-
-
-def rev_parse(repo_root: Path, rev: str) -> str:
-    return git.out(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=repo_root)
+    return (WaveId(wave_id), item_id) if WAVE_ID_RE.match(wave_id) and item_id else None
 
 
 def remove(repo_root: Path, path: Path) -> None:
     """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
-    result = git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=repo_root, check=False)
-    if result.returncode:
+    if not gitops.remove_worktree(repo_root, path):
         shutil.rmtree(path, ignore_errors=True)
-        git.run(["worktree", "prune"], cwd=repo_root, check=False)
+        gitops.prune_worktrees(repo_root)
 
 
 def remove_all_under(repo_root: Path, directory: Path) -> None:
@@ -84,20 +80,16 @@ def remove_all_under(repo_root: Path, directory: Path) -> None:
     The files go first and one ``git worktree prune`` then drops the admin entries of them all; only a
     locked worktree (which prune keeps) needs ``git worktree remove`` of its own.
     """
-    listing = git.out(["worktree", "list", "--porcelain", "-z"], cwd=repo_root)
     prefix = directory.resolve()
     locked: list[Path] = []
-    for record in listing.split("\0\0"):
-        fields = record.strip("\0").split("\0")
-        if not fields[0].startswith("worktree "):
-            continue
-        wt = Path(fields[0].removeprefix("worktree ")).resolve()
+    for found in gitops.worktrees(repo_root):
+        wt = found.path.resolve()
         if wt.is_relative_to(prefix):
             shutil.rmtree(wt, ignore_errors=True)
-            if any(f == "locked" or f.startswith("locked ") for f in fields[1:]):
+            if found.locked:
                 locked.append(wt)
     workspace.remove(directory)
-    git.run(["worktree", "prune"], cwd=repo_root, check=False)
+    gitops.prune_worktrees(repo_root)
     for wt in locked:
         remove(repo_root, wt)
 
@@ -139,7 +131,7 @@ def find_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[Ha
         admins = sorted(p for p in (repo.common_dir / "worktrees").iterdir() if p.is_dir())
     except FileNotFoundError:
         return []
-    ours = (repo.state_dir / "worktrees").resolve()
+    ours = repo.worktrees_dir.resolve()
     now = time.time()
     found: list[HalfMade] = []
     unsure: list[tuple[Path, Path, str]] = []
@@ -153,12 +145,10 @@ def find_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[Ha
             found.append(HalfMade(admin, path, why))
         elif head is not None and _OID_RE.match(head) and _initializing(admin):
             unsure.append((admin, path, head))
-    if unsure:
-        listing = git.out(["cat-file", "--batch-check=%(objecttype)"], cwd=repo.root,
-                          input="".join(f"{oid}\n" for _, _, oid in unsure))
-        for (admin, path, oid), answer in zip(unsure, listing.splitlines(), strict=True):
-            if answer.endswith(" missing"):
-                found.append(HalfMade(admin, path, f"HEAD names {oid[:12]}, not an object"))
+    missing = gitops_objects.missing_objects(repo.root, [oid for _, _, oid in unsure])
+    for (admin, path, oid), gone in zip(unsure, missing, strict=True):
+        if gone:
+            found.append(HalfMade(admin, path, f"HEAD names {oid[:12]}, not an object"))
     return sorted(found, key=lambda half: half.admin)
 
 
@@ -166,13 +156,11 @@ def repair_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[
     """Remove the worktrees :func:`find_half_made` finds; one line for each that was repaired."""
     found = find_half_made(repo, min_age_s=min_age_s)
     for half in found:
-        result = git.run(["worktree", "remove", "--force", "--force", str(half.path)], cwd=repo.root,
-                         check=False)
-        if result.returncode or half.admin.exists():
+        if not gitops.remove_worktree(repo.root, half.path) or half.admin.exists():
             # `git worktree prune` keeps a locked entry, so its admin dir goes by hand first.
             shutil.rmtree(half.path, ignore_errors=True)
             shutil.rmtree(half.admin, ignore_errors=True)
-            git.run(["worktree", "prune"], cwd=repo.root, check=False)
+            gitops.prune_worktrees(repo.root)
     return [half.line() for half in found]
 
 
@@ -234,16 +222,7 @@ def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
     Renames count on both sides (rename detection is off, so a rename is a deletion plus an addition);
     mode changes count; a symlink is a path of its own (its target is never followed).
     """
-    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=repo_root)
-    return sorted(p for p in raw.split("\0") if p)
-
-
-def commit_tree(repo_root: Path, tree: str, parents: Sequence[str], message: str) -> str:
-    """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
-    args = ["commit-tree", tree]
-    for parent in parents:
-        args += ["-p", parent]
-    return git.out(args, cwd=repo_root, input=message)
+    return gitops.changed_paths(repo_root, base, tree)
 
 
 def item_message(title: str, trailers: Trailers) -> str:
@@ -254,7 +233,7 @@ def item_message(title: str, trailers: Trailers) -> str:
 
 
 def set_branch(repo_root: Path, branch: str, commit: str) -> None:
-    git.run(["update-ref", f"refs/heads/{branch}", commit], cwd=repo_root)
+    gitops.update_ref(repo_root, f"refs/heads/{branch}", commit)
 
 
 def delete_branch(repo_root: Path, branch: str) -> None:
@@ -264,32 +243,16 @@ def delete_branch(repo_root: Path, branch: str) -> None:
 
 def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
     """Delete local branches (one git call), ignoring any that do not exist."""
-    if branches:
-        commands = "".join(f"delete refs/heads/{branch}\n" for branch in branches)
-        git.run(["update-ref", "--stdin"], cwd=repo_root, input=commands, check=False)
+    gitops.delete_refs(repo_root, [f"refs/heads/{branch}" for branch in branches])
 
 
-def item_branches(repo_root: Path, wave_id: str) -> list[str]:
-    refs = git.out(["for-each-ref", "--format=%(refname:short)",
-                    f"refs/heads/{ITEM_BRANCH_PREFIX}{wave_id}/"], cwd=repo_root)
-    return [r for r in refs.splitlines() if r]
+def item_branches(repo_root: Path, wave_id: str) -> list[Branch]:
+    refs = gitops.for_each_ref(repo_root, f"refs/heads/{ITEM_BRANCH_PREFIX}{wave_id}/")
+    return [Branch(ref.removeprefix("refs/heads/")) for ref in refs]
 
 
 class CombineConflict(GitError):
     """Two item commits could not be combined (should not happen: their owned paths are disjoint)."""
-
-
-@dataclass(frozen=True)
-class _Change:
-    """One path an item commit changed against its parent: the new mode and blob, or a deletion."""
-
-    path: str
-    mode: str
-    sha: str
-
-    @property
-    def deleted(self) -> bool:
-        return self.mode == "000000"
 
 
 def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
@@ -317,35 +280,23 @@ def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
 def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]) -> str:
     head = start
     for commit, message in commits:
-        result = git.run(["merge-tree", "--write-tree", "--no-messages", head, commit], cwd=repo_root,
-                         check=False)
-        if result.returncode != 0:
-            raise CombineConflict(["merge-tree", "--write-tree", head, commit], result.returncode,
-                                  result.stdout + result.stderr)
-        tree = result.stdout.split("\n", 1)[0].strip()
-        head = commit_tree(repo_root, tree, [head], message)
+        try:
+            tree = gitops.merge_tree(repo_root, head, commit)
+        except GitError as error:
+            raise CombineConflict(error.command[1:], error.returncode, error.stderr) from error
+        head = gitops.commit_tree(repo_root, tree, [head], message)
     return head
 
 
-def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[_Change]] | None:
+def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[Change]] | None:
     """Each commit's changes against its parent (one ``diff-tree``); None unless every parent is ``start``."""
-    raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
-                  cwd=repo_root, input="".join(f"{commit}\n" for commit in commits))
-    found: list[list[_Change]] = []
-    fields = iter(raw.split("\0"))
-    for field in fields:
-        field = field.strip("\n")
-        if field.startswith(":"):
-            _, mode, _, sha, _ = field[1:].split(" ")
-            found[-1].append(_Change(next(fields), mode, sha))
-        elif field:
-            if field.split(" ")[1:] != [start]:
-                return None
-            found.append([])
-    return found if len(found) == len(commits) else None
+    found = gitops.changes_of_commits(repo_root, commits)
+    if len(found) != len(commits) or any(own.parents != [start] for own in found):
+        return None
+    return [own.changes for own in found]
 
 
-def _disjoint(changes: Sequence[Sequence[_Change]]) -> bool:
+def _disjoint(changes: Sequence[Sequence[Change]]) -> bool:
     """Whether no path is changed by two commits, nor is a file in one and a directory in another."""
     owner: dict[str, int] = {}
     for n, own in enumerate(changes):
@@ -359,11 +310,10 @@ def _disjoint(changes: Sequence[Sequence[_Change]]) -> bool:
     return True
 
 
-def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: Sequence[Sequence[_Change]],
+def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: Sequence[Sequence[Change]],
                  branch: str | None) -> str:
     """The replay chain written by one ``git fast-import``; its last commit (``branch`` set to it)."""
-    author = git.out(["var", "GIT_AUTHOR_IDENT"], cwd=repo_root)
-    committer = git.out(["var", "GIT_COMMITTER_IDENT"], cwd=repo_root)
+    author, committer = gitops_objects.idents(repo_root)
     # Without a branch the chain is built on a scratch ref that the closing `reset` (no `from`) drops.
     ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{secrets.token_hex(8)}"
     stream = ["feature done\n"]
@@ -379,11 +329,11 @@ def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: 
     if not branch:
         stream.append(f"reset {ref}\n\n")
     stream.append(f"get-mark :{len(messages)}\ndone\n")
-    return git.out(["fast-import", "--quiet", "--force"], cwd=repo_root, input="".join(stream))
+    return gitops_objects.fast_import(repo_root, "".join(stream), force=True)
 
 
 def fetch_branch(repo_root: Path, remote: str, branch: str) -> str:
     """Fetch ``branch`` from ``remote`` into its remote-tracking ref; the commit it points at."""
     tracking = f"refs/remotes/{remote}/{branch}"
-    git.run(["fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"], cwd=repo_root)
-    return rev_parse(repo_root, tracking)
+    gitops.fetch(repo_root, remote, [f"+refs/heads/{branch}:{tracking}"])
+    return gitops.commit_of(repo_root, tracking)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, runner, sandbox, snapshot, tracker, workspace, worktree
+from wavegit import budget, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
@@ -228,7 +228,7 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         return
     trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
     message = worktree.item_message(item.title, trailers)
-    commit = worktree.commit_tree(root, taken.tree, [base], message)
+    commit = gitops.commit_tree(root, taken.tree, [base], message)
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
     checkout = workspace.test_checkout(context.workspaces.objects, commit,
