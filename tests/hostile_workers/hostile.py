@@ -58,6 +58,7 @@ def move_main(path: str) -> None:
 
 
 def act(verb: str, args: list[str]) -> None:
+    here_dir = os.getcwd()
     if verb == "write":
         Path(args[0]).parent.mkdir(parents=True, exist_ok=True)
         Path(args[0]).write_text(" ".join(args[1:]) + "\n")
@@ -104,10 +105,35 @@ def act(verb: str, args: list[str]) -> None:
         Path(os.environ["WAVEGIT_COST_FILE"]).write_text(json.dumps({"usd": float(args[0])}))
     elif verb == "exit":
         sys.exit(int(args[0]))
+    elif verb == "odd-name":
+        # Bytes as Python writes them (``\\n``, ``\\xe9``): a name no shell prompt line can carry.
+        name = args[0].encode().decode("unicode_escape").encode("latin-1")
+        os.makedirs(os.path.dirname(name) or b".", exist_ok=True)
+        with open(name, "wb") as handle:
+            handle.write(b"odd\n")
+    elif verb == "cost-fifo":
+        os.mkfifo(os.environ["WAVEGIT_COST_FILE"])
+    elif verb == "cost-link":
+        os.symlink(args[0], os.environ["WAVEGIT_COST_FILE"])
+    elif verb == "cost-sparse":
+        with open(os.environ["WAVEGIT_COST_FILE"], "wb") as handle:
+            handle.truncate(int(args[0]))
+    elif verb == "flood":
+        chunk = b"x" * 65536
+        for _ in range(int(args[0]) // len(chunk)):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+    elif verb == "deep-home":
+        os.chdir(os.environ["HOME"])
+        for _ in range(int(args[0])):
+            os.mkdir("d")
+            os.chdir("d")
+        os.chdir(here_dir)
 
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
-           "git-anyway", "index-lock", "deep", "sparse", "cost", "exit"}
+           "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
+           "cost-sparse", "flood", "deep-home"}
 
 
 def main() -> None:
