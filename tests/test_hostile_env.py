@@ -23,7 +23,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
-from wavegit import sandbox
+from wavegit import runner, sandbox
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
@@ -185,3 +185,45 @@ def test_worker_github_token_true_hands_the_token_over_though_wavegit_holds_it_i
     loot = committed(remote, rep, "src/a.txt").splitlines()[1:]
     assert f"env GITHUB_TOKEN={digest(SECRETS['GITHUB_TOKEN'])}" in loot
     assert not any(line.startswith("env MY_API_KEY") for line in loot)
+
+
+SCRIPTED = shlex.join([sys.executable, str(HOSTILE / "hostile.py")])
+
+
+def scripted_repo(tmp_path: Path, mode: str, *items: tuple[str, list[str]]) -> RemoteRepo:
+    """A wave repo running ``hostile.py``: item X does its actions, then writes src/x.txt."""
+    entries = [item(item_id, [*actions, f"write src/{item_id.lower()}.txt ok"], [f"src/{item_id.lower()}.txt"],
+                    check(f"src/{item_id.lower()}.txt")) for item_id, actions in items]
+    return make_wave_repo(tmp_path, entries, worker=SCRIPTED, sandbox=mode, attempts=1, concurrency=2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cost_file_that_is_a_fifo_a_device_or_huge_reads_as_no_cost_without_blocking(
+        tmp_path: Path, mode: str) -> None:
+    # Each once hung wavegit past every timeout (a FIFO no one writes, /dev/zero) or read gigabytes.
+    remote = scripted_repo(tmp_path, mode, ("FIFO", ["cost-fifo"]), ("ZERO", ["cost-link /dev/zero"]),
+                           ("HUGE", ["cost-sparse 8000000000"]))
+    result = wavegit(remote.clone, "run", "--json", timeout=60)
+    rep = json.loads(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted((i["id"], i["verified"], i["cost"]) for i in rep["items"]) == [  # type: ignore[index]
+        ("FIFO", True, None), ("HUGE", True, None), ("ZERO", True, None)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_worker_flooding_its_log_without_newlines_gets_a_bounded_tail(tmp_path: Path, mode: str) -> None:
+    # The tail for the report and the retry's feedback read the log back to its start, quadratically.
+    remote = scripted_repo(tmp_path, mode, ("A", ["flood 67108864", "exit 1"]))
+    result = wavegit(remote.clone, "run", "--json", timeout=60)
+    rep = json.loads(result.stdout)
+    (found,) = rep["items"]
+    assert (found["verified"], found["error"]) == (False, "worker exited 1")
+    assert found["log_tail"] == "x" * runner.LOG_TAIL_MAX_BYTES
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_home_nested_past_the_recursion_limit_is_removed_without_a_crash(tmp_path: Path, mode: str) -> None:
+    remote = scripted_repo(tmp_path, mode, ("A", ["deep-home 3000"]))
+    rep, _ = run_json(remote)
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    assert not (remote.clone / ".git" / "wavegit" / "sandbox" / str(rep["wave_id"])).exists()

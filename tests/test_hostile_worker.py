@@ -171,3 +171,48 @@ def test_a_huge_sparse_file_is_a_violation_at_once_and_nothing_is_staged(tmp_pat
     assert (origin_item(remote, "A").attempts, origin_item(remote, "A").cost) == (1, 0.5)
     packed = dict(line.split(": ") for line in git(remote.clone, "count-objects", "-v").splitlines())
     assert int(packed["size"]) + int(packed["size-pack"]) < 1024  # KiB: no big blob was written
+
+
+def test_paths_git_refuses_to_check_out_fail_the_attempt_and_count_it(tmp_path: Path) -> None:
+    # git takes `.git.` (NTFS's `.git`) and a symlinked `.gitmodules` into a tree but refuses to check them
+    # out: the clean test checkout fails. Blamed on wavegit, the attempt went uncounted and ran again each wave.
+    remote = _wave(tmp_path, [
+        item("DOT", ["cost 0.5", "write src/dot/.git./config sneaky", "write src/dot/ok.txt ok"], ["src/dot/"],
+             test="true"),
+        item("MOD", ["cost 0.25", "symlink src/mod/.gitmodules /etc/passwd", "write src/mod/ok.txt ok"],
+             ["src/mod/"], test="true"),
+    ])
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)
+    assert code != 0
+    for item_id, path, cost in (("DOT", "src/dot/.git./config", 0.5), ("MOD", "src/mod/.gitmodules", 0.25)):
+        assert not found[item_id].verified
+        assert (found[item_id].error or "").startswith("the worker's tree cannot be checked out: ")
+        assert path in (found[item_id].error or "")
+        recorded = origin_item(remote, item_id)
+        assert (recorded.attempts, recorded.cost) == (1, cost)
+    assert "sneaky" not in _history(remote)
+
+
+def test_a_file_name_that_is_not_utf8_is_rejected_not_a_crash(tmp_path: Path) -> None:
+    remote = _wave(tmp_path, [item("A", ["cost 0.5", "odd-name src/a/latin-\\xe9.txt", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)["A"]
+    assert code != 0 and not found.verified
+    assert found.error == "src/a/latin-\\xe9.txt is not a UTF-8 file name; nothing staged"
+    assert (origin_item(remote, "A").attempts, origin_item(remote, "A").cost) == (1, 0.5)
+    assert "latin-" not in _history(remote)
+
+
+def test_a_newline_in_a_file_name_cannot_smuggle_an_unowned_path(tmp_path: Path) -> None:
+    # Read line by line, `src/a/x\nsrc/b/y.txt` would name an owned and an unowned path; every reader
+    # (snapshot, ownership, the pre-push hook, review) takes NUL-separated paths, so it is one owned path.
+    remote = _wave(tmp_path, [item("A", ["odd-name src/a/x\\nsrc/b/y.txt", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["A"].files_changed == ["src/a/ok.txt", "src/a/x\nsrc/b/y.txt"]
+    assert rep.head_sha is not None
+    listing = git(remote.origin, "ls-tree", "-r", "-z", "--name-only", rep.head_sha).split("\0")
+    assert "src/a/x\nsrc/b/y.txt" in listing and "src/b/y.txt" not in listing
