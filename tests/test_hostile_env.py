@@ -227,3 +227,14 @@ def test_a_home_nested_past_the_recursion_limit_is_removed_without_a_crash(tmp_p
     rep, _ = run_json(remote)
     assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
     assert not (remote.clone / ".git" / "wavegit" / "sandbox" / str(rep["wave_id"])).exists()
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+def test_a_worker_run_by_root_cannot_unmount_what_hides_the_checkout(tmp_path: Path) -> None:
+    # bwrap started by root leaves the sandbox every capability unless told: CAP_SYS_ADMIN unmounted the
+    # empty directory over the checkout and its .git, and a hook was planted in the scheduler's repository.
+    remote = scripted_repo(tmp_path, "bwrap", ("A", ["unmount PWNED"]))
+    rep, _ = run_json(remote)
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    planted = [remote.clone / "PWNED", remote.clone / ".git" / "PWNED", remote.clone / ".git" / "hooks" / "pre-push"]
+    assert [p for p in planted if p.exists()] == []

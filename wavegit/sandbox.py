@@ -5,7 +5,8 @@ writable, and the user's checkout, the repository's git directory (wavegit's sta
 wavegit's own HOME, the runner's temporary directory and the token file's directory are replaced by empty
 read-only directories. The
 process sees only its own PID namespace (``/proc`` of outside processes, wavegit's included, is gone) and
-the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt;
+the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
+capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
 ``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
 
 No ``--new-session``: the worker already starts in a session of its own, with pipes for stdin and output,
@@ -104,8 +105,10 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
 
 def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
     """``argv`` wrapped in bwrap with ``layout``; later mounts win, so hidden come before what shows."""
+    # No capabilities: run by root, bwrap would leave them all, and CAP_SYS_ADMIN unmounts what hides the
+    # checkout and remounts / writable.
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-           "--die-with-parent"]
+           "--die-with-parent", "--cap-drop", "ALL"]
     if not layout.network:
         out.append("--unshare-net")
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.

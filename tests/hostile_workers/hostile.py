@@ -14,6 +14,7 @@ LEVELS`` (nested directories whose full path is too long for the system to name)
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -57,8 +58,24 @@ def move_main(path: str) -> None:
     Path(path).unlink()
 
 
+def unmount_and_write(marker: str) -> None:
+    """Unmount what hides the checkout and its git directory (root's capabilities in the sandbox would
+    allow it), remount ``/`` writable, then write MARKER into both; each failure is ignored."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    git_dir = next(p for p in Path.cwd().parents if p.name == ".git")
+    tree = os.open(".", os.O_RDONLY)  # the tree's mount goes with its parent's; this keeps it reachable
+    for path in (git_dir, git_dir.parent):
+        libc.umount2(os.fsencode(path), 2)  # MNT_DETACH
+    libc.mount(b"none", b"/", None, 32 | 4096 | 16384, None)  # MS_REMOUNT | MS_BIND | MS_REC, rw
+    for target in (git_dir.parent / marker, git_dir / marker, git_dir / "hooks" / "pre-push"):
+        try:
+            target.write_text(f"#!/bin/sh\necho {marker}\n")
+        except OSError:
+            pass
+    os.fchdir(tree)
+
+
 def act(verb: str, args: list[str]) -> None:
-    here_dir = os.getcwd()
     if verb == "write":
         Path(args[0]).parent.mkdir(parents=True, exist_ok=True)
         Path(args[0]).write_text(" ".join(args[1:]) + "\n")
@@ -111,6 +128,8 @@ def act(verb: str, args: list[str]) -> None:
         os.makedirs(os.path.dirname(name) or b".", exist_ok=True)
         with open(name, "wb") as handle:
             handle.write(b"odd\n")
+    elif verb == "unmount":
+        unmount_and_write(args[0])
     elif verb == "cost-fifo":
         os.mkfifo(os.environ["WAVEGIT_COST_FILE"])
     elif verb == "cost-link":
@@ -124,6 +143,7 @@ def act(verb: str, args: list[str]) -> None:
             sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
     elif verb == "deep-home":
+        here_dir = os.getcwd()
         os.chdir(os.environ["HOME"])
         for _ in range(int(args[0])):
             os.mkdir("d")
@@ -133,7 +153,7 @@ def act(verb: str, args: list[str]) -> None:
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
            "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
-           "cost-sparse", "flood", "deep-home"}
+           "cost-sparse", "flood", "deep-home", "unmount"}
 
 
 def main() -> None:
