@@ -14,8 +14,10 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -192,8 +194,9 @@ SCRIPTED = shlex.join([sys.executable, str(HOSTILE / "hostile.py")])
 
 def scripted_repo(tmp_path: Path, mode: str, *items: tuple[str, list[str]]) -> RemoteRepo:
     """A wave repo running ``hostile.py``: item X does its actions, then writes src/x.txt."""
-    entries = [item(item_id, [*actions, f"write src/{item_id.lower()}.txt ok"], [f"src/{item_id.lower()}.txt"],
-                    check(f"src/{item_id.lower()}.txt")) for item_id, actions in items]
+    owned = {item_id: f"src/{item_id.lower()}.txt" for item_id, _ in items}
+    entries = [item(item_id, [*actions, f"write {path} ok"], [path], check(path))
+               for item_id, actions in items for path in [owned[item_id]]]
     return make_wave_repo(tmp_path, entries, worker=SCRIPTED, sandbox=mode, attempts=1, concurrency=2)
 
 
@@ -236,5 +239,41 @@ def test_a_worker_run_by_root_cannot_unmount_what_hides_the_checkout(tmp_path: P
     remote = scripted_repo(tmp_path, "bwrap", ("A", ["unmount PWNED"]))
     rep, _ = run_json(remote)
     assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
-    planted = [remote.clone / "PWNED", remote.clone / ".git" / "PWNED", remote.clone / ".git" / "hooks" / "pre-push"]
+    git_dir = remote.clone / ".git"
+    planted = [remote.clone / "PWNED", git_dir / "PWNED", git_dir / "hooks" / "pre-push"]
     assert [p for p in planted if p.exists()] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_users_ssh_agent_socket_is_out_of_reach(tmp_path: Path, mode: str) -> None:
+    # A read-only mount does not stop connect(): the sandbox showed the user's ssh-agent (and every other
+    # agent socket) to the worker, which could then sign in as the user anywhere.
+    agent = tmp_path / "agent" / "ssh.sock"
+    agent.parent.mkdir()
+    reached: list[bytes] = []
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(agent))
+        server.listen(4)
+        server.settimeout(0.2)
+
+        def serve() -> None:
+            while not done.is_set():
+                try:
+                    client, _ = server.accept()
+                except OSError:
+                    continue
+                with client:
+                    reached.append(client.recv(100))
+
+        done = threading.Event()
+        thread = threading.Thread(target=serve)
+        thread.start()
+        try:
+            remote = scripted_repo(tmp_path, mode, ("A", [f"connect {agent}"]))
+            rep, _ = run_json(remote, {"SSH_AUTH_SOCK": str(agent)})
+        finally:
+            done.set()
+            thread.join()
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    # Residual risk of `sandbox: none`: the worker is the user.
+    assert reached == ([] if mode == "bwrap" else [b"reached from the sandbox"])

@@ -175,10 +175,10 @@ def test_a_huge_sparse_file_is_a_violation_at_once_and_nothing_is_staged(tmp_pat
 
 def test_paths_git_refuses_to_check_out_fail_the_attempt_and_count_it(tmp_path: Path) -> None:
     # git takes `.git.` (NTFS's `.git`) and a symlinked `.gitmodules` into a tree but refuses to check them
-    # out: the clean test checkout fails. Blamed on wavegit, the attempt went uncounted and ran again each wave.
+    # out: the clean test checkout failed. Blamed on wavegit, the attempt went uncounted, retried every wave.
     remote = _wave(tmp_path, [
-        item("DOT", ["cost 0.5", "write src/dot/.git./config sneaky", "write src/dot/ok.txt ok"], ["src/dot/"],
-             test="true"),
+        item("DOT", ["cost 0.5", "write src/dot/.git./config sneaky", "write src/dot/ok.txt ok"],
+             ["src/dot/"], test="true"),
         item("MOD", ["cost 0.25", "symlink src/mod/.gitmodules /etc/passwd", "write src/mod/ok.txt ok"],
              ["src/mod/"], test="true"),
     ])
@@ -195,8 +195,8 @@ def test_paths_git_refuses_to_check_out_fail_the_attempt_and_count_it(tmp_path: 
 
 
 def test_a_file_name_that_is_not_utf8_is_rejected_not_a_crash(tmp_path: Path) -> None:
-    remote = _wave(tmp_path, [item("A", ["cost 0.5", "odd-name src/a/latin-\\xe9.txt", "write src/a/ok.txt ok"],
-                                   ["src/a/"], test="true")])
+    actions = ["cost 0.5", "odd-name src/a/latin-\\xe9.txt", "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
     code, rep = run_cli(remote.clone)
     found = _by_id(rep)["A"]
     assert code != 0 and not found.verified

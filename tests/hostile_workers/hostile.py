@@ -14,10 +14,12 @@ LEVELS`` (nested directories whose full path is too long for the system to name)
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -68,10 +70,8 @@ def unmount_and_write(marker: str) -> None:
         libc.umount2(os.fsencode(path), 2)  # MNT_DETACH
     libc.mount(b"none", b"/", None, 32 | 4096 | 16384, None)  # MS_REMOUNT | MS_BIND | MS_REC, rw
     for target in (git_dir.parent / marker, git_dir / marker, git_dir / "hooks" / "pre-push"):
-        try:
+        with contextlib.suppress(OSError):
             target.write_text(f"#!/bin/sh\necho {marker}\n")
-        except OSError:
-            pass
     os.fchdir(tree)
 
 
@@ -130,6 +130,10 @@ def act(verb: str, args: list[str]) -> None:
             handle.write(b"odd\n")
     elif verb == "unmount":
         unmount_and_write(args[0])
+    elif verb == "connect":
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as client:
+            client.connect(args[0])
+            client.sendall(b"reached from the sandbox")
     elif verb == "cost-fifo":
         os.mkfifo(os.environ["WAVEGIT_COST_FILE"])
     elif verb == "cost-link":
@@ -153,7 +157,7 @@ def act(verb: str, args: list[str]) -> None:
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
            "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
-           "cost-sparse", "flood", "deep-home", "unmount"}
+           "cost-sparse", "flood", "deep-home", "unmount", "connect"}
 
 
 def main() -> None:
