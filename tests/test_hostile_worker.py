@@ -216,3 +216,21 @@ def test_a_newline_in_a_file_name_cannot_smuggle_an_unowned_path(tmp_path: Path)
     assert rep.head_sha is not None
     listing = git(remote.origin, "ls-tree", "-r", "-z", "--name-only", rep.head_sha).split("\0")
     assert "src/a/x\nsrc/b/y.txt" in listing and "src/b/y.txt" not in listing
+
+
+def test_a_committed_gitattributes_runs_no_filter_of_the_users_in_wavegits_checkouts(tmp_path: Path) -> None:
+    # The user's git config names a filter (as git-lfs's does); the worker's `.gitattributes` asks for it,
+    # and the clean test checkout, made by wavegit outside any sandbox, ran it on the worker's content.
+    marker = tmp_path / "filter-ran"
+    smudge = tmp_path / "smudge"
+    smudge.write_text(f"#!/bin/sh\necho ran >> '{marker}'\nexec cat\n")
+    smudge.chmod(0o755)
+    user_config = tmp_path / "user.gitconfig"
+    user_config.write_text(f"[user]\n\tname = u\n\temail = u@example.com\n[filter \"lfs\"]\n"
+                           f"\tsmudge = {smudge}\n\tclean = cat\n")
+    remote = _wave(tmp_path, [item("A", ["write src/a/.gitattributes * filter=lfs", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone, env={"GIT_CONFIG_GLOBAL": str(user_config)})
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["A"].files_changed == ["src/a/.gitattributes", "src/a/ok.txt"]
+    assert not marker.exists()

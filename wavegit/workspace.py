@@ -29,6 +29,11 @@ def objects_dir(repo_root: Path) -> Path:
     return (repo_root / found).resolve()
 
 
+_NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+"""A worker's commit may carry a ``.gitattributes`` naming a filter of the user's (git-lfs's, say): checked
+out without the user's and the system's config, its content is written as it is and no driver runs."""
+
+
 def create(objects: Path, path: Path, *, start: str, branch: str | None = None) -> None:
     """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch).
 
@@ -39,11 +44,12 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None) 
     fence(path.parent)
     # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
     git.run(["init", "--quiet", "--template=", f"--initial-branch={branch or 'wavegit-attempt'}", "."],
-            cwd=path)
+            cwd=path, env=_NO_USER_CONFIG)
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
-    git.run(["reset", "--hard", "--quiet", start], cwd=path)
+    git.run(["reset", "--hard", "--quiet", start], cwd=path, env=_NO_USER_CONFIG)
+
 
 
 _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"
