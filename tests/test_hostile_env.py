@@ -277,3 +277,17 @@ def test_the_users_ssh_agent_socket_is_out_of_reach(tmp_path: Path, mode: str) -
     assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
     # Residual risk of `sandbox: none`: the worker is the user.
     assert reached == ([] if mode == "bwrap" else [b"reached from the sandbox"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forged_cost_is_refused_and_an_overflowing_one_cannot_crash_the_report(
+        tmp_path: Path, mode: str) -> None:
+    # Two attempts reporting 1e308 each summed to inf, which the report's JSON cannot hold: a traceback
+    # and no report. Negative and NaN costs (to dodge the budget) were refused already.
+    remote = scripted_repo(tmp_path, mode, ("BIG", ["cost 1e308"]), ("HUGE", ["cost 1e308"]),
+                           ("NEG", ["cost -5"]), ("NAN", ["cost nan"]), ("OK", ["cost 0.25"]))
+    rep, _ = run_json(remote)
+    costs = {i["id"]: (i["verified"], i["cost"]) for i in rep["items"]}  # type: ignore[index]
+    assert costs == {"BIG": (True, None), "HUGE": (True, None), "NEG": (True, None), "NAN": (True, None),
+                     "OK": (True, 0.25)}
+    assert rep["budget"]["wave_spent_usd"] == 0.25  # type: ignore[index]

@@ -547,11 +547,18 @@ def read_cost(cost_file: Path, log_path: Path, preset: str) -> float | None:
     return cost_reading(cost_file, log_path, preset).usd
 
 
+MAX_ATTEMPT_USD = 1e6
+"""The most one attempt may report: sums of larger ones overflow to infinity, which no report can hold."""
+
+
 def _usd(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    usd = float(value)
-    return usd if math.isfinite(usd) and usd >= 0 else None
+    try:
+        usd = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return usd if 0 <= usd <= MAX_ATTEMPT_USD else None
 
 
 def _cost_file_reading(cost_file: Path) -> CostReading:
@@ -569,8 +576,8 @@ def _cost_file_reading(cost_file: Path) -> CostReading:
         return CostReading(None, f'cost file {cost_file}: expected {{"usd": N}}')
     usd = _usd(data["usd"])
     if usd is None:
-        return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number, "
-                                 f"got {data['usd']!r}")
+        return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number up to "
+                                 f"{MAX_ATTEMPT_USD:g}, got {data['usd']!r}")
     return CostReading(usd, None)
 
 
