@@ -9,6 +9,7 @@ repository; and what the worker breaks in its own tree counts against it.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -233,4 +234,17 @@ def test_a_committed_gitattributes_runs_no_filter_of_the_users_in_wavegits_check
     code, rep = run_cli(remote.clone, env={"GIT_CONFIG_GLOBAL": str(user_config)})
     assert code == 0 and rep.success, rep.notes
     assert _by_id(rep)["A"].files_changed == ["src/a/.gitattributes", "src/a/ok.txt"]
+    assert not marker.exists()
+
+
+def test_hooks_planted_in_wavegits_empty_hooks_dir_never_run(tmp_path: Path) -> None:
+    # Every git call wavegit makes points core.hooksPath at "an empty directory": one in $TMPDIR, checked
+    # once per process, which a worker of the same user could fill while the wave ran on.
+    marker = tmp_path / "hook-ran"
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    remote = _wave(tmp_path, [item("A", [f"plant-in {tmpdir / f'wavegit-no-hooks-{os.getuid()}'} {marker}",
+                                         "write src/a/ok.txt ok"], ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone, env={"TMPDIR": str(tmpdir)})
+    assert code == 0 and rep.success, rep.notes
     assert not marker.exists()

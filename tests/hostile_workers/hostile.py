@@ -128,6 +128,13 @@ def act(verb: str, args: list[str]) -> None:
         os.makedirs(os.path.dirname(name) or b".", exist_ok=True)
         with open(name, "wb") as handle:
             handle.write(b"odd\n")
+    elif verb == "plant-in":
+        # A directory wavegit trusts to stay empty (its own user may write any directory of its own).
+        target = Path(args[0])
+        with contextlib.suppress(OSError):
+            target.chmod(0o755)
+            for name in HOOKS:
+                _script(target / name, f"planted:{name}", args[1])
     elif verb == "unmount":
         unmount_and_write(args[0])
     elif verb == "connect":
@@ -157,7 +164,7 @@ def act(verb: str, args: list[str]) -> None:
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
            "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
-           "cost-sparse", "flood", "deep-home", "unmount", "connect"}
+           "cost-sparse", "flood", "deep-home", "unmount", "connect", "plant-in"}
 
 
 def main() -> None:
