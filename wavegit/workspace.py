@@ -51,7 +51,6 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None) 
     git.run(["reset", "--hard", "--quiet", start], cwd=path, env=_NO_USER_CONFIG)
 
 
-
 _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"
 
 
