@@ -139,7 +139,7 @@ def act(verb: str, args: list[str]) -> None:
         unmount_and_write(args[0])
     elif verb == "connect":
         with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as client:
-            client.connect(args[0])
+            client.connect("\0" + args[0][1:] if args[0].startswith("@") else args[0])
             client.sendall(b"reached from the sandbox")
     elif verb == "cost-fifo":
         os.mkfifo(os.environ["WAVEGIT_COST_FILE"])
