@@ -313,3 +313,21 @@ def test_a_forged_cost_is_refused_and_an_overflowing_one_cannot_crash_the_report
     assert costs == {"BIG": (True, None), "HUGE": (True, None), "NEG": (True, None), "NAN": (True, None),
                      "OK": (True, 0.25)}
     assert rep["budget"]["wave_spent_usd"] == 0.25  # type: ignore[index]
+
+
+@pytest.mark.xfail(strict=True, reason="sandbox: none lets a worker rewrite the scheduler's .git/config: "
+                   "the next wave fetches its governing config from a remote the worker chose")
+def test_an_unsandboxed_worker_cannot_choose_the_config_of_the_next_wave(tmp_path: Path) -> None:
+    loot = tmp_path / "loot"
+    remote = scripted_repo(tmp_path, "none", ("A", [f"retarget-origin {tmp_path / 'evil.git'}"]))
+    evil = tmp_path / "evil-work"
+    git(tmp_path, "clone", "-q", str(remote.origin), str(evil))
+    config = evil / ".wavegit" / "config.yaml"
+    config.write_text(config.read_text() + "worker_github_token: true\n")
+    tracker = evil / ".wavegit" / "tracker.yaml"
+    tracker.write_text(tracker.read_text().replace("write src/a.txt ok", f"leak-token {loot}"))
+    git(evil, "commit", "-qam", "the attacker's config")
+    git(tmp_path, "clone", "-q", "--bare", str(evil), str(tmp_path / "evil.git"))
+    wavegit(remote.clone, "run", "--json")  # pushes to the worker's remote already
+    wavegit(remote.clone, "run", "--json", env=SECRETS)
+    assert not loot.exists() or SECRETS["GITHUB_TOKEN"] not in loot.read_text()

@@ -9,7 +9,13 @@ directory found through ``..``); ``wait-for PATH`` (up to 20 s); ``touch PATH`` 
 ``rm-git`` (``rm -rf .git``); ``git-anyway`` (``git config`` and ``git branch`` wherever git finds a
 repository from the tree, failures ignored); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH
 LEVELS`` (nested directories whose full path is too long for the system to name); ``sparse PATH BYTES``
-(``truncate -s``); ``cost USD``; ``exit N``. Lines that are not actions (wavegit's feedback) are ignored.
+(``truncate -s``); ``cost USD``; ``exit N``; ``odd-name PATH`` (escapes such as ``\\n``, ``\\xe9`` as bytes);
+``cost-fifo``, ``cost-link TARGET``, ``cost-sparse BYTES`` (the cost file as a FIFO, a symlink, a huge file);
+``flood BYTES`` (output without a newline); ``deep-home LEVELS`` (nested directories in ``$HOME``);
+``unmount MARKER`` (unmount what hides the checkout, remount ``/`` writable, write MARKER there);
+``connect SOCKET`` (``@NAME``: abstract); ``plant-in DIR MARKER`` (hooks in DIR); ``retarget-origin URL``
+(the checkout's ``remote.origin.url``); ``leak-token PATH``. Lines that are not actions (wavegit's
+feedback) are ignored.
 """
 
 from __future__ import annotations
@@ -135,6 +141,11 @@ def act(verb: str, args: list[str]) -> None:
             target.chmod(0o755)
             for name in HOOKS:
                 _script(target / name, f"planted:{name}", args[1])
+    elif verb == "retarget-origin":
+        checkout = next(p for p in Path.cwd().parents if p.name == ".git").parent
+        subprocess.run(["git", "-C", str(checkout), "config", "remote.origin.url", args[0]], check=False)
+    elif verb == "leak-token":
+        Path(args[0]).write_text(os.environ.get("GITHUB_TOKEN", "") + "\n")
     elif verb == "unmount":
         unmount_and_write(args[0])
     elif verb == "connect":
@@ -164,7 +175,8 @@ def act(verb: str, args: list[str]) -> None:
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
            "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
-           "cost-sparse", "flood", "deep-home", "unmount", "connect", "plant-in"}
+           "cost-sparse", "flood", "deep-home", "unmount", "connect", "plant-in", "retarget-origin",
+           "leak-token"}
 
 
 def main() -> None:
