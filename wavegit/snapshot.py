@@ -19,7 +19,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,7 +145,6 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     ignored = base.ignored(sorted(path for path in touched if path not in base.entries))
     candidates = {path: st for path, st in touched.items() if path not in ignored}
     _check_limits(candidates, len(deleted), limits)
-    _check_names(path for path in candidates if path not in base.entries)
     changes: list[tuple[str, Entry]] = []
     pending: list[str] = []
     pending_bytes = 0
@@ -188,17 +187,6 @@ def _check_limits(candidates: Mapping[str, os.stat_result], deletions: int, limi
     if count > limits.max_changed_files:
         raise TreeRejected(f"limit violation: {count} changed files, over max_changed_files "
                            f"({limits.max_changed_files}); nothing staged")
-
-
-def _check_names(paths: Iterable[str]) -> None:
-    """A new path must be UTF-8: reports, trailers, PR bodies and the tracker are text (a base path is
-    taken as it is)."""
-    for path in paths:
-        try:
-            path.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-            raise TreeRejected(f"{shown} is not a UTF-8 file name; nothing staged") from None
 
 
 def _check_deadline(deadline: float | None) -> None:
