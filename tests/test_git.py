@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, RemoteRepo, git
+from tests.helpers.repos import RemoteRepo, git
 from wavegit import git as wgit
 from wavegit.errors import EXIT_WORK_FAILED
 
@@ -137,25 +135,7 @@ def test_a_configured_fsmonitor_is_never_started(remote_repo: RemoteRepo, tmp_pa
     assert marker.exists()
 
 
-def test_the_hooks_path_is_an_empty_read_only_directory() -> None:
-    path = Path(wgit.no_hooks_dir())
-    assert path.is_dir() and list(path.iterdir()) == [] and path.stat().st_mode & 0o777 == 0o555
-    assert wgit.no_hooks_dir() == str(path)
-
-
-def _hooks_path_of_a_process(tmpdir: Path) -> Path:
-    """The hooks path a fresh wavegit process (``$TMPDIR`` = ``tmpdir``) gives git, while it runs."""
-    probe = "from wavegit import git; print(git.no_hooks_dir())"
-    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO_ROOT))
-    return Path(subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                               check=True).stdout.strip())
-
-
-def test_processes_share_one_hooks_path_until_something_is_planted_in_it(tmp_path: Path) -> None:
-    shared = _hooks_path_of_a_process(tmp_path)
-    assert shared == tmp_path / f"wavegit-no-hooks-{os.getuid()}" == _hooks_path_of_a_process(tmp_path)
-    shared.chmod(0o755)
-    (shared / "reference-transaction").write_text("#!/bin/sh\nexit 1\n")
-    own = _hooks_path_of_a_process(tmp_path)
-    assert own != shared and own.parent == tmp_path
-    assert not own.exists()  # removed when its process ended
+def test_the_hooks_path_is_dev_null_below_which_nothing_can_be_planted() -> None:
+    assert wgit.no_hooks_dir() == os.devnull
+    with pytest.raises(NotADirectoryError):
+        (Path(wgit.no_hooks_dir()) / "pre-push").write_text("#!/bin/sh\n")

@@ -14,8 +14,10 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,7 +25,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
-from wavegit import sandbox
+from wavegit import runner, sandbox
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
@@ -185,3 +187,147 @@ def test_worker_github_token_true_hands_the_token_over_though_wavegit_holds_it_i
     loot = committed(remote, rep, "src/a.txt").splitlines()[1:]
     assert f"env GITHUB_TOKEN={digest(SECRETS['GITHUB_TOKEN'])}" in loot
     assert not any(line.startswith("env MY_API_KEY") for line in loot)
+
+
+SCRIPTED = shlex.join([sys.executable, str(HOSTILE / "hostile.py")])
+
+
+def scripted_repo(tmp_path: Path, mode: str, *items: tuple[str, list[str]]) -> RemoteRepo:
+    """A wave repo running ``hostile.py``: item X does its actions, then writes src/x.txt."""
+    owned = {item_id: f"src/{item_id.lower()}.txt" for item_id, _ in items}
+    entries = [item(item_id, [*actions, f"write {path} ok"], [path], check(path))
+               for item_id, actions in items for path in [owned[item_id]]]
+    return make_wave_repo(tmp_path, entries, worker=SCRIPTED, sandbox=mode, attempts=1, concurrency=2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cost_file_that_is_a_fifo_a_device_or_huge_reads_as_no_cost_without_blocking(
+        tmp_path: Path, mode: str) -> None:
+    # Each once hung wavegit past every timeout (a FIFO no one writes, /dev/zero) or read gigabytes.
+    remote = scripted_repo(tmp_path, mode, ("FIFO", ["cost-fifo"]), ("ZERO", ["cost-link /dev/zero"]),
+                           ("HUGE", ["cost-sparse 8000000000"]))
+    result = wavegit(remote.clone, "run", "--json", timeout=60)
+    rep = json.loads(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted((i["id"], i["verified"], i["cost"]) for i in rep["items"]) == [  # type: ignore[index]
+        ("FIFO", True, None), ("HUGE", True, None), ("ZERO", True, None)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_worker_flooding_its_log_without_newlines_gets_a_bounded_tail(tmp_path: Path, mode: str) -> None:
+    # The tail for the report and the retry's feedback read the log back to its start, quadratically.
+    remote = scripted_repo(tmp_path, mode, ("A", ["flood 67108864", "exit 1"]))
+    result = wavegit(remote.clone, "run", "--json", timeout=60)
+    rep = json.loads(result.stdout)
+    (found,) = rep["items"]
+    assert (found["verified"], found["error"]) == (False, "worker exited 1")
+    assert found["log_tail"] == "x" * runner.LOG_TAIL_MAX_BYTES
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_home_nested_past_the_recursion_limit_is_removed_without_a_crash(tmp_path: Path, mode: str) -> None:
+    remote = scripted_repo(tmp_path, mode, ("A", ["deep-home 3000"]))
+    rep, _ = run_json(remote)
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    assert not (remote.clone / ".git" / "wavegit" / "sandbox" / str(rep["wave_id"])).exists()
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+def test_a_worker_run_by_root_cannot_unmount_what_hides_the_checkout(tmp_path: Path) -> None:
+    # bwrap started by root leaves the sandbox every capability unless told: CAP_SYS_ADMIN unmounted the
+    # empty directory over the checkout and its .git, and a hook was planted in the scheduler's repository.
+    remote = scripted_repo(tmp_path, "bwrap", ("A", ["unmount PWNED"]))
+    rep, _ = run_json(remote)
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    git_dir = remote.clone / ".git"
+    planted = [remote.clone / "PWNED", git_dir / "PWNED", git_dir / "hooks" / "pre-push"]
+    assert [p for p in planted if p.exists()] == []
+
+
+class Listener:
+    """A unix socket server recording what every connection sends (an agent the user runs)."""
+
+    def __init__(self, address: str) -> None:
+        self.reached: list[bytes] = []
+        self._server = socket.socket(socket.AF_UNIX)
+        self._server.bind(address)
+        self._server.listen(4)
+        self._server.settimeout(0.2)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._serve)
+
+    def _serve(self) -> None:
+        while not self._done.is_set():
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                continue
+            with client:
+                self.reached.append(client.recv(100))
+
+    def __enter__(self) -> Listener:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self._server.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_users_ssh_agent_socket_is_out_of_reach(tmp_path: Path, mode: str) -> None:
+    # A read-only mount does not stop connect(): the sandbox showed the user's ssh-agent (and every other
+    # agent socket) to the worker, which could then sign in as the user anywhere.
+    agent = tmp_path / "agent" / "ssh.sock"
+    agent.parent.mkdir()
+    with Listener(str(agent)) as listener:
+        remote = scripted_repo(tmp_path, mode, ("A", [f"connect {agent}"]))
+        rep, _ = run_json(remote, {"SSH_AUTH_SOCK": str(agent)})
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    # Residual risk of `sandbox: none`: the worker is the user.
+    assert listener.reached == ([] if mode == "bwrap" else [b"reached from the sandbox"])
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+@pytest.mark.xfail(strict=True, reason="the sandbox shares the network namespace (agents call their APIs), "
+                   "so abstract unix sockets stay reachable unless sandbox.network: false")
+def test_an_abstract_unix_socket_is_out_of_reach(tmp_path: Path) -> None:
+    name = f"wavegit-hostile-{os.getpid()}-{tmp_path.name}"
+    with Listener("\0" + name) as listener:
+        remote = scripted_repo(tmp_path, "bwrap", ("A", [f"connect @{name}"]))
+        rep, _ = run_json(remote)
+    assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+    assert listener.reached == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forged_cost_is_refused_and_an_overflowing_one_cannot_crash_the_report(
+        tmp_path: Path, mode: str) -> None:
+    # Two attempts reporting 1e308 each summed to inf, which the report's JSON cannot hold: a traceback
+    # and no report. Negative and NaN costs (to dodge the budget) were refused already.
+    remote = scripted_repo(tmp_path, mode, ("BIG", ["cost 1e308"]), ("HUGE", ["cost 1e308"]),
+                           ("NEG", ["cost -5"]), ("NAN", ["cost nan"]), ("OK", ["cost 0.25"]))
+    rep, _ = run_json(remote)
+    costs = {i["id"]: (i["verified"], i["cost"]) for i in rep["items"]}  # type: ignore[index]
+    assert costs == {"BIG": (True, None), "HUGE": (True, None), "NEG": (True, None), "NAN": (True, None),
+                     "OK": (True, 0.25)}
+    assert rep["budget"]["wave_spent_usd"] == 0.25  # type: ignore[index]
+
+
+@pytest.mark.xfail(strict=True, reason="sandbox: none lets a worker rewrite the scheduler's .git/config: "
+                   "the next wave fetches its governing config from a remote the worker chose")
+def test_an_unsandboxed_worker_cannot_choose_the_config_of_the_next_wave(tmp_path: Path) -> None:
+    loot = tmp_path / "loot"
+    remote = scripted_repo(tmp_path, "none", ("A", [f"retarget-origin {tmp_path / 'evil.git'}"]))
+    evil = tmp_path / "evil-work"
+    git(tmp_path, "clone", "-q", str(remote.origin), str(evil))
+    config = evil / ".wavegit" / "config.yaml"
+    config.write_text(config.read_text() + "worker_github_token: true\n")
+    tracker = evil / ".wavegit" / "tracker.yaml"
+    tracker.write_text(tracker.read_text().replace("write src/a.txt ok", f"leak-token {loot}"))
+    git(evil, "commit", "-qam", "the attacker's config")
+    git(tmp_path, "clone", "-q", "--bare", str(evil), str(tmp_path / "evil.git"))
+    wavegit(remote.clone, "run", "--json")  # pushes to the worker's remote already
+    wavegit(remote.clone, "run", "--json", env=SECRETS)
+    assert not loot.exists() or SECRETS["GITHUB_TOKEN"] not in loot.read_text()

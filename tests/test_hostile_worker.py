@@ -9,10 +9,13 @@ repository; and what the worker breaks in its own tree counts against it.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.wave import (
@@ -171,3 +174,81 @@ def test_a_huge_sparse_file_is_a_violation_at_once_and_nothing_is_staged(tmp_pat
     assert (origin_item(remote, "A").attempts, origin_item(remote, "A").cost) == (1, 0.5)
     packed = dict(line.split(": ") for line in git(remote.clone, "count-objects", "-v").splitlines())
     assert int(packed["size"]) + int(packed["size-pack"]) < 1024  # KiB: no big blob was written
+
+
+def test_paths_git_refuses_to_check_out_fail_the_attempt_and_count_it(tmp_path: Path) -> None:
+    # git takes `.git.` (NTFS's `.git`) and a symlinked `.gitmodules` into a tree but refuses to check them
+    # out: the clean test checkout failed. Blamed on wavegit, the attempt went uncounted, retried every wave.
+    remote = _wave(tmp_path, [
+        item("DOT", ["cost 0.5", "write src/dot/.git./config sneaky", "write src/dot/ok.txt ok"],
+             ["src/dot/"], test="true"),
+        item("MOD", ["cost 0.25", "symlink src/mod/.gitmodules /etc/passwd", "write src/mod/ok.txt ok"],
+             ["src/mod/"], test="true"),
+    ])
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)
+    assert code != 0
+    for item_id, path, cost in (("DOT", "src/dot/.git./config", 0.5), ("MOD", "src/mod/.gitmodules", 0.25)):
+        assert not found[item_id].verified
+        assert (found[item_id].error or "").startswith("the worker's tree cannot be checked out: ")
+        assert path in (found[item_id].error or "")
+        recorded = origin_item(remote, item_id)
+        assert (recorded.attempts, recorded.cost) == (1, cost)
+    assert "sneaky" not in _history(remote)
+
+
+@pytest.mark.xfail(strict=True, reason="snapshot takes non-UTF-8 names on purpose (test_snapshot), but the "
+                   "report's JSON write (ensure_ascii=False) then raises UnicodeEncodeError: no report")
+def test_a_file_name_that_is_not_utf8_is_rejected_not_a_crash(tmp_path: Path) -> None:
+    actions = ["cost 0.5", "odd-name src/a/latin-\\xe9.txt", "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)["A"]
+    assert code != 0 and not found.verified
+    assert found.error == "src/a/latin-\\xe9.txt is not a UTF-8 file name; nothing staged"
+    assert (origin_item(remote, "A").attempts, origin_item(remote, "A").cost) == (1, 0.5)
+    assert "latin-" not in _history(remote)
+
+
+def test_a_newline_in_a_file_name_cannot_smuggle_an_unowned_path(tmp_path: Path) -> None:
+    # Read line by line, `src/a/x\nsrc/b/y.txt` would name an owned and an unowned path; every reader
+    # (snapshot, ownership, the pre-push hook, review) takes NUL-separated paths, so it is one owned path.
+    remote = _wave(tmp_path, [item("A", ["odd-name src/a/x\\nsrc/b/y.txt", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["A"].files_changed == ["src/a/ok.txt", "src/a/x\nsrc/b/y.txt"]
+    assert rep.head_sha is not None
+    listing = git(remote.origin, "ls-tree", "-r", "-z", "--name-only", rep.head_sha).split("\0")
+    assert "src/a/x\nsrc/b/y.txt" in listing and "src/b/y.txt" not in listing
+
+
+def test_a_committed_gitattributes_runs_no_filter_of_the_users_in_wavegits_checkouts(tmp_path: Path) -> None:
+    # The user's git config names a filter (as git-lfs's does); the worker's `.gitattributes` asks for it,
+    # and the clean test checkout, made by wavegit outside any sandbox, ran it on the worker's content.
+    marker = tmp_path / "filter-ran"
+    smudge = tmp_path / "smudge"
+    smudge.write_text(f"#!/bin/sh\necho ran >> '{marker}'\nexec cat\n")
+    smudge.chmod(0o755)
+    user_config = tmp_path / "user.gitconfig"
+    user_config.write_text(f"[user]\n\tname = u\n\temail = u@example.com\n[filter \"lfs\"]\n"
+                           f"\tsmudge = {smudge}\n\tclean = cat\n")
+    remote = _wave(tmp_path, [item("A", ["write src/a/.gitattributes * filter=lfs", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone, env={"GIT_CONFIG_GLOBAL": str(user_config)})
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["A"].files_changed == ["src/a/.gitattributes", "src/a/ok.txt"]
+    assert not marker.exists()
+
+
+def test_hooks_planted_in_wavegits_empty_hooks_dir_never_run(tmp_path: Path) -> None:
+    # Every git call wavegit makes points core.hooksPath at "an empty directory": one in $TMPDIR, checked
+    # once per process, which a worker of the same user could fill while the wave ran on.
+    marker = tmp_path / "hook-ran"
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    remote = _wave(tmp_path, [item("A", [f"plant-in {tmpdir / f'wavegit-no-hooks-{os.getuid()}'} {marker}",
+                                         "write src/a/ok.txt ok"], ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone, env={"TMPDIR": str(tmpdir)})
+    assert code == 0 and rep.success, rep.notes
+    assert not marker.exists()

@@ -4,19 +4,15 @@ Every git invocation in wavegit goes through :func:`run`. Its error carries the 
 code and stderr. Repository-locating variables inherited from a calling git (for example when
 running inside a hook) are removed, so git always acts on the directory it is pointed at.
 
-Every command runs hardened: ``core.hooksPath`` names an empty read-only directory (:func:`no_hooks_dir`; no
-hook, the user's or one a worker planted, runs inside wavegit's git calls; a push of wavegit's runs no
-pre-push hook) and ``core.fsmonitor`` is off (a configured monitor is a program git would start).
+Every command runs hardened: ``core.hooksPath`` is ``/dev/null`` (:func:`no_hooks_dir`; no hook, the
+user's or one a worker planted, runs inside wavegit's git calls; a push of wavegit's runs no pre-push hook)
+and ``core.fsmonitor`` is off (a configured monitor is a program git would start).
 ``git config`` itself is left as it is: it runs neither, and would report the override as the setting
 (``wavegit hooks install`` reads the user's ``core.hooksPath``).
 """
 
-import atexit
-import contextlib
 import os
-import stat
 import subprocess
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -48,42 +44,13 @@ _LOCAL_ENV_VARS = frozenset(
 )
 
 
-_no_hooks_dir: str | None = None
-_no_hooks_lock = threading.Lock()
-
-
 def no_hooks_dir() -> str:
-    """An empty read-only directory of this user's: the hooks path of every git command wavegit runs.
+    """The hooks path of every git command wavegit runs: ``/dev/null``, below which no file can be.
 
-    ``$TMPDIR/wavegit-no-hooks-<uid>``, made when missing and checked once per process (a directory of
-    this user's, not writable, empty). When something else is there (a planted hook), a fresh directory of
-    this process's own is used instead and removed at its exit. Made with ``os.mkdir`` rather than
-    :mod:`tempfile`, whose imports the pre-push hook would pay for on every push.
+    Not an empty directory: any directory of this user's, however read-only, a worker running as this user
+    can fill (and root ignores its mode), and its hooks then ran in wavegit's own git calls.
     """
-    global _no_hooks_dir
-    with _no_hooks_lock:
-        if _no_hooks_dir is None:
-            shared = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"wavegit-no-hooks-{os.getuid()}")
-            if _made_empty_read_only_dir(shared):
-                _no_hooks_dir = shared
-            else:
-                own = f"{shared}-{os.getpid()}-{os.urandom(6).hex()}"
-                os.mkdir(own, 0o555)
-                atexit.register(os.rmdir, own)
-                _no_hooks_dir = own
-        return _no_hooks_dir
-
-
-def _made_empty_read_only_dir(path: str) -> bool:
-    """Whether ``path``, made now unless it exists, is an empty directory of this user's none can write."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o555)
-    try:
-        st = os.lstat(path)
-        return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o222
-                and not os.listdir(path))
-    except OSError:
-        return False
+    return os.devnull
 
 
 def _hardened(args: Sequence[str]) -> list[str]:

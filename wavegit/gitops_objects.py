@@ -8,6 +8,7 @@ rules hold: typed ids, a :class:`~wavegit.git.GitError` when git fails unless a 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,15 +25,21 @@ def absolute_git_dir(root: Path) -> Path:
     return Path(git.out(["rev-parse", "--absolute-git-dir"], cwd=root))
 
 
+# An attempt's tree is made without the user's or the system's git config: a committed .gitattributes could
+# otherwise name a filter (as git-lfs's) defined there, which would run in wavegit's checkout, unsandboxed.
+_NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
 def init_repository(path: Path, branch: str) -> None:
     """A new repository in the directory ``path``, on ``branch``, with no templates (no hooks, no
-    ``info/exclude``)."""
-    git.run(["init", "--quiet", "--template=", f"--initial-branch={branch}", "."], cwd=path)
+    ``info/exclude``) and no user or system config."""
+    git.run(["init", "--quiet", "--template=", f"--initial-branch={branch}", "."], cwd=path,
+            env=_NO_USER_CONFIG)
 
 
 def reset_hard(worktree: Path, commit: str) -> None:
-    """Point ``worktree``'s branch, index and files at ``commit``."""
-    git.run(["reset", "--hard", "--quiet", commit], cwd=worktree)
+    """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config)."""
+    git.run(["reset", "--hard", "--quiet", commit], cwd=worktree, env=_NO_USER_CONFIG)
 
 
 def ls_tree_recursive(root: Path, treeish: str) -> list[TreeEntry]:

@@ -28,6 +28,7 @@ import selectors
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -57,7 +58,10 @@ DEFAULT_KILL_GRACE_S = 5.0
 # After SIGKILL, a process that escaped the group (its own setsid) may still hold the pipe; stop
 # reading after this long rather than wait for it.
 _ABANDON_PIPE_S = 1.0
-_LOG_TAIL_READ = 8192
+LOG_TAIL_MAX_BYTES = 64 * 1024
+"""How much of a log's end a tail reads at most."""
+COST_FILE_MAX_BYTES = 4096
+"""A cost file is ``{"usd": N}``: anything longer is not read."""
 # The variables every worker gets from wavegit's environment (besides config `worker_env`).
 _PASSED_ENV = ("PATH", "LANG", "TERM")
 _PASSED_PREFIX = "LC_"
@@ -114,20 +118,15 @@ class ProcessResult:
 
 
 def log_tail(path: Path, n_lines: int) -> str:
-    """The last ``n_lines`` lines of a log file, read from its end; "" when there is no log."""
+    """The last ``n_lines`` lines of a log file, from at most its last ``LOG_TAIL_MAX_BYTES``; "" when there
+    is no log. The bound holds against a worker that prints gigabytes without a newline."""
     if n_lines <= 0:
         return ""
     try:
         with path.open("rb") as fh:
             end = fh.seek(0, os.SEEK_END)
-            data = b""
-            pos = end
-            # One more newline than lines wanted, because the last line usually ends with one.
-            while pos > 0 and data.count(b"\n") <= n_lines:
-                step = min(_LOG_TAIL_READ, pos)
-                pos -= step
-                fh.seek(pos)
-                data = fh.read(step) + data
+            fh.seek(max(0, end - LOG_TAIL_MAX_BYTES))
+            data = fh.read(LOG_TAIL_MAX_BYTES)
     except FileNotFoundError:
         return ""
     lines = data.decode("utf-8", errors="replace").splitlines()
@@ -552,16 +551,23 @@ def read_cost(cost_file: Path, log_path: Path, preset: str) -> float | None:
     return cost_reading(cost_file, log_path, preset).usd
 
 
+MAX_ATTEMPT_USD = 1e6
+"""The most one attempt may report: sums of larger ones overflow to infinity, which no report can hold."""
+
+
 def _usd(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    usd = float(value)
-    return usd if math.isfinite(usd) and usd >= 0 else None
+    try:
+        usd = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return usd if 0 <= usd <= MAX_ATTEMPT_USD else None
 
 
 def _cost_file_reading(cost_file: Path) -> CostReading:
     try:
-        text = cost_file.read_text(encoding="utf-8")
+        text = _read_small_file(cost_file, COST_FILE_MAX_BYTES)
     except FileNotFoundError:
         return CostReading(None, None)
     except (OSError, UnicodeDecodeError) as exc:
@@ -574,9 +580,22 @@ def _cost_file_reading(cost_file: Path) -> CostReading:
         return CostReading(None, f'cost file {cost_file}: expected {{"usd": N}}')
     usd = _usd(data["usd"])
     if usd is None:
-        return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number, "
-                                 f"got {data['usd']!r}")
+        return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number up to "
+                                 f"{MAX_ATTEMPT_USD:g}, got {data['usd']!r}")
     return CostReading(usd, None)
+
+
+def _read_small_file(path: Path, limit: int) -> str:
+    """The text of the regular file ``path`` (a worker wrote it: a symlink, a FIFO or a device is refused
+    without blocking, and more than ``limit`` bytes is an error)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        content = handle.read(limit + 1)
+    if len(content) > limit:
+        raise OSError(errno.EFBIG, f"over {limit} bytes")
+    return content.decode("utf-8")
 
 
 def _claude_log_cost(log_path: Path) -> float | None:

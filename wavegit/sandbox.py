@@ -5,7 +5,8 @@ writable, and the user's checkout, the repository's git directory (wavegit's sta
 wavegit's own HOME, the runner's temporary directory and the token file's directory are replaced by empty
 read-only directories. The
 process sees only its own PID namespace (``/proc`` of outside processes, wavegit's included, is gone) and
-the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt;
+the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
+capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
 ``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
 
 No ``--new-session``: the worker already starts in a session of its own, with pipes for stdin and output,
@@ -32,6 +33,10 @@ from wavegit.errors import UsageError
 from wavegit.repo import Repo
 
 BWRAP = "bwrap"
+AGENT_SOCKETS = (Path("/run/user"), Path("/run/docker.sock"), Path("/var/run/docker.sock"))
+"""Sockets, or directories of them, where agents acting as the user listen (session bus, gpg, docker)."""
+AGENT_SOCKET_VARS = ("SSH_AUTH_SOCK", "XDG_RUNTIME_DIR")
+"""Variables of wavegit's environment naming such a socket or directory."""
 _PROBE_TIMEOUT_S = 10.0
 
 
@@ -56,7 +61,8 @@ class Layout:
     private: Path
     """The attempt's own directory outside the tree (HOME, TMPDIR, the cost file): writable."""
     hidden: tuple[Path, ...]
-    """Replaced by empty directories (the checkout, the git directory, the runner's temp)."""
+    """Replaced by empty directories (the checkout, the git directory, the runner's temp); a hidden file
+    (a socket) by an empty one, so nothing can connect to it."""
     readonly: tuple[Path, ...] = ()
     """Shown read-only even inside a hidden directory (the prompt file, the objects git reads)."""
     writable: tuple[Path, ...] = ()
@@ -141,8 +147,10 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
 
 def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
     """``argv`` wrapped in bwrap with ``layout``; later mounts win, so hidden come before what shows."""
+    # No capabilities: run by root, bwrap would leave them all, and CAP_SYS_ADMIN unmounts what hides the
+    # checkout and remounts / writable.
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-           "--die-with-parent"]
+           "--die-with-parent", "--cap-drop", "ALL"]
     if not layout.network:
         out.append("--unshare-net")
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
@@ -150,6 +158,10 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
               if p.is_dir() and p != Path("/")]
     for path in hidden:
         out += ["--tmpfs", str(path)]
+    # A read-only mount does not stop connect(): a socket is hidden by a file over it.
+    for path in sorted(set(layout.hidden)):
+        if path.exists() and not path.is_dir() and not any(path.is_relative_to(p) for p in hidden):
+            out += ["--ro-bind", os.devnull, str(path)]
     # Only what a hidden directory covers: the rest is already read-only, and a bind of a device such as the
     # wave test's prompt file /dev/null can lose its device access (EACCES on open).
     for path in layout.readonly:
@@ -179,12 +191,14 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
     Hidden: the checkout, the repository's git directory (wavegit's state, logs, other attempts), the user's
-    HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file).
+    HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file),
+    and the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a
+    worker could act as the user outside the sandbox.
     Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
     """
-    hidden = [repo.root, repo.git_dir, repo.common_dir]
+    hidden = [repo.root, repo.git_dir, repo.common_dir, *AGENT_SOCKETS]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
-               for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR) if environ.get(name)]
+               for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
                   readonly=(*shown, repo.common_dir / "objects", *_paths(settings.ro_paths, repo.root)),
                   writable=_paths(settings.rw_paths, repo.root), network=settings.network)

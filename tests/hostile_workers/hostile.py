@@ -9,14 +9,23 @@ directory found through ``..``); ``wait-for PATH`` (up to 20 s); ``touch PATH`` 
 ``rm-git`` (``rm -rf .git``); ``git-anyway`` (``git config`` and ``git branch`` wherever git finds a
 repository from the tree, failures ignored); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH
 LEVELS`` (nested directories whose full path is too long for the system to name); ``sparse PATH BYTES``
-(``truncate -s``); ``cost USD``; ``exit N``. Lines that are not actions (wavegit's feedback) are ignored.
+(``truncate -s``); ``cost USD``; ``exit N``; ``odd-name PATH`` (escapes such as ``\\n``, ``\\xe9`` as bytes);
+``cost-fifo``, ``cost-link TARGET``, ``cost-sparse BYTES`` (the cost file as a FIFO, a symlink, a huge file);
+``flood BYTES`` (output without a newline); ``deep-home LEVELS`` (nested directories in ``$HOME``);
+``unmount MARKER`` (unmount what hides the checkout, remount ``/`` writable, write MARKER there);
+``connect SOCKET`` (``@NAME``: abstract); ``plant-in DIR MARKER`` (hooks in DIR); ``retarget-origin URL``
+(the checkout's ``remote.origin.url``); ``leak-token PATH``. Lines that are not actions (wavegit's
+feedback) are ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -55,6 +64,21 @@ def move_main(path: str) -> None:
                    check=True)
     subprocess.run(["git", "update-ref", "refs/heads/main", "HEAD"], check=True)
     Path(path).unlink()
+
+
+def unmount_and_write(marker: str) -> None:
+    """Unmount what hides the checkout and its git directory (root's capabilities in the sandbox would
+    allow it), remount ``/`` writable, then write MARKER into both; each failure is ignored."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    git_dir = next(p for p in Path.cwd().parents if p.name == ".git")
+    tree = os.open(".", os.O_RDONLY)  # the tree's mount goes with its parent's; this keeps it reachable
+    for path in (git_dir, git_dir.parent):
+        libc.umount2(os.fsencode(path), 2)  # MNT_DETACH
+    libc.mount(b"none", b"/", None, 32 | 4096 | 16384, None)  # MS_REMOUNT | MS_BIND | MS_REC, rw
+    for target in (git_dir.parent / marker, git_dir / marker, git_dir / "hooks" / "pre-push"):
+        with contextlib.suppress(OSError):
+            target.write_text(f"#!/bin/sh\necho {marker}\n")
+    os.fchdir(tree)
 
 
 def act(verb: str, args: list[str]) -> None:
@@ -104,10 +128,55 @@ def act(verb: str, args: list[str]) -> None:
         Path(os.environ["WAVEGIT_COST_FILE"]).write_text(json.dumps({"usd": float(args[0])}))
     elif verb == "exit":
         sys.exit(int(args[0]))
+    elif verb == "odd-name":
+        # Bytes as Python writes them (``\\n``, ``\\xe9``): a name no shell prompt line can carry.
+        name = args[0].encode().decode("unicode_escape").encode("latin-1")
+        os.makedirs(os.path.dirname(name) or b".", exist_ok=True)
+        with open(name, "wb") as handle:
+            handle.write(b"odd\n")
+    elif verb == "plant-in":
+        # A directory wavegit trusts to stay empty (its own user may write any directory of its own).
+        target = Path(args[0])
+        with contextlib.suppress(OSError):
+            target.chmod(0o755)
+            for name in HOOKS:
+                _script(target / name, f"planted:{name}", args[1])
+    elif verb == "retarget-origin":
+        checkout = next(p for p in Path.cwd().parents if p.name == ".git").parent
+        subprocess.run(["git", "-C", str(checkout), "config", "remote.origin.url", args[0]], check=False)
+    elif verb == "leak-token":
+        Path(args[0]).write_text(os.environ.get("GITHUB_TOKEN", "") + "\n")
+    elif verb == "unmount":
+        unmount_and_write(args[0])
+    elif verb == "connect":
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as client:
+            client.connect("\0" + args[0][1:] if args[0].startswith("@") else args[0])
+            client.sendall(b"reached from the sandbox")
+    elif verb == "cost-fifo":
+        os.mkfifo(os.environ["WAVEGIT_COST_FILE"])
+    elif verb == "cost-link":
+        os.symlink(args[0], os.environ["WAVEGIT_COST_FILE"])
+    elif verb == "cost-sparse":
+        with open(os.environ["WAVEGIT_COST_FILE"], "wb") as handle:
+            handle.truncate(int(args[0]))
+    elif verb == "flood":
+        chunk = b"x" * 65536
+        for _ in range(int(args[0]) // len(chunk)):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+    elif verb == "deep-home":
+        here_dir = os.getcwd()
+        os.chdir(os.environ["HOME"])
+        for _ in range(int(args[0])):
+            os.mkdir("d")
+            os.chdir("d")
+        os.chdir(here_dir)
 
 
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
-           "git-anyway", "index-lock", "deep", "sparse", "cost", "exit"}
+           "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
+           "cost-sparse", "flood", "deep-home", "unmount", "connect", "plant-in", "retarget-origin",
+           "leak-token"}
 
 
 def main() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,7 +43,7 @@ class Confiner:
         """The sandbox of one process run in ``tree`` (``stem`` names its private directory) and its
         environment; :meth:`release` removes the private directory again."""
         private = self.private_root / stem
-        shutil.rmtree(private, ignore_errors=True)
+        workspace.remove(private)
         home, tmp = sandbox.private_dirs(private)
         marker = runner.new_marker()
         env = runner.worker_env(os.environ, item_id=item_id, wave_id=self.wave_id, prompt_file=prompt_file,
@@ -57,7 +56,8 @@ class Confiner:
 
     @staticmethod
     def release(confinement: runner.Confinement) -> None:
-        shutil.rmtree(confinement.layout.private, ignore_errors=True)
+        # The worker filled its HOME: removed the way its tree is (no recursion, no symlink followed).
+        workspace.remove(confinement.layout.private)
 
 
 @dataclass
@@ -231,8 +231,14 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     commit = gitops.commit_tree(root, taken.tree, [base], message)
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
-    checkout = workspace.test_checkout(context.workspaces.objects, commit,
-                                       ready.path.with_name(f"{ready.path.name}.test"))
+    try:
+        checkout = workspace.test_checkout(context.workspaces.objects, commit,
+                                           ready.path.with_name(f"{ready.path.name}.test"))
+    except WavegitError as exc:
+        # The base checked out, so the worker's paths did not (`.git.`, a symlinked `.gitmodules`): its
+        # doing, and counted, or it would be retried without end.
+        attempt.error = f"the worker's tree cannot be checked out: {one_line(str(exc))}"
+        return
     confinement, test_env = context.confiner.confine(
         checkout, f"{item.id}-{attempt.number}.test", item_id=item.id, owns=item.owns,
         prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False)

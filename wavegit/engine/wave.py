@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -93,7 +92,7 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
-        shutil.rmtree(self.repo.wave_sandbox(self.wave_id), ignore_errors=True)
+        workspace.remove(self.repo.wave_sandbox(self.wave_id))
         worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
