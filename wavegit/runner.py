@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import json
 import math
 import os
 import secrets
@@ -28,7 +27,6 @@ import selectors
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import threading
@@ -37,12 +35,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal, NamedTuple
+from typing import IO, Literal
 
 from wavegit import credentials, sandbox
 from wavegit.config import FORBIDDEN_WORKER_ENV, TOKEN_VARS
 from wavegit.errors import UsageError
-from wavegit.jsondecode import reject_constant
 
 KillReason = Literal["wall", "idle", "cancelled"]
 
@@ -60,8 +57,6 @@ DEFAULT_KILL_GRACE_S = 5.0
 _ABANDON_PIPE_S = 1.0
 LOG_TAIL_MAX_BYTES = 64 * 1024
 """How much of a log's end a tail reads at most."""
-COST_FILE_MAX_BYTES = 4096
-"""A cost file is ``{"usd": N}``: anything longer is not read."""
 # The variables every worker gets from wavegit's environment (besides config `worker_env`).
 _PASSED_ENV = ("PATH", "LANG", "TERM")
 _PASSED_PREFIX = "LC_"
@@ -523,97 +518,3 @@ def worker_env(
 
 def _forbidden(name: str) -> bool:
     return name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_")
-
-
-class CostReading(NamedTuple):
-    """A worker's reported cost, and why it could not be read when it could not."""
-
-    usd: float | None
-    note: str | None
-
-
-# Claude Code's JSON result is one line near the end of the log; how much of the end to scan.
-_CLAUDE_SCAN_BYTES = 4 * 1024 * 1024
-
-
-def cost_reading(cost_file: Path, log_path: Path, preset: str) -> CostReading:
-    """The cost from ``{"usd": N}`` in ``cost_file``, else (preset ``claude``) from the log's result."""
-    reading = _cost_file_reading(cost_file)
-    if reading.usd is None and preset.strip() == "claude":
-        claude = _claude_log_cost(log_path)
-        if claude is not None:
-            return CostReading(claude, reading.note)
-    return reading
-
-
-def read_cost(cost_file: Path, log_path: Path, preset: str) -> float | None:
-    """Just the USD amount of :func:`cost_reading` (None when unknown)."""
-    return cost_reading(cost_file, log_path, preset).usd
-
-
-MAX_ATTEMPT_USD = 1e6
-"""The most one attempt may report: sums of larger ones overflow to infinity, which no report can hold."""
-
-
-def _usd(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        usd = float(value)
-    except OverflowError:  # an int too large for a float
-        return None
-    return usd if 0 <= usd <= MAX_ATTEMPT_USD else None
-
-
-def _cost_file_reading(cost_file: Path) -> CostReading:
-    try:
-        text = _read_small_file(cost_file, COST_FILE_MAX_BYTES)
-    except FileNotFoundError:
-        return CostReading(None, None)
-    except (OSError, UnicodeDecodeError) as exc:
-        return CostReading(None, f"cost file {cost_file}: unreadable ({exc})")
-    try:
-        data = json.loads(text, parse_constant=reject_constant)
-    except ValueError as exc:
-        return CostReading(None, f"cost file {cost_file}: invalid JSON ({exc})")
-    if not isinstance(data, dict) or "usd" not in data:
-        return CostReading(None, f'cost file {cost_file}: expected {{"usd": N}}')
-    usd = _usd(data["usd"])
-    if usd is None:
-        return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number up to "
-                                 f"{MAX_ATTEMPT_USD:g}, got {data['usd']!r}")
-    return CostReading(usd, None)
-
-
-def _read_small_file(path: Path, limit: int) -> str:
-    """The text of the regular file ``path`` (a worker wrote it: a symlink, a FIFO or a device is refused
-    without blocking, and more than ``limit`` bytes is an error)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        content = handle.read(limit + 1)
-    if len(content) > limit:
-        raise OSError(errno.EFBIG, f"over {limit} bytes")
-    return content.decode("utf-8")
-
-
-def _claude_log_cost(log_path: Path) -> float | None:
-    try:
-        with log_path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - _CLAUDE_SCAN_BYTES))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line, parse_constant=reject_constant)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and "total_cost_usd" in data:
-            return _usd(data["total_cost_usd"])
-    return None

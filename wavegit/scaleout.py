@@ -285,7 +285,7 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str) -> ItemRun:
     last = run.attempts[-1] if run.attempts else None
     if last is None or last.commit is None:
         return run
-    changed = worktree.changed_paths(repo.root, base, gitops.tree_of(repo.root, last.commit))
+    changed = gitops.changed_paths(repo.root, base, gitops.tree_of(repo.root, last.commit))
     violations = [p for p in changed if not any(matches(pattern, p) for pattern in run.item.owns)]
     if violations:
         last.commit, last.files_changed, last.violations = None, changed, violations

@@ -216,15 +216,6 @@ class Trailers:
                 f"{TRAILER_PROMPT}: {self.prompt_sha256}\n")
 
 
-def changed_paths(repo_root: Path, base: str, tree: str) -> list[str]:
-    """Every path that differs between ``base`` and ``tree``, sorted.
-
-    Renames count on both sides (rename detection is off, so a rename is a deletion plus an addition);
-    mode changes count; a symlink is a path of its own (its target is never followed).
-    """
-    return gitops.changed_paths(repo_root, base, tree)
-
-
 def item_message(title: str, trailers: Trailers) -> str:
     """The commit message of a verified item: a subject naming the item, then the trailers."""
     first_line = title.strip().splitlines()[0] if title.strip() else ""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
+from wavegit import budget, cost, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
@@ -182,7 +182,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        attempt.cost = runner.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
+        attempt.cost = cost.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
         if attempt.cost:
             context.spend.add(attempt.cost)
         try:
