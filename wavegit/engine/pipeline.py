@@ -4,7 +4,7 @@ the items' runs come from (:class:`ItemSource`) and where a pushed wave goes (:c
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from wavegit import report, sandbox, worktree
@@ -71,6 +71,8 @@ class WaveOptions:
     """False: the wave branch stays in this repository (``--no-push``)."""
     events: Events = field(default_factory=NoEvents)
     config_source: str = ""
+    sandbox: sandbox.Decision | None = None
+    """The sandbox ``run_wave`` decided before its claim (else the wave decides it)."""
     """Where the config the wave obeys was read (the report's ``config_source``)."""
 
 
@@ -81,6 +83,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     options = options or WaveOptions()
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
+    options = replace(options, sandbox=jail)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
                     wave_id=worktree.new_wave_id(started), now=started)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
@@ -117,11 +120,11 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     try:
         rep.base_sha = source.base(claimed)
         worktree.set_branch(repo.root, branch, rep.base_sha)
-        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events)
+        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
         source.fill(wave, runs)
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
-                            cleanup=wave.cleanup)
+                            cleanup=wave.cleanup, confiner=wave.context.confiner)
         if collected.pushed:
             notes.note(f"pushed {branch} to {config.remote}")
         if any(run.commit for run in runs):

@@ -124,7 +124,7 @@ class Wave:
     """One wave after its claim: runs its items, ``concurrency`` at once."""
 
     def __init__(self, repo: Repo, config: Config, store: TrackerStore, claimed: Claim, base: str, *,
-                 events: Events | None = None) -> None:
+                 events: Events | None = None, jail: sandbox.Decision | None = None) -> None:
         self.repo = repo
         self.config = config
         self.claimed = claimed
@@ -142,7 +142,7 @@ class Wave:
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
                                        Workspaces(repo.root),
                                        Confiner(repo, config, self.wave_id,
-                                                sandbox.decide(config.sandbox, os.environ)))
+                                                jail or sandbox.decide(config.sandbox, os.environ)))
         self.cleanup = Cleanup(repo, self.wave_id)
 
     @property
@@ -224,11 +224,13 @@ class Collected:
 
 
 def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[ItemRun], *, push: bool,
-            lease: str | None = None, cleanup: Cleanup | None = None) -> Collected:
+            lease: str | None = None, cleanup: Cleanup | None = None,
+            confiner: Confiner | None = None) -> Collected:
     """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.
 
     ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
     replaces it, but only if it is still there. ``cleanup``: the wave's, running in the background.
+    ``confiner``: the wave's sandbox, so the wave test runs in the one its items ran in (else decided here).
     """
     commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
     branch = worktree.wave_branch(wave_id)
@@ -237,7 +239,9 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
     if commits and config.wave_test.strip():
         if cleanup is not None:
             cleanup.reserve()
-        wave_test = _wave_test(repo, config, wave_id, head)
+        wave_test = _wave_test(repo, config, head,
+                               confiner or Confiner(repo, config, wave_id,
+                                                    sandbox.decide(config.sandbox, os.environ)))
     pushed = False
     if commits and push and repo.has_remote(config.remote):
         gitops.push(repo.root, config.remote, [f"refs/heads/{branch}:refs/heads/{branch}"],
@@ -246,11 +250,11 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
     return Collected(head, wave_test, pushed)
 
 
-def _wave_test(repo: Repo, config: Config, wave_id: str, head: str) -> WaveTest:
+def _wave_test(repo: Repo, config: Config, head: str, confiner: Confiner) -> WaveTest:
+    wave_id = confiner.wave_id
     path = repo.wave_worktrees(wave_id) / "_wave"
     log_path = repo.wave_logs(wave_id) / "_wave.test.log"
     workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
-    confiner = Confiner(repo, config, wave_id, sandbox.decide(config.sandbox, os.environ))
     # The sandbox and environment of a worker with no item, and no write credentials.
     confinement, env = confiner.confine(path, "_wave", item_id="", owns=(), prompt_file=Path(os.devnull),
                                         feedback_file=None, pass_github_token=False)
