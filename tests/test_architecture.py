@@ -486,6 +486,31 @@ def test_warm_hot_paths_import_exactly_their_declared_modules_and_no_yaml_nor_py
         assert not {m.split(".")[0] for m in warm} & {"yaml", "_yaml", "github"}, hot_path
 
 
+# As git starts the hook: the process's own argv (``cli.main()``), so the start-up path runs too; the
+# fast exit is where the loaded modules are written down.
+STARTED_PROBE = """
+import json, os, sys
+from wavegit import cli
+out, sys.argv = sys.argv[1], ["wavegit", *sys.argv[2:]]
+real_exit = os._exit
+def exit_listing(code):
+    json.dump({"code": code, "modules": sorted(sys.modules)}, open(out, "w"))
+    real_exit(code)
+os._exit = exit_listing
+cli.main()
+"""
+
+
+def test_a_hot_path_started_as_a_process_loads_no_credentials(in_flight: RemoteRepo, tmp_path: Path) -> None:
+    out = tmp_path / "modules.json"
+    done = subprocess.run([sys.executable, "-c", STARTED_PROBE, str(out), "plan", "--json"],
+                          cwd=in_flight.clone, capture_output=True, text=True,
+                          env={**hook_env(), "GITHUB_TOKEN": "t0ken"}, check=False, timeout=120)
+    loaded = json.loads(out.read_text())
+    assert loaded["code"] == 0, done.stderr
+    assert "wavegit.commands.plan" in loaded["modules"] and "wavegit.credentials" not in loaded["modules"]
+
+
 def test_fast_commands_import_no_other_command_module_and_no_pygithub() -> None:
     for command in ("plan", "hook", "ls"):
         probe = ("import sys; from wavegit import cli\n"

@@ -87,13 +87,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     """The command's exit code, and whether its module allows a fast exit."""
     top = _top_parser().parse_args(argv)
-    if argv is None:
-        from wavegit import credentials
-
-        credentials.protect(os.environ, restart=top.command in _RUNS_WORKERS)
     module_name, summary = COMMANDS[top.command]
     module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True
+    if argv is None and not fast_exit:
+        # The hot paths (the FAST_EXIT commands) never talk to GitHub nor run workers: no token to hold.
+        from wavegit import credentials
+
+        credentials.protect(os.environ, restart=top.command in _RUNS_WORKERS)
     parser = _Parser(prog=f"wavegit {top.command}", description=summary)
     module.add_arguments(parser)
     args = parser.parse_args(top.args)
