@@ -2,7 +2,8 @@
 
 - **claim** is the wave's usual claim (one compare-and-swap commit), then the wave branch ``wavegit/<W>`` is
   pushed at the wave's base, so every runner starts its item from the same commit. It prints a GitHub
-  Actions matrix ``{"include": [{"item": ID}, ...], "wave": W}``.
+  Actions matrix ``{"include": [{"item": ID}, ...]}`` with the wave id beside it (at most
+  :data:`MAX_MATRIX_JOBS` items: GitHub's limit of jobs per matrix).
 - **work** runs one claimed item exactly as ``wavegit run`` runs each item (``Wave.run_items``: fresh
   worktree, worker, ownership check, test, retries with feedback) and pushes its item branch
   ``wavegit/items/<W>/<ID>`` (forced: a re-run replaces it). The branch holds ONE commit on the base: the
@@ -26,7 +27,6 @@ import re
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
 
 from wavegit import budget, git, gitops, jsondecode, report, runner, tracker, worktree
 from wavegit.config import Config
@@ -76,14 +76,20 @@ def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
 
 # -- claim --------------------------------------------------------------------------------------------------
 
-class Claimed(NamedTuple):
+MAX_MATRIX_JOBS = 256
+"""GitHub runs at most this many jobs per matrix: a wave fanned out over runners claims no more items."""
+
+
+@dataclass(frozen=True)
+class Claimed:
     wave_id: str
     """Empty when nothing was selected."""
     item_ids: tuple[str, ...]
 
 
 def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int) -> Claimed:
-    """Claim the next wave and push its branch at its base."""
+    """Claim the next wave (at most :data:`MAX_MATRIX_JOBS` items) and push its branch at its base."""
+    max_items = min(max_items, MAX_MATRIX_JOBS)
     now = utc_now()
     claimed = claim(repo, config, store, max_items=max_items, wave_id=worktree.new_wave_id(now), now=now)
     if not claimed.items:
