@@ -75,6 +75,9 @@ def test_claim_then_two_work_runners_then_collect_opens_the_pr_and_records_revie
     trailers = git(remote.origin, "log", "--reverse", "--format=%(trailers:key=Wavegit-Item,valueonly)",
                    f"{base}..wavegit/{wave_id}").split()
     assert trailers == ["IT-0", "IT-1"]
+    # The runners' result branches are gone once the wave is recorded, on origin and in the collector.
+    assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/items/") == ""
+    assert git(remote.clone, "for-each-ref", "refs/remotes/origin/wavegit/items/") == ""
     for item_id in ("IT-0", "IT-1"):
         recorded = origin_item(remote, item_id)
         assert (recorded.status, recorded.pr, recorded.attempts) == ("review", rep.pr, 1)

@@ -15,7 +15,8 @@
 - **collect** fetches those branches and finishes the wave like ``wavegit run`` does after its items ran
   (``engine.pipeline.run_claimed``, :class:`ResultBranches` its item source): combine the verified commits
   in tracker order, run ``wave_test``, push, record, open the PR, post the report. An item without a result
-  branch goes back to ``todo`` (attempts unchanged), like an item that never started.
+  branch goes back to ``todo`` (attempts unchanged), like an item that never started. Once the wave is
+  recorded, it deletes the result branches it read (with a lease: one pushed since is kept).
 
 The wave budget (``budget.wave_usd``) applies per runner here; the day budget is checked by every runner.
 """
@@ -246,15 +247,32 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
     gitops.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
+    pushed = gitops.for_each_ref(repo.root, tracking)
     if bundles is not None:
         _fetch_bundles(repo, bundles, items, prefix, tracking)
     started = utc_now()
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
                                                        day_usd_limit=config.budget.day_usd))
-    return run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
-                       source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
-                       options=WaveOptions(push=push, events=events or NoEvents()))
+    events = events or NoEvents()
+    outcome = run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
+                          source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
+                          options=WaveOptions(push=push, events=events))
+    if push and pushed:
+        _delete_result_branches(repo, config, pushed, tracking, prefix, events)
+    gitops.delete_refs(repo.root, gitops.for_each_ref(repo.root, tracking))
+    return outcome
+
+
+def _delete_result_branches(repo: Repo, config: Config, pushed: dict[str, str], tracking: str, prefix: str,
+                            events: Events) -> None:
+    """The result branches the runners pushed, once the wave is recorded: each only while it is still the
+    commit collect read (a lease), so a branch pushed since is kept. A failure leaves them, with a note."""
+    remote_refs = {f"refs/heads/{prefix}{ref.removeprefix(tracking)}": sha for ref, sha in pushed.items()}
+    try:
+        gitops.push(repo.root, config.remote, [f":{ref}" for ref in remote_refs], lease=remote_refs)
+    except git.GitError as exc:
+        events.note(f"kept the result branches {prefix}*: could not delete them ({exc.stderr.strip()})")
 
 
 @dataclass(frozen=True)
