@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -23,7 +24,7 @@ from tests.helpers.ghserver import (
 from tests.helpers.repos import RemoteRepo, git
 from wavegit.errors import UsageError
 from wavegit.github import api
-from wavegit.github.api import GitHubError, GitHubNotFound, Settings
+from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient, connect
 from wavegit.github.retry import RetryPolicy
 from wavegit.report import MARKER, ItemReport, WaveReport, to_markdown
@@ -159,6 +160,33 @@ def test_secondary_rate_limit_waits_for_retry_after(gh: Running) -> None:
     assert client(gh).permission(ALICE) == "write"
     assert time.monotonic() - started >= 1.0
     assert [r.fault for r in gh.fake.requests] == ["secondary", None]
+
+
+@pytest.mark.parametrize("kind", ["secondary-bare", "429"])
+def test_secondary_rate_limit_without_retry_after_waits_a_minute_not_a_server_error_backoff(
+        gh: Running, kind: str) -> None:
+    # GitHub: "wait for at least one minute before retrying"; FAST's 5xx backoff is 10 ms.
+    assert RetryPolicy().secondary_wait_s >= 60
+    gh.fake.set_faults([Fault(kind)])
+    started = time.monotonic()
+    assert client(gh, policy=replace(FAST, secondary_wait_s=1.0)).permission(ALICE) == "write"
+    assert time.monotonic() - started >= 1.0
+    assert [r.fault for r in gh.fake.requests] == [kind, None]
+
+
+def test_a_validation_error_on_a_path_that_says_sha_is_an_error_not_a_lost_race(gh: Running) -> None:
+    gh.fake.set_faults([Fault("status", status=422, message="Validation Failed")])
+    with pytest.raises(GitHubError, match="422: Validation Failed") as raised:
+        client(gh).put_contents("docs/sha.txt", "x\n", "add", "main", None)
+    assert not isinstance(raised.value, GitHubConflict)
+
+
+def test_creating_a_file_that_appeared_since_it_was_read_is_a_lost_race(gh: Running) -> None:
+    wg = client(gh)
+    wg.put_contents("docs/new.txt", "first\n", "add", "main", None)
+    # GitHub's answer: 422 'Invalid request.\n\n"sha" wasn't supplied.' (the reason is on its third line).
+    with pytest.raises(GitHubConflict):
+        wg.put_contents("docs/new.txt", "second\n", "add", "main", None)
 
 
 def test_primary_rate_limit_waits_until_the_reset_time(gh: Running) -> None:

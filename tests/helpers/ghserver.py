@@ -45,13 +45,17 @@ class ApiError(Exception):
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected failure. ``kind``: "5xx", "secondary", "primary" or "echo-auth" (a 500 whose message
-    repeats the request's Authorization header, to prove clients scrub tokens). ``after``: apply the
-    request first, then fail (a write that landed although the client saw an error)."""
+    """One injected failure. ``kind``: "5xx", "secondary" (403 with ``Retry-After``), "secondary-bare"
+    (403 naming a secondary rate limit, no ``Retry-After``, as GitHub often answers), "429" (no headers),
+    "primary", "echo-auth" (a 500 whose message repeats the request's Authorization header, to prove
+    clients scrub tokens) or "status" (``status`` and ``message`` as given). ``after``: apply the request
+    first, then fail (a write that landed although the client saw an error)."""
 
     kind: str = "5xx"
     after: bool = False
     wait_s: int = 0
+    status: int = 0
+    message: str = ""
 
 
 @dataclass
@@ -384,6 +388,13 @@ class FakeGitHub:
             return ApiError(403, "API rate limit exceeded for user ID 1.",
                             {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
                              "X-RateLimit-Reset": str(reset), "X-RateLimit-Resource": "core"})
+        if fault.kind == "secondary-bare":
+            return ApiError(403, "You have exceeded a secondary rate limit. Please wait a few minutes "
+                                 "before you try again.")
+        if fault.kind == "429":
+            return ApiError(429, "Too Many Requests")
+        if fault.kind == "status":
+            return ApiError(fault.status, fault.message)
         if fault.kind == "echo-auth":
             return ApiError(500, f"upstream refused header Authorization: {headers.get('authorization')}")
         return ApiError(502, "Server Error")
