@@ -125,7 +125,7 @@ class Retrier:
             # Reset is whole epoch seconds; half a second more avoids waking just before it.
             return max(int(reset) - time.time(), 0.0) + 0.5
         if status == 429 or (status == 403 and _is_rate_limit(_message(exc))):
-            return self.policy.secondary_wait_s * 2 ** (attempt - 1)
+            return self.policy.secondary_wait_s * 2.0 ** (attempt - 1)
         if status >= 500:
             return self._backoff(attempt)
         return None
