@@ -219,6 +219,16 @@ def test_the_token_never_appears_in_errors_or_logs(gh: Running, caplog: pytest.L
     assert caplog.records and all(ALICE_TOKEN not in r.getMessage() for r in caplog.records)
 
 
+def test_pr_files_fail_closed_when_github_lists_fewer_files_than_the_pr_changes(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_wave(remote_repo, n_files=5)
+    number = client(gh).find_or_create_pr("wavegit/w1", "main", "wave w1", "body").number
+    assert len(client(gh).pr_files(number)) == 5
+    gh.fake.files_limit = 3  # GitHub's is 3,000
+    with pytest.raises(GitHubError, match="changes 5 files but GitHub lists only 3"):
+        client(gh).pr_files(number)
+
+
 def test_a_missing_pr_is_bad_input(gh: Running) -> None:
     with pytest.raises(GitHubNotFound) as caught:
         client(gh).pr_info(99)

@@ -128,6 +128,11 @@ class FakeGitHub:
     seed: int = 0
     contents_limit: int = 1024 * 1024
     """Files larger than this come without content from GET contents (GitHub: 1 MB)."""
+    files_limit: int = 3000
+    """The most files GitHub lists for a pull request (``changed_files`` still counts them all)."""
+    actions_may_open_prs: bool = True
+    """The repository setting "Allow GitHub Actions to create and approve pull requests" (off by default
+    on GitHub): when False, the bot (``GITHUB_TOKEN``) gets 403 on opening a pull request."""
     mangle: dict[str, Callable[[JSON], JSON]] = field(default_factory=dict)
     """route name -> a function rewriting that route's JSON answer (malformed-response tests)."""
     requests: list[LoggedRequest] = field(default_factory=list)
@@ -468,6 +473,8 @@ class FakeGitHub:
         return 200, headers, page
 
     def _create_pull(self, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        if user == BOT and not self.actions_may_open_prs:
+            raise ApiError(403, "GitHub Actions is not permitted to create or approve pull requests.")
         head, base = data.get("head", ""), data.get("base", "")
         head = head.split(":", 1)[-1]
         if not self._branch_sha(head) or not self._branch_sha(base):
@@ -481,7 +488,9 @@ class FakeGitHub:
         return 201, {"Location": f"{self.api_repo}/pulls/{pr.number}"}, self._pull_json(pr)
 
     def _get_pull(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
-        return 200, {}, self._pull_json(self._pull(number))
+        # A full pull request (not a list entry) counts its files.
+        pr = self._pull(number)
+        return 200, {}, {**self._pull_json(pr), "changed_files": len(self._file_entries(pr))}
 
     def _update_pull(self, number: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         pr = self._pull(number)
@@ -525,7 +534,11 @@ class FakeGitHub:
 
     def _pull_files(self, number: str, query: dict[str, str], path: str, **_: Any
                     ) -> tuple[int, dict[str, str], JSON]:
-        pr = self._pull(number)
+        # GitHub lists at most 3,000 files of a pull request; its ``changed_files`` counts them all.
+        page, headers = self._page(self._file_entries(self._pull(number))[:self.files_limit], query, path)
+        return 200, headers, page
+
+    def _file_entries(self, pr: PullRecord) -> list[JSON]:
         head = self._head_sha(pr)
         # For a merged PR GitHub keeps the diff against the base it was opened on; the merge's first
         # parent stands in for it here.
@@ -549,8 +562,7 @@ class FakeGitHub:
                           "raw_url": f"https://github.example/{self.repo}/raw/{head}/{entry['filename']}",
                           "contents_url": f"{self.api_repo}/contents/{quote(entry['filename'])}?ref={head}"})
             files.append(entry)
-        page, headers = self._page(files, query, path)
-        return 200, headers, page
+        return files
 
     def _list_comments(self, number: str, query: dict[str, str], path: str, **_: Any
                        ) -> tuple[int, dict[str, str], JSON]:
