@@ -115,6 +115,8 @@ class Config(NamedTuple):
         "the remote waves push to; without it everything stays local", schema.not_blank)] = "origin"
     report_authors: Annotated[tuple[str, ...], schema.key(
         "whose report comments the merge gate believes")] = ("github-actions[bot]",)
+    intake_label: Annotated[str, schema.key(
+        "`wavegit intake` takes the open GitHub issues carrying this label", schema.not_blank)] = "wavegit"
     worker_github_token: Annotated[bool, schema.key(
         "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
     hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
@@ -127,7 +129,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-3-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-4-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"

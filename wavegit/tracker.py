@@ -81,6 +81,9 @@ class Item:
         _iso_time, hint="e.g. 2026-01-31T09:30:00Z", text=True)] = None
     notes: Annotated[tuple[str, ...], schema.key(
         "free-form notes for people; wavegit keeps them (`import` carries the source's)")] = ()
+    issue: Annotated[int | None, schema.key(
+        "the GitHub issue it came from (`wavegit intake`); its wave's PR closes it", schema.at_least(1),
+        hint="the issue number, e.g. 17")] = None
     status: Annotated[str, schema.key(
         "`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
         choices=STATUSES)] = Status.TODO.value
@@ -332,7 +335,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-6-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-7-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",

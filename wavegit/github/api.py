@@ -188,7 +188,33 @@ class TrackerFiles(Protocol):
         ...
 
 
-class GitHubClient(PullRequests, TrackerFiles, Protocol):
+@dataclass(frozen=True)
+class Issue:
+    number: int
+    title: str
+    body: str
+    state: str
+    """``open`` or ``closed``."""
+
+
+class Issues(Protocol):
+    """What ``wavegit intake`` needs: labelled issues, who labelled them, and replying on them (a reply is
+    our own comment carrying a marker, edited in place: :meth:`PullRequests.upsert_report_comment`)."""
+
+    def labelled_issues(self, label: str) -> list[Issue]:
+        """The open issues (never pull requests) carrying ``label``, oldest first."""
+        ...
+
+    def issue_info(self, number: int) -> Issue:
+        """Issue ``number``; :class:`GitHubNotFound` when there is none."""
+        ...
+
+    def labelled_by(self, number: int, label: str) -> str | None:
+        """Who last put ``label`` on issue ``number`` (its latest ``labeled`` event); None if nobody did."""
+        ...
+
+
+class GitHubClient(PullRequests, TrackerFiles, Issues, Protocol):
     """Everything wavegit needs from GitHub (what :func:`wavegit.github.client.connect` returns)."""
 
 
