@@ -65,6 +65,12 @@ def _worker_env_names(value: schema.Value) -> str | None:
     return None
 
 
+def _prompt_template(value: schema.Value) -> str | None:
+    from wavegit.prompt import template_problem
+
+    return template_problem(value) if isinstance(value, str) else None
+
+
 class SandboxConfig(NamedTuple):
     mode: Annotated[str, schema.key(
         "`auto`: bwrap when it works, else unsandboxed with a warning; `bwrap`; `none`",
@@ -84,6 +90,9 @@ class Config(NamedTuple):
     worker: Annotated[str, schema.key(
         "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
         "`claude` and `codex`", schema.command(required=True))] = "claude"
+    prompt_template: Annotated[str, schema.key(
+        "what a worker receives: `$prompt` inside the contract (`$id`, `$title`, `$owns`, `$test`); empty "
+        "= the default, which says what it may change and what judges it", _prompt_template)] = ""
     concurrency: Annotated[int, schema.key("workers at once", schema.at_least(1))] = 4
     max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
     timeout_s: Annotated[float, schema.key(
