@@ -43,7 +43,7 @@ def test_a_template_that_cannot_work_is_refused_at_its_line(tmp_path: Path, temp
     assert first.startswith(f"{config.CONFIG_PATH}:2:18: ") and says in first
 
 
-def test_a_worker_in_a_real_wave_receives_the_contract_on_stdin_and_in_its_prompt_file(tmp_path: Path) -> None:
+def test_a_worker_in_a_real_wave_receives_the_contract_in_its_prompt(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     log = out / "env.jsonl"
