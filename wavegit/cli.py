@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ls": ("ls", "list tracker items"),
     "plan": ("plan", "show what the next wave would take, and why the rest is not taken"),
     "run": ("run", "claim a wave, run its workers, verify, report"),
+    "status": ("status", "the live state of waves run here, from their event logs"),
     "sync": ("sync", "reconcile in-flight waves with their branches, PRs and leases"),
     "halt": ("halt", "commit .wavegit/HALT so that no new wave starts"),
     "resume": ("resume", "remove .wavegit/HALT"),
