@@ -94,6 +94,9 @@ class PullRecord:
     merged: bool = False
     merge_commit_sha: str | None = None
     frozen_head_sha: str | None = None
+    shown_head: str | None = None
+    """The head answers show (it trails the branch while ``FakeGitHub.head_lag_reads`` lasts)."""
+    lag_left: int | None = None
     closed_at: str | None = None
     merged_at: str | None = None
 
@@ -141,6 +144,8 @@ class FakeGitHub:
     seed: int = 0
     contents_limit: int = 1024 * 1024
     """Files larger than this come without content from GET contents (GitHub: 1 MB)."""
+    head_lag_reads: int = 0
+    """After a push, this many reads of the PR still show its old head (GitHub updates it asynchronously)."""
     files_limit: int = 3000
     """The most files GitHub lists for a pull request (``changed_files`` still counts them all)."""
     actions_may_open_prs: bool = True
@@ -279,7 +284,16 @@ class FakeGitHub:
                 "contents_url": f"{self.api_repo}/contents/{{+path}}"}
 
     def _head_sha(self, pr: PullRecord) -> str:
-        return pr.frozen_head_sha or self._branch_sha(pr.head) or ""
+        actual = pr.frozen_head_sha or self._branch_sha(pr.head) or ""
+        if not self.head_lag_reads or pr.shown_head is None or actual == pr.shown_head:
+            pr.shown_head, pr.lag_left = actual, None
+            return actual
+        # GitHub moves a PR's head some time after the push: the old one shows for a few more reads.
+        pr.lag_left = self.head_lag_reads if pr.lag_left is None else pr.lag_left - 1
+        if pr.lag_left > 0:
+            return pr.shown_head
+        pr.shown_head, pr.lag_left = actual, None
+        return actual
 
     def _pull_json(self, pr: PullRecord) -> JSON:
         url = f"{self.api_repo}/pulls/{pr.number}"
