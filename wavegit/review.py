@@ -243,8 +243,8 @@ class Rebuild:
     def _post(self, rep: report.WaveReport) -> None:
         r = self.reviewer
         if rep.head_sha and not wait_for_head(r.client, self.number, rep.head_sha, HEAD_WAIT_S):
-            rep.notes.append(f"GitHub still showed the old head of PR #{self.number} after {HEAD_WAIT_S:g} s: "
-                             "comment `/wavegit gate` to check the new one")
+            rep.notes.append(f"GitHub still showed the old head of PR #{self.number} after "
+                             f"{HEAD_WAIT_S:g} s: comment `/wavegit gate` to check the new one")
         Publisher(r.client, r.config, r.store).post_report(rep)
 
 
