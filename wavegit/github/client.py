@@ -251,7 +251,10 @@ class PyGithubClient(GitHubClient):
             description = description[:MAX_STATUS_DESCRIPTION - 1] + "…"
 
         def post() -> None:
-            self._repo.get_commit(sha).create_status(state=state, description=description, context=context)
+            # The run's page when there is one (GitHub shows it as the check's "Details" link).
+            link = {"target_url": self.settings.run_url} if self.settings.run_url else {}
+            self._repo.get_commit(sha).create_status(state=state, description=description, context=context,
+                                                     **link)
 
         self._retry.call(f"set status {context} on {sha[:12]}", post)
 
