@@ -83,6 +83,16 @@ def test_init_github_adds_the_issue_form_intake_reads_in_the_same_commit(remote_
     assert form["labels"] == ["wavegit"] and intake.FORM_PATH in result.stdout
 
 
+def test_init_commits_the_configuration_it_ran_with_environment_overrides_included(
+        remote_repo: RemoteRepo) -> None:
+    git(remote_repo.clone, "push", "-q", "origin", "main:wavegit-tracker")
+    result = wavegit(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "wavegit-tracker"})
+    assert result.returncode == 0, result.stderr
+    committed = yaml.safe_load(git(remote_repo.origin, "show", f"wavegit-tracker:{CONFIG}"))
+    assert committed["tracker_branch"] == "wavegit-tracker"
+    assert git(remote_repo.origin, "show", f"wavegit-tracker:{TRACKER}") + "\n" == tracker.initial_text()
+
+
 def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> None:
     assert wavegit(remote_repo.clone, "init").returncode == 0
     head = git(remote_repo.origin, "rev-parse", "main")

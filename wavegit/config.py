@@ -312,11 +312,12 @@ def _set(values: Mapping[str, schema.Value]) -> dict[str, schema.Value]:
             if value is not None and not isinstance(value, dict)}
 
 
-def initial_config_text() -> str:
-    """The commented config ``wavegit init`` writes: every key with its default and what it is for."""
+def initial_config_text(values: Config | None = None) -> str:
+    """The commented config ``wavegit init`` writes: every key with its value (by default, the default) and
+    what it is for."""
     from wavegit.yamledit import render
 
-    defaults = Config()
+    defaults = values or Config()
     lines = ["# wavegit configuration. Every key has a default; WAVEGIT_<KEY> in the environment overrides",
              "# it (nested keys joined with '_', e.g. WAVEGIT_BUDGET_WAVE_USD; lists comma-separated)."]
     for spec in CONFIG_SCHEMA.fields:

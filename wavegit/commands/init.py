@@ -2,7 +2,8 @@
 
 Both files land in one compare-and-swap commit on the tracker branch (created when the repository has
 no commits yet). An existing tracker is kept unless ``--force``; an existing config is kept unless
-``--force`` too. ``--github`` adds the issue form ``wavegit intake`` reads
+``--force`` too. The config written is the one init ran with (``WAVEGIT_*`` overrides included), so
+``WAVEGIT_TRACKER_BRANCH=x wavegit init`` commits a config naming branch ``x``. ``--github`` adds the issue form ``wavegit intake`` reads
 (``.github/ISSUE_TEMPLATE/wavegit-item.yml``), kept too when it exists unless ``--force``.
 """
 
@@ -41,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
                              "use --force to replace it (its items would be dropped)")
         files: dict[str, str | None] = {}
         if args.force or store.read_file(snapshot, CONFIG_PATH) is None:
-            files[CONFIG_PATH] = initial_config_text()
+            # The configuration init ran with, WAVEGIT_* overrides included: the branch it wrote to, the
+            # remote it pushed to are what later commands must find in the file.
+            files[CONFIG_PATH] = initial_config_text(target.config)
         if args.github and (args.force or store.read_file(snapshot, intake.FORM_PATH) is None):
             files[intake.FORM_PATH] = intake.form_text(target.config.intake_label)
         fresh = tracker.initial_text()
