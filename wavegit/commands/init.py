@@ -3,8 +3,9 @@
 Both files land in one compare-and-swap commit on the tracker branch (created when the repository has
 no commits yet). An existing tracker is kept unless ``--force``; an existing config is kept unless
 ``--force`` too. The config written is the one init ran with (``WAVEGIT_*`` overrides included), so
-``WAVEGIT_TRACKER_BRANCH=x wavegit init`` commits a config naming branch ``x``. ``--github`` adds the issue form ``wavegit intake`` reads
-(``.github/ISSUE_TEMPLATE/wavegit-item.yml``), kept too when it exists unless ``--force``.
+``WAVEGIT_TRACKER_BRANCH=x wavegit init`` commits a config naming branch ``x``. ``--github`` adds the issue
+form ``wavegit intake`` reads (``.github/ISSUE_TEMPLATE/wavegit-item.yml``), kept too when it exists unless
+``--force``.
 """
 
 from __future__ import annotations
