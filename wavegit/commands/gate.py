@@ -22,7 +22,6 @@ from wavegit.github.client import connect
 from wavegit.github.store import GitHubStore
 from wavegit.repo import discover
 
-
 NOT_A_WAVE = "not a wavegit pull request"
 
 
