@@ -198,7 +198,8 @@ def test_cli_gate_passes_an_ordinary_pull_request_so_a_required_check_never_bloc
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"pass: PR #{number}: not a wavegit pull request")
     status = wave.gh.fake.latest_status(head, "wavegit/gate")
-    assert status is not None and (status.state, status.description) == ("success", "not a wavegit pull request")
+    assert status is not None
+    assert (status.state, status.description) == ("success", "not a wavegit pull request")
 
 
 @pytest.mark.parametrize(("args", "env_kind", "message"), [

@@ -1,11 +1,11 @@
 """``wavegit gate --pr N | --event``: check a PR's wave report and set the ``wavegit/gate`` status.
 
-Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub
-settings, no such PR, an event that is not about a PR). A pull request whose head is not a ``wavegit/*``
-branch is no wave's: the gate sets ``success`` "not a wavegit pull request" on it and exits 0, so that a
-required ``wavegit/gate`` check does not block every ordinary pull request. The configuration (``report_authors``,
-``tracker_branch``) is read from the checkout at ``-C``, which in a workflow must be the base branch,
-never the PR's code; the tracker is read from the tracker branch through the API.
+Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub settings, no
+such PR, an event that is not about a PR). A pull request whose head is not a ``wavegit/*`` branch is no
+wave's: the gate sets ``success`` "not a wavegit pull request" on it and exits 0, so that a required
+``wavegit/gate`` check does not block every ordinary pull request. The configuration (``report_authors``,
+``tracker_branch``) is read from the checkout at ``-C``, which in a workflow must be the base branch, never
+the PR's code; the tracker is read from the tracker branch through the API.
 """
 
 from __future__ import annotations
