@@ -185,7 +185,8 @@ HAND = ("done", "reopen", "block", "block --force")
 ANY_STATUS = st.sampled_from(lifecycle.STATUSES)
 
 
-def by_hand(item: lifecycle.HandState, kind: str, reason: str, merge_sha: str | None) -> lifecycle.Update | None:
+def by_hand(item: lifecycle.HandState, kind: str, reason: str,
+            merge_sha: str | None) -> lifecycle.Update | None:
     if kind == "done":
         return lifecycle.mark_done(item, merge_sha, AT)
     if kind == "reopen":

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Protocol
 
-from wavegit import report, sandbox, worktree
+from wavegit import report, sandbox, wavelock, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
@@ -78,14 +79,25 @@ class WaveOptions:
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
              delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
-    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
+    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
+
+    From before the claim to the end, the wave's lock names this process (``wavegit.wavelock``), so that a
+    ``sync`` on this machine releases the claims at once if the process is killed."""
     started = utc_now()
+    wave_id = worktree.new_wave_id(started)
+    with wavelock.held(repo, wave_id):
+        return _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
+                         options=options)
+
+
+def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,
+              max_items: int | None, delivery: Delivery | None, options: WaveOptions | None) -> WaveOutcome:
     options = options or WaveOptions()
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
-                    wave_id=worktree.new_wave_id(started), now=started)
+                    wave_id=wave_id, now=started)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
