@@ -1,0 +1,220 @@
+"""The scheduler's lock: who it names, when that scheduler counts as gone, and what `sync` and `release` make
+of a real `wavegit run` killed with SIGKILL (at once on its machine; after the lease elsewhere)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.sync import entry, make_tracker_repo, origin_head, origin_item
+from wavegit import wavelock
+from wavegit.repo import Repo, discover
+
+TESTS = Path(__file__).resolve().parent
+WORKER = shlex.join([sys.executable, str(TESTS / "crash_workers" / "worker.py")])
+
+
+# -- the lock and its scheduler ----------------------------------------------------------------------------
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    git(tmp_path, "init", "-q")
+    return discover(tmp_path)
+
+
+def test_the_lock_names_this_process_and_it_is_alive_while_held(repo: Repo) -> None:
+    with wavelock.held(repo, "w-20260101-000000-ab12") as lock:
+        on_disk = json.loads(repo.scheduler_lock(lock.wave).read_text())
+        assert on_disk["pid"] == os.getpid() and on_disk["host"] == socket.gethostname()
+        assert on_disk["start_time"] == wavelock.process_start_time(os.getpid()) is not None
+        assert wavelock.read(repo, lock.wave) == lock and lock.alive() is True
+        assert wavelock.dead_waves(repo) == {}
+    assert not repo.scheduler_lock(lock.wave).exists()
+
+
+def test_a_scheduler_whose_pid_ended_is_gone(repo: Repo) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    lock = replace(wavelock.this_process("w-20260101-000000-ab12"), pid=child.pid)
+    wavelock.write(repo, lock)
+    assert lock.alive() is False
+    assert wavelock.dead_waves(repo) == {lock.wave: f"pid {child.pid} on {socket.gethostname()}"}
+
+
+def test_a_killed_scheduler_not_yet_reaped_is_gone(repo: Repo) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock = wavelock.this_process("w-20260101-000000-ab12")
+        lock = replace(lock, pid=child.pid, start_time=wavelock.process_start_time(child.pid))
+        assert lock.alive() is True
+        child.send_signal(signal.SIGKILL)
+        # A zombie until its parent waits for it: its /proc entry stays, with the same start time.
+        deadline = time.monotonic() + 30
+        while wavelock.process_start_time(child.pid) is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert Path(f"/proc/{child.pid}/stat").exists() and lock.alive() is False
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_reused_pid_or_another_boot_is_gone_and_another_host_cannot_be_told(repo: Repo) -> None:
+    mine = wavelock.this_process("w-20260101-000000-ab12")
+    assert replace(mine, start_time="1").alive() is False  # the pid now runs another process
+    assert replace(mine, boot_id="another-boot").alive() is False
+    assert replace(mine, host="elsewhere.example").alive() is None
+    wavelock.write(repo, replace(mine, host="elsewhere.example"))
+    assert wavelock.dead_waves(repo) == {}
+
+
+def test_an_unreadable_lock_is_no_lock(repo: Repo) -> None:
+    path = repo.scheduler_lock("w-20260101-000000-ab12")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"wave": "w-20260101-000000-ab12", "pid": "x"')
+    assert wavelock.read(repo, "w-20260101-000000-ab12") is None and wavelock.dead_waves(repo) == {}
+
+
+# -- a real `wavegit run` killed with SIGKILL ---------------------------------------------------------------
+
+@dataclass
+class Scheduler:
+    remote: RemoteRepo
+    pid_dir: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(self) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "CRASH_PID_DIR": str(self.pid_dir), "CRASH_SLEEP_S": "120",
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        log = (self.remote.base / "run.log").open("ab")
+        proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=self.remote.clone, env=env,
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        self.procs.append(proc)
+        wait_for(lambda: any(self.pid_dir.iterdir()), "the worker to start", proc)
+        return proc
+
+    def kill_workers(self) -> None:
+        for pid_file in self.pid_dir.iterdir():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+
+
+@pytest.fixture
+def scheduler(tmp_path: Path) -> Iterator[Scheduler]:
+    check = TESTS / "wave_workers" / "check.py"
+    item = entry("A", test=shlex.join([sys.executable, str(check), "src/A.txt", "ok"]))
+    # A lease of an hour: whatever sync releases here, it releases because of the lock.
+    remote = make_tracker_repo(tmp_path, [item, entry("B", depends_on=["A"])], worker=WORKER, attempts=1,
+                               timeout_s=300, idle_timeout_s=300, lease_ttl_s=3600, sandbox="none",
+                               worker_env=["CRASH_PID_DIR", "CRASH_SLEEP_S"])
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    state = Scheduler(remote, pid_dir)
+    yield state
+    for proc in state.procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    state.kill_workers()
+
+
+def wait_for(condition: Callable[[], bool], what: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert proc.poll() is None, f"the scheduler ended before {what}"
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def kill_with_sigkill(proc: subprocess.Popen[bytes]) -> None:
+    # The whole process group, git children included, as a machine losing power would.
+    os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL
+
+
+def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_elsewhere_the_lease_stands(
+        scheduler: Scheduler) -> None:
+    remote = scheduler.remote
+    proc = scheduler.start()
+    wave = origin_item(remote, "A").wave
+    assert wave is not None and origin_item(remote, "A").status == "in_progress"
+    lock = json.loads((remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").read_text())
+    assert (lock["pid"], lock["wave"]) == (proc.pid, wave)
+    # While the scheduler lives, sync leaves its claim alone, on its machine too.
+    assert wavegit(remote.clone, "sync").stdout.strip() == "in sync: nothing to change"
+    kill_with_sigkill(proc)
+    scheduler.kill_workers()
+    other = remote.new_clone("other")
+    elsewhere = wavegit(other, "sync")
+    assert (elsewhere.returncode, elsewhere.stdout.strip()) == (0, "in sync: nothing to change")
+    head = origin_head(remote)
+    here = wavegit(remote.clone, "sync", "--json")
+    assert here.returncode == 0, here.stderr
+    changes = [c for c in json.loads(here.stdout) if c["kind"] == "item"]
+    assert [(c["id"], c["from"], c["to"]) for c in changes] == [("A", "in_progress", "todo")]
+    assert f"its scheduler (pid {proc.pid} on {socket.gethostname()}) is gone" in str(changes[0]["reason"])
+    assert git(remote.origin, "rev-list", "--count", f"{head}..main") == "1"
+    released = origin_item(remote, "A")
+    assert (released.status, released.attempts, released.wave) == ("todo", 1, None)
+    assert not (remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").exists()
+    # Its worktrees went with the claim.
+    assert not (remote.clone / ".git" / "wavegit" / "worktrees" / wave).exists()
+
+
+def test_release_refuses_a_live_scheduler_then_returns_the_claims_of_the_killed_one_once(
+        scheduler: Scheduler) -> None:
+    remote = scheduler.remote
+    proc = scheduler.start()
+    wave = origin_item(remote, "A").wave
+    assert wave is not None
+    head = origin_head(remote)
+    refused = wavegit(remote.clone, "release", "--wave", wave)
+    assert refused.returncode == 2
+    assert f"wave {wave}'s scheduler is alive on this machine (pid {proc.pid} on " in refused.stderr
+    assert "nothing written" in refused.stderr and "Traceback" not in refused.stderr
+    assert origin_head(remote) == head
+    kill_with_sigkill(proc)
+    scheduler.kill_workers()
+    released = wavegit(remote.clone, "release", "--wave", wave)
+    assert released.returncode == 0, released.stderr
+    assert released.stdout.startswith(f"released wave {wave} (its scheduler (pid {proc.pid} on ")
+    assert ": A: commit " in released.stdout
+    assert git(remote.origin, "log", "-1", "--format=%(trailers:key=Wavegit-Op,valueonly)", "main"
+               ).splitlines()[0] == f"release {wave}"
+    item = origin_item(remote, "A")
+    assert (item.status, item.attempts, item.wave, item.claimed_at) == ("todo", 1, None, None)
+    assert "released by `wavegit release`" in str(item.last_error)
+    assert not (remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").exists()
+    head = origin_head(remote)
+    again = wavegit(remote.clone, "release", "--wave", wave)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().startswith(f"wave {wave} was released already by commit ")
+    assert again.stdout.strip().endswith("nothing written") and origin_head(remote) == head
+
+
+def test_release_of_an_unknown_wave_is_exit_2_with_the_nearest_wave_and_nothing_written(
+        tmp_path: Path) -> None:
+    known = "w-20260101-000001-ab01"
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=known)])
+    head = origin_head(remote)
+    unknown = wavegit(remote.clone, "release", "--wave", "w-20260101-000001-ab02")
+    assert unknown.returncode == 2
+    assert f"did you mean '{known}'?" in unknown.stderr and origin_head(remote) == head
+    held = wavegit(remote.clone, "release", "--wave", known)
+    assert (held.returncode, held.stdout.strip()) == (
+        0, f"wave {known} holds no claim in progress (A review); nothing written")
+    bad = wavegit(remote.clone, "release", "--wave", "yesterday")
+    assert bad.returncode == 2 and "--wave 'yesterday': not a wave id" in bad.stderr
