@@ -33,10 +33,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        prefix = "would " if args.dry_run else ""
-        lines = result.lines()
+        lines = result.lines(dry_run=args.dry_run)
         for line in lines:
-            print(f"{prefix}{line}")
+            print(line)
         if not lines:
             print("in sync: nothing to change")
         elif result.commit:
