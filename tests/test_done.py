@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers.itemops import changed_files, last_ops
-from tests.helpers.repos import wavegit
-from tests.helpers.sync import claimed, entry, make_tracker_repo, origin_head, origin_item
+from tests.helpers.repos import REPO_ROOT, git, wavegit
+from tests.helpers.sync import claimed, entry, make_tracker_repo, origin_head, origin_item, origin_tracker
 
 WAVE = "w-20260101-000001-ab01"
 
@@ -62,3 +65,31 @@ def test_a_merge_sha_that_is_not_hexadecimal_is_exit_2_naming_the_option(tmp_pat
     result = wavegit(remote.clone, "done", "A", "--merge-sha", "main")
     assert result.returncode == 2 and "--merge-sha 'main': must be a hexadecimal commit SHA" in result.stderr
     assert origin_head(remote) == head
+
+
+def test_racing_commands_from_four_clones_each_land_once_and_a_lost_race_re_decides(tmp_path: Path) -> None:
+    items = [entry("A", "review", wave=WAVE), entry("B"), entry("C", "failed", attempts=4), entry("D")]
+    remote = make_tracker_repo(tmp_path, items)
+    # A slow remote widens the window between read and publish, so the writers really do collide.
+    hook = remote.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nsleep 0.1\n")
+    hook.chmod(0o755)
+    head = origin_head(remote)
+    jobs = [["done", "A"], ["done", "A"], ["block", "B", "--reason", "later"],
+            ["reopen", "C", "--reason", "go"], ["edit", "D", "--priority", "P0"]]
+    clones = [remote.new_clone(f"c{n}") for n in range(len(jobs))]
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    procs = [subprocess.Popen([sys.executable, "-m", "wavegit", *args], cwd=clone, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for clone, args in zip(clones, jobs, strict=True)]
+    outcomes = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+    assert [code for code, _, _ in outcomes] == [0] * len(jobs), outcomes
+    # Exactly one `done A` landed; the other lost the race (or came after) and wrote nothing.
+    done_a = sorted(out.strip() for _, out, _ in outcomes[:2])
+    assert done_a[0] == "A is already done; nothing written" and done_a[1].startswith("A: review -> done: ")
+    assert git(remote.origin, "rev-list", "--count", f"{head}..main") == "4"
+    ops = git(remote.origin, "log", "--format=%(trailers:key=Wavegit-Op,valueonly)", f"{head}..main")
+    assert sorted(op for op in ops.splitlines() if " " in op) == ["block B", "done A", "edit D", "reopen C"]
+    loaded = origin_tracker(remote)  # strict: valid after every write
+    assert [(i.id, i.status) for i in loaded.items] == [("A", "done"), ("B", "blocked"), ("C", "todo"),
+                                                       ("D", "todo")]
