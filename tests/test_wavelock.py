@@ -20,6 +20,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.sync import entry, make_tracker_repo, origin_head, origin_item
+from tests.helpers.wave import item, make_wave_repo
 from wavegit import wavelock
 from wavegit.repo import Repo, discover
 
@@ -35,14 +36,16 @@ def repo(tmp_path: Path) -> Repo:
     return discover(tmp_path)
 
 
-def test_the_lock_names_this_process_and_it_is_alive_while_held(repo: Repo) -> None:
-    with wavelock.held(repo, "w-20260101-000000-ab12") as lock:
-        on_disk = json.loads(repo.scheduler_lock(lock.wave).read_text())
-        assert on_disk["pid"] == os.getpid() and on_disk["host"] == socket.gethostname()
-        assert on_disk["start_time"] == wavelock.process_start_time(os.getpid()) is not None
-        assert wavelock.read(repo, lock.wave) == lock and lock.alive() is True
-        assert wavelock.dead_waves(repo) == {}
-    assert not repo.scheduler_lock(lock.wave).exists()
+def test_the_lock_names_this_process_and_it_is_alive(repo: Repo) -> None:
+    lock = wavelock.this_process("w-20260101-000000-ab12")
+    wavelock.write(repo, lock)
+    on_disk = json.loads(repo.scheduler_lock(lock.wave).read_text())
+    assert on_disk["pid"] == os.getpid() and on_disk["host"] == socket.gethostname()
+    assert on_disk["start_time"] == wavelock.process_start_time(os.getpid()) is not None
+    assert wavelock.read(repo, lock.wave) == lock and lock.alive() is True
+    assert wavelock.dead_waves(repo) == {}
+    wavelock.remove(repo, lock.wave)
+    assert wavelock.read(repo, lock.wave) is None
 
 
 def test_a_scheduler_whose_pid_ended_is_gone(repo: Repo) -> None:
@@ -114,9 +117,9 @@ class Scheduler:
 @pytest.fixture
 def scheduler(tmp_path: Path) -> Iterator[Scheduler]:
     check = TESTS / "wave_workers" / "check.py"
-    item = entry("A", test=shlex.join([sys.executable, str(check), "src/A.txt", "ok"]))
+    first = entry("A", test=shlex.join([sys.executable, str(check), "src/A.txt", "ok"]))
     # A lease of an hour: whatever sync releases here, it releases because of the lock.
-    remote = make_tracker_repo(tmp_path, [item, entry("B", depends_on=["A"])], worker=WORKER, attempts=1,
+    remote = make_tracker_repo(tmp_path, [first, entry("B", depends_on=["A"])], worker=WORKER, attempts=1,
                                timeout_s=300, idle_timeout_s=300, lease_ttl_s=3600, sandbox="none",
                                worker_env=["CRASH_PID_DIR", "CRASH_SLEEP_S"])
     pid_dir = tmp_path / "pids"
@@ -194,9 +197,9 @@ def test_release_refuses_a_live_scheduler_then_returns_the_claims_of_the_killed_
     assert ": A: commit " in released.stdout
     assert git(remote.origin, "log", "-1", "--format=%(trailers:key=Wavegit-Op,valueonly)", "main"
                ).splitlines()[0] == f"release {wave}"
-    item = origin_item(remote, "A")
-    assert (item.status, item.attempts, item.wave, item.claimed_at) == ("todo", 1, None, None)
-    assert "released by `wavegit release`" in str(item.last_error)
+    back = origin_item(remote, "A")
+    assert (back.status, back.attempts, back.wave, back.claimed_at) == ("todo", 1, None, None)
+    assert "released by `wavegit release`" in str(back.last_error)
     assert not (remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").exists()
     head = origin_head(remote)
     again = wavegit(remote.clone, "release", "--wave", wave)
@@ -218,3 +221,30 @@ def test_release_of_an_unknown_wave_is_exit_2_with_the_nearest_wave_and_nothing_
         0, f"wave {known} holds no claim in progress (A review); nothing written")
     bad = wavegit(remote.clone, "release", "--wave", "yesterday")
     assert bad.returncode == 2 and "--wave 'yesterday': not a wave id" in bad.stderr
+
+
+REJECT_RECORDS = """#!/bin/sh
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && git log -1 --format=%s "$new" | grep -q '^wavegit: record'; then
+    echo "policy: records are frozen" >&2; exit 1
+  fi
+done
+"""
+
+
+def test_a_run_whose_record_did_not_land_leaves_its_lock_and_sync_recovers_its_items_at_once(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], attempts=1,
+                            lease_ttl_s=3600)
+    hook = remote.origin / "hooks" / "pre-receive"
+    hook.write_text(REJECT_RECORDS)
+    hook.chmod(0o755)
+    ran = wavegit(remote.clone, "run", "--json")
+    assert ran.returncode == 1 and json.loads(ran.stdout)["tracker_updated"] is False
+    wave = json.loads(ran.stdout)["wave_id"]
+    assert wavelock.read(discover(remote.clone), wave) is not None
+    hook.unlink()
+    synced = wavegit(remote.clone, "sync")
+    assert synced.returncode == 0, synced.stderr
+    assert synced.stdout.startswith(f"A: in_progress -> review (recovered from wavegit/{wave}")
+    assert wavelock.read(discover(remote.clone), wave) is None

@@ -1,7 +1,8 @@
 """The scheduler's lock: which process on which machine schedules a wave, so a killed one is seen at once.
 
 ``wavegit run`` writes ``<state dir>/locks/<wave>.json`` before its claim and removes it when it ends, however
-it ends short of ``kill -9`` or a power cut. A lock left behind names a scheduler that is gone when its pid no
+it ends short of ``kill -9`` or a power cut; a wave whose record did not land keeps it, since its claims die
+with the process all the same. A lock left behind names a scheduler that is gone when its pid no
 longer runs, or runs another process (the start time in ``/proc/<pid>/stat`` differs: the pid was reused), or
 the machine rebooted since (another boot id). ``wavegit sync`` on that machine then releases the wave's
 claims at once, and ``wavegit release`` refuses a wave whose scheduler is still alive here.
@@ -15,8 +16,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -133,15 +133,4 @@ def dead_waves(repo: Repo) -> dict[str, str]:
 def forget(repo: Repo, waves: Mapping[str, str]) -> None:
     """Remove the locks of ``waves`` once their claims are released."""
     for wave_id in waves:
-        remove(repo, wave_id)
-
-
-@contextmanager
-def held(repo: Repo, wave_id: str) -> Iterator[SchedulerLock]:
-    """This process's lock on ``wave_id`` for the duration of the block."""
-    lock = this_process(wave_id)
-    write(repo, lock)
-    try:
-        yield lock
-    finally:
         remove(repo, wave_id)

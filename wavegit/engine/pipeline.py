@@ -82,12 +82,19 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
 
     From before the claim to the end, the wave's lock names this process (``wavegit.wavelock``), so that a
-    ``sync`` on this machine releases the claims at once if the process is killed."""
+    ``sync`` on this machine releases the claims at once if the process is killed. A wave whose record did
+    not land leaves its lock behind for the same reason: its claims die with this process."""
     started = utc_now()
     wave_id = worktree.new_wave_id(started)
-    with wavelock.held(repo, wave_id):
-        return _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
-                         options=options)
+    wavelock.write(repo, wavelock.this_process(wave_id))
+    outcome: WaveOutcome | None = None
+    try:
+        outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
+                            options=options)
+        return outcome
+    finally:
+        if outcome is None or outcome.report.tracker_updated or not outcome.report.items:
+            wavelock.remove(repo, wave_id)
 
 
 def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,
