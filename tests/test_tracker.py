@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT
-from wavegit import parsecache, plancache, select, tracker
+from wavegit import parsecache, plancache, select, tracker, yamledit
 from wavegit.errors import UsageError, ValidationError
 from wavegit.ownership.index import index_keys
 
@@ -292,3 +292,13 @@ def test_did_you_mean_never_suggests_the_item_itself_nor_done_for_doing() -> Non
     assert "got 'doing' (hint: did you mean 'in_progress'?)" in found[1]
     alone = _messages("version: 1\nitems:\n" + _row("ITER-3", "depends_on: [ITER-4]"))
     assert "did you mean" not in alone[0] and "(hint: add that item or remove it)" in alone[0]
+
+
+def test_remove_item_takes_only_its_lines_even_with_the_dash_on_its_own_line_or_as_the_last_item() -> None:
+    text = ("version: 1\nitems:\n  # keep me\n  -\n    id: A\n    prompt: p\n    owns: [a/]\n    test: t\n"
+            + _row("B"))
+    assert yamledit.remove_item(text, "A") == "version: 1\nitems:\n  # keep me\n" + _row("B")
+    alone = yamledit.remove_item("version: 1\nitems:\n" + _row("B"), "B")
+    assert alone == "version: 1\nitems:\n" and tracker.loads(alone).items == ()
+    with pytest.raises(UsageError, match="no item with id 'C'"):
+        yamledit.remove_item(text, "C")
