@@ -14,12 +14,21 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
-from tests.helpers.sync import entry, make_tracker_repo, origin_head, origin_item
+from tests.helpers.sync import (
+    claimed,
+    entry,
+    make_tracker_repo,
+    make_wave_branch,
+    origin_head,
+    origin_item,
+    origin_tracker,
+)
 from tests.helpers.wave import item, make_wave_repo
 from wavegit import wavelock
 from wavegit.repo import Repo, discover
@@ -193,8 +202,8 @@ def test_release_refuses_a_live_scheduler_then_returns_the_claims_of_the_killed_
     scheduler.kill_workers()
     released = wavegit(remote.clone, "release", "--wave", wave)
     assert released.returncode == 0, released.stderr
-    assert released.stdout.startswith(f"released wave {wave} (its scheduler (pid {proc.pid} on ")
-    assert ": A: commit " in released.stdout
+    assert released.stdout.startswith(f"released wave {wave} (its scheduler: pid {proc.pid} on ")
+    assert "): A: in_progress -> todo: commit " in released.stdout
     assert git(remote.origin, "log", "-1", "--format=%(trailers:key=Wavegit-Op,valueonly)", "main"
                ).splitlines()[0] == f"release {wave}"
     back = origin_item(remote, "A")
@@ -248,3 +257,16 @@ def test_a_run_whose_record_did_not_land_leaves_its_lock_and_sync_recovers_its_i
     assert synced.returncode == 0, synced.stderr
     assert synced.stdout.startswith(f"A: in_progress -> review (recovered from wavegit/{wave}")
     assert wavelock.read(discover(remote.clone), wave) is None
+
+
+def test_release_of_a_wave_that_pushed_its_branch_recovers_its_items_as_sync_would_after_the_lease(
+        tmp_path: Path) -> None:
+    wave = "w-20260101-000002-ab02"
+    fresh = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    remote = make_tracker_repo(tmp_path, [claimed("A", wave, at=fresh), claimed("B", wave, at=fresh)])
+    make_wave_branch(remote.clone, wave, ["A"])
+    released = wavegit(remote.clone, "release", "--wave", wave)
+    assert released.returncode == 0, released.stderr
+    assert released.stdout.startswith(f"released wave {wave} (its scheduler: not on this machine): "
+                                      "A: in_progress -> review; B: in_progress -> todo: commit ")
+    assert [(i.status, i.attempts) for i in origin_tracker(remote).items] == [("review", 1), ("todo", 1)]

@@ -1,17 +1,21 @@
 """``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
 
-Each item the wave still holds ``in_progress`` goes back to ``todo`` with one attempt counted (``failed`` at
-``max_attempts``), as ``sync`` does once the lease expires. Refused (exit 2, nothing written) while the
-wave's scheduler runs on this machine (its lock, ``wavegit.wavelock``, names a live process); a scheduler
-elsewhere cannot be seen from here, so releasing its wave is the user's call. One compare-and-swap commit
-with a ``Wavegit-Op: release W`` trailer; a wave released already is exit 0 with nothing written.
+Each item the wave still holds ``in_progress`` gets what ``sync`` gives it once the lease expires
+(``wavegit.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave branch
+has its commit, else back to ``todo`` with one attempt counted (``failed`` at ``max_attempts``).
+
+Refused (exit 2, nothing written) while the wave's scheduler runs on this machine (its lock,
+``wavegit.wavelock``, names a live process); a scheduler elsewhere cannot be seen from here, so releasing
+its wave is the user's call. One compare-and-swap commit with a ``Wavegit-Op: release W`` trailer; a wave
+released already is exit 0 with nothing written.
 """
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timezone
 
-from wavegit import lifecycle, tracker, wavelock, worktree
+from wavegit import sync, tracker, wavelock, worktree
 from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
 from wavegit.errors import UsageError
@@ -33,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
     if lock is not None and alive:
         raise UsageError(f"wave {wave}'s scheduler is alive on this machine ({lock.describe()}): stop it "
                          f"(kill {lock.pid}) or let it finish; nothing written")
-    why = (f"its scheduler ({lock.describe()}) is gone" if lock is not None and alive is False
-           else "its scheduler is not on this machine")
-    max_attempts = context.config.max_attempts
+    who = lock.describe() if lock is not None and alive is False else "not on this machine"
+    # sync's rules for a wave whose scheduler is gone, applied to this wave alone.
+    facts = sync.Facts(sync.WaveRefs(context.repo, context.config), None,
+                       {wave: f"{who}; released by `wavegit release`"})
     op = Op("release", wave)
 
     def decide(read: Read) -> Outcome:
@@ -43,11 +48,13 @@ def run(args: argparse.Namespace) -> int:
                 if item.wave == wave and item.status == Status.IN_PROGRESS]
         if not held:
             return _nothing_held(read, op, wave)
+        now = datetime.now(timezone.utc)
+        changes = [change for item in held if (change := sync.decide(item, facts, context.config, now))]
         text = read.text
-        for item in held:
-            update = lifecycle.release(item, f"released by `wavegit release`: {why}", max_attempts, read.at)
-            text = tracker.set_fields(text, item.id, update.fields)
-        return Outcome(text, f"released wave {wave} ({why}): {', '.join(item.id for item in held)}")
+        for change in changes:
+            text = tracker.set_fields(text, change.id, change.fields)
+        moves = "; ".join(f"{change.id}: {change.old} -> {change.new}" for change in changes)
+        return Outcome(text, f"released wave {wave} (its scheduler: {who}): {moves}")
 
     code = run_op(args, op, decide, context)
     if lock is not None and alive is False:
