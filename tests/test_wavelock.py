@@ -1,41 +1,27 @@
-"""The scheduler's lock: who it names, when that scheduler counts as gone, and what `sync` and `release` make
-of a real `wavegit run` killed with SIGKILL (at once on its machine; after the lease elsewhere)."""
+"""The scheduler's lock: who it names, when that scheduler counts as gone, and what `sync` makes of a real
+`wavegit run` killed with SIGKILL (at once on its machine; after the lease elsewhere)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
-from tests.helpers.sync import (
-    claimed,
-    entry,
-    make_tracker_repo,
-    make_wave_branch,
-    origin_head,
-    origin_item,
-    origin_tracker,
-)
+from tests.helpers.repos import git, wavegit
+from tests.helpers.scheduler import Scheduler, hanging_wave, kill_with_sigkill
+from tests.helpers.sync import origin_head, origin_item
 from tests.helpers.wave import item, make_wave_repo
 from wavegit import wavelock
 from wavegit.repo import Repo, discover
-
-TESTS = Path(__file__).resolve().parent
-WORKER = shlex.join([sys.executable, str(TESTS / "crash_workers" / "worker.py")])
-
 
 # -- the lock and its scheduler ----------------------------------------------------------------------------
 
@@ -101,60 +87,10 @@ def test_an_unreadable_lock_is_no_lock(repo: Repo) -> None:
 
 # -- a real `wavegit run` killed with SIGKILL ---------------------------------------------------------------
 
-@dataclass
-class Scheduler:
-    remote: RemoteRepo
-    pid_dir: Path
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def start(self) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "CRASH_PID_DIR": str(self.pid_dir), "CRASH_SLEEP_S": "120",
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-        log = (self.remote.base / "run.log").open("ab")
-        proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=self.remote.clone, env=env,
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        self.procs.append(proc)
-        wait_for(lambda: any(self.pid_dir.iterdir()), "the worker to start", proc)
-        return proc
-
-    def kill_workers(self) -> None:
-        for pid_file in self.pid_dir.iterdir():
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
-
-
 @pytest.fixture
 def scheduler(tmp_path: Path) -> Iterator[Scheduler]:
-    check = TESTS / "wave_workers" / "check.py"
-    first = entry("A", test=shlex.join([sys.executable, str(check), "src/A.txt", "ok"]))
-    # A lease of an hour: whatever sync releases here, it releases because of the lock.
-    remote = make_tracker_repo(tmp_path, [first, entry("B", depends_on=["A"])], worker=WORKER, attempts=1,
-                               timeout_s=300, idle_timeout_s=300, lease_ttl_s=3600, sandbox="none",
-                               worker_env=["CRASH_PID_DIR", "CRASH_SLEEP_S"])
-    pid_dir = tmp_path / "pids"
-    pid_dir.mkdir()
-    state = Scheduler(remote, pid_dir)
-    yield state
-    for proc in state.procs:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    state.kill_workers()
-
-
-def wait_for(condition: Callable[[], bool], what: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while not condition():
-        assert proc.poll() is None, f"the scheduler ended before {what}"
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def kill_with_sigkill(proc: subprocess.Popen[bytes]) -> None:
-    # The whole process group, git children included, as a machine losing power would.
-    os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.wait() == -signal.SIGKILL
+    with hanging_wave(tmp_path) as state:
+        yield state
 
 
 def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_elsewhere_the_lease_stands(
@@ -186,52 +122,6 @@ def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_els
     assert not (remote.clone / ".git" / "wavegit" / "worktrees" / wave).exists()
 
 
-def test_release_refuses_a_live_scheduler_then_returns_the_claims_of_the_killed_one_once(
-        scheduler: Scheduler) -> None:
-    remote = scheduler.remote
-    proc = scheduler.start()
-    wave = origin_item(remote, "A").wave
-    assert wave is not None
-    head = origin_head(remote)
-    refused = wavegit(remote.clone, "release", "--wave", wave)
-    assert refused.returncode == 2
-    assert f"wave {wave}'s scheduler is alive on this machine (pid {proc.pid} on " in refused.stderr
-    assert "nothing written" in refused.stderr and "Traceback" not in refused.stderr
-    assert origin_head(remote) == head
-    kill_with_sigkill(proc)
-    scheduler.kill_workers()
-    released = wavegit(remote.clone, "release", "--wave", wave)
-    assert released.returncode == 0, released.stderr
-    assert released.stdout.startswith(f"released wave {wave} (its scheduler: pid {proc.pid} on ")
-    assert "): A: in_progress -> todo: commit " in released.stdout
-    assert git(remote.origin, "log", "-1", "--format=%(trailers:key=Wavegit-Op,valueonly)", "main"
-               ).splitlines()[0] == f"release {wave}"
-    back = origin_item(remote, "A")
-    assert (back.status, back.attempts, back.wave, back.claimed_at) == ("todo", 1, None, None)
-    assert "released by `wavegit release`" in str(back.last_error)
-    assert not (remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").exists()
-    head = origin_head(remote)
-    again = wavegit(remote.clone, "release", "--wave", wave)
-    assert again.returncode == 0, again.stderr
-    assert again.stdout.strip().startswith(f"wave {wave} was released already by commit ")
-    assert again.stdout.strip().endswith("nothing written") and origin_head(remote) == head
-
-
-def test_release_of_an_unknown_wave_is_exit_2_with_the_nearest_wave_and_nothing_written(
-        tmp_path: Path) -> None:
-    known = "w-20260101-000001-ab01"
-    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=known)])
-    head = origin_head(remote)
-    unknown = wavegit(remote.clone, "release", "--wave", "w-20260101-000001-ab02")
-    assert unknown.returncode == 2
-    assert f"did you mean '{known}'?" in unknown.stderr and origin_head(remote) == head
-    held = wavegit(remote.clone, "release", "--wave", known)
-    assert (held.returncode, held.stdout.strip()) == (
-        0, f"wave {known} holds no claim in progress (A review); nothing written")
-    bad = wavegit(remote.clone, "release", "--wave", "yesterday")
-    assert bad.returncode == 2 and "--wave 'yesterday': not a wave id" in bad.stderr
-
-
 REJECT_RECORDS = """#!/bin/sh
 while read old new ref; do
   if [ "$ref" = refs/heads/main ] && git log -1 --format=%s "$new" | grep -q '^wavegit: record'; then
@@ -258,15 +148,3 @@ def test_a_run_whose_record_did_not_land_leaves_its_lock_and_sync_recovers_its_i
     assert synced.stdout.startswith(f"A: in_progress -> review (recovered from wavegit/{wave}")
     assert wavelock.read(discover(remote.clone), wave) is None
 
-
-def test_release_of_a_wave_that_pushed_its_branch_recovers_its_items_as_sync_would_after_the_lease(
-        tmp_path: Path) -> None:
-    wave = "w-20260101-000002-ab02"
-    fresh = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    remote = make_tracker_repo(tmp_path, [claimed("A", wave, at=fresh), claimed("B", wave, at=fresh)])
-    make_wave_branch(remote.clone, wave, ["A"])
-    released = wavegit(remote.clone, "release", "--wave", wave)
-    assert released.returncode == 0, released.stderr
-    assert released.stdout.startswith(f"released wave {wave} (its scheduler: not on this machine): "
-                                      "A: in_progress -> review; B: in_progress -> todo: commit ")
-    assert [(i.status, i.attempts) for i in origin_tracker(remote).items] == [("review", 1), ("todo", 1)]
