@@ -19,8 +19,9 @@ import pytest
 from tests.helpers.repos import git, wavegit
 from tests.helpers.scheduler import Scheduler, hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_head, origin_item
-from tests.helpers.wave import item, make_wave_repo
+from tests.helpers.wave import item, make_wave_repo, run
 from wavegit import wavelock
+from wavegit.errors import HaltedError
 from wavegit.repo import Repo, discover
 
 # -- the lock and its scheduler ----------------------------------------------------------------------------
@@ -148,3 +149,13 @@ def test_a_run_whose_record_did_not_land_leaves_its_lock_and_sync_recovers_its_i
     assert synced.stdout.startswith(f"A: in_progress -> review (recovered from wavegit/{wave}")
     assert wavelock.read(discover(remote.clone), wave) is None
 
+
+
+def test_a_wave_that_ends_recorded_or_halted_before_its_claim_leaves_no_lock(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    locks = remote.clone / ".git" / "wavegit" / "locks"
+    assert run(remote.clone).report.tracker_updated and list(locks.iterdir()) == []
+    assert wavegit(remote.clone, "halt", "--reason", "stop").returncode == 0
+    with pytest.raises(HaltedError):
+        run(remote.clone)
+    assert list(locks.iterdir()) == []

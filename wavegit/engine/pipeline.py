@@ -82,18 +82,23 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
 
     From before the claim to the end, the wave's lock names this process (``wavegit.wavelock``), so that a
-    ``sync`` on this machine releases the claims at once if the process is killed. A wave whose record did
-    not land leaves its lock behind for the same reason: its claims die with this process."""
+    ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
+    the claims are settled (recorded, or none made); otherwise it stays, since they die with this process
+    all the same, and a lock on a wave with no claim left costs a sync nothing."""
     started = utc_now()
     wave_id = worktree.new_wave_id(started)
     wavelock.write(repo, wavelock.this_process(wave_id))
-    outcome: WaveOutcome | None = None
+    settled = False
     try:
         outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
                             options=options)
+        settled = outcome.report.tracker_updated or not outcome.report.items
         return outcome
+    except WavegitError:
+        settled = True  # raised at the claim or before it (halted, over budget, bad input): nothing claimed
+        raise
     finally:
-        if outcome is None or outcome.report.tracker_updated or not outcome.report.items:
+        if settled:
             wavelock.remove(repo, wave_id)
 
 
