@@ -128,13 +128,13 @@ def attempts_left(item: ItemState, per_wave: int, max_attempts: int) -> int:
     return max(0, min(per_wave, max_attempts - item.attempts))
 
 
-def exhausted(item: ItemState, max_attempts: int, at: str) -> Update | None:
+def exhausted(item: HandState, max_attempts: int, at: str) -> Update | None:
     """A ``todo`` item with no attempt left (set back to ``todo`` by hand) goes to ``failed``; else None."""
     if item.status != Status.TODO or item.attempts < max_attempts:
         return None
     return _update(Status.FAILED, at, last_error=(
-        f"not claimed: {item.attempts} of max_attempts {max_attempts} attempts used; set attempts lower "
-        "(or raise max_attempts) to try it again"))
+        f"not claimed: {item.attempts} of max_attempts {max_attempts} attempts used; `wavegit reopen "
+        f"{item.id} --reason ...` resets them (or raise max_attempts) to try it again"))
 
 
 def claim(wave_id: str, at: str) -> Update:
@@ -186,7 +186,8 @@ class NotAllowed(ValueError):
 
 
 class HandState(ItemState, Protocol):
-    """What the changes by hand read of an item besides its :class:`ItemState`."""
+    """What the changes by hand (and messages naming the way out) read of an item besides its
+    :class:`ItemState`."""
 
     @property
     def id(self) -> str: ...
