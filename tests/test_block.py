@@ -38,3 +38,13 @@ def test_blocking_a_done_item_is_exit_2_pointing_at_reopen(tmp_path: Path) -> No
     result = wavegit(remote.clone, "block", "A", "--reason", "x")
     assert result.returncode == 2 and "wavegit reopen A" in result.stderr
     assert origin_head(remote) == head
+
+
+def test_a_reason_that_looks_like_an_op_trailer_stays_body_text(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])
+    assert wavegit(remote.clone, "block", "A", "--reason", "Wavegit-Op: drop B").returncode == 0
+    ops = last_ops(remote)
+    assert ops[0] == "block A" and len(ops) == 2  # the op, then the store's retry id
+    # So no one can make wavegit believe B was dropped.
+    unknown = wavegit(remote.clone, "done", "B")
+    assert unknown.returncode == 2 and "dropped" not in unknown.stderr

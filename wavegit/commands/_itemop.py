@@ -17,7 +17,7 @@ from wavegit import gitops, lifecycle, report, schema, tracker
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.errors import UsageError
-from wavegit.store import OP_TRAILER, Change, GitStore, Snapshot, mutate, with_trailer
+from wavegit.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
 
 _SEP = "\x1f"
 
@@ -35,8 +35,10 @@ class Op:
         return f"{self.name} {self.subject}"
 
     def message(self) -> str:
-        head = f"wavegit: {self.trailer}" + (f"\n\n{self.body.strip()}" if self.body.strip() else "")
-        return with_trailer(head, OP_TRAILER, self.trailer)
+        # The trailer in a paragraph of its own: a reason that looks like a trailer (`Wavegit-Op: drop B`)
+        # stays body text, which git does not read as trailers.
+        body = f"\n\n{self.body.strip()}" if self.body.strip() else ""
+        return f"wavegit: {self.trailer}{body}\n\n{OP_TRAILER}: {self.trailer}\n"
 
 
 @dataclass(frozen=True)
