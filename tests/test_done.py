@@ -9,7 +9,16 @@ from pathlib import Path
 
 from tests.helpers.itemops import changed_files, last_ops
 from tests.helpers.repos import REPO_ROOT, git, wavegit
-from tests.helpers.sync import claimed, entry, make_tracker_repo, origin_head, origin_item, origin_tracker
+from tests.helpers.sync import (
+    claimed,
+    entry,
+    make_tracker_repo,
+    origin_head,
+    origin_item,
+    origin_tracker,
+    tracker_text,
+)
+from wavegit import tracker
 
 WAVE = "w-20260101-000001-ab01"
 
@@ -93,3 +102,19 @@ def test_racing_commands_from_four_clones_each_land_once_and_a_lost_race_re_deci
     loaded = origin_tracker(remote)  # strict: valid after every write
     assert [(i.id, i.status) for i in loaded.items] == [("A", "done"), ("B", "blocked"), ("C", "todo"),
                                                        ("D", "todo")]
+
+
+def test_without_a_remote_done_commits_to_the_local_branch_and_keeps_the_checkout_clean(
+        tmp_path: Path) -> None:
+    local = tmp_path / "local"
+    local.mkdir()
+    git(local, "init", "-q", "-b", "main")
+    (local / ".wavegit").mkdir()
+    (local / ".wavegit" / "tracker.yaml").write_text(tracker_text([entry("A", "review", wave=WAVE)]))
+    git(local, "add", "-A")
+    git(local, "commit", "-q", "-m", "tracker")
+    result = wavegit(local, "done", "A")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("A: review -> done: commit ") and " on main" in result.stdout
+    assert git(local, "status", "--porcelain") == ""
+    assert tracker.loads((local / ".wavegit" / "tracker.yaml").read_text()).items[0].status == "done"
