@@ -96,11 +96,8 @@ class SyncResult:
     repaired: list[str] = field(default_factory=list)
     """Half-made worktrees removed (on a dry run: found), one line each."""
 
-    def lines(self, *, dry_run: bool = False) -> list[str]:
-        """One line per change; a dry run's say what would be done (``would move A: review -> done``)."""
-        would, move = ("would ", "would move ") if dry_run else ("", "")
-        return ([would + line for line in self.repaired] + [move + c.line() for c in self.items]
-                + [would + p.line() for p in self.pruned])
+    def lines(self) -> list[str]:
+        return self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
 
     def to_json(self) -> list[dict[str, object]]:
         repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]

@@ -33,9 +33,11 @@ def run(args: argparse.Namespace) -> int:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        lines = result.lines(dry_run=args.dry_run)
+        prefix = "would " if args.dry_run else ""
+        moves = {change.line() for change in result.items}
+        lines = result.lines()
         for line in lines:
-            print(line)
+            print(f"{prefix}{'move ' if args.dry_run and line in moves else ''}{line}")
         if not lines:
             print("in sync: nothing to change")
         elif result.commit:
