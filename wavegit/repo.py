@@ -52,6 +52,14 @@ class Repo(NamedTuple):
         """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
         return self.state_dir / "sandbox" / wave_id
 
+    def scheduler_lock(self, wave_id: str) -> Path:
+        """The lock file ``wavegit run`` keeps while it schedules the wave (``wavegit.wavelock``)."""
+        return self.locks_dir / f"{wave_id}.json"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.state_dir / "locks"
+
     def wave_logs(self, wave_id: str) -> Path:
         """The logs of a wave's workers and tests."""
         return self.state_dir / "logs" / wave_id

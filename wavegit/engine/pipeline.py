@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Protocol
 
-from wavegit import report, sandbox, worktree
+from wavegit import report, sandbox, wavelock, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog, Tee
@@ -79,14 +80,37 @@ class WaveOptions:
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
              delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
-    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
+    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
+
+    From before the claim to the end, the wave's lock names this process (``wavegit.wavelock``), so that a
+    ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
+    the claims are settled (recorded, or none made); otherwise it stays, since they die with this process
+    all the same, and a lock on a wave with no claim left costs a sync nothing."""
     started = utc_now()
+    wave_id = worktree.new_wave_id(started)
+    wavelock.write(repo, wavelock.this_process(wave_id))
+    settled = False
+    try:
+        outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
+                            options=options)
+        settled = outcome.report.tracker_updated or not outcome.report.items
+        return outcome
+    except WavegitError:
+        settled = True  # raised at the claim or before it (halted, over budget, bad input): nothing claimed
+        raise
+    finally:
+        if settled:
+            wavelock.remove(repo, wave_id)
+
+
+def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,
+              max_items: int | None, delivery: Delivery | None, options: WaveOptions | None) -> WaveOutcome:
     options = options or WaveOptions()
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
-                    wave_id=worktree.new_wave_id(started), now=started)
+                    wave_id=wave_id, now=started)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
