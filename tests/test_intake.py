@@ -133,6 +133,18 @@ def test_only_open_issues_with_the_configured_label_are_read(remote_repo: Remote
     assert [i.issue for i in origin_items(remote_repo)] == [labelled.number]
 
 
+def test_an_issue_closed_before_any_wave_took_it_drops_its_todo_item(remote_repo: RemoteRepo,
+                                                                     gh: Running) -> None:
+    kept = gh.fake.open_issue("Keep", form_body(owns="src/keep.py"), ALICE, labels=("wavegit",))
+    gone = gh.fake.open_issue("Gone", form_body(owns="src/gone.py"), ALICE, labels=("wavegit",))
+    assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
+    gh.fake.issues[gone.number].state = "closed"
+    result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert f"dropped GH-{gone.number}: issue #{gone.number} was closed" in result.stdout
+    assert [i.issue for i in origin_items(remote_repo)] == [kept.number]
+
+
 def test_intake_without_github_settings_is_bad_input(remote_repo: RemoteRepo) -> None:
     assert wavegit(remote_repo.clone, "init").returncode == 0
     result = wavegit(remote_repo.clone, "intake", env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": ""})
