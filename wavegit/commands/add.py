@@ -14,6 +14,7 @@ from wavegit import tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.errors import UsageError
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.report import utc_timestamp
 from wavegit.store import Change, Snapshot, mutate
 
 
@@ -35,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     item = tracker.Item(id=args.id, prompt=_prompt(args), owns=_owns(args.owns), test=args.test,
-                        title=args.title, priority=args.priority, depends_on=tuple(args.depends_on))
+                        title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
+                        created_at=utc_timestamp())
     target = open_target(args)
     store, tracker_path = target.store, target.config.tracker_path
 
