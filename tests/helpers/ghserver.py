@@ -79,6 +79,9 @@ class PullRecord:
     frozen_head_sha: str | None = None
     closed_at: str | None = None
     merged_at: str | None = None
+    head_repo: str | None = None
+    """``owner/name`` of a fork the head branch lives in (None: this repository). The head's commits are
+    read from the bare repository's branch ``head``, as GitHub keeps a fork PR's head in the base repo."""
 
 
 @dataclass
@@ -229,9 +232,10 @@ class FakeGitHub:
                 "html_url": f"https://github.example/{login}",
                 "type": "Bot" if login.endswith("[bot]") else "User", "site_admin": False}
 
-    def _repo_json(self) -> JSON:
-        owner, name = self.repo.split("/")
-        return {"id": 4242, "node_id": "R_4242", "name": name, "full_name": self.repo, "private": False,
+    def _repo_json(self, full_name: str | None = None) -> JSON:
+        owner, name = (full_name or self.repo).split("/")
+        return {"id": 4242 if full_name is None else 4343, "node_id": "R_4242", "name": name,
+                "full_name": full_name or self.repo, "private": False,
                 "owner": self._user_json(owner), "url": self.api_repo,
                 "html_url": f"https://github.example/{self.repo}", "default_branch": self.default_branch,
                 "pulls_url": f"{self.api_repo}/pulls{{/number}}",
@@ -253,8 +257,9 @@ class FakeGitHub:
             "merged_at": pr.merged_at, "merge_commit_sha": pr.merge_commit_sha, "draft": False,
             "commits_url": f"{url}/commits", "comments_url": f"{self.api_repo}/issues/{pr.number}/comments",
             "statuses_url": f"{self.api_repo}/statuses/{self._head_sha(pr)}",
-            "head": {"label": f"{owner}:{pr.head}", "ref": pr.head, "sha": self._head_sha(pr),
-                     "user": self._user_json(owner), "repo": self._repo_json()},
+            "head": {"label": f"{(pr.head_repo or self.repo).split('/')[0]}:{pr.head}", "ref": pr.head,
+                     "sha": self._head_sha(pr), "user": self._user_json((pr.head_repo or self.repo).split("/")[0]),
+                     "repo": self._repo_json(pr.head_repo)},
             "base": {"label": f"{owner}:{pr.base}", "ref": pr.base, "sha": self._branch_sha(pr.base) or "",
                      "user": self._user_json(owner), "repo": self._repo_json()},
             "merged": pr.merged, "mergeable": pr.state == "open", "mergeable_state": "clean",
@@ -448,7 +453,7 @@ class FakeGitHub:
         owner = self.repo.split("/")[0]
         found = [p for p in sorted(self.pulls.values(), key=lambda p: -p.number)
                  if (state == "all" or p.state == state)
-                 and ("head" not in query or query["head"] == f"{owner}:{p.head}")
+                 and ("head" not in query or query["head"] == f"{(p.head_repo or owner).split('/')[0]}:{p.head}")
                  and ("base" not in query or query["base"] == p.base)]
         # GitHub's list answers are "simple" pull requests, without merged/mergeable.
         simple = [{k: v for k, v in self._pull_json(p).items() if not k.startswith(("merged", "mergeable"))}
@@ -461,13 +466,24 @@ class FakeGitHub:
         head = head.split(":", 1)[-1]
         if not self._branch_sha(head) or not self._branch_sha(base):
             raise ApiError(422, "Validation Failed")
-        if any(p.head == head and p.base == base and p.state == "open" for p in self.pulls.values()):
+        if any(p.head == head and p.base == base and p.state == "open" and p.head_repo is None
+               for p in self.pulls.values()):
             raise ApiError(422, f"Validation Failed: A pull request already exists for {head}.")
         pr = PullRecord(self._next_number, data.get("title", ""), data.get("body") or "", head, base, user,
                         self._now())
         self._next_number += 1
         self.pulls[pr.number] = pr
         return 201, {"Location": f"{self.api_repo}/pulls/{pr.number}"}, self._pull_json(pr)
+
+    def open_fork_pr(self, head_repo: str, head: str, base: str, user: str) -> int:
+        """A PR from branch ``head`` of the fork ``head_repo`` (test set-up; the branch is in the bare
+        repository); its number."""
+        with self._lock:
+            pr = PullRecord(self._next_number, f"from {head_repo}", "", head, base, user, self._now(),
+                            head_repo=head_repo)
+            self._next_number += 1
+            self.pulls[pr.number] = pr
+            return pr.number
 
     def _get_pull(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
         return 200, {}, self._pull_json(self._pull(number))

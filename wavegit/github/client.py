@@ -101,6 +101,7 @@ class PyGithubClient(GitHubClient):
             base_ref=_require(base.ref, str, "pull.base.ref"),
             merge_sha=_require(raw.merge_commit_sha, str, "pull.merge_commit_sha") if merged else None,
             url=raw.html_url if isinstance(raw.html_url, str) else "",
+            head_repo=_full_name(head.repo),
         )
 
     def _open_pr(self, branch: str, base: str) -> PullRequest | None:
@@ -170,7 +171,7 @@ class PyGithubClient(GitHubClient):
         me = self.whoami()
         return [(c, raw) for c, raw in self._retry.call(f"list the comments of PR #{number}",
                                                          lambda: self._comments(number))
-                if c.author == me and marker in c.body]
+                if c.author == me and c.body.startswith(marker)]
 
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         if marker not in body:
@@ -286,6 +287,12 @@ class PyGithubClient(GitHubClient):
             return messages
 
         return self._retry.call(f"list the commits of {head[:12]}", fetch)
+
+
+def _full_name(repo: object) -> str:
+    """``owner/name`` of a PR side's repository, '' when GitHub gives none (the fork was deleted)."""
+    name = getattr(repo, "full_name", None) if repo is not None else None
+    return name if isinstance(name, str) else ""
 
 
 def _clip(body: str) -> str:
