@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers.fake_github import ALICE, MemoryGitHub
 from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
-from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
+from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, push_work, start_wave_branch, verified_item, wave_report
 from tests.helpers.repos import RemoteRepo, wavegit
 from wavegit.config import Config
 from wavegit.github import gate
@@ -23,14 +23,17 @@ from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
 from wavegit.report import ItemReport, WaveReport, to_markdown
 
-TRACKER = GATE_TRACKER + """\
+TRACKER = GATE_TRACKER + f"""\
   - id: B-1
     prompt: do b
     owns: [src/b.py]
     test: 'true'
     status: review
+    wave: {GATE_WAVE}
+    pr: 1
 """
 CONFIG = Config()
+BRANCH = f"wavegit/{GATE_WAVE}"
 
 
 @dataclass
@@ -69,7 +72,7 @@ def wave(remote_repo: RemoteRepo) -> Iterator[Wave]:
                                 RetryPolicy(deadline_s=5, backoff_s=0.01, max_backoff_s=0.02))
         w = Wave(gh, remote_repo, client, 0, "")
         w.push({"src/a/x.py": "x\n", "src/b.py": "b\n"})
-        w.pr = client.find_or_create_pr("wavegit/w1", "main", "wave w1", "").number
+        w.pr = client.find_or_create_pr(BRANCH, "main", "a wave", "").number
         yield w
 
 
@@ -207,10 +210,10 @@ HEAD = "c0ffee" + "0" * 34
 
 @pytest.fixture
 def memory() -> MemoryGitHub:
-    """PR #1 of ``wavegit/w1`` at HEAD changing one file of A-1 and one of B-1; the tracker on main."""
+    """PR #1 of the wave branch at HEAD changing one file of A-1 and one of B-1; the tracker on main."""
     gh = MemoryGitHub()
     gh.seed_branch("main", {CONFIG.tracker_path: TRACKER})
-    gh.open_pr("wavegit/w1", HEAD, ["src/a/x.py", "src/b.py"])
+    gh.open_pr(BRANCH, HEAD, ["src/a/x.py", "src/b.py"])
     return gh
 
 

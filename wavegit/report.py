@@ -202,6 +202,13 @@ def _code(value: object) -> str:
     return f"<code>{_text(value)}</code>"
 
 
+def quote(value: object, limit: int = 500) -> str:
+    """``value`` (worker- or tracker-supplied) as inert inline code, at most ``limit`` characters of it:
+    for any comment wavegit posts (a reply quoting a file name cannot carry a marker or a tag)."""
+    text = str(value)
+    return _code(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
 def _money(usd: float | None) -> str:
     return "—" if usd is None else f"${usd:.2f}"
 
