@@ -17,7 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.ghserver import ALICE, BOT, BOT_TOKEN, MALLORY, github_env, running
-from tests.helpers.reliability import GATE_WAVE, GatePR, main_in_process, open_gate_pr, tracker_history_problems
+from tests.helpers.reliability import (
+    GATE_WAVE,
+    GatePR,
+    main_in_process,
+    open_gate_pr,
+    tracker_history_problems,
+)
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, run
 

@@ -304,8 +304,9 @@ def _omitted_note(omitted: Omitted) -> str:
         (sum(omitted.ownership_violations.values()), "violating paths"),
         (omitted.clipped_strings, "long texts clipped")) if count]
     left_out = f" (left out: {', '.join(parts)})" if parts else ""
-    return (f"The embedded report JSON is shortened to fit GitHub's size limit{left_out}; the whole report is "
-            f"{_code(omitted.full_report)} where the wave ran (the action's {_code('report-path')}).")
+    return (f"The embedded report JSON is shortened to fit GitHub's size limit{left_out}; the whole "
+            f"report is {_code(omitted.full_report)} where the wave ran (the action's "
+            f"{_code('report-path')}).")
 
 
 SHOWN_NOTES = 20
@@ -392,9 +393,9 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     fixed = sum(len(line) + 1 for line in head + _TABLE_HEAD) + _NOTES_RESERVE
     embedded, copy = _shortened(report, max_chars - fixed)
     if copy.omitted:
-        note = _omitted_note(copy.omitted)
-        head += ["", note]
-        fixed += len(note) + 2
+        shortened = _omitted_note(copy.omitted)
+        head += ["", shortened]
+        fixed += len(shortened) + 2
     elif copy is not report:
         head += ["", _SLIM_NOTE]
         fixed += len(_SLIM_NOTE) + 2

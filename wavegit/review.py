@@ -130,7 +130,8 @@ class Reviewer:
         pr = self.client.pr_info(number)
         wave_id = worktree.parse_wave_branch(pr.head_ref)
         if wave_id is None or pr.state != "open":
-            raise Refused(f"PR #{number} is not an open wavegit wave (its branch is {report.quote(pr.head_ref)}).")
+            raise Refused(f"PR #{number} is not an open wavegit wave "
+                          f"(its branch is {report.quote(pr.head_ref)}).")
         snapshot = self.store.read()
         loaded = load_tracker(snapshot, self.repo, self.config)
         item = loaded.get(command.item_id)
@@ -175,8 +176,9 @@ class Rebuild:
         r = self.reviewer
         run = run_item(r.repo, r.config, r.store, self.wave_id, item, self.base, self.snapshot)
         if not run.verified:
-            return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified ({report.quote(run.error)}); the "
-                                      "wave branch and the tracker are unchanged.")
+            return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified "
+                                      f"({report.quote(run.error)}); the wave branch and the tracker "
+                                      "are unchanged.")
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)

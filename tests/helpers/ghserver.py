@@ -116,6 +116,8 @@ class FakeGitHub:
     """token -> user login."""
     permissions: dict[str, str] = field(default_factory=dict)
     """login -> admin | write | read (missing = none)."""
+    installations: frozenset[str] = frozenset()
+    """Logins of GitHub App installations: ``GET /user`` answers them 403, as GitHub does."""
     default_branch: str = "main"
     base_url: str = ""
     faults: list[Fault | None] = field(default_factory=list)
@@ -248,6 +250,7 @@ class FakeGitHub:
     def _pull_json(self, pr: PullRecord) -> JSON:
         url = f"{self.api_repo}/pulls/{pr.number}"
         owner = self.repo.split("/")[0]
+        head_owner = (pr.head_repo or self.repo).split("/")[0]
         return {
             "url": url, "id": 900000 + pr.number, "node_id": f"PR_{pr.number}",
             "html_url": f"https://github.example/{self.repo}/pull/{pr.number}",
@@ -257,9 +260,8 @@ class FakeGitHub:
             "merged_at": pr.merged_at, "merge_commit_sha": pr.merge_commit_sha, "draft": False,
             "commits_url": f"{url}/commits", "comments_url": f"{self.api_repo}/issues/{pr.number}/comments",
             "statuses_url": f"{self.api_repo}/statuses/{self._head_sha(pr)}",
-            "head": {"label": f"{(pr.head_repo or self.repo).split('/')[0]}:{pr.head}", "ref": pr.head,
-                     "sha": self._head_sha(pr), "user": self._user_json((pr.head_repo or self.repo).split("/")[0]),
-                     "repo": self._repo_json(pr.head_repo)},
+            "head": {"label": f"{head_owner}:{pr.head}", "ref": pr.head, "sha": self._head_sha(pr),
+                     "user": self._user_json(head_owner), "repo": self._repo_json(pr.head_repo)},
             "base": {"label": f"{owner}:{pr.base}", "ref": pr.base, "sha": self._branch_sha(pr.base) or "",
                      "user": self._user_json(owner), "repo": self._repo_json()},
             "merged": pr.merged, "mergeable": pr.state == "open", "mergeable_state": "clean",
@@ -397,6 +399,8 @@ class FakeGitHub:
                   ) -> tuple[int, dict[str, str], JSON]:
         data: JSON = json.loads(body) if body else {}
         if path == "/user" and method == "GET":
+            if user in self.installations:
+                raise ApiError(403, "Resource not accessible by integration")
             return self._answer("user", 200, {}, self._user_json(user))
         prefix = f"/repos/{self.repo}"
         if not (path == prefix or path.startswith(prefix + "/")):
@@ -453,7 +457,8 @@ class FakeGitHub:
         owner = self.repo.split("/")[0]
         found = [p for p in sorted(self.pulls.values(), key=lambda p: -p.number)
                  if (state == "all" or p.state == state)
-                 and ("head" not in query or query["head"] == f"{(p.head_repo or owner).split('/')[0]}:{p.head}")
+                 and ("head" not in query or query["head"] == f"{(p.head_repo or owner).split('/')[0]}:"
+                                                              f"{p.head}")
                  and ("base" not in query or query["base"] == p.base)]
         # GitHub's list answers are "simple" pull requests, without merged/mergeable.
         simple = [{k: v for k, v in self._pull_json(p).items() if not k.startswith(("merged", "mergeable"))}
@@ -794,12 +799,17 @@ ALICE = "alice"
 ALICE_TOKEN = "ghp_aliceTOKEN0000000000000000000000"
 MALLORY = "mallory"
 MALLORY_TOKEN = "ghp_malloryTOKEN00000000000000000000"
+APP = "my-app[bot]"
+"""A dedicated GitHub App's installation (its token cannot read ``GET /user``)."""
+APP_TOKEN = "ghs_appTOKEN0000000000000000000000000"
 
 
 def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
-    """The fake with three users: the Actions bot (admin), alice (write) and mallory (read)."""
-    tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY}
-    permissions = {BOT: "admin", ALICE: "write", MALLORY: "read"}
+    """The fake with three users: the Actions bot (admin), alice (write) and mallory (read); and a GitHub
+    App installation (write)."""
+    tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY, APP_TOKEN: APP}
+    permissions = {BOT: "admin", ALICE: "write", MALLORY: "read", APP: "write"}
+    kwargs.setdefault("installations", frozenset({APP}))
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
 
 

@@ -145,7 +145,8 @@ def wave_report(head: str, items: list[ItemReport], /, **changes: object) -> Wav
     """A successful report of wave ``GATE_WAVE`` (PR #1) at ``head`` about ``items``; ``changes`` replace
     any field."""
     report = WaveReport(wave_id=GATE_WAVE, base_sha="0" * 40, head_sha=head, branch=f"wavegit/{GATE_WAVE}",
-                        pr=1, success=True, items=items, tracker_updated=True, started_at="2026-01-01T00:00:00Z")
+                        pr=1, success=True, items=items, tracker_updated=True,
+                        started_at="2026-01-01T00:00:00Z")
     return replace(report, **changes)  # type: ignore[arg-type]
 
 
@@ -155,7 +156,8 @@ def sample_report(head: str, **changes: object) -> WaveReport:
 
 
 def start_wave_branch(clone: Path, tracker_text: str) -> None:
-    """Push ``tracker_text`` as the tracker on ``main``, then check out a new wave branch ``wavegit/GATE_WAVE``."""
+    """Push ``tracker_text`` as the tracker on ``main``, then check out the wave branch of
+    ``GATE_WAVE``."""
     (clone / ".wavegit").mkdir(exist_ok=True)
     (clone / TRACKER_PATH).write_text(tracker_text)
     git(clone, "add", "-A")
@@ -177,7 +179,7 @@ def push_work(clone: Path, files: dict[str, str]) -> str:
 
 @dataclass
 class GatePR:
-    """A PR of wave branch ``wavegit/GATE_WAVE`` (changing ``src/a/x.py``, owned by A-1) on the fake GitHub."""
+    """A PR of the wave branch of ``GATE_WAVE`` (changing ``src/a/x.py``, owned by A-1) on the fake GitHub."""
 
     gh: Running
     remote: RemoteRepo

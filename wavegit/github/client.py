@@ -66,6 +66,7 @@ class PyGithubClient(GitHubClient):
                               seconds_between_requests=None, seconds_between_writes=None)
         self._repo: Repository = self._github.get_repo(settings.repository)
         self._login: str | None = settings.login
+        self._login_guessed = False
 
     # ---- identity ----
 
@@ -79,9 +80,16 @@ class PyGithubClient(GitHubClient):
             except GitHubError as exc:
                 if exc.status not in (403, 404) or os.environ.get("GITHUB_ACTIONS") != "true":
                     raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
-                # GITHUB_TOKEN in Actions is an App token: GET /user is refused, the author is the bot.
-                self._login = "github-actions[bot]"
+                # An App token (GITHUB_TOKEN is one) may not read GET /user. Most likely it is the Actions
+                # bot; the first comment we create says for sure (a dedicated App is `<app>[bot]`).
+                self._login, self._login_guessed = "github-actions[bot]", True
         return self._login
+
+    def _learn_login(self, created: Comment) -> Comment:
+        """The author of a comment we just created is our login, whatever was guessed."""
+        if self._login_guessed:
+            self._login, self._login_guessed = created.author, False
+        return created
 
     # ---- pull requests ----
 
@@ -194,10 +202,10 @@ class PyGithubClient(GitHubClient):
             found = self._own_marked(number, marker)
             return found[0][0] if found else None
 
-        return self._retry.call(
+        return self._learn_login(self._retry.call(
             f"comment on PR #{number}",
             lambda: self._comment(self._repo.get_issue(number).create_comment(body)),
-            landed=landed)
+            landed=landed))
 
     # ---- statuses and permissions ----
 

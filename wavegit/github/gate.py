@@ -78,9 +78,11 @@ def _bind_report(wave: report.WaveReport, wave_id: str, number: int, head_sha: s
         raise Unbound(f"the report is about wave {wave.wave_id!r} (branch {wave.branch!r}), "
                       f"the PR's branch is {worktree.wave_branch(wave_id)}")
     if wave.pr != number:
-        raise Unbound(f"the report is about {'no PR' if wave.pr is None else f'PR #{wave.pr}'}, not #{number}")
+        about = "no PR" if wave.pr is None else f"PR #{wave.pr}"
+        raise Unbound(f"the report is about {about}, not #{number}")
     if wave.head_sha != head_sha:
-        raise Unbound(f"stale report: it describes {_short(wave.head_sha)}, the PR head is {_short(head_sha)}")
+        raise Unbound(f"stale report: it describes {_short(wave.head_sha)}, "
+                      f"the PR head is {_short(head_sha)}")
 
 
 def _owned_patterns(store: TrackerStore, config: Config, wave_id: str, number: int,
@@ -113,7 +115,8 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: str, number: i
     unreported = [i.id for i in loaded.items
                   if i.wave == wave_id and i.status == Status.REVIEW and i.id not in reported]
     if unreported:
-        raise Unbound(f"in review for wave {wave_id} in {where} but not in the report: {_listing(unreported)}")
+        raise Unbound(f"in review for wave {wave_id} in {where} but not in the report: "
+                      f"{_listing(unreported)}")
     return [pattern for i in items if i is not None for pattern in i.owns]
 
 
@@ -134,6 +137,9 @@ def evaluate(client: PullRequests, number: int, config: Config, store: TrackerSt
         except report.ReportError as exc:
             return fail(f"the report comment cannot be read: {exc}")
         _bind_report(wave, wave_id, number, pr.head_sha)
+        if wave.omitted.items:
+            return fail(f"the report comment leaves out {wave.omitted.items} item(s) to fit GitHub's size "
+                        "limit; the gate cannot check them")
         unverified = [item.id for item in wave.items if not item.verified]
         if unverified:
             return fail(f"not verified: {_listing(unverified)}")
@@ -142,9 +148,6 @@ def evaluate(client: PullRequests, number: int, config: Config, store: TrackerSt
             return fail(f"ownership violated by {_listing(violated)}")
         if not wave.success:
             return fail(f"wave {wave.wave_id} did not succeed (wave test or tracker update failed)")
-        if wave.omitted.items:
-            return fail(f"the report comment leaves out {wave.omitted.items} item(s) to fit GitHub's size "
-                        "limit; the gate cannot check them")
         patterns = _owned_patterns(store, config, wave_id, number, [item.id for item in wave.items])
     except Unbound as exc:
         return fail(str(exc))

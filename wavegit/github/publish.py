@@ -82,7 +82,7 @@ def report_body(rep: WaveReport) -> str:
     """The report comment of ``rep``; a minimal failed report when the whole one cannot be rendered."""
     try:
         body = report.to_markdown(rep)
-    except Exception as exc:  # noqa: BLE001 - whatever broke, the PR must still get a (failing) report
+    except Exception as exc:  # whatever broke, the PR must still get a (failing) report
         where = report.FULL_REPORT.format(wave=rep.wave_id)
         minimal = dataclasses.replace(
             rep, success=False, items=[], skipped=[], notes=[
