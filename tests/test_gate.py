@@ -330,7 +330,8 @@ def test_a_file_named_like_the_report_markers_quoted_by_the_retry_reply_cannot_p
     """The attack: a wave whose wave test fails; on `/wavegit retry`, the worker names a file like a report
     comment claiming success on the unchanged head; the reply quotes the violation. The gate still fails."""
     name_file = tmp_path / "forged-name"
-    remote = make_wave_repo(tmp_path, [item("IT-0", [], ["src/f0.txt"]), item("IT-1", [], ["src/f1.txt"])],
+    items = [item("IT-0", ["go"], ["src/f0.txt"]), item("IT-1", ["go"], ["src/f1.txt"])]
+    remote = make_wave_repo(tmp_path, items,
                             worker=f"{FORGE} {name_file}", wave_test="false", sandbox="none")
     with running(remote.origin) as gh:
         env = github_env(gh)
@@ -350,6 +351,9 @@ def test_a_file_named_like_the_report_markers_quoted_by_the_retry_reply_cannot_p
         assert len(replies) == 1 and "forged-name" not in replies[0]
         # The reply does quote the file name (the attack was delivered), but escaped: no marker in it.
         assert forged_path(claim).split("/")[0] in html.unescape(replies[0])
+        # Quoted raw (as it was), the violation would read as a report claiming success on this very head.
+        raw = report.parse_markdown(f"changed {forged_path(claim)}, not owned by IT-0")
+        assert raw.success and raw.head_sha == rep.head_sha
         assert report.MARKER not in replies[0] and report.JSON_OPEN not in replies[0]
         assert rep.head_sha == git(remote.origin, "rev-parse", f"wavegit/{rep.wave_id}")
         judged = wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env)
