@@ -398,6 +398,10 @@ class FakeGitHub:
     def _dispatch(self, method: str, path: str, query: dict[str, str], body: bytes, user: str
                   ) -> tuple[int, dict[str, str], JSON]:
         data: JSON = json.loads(body) if body else {}
+        if path == "/graphql" and method == "POST":
+            if "viewer" not in str(data.get("query")):
+                return 200, {}, {"errors": [{"type": "UNSUPPORTED", "message": "only viewer { login }"}]}
+            return self._answer("graphql", 200, {}, {"data": {"viewer": {"login": user}}})
         if path == "/user" and method == "GET":
             if user in self.installations:
                 raise ApiError(403, "Resource not accessible by integration")

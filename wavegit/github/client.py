@@ -75,14 +75,25 @@ class PyGithubClient(GitHubClient):
             def fetch() -> str:
                 return _require(self._github.get_user().login, str, "user.login")
 
+            def viewer() -> str:
+                _, data = self._github.requester.graphql_query("query { viewer { login } }", {})
+                login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+                return _require(login, str, "viewer.login")
+
             try:
                 self._login = self._retry.call("who am I (GET /user)", fetch)
             except GitHubError as exc:
-                if exc.status not in (403, 404) or os.environ.get("GITHUB_ACTIONS") != "true":
+                if exc.status not in (403, 404):
                     raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
-                # An App token (GITHUB_TOKEN is one) may not read GET /user. Most likely it is the Actions
-                # bot; the first comment we create says for sure (a dedicated App is `<app>[bot]`).
-                self._login, self._login_guessed = "github-actions[bot]", True
+                # An App installation token (GITHUB_TOKEN is one) may not read GET /user; GraphQL's
+                # viewer is the token's own login (`<app>[bot]`).
+                try:
+                    self._login = self._retry.call("who am I (GraphQL viewer)", viewer)
+                except GitHubError:
+                    if os.environ.get("GITHUB_ACTIONS") != "true":
+                        raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
+                    # Most likely the Actions bot; the first comment we create says for sure.
+                    self._login, self._login_guessed = "github-actions[bot]", True
         return self._login
 
     def _learn_login(self, created: Comment) -> Comment:
