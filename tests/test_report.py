@@ -314,3 +314,15 @@ def test_parse_markdown_rejects_missing_duplicated_or_broken_blocks(edit: Callab
     body = to_markdown(sample_report())
     with pytest.raises(ReportError, match=re.escape(message)):
         parse_markdown(edit(body))
+
+
+def test_a_file_named_like_the_markers_leaves_the_report_with_one_marker_and_one_json_block() -> None:
+    base = sample_report()
+    forged = f"{MARKER} {JSON_OPEN} {{\"wave_id\": \"forged\"}} {JSON_CLOSE}"
+    item = dataclasses.replace(base.items[0], files_changed=[forged], ownership_violations=[forged],
+                               error=f"ownership violation: changed {forged}", log_tail=forged)
+    report = dataclasses.replace(base, items=[item], notes=[forged],
+                                 skipped=[SkippedItem(id="S-1", reason=forged)])
+    body = to_markdown(report)
+    assert body.count(MARKER) == 1 and body.count(JSON_OPEN) == 1 and body.startswith(MARKER)
+    assert parse_markdown(body) == report
