@@ -17,7 +17,6 @@ No failure to build the comment leaves a PR without its report: the comment alwa
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from wavegit import report
@@ -83,11 +82,13 @@ def report_body(rep: WaveReport) -> str:
     try:
         body = report.to_markdown(rep)
     except Exception as exc:  # whatever broke, the PR must still get a (failing) report
+        # Only the fields the gate binds, all plain strings: this one renders whatever broke the other.
         where = report.FULL_REPORT.format(wave=rep.wave_id)
-        minimal = dataclasses.replace(
-            rep, success=False, items=[], skipped=[], notes=[
-                f"the full report could not be rendered ({type(exc).__name__}: {str(exc)[:200]}); "
-                f"it is in {where} where the wave ran"])
+        minimal = WaveReport(
+            wave_id=rep.wave_id, base_sha=rep.base_sha, head_sha=rep.head_sha, branch=rep.branch, pr=rep.pr,
+            started_at=rep.started_at, finished_at=rep.finished_at, tracker_updated=rep.tracker_updated,
+            notes=[f"the full report could not be rendered ({type(exc).__name__}: {str(exc)[:200]}); "
+                   f"it is in {where} where the wave ran"])
         body = report.to_markdown(minimal)
     # A name with undecodable bytes (a lone surrogate) cannot be sent as UTF-8: send it escaped.
     return body.encode("utf-8", "backslashreplace").decode("utf-8")
