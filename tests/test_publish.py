@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -202,7 +201,7 @@ def test_a_report_that_cannot_be_rendered_still_gets_a_minimal_failing_report_co
 
 @pytest.mark.parametrize("login_configured", [True, False])
 def test_a_github_app_identity_posts_the_report_and_the_status_and_only_its_report_is_believed(
-        tmp_path: Path, login_configured: bool) -> None:
+        tmp_path: Path, login_configured: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     remote = make_wave_repo(tmp_path, items(2), report_authors=[APP], sandbox="none")
     with running(remote.origin) as gh:
         # An App's installation token cannot read GET /user: its login is configured, or learnt from the
@@ -224,13 +223,9 @@ def test_a_github_app_identity_posts_the_report_and_the_status_and_only_its_repo
         # Publishing again edits the App's comment in place.
         rep.notes.append("again")
         for name, value in env.items():
-            os.environ[name] = value
-        try:
-            repo = discover(remote.clone)
-            publisher = publish.from_env(load_config(repo.root), GitStore(repo, load_config(repo.root)))
-            assert publisher is not None and publisher.post_report(rep) == rep.pr
-        finally:
-            for name in env:
-                os.environ.pop(name, None)
+            monkeypatch.setenv(name, value)
+        repo = discover(remote.clone)
+        publisher = publish.from_env(load_config(repo.root), GitStore(repo, load_config(repo.root)))
+        assert publisher is not None and publisher.post_report(rep) == rep.pr
         app_comments = [c for c in gh.fake.issue_comments(rep.pr or 0) if c.user == APP]
         assert len(app_comments) == 1 and "again" in app_comments[0].body
