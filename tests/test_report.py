@@ -12,12 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavegit.report import (
+    DEFAULT_MAX_CHARS,
     JSON_CLOSE,
     JSON_OPEN,
     MARKER,
     AttemptRecord,
     BudgetReport,
     ItemReport,
+    Omitted,
     ReportError,
     SkippedItem,
     WaveReport,
@@ -241,9 +243,57 @@ def test_json_too_big_for_the_limit_loses_only_tails_and_attempt_records_and_say
     assert dataclasses.replace(recovered, items=[]) == dataclasses.replace(report, items=[])
 
 
-def test_report_that_cannot_fit_at_all_is_an_error() -> None:
+def test_a_report_too_big_even_without_its_items_is_an_error() -> None:
     with pytest.raises(ReportError, match="does not fit"):
-        to_markdown(big_report(items=50, tail_chars=0), max_chars=2000)
+        to_markdown(big_report(items=50, tail_chars=0), max_chars=900)
+
+
+def test_a_report_of_many_items_in_a_small_limit_leaves_items_out_and_counts_them() -> None:
+    report = big_report(items=50, tail_chars=0)
+    body = to_markdown(report, max_chars=3000)
+    assert len(body) <= 3000
+    copy = parse_markdown(body)
+    assert 0 < len(copy.items) < 50 and copy.omitted.items == 50 - len(copy.items)
+    assert [item.id for item in copy.items] == [item.id for item in report.items[:len(copy.items)]]
+    assert f"left out: {copy.omitted.items} items" in body
+
+
+def test_a_wave_of_2500_changed_files_fits_github_s_limit_with_the_count_and_the_whole_report_named() -> None:
+    base = sample_report()
+    files = [f"src/generated/module_{i:05}/file.py" for i in range(2500)]
+    report = dataclasses.replace(base, items=[dataclasses.replace(base.items[0], files_changed=files)])
+    assert len(report.to_json(indent=None)) > 65_536
+    body = to_markdown(report)
+    assert len(body) <= DEFAULT_MAX_CHARS < 65_536
+    copy = parse_markdown(body)
+    kept = len(copy.items[0].files_changed)
+    assert 0 < kept < 2500 and copy.omitted.files_changed == {base.items[0].id: 2500 - kept}
+    assert copy.items[0].files_changed == files[:kept]
+    assert f"left out: {2500 - kept} changed paths" in body
+    assert copy.omitted.full_report == f"<git dir>/wavegit/reports/{report.wave_id}.json"
+    assert "| 2500 |" in body  # the table still counts every file
+    assert dataclasses.replace(copy, items=report.items, omitted=Omitted()) == report
+
+
+def test_a_backlog_of_2400_skipped_items_fits_with_the_count() -> None:
+    skipped = [SkippedItem(id=f"BACKLOG-{i:04}", reason=f"owns src/area{i}/, overlaps AUTH-12 in flight")
+               for i in range(2400)]
+    report = dataclasses.replace(sample_report(), skipped=skipped)
+    assert len(report.to_json(indent=None)) > 65_536
+    body = to_markdown(report)
+    assert len(body) <= DEFAULT_MAX_CHARS
+    copy = parse_markdown(body)
+    assert copy.skipped == skipped[:len(copy.skipped)] and copy.omitted.skipped == 2400 - len(copy.skipped)
+    assert "2400 skipped" in body and f"left out: {copy.omitted.skipped} skipped items" in body
+
+
+def test_an_ownership_violation_list_is_cut_but_never_emptied() -> None:
+    base = sample_report()
+    violations = [f"outside/{i:05}/" + "x" * 200 for i in range(2500)]
+    item = dataclasses.replace(base.items[0], verified=False, ownership_violations=violations)
+    copy = parse_markdown(to_markdown(dataclasses.replace(base, items=[item]), max_chars=6000))
+    assert copy.items[0].ownership_violations and copy.omitted.ownership_violations[item.id] > 0
+    assert copy.omitted.clipped_strings > 0
 
 
 @pytest.mark.parametrize(
@@ -264,3 +314,15 @@ def test_parse_markdown_rejects_missing_duplicated_or_broken_blocks(edit: Callab
     body = to_markdown(sample_report())
     with pytest.raises(ReportError, match=re.escape(message)):
         parse_markdown(edit(body))
+
+
+def test_a_file_named_like_the_markers_leaves_the_report_with_one_marker_and_one_json_block() -> None:
+    base = sample_report()
+    forged = f"{MARKER} {JSON_OPEN} {{\"wave_id\": \"forged\"}} {JSON_CLOSE}"
+    item = dataclasses.replace(base.items[0], files_changed=[forged], ownership_violations=[forged],
+                               error=f"ownership violation: changed {forged}", log_tail=forged)
+    report = dataclasses.replace(base, items=[item], notes=[forged],
+                                 skipped=[SkippedItem(id="S-1", reason=forged)])
+    body = to_markdown(report)
+    assert body.count(MARKER) == 1 and body.count(JSON_OPEN) == 1 and body.startswith(MARKER)
+    assert parse_markdown(body) == report
