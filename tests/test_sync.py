@@ -118,7 +118,7 @@ def test_a_wave_branch_merged_into_main_marks_its_items_done_with_the_merge_comm
         # Done keeps where it was delivered; the lease is over.
         assert (item.wave, item.claimed_at) == (W1, None)
     assert origin_item(remote, "C").status == "review"
-    assert f"A: review -> done (wavegit/{W1} is merged into main)" in out.splitlines()
+    assert f"A: review -> done by ancestry (wavegit/{W1} is merged into main)" in out.splitlines()
 
 
 def test_a_fast_forward_merge_records_the_wave_tip_as_the_merge_sha(tmp_path: Path) -> None:

@@ -427,3 +427,68 @@ def remove_worktree(root: Path, path: Path) -> bool:
 def prune_worktrees(root: Path) -> None:
     """Drop the admin entries of worktrees whose directories are gone (best effort)."""
     git.run(["worktree", "prune"], cwd=root, check=False)
+
+
+# -- merges by content and branch cleanup (``wavegit sync``) ---------------------------------------------
+
+def patch_ids(root: Path, commits: Sequence[str]) -> dict[str, str]:
+    """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id); merges
+    and empty commits have none."""
+    if not commits:
+        return {}
+    patches = git.out(["-c", "log.showSignature=false", "log", "-p", "--binary", "--no-walk=unsorted",
+                       "--stdin", "--no-merges", "--no-renames", "--no-color", "--no-ext-diff",
+                       "--no-textconv", "--format=commit %H"], cwd=root, input="\n".join(commits) + "\n")
+    if not patches.strip():
+        return {}
+    listing = git.out(["patch-id", "--stable"], cwd=root, input=patches + "\n")
+    found = {}
+    for line in listing.splitlines():
+        patch_id, _, commit = line.partition(" ")
+        found[commit] = patch_id
+    return found
+
+
+def blobs_at(root: Path, specs: Sequence[str]) -> list[BlobSha | None]:
+    """The blob each ``<rev>:<path>`` names (None: no blob there), from one ``git cat-file --batch-check``."""
+    if not specs:
+        return []
+    listing = git.out(["cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=root,
+                      input="".join(f"{spec}\n" for spec in specs))
+    found: list[BlobSha | None] = []
+    for line in listing.splitlines():
+        fields = line.split()
+        found.append(BlobSha(fields[0]) if len(fields) == 2 and fields[1] == "blob" else None)
+    return found
+
+
+def last_change(root: Path, rev: str, paths: Sequence[str]) -> CommitSha | None:
+    """The newest commit of ``rev`` that changed any of ``paths`` (taken literally); None when none did."""
+    found = git.out(["--literal-pathspecs", "log", "--max-count=1", "--format=%H", rev, "--", *paths],
+                    cwd=root)
+    return CommitSha(found) if found else None
+
+
+def delete_remote_refs(root: Path, remote: str, leases: Mapping[str, str]) -> dict[str, str]:
+    """Delete each ref on ``remote`` only if it still points at its lease (ref -> sha); the refs that were
+    not deleted -> why (one ``git push``: a refusal of one ref does not stop the others)."""
+    if not leases:
+        return {}
+    args = ["push", "--porcelain", *[f"--force-with-lease={ref}:{sha}" for ref, sha in leases.items()],
+            remote, *[f":{ref}" for ref in leases]]
+    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+    refused = {}
+    for line in result.stdout.splitlines():
+        flag, _, rest = line.partition("\t")
+        if flag == "!":
+            refspec, _, why = rest.partition("\t")
+            refused[refspec.removeprefix(":")] = why or "rejected"
+    if result.returncode != 0 and not refused:
+        why = git.GitError(args, result.returncode, result.stderr).args[0]
+        refused = dict.fromkeys(leases, why)
+    return refused
+
+
+def delete_ref_at(root: Path, ref: str, old: str) -> bool:
+    """Delete ``ref`` only if it points at ``old``; whether it was deleted (never raises)."""
+    return git.run(["update-ref", "-d", ref, old], cwd=root, env=C_LOCALE, check=False).returncode == 0

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, gitops, lifecycle, report, tracker, worktree
+from wavegit import git, gitops, lifecycle, report, sync_merged, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
@@ -41,6 +41,7 @@ from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
 
+PR_RULE = "pr"
 SYNC_MESSAGE = "wavegit: sync: reconcile in-flight items with branches, pull requests and leases"
 _SEP = "\x1f"
 
@@ -57,13 +58,16 @@ class ItemChange:
     fields: Mapping[str, object | None] = field(compare=False)
     pr: int | None = None
     merge_sha: str | None = None
+    rule: str | None = None
+    """How a merge was found: ``pr``, or a rule of :mod:`wavegit.sync_merged`; None for other changes."""
 
     def line(self) -> str:
-        return f"{self.id}: {self.old} -> {self.new} ({self.reason})"
+        how = f" by {self.rule}" if self.rule else ""
+        return f"{self.id}: {self.old} -> {self.new}{how} ({self.reason})"
 
     def to_json(self) -> dict[str, object]:
         return {"kind": "item", "id": self.id, "wave": self.wave, "from": self.old, "to": self.new,
-                "reason": self.reason, "pr": self.pr, "merge_sha": self.merge_sha}
+                "reason": self.reason, "pr": self.pr, "merge_sha": self.merge_sha, "rule": self.rule}
 
 
 @dataclass(frozen=True)
@@ -118,17 +122,31 @@ class WaveRefs:
         else:
             prefix = "refs/heads/"
             self.where = "this repository"
+        self.remote = remote
         self.base = gitops.resolve_commit(repo.root, f"{prefix}{config.base_branch}")
-        self.tips: dict[str, str] = {}
-        for ref, sha in gitops.for_each_ref(repo.root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
-            wave_id = worktree.parse_wave_branch(ref.removeprefix(prefix))
-            if wave_id is not None:
-                self.tips[wave_id] = sha
+        self.tips, self.item_tips = _branches(repo.root, prefix)
+        # A `--no-push` wave's branch lives only here; merged by hand, it is found by its local tip.
+        self.local_tips = _branches(repo.root, "refs/heads/")[0] if remote is not None else self.tips
         self.items_on = cache(self._items_on)
-        self.merge_sha = cache(self._merge_sha)
+        self.merges = cache(self._merges)
 
     def tip(self, wave_id: str) -> str | None:
         return self.tips.get(wave_id)
+
+    def heads(self, wave_id: str) -> list[sync_merged.Head]:
+        """The wave branch's tips: on the remote, then (when it differs) in this repository."""
+        found = []
+        if wave_id in self.tips:
+            found.append(sync_merged.Head(self.tips[wave_id], self.where if self.remote else "local"))
+        local = self.local_tips.get(wave_id)
+        if local is not None and local != self.tips.get(wave_id):
+            found.append(sync_merged.Head(local, "local"))
+        return found
+
+    def _merges(self, wave_id: str) -> sync_merged.WaveMerges | None:
+        if self.base is None:
+            return None
+        return sync_merged.WaveMerges(self.root, self.base, self.base_branch, wave_id, self.heads(wave_id))
 
     def _items_on(self, wave_id: str) -> frozenset[str]:
         """Items with a commit of this wave (``Wavegit-Item`` + ``Wavegit-Wave`` trailers) on its branch."""
@@ -145,20 +163,20 @@ class WaveRefs:
                 found.update(items.split())
         return frozenset(found)
 
-    def _merge_sha(self, wave_id: str) -> str | None:
-        """The commit that brought the wave branch's tip into the base branch; None while it is not in."""
-        tip = self.tips.get(wave_id)
-        if tip is None or self.base is None:
-            return None
-        if not gitops.is_ancestor(self.root, tip, self.base):
-            return None
-        chain = gitops.rev_list(self.root, [f"{tip}..{self.base}"], first_parent_only=True,
-                                ancestry_path=True)
-        if not chain:
-            return tip
-        # The oldest base commit descending from the tip: a merge commit, or (fast-forward) the tip's child.
-        oldest = chain[-1]
-        return tip if gitops.first_parent(self.root, oldest) == tip else oldest
+
+def _branches(root: Path, prefix: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
+    waves: dict[str, str] = {}
+    items: dict[str, dict[str, str]] = {}
+    for ref, sha in gitops.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
+        name = ref.removeprefix(prefix)
+        wave_id = worktree.parse_wave_branch(name)
+        if wave_id is not None:
+            waves[wave_id] = sha
+        parsed = worktree.parse_item_branch(name)
+        if parsed is not None:
+            items.setdefault(parsed[0], {})[name] = sha
+    return waves, items
 
 
 def _fetch(root: Path, remote: str, refspecs: list[str]) -> None:
@@ -213,7 +231,7 @@ def _review(item: tracker.Item, facts: Facts, now: datetime) -> ItemChange | Non
     if item.pr is not None and facts.github is not None:
         state, merge_sha = facts.pr_state(item.pr)
         if state == "merged":
-            return _done(item, merge_sha, f"PR #{item.pr} merged", now)
+            return _done(item, merge_sha, f"PR #{item.pr} merged", now, PR_RULE)
         if state == "closed":
             update = lifecycle.reopen(f"PR #{item.pr} was closed without merging", report.utc_timestamp(now))
             return _change(item, update, f"PR #{item.pr} closed without merging")
@@ -226,7 +244,8 @@ def _review(item: tracker.Item, facts: Facts, now: datetime) -> ItemChange | Non
 def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime) -> ItemChange | None:
     wave = item.wave
     on_branch = wave is not None and item.id in facts.refs.items_on(wave)
-    if on_branch and wave is not None:
+    merges = facts.refs.merges(wave) if wave is not None else None
+    if wave is not None and merges is not None and merges.has_item(item.id):
         done = _done_if_merged(item, wave, facts, now)
         if done is not None:
             return done
@@ -255,20 +274,21 @@ def _release(item: tracker.Item, config: Config, reason: str, now: datetime) -> 
 
 
 def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) -> ItemChange | None:
-    merged = facts.refs.merge_sha(wave)
+    merges = facts.refs.merges(wave)
+    merged = merges.item(item.id) if merges is not None else None
     if merged is None:
         return None
-    return _done(item, merged, f"{worktree.wave_branch(wave)} is merged into {facts.refs.base_branch}", now)
+    return _done(item, merged.commit, merged.reason, now, merged.rule)
 
 
-def _done(item: tracker.Item, merge_sha: str | None, reason: str, now: datetime) -> ItemChange:
-    return _change(item, lifecycle.done(merge_sha, report.utc_timestamp(now)), reason, merge_sha)
+def _done(item: tracker.Item, merge_sha: str | None, reason: str, now: datetime, rule: str) -> ItemChange:
+    return _change(item, lifecycle.done(merge_sha, report.utc_timestamp(now)), reason, merge_sha, rule)
 
 
 def _change(item: tracker.Item, update: lifecycle.Update, reason: str,
-            merge_sha: str | None = None) -> ItemChange:
+            merge_sha: str | None = None, rule: str | None = None) -> ItemChange:
     return ItemChange(item.id, item.wave, item.status, update.status, reason, update.fields, item.pr,
-                      merge_sha)
+                      merge_sha, rule)
 
 
 # -- pruning ------------------------------------------------------------------------------------------------

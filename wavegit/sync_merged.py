@@ -1,0 +1,211 @@
+"""Whether a wave's work is in the base branch, by ancestry or by content (for ``wavegit sync``).
+
+A commit of a wave is in the base branch by the first of these rules that holds:
+
+1. ``ancestry``: the base branch reaches it (a merge, a fast-forward);
+2. ``patch-id``: one of the base branch's new commits (those the wave's branch does not reach) has its
+   ``git patch-id --stable`` (a rebase merge, a cherry-pick);
+3. ``trailer``: a new base commit's message carries each ``Wavegit-Item: <id>`` of the commit and, if it
+   names waves at all, this wave's ``Wavegit-Wave`` (a squash merge keeps the squashed messages);
+4. ``content``: every path the commit changed has on the base branch the blob (or the absence) it has at
+   the head of the branch (the changes are all there, however they got there).
+
+An item is merged when all its commits on a head of its wave (the branch on the remote, or in this
+repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell.
+wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from functools import cache, cached_property
+from pathlib import Path
+
+from wavegit import gitops, worktree
+
+ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "content"
+_SEP, _END = "\x1f", "\x1e"
+_TRAILER_LINE = re.compile(r"^[\s*>-]*(Wavegit-Item|Wavegit-Wave):[ \t]*(\S+)", re.MULTILINE)
+_OWN_COMMIT = "wavegit: "
+# Without a head of the wave, its new base commits are those committed since the wave began (less a margin
+# for clocks that disagree).
+_CLOCK_MARGIN = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Head:
+    """A tip of a wave branch and where it was seen."""
+
+    sha: str
+    where: str
+    """The remote's name, or ``local``."""
+
+    @property
+    def local(self) -> bool:
+        return self.where == "local"
+
+
+@dataclass(frozen=True)
+class Merged:
+    """How a commit, or an item, reached the base branch."""
+
+    rule: str
+    commit: str | None
+    """The base commit that brought it in (the merge commit, the rebased or squash commit)."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class WaveCommit:
+    sha: str
+    items: tuple[str, ...]
+    """Its ``Wavegit-Item`` trailers."""
+
+
+def named(message: str, key: str) -> list[str]:
+    """The values of ``key:`` lines anywhere in ``message`` (indented or bulleted, as squash messages quote
+    them)."""
+    return [value for found, value in _TRAILER_LINE.findall(message) if found == key]
+
+
+def wave_started(wave_id: str) -> datetime | None:
+    try:
+        return datetime.strptime(wave_id[2:17], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+class WaveMerges:
+    """The rules for one wave against the base branch at ``base``; each git lookup is made once."""
+
+    def __init__(self, root: Path, base: str, base_branch: str, wave_id: str, heads: Sequence[Head]) -> None:
+        self.root = root
+        self.base = base
+        self.base_branch = base_branch
+        self.wave_id = wave_id
+        self.heads = list(heads)
+        self.on_head = cache(self._on_head)
+        self.in_base = cache(self._in_base)
+        self.commit_merged = cache(self._commit_merged)
+
+    # -- the base branch's new commits ------------------------------------------------------------------
+
+    def _new_revs(self) -> tuple[list[str], str | None]:
+        if self.heads:
+            return [self.base, *[f"^{head.sha}" for head in self.heads]], None
+        started = wave_started(self.wave_id)
+        since = (started - _CLOCK_MARGIN).strftime("%Y-%m-%dT%H:%M:%SZ") if started else None
+        return [self.base], since
+
+    @cached_property
+    def new_commits(self) -> list[str]:
+        revs, since = self._new_revs()
+        return gitops.log(self.root, revs, "%H", since=since).split()
+
+    @cached_property
+    def base_patch_ids(self) -> dict[str, str]:
+        """Patch id -> the oldest new base commit with it."""
+        found: dict[str, str] = {}
+        for commit, patch_id in gitops.patch_ids(self.root, self.new_commits).items():
+            found[patch_id] = commit  # newest first: the oldest wins
+        return found
+
+    @cached_property
+    def squashed(self) -> dict[str, str]:
+        """Item id -> the oldest new base commit whose message names it for this wave."""
+        revs, since = self._new_revs()
+        listing = gitops.log(self.root, revs, f"%H{_SEP}%B{_END}", since=since,
+                             grep=f"{worktree.TRAILER_ITEM}:")
+        found: dict[str, str] = {}
+        for record in listing.split(_END):
+            sha, _, message = record.strip("\n").partition(_SEP)
+            if not sha or message.startswith(_OWN_COMMIT):
+                continue
+            waves = named(message, worktree.TRAILER_WAVE)
+            if waves and self.wave_id not in waves:
+                continue
+            for item_id in named(message, worktree.TRAILER_ITEM):
+                found[item_id] = sha
+        return found
+
+    # -- the wave's own commits -------------------------------------------------------------------------
+
+    def _on_head(self, head: Head) -> list[WaveCommit]:
+        """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), oldest first."""
+        fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
+        listing = gitops.log(self.root, [head.sha], fmt, grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}",
+                             reverse=True)
+        found = []
+        for line in listing.splitlines():
+            sha, waves, items = line.split(_SEP)
+            if self.wave_id in waves.split():
+                found.append(WaveCommit(sha, tuple(items.split())))
+        return found
+
+    def _in_base(self, commit: str) -> bool:
+        return gitops.is_ancestor(self.root, commit, self.base)
+
+    def merge_commit(self, commit: str) -> str:
+        """The base commit that brought ``commit`` (reachable from base) in: a merge commit, or itself."""
+        chain = gitops.rev_list(self.root, [f"{commit}..{self.base}"], first_parent_only=True,
+                                ancestry_path=True)
+        if not chain:
+            return commit
+        oldest = chain[-1]
+        return commit if gitops.first_parent(self.root, oldest) == commit else oldest
+
+    def _commit_merged(self, commit: WaveCommit, head: Head) -> Merged | None:
+        """Whether ``commit`` (of a branch whose tip is ``head``) is in the base branch, by which rule."""
+        short = commit.sha[:12]
+        if self.in_base(commit.sha):
+            via = self.merge_commit(commit.sha)
+            return Merged(ANCESTRY, via, f"commit {short} is in {self.base_branch}")
+        patch_id = gitops.patch_ids(self.root, [commit.sha]).get(commit.sha)
+        if patch_id is not None and patch_id in self.base_patch_ids:
+            via = self.base_patch_ids[patch_id]
+            return Merged(PATCH_ID, via, f"commit {short} is {self.base_branch}'s {via[:12]} (same patch id)")
+        if commit.items and all(item_id in self.squashed for item_id in commit.items):
+            via = self.squashed[commit.items[-1]]
+            return Merged(TRAILER, via, f"{self.base_branch}'s {via[:12]} carries its Wavegit-Item trailer")
+        paths = [change.path for change in gitops.own_changes(self.root, commit.sha)]
+        if paths and self._same_blobs(paths, head.sha):
+            return Merged(CONTENT, gitops.last_change(self.root, self.base, paths),
+                          f"its files on {self.base_branch} equal the wave head's")
+        return None
+
+    def _same_blobs(self, paths: list[str], head: str) -> bool:
+        blobs = gitops.blobs_at(self.root, [f"{rev}:{path}" for path in paths for rev in (self.base, head)])
+        return blobs[0::2] == blobs[1::2]
+
+    # -- an item ----------------------------------------------------------------------------------------
+
+    def branch_label(self, head: Head) -> str:
+        branch = worktree.wave_branch(self.wave_id)
+        return f"local branch {branch}" if head.local and len(self.heads) > 1 else branch
+
+    def has_item(self, item_id: str) -> bool:
+        return any(item_id in commit.items for head in self.heads for commit in self.on_head(head))
+
+    def item(self, item_id: str) -> Merged | None:
+        """Whether the item's changes are in the base branch, by which rule; None while they are not."""
+        for head in self.heads:
+            if self.in_base(head.sha):
+                return Merged(ANCESTRY, self.merge_commit(head.sha),
+                              f"{self.branch_label(head)} is merged into {self.base_branch}")
+        seen = False
+        for head in self.heads:
+            commits = [c for c in self.on_head(head) if item_id in c.items]
+            seen = seen or bool(commits)
+            found = [self.commit_merged(c, head) for c in commits]
+            if found and all(found):
+                last = found[-1]
+                assert last is not None
+                return Merged(last.rule, last.commit, f"{last.reason} ({self.branch_label(head)})")
+        if not seen and item_id in self.squashed:
+            via = self.squashed[item_id]
+            return Merged(TRAILER, via, f"{self.base_branch}'s {via[:12]} carries its Wavegit-Item trailer")
+        return None
