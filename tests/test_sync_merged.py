@@ -1,0 +1,123 @@
+"""``wavegit sync`` finds merges of every kind (wavegit/sync_merged.py): real waves, merged by hand in a
+reviewer's clone (squash, rebase, cherry-pick) and pushed to a bare origin, then ``wavegit sync --json``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item, run
+
+ITEMS = [item("A", ["write src/a.txt ok"], ["src/a.txt"]), item("B", ["write src/b.txt ok"], ["src/b.txt"])]
+
+
+def wave(tmp_path: Path, *, push: bool = True) -> tuple[RemoteRepo, str]:
+    """A real two-item wave (A, B) in review; the wave id."""
+    remote = make_wave_repo(tmp_path, ITEMS, sandbox="none")
+    outcome = run(remote.clone, push=push)
+    assert outcome.exit_code == 0, outcome.report.notes
+    return remote, outcome.report.wave_id
+
+
+def reviewer(remote: RemoteRepo) -> Path:
+    """A second clone, on an up-to-date main, where a person merges."""
+    clone = remote.new_clone("reviewer")
+    git(clone, "config", "user.email", "rev@example.com")
+    git(clone, "config", "user.name", "Reviewer")
+    return clone
+
+
+def sync(remote: RemoteRepo) -> dict[str, dict[str, object]]:
+    result = wavegit(remote.clone, "sync", "--json")
+    assert result.returncode == 0, result.stderr
+    return {str(c["id"]): c for c in json.loads(result.stdout) if c["kind"] == "item"}
+
+
+def statuses(remote: RemoteRepo) -> dict[str, str]:
+    return {i: origin_item(remote, i).status for i in "AB"}
+
+
+def test_a_squash_merge_with_its_message_is_found_by_the_wavegit_item_trailers(tmp_path: Path) -> None:
+    remote, wave_id = wave(tmp_path)
+    clone = reviewer(remote)
+    git(clone, "merge", "-q", "--squash", f"origin/wavegit/{wave_id}")
+    git(clone, "commit", "-q", "--no-edit")  # git's SQUASH_MSG quotes each squashed message, trailers too
+    git(clone, "push", "-q", "origin", "main")
+    squash = git(clone, "rev-parse", "HEAD")
+    changes = sync(remote)
+    assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in changes.items()} == {
+        "A": ("done", "trailer", squash), "B": ("done", "trailer", squash)}
+    assert statuses(remote) == {"A": "done", "B": "done"}
+    assert origin_item(remote, "A").merge_sha == squash
+    assert sync(remote) == {}
+
+
+def test_a_squash_merge_with_a_new_message_is_found_by_content(tmp_path: Path) -> None:
+    remote, wave_id = wave(tmp_path)
+    clone = reviewer(remote)
+    git(clone, "merge", "-q", "--squash", f"origin/wavegit/{wave_id}")
+    git(clone, "commit", "-q", "-m", "Add a and b")
+    git(clone, "push", "-q", "origin", "main")
+    result = wavegit(remote.clone, "sync")
+    assert result.returncode == 0, result.stderr
+    squash = git(clone, "rev-parse", "HEAD")
+    assert f"A: review -> done by content (its files on main equal the wave head's (wavegit/{wave_id}))" \
+        in result.stdout.splitlines()
+    assert {i: origin_item(remote, i).merge_sha for i in "AB"} == {"A": squash, "B": squash}
+
+
+def test_a_rebase_merge_is_found_by_patch_id_with_each_rebased_commit(tmp_path: Path) -> None:
+    remote, wave_id = wave(tmp_path)
+    clone = reviewer(remote)
+    # main moved on meanwhile, so the rebase makes new commits.
+    (clone / "NEWS").write_text("news\n")
+    git(clone, "add", "NEWS")
+    git(clone, "commit", "-q", "-m", "news")
+    git(clone, "checkout", "-q", "-b", "topic", f"origin/wavegit/{wave_id}")
+    git(clone, "rebase", "-q", "main")
+    git(clone, "push", "-q", "origin", "topic:main")
+    log = git(clone, "log", "--format=%H %(trailers:key=Wavegit-Item,valueonly,separator=)", "-2")
+    rebased = {item_id: sha for sha, item_id in (line.split(" ") for line in log.splitlines())}
+    changes = sync(remote)
+    assert {i: (c["rule"], c["merge_sha"]) for i, c in changes.items()} == {
+        "A": ("patch-id", rebased["A"]), "B": ("patch-id", rebased["B"])}
+
+
+def test_a_cherry_pick_of_one_item_marks_only_that_item_done(tmp_path: Path) -> None:
+    remote, wave_id = wave(tmp_path)
+    clone = reviewer(remote)
+    a_commit = git(clone, "log", "--format=%H", "--grep=Wavegit-Item: A", f"origin/wavegit/{wave_id}")
+    git(clone, "cherry-pick", "-x", a_commit)  # -x adds a line, the patch is the same
+    git(clone, "push", "-q", "origin", "main")
+    changes = sync(remote)
+    assert {i: (c["to"], c["rule"]) for i, c in changes.items()} == {"A": ("done", "patch-id")}
+    assert statuses(remote) == {"A": "done", "B": "review"}
+
+
+def test_base_changing_the_same_file_differently_is_not_a_merge(tmp_path: Path) -> None:
+    remote, _ = wave(tmp_path)
+    clone = reviewer(remote)
+    (clone / "src").mkdir(exist_ok=True)
+    (clone / "src/a.txt").write_text("someone else's a\n")
+    git(clone, "add", "src/a.txt")
+    # Even naming the item without its wave's trailer on a commit of another wave is no squash of this one.
+    git(clone, "commit", "-q", "-m", "a by hand\n\nWavegit-Item: A\nWavegit-Wave: w-20200101-000000-0000")
+    git(clone, "push", "-q", "origin", "main")
+    assert sync(remote) == {}
+    assert statuses(remote) == {"A": "review", "B": "review"}
+
+
+def test_a_no_push_wave_merged_by_hand_and_pushed_is_found_by_its_local_branch(tmp_path: Path) -> None:
+    remote, wave_id = wave(tmp_path, push=False)
+    assert git(remote.origin, "branch", "--list", "wavegit/*") == ""
+    clone = remote.clone
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "checkout", "-q", "-B", "main", "origin/main")
+    git(clone, "merge", "-q", "--no-ff", "-m", "merge the local wave", f"wavegit/{wave_id}")
+    git(clone, "push", "-q", "origin", "main")
+    merge = git(clone, "rev-parse", "HEAD")
+    changes = sync(remote)
+    assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in changes.items()} == {
+        "A": ("done", "ancestry", merge), "B": ("done", "ancestry", merge)}
+    assert changes["A"]["reason"] == f"wavegit/{wave_id} is merged into main"
