@@ -33,7 +33,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, gitops, lifecycle, report, sync_merged, tracker, worktree
+from wavegit import git, gitops, lifecycle, report, sync_branches, sync_merged, tracker, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
@@ -97,13 +97,22 @@ class SyncResult:
     """What failed after the commit landed (report comments)."""
     repaired: list[str] = field(default_factory=list)
     """Half-made worktrees removed (on a dry run: found), one line each."""
+    branches: list[sync_branches.BranchFate] = field(default_factory=list)
+    """Branches of settled waves deleted, or kept because they hold work not in the base branch."""
 
     def lines(self) -> list[str]:
-        return self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+        """What changed (or, on a dry run, would change)."""
+        return (self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+                + [b.line() for b in self.branches if b.deleted])
+
+    def notes(self) -> list[str]:
+        """What sync leaves as it is and why: the branches it keeps."""
+        return [b.line() for b in self.branches if not b.deleted]
 
     def to_json(self) -> list[dict[str, object]]:
         repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
-        return repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+        return (repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+                + [b.to_json() for b in self.branches])
 
 
 class WaveRefs:
@@ -142,6 +151,10 @@ class WaveRefs:
         if local is not None and local != self.tips.get(wave_id):
             found.append(sync_merged.Head(local, "local"))
         return found
+
+    def branches(self) -> sync_branches.Branches:
+        return sync_branches.Branches(self.root, self.remote, self.tips, self.item_tips,
+                                      self.local_tips if self.remote is not None else self.tips, self.merges)
 
     def _merges(self, wave_id: str) -> sync_merged.WaveMerges | None:
         if self.base is None:
@@ -316,8 +329,10 @@ def find_leftovers(repo: Repo) -> Leftovers:
     return Leftovers(dirs, branches)
 
 
-def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: bool) -> list[Pruned]:
-    """Remove the leftovers of waves not in ``in_flight``; what was (or, on a dry run, would be) removed."""
+def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: bool,
+          branches: bool = True) -> list[Pruned]:
+    """Remove the leftovers of waves not in ``in_flight`` (item branches only with ``branches``); what was
+    (or, on a dry run, would be) removed."""
     done: list[Pruned] = []
     for wave_id in sorted(leftovers.waves() - in_flight):
         directory = leftovers.worktree_dirs.get(wave_id)
@@ -325,7 +340,7 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
             if not dry_run:
                 worktree.remove_all_under(repo.root, directory)
             done.append(Pruned("worktrees", wave_id, str(directory)))
-        for branch in leftovers.item_branches.get(wave_id, []):
+        for branch in leftovers.item_branches.get(wave_id, []) if branches else []:
             if not dry_run:
                 worktree.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
@@ -380,7 +395,11 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
     new_status = {c.id: c.new for c in result.items}
     in_flight = {item.wave for item in loaded.items
                  if item.wave and new_status.get(item.id, item.status) == Status.IN_PROGRESS}
-    result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run)
+    result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run, branches=not config.keep_branches)
+    if not config.keep_branches:
+        unsettled = {item.wave for item in loaded.items if item.wave and new_status.get(item.id, item.status)
+                     in (Status.IN_PROGRESS, Status.REVIEW)}
+        result.branches = sync_branches.clean(facts.refs.branches(), unsettled, dry_run=dry_run)
     if github is not None and result.commit is not None:
         result.errors = update_comments(github, result.items)
     return result

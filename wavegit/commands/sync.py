@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
             print("in sync: nothing to change")
         elif result.commit:
             print(f"tracker commit {result.commit[:12]}")
+        for note in result.notes():
+            print(note)
     for error in result.errors:
         print(f"wavegit sync: {error}", file=sys.stderr)
     return EXIT_WORK_FAILED if result.errors else EXIT_OK
