@@ -3,8 +3,8 @@
 All tracker changes are one compare-and-swap commit (none when nothing changed, so a second run is a
 no-op). The rules, per item:
 
-- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer and whose tip is
-  contained in the base branch -> ``done`` (the wave was merged before it was even recorded).
+- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer that is in the base
+  branch (the rules below) -> ``done`` (the wave was merged before it was even recorded).
 - ``in_progress`` with an expired lease (``claimed_at`` older than ``lease_ttl_s``; a missing or unreadable
   ``claimed_at`` counts as expired):
   - the wave branch does not exist on the remote (in this repository when there is no remote) -> ``todo``
@@ -13,8 +13,11 @@ no-op). The rules, per item:
     on it -> ``review``; the others -> ``todo`` / ``failed`` as above.
 - ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
   unmerged -> ``todo``; the report comment then says so.
-- ``review`` otherwise: the wave branch's tip contained in the base branch -> ``done``. A wave branch that
-  is gone is not by itself a sign of a merge: such items stay in ``review``.
+- ``review`` otherwise: the item's changes in the base branch -> ``done``, by the rules of
+  :mod:`wavegit.sync_merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on the
+  wave branch as the remote has it or as this repository does (a ``--no-push`` wave merged by hand); the
+  change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
+  ``review`` unless a squash's trailers name them.
 
 First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
 (they make every fetch in the clone fail) are removed by :func:`wavegit.worktree.repair_half_made`; a dry
@@ -22,7 +25,9 @@ run only lists them.
 
 Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
-is read, so a wave that claims after that read cannot lose worktrees it has just created.
+is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
+branches of waves with no item left ``in_progress`` or in ``review`` whose work is all in the base branch
+are deleted (:mod:`wavegit.sync_branches`; ``keep_branches`` keeps them, and the item branches above).
 """
 
 from __future__ import annotations
