@@ -482,7 +482,7 @@ def delete_remote_refs(root: Path, remote: str, leases: Mapping[str, str]) -> di
         flag, _, rest = line.partition("\t")
         if flag == "!":
             refspec, _, why = rest.partition("\t")
-            refused[refspec.removeprefix(":")] = why or "rejected"
+            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
     if result.returncode != 0 and not refused:
         why = git.GitError(args, result.returncode, result.stderr).args[0]
         refused = dict.fromkeys(leases, why)
