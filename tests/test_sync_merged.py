@@ -121,3 +121,17 @@ def test_a_no_push_wave_merged_by_hand_and_pushed_is_found_by_its_local_branch(t
     assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in changes.items()} == {
         "A": ("done", "ancestry", merge), "B": ("done", "ancestry", merge)}
     assert changes["A"]["reason"] == f"wavegit/{wave_id} is merged into main"
+
+
+def test_a_squash_merge_whose_wave_branch_was_deleted_everywhere_is_still_found_by_its_trailers(
+        tmp_path: Path) -> None:
+    remote, wave_id = wave(tmp_path)
+    clone = reviewer(remote)
+    git(clone, "merge", "-q", "--squash", f"origin/wavegit/{wave_id}")
+    git(clone, "commit", "-q", "--no-edit")
+    # GitHub's "delete head branch" after the merge, and the clone's own copy gone too.
+    git(clone, "push", "-q", "origin", "main", f":wavegit/{wave_id}")
+    git(remote.clone, "branch", "-q", "-D", f"wavegit/{wave_id}")
+    changes = sync(remote)
+    assert {i: (c["to"], c["rule"]) for i, c in changes.items()} == {"A": ("done", "trailer"),
+                                                                     "B": ("done", "trailer")}

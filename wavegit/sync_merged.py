@@ -11,7 +11,8 @@ A commit of a wave is in the base branch by the first of these rules that holds:
    the head of the branch (the changes are all there, however they got there).
 
 An item is merged when all its commits on a head of its wave (the branch on the remote, or in this
-repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell.
+repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell,
+and then only from a message naming this wave.
 wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
 """
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from functools import cache, cached_property
 from pathlib import Path
 
@@ -30,9 +30,6 @@ ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "conte
 _SEP, _END = "\x1f", "\x1e"
 _TRAILER_LINE = re.compile(r"^[\s*>-]*(Wavegit-Item|Wavegit-Wave):[ \t]*(\S+)", re.MULTILINE)
 _OWN_COMMIT = "wavegit: "
-# Without a head of the wave, its new base commits are those committed since the wave began (less a margin
-# for clocks that disagree).
-_CLOCK_MARGIN = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -71,13 +68,6 @@ def named(message: str, key: str) -> list[str]:
     return [value for found, value in _TRAILER_LINE.findall(message) if found == key]
 
 
-def wave_started(wave_id: str) -> datetime | None:
-    try:
-        return datetime.strptime(wave_id[2:17], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
-
-
 class WaveMerges:
     """The rules for one wave against the base branch at ``base``; each git lookup is made once."""
 
@@ -93,17 +83,13 @@ class WaveMerges:
 
     # -- the base branch's new commits ------------------------------------------------------------------
 
-    def _new_revs(self) -> tuple[list[str], str | None]:
-        if self.heads:
-            return [self.base, *[f"^{head.sha}" for head in self.heads]], None
-        started = wave_started(self.wave_id)
-        since = (started - _CLOCK_MARGIN).strftime("%Y-%m-%dT%H:%M:%SZ") if started else None
-        return [self.base], since
-
     @cached_property
-    def new_commits(self) -> list[str]:
-        revs, since = self._new_revs()
-        return gitops.log(self.root, revs, "%H", since=since).split()
+    def new_commits(self) -> list[gitops.CommitSha]:
+        """The base branch's commits that no head of the wave reaches (none without a head: the patch-id
+        rule needs the wave's commits anyway)."""
+        if not self.heads:
+            return []
+        return gitops.rev_list(self.root, [self.base, *[f"^{head.sha}" for head in self.heads]])
 
     @cached_property
     def base_patch_ids(self) -> dict[str, str]:
@@ -115,17 +101,21 @@ class WaveMerges:
 
     @cached_property
     def squashed(self) -> dict[str, str]:
-        """Item id -> the oldest new base commit whose message names it for this wave."""
-        revs, since = self._new_revs()
-        listing = gitops.log(self.root, revs, f"%H{_SEP}%B{_END}", since=since,
-                             grep=f"{worktree.TRAILER_ITEM}:")
+        """Item id -> the oldest new base commit whose message names it for this wave.
+
+        Without a head of the wave (its branch deleted after a squash merge) there is no telling new
+        commits from old, so the whole base branch is searched and the message must name this wave."""
+        wave_line = f"{worktree.TRAILER_WAVE}: {self.wave_id}"
+        revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
+        grep = f"{worktree.TRAILER_ITEM}:" if self.heads else wave_line
+        listing = gitops.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
         found: dict[str, str] = {}
         for record in listing.split(_END):
             sha, _, message = record.strip("\n").partition(_SEP)
             if not sha or message.startswith(_OWN_COMMIT):
                 continue
             waves = named(message, worktree.TRAILER_WAVE)
-            if waves and self.wave_id not in waves:
+            if (waves or not self.heads) and self.wave_id not in waves:
                 continue
             for item_id in named(message, worktree.TRAILER_ITEM):
                 found[item_id] = sha
