@@ -341,6 +341,9 @@ def test_patch_ids_match_the_same_change_on_another_parent_and_skip_empty_commit
     found = gitops.patch_ids(clone, [first, other, moved, empty])
     assert moved != first and found[first] == found[moved] != found[other] and empty not in found
     assert gitops.patch_ids(clone, []) == {}
+    # A range: only the commits touching the paths, their patches cut down to them.
+    ranged = gitops.patch_ids(clone, revs=[moved, f"^{base}"], paths=["a.txt"])
+    assert ranged == {moved: found[first]}
 
 
 def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_commit(clone: Path) -> None:

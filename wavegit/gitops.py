@@ -431,14 +431,19 @@ def prune_worktrees(root: Path) -> None:
 
 # -- merges by content and branch cleanup (``wavegit sync``) ---------------------------------------------
 
-def patch_ids(root: Path, commits: Sequence[str]) -> dict[str, str]:
-    """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id); merges
-    and empty commits have none."""
-    if not commits:
+def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = (),
+              paths: Sequence[str] = ()) -> dict[str, str]:
+    """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id), for
+    exactly ``commits``, or for the commits ``revs`` lists that change any of ``paths`` (their patches cut
+    down to those paths); merges and empty commits have none."""
+    if not commits and not (revs and paths):
         return {}
-    patches = git.out(["-c", "log.showSignature=false", "log", "-p", "--binary", "--no-walk=unsorted",
-                       "--stdin", "--no-merges", "--no-renames", "--no-color", "--no-ext-diff",
-                       "--no-textconv", "--format=commit %H"], cwd=root, input="\n".join(commits) + "\n")
+    args = ["-c", "log.showSignature=false", "--literal-pathspecs", "log", "-p", "--binary", "--no-merges",
+            "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--format=commit %H"]
+    if commits:
+        patches = git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
+    else:
+        patches = git.out([*args, *revs, "--", *paths], cwd=root)
     if not patches.strip():
         return {}
     listing = git.out(["patch-id", "--stable"], cwd=root, input=patches + "\n")

@@ -84,18 +84,21 @@ class WaveMerges:
     # -- the base branch's new commits ------------------------------------------------------------------
 
     @cached_property
-    def new_commits(self) -> list[gitops.CommitSha]:
-        """The base branch's commits that no head of the wave reaches (none without a head: the patch-id
-        rule needs the wave's commits anyway)."""
-        if not self.heads:
-            return []
-        return gitops.rev_list(self.root, [self.base, *[f"^{head.sha}" for head in self.heads]])
-
-    @cached_property
     def base_patch_ids(self) -> dict[str, str]:
-        """Patch id -> the oldest new base commit with it."""
+        """Patch id -> the oldest of the base branch's commits that no head of the wave reaches with it.
+
+        Only base commits touching the paths the wave's branches change can carry one of their patches, so
+        only those are read (an old abandoned branch would otherwise cost a ``log -p`` of all main since)."""
+        if not self.heads:
+            return {}
+        mine = {c.sha for head in self.heads for c in self.on_head(head)}
+        mine.update(sha for head in self.heads
+                    for sha in gitops.rev_list(self.root, [head.sha, f"^{self.base}"]))
+        paths = sorted({change.path for own in gitops.changes_of_commits(self.root, sorted(mine))
+                        for change in own.changes})
+        revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         found: dict[str, str] = {}
-        for commit, patch_id in gitops.patch_ids(self.root, self.new_commits).items():
+        for commit, patch_id in gitops.patch_ids(self.root, revs=revs, paths=paths).items():
             found[patch_id] = commit  # newest first: the oldest wins
         return found
 
