@@ -158,8 +158,8 @@ class WaveRefs:
         return found
 
     def branches(self) -> sync_branches.Branches:
-        return sync_branches.Branches(self.root, self.remote, self.tips, self.item_tips,
-                                      self.local_tips if self.remote is not None else self.tips, self.merges)
+        return sync_branches.Branches(self.root, self.remote, self.tips, self.item_tips, self.local_tips,
+                                      self.merges)
 
     def _merges(self, wave_id: str) -> sync_merged.WaveMerges | None:
         if self.base is None:
