@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit import gitops, worktree
-from wavegit.sync_merged import Head, WaveCommit, WaveMerges
-
-_SEP = "\x1f"
+from wavegit.sync_merged import Head, WaveMerges
 
 
 @dataclass(frozen=True)
@@ -115,17 +113,18 @@ def _kept(fate: BranchFate, reason: str) -> BranchFate:
 
 def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
     base = merges.base_branch
-    commits = _commits_not_in_base(merges, candidate.head.sha)
+    tip = candidate.head.sha
+    commits = merges.beyond_base(tip)
     on_wave = _wave_patch_ids(merges) if candidate.item_branch else set()
-    left = [c for c in commits if merges.commit_merged(c, candidate.head) is None
-            and not (on_wave and _patch_id(merges, c.sha) in on_wave)]
+    found = [merges.commit_merged(c, tip) for c in commits]
+    left = [c for c, merged in zip(commits, found, strict=True)
+            if merged is None and not (on_wave and merges.patch_id(c.sha, tip) in on_wave)]
     where = candidate.head.where
     if left:
         shas = ", ".join(c.sha[:12] for c in left[:3]) + (", ..." if len(left) > 3 else "")
         noun = "commit" if len(left) == 1 else "commits"
         return BranchFate(candidate.branch, where, candidate.wave, False,
                           f"{len(left)} {noun} not in {base} ({shas}); wavegit never deletes unmerged work")
-    found = [merges.commit_merged(c, candidate.head) for c in commits]
     rules = sorted({merged.rule for merged in found if merged is not None})
     if not commits:
         reason = f"merged into {base}"
@@ -136,20 +135,6 @@ def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
     return BranchFate(candidate.branch, where, candidate.wave, True, reason)
 
 
-def _commits_not_in_base(merges: WaveMerges, tip: str) -> list[WaveCommit]:
-    fmt = f"%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
-    listing = gitops.log(merges.root, [tip, f"^{merges.base}"], fmt, reverse=True)
-    found = []
-    for line in listing.splitlines():
-        sha, _, items = line.partition(_SEP)
-        found.append(WaveCommit(sha, tuple(items.split())))
-    return found
-
-
 def _wave_patch_ids(merges: WaveMerges) -> set[str]:
-    commits = [c.sha for head in merges.heads for c in merges.on_head(head)]
-    return set(gitops.patch_ids(merges.root, commits).values())
-
-
-def _patch_id(merges: WaveMerges, commit: str) -> str | None:
-    return gitops.patch_ids(merges.root, [commit]).get(commit)
+    return {patch_id for head in merges.heads for c in merges.on_head(head.sha)
+            if (patch_id := merges.patch_id(c.sha, head.sha)) is not None}

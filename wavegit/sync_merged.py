@@ -69,7 +69,8 @@ def named(message: str, key: str) -> list[str]:
 
 
 class WaveMerges:
-    """The rules for one wave against the base branch at ``base``; each git lookup is made once."""
+    """The rules for one wave against the base branch at ``base``. Every lookup is cached by commit, and
+    those per commit (patch ids, changed paths) are made for all of a branch's commits in one git call."""
 
     def __init__(self, root: Path, base: str, base_branch: str, wave_id: str, heads: Sequence[Head]) -> None:
         self.root = root
@@ -78,8 +79,11 @@ class WaveMerges:
         self.wave_id = wave_id
         self.heads = list(heads)
         self.on_head = cache(self._on_head)
-        self.in_base = cache(self._in_base)
+        self.beyond_base = cache(self._beyond_base)
         self.commit_merged = cache(self._commit_merged)
+        self.same_blobs = cache(self._same_blobs_at)
+        self._patch_ids: dict[str, str | None] = {}
+        self._paths: dict[str, tuple[str, ...]] = {}
 
     # -- the base branch's new commits ------------------------------------------------------------------
 
@@ -91,11 +95,9 @@ class WaveMerges:
         only those are read (an old abandoned branch would otherwise cost a ``log -p`` of all main since)."""
         if not self.heads:
             return {}
-        mine = {c.sha for head in self.heads for c in self.on_head(head)}
-        mine.update(sha for head in self.heads
-                    for sha in gitops.rev_list(self.root, [head.sha, f"^{self.base}"]))
-        paths = sorted({change.path for own in gitops.changes_of_commits(self.root, sorted(mine))
-                        for change in own.changes})
+        mine = [c.sha for head in self.heads for c in [*self.on_head(head.sha), *self.beyond_base(head.sha)]]
+        changed = self.paths(mine)
+        paths = sorted({path for sha in mine for path in changed[sha]})
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         found: dict[str, str] = {}
         for commit, patch_id in gitops.patch_ids(self.root, revs=revs, paths=paths).items():
@@ -126,11 +128,12 @@ class WaveMerges:
 
     # -- the wave's own commits -------------------------------------------------------------------------
 
-    def _on_head(self, head: Head) -> list[WaveCommit]:
-        """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), oldest first."""
+    def _on_head(self, head: str) -> list[WaveCommit]:
+        """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), in or not in base, oldest
+        first."""
         fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, [head.sha], fmt, grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}",
+        listing = gitops.log(self.root, [head], fmt, grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}",
                              reverse=True)
         found = []
         for line in listing.splitlines():
@@ -139,8 +142,32 @@ class WaveMerges:
                 found.append(WaveCommit(sha, tuple(items.split())))
         return found
 
-    def _in_base(self, commit: str) -> bool:
-        return gitops.is_ancestor(self.root, commit, self.base)
+    def _beyond_base(self, head: str) -> list[WaveCommit]:
+        """Every commit of ``head`` the base branch does not reach, oldest first."""
+        fmt = f"%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
+        listing = gitops.log(self.root, [head, f"^{self.base}"], fmt, reverse=True)
+        return [WaveCommit(sha, tuple(items.split()))
+                for sha, _, items in (line.partition(_SEP) for line in listing.splitlines())]
+
+    def in_base(self, commit: str, head: str) -> bool:
+        """Whether the base branch reaches ``commit``, a commit of ``head``."""
+        return all(c.sha != commit for c in self.beyond_base(head))
+
+    def paths(self, commits: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Commit -> the paths it changed (against its first parent), looked up together."""
+        missing = [sha for sha in dict.fromkeys(commits) if sha not in self._paths]
+        if missing:
+            for sha, own in zip(missing, gitops.changes_of_commits(self.root, missing), strict=True):
+                self._paths[sha] = tuple(change.path for change in own.changes)
+        return self._paths
+
+    def patch_id(self, commit: str, head: str) -> str | None:
+        if commit not in self._patch_ids:
+            on_head = [c.sha for c in [*self.on_head(head), *self.beyond_base(head)]]
+            batch = [*dict.fromkeys(sha for sha in [commit, *on_head] if sha not in self._patch_ids)]
+            found = gitops.patch_ids(self.root, batch)
+            self._patch_ids.update({sha: found.get(sha) for sha in batch})
+        return self._patch_ids[commit]
 
     def merge_commit(self, commit: str) -> str:
         """The base commit that brought ``commit`` (reachable from base) in: a merge commit, or itself."""
@@ -151,28 +178,37 @@ class WaveMerges:
         oldest = chain[-1]
         return commit if gitops.first_parent(self.root, oldest) == commit else oldest
 
-    def _commit_merged(self, commit: WaveCommit, head: Head) -> Merged | None:
+    def _commit_merged(self, commit: WaveCommit, head: str) -> Merged | None:
         """Whether ``commit`` (of a branch whose tip is ``head``) is in the base branch, by which rule."""
         short = commit.sha[:12]
-        if self.in_base(commit.sha):
+        if self.in_base(commit.sha, head):
             via = self.merge_commit(commit.sha)
             return Merged(ANCESTRY, via, f"commit {short} is in {self.base_branch}")
-        patch_id = gitops.patch_ids(self.root, [commit.sha]).get(commit.sha)
+        patch_id = self.patch_id(commit.sha, head)
         if patch_id is not None and patch_id in self.base_patch_ids:
             via = self.base_patch_ids[patch_id]
             return Merged(PATCH_ID, via, f"commit {short} is {self.base_branch}'s {via[:12]} (same patch id)")
         if commit.items and all(item_id in self.squashed for item_id in commit.items):
             via = self.squashed[commit.items[-1]]
             return Merged(TRAILER, via, f"{self.base_branch}'s {via[:12]} carries its Wavegit-Item trailer")
-        paths = [change.path for change in gitops.own_changes(self.root, commit.sha)]
-        if paths and self._same_blobs(paths, head.sha):
+        paths = list(self.paths([commit.sha])[commit.sha])
+        if paths and self._same_blobs(paths, head):
             return Merged(CONTENT, gitops.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
 
     def _same_blobs(self, paths: list[str], head: str) -> bool:
+        same = self.same_blobs(head)
+        return all(same.get(path, False) for path in paths)
+
+    def _same_blobs_at(self, head: str) -> dict[str, bool]:
+        """Path -> whether base has the blob (or the absence) ``head`` has, for every path a commit of
+        ``head`` judged here changed (one ``cat-file``)."""
+        shas = [c.sha for c in [*self.on_head(head), *self.beyond_base(head)]]
+        changed = self.paths(shas)
+        paths = sorted({path for sha in shas for path in changed[sha]})
         blobs = gitops.blobs_at(self.root, [f"{rev}:{path}" for path in paths for rev in (self.base, head)])
-        return blobs[0::2] == blobs[1::2]
+        return {path: base == mine for path, base, mine in zip(paths, blobs[0::2], blobs[1::2], strict=True)}
 
     # -- an item ----------------------------------------------------------------------------------------
 
@@ -181,19 +217,19 @@ class WaveMerges:
         return f"local branch {branch}" if head.local and len(self.heads) > 1 else branch
 
     def has_item(self, item_id: str) -> bool:
-        return any(item_id in commit.items for head in self.heads for commit in self.on_head(head))
+        return any(item_id in commit.items for head in self.heads for commit in self.on_head(head.sha))
 
     def item(self, item_id: str) -> Merged | None:
         """Whether the item's changes are in the base branch, by which rule; None while they are not."""
         for head in self.heads:
-            if self.in_base(head.sha):
+            if not self.beyond_base(head.sha):
                 return Merged(ANCESTRY, self.merge_commit(head.sha),
                               f"{self.branch_label(head)} is merged into {self.base_branch}")
         seen = False
         for head in self.heads:
-            commits = [c for c in self.on_head(head) if item_id in c.items]
+            commits = [c for c in self.on_head(head.sha) if item_id in c.items]
             seen = seen or bool(commits)
-            found = [self.commit_merged(c, head) for c in commits]
+            found = [self.commit_merged(c, head.sha) for c in commits]
             if found and all(found):
                 last = found[-1]
                 assert last is not None
