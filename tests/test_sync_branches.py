@@ -147,3 +147,21 @@ def test_a_local_wave_branch_checked_out_is_kept(tmp_path: Path) -> None:
     git(repo, "checkout", "-q", "main")
     assert fates(sync(repo)) == {(f"wavegit/{W1}", "local"): ("delete", "merged into main")}
     assert branches(repo) == []
+
+
+def test_a_remote_that_refuses_the_deletion_keeps_the_branch_and_sync_gives_its_reason(
+        tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1)])
+    make_wave_branch(remote.clone, W1, ["A"])
+    merge_into_main(remote, "--no-ff", "-m", "merge")
+    hook = remote.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nwhile read old new ref; do\n"
+                    "  case $new in *[!0]*) ;; *) echo \"no deleting $ref\" >&2; exit 1;; esac\ndone\n")
+    hook.chmod(0o755)
+    changes = sync(remote.clone)
+    assert [(c["id"], c["to"]) for c in changes if c["kind"] == "item"] == [("A", "done")]
+    assert fates(changes) == {
+        (f"wavegit/{W1}", "origin"): (
+            "keep", "origin refused to delete it: [remote rejected] (pre-receive hook declined)"),
+        (f"wavegit/{W1}", "local"): ("delete", "merged into main")}
+    assert branches(remote.origin) == [f"wavegit/{W1}"]
