@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.sync import commit_files, entry, make_tracker_repo, wave_id
 from tests.helpers.wave import item, make_wave_repo, origin_item, run
 
+W1 = wave_id(1)
 ITEMS = [item("A", ["write src/a.txt ok"], ["src/a.txt"]), item("B", ["write src/b.txt ok"], ["src/b.txt"])]
 
 
@@ -135,3 +137,17 @@ def test_a_squash_merge_whose_wave_branch_was_deleted_everywhere_is_still_found_
     changes = sync(remote)
     assert {i: (c["to"], c["rule"]) for i, c in changes.items()} == {"A": ("done", "trailer"),
                                                                      "B": ("done", "trailer")}
+
+
+def test_content_counts_only_when_all_of_the_items_files_are_there(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1, owns=["src/"])])
+    clone = remote.clone
+    git(clone, "checkout", "-q", "-b", f"wavegit/{W1}", "origin/main")
+    commit_files(clone, {"src/one.txt": "1\n", "src/two.txt": "2\n"},
+                 f"A: work\n\nWavegit-Item: A\nWavegit-Wave: {W1}\n", push_to=f"wavegit/{W1}")
+    git(clone, "checkout", "-q", "-B", "main", "origin/main")
+    commit_files(clone, {"src/one.txt": "1\n"}, "one by hand")
+    assert sync(remote) == {}
+    commit_files(clone, {"src/two.txt": "2\n"}, "two by hand")
+    assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in sync(remote).items()} == {
+        "A": ("done", "content", git(clone, "rev-parse", "HEAD"))}
