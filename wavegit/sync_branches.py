@@ -136,5 +136,5 @@ def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
 
 
 def _wave_patch_ids(merges: WaveMerges) -> set[str]:
-    return {patch_id for head in merges.heads for c in merges.on_head(head.sha)
+    return {patch_id for head in merges.heads for c in merges.wave_commits(head.sha)
             if (patch_id := merges.patch_id(c.sha, head.sha)) is not None}

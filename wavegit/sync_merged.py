@@ -60,6 +60,8 @@ class WaveCommit:
     sha: str
     items: tuple[str, ...]
     """Its ``Wavegit-Item`` trailers."""
+    waves: tuple[str, ...] = ()
+    """Its ``Wavegit-Wave`` trailers."""
 
 
 def named(message: str, key: str) -> list[str]:
@@ -95,7 +97,7 @@ class WaveMerges:
         only those are read (an old abandoned branch would otherwise cost a ``log -p`` of all main since)."""
         if not self.heads:
             return {}
-        mine = [c.sha for head in self.heads for c in [*self.on_head(head.sha), *self.beyond_base(head.sha)]]
+        mine = [c.sha for head in self.heads for c in self.beyond_base(head.sha)]
         changed = self.paths(mine)
         paths = sorted({path for sha in mine for path in changed[sha]})
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
@@ -129,8 +131,8 @@ class WaveMerges:
     # -- the wave's own commits -------------------------------------------------------------------------
 
     def _on_head(self, head: str) -> list[WaveCommit]:
-        """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), in or not in base, oldest
-        first."""
+        """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), in base or not, oldest first:
+        a walk of the whole history, so only asked for when those beyond base do not tell."""
         fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
         listing = gitops.log(self.root, [head], fmt, grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}",
@@ -139,15 +141,20 @@ class WaveMerges:
         for line in listing.splitlines():
             sha, waves, items = line.split(_SEP)
             if self.wave_id in waves.split():
-                found.append(WaveCommit(sha, tuple(items.split())))
+                found.append(WaveCommit(sha, tuple(items.split()), tuple(waves.split())))
         return found
 
     def _beyond_base(self, head: str) -> list[WaveCommit]:
         """Every commit of ``head`` the base branch does not reach, oldest first."""
-        fmt = f"%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
+        fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
         listing = gitops.log(self.root, [head, f"^{self.base}"], fmt, reverse=True)
-        return [WaveCommit(sha, tuple(items.split()))
-                for sha, _, items in (line.partition(_SEP) for line in listing.splitlines())]
+        return [WaveCommit(sha, tuple(items.split()), tuple(waves.split()))
+                for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
+
+    def wave_commits(self, head: str) -> list[WaveCommit]:
+        """This wave's commits on ``head`` that the base branch does not reach, oldest first."""
+        return [c for c in self.beyond_base(head) if self.wave_id in c.waves]
 
     def in_base(self, commit: str, head: str) -> bool:
         """Whether the base branch reaches ``commit``, a commit of ``head``."""
@@ -163,8 +170,8 @@ class WaveMerges:
 
     def patch_id(self, commit: str, head: str) -> str | None:
         if commit not in self._patch_ids:
-            on_head = [c.sha for c in [*self.on_head(head), *self.beyond_base(head)]]
-            batch = [*dict.fromkeys(sha for sha in [commit, *on_head] if sha not in self._patch_ids)]
+            batch = [*dict.fromkeys(sha for sha in [commit, *[c.sha for c in self.beyond_base(head)]]
+                                    if sha not in self._patch_ids)]
             found = gitops.patch_ids(self.root, batch)
             self._patch_ids.update({sha: found.get(sha) for sha in batch})
         return self._patch_ids[commit]
@@ -204,7 +211,7 @@ class WaveMerges:
     def _same_blobs_at(self, head: str) -> dict[str, bool]:
         """Path -> whether base has the blob (or the absence) ``head`` has, for every path a commit of
         ``head`` judged here changed (one ``cat-file``)."""
-        shas = [c.sha for c in [*self.on_head(head), *self.beyond_base(head)]]
+        shas = [c.sha for c in self.beyond_base(head)]
         changed = self.paths(shas)
         paths = sorted({path for sha in shas for path in changed[sha]})
         blobs = gitops.blobs_at(self.root, [f"{rev}:{path}" for path in paths for rev in (self.base, head)])
@@ -217,7 +224,14 @@ class WaveMerges:
         return f"local branch {branch}" if head.local and len(self.heads) > 1 else branch
 
     def has_item(self, item_id: str) -> bool:
-        return any(item_id in commit.items for head in self.heads for commit in self.on_head(head.sha))
+        return any(item_id in commit.items for head in self.heads
+                   for commit in [*self.wave_commits(head.sha), *self._older(head.sha, item_id)])
+
+    def _older(self, head: str, item_id: str) -> list[WaveCommit]:
+        """The item's commits of this wave on ``head`` that base reaches, when none is beyond it."""
+        if any(item_id in c.items for c in self.wave_commits(head)):
+            return []
+        return [c for c in self.on_head(head) if item_id in c.items]
 
     def item(self, item_id: str) -> Merged | None:
         """Whether the item's changes are in the base branch, by which rule; None while they are not."""
@@ -227,7 +241,8 @@ class WaveMerges:
                               f"{self.branch_label(head)} is merged into {self.base_branch}")
         seen = False
         for head in self.heads:
-            commits = [c for c in self.on_head(head.sha) if item_id in c.items]
+            commits = [c for c in self.wave_commits(head.sha) if item_id in c.items] \
+                or self._older(head.sha, item_id)
             seen = seen or bool(commits)
             found = [self.commit_merged(c, head.sha) for c in commits]
             if found and all(found):
