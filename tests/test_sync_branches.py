@@ -165,3 +165,21 @@ def test_a_remote_that_refuses_the_deletion_keeps_the_branch_and_sync_gives_its_
             "keep", "origin refused to delete it: [remote rejected] (pre-receive hook declined)"),
         (f"wavegit/{W1}", "local"): ("delete", "merged into main")}
     assert branches(remote.origin) == [f"wavegit/{W1}"]
+
+
+def test_a_wave_branch_updated_with_main_then_squashed_is_deleted_merge_commit_and_all(
+        tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1), entry("B", "review", wave=W1)])
+    make_wave_branch(remote.clone, W1, ["A", "B"])
+    # GitHub's "update branch": main moved on, and was merged into the wave branch.
+    helper = remote.new_clone("helper")
+    commit_files(helper, {"NEWS": "news\n"}, "news on main")
+    git(helper, "checkout", "-q", f"wavegit/{W1}")
+    git(helper, "merge", "-q", "--no-ff", "-m", "Merge main into the wave", "main")
+    git(helper, "push", "-q", "origin", f"wavegit/{W1}")
+    merge_into_main(remote, "--squash")
+    changes = sync(remote.clone)
+    done = [(c["id"], c["rule"]) for c in changes if c["kind"] == "item"]
+    assert done == [("A", "trailer"), ("B", "trailer")]
+    assert fates(changes)[(f"wavegit/{W1}", "origin")] == ("delete", "its changes are in main: trailer")
+    assert branches(remote.origin) == branches(remote.clone) == []

@@ -86,6 +86,7 @@ class WaveMerges:
         self.same_blobs = cache(self._same_blobs_at)
         self._patch_ids: dict[str, str | None] = {}
         self._paths: dict[str, tuple[str, ...]] = {}
+        self._parents: dict[str, tuple[str, ...]] = {}
 
     # -- the base branch's new commits ------------------------------------------------------------------
 
@@ -161,12 +162,17 @@ class WaveMerges:
         return all(c.sha != commit for c in self.beyond_base(head))
 
     def paths(self, commits: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """Commit -> the paths it changed (against its first parent), looked up together."""
+        """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
         missing = [sha for sha in dict.fromkeys(commits) if sha not in self._paths]
         if missing:
             for sha, own in zip(missing, gitops.changes_of_commits(self.root, missing), strict=True):
                 self._paths[sha] = tuple(change.path for change in own.changes)
+                self._parents[sha] = tuple(own.parents)
         return self._paths
+
+    def parents(self, commit: str) -> tuple[str, ...]:
+        self.paths([commit])
+        return self._parents[commit]
 
     def patch_id(self, commit: str, head: str) -> str | None:
         if commit not in self._patch_ids:
@@ -191,6 +197,9 @@ class WaveMerges:
         if self.in_base(commit.sha, head):
             via = self.merge_commit(commit.sha)
             return Merged(ANCESTRY, via, f"commit {short} is in {self.base_branch}")
+        parents = self.parents(commit.sha)
+        if len(parents) > 1:
+            return self._merge_merged(commit, parents, head)
         patch_id = self.patch_id(commit.sha, head)
         if patch_id is not None and patch_id in self.base_patch_ids:
             via = self.base_patch_ids[patch_id]
@@ -203,6 +212,17 @@ class WaveMerges:
             return Merged(CONTENT, gitops.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
+
+    def _merge_merged(self, commit: WaveCommit, parents: Sequence[str], head: str) -> Merged | None:
+        """A merge on the branch (base merged into it, GitHub's "update branch") adds nothing of its own
+        that counts: it is in when each parent is."""
+        beyond = {c.sha: c for c in self.beyond_base(head)}
+        found = [self.commit_merged(beyond[p], head) if p in beyond else
+                 Merged(ANCESTRY, p, "") for p in parents]
+        if not all(found):
+            return None
+        rule = next((m.rule for m in reversed(found) if m is not None and m.rule != ANCESTRY), ANCESTRY)
+        return Merged(rule, None, f"merge {commit.sha[:12]} joins commits that are in {self.base_branch}")
 
     def _same_blobs(self, paths: list[str], head: str) -> bool:
         same = self.same_blobs(head)
