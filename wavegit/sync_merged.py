@@ -10,6 +10,8 @@ A commit of a wave is in the base branch by the first of these rules that holds:
 4. ``content``: every path the commit changed has on the base branch the blob (or the absence) it has at
    the head of the branch (the changes are all there, however they got there).
 
+A merge commit on the branch (the base branch merged into it) is in when each of its parents is.
+
 An item is merged when all its commits on a head of its wave (the branch on the remote, or in this
 repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell,
 and then only from a message naming this wave.
