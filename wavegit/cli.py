@@ -19,10 +19,13 @@ from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "create .wavegit/tracker.yaml and .wavegit/config.yaml and commit them"),
     "add": ("add", "add an item to the tracker (a compare-and-swap commit)"),
+    "import": ("import_", "add another tool's backlog (aesop JSON, JSONL, CSV) in one CAS commit"),
+    "intake": ("intake", "turn GitHub issues labelled for wavegit into items (one CAS commit)"),
     "validate": ("validate", "check the tracker and config; one path:line:col line per problem"),
     "ls": ("ls", "list tracker items"),
     "plan": ("plan", "show what the next wave would take, and why the rest is not taken"),
     "run": ("run", "claim a wave, run its workers, verify, report"),
+    "status": ("status", "the live state of waves run here, from their event logs"),
     "sync": ("sync", "reconcile in-flight waves with their branches, PRs and leases"),
     "halt": ("halt", "commit .wavegit/HALT so that no new wave starts"),
     "resume": ("resume", "remove .wavegit/HALT"),

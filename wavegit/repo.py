@@ -56,6 +56,11 @@ class Repo(NamedTuple):
         """The logs of a wave's workers and tests."""
         return self.state_dir / "logs" / wave_id
 
+    @property
+    def events_dir(self) -> Path:
+        """Each wave's event log, ``<wave>.jsonl``, written as the wave runs (``wavegit status`` reads it)."""
+        return self.state_dir / "events"
+
     def report_file(self, wave_id: str, suffix: str) -> Path:
         """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""
         return self.reports_dir / f"{wave_id}{suffix}"

@@ -10,6 +10,7 @@ from typing import Protocol
 from wavegit import report, sandbox, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, resolve_base
+from wavegit.engine.eventlog import EventLog, Tee
 from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
@@ -112,6 +113,9 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     """Run a claimed wave to its report: its items from ``source``, the pushed wave to ``delivery``."""
     runs = [ItemRun(item) for item in claimed.items]
     branch = worktree.wave_branch(claimed.wave_id)
+    log = EventLog(repo.events_dir / f"{claimed.wave_id}.jsonl")
+    log.claimed(claimed.wave_id, claimed.plan.selected)
+    options = replace(options, events=Tee(options.events, log))
     notes = options.events
     notes.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
     wave: Wave | None = None
@@ -189,4 +193,6 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     write_report(repo, rep)
     if interrupted:
         raise KeyboardInterrupt
-    return WaveOutcome(rep, exit_code(rep, race_lost))
+    code = exit_code(rep, race_lost)
+    log.finished(code, rep.success)
+    return WaveOutcome(rep, code)

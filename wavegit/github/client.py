@@ -23,6 +23,7 @@ from wavegit.github.api import (
     GitHubClient,
     GitHubError,
     GitHubNotFound,
+    Issue,
     PullRequest,
     Settings,
     require_settings,
@@ -31,11 +32,15 @@ from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
 
 if TYPE_CHECKING:
     from github.ContentFile import ContentFile
+    from github.Issue import Issue as GhIssue
     from github.IssueComment import IssueComment
     from github.PullRequest import PullRequest as GhPullRequest
     from github.Repository import Repository
 
 T = TypeVar("T")
+
+ACTIONS_MAY_NOT_OPEN_PRS = "not permitted to create or approve pull requests"
+"""GitHub's 403 to ``GITHUB_TOKEN`` while the repository setting that lets Actions open PRs is off."""
 
 
 def _require(value: object, kind: type[T], what: str) -> T:
@@ -125,6 +130,10 @@ class PyGithubClient(GitHubClient):
                 lambda: self._pull(self._repo.create_pull(base=base, head=branch, title=title, body=body)),
                 landed=lambda: self._open_pr(branch, base))
         except GitHubError as exc:
+            if exc.status == 403 and ACTIONS_MAY_NOT_OPEN_PRS in str(exc):
+                raise GitHubError(f"{exc} Turn on Settings > Actions > General > Workflow permissions > "
+                                  "'Allow GitHub Actions to create and approve pull requests', or give the "
+                                  "action a GitHub App token (docs/action.md)", exc.status) from None
             # 422 "already exists": somebody (or our own lost request) opened it meanwhile.
             found = self._retry.call(f"look for the PR of {branch}", lambda: self._open_pr(branch, base))
             if exc.status == 422 and found is not None:
@@ -136,15 +145,52 @@ class PyGithubClient(GitHubClient):
 
     def pr_files(self, number: int) -> list[str]:
         def fetch() -> list[str]:
+            pull = self._repo.get_pull(number)
+            counted = _require(pull.changed_files, int, "pull.changed_files")
             paths: dict[str, None] = {}
-            for raw in self._repo.get_pull(number).get_files():
+            listed = 0
+            for raw in pull.get_files():
+                listed += 1
                 paths[_require(raw.filename, str, "file.filename")] = None
                 # A rename takes the file away from its old path too, so both sides count.
                 if raw.previous_filename is not None:
                     paths[_require(raw.previous_filename, str, "file.previous_filename")] = None
+            if listed < counted:
+                # The files endpoint stops at 3,000: what it leaves out cannot be checked, so fail closed.
+                raise GitHubError(f"PR #{number} changes {counted} files but GitHub lists only {listed} "
+                                  "(its API stops at 3,000): their ownership cannot be checked")
             return list(paths)
 
         return self._retry.call(f"list the files of PR #{number}", fetch)
+
+    # ---- issues ----
+
+    def _issue(self, raw: GhIssue) -> Issue:
+        return Issue(number=_require(raw.number, int, "issue.number"),
+                     title=_require(raw.title, str, "issue.title"),
+                     body=raw.body if isinstance(raw.body, str) else "",
+                     state=_require(raw.state, str, "issue.state"))
+
+    def labelled_issues(self, label: str) -> list[Issue]:
+        def fetch() -> list[Issue]:
+            found = self._repo.get_issues(state="open", labels=[label], sort="created", direction="asc")
+            # The issues API lists pull requests too; they are no backlog.
+            return [self._issue(raw) for raw in found if raw.pull_request is None]
+
+        return self._retry.call(f"list the open issues labelled {label!r}", fetch)
+
+    def issue_info(self, number: int) -> Issue:
+        return self._retry.call(f"read issue #{number}", lambda: self._issue(self._repo.get_issue(number)))
+
+    def labelled_by(self, number: int, label: str) -> str | None:
+        def fetch() -> str | None:
+            who = None
+            for event in self._repo.get_issue(number).get_events():
+                if event.event == "labeled" and event.label is not None and event.label.name == label:
+                    who = _require(event.actor.login, str, "event.actor.login") if event.actor else None
+            return who
+
+        return self._retry.call(f"find who labelled issue #{number} {label!r}", fetch)
 
     # ---- comments ----
 
@@ -205,7 +251,10 @@ class PyGithubClient(GitHubClient):
             description = description[:MAX_STATUS_DESCRIPTION - 1] + "…"
 
         def post() -> None:
-            self._repo.get_commit(sha).create_status(state=state, description=description, context=context)
+            # The run's page when there is one (GitHub shows it as the check's "Details" link).
+            link = {"target_url": self.settings.run_url} if self.settings.run_url else {}
+            self._repo.get_commit(sha).create_status(state=state, description=description, context=context,
+                                                     **link)
 
         self._retry.call(f"set status {context} on {sha[:12]}", post)
 
