@@ -84,6 +84,7 @@ class WaveMerges:
         self.heads = list(heads)
         self.on_head = cache(self._on_head)
         self.beyond_base = cache(self._beyond_base)
+        self._beyond_shas = cache(self._beyond_set)
         self.commit_merged = cache(self._commit_merged)
         self.same_blobs = cache(self._same_blobs_at)
         self._patch_ids: dict[str, str | None] = {}
@@ -133,27 +134,26 @@ class WaveMerges:
 
     # -- the wave's own commits -------------------------------------------------------------------------
 
+    def _log(self, revs: Sequence[str], grep: str | None = None) -> list[WaveCommit]:
+        """The commits ``revs`` list, oldest first, with their trailers."""
+        fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
+        listing = gitops.log(self.root, revs, fmt, grep=grep, reverse=True)
+        return [WaveCommit(sha, tuple(items.split()), tuple(waves.split()))
+                for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
+
     def _on_head(self, head: str) -> list[WaveCommit]:
         """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), in base or not, oldest first:
         a walk of the whole history, so only asked for when those beyond base do not tell."""
-        fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
-               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, [head], fmt, grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}",
-                             reverse=True)
-        found = []
-        for line in listing.splitlines():
-            sha, waves, items = line.split(_SEP)
-            if self.wave_id in waves.split():
-                found.append(WaveCommit(sha, tuple(items.split()), tuple(waves.split())))
-        return found
+        found = self._log([head], grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}")
+        return [c for c in found if self.wave_id in c.waves]
 
     def _beyond_base(self, head: str) -> list[WaveCommit]:
         """Every commit of ``head`` the base branch does not reach, oldest first."""
-        fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
-               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, [head, f"^{self.base}"], fmt, reverse=True)
-        return [WaveCommit(sha, tuple(items.split()), tuple(waves.split()))
-                for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
+        return self._log([head, f"^{self.base}"])
+
+    def _beyond_set(self, head: str) -> frozenset[str]:
+        return frozenset(c.sha for c in self.beyond_base(head))
 
     def wave_commits(self, head: str) -> list[WaveCommit]:
         """This wave's commits on ``head`` that the base branch does not reach, oldest first."""
@@ -161,7 +161,7 @@ class WaveMerges:
 
     def in_base(self, commit: str, head: str) -> bool:
         """Whether the base branch reaches ``commit``, a commit of ``head``."""
-        return all(c.sha != commit for c in self.beyond_base(head))
+        return commit not in self._beyond_shas(head)
 
     def paths(self, commits: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
@@ -207,8 +207,7 @@ class WaveMerges:
             via = self.base_patch_ids[patch_id]
             return Merged(PATCH_ID, via, f"commit {short} is {self.base_branch}'s {via[:12]} (same patch id)")
         if commit.items and all(item_id in self.squashed for item_id in commit.items):
-            via = self.squashed[commit.items[-1]]
-            return Merged(TRAILER, via, f"{self.base_branch}'s {via[:12]} carries its Wavegit-Item trailer")
+            return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
         if paths and self._same_blobs(paths, head):
             return Merged(CONTENT, gitops.last_change(self.root, self.base, paths),
@@ -272,6 +271,9 @@ class WaveMerges:
                 assert last is not None
                 return Merged(last.rule, last.commit, f"{last.reason} ({self.branch_label(head)})")
         if not seen and item_id in self.squashed:
-            via = self.squashed[item_id]
-            return Merged(TRAILER, via, f"{self.base_branch}'s {via[:12]} carries its Wavegit-Item trailer")
+            return self._squash(item_id)
         return None
+
+    def _squash(self, item_id: str) -> Merged:
+        via = self.squashed[item_id]
+        return Merged(TRAILER, via, f"{self.base_branch}'s {via[:12]} carries its Wavegit-Item trailer")
