@@ -151,3 +151,23 @@ def test_content_counts_only_when_all_of_the_items_files_are_there(tmp_path: Pat
     commit_files(clone, {"src/two.txt": "2\n"}, "two by hand")
     assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in sync(remote).items()} == {
         "A": ("done", "content", git(clone, "rev-parse", "HEAD"))}
+
+
+def test_an_item_commit_merged_before_a_later_commit_on_its_wave_branch_is_found_by_its_own_ancestry(
+        tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1)])
+    clone = remote.clone
+    git(clone, "checkout", "-q", "-b", f"wavegit/{W1}", "origin/main")
+    message = f"A: work\n\nWavegit-Item: A\nWavegit-Wave: {W1}\n"
+    item_commit = commit_files(clone, {"src/A.txt": "ok\n"}, message, push_to=f"wavegit/{W1}")
+    git(clone, "checkout", "-q", "-B", "main", "origin/main")
+    git(clone, "merge", "-q", "--no-ff", "-m", "merge A", item_commit)
+    git(clone, "push", "-q", "origin", "main")
+    merge = git(clone, "rev-parse", "HEAD")
+    # The wave branch moved on after the merge: its tip is not in main, A's commit is.
+    git(clone, "checkout", "-q", f"wavegit/{W1}")
+    commit_files(clone, {"src/late.txt": "late\n"}, "a late commit", push_to=f"wavegit/{W1}")
+    changes = sync(remote)
+    assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in changes.items()} == {
+        "A": ("done", "ancestry", merge)}
+    assert changes["A"]["reason"] == f"commit {item_commit[:12]} is in main (wavegit/{W1})"
