@@ -172,8 +172,9 @@ class WaveMerges:
                 self._parents[sha] = tuple(own.parents)
         return self._paths
 
-    def parents(self, commit: str) -> tuple[str, ...]:
-        self.paths([commit])
+    def parents(self, commit: str, head: str) -> tuple[str, ...]:
+        """``commit``'s parents (looked up with those of every commit of ``head`` beyond base)."""
+        self.paths([commit, *[c.sha for c in self.beyond_base(head)]])
         return self._parents[commit]
 
     def patch_id(self, commit: str, head: str) -> str | None:
@@ -199,7 +200,7 @@ class WaveMerges:
         if self.in_base(commit.sha, head):
             via = self.merge_commit(commit.sha)
             return Merged(ANCESTRY, via, f"commit {short} is in {self.base_branch}")
-        parents = self.parents(commit.sha)
+        parents = self.parents(commit.sha, head)
         if len(parents) > 1:
             return self._merge_merged(commit, parents, head)
         patch_id = self.patch_id(commit.sha, head)
