@@ -113,6 +113,9 @@ class Config(NamedTuple):
         "run on the combined wave branch; empty = none", schema.command(required=False))] = ""
     lease_ttl_s: Annotated[float, schema.key(
         "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
+    keep_branches: Annotated[bool, schema.key(
+        "`sync` keeps the wave and item branches of settled waves instead of deleting those whose work is "
+        "in the base branch")] = False
     budget: Annotated[Budget, schema.key("cost ceilings")] = Budget()
     base_branch: Annotated[str, schema.key(
         "waves branch from here and pull requests target it", _ref_name)] = "main"
