@@ -37,6 +37,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE, as a shell reports a program killed by a closed pipe."""
+
 # Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
 _RUNS_WORKERS = frozenset({"run", "work", "collect", "review"})
 
@@ -111,4 +114,12 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     except KeyboardInterrupt:
         print(f"wavegit {top.command}: interrupted", file=sys.stderr)
         return 130, fast_exit
+    except BrokenPipeError:
+        # The reader of our output left (`wavegit run | head -2`) after the work was done: end as a
+        # SIGPIPE'd program would, without a traceback nor a second failure at the interpreter's final flush.
+        if argv is None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, sys.stderr.fileno())
+        return EXIT_BROKEN_PIPE, fast_exit
     return code, fast_exit

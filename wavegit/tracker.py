@@ -28,10 +28,20 @@ _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
 
 
 def _check_id(value: schema.Value) -> str | None:
-    if isinstance(value, str) and _ID_RE.match(value):
-        return None
-    # repr: an id holding a newline or a control character must not break the one-line message.
-    return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
+    if not (isinstance(value, str) and _ID_RE.match(value)):
+        # repr: an id holding a newline or a control character must not break the one-line message.
+        return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
+    # The id is a component of its item branch (wavegit/<wave>/<id>): what git refuses in a ref name
+    # would fail the whole wave at its first `update-ref`, so it is refused here (git check-ref-format).
+    if value.startswith("."):
+        return f"{value!r} must not start with '.' (git refuses it in a branch name)"
+    if ".." in value:
+        return f"{value!r} must not contain '..' (git refuses it in a branch name)"
+    if value.endswith("."):
+        return f"{value!r} must not end with '.' (git refuses it in a branch name)"
+    if value.lower().endswith(".lock"):
+        return f"{value!r} must not end with '.lock' (git refuses it in a branch name)"
+    return None
 
 
 def _not_empty_list(value: schema.Value) -> str | None:
@@ -53,7 +63,8 @@ def _normalize(pattern: str) -> str:
 @dataclass(frozen=True, kw_only=True)
 class Item:
     id: Annotated[str, schema.key(
-        "unique; letters, digits, `.`, `_`, `-`", _check_id, hint="e.g. AUTH-12", required=True)]
+        "unique; letters, digits, `.`, `_`, `-`, usable in a branch name (no leading `.`, no `..`, no "
+        "trailing `.` or `.lock`)", _check_id, hint="e.g. AUTH-12", required=True)]
     title: Annotated[str, schema.key("a short name, optional")] = ""
     prompt: Annotated[str, schema.key(
         "what the worker is asked to do", schema.not_blank, hint="what the worker is asked to do",
@@ -286,8 +297,10 @@ def _item_id(node: Node) -> str | None:
     value = _value_node(node, "id")
     if value is None or value.id != "scalar" or value.tag != schema.STR or not value.value:
         return None
-    # An unprintable id cannot label a one-line message; its own problem shows it quoted.
-    return str(value.value) if str(value.value).isprintable() else None
+    text = str(value.value)
+    # An unprintable id cannot label a one-line message: it is labelled escaped (its own problem shows it
+    # quoted), so the item is skipped as invalid and the other items still plan and run.
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def _value_node(node: Node, key: str) -> Node | None:
