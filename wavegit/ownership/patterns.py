@@ -220,6 +220,42 @@ def parse(pattern: str) -> Pattern:
     return Pattern(text, segments, is_dir, is_literal(text))
 
 
+def ownable(pattern: str) -> str:
+    """``normalize`` for an ownership pattern an item declares: also refuses one that owns every path.
+
+    ``**`` is refused by ``normalize``; ``*``, ``**/*``, ``*/**``, ``?*`` own every path as well, as does
+    any spelling whose one glob segment matches every name (``*`` and ``?*`` per segment, with ``**``s).
+    """
+    text = normalize(pattern)
+    if _owns_every_path(text):
+        raise _reject(pattern, "is the whole repository", "name the files or directories the item changes")
+    return text
+
+
+# The code points a name may hold (no control character, '/' or '\\'; surrogates are no characters).
+_NAME_CHARS: Ranges = ((0x20, 0x2E), (0x30, 0x5B), (0x5D, 0x7E), (0xA0, 0xD7FF), (0xE000, sys.maxunicode))
+
+
+def _owns_every_path(text: str) -> bool:
+    """Whether the normalised ``text`` owns every path: it owns every one-segment path (ownership is closed
+    downwards), so it is no directory pattern, has one segment besides ``**``s, and that glob matches every
+    non-empty name: stars, with at most one character position that takes every name character."""
+    if text.endswith("/"):
+        return False
+    globs = [segment for segment in text.split("/") if segment != "**"]
+    if len(globs) != 1:
+        return not globs
+    tokens = parse_segment(text, globs[0])
+    positions = [token for token in tokens if isinstance(token, CharSet)]
+    return STAR in tokens and len(positions) <= 1 and all(map(_takes_every_name_char, positions))
+
+
+def _takes_every_name_char(charset: CharSet) -> bool:
+    if charset.negated:
+        return not any(lo <= vhi and vlo <= hi for lo, hi in charset.ranges for vlo, vhi in _NAME_CHARS)
+    return all(any(lo <= vlo and vhi <= hi for lo, hi in charset.ranges) for vlo, vhi in _NAME_CHARS)
+
+
 # --- case folding --------------------------------------------------------------------------------------
 
 
