@@ -274,7 +274,7 @@ def _check_dependencies(rows: list[list[object]], nodes: list[Node], where: sche
 
 def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...], where: schema.Located,
                      item_id: str) -> None:
-    """A problem at each ``owns`` element that can reach a protected path (see wavegit.ownership.protected)."""
+    """A problem at each ``owns`` element that can reach a protected path (wavegit.ownership.protected)."""
     from wavegit.ownership.patterns import PatternError, normalize
     from wavegit.ownership.protected import REFUSAL_HINT, reached, refusal
 
