@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.wave import (
     history_text,
@@ -197,8 +195,6 @@ def test_paths_git_refuses_to_check_out_fail_the_attempt_and_count_it(tmp_path: 
     assert "sneaky" not in _history(remote)
 
 
-@pytest.mark.xfail(strict=True, reason="snapshot takes non-UTF-8 names on purpose (test_snapshot), but the "
-                   "report's JSON write (ensure_ascii=False) then raises UnicodeEncodeError: no report")
 def test_a_file_name_that_is_not_utf8_is_rejected_not_a_crash(tmp_path: Path) -> None:
     actions = ["cost 0.5", "odd-name src/a/latin-\\xe9.txt", "write src/a/ok.txt ok"]
     remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
