@@ -45,7 +45,8 @@ def test_a_pattern_that_misses_some_path_is_not_the_whole_repository(pattern: st
     ("?*/", ".wavegit/"), (".w*/", ".wavegit/"), (".wavegit/config.yaml", ".wavegit/"),
     (".WaveGit/", ".wavegit/"), ("[.]g*", ".github/workflows/"), (".github/*/x", ".github/workflows/"),
     (".github/", ".github/workflows/"), (".GitHub/Workflows/ci.yml", ".github/workflows/"),
-    (".github/actions/**/*.yml", ".github/actions/"), (".gitmodules", ".gitmodules"), ("?gitmodule?", ".gitmodules"),
+    (".github/actions/**/*.yml", ".github/actions/"), (".gitmodules", ".gitmodules"),
+    ("?gitmodule?", ".gitmodules"),
 ])
 def test_a_pattern_that_can_reach_a_protected_path_is_refused_at_its_line_and_column(pattern: str,
                                                                                    guard: str) -> None:
@@ -110,12 +111,13 @@ def test_the_config_keys_flow_into_validation(tmp_path: Path) -> None:
         tracker.load_cached(text, sha, tmp_path, protected=added)
 
 
-def test_add_and_validate_refuse_a_pattern_reaching_control_files_with_one_line(remote_repo: RemoteRepo) -> None:
+def test_add_and_validate_refuse_patterns_reaching_control_files_in_one_line(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     assert wavegit(clone, "init").returncode == 0
     before = git(clone, "rev-parse", "HEAD")
     for pattern in ("*", "?*/", ".w*/", ".github/workflows/ci.yml"):
-        result = wavegit(clone, "add", "A-1", "--prompt", "p", "--owns", "src/a.py", pattern, "--test", "true")
+        result = wavegit(clone, "add", "A-1", "--prompt", "p", "--owns", "src/a.py", pattern,
+                         "--test", "true")
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "whole repository" in result.stderr or "protected path" in result.stderr
     assert git(clone, "rev-parse", "HEAD") == before
