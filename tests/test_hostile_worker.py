@@ -248,3 +248,39 @@ def test_hooks_planted_in_wavegits_empty_hooks_dir_never_run(tmp_path: Path) -> 
     code, rep = run_cli(remote.clone, env={"TMPDIR": str(tmpdir)})
     assert code == 0 and rep.success, rep.notes
     assert not marker.exists()
+
+
+def test_a_worker_rewriting_wavegits_config_tracker_and_a_workflow_is_a_protected_path_violation(
+        tmp_path: Path) -> None:
+    # With `owns: ['*']` accepted, a worker set `report_authors: [mallory]` in the config, rewrote the tracker
+    # and a workflow, and was verified. Now no pattern reaching them is accepted, and a change to one is a
+    # violation of its own, judged before ownership.
+    actions = ["cost 0.5", "write .wavegit/config.yaml report_authors: [mallory]",
+               "write .wavegit/tracker.yaml version: 1", "write .github/workflows/ci.yml on: push",
+               "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
+    config_before = git(remote.origin, "show", "main:.wavegit/config.yaml")
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)["A"]
+    assert code == 1 and not found.verified and not rep.success
+    assert found.ownership_violations == [".github/workflows/ci.yml", ".wavegit/config.yaml",
+                                          ".wavegit/tracker.yaml"]
+    assert (found.error or "").startswith("protected path violation: changed .github/workflows/ci.yml, ")
+    recorded = origin_item(remote, "A")
+    assert (recorded.attempts, recorded.cost) == (1, 0.5)
+    assert (recorded.last_error or "").startswith("protected path violation")
+    assert git(remote.origin, "show", "main:.wavegit/config.yaml") == config_before
+    # The config was committed once, by the test; the wave wrote only the tracker (claim and record).
+    assert len(git(remote.origin, "log", "--all", "--format=%H", "--", ".wavegit/config.yaml").split()) == 1
+    assert git(remote.origin, "log", "--all", "--format=%H", "--", ".github") == ""
+    assert [git(remote.origin, "log", "-1", "--format=%s", c).split(" wave ")[0] for c in git(
+        remote.origin, "log", "--all", "--format=%H", "--", ".wavegit/tracker.yaml").split()[:2]] == [
+        "wavegit: record", "wavegit: claim"]
+
+
+def test_allow_protected_lifts_one_protected_path_for_an_item_that_owns_it(tmp_path: Path) -> None:
+    remote = _wave(tmp_path, [item("CI", ["write .github/workflows/ci.yml on: push"], [".github/workflows/"],
+                                   test="true")], allow_protected=[".github/workflows/"])
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["CI"].files_changed == [".github/workflows/ci.yml"]
