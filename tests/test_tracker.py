@@ -323,3 +323,13 @@ def test_a_committed_ref_breaking_id_stops_run_before_any_claim_with_its_locatio
         assert ".wavegit/tracker.yaml:" in result.stderr and "must not end with '.lock'" in result.stderr
     assert git(remote.origin, "rev-parse", "main") == before
     assert branches(remote.origin) == [] and branches(remote.clone) == []
+
+
+def test_a_field_holding_undecodable_bytes_is_written_escaped_and_stays_valid_yaml() -> None:
+    # A git error quoting a worker's file name reached last_error with a surrogate: the record commit was
+    # not valid UTF-8, so not valid YAML.
+    error = "cannot check out " + b"src/bad\xff\xfename.txt".decode("utf-8", "surrogateescape")
+    text = tracker.set_fields(EXAMPLE, "AUTH-12", {"last_error": error})
+    text.encode("utf-8")
+    recorded = tracker.loads(text).get("AUTH-12")
+    assert recorded is not None and recorded.last_error == "cannot check out src/bad\\xff\\xfename.txt"
