@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.reliability import tracker_history_problems
+from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import (
     history_text,
     item,
@@ -25,6 +26,7 @@ from tests.helpers.wave import (
     worktrees,
     write_and_push,
 )
+from wavegit.repo import discover
 from wavegit.report import ItemReport, WaveReport
 
 HOSTILE_WORKERS = Path(__file__).resolve().parent / "hostile_workers"
@@ -284,3 +286,23 @@ def test_allow_protected_lifts_one_protected_path_for_an_item_that_owns_it(tmp_p
     code, rep = run_cli(remote.clone)
     assert code == 0 and rep.success, rep.notes
     assert _by_id(rep)["CI"].files_changed == [".github/workflows/ci.yml"]
+
+
+def test_a_non_utf8_name_leaves_the_wave_recording_normally_with_the_name_escaped_everywhere(
+        tmp_path: Path) -> None:
+    # `bad\xff\xfename.txt` made the record commit invalid YAML, `run` die with UnicodeEncodeError, a 0-byte
+    # report, and every item of the wave stuck in_progress for the lease.
+    remote = _wave(tmp_path, [item("A", ["odd-name src/a/bad\\xff\\xfename.txt", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true"),
+                              item("B", ["write src/b/ok.txt ok"], ["src/b/"], test="true")])
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    shown = "src/a/bad\\xff\\xfename.txt is not a UTF-8 file name; nothing staged"
+    assert shown in result.stderr and shown in result.stdout
+    a, b = origin_item(remote, "A"), origin_item(remote, "B")
+    assert (a.status, a.attempts, a.last_error, b.status) == ("todo", 1, shown, "review")
+    assert tracker_history_problems(remote.origin) == []
+    reports = discover(remote.clone).reports_dir
+    rep = WaveReport.from_json((reports / f"{b.wave}.json").read_text(encoding="utf-8"))
+    assert _by_id(rep)["A"].files_changed == ["src/a/bad\\xff\\xfename.txt", "src/a/ok.txt"]
+    assert "is not a UTF-8 file name" in (reports / f"{b.wave}.md").read_text(encoding="utf-8")
