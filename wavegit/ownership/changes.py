@@ -2,13 +2,12 @@
 
 The names come from git as ``str`` with undecodable bytes carried as surrogate escapes (``\\udce9``):
 such a name cannot be written to the tracker, the report or a log, so the attempt is refused and the name
-is only ever shown escaped (``\\xe9``). Names are compared in NFC, as patterns are
-(``patterns.normalize``): a worker on a system that writes NFD (macOS) changes the file its item owns.
+is only ever shown escaped (``\\xe9``). Names are compared in NFC, as patterns are (``patterns.matches``):
+a worker on a system that writes NFD (macOS) changes the file its item owns.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -17,10 +16,6 @@ from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded
 from wavegit.undecodable import escape
 
 SHOWN_VIOLATIONS = 5
-
-
-def nfc(path: str) -> str:
-    return path if path.isascii() else unicodedata.normalize("NFC", path)
 
 
 @dataclass(frozen=True)
@@ -47,11 +42,11 @@ def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
         more = f" (and {len(undecodable) - 1} more)" if len(undecodable) > 1 else ""
         return Judgement(listed, error=f"{undecodable[0]}{more} is not a UTF-8 file name; nothing staged")
     guards = DEFAULT_PROTECTED if protected is None else protected
-    forbidden = [path for path in changed if guarded(nfc(path), guards) is not None]
+    forbidden = [path for path in changed if guarded(path, guards) is not None]
     if forbidden:
         return Judgement(listed, forbidden, f"protected path violation: changed {_some(forbidden)}, which no "
                                             "item may change; changes discarded")
-    outside = [path for path in changed if not any(matches(pattern, nfc(path)) for pattern in owns)]
+    outside = [path for path in changed if not any(matches(pattern, path) for pattern in owns)]
     if outside:
         return Judgement(listed, outside,
                          f"ownership violation: changed {_some(outside)}, not owned by {item_id}; "

@@ -269,10 +269,31 @@ def fold_char(char: str) -> str:
 
 
 def fold(text: str) -> str:
-    """The case-insensitive comparison key of a path or literal pattern."""
-    if text.isascii():
-        return text.lower()
-    return "".join(fold_char(char) for char in text)
+    """The case-insensitive comparison key of a path or literal pattern.
+
+    Windows also drops a name's trailing dots and spaces (``src/a./`` and ``src/a /`` are ``src/a/``),
+    so the key drops them too (``_name_tail_dropped``).
+    """
+    folded = text.lower() if text.isascii() else "".join(fold_char(char) for char in text)
+    if "./" in folded or " /" in folded or folded.endswith((".", " ")):
+        return _name_tail_dropped(folded)
+    return folded
+
+
+def _name_tail_dropped(text: str) -> str:
+    """Each segment of ``text`` without its trailing dots and spaces (one that is nothing else is kept)."""
+    return "/".join(segment.rstrip(". ") or segment for segment in text.split("/"))
+
+
+_TAIL_CHARS = (CharSet(False, ((0x2E, 0x2E),)), CharSet(False, ((0x20, 0x20),)))
+
+
+def glob_tail_dropped(glob: Glob) -> Glob:
+    """``glob`` without its trailing literal dots and spaces (``_name_tail_dropped`` for a glob segment)."""
+    end = len(glob)
+    while end > 1 and glob[end - 1] in _TAIL_CHARS:
+        end -= 1
+    return glob[:end]
 
 
 @functools.lru_cache(maxsize=1)
@@ -348,7 +369,8 @@ def folded_pattern(pattern: str) -> Pattern:
     parsed = parse(pattern)
     segments = tuple(
         segment if isinstance(segment, DoubleStar)
-        else tuple(token if isinstance(token, Star) else fold_charset(token) for token in segment)
+        else tuple(token if isinstance(token, Star) else fold_charset(token)
+                   for token in glob_tail_dropped(segment))
         for segment in parsed.segments
     )
     text = fold(parsed.text) if parsed.literal else parsed.text
@@ -394,15 +416,20 @@ def _literal_owns(pattern: str, path: str) -> bool:
 
 
 def matches(pattern: str, path: str) -> bool:
-    """Whether the normalised ``pattern`` owns the normalised repo-relative file ``path`` (case-sensitive)."""
+    """Whether the normalised ``pattern`` owns the repo-relative file ``path`` (case-sensitive).
+
+    ``path`` is compared in NFC, as patterns are: a file written decomposed (macOS) is the same file.
+    """
+    if not path.isascii():
+        path = unicodedata.normalize("NFC", path)
     if is_literal(pattern):
         return _literal_owns(pattern, path)
     return _matcher(pattern, False).fullmatch("/" + path) is not None
 
 
 def owns_folded(pattern: str, path: str) -> bool:
-    """Whether ``pattern`` owns ``path`` when compared case-insensitively."""
-    return owns_folded_path(pattern, fold(path))
+    """Whether ``pattern`` owns ``path`` (in NFC, as ``matches``) when compared case-insensitively."""
+    return owns_folded_path(pattern, fold(path if path.isascii() else unicodedata.normalize("NFC", path)))
 
 
 def owns_folded_path(pattern: str, folded_path: str) -> bool:
