@@ -240,7 +240,7 @@ def _owns_every_path(text: str) -> bool:
     """Whether the normalised ``text`` owns every path: it owns every one-segment path (ownership is closed
     downwards), so it is no directory pattern, has one segment besides ``**``s, and that glob matches every
     non-empty name: stars, with at most one character position that takes every name character."""
-    if text.endswith("/"):
+    if text.endswith("/") or is_literal(text):
         return False
     globs = [segment for segment in text.split("/") if segment != "**"]
     if len(globs) != 1:

@@ -12,10 +12,11 @@ can own, compared case-insensitively, is protected, however it is spelled (``*``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from wavegit.ownership.overlap import overlaps
-from wavegit.ownership.patterns import PatternError, normalize, owns_folded
+from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
 
 DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules")
 
@@ -38,9 +39,27 @@ def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
     return tuple(protected)
 
 
-def reached(pattern: str, protected: Iterable[str]) -> str | None:
+def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
     """The first protected pattern that the ownership ``pattern`` can reach, or None."""
-    return next((guarded for guarded in protected if overlaps(pattern, guarded)), None)
+    first = _first_name(pattern)
+    for guard, other in _first_names(protected):
+        # Every tracker load asks this of every pattern: two patterns that start with different literal
+        # names (folded) own disjoint paths, which spares most of them the automata.
+        if first and other and first != other:
+            continue
+        if overlaps(pattern, guard):
+            return guard
+    return None
+
+
+def _first_name(pattern: str) -> str:
+    """The folded first segment of ``pattern`` when it is literal, else ""."""
+    return literal_head(pattern).split("/", 1)[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _first_names(protected: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((guard, _first_name(guard)) for guard in protected)
 
 
 def guarded(path: str, protected: Iterable[str]) -> str | None:
