@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item
 from wavegit.cli import EXIT_BROKEN_PIPE
@@ -179,12 +181,14 @@ def test_a_stream_that_fails_silences_the_view_and_never_raises() -> None:
         assert progress.output_error is not None and "BrokenPipeError" in progress.output_error
 
 
-def test_run_piped_into_head_2_records_the_whole_wave(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_run_piped_into_head_2_records_the_whole_wave(tmp_path: Path, unbuffered: str) -> None:
     # `wavegit run 2>&1 | head -2`: a real pipe whose reader leaves after two lines; the progress lines after
     # them used to raise BrokenPipeError in the engine, leaving both items in_progress, no branch, no record.
+    # Unbuffered, the summary's print fails; buffered, the final flush does.
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
                                        item("B", ["write src/b.txt ok"], ["src/b.txt"])])
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": unbuffered}
     proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None

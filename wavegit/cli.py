@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from wavegit import __version__
 from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
@@ -84,6 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             return code  # e.g. a closed pipe: the normal exit reports it
         os._exit(code)
+    if argv is None:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _output_closed()
     return code
 
 
@@ -115,11 +121,30 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         print(f"wavegit {top.command}: interrupted", file=sys.stderr)
         return 130, fast_exit
     except BrokenPipeError:
-        # The reader of our output left (`wavegit run | head -2`) after the work was done: end as a
-        # SIGPIPE'd program would, without a traceback nor a second failure at the interpreter's final flush.
-        if argv is None:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.dup2(devnull, sys.stderr.fileno())
-        return EXIT_BROKEN_PIPE, fast_exit
+        # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
+        # done); a pipe to some other process breaking is a failure like any other.
+        if argv is not None or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
+            raise
+        return _output_closed(), fast_exit
     return code, fast_exit
+
+
+def _reader_gone(stream: TextIO) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (poll reports an error on it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+def _output_closed() -> int:
+    """End as a program killed by SIGPIPE would: without a traceback, nor a second failure when the
+    interpreter flushes the closed streams at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, sys.stderr.fileno())
+    return EXIT_BROKEN_PIPE
