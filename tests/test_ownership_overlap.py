@@ -100,6 +100,7 @@ def test_case_insensitive_ownership_is_ownership_of_some_case_variant(pattern: s
     ("src/a.b/", "src/a/", False),
     ("src/a b/", "src/a/", False),
     ("src/.../", "src/a/", False),
+    ("src/.../*.py", "src/.../a.py", True),
 ])
 def test_trailing_dots_and_spaces_of_a_name_make_no_other_file(a: str, b: str, expected: bool) -> None:
     assert overlaps(a, b) is expected and overlaps(b, a) is expected

@@ -291,9 +291,9 @@ _TAIL_CHARS = (CharSet(False, ((0x2E, 0x2E),)), CharSet(False, ((0x20, 0x20),)))
 def glob_tail_dropped(glob: Glob) -> Glob:
     """``glob`` without its trailing literal dots and spaces (``_name_tail_dropped`` for a glob segment)."""
     end = len(glob)
-    while end > 1 and glob[end - 1] in _TAIL_CHARS:
+    while end and glob[end - 1] in _TAIL_CHARS:
         end -= 1
-    return glob[:end]
+    return glob[:end] if end else glob
 
 
 @functools.lru_cache(maxsize=1)
