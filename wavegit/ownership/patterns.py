@@ -274,10 +274,14 @@ def fold(text: str) -> str:
     Windows also drops a name's trailing dots and spaces (``src/a./`` and ``src/a /`` are ``src/a/``),
     so the key drops them too (``_name_tail_dropped``).
     """
+    # Every pushed path comes here (the pre-push hook): C-level checks first.
     folded = text.lower() if text.isascii() else "".join(fold_char(char) for char in text)
-    if "./" in folded or " /" in folded or folded.endswith((".", " ")):
+    if "./" in folded or " /" in folded or folded[-1:] in _NAME_TAIL:
         return _name_tail_dropped(folded)
     return folded
+
+
+_NAME_TAIL = (".", " ")
 
 
 def _name_tail_dropped(text: str) -> str:
