@@ -44,3 +44,11 @@ def test_a_changed_path_in_nfd_is_owned_by_its_nfc_pattern() -> None:
     outside = judge("A", ("src/caf\u00e9/",), None, [nfd, "src/other.txt"])
     assert outside.violations == ["src/other.txt"]
     assert outside.error == "ownership violation: changed src/other.txt, not owned by A; changes discarded"
+
+
+def test_a_name_windows_reads_as_a_protected_path_is_a_protected_path_violation() -> None:
+    # `.wavegit?/` is accepted as a pattern (a glob position is not read as a trailing dot), but what a worker
+    # writes under it as `.wavegit./config.yaml` is `.wavegit/config.yaml` on Windows.
+    judged = judge("A", (".wavegit?/",), None, [".wavegit./config.yaml", ".wavegit /HALT"])
+    assert judged.violations == [".wavegit./config.yaml", ".wavegit /HALT"]
+    assert (judged.error or "").startswith("protected path violation: ")
