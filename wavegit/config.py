@@ -32,6 +32,28 @@ def _repo_path(value: schema.Value) -> str | None:
     return None
 
 
+def _repo_paths(value: schema.Value) -> str | None:
+    for path in value if isinstance(value, tuple) else ():
+        complaint = _repo_path(path)
+        if complaint is not None:
+            return complaint
+    return None
+
+
+def protected_of(config: "Config") -> tuple[str, ...] | None:
+    """The protected paths of ``config`` (``wavegit.ownership.protected``), or None when they are the
+    defaults (so that a warm ``plan`` need not import the module that computes them)."""
+    if not config.protected_paths and not config.allow_protected and config.tracker_path == TRACKER_PATH:
+        return None
+    from wavegit.ownership.patterns import PatternError
+    from wavegit.ownership.protected import protected_set
+
+    try:
+        return protected_set(config.protected_paths, config.allow_protected, config.tracker_path)
+    except PatternError as exc:
+        raise UsageError(f"{CONFIG_PATH}: {exc}") from None
+
+
 def _ref_name(value: schema.Value) -> str | None:
     text = str(value)
     bad = (not text.strip() or any(c in text for c in " ~^:?*[\\") or text.startswith(("-", "/"))
@@ -137,6 +159,11 @@ class Config(NamedTuple):
         _worker_env_names)] = ()
     sandbox: Annotated[SandboxConfig, schema.key(
         "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()
+    protected_paths: Annotated[tuple[str, ...], schema.key(
+        "paths no item may own nor any worker change, besides `.wavegit/`, `.github/workflows/`, "
+        "`.github/actions/`, `.gitmodules` and the tracker", _repo_paths)] = ()
+    allow_protected: Annotated[tuple[str, ...], schema.key(
+        "protected paths items may own after all (each must equal one of them)", _repo_paths)] = ()
 
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 

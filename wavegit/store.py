@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from wavegit import git, gitops
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.errors import EXIT_RACE_LOST, RaceLostError, UsageError, WavegitError
 from wavegit.repo import Repo
 
@@ -125,15 +125,17 @@ class MutationResult:
 
 
 def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
-                       cache_dir: Path | None = None) -> None:
-    """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing."""
+                       cache_dir: Path | None = None, protected: tuple[str, ...] | None = None) -> None:
+    """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing.
+
+    ``protected``: the config's protected paths (``config.protected_of``; None: the defaults)."""
     # Imported here: the tracker module pulls in YAML, which commands that only read refs do not need.
     from wavegit import tracker
 
     if blob_sha is not None:
-        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True)
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True, protected=protected)
     else:
-        tracker.loads(text, path, strict=True)
+        tracker.loads(text, path, strict=True, protected=protected)
 
 
 def with_trailer(message: str, key: str, value: str) -> str:
@@ -292,7 +294,8 @@ class GitStore:
         if blob_sha is None:
             raise UsageError(f"no tracker at {self.target}:{self.config.tracker_path} (run `wavegit init`)")
         loaded = tracker.load_blob(blob_sha, lambda: self.read_blob(blob_sha), self.cache_dir,
-                                   self.config.tracker_path, strict=strict)
+                                   self.config.tracker_path, strict=strict,
+                                   protected=protected_of(self.config))
         return loaded, blob_sha
 
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
@@ -305,7 +308,8 @@ class GitStore:
         texts = dict(change.files)
         if change.tracker_text is not None:
             tracker_sha = self._hash(change.tracker_text, store=False)
-            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir)
+            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
+                               protected_of(self.config))
             texts[self.config.tracker_path] = change.tracker_text
         blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)

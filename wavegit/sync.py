@@ -41,7 +41,7 @@ from functools import cache
 from pathlib import Path
 
 from wavegit import git, gitops, lifecycle, report, sync_branches, sync_merged, tracker, wavelock, worktree
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
 from wavegit.lifecycle import Status
@@ -367,7 +367,8 @@ def _load(snapshot: Snapshot, repo: Repo, config: Config) -> tracker.Tracker:
     if snapshot.text is None or snapshot.blob_sha is None:
         where = f"{config.tracker_path} on {config.tracker_branch}"
         raise UsageError(f"no tracker at {where} (run `wavegit init`)")
-    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path)
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path,
+                               protected=protected_of(config))
 
 
 def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClient | None = None,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from wavegit import tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
+from wavegit.config import protected_of
 from wavegit.errors import UsageError
 from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.report import utc_timestamp
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     def apply(snapshot: Snapshot) -> Change:
         if snapshot.text is None or snapshot.blob_sha is None:
             raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
-        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
+        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path,
+                                      protected=protected_of(target.config))
         if current.get(item.id) is not None:
             raise UsageError(f"item {item.id} already exists in {tracker_path} on {store.target}")
         return Change(tracker.append_item(snapshot.text, item))

@@ -63,8 +63,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"no tracker at {config.tracker_branch}:{config.tracker_path} (run `wavegit init`)")
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
-    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir,
-                                  config.tracker_path, strict=False)
+    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, config.tracker_path,
+                                  strict=False, protected=config_mod.protected_of(config))
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")

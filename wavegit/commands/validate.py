@@ -9,7 +9,7 @@ from pathlib import Path
 
 from wavegit import tracker
 from wavegit.commands._workfile import read_tracker_text
-from wavegit.config import Config, load_config
+from wavegit.config import Config, load_config, protected_of
 from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.repo import Repo, discover
 
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     count = 0
     try:
         source = read_tracker_text(file, shown, missing)
-        count = len(tracker.load_cached(source.text, source.blob_sha, cache, shown).items)
+        count = len(tracker.load_cached(source.text, source.blob_sha, cache, shown,
+                                        protected=protected_of(config)).items)
     except ValidationError as exc:
         problems.extend(exc.problems)
     if problems:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wavegit import budget, cost, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
-from wavegit.ownership.patterns import matches
+from wavegit.ownership import changes
 from wavegit.prompt import render as render_prompt
 from wavegit.repo import Repo
 from wavegit.workspaces import Ready, Spec, Workspaces
@@ -217,12 +217,10 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
         attempt.error = str(exc)
         return
-    attempt.files_changed = taken.changed
-    attempt.violations = [p for p in attempt.files_changed
-                          if not any(matches(pattern, p) for pattern in item.owns)]
-    if attempt.violations:
-        shown = ", ".join(attempt.violations[:5]) + (" …" if len(attempt.violations) > 5 else "")
-        attempt.error = f"ownership violation: changed {shown}, not owned by {item.id}; changes discarded"
+    judged = changes.judge(item.id, item.owns, protected_of(config), taken.changed)
+    attempt.files_changed, attempt.violations = judged.changed, judged.violations
+    if judged.error is not None:
+        attempt.error = judged.error
         return
     if not attempt.files_changed:
         attempt.error = "the worker changed nothing"

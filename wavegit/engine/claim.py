@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wavegit import budget, gitops, halt, lifecycle, report, tracker, worktree
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
 from wavegit.select import Plan, select
@@ -46,7 +46,7 @@ def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracke
         raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
                          "(run `wavegit init`)")
     return tracker.load_cached(snapshot.text, snapshot.blob_sha, store_repo.cache_dir,
-                               config.tracker_path, strict=False)
+                               config.tracker_path, strict=False, protected=protected_of(config))
 
 
 def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: str,
