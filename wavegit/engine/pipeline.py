@@ -9,6 +9,7 @@ from typing import Protocol
 
 from wavegit import report, sandbox, worktree
 from wavegit.config import Config
+from wavegit.engine import preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
@@ -84,8 +85,9 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
-    claimed = claim(repo, config, store, max_items=max_items or config.max_items,
-                    wave_id=worktree.new_wave_id(started), now=started)
+    wave_id = worktree.new_wave_id(started)
+    claimed = claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
+                    now=started, check=preflight.claim_checks(repo, config, wave_id))
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
