@@ -173,15 +173,16 @@ def test_plan_under_halt_exits_3_as_run_would_and_says_why(tmp_path: Path) -> No
     assert wavegit(tmp_path, "halt", "--reason", "release freeze").returncode == 0
     text = wavegit(tmp_path, "plan")
     assert text.returncode == 3
-    assert text.stdout.splitlines()[1].startswith("the next wave will not start (`wavegit run` would exit 3): "
-                                                  "halted by ")
+    refusal = text.stdout.splitlines()[1]
+    assert refusal.startswith("the next wave will not start (`wavegit run` would exit 3): halted by ")
     assert "release freeze" in text.stdout.splitlines()[1]
     plan = json.loads(wavegit(tmp_path, "plan", "--json").stdout)
     assert (plan["would_start"], plan["exit_code"]) == (False, 3) and "release freeze" in plan["reason"]
     assert wavegit(tmp_path, "run").returncode == 3
 
 
-def test_plan_over_the_day_budget_exits_3_as_run_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_over_the_day_budget_exits_3_as_run_would(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     # A record commit of today spent $2, over the $1 a day: what the budget reads from the tracker history.
     monkeypatch.setenv("GIT_COMMITTER_DATE", datetime.now(timezone.utc).isoformat(timespec="seconds"))
     git(tmp_path, "init", "-q", "-b", "main")

@@ -285,11 +285,12 @@ class GitStore:
 
     @property
     def read_ref(self) -> str:
-        """The ref the tracker is read from: the remote's tracker branch as last fetched, else the local one."""
+        """The ref the tracker is read from: the remote's tracker branch as last fetched, else the local
+        branch."""
         return self.tracking_ref if self.remote else self.branch_ref
 
     def source(self, blob_sha: str) -> str:
-        """Which tracker a command read, for its output: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
+        """Which tracker a command read, for its output: ``origin/main:.wavegit/tracker.yaml blob 1a2b``."""
         return f"{self.target}:{self.config.tracker_path} blob {blob_sha[:12]}"
 
     def read_blob(self, blob_sha: str) -> str:

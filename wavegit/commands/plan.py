@@ -20,8 +20,8 @@ from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, UsageError
 from wavegit.repo import discover
 from wavegit.schema import gc_paused
 from wavegit.select import Plan, select_columns
-from wavegit.tracker import Columns
 from wavegit.store import GitStore
+from wavegit.tracker import Columns
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
 # its only write, a parse-cache entry, is renamed into place before it prints,
@@ -81,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         answer = plan.to_json()
         answer.update(tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
                       would_start=refusal is None and bool(plan.selected),
-                      reason=refusal.reason if refusal else None if plan.selected else "nothing is ready",
+                      reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
                       exit_code=refusal.exit_code if refusal else EXIT_OK)
         # dumps, not dump: dump streams through the pure-Python encoder, several times slower here.
         sys.stdout.write(json.dumps(answer) + "\n")
@@ -108,7 +108,8 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns) -> Refusal | 
         from wavegit.errors import BudgetExceededError
 
         try:
-            budget.check_day(store.config.budget, store.repo.root, gitops.resolve_commit(store.repo.root, store.read_ref))
+            head = gitops.resolve_commit(store.repo.root, store.read_ref)
+            budget.check_day(store.config.budget, store.repo.root, head)
         except BudgetExceededError as exc:
             return Refusal(str(exc), EXIT_HALTED)
     if any(cols.problems):

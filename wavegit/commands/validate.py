@@ -1,5 +1,6 @@
-"""``wavegit validate [--worktree | --file PATH] [--fetch] [--json]``: check the config and the tracker; one
-``path:line:col`` line per problem (exit 2), or ``ok: N items in <tracker>`` (exit 0). Nothing is ever written.
+"""``wavegit validate [--worktree | --file PATH] [--fetch] [--json]``: check the config and the tracker;
+one ``path:line:col`` line per problem (exit 2), or ``ok: N items in <tracker>`` (exit 0). Nothing is ever
+written.
 
 By default the tracker checked is the one ``plan``, ``ls``, ``run``, ``sync`` and the hook read: the tracker
 branch's head (``<remote>/<tracker_branch>`` as last fetched), so its line numbers are that file's.
