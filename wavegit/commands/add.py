@@ -67,7 +67,7 @@ def _check_new_item(old_text: str, new_text: str, path: str, cache_dir: Path) ->
         check_tracker_text(new_text, path, blob_sha(new_text), cache_dir)
     except ValidationError as exc:
         old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
-        first_new = next((n for n, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
+        first_new = next((n for n, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b),
                          min(len(old_lines), len(new_lines))) + 1
         if any(problem.line < first_new for problem in exc.problems):
             raise
