@@ -11,7 +11,15 @@ from wavegit import report, sandbox, worktree
 from wavegit.config import Config
 from wavegit.engine import preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
-from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
+from wavegit.engine.outcome import (
+    REPORT_TAIL_LINES,
+    WaveOutcome,
+    exit_code,
+    item_report,
+    record,
+    wave_succeeded,
+    write_report,
+)
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
 from wavegit.errors import EXIT_OK, RaceLostError, WavegitError
@@ -175,7 +183,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         rep.budget.exceeded = wave.budget_exceeded
     wave_test = collected.wave_test if collected is not None else None
     if wave_test is not None:
-        rep.wave_test = wave_test.to_report()
+        rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)
         if wave_test.error:
             rep.notes.append(f"wave test {wave_test.error}")
     rep.items = [item_report(run, config) for run in runs]
