@@ -28,6 +28,8 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
     assert ran.returncode == 1
     markdown = _report_path(ran.stdout, remote.clone)
     assert markdown.is_file() and markdown.suffix == ".md"
+    claimed_from = git(remote.origin, "rev-parse", "main~2:.wavegit/tracker.yaml")
+    assert f"  tracker: origin/main:.wavegit/tracker.yaml blob {claimed_from[:12]}" in ran.stdout.splitlines()
     # run's own summary already shows the failing wave test's log and the end of its output.
     assert "  wave test " in ran.stdout and "failed (exit 1); log: " in ran.stdout
     assert "    | check failed: src/nowhere.txt should contain 'ok'" in ran.stdout
@@ -46,6 +48,7 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
     as_json = wavegit(remote.clone, "report", "--json")
     report = WaveReport.from_json(as_json.stdout)
     assert report == WaveReport.from_json(markdown.with_suffix(".json").read_text())
+    assert report.tracker_source == f"origin/main:.wavegit/tracker.yaml blob {claimed_from[:12]}"
     assert report.wave_test.exit_code == 1 and Path(report.wave_test.log_path).is_file()
     assert "check failed" in report.wave_test.log_tail
 

@@ -259,9 +259,13 @@ def test_halt_during_a_wave_stops_new_attempts_and_the_wave_exits_1_not_3(
 
 
 def test_launch_failure_stops_the_batch_and_records_every_item(tmp_path: Path) -> None:
+    # An executable the preflight finds, whose interpreter is missing: it fails only when launched.
+    worker = tmp_path / "no-such-worker"
+    worker.write_text("#!/nonexistent/interpreter\n")
+    worker.chmod(0o755)
     remote = make_wave_repo(tmp_path, [
         item(name, [f"write src/{name}.txt ok"], [f"src/{name}.txt"]) for name in ("a", "b", "c")
-    ], concurrency=1, worker=str(tmp_path / "no-such-worker"))
+    ], concurrency=1, worker=str(worker), sandbox="none")
     outcome = run(remote.clone)
     rep = outcome.report
     assert (outcome.exit_code, rep.success) == (1, False)

@@ -128,6 +128,8 @@ class WaveReport:
     notes: list[str] = field(default_factory=list)
     config_source: str = ""
     """Where the config the wave obeyed was read: ``origin/main:.wavegit/config.yaml``, or the checkout."""
+    tracker_source: str = ""
+    """The tracker the wave claimed from: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
     sandbox: str = ""
     """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
     started_at: str = field(metadata=_TS)

@@ -124,6 +124,11 @@ class MutationResult:
     op_id: str = ""
 
 
+def tracker_source(target: str, path: str, blob_sha: str) -> str:
+    """Which tracker was read, for output: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
+    return f"{target}:{path} blob {blob_sha[:12]}"
+
+
 def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
                        cache_dir: Path | None = None) -> None:
     """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing."""
@@ -290,8 +295,8 @@ class GitStore:
         return self.tracking_ref if self.remote else self.branch_ref
 
     def source(self, blob_sha: str) -> str:
-        """Which tracker a command read, for its output: ``origin/main:.wavegit/tracker.yaml blob 1a2b``."""
-        return f"{self.target}:{self.config.tracker_path} blob {blob_sha[:12]}"
+        """Which tracker a command read, for its output (:func:`tracker_source`)."""
+        return tracker_source(self.target, self.config.tracker_path, blob_sha)
 
     def read_blob(self, blob_sha: str) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""

@@ -42,6 +42,8 @@ def summary(report: WaveReport) -> str:
         return f"wave {report.wave_id}: nothing selected ({len(report.skipped)} ready items skipped)"
     lines = [f"wave {report.wave_id}: {outcome}: {report.verified_count} of {len(report.items)} verified"
              + (f", branch {report.branch}" if report.branch else "")]
+    if report.tracker_source:
+        lines.append(f"  tracker: {report.tracker_source}")
     lines += [f"  {item.id}: {item.status}" + (f" ({item.error})" if item.error else "")
               + (f" [attempt {item.attempt_records[-1].attempt}]" if item.attempt_records else "")
               for item in report.items]

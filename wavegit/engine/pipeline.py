@@ -25,7 +25,7 @@ from wavegit.engine.wave import Collected, Wave, collect
 from wavegit.errors import EXIT_OK, RaceLostError, WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.repo import Repo
-from wavegit.store import TrackerStore
+from wavegit.store import TrackerStore, tracker_source
 
 
 class Delivery(Protocol):
@@ -101,7 +101,9 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
     rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
                             budget=limits, started_at=report.utc_timestamp(started),
-                            config_source=options.config_source, sandbox=jail.mode)
+                            config_source=options.config_source, sandbox=jail.mode,
+                            tracker_source=tracker_source(store.target, config.tracker_path,
+                                                          claimed.plan.tracker_sha))
     rep.notes += claimed.repaired
     if jail.warning:
         rep.notes.append(jail.warning)
