@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -121,6 +122,22 @@ def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tm
     assert result.stderr.splitlines() == [
         "wavegit run: worker 'claude-that-is-not-installed -p': 'claude-that-is-not-installed' is not on "
         "PATH; install it, or set `worker` in .wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
+    assert _untouched(remote.origin, remote.clone) == before
+
+
+def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], worker="claude")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git_path = shutil.which("git")
+    assert git_path is not None
+    (bin_dir / "git").symlink_to(git_path)
+    before = _untouched(remote.origin, remote.clone)
+    result = wavegit(remote.clone, "run", env={"PATH": str(bin_dir)})
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "wavegit run: worker 'claude': 'claude' is not on PATH; install it, or set `worker` in "
+        ".wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
     assert _untouched(remote.origin, remote.clone) == before
 
 
