@@ -30,18 +30,23 @@ def claim_checks(repo: Repo, config: Config, wave_id: str) -> Check:
     def check(snapshot: Snapshot, plan: Plan) -> None:
         loaded = check_tracker(repo, config, snapshot)
         check_worker(config)
-        check_items(repo, wave_id, [item for item in loaded.items if item.id in set(plan.selected)])
+        selected = set(plan.selected)
+        check_items(repo, wave_id, [item for item in loaded.items if item.id in selected])
 
     return check
 
 
 def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tracker:
-    """The tracker at ``snapshot``, loaded strictly: ValidationError with the lines of that blob."""
+    """The tracker at ``snapshot``; ValidationError with the lines of that blob when an item is invalid."""
     if snapshot.text is None or snapshot.blob_sha is None:
         raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
                          "(run `wavegit init`)")
-    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path,
-                               strict=True)
+    # The claim has just loaded it leniently (a cache hit); a strict load, which raises, only when needed.
+    text, blob, cache, path = snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path
+    loaded = tracker.load_cached(text, blob, cache, path, strict=False)
+    if any(item.problems for item in loaded.items):
+        tracker.load_cached(text, blob, cache, path, strict=True)
+    return loaded
 
 
 def check_worker(config: Config, environ: dict[str, str] | None = None) -> None:
