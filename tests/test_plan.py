@@ -129,10 +129,11 @@ def test_plan_rejects_max_items_below_one_with_exit_2(tmp_path: Path) -> None:
 
 def test_plan_text_lists_selected_and_a_table_of_skip_reasons(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
-    commit_tracker(tmp_path, TRACKER)
+    blob = commit_tracker(tmp_path, TRACKER)
     result = wavegit(tmp_path, "plan")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    assert lines[0] == f"tracker main:.wavegit/tracker.yaml blob {blob[:12]}"  # no remote: the local branch
     assert lines[1:5] == ["selected (3):", "  BIG", "  FREE1", "  FREE2"]
     assert lines[5:] == ["skipped (3):", "  ID     REASON", "  OLD    overlaps BIG",
                          "  CORE   in flight: FLY", "  LATER  depends on BIG"]

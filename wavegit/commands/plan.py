@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from wavegit import config as config_mod
 from wavegit import gitops, plancache
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, UsageError
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
 from wavegit.repo import discover
 from wavegit.schema import gc_paused
 from wavegit.select import Plan, select_columns
@@ -104,8 +104,7 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns) -> Refusal | 
 
         return Refusal(halt.describe(store.read_blob(halt_blob)), EXIT_HALTED)
     if store.config.budget.day_usd > 0:
-        from wavegit import budget
-        from wavegit.errors import BudgetExceededError
+        from wavegit import budget  # only with a day ceiling set: it reads the day's history
 
         try:
             head = gitops.resolve_commit(store.repo.root, store.read_ref)
