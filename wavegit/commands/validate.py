@@ -18,7 +18,7 @@ from pathlib import Path
 from wavegit import tracker
 from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.config import Config, load_config
-from wavegit.errors import Problem, UsageError, ValidationError
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.repo import Repo, discover
 from wavegit.store import GitStore
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             "ref": checked.ref, "path": checked.text.display_path, "blob": checked.text.blob_sha}
         print(json.dumps({"ok": not problems, "items": count, "tracker": tracker_json,
                           "problems": [_problem_json(p) for p in problems]}, indent=2))
-        return 2 if problems else 0
+        return EXIT_BAD_INPUT if problems else EXIT_OK
     if problems:
         raise ValidationError(problems)
     assert checked is not None
