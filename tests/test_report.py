@@ -25,6 +25,7 @@ from wavegit.report import (
     WaveReport,
     WaveTestReport,
     parse_markdown,
+    reason,
     to_markdown,
     utc_timestamp,
 )
@@ -156,12 +157,35 @@ def test_markdown_starts_with_marker_and_summarises_the_wave() -> None:
     assert "✅ success" in success and "❌" not in success
 
 
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"verified": True, "status": "review"}, "—"),
+    ({"verified": True, "status": "todo", "error": "verified, but the wave branch could not be pushed"},
+     "not delivered"),
+    ({"attempts": 0, "attempt_records": [], "error": "not started: halted"}, "not started"),
+    ({"ownership_violations": ["README.md"]}, "violation"),
+    ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="wall")]}, "timeout"),
+    ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="idle")]},
+     "idle timeout"),
+    ({"test_exit": 3}, "test exit 3"),
+    ({"exit_code": 2, "test_exit": None}, "worker exit 2"),
+])
+def test_the_table_reason_says_in_a_few_words_why_an_item_did_not_land(changes: dict[str, object],
+                                                                        expected: str) -> None:
+    base = ItemReport(id="X", status="todo", verified=False, attempts=1, exit_code=0, test_exit=0,
+                      attempt_records=[attempt(1)])
+    item = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    assert reason(item) == expected
+    rep = dataclasses.replace(sample_report(), items=[item])
+    assert f"| <code>X</code> | {item.status} | {'yes' if item.verified else 'no'} | {expected} |" in (
+        to_markdown(rep))
+
+
 def test_markdown_has_a_row_per_item_tails_in_details_and_skipped_items() -> None:
     body = to_markdown(sample_report())
     rows = [line for line in body.splitlines() if line.startswith("| <code>")]
     assert [row.split("|")[1].strip() for row in rows] == ["<code>AUTH-12</code>", "<code>UI-3</code>"]
     ui_row = [cell.strip() for cell in rows[1].strip("|").split("|")]
-    assert ui_row[1:8] == ["todo", "no", "1", "—", "1.0s", "2", "—"] and ui_row[8] == "README.md"
+    assert ui_row[1:9] == ["todo", "no", "violation", "1", "—", "1.0s", "2", "—"] and ui_row[9] == "README.md"
     assert body.count("<details>") == 2 and "<pre>all good</pre>" in body
     assert "<code>AUTH-13</code>: overlaps AUTH-12 on src/auth/limiter.py" in body
 

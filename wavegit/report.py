@@ -109,6 +109,9 @@ class BudgetReport:
 class WaveTestReport:
     command: str = ""
     exit_code: int | None = None
+    log_path: str = ""
+    log_tail: str = ""
+    """The end of its output when it failed (empty when it passed)."""
 
 
 @dataclass(kw_only=True)
@@ -148,6 +151,8 @@ class WaveReport:
     notes: list[str] = field(default_factory=list)
     config_source: str = ""
     """Where the config the wave obeyed was read: ``origin/main:.wavegit/config.yaml``, or the checkout."""
+    tracker_source: str = ""
+    """The tracker the wave claimed from: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
     sandbox: str = ""
     """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
     omitted: Omitted = field(default_factory=Omitted)
@@ -348,16 +353,36 @@ def _summary(report: WaveReport) -> list[str]:
     return [*lines, *(["", *extra] if extra else [])]
 
 
-_COLUMNS = ("item", "status", "verified", "attempts", "test exit", "duration", "files", "cost",
+_COLUMNS = ("item", "status", "verified", "reason", "attempts", "test exit", "duration", "files", "cost",
             "ownership violations")
 _TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+_KILLED = {"wall": "timeout", "idle": "idle timeout", "cancelled": "cancelled"}
+
+
+def reason(item: ItemReport) -> str:
+    """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``,
+    ``test exit N``, ``worker exit N``; ``—`` when it was verified and delivered."""
+    last = item.attempt_records[-1] if item.attempt_records else None
+    if item.verified:
+        return "not delivered" if item.error else "—"
+    if item.attempts == 0:
+        return "not started"
+    if item.ownership_violations:
+        return "violation"
+    if last is not None and last.killed:
+        return _KILLED.get(last.killed, last.killed)
+    if item.test_exit not in (None, 0):
+        return f"test exit {item.test_exit}"
+    if item.exit_code not in (None, 0):
+        return f"worker exit {item.exit_code}"
+    return "failed"
 
 
 def _row(item: ItemReport) -> str:
     violations = ", ".join(item.ownership_violations) if item.ownership_violations else "—"
-    cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", str(item.attempts),
-             _maybe(item.test_exit), f"{item.duration_s:.1f}s", str(len(item.files_changed)),
-             _money(item.cost), _text(violations)]
+    cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", _text(reason(item)),
+             str(item.attempts), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
+             str(len(item.files_changed)), _money(item.cost), _text(violations)]
     return "| " + " | ".join(cells) + " |"
 
 

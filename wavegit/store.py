@@ -124,6 +124,11 @@ class MutationResult:
     op_id: str = ""
 
 
+def tracker_source(target: str, path: str, blob_sha: str) -> str:
+    """Which tracker was read, for output: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
+    return f"{target}:{path} blob {blob_sha[:12]}"
+
+
 def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
                        cache_dir: Path | None = None, protected: tuple[str, ...] | None = None) -> None:
     """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing.
@@ -256,7 +261,7 @@ class GitStore:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
         if self.remote and fetch:
             self._fetch()
-        commit = self._resolve(self.tracking_ref if self.remote else self.branch_ref)
+        commit = self._resolve(self.read_ref)
         if commit is None:
             return Snapshot(None, None, None)
         found = self._cat(commit, self.config.tracker_path)
@@ -272,14 +277,28 @@ class GitStore:
         content-addressed cache first (``wavegit plan``) and call ``read_blob`` only on a miss; writers use
         ``read``, whose snapshot pairs the blob with its commit.
         """
+        return self.read_blob_shas([self.config.tracker_path], fetch=fetch).get(self.config.tracker_path)
+
+    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, str]:
+        """The blob SHAs of those of ``paths`` that are files at the branch head, in the same one git
+        process as ``read_blob_sha`` (``plan`` learns of ``.wavegit/HALT`` at no extra cost)."""
         if self.remote and fetch:
             self._fetch()
-        ref = self.tracking_ref if self.remote else self.branch_ref
         try:
-            entries = gitops.ls_tree(self.repo.root, f"{ref}^{{commit}}", [self.config.tracker_path])
+            entries = gitops.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
         except git.GitError:
-            return None  # no such branch
-        return next((entry.sha for entry in entries if entry.kind == "blob"), None)
+            return {}  # no such branch
+        return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
+
+    @property
+    def read_ref(self) -> str:
+        """The ref the tracker is read from: the remote's tracker branch as last fetched, else the local
+        branch."""
+        return self.tracking_ref if self.remote else self.branch_ref
+
+    def source(self, blob_sha: str) -> str:
+        """Which tracker a command read, for its output (:func:`tracker_source`)."""
+        return tracker_source(self.target, self.config.tracker_path, blob_sha)
 
     def read_blob(self, blob_sha: str) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""

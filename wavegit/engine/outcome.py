@@ -13,7 +13,7 @@ from wavegit.engine.attempt import tail_source
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.records import ItemRun, utc_now
 from wavegit.engine.wave import WaveTest
-from wavegit.errors import EXIT_HALTED, EXIT_OK, EXIT_RACE_LOST, EXIT_WORK_FAILED
+from wavegit.errors import EXIT_OK, EXIT_RACE_LOST, EXIT_WORK_FAILED
 from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
@@ -94,12 +94,13 @@ class WaveOutcome:
 
 
 def exit_code(rep: report.WaveReport, race_lost: bool) -> int:
+    """The exit code of a wave that claimed. Never 3 (halted or over budget), which means nothing was
+    claimed: a HALT or a ceiling reached mid-wave leaves items not started, so the wave is not a success
+    (exit 1), unless every item was verified before it came."""
     if rep.success:
         return EXIT_OK
     if race_lost:
         return EXIT_RACE_LOST
-    if rep.halted or rep.budget.exceeded:
-        return EXIT_HALTED
     return EXIT_WORK_FAILED
 
 
