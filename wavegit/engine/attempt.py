@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, cost, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
+from wavegit import budget, cost, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
@@ -75,6 +75,8 @@ class AttemptContext:
     workspaces: Workspaces
     confiner: Confiner
     cancel: threading.Event = field(default_factory=threading.Event)
+    worker_done: Callable[[], None] = lambda: None
+    """Called when a worker has ended: the next launch of its slot is near (the wave reads HALT ahead)."""
     launch_error: str | None = None
     """Set by the first launch failure, which stops the batch."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -148,8 +150,6 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
         if attempt.launch_failed or not attempt.counted:
             return
         feedback = attempt.feedback
-        # The retry gets a fresh tree; the failed one is not needed any more.
-        context.workspaces.release(context.spec(item, number))
 
 
 def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None) -> Attempt:
@@ -185,6 +185,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         attempt.cost = cost.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
         if attempt.cost:
             context.spend.add(attempt.cost)
+        context.worker_done()
         try:
             verify(context, item, ready, attempt, result, deadline)
         except (WavegitError, OSError) as exc:
@@ -192,7 +193,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
             attempt.error, attempt.counted = one_line(str(exc)), False
     finally:
         attempt.finished_at = utc_now()
-        context.confiner.release(confinement)
+        # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
+        context.workspaces.release(spec)
+        context.workspaces.discard(confinement.layout.private)
     if attempt.commit is None and attempt.counted:
         attempt.feedback = feedback_text(attempt)
     return attempt
@@ -208,10 +211,16 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         return
     if attempt.failed("worker", result):
         return
-    root, base, config = context.repo.root, context.base, context.config
+    root, config = context.repo.root, context.config
     limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
+    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
+    message = worktree.item_message(item.title, trailers)
+    author, committer = context.workspaces.idents()
+    # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.
+    said = snapshot.CommitInfo(message, _dated_now(author, "GIT_AUTHOR_DATE"),
+                               _dated_now(committer, "GIT_COMMITTER_DATE"))
     try:
-        taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline)
+        taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline, said)
     except snapshot.TreeRejected as exc:
         # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
         attempt.error = str(exc)
@@ -223,17 +232,14 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         shown = ", ".join(attempt.violations[:5]) + (" …" if len(attempt.violations) > 5 else "")
         attempt.error = f"ownership violation: changed {shown}, not owned by {item.id}; changes discarded"
         return
-    if not attempt.files_changed:
+    if not attempt.files_changed or taken.commit is None:
         attempt.error = "the worker changed nothing"
         return
-    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
-    message = worktree.item_message(item.title, trailers)
-    commit = gitops.commit_tree(root, taken.tree, [base], message)
+    commit = taken.commit
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
-        checkout = workspace.test_checkout(context.workspaces.objects, commit,
-                                           ready.path.with_name(f"{ready.path.name}.test"))
+        checkout = context.workspaces.test_checkout(commit, ready.path.with_name(f"{ready.path.name}.test"))
     except WavegitError as exc:
         # The base checked out, so the worker's paths did not (`.git.`, a symlinked `.gitmodules`): its
         # doing, and counted, or it would be retried without end.
@@ -248,10 +254,18 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
                                   idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                   confine=confinement)
     finally:
-        context.confiner.release(confinement)
-        workspace.remove(checkout)
+        context.workspaces.discard(confinement.layout.private)
+        context.workspaces.discard(checkout)
     attempt.test_exit = test.exit_code
     if attempt.failed("test", test):
         return
     attempt.message, attempt.commit = message, commit
-    worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), commit)
+
+
+def _dated_now(ident: str, pinned_by: str) -> str:
+    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
+    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
+    if pinned_by in os.environ:
+        return ident
+    person, _, zone = ident.rsplit(" ", 2)
+    return f"{person} {int(time.time())} {zone}"

@@ -3,6 +3,7 @@ wave branch combined, tested and pushed (:func:`collect`) while its worktrees ar
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -35,7 +36,11 @@ def spend_limit(config: Config, day_spent: float) -> float:
 
 
 class HaltWatch:
-    """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier."""
+    """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier.
+
+    :meth:`read_ahead` starts such a read in the background when a launch is near (a worker ended, its slot
+    is about to launch the next one), so the launch finds it instead of waiting for a fetch of its own.
+    """
 
     def __init__(self, store: TrackerStore, git_lock: threading.Lock, read_at: float = -math.inf) -> None:
         """``read_at``: when a read that found no HALT had started (the claim's), else never."""
@@ -43,9 +48,38 @@ class HaltWatch:
         self._lock = git_lock
         self._read_started = read_at
         self._reason: str | None = None
+        self._ahead: threading.Thread | None = None
+        self._ahead_lock = threading.Lock()
 
     def reason(self) -> str | None:
-        asked = time.monotonic()
+        return self._fresh_reason(time.monotonic())
+
+    def read_ahead(self) -> None:
+        """Read in the background now, unless a read is under way or started less than half of
+        HALT_FRESH_S ago: a launch within HALT_FRESH_S from now then reuses it."""
+        with self._ahead_lock:
+            if self._ahead is not None and self._ahead.is_alive():
+                return
+            now = time.monotonic()
+            if self._read_started >= now - HALT_FRESH_S / 2:
+                return
+            self._ahead = threading.Thread(target=self._read_ahead, args=(now + HALT_FRESH_S / 2,),
+                                           name="wavegit-halt", daemon=True)
+            self._ahead.start()
+
+    def settle(self) -> None:
+        """Wait for a read ahead to end (before anything else fetches in the repository)."""
+        with self._ahead_lock:
+            ahead = self._ahead
+        if ahead is not None:
+            ahead.join()
+
+    def _read_ahead(self, asked: float) -> None:
+        # An unexpected failure is met again by the launch, which then reads itself.
+        with contextlib.suppress(Exception):
+            self._fresh_reason(asked)
+
+    def _fresh_reason(self, asked: float) -> str | None:
         with self._lock:
             if self._read_started < asked - HALT_FRESH_S:
                 started = time.monotonic()
@@ -144,6 +178,8 @@ class Wave:
                                        Confiner(repo, config, self.wave_id,
                                                 jail or sandbox.decide(config.sandbox, os.environ)))
         self.cleanup = Cleanup(repo, self.wave_id)
+        self._waiting = 0
+        """Items whose attempts have not begun."""
 
     @property
     def spent(self) -> float:
@@ -168,6 +204,8 @@ class Wave:
         for run in queue[:ahead]:
             context.workspaces.prepare(context.spec(run.item, 1))
         upcoming = [run.item for run in queue[ahead:]]
+        self._waiting = len(queue)
+        context.worker_done = self._worker_done
         try:
             with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="wavegit-item") as pool:
                 futures = [pool.submit(self._run_item, run, upcoming[n] if n < len(upcoming) else None)
@@ -180,13 +218,23 @@ class Wave:
                     raise
         finally:
             context.workspaces.close()
+            self.halt_watch.settle()
 
     def _run_item(self, run: ItemRun, upcoming: tracker.Item | None) -> None:
         """``run``'s attempts; first, the worktree of the ``upcoming`` item is started ahead."""
+        with self._flag_lock:
+            self._waiting -= 1
         if upcoming is not None:
             self.context.workspaces.prepare(self.context.spec(upcoming, 1))
         tries = lifecycle.attempts_left(run.item, self.config.attempts, self.config.max_attempts)
         run_attempts(self.context, run, tries, self._stop_reason)
+
+    def _worker_done(self) -> None:
+        """A slot is about to launch its next item, if one is waiting: have HALT read for it ahead."""
+        with self._flag_lock:
+            waiting = self._waiting > 0
+        if waiting:
+            self.halt_watch.read_ahead()
 
     def _stop_reason(self) -> str | None:
         context = self.context
