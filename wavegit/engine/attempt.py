@@ -14,6 +14,7 @@ from pathlib import Path
 from wavegit import budget, cost, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
+from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.ownership.patterns import matches
@@ -74,9 +75,8 @@ class AttemptContext:
     spend: budget.WaveSpend
     workspaces: Workspaces
     confiner: Confiner
+    slots: WorkerSlots
     cancel: threading.Event = field(default_factory=threading.Event)
-    worker_done: Callable[[], None] = lambda: None
-    """Called when a worker has ended: the next launch of its slot is near (the wave reads HALT ahead)."""
     launch_error: str | None = None
     """Set by the first launch failure, which stops the batch."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -91,7 +91,12 @@ class AttemptContext:
         with self._lock:
             if self.launch_error is None:
                 self.launch_error = f"launch failure: {reason}"
+        self.stop()
+
+    def stop(self) -> None:
+        """Cancel the running workers; no attempt starts any more."""
         self.cancel.set()
+        self.slots.stop()
 
 
 def tail_source(attempt: Attempt) -> Path | None:
@@ -119,10 +124,11 @@ def prompt_with_feedback(prompt: str, feedback: str | None) -> str:
     return f"{prompt.rstrip()}\n\n---\nFeedback from wavegit on the previous attempt:\n{feedback}"
 
 
-def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
-                 stop_reason: Callable[[], str | None]) -> None:
-    """Up to ``tries`` attempts of ``run``'s item, until one is verified; ``stop_reason`` is asked before
-    each (halted, over budget, cancelled). ``run`` is filled in place."""
+def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason: Callable[[], str | None],
+                 turn: int) -> None:
+    """Up to ``tries`` attempts of ``run``'s item, until one is verified, the first at queue position
+    ``turn`` (:class:`WorkerSlots`); ``stop_reason`` is asked before each launch, once it has its worker
+    slot (halted, over budget, cancelled). ``run`` is filled in place."""
     item = run.item
     if tries < 1:
         run.not_started = (f"not started: no attempt left ({item.attempts} of max_attempts "
@@ -131,17 +137,23 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
         return
     feedback: str | None = None
     for number in range(1, tries + 1):
-        stop = stop_reason()
-        if stop is not None:
-            run.not_started = stop
-            context.events.event(item.id, "not started", stop, attempt=number)
-            return
+        slot = context.slots.take(turn if number == 1 else None)
         try:
-            attempt = run_attempt(context, item, number, feedback)
-        except (WavegitError, OSError) as exc:
-            # wavegit's own failure (a git step), not the item's: not counted, no further tries.
-            attempt = Attempt(number, context.config.worker, "", context.base, utc_now(), utc_now(),
-                              error=one_line(str(exc)), counted=False)
+            stop = stop_reason()
+            if slot is None or stop is not None:
+                # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
+                run.not_started = stop or "not started: the batch stopped"
+                context.events.event(item.id, "not started", run.not_started, attempt=number)
+                return
+            try:
+                attempt = run_attempt(context, item, number, feedback, slot)
+            except (WavegitError, OSError) as exc:
+                # wavegit's own failure (a git step), not the item's: not counted, no further tries.
+                attempt = Attempt(number, context.config.worker, "", context.base, utc_now(), utc_now(),
+                                  error=one_line(str(exc)), counted=False)
+        finally:
+            if slot is not None:
+                slot.give_back()
         run.attempts.append(attempt)
         if attempt.commit is not None:
             context.events.event(item.id, "verified", attempt=number)
@@ -152,8 +164,10 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
         feedback = attempt.feedback
 
 
-def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None) -> Attempt:
-    """Attempt ``number`` of ``item``: its worker in its worktree, then :func:`verify`."""
+def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None,
+                slot: Slot) -> Attempt:
+    """Attempt ``number`` of ``item``: its worker in its worktree (in ``slot``, given back once the worker
+    has exited), then :func:`verify`."""
     stem = f"{item.id}-{number}"
     logs = context.logs
     logs.mkdir(parents=True, exist_ok=True)
@@ -185,7 +199,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         attempt.cost = cost.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
         if attempt.cost:
             context.spend.add(attempt.cost)
-        context.worker_done()
+        # Counted before the next launch asks the budget.
+        slot.give_back()
         try:
             verify(context, item, ready, attempt, result, deadline)
         except (WavegitError, OSError) as exc:

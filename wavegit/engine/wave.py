@@ -3,7 +3,6 @@ wave branch combined, tested and pushed (:func:`collect`) while its worktrees ar
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
@@ -13,11 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, tracker, workspace, worktree
+from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, workspace, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
 from wavegit.engine.records import Events, ItemRun, NoEvents
+from wavegit.engine.slots import WorkerSlots
 from wavegit.errors import WavegitError
 from wavegit.repo import Repo
 from wavegit.store import TrackerStore
@@ -36,11 +36,7 @@ def spend_limit(config: Config, day_spent: float) -> float:
 
 
 class HaltWatch:
-    """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier.
-
-    :meth:`read_ahead` starts such a read in the background when a launch is near (a worker ended, its slot
-    is about to launch the next one), so the launch finds it instead of waiting for a fetch of its own.
-    """
+    """Re-reads HALT before launches; a launch reuses a read that started at most HALT_FRESH_S earlier."""
 
     def __init__(self, store: TrackerStore, git_lock: threading.Lock, read_at: float = -math.inf) -> None:
         """``read_at``: when a read that found no HALT had started (the claim's), else never."""
@@ -48,38 +44,9 @@ class HaltWatch:
         self._lock = git_lock
         self._read_started = read_at
         self._reason: str | None = None
-        self._ahead: threading.Thread | None = None
-        self._ahead_lock = threading.Lock()
 
     def reason(self) -> str | None:
-        return self._fresh_reason(time.monotonic())
-
-    def read_ahead(self) -> None:
-        """Read in the background now, unless a read is under way or started less than half of
-        HALT_FRESH_S ago: a launch within HALT_FRESH_S from now then reuses it."""
-        with self._ahead_lock:
-            if self._ahead is not None and self._ahead.is_alive():
-                return
-            now = time.monotonic()
-            if self._read_started >= now - HALT_FRESH_S / 2:
-                return
-            self._ahead = threading.Thread(target=self._read_ahead, args=(now + HALT_FRESH_S / 2,),
-                                           name="wavegit-halt", daemon=True)
-            self._ahead.start()
-
-    def settle(self) -> None:
-        """Wait for a read ahead to end (before anything else fetches in the repository)."""
-        with self._ahead_lock:
-            ahead = self._ahead
-        if ahead is not None:
-            ahead.join()
-
-    def _read_ahead(self, asked: float) -> None:
-        # An unexpected failure is met again by the launch, which then reads itself.
-        with contextlib.suppress(Exception):
-            self._fresh_reason(asked)
-
-    def _fresh_reason(self, asked: float) -> str | None:
+        asked = time.monotonic()
         with self._lock:
             if self._read_started < asked - HALT_FRESH_S:
                 started = time.monotonic()
@@ -176,10 +143,9 @@ class Wave:
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
                                        Workspaces(repo.root),
                                        Confiner(repo, config, self.wave_id,
-                                                jail or sandbox.decide(config.sandbox, os.environ)))
+                                                jail or sandbox.decide(config.sandbox, os.environ)),
+                                       WorkerSlots(config.concurrency))
         self.cleanup = Cleanup(repo, self.wave_id)
-        self._waiting = 0
-        """Items whose attempts have not begun."""
 
     @property
     def spent(self) -> float:
@@ -190,51 +156,45 @@ class Wave:
         return self.context.launch_error
 
     def run_items(self, runs: Sequence[ItemRun]) -> None:
-        """Every item's attempts, ``concurrency`` items at once (``runs`` are filled in place)."""
+        """Every item's attempts, ``concurrency`` workers at once (``runs`` are filled in place); while an
+        attempt is read back and tested, the next worker runs in its slot."""
         context = self.context
         order = {item_id: n for n, item_id in enumerate(self.claimed.plan.selected)}
         # Start in plan order (highest priority first); report and combine in tracker order.
         queue = sorted(runs, key=lambda r: order.get(r.item.id, len(order)))
         for run in queue:
             context.events.event(run.item.id, "queued")
-        concurrency = max(1, self.config.concurrency)
+        config = self.config
+        tries = {run.item.id: lifecycle.attempts_left(run.item, config.attempts, config.max_attempts)
+                 for run in queue}
+        # Queue positions (turns) of the items that have an attempt left, in order.
+        starting = [run.item for run in queue if tries[run.item.id] >= 1]
+        concurrency = max(1, config.concurrency)
         # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
         ahead = 2 * concurrency
+
+        def prepare_ahead(turn: int) -> None:
+            if turn + ahead < len(starting):
+                context.workspaces.prepare(context.spec(starting[turn + ahead], 1))
+
         context.workspaces = Workspaces(self.repo.root)
-        for run in queue[:ahead]:
-            context.workspaces.prepare(context.spec(run.item, 1))
-        upcoming = [run.item for run in queue[ahead:]]
-        self._waiting = len(queue)
-        context.worker_done = self._worker_done
+        context.slots = WorkerSlots(concurrency, prepare_ahead)
+        for item in starting[:ahead]:
+            context.workspaces.prepare(context.spec(item, 1))
+        turns = {item.id: n for n, item in enumerate(starting)}
         try:
-            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="wavegit-item") as pool:
-                futures = [pool.submit(self._run_item, run, upcoming[n] if n < len(upcoming) else None)
-                           for n, run in enumerate(queue)]
+            # Twice as many item threads as workers: one attempt verifies while the next worker runs.
+            with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
+                futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self._stop_reason,
+                                       turns.get(run.item.id, -1)) for run in queue]
                 try:
                     for future in futures:
                         future.result()
                 except BaseException:
-                    context.cancel.set()
+                    context.stop()
                     raise
         finally:
             context.workspaces.close()
-            self.halt_watch.settle()
-
-    def _run_item(self, run: ItemRun, upcoming: tracker.Item | None) -> None:
-        """``run``'s attempts; first, the worktree of the ``upcoming`` item is started ahead."""
-        with self._flag_lock:
-            self._waiting -= 1
-        if upcoming is not None:
-            self.context.workspaces.prepare(self.context.spec(upcoming, 1))
-        tries = lifecycle.attempts_left(run.item, self.config.attempts, self.config.max_attempts)
-        run_attempts(self.context, run, tries, self._stop_reason)
-
-    def _worker_done(self) -> None:
-        """A slot is about to launch its next item, if one is waiting: have HALT read for it ahead."""
-        with self._flag_lock:
-            waiting = self._waiting > 0
-        if waiting:
-            self.halt_watch.read_ahead()
 
     def _stop_reason(self) -> str | None:
         context = self.context
