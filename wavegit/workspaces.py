@@ -40,8 +40,13 @@ class Ready:
     """A tree as wavegit left it for its worker: what to compare it with when the worker is done."""
 
     path: Path
-    base: snapshot.Base
+    loading: Future[snapshot.Base]
+    """The base, read in the background while the worker runs (the worker does not wait for it)."""
     untouched: Mapping[str, snapshot.StatKey]
+
+    @property
+    def base(self) -> snapshot.Base:
+        return self.loading.result()
 
 
 class Workspaces:
@@ -50,9 +55,10 @@ class Workspaces:
         self._objects = workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
-        self._bases: dict[str, snapshot.Base] = {}
+        self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
         self._idents: tuple[str, str] | None = None
+        self._warmed = False
         self._base_lock = threading.Lock()
         self._once = threading.Lock()
         self._guard = threading.Lock()
@@ -65,9 +71,7 @@ class Workspaces:
     def prepare(self, spec: Spec) -> None:
         """Start making ``spec``'s tree in the background (once)."""
         with self._guard:
-            if not self._made and self._idents is None:
-                # Read while the first trees are made, not by the first attempt to commit.
-                self._pool.submit(self.idents)
+            self._warm(spec)
             if spec.path not in self._made:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
 
@@ -75,6 +79,7 @@ class Workspaces:
         """``spec``'s tree, ready: the one prepared earlier, or made now (here, when its preparation had not
         begun); its failure is raised here."""
         with self._guard:
+            self._warm(spec)
             made = self._made.pop(spec.path, None)
         if made is None or made.cancel():
             return self._make(spec)
@@ -108,11 +113,19 @@ class Workspaces:
         with self._guard:
             self._made.clear()
 
-    def _base(self, spec: Spec) -> snapshot.Base:
+    def _warm(self, spec: Spec) -> None:
+        """Once (under the guard): have the base and the identities read in the background while the first
+        trees are made, not by the first attempt to verify."""
+        if not self._warmed:
+            self._warmed = True
+            self._base(spec)
+            self._pool.submit(self.idents)
+
+    def _base(self, spec: Spec) -> Future[snapshot.Base]:
         with self._base_lock:
             if spec.start not in self._bases:
                 rules = spec.path.parent / f"_ignore-rules-{spec.start[:12]}"
-                self._bases[spec.start] = snapshot.Base.load(self._root, spec.start, rules)
+                self._bases[spec.start] = self._pool.submit(snapshot.Base.load, self._root, spec.start, rules)
             return self._bases[spec.start]
 
     def _skeleton(self, folder: Path) -> workspace.Skeleton | None:
@@ -125,6 +138,7 @@ class Workspaces:
             return self._skeletons[folder]
 
     def _make(self, spec: Spec) -> Ready:
+        loading = self._base(spec)
         workspace.create(self._objects, spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
-        return Ready(spec.path, self._base(spec), snapshot.baseline(spec.path))
+        return Ready(spec.path, loading, snapshot.baseline(spec.path))

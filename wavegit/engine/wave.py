@@ -179,7 +179,8 @@ class Wave:
 
         context.workspaces = Workspaces(self.repo.root)
         context.slots = WorkerSlots(concurrency, prepare_ahead)
-        for item in starting[:ahead]:
+        # The first batch's trees are made by their own item threads, side by side (Workspaces.take).
+        for item in starting[concurrency:ahead]:
             context.workspaces.prepare(context.spec(item, 1))
         turns = {item.id: n for n, item in enumerate(starting)}
         try:
