@@ -50,9 +50,10 @@ class Ready:
 
 
 class Workspaces:
-    def __init__(self, repo_root: Path) -> None:
+    def __init__(self, repo_root: Path, objects: Path | None = None) -> None:
+        """``objects``: the scheduler's object directory when known (else asked of git)."""
         self._root = repo_root
-        self._objects = workspace.objects_dir(repo_root)
+        self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
         self._bases: dict[str, Future[snapshot.Base]] = {}

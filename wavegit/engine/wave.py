@@ -177,7 +177,8 @@ class Wave:
             if turn + ahead < len(starting):
                 context.workspaces.prepare(context.spec(starting[turn + ahead], 1))
 
-        context.workspaces = Workspaces(self.repo.root)
+        # A pool of its own (a closed one cannot be used again), on the same object directory.
+        context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
         context.slots = WorkerSlots(concurrency, prepare_ahead)
         # The first batch's trees are made by their own item threads, side by side (Workspaces.take).
         for item in starting[concurrency:ahead]:
