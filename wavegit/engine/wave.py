@@ -1,5 +1,5 @@
-"""A claimed wave at work: its items run ``concurrency`` at once, HALT watched before every launch, then the
-wave branch combined, tested and pushed (:func:`collect`) while its worktrees are cleaned up."""
+"""A claimed wave at work: its items' workers run ``concurrency`` at once, HALT watched before every launch,
+then the wave branch combined, tested and pushed (:func:`collect`) while its worktrees are cleaned up."""
 
 from __future__ import annotations
 
