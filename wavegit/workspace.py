@@ -10,7 +10,7 @@ repository from the tree, even once a worker removed its ``.git``.
 
 A wave runs ``git init`` once (:class:`Skeleton`) and writes the git directory it made again for each of
 its trees itself, before any worker sees the tree: one git process per tree fewer. The checkout writes no
-reflogs (a dozen files and directories fewer to make and remove per tree); a worker's own commits are
+reflogs (up to eight files and directories fewer to make and remove per tree); a worker's own commits are
 logged as usual.
 
 A kill while a tree is being made leaves a directory under the wave's folder and nothing in the
