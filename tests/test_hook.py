@@ -307,6 +307,22 @@ def test_an_edit_made_inside_a_merge_commit_is_refused(flight: RemoteRepo) -> No
     assert "docs/guide.md" not in stderr and "README.md" not in stderr
 
 
+@pytest.mark.parametrize("how", [["--ff"], ["--no-ff", "--no-edit"]], ids=["fast-forward", "merge-commit"])
+def test_merging_a_remote_feature_branch_touching_an_in_flight_file_is_refused(flight: RemoteRepo,
+                                                                               how: list[str]) -> None:
+    # feat is already on the remote (pushed before the claim, or with --no-verify): its commits are still
+    # new to main, so they are checked when they reach it.
+    branch(flight.clone, "feat")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 11\n"})
+    assert push(flight.clone, "--no-verify", "origin", "feat").returncode == 0
+    git(flight.clone, "checkout", "-q", "main")
+    git(flight.clone, "merge", "-q", *how, "origin/feat")
+    before = remote_oid(flight, MAIN)
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+    assert remote_oid(flight, MAIN) == before
+
+
 def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRepo) -> None:
     branch(flight.clone, "wave")
     commit(flight.clone, {"src/auth/limiter.py": "limit = 9\n"})
