@@ -63,6 +63,21 @@ def test_a_force_push_dropping_only_the_users_own_commits_is_allowed(tmp_path: P
     assert git(remote.origin, "log", "-1", "--format=%s", "main") == "reworded"
 
 
+def test_a_rewind_among_several_pushed_refs_is_refused_and_a_fast_forward_among_them_is_not(
+        tmp_path: Path) -> None:
+    remote, before_claim = claimed_elsewhere(tmp_path)
+    git(remote.clone, "pull", "-q", "--ff-only")
+    commit(remote.clone, {"docs/notes.md": "ahead\n"})
+    allowed = push(remote.clone, "origin", "main", "HEAD:refs/heads/copy")
+    assert allowed.returncode == 0, allowed.stderr
+    head = git(remote.origin, "rev-parse", "main")  # the user's commit on top of the claim
+    git(remote.clone, "reset", "-q", "--hard", before_claim)
+    commit(remote.clone, {"docs/notes.md": "behind\n"})
+    result = push(remote.clone, "-f", "origin", "main", "HEAD:refs/heads/other")
+    assert result.returncode != 0 and "refs/heads/main is not a fast-forward" in result.stderr
+    assert git(remote.origin, "rev-parse", "main") == head
+
+
 # --- the pushed tracker -------------------------------------------------------------------------------
 
 def published(tmp_path: Path) -> RemoteRepo:

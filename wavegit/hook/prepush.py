@@ -28,7 +28,7 @@ branch.
 - On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass, but
   a push whose commits change the tracker file is refused when the tracker it leaves is invalid, and one
   that is not a fast-forward when the commits it drops include wavegit's own (``hook.tracker_guard``,
-  imported only for such pushes: the new commits of the usual push rest on the remote oid).
+  imported only for such pushes: a parent of the usual push's new commits is the remote oid).
 - Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
 """
 
@@ -192,24 +192,23 @@ class Pushed(NamedTuple):
 
     paths: dict[str, set[str]]
     """Paths changed by the commits the push adds to the ref."""
-    boundary: dict[str, set[str]]
-    """The commits those new commits rest on: when the remote oid is one, the push is a fast-forward."""
+    rests_on: dict[str, set[str]]
+    """Parents of those new commits (with ``rev-list --boundary``: the ones not new): when the remote oid is
+    one, the push is a fast-forward."""
 
 
-def _parse_log(output: str, boundary: set[str] | None = None) -> dict[str, list[str]]:
-    """commit -> changed paths, from ``gitops.log_changes``; given ``boundary`` (the log's ``boundary``
-    option), the boundary commits are added to it and their paths left out (they are not the push's)."""
+def _parse_log(output: str, parents: set[str] | None = None) -> dict[str, list[str]]:
+    """commit -> changed paths, from ``gitops.log_changes``; given ``parents`` (the log's ``parents``
+    option), every listed commit's parents are added to it."""
     changed: dict[str, list[str]] = {}
     current: list[str] | None = None
     tokens = iter(output.split("\0"))
-    skip = len(_COMMIT_MARK) + (boundary is not None)
     for token in tokens:
         if token.startswith(_COMMIT_MARK):
-            if boundary is not None and token[skip - 1] == "-":
-                boundary.add(token[skip:])
-                current = []
-            else:
-                current = changed.setdefault(token[skip:], [])
+            commit, *above = token[len(_COMMIT_MARK):].split(" ")
+            current = changed.setdefault(commit, [])
+            if parents is not None:
+                parents.update(above)
         elif token.strip("\n"):
             path = next(tokens, None)  # without rename detection every status has exactly one path
             if current is None or path is None:
@@ -223,9 +222,9 @@ def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
     """The paths each ref's new commits change (deletions left out), and the commits they rest on."""
     checked = [update for update in updates if not update.is_delete]
     if len(checked) == 1:
-        # The usual push: one call lists the commits, their paths and the boundary together.
+        # The usual push: one call lists the commits, their paths and their parents together.
         update, rests_on = checked[0], set[str]()
-        log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), boundary=True)
+        log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
         paths = {p for found in _parse_log(log, rests_on).values() for p in found}
         return Pushed({update.remote_ref: paths}, {update.remote_ref: rests_on})
     listed = {u.remote_ref: gitops.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
@@ -465,8 +464,8 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     finally:
         in_flight.join()
     tracker_ref = f"refs/heads/{config.tracker_branch}"
-    # A push whose new commits rest on the remote oid is a fast-forward; only another one (rare) costs the
-    # `git log` of what it drops.
+    # A push with the remote oid among its new commits' parents is a fast-forward; only another one (rare)
+    # costs the `git log` of what it drops.
     unsure = [u for u in updates if u.remote_ref == tracker_ref and not u.is_new and not u.is_delete
               and u.remote_oid not in rests_on.get(u.remote_ref, ())]
     refusals: list[str] = []
