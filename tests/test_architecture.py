@@ -29,7 +29,6 @@ ARCHITECTURE = REPO_ROOT / "ARCHITECTURE.md"
 KNOWN_VIOLATIONS: dict[str, str] = {
     "speed rule off the hot paths: wavegit.github.gate defers importing wavegit.tracker": "issue 9",
     "speed rule off the hot paths: wavegit.github.action.StepResult is a NamedTuple": "issue 9",
-    "speed rule off the hot paths: wavegit.scaleout.Claimed is a NamedTuple": "issue 9: engine split (h1)",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -23,7 +24,7 @@ from tests.helpers.ghserver import (
 from tests.helpers.repos import RemoteRepo, git
 from wavegit.errors import UsageError
 from wavegit.github import api
-from wavegit.github.api import GitHubError, GitHubNotFound, Settings
+from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient, connect
 from wavegit.github.retry import RetryPolicy
 from wavegit.report import MARKER, ItemReport, WaveReport, to_markdown
@@ -161,6 +162,33 @@ def test_secondary_rate_limit_waits_for_retry_after(gh: Running) -> None:
     assert [r.fault for r in gh.fake.requests] == ["secondary", None]
 
 
+@pytest.mark.parametrize("kind", ["secondary-bare", "429"])
+def test_secondary_rate_limit_without_retry_after_waits_a_minute_not_a_server_error_backoff(
+        gh: Running, kind: str) -> None:
+    # GitHub: "wait for at least one minute before retrying"; FAST's 5xx backoff is 10 ms.
+    assert RetryPolicy().secondary_wait_s >= 60
+    gh.fake.set_faults([Fault(kind)])
+    started = time.monotonic()
+    assert client(gh, policy=replace(FAST, secondary_wait_s=1.0)).permission(ALICE) == "write"
+    assert time.monotonic() - started >= 1.0
+    assert [r.fault for r in gh.fake.requests] == [kind, None]
+
+
+def test_a_validation_error_on_a_path_that_says_sha_is_an_error_not_a_lost_race(gh: Running) -> None:
+    gh.fake.set_faults([Fault("status", status=422, message="Validation Failed")])
+    with pytest.raises(GitHubError, match="422: Validation Failed") as raised:
+        client(gh).put_contents("docs/sha.txt", "x\n", "add", "main", None)
+    assert not isinstance(raised.value, GitHubConflict)
+
+
+def test_creating_a_file_that_appeared_since_it_was_read_is_a_lost_race(gh: Running) -> None:
+    wg = client(gh)
+    wg.put_contents("docs/new.txt", "first\n", "add", "main", None)
+    # GitHub's answer: 422 'Invalid request.\n\n"sha" wasn't supplied.' (the reason is on its third line).
+    with pytest.raises(GitHubConflict):
+        wg.put_contents("docs/new.txt", "second\n", "add", "main", None)
+
+
 def test_primary_rate_limit_waits_until_the_reset_time(gh: Running) -> None:
     gh.fake.set_faults([Fault("primary", wait_s=1)])
     started = time.monotonic()
@@ -189,6 +217,16 @@ def test_the_token_never_appears_in_errors_or_logs(gh: Running, caplog: pytest.L
     assert "upstream refused header" in str(caught.value)
     assert ALICE_TOKEN not in str(caught.value)
     assert caplog.records and all(ALICE_TOKEN not in r.getMessage() for r in caplog.records)
+
+
+def test_pr_files_fail_closed_when_github_lists_fewer_files_than_the_pr_changes(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_wave(remote_repo, n_files=5)
+    number = client(gh).find_or_create_pr("wavegit/w1", "main", "wave w1", "body").number
+    assert len(client(gh).pr_files(number)) == 5
+    gh.fake.files_limit = 3  # GitHub's is 3,000
+    with pytest.raises(GitHubError, match="changes 5 files but GitHub lists only 3"):
+        client(gh).pr_files(number)
 
 
 def test_a_missing_pr_is_bad_input(gh: Running) -> None:

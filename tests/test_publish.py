@@ -140,6 +140,17 @@ def test_a_github_failure_still_records_the_wave_and_says_publishing_failed(wave
     assert gh.fake.pulls == {}
 
 
+def test_actions_not_allowed_to_open_prs_is_named_with_the_setting_that_allows_it(wave_repo: RemoteRepo,
+                                                                                  gh: Running) -> None:
+    # The repository setting is off by default on GitHub: GITHUB_TOKEN gets 403 on POST /pulls.
+    gh.fake.actions_may_open_prs = False
+    code, rep = run_json(wave_repo.clone, github_env(gh))
+    assert code == 1 and rep.pr is None and gh.fake.pulls == {}
+    [note] = [note for note in rep.notes if note.startswith("opening the pull request failed")]
+    assert "403" in note and "Allow GitHub Actions to create and approve pull requests" in note
+    assert "Settings > Actions > General > Workflow permissions" in note
+
+
 def test_pr_title_names_verified_items_and_counts_the_rest() -> None:
     rep = report.WaveReport(wave_id="w-1", base_sha="0" * 40, started_at="2026-01-01T00:00:00Z",
                             items=[report.ItemReport(id=f"X{i}", status="review", verified=i != 3)

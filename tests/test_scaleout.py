@@ -50,7 +50,7 @@ def test_claim_then_two_work_runners_then_collect_opens_the_pr_and_records_revie
     remote = make_wave_repo(tmp_path, GOOD)
     matrix = claim(remote)
     wave_id = str(matrix["wave"])
-    assert matrix["include"] == [{"item": "IT-0"}, {"item": "IT-1"}]
+    assert matrix["matrix"] == {"include": [{"item": "IT-0"}, {"item": "IT-1"}]}
     base = git(remote.origin, "rev-parse", "main")
     assert git(remote.origin, "rev-parse", f"wavegit/{wave_id}") == base
     assert {i.id: (i.status, i.wave) for i in origin_tracker(remote).items} == {
@@ -75,6 +75,9 @@ def test_claim_then_two_work_runners_then_collect_opens_the_pr_and_records_revie
     trailers = git(remote.origin, "log", "--reverse", "--format=%(trailers:key=Wavegit-Item,valueonly)",
                    f"{base}..wavegit/{wave_id}").split()
     assert trailers == ["IT-0", "IT-1"]
+    # The runners' result branches are gone once the wave is recorded, on origin and in the collector.
+    assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/items/") == ""
+    assert git(remote.clone, "for-each-ref", "refs/remotes/origin/wavegit/items/") == ""
     for item_id in ("IT-0", "IT-1"):
         recorded = origin_item(remote, item_id)
         assert (recorded.status, recorded.pr, recorded.attempts) == ("review", rep.pr, 1)
@@ -105,10 +108,24 @@ def test_plan_matrix_is_read_only_and_claim_on_an_empty_backlog_gives_an_empty_m
     before = git(remote.origin, "rev-parse", "main")
     result = wavegit(remote.clone, "plan", "--matrix")
     assert result.returncode == 0
-    assert json.loads(result.stdout) == {"include": [{"item": "IT-0"}, {"item": "IT-1"}], "wave": ""}
+    assert json.loads(result.stdout) == {"include": [{"item": "IT-0"}, {"item": "IT-1"}]}
     assert git(remote.origin, "rev-parse", "main") == before
     claim(remote)
-    assert claim(remote) == {"include": [], "wave": ""}
+    assert claim(remote) == {"wave": "", "matrix": {"include": []}}
+
+
+def test_claim_prints_a_matrix_github_accepts_and_claims_at_most_256_items(tmp_path: Path) -> None:
+    many = [item(f"IT-{n}", [f"write src/f{n}.txt ok"], [f"src/f{n}.txt"]) for n in range(300)]
+    remote = make_wave_repo(tmp_path, many, max_items=300)
+    result = wavegit(remote.clone, "claim")
+    assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout)
+    # GitHub types every matrix key but include/exclude as a list of values: the wave id is not in it.
+    assert set(printed["matrix"]) == {"include"} and printed["wave"]
+    assert len(printed["matrix"]["include"]) == scaleout.MAX_MATRIX_JOBS
+    assert "at most 256 of the 300 items" in result.stderr
+    in_progress = [i.id for i in origin_tracker(remote).items if i.status == "in_progress"]
+    assert len(in_progress) == scaleout.MAX_MATRIX_JOBS
 
 
 def test_work_refuses_an_item_its_wave_did_not_claim_and_collect_refuses_a_finished_wave(

@@ -19,6 +19,7 @@ from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "create .wavegit/tracker.yaml and .wavegit/config.yaml and commit them"),
     "add": ("add", "add an item to the tracker (a compare-and-swap commit)"),
+    "import": ("import_", "add another tool's backlog (aesop JSON, JSONL, CSV) in one CAS commit"),
     "validate": ("validate", "check the tracker and config; one path:line:col line per problem"),
     "ls": ("ls", "list tracker items"),
     "plan": ("plan", "show what the next wave would take, and why the rest is not taken"),

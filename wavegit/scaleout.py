@@ -2,7 +2,8 @@
 
 - **claim** is the wave's usual claim (one compare-and-swap commit), then the wave branch ``wavegit/<W>`` is
   pushed at the wave's base, so every runner starts its item from the same commit. It prints a GitHub
-  Actions matrix ``{"include": [{"item": ID}, ...], "wave": W}``.
+  Actions matrix ``{"include": [{"item": ID}, ...]}`` with the wave id beside it (at most
+  :data:`MAX_MATRIX_JOBS` items: GitHub's limit of jobs per matrix).
 - **work** runs one claimed item exactly as ``wavegit run`` runs each item (``Wave.run_items``: fresh
   worktree, worker, ownership check, test, retries with feedback) and pushes its item branch
   ``wavegit/items/<W>/<ID>`` (forced: a re-run replaces it). The branch holds ONE commit on the base: the
@@ -14,7 +15,8 @@
 - **collect** fetches those branches and finishes the wave like ``wavegit run`` does after its items ran
   (``engine.pipeline.run_claimed``, :class:`ResultBranches` its item source): combine the verified commits
   in tracker order, run ``wave_test``, push, record, open the PR, post the report. An item without a result
-  branch goes back to ``todo`` (attempts unchanged), like an item that never started.
+  branch goes back to ``todo`` (attempts unchanged), like an item that never started. Once the wave is
+  recorded, it deletes the result branches it read (with a lease: one pushed since is kept).
 
 The wave budget (``budget.wave_usd``) applies per runner here; the day budget is checked by every runner.
 """
@@ -26,7 +28,6 @@ import re
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
 
 from wavegit import budget, git, gitops, jsondecode, report, runner, tracker, worktree
 from wavegit.config import Config
@@ -76,14 +77,20 @@ def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
 
 # -- claim --------------------------------------------------------------------------------------------------
 
-class Claimed(NamedTuple):
+MAX_MATRIX_JOBS = 256
+"""GitHub runs at most this many jobs per matrix: a wave fanned out over runners claims no more items."""
+
+
+@dataclass(frozen=True)
+class Claimed:
     wave_id: str
     """Empty when nothing was selected."""
     item_ids: tuple[str, ...]
 
 
 def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int) -> Claimed:
-    """Claim the next wave and push its branch at its base."""
+    """Claim the next wave (at most :data:`MAX_MATRIX_JOBS` items) and push its branch at its base."""
+    max_items = min(max_items, MAX_MATRIX_JOBS)
     now = utc_now()
     claimed = claim(repo, config, store, max_items=max_items, wave_id=worktree.new_wave_id(now), now=now)
     if not claimed.items:
@@ -240,15 +247,32 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
     gitops.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
+    pushed = gitops.for_each_ref(repo.root, tracking)
     if bundles is not None:
         _fetch_bundles(repo, bundles, items, prefix, tracking)
     started = utc_now()
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
                                                        day_usd_limit=config.budget.day_usd))
-    return run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
-                       source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
-                       options=WaveOptions(push=push, events=events or NoEvents()))
+    events = events or NoEvents()
+    outcome = run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
+                          source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
+                          options=WaveOptions(push=push, events=events))
+    if push and pushed:
+        _delete_result_branches(repo, config, pushed, tracking, prefix, events)
+    gitops.delete_refs(repo.root, gitops.for_each_ref(repo.root, tracking))
+    return outcome
+
+
+def _delete_result_branches(repo: Repo, config: Config, pushed: dict[str, str], tracking: str, prefix: str,
+                            events: Events) -> None:
+    """The result branches the runners pushed, once the wave is recorded: each only while it is still the
+    commit collect read (a lease), so a branch pushed since is kept. A failure leaves them, with a note."""
+    remote_refs = {f"refs/heads/{prefix}{ref.removeprefix(tracking)}": sha for ref, sha in pushed.items()}
+    try:
+        gitops.push(repo.root, config.remote, [f":{ref}" for ref in remote_refs], lease=remote_refs)
+    except git.GitError as exc:
+        events.note(f"kept the result branches {prefix}*: could not delete them ({exc.stderr.strip()})")
 
 
 @dataclass(frozen=True)

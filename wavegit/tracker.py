@@ -25,6 +25,8 @@ WRITTEN_BY_WAVEGIT = ("wave", "attempts", "pr", "claimed_at", "updated_at", "las
 
 _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
+# ISO 8601 as `import` and `add` write it and hand-written files hold it: a date, optionally a time and zone.
+_ISO_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?\Z")
 
 
 def _check_id(value: schema.Value) -> str | None:
@@ -40,6 +42,10 @@ def _not_empty_list(value: schema.Value) -> str | None:
 
 def _sha(value: schema.Value) -> str | None:
     return None if isinstance(value, str) and _SHA_RE.match(value) else "must be a hexadecimal commit SHA"
+
+
+def _iso_time(value: schema.Value) -> str | None:
+    return None if isinstance(value, str) and _ISO_TIME_RE.match(value) else "must be an ISO 8601 time"
 
 
 def _normalize(pattern: str) -> str:
@@ -70,6 +76,11 @@ class Item:
     depends_on: Annotated[tuple[str, ...], schema.key(
         "ids of items that must be `done` before it is ready",
         hint="ids of items that must be done first")] = ()
+    created_at: Annotated[str | None, schema.key(
+        "when it was added (ISO 8601); `import` keeps the source's and appends the oldest first",
+        _iso_time, hint="e.g. 2026-01-31T09:30:00Z", text=True)] = None
+    notes: Annotated[tuple[str, ...], schema.key(
+        "free-form notes for people; wavegit keeps them (`import` carries the source's)")] = ()
     status: Annotated[str, schema.key(
         "`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
         choices=STATUSES)] = Status.TODO.value
@@ -321,7 +332,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-5-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-6-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",

@@ -45,13 +45,17 @@ class ApiError(Exception):
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected failure. ``kind``: "5xx", "secondary", "primary" or "echo-auth" (a 500 whose message
-    repeats the request's Authorization header, to prove clients scrub tokens). ``after``: apply the
-    request first, then fail (a write that landed although the client saw an error)."""
+    """One injected failure. ``kind``: "5xx", "secondary" (403 with ``Retry-After``), "secondary-bare"
+    (403 naming a secondary rate limit, no ``Retry-After``, as GitHub often answers), "429" (no headers),
+    "primary", "echo-auth" (a 500 whose message repeats the request's Authorization header, to prove
+    clients scrub tokens) or "status" (``status`` and ``message`` as given). ``after``: apply the request
+    first, then fail (a write that landed although the client saw an error)."""
 
     kind: str = "5xx"
     after: bool = False
     wait_s: int = 0
+    status: int = 0
+    message: str = ""
 
 
 @dataclass
@@ -124,6 +128,11 @@ class FakeGitHub:
     seed: int = 0
     contents_limit: int = 1024 * 1024
     """Files larger than this come without content from GET contents (GitHub: 1 MB)."""
+    files_limit: int = 3000
+    """The most files GitHub lists for a pull request (``changed_files`` still counts them all)."""
+    actions_may_open_prs: bool = True
+    """The repository setting "Allow GitHub Actions to create and approve pull requests" (off by default
+    on GitHub): when False, the bot (``GITHUB_TOKEN``) gets 403 on opening a pull request."""
     mangle: dict[str, Callable[[JSON], JSON]] = field(default_factory=dict)
     """route name -> a function rewriting that route's JSON answer (malformed-response tests)."""
     requests: list[LoggedRequest] = field(default_factory=list)
@@ -384,6 +393,13 @@ class FakeGitHub:
             return ApiError(403, "API rate limit exceeded for user ID 1.",
                             {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
                              "X-RateLimit-Reset": str(reset), "X-RateLimit-Resource": "core"})
+        if fault.kind == "secondary-bare":
+            return ApiError(403, "You have exceeded a secondary rate limit. Please wait a few minutes "
+                                 "before you try again.")
+        if fault.kind == "429":
+            return ApiError(429, "Too Many Requests")
+        if fault.kind == "status":
+            return ApiError(fault.status, fault.message)
         if fault.kind == "echo-auth":
             return ApiError(500, f"upstream refused header Authorization: {headers.get('authorization')}")
         return ApiError(502, "Server Error")
@@ -457,6 +473,8 @@ class FakeGitHub:
         return 200, headers, page
 
     def _create_pull(self, data: JSON, user: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        if user == BOT and not self.actions_may_open_prs:
+            raise ApiError(403, "GitHub Actions is not permitted to create or approve pull requests.")
         head, base = data.get("head", ""), data.get("base", "")
         head = head.split(":", 1)[-1]
         if not self._branch_sha(head) or not self._branch_sha(base):
@@ -470,7 +488,9 @@ class FakeGitHub:
         return 201, {"Location": f"{self.api_repo}/pulls/{pr.number}"}, self._pull_json(pr)
 
     def _get_pull(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
-        return 200, {}, self._pull_json(self._pull(number))
+        # A full pull request (not a list entry) counts its files.
+        pr = self._pull(number)
+        return 200, {}, {**self._pull_json(pr), "changed_files": len(self._file_entries(pr))}
 
     def _update_pull(self, number: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         pr = self._pull(number)
@@ -514,7 +534,11 @@ class FakeGitHub:
 
     def _pull_files(self, number: str, query: dict[str, str], path: str, **_: Any
                     ) -> tuple[int, dict[str, str], JSON]:
-        pr = self._pull(number)
+        # GitHub lists at most 3,000 files of a pull request; its ``changed_files`` counts them all.
+        page, headers = self._page(self._file_entries(self._pull(number))[:self.files_limit], query, path)
+        return 200, headers, page
+
+    def _file_entries(self, pr: PullRecord) -> list[JSON]:
         head = self._head_sha(pr)
         # For a merged PR GitHub keeps the diff against the base it was opened on; the merge's first
         # parent stands in for it here.
@@ -538,8 +562,7 @@ class FakeGitHub:
                           "raw_url": f"https://github.example/{self.repo}/raw/{head}/{entry['filename']}",
                           "contents_url": f"{self.api_repo}/contents/{quote(entry['filename'])}?ref={head}"})
             files.append(entry)
-        page, headers = self._page(files, query, path)
-        return 200, headers, page
+        return files
 
     def _list_comments(self, number: str, query: dict[str, str], path: str, **_: Any
                        ) -> tuple[int, dict[str, str], JSON]:

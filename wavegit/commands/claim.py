@@ -1,14 +1,17 @@
 """``wavegit claim [--max-items N]``: claim a wave for scale-out; print its GitHub Actions matrix.
 
-Prints ``{"include": [{"item": ID}, ...], "wave": W}`` on stdout (``"wave": ""`` and no items when nothing
-is ready) after the claim commit and after pushing the wave branch at its base, where every ``wavegit work``
-starts. Exit 0; 2 bad input; 3 halted or over the day budget; 4 lost the compare-and-swap race.
+Prints ``{"wave": W, "matrix": {"include": [{"item": ID}, ...]}}`` on stdout (``"wave": ""`` and no items
+when nothing is ready) after the claim commit and after pushing the wave branch at its base, where every
+``wavegit work`` starts. The matrix is what ``strategy.matrix: ${{ fromJSON(...) }}`` takes as it is; the wave
+id travels beside it as its own job output. A wave takes at most 256 items (GitHub's jobs per matrix).
+Exit 0; 2 bad input; 3 halted or over the day budget; 4 lost the compare-and-swap race.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from wavegit import scaleout
 from wavegit.commands._context import Context
@@ -17,12 +20,16 @@ from wavegit.commands.plan import matrix, positive_int
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-items", type=positive_int, metavar="N",
-                        help="items the wave may take (default: max_items from the config)")
+                        help=f"items the wave may take (default: max_items from the config; at most "
+                             f"{scaleout.MAX_MATRIX_JOBS}, GitHub's limit of jobs per matrix)")
 
 
 def run(args: argparse.Namespace) -> int:
     context = Context.open(args)
-    claimed = scaleout.claim_wave(context.repo, context.config, context.store,
-                                  max_items=args.max_items or context.config.max_items)
-    print(json.dumps(matrix(claimed.wave_id, claimed.item_ids)))
+    asked = args.max_items or context.config.max_items
+    if asked > scaleout.MAX_MATRIX_JOBS:
+        print(f"wavegit: claiming at most {scaleout.MAX_MATRIX_JOBS} of the {asked} items asked for "
+              "(GitHub runs at most that many jobs per matrix)", file=sys.stderr)
+    claimed = scaleout.claim_wave(context.repo, context.config, context.store, max_items=asked)
+    print(json.dumps({"wave": claimed.wave_id, "matrix": matrix(claimed.item_ids)}))
     return 0

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--json", action="store_true",
                         help='print {"selected": [...], "skipped": [{"id", "reason"}], "tracker_sha": ...}')
     output.add_argument("--matrix", action="store_true",
-                        help='print {"include": [{"item": ID}, ...], "wave": ""}: a GitHub Actions matrix '
+                        help='print {"include": [{"item": ID}, ...]}: a GitHub Actions matrix '
                              "of what the wave would take (read-only; `wavegit claim` claims it)")
 
 
@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace) -> int:
                                   config.tracker_path, strict=False)
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     if args.matrix:
-        sys.stdout.write(json.dumps(matrix("", plan.selected)) + "\n")
+        sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
         # dumps, not dump: dump streams through the pure-Python encoder, several times slower here.
         sys.stdout.write(json.dumps(plan.to_json()) + "\n")
@@ -76,9 +76,10 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def matrix(wave_id: str, item_ids: Sequence[str]) -> dict[str, object]:
-    """The ``strategy.matrix`` of a wave: ``fromJSON`` of it runs one job per ``matrix.item``."""
-    return {"include": [{"item": item_id} for item_id in item_ids], "wave": wave_id}
+def matrix(item_ids: Sequence[str]) -> dict[str, object]:
+    """The ``strategy.matrix`` of a wave: ``fromJSON`` of it runs one job per ``matrix.item``. Only
+    ``include`` (GitHub types every other matrix key as a list of values, so a scalar there fails the run)."""
+    return {"include": [{"item": item_id} for item_id in item_ids]}
 
 
 def format_text(plan: Plan) -> str:

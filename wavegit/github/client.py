@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+ACTIONS_MAY_NOT_OPEN_PRS = "not permitted to create or approve pull requests"
+"""GitHub's 403 to ``GITHUB_TOKEN`` while the repository setting that lets Actions open PRs is off."""
+
 
 def _require(value: object, kind: type[T], what: str) -> T:
     """``value`` when it has the type GitHub documents; a clear error instead of a crash otherwise."""
@@ -125,6 +128,10 @@ class PyGithubClient(GitHubClient):
                 lambda: self._pull(self._repo.create_pull(base=base, head=branch, title=title, body=body)),
                 landed=lambda: self._open_pr(branch, base))
         except GitHubError as exc:
+            if exc.status == 403 and ACTIONS_MAY_NOT_OPEN_PRS in str(exc):
+                raise GitHubError(f"{exc} Turn on Settings > Actions > General > Workflow permissions > "
+                                  "'Allow GitHub Actions to create and approve pull requests', or give the "
+                                  "action a GitHub App token (docs/action.md)", exc.status) from None
             # 422 "already exists": somebody (or our own lost request) opened it meanwhile.
             found = self._retry.call(f"look for the PR of {branch}", lambda: self._open_pr(branch, base))
             if exc.status == 422 and found is not None:
@@ -136,12 +143,20 @@ class PyGithubClient(GitHubClient):
 
     def pr_files(self, number: int) -> list[str]:
         def fetch() -> list[str]:
+            pull = self._repo.get_pull(number)
+            counted = _require(pull.changed_files, int, "pull.changed_files")
             paths: dict[str, None] = {}
-            for raw in self._repo.get_pull(number).get_files():
+            listed = 0
+            for raw in pull.get_files():
+                listed += 1
                 paths[_require(raw.filename, str, "file.filename")] = None
                 # A rename takes the file away from its old path too, so both sides count.
                 if raw.previous_filename is not None:
                     paths[_require(raw.previous_filename, str, "file.previous_filename")] = None
+            if listed < counted:
+                # The files endpoint stops at 3,000: what it leaves out cannot be checked, so fail closed.
+                raise GitHubError(f"PR #{number} changes {counted} files but GitHub lists only {listed} "
+                                  "(its API stops at 3,000): their ownership cannot be checked")
             return list(paths)
 
         return self._retry.call(f"list the files of PR #{number}", fetch)

@@ -1,10 +1,12 @@
 """wavegit's retry rules for GitHub API calls, and keeping the token out of every message and log record.
 
 PyGithub's own retries are switched off (they would repeat a POST blindly): ``Retry-After`` and
-``X-RateLimit-Reset`` are honoured, 5xx answers and secondary rate limits back off with jitter, all bounded by
-a deadline per call. A create (pull request, comment) whose answer was lost may still have landed, so before
-trying it again the caller's ``landed`` looks for it. Like :mod:`wavegit.github.client`, this imports PyGithub
-(its exception types) only when a call runs.
+``X-RateLimit-Reset`` are honoured; 5xx answers back off with jitter; a secondary rate limit without
+``Retry-After`` (a 429, or a 403 saying so) waits at least a minute, as GitHub asks, doubling after that; all
+bounded by a deadline per call. Conflicts are classified on the status and GitHub's whole message, never on
+text of ours (a path or branch that contains "sha"). A create (pull request, comment) whose answer was lost
+may still have landed, so before trying it again the caller's ``landed`` looks for it. Like
+:mod:`wavegit.github.client`, this imports PyGithub (its exception types) only when a call runs.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ class RetryPolicy:
     deadline_s: float = 120.0
     """Total time one call may take, waits included."""
     backoff_s: float = 0.5
-    """First backoff after a 5xx or a secondary rate limit without Retry-After; doubles, with jitter."""
+    """First backoff after a 5xx; doubles, with jitter."""
     max_backoff_s: float = 30.0
+    secondary_wait_s: float = 60.0
+    """First wait after a secondary rate limit that names no time ("wait at least one minute"); doubles."""
     timeout_s: int = 30
     """Per HTTP request."""
 
@@ -120,16 +124,20 @@ class Retrier:
         if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
             # Reset is whole epoch seconds; half a second more avoids waking just before it.
             return max(int(reset) - time.time(), 0.0) + 0.5
-        if status >= 500 or status == 429 or (status == 403 and _is_rate_limit(_message(exc))):
+        if status == 429 or (status == 403 and _is_rate_limit(_message(exc))):
+            return self.policy.secondary_wait_s * 2.0 ** (attempt - 1)
+        if status >= 500:
             return self._backoff(attempt)
         return None
 
     def _error(self, what: str, exc: object) -> GitHubError:
         status: int = getattr(exc, "status", 0) or 0
-        text = scrub(f"{what}: GitHub answered {status}: {_message(exc)}", self.token)
+        message = _message(exc)
+        text = scrub(f"{what}: GitHub answered {status}: {message.splitlines()[0] if message else ''}",
+                     self.token)
         if status == 404:
             return GitHubNotFound(text, status)
-        if status == 409 or (status == 422 and ("sha" in text or "fast forward" in text)):
+        if status == 409 or (status == 422 and _is_stale_write(message)):
             return GitHubConflict(text, status)
         if status == 401:
             return GitHubError(f"{text} (check GITHUB_TOKEN)", status)
@@ -137,10 +145,28 @@ class Retrier:
 
 
 def _message(exc: object) -> str:
+    """GitHub's whole message, with the messages of its ``errors`` list."""
     data = getattr(exc, "data", None)
-    if isinstance(data, dict) and isinstance(data.get("message"), str):
-        return str(data["message"]).splitlines()[0] if data["message"] else ""
-    return str(data) if data is not None else str(exc)
+    if not isinstance(data, dict):
+        return str(data) if data is not None else str(exc)
+    parts = [str(data["message"])] if isinstance(data.get("message"), str) else []
+    errors = data.get("errors")
+    for error in errors if isinstance(errors, list) else []:
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            parts.append(str(error["message"]))
+        elif isinstance(error, str):
+            parts.append(error)
+    return "\n".join(parts)
+
+
+# What GitHub says when a write lost a race: a ref moved ("Update is not a fast forward"), or a file was
+# created since we read it absent (a create without "sha": '"sha" wasn't supplied'). 409 is always one.
+_STALE_WRITE = ("not a fast forward", '"sha" wasn\'t supplied', "does not match")
+
+
+def _is_stale_write(message: str) -> bool:
+    lowered = message.lower()
+    return any(phrase in lowered for phrase in _STALE_WRITE)
 
 
 def _is_rate_limit(message: str) -> bool:

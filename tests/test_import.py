@@ -1,0 +1,109 @@
+"""``wavegit import``: another tool's backlog lands in one compare-and-swap commit, or nothing is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from wavegit import tracker
+
+TRACKER = ".wavegit/tracker.yaml"
+
+
+def initialised(remote: RemoteRepo) -> RemoteRepo:
+    result = wavegit(remote.clone, "init")
+    assert result.returncode == 0, result.stderr
+    return remote
+
+
+def origin_tracker(remote: RemoteRepo) -> tracker.Tracker:
+    return tracker.loads(git(remote.origin, "show", f"main:{TRACKER}") + "\n")
+
+
+def write_backlog(clone: Path, records: object, name: str = "backlog.json") -> str:
+    (clone / name).write_text(json.dumps(records, indent=2))
+    return name
+
+
+AESOP = {"items": [
+    {"slug": "new feature", "prompt": "Add it.", "ownsFiles": ["src/feature.py"], "testCmd": "true",
+     "priority": "P2", "createdAt": "2026-03-01T00:00:00Z"},
+    {"slug": "old bug", "prompt": "Fix it.", "ownsFiles": ["src\\bug.py"], "testCmd": "true",
+     "priority": "P2", "status": "in_progress", "createdAt": "2026-01-01T00:00:00Z"},
+    {"id": "DONE-1", "slug": "shipped", "prompt": "Was done.", "ownsFiles": ["src/old.py"], "testCmd": "true",
+     "status": "done"}]}
+
+
+def test_import_adds_every_item_oldest_first_in_one_commit_that_plan_then_reads(
+        remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    before = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "import", write_backlog(remote.clone, AESOP), "--from", "aesop")
+    assert result.returncode == 0, result.stderr
+    assert "imported 3 items from backlog.json: commit" in result.stdout
+    assert git(remote.origin, "rev-list", "--count", f"{before}..main") == "1"
+    loaded = origin_tracker(remote)
+    assert [(i.id, i.status, i.owns) for i in loaded.items] == [
+        ("old-bug", "todo", ("src/bug.py",)), ("new-feature", "todo", ("src/feature.py",)),
+        ("DONE-1", "done", ("src/old.py",))]
+    # Equal priority: the older item is the first the next wave would take.
+    plan = json.loads(wavegit(remote.clone, "plan", "--json", "--max-items", "1").stdout)
+    assert plan["selected"] == ["old-bug"]
+
+
+def test_dry_run_lists_the_items_and_writes_nothing(remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    before = git(remote.origin, "rev-parse", "main")
+    name = write_backlog(remote.clone, AESOP)
+    result = wavegit(remote.clone, "import", name, "--from", "aesop", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "would add 3 items" in result.stdout and "nothing written" in result.stdout
+    listed = [line.split()[0] for line in result.stdout.splitlines()[1:]]
+    assert listed == ["old-bug", "new-feature", "DONE-1"]
+    assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_a_bad_backlog_is_every_problem_at_its_line_exit_2_and_nothing_written(
+        remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    before = git(remote.origin, "rev-parse", "main")
+    records = [{"slug": "a", "prompt": "ok", "ownsFiles": ["../outside"], "testCmd": "true"},
+               {"slug": "b", "prompt": "", "ownsFiles": ["src/b.py"], "testCmd": "true", "priority": "high"}]
+    result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("backlog.json:2:3: item 1 (a): ownsFiles '../outside'")
+    assert lines[1:] == ["backlog.json:10:3: item 2 (b): prompt is missing",
+                         "backlog.json:10:3: item 2 (b): priority 'high' is not one of P0, P1, P2, P3"]
+    assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_an_id_the_tracker_already_has_refuses_the_whole_import(remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    name = write_backlog(remote.clone, AESOP)
+    assert wavegit(remote.clone, "import", name, "--from", "aesop").returncode == 0
+    head = git(remote.origin, "rev-parse", "main")
+    again = wavegit(remote.clone, "import", "backlog.json", "--from", "aesop")
+    assert again.returncode == 2
+    assert "id 'DONE-1' is already taken" in again.stderr
+    assert git(remote.origin, "rev-parse", "main") == head
+
+
+def test_jsonl_and_csv_import_through_the_command_too(remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    (remote.clone / "b.jsonl").write_text(json.dumps({"slug": "j", "prompt": "p", "ownsFiles": ["j.py"],
+                                                      "testCmd": "true"}) + "\n")
+    (remote.clone / "b.csv").write_text("id,prompt,owns,test\nC-1,do it,c.py;d.py,true\n")
+    assert wavegit(remote.clone, "import", "b.jsonl", "--from", "jsonl").returncode == 0
+    assert wavegit(remote.clone, "import", "b.csv", "--from", "csv").returncode == 0
+    assert [(i.id, i.owns) for i in origin_tracker(remote).items] == [
+        ("j", ("j.py",)), ("C-1", ("c.py", "d.py"))]
+
+
+def test_a_missing_file_or_unknown_format_is_exit_2_naming_it(remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    missing = wavegit(remote.clone, "import", "nope.json", "--from", "aesop")
+    assert missing.returncode == 2 and missing.stderr.startswith("wavegit import: nope.json: cannot read it")
+    unknown = wavegit(remote.clone, "import", "nope.json", "--from", "trello")
+    assert unknown.returncode == 2 and "invalid choice: 'trello'" in unknown.stderr

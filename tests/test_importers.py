@@ -1,0 +1,142 @@
+"""wavegit.importers: aesop JSON, JSONL and CSV backlogs read as tracker items, every problem at its line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wavegit import tracker
+from wavegit.errors import ValidationError
+from wavegit.importers import read_backlog
+
+
+def record(slug: str, **extra: object) -> dict[str, object]:
+    return {"slug": slug, "prompt": f"do {slug}", "ownsFiles": [f"src/{slug}.py"], "testCmd": "true", **extra}
+
+
+def problems_of(text: str, source: str = "aesop", taken: frozenset[str] = frozenset()) -> list[str]:
+    with pytest.raises(ValidationError) as raised:
+        read_backlog(text, "backlog.json", source, taken)
+    return [str(problem) for problem in raised.value.problems]
+
+
+def test_an_aesop_record_maps_onto_an_item_field_by_field() -> None:
+    source = {"items": [{"slug": "fix login", "prompt": "Fix the login.", "ownsFiles": [".\\src\\login.py",
+                                                                                       "./tests/login/"],
+                         "testCmd": "pytest -q tests/login", "priority": "P1", "status": "todo",
+                         "createdAt": "2026-02-01T10:00:00Z", "notes": ["from the old board"]}]}
+    [item] = read_backlog(json.dumps(source), "backlog.json", "aesop", frozenset()).items
+    assert item == tracker.Item(id="fix-login", title="fix login", prompt="Fix the login.",
+                                owns=("src/login.py", "tests/login/"), test="pytest -q tests/login",
+                                priority="P1", status="todo", created_at="2026-02-01T10:00:00Z",
+                                notes=("from the old board",))
+
+
+def test_missing_priority_is_p3_as_the_source_treats_it_and_a_bare_list_is_accepted() -> None:
+    [item] = read_backlog(json.dumps([record("a")]), "b.json", "aesop", frozenset()).items
+    assert item.priority == "P3"
+
+
+def test_in_progress_is_imported_as_todo_with_a_note_and_done_and_failed_are_kept() -> None:
+    text = json.dumps([record("a", status="in_progress"), record("b", status="done"),
+                       record("c", status="failed")])
+    items = read_backlog(text, "b.json", "aesop", frozenset()).items
+    assert [(i.id, i.status) for i in items] == [("a", "todo"), ("b", "done"), ("c", "failed")]
+    assert "in_progress in the source" in items[0].notes[-1]
+
+
+def test_items_come_oldest_first_and_those_without_a_creation_time_keep_their_order_after() -> None:
+    text = json.dumps([record("undated-1"), record("new", createdAt="2026-03-01T00:00:00+02:00"),
+                       record("old", createdAt="2026-01-01"), record("undated-2"),
+                       record("mid", createdAt="2026-02-28T23:00:00Z")])
+    items = read_backlog(text, "b.json", "aesop", frozenset()).items
+    assert [i.id for i in items] == ["old", "new", "mid", "undated-1", "undated-2"]
+
+
+def test_derived_ids_are_valid_and_unique_against_the_tracker_and_each_other() -> None:
+    text = json.dumps([record("Fix: the/login page!"), record("Fix: the/login page!"), record("taken"),
+                       record("..."), record("ok", id="EXPLICIT")])
+    items = read_backlog(text, "b.json", "aesop", frozenset({"taken"})).items
+    ids = [i.id for i in items]
+    assert ids == ["Fix-the-login-page", "Fix-the-login-page-2", "taken-2", "ITEM", "EXPLICIT"]
+    assert all(tracker.ITEM_SCHEMA.field("id").check(i) is None for i in ids)  # type: ignore[union-attr,misc]
+
+
+def test_a_derived_id_never_takes_an_explicit_id_given_later_in_the_file() -> None:
+    text = json.dumps([record("later"), record("x", id="later")])
+    assert [i.id for i in read_backlog(text, "b.json", "aesop", frozenset()).items] == ["later-2", "later"]
+
+
+def test_every_problem_of_every_record_is_reported_at_its_line() -> None:
+    text = "\n".join([
+        "[",
+        '  {"slug": "a", "prompt": "", "ownsFiles": ["/etc/passwd"], "testCmd": "sh -c \'x",'
+        ' "priority": "P9"},',
+        '  {"slug": "b", "prompt": "ok", "ownsFiles": [], "testCmd": "true", "status": "weird",'
+        ' "createdAt": "yesterday"},',
+        '\t{"id": "old", "prompt": "ok", "ownsFiles": ["a"], "testCmd": "true"},',
+        '  "not an object"',
+        "]"])
+    assert problems_of(text, taken=frozenset({"old"})) == [
+        "backlog.json:2:3: item 1 (a): prompt is missing",
+        "backlog.json:2:3: item 1 (a): testCmd: cannot be split into words: No closing quotation",
+        "backlog.json:2:3: item 1 (a): ownsFiles '/etc/passwd': pattern '/etc/passwd': is absolute; write it "
+        "relative to the repository root, e.g. src/app.py",
+        "backlog.json:2:3: item 1 (a): priority 'P9' is not one of P0, P1, P2, P3",
+        "backlog.json:3:3: item 2 (b): ownsFiles is empty: list the files the item may change",
+        'backlog.json:3:3: item 2 (b): status "weird" is not one of todo, in_progress, done, failed',
+        "backlog.json:3:3: item 2 (b): createdAt: must be an ISO 8601 time",
+        "backlog.json:4:2: item 3: id 'old' is already taken (in the tracker or earlier in this file)",
+        'backlog.json:5:3: an item must be an object, not "not an object"']
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('{"items": [\n  {"slug": "a",}\n]}',
+     "backlog.json:2:16: not JSON: Expecting property name enclosed in double quotes"),
+    ('{"tasks": []}', 'backlog.json:1:1: expected a list of items or an object with "items"'),
+    ("42", 'backlog.json:1:1: expected a list of items or an object with "items"'),
+    ('[{"slug": "a", "prompt": 3, "ownsFiles": "src/a.py", "testCmd": "true"}]',
+     "backlog.json:1:2: item 1 (a): prompt must be a string, not 3"),
+])
+def test_a_file_that_is_not_an_aesop_backlog_is_one_located_problem(text: str, says: str) -> None:
+    assert problems_of(text)[0] == says
+
+
+def test_items_found_after_other_keys_of_the_object_are_located_right() -> None:
+    text = '{"version": 3, "meta": {"items": [1]},\n "items": [\n   {"slug": "a", "prompt": ""}]}'
+    assert problems_of(text)[0] == "backlog.json:3:4: item 1 (a): prompt is missing"
+
+
+def test_jsonl_reads_one_record_per_line_and_skips_blank_lines() -> None:
+    text = json.dumps(record("a")) + "\n\n" + json.dumps(record("b")) + "\n"
+    assert [i.id for i in read_backlog(text, "b.jsonl", "jsonl", frozenset()).items] == ["a", "b"]
+    bad = json.dumps(record("a")) + "\n[1]\n{oops\n" + json.dumps(record("a", prompt="")) + "\n"
+    assert problems_of(bad, "jsonl") == [
+        "backlog.json:2:1: an item must be an object, not [1]",
+        "backlog.json:3:2: not JSON: Expecting property name enclosed in double quotes",
+        "backlog.json:4:1: item 2 (a): prompt is missing"]
+
+
+def test_csv_maps_its_columns_splits_lists_on_semicolons_and_pads_short_rows() -> None:
+    text = ("slug,prompt,owns,test,priority,created_at,notes\n"
+            'login,"Fix it, please",src/a.py; src/b/,pytest -q,P1,2026-01-02,first;second\n'
+            "docs,Write docs,docs/,true\n")
+    first, second = read_backlog(text, "b.csv", "csv", frozenset()).items
+    assert (first.id, first.prompt, first.owns, first.test) == (
+        "login", "Fix it, please", ("src/a.py", "src/b/"), "pytest -q")
+    assert (first.priority, first.created_at, first.notes) == ("P1", "2026-01-02", ("first", "second"))
+    assert (second.id, second.owns, second.priority, second.notes) == ("docs", ("docs/",), "P3", ())
+
+
+def test_csv_problems_name_their_rows() -> None:
+    text = "slug,prompt,owns,test\na,do,src/a.py,true,extra\nb,do,,true\n"
+    assert problems_of(text, "csv") == [
+        "backlog.json:2:1: 5 cells; the header has 4",
+        "backlog.json:3:1: item 1 (b): ownsFiles is empty: list the files the item may change"]
+
+
+def test_keys_wavegit_has_no_place_for_are_listed_not_refused() -> None:
+    imported = read_backlog(json.dumps([record("a", assignee="bob", estimate=3)]), "b.json", "aesop",
+                            frozenset())
+    assert imported.ignored_keys == ["assignee", "estimate"]

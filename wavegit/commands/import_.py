@@ -1,0 +1,77 @@
+"""``wavegit import FILE --from aesop|jsonl|csv [--dry-run]``: add another tool's backlog to the tracker.
+
+Every item of FILE is converted (see :mod:`wavegit.importers` for the mapping) and checked first; any
+problem, in any item, is reported with FILE's line and nothing is written (exit 2). Then all of them are
+appended, oldest first, in one compare-and-swap commit. ``--dry-run`` prints what would be added and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wavegit import importers, tracker
+from wavegit.commands._write import add_write_arguments, landed, open_target
+from wavegit.errors import UsageError
+from wavegit.store import Change, Snapshot, mutate
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the backlog to import ('-' = stdin)")
+    parser.add_argument("--from", dest="source", required=True, choices=importers.SOURCES,
+                        help="its format: aesop (JSON: an object with items, or a list), jsonl, csv")
+    parser.add_argument("--dry-run", action="store_true", help="show what would be added; write nothing")
+    add_write_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    name, text = _read(args)
+    target = open_target(args)
+    store, tracker_path = target.store, target.config.tracker_path
+    found: list[importers.Imported] = []
+
+    def apply(snapshot: Snapshot) -> Change:
+        if snapshot.text is None or snapshot.blob_sha is None:
+            raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
+        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
+        imported = importers.read_backlog(text, name, args.source, {item.id for item in current.items})
+        if not imported.items:
+            raise UsageError(f"{name}: no items to import")
+        found[:] = [imported]
+        updated = snapshot.text
+        for item in imported.items:
+            updated = tracker.append_item(updated, item)
+        return Change(updated)
+
+    if args.dry_run:
+        apply(store.read())
+        summary = f"would add {{}} items to {tracker_path} on {store.target} (dry run: nothing written):"
+    else:
+        result = mutate(store, apply, message=f"wavegit: import {name} ({args.source})",
+                        deadline_s=args.deadline)
+        summary = f"imported {{}} items from {name}: {landed(result, store)}"
+    [imported] = found
+    for key in imported.ignored_keys:
+        print(f"wavegit: {name}: ignored key {key!r} (wavegit has no place for it)", file=sys.stderr)
+    print(summary.format(len(imported.items)))
+    print(_listing(imported.items))
+    return 0
+
+
+def _read(args: argparse.Namespace) -> tuple[str, str]:
+    if args.file == "-":
+        return "<stdin>", sys.stdin.read()
+    # Relative to -C, as git resolves paths.
+    path = Path(args.directory) / args.file
+    try:
+        return args.file, path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{args.file}: cannot read it ({exc})") from None
+
+
+def _listing(items: list[tracker.Item]) -> str:
+    width = max(len(item.id) for item in items)
+    return "\n".join(f"  {item.id:<{width}}  {item.priority}  {item.status:<6}  {item.title}".rstrip()
+                     for item in items)
