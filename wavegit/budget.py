@@ -1,8 +1,10 @@
 """Cost ceilings: per wave (counted live while workers run) and per UTC day (read from the tracker history).
 
-Each wave's record commit on the tracker branch carries a ``Wavegit-Cost: <usd>`` trailer, so a day's spend
-is the sum of those trailers over the tracker branch's commits of that UTC day — one ``git log`` call, no
-extra state to keep. Fail closed: a history that cannot be read or a malformed trailer counts as exceeded.
+Every tracker commit that records spending (a wave's record, a review command's) carries a
+``Wavegit-Cost: <usd>`` trailer, so a day's spend is the sum of those trailers over the tracker branch's
+commits of that UTC day — one ``git log`` call, no extra state to keep. Fail closed: with a ceiling, a history
+that cannot be read or a malformed trailer counts as exceeded, and so does an attempt whose reported cost
+cannot be read (:class:`WaveSpend`).
 """
 
 from __future__ import annotations
