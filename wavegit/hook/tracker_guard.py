@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 MAX_LISTED = 5
 """Problems (and dropped commits) named in a refusal; the rest are counted."""
 _FIELD = "\x1f"
+_SKIP = "`git push --no-verify` skips this check, at your own risk."
 
 
 def dropped_wavegit_commits(root: Path, update: RefUpdate) -> list[str] | None:
@@ -52,13 +53,13 @@ def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: st
         head = f"wavegit: push refused: {tracker_ref} is not a fast-forward"
         if dropped is None:
             refusals.append(f"{head}, and the remote's {update.remote_oid[:12]} is not in this repository, "
-                            "so what it drops cannot be told: fetch, then rebase your commits onto it")
+                            f"so what it drops cannot be told: fetch, then rebase onto it. {_SKIP}")
             continue
         listed = "".join(f"\n  {line}" for line in dropped[:MAX_LISTED])
         more = f"\n  ... and {len(dropped) - MAX_LISTED} more" if len(dropped) > MAX_LISTED else ""
         refusals.append(f"{head}: it drops {len(dropped)} wavegit commit(s) of the tracker branch:{listed}"
                         f"{more}\nThat would undo claims and records (an item in flight back to todo runs "
-                        f"twice): rebase your commits onto {tracker_branch} (`git pull --rebase`).")
+                        f"twice): rebase your commits onto {tracker_branch} (`git pull --rebase`). {_SKIP}")
     return refusals
 
 
@@ -89,5 +90,5 @@ def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: s
     if len(found) > MAX_LISTED:
         lines.append(f"  ... and {len(found) - MAX_LISTED} more")
     lines.append("Every wavegit command would stop at it, and this hook could no longer check pushes against "
-                 "work in flight: fix it (`wavegit validate` names each problem) and push again.")
+                 f"work in flight: fix it (`wavegit validate` names each problem) and push again. {_SKIP}")
     return ["\n".join(lines)]
