@@ -58,6 +58,10 @@ class Change:
     """The new tracker text; None leaves the tracker as it is."""
     files: Mapping[str, str | None] = field(default_factory=dict)
     """Other repo paths to write (text) or delete (None) in the same commit, e.g. .wavegit/HALT."""
+    exact: bool = False
+    """Land only on the expected commit itself, never on a moved head with the same tracker blob: for a
+    change whose preconditions live outside the tracker (a claim: HALT, the day's spend), which ``mutate``'s
+    ``guard`` re-checks on the moved head. The git backend always writes this way."""
 
 
 class CasConflict(WavegitError):

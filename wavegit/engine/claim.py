@@ -85,7 +85,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         text = snapshot.text
         for item_id, update in updates.items():
             text = tracker.set_fields(text, item_id, update.fields)
-        return Change(text)
+        return Change(text, exact=True)
 
     message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"
     result = mutate(store, apply, message=message, guard=guard)
