@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -10,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from tests.helpers.wave import item, make_wave_repo, origin_item, run
+from tests.helpers.wave import WORKERS, item, make_wave_repo, origin_item, run
 from wavegit import budget
 from wavegit.config import Budget
 from wavegit.errors import BudgetExceededError
 
+SCRIPTED = WORKERS / "scripted.py"
 NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # conftest dates every commit 2026-01-01T00:00Z
 
 
@@ -177,3 +181,22 @@ def test_the_reports_day_spend_includes_this_wave_and_passing_the_day_ceiling_is
     git(remote.clone, "push", "-q", "origin", "main")
     rep = run(remote.clone).report
     assert rep.budget.day_spent_usd == pytest.approx(2.25) and rep.budget.exceeded
+
+
+def test_a_killed_claude_run_without_its_result_line_counts_as_over_the_ceiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `claude` on PATH is the scripted worker (its arguments ignored): it is killed before printing the JSON
+    # result whose total_cost_usd is what a claude run costs.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    remote = make_wave_repo(tmp_path, [
+        item(name, [f"write src/{name}.txt ok", "crash"], [f"src/{name}.txt"]) for name in ("a", "b")
+    ], worker="claude", concurrency=1, attempts=1, sandbox="none", budget={"wave_usd": 5.0})
+    rep = run(remote.clone).report
+    assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
+    (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
+    assert "a attempt 1: claude run: no result line with a readable total_cost_usd" in note
