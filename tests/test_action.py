@@ -107,8 +107,16 @@ def test_workflow_declares_permissions_for_every_job(workflow: Path) -> None:
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=rel)
-def test_no_workflow_runs_on_pull_request_target(workflow: Path) -> None:
-    assert "pull_request_target" not in triggers(load(workflow))
+def test_only_the_gate_runs_on_pull_request_target_and_it_runs_nothing_from_the_pr(workflow: Path) -> None:
+    data = load(workflow)
+    if "pull_request_target" not in triggers(data):
+        return
+    assert workflow.name == "wavegit-gate.yml"
+    steps = [step for job in data["jobs"].values() for step in job["steps"]]
+    # No script, and the one checkout is the default branch: nothing of the PR is executed with its token.
+    assert not any("run" in step for step in steps)
+    checkouts = [step for step in steps if str(step.get("uses", "")).startswith("actions/checkout@")]
+    assert [step["with"]["ref"] for step in checkouts] == ["${{ github.event.repository.default_branch }}"]
 
 
 def test_examples_cover_waves_gate_and_sync_triggers() -> None:
@@ -116,8 +124,8 @@ def test_examples_cover_waves_gate_and_sync_triggers() -> None:
                          for name in ("waves", "gate", "sync"))
     assert {"schedule", "workflow_dispatch"} <= set(triggers(waves))
     assert waves["concurrency"]["cancel-in-progress"] is False
-    assert set(triggers(gate)) == {"pull_request", "issue_comment"}
-    assert set(triggers(gate)["pull_request"]["types"]) == {"opened", "synchronize", "reopened"}
+    assert set(triggers(gate)) == {"pull_request_target", "issue_comment"}
+    assert set(triggers(gate)["pull_request_target"]["types"]) == {"opened", "synchronize", "reopened"}
     assert triggers(sync)["pull_request"]["types"] == ["closed"]
     # A wave killed at timeout-minutes closes no pull request: its claims are released on a schedule.
     assert "schedule" in triggers(sync)
@@ -344,6 +352,20 @@ def test_dry_run_plans_without_claiming_anything(tmp_path: Path) -> None:
     assert "| <code>B</code> | max items |" in result.summary
     assert git(remote.origin, "rev-parse", "main") == before
     assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/") == ""
+
+
+def test_a_push_github_refuses_as_protected_is_one_error_naming_the_fix(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    # What GitHub answers a push to a protected branch, from a real pre-receive hook on the origin.
+    hook = remote.origin / "hooks" / "pre-receive"
+    refusal = "error: GH006: Protected branch update failed for refs/heads/main."
+    hook.write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode != 0
+    errors = result.annotations("error")
+    assert [e for e in errors if "protected" in e.lower()] == [errors[0]]
+    assert "tracker_branch: wavegit-tracker" in errors[0] and "GH006" not in "".join(errors)
 
 
 def test_validation_problems_become_annotations_on_the_tracker_file(tmp_path: Path) -> None:

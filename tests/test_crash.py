@@ -228,12 +228,17 @@ def test_kill_inside_a_worktree_add_then_sync_repairs_it_and_releases_every_item
     assert not admin.exists()
 
 
-def test_kill_while_workers_run_leaves_a_claim_that_sync_keeps_until_the_lease_ends(crash: Crash) -> None:
+def test_kill_while_workers_run_leaves_a_claim_that_sync_elsewhere_keeps_until_the_lease_ends(
+        crash: Crash) -> None:
     wave = kill_wave_once(crash, all_workers_started, "all three workers")
     assert worktree_count(crash.remote) == 1 + len(ITEMS)  # the killed scheduler's worktrees are left
-    # Within the lease sync touches neither the items nor the worktrees of the wave in flight.
+    # Within the lease, a sync in another clone (which cannot see the scheduler's lock) touches neither the
+    # items nor the worktrees of the wave in flight; the killed scheduler's own clone releases at once
+    # (tests/test_wavelock.py).
     before = git(crash.remote.origin, "rev-parse", "main")
-    assert sync_json(crash.remote) == []
+    other = crash.remote.new_clone("other")
+    elsewhere = wavegit(other, "sync", "--json")
+    assert (elsewhere.returncode, json.loads(elsewhere.stdout)) == (0, []), elsewhere.stderr
     assert git(crash.remote.origin, "rev-parse", "main") == before
     assert worktree_count(crash.remote) == 1 + len(ITEMS)
     recover_and_finish(crash, wave, ALL_TODO)

@@ -14,7 +14,7 @@ import pytest
 from tests.helpers.fake_github import ALICE, MemoryGitHub
 from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
 from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
-from tests.helpers.repos import RemoteRepo, wavegit
+from tests.helpers.repos import RemoteRepo, git, wavegit
 from wavegit.config import Config
 from wavegit.github import gate
 from wavegit.github.api import GitHubNotFound, Settings
@@ -183,6 +183,23 @@ def test_cli_gate_reads_the_pr_from_the_event_file(wave: Wave, tmp_path: Path) -
     result = wavegit(wave.remote.clone, "gate", "--event",
                      env={**github_env(wave.gh), "GITHUB_EVENT_PATH": str(event)})
     assert result.returncode == 0, result.stderr
+
+
+def test_cli_gate_passes_an_ordinary_pull_request_so_a_required_check_never_blocks_it(wave: Wave) -> None:
+    clone = wave.remote.clone
+    (clone / "docs").mkdir(exist_ok=True)
+    (clone / "docs/readme.md").write_text("hello\n")
+    git(clone, "add", "docs/readme.md")
+    git(clone, "commit", "-q", "-m", "docs")
+    git(clone, "push", "-q", "origin", "HEAD:refs/heads/feature/docs")
+    head = git(clone, "rev-parse", "HEAD")
+    number = wave.client.find_or_create_pr("feature/docs", "main", "docs", "").number
+    result = wavegit(wave.remote.clone, "gate", "--pr", str(number), env=github_env(wave.gh))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"pass: PR #{number}: not a wavegit pull request")
+    status = wave.gh.fake.latest_status(head, "wavegit/gate")
+    assert status is not None
+    assert (status.state, status.description) == ("success", "not a wavegit pull request")
 
 
 @pytest.mark.parametrize(("args", "env_kind", "message"), [

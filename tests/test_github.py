@@ -73,6 +73,20 @@ def test_settings_come_from_the_environment_and_never_show_the_token() -> None:
         api.require_settings({})
 
 
+def test_the_gate_status_links_to_the_actions_run_it_came_from(gh: Running, remote_repo: RemoteRepo) -> None:
+    settings = api.settings_from_env({"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_REPOSITORY": gh.fake.repo,
+                                      "GITHUB_API_URL": gh.url, "GITHUB_SERVER_URL": "https://github.example",
+                                      "GITHUB_RUN_ID": "4242"})
+    assert settings is not None
+    head = push_wave(remote_repo)
+    PyGithubClient(settings, FAST).set_status(head, "success", "ok")
+    status = gh.fake.latest_status(head, api.STATUS_CONTEXT)
+    assert status is not None
+    assert status.target_url == f"https://github.example/{gh.fake.repo}/actions/runs/4242"
+    client(gh).set_status(head, "success", "ok")  # outside Actions: no link
+    assert gh.fake.latest_status(head, api.STATUS_CONTEXT).target_url is None  # type: ignore[union-attr]
+
+
 def test_find_or_create_pr_opens_one_pr_and_then_finds_and_updates_it(
         gh: Running, remote_repo: RemoteRepo) -> None:
     head = push_wave(remote_repo)

@@ -77,3 +77,18 @@ def test_corrupt_halt_files_are_described_as_corrupt(text: str, problem: str) ->
 def test_render_then_parse_round_trips() -> None:
     notice = halt.HaltNotice("Ann <a@x>", "2026-01-01T00:00:00+00:00", "reason: with colon\nand lines")
     assert halt.parse(halt.render(notice)) == notice
+
+
+def test_halt_while_halted_says_so_and_keeps_the_first_reason_unless_forced(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [])
+    assert wavegit(remote.clone, "halt", "--reason", "deploy freeze").returncode == 0
+    head = git(remote.origin, "rev-parse", "main")
+    again = wavegit(remote.clone, "halt", "--reason", "something else")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("already halted by Wave Tester <tester@example.com> at ")
+    assert ": deploy freeze " in again.stdout and again.stdout.strip().endswith(
+        "the first notice stands; --force replaces it; nothing written")
+    assert git(remote.origin, "rev-parse", "main") == head
+    forced = wavegit(remote.clone, "halt", "--reason", "something else", "--force")
+    assert forced.returncode == 0 and forced.stdout.startswith("halted: something else (commit ")
+    assert json.loads(git(remote.origin, "show", "main:.wavegit/HALT"))["why"] == "something else"

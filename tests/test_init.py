@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.helpers.repos import CliResult, RemoteRepo, git, wavegit
-from wavegit import tracker
+from wavegit import intake, tracker
 from wavegit.config import initial_config_text
 
 TRACKER = ".wavegit/tracker.yaml"
@@ -71,6 +72,25 @@ def test_init_with_a_remote_pushes_one_commit_and_leaves_the_checkout_alone(
     assert git(remote_repo.clone, "rev-parse", "main") == before
     assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
     git(remote_repo.origin, "fsck", "--strict", "--no-dangling")
+
+
+def test_init_github_adds_the_issue_form_intake_reads_in_the_same_commit(remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.origin, "rev-parse", "main")
+    result = wavegit(remote_repo.clone, "init", "--github")
+    assert result.returncode == 0, result.stderr
+    assert git(remote_repo.origin, "rev-parse", "main^") == before
+    form = yaml.safe_load(git(remote_repo.origin, "show", f"main:{intake.FORM_PATH}"))
+    assert form["labels"] == ["wavegit"] and intake.FORM_PATH in result.stdout
+
+
+def test_init_commits_the_configuration_it_ran_with_environment_overrides_included(
+        remote_repo: RemoteRepo) -> None:
+    git(remote_repo.clone, "push", "-q", "origin", "main:wavegit-tracker")
+    result = wavegit(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "wavegit-tracker"})
+    assert result.returncode == 0, result.stderr
+    committed = yaml.safe_load(git(remote_repo.origin, "show", f"wavegit-tracker:{CONFIG}"))
+    assert committed["tracker_branch"] == "wavegit-tracker"
+    assert git(remote_repo.origin, "show", f"wavegit-tracker:{TRACKER}") + "\n" == tracker.initial_text()
 
 
 def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> None:

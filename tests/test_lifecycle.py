@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,10 @@ class Fields:
     attempts: int = 0
     cost: float = 0.0
     last_error: str | None = None
+    id: str = "IT-0"
+    wave: str | None = None
+    merge_sha: str | None = None
+    pr: int | None = None
 
 
 def test_status_is_the_text_the_tracker_and_the_reports_hold() -> None:
@@ -172,3 +177,94 @@ def test_any_sequence_of_transitions_keeps_the_tracker_valid(attempts: list[int]
         # The hard cap: a wave never takes an item past max_attempts (hand-set counts may start above it).
         assert after.attempts <= max(MAX_ATTEMPTS, item.attempts)
         assert after.attempts >= item.attempts
+
+
+# -- changes by hand ---------------------------------------------------------------------------------------
+
+HAND = ("done", "reopen", "block", "block --force")
+ANY_STATUS = st.sampled_from(lifecycle.STATUSES)
+
+
+def by_hand(item: lifecycle.HandState, kind: str, reason: str,
+            merge_sha: str | None) -> lifecycle.Update | None:
+    if kind == "done":
+        return lifecycle.mark_done(item, merge_sha, AT)
+    if kind == "reopen":
+        return lifecycle.reopen_by_hand(item, reason, AT)
+    return lifecycle.block(item, reason, AT, force=kind == "block --force")
+
+
+def in_status(status: str, attempts: int) -> str:
+    """A one-item tracker with the item in ``status``, its claim fields as that status keeps them."""
+    extra: dict[str, object] = {"attempts": attempts, "last_error": "before"}
+    if status in ("in_progress", "review", "done", "failed"):
+        extra["wave"] = "w-1"
+    if status in ("in_progress", "review"):
+        extra["claimed_at"] = AT
+    if status in ("review", "done"):
+        extra["pr"] = 3
+    if status == "done":
+        extra["merge_sha"] = "abc1234"
+    item = {"id": "IT-0", "prompt": "do it", "owns": ["src/"], "test": "true", "status": status, **extra}
+    return yaml.safe_dump({"version": 1, "items": [item]}, sort_keys=False)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ANY_STATUS, st.integers(0, 5), st.sampled_from(HAND), errors.filter(lambda e: bool(e.split())),
+       st.none() | st.sampled_from(["abc1234", "f" * 40]))
+def test_a_change_by_hand_lands_where_it_says_keeps_the_tracker_valid_and_is_idempotent(
+        status: str, attempts: int, kind: str, reason: str, merge_sha: str | None) -> None:
+    text = in_status(status, attempts)
+    item = tracker.loads(text).items[0]
+    try:
+        update = by_hand(item, kind, reason, merge_sha)
+    except lifecycle.NotAllowed as exc:
+        # Only an item its scheduler may still record, or blocking a done one, is refused; the message
+        # names the way out.
+        assert status == "in_progress" or (status == "done" and kind.startswith("block"))
+        assert "wavegit " in str(exc)
+        return
+    if update is None:
+        assert (kind == "done" and status == "done") or (kind == "reopen" and status == "todo" and
+                                                        attempts == 0) or (kind == "block" and
+                                                                           status == "blocked")
+        return
+    text = tracker.set_fields(text, item.id, update.fields)
+    after = tracker.loads(text).items[0]  # strict: raises on any invalid field
+    target = {"done": Status.DONE, "reopen": Status.TODO}.get(kind, Status.BLOCKED)
+    assert after.status == update.status == target
+    assert all(getattr(after, name) is None for name in CLAIM_FIELDS if name not in KEPT[target])
+    if kind == "reopen":
+        assert after.attempts == 0 and after.last_error == lifecycle.one_line(reason)
+    else:
+        assert after.attempts == attempts
+    if kind == "done":
+        assert after.merge_sha == (merge_sha or (item.merge_sha if status == "done" else None))
+    # The same command again writes nothing.
+    assert by_hand(after, kind, reason, merge_sha) is None
+
+
+def test_block_keeps_the_first_reason_unless_forced() -> None:
+    blocked = Fields(status="blocked", last_error="waiting for the API")
+    assert lifecycle.block(blocked, "another reason", AT) is None
+    forced = lifecycle.block(blocked, "another  reason", AT, force=True)
+    assert forced is not None and forced.fields["last_error"] == "another reason"
+    assert lifecycle.block(blocked, "waiting for the API", AT, force=True) is None
+
+
+def test_drop_refuses_an_item_in_progress_and_one_in_review_unless_forced() -> None:
+    with pytest.raises(lifecycle.NotAllowed, match="release --wave w-1"):
+        lifecycle.check_droppable(Fields(status="in_progress", wave="w-1"), force=True)
+    with pytest.raises(lifecycle.NotAllowed, match=r"in review \(PR #4\).*--force"):
+        lifecycle.check_droppable(Fields(status="review", wave="w-1", pr=4))
+    lifecycle.check_droppable(Fields(status="review", wave="w-1", pr=4), force=True)
+    for status in ("todo", "done", "failed", "blocked"):
+        lifecycle.check_droppable(Fields(status=status))
+
+
+def test_edit_refuses_only_items_in_flight() -> None:
+    for status in lifecycle.IN_FLIGHT:
+        with pytest.raises(lifecycle.NotAllowed, match="in flight"):
+            lifecycle.check_editable(Fields(status=status, wave="w-1"))
+    for status in ("todo", "done", "failed", "blocked"):
+        lifecycle.check_editable(Fields(status=status))

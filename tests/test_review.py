@@ -145,6 +145,17 @@ def test_drop_by_a_writer_removes_the_items_commit_and_returns_it_to_todo(wave: 
     assert len(wave.bot_comments()) == 2
 
 
+def test_after_the_rebuild_the_gate_waits_until_github_shows_the_pushed_head(wave: Published) -> None:
+    wave.gh.fake.head_lag_reads = 4
+    old = wave.tip()
+    code, output = wave.review(ALICE, "/wavegit drop IT-0")
+    assert code == 0, output
+    new = wave.tip()
+    assert new != old
+    status = wave.gh.fake.latest_status(new, "wavegit/gate")
+    assert status is not None and status.state == "success", output
+
+
 def test_a_non_writer_gets_a_polite_reply_and_nothing_changes(wave: Published) -> None:
     tip, tracker = wave.tip(), git(wave.remote.origin, "show", f"main:{TRACKER}")
     report_before = wave.posted_report()

@@ -40,6 +40,17 @@ def test_text_output_summarises_each_item_and_exit_1_on_failure(tmp_path: Path) 
     assert "| <code>BAD</code> |" in (remote.clone / shown).read_text()
 
 
+def test_nothing_selected_says_why_each_item_was_skipped(tmp_path: Path) -> None:
+    held = item("A", ["write src/a.txt ok"], ["src/a.txt"], status="in_progress",
+                wave="w-20260101-000001-ab01", claimed_at="2026-01-01T00:00:00Z")
+    remote = make_wave_repo(tmp_path, [held, item("B", ["write src/a.txt ok"], ["src/a.txt"])])
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith(": nothing selected (1 item skipped)")
+    assert lines[1] == "  B: in flight: A"
+
+
 def test_no_push_leaves_the_remote_without_a_wave_branch(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
     result = wavegit(remote.clone, "run", "--json", "--no-push")

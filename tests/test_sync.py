@@ -157,7 +157,7 @@ def test_dry_run_shows_the_changes_and_writes_nothing(tmp_path: Path) -> None:
     code, out, _ = sync(remote.clone, "--dry-run")
     assert code == 0
     assert out.splitlines() == [
-        f"would A: in_progress -> todo (lease expired (claimed at 2026-01-01T00:00:00Z); "
+        f"would move A: in_progress -> todo (lease expired (claimed at 2026-01-01T00:00:00Z); "
         f"no branch wavegit/{W1} on origin)",
         f"would prune worktrees {leftover.parent} (wave {W1})",
     ]

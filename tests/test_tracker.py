@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT
-from wavegit import parsecache, plancache, select, tracker
+from wavegit import parsecache, plancache, select, tracker, yamledit
 from wavegit.errors import UsageError, ValidationError
 from wavegit.ownership.index import index_keys
 
@@ -262,3 +262,43 @@ def test_the_readme_item_table_is_the_declaration() -> None:
                 if spec.default is not dataclasses.MISSING}
     expected = key_table(tracker.ITEM_SCHEMA, defaults)
     assert expected in readme_tables(), f"README.md's table of item keys should read:\n{expected}"
+
+
+def _messages(text: str) -> list[str]:
+    with pytest.raises(ValidationError) as caught:
+        tracker.loads(text)
+    return [str(problem) for problem in caught.value.problems]
+
+
+def _row(item_id: str, *extra: str) -> str:
+    return "".join([f"  - id: {item_id}\n    prompt: p\n    owns: [{item_id.lower()}/]\n    test: t\n",
+                    *(f"    {line}\n" for line in extra)])
+
+
+def test_a_duplicate_id_copied_with_a_dependency_on_its_original_is_one_problem_and_no_self_cycle() -> None:
+    text = "version: 1\nitems:\n" + _row("ITER-1") + _row("ITER-1", "depends_on: [ITER-1]")
+    assert _messages(text) == [".wavegit/tracker.yaml:7:9: item ITER-1: duplicate id 'ITER-1' (first at "
+                               "line 3) (hint: ids must be unique; rename one of them)"]
+    # An item that really depends on itself is still a cycle.
+    assert any("dependency cycle: Y -> Y" in m for m in _messages("version: 1\nitems:\n" +
+                                                                  _row("Y", "depends_on: [Y]")))
+
+
+def test_did_you_mean_never_suggests_the_item_itself_nor_done_for_doing() -> None:
+    text = "version: 1\nitems:\n" + _row("ITER-1") + _row("ITER-3", "depends_on: [ITER-4]") + \
+        _row("X", "status: doing")
+    found = _messages(text)
+    assert "item ITER-3: depends on unknown id 'ITER-4' (hint: did you mean 'ITER-1'?)" in found[0]
+    assert "got 'doing' (hint: did you mean 'in_progress'?)" in found[1]
+    alone = _messages("version: 1\nitems:\n" + _row("ITER-3", "depends_on: [ITER-4]"))
+    assert "did you mean" not in alone[0] and "(hint: add that item or remove it)" in alone[0]
+
+
+def test_remove_item_takes_only_its_lines_even_with_the_dash_on_its_own_line_or_as_the_last_item() -> None:
+    text = ("version: 1\nitems:\n  # keep me\n  -\n    id: A\n    prompt: p\n    owns: [a/]\n    test: t\n"
+            + _row("B"))
+    assert yamledit.remove_item(text, "A") == "version: 1\nitems:\n  # keep me\n" + _row("B")
+    alone = yamledit.remove_item("version: 1\nitems:\n" + _row("B"), "B")
+    assert alone == "version: 1\nitems:\n" and tracker.loads(alone).items == ()
+    with pytest.raises(UsageError, match="no item with id 'C'"):
+        yamledit.remove_item(text, "C")

@@ -65,6 +65,12 @@ def _worker_env_names(value: schema.Value) -> str | None:
     return None
 
 
+def _prompt_template(value: schema.Value) -> str | None:
+    from wavegit.prompt import template_problem
+
+    return template_problem(value) if isinstance(value, str) else None
+
+
 class SandboxConfig(NamedTuple):
     mode: Annotated[str, schema.key(
         "`auto`: bwrap when it works, else unsandboxed with a warning; `bwrap`; `none`",
@@ -84,6 +90,9 @@ class Config(NamedTuple):
     worker: Annotated[str, schema.key(
         "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
         "`claude` and `codex`", schema.command(required=True))] = "claude"
+    prompt_template: Annotated[str, schema.key(
+        "what a worker receives: `$prompt` inside the contract (`$id`, `$title`, `$owns`, `$test`); empty "
+        "= the default, which says what it may change and what judges it", _prompt_template)] = ""
     concurrency: Annotated[int, schema.key("workers at once", schema.at_least(1))] = 4
     max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
     timeout_s: Annotated[float, schema.key(
@@ -115,6 +124,8 @@ class Config(NamedTuple):
         "the remote waves push to; without it everything stays local", schema.not_blank)] = "origin"
     report_authors: Annotated[tuple[str, ...], schema.key(
         "whose report comments the merge gate believes")] = ("github-actions[bot]",)
+    intake_label: Annotated[str, schema.key(
+        "`wavegit intake` takes the open GitHub issues carrying this label", schema.not_blank)] = "wavegit"
     worker_github_token: Annotated[bool, schema.key(
         "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
     hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
@@ -127,7 +138,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-3-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-4-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
@@ -301,11 +312,12 @@ def _set(values: Mapping[str, schema.Value]) -> dict[str, schema.Value]:
             if value is not None and not isinstance(value, dict)}
 
 
-def initial_config_text() -> str:
-    """The commented config ``wavegit init`` writes: every key with its default and what it is for."""
+def initial_config_text(values: Config | None = None) -> str:
+    """The commented config ``wavegit init`` writes: every key with its value (by default, the default) and
+    what it is for."""
     from wavegit.yamledit import render
 
-    defaults = Config()
+    defaults = values or Config()
     lines = ["# wavegit configuration. Every key has a default; WAVEGIT_<KEY> in the environment overrides",
              "# it (nested keys joined with '_', e.g. WAVEGIT_BUDGET_WAVE_USD; lists comma-separated)."]
     for spec in CONFIG_SCHEMA.fields:

@@ -77,13 +77,18 @@ def current_user(repo_root: Path) -> str:
     return gitops.committer_ident(repo_root)
 
 
-def halt(store: TrackerStore, *, reason: str, who: str, now: datetime | None = None) -> MutationResult:
-    """Commit ``.wavegit/HALT`` (replacing an earlier one: the newest reason is the one that counts)."""
+def halt(store: TrackerStore, *, reason: str, who: str, now: datetime | None = None,
+         force: bool = False) -> MutationResult:
+    """Commit ``.wavegit/HALT``. Already halted, nothing is written and the first notice stands (who stopped
+    work, and why, is what the next person needs), unless ``force`` replaces it."""
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="seconds")
     text = render(HaltNotice(who=who, when=when, why=reason))
 
     def apply(snapshot: Snapshot) -> Change | None:
-        return None if halt_text(store, snapshot) == text else Change(None, {HALT_PATH: text})
+        current = halt_text(store, snapshot)
+        if current is not None and (not force or current == text):
+            return None
+        return Change(None, {HALT_PATH: text})
 
     return mutate(store, apply, message=f"wavegit: halt: {reason.splitlines()[0]}")
 

@@ -8,6 +8,9 @@
       +--- ... while attempts < max_attempts;  failed once they reach it
       +------------------------------------------------ reopen (PR closed unmerged, dropped by a reviewer)
 
+    by hand (``wavegit done|reopen|block``), from any status but ``in_progress`` (its wave's scheduler may
+    still record it: ``wavegit release --wave W`` first): -> done, -> todo with attempts reset, -> blocked
+
 Each function takes plain facts (the item's current fields, configuration numbers, the time as the tracker
 writes it) and returns an :class:`Update`: the new status and the tracker fields that change with it, which
 the tracker editor applies (``tracker.set_fields``). Nothing here reads git, a clock or a file.
@@ -23,6 +26,10 @@ Two rules live only here:
   flight (``in_progress``, ``review``); ``pr`` comes with review. An item that ends keeps where it ended: a
   ``done`` item its ``wave``, ``pr`` and ``merge_sha``, a ``failed`` one its ``wave`` (whose report has the
   logs). An item back in ``todo`` (or ``blocked``) is nobody's: it carries none of them.
+
+The changes by hand (:func:`mark_done`, :func:`reopen_by_hand`, :func:`block`, and the checks
+:func:`check_droppable` and :func:`check_editable`) return None when the item is already where they would put
+it, so a retried command writes nothing, and raise :class:`NotAllowed` when its status forbids them.
 
 This module is imported by the planner (``wavegit plan`` is a hot path): it imports nothing but the standard
 library's ``enum`` and ``typing``, and times come in as text (``report.utc_timestamp``).
@@ -121,13 +128,13 @@ def attempts_left(item: ItemState, per_wave: int, max_attempts: int) -> int:
     return max(0, min(per_wave, max_attempts - item.attempts))
 
 
-def exhausted(item: ItemState, max_attempts: int, at: str) -> Update | None:
+def exhausted(item: HandState, max_attempts: int, at: str) -> Update | None:
     """A ``todo`` item with no attempt left (set back to ``todo`` by hand) goes to ``failed``; else None."""
     if item.status != Status.TODO or item.attempts < max_attempts:
         return None
     return _update(Status.FAILED, at, last_error=(
-        f"not claimed: {item.attempts} of max_attempts {max_attempts} attempts used; set attempts lower "
-        "(or raise max_attempts) to try it again"))
+        f"not claimed: {item.attempts} of max_attempts {max_attempts} attempts used; `wavegit reopen "
+        f"{item.id} --reason ...` resets them (or raise max_attempts) to try it again"))
 
 
 def claim(wave_id: str, at: str) -> Update:
@@ -170,3 +177,83 @@ def reopen(reason: str, at: str) -> Update:
     """An item under review sent back to ``todo`` without counting an attempt: its pull request was closed
     unmerged, or a reviewer dropped it from the wave."""
     return _update(Status.TODO, at, last_error=reason)
+
+
+# -- changes by hand (wavegit done | reopen | block | drop | edit) ------------------------------------------
+
+class NotAllowed(ValueError):
+    """A change by hand that the item's status forbids; the message says why and what to do instead."""
+
+
+class HandState(ItemState, Protocol):
+    """What the changes by hand (and messages naming the way out) read of an item besides its
+    :class:`ItemState`."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def wave(self) -> str | None: ...
+
+    @property
+    def merge_sha(self) -> str | None: ...
+
+    @property
+    def pr(self) -> int | None: ...
+
+
+def _not_in_progress(item: HandState, doing: str) -> None:
+    if item.status == Status.IN_PROGRESS:
+        raise NotAllowed(
+            f"{item.id} is in_progress in wave {item.wave}, whose scheduler may still record it: once that "
+            f"scheduler is gone, `wavegit release --wave {item.wave}` returns its claims; then {doing}")
+
+
+def mark_done(item: HandState, merge_sha: str | None, at: str) -> Update | None:
+    """``wavegit done``: the item's change is in the base branch (at ``merge_sha`` when known). None when it
+    is done already and ``merge_sha`` adds nothing; a done item keeps its merge SHA unless given another."""
+    _not_in_progress(item, "mark it done")
+    if item.status == Status.DONE and merge_sha in (None, item.merge_sha):
+        return None
+    if merge_sha is None and item.status == Status.DONE:
+        merge_sha = item.merge_sha
+    return done(merge_sha, at)
+
+
+def reopen_by_hand(item: HandState, reason: str, at: str) -> Update | None:
+    """``wavegit reopen``: back to ``todo`` with its attempts reset, ``reason`` as its ``last_error`` (the
+    next worker is told it). None when it is ``todo`` with no attempt counted already."""
+    _not_in_progress(item, "reopen it")
+    if item.status == Status.TODO and item.attempts == 0:
+        return None
+    return _update(Status.TODO, at, attempts=0, last_error=one_line(reason))
+
+
+def block(item: HandState, reason: str, at: str, *, force: bool = False) -> Update | None:
+    """``wavegit block``: not planned until reopened, ``reason`` kept as its ``last_error``. None when it is
+    blocked already: the first reason stands unless ``force`` replaces it."""
+    _not_in_progress(item, "block it")
+    if item.status == Status.DONE:
+        raise NotAllowed(f"{item.id} is done; nothing is left to block (`wavegit reopen {item.id} --reason "
+                         "...` first if it needs more work)")
+    if item.status == Status.BLOCKED and (not force or item.last_error == one_line(reason)):
+        return None
+    return _update(Status.BLOCKED, at, last_error=one_line(reason))
+
+
+def check_droppable(item: HandState, *, force: bool = False) -> None:
+    """``wavegit drop``: an item in progress is never removed; one in review only with ``force`` (its pull
+    request may still be merged, and sync would then have nothing to mark done)."""
+    _not_in_progress(item, "drop it")
+    if item.status == Status.REVIEW and not force:
+        where = f"PR #{item.pr}" if item.pr is not None else f"wave {item.wave}"
+        raise NotAllowed(f"{item.id} is in review ({where}): its change may still be merged; "
+                         "--force drops it anyway")
+
+
+def check_editable(item: HandState) -> None:
+    """``wavegit edit``: an item in flight is not edited (its worker has its prompt, and the hook and the
+    planner hold its ownership)."""
+    if item.status in IN_FLIGHT:
+        raise NotAllowed(f"{item.id} is {item.status} in wave {item.wave}: its ownership is held while it is "
+                         f"in flight; edit it once it is done or back to todo (`wavegit reopen {item.id}`)")

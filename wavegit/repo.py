@@ -52,9 +52,22 @@ class Repo(NamedTuple):
         """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
         return self.state_dir / "sandbox" / wave_id
 
+    def scheduler_lock(self, wave_id: str) -> Path:
+        """The lock file ``wavegit run`` keeps while it schedules the wave (``wavegit.wavelock``)."""
+        return self.locks_dir / f"{wave_id}.json"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.state_dir / "locks"
+
     def wave_logs(self, wave_id: str) -> Path:
         """The logs of a wave's workers and tests."""
         return self.state_dir / "logs" / wave_id
+
+    @property
+    def events_dir(self) -> Path:
+        """Each wave's event log, ``<wave>.jsonl``, written as the wave runs (``wavegit status`` reads it)."""
+        return self.state_dir / "events"
 
     def report_file(self, wave_id: str, suffix: str) -> Path:
         """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""

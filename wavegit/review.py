@@ -22,6 +22,7 @@ reply carries a hidden marker naming the command's comment, so a retried run nev
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -171,7 +172,7 @@ class Rebuild:
         if not run.verified:
             self._record_spend(item, run.cost)
             return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified ({run.error}); the wave "
-                                      "branch and the tracker are unchanged.")
+                                      "branch and the item's status are unchanged (its cost is recorded).")
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)
@@ -260,7 +261,25 @@ class Rebuild:
 
     def _post(self, rep: report.WaveReport) -> None:
         r = self.reviewer
+        if rep.head_sha and not wait_for_head(r.client, self.number, rep.head_sha, HEAD_WAIT_S):
+            rep.notes.append(f"GitHub still showed the old head of PR #{self.number} after "
+                             f"{HEAD_WAIT_S:g} s: comment `/wavegit gate` to check the new one")
         Publisher(r.client, r.config, r.store).post_report(rep)
+
+
+HEAD_WAIT_S = 30.0
+"""How long a rebuilt wave waits for GitHub to show its pushed head on the PR before the gate judges it."""
+
+
+def wait_for_head(client: GitHubClient, number: int, sha: str, wait_s: float) -> bool:
+    """Whether PR ``number`` shows head ``sha`` within ``wait_s``: GitHub updates a PR's head some time after
+    the push, and a gate run before that would judge (and set its status on) the old head."""
+    deadline = time.monotonic() + wait_s
+    while client.pr_info(number).head_sha != sha:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.5)
+    return True
 
 
 def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:

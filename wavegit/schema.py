@@ -77,18 +77,21 @@ class Field(NamedTuple):
     """One line saying what the key is for (commented into generated files, in the README's tables)."""
     shorthand: str | None = None
     """For ``map``: the nested field a plain scalar sets (``sandbox: none`` = ``sandbox: {mode: none}``)."""
+    meant: Mapping[str, str] | None = None
+    """For ``choices``: words people write for a choice (``doing`` -> ``in_progress``), which spelling
+    distance would get wrong (``done``)."""
 
 
 def key(doc: str, check: Check | None = None, *, choices: tuple[str, ...] = (), hint: str | None = None,
         required: bool = False, element_map: Callable[[str], str] | None = None, text: bool = False,
-        shorthand: str | None = None) -> Field:
+        shorthand: str | None = None, meant: Mapping[str, str] | None = None) -> Field:
     """A record field's YAML key, declared on the field itself: ``name: Annotated[type, key(...)] = default``.
 
     The record gives the key's name, kind (from its type) and default, which ``record_schema`` fills in, so
     each key is declared once. ``text``: a string that YAML may also resolve as a timestamp, kept verbatim.
     """
     return Field("", "text" if text else "str", required=required, choices=choices, check=check, hint=hint,
-                 element_map=element_map, doc=doc, shorthand=shorthand)
+                 element_map=element_map, doc=doc, shorthand=shorthand, meant=meant)
 
 
 class Schema:
@@ -394,7 +397,7 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
     if isinstance(value, _Invalid):
         return value
     if spec.choices and value not in spec.choices:
-        guess = nearest(str(value), spec.choices)
+        guess = (spec.meant or {}).get(str(value).strip().lower()) or nearest(str(value), spec.choices)
         hint = f"did you mean '{guess}'?" if guess else f"e.g. '{spec.choices[0]}'"
         where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
                  item_id, hint)

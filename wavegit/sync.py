@@ -11,6 +11,8 @@ no-op). The rules, per item:
     with ``attempts`` + 1, or ``failed`` once ``max_attempts`` is reached;
   - the wave branch exists (the scheduler died after the push, before the record): items with a commit
     on it -> ``review``; the others -> ``todo`` / ``failed`` as above.
+  - The same at once, lease or not, when the wave's scheduler ran on this machine and is gone
+    (``wavegit.wavelock``: its lock names a pid that ended or now runs another process).
 - ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
   unmerged -> ``todo``; the report comment then says so.
 - ``review`` otherwise: the wave branch's tip contained in the base branch -> ``done``. A wave branch that
@@ -33,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, gitops, lifecycle, report, tracker, worktree
+from wavegit import git, gitops, lifecycle, report, tracker, wavelock, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
@@ -173,9 +175,12 @@ def _fetch(root: Path, remote: str, refspecs: list[str]) -> None:
 class Facts:
     """What the rules look at besides the tracker; every lookup is made at most once per sync."""
 
-    def __init__(self, refs: WaveRefs, github: GitHubClient | None) -> None:
+    def __init__(self, refs: WaveRefs, github: GitHubClient | None,
+                 dead_waves: Mapping[str, str] | None = None) -> None:
         self.refs = refs
         self.github = github
+        self.dead_waves = dead_waves or {}
+        """Waves whose scheduler on this machine is gone, each with who it was (``wavelock.dead_waves``)."""
         self.pr_state: Callable[[int], tuple[str, str | None]] = cache(self._pr_state)
 
     def _pr_state(self, number: int) -> tuple[str, str | None]:
@@ -230,20 +235,22 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
         done = _done_if_merged(item, wave, facts, now)
         if done is not None:
             return done
-    if not lease_expired(item, config.lease_ttl_s, now):
+    dead = facts.dead_waves.get(wave) if wave is not None else None
+    if dead is None and not lease_expired(item, config.lease_ttl_s, now):
         return None
     since = f"claimed at {item.claimed_at}" if claimed_at(item) else "no valid claimed_at"
+    why = f"its scheduler ({dead}) is gone" if dead else f"lease expired ({since})"
     if wave is None or facts.refs.tip(wave) is None:
         branch = worktree.wave_branch(wave) if wave else "(no wave)"
         where = facts.refs.where
-        return _release(item, config, f"lease expired ({since}); no branch {branch} on {where}", now)
+        return _release(item, config, f"{why}; no branch {branch} on {where}", now)
     if on_branch:
         # The wave's record is lost, not its attempt: one attempt, verified.
         update = lifecycle.record(item, verified=True, used=1, cost=0.0, error=None,
                                   max_attempts=config.max_attempts, at=report.utc_timestamp(now))
         return _change(item, update, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
                                      "before recording")
-    return _release(item, config, f"lease expired ({since}); {worktree.wave_branch(wave)} has no commit "
+    return _release(item, config, f"{why}; {worktree.wave_branch(wave)} has no commit "
                                   "of this item", now)
 
 
@@ -331,7 +338,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
                 else worktree.repair_half_made(repo))
     leftovers = find_leftovers(repo)
     try:
-        facts = Facts(WaveRefs(repo, config), github)
+        facts = Facts(WaveRefs(repo, config), github, wavelock.dead_waves(repo))
     except git.GitError as exc:
         if dry_run and repaired:
             raise UsageError(f"{exc}; a half-made worktree is in the way, which `wavegit sync` without "
@@ -356,6 +363,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
         apply(store.read())
     else:
         result.commit = mutate(store, apply, message=SYNC_MESSAGE).commit
+        wavelock.forget(repo, facts.dead_waves)  # their claims are released now
     loaded, result.items = seen[0]
     new_status = {c.id: c.new for c in result.items}
     in_flight = {item.wave for item in loaded.items

@@ -48,6 +48,14 @@ def _iso_time(value: schema.Value) -> str | None:
     return None if isinstance(value, str) and _ISO_TIME_RE.match(value) else "must be an ISO 8601 time"
 
 
+_MEANT_STATUS = {"doing": "in_progress", "wip": "in_progress", "started": "in_progress",
+                 "running": "in_progress", "open": "todo", "new": "todo", "ready": "todo", "closed": "done",
+                 "merged": "done",
+                 "finished": "done", "complete": "done", "completed": "done", "waiting": "blocked",
+                 "on_hold": "blocked", "error": "failed"}
+"""Status words from other trackers, for the "did you mean" of an unknown status."""
+
+
 def _normalize(pattern: str) -> str:
     from wavegit.ownership.patterns import normalize
 
@@ -81,9 +89,12 @@ class Item:
         _iso_time, hint="e.g. 2026-01-31T09:30:00Z", text=True)] = None
     notes: Annotated[tuple[str, ...], schema.key(
         "free-form notes for people; wavegit keeps them (`import` carries the source's)")] = ()
+    issue: Annotated[int | None, schema.key(
+        "the GitHub issue it came from (`wavegit intake`); its wave's PR closes it", schema.at_least(1),
+        hint="the issue number, e.g. 17")] = None
     status: Annotated[str, schema.key(
         "`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
-        choices=STATUSES)] = Status.TODO.value
+        choices=STATUSES, meant=_MEANT_STATUS)] = Status.TODO.value
     """A :class:`wavegit.lifecycle.Status` value, as the tracker holds it."""
     wave: Annotated[str | None, schema.key("written by wavegit: the wave that claimed it")] = None
     attempts: Annotated[int, schema.key(
@@ -247,10 +258,14 @@ def _check_dependencies(rows: list[list[object]], nodes: list[Node], where: sche
         deps: tuple[str, ...] = row[_DEPS]  # type: ignore[assignment]
         for dep in deps:
             if dep not in ids:
-                guess = schema.nearest(dep, tuple(ids))
+                # Never the item itself: depending on itself is no way out.
+                guess = schema.nearest(dep, tuple(ids - {str(row[0])}))
                 _attach(row, where.at(_dep_node(node, dep), f"depends on unknown id '{dep}'", str(row[0]),
                                       f"did you mean '{guess}'?" if guess else "add that item or remove it"))
-    graph = {str(row[0]): [d for d in row[_DEPS] if d in ids] for row in rows}  # type: ignore[attr-defined]
+    # The first item of an id stands for it (as in Tracker.get): a duplicate's depends_on naming the item it
+    # was copied from is no cycle, and the duplicate id is reported already.
+    graph = {str(row[0]): [d for d in row[_DEPS] if d in ids]  # type: ignore[attr-defined]
+             for i, row in enumerate(rows) if position[str(row[0])] == i}
     for cycle in _cycles(graph):
         text = " -> ".join((*cycle, cycle[0]))
         for member in cycle:
@@ -332,7 +347,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-6-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-8-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",

@@ -202,3 +202,17 @@ def _item_block(fields: Mapping[str, object], dash_col: int, key_col: int, newli
         lines.append(f"{name}: {rendered or render(value)}")
     first = " " * dash_col + "-" + " " * (key_col - dash_col - 1)
     return first + (newline + " " * key_col).join(lines) + newline
+
+
+def remove_item(text: str, item_id: str) -> str:
+    """``text`` without the item ``item_id``: the lines from its ``-`` to its last value; comments around it
+    and every other item stay as they are. The last item gone, ``items:`` is left empty (null)."""
+    doc = _Text(text)
+    item = _find_item(schema.compose(text, "tracker"), item_id)
+    first = item.start_mark.line
+    before_key = doc.text[doc.line_start(first):item.start_mark.index]
+    above = doc.text[doc.line_start(first - 1):doc.line_start(first)] if first > 0 else ""
+    if not before_key.strip() and above.strip() == "-":
+        first -= 1  # the dash on a line of its own
+    last = doc.last_line(item.start_mark.line, _content_end(item))
+    return _apply(text, [_Edit(doc.line_start(first), doc.line_start(last + 1), "")])

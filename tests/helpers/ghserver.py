@@ -69,6 +69,19 @@ class LoggedRequest:
 
 
 @dataclass
+class IssueRecord:
+    number: int
+    title: str
+    body: str
+    user: str
+    created_at: str
+    state: str = "open"
+    labels: list[str] = field(default_factory=list)
+    labelled: list[tuple[str, str]] = field(default_factory=list)
+    """(who, label) of every ``labeled`` event, oldest first."""
+
+
+@dataclass
 class PullRecord:
     number: int
     title: str
@@ -81,6 +94,9 @@ class PullRecord:
     merged: bool = False
     merge_commit_sha: str | None = None
     frozen_head_sha: str | None = None
+    shown_head: str | None = None
+    """The head answers show (it trails the branch while ``FakeGitHub.head_lag_reads`` lasts)."""
+    lag_left: int | None = None
     closed_at: str | None = None
     merged_at: str | None = None
 
@@ -128,6 +144,8 @@ class FakeGitHub:
     seed: int = 0
     contents_limit: int = 1024 * 1024
     """Files larger than this come without content from GET contents (GitHub: 1 MB)."""
+    head_lag_reads: int = 0
+    """After a push, this many reads of the PR still show its old head (GitHub updates it asynchronously)."""
     files_limit: int = 3000
     """The most files GitHub lists for a pull request (``changed_files`` still counts them all)."""
     actions_may_open_prs: bool = True
@@ -138,6 +156,7 @@ class FakeGitHub:
     requests: list[LoggedRequest] = field(default_factory=list)
     pulls: dict[int, PullRecord] = field(default_factory=dict)
     comments: dict[int, CommentRecord] = field(default_factory=dict)
+    issues: dict[int, IssueRecord] = field(default_factory=dict)
     statuses: list[StatusRecord] = field(default_factory=list)
     _next_number: int = 1
     _next_id: int = 1000
@@ -156,6 +175,23 @@ class FakeGitHub:
             comment = CommentRecord(self._new_id(), issue, user, body, now, now)
             self.comments[comment.id] = comment
             return comment
+
+    def open_issue(self, title: str, body: str, user: str, labels: tuple[str, ...] = (),
+                   labelled_by: str | None = None) -> IssueRecord:
+        """An issue filed by ``user``; each of ``labels`` put on by ``labelled_by`` (default: ``user``)."""
+        with self._lock:
+            issue = IssueRecord(self._next_number, title, body, user, self._now(), labels=list(labels),
+                                labelled=[(labelled_by or user, label) for label in labels])
+            self._next_number += 1
+            self.issues[issue.number] = issue
+            return issue
+
+    def label_issue(self, number: int, label: str, by: str) -> None:
+        with self._lock:
+            issue = self.issues[number]
+            if label not in issue.labels:
+                issue.labels.append(label)
+            issue.labelled.append((by, label))
 
     def issue_comments(self, issue: int) -> list[CommentRecord]:
         with self._lock:
@@ -248,7 +284,16 @@ class FakeGitHub:
                 "contents_url": f"{self.api_repo}/contents/{{+path}}"}
 
     def _head_sha(self, pr: PullRecord) -> str:
-        return pr.frozen_head_sha or self._branch_sha(pr.head) or ""
+        actual = pr.frozen_head_sha or self._branch_sha(pr.head) or ""
+        if not self.head_lag_reads or pr.shown_head is None or actual == pr.shown_head:
+            pr.shown_head, pr.lag_left = actual, None
+            return actual
+        # GitHub moves a PR's head some time after the push: the old one shows for a few more reads.
+        pr.lag_left = self.head_lag_reads if pr.lag_left is None else pr.lag_left - 1
+        if pr.lag_left > 0:
+            return pr.shown_head
+        pr.shown_head, pr.lag_left = actual, None
+        return actual
 
     def _pull_json(self, pr: PullRecord) -> JSON:
         url = f"{self.api_repo}/pulls/{pr.number}"
@@ -435,6 +480,9 @@ class FakeGitHub:
         yield "PATCH", r"/pulls/(?P<number>\d+)", "update pull", self._update_pull
         yield "PUT", r"/pulls/(?P<number>\d+)/merge", "merge", self._merge_pull
         yield "GET", r"/pulls/(?P<number>\d+)/files", "files", self._pull_files
+        yield "GET", r"/issues", "issues", self._list_issues
+        yield "GET", r"/issues/(?P<number>\d+)", "issue", self._get_issue
+        yield "GET", r"/issues/(?P<number>\d+)/events", "issue events", self._issue_events
         yield "GET", r"/issues/(?P<number>\d+)/comments", "comments", self._list_comments
         yield "POST", r"/issues/(?P<number>\d+)/comments", "create comment", self._create_comment
         yield "GET", r"/issues/comments/(?P<cid>\d+)", "comment", self._get_comment
@@ -564,16 +612,80 @@ class FakeGitHub:
             files.append(entry)
         return files
 
+    def _issue_json(self, number: int) -> JSON:
+        """Issue ``number`` as the issues API shows it; a pull request is an issue there too."""
+        pr = self.pulls.get(number)
+        if pr is not None:
+            issue = IssueRecord(pr.number, pr.title, pr.body, pr.user, pr.created_at, pr.state)
+        else:
+            issue = self._issue(str(number))
+        url = f"{self.api_repo}/issues/{number}"
+        labels = [{"id": sum(map(ord, name)), "node_id": f"LA_{name}", "name": name,
+                   "url": f"{self.api_repo}/labels/{name}", "color": "ededed", "default": False,
+                   "description": None}
+                  for name in issue.labels]
+        found: JSON = {
+            "url": url, "repository_url": self.api_repo, "labels_url": f"{url}/labels{{/name}}",
+            "comments_url": f"{url}/comments", "events_url": f"{url}/events",
+            "html_url": f"https://github.example/{self.repo}/issues/{number}", "id": 700000 + number,
+            "node_id": f"I_{number}", "number": number, "title": issue.title,
+            "user": self._user_json(issue.user), "labels": labels, "state": issue.state, "locked": False,
+            "assignee": None, "assignees": [], "milestone": None,
+            "comments": len(self.issue_comments(number)), "created_at": issue.created_at,
+            "updated_at": issue.created_at, "closed_at": None, "author_association": "NONE",
+            "body": issue.body}
+        if pr is not None:
+            found["pull_request"] = {"url": f"{self.api_repo}/pulls/{number}",
+                                     "html_url": f"https://github.example/{self.repo}/pull/{number}"}
+        return found
+
+    def _issue(self, number: str) -> IssueRecord:
+        issue = self.issues.get(int(number))
+        if issue is None:
+            raise ApiError(404, "Not Found")
+        return issue
+
+    def _thread(self, number: str) -> None:
+        """Comments live on issues and pull requests alike."""
+        if int(number) not in self.pulls:
+            self._issue(number)
+
+    def _list_issues(self, query: dict[str, str], path: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        state = query.get("state", "open")
+        wanted = [name for name in query.get("labels", "").split(",") if name]
+        numbers = sorted({*self.issues, *self.pulls}, reverse=query.get("direction", "desc") == "desc")
+        found = [self._issue_json(n) for n in numbers]
+        found = [i for i in found if (state == "all" or i["state"] == state)
+                 and all(name in [label["name"] for label in i["labels"]] for name in wanted)]
+        page, headers = self._page(found, query, path)
+        return 200, headers, page
+
+    def _get_issue(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        if int(number) not in self.pulls:
+            self._issue(number)
+        return 200, {}, self._issue_json(int(number))
+
+    def _issue_events(self, number: str, query: dict[str, str], path: str, **_: Any
+                      ) -> tuple[int, dict[str, str], JSON]:
+        issue = self._issue(number)
+        events: list[JSON] = [
+            {"id": 800000 + n, "node_id": f"LE_{n}", "url": f"{self.api_repo}/issues/events/{800000 + n}",
+             "actor": self._user_json(who), "event": "labeled", "commit_id": None, "commit_url": None,
+             "created_at": issue.created_at, "label": {"name": label, "color": "ededed"}}
+            for n, (who, label) in enumerate(issue.labelled)]
+        page, headers = self._page(events, query, path)
+        return 200, headers, page
+
     def _list_comments(self, number: str, query: dict[str, str], path: str, **_: Any
                        ) -> tuple[int, dict[str, str], JSON]:
-        self._pull(number)
+        self._thread(number)
         found = sorted((c for c in self.comments.values() if c.issue == int(number)), key=lambda c: c.id)
         page, headers = self._page([self._comment_json(c) for c in found], query, path)
         return 200, headers, page
 
     def _create_comment(self, number: str, data: JSON, user: str, **_: Any
                         ) -> tuple[int, dict[str, str], JSON]:
-        self._pull(number)
+        self._thread(number)
         body = data.get("body")
         if not isinstance(body, str) or not body:
             raise ApiError(422, "Validation Failed")

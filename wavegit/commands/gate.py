@@ -1,9 +1,11 @@
 """``wavegit gate --pr N | --event``: check a PR's wave report and set the ``wavegit/gate`` status.
 
-Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub
-settings, no such PR, an event that is not about a PR). The configuration (``report_authors``,
-``tracker_branch``) is read from the checkout at ``-C``, which in a workflow must be the base branch,
-never the PR's code; the tracker is read from the tracker branch through the API.
+Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub settings, no
+such PR, an event that is not about a PR). A pull request whose head is not a ``wavegit/*`` branch is no
+wave's: the gate sets ``success`` "not a wavegit pull request" on it and exits 0, so that a required
+``wavegit/gate`` check does not block every ordinary pull request. The configuration (``report_authors``,
+``tracker_branch``) is read from the checkout at ``-C``, which in a workflow must be the base branch, never
+the PR's code; the tracker is read from the tracker branch through the API.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import argparse
 import os
 from pathlib import Path
 
+from wavegit import worktree
 from wavegit.config import load_config
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.github import api, gate
 from wavegit.github.client import connect
 from wavegit.github.store import GitHubStore
 from wavegit.repo import discover
+
+NOT_A_WAVE = "not a wavegit pull request"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     if number < 1:
         raise UsageError(f"--pr {number}: not a pull request number")
     client = connect(settings)
+    pr = client.pr_info(number)
+    if not pr.head_ref.startswith(worktree.BRANCH_PREFIX):
+        client.set_status(pr.head_sha, "success", NOT_A_WAVE)
+        print(f"pass: PR #{number}: {NOT_A_WAVE} (head {pr.head_ref})")
+        return EXIT_OK
     result = gate.run_gate(client, number, config, GitHubStore(client, config))
     print(f"{'pass' if result.passed else 'fail'}: PR #{number}: {result.reason}")
     return EXIT_OK if result.passed else EXIT_WORK_FAILED

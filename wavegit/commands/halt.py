@@ -1,4 +1,8 @@
-"""``wavegit halt --reason TEXT``: commit ``.wavegit/HALT`` so that no new wave or attempt starts."""
+"""``wavegit halt --reason TEXT [--force]``: commit ``.wavegit/HALT`` so that no new wave or attempt starts.
+
+Already halted: says by whom and why, and keeps that first notice (exit 0, nothing written) unless
+``--force``.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from wavegit.errors import UsageError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reason", required=True, metavar="TEXT",
                         help="why work stops (recorded with who and when in .wavegit/HALT)")
+    parser.add_argument("--force", action="store_true", help="replace the notice when already halted")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,7 +24,12 @@ def run(args: argparse.Namespace) -> int:
     if not reason:
         raise UsageError("--reason must not be empty: say why work stops")
     context = Context.open(args)
-    result = halt.halt(context.store, reason=reason, who=halt.current_user(context.repo.root))
-    where = f"commit {result.commit[:12]}" if result.commit else "already halted with this reason"
-    print(f"halted: {reason} ({where})")
+    who = halt.current_user(context.repo.root)
+    result = halt.halt(context.store, reason=reason, who=who, force=args.force)
+    if result.commit is None:
+        current = halt.halt_text(context.store, result.snapshot) or ""
+        hint = "" if args.force else "; --force replaces it"
+        print(f"already {halt.describe(current)}; the first notice stands{hint}; nothing written")
+        return 0
+    print(f"halted: {reason} (commit {result.commit[:12]})")
     return 0

@@ -1,15 +1,18 @@
-"""``wavegit init [--push] [--force]``: commit ``.wavegit/tracker.yaml`` and ``.wavegit/config.yaml``.
+"""``wavegit init [--push] [--force] [--github]``: commit the tracker and the config (and the issue form).
 
 Both files land in one compare-and-swap commit on the tracker branch (created when the repository has
 no commits yet). An existing tracker is kept unless ``--force``; an existing config is kept unless
-``--force`` too.
+``--force`` too. The config written is the one init ran with (``WAVEGIT_*`` overrides included), so
+``WAVEGIT_TRACKER_BRANCH=x wavegit init`` commits a config naming branch ``x``. ``--github`` adds the issue
+form ``wavegit intake`` reads (``.github/ISSUE_TEMPLATE/wavegit-item.yml``), kept too when it exists unless
+``--force``.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from wavegit import tracker
+from wavegit import intake, tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.config import CONFIG_PATH, initial_config_text
 from wavegit.errors import UsageError
@@ -19,6 +22,8 @@ from wavegit.store import Change, Snapshot, mutate
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="replace an existing tracker and config with fresh ones (history keeps the old)")
+    parser.add_argument("--github", action="store_true",
+                        help=f"also write the issue form `wavegit intake` reads ({intake.FORM_PATH})")
     add_write_arguments(parser)
 
 
@@ -38,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
                              "use --force to replace it (its items would be dropped)")
         files: dict[str, str | None] = {}
         if args.force or store.read_file(snapshot, CONFIG_PATH) is None:
-            files[CONFIG_PATH] = initial_config_text()
+            # The configuration init ran with, WAVEGIT_* overrides included: the branch it wrote to, the
+            # remote it pushed to are what later commands must find in the file.
+            files[CONFIG_PATH] = initial_config_text(target.config)
+        if args.github and (args.force or store.read_file(snapshot, intake.FORM_PATH) is None):
+            files[intake.FORM_PATH] = intake.form_text(target.config.intake_label)
         fresh = tracker.initial_text()
         written[:] = [tracker_path, *files]
         if snapshot.text == fresh and all(store.read_file(snapshot, p) == t for p, t in files.items()):

@@ -37,7 +37,9 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 def summary(report: WaveReport) -> str:
     outcome = "success" if report.success else "not a success"
     if not report.items:
-        return f"wave {report.wave_id}: nothing selected ({len(report.skipped)} ready items skipped)"
+        count = len(report.skipped)
+        head = f"wave {report.wave_id}: nothing selected ({count} item{'' if count == 1 else 's'} skipped)"
+        return "\n".join([head, *(f"  {skip.id}: {skip.reason}" for skip in report.skipped)])
     lines = [f"wave {report.wave_id}: {outcome}: {report.verified_count} of {len(report.items)} verified"
              + (f", branch {report.branch}" if report.branch else "")]
     lines += [f"  {item.id}: {item.status}" + (f" ({item.error})" if item.error else "")

@@ -34,9 +34,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         prefix = "would " if args.dry_run else ""
+        moves = {change.line() for change in result.items}
         lines = result.lines()
         for line in lines:
-            print(f"{prefix}{line}")
+            print(f"{prefix}{'move ' if args.dry_run and line in moves else ''}{line}")
         if not lines:
             print("in sync: nothing to change")
         elif result.commit:

@@ -17,6 +17,7 @@ from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.ownership.patterns import matches
+from wavegit.prompt import render as render_prompt
 from wavegit.repo import Repo
 from wavegit.workspaces import Ready, Spec, Workspaces
 
@@ -157,7 +158,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     stem = f"{item.id}-{number}"
     logs = context.logs
     logs.mkdir(parents=True, exist_ok=True)
-    prompt = prompt_with_feedback(item.prompt, feedback)
+    prompt = prompt_with_feedback(render_prompt(context.config.prompt_template, item), feedback)
     prompt_file = logs / f"{stem}.prompt"
     prompt_file.write_text(prompt, encoding="utf-8")
     feedback_file = logs / f"{stem}.feedback" if feedback else None

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Protocol
 
-from wavegit import budget, report, sandbox, worktree
+from wavegit import budget, report, sandbox, wavelock, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import Claim, claim, resolve_base
+from wavegit.engine.eventlog import EventLog, Tee
 from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
@@ -78,14 +80,37 @@ class WaveOptions:
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
              delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
-    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises."""
+    """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
+
+    From before the claim to the end, the wave's lock names this process (``wavegit.wavelock``), so that a
+    ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
+    the claims are settled (recorded, or none made); otherwise it stays, since they die with this process
+    all the same, and a lock on a wave with no claim left costs a sync nothing."""
     started = utc_now()
+    wave_id = worktree.new_wave_id(started)
+    wavelock.write(repo, wavelock.this_process(wave_id))
+    settled = False
+    try:
+        outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
+                            options=options)
+        settled = outcome.report.tracker_updated or not outcome.report.items
+        return outcome
+    except WavegitError:
+        settled = True  # raised at the claim or before it (halted, over budget, bad input): nothing claimed
+        raise
+    finally:
+        if settled:
+            wavelock.remove(repo, wave_id)
+
+
+def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,
+              max_items: int | None, delivery: Delivery | None, options: WaveOptions | None) -> WaveOutcome:
     options = options or WaveOptions()
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items,
-                    wave_id=worktree.new_wave_id(started), now=started)
+                    wave_id=wave_id, now=started)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
@@ -112,6 +137,9 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     """Run a claimed wave to its report: its items from ``source``, the pushed wave to ``delivery``."""
     runs = [ItemRun(item) for item in claimed.items]
     branch = worktree.wave_branch(claimed.wave_id)
+    log = EventLog(repo.events_dir / f"{claimed.wave_id}.jsonl")
+    log.claimed(claimed.wave_id, claimed.plan.selected)
+    options = replace(options, events=Tee(options.events, log))
     notes = options.events
     notes.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
     wave: Wave | None = None
@@ -195,4 +223,6 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     write_report(repo, rep)
     if interrupted:
         raise KeyboardInterrupt
-    return WaveOutcome(rep, exit_code(rep, race_lost))
+    code = exit_code(rep, race_lost)
+    log.finished(code, rep.success)
+    return WaveOutcome(rep, code)

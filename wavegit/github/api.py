@@ -56,6 +56,9 @@ class Settings:
     api_url: str = DEFAULT_API_URL
     login: str | None = None
     """Our own login when ``GET /user`` is not allowed (GitHub App tokens); from WAVEGIT_GITHUB_LOGIN."""
+    run_url: str | None = None
+    """The Actions run we are part of (``$GITHUB_SERVER_URL/<repo>/actions/runs/$GITHUB_RUN_ID``): the
+    ``wavegit/gate`` status links to it, so a reviewer gets from the check to its log in one click."""
 
     def __repr__(self) -> str:
         # The token must never show up in a traceback or a log line.
@@ -76,7 +79,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
     api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
     if not api_url.startswith(("https://", "http://")):
         raise UsageError(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
-    return Settings(token, repository, api_url, env.get("WAVEGIT_GITHUB_LOGIN") or None)
+    run_id, server = env.get("GITHUB_RUN_ID", ""), env.get("GITHUB_SERVER_URL", "").rstrip("/")
+    run_url = f"{server}/{repository}/actions/runs/{run_id}" if run_id.isdigit() and server else None
+    return Settings(token, repository, api_url, env.get("WAVEGIT_GITHUB_LOGIN") or None, run_url)
 
 
 def require_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -188,7 +193,33 @@ class TrackerFiles(Protocol):
         ...
 
 
-class GitHubClient(PullRequests, TrackerFiles, Protocol):
+@dataclass(frozen=True)
+class Issue:
+    number: int
+    title: str
+    body: str
+    state: str
+    """``open`` or ``closed``."""
+
+
+class Issues(Protocol):
+    """What ``wavegit intake`` needs: labelled issues, who labelled them, and replying on them (a reply is
+    our own comment carrying a marker, edited in place: :meth:`PullRequests.upsert_report_comment`)."""
+
+    def labelled_issues(self, label: str) -> list[Issue]:
+        """The open issues (never pull requests) carrying ``label``, oldest first."""
+        ...
+
+    def issue_info(self, number: int) -> Issue:
+        """Issue ``number``; :class:`GitHubNotFound` when there is none."""
+        ...
+
+    def labelled_by(self, number: int, label: str) -> str | None:
+        """Who last put ``label`` on issue ``number`` (its latest ``labeled`` event); None if nobody did."""
+        ...
+
+
+class GitHubClient(PullRequests, TrackerFiles, Issues, Protocol):
     """Everything wavegit needs from GitHub (what :func:`wavegit.github.client.connect` returns)."""
 
 

@@ -23,6 +23,7 @@ from wavegit.github.api import (
     GitHubClient,
     GitHubError,
     GitHubNotFound,
+    Issue,
     PullRequest,
     Settings,
     require_settings,
@@ -31,6 +32,7 @@ from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
 
 if TYPE_CHECKING:
     from github.ContentFile import ContentFile
+    from github.Issue import Issue as GhIssue
     from github.IssueComment import IssueComment
     from github.PullRequest import PullRequest as GhPullRequest
     from github.Repository import Repository
@@ -161,6 +163,35 @@ class PyGithubClient(GitHubClient):
 
         return self._retry.call(f"list the files of PR #{number}", fetch)
 
+    # ---- issues ----
+
+    def _issue(self, raw: GhIssue) -> Issue:
+        return Issue(number=_require(raw.number, int, "issue.number"),
+                     title=_require(raw.title, str, "issue.title"),
+                     body=raw.body if isinstance(raw.body, str) else "",
+                     state=_require(raw.state, str, "issue.state"))
+
+    def labelled_issues(self, label: str) -> list[Issue]:
+        def fetch() -> list[Issue]:
+            found = self._repo.get_issues(state="open", labels=[label], sort="created", direction="asc")
+            # The issues API lists pull requests too; they are no backlog.
+            return [self._issue(raw) for raw in found if raw.pull_request is None]
+
+        return self._retry.call(f"list the open issues labelled {label!r}", fetch)
+
+    def issue_info(self, number: int) -> Issue:
+        return self._retry.call(f"read issue #{number}", lambda: self._issue(self._repo.get_issue(number)))
+
+    def labelled_by(self, number: int, label: str) -> str | None:
+        def fetch() -> str | None:
+            who = None
+            for event in self._repo.get_issue(number).get_events():
+                if event.event == "labeled" and event.label is not None and event.label.name == label:
+                    who = _require(event.actor.login, str, "event.actor.login") if event.actor else None
+            return who
+
+        return self._retry.call(f"find who labelled issue #{number} {label!r}", fetch)
+
     # ---- comments ----
 
     def _comment(self, raw: IssueComment) -> Comment:
@@ -220,7 +251,10 @@ class PyGithubClient(GitHubClient):
             description = description[:MAX_STATUS_DESCRIPTION - 1] + "…"
 
         def post() -> None:
-            self._repo.get_commit(sha).create_status(state=state, description=description, context=context)
+            # The run's page when there is one (GitHub shows it as the check's "Details" link).
+            link = {"target_url": self.settings.run_url} if self.settings.run_url else {}
+            self._repo.get_commit(sha).create_status(state=state, description=description, context=context,
+                                                     **link)
 
         self._retry.call(f"set status {context} on {sha[:12]}", post)
 

@@ -13,9 +13,10 @@ most 10 API requests per wave, whatever its size: 2-3 for the pull request, 3 fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wavegit import report
+from wavegit import report, tracker
 from wavegit.config import Config
 from wavegit.engine.pipeline import Delivery, NoDelivery
 from wavegit.github import api, gate
@@ -35,8 +36,9 @@ def pr_title(rep: WaveReport) -> str:
     return f"wavegit {rep.wave_id}: {named or 'no verified items'}"
 
 
-def pr_body(rep: WaveReport) -> str:
-    """What the wave changes, item by item; the details live in the report comment."""
+def pr_body(rep: WaveReport, issues: Mapping[str, int] | None = None) -> str:
+    """What the wave changes, item by item; the details live in the report comment. ``issues``: item id ->
+    the GitHub issue it came from; merging closes those of the verified items."""
     lines = [f"Wave `{rep.wave_id}` from base `{rep.base_sha[:12]}`: "
              f"{rep.verified_count} of {len(rep.items)} items verified.", ""]
     for item in rep.items:
@@ -45,6 +47,9 @@ def pr_body(rep: WaveReport) -> str:
     lines += ["", "The wavegit report comment below is kept up to date; the `wavegit/gate` status checks "
               "it. A comment `/wavegit retry <id>` or `/wavegit drop <id>` by someone with write access "
               "re-runs or removes one item."]
+    closes = [(issues or {}).get(item.id) for item in rep.items if item.verified]
+    if any(closes):
+        lines += ["", *(f"Closes #{number}" for number in closes if number)]
     return "\n".join(lines) + "\n"
 
 
@@ -60,7 +65,15 @@ class Publisher:
         if not rep.branch:
             return None
         return self.client.find_or_create_pr(rep.branch, self.config.base_branch, pr_title(rep),
-                                             pr_body(rep)).number
+                                             pr_body(rep, self._issues())).number
+
+    def _issues(self) -> dict[str, int]:
+        """Item id -> its GitHub issue (``wavegit intake``), from the tracker branch."""
+        snapshot = self.store.read()
+        if snapshot.text is None:
+            return {}
+        loaded = tracker.loads(snapshot.text, self.config.tracker_path, strict=False)
+        return {item.id: item.issue for item in loaded.items if item.issue is not None}
 
     def post_report(self, rep: WaveReport) -> int | None:
         """Write ``rep`` as the PR's report comment and set the gate status; the PR number."""

@@ -1,0 +1,48 @@
+"""``wavegit edit ID [--prompt|--owns|--test|--priority]``: checked like add, idempotent, not in flight."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.itemops import last_ops
+from tests.helpers.repos import wavegit
+from tests.helpers.sync import claimed, entry, make_tracker_repo, origin_head, origin_item
+
+
+def test_edit_changes_the_given_fields_in_one_commit_and_the_same_edit_again_writes_nothing(
+        tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "failed", attempts=2)])
+    args = ["edit", "A", "--prompt", "do it better", "--owns", "src//a.txt", "docs/", "--test", "pytest -q",
+            "--priority", "P0"]
+    result = wavegit(remote.clone, *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("A: edited prompt, owns, test, priority: commit ")
+    item = origin_item(remote, "A")
+    assert (item.prompt, item.owns, item.test, item.priority) == ("do it better", ("src/a.txt", "docs/"),
+                                                                 "pytest -q", "P0")
+    assert (item.status, item.attempts) == ("failed", 2)
+    assert last_ops(remote)[0] == "edit A"
+    head = origin_head(remote)
+    again = wavegit(remote.clone, *args)
+    assert (again.returncode, again.stdout.strip()) == (0, "A already has these values; nothing written")
+    assert origin_head(remote) == head
+
+
+def test_a_bad_option_is_exit_2_naming_it_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])
+    head = origin_head(remote)
+    owns = wavegit(remote.clone, "edit", "A", "--owns", "/etc/passwd")
+    assert owns.returncode == 2 and owns.stderr.startswith("wavegit edit: --owns: ")
+    test = wavegit(remote.clone, "edit", "A", "--test", "sh -c 'unterminated")
+    assert test.returncode == 2 and "--test: 'test' cannot be split into words" in test.stderr
+    nothing = wavegit(remote.clone, "edit", "A")
+    assert nothing.returncode == 2 and "nothing to edit" in nothing.stderr
+    assert origin_head(remote) == head
+
+
+def test_edit_refuses_an_item_in_flight(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [claimed("A", "w-20260101-000001-ab01")])
+    head = origin_head(remote)
+    result = wavegit(remote.clone, "edit", "A", "--priority", "P0")
+    assert result.returncode == 2 and "in flight" in result.stderr and "Traceback" not in result.stderr
+    assert origin_head(remote) == head

@@ -1,0 +1,71 @@
+"""wavegit.engine.eventlog and ``wavegit status``: a wave's events logged as they happen, read back live."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers.repos import REPO_ROOT, wavegit
+from tests.helpers.wave import check, item, make_wave_repo, run
+from wavegit.engine import eventlog
+
+
+def log_of(clone: Path) -> Path:
+    [log] = (clone / ".git" / "wavegit" / "events").glob("*.jsonl")
+    return log
+
+
+def test_a_wave_logs_its_claim_every_attempt_and_its_end_in_order(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("B", ["write src/b.txt bad"], ["src/b.txt"], check("src/b.txt"))],
+                            attempts=2)
+    outcome = run(remote.clone)
+    records = [json.loads(line) for line in log_of(remote.clone).read_text().splitlines()]
+    assert records[0]["event"] == "claimed" and records[0]["items"] == ["A", "B"]
+    assert records[-1] == {"at": records[-1]["at"], "event": "finished", "exit_code": outcome.exit_code,
+                           "success": False}
+    b_states = [(r["state"], r["attempt"]) for r in records if r.get("item") == "B"]
+    assert ("started", 1) in b_states and ("failed", 1) in b_states and ("failed", 2) in b_states
+    assert b_states.index(("failed", 1)) < b_states.index(("started", 2))
+    state = eventlog.read(log_of(remote.clone))
+    a, b = state.items["A"], state.items["B"]
+    assert (a.state, b.state, b.attempt) == ("verified", "failed", 2)
+
+
+def test_status_shows_a_running_wave_item_by_item_and_nothing_once_it_finished(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("SLOW", ["sleep 6", "write src/s.txt ok"], ["src/s.txt"]),
+                                       item("FAST", ["write src/f.txt ok"], ["src/f.txt"])])
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    wave = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        seen = ""
+        while time.monotonic() < deadline:
+            seen = wavegit(remote.clone, "status").stdout
+            if "FAST" in seen and "verified" in seen:
+                break
+            time.sleep(0.2)
+        assert "running since" in seen and "verified" in seen
+        assert any(line.split()[:2] == ["SLOW", "started"] for line in seen.splitlines()[1:])
+    finally:
+        assert wave.wait(timeout=120) == 0
+    assert wavegit(remote.clone, "status").stdout.startswith("no wave is running")
+    listed = json.loads(wavegit(remote.clone, "status", "--all", "--json").stdout)
+    assert [w["finished"]["exit_code"] for w in listed] == [0]
+
+
+def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    log = tmp_path / "w-1.jsonl"
+    log.write_text('{"at": "t", "event": "claimed", "items": ["A"]}\n{"at": "t", "item": "A", "sta')
+    assert eventlog.read(log).items["A"].state == "claimed"
+
+
+def test_status_of_an_unknown_wave_is_bad_input(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [])
+    result = wavegit(remote.clone, "status", "w-nope")
+    assert result.returncode == 2 and "no event log of that wave" in result.stderr

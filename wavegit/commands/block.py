@@ -1,0 +1,31 @@
+"""``wavegit block ID --reason TEXT [--force]``: keep an item out of every wave until it is reopened.
+
+The reason becomes its ``last_error``. One compare-and-swap commit with a ``Wavegit-Op: block ID`` trailer;
+an item blocked already is exit 0 with nothing written, and keeps its first reason unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wavegit import lifecycle
+from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, reason_of, run_op
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_item_arguments(parser, reason="why it waits (kept as its last_error)")
+    parser.add_argument("--force", action="store_true", help="replace the reason of an item blocked already")
+
+
+def run(args: argparse.Namespace) -> int:
+    reason = reason_of(args)
+
+    def decide(read: Read) -> Outcome:
+        item = read.item(args.id)
+        update = lifecycle.block(item, reason, read.at, force=args.force)
+        if update is None:
+            hint = "" if args.force else " (--force replaces the reason)"
+            return Outcome(None, f"{item.id} is already blocked: {item.last_error}{hint}")
+        return read.change(item, update)
+
+    return run_op(args, Op("block", args.id, reason), decide)

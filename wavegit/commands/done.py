@@ -1,0 +1,38 @@
+"""``wavegit done ID [--merge-sha SHA]``: mark an item done by hand (its change is in the base branch).
+
+One compare-and-swap commit with a ``Wavegit-Op: done ID`` trailer; an item done already is exit 0 with
+nothing written. An item in progress is refused (its wave's scheduler may still record it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from wavegit import lifecycle
+from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+from wavegit.errors import UsageError
+
+_SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_item_arguments(parser)
+    parser.add_argument("--merge-sha", metavar="SHA", help="the commit that brought the change into the base "
+                        "branch (recorded as merge_sha)")
+
+
+def run(args: argparse.Namespace) -> int:
+    merge_sha = None if args.merge_sha is None else str(args.merge_sha).strip().lower()
+    if merge_sha is not None and not _SHA_RE.match(merge_sha):
+        raise UsageError(f"--merge-sha {args.merge_sha!r}: must be a hexadecimal commit SHA (7 to 64 digits)")
+
+    def decide(read: Read) -> Outcome:
+        item = read.item(args.id)
+        update = lifecycle.mark_done(item, merge_sha, read.at)
+        if update is None:
+            sha = f" (merge_sha {item.merge_sha})" if item.merge_sha else ""
+            return Outcome(None, f"{item.id} is already done{sha}")
+        return read.change(item, update, f" (merge_sha {merge_sha})" if merge_sha else "")
+
+    return run_op(args, Op("done", args.id), decide)

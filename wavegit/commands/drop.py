@@ -1,0 +1,47 @@
+"""``wavegit drop ID [--force]``: remove an item from the tracker.
+
+Refused (exit 2, nothing written) while other items depend on it, naming them; ``--force`` drops it anyway
+and removes it from their ``depends_on``. An item in progress is never dropped; one in review only with
+``--force``. One compare-and-swap commit with a ``Wavegit-Op: drop ID`` trailer; an item dropped already
+(that commit is in the tracker branch's history) is exit 0 with nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wavegit import lifecycle, tracker, yamledit
+from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_item_arguments(parser)
+    parser.add_argument("--force", action="store_true",
+                        help="drop it even when other items depend on it (removing it from their "
+                             "depends_on) or it is in review")
+
+
+def run(args: argparse.Namespace) -> int:
+    op = Op("drop", args.id)
+
+    def decide(read: Read) -> Outcome:
+        if read.loaded.get(args.id) is None:
+            earlier = read.earlier(op)
+            if earlier is not None:
+                return Outcome(None, f"{args.id} was dropped already by commit {earlier[:12]}")
+        item = read.item(args.id)
+        lifecycle.check_droppable(item, force=args.force)
+        dependents = [other for other in read.loaded.items if item.id in other.depends_on]
+        names = ", ".join(other.id for other in dependents)
+        if dependents and not args.force:
+            raise lifecycle.NotAllowed(f"{names} depend{'s' if len(dependents) == 1 else ''} on {item.id}: "
+                                       f"drop them first, or --force (which removes {item.id} from their "
+                                       "depends_on)")
+        text = read.text
+        for other in dependents:
+            left = [dep for dep in other.depends_on if dep != item.id]
+            text = tracker.set_fields(text, other.id, {"depends_on": left or None})
+        note = f" (and from the depends_on of {names})" if dependents else ""
+        return Outcome(yamledit.remove_item(text, item.id), f"dropped {item.id} ({item.status}){note}")
+
+    return run_op(args, op, decide)

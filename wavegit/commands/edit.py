@@ -1,0 +1,66 @@
+"""``wavegit edit ID [--prompt TEXT] [--owns PATTERN...] [--test CMD] [--priority P]``: change what an item
+asks for.
+
+Each option is checked as ``add`` checks it, naming the option. An item in flight is refused (its worker
+has its prompt; its ownership is held). One compare-and-swap commit with a ``Wavegit-Op: edit ID`` trailer;
+values equal to the item's are exit 0 with nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wavegit import lifecycle, schema, tracker
+from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+from wavegit.errors import UsageError
+from wavegit.ownership.patterns import PatternError, normalize
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_item_arguments(parser)
+    parser.add_argument("--prompt", metavar="TEXT", help="what the worker is asked to do")
+    parser.add_argument("--owns", nargs="+", metavar="PATTERN",
+                        help="files, directories (dir/) or globs the item may change (replaces the list)")
+    parser.add_argument("--test", metavar="CMD", help="command run in the item's worktree; exit 0 = verified")
+    parser.add_argument("--priority", choices=tracker.PRIORITIES)
+
+
+def run(args: argparse.Namespace) -> int:
+    wanted = _wanted(args)
+
+    def decide(read: Read) -> Outcome:
+        item = read.item(args.id)
+        lifecycle.check_editable(item)
+        changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
+        if not changed:
+            return Outcome(None, f"{item.id} already has these values")
+        fields: dict[str, object | None] = {name: list(value) if isinstance(value, tuple) else value
+                                            for name, value in changed.items()}
+        text = tracker.set_fields(read.text, item.id, {**fields, "updated_at": read.at})
+        return Outcome(text, f"{item.id}: edited {', '.join(changed)}")
+
+    return run_op(args, Op("edit", args.id), decide)
+
+
+def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
+    """The fields the options set, each checked as the tracker's schema checks it."""
+    wanted: dict[str, schema.Value] = {}
+    if args.prompt is not None:
+        wanted["prompt"] = str(args.prompt)
+    if args.owns is not None:
+        try:
+            wanted["owns"] = tuple(normalize(pattern) for pattern in args.owns)
+        except PatternError as exc:
+            raise UsageError(f"--owns: {exc}") from exc
+    if args.test is not None:
+        wanted["test"] = str(args.test)
+    if args.priority is not None:
+        wanted["priority"] = str(args.priority)
+    if not wanted:
+        raise UsageError("nothing to edit: give --prompt, --owns, --test or --priority")
+    for name, value in wanted.items():
+        spec = tracker.ITEM_SCHEMA.field(name)
+        complaint = spec.check(value) if spec is not None and spec.check is not None else None
+        if complaint:
+            raise UsageError(f"--{name}: '{name}' {complaint}")
+    return wanted

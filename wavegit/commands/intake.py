@@ -1,0 +1,116 @@
+"""``wavegit intake``: turn labelled GitHub issues into backlog items, in one compare-and-swap commit.
+
+Every open issue carrying ``intake_label`` that no item names yet (``issue: N``) is read as the issue form
+``wavegit init --github`` writes. It is taken only when the label was put there by someone with write
+access (asked of the API: a label is how an issue asks to run agent code). Each issue gets one reply from
+wavegit, edited in place on later runs: the item it became, or what is wrong with the form or the label.
+An item still ``todo`` whose issue was closed by hand is dropped in the same commit (unless another item
+depends on it). Running it again takes nothing twice. Exit 0 (problems are said on the issues and here),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wavegit import intake, tracker, yamledit
+from wavegit.commands._write import add_write_arguments, landed, open_target
+from wavegit.errors import UsageError
+from wavegit.github import api
+from wavegit.github.client import connect
+from wavegit.lifecycle import Status
+from wavegit.store import Change, Snapshot, mutate
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--label", metavar="NAME", help="take issues with this label (default: intake_label)")
+    add_write_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = api.require_settings()
+    target = open_target(args)
+    store, tracker_path = target.store, target.config.tracker_path
+    label = args.label or target.config.intake_label
+    client = connect(settings)
+    current = _load(store.read(), tracker_path)
+    candidates, replies = _read_issues(client, label, {item.issue for item in current.items if item.issue})
+    closed = _closed_by_hand(client, current)
+    added: list[tracker.Item] = []
+    dropped: list[tracker.Item] = []
+
+    def apply(snapshot: Snapshot) -> Change | None:
+        now = _load(snapshot, tracker_path)
+        taken = {item.issue for item in now.items if item.issue is not None}
+        ids = {item.id for item in now.items}
+        added[:] = [item for item in candidates if item.issue not in taken and item.id not in ids]
+        needed = {dep for item in now.items for dep in item.depends_on}
+        dropped[:] = [item for item in now.items if item.issue in closed and item.status == Status.TODO
+                      and item.id not in needed]
+        if not added and not dropped:
+            return None
+        text = snapshot.text or ""
+        for item in dropped:
+            text = yamledit.remove_item(text, item.id)
+        for item in added:
+            text = tracker.append_item(text, item)
+        return Change(text)
+
+    if candidates or closed:
+        result = mutate(store, apply, message=f"wavegit: intake of issues labelled {label}",
+                        deadline_s=args.deadline)
+        if result.commit is not None:
+            where = landed(result, store)
+            print(f"took {len(added)} issues, dropped {len(dropped)} items: {where}")
+            for item in dropped:
+                print(f"dropped {item.id}: issue #{item.issue} was closed before any wave took it")
+            for item in added:
+                assert item.issue is not None
+                replies[item.issue] = (f"Taken: this issue is backlog item `{item.id}` ({where}). Its wave's "
+                                       "pull request closes it.")
+    for number, text in replies.items():
+        client.upsert_report_comment(number, f"{intake.REPLY_MARKER}\n{text}", intake.REPLY_MARKER)
+        print(f"#{number}: {text.splitlines()[0]}")
+    if not replies and not dropped:
+        print(f"nothing to take: no open issue labelled {label!r} is new")
+    return 0
+
+
+def _read_issues(client: api.GitHubClient, label: str, taken: set[int]
+                 ) -> tuple[list[tracker.Item], dict[int, str]]:
+    """The items the new labelled issues ask for, and the reply to every issue that is not taken."""
+    candidates: list[tracker.Item] = []
+    replies: dict[int, str] = {}
+    for issue in client.labelled_issues(label):
+        if issue.number in taken:
+            continue
+        who = client.labelled_by(issue.number, label)
+        permission = client.permission(who) if who else "none"
+        if permission not in intake.WRITERS:
+            by = f"@{who}" if who else "nobody known"
+            replies[issue.number] = (f"Not taken: the `{label}` label was put here by {by}, who has "
+                                     f"`{permission}` access. wavegit takes issues labelled by someone with "
+                                     "write access.")
+            continue
+        form = intake.item_from_issue(issue)
+        if form.item is None:
+            listing = "\n".join(f"- {problem}" for problem in form.problems)
+            replies[issue.number] = (f"Not taken yet: the form needs fixing.\n\n{listing}\n\nEdit the "
+                                     "issue; wavegit reads it again on its next intake.")
+            continue
+        candidates.append(form.item)
+    return candidates, replies
+
+
+def _closed_by_hand(client: api.GitHubClient, current: tracker.Tracker) -> set[int]:
+    """The issues of items still ``todo`` that someone closed: their items go (no wave will close them)."""
+    waiting = [item.issue for item in current.items if item.issue is not None and item.status == Status.TODO]
+    return {number for number in waiting if client.issue_info(number).state == "closed"}
+
+
+def _load(snapshot: Snapshot, tracker_path: str) -> tracker.Tracker:
+    if snapshot.text is None:
+        raise UsageError(f"no {tracker_path} on the tracker branch: run `wavegit init` first")
+    return tracker.loads(snapshot.text, tracker_path)
+
+

@@ -1,0 +1,74 @@
+"""``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
+
+Each item the wave still holds ``in_progress`` gets what ``sync`` gives it once the lease expires
+(``wavegit.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave branch
+has its commit, else back to ``todo`` with one attempt counted (``failed`` at ``max_attempts``).
+
+Refused (exit 2, nothing written) while the wave's scheduler runs on this machine (its lock,
+``wavegit.wavelock``, names a live process); a scheduler elsewhere cannot be seen from here, so releasing
+its wave is the user's call. One compare-and-swap commit with a ``Wavegit-Op: release W`` trailer; a wave
+released already is exit 0 with nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+
+from wavegit import sync, tracker, wavelock, worktree
+from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
+from wavegit.commands._write import add_write_arguments, open_target
+from wavegit.errors import UsageError
+from wavegit.lifecycle import Status
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wave", required=True, metavar="W", help="the wave id, e.g. w-20260101-120000-ab12")
+    add_write_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    wave = str(args.wave)
+    if not worktree.WAVE_ID_RE.match(wave):
+        raise UsageError(f"--wave {wave!r}: not a wave id (like w-20260101-120000-ab12)")
+    context = open_target(args)
+    lock = wavelock.read(context.repo, wave)
+    alive = None if lock is None else lock.alive()
+    if lock is not None and alive:
+        raise UsageError(f"wave {wave}'s scheduler is alive on this machine ({lock.describe()}): stop it "
+                         f"(kill {lock.pid}) or let it finish; nothing written")
+    who = lock.describe() if lock is not None and alive is False else "not on this machine"
+    # sync's rules for a wave whose scheduler is gone, applied to this wave alone.
+    facts = sync.Facts(sync.WaveRefs(context.repo, context.config), None,
+                       {wave: f"{who}; released by `wavegit release`"})
+    op = Op("release", wave)
+
+    def decide(read: Read) -> Outcome:
+        held = [item for item in read.loaded.items
+                if item.wave == wave and item.status == Status.IN_PROGRESS]
+        if not held:
+            return _nothing_held(read, op, wave)
+        now = datetime.now(timezone.utc)
+        changes = [change for item in held if (change := sync.decide(item, facts, context.config, now))]
+        text = read.text
+        for change in changes:
+            text = tracker.set_fields(text, change.id, change.fields)
+        moves = "; ".join(f"{change.id}: {change.old} -> {change.new}" for change in changes)
+        return Outcome(text, f"released wave {wave} (its scheduler: {who}): {moves}")
+
+    code = run_op(args, op, decide, context)
+    if lock is not None and alive is False:
+        wavelock.remove(context.repo, wave)
+    return code
+
+
+def _nothing_held(read: Read, op: Op, wave: str) -> Outcome:
+    earlier = read.earlier(op)
+    if earlier is not None:
+        return Outcome(None, f"wave {wave} was released already by commit {earlier[:12]}")
+    items = [item for item in read.loaded.items if item.wave == wave]
+    if items:
+        states = ", ".join(f"{item.id} {item.status}" for item in items)
+        return Outcome(None, f"wave {wave} holds no claim in progress ({states})")
+    known = {item.wave for item in read.loaded.items if item.wave}
+    raise UsageError(f"no item of wave {wave} in the tracker on {read.store.target}{suggest(wave, known)}")
