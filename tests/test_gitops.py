@@ -116,6 +116,14 @@ def test_log_changes_lists_each_commit_s_paths_by_range_or_by_exact_commits(clon
     assert [t for t in exact if t.startswith("@")] == [f"@{one}"] and "b.txt" not in exact
 
 
+def test_log_changes_with_parents_names_each_commits_parents(clone: Path) -> None:
+    base = _head(clone)
+    one = commit(clone, {"a.txt": "a\n"})
+    two = commit(clone, {"b.txt": "b\n"})
+    listed = gitops.log_changes(clone, "@", [two, "--not", base], parents=True).split("\0")
+    assert [t for t in listed if t.startswith("@")] == [f"@{two} {one}", f"@{one} {base}"]
+
+
 # -- refs ----------------------------------------------------------------------------------------------------
 
 def test_for_each_ref_update_ref_with_its_old_value_and_delete(clone: Path) -> None:

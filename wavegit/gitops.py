@@ -130,10 +130,11 @@ _LOG_CHANGES = ("-c", "log.showSignature=false", "log", "-z", "--name-status", "
                 "--no-color", "--no-ext-diff", "--no-textconv")
 
 
-def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = ()) -> str:
+def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = (), *,
+                parents: bool = False) -> str:
     """``git log -z --format=<mark>%H --name-status`` (no renames, merges' combined diff) of ``revs``, or of
-    exactly ``commits`` (``--no-walk``) when given."""
-    args = [*_LOG_CHANGES, f"--format={mark}%H"]
+    exactly ``commits`` (``--no-walk``) when given; ``parents``: each commit as ``<mark>%H %P``."""
+    args = [*_LOG_CHANGES, f"--format={mark}%H{' %P' if parents else ''}"]
     if commits:
         return git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
     return git.out([*args, *revs], cwd=root)

@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
             pushed.join()
     for warning in verdict.warnings:
         print(f"wavegit hook: {warning}", file=sys.stderr)
+    for refusal in verdict.refusals:
+        print(refusal, file=sys.stderr)
     if verdict.violations:
         print(prepush.format_refusal(verdict.violations), file=sys.stderr)
-        return EXIT_WORK_FAILED
-    return EXIT_OK
+    return EXIT_WORK_FAILED if verdict.violations or verdict.refusals else EXIT_OK

@@ -201,9 +201,12 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        attempt.cost = cost.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
-        if attempt.cost:
-            context.spend.add(attempt.cost)
+        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
+        attempt.cost = reading.usd
+        if reading.usd:
+            context.spend.add(reading.usd)
+        if reading.note is not None:
+            context.spend.unreadable(f"{item.id} attempt {item.attempts + number}: {reading.note}")
         # Counted before the next launch asks the budget.
         slot.give_back()
         try:
