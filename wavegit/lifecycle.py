@@ -28,8 +28,6 @@ This module is imported by the planner (``wavegit plan`` is a hot path): it impo
 library's ``enum`` and ``typing``, and times come in as text (``report.utc_timestamp``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from enum import Enum
 from typing import NamedTuple, Protocol

@@ -22,8 +22,6 @@ search found and a minimum-degree greedy is used. Node budgets, not clocks, boun
 deterministic.
 """
 
-from __future__ import annotations
-
 import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple

@@ -5,8 +5,6 @@ Both file patterns under folded text (literals under themselves, globs under the
 a literal query with dict lookups, and a glob query with the one shared lookup ``_glob_hits``.
 """
 
-from __future__ import annotations
-
 import bisect
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -224,7 +222,7 @@ class OwnershipIndex(Generic[K]):
         return self._at, self._files, self._globs_at, self._patterns, self._dirs, self._sorted
 
     @classmethod
-    def from_tables(cls, tables: IndexTables[K]) -> OwnershipIndex[K]:
+    def from_tables(cls, tables: IndexTables[K]) -> "OwnershipIndex[K]":
         """The index ``tables()`` was taken from."""
         index: OwnershipIndex[K] = cls()
         index._at, index._files, index._globs_at, index._patterns, index._dirs, index._sorted = tables
@@ -390,7 +388,7 @@ class FirstOverlap:
         return self._at, self._down, self._globs_at, self._globs_down
 
     @classmethod
-    def from_tables(cls, tables: FirstOverlapTables) -> FirstOverlap:
+    def from_tables(cls, tables: FirstOverlapTables) -> "FirstOverlap":
         """The ``FirstOverlap`` that ``tables()`` was taken from, without filing a pattern again."""
         built = cls(())
         built._at, built._down, built._globs_at, built._globs_down = tables
