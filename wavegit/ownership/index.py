@@ -396,40 +396,35 @@ class FirstOverlap:
 
     def first(self, pattern: str) -> int | None:
         """The lowest key overlapping the normalised ``pattern`` (None: none)."""
-        memo = self._memo
-        return memo[pattern] if pattern in memo else self._first(pattern)
-
-    def _first(self, pattern: str) -> int | None:
-        """``first`` of a pattern not asked about before (most are not: a membership test, not a raised
-        KeyError, tells)."""
-        home, literal, _ = _ENTRIES.get(pattern) or _entry(pattern)
-        if not literal:
-            found = self._first_glob(pattern, home)
-        else:
-            end = home.rfind("/")
-            parent = home[:end] if end > 0 else ""
-            found, globs = self._above.get(parent) or self._above_of(parent)
-            below = self._down.get(home)
-            if below is not None and (found is None or below < found):
-                found = below
-            globs_below = self._globs_down.get(home)
-            if globs or globs_below:
-                for key, glob in (*globs, *(globs_below or ())):
-                    if (found is None or key < found) and literal_meets(glob, home):
-                        found = key
-        self._memo[pattern] = found
-        return found
+        return self.per_list(((pattern,),), first_hit=True)[0]
 
     def per_list(self, lists: Iterable[Iterable[str]], *, first_hit: bool) -> list[int | None]:
         """``first`` for each list of normalised patterns: of its first pattern that overlaps something
         (``first_hit``), or the lowest over all its patterns. One call for many lists, as planning asks
-        about thousands of items and most of their patterns are answered from the memo."""
-        memo, first = self._memo, self._first
+        about thousands of items: most of their patterns are answered from the memo, and a literal one
+        (the usual kind) is looked up inline, in a few dict lookups, not in a call per pattern."""
+        memo, above, down, globs_down = self._memo, self._above, self._down, self._globs_down
+        entries = _ENTRIES
         found: list[int | None] = []
         for patterns in lists:
             best: int | None = None
             for pattern in patterns:
-                key = memo[pattern] if pattern in memo else first(pattern)
+                if pattern in memo:
+                    key = memo[pattern]
+                else:
+                    home, literal, _ = entries.get(pattern) or _entry(pattern)
+                    if not literal:
+                        key = self._first_glob(pattern, home)
+                    else:
+                        end = home.rfind("/")
+                        parent = home[:end] if end > 0 else ""
+                        key, globs = above.get(parent) or self._above_of(parent)
+                        below = down.get(home)
+                        if below is not None and (key is None or below < key):
+                            key = below
+                        if globs or home in globs_down:
+                            key = _lowest_meeting(key, (*globs, *globs_down.get(home, ())), home)
+                    memo[pattern] = key
                 if key is not None and (best is None or key < best):
                     best = key
                     if first_hit:
@@ -470,3 +465,12 @@ class FirstOverlap:
                 globs = (*globs, *more)
             memo[current] = best, globs
         return memo[directory]
+
+
+def _lowest_meeting(found: int | None, globs: Iterable[tuple[int, str]], home: str) -> int | None:
+    """The lowest of ``found`` and the keys of the (key, glob) pairs that overlap the folded literal
+    ``home`` (filed at, above or below it); a glob's exact test only when its key would be lower."""
+    for key, glob in globs:
+        if (found is None or key < found) and literal_meets(glob, home):
+            found = key
+    return found
