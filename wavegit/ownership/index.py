@@ -8,7 +8,7 @@ a literal query with dict lookups, and a glob query with the one shared lookup `
 import bisect
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
 from wavegit.ownership.overlap import glob_walk, globs_overlap, literal_meets, literal_meets_glob
 from wavegit.ownership.patterns import PatternError, fold, literal_head, normalize, owns_folded_path
@@ -75,12 +75,10 @@ def _unmemoised(memo: Mapping[str, object], directory: str) -> tuple[str, list[s
     return known, missing
 
 
-class _Above(Generic[K], NamedTuple):
-    """What is filed at a directory or at any directory above it."""
-
-    literals: frozenset[K]
-    globs: tuple[tuple[K, str], ...]
-    """Glob patterns (key, text), the ones filed at the root included."""
+_Above = tuple[frozenset[K], tuple[tuple[K, str], ...]]
+"""What is filed at a directory or at any directory above it: the literals' keys, and the glob patterns (key,
+text), the ones filed at the root included. A plain tuple, like ``_Up``: a generic NamedTuple class costs
+about a millisecond of every hook's and plan's start-up."""
 
 
 IndexTables = tuple[dict[str, set[K]], dict[str, set[K]], dict[str, set[tuple[K, str]]], dict[K, set[str]],
@@ -260,8 +258,8 @@ class OwnershipIndex(Generic[K]):
             literals = self._at.get(current) if current else None
             globs = self._globs_at.get(current)
             if literals or globs:
-                up = _Above((up.literals if up else frozenset()) | (literals or set()),
-                            (up.globs if up else ()) + tuple(globs or ()))
+                up = ((up[0] if up else frozenset()) | (literals or set()),
+                      (up[1] if up else ()) + tuple(globs or ()))
             memo[current] = up
         return memo[directory]
 
@@ -272,8 +270,9 @@ class OwnershipIndex(Generic[K]):
         except KeyError:
             above = self._above_of(parent)
         if above is not None:
-            found |= above.literals
-            self._add_globs(found, above.globs, home, meets)
+            literals, globs = above
+            found |= literals
+            self._add_globs(found, globs, home, meets)
 
     @staticmethod
     def _add_globs(found: set[K], globs: Iterable[tuple[K, str]], home: str,
