@@ -39,17 +39,18 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from wavegit import git, gitops, parsecache
 from wavegit.errors import UsageError, ValidationError
+from wavegit.ownership.index import OwnershipIndex
 
 if TYPE_CHECKING:
     from wavegit.config import Config
-    from wavegit.ownership.index import OwnershipIndex
     from wavegit.repo import Repo
 
 # The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
 # create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
-# wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config, wavegit.repo and
-# wavegit.ownership (~5 ms with what they import) are not imported here, so that `wavegit hook` can start the
-# push's `git log` first and import them while it runs (see start_pushed_paths).
+# wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config and wavegit.repo are
+# not imported here, so that `wavegit hook` can start the push's `git log` first and import them while it
+# runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a string annotation
+# would make typing run the process's first compile() (~3 ms: it builds Python's AST types).
 T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.worktree.BRANCH_PREFIX``: checked before importing worktree (~5 ms)."""
@@ -250,11 +251,10 @@ class _InFlight(NamedTuple):
 
     owners: list[Owner]
     by_id: dict[str, Owner]
-    owned: "OwnershipIndex[str]"
+    owned: OwnershipIndex[str]
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
-    from wavegit.ownership.index import OwnershipIndex
     from wavegit.ownership.patterns import PatternError
 
     index: OwnershipIndex[str] = OwnershipIndex()
@@ -319,8 +319,6 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    from wavegit.ownership.index import OwnershipIndex
-
     rows, tables = payload
     owners = [Owner(*row) for row in rows]
     return _InFlight(owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables))
@@ -456,10 +454,8 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
             detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
-    # The in-flight items are read and indexed while `git log` lists the pushed paths; the ownership index
-    # is imported here while the thread's `git cat-file` runs.
+    # The in-flight items are read and indexed while `git log` lists the pushed paths.
     in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
-    import wavegit.ownership.index  # noqa: F401
     try:
         changed, rests_on = pushed.result() if pushed is not None else \
             pushed_changes(repo.root, updates, tracking, settled)
