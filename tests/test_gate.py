@@ -37,15 +37,14 @@ from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
 from wavegit.report import ItemReport, SkippedItem, WaveReport, to_markdown
 
-TRACKER = GATE_TRACKER + f"""\
-  - id: B-1
-    prompt: do b
-    owns: [src/b.py]
-    test: 'true'
-    status: review
-    wave: {GATE_WAVE}
-    pr: 1
-"""
+
+def in_review(item_id: str, path: str) -> str:
+    """A tracker entry for ``item_id`` owning ``path``, in review in the gate's wave and PR #1."""
+    return (f"  - id: {item_id}\n    prompt: do it\n    owns: [{path}]\n    test: 'true'\n"
+            f"    status: review\n    wave: {GATE_WAVE}\n    pr: 1\n")
+
+
+TRACKER = GATE_TRACKER + in_review("B-1", "src/b.py")
 CONFIG = Config()
 BRANCH = f"wavegit/{GATE_WAVE}"
 
@@ -451,22 +450,8 @@ def test_memory_a_report_about_another_wave_or_pr_fails_naming_the_binding(
     assert verdict_of(memory).reason == reason
 
 
-B1 = f"""  - id: B-1
-    prompt: do b
-    owns: [src/b.py]
-    test: 'true'
-    status: review
-    wave: {GATE_WAVE}
-    pr: 1
-"""
-EXTRA = f"""  - id: C-1
-    prompt: do c
-    owns: [src/c.py]
-    test: 'true'
-    status: review
-    wave: {GATE_WAVE}
-    pr: 1
-"""
+B1 = in_review("B-1", "src/b.py")
+EXTRA = in_review("C-1", "src/c.py")
 
 
 @pytest.mark.parametrize(("tracker_text", "reason"), [
