@@ -15,6 +15,8 @@ from tests.helpers.fake_github import ALICE, MemoryGitHub
 from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
 from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
 from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo
+from wavegit import report
 from wavegit.config import Config
 from wavegit.github import gate
 from wavegit.github.api import GitHubNotFound, Settings
@@ -306,3 +308,32 @@ def test_memory_an_unknown_pr_is_bad_input(memory: MemoryGitHub) -> None:
     with pytest.raises(GitHubNotFound):
         gate.run_gate(memory, 99, CONFIG, GitHubStore(memory, CONFIG))
     assert memory.statuses == []
+
+
+# --- attacks on the "not a wavegit pull request" pass: a commit status belongs to a SHA, not to a PR ---
+
+def failed_wave(tmp_path: Path, gh_env: dict[str, str]) -> report.WaveReport:
+    """A real wave whose items verify but whose wave test fails: pushed, PR opened, gate status failure."""
+    result = wavegit(tmp_path / "work", "run", "--json", env=gh_env)
+    assert result.returncode == 1 and result.stdout, result.stderr
+    return report.WaveReport.from_json(result.stdout)
+
+
+def test_attack_a_pr_from_another_branch_at_a_failed_waves_head_cannot_turn_its_gate_green(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"])],
+                            wave_test="false")
+    with running(remote.origin) as gh:
+        env = github_env(gh)
+        rep = failed_wave(tmp_path, env)
+        head = rep.head_sha or ""
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "failure"
+        # Anyone who can open a PR (a fork's, through pull_request_target) points another branch at it.
+        git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
+        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
+        number = client.find_or_create_pr("innocent", "main", "docs", "").number
+        result = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+        assert result.returncode == 1, result.stdout
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "failure", status

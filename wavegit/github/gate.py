@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wavegit import report
+from wavegit import report, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
 from wavegit.github.api import Comment, PullRequests, read_event
@@ -103,6 +103,19 @@ def evaluate(client: PullRequests, number: int, config: Config, store: TrackerSt
         return fail(f"{len(outside)} changed file(s) outside the wave's ownership: {_listing(outside)}")
     return GateResult(True, f"wave {wave.wave_id}: {len(wave.items)} item(s) verified, "
                             f"changes within ownership at {_short(pr.head_sha)}", pr.head_sha)
+
+
+def wave_of_commit(message: str) -> str | None:
+    """The wave a commit message names in its ``Wavegit-Wave`` trailer, or None.
+
+    A commit status belongs to a SHA, not to a PR: whichever PR carries a wave's commit, the status set on
+    it is the one the wave's PR shows, so only the wave's verdict may be set there.
+    """
+    prefix = f"{worktree.TRAILER_WAVE}:"
+    for line in message.splitlines():
+        if line.startswith(prefix):
+            return line.removeprefix(prefix).strip() or None
+    return None
 
 
 def run_gate(client: PullRequests, number: int, config: Config, store: TrackerStore) -> GateResult:
