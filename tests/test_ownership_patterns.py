@@ -109,3 +109,15 @@ def test_normalize_fast_path_agrees_with_the_full_normalisation(text: str) -> No
     except PatternError:
         fast = None
     assert fast == slow
+
+
+@pytest.mark.parametrize("raw", ["*", "**/*", "*/**", "?*", "*?*", "**/*/**", "*/"])
+def test_attack_a_glob_matching_every_name_is_refused_as_the_whole_repository(raw: str) -> None:
+    # `*` owns every top-level entry, and so everything below them: `.github/workflows/`, `.wavegit/`.
+    with pytest.raises(PatternError, match="whole repository"):
+        normalize(raw)
+
+
+@pytest.mark.parametrize("raw", ["*.py", "?", "??*", "*/x", "src/*", "[!.]*", "**/*.md"])
+def test_a_glob_that_leaves_some_name_out_is_still_a_pattern(raw: str) -> None:
+    assert normalize(raw) == raw
