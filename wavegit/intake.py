@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from wavegit import tracker
 from wavegit.github.api import Issue
@@ -22,6 +23,16 @@ REPLY_MARKER = "<!-- wavegit:intake v1 -->"
 """Marks wavegit's one reply on an issue (edited in place on later runs, never posted twice)."""
 WRITERS = ("admin", "maintain", "write")
 """Whose label wavegit obeys: a label is how an issue asks to run agent code."""
+
+
+def changed_since(issue: Issue, labelled_at: datetime) -> bool:
+    """Whether ``issue`` changed after its label was put on (an edit, a comment, another label).
+
+    A writer's label vouches for the text the writer saw; an author without write access may edit the
+    issue afterwards (the API says when an issue last changed, not what changed), so such an issue waits
+    for a new label.
+    """
+    return issue.updated_at is not None and issue.updated_at > labelled_at
 
 _HEADING = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
 

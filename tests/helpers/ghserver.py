@@ -77,8 +77,10 @@ class IssueRecord:
     created_at: str
     state: str = "open"
     labels: list[str] = field(default_factory=list)
-    labelled: list[tuple[str, str]] = field(default_factory=list)
-    """(who, label) of every ``labeled`` event, oldest first."""
+    labelled: list[tuple[str, str, str]] = field(default_factory=list)
+    """(who, label, when) of every ``labeled`` event, oldest first."""
+    updated_at: str = ""
+    """The last change: an edit (:meth:`FakeGitHub.edit_issue`), a comment or a label; else created_at."""
 
 
 @dataclass
@@ -174,14 +176,18 @@ class FakeGitHub:
             now = self._now()
             comment = CommentRecord(self._new_id(), issue, user, body, now, now)
             self.comments[comment.id] = comment
+            if issue in self.issues:
+                # GitHub counts a comment as a change of its issue.
+                self.issues[issue].updated_at = now
             return comment
 
     def open_issue(self, title: str, body: str, user: str, labels: tuple[str, ...] = (),
                    labelled_by: str | None = None) -> IssueRecord:
         """An issue filed by ``user``; each of ``labels`` put on by ``labelled_by`` (default: ``user``)."""
         with self._lock:
-            issue = IssueRecord(self._next_number, title, body, user, self._now(), labels=list(labels),
-                                labelled=[(labelled_by or user, label) for label in labels])
+            now = self._now()
+            issue = IssueRecord(self._next_number, title, body, user, now, labels=list(labels),
+                                labelled=[(labelled_by or user, label, now) for label in labels])
             self._next_number += 1
             self.issues[issue.number] = issue
             return issue
@@ -191,7 +197,14 @@ class FakeGitHub:
             issue = self.issues[number]
             if label not in issue.labels:
                 issue.labels.append(label)
-            issue.labelled.append((by, label))
+            issue.updated_at = self._now()
+            issue.labelled.append((by, label, issue.updated_at))
+
+    def edit_issue(self, number: int, body: str) -> None:
+        """The issue's text edited (by its author, say): it changes ``updated_at``, no event."""
+        with self._lock:
+            self.issues[number].body = body
+            self.issues[number].updated_at = self._now()
 
     def issue_comments(self, issue: int) -> list[CommentRecord]:
         with self._lock:
@@ -632,8 +645,8 @@ class FakeGitHub:
             "user": self._user_json(issue.user), "labels": labels, "state": issue.state, "locked": False,
             "assignee": None, "assignees": [], "milestone": None,
             "comments": len(self.issue_comments(number)), "created_at": issue.created_at,
-            "updated_at": issue.created_at, "closed_at": None, "author_association": "NONE",
-            "body": issue.body}
+            "updated_at": issue.updated_at or issue.created_at, "closed_at": None,
+            "author_association": "NONE", "body": issue.body}
         if pr is not None:
             found["pull_request"] = {"url": f"{self.api_repo}/pulls/{number}",
                                      "html_url": f"https://github.example/{self.repo}/pull/{number}"}
@@ -671,8 +684,8 @@ class FakeGitHub:
         events: list[JSON] = [
             {"id": 800000 + n, "node_id": f"LE_{n}", "url": f"{self.api_repo}/issues/events/{800000 + n}",
              "actor": self._user_json(who), "event": "labeled", "commit_id": None, "commit_url": None,
-             "created_at": issue.created_at, "label": {"name": label, "color": "ededed"}}
-            for n, (who, label) in enumerate(issue.labelled)]
+             "created_at": at, "label": {"name": label, "color": "ededed"}}
+            for n, (who, label, at) in enumerate(issue.labelled)]
         page, headers = self._page(events, query, path)
         return 200, headers, page
 

@@ -2,8 +2,10 @@
 
 Every open issue carrying ``intake_label`` that no item names yet (``issue: N``) is read as the issue form
 ``wavegit init --github`` writes. It is taken only when the label was put there by someone with write
-access (asked of the API: a label is how an issue asks to run agent code). Each issue gets one reply from
-wavegit, edited in place on later runs: the item it became, or what is wrong with the form or the label.
+access (asked of the API: a label is how an issue asks to run agent code) and, for an issue whose author
+has no write access, when nothing changed on it since (the author may edit it after the label). Each
+issue gets one reply from wavegit, edited in place on later runs: the item it became, or what is wrong
+with the form or the label.
 Running it again takes nothing twice. Exit 0 (problems are said on the issues and here), 2 bad input.
 """
 
@@ -37,13 +39,20 @@ def run(args: argparse.Namespace) -> int:
     for issue in open_issues:
         if issue.number in taken_before:
             continue
-        who = client.labelled_by(issue.number, label)
+        labelled = client.labelled_by(issue.number, label)
+        who = labelled.who if labelled is not None else None
         permission = client.permission(who) if who else "none"
-        if permission not in intake.WRITERS:
+        if labelled is None or permission not in intake.WRITERS:
             by = f"@{who}" if who else "nobody known"
             replies[issue.number] = (f"Not taken: the `{label}` label was put here by {by}, who has "
                                      f"`{permission}` access. wavegit takes issues labelled by someone with "
                                      "write access.")
+            continue
+        author_writes = bool(issue.author) and client.permission(issue.author) in intake.WRITERS
+        if intake.changed_since(issue, labelled.at) and not author_writes:
+            replies[issue.number] = (f"Not taken: this issue changed after @{who} labelled it `{label}`, and "
+                                     "a label vouches only for the text it was put on. Someone with write "
+                                     "access: read it again, then remove the label and put it back.")
             continue
         form = intake.item_from_issue(issue)
         if form.item is None:

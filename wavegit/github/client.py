@@ -24,6 +24,7 @@ from wavegit.github.api import (
     GitHubError,
     GitHubNotFound,
     Issue,
+    Labelled,
     PullRequest,
     Settings,
     require_settings,
@@ -169,7 +170,9 @@ class PyGithubClient(GitHubClient):
         return Issue(number=_require(raw.number, int, "issue.number"),
                      title=_require(raw.title, str, "issue.title"),
                      body=raw.body if isinstance(raw.body, str) else "",
-                     state=_require(raw.state, str, "issue.state"))
+                     state=_require(raw.state, str, "issue.state"),
+                     author=raw.user.login if raw.user is not None else "",
+                     updated_at=raw.updated_at)
 
     def labelled_issues(self, label: str) -> list[Issue]:
         def fetch() -> list[Issue]:
@@ -182,13 +185,14 @@ class PyGithubClient(GitHubClient):
     def issue_info(self, number: int) -> Issue:
         return self._retry.call(f"read issue #{number}", lambda: self._issue(self._repo.get_issue(number)))
 
-    def labelled_by(self, number: int, label: str) -> str | None:
-        def fetch() -> str | None:
-            who = None
+    def labelled_by(self, number: int, label: str) -> Labelled | None:
+        def fetch() -> Labelled | None:
+            found = None
             for event in self._repo.get_issue(number).get_events():
                 if event.event == "labeled" and event.label is not None and event.label.name == label:
                     who = _require(event.actor.login, str, "event.actor.login") if event.actor else None
-            return who
+                    found = Labelled(who, _require(event.created_at, datetime, "event.created_at"))
+            return found
 
         return self._retry.call(f"find who labelled issue #{number} {label!r}", fetch)
 
