@@ -6,6 +6,9 @@ import pytest
 
 from tests.helpers.repos import RemoteRepo, make_remote_repo
 
+# A third-party library copied in as test data (tests/fixtures/six/README.md): its own tests are not ours.
+collect_ignore_glob = ["fixtures/*"]
+
 
 @pytest.fixture(autouse=True)
 def deterministic_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:

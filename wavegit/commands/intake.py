@@ -5,19 +5,23 @@ Every open issue carrying ``intake_label`` that no item names yet (``issue: N``)
 access (asked of the API: a label is how an issue asks to run agent code) and, for an issue whose author
 has no write access, when nothing changed on it since (the author may edit it after the label). Each
 issue gets one reply from wavegit, edited in place on later runs: the item it became, or what is wrong
-with the form or the label.
-Running it again takes nothing twice. Exit 0 (problems are said on the issues and here), 2 bad input.
+with the form or the label. An item still ``todo`` whose issue was closed by hand is dropped in the same
+commit (unless another item depends on it). Running it again takes nothing twice. Exit 0 (problems are
+said on the issues and here), 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from wavegit import intake, tracker
+from wavegit import intake, tracker, yamledit
 from wavegit.commands._write import add_write_arguments, landed, open_target
+from wavegit.config import protected_of
 from wavegit.errors import UsageError
 from wavegit.github import api
 from wavegit.github.client import connect
+from wavegit.lifecycle import Status
+from wavegit.ownership.protected import DEFAULT_PROTECTED
 from wavegit.store import Change, Snapshot, mutate
 
 
@@ -32,12 +36,58 @@ def run(args: argparse.Namespace) -> int:
     store, tracker_path = target.store, target.config.tracker_path
     label = args.label or target.config.intake_label
     client = connect(settings)
-    replies: dict[int, str] = {}
+    current = _load(store.read(), tracker_path)
+    protected = protected_of(target.config) or DEFAULT_PROTECTED
+    candidates, replies = _read_issues(client, label, {item.issue for item in current.items if item.issue},
+                                       protected)
+    closed = _closed_by_hand(client, current)
+    added: list[tracker.Item] = []
+    dropped: list[tracker.Item] = []
+
+    def apply(snapshot: Snapshot) -> Change | None:
+        now = _load(snapshot, tracker_path)
+        taken = {item.issue for item in now.items if item.issue is not None}
+        ids = {item.id for item in now.items}
+        added[:] = [item for item in candidates if item.issue not in taken and item.id not in ids]
+        needed = {dep for item in now.items for dep in item.depends_on}
+        dropped[:] = [item for item in now.items if item.issue in closed and item.status == Status.TODO
+                      and item.id not in needed]
+        if not added and not dropped:
+            return None
+        text = snapshot.text or ""
+        for item in dropped:
+            text = yamledit.remove_item(text, item.id)
+        for item in added:
+            text = tracker.append_item(text, item)
+        return Change(text)
+
+    if candidates or closed:
+        result = mutate(store, apply, message=f"wavegit: intake of issues labelled {label}",
+                        deadline_s=args.deadline)
+        if result.commit is not None:
+            where = landed(result, store)
+            print(f"took {len(added)} issues, dropped {len(dropped)} items: {where}")
+            for item in dropped:
+                print(f"dropped {item.id}: issue #{item.issue} was closed before any wave took it")
+            for item in added:
+                assert item.issue is not None
+                replies[item.issue] = (f"Taken: this issue is backlog item `{item.id}` ({where}). Its wave's "
+                                       "pull request closes it.")
+    for number, text in replies.items():
+        client.upsert_report_comment(number, f"{intake.REPLY_MARKER}\n{text}", intake.REPLY_MARKER)
+        print(f"#{number}: {text.splitlines()[0]}")
+    if not replies and not dropped:
+        print(f"nothing to take: no open issue labelled {label!r} is new")
+    return 0
+
+
+def _read_issues(client: api.GitHubClient, label: str, taken: set[int], protected: tuple[str, ...]
+                 ) -> tuple[list[tracker.Item], dict[int, str]]:
+    """The items the new labelled issues ask for, and the reply to every issue that is not taken."""
     candidates: list[tracker.Item] = []
-    open_issues = client.labelled_issues(label)
-    taken_before = _taken(store.read(), tracker_path)
-    for issue in open_issues:
-        if issue.number in taken_before:
+    replies: dict[int, str] = {}
+    for issue in client.labelled_issues(label):
+        if issue.number in taken:
             continue
         labelled = client.labelled_by(issue.number, label)
         who = labelled.who if labelled is not None else None
@@ -54,43 +104,21 @@ def run(args: argparse.Namespace) -> int:
                                      "a label vouches only for the text it was put on. Someone with write "
                                      "access: read it again, then remove the label and put it back.")
             continue
-        form = intake.item_from_issue(issue)
+        form = intake.item_from_issue(issue, protected)
         if form.item is None:
             listing = "\n".join(f"- {problem}" for problem in form.problems)
-            replies[issue.number] = (f"Not taken yet: the form needs fixing.\n\n{listing}\n\nEdit the issue; "
-                                     "wavegit reads it again on its next intake.")
+            replies[issue.number] = (f"Not taken yet: the form needs fixing.\n\n{listing}\n\nEdit the "
+                                     "issue; wavegit reads it again on its next intake (once labelled "
+                                     "again, if its author has no write access).")
             continue
         candidates.append(form.item)
-    added: list[tracker.Item] = []
+    return candidates, replies
 
-    def apply(snapshot: Snapshot) -> Change | None:
-        current = _load(snapshot, tracker_path)
-        taken = {item.issue for item in current.items if item.issue is not None}
-        ids = {item.id for item in current.items}
-        added[:] = [item for item in candidates if item.issue not in taken and item.id not in ids]
-        if not added:
-            return None
-        text = snapshot.text or ""
-        for item in added:
-            text = tracker.append_item(text, item)
-        return Change(text)
 
-    if candidates:
-        result = mutate(store, apply, message=f"wavegit: intake {len(candidates)} issues labelled {label}",
-                        deadline_s=args.deadline)
-        if result.commit is not None:
-            where = landed(result, store)
-            print(f"took {len(added)} issues: {where}")
-            for item in added:
-                assert item.issue is not None
-                replies[item.issue] = (f"Taken: this issue is backlog item `{item.id}` ({where}). Its wave's "
-                                       "pull request closes it.")
-    for number, text in replies.items():
-        client.upsert_report_comment(number, f"{intake.REPLY_MARKER}\n{text}", intake.REPLY_MARKER)
-        print(f"#{number}: {text.splitlines()[0]}")
-    if not replies:
-        print(f"nothing to take: no open issue labelled {label!r} is new")
-    return 0
+def _closed_by_hand(client: api.GitHubClient, current: tracker.Tracker) -> set[int]:
+    """The issues of items still ``todo`` that someone closed: their items go (no wave will close them)."""
+    waiting = [item.issue for item in current.items if item.issue is not None and item.status == Status.TODO]
+    return {number for number in waiting if client.issue_info(number).state == "closed"}
 
 
 def _load(snapshot: Snapshot, tracker_path: str) -> tracker.Tracker:
@@ -99,5 +127,3 @@ def _load(snapshot: Snapshot, tracker_path: str) -> tracker.Tracker:
     return tracker.loads(snapshot.text, tracker_path)
 
 
-def _taken(snapshot: Snapshot, tracker_path: str) -> set[int]:
-    return {item.issue for item in _load(snapshot, tracker_path).items if item.issue is not None}

@@ -17,8 +17,8 @@ import re
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.repo import discover
@@ -31,7 +31,8 @@ _MEANING = {EXIT_OK: "ok", EXIT_WORK_FAILED: "the work failed", EXIT_BAD_INPUT: 
             EXIT_HALTED: "halted or over budget", 4: "lost a compare-and-swap race"}
 
 
-class StepResult(NamedTuple):
+@dataclass(frozen=True)
+class StepResult:
     outputs: dict[str, str]
     summary: str
     annotations: list[str]
@@ -52,10 +53,25 @@ def annotation(level: str, message: str, **properties: str) -> str:
     return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
 
 
+# What git prints when GitHub refuses a push to a protected branch (``GH006``, "protected branch hook
+# declined"): said once, with the fix, instead of git's lines.
+_PROTECTED = re.compile(r"GH006|protected branch", re.IGNORECASE)
+PROTECTED_FIX = ("GitHub refused the push: the branch is protected. Give the tracker a branch of its own "
+                 "(tracker_branch: wavegit-tracker in .wavegit/config.yaml, then git push origin "
+                 "main:wavegit-tracker) that this token may push to, or let the token push (a GitHub App "
+                 "allowed by the branch rules); see docs/action.md, setup checklist")
+
+
 def error_annotations(level: str, command: str, stderr: str) -> list[str]:
-    """One annotation per line wavegit printed on stderr; validation problems are located in their file."""
+    """One annotation per line wavegit printed on stderr; validation problems are located in their file; a
+    protected-branch refusal is one error naming the fix."""
     found = []
-    for line in filter(None, (raw.strip() for raw in stderr.splitlines())):
+    lines = [line for line in (raw.strip() for raw in stderr.splitlines()) if line]
+    if any(_PROTECTED.search(line) for line in lines):
+        found.append(annotation("error", PROTECTED_FIX, title=f"wavegit {command}"))
+        lines = [line for line in lines
+                 if not _PROTECTED.search(line) and not line.startswith(("remote:", "!"))]
+    for line in lines:
         match = _PROBLEM.match(line)
         if match:
             found.append(annotation(level, match["message"], file=match["path"], line=match["line"],
