@@ -190,3 +190,16 @@ def test_attack_an_issue_owning_a_protected_path_is_answered_and_the_others_stil
     assert [item.issue for item in origin_items(remote_repo)] == [good.number]
     [reply] = gh.fake.issue_comments(bad.number)
     assert "Not taken yet" in reply.body and "can match the protected path" in reply.body
+
+
+def test_attack_an_issue_whose_id_an_item_already_has_is_answered_not_ignored_forever(
+        remote_repo: RemoteRepo, gh: Running) -> None:
+    assert wavegit(remote_repo.clone, "add", "GH-1", "--prompt", "by hand", "--owns", "src/hand.py",
+                   "--test", "true", "--push").returncode == 0
+    filed = gh.fake.open_issue("Same id", form_body(), ALICE, labels=("wavegit",))
+    assert filed.number == 1
+    result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert [(item.id, item.issue) for item in origin_items(remote_repo)] == [("GH-1", None)]
+    [reply] = gh.fake.issue_comments(filed.number)
+    assert "already has an item `GH-1` that is not this issue's" in reply.body

@@ -43,12 +43,14 @@ def run(args: argparse.Namespace) -> int:
     closed = _closed_by_hand(client, current)
     added: list[tracker.Item] = []
     dropped: list[tracker.Item] = []
+    collided: list[tracker.Item] = []
 
     def apply(snapshot: Snapshot) -> Change | None:
         now = _load(snapshot, tracker_path)
         taken = {item.issue for item in now.items if item.issue is not None}
         ids = {item.id for item in now.items}
         added[:] = [item for item in candidates if item.issue not in taken and item.id not in ids]
+        collided[:] = [item for item in candidates if item.issue not in taken and item.id in ids]
         needed = {dep for item in now.items for dep in item.depends_on}
         dropped[:] = [item for item in now.items if item.issue in closed and item.status == Status.TODO
                       and item.id not in needed]
@@ -73,6 +75,12 @@ def run(args: argparse.Namespace) -> int:
                 assert item.issue is not None
                 replies[item.issue] = (f"Taken: this issue is backlog item `{item.id}` ({where}). Its wave's "
                                        "pull request closes it.")
+        for item in collided:
+            assert item.issue is not None
+            # Else the issue would wait, unanswered, on every intake.
+            replies[item.issue] = (f"Not taken: the tracker already has an item `{item.id}` that is not this "
+                                   "issue's. Someone with write access: rename that item, then wavegit "
+                                   "takes this issue on its next intake.")
     for number, text in replies.items():
         client.upsert_report_comment(number, f"{intake.REPLY_MARKER}\n{text}", intake.REPLY_MARKER)
         print(f"#{number}: {text.splitlines()[0]}")
