@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from wavegit import tracker
 from wavegit.errors import Problem, ValidationError
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
 SOURCES = ("aesop", "jsonl", "csv")
 DEFAULT_PRIORITY = "P3"
@@ -57,9 +58,10 @@ class Imported:
     """Keys some record had that wavegit has no place for (reported, not an error)."""
 
 
-def read_backlog(text: str, path: str, source: str, taken_ids: Set[str]) -> Imported:
-    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``;
-    ValidationError with every problem, each at the source's line."""
+def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
+                 protected: tuple[str, ...] = DEFAULT_PROTECTED) -> Imported:
+    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``
+    nor owning a ``protected`` path; ValidationError with every problem, each at the source's line."""
     reader = {"aesop": _aesop_records, "jsonl": _jsonl_records, "csv": _csv_records}[source]
     records, problems = reader(text, path)
     items: list[tuple[tracker.Item, int]] = []
@@ -68,7 +70,7 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str]) -> Impo
     ignored: dict[str, None] = {}
     for n, record in enumerate(records):
         ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
-        converted = _Conversion(record, n, path, problems)
+        converted = _Conversion(record, n, path, problems, protected)
         item = converted.item(taken | (explicit - {str(record.fields.get("id"))}))
         if item is not None:
             taken.add(item.id)
@@ -93,8 +95,10 @@ def _parse_time(text: str) -> datetime:
 class _Conversion:
     """One record turned into an item, its problems added to the shared list."""
 
-    def __init__(self, record: Record, position: int, path: str, problems: list[Problem]) -> None:
+    def __init__(self, record: Record, position: int, path: str, problems: list[Problem],
+                 protected: tuple[str, ...]) -> None:
         self.record = record
+        self.protected = protected
         self.fields = record.fields
         self.path = path
         self.problems = problems
@@ -177,9 +181,15 @@ class _Conversion:
             while converted.startswith("./"):
                 converted = converted[2:]
             try:
-                patterns.append(normalize(converted))
+                pattern = normalize(converted)
             except PatternError as exc:
                 self.problem(f"ownsFiles {raw!r}: {exc}")
+                continue
+            guard = reached(pattern, self.protected)
+            if guard is not None:
+                # Else the tracker refuses it after the append, at a line of a file never written.
+                self.problem(f"ownsFiles {raw!r}: {refusal(pattern, guard)}")
+            patterns.append(pattern)
         return tuple(patterns)
 
     def status(self) -> str:
