@@ -563,3 +563,29 @@ def test_attack_another_pr_at_a_passing_waves_head_cannot_turn_its_gate_red(tmp_
         assert gated.returncode == 1 and "left to the wave's own pull request" in gated.stdout, gated.stdout
         status = gh.fake.latest_status(head, "wavegit/gate")
         assert status is not None and status.state == "success", status
+
+
+def test_attack_a_commit_pushed_on_a_wave_branch_cannot_be_turned_green_by_another_pr_at_it(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"])])
+    with running(remote.origin) as gh:
+        env = github_env(gh)
+        result = wavegit(remote.clone, "run", "--json", env=env)
+        assert result.returncode == 0, result.stderr
+        rep = report.WaveReport.from_json(result.stdout)
+        # Someone who may push adds an unverified change on the wave branch: the wave PR's gate fails ...
+        git(remote.clone, "fetch", "-q", "origin")
+        git(remote.clone, "checkout", "-q", f"origin/{rep.branch}")
+        (remote.clone / "src/f0.txt").write_text("not what was verified\n")
+        git(remote.clone, "commit", "-q", "-am", "on top")
+        git(remote.clone, "push", "-q", "origin", f"HEAD:refs/heads/{rep.branch}")
+        head = git(remote.clone, "rev-parse", "HEAD")
+        assert wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env).returncode == 1
+        # ... and an ordinary PR at the same commit must not set the "not a wavegit pull request" success.
+        git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
+        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
+        number = client.find_or_create_pr("innocent", "main", "docs", "").number
+        gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+        assert gated.returncode == 1, gated.stdout
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "failure", status

@@ -182,5 +182,6 @@ def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_first_column_name() -
 def test_attack_a_record_owning_a_protected_path_is_a_problem_at_its_line() -> None:
     text = json.dumps([record("ok"), record("steer", ownsFiles=[".github\\workflows\\ci.yml"])], indent=1)
     [problem] = problems_of(text)
-    assert problem.startswith("backlog.json:10:2: item 2 (steer): ownsFiles '.github\\\\workflows\\\\ci.yml': "
-                              "pattern '.github/workflows/ci.yml' can match the protected path")
+    assert problem.startswith("backlog.json:10:2: item 2 (steer): ownsFiles "
+                              "'.github\\\\workflows\\\\ci.yml': pattern '.github/workflows/ci.yml' "
+                              "can match the protected path")

@@ -521,6 +521,7 @@ class FakeGitHub:
         yield "PUT", r"/contents/(?P<file>.+)", "put contents", self._put_contents
         yield "DELETE", r"/contents/(?P<file>.+)", "delete contents", self._delete_contents
         yield "GET", r"/git/ref/(?P<ref>.+)", "ref", self._get_ref
+        yield "GET", r"/git/matching-refs/(?P<ref>.+)", "matching refs", self._matching_refs
         yield "PATCH", r"/git/refs?/(?P<ref>.+)", "update ref", self._update_ref
         yield "POST", r"/git/trees", "create tree", self._create_tree
         yield "GET", r"/git/commits/(?P<sha>[0-9a-f]{40})", "git commit", self._get_git_commit
@@ -841,6 +842,16 @@ class FakeGitHub:
         if sha is None:
             raise ApiError(404, "Not Found")
         return 200, {}, self._ref_json(ref, sha)
+
+    def _matching_refs(self, ref: str, query: dict[str, str], path: str, **_: Any
+                       ) -> tuple[int, dict[str, str], JSON]:
+        ref = unquote(ref)  # PyGithub sends heads%2Fwavegit%2F
+        listing = self.git("for-each-ref", "--format=%(refname) %(objectname)", f"refs/{ref}*")
+        refs = [self._ref_json(name.removeprefix("refs/"), sha)
+                for name, sha in (line.split() for line in listing.splitlines())
+                if name.startswith(f"refs/{ref}")]
+        page, headers = self._page(refs, query, path)
+        return 200, headers, page
 
     def _update_ref(self, ref: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         old, new = self._rev(f"refs/{ref}"), data.get("sha", "")

@@ -163,6 +163,10 @@ class PullRequests(Protocol):
         """The PR's comments, oldest first."""
         ...
 
+    def branch_tips(self, prefix: str) -> dict[str, str]:
+        """Branch -> head SHA of every branch of the repository whose name starts with ``prefix``."""
+        ...
+
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         """Edit our own comment that starts with ``marker`` in place, or create it; never a second one.
 

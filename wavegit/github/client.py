@@ -184,6 +184,14 @@ class PyGithubClient(GitHubClient):
 
         return self._retry.call(f"list the files of PR #{number}", fetch)
 
+    def branch_tips(self, prefix: str) -> dict[str, str]:
+        def fetch() -> dict[str, str]:
+            refs = self._repo.get_git_matching_refs(f"heads/{prefix}")
+            return {_require(ref.ref, str, "ref.ref").removeprefix("refs/heads/"):
+                    _require(ref.object.sha, str, "ref.object.sha") for ref in refs}
+
+        return self._retry.call(f"list the branches {prefix}*", fetch)
+
     # ---- issues ----
 
     def _issue(self, raw: GhIssue) -> Issue:

@@ -159,19 +159,6 @@ def evaluate(client: PullRequests, number: int, config: Config, store: TrackerSt
                             f"changes within ownership at {_short(pr.head_sha)}", pr.head_sha)
 
 
-def wave_of_commit(message: str) -> str | None:
-    """The wave a commit message names in its ``Wavegit-Wave`` trailer, or None.
-
-    A commit status belongs to a SHA, not to a PR: whichever PR carries a wave's commit, the status set on
-    it is the one the wave's PR shows, so only the wave's verdict may be set there.
-    """
-    prefix = f"{worktree.TRAILER_WAVE}:"
-    for line in message.splitlines():
-        if line.startswith(prefix):
-            return line.removeprefix(prefix).strip() or None
-    return None
-
-
 def run_gate(client: PullRequests, number: int, config: Config, store: TrackerStore) -> GateResult:
     """Evaluate PR ``number`` and set the ``wavegit/gate`` status on its head."""
     result = evaluate(client, number, config, store)
