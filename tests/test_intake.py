@@ -203,3 +203,15 @@ def test_attack_an_issue_whose_id_an_item_already_has_is_answered_not_ignored_fo
     assert [(item.id, item.issue) for item in origin_items(remote_repo)] == [("GH-1", None)]
     [reply] = gh.fake.issue_comments(filed.number)
     assert "already has an item `GH-1` that is not this issue's" in reply.body
+
+
+def test_attack_a_deleted_issue_behind_an_item_does_not_stop_every_later_intake(
+        remote_repo: RemoteRepo, gh: Running) -> None:
+    filed = gh.fake.open_issue("Spam", form_body(), ALICE, labels=("wavegit",))
+    assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
+    del gh.fake.issues[filed.number]  # an admin deleted it: GitHub answers 404
+    other = gh.fake.open_issue("Next", form_body(owns="src/next.py"), ALICE, labels=("wavegit",))
+    result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert f"#{filed.number}: the issue is gone" in result.stdout
+    assert [item.issue for item in origin_items(remote_repo)] == [filed.number, other.number]

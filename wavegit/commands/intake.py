@@ -124,9 +124,23 @@ def _read_issues(client: api.GitHubClient, label: str, taken: set[int], protecte
 
 
 def _closed_by_hand(client: api.GitHubClient, current: tracker.Tracker) -> set[int]:
-    """The issues of items still ``todo`` that someone closed: their items go (no wave will close them)."""
+    """The issues of items still ``todo`` that someone closed: their items go (no wave will close them).
+
+    An issue that is gone (deleted, transferred) is not taken for closed: its item stays, said here, and
+    the other issues are still read (one missing issue made every intake fail)."""
     waiting = [item.issue for item in current.items if item.issue is not None and item.status == Status.TODO]
-    return {number for number in waiting if client.issue_info(number).state == "closed"}
+    closed = set()
+    for number in waiting:
+        try:
+            state = client.issue_info(number).state
+        except api.GitHubError as exc:
+            if not isinstance(exc, api.GitHubNotFound) and exc.status != 410:
+                raise
+            print(f"#{number}: the issue is gone ({exc}); its item is left as it is")
+            continue
+        if state == "closed":
+            closed.add(number)
+    return closed
 
 
 def _load(snapshot: Snapshot, tracker_path: str) -> tracker.Tracker:
