@@ -159,8 +159,10 @@ ITEM = '{"prompt": "p", "testCmd": "true", "ownsFiles": ["src/a.py"]}'
      "backlog.json:1:1: the key 'ownsFiles' appears more than once in the item"),
     ("slug,prompt,testCmd,ownsFiles,ownsFiles\na,p,true,src/a.py,.github/\n", "csv",
      "backlog.json:1:1: the column 'ownsFiles' appears more than once"),
+    ('[{"id": ' + "9" * 5000 + "}]", "aesop", "backlog.json:1:1: not JSON: Exceeds the limit"),
+    ('{"id": ' + "9" * 5000 + "}\n", "jsonl", "backlog.json:1:1: not JSON: Exceeds the limit"),
 ])
-def test_attack_deep_nesting_and_duplicate_keys_are_located_problems(text: str, source: str,
+def test_attack_deep_nesting_huge_numbers_and_duplicate_keys_are_located_problems(text: str, source: str,
                                                                      says: str) -> None:
     # Duplicates: JSON keeps the last, a reviewer of the file may read the first.
     [problem] = problems_of(text, source)

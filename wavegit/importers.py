@@ -253,6 +253,8 @@ def _aesop_records(text: str, path: str) -> Read:
         raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}")]) from None
     except RecursionError:
         raise ValidationError([Problem(path, 1, 1, f"not JSON: {_TOO_DEEP}")]) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ValidationError([Problem(path, 1, 1, f"not JSON: {exc}")]) from None
     keys = [key for key, _ in outer]
     repeated = [key for n, key in enumerate(keys) if key in keys[:n]]
     if repeated:
@@ -335,6 +337,9 @@ def _jsonl_records(text: str, path: str) -> Read:
             continue
         except RecursionError:
             problems.append(Problem(path, number, 1, f"not JSON: {_TOO_DEEP}"))
+            continue
+        except ValueError as exc:  # an integer of more digits than Python converts
+            problems.append(Problem(path, number, 1, f"not JSON: {exc}"))
             continue
         if isinstance(value, dict):
             records.append(Record(value, number, 1))
