@@ -215,3 +215,16 @@ def test_attack_a_deleted_issue_behind_an_item_does_not_stop_every_later_intake(
     assert result.returncode == 0, result.stderr
     assert f"#{filed.number}: the issue is gone" in result.stdout
     assert [item.issue for item in origin_items(remote_repo)] == [filed.number, other.number]
+
+
+def test_attack_a_dropped_item_is_not_taken_again_from_its_still_labelled_issue(
+        remote_repo: RemoteRepo, gh: Running) -> None:
+    filed = gh.fake.open_issue("Unwanted", form_body(), ALICE, labels=("wavegit",))
+    assert wavegit(remote_repo.clone, "intake", env=github_env(gh)).returncode == 0
+    dropped = wavegit(remote_repo.clone, "drop", f"GH-{filed.number}", "--push")
+    assert dropped.returncode == 0, dropped.stderr
+    result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
+    assert result.returncode == 0, result.stderr
+    assert origin_items(remote_repo) == ()
+    [reply] = gh.fake.issue_comments(filed.number)
+    assert f"Not taken again: its item `GH-{filed.number}` was dropped by commit" in reply.body

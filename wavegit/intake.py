@@ -90,8 +90,11 @@ class FormResult:
     problems: list[str]
 
 
+ITEM_PREFIX = "GH-"
+
+
 def item_id(number: int) -> str:
-    return f"GH-{number}"
+    return f"{ITEM_PREFIX}{number}"
 
 
 def item_from_issue(issue: Issue, protected: tuple[str, ...] = DEFAULT_PROTECTED) -> FormResult:

@@ -6,15 +6,15 @@ access (asked of the API: a label is how an issue asks to run agent code) and, f
 has no write access, when nothing changed on it since (the author may edit it after the label). Each
 issue gets one reply from wavegit, edited in place on later runs: the item it became, or what is wrong
 with the form or the label. An item still ``todo`` whose issue was closed by hand is dropped in the same
-commit (unless another item depends on it). Running it again takes nothing twice. Exit 0 (problems are
-said on the issues and here), 2 bad input.
+commit (unless another item depends on it). Running it again takes nothing twice, nor an item that
+``wavegit drop`` removed. Exit 0 (problems are said on the issues and here), 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from wavegit import intake, tracker, yamledit
+from wavegit import gitops, intake, tracker, yamledit
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.config import protected_of
 from wavegit.errors import UsageError
@@ -22,7 +22,9 @@ from wavegit.github import api
 from wavegit.github.client import connect
 from wavegit.lifecycle import Status
 from wavegit.ownership.protected import DEFAULT_PROTECTED
-from wavegit.store import Change, Snapshot, mutate
+from wavegit.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
+
+_SEP = "\x1f"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,13 +46,16 @@ def run(args: argparse.Namespace) -> int:
     added: list[tracker.Item] = []
     dropped: list[tracker.Item] = []
     collided: list[tracker.Item] = []
+    undone: dict[str, str] = {}
 
     def apply(snapshot: Snapshot) -> Change | None:
         now = _load(snapshot, tracker_path)
         taken = {item.issue for item in now.items if item.issue is not None}
         ids = {item.id for item in now.items}
-        added[:] = [item for item in candidates if item.issue not in taken and item.id not in ids]
-        collided[:] = [item for item in candidates if item.issue not in taken and item.id in ids]
+        new = [item for item in candidates if item.issue not in taken]
+        undone.update(_dropped(store, snapshot, [item.id for item in new if item.id not in ids]))
+        added[:] = [item for item in new if item.id not in ids and item.id not in undone]
+        collided[:] = [item for item in new if item.id in ids]
         needed = {dep for item in now.items for dep in item.depends_on}
         dropped[:] = [item for item in now.items if item.issue in closed and item.status == Status.TODO
                       and item.id not in needed]
@@ -75,6 +80,12 @@ def run(args: argparse.Namespace) -> int:
                 assert item.issue is not None
                 replies[item.issue] = (f"Taken: this issue is backlog item `{item.id}` ({where}). Its wave's "
                                        "pull request closes it.")
+        for item in candidates:
+            if item.issue is not None and item.id in undone:
+                # Else a drop would last until the next intake.
+                replies[item.issue] = (f"Not taken again: its item `{item.id}` was dropped by commit "
+                                       f"{undone[item.id][:12]}. Remove the `{label}` label (or close the "
+                                       "issue); to take it again, add the item by hand.")
         for item in collided:
             assert item.issue is not None
             # Else the issue would wait, unanswered, on every intake.
@@ -121,6 +132,25 @@ def _read_issues(client: api.GitHubClient, label: str, taken: set[int], protecte
             continue
         candidates.append(form.item)
     return candidates, replies
+
+
+def _dropped(store: GitStore, snapshot: Snapshot, item_ids: list[str]) -> dict[str, str]:
+    """Item id -> the commit that dropped it (its ``Wavegit-Op: drop ID`` trailer) on the tracker branch,
+    for those of ``item_ids`` ever dropped; one ``git log`` for all of them."""
+    if not item_ids or snapshot.commit is None:
+        return {}
+    wanted = set(item_ids)
+    listing = gitops.log(store.repo.root, [snapshot.commit],
+                         f"%H{_SEP}%(trailers:key={OP_TRAILER},valueonly,separator=%x1f)",
+                         grep=f"{OP_TRAILER}: drop {intake.ITEM_PREFIX}")
+    found: dict[str, str] = {}
+    for line in listing.splitlines():
+        commit, _, values = line.partition(_SEP)
+        for value in values.split(_SEP):
+            op, _, item_id = value.partition(" ")
+            if op == "drop" and item_id in wanted:
+                found.setdefault(item_id, commit)
+    return found
 
 
 def _closed_by_hand(client: api.GitHubClient, current: tracker.Tracker) -> set[int]:
