@@ -171,6 +171,8 @@ def command(*, required: bool) -> Check:
 
         if not isinstance(value, str):
             return None
+        if "\0" in value:
+            return "contains a NUL byte, which no program can be given"
         try:
             shlex.split(value)
         except ValueError as exc:
