@@ -35,6 +35,7 @@ def changed_since(issue: Issue, labelled_at: datetime) -> bool:
     """
     return issue.updated_at is not None and issue.updated_at > labelled_at
 
+
 _HEADING = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
 
 
