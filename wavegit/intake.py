@@ -103,6 +103,10 @@ def item_from_issue(issue: Issue, protected: tuple[str, ...] = DEFAULT_PROTECTED
     of the ``protected`` paths among them: the tracker would refuse the item, and the whole intake)."""
     answers = _answers(issue.body)
     problems: list[str] = []
+    headings = [match.group(1) for match in _HEADING.finditer(issue.body.replace("\r\n", "\n"))]
+    # An answer may itself hold a "### Owned paths" line: which of the two would the labeller have read?
+    problems += [f"{name}: the form has this heading {headings.count(name)} times; keep the form's own one"
+                 for name in (PROMPT, OWNS, TEST, PRIORITY) if headings.count(name) > 1]
     prompt = answers.get(PROMPT, "")
     if not prompt:
         problems.append(f"{PROMPT}: say what the worker should do")
