@@ -496,3 +496,84 @@ def test_memory_a_report_comment_that_leaves_out_items_never_passes(memory: Memo
     memory.add_comment(1, BOT, body)
     reason = verdict_of(memory).reason
     assert reason.startswith("the report comment leaves out") and "cannot check them" in reason
+
+# --- attacks on the "not a wavegit pull request" pass: a commit status belongs to a SHA, not to a PR ---
+
+def failed_wave(tmp_path: Path, gh_env: dict[str, str]) -> report.WaveReport:
+    """A real wave whose items verify but whose wave test fails: pushed, PR opened, gate status failure."""
+    result = wavegit(tmp_path / "work", "run", "--json", env=gh_env)
+    assert result.returncode == 1 and result.stdout, result.stderr
+    return report.WaveReport.from_json(result.stdout)
+
+
+def test_attack_a_pr_from_another_branch_at_a_failed_waves_head_cannot_turn_its_gate_green(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"])],
+                            wave_test="false")
+    with running(remote.origin) as gh:
+        env = github_env(gh)
+        rep = failed_wave(tmp_path, env)
+        head = rep.head_sha or ""
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "failure"
+        # Anyone who can open a PR (a fork's, through pull_request_target) points another branch at it.
+        git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
+        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
+        number = client.find_or_create_pr("innocent", "main", "docs", "").number
+        result = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+        assert result.returncode == 1, result.stdout
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "failure", status
+
+
+@pytest.mark.parametrize("via", ["a fork's branch of the wave's name", "the wave branch into another base",
+                                 "another branch"])
+def test_attack_another_pr_at_a_passing_waves_head_cannot_turn_its_gate_red(tmp_path: Path, via: str) -> None:
+    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"])])
+    with running(remote.origin) as gh:
+        env = github_env(gh)
+        result = wavegit(remote.clone, "run", "--json", env=env)
+        assert result.returncode == 0, result.stderr
+        rep = report.WaveReport.from_json(result.stdout)
+        head, branch = rep.head_sha or "", rep.branch or ""
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "success"
+        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
+        if via == "a fork's branch of the wave's name":
+            number = gh.fake.open_fork_pr("mallory/widgets", branch, "main", MALLORY)
+        elif via == "the wave branch into another base":
+            git(remote.clone, "push", "-q", "origin", "origin/main:refs/heads/develop")
+            number = client.find_or_create_pr(branch, "develop", "same head, another base", "").number
+        else:
+            git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
+            number = client.find_or_create_pr("innocent", "main", "docs", "").number
+        gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+        assert gated.returncode == 1 and "left to the wave's own pull request" in gated.stdout, gated.stdout
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "success", status
+
+
+def test_attack_a_commit_pushed_on_a_wave_branch_cannot_be_turned_green_by_another_pr_at_it(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"])])
+    with running(remote.origin) as gh:
+        env = github_env(gh)
+        result = wavegit(remote.clone, "run", "--json", env=env)
+        assert result.returncode == 0, result.stderr
+        rep = report.WaveReport.from_json(result.stdout)
+        # Someone who may push adds an unverified change on the wave branch: the wave PR's gate fails ...
+        git(remote.clone, "fetch", "-q", "origin")
+        git(remote.clone, "checkout", "-q", f"origin/{rep.branch}")
+        (remote.clone / "src/f0.txt").write_text("not what was verified\n")
+        git(remote.clone, "commit", "-q", "-am", "on top")
+        git(remote.clone, "push", "-q", "origin", f"HEAD:refs/heads/{rep.branch}")
+        head = git(remote.clone, "rev-parse", "HEAD")
+        assert wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env).returncode == 1
+        # ... and an ordinary PR at the same commit must not set the "not a wavegit pull request" success.
+        git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
+        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
+        number = client.find_or_create_pr("innocent", "main", "docs", "").number
+        gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+        assert gated.returncode == 1, gated.stdout
+        status = gh.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and status.state == "failure", status

@@ -331,3 +331,29 @@ def test_an_unsandboxed_worker_cannot_choose_the_config_of_the_next_wave(tmp_pat
     wavegit(remote.clone, "run", "--json")  # pushes to the worker's remote already
     wavegit(remote.clone, "run", "--json", env=SECRETS)
     assert not loot.exists() or SECRETS["GITHUB_TOKEN"] not in loot.read_text()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbox(
+        tmp_path: Path, mode: str) -> None:
+    tag = f"hostile-forge-{os.getpid()}-{mode}"
+    # The test reads its file after a pause, so whether the daemon got there first is not a race.
+    slow_check = shlex.join(["sh", "-c", f"sleep 0.5 && {check('src/a.txt')}"])
+    remote = make_wave_repo(tmp_path, [item("A", [tag], ["src/a.txt"], slow_check)], sandbox=mode,
+                            worker=shlex.join([sys.executable, str(HOSTILE / "forge_test.py")]), attempts=1)
+    try:
+        result = wavegit(remote.clone, "run", "--json")
+        rep = json.loads(result.stdout)
+        [entry] = rep["items"]
+        if mode == "bwrap":
+            # The daemon dies with the worker's PID namespace and never saw the checkout: the test fails.
+            assert result.returncode == 1 and not entry["verified"] and entry["test_exit"] == 1, rep
+            assert tagged(tag) == []
+        else:
+            # docs/security.md: unsandboxed, a process that re-executes with a cleaned environment outlives
+            # its attempt, and it can change the checkout the test judges: `bad` is verified and committed.
+            assert result.returncode == 0 and entry["verified"], rep
+            assert committed(remote, rep, "src/a.txt") == "bad"
+    finally:
+        for pid in tagged(tag):
+            os.kill(pid, signal.SIGKILL)

@@ -306,3 +306,18 @@ def test_a_non_utf8_name_leaves_the_wave_recording_normally_with_the_name_escape
     rep = WaveReport.from_json((reports / f"{b.wave}.json").read_text(encoding="utf-8"))
     assert _by_id(rep)["A"].files_changed == ["src/a/bad\\xff\\xfename.txt", "src/a/ok.txt"]
     assert "is not a UTF-8 file name" in (reports / f"{b.wave}.md").read_text(encoding="utf-8")
+
+
+def test_attack_terminal_escapes_in_a_file_name_are_printed_inert_by_run_report_and_ls(
+        tmp_path: Path) -> None:
+    # The violation message quotes the worker's file name: raw, it would retitle, clear or (OSC 52) set
+    # the clipboard of the terminal that runs wavegit.
+    name = "src/b/\\x1b]0;PWNED\\x07\\x1b[2J.txt"
+    actions = [f"odd-name {name}", "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
+    ran = wavegit(remote.clone, "run")
+    assert ran.returncode == 1
+    shown = [ran.stdout, ran.stderr, wavegit(remote.clone, "report").stdout,
+             wavegit(remote.clone, "ls").stdout]
+    assert all("\x1b" not in text and "\x07" not in text for text in shown), shown
+    assert all(name in text for text in shown[:3])

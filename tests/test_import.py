@@ -107,3 +107,13 @@ def test_a_missing_file_or_unknown_format_is_exit_2_naming_it(remote_repo: Remot
     assert missing.returncode == 2 and missing.stderr.startswith("wavegit import: nope.json: cannot read it")
     unknown = wavegit(remote.clone, "import", "nope.json", "--from", "trello")
     assert unknown.returncode == 2 and "invalid choice: 'trello'" in unknown.stderr
+
+
+def test_attack_a_hostile_backlog_is_exit_2_one_line_and_nothing_written(remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    before = git(remote.origin, "rev-parse", "main")
+    (remote.clone / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    result = wavegit(remote.clone, "import", "deep.json", "--from", "aesop")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == ["deep.json:1:1: not JSON: nested too deeply to be a backlog"]
+    assert git(remote.origin, "rev-parse", "main") == before

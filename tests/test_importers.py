@@ -140,3 +140,50 @@ def test_keys_wavegit_has_no_place_for_are_listed_not_refused() -> None:
     imported = read_backlog(json.dumps([record("a", assignee="bob", estimate=3)]), "b.json", "aesop",
                             frozenset())
     assert imported.ignored_keys == ["assignee", "estimate"]
+
+
+# --- hostile backlogs: each is one located problem, never a traceback ---------------------------------------
+
+ITEM = '{"prompt": "p", "testCmd": "true", "ownsFiles": ["src/a.py"]}'
+
+
+@pytest.mark.parametrize(("text", "source", "says"), [
+    ("[" * 100000 + "]" * 100000, "aesop", "backlog.json:1:1: not JSON: nested too deeply"),
+    ('[{"a": ' * 3000 + "1" + "}]" * 3000, "aesop", "backlog.json:1:1: not JSON: nested too deeply"),
+    ("[" * 100000 + "]" * 100000 + "\n", "jsonl", "backlog.json:1:1: not JSON: nested too deeply"),
+    ('{"items": 5, "items": [' + ITEM + "]}", "aesop", "backlog.json:1:1: the key 'items' appears more"),
+    ('{"items": [' + ITEM + '], "items": []}', "aesop", "backlog.json:1:1: the key 'items' appears more"),
+    ('[\n ' + ITEM[:-1] + ', "ownsFiles": [".github/workflows/"]}]', "aesop",
+     "backlog.json:2:2: the key 'ownsFiles' appears more than once in the item"),
+    (ITEM[:-1] + ', "ownsFiles": [".github/"]}\n', "jsonl",
+     "backlog.json:1:1: the key 'ownsFiles' appears more than once in the item"),
+    ("slug,prompt,testCmd,ownsFiles,ownsFiles\na,p,true,src/a.py,.github/\n", "csv",
+     "backlog.json:1:1: the column 'ownsFiles' appears more than once"),
+    ('[{"id": ' + "9" * 5000 + "}]", "aesop", "backlog.json:1:1: not JSON: Exceeds the limit"),
+    ('{"id": ' + "9" * 5000 + "}\n", "jsonl", "backlog.json:1:1: not JSON: Exceeds the limit"),
+])
+def test_attack_deep_nesting_huge_numbers_and_duplicate_keys_are_located_problems(text: str, source: str,
+                                                                     says: str) -> None:
+    # Duplicates: JSON keeps the last, a reviewer of the file may read the first.
+    [problem] = problems_of(text, source)
+    assert problem.startswith(says)
+
+
+def test_attack_a_creation_time_of_the_right_shape_but_no_real_day_is_a_problem_not_a_crash() -> None:
+    text = json.dumps([record("a", createdAt="2026-13-01T00:00:00Z"), record("b", createdAt="2026-01-01")])
+    [problem] = problems_of(text)
+    assert "item 1 (a): createdAt '2026-13-01T00:00:00Z' is not a real time" in problem
+
+
+def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_first_column_name() -> None:
+    text = "\ufeffslug,prompt,testCmd,ownsFiles\nfix-a,p,true,src/a.py\n"
+    imported = read_backlog(text, "b.csv", "csv", frozenset())
+    assert [item.title for item in imported.items] == ["fix-a"] and imported.ignored_keys == []
+
+
+def test_attack_a_record_owning_a_protected_path_is_a_problem_at_its_line() -> None:
+    text = json.dumps([record("ok"), record("steer", ownsFiles=[".github\\workflows\\ci.yml"])], indent=1)
+    [problem] = problems_of(text)
+    assert problem.startswith("backlog.json:10:2: item 2 (steer): ownsFiles "
+                              "'.github\\\\workflows\\\\ci.yml': pattern '.github/workflows/ci.yml' "
+                              "can match the protected path")

@@ -74,3 +74,8 @@ def test_none_is_accepted_only_where_the_annotation_allows_it() -> None:
 def test_loads_refuses_the_constants_json_does_not_have(text: str) -> None:
     with pytest.raises(ValueError, match="is not allowed"):
         jsondecode.loads(text)
+
+
+def test_attack_json_nested_past_the_recursion_limit_is_a_value_error_not_a_crash() -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        jsondecode.loads("[" * 100000 + "]" * 100000)

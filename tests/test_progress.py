@@ -16,7 +16,7 @@ import pytest
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item
 from wavegit.cli import EXIT_BROKEN_PIPE
-from wavegit.progress import Progress, format_elapsed
+from wavegit.progress import Progress, format_elapsed, inert
 from wavegit.repo import discover
 from wavegit.report import WaveReport
 
@@ -199,3 +199,13 @@ def test_run_piped_into_head_2_records_the_whole_wave(tmp_path: Path, unbuffered
     assert branches(remote.origin) == [f"wavegit/{origin_item(remote, 'A').wave}"]
     reports = sorted(discover(remote.clone).reports_dir.glob("*.json"))
     assert len(reports) == 1 and WaveReport.from_json(reports[0].read_text()).success
+
+
+def test_attack_control_characters_in_a_detail_or_note_reach_the_terminal_as_escapes() -> None:
+    out = io.StringIO()
+    with Progress(out, live=False) as progress:
+        progress.event("A", "failed", "changed src/\x1b]52;c;cHduZWQ=\x07\x1b[2J\rx.txt\u202e")
+        progress.note("claimed \x1b[31mA")
+    assert "\x1b" not in out.getvalue() and "\r" not in out.getvalue()
+    assert "src/\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\x0dx.txt\\u202e" in out.getvalue()
+    assert inert("plain é text") == "plain é text"

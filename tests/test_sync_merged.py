@@ -171,3 +171,14 @@ def test_an_item_commit_merged_before_a_later_commit_on_its_wave_branch_is_found
     assert {i: (c["to"], c["rule"], c["merge_sha"]) for i, c in changes.items()} == {
         "A": ("done", "ancestry", merge)}
     assert changes["A"]["reason"] == f"commit {item_commit[:12]} is in main (wavegit/{W1})"
+
+
+def test_attack_a_commit_that_only_names_an_item_in_its_message_does_not_mark_it_done(tmp_path: Path) -> None:
+    # An outsider's PR, squash-merged: GitHub's squash message quotes its commit messages, trailers too.
+    remote, _ = wave(tmp_path)
+    clone = reviewer(remote)
+    (clone / "README.md").write_text("typo fixed\n")
+    git(clone, "commit", "-q", "-am", "* fix a typo\n\nWavegit-Item: A\nWavegit-Item: B")
+    git(clone, "push", "-q", "origin", "main")
+    assert sync(remote) == {}
+    assert statuses(remote) == {"A": "review", "B": "review"}

@@ -371,3 +371,12 @@ def test_a_field_holding_undecodable_bytes_is_written_escaped_and_stays_valid_ya
     text.encode("utf-8")
     recorded = tracker.loads(text).get("AUTH-12")
     assert recorded is not None and recorded.last_error == "cannot check out src/bad\\xff\\xfename.txt"
+
+
+def test_attack_an_integer_of_more_digits_than_python_converts_is_a_located_problem() -> None:
+    text = "version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [a]\n    test: 'true'\n" \
+           f"    attempts: {'9' * 5000}\n"
+    with pytest.raises(ValidationError) as raised:
+        tracker.loads(text)
+    [problem] = raised.value.problems
+    assert (problem.line, problem.col) == (7, 15) and "at most 4300 digits" in problem.message

@@ -13,8 +13,9 @@ import pytest
 
 from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
+from tests.helpers.wave import item, make_wave_repo, run_cli
 from wavegit import git as git_module
-from wavegit import gitops, worktree
+from wavegit import gitops, tracker, worktree
 from wavegit.repo import discover
 from wavegit.worktree import Trailers
 
@@ -308,3 +309,20 @@ def test_nothing_to_repair_runs_no_git_process(remote_repo: RemoteRepo,
     backdate(admin_dir(_finished_under_state_dir(remote_repo, "plain")), 3600)
     _worktree(remote_repo, "elsewhere")
     assert without_git() == []
+
+
+def test_attack_a_nul_byte_in_an_items_title_still_lets_its_verified_work_commit(tmp_path: Path) -> None:
+    # An imported title ("\u0000" in the source's JSON): git refuses the byte in a message, and the attempt
+    # failed, uncounted, in every wave.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], title="evil\0title")],
+                            sandbox="none")
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.items[0].verified, rep.items[0].error
+    assert rep.head_sha is not None
+    assert git(remote.origin, "log", "-1", "--format=%s", rep.head_sha) == "A: eviltitle"
+
+
+def test_a_nul_byte_in_a_test_command_is_refused_where_it_is_written() -> None:
+    check = tracker.ITEM_SCHEMA.field("test")
+    assert check is not None and check.check is not None
+    assert check.check("true\0rm -rf /") == "contains a NUL byte, which no program can be given"

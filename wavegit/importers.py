@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from wavegit import tracker
 from wavegit.errors import Problem, ValidationError
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
 SOURCES = ("aesop", "jsonl", "csv")
 DEFAULT_PRIORITY = "P3"
@@ -57,9 +58,10 @@ class Imported:
     """Keys some record had that wavegit has no place for (reported, not an error)."""
 
 
-def read_backlog(text: str, path: str, source: str, taken_ids: Set[str]) -> Imported:
-    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``;
-    ValidationError with every problem, each at the source's line."""
+def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
+                 protected: tuple[str, ...] = DEFAULT_PROTECTED) -> Imported:
+    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``
+    nor owning a ``protected`` path; ValidationError with every problem, each at the source's line."""
     reader = {"aesop": _aesop_records, "jsonl": _jsonl_records, "csv": _csv_records}[source]
     records, problems = reader(text, path)
     items: list[tuple[tracker.Item, int]] = []
@@ -68,7 +70,7 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str]) -> Impo
     ignored: dict[str, None] = {}
     for n, record in enumerate(records):
         ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
-        converted = _Conversion(record, n, path, problems)
+        converted = _Conversion(record, n, path, problems, protected)
         item = converted.item(taken | (explicit - {str(record.fields.get("id"))}))
         if item is not None:
             taken.add(item.id)
@@ -93,8 +95,10 @@ def _parse_time(text: str) -> datetime:
 class _Conversion:
     """One record turned into an item, its problems added to the shared list."""
 
-    def __init__(self, record: Record, position: int, path: str, problems: list[Problem]) -> None:
+    def __init__(self, record: Record, position: int, path: str, problems: list[Problem],
+                 protected: tuple[str, ...]) -> None:
         self.record = record
+        self.protected = protected
         self.fields = record.fields
         self.path = path
         self.problems = problems
@@ -121,8 +125,8 @@ class _Conversion:
         if self.fields.get("status") == "in_progress":
             notes = (*notes, "imported as todo: it was in_progress in the source, where nothing runs it now")
         created_at = self.text("createdAt", required=False) or None
-        if created_at is not None:
-            self.check("created_at", "createdAt", created_at)
+        if created_at is not None and self.check("created_at", "createdAt", created_at):
+            self.real_time(created_at)
         item_id = self.item_id(title, taken)
         if self.failed or item_id is None:
             return None
@@ -149,12 +153,20 @@ class _Conversion:
             return ()
         return tuple(value)
 
-    def check(self, name: str, key: str, value: str) -> None:
-        """``value`` against the tracker's own declaration of field ``name``."""
+    def check(self, name: str, key: str, value: str) -> bool:
+        """``value`` against the tracker's own declaration of field ``name``; whether it passed."""
         spec = tracker.ITEM_SCHEMA.field(name)
         message = spec.check(value) if spec is not None and spec.check is not None else None
         if message is not None:
             self.problem(f"{key}: {message}")
+        return message is None
+
+    def real_time(self, text: str) -> None:
+        """The shape check passes a month 13 or a February 30th; the age order needs a real time."""
+        try:
+            _parse_time(text)
+        except ValueError as exc:
+            self.problem(f"createdAt {text!r} is not a real time: {exc}")
 
     def owns(self) -> tuple[str, ...]:
         if "ownsFiles" not in self.fields:
@@ -169,9 +181,15 @@ class _Conversion:
             while converted.startswith("./"):
                 converted = converted[2:]
             try:
-                patterns.append(normalize(converted))
+                pattern = normalize(converted)
             except PatternError as exc:
                 self.problem(f"ownsFiles {raw!r}: {exc}")
+                continue
+            guard = reached(pattern, self.protected)
+            if guard is not None:
+                # Else the tracker refuses it after the append, at a line of a file never written.
+                self.problem(f"ownsFiles {raw!r}: {refusal(pattern, guard)}")
+            patterns.append(pattern)
         return tuple(patterns)
 
     def status(self) -> str:
@@ -205,11 +223,42 @@ Read = tuple[list[Record], list[Problem]]
 """A source's records, and the problems of the entries that are no record at all."""
 
 
+class _DuplicateKey(ValueError):
+    """An object names a key twice: JSON keeps the last, a reader of the file may see the first."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
+
+
+def _repeated(exc: _DuplicateKey) -> str:
+    return f"the key {exc.args[0]!r} appears more than once in the item"
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_TOO_DEEP = "nested too deeply to be a backlog"
+
+
 def _aesop_records(text: str, path: str) -> Read:
     try:
         data = json.loads(text)
+        # The items are read from the first "items" key, json.loads keeps the last: there must be one.
+        outer = json.loads(text, object_pairs_hook=list) if isinstance(data, dict) else []
     except json.JSONDecodeError as exc:
         raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}")]) from None
+    except RecursionError:
+        raise ValidationError([Problem(path, 1, 1, f"not JSON: {_TOO_DEEP}")]) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ValidationError([Problem(path, 1, 1, f"not JSON: {exc}")]) from None
+    keys = [key for key, _ in outer]
+    repeated = [key for n, key in enumerate(keys) if key in keys[:n]]
+    if repeated:
+        raise ValidationError([Problem(path, 1, 1, f"the key {repeated[0]!r} appears more than once")])
     if isinstance(data, dict) and not isinstance(data.get("items"), list):
         raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
     if not isinstance(data, (dict, list)):
@@ -218,12 +267,15 @@ def _aesop_records(text: str, path: str) -> Read:
 
 
 def _records(text: str, path: str, starts: list[int]) -> Read:
-    decoder = json.JSONDecoder()
     records: list[Record] = []
     problems: list[Problem] = []
     for start in starts:
-        value, _ = decoder.raw_decode(text, start)
         line, column = _position(text, start)
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except _DuplicateKey as exc:
+            problems.append(Problem(path, line, column, _repeated(exc)))
+            continue
         if isinstance(value, dict):
             records.append(Record(value, line, column))
         else:
@@ -276,9 +328,18 @@ def _jsonl_records(text: str, path: str) -> Read:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = _DECODER.decode(line)
         except json.JSONDecodeError as exc:
             problems.append(Problem(path, number, exc.colno, f"not JSON: {exc.msg}"))
+            continue
+        except _DuplicateKey as exc:
+            problems.append(Problem(path, number, 1, _repeated(exc)))
+            continue
+        except RecursionError:
+            problems.append(Problem(path, number, 1, f"not JSON: {_TOO_DEEP}"))
+            continue
+        except ValueError as exc:  # an integer of more digits than Python converts
+            problems.append(Problem(path, number, 1, f"not JSON: {exc}"))
             continue
         if isinstance(value, dict):
             records.append(Record(value, number, 1))
@@ -295,7 +356,13 @@ def _csv_records(text: str, path: str) -> Read:
         raise ValidationError([Problem(path, 1, 1, "empty file: expected a header row")]) from None
     except csv.Error as exc:
         raise ValidationError([Problem(path, 1, 1, f"not CSV: {exc}")]) from None
-    columns = [_CSV_ALIASES.get(name.strip(), name.strip()) for name in header]
+    # A spreadsheet's UTF-8 export starts with a byte order mark, which is no part of the first name.
+    names = [name.strip() for name in header]
+    names[:1] = [name.removeprefix("\ufeff") for name in names[:1]]
+    columns = [_CSV_ALIASES.get(name, name) for name in names]
+    repeated = [name for n, name in enumerate(columns) if name and name in columns[:n]]
+    if repeated:
+        raise ValidationError([Problem(path, 1, 1, f"the column {repeated[0]!r} appears more than once")])
     records: list[Record] = []
     problems: list[Problem] = []
     try:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from wavegit import tracker
 from wavegit.github.api import Issue
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
 FORM_PATH = ".github/ISSUE_TEMPLATE/wavegit-item.yml"
 PROMPT, OWNS, TEST, PRIORITY = "Prompt", "Owned paths", "Test command", "Priority"
@@ -22,6 +24,17 @@ REPLY_MARKER = "<!-- wavegit:intake v1 -->"
 """Marks wavegit's one reply on an issue (edited in place on later runs, never posted twice)."""
 WRITERS = ("admin", "maintain", "write")
 """Whose label wavegit obeys: a label is how an issue asks to run agent code."""
+
+
+def changed_since(issue: Issue, labelled_at: datetime) -> bool:
+    """Whether ``issue`` changed after its label was put on (an edit, a comment, another label).
+
+    A writer's label vouches for the text the writer saw; an author without write access may edit the
+    issue afterwards (the API says when an issue last changed, not what changed), so such an issue waits
+    for a new label.
+    """
+    return issue.updated_at is not None and issue.updated_at > labelled_at
+
 
 _HEADING = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
 
@@ -78,14 +91,22 @@ class FormResult:
     problems: list[str]
 
 
+ITEM_PREFIX = "GH-"
+
+
 def item_id(number: int) -> str:
-    return f"GH-{number}"
+    return f"{ITEM_PREFIX}{number}"
 
 
-def item_from_issue(issue: Issue) -> FormResult:
-    """The item issue ``issue``'s form asks for, or every problem with its answers."""
+def item_from_issue(issue: Issue, protected: tuple[str, ...] = DEFAULT_PROTECTED) -> FormResult:
+    """The item issue ``issue``'s form asks for, or every problem with its answers (a pattern reaching one
+    of the ``protected`` paths among them: the tracker would refuse the item, and the whole intake)."""
     answers = _answers(issue.body)
     problems: list[str] = []
+    headings = [match.group(1) for match in _HEADING.finditer(issue.body.replace("\r\n", "\n"))]
+    # An answer may itself hold a "### Owned paths" line: which of the two would the labeller have read?
+    problems += [f"{name}: the form has this heading {headings.count(name)} times; keep the form's own one"
+                 for name in (PROMPT, OWNS, TEST, PRIORITY) if headings.count(name) > 1]
     prompt = answers.get(PROMPT, "")
     if not prompt:
         problems.append(f"{PROMPT}: say what the worker should do")
@@ -94,9 +115,14 @@ def item_from_issue(issue: Issue) -> FormResult:
              for line in answers.get(OWNS, "").splitlines()]
     for line in filter(None, lines):
         try:
-            owns.append(normalize(line))
+            pattern = normalize(line)
         except PatternError as exc:
             problems.append(f"{OWNS}: {exc}")
+            continue
+        guard = reached(pattern, protected)
+        if guard is not None:
+            problems.append(f"{OWNS}: {refusal(pattern, guard)}")
+        owns.append(pattern)
     if not any(lines):
         problems.append(f"{OWNS}: list the files the item may change, one per line")
     test = _unquoted(answers.get(TEST, ""))

@@ -35,7 +35,11 @@ def reject_constant(name: str) -> float:
 
 def loads(text: str) -> object:
     """``json.loads`` refusing NaN and Infinity; a ValueError (a subclass) when ``text`` is not JSON."""
-    return json.loads(text, parse_constant=reject_constant)
+    try:
+        return json.loads(text, parse_constant=reject_constant)
+    except RecursionError:
+        # Nested past the interpreter's limit: what a hostile writer sends, never a record of ours.
+        raise ValueError("nested too deeply") from None
 
 
 def decode(value: object, hint: object, path: str, from_text: FromText | None = None) -> Any:

@@ -33,6 +33,21 @@ _CLEAR_LINE = "\x1b[2K"
 _CLEAR_BELOW = "\x1b[J"
 
 
+# C0 and C1 controls and DEL (terminal escapes, carriage returns, bells) and the bidirectional overrides
+# and isolates (text shown in another order than it reads).
+_INERT = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7f, 0xa0)]}
+_INERT.update({code: f"\\u{code:04x}" for code in [*range(0x202a, 0x202f), *range(0x2066, 0x206a)]})
+
+
+def inert(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters as ``\\xNN`` escapes.
+
+    Workers choose file names and write logs, which wavegit's own messages quote: printed raw, an ESC
+    sequence in a file name would move the cursor, rewrite the screen or set the terminal's clipboard.
+    """
+    return text.translate(_INERT)
+
+
 def format_elapsed(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f}s"
@@ -92,7 +107,7 @@ class Progress:
         with self._lock:
             now = self._clock()
             row = self._rows.setdefault(item_id, _Row())
-            row.state, row.detail = state, detail
+            row.state, row.detail = state, inert(detail)
             if attempt is not None:
                 row.attempt = attempt
             running = row.started is not None and row.stopped is None
@@ -108,6 +123,7 @@ class Progress:
 
     def note(self, text: str) -> None:
         """A free-form line (e.g. "claimed 4 items"), printed above the live table."""
+        text = inert(text)
         with self._lock:
             if self.live:
                 self._erase()

@@ -9,6 +9,7 @@ PyYAML is imported lazily, only when text actually has to be parsed.
 
 import gc
 import math
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import UnionType
@@ -171,6 +172,8 @@ def command(*, required: bool) -> Check:
 
         if not isinstance(value, str):
             return None
+        if "\0" in value:
+            return "contains a NUL byte, which no program can be given"
         try:
             shlex.split(value)
         except ValueError as exc:
@@ -430,6 +433,9 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
             return str(node.value)
         return _wrong(node, spec, "a string", where, item_id, _KIND_HINTS["str"])
     scalar = scalar_value(node)
+    if tag == INT and isinstance(scalar, str):
+        digits = sys.get_int_max_str_digits()
+        return _wrong(node, spec, f"a number of at most {digits} digits", where, item_id)
     if kind == "int" and isinstance(scalar, int) and not isinstance(scalar, bool):
         return scalar
     if kind == "float" and isinstance(scalar, (int, float)) and not isinstance(scalar, bool):
@@ -492,7 +498,12 @@ def scalar_value(node: Node) -> str | int | float | bool | None:
         try:
             return int(raw)
         except ValueError:
+            pass
+        try:
             return int(_constructor().construct_yaml_int(node))
+        except ValueError:
+            # More digits than Python converts (sys.get_int_max_str_digits): checked as the text it is.
+            return str(raw)
     if tag == FLOAT:
         try:
             return float(raw)

@@ -6,7 +6,8 @@ A commit of a wave is in the base branch by the first of these rules that holds:
 2. ``patch-id``: one of the base branch's new commits (those the wave's branch does not reach) has its
    ``git patch-id --stable`` (a rebase merge, a cherry-pick);
 3. ``trailer``: a new base commit's message carries each ``Wavegit-Item: <id>`` of the commit and, if it
-   names waves at all, this wave's ``Wavegit-Wave`` (a squash merge keeps the squashed messages);
+   names waves at all, this wave's ``Wavegit-Wave`` (a squash merge keeps the squashed messages), and
+   those commits change every path the commit changed (a message alone is anyone's to write);
 4. ``content``: every path the commit changed has on the base branch the blob (or the absence) it has at
    the head of the branch (the changes are all there, however they got there).
 
@@ -207,13 +208,22 @@ class WaveMerges:
         if patch_id is not None and patch_id in self.base_patch_ids:
             via = self.base_patch_ids[patch_id]
             return Merged(PATCH_ID, via, f"commit {short} is {self.base_branch}'s {via[:12]} (same patch id)")
-        if commit.items and all(item_id in self.squashed for item_id in commit.items):
+        if commit.items and all(item_id in self.squashed for item_id in commit.items) \
+                and self._brings_paths(commit):
             return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
         if paths and self._same_blobs(paths, head):
             return Merged(CONTENT, gitops.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
+
+    def _brings_paths(self, commit: WaveCommit) -> bool:
+        """Whether the base commits whose messages name ``commit``'s items change every path it changed: a
+        message is anyone's to write (GitHub's squash message quotes a PR's commit messages), so naming an
+        item is not bringing it."""
+        squashes = sorted({self.squashed[item_id] for item_id in commit.items})
+        changed = self.paths([commit.sha, *squashes])
+        return set(changed[commit.sha]) <= {path for sha in squashes for path in changed[sha]}
 
     def _merge_merged(self, commit: WaveCommit, parents: Sequence[str], head: str) -> Merged | None:
         """A merge on the branch (base merged into it, GitHub's "update branch") adds nothing of its own

@@ -218,7 +218,9 @@ class Trailers:
 
 def item_message(title: str, trailers: Trailers) -> str:
     """The commit message of a verified item: a subject naming the item, then the trailers."""
-    first_line = title.strip().splitlines()[0] if title.strip() else ""
+    # git refuses a NUL byte in a message: an imported title with one would fail every attempt, uncounted.
+    lines = title.replace("\0", "").strip().splitlines()
+    first_line = lines[0] if lines else ""
     subject = f"{trailers.item_id}: {first_line}" if first_line else trailers.item_id
     return f"{subject}\n\n{trailers.render()}"
 

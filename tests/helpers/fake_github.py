@@ -157,6 +157,10 @@ class MemoryGitHub(GitHubClient):
         self.calls.append("pr_files")
         return list(self.changed_files[self._known(number, "list the files")])
 
+    def branch_tips(self, prefix: str) -> dict[str, str]:
+        self.calls.append("branch_tips")
+        return {name: sha for name, sha in self.branches.items() if name.startswith(prefix)}
+
     def list_comments(self, number: int) -> list[Comment]:
         self.calls.append("list_comments")
         return list(self.comments[self._known(number, "list the comments")])

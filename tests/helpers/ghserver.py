@@ -77,8 +77,10 @@ class IssueRecord:
     created_at: str
     state: str = "open"
     labels: list[str] = field(default_factory=list)
-    labelled: list[tuple[str, str]] = field(default_factory=list)
-    """(who, label) of every ``labeled`` event, oldest first."""
+    labelled: list[tuple[str, str, str]] = field(default_factory=list)
+    """(who, label, when) of every ``labeled`` event, oldest first."""
+    updated_at: str = ""
+    """The last change: an edit (:meth:`FakeGitHub.edit_issue`), a comment or a label; else created_at."""
 
 
 @dataclass
@@ -179,14 +181,18 @@ class FakeGitHub:
             now = self._now()
             comment = CommentRecord(self._new_id(), issue, user, body, now, now)
             self.comments[comment.id] = comment
+            if issue in self.issues:
+                # GitHub counts a comment as a change of its issue.
+                self.issues[issue].updated_at = now
             return comment
 
     def open_issue(self, title: str, body: str, user: str, labels: tuple[str, ...] = (),
                    labelled_by: str | None = None) -> IssueRecord:
         """An issue filed by ``user``; each of ``labels`` put on by ``labelled_by`` (default: ``user``)."""
         with self._lock:
-            issue = IssueRecord(self._next_number, title, body, user, self._now(), labels=list(labels),
-                                labelled=[(labelled_by or user, label) for label in labels])
+            now = self._now()
+            issue = IssueRecord(self._next_number, title, body, user, now, labels=list(labels),
+                                labelled=[(labelled_by or user, label, now) for label in labels])
             self._next_number += 1
             self.issues[issue.number] = issue
             return issue
@@ -196,7 +202,14 @@ class FakeGitHub:
             issue = self.issues[number]
             if label not in issue.labels:
                 issue.labels.append(label)
-            issue.labelled.append((by, label))
+            issue.updated_at = self._now()
+            issue.labelled.append((by, label, issue.updated_at))
+
+    def edit_issue(self, number: int, body: str) -> None:
+        """The issue's text edited (by its author, say): it changes ``updated_at``, no event."""
+        with self._lock:
+            self.issues[number].body = body
+            self.issues[number].updated_at = self._now()
 
     def issue_comments(self, issue: int) -> list[CommentRecord]:
         with self._lock:
@@ -508,6 +521,7 @@ class FakeGitHub:
         yield "PUT", r"/contents/(?P<file>.+)", "put contents", self._put_contents
         yield "DELETE", r"/contents/(?P<file>.+)", "delete contents", self._delete_contents
         yield "GET", r"/git/ref/(?P<ref>.+)", "ref", self._get_ref
+        yield "GET", r"/git/matching-refs/(?P<ref>.+)", "matching refs", self._matching_refs
         yield "PATCH", r"/git/refs?/(?P<ref>.+)", "update ref", self._update_ref
         yield "POST", r"/git/trees", "create tree", self._create_tree
         yield "GET", r"/git/commits/(?P<sha>[0-9a-f]{40})", "git commit", self._get_git_commit
@@ -657,8 +671,8 @@ class FakeGitHub:
             "user": self._user_json(issue.user), "labels": labels, "state": issue.state, "locked": False,
             "assignee": None, "assignees": [], "milestone": None,
             "comments": len(self.issue_comments(number)), "created_at": issue.created_at,
-            "updated_at": issue.created_at, "closed_at": None, "author_association": "NONE",
-            "body": issue.body}
+            "updated_at": issue.updated_at or issue.created_at, "closed_at": None,
+            "author_association": "NONE", "body": issue.body}
         if pr is not None:
             found["pull_request"] = {"url": f"{self.api_repo}/pulls/{number}",
                                      "html_url": f"https://github.example/{self.repo}/pull/{number}"}
@@ -696,8 +710,8 @@ class FakeGitHub:
         events: list[JSON] = [
             {"id": 800000 + n, "node_id": f"LE_{n}", "url": f"{self.api_repo}/issues/events/{800000 + n}",
              "actor": self._user_json(who), "event": "labeled", "commit_id": None, "commit_url": None,
-             "created_at": issue.created_at, "label": {"name": label, "color": "ededed"}}
-            for n, (who, label) in enumerate(issue.labelled)]
+             "created_at": at, "label": {"name": label, "color": "ededed"}}
+            for n, (who, label, at) in enumerate(issue.labelled)]
         page, headers = self._page(events, query, path)
         return 200, headers, page
 
@@ -828,6 +842,16 @@ class FakeGitHub:
         if sha is None:
             raise ApiError(404, "Not Found")
         return 200, {}, self._ref_json(ref, sha)
+
+    def _matching_refs(self, ref: str, query: dict[str, str], path: str, **_: Any
+                       ) -> tuple[int, dict[str, str], JSON]:
+        ref = unquote(ref)  # PyGithub sends heads%2Fwavegit%2F
+        listing = self.git("for-each-ref", "--format=%(refname) %(objectname)", f"refs/{ref}*")
+        refs = [self._ref_json(name.removeprefix("refs/"), sha)
+                for name, sha in (line.split() for line in listing.splitlines())
+                if name.startswith(f"refs/{ref}")]
+        page, headers = self._page(refs, query, path)
+        return 200, headers, page
 
     def _update_ref(self, ref: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         old, new = self._rev(f"refs/{ref}"), data.get("sha", "")

@@ -3,9 +3,13 @@
 Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub settings, no
 such PR, an event that is not about a PR). A pull request whose head is not a ``wavegit/*`` branch is no
 wave's: the gate sets ``success`` "not a wavegit pull request" on it and exits 0, so that a required
-``wavegit/gate`` check does not block every ordinary pull request. The configuration (``report_authors``,
-``tracker_branch``) is read from the checkout at ``-C``, which in a workflow must be the base branch, never
-the PR's code; the tracker is read from the tracker branch through the API.
+``wavegit/gate`` check does not block every ordinary pull request. A status belongs to a commit, not to
+a PR: a PR other than a wave's own (``wavegit/<id>`` of this repository into ``base_branch``) whose head
+is the tip of a ``wavegit/*`` branch and which has no wave report (a fork's PR, another branch or base at
+a wave's head) gets no status and exit 1, so that the wave's own PR shows only its own verdict. The
+configuration (``report_authors``, ``tracker_branch``) is read from the checkout at ``-C``, which in a
+workflow must be the base branch, never the PR's code; the tracker is read from the tracker branch
+through the API.
 """
 
 from __future__ import annotations
@@ -46,10 +50,22 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--pr {number}: not a pull request number")
     client = connect(settings)
     pr = client.pr_info(number)
-    if not pr.head_ref.startswith(worktree.BRANCH_PREFIX):
-        client.set_status(pr.head_sha, "success", NOT_A_WAVE)
-        print(f"pass: PR #{number}: {NOT_A_WAVE} (head {pr.head_ref})")
-        return EXIT_OK
+    own = (pr.head_ref.startswith(worktree.BRANCH_PREFIX) and pr.head_repo == client.repository
+           and pr.base_ref == config.base_branch)
+    # A PR with a report of its own is judged in full (a renamed wave branch fails its binding there).
+    if not own and gate.trusted_report(client.list_comments(number), config.report_authors) is None:
+        tips = client.branch_tips(worktree.BRANCH_PREFIX)
+        waves = sorted(branch for branch, sha in tips.items() if sha == pr.head_sha)
+        if waves:
+            # Another PR at a wave branch's tip (a fork's, another branch or base): what its gate set on
+            # that commit, the wave's own PR would show.
+            print(f"fail: PR #{number}: its head {pr.head_sha[:12]} is the tip of {waves[0]} and it has no "
+                  "wavegit report; the commit's status is left to the wave's own pull request")
+            return EXIT_WORK_FAILED
+        if not pr.head_ref.startswith(worktree.BRANCH_PREFIX):
+            client.set_status(pr.head_sha, "success", NOT_A_WAVE)
+            print(f"pass: PR #{number}: {NOT_A_WAVE} (head {pr.head_ref})")
+            return EXIT_OK
     result = gate.run_gate(client, number, config, GitHubStore(client, config))
     print(f"{'pass' if result.passed else 'fail'}: PR #{number}: {result.reason}")
     return EXIT_OK if result.passed else EXIT_WORK_FAILED

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from wavegit import importers, tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
+from wavegit.config import protected_of
 from wavegit.errors import UsageError
+from wavegit.ownership.protected import DEFAULT_PROTECTED
 from wavegit.store import Change, Snapshot, mutate
 
 
@@ -36,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         if snapshot.text is None or snapshot.blob_sha is None:
             raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
         current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
-        imported = importers.read_backlog(text, name, args.source, {item.id for item in current.items})
+        imported = importers.read_backlog(text, name, args.source, {item.id for item in current.items},
+                                          protected_of(target.config) or DEFAULT_PROTECTED)
         if not imported.items:
             raise UsageError(f"{name}: no items to import")
         found[:] = [imported]

@@ -9,6 +9,7 @@ import sys
 
 from wavegit import lifecycle, tracker
 from wavegit.commands._context import Context
+from wavegit.progress import inert
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 
@@ -49,4 +50,4 @@ def _table(items: tuple[tracker.Item, ...]) -> str:
 
 
 def _cell(value: object) -> str:
-    return "-" if value is None or value == "" else " ".join(str(value).split())
+    return "-" if value is None or value == "" else inert(" ".join(str(value).split()))

@@ -14,6 +14,7 @@ from pathlib import Path
 from wavegit import report, worktree
 from wavegit.commands.run import summary
 from wavegit.errors import UsageError
+from wavegit.progress import inert
 from wavegit.repo import Repo, discover
 
 
@@ -69,5 +70,6 @@ def text(rep: report.WaveReport) -> str:
         lines.append("why not:")
         for item in missed:
             log = item.attempt_records[-1].log_path if item.attempt_records else ""
-            lines.append(f"  {item.id:<{width}}  {report.reason(item)}" + (f"; log: {log}" if log else ""))
+            line = f"  {item.id:<{width}}  {report.reason(item)}" + (f"; log: {log}" if log else "")
+            lines.append(inert(line))
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from wavegit.commands._context import Context
 from wavegit.engine.pipeline import WaveOptions, run_wave
 from wavegit.errors import UsageError
 from wavegit.github import publish
-from wavegit.progress import Progress
+from wavegit.progress import Progress, inert
 from wavegit.report import WaveReport
 
 
@@ -54,7 +54,7 @@ def summary(report: WaveReport) -> str:
         lines.append(f"  wave test {test.command!r} failed (exit {test.exit_code}); log: {test.log_path}")
         lines += [f"    | {line}" for line in test.log_tail.splitlines()]
     lines += [f"  note: {note}" for note in report.notes]
-    return "\n".join(lines)
+    return "\n".join(inert(line) for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -163,6 +163,10 @@ class PullRequests(Protocol):
         """The PR's comments, oldest first."""
         ...
 
+    def branch_tips(self, prefix: str) -> dict[str, str]:
+        """Branch -> head SHA of every branch of the repository whose name starts with ``prefix``."""
+        ...
+
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         """Edit our own comment that starts with ``marker`` in place, or create it; never a second one.
 
@@ -206,6 +210,17 @@ class Issue:
     body: str
     state: str
     """``open`` or ``closed``."""
+    author: str = ""
+    updated_at: datetime | None = None
+    """The last change of any kind (an edit of its text, a comment, a label)."""
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """A ``labeled`` event: who put the label on and when."""
+
+    who: str | None
+    at: datetime
 
 
 class Issues(Protocol):
@@ -220,8 +235,8 @@ class Issues(Protocol):
         """Issue ``number``; :class:`GitHubNotFound` when there is none."""
         ...
 
-    def labelled_by(self, number: int, label: str) -> str | None:
-        """Who last put ``label`` on issue ``number`` (its latest ``labeled`` event); None if nobody did."""
+    def labelled_by(self, number: int, label: str) -> Labelled | None:
+        """The latest ``labeled`` event of ``label`` on issue ``number``; None if nobody put it there."""
         ...
 
 

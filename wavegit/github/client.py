@@ -24,6 +24,7 @@ from wavegit.github.api import (
     GitHubError,
     GitHubNotFound,
     Issue,
+    Labelled,
     PullRequest,
     Settings,
     require_settings,
@@ -183,13 +184,23 @@ class PyGithubClient(GitHubClient):
 
         return self._retry.call(f"list the files of PR #{number}", fetch)
 
+    def branch_tips(self, prefix: str) -> dict[str, str]:
+        def fetch() -> dict[str, str]:
+            refs = self._repo.get_git_matching_refs(f"heads/{prefix}")
+            return {_require(ref.ref, str, "ref.ref").removeprefix("refs/heads/"):
+                    _require(ref.object.sha, str, "ref.object.sha") for ref in refs}
+
+        return self._retry.call(f"list the branches {prefix}*", fetch)
+
     # ---- issues ----
 
     def _issue(self, raw: GhIssue) -> Issue:
         return Issue(number=_require(raw.number, int, "issue.number"),
                      title=_require(raw.title, str, "issue.title"),
                      body=raw.body if isinstance(raw.body, str) else "",
-                     state=_require(raw.state, str, "issue.state"))
+                     state=_require(raw.state, str, "issue.state"),
+                     author=raw.user.login if raw.user is not None else "",
+                     updated_at=raw.updated_at)
 
     def labelled_issues(self, label: str) -> list[Issue]:
         def fetch() -> list[Issue]:
@@ -202,13 +213,14 @@ class PyGithubClient(GitHubClient):
     def issue_info(self, number: int) -> Issue:
         return self._retry.call(f"read issue #{number}", lambda: self._issue(self._repo.get_issue(number)))
 
-    def labelled_by(self, number: int, label: str) -> str | None:
-        def fetch() -> str | None:
-            who = None
+    def labelled_by(self, number: int, label: str) -> Labelled | None:
+        def fetch() -> Labelled | None:
+            found = None
             for event in self._repo.get_issue(number).get_events():
                 if event.event == "labeled" and event.label is not None and event.label.name == label:
                     who = _require(event.actor.login, str, "event.actor.login") if event.actor else None
-            return who
+                    found = Labelled(who, _require(event.created_at, datetime, "event.created_at"))
+            return found
 
         return self._retry.call(f"find who labelled issue #{number} {label!r}", fetch)
 
