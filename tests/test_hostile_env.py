@@ -340,7 +340,7 @@ def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbo
     # The test reads its file after a pause, so whether the daemon got there first is not a race.
     slow_check = shlex.join(["sh", "-c", f"sleep 0.5 && {check('src/a.txt')}"])
     remote = make_wave_repo(tmp_path, [item("A", [tag], ["src/a.txt"], slow_check)], sandbox=mode,
-                            worker=shlex.join([sys.executable, str(HOSTILE / "forge_test.py")]), attempts=1)
+                            worker=shlex.join([sys.executable, str(HOSTILE / "forge_checkout.py")]), attempts=1)
     try:
         result = wavegit(remote.clone, "run", "--json")
         rep = json.loads(result.stdout)
