@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 from tests.helpers.repos import REPO_ROOT, wavegit
+from tests.helpers.scheduler import hanging_wave, kill_with_sigkill
+from tests.helpers.sync import origin_item
 from tests.helpers.wave import check, item, make_wave_repo, run
 from wavegit.engine import eventlog
 
@@ -69,3 +71,26 @@ def test_status_of_an_unknown_wave_is_bad_input(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
     result = wavegit(remote.clone, "status", "w-nope")
     assert result.returncode == 2 and "no event log of that wave" in result.stderr
+
+
+def test_status_says_a_killed_waves_scheduler_is_gone_and_after_sync_lists_it_only_with_all(
+        tmp_path: Path) -> None:
+    with hanging_wave(tmp_path) as scheduler:
+        proc = scheduler.start()
+        wave = origin_item(scheduler.remote, "A").wave
+        assert wave is not None
+        assert wavegit(scheduler.remote.clone, "status").stdout.startswith(f"wave {wave}: running since")
+        kill_with_sigkill(proc)
+        scheduler.kill_workers()
+        clone = scheduler.remote.clone
+        gone = wavegit(clone, "status")
+        assert gone.returncode == 0
+        assert gone.stdout.startswith(f"wave {wave}: not finished, its scheduler (pid {proc.pid} on ")
+        assert "`wavegit sync` here returns its claims" in gone.stdout
+        assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", "--json").stdout)] == ["gone"]
+        assert wavegit(clone, "sync").returncode == 0
+        assert wavegit(clone, "status").stdout.startswith("no wave is running")
+        listed = wavegit(clone, "status", "--all").stdout
+        assert listed.startswith(f"wave {wave}: stopped without finishing")
+        assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", wave, "--json").stdout)] == [
+            "released"]
