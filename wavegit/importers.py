@@ -1,7 +1,7 @@
 """Backlogs from other tools, read as tracker items (``wavegit import FILE --from SOURCE``).
 
 Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
-``ownsFiles``, ``testCmd``, ``priority`` (``P1``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``.
+``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``.
 
 - ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
 - ``jsonl``: one record per line;
