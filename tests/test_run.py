@@ -40,6 +40,20 @@ def test_text_output_summarises_each_item_and_exit_1_on_failure(tmp_path: Path) 
     assert "| <code>BAD</code> |" in (remote.clone / shown).read_text()
 
 
+def test_an_edited_uncommitted_config_is_named_on_stderr_as_not_obeyed(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("B", ["write src/b.txt ok"], ["src/b.txt"])])
+    config = remote.clone / ".wavegit" / "config.yaml"
+    config.write_text(config.read_text().replace("concurrency: 4", "concurrency: 1"))
+    result = wavegit(remote.clone, "run", "--json", "--max-items", "1")
+    assert result.returncode == 0, result.stderr
+    assert WaveReport.from_json(result.stdout).config_source.endswith("differing working copy was ignored)")
+    assert ("wavegit: warning: the checkout's .wavegit/config.yaml differs from "
+            "origin/main:.wavegit/config.yaml, the one this wave obeys: commit and push it") in result.stderr
+    git(remote.clone, "checkout", "-q", "--", ".wavegit/config.yaml")
+    assert "warning" not in wavegit(remote.clone, "run", "--json").stderr
+
+
 def test_nothing_selected_says_why_each_item_was_skipped(tmp_path: Path) -> None:
     held = item("A", ["write src/a.txt ok"], ["src/a.txt"], status="in_progress",
                 wave="w-20260101-000001-ab01", claimed_at="2026-01-01T00:00:00Z")
