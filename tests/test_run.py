@@ -52,6 +52,8 @@ def test_an_edited_uncommitted_config_is_named_on_stderr_as_not_obeyed(tmp_path:
             "origin/main:.wavegit/config.yaml, the one this wave obeys: commit and push it") in result.stderr
     git(remote.clone, "checkout", "-q", "--", ".wavegit/config.yaml")
     assert "warning" not in wavegit(remote.clone, "run", "--json").stderr
+    config.unlink()  # a checkout without the file (another branch) is no edit to warn about
+    assert "warning" not in wavegit(remote.clone, "run", "--json").stderr
 
 
 def test_nothing_selected_says_why_each_item_was_skipped(tmp_path: Path) -> None:
