@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -128,3 +129,8 @@ def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_pa
     released = origin_item(remote, "A")
     assert (released.status, released.attempts, released.wave) == ("todo", 0, None)
     assert worktrees(remote.clone) == [str(remote.clone)]
+    # Its end is logged and its lock removed: status shows it neither as running nor as killed.
+    assert wavegit(remote.clone, "status").stdout.startswith("no wave is running")
+    [ended] = json.loads(wavegit(remote.clone, "status", "--all", "--json").stdout)
+    assert (ended["finished"]["exit_code"], ended["scheduler"]) == (130, "finished")
+    assert list((remote.clone / ".git" / "wavegit" / "locks").iterdir()) == []

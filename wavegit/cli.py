@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from wavegit import __version__
-from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
 
 # name -> (module under wavegit.commands, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -119,5 +119,5 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         return exc.exit_code, fast_exit
     except KeyboardInterrupt:
         print(f"wavegit {top.command}: interrupted", file=sys.stderr)
-        return 130, fast_exit
+        return EXIT_INTERRUPTED, fast_exit
     return code, fast_exit
