@@ -46,6 +46,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what git and a shell report for a command whose output pipe closed."""
+
 # Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
 _RUNS_WORKERS = frozenset({"run", "work", "collect", "review"})
 
@@ -82,7 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     pre-push hook would otherwise spend after its answer). Only commands that register no atexit handler,
     start no thread and leave no file half-written may set it. A caller passing ``argv`` keeps its process.
     """
-    code, fast_exit = _run(argv)
+    try:
+        code, fast_exit = _run(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
     if argv is None and fast_exit:
         try:
             sys.stdout.flush()
@@ -91,6 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code  # e.g. a closed pipe: the normal exit reports it
         os._exit(code)
     return code
+
+
+def _reader_gone() -> int:
+    """stdout's reader left (``wavegit ls | head``): end quietly, as git does, with stdout on /dev/null so
+    that the interpreter's last flush cannot fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
