@@ -108,14 +108,16 @@ def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (add_args("A-1"), "item A-1 already exists in .wavegit/tracker.yaml on origin/main"),
     (add_args("B-1", "--depends-on", "NOPE-9"), "NOPE-9"),
-    (add_args("bad id!"), ".wavegit/tracker.yaml:"),
+    (add_args("bad id!"), "wavegit add: ID: 'bad id!' may contain only"),
+    (["add", "C-1", "--prompt", "p", "--owns", "a.py", "--test", "sh -c 'open"],
+     "wavegit add: --test: cannot be split into words"),
     (["add", "C-1", "--prompt", "p", "--owns", "../outside.py", "--test", "true"], "--owns '../outside.py'"),
     (["add", "C-1", "--prompt", "  ", "--owns", "a.py", "--test", "true"], "the prompt is empty"),
     (["add", "C-1", "--prompt-file", "missing.md", "--owns", "a.py", "--test", "true"],
      "--prompt-file missing.md: cannot read it"),
     (add_args("C-1", "--deadline", "0"), "--deadline must be a positive number"),
     (add_args("C-1", "--priority", "P9"), "invalid choice: 'P9'"),
-], ids=["duplicate-id", "unknown-dependency", "bad-id", "escaping-owns", "empty-prompt",
+], ids=["duplicate-id", "unknown-dependency", "bad-id", "unsplittable-test", "escaping-owns", "empty-prompt",
         "missing-prompt-file", "zero-deadline", "unknown-priority"])
 def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
         seeded: RemoteRepo, args: list[str], message: str) -> None:
@@ -123,6 +125,24 @@ def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
     head = git(seeded.origin, "rev-parse", "main")
     assert_refused(wavegit(seeded.clone, *args), message)
     assert git(seeded.origin, "rev-parse", "main") == head
+
+
+def test_a_bad_option_is_named_not_located_in_a_tracker_never_written(seeded: RemoteRepo) -> None:
+    result = wavegit(seeded.clone, "add", "C-1", "--prompt", "p", "--owns", "a.py", "--test", "sh -c 'open",
+                     "--depends-on", "NOPE-9")
+    assert result.returncode == 2
+    assert result.stderr == ("wavegit add: --test: cannot be split into words: No closing quotation; "
+                             "--depends-on: depends on unknown id 'NOPE-9'\n")
+
+
+def test_add_to_a_tracker_with_an_invalid_item_names_its_line_on_the_branch(remote_repo: RemoteRepo) -> None:
+    text = "version: 1\nitems:\n  - id: X\n    prompt: p\n    owns: [x.py]\n    test: \"sh -c 'open\"\n"
+    head = seed_tracker(remote_repo.clone, text)
+    result = wavegit(remote_repo.clone, *add_args("A-1"))
+    assert result.returncode == 2
+    [problem] = result.stderr.splitlines()
+    assert problem.startswith(".wavegit/tracker.yaml:6:") and "item X" in problem
+    assert git(remote_repo.origin, "rev-parse", "main") == head
 
 
 def test_add_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:

@@ -4,33 +4,50 @@ rules, in finer detail, on the in-memory GitHub client."""
 
 from __future__ import annotations
 
+import html
 import json
+import shlex
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.fake_github import ALICE, MemoryGitHub
+from tests.helpers.ghserver import ALICE as ALICE_LOGIN
 from tests.helpers.ghserver import BOT, BOT_TOKEN, MALLORY, Running, github_env, running
-from tests.helpers.reliability import GATE_TRACKER, push_work, start_wave_branch, verified_item, wave_report
-from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.reliability import (
+    GATE_TRACKER,
+    GATE_WAVE,
+    push_work,
+    start_wave_branch,
+    verified_item,
+    wave_report,
+)
+from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo
+from wavegit import report
 from wavegit.config import Config
 from wavegit.github import gate
-from wavegit.github.api import GitHubNotFound, Settings
+from wavegit.github.api import MAX_BODY_CHARS, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient
+from wavegit.github.publish import Publisher
 from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
-from wavegit.report import ItemReport, WaveReport, to_markdown
+from wavegit.report import ItemReport, SkippedItem, WaveReport, to_markdown
 
-TRACKER = GATE_TRACKER + """\
+TRACKER = GATE_TRACKER + f"""\
   - id: B-1
     prompt: do b
     owns: [src/b.py]
     test: 'true'
     status: review
+    wave: {GATE_WAVE}
+    pr: 1
 """
 CONFIG = Config()
+BRANCH = f"wavegit/{GATE_WAVE}"
 
 
 @dataclass
@@ -69,7 +86,7 @@ def wave(remote_repo: RemoteRepo) -> Iterator[Wave]:
                                 RetryPolicy(deadline_s=5, backoff_s=0.01, max_backoff_s=0.02))
         w = Wave(gh, remote_repo, client, 0, "")
         w.push({"src/a/x.py": "x\n", "src/b.py": "b\n"})
-        w.pr = client.find_or_create_pr("wavegit/w1", "main", "wave w1", "").number
+        w.pr = client.find_or_create_pr(BRANCH, "main", "a wave", "").number
         yield w
 
 
@@ -224,10 +241,10 @@ HEAD = "c0ffee" + "0" * 34
 
 @pytest.fixture
 def memory() -> MemoryGitHub:
-    """PR #1 of ``wavegit/w1`` at HEAD changing one file of A-1 and one of B-1; the tracker on main."""
+    """PR #1 of the wave branch at HEAD changing one file of A-1 and one of B-1; the tracker on main."""
     gh = MemoryGitHub()
     gh.seed_branch("main", {CONFIG.tracker_path: TRACKER})
-    gh.open_pr("wavegit/w1", HEAD, ["src/a/x.py", "src/b.py"])
+    gh.open_pr(BRANCH, HEAD, ["src/a/x.py", "src/b.py"])
     return gh
 
 
@@ -306,3 +323,188 @@ def test_memory_an_unknown_pr_is_bad_input(memory: MemoryGitHub) -> None:
     with pytest.raises(GitHubNotFound):
         gate.run_gate(memory, 99, CONFIG, GitHubStore(memory, CONFIG))
     assert memory.statuses == []
+
+
+# --- forged reports (issue 11, point 1): only the wave's own report comment, bound to the PR ----------------
+
+FORGE = shlex.join([sys.executable, str(TESTS / "hostile_workers" / "forge_report.py")])
+INVENTED = "w-20990101-000000-dead"
+
+
+def forged_path(claim: WaveReport) -> str:
+    """A file path that, quoted as it is, reads as a report comment claiming ``claim``: both markers and the
+    report JSON, whose padding strings hold the '/' that keep every path component a legal file name."""
+    padded = replace(claim, notes=["/"], config_source="/", sandbox="/",
+                     items=[replace(one, log_tail="/") for one in claim.items])
+    path = f"{report.MARKER} {report.JSON_OPEN} {padded.to_json(indent=None)} {report.JSON_CLOSE}"
+    assert "--" not in padded.to_json(indent=None)
+    assert max(len(part.encode()) for part in path.split("/")) <= 255 and "//" not in path
+    return path
+
+
+def test_a_file_named_like_the_report_markers_quoted_by_the_retry_reply_cannot_pass_the_gate(
+        tmp_path: Path) -> None:
+    """The attack: a wave whose wave test fails; on `/wavegit retry`, the worker names a file like a report
+    comment claiming success on the unchanged head; the reply quotes the violation. The gate still fails."""
+    name_file = tmp_path / "forged-name"
+    items = [item("IT-0", ["go"], ["src/f0.txt"]), item("IT-1", ["go"], ["src/f1.txt"])]
+    remote = make_wave_repo(tmp_path, items,
+                            worker=f"{FORGE} {name_file}", wave_test="false", sandbox="none")
+    with running(remote.origin) as gh:
+        env = github_env(gh)
+        ran = wavegit(remote.clone, "run", "--json", env=env)
+        rep = WaveReport.from_json(ran.stdout)
+        assert ran.returncode == 1 and not rep.success and rep.pr is not None, ran.stderr
+        assert status_state(gh, rep) == "failure"
+        items = [replace(one, log_tail="", attempt_records=[], error=None) for one in rep.items]
+        passed = replace(rep.wave_test, exit_code=0)
+        claim = replace(rep, success=True, wave_test=passed, notes=[], items=items)
+        name_file.write_text(forged_path(claim))
+        comment = gh.fake.add_comment(rep.pr, ALICE_LOGIN, "/wavegit retry IT-0")
+        retried = wavegit(remote.clone, "review", "--pr", str(rep.pr), "--comment-id", str(comment.id),
+                          env=env)
+        assert retried.returncode == 1, retried.stdout + retried.stderr
+        replies = [c.body for c in gh.fake.issue_comments(rep.pr) if c.body.startswith("<!-- wavegit:reply")]
+        assert len(replies) == 1 and "forged-name" not in replies[0]
+        # The reply does quote the file name (the attack was delivered), but escaped: no marker in it.
+        assert forged_path(claim).split("/")[0] in html.unescape(replies[0])
+        # Quoted raw (as it was), the violation would read as a report claiming success on this very head.
+        raw = report.parse_markdown(f"changed {forged_path(claim)}, not owned by IT-0")
+        assert raw.success and raw.head_sha == rep.head_sha
+        assert report.MARKER not in replies[0] and report.JSON_OPEN not in replies[0]
+        assert rep.head_sha == git(remote.origin, "rev-parse", f"wavegit/{rep.wave_id}")
+        judged = wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env)
+        assert judged.returncode == 1 and "did not succeed" in judged.stdout, judged.stdout
+        assert status_state(gh, rep) == "failure"
+
+
+def status_state(gh: Running, rep: WaveReport) -> str | None:
+    status = gh.fake.latest_status(rep.head_sha or "", "wavegit/gate")
+    return None if status is None else status.state
+
+
+def test_a_pr_from_feature_anything_with_a_bot_report_naming_an_invented_wave_fails(wave: Wave) -> None:
+    clone = wave.remote.clone
+    git(clone, "checkout", "-q", "-b", "feature/anything")
+    (clone / "src" / "a" / "x.py").write_text("anything\n")
+    git(clone, "commit", "-q", "-am", "anything")
+    git(clone, "push", "-q", "origin", "feature/anything")
+    head = git(clone, "rev-parse", "HEAD")
+    number = wave.client.find_or_create_pr("feature/anything", "main", "anything", "").number
+    invented = report_for(head, wave_id=INVENTED, branch=f"wavegit/{INVENTED}", pr=number)
+    wave.gh.fake.add_comment(number, BOT, to_markdown(invented))
+    result = gate.run_gate(wave.client, number, CONFIG, GitHubStore(wave.client, CONFIG))
+    assert not result.passed
+    assert result.reason == ("not a wave's pull request: its head branch 'feature/anything' is not "
+                             "wavegit/<wave-id>")
+    status = wave.gh.fake.latest_status(head, "wavegit/gate")
+    assert status is not None and (status.state, status.description) == ("failure", result.reason)
+
+
+def test_a_wave_branch_nobody_claimed_with_a_bot_report_naming_its_invented_wave_fails(wave: Wave) -> None:
+    git(wave.remote.clone, "push", "-q", "origin", f"HEAD:refs/heads/wavegit/{INVENTED}")
+    number = wave.client.find_or_create_pr(f"wavegit/{INVENTED}", "main", "invented", "").number
+    invented = report_for(wave.head, wave_id=INVENTED, branch=f"wavegit/{INVENTED}", pr=number)
+    wave.gh.fake.add_comment(number, BOT, to_markdown(invented))
+    result = gate.run_gate(wave.client, number, CONFIG, GitHubStore(wave.client, CONFIG))
+    assert not result.passed
+    assert result.reason.startswith(f"not in review for wave {INVENTED} in the tracker on main: A-1 (review, "
+                                    f"wave {GATE_WAVE})")
+
+
+def test_a_fork_pr_from_a_branch_named_like_the_wave_fails(wave: Wave) -> None:
+    number = wave.gh.fake.open_fork_pr("mallory/widgets", BRANCH, "main", MALLORY)
+    wave.gh.fake.add_comment(number, BOT, to_markdown(report_for(wave.head, pr=number)))
+    result = gate.run_gate(wave.client, number, CONFIG, GitHubStore(wave.client, CONFIG))
+    assert not result.passed
+    assert result.reason == (f"the head branch {BRANCH} is in mallory/widgets, not in acme/widgets: a fork's "
+                             "branch is never a wave")
+
+
+def test_memory_a_reply_quoting_the_marker_is_never_the_report(memory: MemoryGitHub) -> None:
+    memory.add_comment(1, BOT, to_markdown(unverified_report(HEAD, "A-1")))
+    quoted = to_markdown(report_for(HEAD))
+    reply = memory.add_comment(1, BOT, f"<!-- wavegit:reply 7 -->\n@alice: not verified ({quoted})\n")
+    assert gate.trusted_report(memory.list_comments(1), CONFIG.report_authors) != reply
+    assert verdict_of(memory).reason == "not verified: A-1"
+    # Nor does publishing the report edit that reply: the report comment starts with the marker.
+    memory.comments[1] = [reply]
+    Publisher(memory, CONFIG, GitHubStore(memory, CONFIG)).post_report(report_for(HEAD))
+    assert memory.comments[1][0] == reply and len(memory.comments[1]) == 2
+    assert verdict_of(memory).passed
+
+
+@pytest.mark.parametrize(("changes", "reason"), [
+    ({"wave_id": INVENTED}, f"the report is about wave '{INVENTED}' (branch '{BRANCH}'), the PR's branch is "
+                            f"{BRANCH}"),
+    ({"branch": "wavegit/other"},
+     f"the report is about wave '{GATE_WAVE}' (branch 'wavegit/other'), the PR's branch is {BRANCH}"),
+    ({"pr": 2}, "the report is about PR #2, not #1"),
+    ({"pr": None}, "the report is about no PR, not #1"),
+])
+def test_memory_a_report_about_another_wave_or_pr_fails_naming_the_binding(
+        memory: MemoryGitHub, changes: dict[str, object], reason: str) -> None:
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD, **changes)))
+    assert verdict_of(memory).reason == reason
+
+
+B1 = f"""  - id: B-1
+    prompt: do b
+    owns: [src/b.py]
+    test: 'true'
+    status: review
+    wave: {GATE_WAVE}
+    pr: 1
+"""
+EXTRA = f"""  - id: C-1
+    prompt: do c
+    owns: [src/c.py]
+    test: 'true'
+    status: review
+    wave: {GATE_WAVE}
+    pr: 1
+"""
+
+
+@pytest.mark.parametrize(("tracker_text", "reason"), [
+    (TRACKER.replace(B1, B1.replace("status: review", "status: todo")),
+     f"not in review for wave {GATE_WAVE} in the tracker on main: B-1 (todo, wave {GATE_WAVE})"),
+    (TRACKER.replace(B1, B1.replace(f"wave: {GATE_WAVE}", f"wave: {INVENTED}")),
+     f"not in review for wave {GATE_WAVE} in the tracker on main: B-1 (review, wave {INVENTED})"),
+    (TRACKER.replace(B1, B1.replace("pr: 1", "pr: 7")),
+     "not recorded for PR #1 in the tracker on main: B-1 (#7)"),
+    (TRACKER.replace(B1, B1.replace("    pr: 1\n", "")),
+     "not recorded for PR #1 in the tracker on main: B-1 (no PR)"),
+    (TRACKER + EXTRA,
+     f"in review for wave {GATE_WAVE} in the tracker on main but not in the report: C-1"),
+])
+def test_memory_a_tracker_disagreeing_with_the_report_fails_naming_the_binding(
+        memory: MemoryGitHub, tracker_text: str, reason: str) -> None:
+    assert tracker_text != TRACKER
+    memory.seed_branch("main", {CONFIG.tracker_path: tracker_text})
+    memory.add_comment(1, BOT, to_markdown(report_for(HEAD)))
+    assert verdict_of(memory).reason == reason
+
+
+def test_memory_a_wave_of_2500_files_and_2400_skipped_items_fits_one_comment_and_passes(
+        memory: MemoryGitHub) -> None:
+    files = [f"src/a/f{i:04}.py" for i in range(2500)]
+    memory.push(1, HEAD, files)
+    big = report_for(HEAD, items=[replace(verified_item("A-1", files[0]), files_changed=files),
+                                  verified_item("B-1", "src/b.py")],
+                     skipped=[SkippedItem(id=f"S-{i}", reason="overlaps an item in flight")
+                              for i in range(2400)])
+    body = to_markdown(big)
+    assert len(body) <= MAX_BODY_CHARS
+    memory.add_comment(1, BOT, body)
+    assert verdict_of(memory).passed
+
+
+def test_memory_a_report_comment_that_leaves_out_items_never_passes(memory: MemoryGitHub) -> None:
+    many = report_for(HEAD, items=[verified_item("A-1", "src/a/x.py"), verified_item("B-1", "src/b.py")]
+                      + [verified_item(f"Z-{i}", "src/a/x.py") for i in range(400)])
+    body = to_markdown(many, max_chars=20_000)
+    assert report.parse_markdown(body).omitted.items > 0
+    memory.add_comment(1, BOT, body)
+    reason = verdict_of(memory).reason
+    assert reason.startswith("the report comment leaves out") and "cannot check them" in reason

@@ -13,6 +13,8 @@ import pytest
 from tests.helpers.ghserver import (
     ALICE,
     ALICE_TOKEN,
+    APP,
+    APP_TOKEN,
     BOT,
     BOT_TOKEN,
     MALLORY,
@@ -85,6 +87,31 @@ def test_the_gate_status_links_to_the_actions_run_it_came_from(gh: Running, remo
     assert status.target_url == f"https://github.example/{gh.fake.repo}/actions/runs/4242"
     client(gh).set_status(head, "success", "ok")  # outside Actions: no link
     assert gh.fake.latest_status(head, api.STATUS_CONTEXT).target_url is None  # type: ignore[union-attr]
+
+
+def test_the_report_comment_is_never_a_reply_of_ours_that_quotes_the_marker(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_wave(remote_repo)
+    wg = client(gh)
+    pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "")
+    reply = gh.fake.add_comment(pr.number, BOT, f"<!-- wavegit:reply 1 -->\nnot verified ({MARKER})\n")
+    posted = wg.upsert_report_comment(pr.number, to_markdown(wave_report(head)), MARKER)
+    assert posted.id != reply.id and gh.fake.comments[reply.id].body == reply.body
+    assert api.mark_report_outcome(wg, pr.number, MARKER, "merged") is not None
+    assert gh.fake.comments[reply.id].body == reply.body
+
+
+def test_a_fork_pr_names_the_fork_as_its_head_repository(gh: Running, remote_repo: RemoteRepo) -> None:
+    push_wave(remote_repo, "patch-1")
+    number = gh.fake.open_fork_pr("mallory/widgets", "patch-1", "main", MALLORY)
+    assert client(gh).pr_info(number).head_repo == "mallory/widgets"
+    own = client(gh).find_or_create_pr("patch-1", "main", "ours", "")
+    assert own.number != number and client(gh).pr_info(own.number).head_repo == gh.fake.repo
+
+
+def test_an_app_installation_token_learns_its_login_from_graphql(gh: Running) -> None:
+    assert client(gh, APP_TOKEN).whoami() == APP
+    assert gh.fake.count("POST", "/graphql") == 1
 
 
 def test_find_or_create_pr_opens_one_pr_and_then_finds_and_updates_it(

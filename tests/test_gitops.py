@@ -61,6 +61,12 @@ def test_resolve_commit_peels_to_a_commit_and_is_none_for_what_names_none(clone:
     assert gitops.resolve_commit(clone, "HEAD^{tree}") is None  # a tree is not a commit
 
 
+@pytest.mark.parametrize(("name", "valid"), [("A-1", True), ("x.y_z", True), ("a..b", False),
+                                           ("x.lock", False), (".hidden", False), ("end.", False)])
+def test_is_valid_ref_name_asks_git_check_ref_format(clone: Path, name: str, valid: bool) -> None:
+    assert gitops.is_valid_ref_name(clone, f"refs/heads/wavegit/items/w-1/{name}") is valid
+
+
 def test_commit_of_raises_with_the_command_and_git_s_reason(clone: Path) -> None:
     assert gitops.commit_of(clone, "HEAD") == _head(clone)
     with pytest.raises(GitError) as caught:
@@ -327,3 +333,44 @@ def test_merge_tree_merges_disjoint_changes_and_raises_on_a_conflict(clone: Path
         gitops.merge_tree(clone, ours, clash)
     assert caught.value.command == ["git", "merge-tree", "--write-tree", ours, clash]
     assert caught.value.returncode == 1 and "ours.txt" in caught.value.stderr
+
+
+def test_patch_ids_match_the_same_change_on_another_parent_and_skip_empty_commits(clone: Path) -> None:
+    base = _head(clone)
+    first = commit(clone, {"a.txt": "a\n"}, "a on base")
+    git(clone, "checkout", "-q", "--detach", base)
+    other = commit(clone, {"c.txt": "c\n"})
+    git(clone, "cherry-pick", first)
+    moved = _head(clone)
+    git(clone, "commit", "-q", "--allow-empty", "-m", "empty")
+    empty = _head(clone)
+    found = gitops.patch_ids(clone, [first, other, moved, empty])
+    assert moved != first and found[first] == found[moved] != found[other] and empty not in found
+    assert gitops.patch_ids(clone, []) == {}
+    # A range: only the commits touching the paths, their patches cut down to them.
+    ranged = gitops.patch_ids(clone, revs=[moved, f"^{base}"], paths=["a.txt"])
+    assert ranged == {moved: found[first]}
+
+
+def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_commit(clone: Path) -> None:
+    first = commit(clone, {"x/a.txt": "1\n"})
+    second = commit(clone, {"x/a.txt": "2\n", "b.txt": "b\n"})
+    blobs = gitops.blobs_at(clone, [f"{first}:x/a.txt", f"{second}:x/a.txt", f"{first}:b.txt", f"{first}:x"])
+    assert blobs[0] == gitops.blob_at(clone, f"{first}:x/a.txt") and blobs[1] != blobs[0]
+    assert blobs[2:] == [None, None]
+    assert gitops.last_change(clone, second, ["x/a.txt"]) == second
+    assert gitops.last_change(clone, first, ["b.txt"]) is None
+
+
+def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
+        remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    old = _head(clone)
+    git(clone, "push", "-q", "origin", f"{old}:refs/heads/gone", f"{old}:refs/heads/moved")
+    new = commit(clone, {"m.txt": "m\n"})
+    git(clone, "push", "-q", "origin", f"{new}:refs/heads/moved")
+    refused = gitops.delete_remote_refs(clone, "origin", {"refs/heads/gone": old, "refs/heads/moved": old})
+    assert list(refused) == ["refs/heads/moved"] and "stale info" in refused["refs/heads/moved"]
+    assert git(remote_repo.origin, "branch", "--list", "gone", "moved").split() == ["moved"]
+    assert gitops.delete_ref_at(clone, "refs/heads/main", old) is False
+    assert gitops.delete_remote_refs(clone, "origin", {}) == {}

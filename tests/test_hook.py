@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -537,3 +538,20 @@ def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight:
     for_url = prepush.start_pushed_paths(flight.clone, updates, url)
     again = prepush.check_push(found, cfg, url, url, updates, pushed=for_url)
     assert again.violations == verdict.violations
+
+
+@pytest.mark.parametrize("path", ["src/auth./limiter.py", "src/auth /limiter.py", "SRC/Auth../x.py"])
+def test_a_name_windows_reads_as_an_in_flight_directory_is_refused(flight: RemoteRepo, path: str) -> None:
+    # Windows drops a name's trailing dots and spaces: on a Windows checkout this is src/auth/, AUTH-1's.
+    before = remote_oid(flight, "refs/heads/main")
+    commit(flight.clone, {path: "shadow\n"})
+    assert f"{path}: owned by AUTH-1" in refused(push(flight.clone, "origin", "main"))
+    assert remote_oid(flight, "refs/heads/main") == before
+
+
+def test_a_decomposed_name_of_an_in_flight_file_is_refused(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, FILES)
+    publish_tracker(remote, [ItemSpec("CAFE-1", ["src/caf\u00e9/"], wave=W1)])
+    install_hook(remote.clone)
+    commit(remote.clone, {unicodedata.normalize("NFD", "src/caf\u00e9/menu.txt"): "menu\n"})
+    assert "owned by CAFE-1" in refused(push(remote.clone, "origin", "main"))

@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.reliability import tracker_history_problems
+from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import (
     history_text,
     item,
@@ -27,6 +26,7 @@ from tests.helpers.wave import (
     worktrees,
     write_and_push,
 )
+from wavegit.repo import discover
 from wavegit.report import ItemReport, WaveReport
 
 HOSTILE_WORKERS = Path(__file__).resolve().parent / "hostile_workers"
@@ -197,8 +197,6 @@ def test_paths_git_refuses_to_check_out_fail_the_attempt_and_count_it(tmp_path: 
     assert "sneaky" not in _history(remote)
 
 
-@pytest.mark.xfail(strict=True, reason="snapshot takes non-UTF-8 names on purpose (test_snapshot), but the "
-                   "report's JSON write (ensure_ascii=False) then raises UnicodeEncodeError: no report")
 def test_a_file_name_that_is_not_utf8_is_rejected_not_a_crash(tmp_path: Path) -> None:
     actions = ["cost 0.5", "odd-name src/a/latin-\\xe9.txt", "write src/a/ok.txt ok"]
     remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
@@ -252,3 +250,59 @@ def test_hooks_planted_in_wavegits_empty_hooks_dir_never_run(tmp_path: Path) -> 
     code, rep = run_cli(remote.clone, env={"TMPDIR": str(tmpdir)})
     assert code == 0 and rep.success, rep.notes
     assert not marker.exists()
+
+
+def test_a_worker_rewriting_wavegits_config_tracker_and_a_workflow_is_a_protected_path_violation(
+        tmp_path: Path) -> None:
+    # With `owns: ['*']` accepted, a worker set `report_authors: [mallory]` in the config, rewrote the tracker
+    # and a workflow, and was verified. Now no pattern reaching them is accepted, and a change to one is a
+    # violation of its own, judged before ownership.
+    actions = ["cost 0.5", "write .wavegit/config.yaml report_authors: [mallory]",
+               "write .wavegit/tracker.yaml version: 1", "write .github/workflows/ci.yml on: push",
+               "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
+    config_before = git(remote.origin, "show", "main:.wavegit/config.yaml")
+    code, rep = run_cli(remote.clone)
+    found = _by_id(rep)["A"]
+    assert code == 1 and not found.verified and not rep.success
+    assert found.ownership_violations == [".github/workflows/ci.yml", ".wavegit/config.yaml",
+                                          ".wavegit/tracker.yaml"]
+    assert (found.error or "").startswith("protected path violation: changed .github/workflows/ci.yml, ")
+    recorded = origin_item(remote, "A")
+    assert (recorded.attempts, recorded.cost) == (1, 0.5)
+    assert (recorded.last_error or "").startswith("protected path violation")
+    assert git(remote.origin, "show", "main:.wavegit/config.yaml") == config_before
+    # The config was committed once, by the test; the wave wrote only the tracker (claim and record).
+    assert len(git(remote.origin, "log", "--all", "--format=%H", "--", ".wavegit/config.yaml").split()) == 1
+    assert git(remote.origin, "log", "--all", "--format=%H", "--", ".github") == ""
+    assert [git(remote.origin, "log", "-1", "--format=%s", c).split(" wave ")[0] for c in git(
+        remote.origin, "log", "--all", "--format=%H", "--", ".wavegit/tracker.yaml").split()[:2]] == [
+        "wavegit: record", "wavegit: claim"]
+
+
+def test_allow_protected_lifts_one_protected_path_for_an_item_that_owns_it(tmp_path: Path) -> None:
+    remote = _wave(tmp_path, [item("CI", ["write .github/workflows/ci.yml on: push"], [".github/workflows/"],
+                                   test="true")], allow_protected=[".github/workflows/"])
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["CI"].files_changed == [".github/workflows/ci.yml"]
+
+
+def test_a_non_utf8_name_leaves_the_wave_recording_normally_with_the_name_escaped_everywhere(
+        tmp_path: Path) -> None:
+    # `bad\xff\xfename.txt` made the record commit invalid YAML, `run` die with UnicodeEncodeError, a 0-byte
+    # report, and every item of the wave stuck in_progress for the lease.
+    remote = _wave(tmp_path, [item("A", ["odd-name src/a/bad\\xff\\xfename.txt", "write src/a/ok.txt ok"],
+                                   ["src/a/"], test="true"),
+                              item("B", ["write src/b/ok.txt ok"], ["src/b/"], test="true")])
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    shown = "src/a/bad\\xff\\xfename.txt is not a UTF-8 file name; nothing staged"
+    assert shown in result.stderr and shown in result.stdout
+    a, b = origin_item(remote, "A"), origin_item(remote, "B")
+    assert (a.status, a.attempts, a.last_error, b.status) == ("todo", 1, shown, "review")
+    assert tracker_history_problems(remote.origin) == []
+    reports = discover(remote.clone).reports_dir
+    rep = WaveReport.from_json((reports / f"{b.wave}.json").read_text(encoding="utf-8"))
+    assert _by_id(rep)["A"].files_changed == ["src/a/bad\\xff\\xfename.txt", "src/a/ok.txt"]
+    assert "is not a UTF-8 file name" in (reports / f"{b.wave}.md").read_text(encoding="utf-8")

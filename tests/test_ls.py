@@ -46,6 +46,18 @@ def test_ls_shows_invalid_items_and_warns(remote_repo: RemoteRepo) -> None:
     assert "1 item(s) have problems" in result.stderr
 
 
+def test_ls_names_the_tracker_it_read_on_stderr_which_validate_checks_too(remote_repo: RemoteRepo) -> None:
+    clone = with_tracker(remote_repo, EXAMPLE.read_text().replace("priority: P3", "priority: P7"))
+    blob = git(clone, "rev-parse", "origin/main:.wavegit/tracker.yaml")
+    # The work tree's copy is fine: ls's hint to run validate must point at the tracker ls read.
+    (clone / ".wavegit" / "tracker.yaml").write_text(EXAMPLE.read_text())
+    result = wavegit(clone, "ls")
+    assert result.stderr.splitlines() == [f"tracker: origin/main:.wavegit/tracker.yaml blob {blob[:12]}",
+                                          "1 item(s) have problems; run `wavegit validate` for details"]
+    validate = wavegit(clone, "validate")
+    assert validate.returncode == 2 and "API-8" in validate.stderr and "P7" in validate.stderr
+
+
 def test_ls_rejects_unknown_status(remote_repo: RemoteRepo) -> None:
     result = wavegit(with_tracker(remote_repo), "ls", "--status", "doing")
     assert result.returncode == 2 and "invalid choice" in result.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fake_github import ALICE, BOT, MALLORY, MemoryGitHub, blob_sha
-from tests.helpers.reliability import GATE_TRACKER, sample_report
+from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git
 from wavegit import report
 from wavegit.config import Config
@@ -33,7 +33,7 @@ def gh() -> MemoryGitHub:
     """The tracker (A-1 owning src/a/) on main and the wave branch's PR #1 at HEAD changing src/a/x.py."""
     memory = MemoryGitHub()
     memory.seed_branch("main", {CONFIG.tracker_path: GATE_TRACKER})
-    memory.open_pr("wavegit/w1", HEAD, ["src/a/x.py"])
+    memory.open_pr(f"wavegit/{GATE_WAVE}", HEAD, ["src/a/x.py"])
     return memory
 
 
@@ -57,7 +57,7 @@ def test_publishing_twice_keeps_one_pr_and_one_report_comment_and_gates_the_head
 
 
 def test_a_wave_without_a_branch_publishes_nothing(gh: MemoryGitHub) -> None:
-    assert publisher(gh).post_report(sample_report(HEAD, branch=None)) is None
+    assert publisher(gh).post_report(sample_report(HEAD, branch=None, pr=None)) is None
     assert gh.comments[1] == [] and gh.statuses == []
 
 
@@ -166,7 +166,7 @@ def test_a_command_on_a_pr_that_is_not_an_open_wave_is_refused(gh: MemoryGitHub,
     other = gh.open_pr("feature/x", HEAD)
     outcome = reviewer.handle(other, gh.add_comment(other, ALICE, "/wavegit drop A-1"))
     assert outcome.exit_code == EXIT_BAD_INPUT
-    assert "is not an open wavegit wave (its branch is `feature/x`)" in (outcome.reply or "")
+    assert "is not an open wavegit wave (its branch is <code>feature/x</code>)" in (outcome.reply or "")
     gh.close(1)
     outcome = reviewer.handle(1, gh.add_comment(1, ALICE, "/wavegit drop A-1"))
     assert outcome.exit_code == EXIT_BAD_INPUT and "not an open wavegit wave" in (outcome.reply or "")

@@ -84,3 +84,23 @@ def test_overlaps_equals_brute_force_enumeration(a: str, b: str) -> None:
 def test_case_insensitive_ownership_is_ownership_of_some_case_variant(pattern: str, path: str) -> None:
     variants = ("".join(chars) for chars in itertools.product(*({c.lower(), c.upper()} for c in path)))
     assert owns_folded(pattern, path) is any(matches(pattern, variant) for variant in variants)
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    # Windows drops a name's trailing dots and spaces: these are the same directory there.
+    ("src/a./", "src/a/", True),
+    ("src/a /", "src/a/", True),
+    ("src/a. ./x.py", "src/A/", True),
+    ("src/a../", "src/a/x.py", True),
+    ("src/a./", "src/*.py", False),
+    ("src/[a]./", "src/a/x", True),
+    ("src/a*./", "src/a/", True),
+    (".wavegit./", ".wavegit/config.yaml", True),
+    # ...but a dot or space inside a name, or a name of dots only, is kept.
+    ("src/a.b/", "src/a/", False),
+    ("src/a b/", "src/a/", False),
+    ("src/.../", "src/a/", False),
+    ("src/.../*.py", "src/.../a.py", True),
+])
+def test_trailing_dots_and_spaces_of_a_name_make_no_other_file(a: str, b: str, expected: bool) -> None:
+    assert overlaps(a, b) is expected and overlaps(b, a) is expected

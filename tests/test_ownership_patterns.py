@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wavegit.ownership.patterns import PatternError, _normalize_slow, matches, normalize
+from wavegit.ownership.patterns import PatternError, _normalize_slow, matches, normalize, owns_folded
 
 
 @pytest.mark.parametrize(("raw", "canonical"), [
@@ -109,3 +111,10 @@ def test_normalize_fast_path_agrees_with_the_full_normalisation(text: str) -> No
     except PatternError:
         fast = None
     assert fast == slow
+
+
+def test_a_decomposed_path_matches_the_pattern_of_its_composed_form() -> None:
+    # One normalisation everywhere: the worker's changed paths are compared in NFC, as patterns are.
+    nfd = unicodedata.normalize("NFD", "src/caf\u00e9/menu.txt")
+    assert matches("src/caf\u00e9/", nfd) and owns_folded("SRC/CAF\u00c9/", nfd)
+    assert not matches("src/cafe/", nfd)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
+
+import pytest
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
 
@@ -75,8 +78,10 @@ def test_plan_json_takes_priority_first_disjoint_items_and_explains_the_rest(rem
     git(repo, "push", "-q", "origin", "main")
     result = wavegit(repo, "plan", "--json")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"selected": ["BIG", "FREE1", "FREE2"], "skipped": EXPECTED_SKIPPED,
-                                         "tracker_sha": blob}
+    assert json.loads(result.stdout) == {
+        "selected": ["BIG", "FREE1", "FREE2"], "skipped": EXPECTED_SKIPPED, "tracker_sha": blob,
+        "tracker": {"ref": "origin/main", "path": ".wavegit/tracker.yaml", "blob": blob},
+        "would_start": True, "reason": None, "exit_code": 0}
 
 
 def test_plan_reads_the_tracker_branch_not_the_work_tree(tmp_path: Path) -> None:
@@ -124,10 +129,11 @@ def test_plan_rejects_max_items_below_one_with_exit_2(tmp_path: Path) -> None:
 
 def test_plan_text_lists_selected_and_a_table_of_skip_reasons(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
-    commit_tracker(tmp_path, TRACKER)
+    blob = commit_tracker(tmp_path, TRACKER)
     result = wavegit(tmp_path, "plan")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    assert lines[0] == f"tracker main:.wavegit/tracker.yaml blob {blob[:12]}"  # no remote: the local branch
     assert lines[1:5] == ["selected (3):", "  BIG", "  FREE1", "  FREE2"]
     assert lines[5:] == ["skipped (3):", "  ID     REASON", "  OLD    overlaps BIG",
                          "  CORE   in flight: FLY", "  LATER  depends on BIG"]
@@ -144,16 +150,50 @@ def test_plan_gives_the_same_answer_cold_and_warm_and_fills_the_cache(tmp_path: 
     assert warm.stdout == cold.stdout
 
 
-def test_plan_skips_an_invalid_item_with_its_problem(tmp_path: Path) -> None:
+def test_plan_skips_an_invalid_item_and_exits_2_as_run_would_saying_the_wave_will_not_start(
+        tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     free2 = "  - id: FREE2\n    prompt: free\n"
     bad = TRACKER.replace(free2, free2 + "    priority: P9\n")
     commit_tracker(tmp_path, bad)
     result = wavegit(tmp_path, "plan", "--json")
-    assert result.returncode == 0, result.stderr
-    reasons = {s["id"]: s["reason"] for s in json.loads(result.stdout)["skipped"]}
+    assert result.returncode == 2, result.stderr
+    plan = json.loads(result.stdout)
+    reasons = {s["id"]: s["reason"] for s in plan["skipped"]}
     assert reasons["FREE2"].startswith("invalid: ")
     assert "P9" in reasons["FREE2"]
+    assert (plan["would_start"], plan["exit_code"]) == (False, 2)
+    assert "1 invalid item(s) (FREE2)" in plan["reason"]
+    run = wavegit(tmp_path, "run")
+    assert run.returncode == 2 and "FREE2" in run.stderr
+
+
+def test_plan_under_halt_exits_3_as_run_would_and_says_why(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    assert wavegit(tmp_path, "halt", "--reason", "release freeze").returncode == 0
+    text = wavegit(tmp_path, "plan")
+    assert text.returncode == 3
+    refusal = text.stdout.splitlines()[1]
+    assert refusal.startswith("the next wave will not start (`wavegit run` would exit 3): halted by ")
+    assert "release freeze" in text.stdout.splitlines()[1]
+    plan = json.loads(wavegit(tmp_path, "plan", "--json").stdout)
+    assert (plan["would_start"], plan["exit_code"]) == (False, 3) and "release freeze" in plan["reason"]
+    assert wavegit(tmp_path, "run").returncode == 3
+
+
+def test_plan_over_the_day_budget_exits_3_as_run_would(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # A record commit of today spent $2, over the $1 a day: what the budget reads from the tracker history.
+    monkeypatch.setenv("GIT_COMMITTER_DATE", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER, config="budget: {day_usd: 1}\n")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "wavegit: record\n\nWavegit-Cost: 2")
+    result = wavegit(tmp_path, "plan", "--json")
+    plan = json.loads(result.stdout)
+    assert result.returncode == 3
+    assert (plan["would_start"], plan["exit_code"]) == (False, 3) and "daily budget" in plan["reason"]
+    assert wavegit(tmp_path, "run").returncode == 3
 
 
 def test_plan_on_a_broken_tracker_exits_2_with_a_located_message(tmp_path: Path) -> None:
@@ -199,11 +239,12 @@ def test_warm_plan_never_reads_the_tracker_blob_out_of_git(tmp_path: Path) -> No
     assert blob in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_plan_with_an_in_flight_item_with_invalid_owns_exits_0_and_caches_the_parse(tmp_path: Path) -> None:
+def test_plan_with_an_in_flight_item_with_invalid_owns_exits_2_as_run_would_and_caches_the_parse(
+        tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, TRACKER.replace("owns: [src/core.py]", "owns: [../core.py, src/core.py]"))
     result = wavegit(tmp_path, "plan", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr
     assert "BIG" in json.loads(result.stdout)["selected"]
     assert any((tmp_path / ".git" / "wavegit" / "cache").glob("tracker-*"))
 

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
+import pytest
+
+from tests.helpers.repos import REPO_ROOT
+from tests.helpers.wave import branches, item, make_wave_repo, origin_item
+from wavegit.cli import EXIT_BROKEN_PIPE
 from wavegit.progress import Progress, format_elapsed
+from wavegit.repo import discover
+from wavegit.report import WaveReport
 
 
 class FakeClock:
@@ -151,3 +162,40 @@ def test_concurrent_events_never_interleave_lines() -> None:
 
 def test_format_elapsed_switches_to_minutes_at_sixty_seconds() -> None:
     assert [format_elapsed(s) for s in (0.04, 59.94, 60, 3599)] == ["0.0s", "59.9s", "1m00s", "59m59s"]
+
+
+class ClosedPipe(io.StringIO):
+    """A stream whose reader has gone: every write fails as a pipe's does."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_stream_that_fails_silences_the_view_and_never_raises() -> None:
+    for live in (False, True):
+        progress = Progress(ClosedPipe(), live=live, refresh_s=0.01)
+        with progress:
+            progress.note("claimed 1 item")
+            progress.event("A-1", "started", attempt=1)
+            progress.event("A-1", "verified", attempt=1)
+        assert progress.output_error is not None and "BrokenPipeError" in progress.output_error
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_run_piped_into_head_2_records_the_whole_wave(tmp_path: Path, unbuffered: str) -> None:
+    # `wavegit run 2>&1 | head -2`: a real pipe whose reader leaves after two lines; the progress lines after
+    # them used to raise BrokenPipeError in the engine, leaving both items in_progress, no branch, no record.
+    # Unbuffered, the summary's print fails; buffered, the final flush does.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("B", ["write src/b.txt ok"], ["src/b.txt"])])
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": unbuffered}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    head = [proc.stdout.readline() for _ in range(2)]
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE, head
+    assert [origin_item(remote, i).status for i in ("A", "B")] == ["review", "review"]
+    assert branches(remote.origin) == [f"wavegit/{origin_item(remote, 'A').wave}"]
+    reports = sorted(discover(remote.clone).reports_dir.glob("*.json"))
+    assert len(reports) == 1 and WaveReport.from_json(reports[0].read_text()).success

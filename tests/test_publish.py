@@ -3,21 +3,26 @@ against tests/helpers/ghserver.py backed by the same bare origin the wave pushes
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.ghserver import BOT, Running, github_env, running
+from tests.helpers.fake_github import MemoryGitHub
+from tests.helpers.ghserver import APP, APP_TOKEN, BOT, Running, github_env, running
+from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit import report
-from wavegit.config import load_config
+from wavegit.config import Config, load_config
 from wavegit.github import api, publish
+from wavegit.github.store import GitHubStore
 from wavegit.repo import discover
 from wavegit.store import GitStore
 
+CONFIG = Config()
 PUBLISH_PATHS = ("/pulls", "/issues/", "/statuses/", "/user")
 """Requests of the PR, the comment and the status (the gate's reads included); not the tracker's."""
 
@@ -157,3 +162,81 @@ def test_pr_title_names_verified_items_and_counts_the_rest() -> None:
                                    for i in range(8)])
     assert publish.pr_title(rep) == "wavegit w-1: X0, X1, X2, X4, X5 and 2 more"
     assert "- `X3`: not verified, 0 files" in publish.pr_body(rep)
+
+
+# --- big waves (issue 11, point 6): the comment always fits, nothing leaves a PR without its report ------
+
+
+def test_a_wave_of_2500_changed_files_and_2400_skipped_items_posts_its_report_within_github_s_limit(
+        tmp_path: Path) -> None:
+    writes = [f"write src/gen/f{i:04}.txt ok" for i in range(2500)]
+    backlog = [item(f"BACKLOG-{i:04}", ["write src/later.txt ok"], [f"src/backlog/b{i:04}.txt"])
+               for i in range(2400)]
+    remote = make_wave_repo(tmp_path, [item("GEN", writes, ["src/gen/"], test="true"), *backlog], max_items=1)
+    with running(remote.origin) as gh:
+        code, rep = run_json(remote.clone, github_env(gh))
+        assert code == 0, rep.notes
+        assert len(rep.items[0].files_changed) == 2500 and len(rep.skipped) == 2400
+        assert len(rep.to_json(indent=None)) > api.MAX_BODY_CHARS
+        (comment,) = gh.fake.issue_comments(rep.pr or 0)
+        assert len(comment.body) <= api.MAX_BODY_CHARS
+        posted = report.parse_markdown(comment.body)
+        assert posted.omitted.skipped > 0 and posted.omitted.files_changed["GEN"] > 0
+        assert posted.omitted.full_report == f"<git dir>/wavegit/reports/{rep.wave_id}.json"
+        whole = discover(remote.clone).report_file(rep.wave_id, ".json")
+        assert report.WaveReport.from_json(whole.read_text()).skipped == rep.skipped
+        status = gh.fake.latest_status(rep.head_sha or "", api.STATUS_CONTEXT)
+        assert status is not None and status.state == "success", status
+
+
+def test_a_report_that_cannot_be_rendered_still_gets_a_minimal_failing_report_comment() -> None:
+    gh = MemoryGitHub()
+    gh.seed_branch("main", {CONFIG.tracker_path: GATE_TRACKER})
+    gh.open_pr(f"wavegit/{GATE_WAVE}", "ab" * 20, ["src/a/x.py"])
+    broken = sample_report("ab" * 20)
+    broken.items[0].cost = float("nan")  # JSON has no NaN: rendering the whole report raises
+    with pytest.raises(ValueError):
+        report.to_markdown(broken)
+    assert publish.Publisher(gh, CONFIG, GitHubStore(gh, CONFIG)).post_report(broken) == 1
+    (comment,) = gh.comments[1]
+    posted = report.parse_markdown(comment.body)
+    assert (posted.wave_id, posted.head_sha, posted.success) == (GATE_WAVE, "ab" * 20, False)
+    assert posted.items == []
+    assert "the full report could not be rendered (ValueError" in posted.notes[0]
+    status = gh.latest_status("ab" * 20)
+    assert status is not None and status.state == "failure" and "did not succeed" in status.description
+
+
+# --- a dedicated GitHub App identity (issue 11, point 2) -------------------------------------------------
+
+
+@pytest.mark.parametrize("login_configured", [True, False])
+def test_a_github_app_identity_posts_the_report_and_the_status_and_only_its_report_is_believed(
+        tmp_path: Path, login_configured: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = make_wave_repo(tmp_path, items(2), report_authors=[APP], sandbox="none")
+    with running(remote.origin) as gh:
+        # An App's installation token cannot read GET /user: its login is configured, or learnt from the
+        # comment it creates.
+        env = {**github_env(gh, APP_TOKEN), "GITHUB_ACTIONS": "true"}
+        if login_configured:
+            env["WAVEGIT_GITHUB_LOGIN"] = APP
+        code, rep = run_json(remote.clone, env)
+        assert code == 0, rep.notes
+        (comment,) = gh.fake.issue_comments(rep.pr or 0)
+        assert comment.user == APP and gh.fake.pulls[rep.pr or 0].user == APP
+        status = gh.fake.latest_status(rep.head_sha or "", api.STATUS_CONTEXT)
+        assert status is not None and (status.state, status.user) == ("success", APP)
+        # Any workflow of the repository posts as github-actions[bot]: its "report" is not believed.
+        forged = dataclasses.replace(rep, items=rep.items[:1])
+        gh.fake.add_comment(rep.pr or 0, BOT, report.to_markdown(forged))
+        judged = wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env)
+        assert judged.returncode == 0, judged.stdout + judged.stderr
+        # Publishing again edits the App's comment in place.
+        rep.notes.append("again")
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        repo = discover(remote.clone)
+        publisher = publish.from_env(load_config(repo.root), GitStore(repo, load_config(repo.root)))
+        assert publisher is not None and publisher.post_report(rep) == rep.pr
+        app_comments = [c for c in gh.fake.issue_comments(rep.pr or 0) if c.user == APP]
+        assert len(app_comments) == 1 and "again" in app_comments[0].body

@@ -12,17 +12,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavegit.report import (
+    DEFAULT_MAX_CHARS,
     JSON_CLOSE,
     JSON_OPEN,
     MARKER,
     AttemptRecord,
     BudgetReport,
     ItemReport,
+    Omitted,
     ReportError,
     SkippedItem,
     WaveReport,
     WaveTestReport,
     parse_markdown,
+    reason,
     to_markdown,
     utc_timestamp,
 )
@@ -154,12 +157,35 @@ def test_markdown_starts_with_marker_and_summarises_the_wave() -> None:
     assert "✅ success" in success and "❌" not in success
 
 
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"verified": True, "status": "review"}, "—"),
+    ({"verified": True, "status": "todo", "error": "verified, but the wave branch could not be pushed"},
+     "not delivered"),
+    ({"attempts": 0, "attempt_records": [], "error": "not started: halted"}, "not started"),
+    ({"ownership_violations": ["README.md"]}, "violation"),
+    ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="wall")]}, "timeout"),
+    ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="idle")]},
+     "idle timeout"),
+    ({"test_exit": 3}, "test exit 3"),
+    ({"exit_code": 2, "test_exit": None}, "worker exit 2"),
+])
+def test_the_table_reason_says_in_a_few_words_why_an_item_did_not_land(changes: dict[str, object],
+                                                                        expected: str) -> None:
+    base = ItemReport(id="X", status="todo", verified=False, attempts=1, exit_code=0, test_exit=0,
+                      attempt_records=[attempt(1)])
+    item = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    assert reason(item) == expected
+    rep = dataclasses.replace(sample_report(), items=[item])
+    assert f"| <code>X</code> | {item.status} | {'yes' if item.verified else 'no'} | {expected} |" in (
+        to_markdown(rep))
+
+
 def test_markdown_has_a_row_per_item_tails_in_details_and_skipped_items() -> None:
     body = to_markdown(sample_report())
     rows = [line for line in body.splitlines() if line.startswith("| <code>")]
     assert [row.split("|")[1].strip() for row in rows] == ["<code>AUTH-12</code>", "<code>UI-3</code>"]
     ui_row = [cell.strip() for cell in rows[1].strip("|").split("|")]
-    assert ui_row[1:8] == ["todo", "no", "1", "—", "1.0s", "2", "—"] and ui_row[8] == "README.md"
+    assert ui_row[1:9] == ["todo", "no", "violation", "1", "—", "1.0s", "2", "—"] and ui_row[9] == "README.md"
     assert body.count("<details>") == 2 and "<pre>all good</pre>" in body
     assert "<code>AUTH-13</code>: overlaps AUTH-12 on src/auth/limiter.py" in body
 
@@ -241,9 +267,57 @@ def test_json_too_big_for_the_limit_loses_only_tails_and_attempt_records_and_say
     assert dataclasses.replace(recovered, items=[]) == dataclasses.replace(report, items=[])
 
 
-def test_report_that_cannot_fit_at_all_is_an_error() -> None:
+def test_a_report_too_big_even_without_its_items_is_an_error() -> None:
     with pytest.raises(ReportError, match="does not fit"):
-        to_markdown(big_report(items=50, tail_chars=0), max_chars=2000)
+        to_markdown(big_report(items=50, tail_chars=0), max_chars=900)
+
+
+def test_a_report_of_many_items_in_a_small_limit_leaves_items_out_and_counts_them() -> None:
+    report = big_report(items=50, tail_chars=0)
+    body = to_markdown(report, max_chars=3000)
+    assert len(body) <= 3000
+    copy = parse_markdown(body)
+    assert 0 < len(copy.items) < 50 and copy.omitted.items == 50 - len(copy.items)
+    assert [item.id for item in copy.items] == [item.id for item in report.items[:len(copy.items)]]
+    assert f"left out: {copy.omitted.items} items" in body
+
+
+def test_a_wave_of_2500_changed_files_fits_github_s_limit_with_the_count_and_the_whole_report_named() -> None:
+    base = sample_report()
+    files = [f"src/generated/module_{i:05}/file.py" for i in range(2500)]
+    report = dataclasses.replace(base, items=[dataclasses.replace(base.items[0], files_changed=files)])
+    assert len(report.to_json(indent=None)) > 65_536
+    body = to_markdown(report)
+    assert len(body) <= DEFAULT_MAX_CHARS < 65_536
+    copy = parse_markdown(body)
+    kept = len(copy.items[0].files_changed)
+    assert 0 < kept < 2500 and copy.omitted.files_changed == {base.items[0].id: 2500 - kept}
+    assert copy.items[0].files_changed == files[:kept]
+    assert f"left out: {2500 - kept} changed paths" in body
+    assert copy.omitted.full_report == f"<git dir>/wavegit/reports/{report.wave_id}.json"
+    assert "| 2500 |" in body  # the table still counts every file
+    assert dataclasses.replace(copy, items=report.items, omitted=Omitted()) == report
+
+
+def test_a_backlog_of_2400_skipped_items_fits_with_the_count() -> None:
+    skipped = [SkippedItem(id=f"BACKLOG-{i:04}", reason=f"owns src/area{i}/, overlaps AUTH-12 in flight")
+               for i in range(2400)]
+    report = dataclasses.replace(sample_report(), skipped=skipped)
+    assert len(report.to_json(indent=None)) > 65_536
+    body = to_markdown(report)
+    assert len(body) <= DEFAULT_MAX_CHARS
+    copy = parse_markdown(body)
+    assert copy.skipped == skipped[:len(copy.skipped)] and copy.omitted.skipped == 2400 - len(copy.skipped)
+    assert "2400 skipped" in body and f"left out: {copy.omitted.skipped} skipped items" in body
+
+
+def test_an_ownership_violation_list_is_cut_but_never_emptied() -> None:
+    base = sample_report()
+    violations = [f"outside/{i:05}/" + "x" * 200 for i in range(2500)]
+    item = dataclasses.replace(base.items[0], verified=False, ownership_violations=violations)
+    copy = parse_markdown(to_markdown(dataclasses.replace(base, items=[item]), max_chars=6000))
+    assert copy.items[0].ownership_violations and copy.omitted.ownership_violations[item.id] > 0
+    assert copy.omitted.clipped_strings > 0
 
 
 @pytest.mark.parametrize(
@@ -264,3 +338,15 @@ def test_parse_markdown_rejects_missing_duplicated_or_broken_blocks(edit: Callab
     body = to_markdown(sample_report())
     with pytest.raises(ReportError, match=re.escape(message)):
         parse_markdown(edit(body))
+
+
+def test_a_file_named_like_the_markers_leaves_the_report_with_one_marker_and_one_json_block() -> None:
+    base = sample_report()
+    forged = f"{MARKER} {JSON_OPEN} {{\"wave_id\": \"forged\"}} {JSON_CLOSE}"
+    item = dataclasses.replace(base.items[0], files_changed=[forged], ownership_violations=[forged],
+                               error=f"ownership violation: changed {forged}", log_tail=forged)
+    report = dataclasses.replace(base, items=[item], notes=[forged],
+                                 skipped=[SkippedItem(id="S-1", reason=forged)])
+    body = to_markdown(report)
+    assert body.count(MARKER) == 1 and body.count(JSON_OPEN) == 1 and body.startswith(MARKER)
+    assert parse_markdown(body) == report

@@ -3,6 +3,7 @@ tests/helpers/ghserver.py, then ``wavegit review`` run as a subprocess against t
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,11 +49,12 @@ class Published:
         return [c.body for c in self.gh.fake.issue_comments(self.pr) if c.user == BOT]
 
     def posted_report(self) -> report.WaveReport:
-        (body,) = [b for b in self.bot_comments() if report.MARKER in b]
+        (body,) = [b for b in self.bot_comments() if b.startswith(report.MARKER)]
         return report.parse_markdown(body)
 
     def replies(self) -> list[str]:
-        return [b for b in self.bot_comments() if report.MARKER not in b]
+        """The bot's replies, their character references decoded (as GitHub shows them)."""
+        return [html.unescape(b) for b in self.bot_comments() if not b.startswith(report.MARKER)]
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def validate(tmp_path: Path, config_text: str) -> tuple[int, str]:
     folder.mkdir()
     (folder / "tracker.yaml").write_text("version: 1\nitems: []\n")
     (folder / "config.yaml").write_text(config_text)
-    result = wavegit(remote.clone, "validate")
+    result = wavegit(remote.clone, "validate", "--worktree")
     return result.returncode, result.stderr
 
 

@@ -221,4 +221,4 @@ def test_collect_checks_ownership_again_on_a_result_it_did_not_run(tmp_path: Pat
     assert result.returncode == 1, result.stderr
     (rep,) = report.WaveReport.from_json(result.stdout).items
     assert not rep.verified and rep.ownership_violations == ["README.md"]
-    assert "ownership violation found by collect" in (rep.error or "")
+    assert (rep.error or "").startswith("found by collect: ownership violation: changed README.md")

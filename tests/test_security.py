@@ -17,7 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.ghserver import ALICE, BOT, BOT_TOKEN, MALLORY, github_env, running
-from tests.helpers.reliability import GatePR, main_in_process, open_gate_pr, tracker_history_problems
+from tests.helpers.reliability import (
+    GATE_WAVE,
+    GatePR,
+    main_in_process,
+    open_gate_pr,
+    tracker_history_problems,
+)
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, run
 
@@ -164,7 +170,7 @@ def test_a_pr_that_adds_its_author_to_report_authors_still_fails_on_the_base_che
     (clone / ".wavegit" / "config.yaml").write_text(f"report_authors: ['{MALLORY}']\n")
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", "trust me")
-    git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
+    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/wavegit/{GATE_WAVE}")
     pr.head = git(clone, "rev-parse", "HEAD")
     base = pr.remote.new_clone("base")
     pr.post(MALLORY)

@@ -118,7 +118,7 @@ def test_a_wave_branch_merged_into_main_marks_its_items_done_with_the_merge_comm
         # Done keeps where it was delivered; the lease is over.
         assert (item.wave, item.claimed_at) == (W1, None)
     assert origin_item(remote, "C").status == "review"
-    assert f"A: review -> done (wavegit/{W1} is merged into main)" in out.splitlines()
+    assert f"A: review -> done by ancestry (wavegit/{W1} is merged into main)" in out.splitlines()
 
 
 def test_a_fast_forward_merge_records_the_wave_tip_as_the_merge_sha(tmp_path: Path) -> None:
@@ -248,7 +248,10 @@ def test_with_github_merged_and_closed_prs_settle_items_and_say_so_on_the_report
         assert bodies["B"].splitlines()[1] == closed_line
         # Settled items are not looked at again: no commit, no comment edit.
         edits = gh.fake.count("PATCH")
-        assert sync(remote.clone, env=env)[1].strip() == "in sync: nothing to change"
+        again = sync(remote.clone, env=env)[1].splitlines()
+        assert again[0] == "in sync: nothing to change"
+        # The closed PR's branch holds work main does not have: kept, and said so.
+        assert again[1].startswith(f"keep branch wavegit/{W2} on origin: 1 commit not in main (")
         assert gh.fake.count("PATCH") == edits
         assert [i.status for i in origin_tracker(remote).items] == ["done", "todo"]
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.readme import key_table, readme_tables
-from tests.helpers.repos import REPO_ROOT
+from tests.helpers.repos import REPO_ROOT, git, wavegit
+from tests.helpers.wave import branches, item, make_wave_repo
 from wavegit import parsecache, plancache, select, tracker, yamledit
 from wavegit.errors import UsageError, ValidationError
 from wavegit.ownership.index import index_keys
@@ -302,3 +303,71 @@ def test_remove_item_takes_only_its_lines_even_with_the_dash_on_its_own_line_or_
     assert alone == "version: 1\nitems:\n" and tracker.loads(alone).items == ()
     with pytest.raises(UsageError, match="no item with id 'C'"):
         yamledit.remove_item(text, "C")
+
+# --- ids are ref components ----------------------------------------------------------------------------
+
+# Each is refused by `git check-ref-format` as a component of wavegit/<wave>/<id> (a `.LOCK` only where the
+# file system folds case), or holds a character outside the documented set.
+REF_BREAKING_IDS = ["x.lock", "X.LOCK", ".hidden", "a..b", "trail.", "a/b", "@{", "a@{b", "a b", "a~1", "a^",
+                    "a:b", "a?", "a*", "a[b", "a\\\\b", "a\\x01b", "a\\x7fb", "a\\tb"]
+
+
+@pytest.mark.parametrize("bad", REF_BREAKING_IDS)
+def test_an_id_git_refuses_in_a_branch_name_is_a_located_problem(bad: str) -> None:
+    text = f'version: 1\nitems:\n  - id: "{bad}"\n    prompt: p\n    owns: [a]\n    test: t\n'
+    with pytest.raises(ValidationError) as caught:
+        tracker.loads(text)
+    [problem] = caught.value.problems
+    assert (problem.line, problem.col) == (3, 9) and "'id'" in problem.message
+    assert "\n" not in str(problem)
+
+
+@given(st.text(alphabet="ab.-_L0ckoK", min_size=1, max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_every_id_the_tracker_accepts_is_a_valid_branch_name_component(candidate: str) -> None:
+    text = f'version: 1\nitems:\n  - id: "{candidate}"\n    prompt: p\n    owns: [a]\n    test: t\n'
+    try:
+        tracker.loads(text)
+    except ValidationError:
+        return
+    for name in (candidate, candidate.lower()):
+        ref = subprocess.run(["git", "check-ref-format", f"refs/heads/wavegit/w-1/{name}"], check=False)
+        assert ref.returncode == 0, name
+
+
+def test_a_bad_id_makes_only_its_own_item_invalid_so_the_others_still_plan() -> None:
+    # A wave never fails whole because of one id: the non-strict load (plan, run) skips the item as invalid.
+    text = ('version: 1\nitems:\n  - id: "x.lock"\n    prompt: p\n    owns: [a]\n    test: t\n'
+            '  - id: "a\\x01b"\n    prompt: p\n    owns: [b]\n    test: t\n'
+            '  - id: OK\n    prompt: p\n    owns: [c]\n    test: t\n')
+    loaded = tracker.loads(text, strict=False)
+    assert [(item.id, bool(item.problems)) for item in loaded.items] == [
+        ("x.lock", True), ("a\\x01b", True), ("OK", False)]
+    plan = select.select(loaded, 8)
+    assert plan.selected == ("OK",)
+    assert [(skip.id, skip.reason.startswith("invalid: ")) for skip in plan.skipped] == [
+        ("x.lock", True), ("a\\x01b", True)]
+
+
+def test_a_committed_ref_breaking_id_stops_run_before_any_claim_with_its_location(tmp_path: Path) -> None:
+    # `x.lock` used to pass validation and be claimed; its item branch then failed `git init` mid-wave. Now a
+    # tracker holding it is invalid: `validate` and `run` name the line, nothing is claimed or branched.
+    remote = make_wave_repo(tmp_path, [item("OK", ["write src/ok.txt ok"], ["src/ok.txt"]),
+                                       item("x.lock", ["write src/x.txt ok"], ["src/x.txt"])])
+    before = git(remote.origin, "rev-parse", "main")
+    for command in ("validate", "run"):
+        result = wavegit(remote.clone, command)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert ".wavegit/tracker.yaml:" in result.stderr and "must not end with '.lock'" in result.stderr
+    assert git(remote.origin, "rev-parse", "main") == before
+    assert branches(remote.origin) == [] and branches(remote.clone) == []
+
+
+def test_a_field_holding_undecodable_bytes_is_written_escaped_and_stays_valid_yaml() -> None:
+    # A git error quoting a worker's file name reached last_error with a surrogate: the record commit was
+    # not valid UTF-8, so not valid YAML.
+    error = "cannot check out " + b"src/bad\xff\xfename.txt".decode("utf-8", "surrogateescape")
+    text = tracker.set_fields(EXAMPLE, "AUTH-12", {"last_error": error})
+    text.encode("utf-8")
+    recorded = tracker.loads(text).get("AUTH-12")
+    assert recorded is not None and recorded.last_error == "cannot check out src/bad\\xff\\xfename.txt"

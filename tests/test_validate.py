@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -9,9 +10,63 @@ from pathlib import Path
 from tests.helpers.repos import EXAMPLE, RemoteRepo, git, wavegit, with_tracker
 
 
-def test_validate_ok_prints_item_count(remote_repo: RemoteRepo) -> None:
-    result = wavegit(with_tracker(remote_repo), "validate")
-    assert (result.returncode, result.stdout, result.stderr) == (0, "ok: 8 items\n", "")
+def published(remote_repo: RemoteRepo) -> Path:
+    """The example tracker committed and pushed: the tracker branch's, which validate checks by default."""
+    clone = with_tracker(remote_repo)
+    git(clone, "add", ".wavegit")
+    git(clone, "commit", "-q", "-m", "tracker")
+    git(clone, "push", "-q", "origin", "main")
+    return clone
+
+
+def test_validate_worktree_ok_prints_item_count_and_the_file(remote_repo: RemoteRepo) -> None:
+    result = wavegit(with_tracker(remote_repo), "validate", "--worktree")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, "ok: 8 items in the work tree's .wavegit/tracker.yaml\n", "")
+
+
+def test_validate_checks_the_tracker_branch_plan_reads_and_names_it(remote_repo: RemoteRepo) -> None:
+    clone = published(remote_repo)
+    blob = git(clone, "rev-parse", "origin/main:.wavegit/tracker.yaml")
+    result = wavegit(clone, "validate")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"ok: 8 items in origin/main:.wavegit/tracker.yaml blob {blob[:12]}\n"
+    as_json = json.loads(wavegit(clone, "validate", "--json").stdout)
+    assert as_json == {"ok": True, "items": 8, "problems": [],
+                       "tracker": {"ref": "origin/main", "path": ".wavegit/tracker.yaml", "blob": blob}}
+
+
+def test_a_tab_pushed_from_another_clone_fails_validate_as_it_fails_plan(remote_repo: RemoteRepo) -> None:
+    clone = published(remote_repo)
+    other = remote_repo.new_clone("other")
+    tracker = other / ".wavegit" / "tracker.yaml"
+    lines = tracker.read_text().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith("  - id: API-8"))
+    lines[at + 1] = "\t" + lines[at + 1].lstrip()
+    tracker.write_text("".join(lines))
+    git(other, "commit", "-q", "-am", "a tab")
+    git(other, "push", "-q", "origin", "main")
+    git(clone, "fetch", "-q")
+    # This clone's work tree still holds the good file; plan and validate both read origin/main.
+    plan = wavegit(clone, "plan")
+    result = wavegit(clone, "validate")
+    assert plan.returncode == result.returncode == 2
+    problems = [line for line in result.stderr.splitlines() if not line.startswith("note: ")]
+    assert problems and problems[0].startswith(f".wavegit/tracker.yaml:{at + 2}:")
+    assert plan.stderr.splitlines()[0] == problems[0]
+    assert "note: checked the tracker at origin/main; your work tree's .wavegit/tracker.yaml differs" in (
+        result.stderr)
+    assert wavegit(clone, "validate", "--worktree").returncode == 0
+
+
+def test_validate_json_lists_every_problem_and_exits_2(remote_repo: RemoteRepo) -> None:
+    clone = with_tracker(remote_repo, EXAMPLE.read_text().replace("priority: P3", "priority: P7"))
+    result = wavegit(clone, "validate", "--worktree", "--json")
+    assert result.returncode == 2
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and answer["tracker"]["ref"] is None
+    [problem] = answer["problems"]
+    assert problem["item"] == "API-8" and "P7" in problem["message"] and problem["line"] > 1
 
 
 def test_validate_reports_every_problem_with_location_and_writes_nothing(remote_repo: RemoteRepo) -> None:
@@ -19,7 +74,7 @@ def test_validate_reports_every_problem_with_location_and_writes_nothing(remote_
                                                                                "owns: migrations/")
     clone = with_tracker(remote_repo, bad)
     head = git(clone, "rev-parse", "HEAD")
-    result = wavegit(clone, "validate")
+    result = wavegit(clone, "validate", "--worktree")
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 2 and all(re.match(r"^\.wavegit/tracker\.yaml:\d+:\d+: item ", t) for t in lines)
@@ -30,7 +85,7 @@ def test_validate_reports_every_problem_with_location_and_writes_nothing(remote_
 def test_validate_reports_config_and_tracker_problems_together(remote_repo: RemoteRepo) -> None:
     clone = with_tracker(remote_repo, "version: 1\nitems: nope\n")
     (clone / ".wavegit" / "config.yaml").write_text("concurrency: 0\n")
-    result = wavegit(clone, "validate")
+    result = wavegit(clone, "validate", "--worktree")
     assert result.returncode == 2
     assert result.stderr.startswith(".wavegit/config.yaml:1:14: ")
     assert ".wavegit/tracker.yaml:2:8: " in result.stderr
@@ -38,7 +93,19 @@ def test_validate_reports_config_and_tracker_problems_together(remote_repo: Remo
 
 def test_validate_missing_tracker_is_a_clear_error(remote_repo: RemoteRepo) -> None:
     result = wavegit(remote_repo.clone, "validate")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr == ("wavegit validate: no tracker at origin/main:.wavegit/tracker.yaml (run "
+                             "`wavegit init`; `wavegit validate --worktree` checks the file in your work "
+                             "tree)\n")
+    result = wavegit(remote_repo.clone, "validate", "--worktree")
     assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_validate_reports_config_problems_even_without_a_tracker(remote_repo: RemoteRepo) -> None:
+    (remote_repo.clone / ".wavegit").mkdir()
+    (remote_repo.clone / ".wavegit" / "config.yaml").write_text("concurrency: 0\n")
+    result = wavegit(remote_repo.clone, "validate")
+    assert result.returncode == 2 and result.stderr.startswith(".wavegit/config.yaml:1:14: ")
 
 
 def test_validate_a_missing_file_names_the_directory_it_was_read_from_not_init(tmp_path: Path) -> None:
@@ -55,5 +122,5 @@ def test_validate_file_works_outside_a_repository(tmp_path: Path) -> None:
 
 
 def test_validate_bad_environment_variable_exits_2_naming_it(remote_repo: RemoteRepo) -> None:
-    result = wavegit(with_tracker(remote_repo), "validate", env={"WAVEGIT_MAX_ITEMS": "lots"})
+    result = wavegit(with_tracker(remote_repo), "validate", "--worktree", env={"WAVEGIT_MAX_ITEMS": "lots"})
     assert result.returncode == 2 and "WAVEGIT_MAX_ITEMS" in result.stderr

@@ -204,7 +204,8 @@ def test_wave_budget_stops_new_attempts_and_says_so(tmp_path: Path) -> None:
     ], concurrency=1, budget={"wave_usd": 1.0})
     outcome = run(remote.clone)
     rep = outcome.report
-    assert (outcome.exit_code, rep.success, rep.budget.exceeded) == (3, False, True)
+    # The wave claimed: it exits by its results (1), never 3, which means nothing was claimed.
+    assert (outcome.exit_code, rep.success, rep.budget.exceeded) == (1, False, True)
     assert rep.budget.wave_spent_usd == pytest.approx(1.2)
     assert [i.verified for i in rep.items] == [True, True, False]
     assert rep.items[2].attempts == 0 and "wave budget reached" in (rep.items[2].error or "")
@@ -235,7 +236,8 @@ def test_halted_before_the_claim_nothing_is_claimed(tmp_path: Path) -> None:
     assert git(remote.origin, "rev-parse", "main") == before
 
 
-def test_halt_during_a_wave_stops_new_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_halt_during_a_wave_stops_new_attempts_and_the_wave_exits_1_not_3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
     other = tmp_path / "other"
     halt_cmd = f"run {sys.executable} -m wavegit -C {other} halt --reason maintenance"
@@ -250,16 +252,20 @@ def test_halt_during_a_wave_stops_new_attempts(tmp_path: Path, monkeypatch: pyte
     remote.new_clone("other")
     outcome = run(remote.clone)
     rep = outcome.report
-    assert (outcome.exit_code, rep.halted) == (3, True)
+    assert (outcome.exit_code, rep.halted) == (1, True)
     assert [(i.id, i.verified, i.attempts) for i in rep.items] == [("A", True, 1), ("B", False, 0)]
     assert any("maintenance" in note for note in rep.notes)
     assert origin_item(remote, "A").status == "review" and origin_item(remote, "B").status == "todo"
 
 
 def test_launch_failure_stops_the_batch_and_records_every_item(tmp_path: Path) -> None:
+    # An executable the preflight finds, whose interpreter is missing: it fails only when launched.
+    worker = tmp_path / "no-such-worker"
+    worker.write_text("#!/nonexistent/interpreter\n")
+    worker.chmod(0o755)
     remote = make_wave_repo(tmp_path, [
         item(name, [f"write src/{name}.txt ok"], [f"src/{name}.txt"]) for name in ("a", "b", "c")
-    ], concurrency=1, worker=str(tmp_path / "no-such-worker"))
+    ], concurrency=1, worker=str(worker), sandbox="none")
     outcome = run(remote.clone)
     rep = outcome.report
     assert (outcome.exit_code, rep.success) == (1, False)

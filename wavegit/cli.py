@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from wavegit import __version__
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
@@ -43,11 +44,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "claim": ("claim", "claim a wave for scale-out and print its GitHub Actions matrix"),
     "work": ("work", "run one claimed item of a scaled-out wave and push its result branch"),
     "collect": ("collect", "combine a scaled-out wave's item branches, record, open the PR, report"),
+    "report": ("report", "show the last wave's report (or a given wave's): text, --json or --markdown"),
 }
 
 
 EXIT_BROKEN_PIPE = 141
-"""128 + SIGPIPE: what git and a shell report for a command whose output pipe closed."""
+"""128 + SIGPIPE, as a shell reports a program killed by a closed pipe."""
 
 # Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
 _RUNS_WORKERS = frozenset({"run", "work", "collect", "review"})
@@ -85,11 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pre-push hook would otherwise spend after its answer). Only commands that register no atexit handler,
     start no thread and leave no file half-written may set it. A caller passing ``argv`` keeps its process.
     """
-    try:
-        code, fast_exit = _run(argv)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return _reader_gone()
+    code, fast_exit = _run(argv)
     if argv is None and fast_exit:
         try:
             sys.stdout.flush()
@@ -97,14 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             return code  # e.g. a closed pipe: the normal exit reports it
         os._exit(code)
+    if argv is None:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _output_closed()
     return code
-
-
-def _reader_gone() -> int:
-    """stdout's reader left (``wavegit ls | head``): end quietly, as git does, with stdout on /dev/null so
-    that the interpreter's last flush cannot fail again."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return EXIT_BROKEN_PIPE
 
 
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
@@ -134,4 +130,31 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     except KeyboardInterrupt:
         print(f"wavegit {top.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED, fast_exit
+    except BrokenPipeError:
+        # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
+        # done); a pipe to some other process breaking is a failure like any other.
+        if argv is not None or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
+            raise
+        return _output_closed(), fast_exit
     return code, fast_exit
+
+
+def _reader_gone(stream: TextIO) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (poll reports an error on it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+def _output_closed() -> int:
+    """End as a program killed by SIGPIPE would: without a traceback, nor a second failure when the
+    interpreter flushes the closed streams at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, sys.stderr.fileno())
+    return EXIT_BROKEN_PIPE

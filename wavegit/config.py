@@ -32,6 +32,28 @@ def _repo_path(value: schema.Value) -> str | None:
     return None
 
 
+def _repo_paths(value: schema.Value) -> str | None:
+    for path in value if isinstance(value, tuple) else ():
+        complaint = _repo_path(path)
+        if complaint is not None:
+            return complaint
+    return None
+
+
+def protected_of(config: "Config") -> tuple[str, ...] | None:
+    """The protected paths of ``config`` (``wavegit.ownership.protected``), or None when they are the
+    defaults (so that a warm ``plan`` need not import the module that computes them)."""
+    if not config.protected_paths and not config.allow_protected and config.tracker_path == TRACKER_PATH:
+        return None
+    from wavegit.ownership.patterns import PatternError
+    from wavegit.ownership.protected import protected_set
+
+    try:
+        return protected_set(config.protected_paths, config.allow_protected, config.tracker_path)
+    except PatternError as exc:
+        raise UsageError(f"{CONFIG_PATH}: {exc}") from None
+
+
 def _ref_name(value: schema.Value) -> str | None:
     text = str(value)
     bad = (not text.strip() or any(c in text for c in " ~^:?*[\\") or text.startswith(("-", "/"))
@@ -113,6 +135,9 @@ class Config(NamedTuple):
         "run on the combined wave branch; empty = none", schema.command(required=False))] = ""
     lease_ttl_s: Annotated[float, schema.key(
         "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
+    keep_branches: Annotated[bool, schema.key(
+        "`sync` keeps the wave and item branches of settled waves instead of deleting those whose work is "
+        "in the base branch")] = False
     budget: Annotated[Budget, schema.key("cost ceilings")] = Budget()
     base_branch: Annotated[str, schema.key(
         "waves branch from here and pull requests target it", _ref_name)] = "main"
@@ -134,6 +159,11 @@ class Config(NamedTuple):
         _worker_env_names)] = ()
     sandbox: Annotated[SandboxConfig, schema.key(
         "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()
+    protected_paths: Annotated[tuple[str, ...], schema.key(
+        "paths no item may own nor any worker change, besides `.wavegit/`, `.github/workflows/`, "
+        "`.github/actions/`, `.gitmodules` and the tracker", _repo_paths)] = ()
+    allow_protected: Annotated[tuple[str, ...], schema.key(
+        "protected paths items may own after all (each must equal one of them)", _repo_paths)] = ()
 
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 

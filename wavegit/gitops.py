@@ -151,6 +151,12 @@ def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
     return found
 
 
+def is_valid_ref_name(root: Path, ref: str) -> bool:
+    """Whether ``ref`` (a full name, e.g. ``refs/heads/wavegit/items/W/ID``) is a name git accepts for a
+    ref (``git check-ref-format``): ids like ``a..b`` or ``x.lock`` are not."""
+    return git.run(["check-ref-format", ref], cwd=root, check=False).returncode == 0
+
+
 def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
                check: bool = True) -> bool:
     """Point ``ref`` at ``new``; when ``old`` is given, only if it points there now ("" = does not exist).
@@ -427,3 +433,73 @@ def remove_worktree(root: Path, path: Path) -> bool:
 def prune_worktrees(root: Path) -> None:
     """Drop the admin entries of worktrees whose directories are gone (best effort)."""
     git.run(["worktree", "prune"], cwd=root, check=False)
+
+
+# -- merges by content and branch cleanup (``wavegit sync``) ---------------------------------------------
+
+def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = (),
+              paths: Sequence[str] = ()) -> dict[str, str]:
+    """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id), for
+    exactly ``commits``, or for the commits ``revs`` lists that change any of ``paths`` (their patches cut
+    down to those paths); merges and empty commits have none."""
+    if not commits and not (revs and paths):
+        return {}
+    args = ["-c", "log.showSignature=false", "--literal-pathspecs", "log", "-p", "--binary", "--no-merges",
+            "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--format=commit %H"]
+    if commits:
+        patches = git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
+    else:
+        patches = git.out([*args, *revs, "--", *paths], cwd=root)
+    if not patches.strip():
+        return {}
+    listing = git.out(["patch-id", "--stable"], cwd=root, input=patches + "\n")
+    found = {}
+    for line in listing.splitlines():
+        patch_id, _, commit = line.partition(" ")
+        found[commit] = patch_id
+    return found
+
+
+def blobs_at(root: Path, specs: Sequence[str]) -> list[BlobSha | None]:
+    """The blob each ``<rev>:<path>`` names (None: no blob there), from one ``git cat-file --batch-check``."""
+    if not specs:
+        return []
+    listing = git.out(["cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=root,
+                      input="".join(f"{spec}\n" for spec in specs))
+    found: list[BlobSha | None] = []
+    for line in listing.splitlines():
+        fields = line.split()
+        found.append(BlobSha(fields[0]) if len(fields) == 2 and fields[1] == "blob" else None)
+    return found
+
+
+def last_change(root: Path, rev: str, paths: Sequence[str]) -> CommitSha | None:
+    """The newest commit of ``rev`` that changed any of ``paths`` (taken literally); None when none did."""
+    found = git.out(["--literal-pathspecs", "log", "--max-count=1", "--format=%H", rev, "--", *paths],
+                    cwd=root)
+    return CommitSha(found) if found else None
+
+
+def delete_remote_refs(root: Path, remote: str, leases: Mapping[str, str]) -> dict[str, str]:
+    """Delete each ref on ``remote`` only if it still points at its lease (ref -> sha); the refs that were
+    not deleted -> why (one ``git push``: a refusal of one ref does not stop the others)."""
+    if not leases:
+        return {}
+    args = ["push", "--porcelain", *[f"--force-with-lease={ref}:{sha}" for ref, sha in leases.items()],
+            remote, *[f":{ref}" for ref in leases]]
+    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+    refused = {}
+    for line in result.stdout.splitlines():
+        flag, _, rest = line.partition("\t")
+        if flag == "!":
+            refspec, _, why = rest.partition("\t")
+            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
+    if result.returncode != 0 and not refused:
+        why = git.GitError(args, result.returncode, result.stderr).args[0]
+        refused = dict.fromkeys(leases, why)
+    return refused
+
+
+def delete_ref_at(root: Path, ref: str, old: str) -> bool:
+    """Delete ``ref`` only if it points at ``old``; whether it was deleted (never raises)."""
+    return git.run(["update-ref", "-d", ref, old], cwd=root, env=C_LOCALE, check=False).returncode == 0

@@ -19,7 +19,8 @@ COLUMNS_FORMAT = f"wavegit-columns-1-{tracker.CACHE_FORMAT}"
 
 
 def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
-                 path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> tracker.Columns:
+                 path: str = ".wavegit/tracker.yaml", *, strict: bool = True,
+                 protected: tracker.Protected = None) -> tracker.Columns:
     """``tracker.columns(tracker.load_blob(...))`` with a parse cache of its own, for commands that only plan.
 
     A 10,000-item tracker's columns unmarshal in a tenth of the time of its items: no prompts, titles or
@@ -28,13 +29,16 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
     the failure).
     """
     if cache_dir is None:
-        return tracker.columns(tracker.load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
-    entry = cache_dir / f"columns-{blob_sha}-{'s' if strict else 'l'}-{tracker.path_key(path)}.marshal"
+        return tracker.columns(tracker.load_blob(blob_sha, read_text, cache_dir, path, strict=strict,
+                                                 protected=protected))
+    entry = (cache_dir
+             / f"columns-{blob_sha}-{'s' if strict else 'l'}-{tracker.path_key(path, protected)}.marshal")
     with gc_paused():
         cached = parsecache.read(entry, COLUMNS_FORMAT)
         if isinstance(cached, tuple):
             return tracker.Columns(*cached)
-        found = tracker.columns(tracker.load_blob(blob_sha, read_text, cache_dir, path, strict=strict))
+        found = tracker.columns(tracker.load_blob(blob_sha, read_text, cache_dir, path, strict=strict,
+                                                  protected=protected))
         patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
         found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
         found = found._replace(in_flight=in_flight_lookup(found).tables())

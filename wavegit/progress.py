@@ -5,6 +5,10 @@ with plain ANSI cursor moves, refreshed every second so elapsed times tick. Anyw
 logs, pipes): one plain line per event, e.g. ``AUTH-12 attempt 1 started`` and
 ``AUTH-12 verified in 3.2s (attempt 1)``. Workers report from several threads, so every method
 takes one lock and writes whole lines.
+
+Output is best effort: when the stream fails (``wavegit run 2>&1 | head -2`` closes the pipe, a full
+disk, a closed terminal) the view goes quiet for the rest of the wave and the wave goes on; a progress
+line is never worth a wave left half-recorded.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ class Progress:
         self._drawn = 0
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.output_error: str | None = None
+        """Why output stopped (the stream failed), or None while it works."""
 
     def __enter__(self) -> Progress:
         return self
@@ -167,5 +173,11 @@ class Progress:
                 self._redraw(self._clock())
 
     def _write(self, text: str) -> None:
-        self._stream.write(text)
-        self._stream.flush()
+        if self.output_error is not None:
+            return
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (OSError, ValueError) as exc:
+            # OSError: EPIPE, ENOSPC, EIO; ValueError: the stream was closed under us.
+            self.output_error = f"{type(exc).__name__}: {exc}"

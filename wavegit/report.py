@@ -6,8 +6,11 @@ gate reads it back from a PR comment: wrong types, missing or unknown fields and
 timestamps raise :class:`ReportError` naming the JSON path.
 
 The Markdown starts with a hidden marker line, renders every report-supplied string HTML-escaped
-(so no text from a worker can open or close a comment, a tag or a link), and embeds the whole
-report JSON in one hidden HTML comment whose ``--`` sequences are escaped as ``-\\u002d``.
+(so no text from a worker can open or close a comment, a tag or a link), and embeds the report JSON
+in one hidden HTML comment whose ``--`` sequences are escaped as ``-\\u002d``. It always fits GitHub's
+comment limit: when the whole JSON does not, the embedded copy is shortened (lists cut, long strings
+clipped, at worst items left out), and its ``omitted`` field counts what is missing; the whole report
+is the JSON file ``wavegit run`` writes, which the comment names.
 """
 
 from __future__ import annotations
@@ -106,6 +109,29 @@ class BudgetReport:
 class WaveTestReport:
     command: str = ""
     exit_code: int | None = None
+    log_path: str = ""
+    log_tail: str = ""
+    """The end of its output when it failed (empty when it passed)."""
+
+
+@dataclass(kw_only=True)
+class Omitted:
+    """What this copy of a report leaves out to fit one PR comment (all zero: it is whole)."""
+
+    items: int = 0
+    skipped: int = 0
+    notes: int = 0
+    files_changed: dict[str, int] = field(default_factory=dict)
+    """item id -> entries left out of its ``files_changed``."""
+    ownership_violations: dict[str, int] = field(default_factory=dict)
+    """item id -> entries left out of its ``ownership_violations`` (never all of them)."""
+    clipped_strings: int = 0
+    full_report: str = ""
+    """Where the whole report is."""
+
+    def __bool__(self) -> bool:
+        return bool(self.items or self.skipped or self.notes or self.files_changed
+                    or self.ownership_violations or self.clipped_strings)
 
 
 @dataclass(kw_only=True)
@@ -125,8 +151,12 @@ class WaveReport:
     notes: list[str] = field(default_factory=list)
     config_source: str = ""
     """Where the config the wave obeyed was read: ``origin/main:.wavegit/config.yaml``, or the checkout."""
+    tracker_source: str = ""
+    """The tracker the wave claimed from: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
     sandbox: str = ""
     """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
+    omitted: Omitted = field(default_factory=Omitted)
+    """Set only in a report comment's shortened copy (:func:`to_markdown`)."""
     started_at: str = field(metadata=_TS)
     finished_at: str | None = field(default=None, metadata=_TS)
 
@@ -177,6 +207,13 @@ def _code(value: object) -> str:
     return f"<code>{_text(value)}</code>"
 
 
+def quote(value: object, limit: int = 500) -> str:
+    """``value`` (worker- or tracker-supplied) as inert inline code, at most ``limit`` characters of it:
+    for any comment wavegit posts (a reply quoting a file name cannot carry a marker or a tag)."""
+    text = str(value)
+    return _code(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
 def _money(usd: float | None) -> str:
     return "—" if usd is None else f"${usd:.2f}"
 
@@ -197,6 +234,95 @@ def _slim(report: WaveReport) -> WaveReport:
     return dataclasses.replace(report, items=items)
 
 
+FULL_REPORT = "<git dir>/wavegit/reports/{wave}.json"
+"""Where ``wavegit run`` keeps the whole report (the action's ``report-path`` output)."""
+_NOTE_ROOM = 600
+"""Room kept for the note saying what a shortened copy leaves out."""
+_CAPS = (50, 10, 3, 1)
+"""Entries kept per list in the successive shortened copies of a report."""
+
+
+def _compact(report: WaveReport, cap: int, keep_items: int | None = None) -> WaveReport:
+    """A copy of ``report`` with every list cut to ``cap`` entries (a non-empty one keeps at least one),
+    long strings clipped, no log tails or attempt records, and only the first ``keep_items`` items."""
+    limit = max(80, cap * 10)
+    omitted = Omitted(full_report=FULL_REPORT.format(wave=report.wave_id))
+
+    def clip(value: str) -> str:
+        if len(value) <= limit:
+            return value
+        omitted.clipped_strings += 1
+        return value[:limit - 1] + "…"
+
+    def cut(values: list[str], item_id: str, counts: dict[str, int]) -> list[str]:
+        if len(values) > cap:
+            counts[item_id] = len(values) - cap
+        return [clip(value) for value in values[:cap]]
+
+    items = [dataclasses.replace(
+        item, files_changed=cut(item.files_changed, item.id, omitted.files_changed),
+        ownership_violations=cut(item.ownership_violations, item.id, omitted.ownership_violations),
+        error=None if item.error is None else clip(item.error), log_tail="", attempt_records=[])
+        for item in report.items[:keep_items]]
+    skipped = [SkippedItem(id=s.id, reason=clip(s.reason)) for s in report.skipped[:cap]]
+    notes = [clip(note) for note in report.notes[:cap]]
+    omitted.items = len(report.items) - len(items)
+    omitted.skipped = len(report.skipped) - len(skipped)
+    omitted.notes = len(report.notes) - len(notes)
+    return dataclasses.replace(
+        report, items=items, skipped=skipped, notes=notes, config_source=clip(report.config_source),
+        wave_test=dataclasses.replace(report.wave_test, command=clip(report.wave_test.command)),
+        omitted=omitted)
+
+
+def _shortened(report: WaveReport, room: int) -> tuple[str, WaveReport]:
+    """The embedded block of the fullest copy of ``report`` that fits in ``room`` characters, and that copy.
+
+    The whole report first, then without log tails and attempt records, then shorter and shorter lists,
+    and at last fewer items (the most that fit): :class:`ReportError` only when not even the wave's own
+    fields fit."""
+    whole = _embedded(report)
+    if len(whole) <= room:
+        return whole, report
+    room -= _NOTE_ROOM
+    for copy in (_slim(report), *(_compact(report, cap) for cap in _CAPS)):
+        block = _embedded(copy)
+        if len(block) <= room:
+            return block, copy
+    fits, left = -1, len(report.items)
+    while fits < left:
+        middle = (fits + left + 1) // 2
+        if len(_embedded(_compact(report, 1, middle))) <= room:
+            fits = middle
+        else:
+            left = middle - 1
+    if fits < 0:
+        raise ReportError(f"$: the report JSON does not fit in {room} characters even without its items")
+    copy = _compact(report, 1, fits)
+    return _embedded(copy), copy
+
+
+def _omitted_note(omitted: Omitted) -> str:
+    parts = [f"{count} {what}" for count, what in (
+        (omitted.items, "items"), (omitted.skipped, "skipped items"), (omitted.notes, "notes"),
+        (sum(omitted.files_changed.values()), "changed paths"),
+        (sum(omitted.ownership_violations.values()), "violating paths"),
+        (omitted.clipped_strings, "long texts clipped")) if count]
+    left_out = f" (left out: {', '.join(parts)})" if parts else ""
+    return (f"The embedded report JSON is shortened to fit GitHub's size limit{left_out}; the whole "
+            f"report is {_code(omitted.full_report)} where the wave ran (the action's "
+            f"{_code('report-path')}).")
+
+
+SHOWN_NOTES = 20
+"""Notes shown in a comment's summary (each at most ``SHOWN_TEXT`` characters); the rest are counted."""
+SHOWN_TEXT = 500
+
+
+def _clipped(value: str) -> str:
+    return value if len(value) <= SHOWN_TEXT else value[:SHOWN_TEXT - 1] + "…"
+
+
 def _summary(report: WaveReport) -> list[str]:
     outcome = "✅ success" if report.success else "❌ failed"
     failed = len(report.items) - report.verified_count
@@ -213,7 +339,7 @@ def _summary(report: WaveReport) -> list[str]:
     if report.wave_test.command:
         code = report.wave_test.exit_code
         result = "passed" if code == 0 else f"failed (exit {_maybe(code)})"
-        extra.append(f"Wave test {_code(report.wave_test.command)}: {result}.")
+        extra.append(f"Wave test {_code(_clipped(report.wave_test.command))}: {result}.")
     if report.halted:
         extra.append("Halted: no new attempts were started.")
     if report.budget.exceeded:
@@ -221,20 +347,42 @@ def _summary(report: WaveReport) -> list[str]:
                      f"{_money(report.budget.wave_usd_limit)}; no new attempts were started.")
     if not report.tracker_updated:
         extra.append("The tracker update did not land.")
-    extra.extend(_text(note) for note in report.notes)
+    extra.extend(_text(_clipped(note)) for note in report.notes[:SHOWN_NOTES])
+    if len(report.notes) > SHOWN_NOTES:
+        extra.append(f"_{len(report.notes) - SHOWN_NOTES} more notes not shown._")
     return [*lines, *(["", *extra] if extra else [])]
 
 
-_COLUMNS = ("item", "status", "verified", "attempts", "test exit", "duration", "files", "cost",
+_COLUMNS = ("item", "status", "verified", "reason", "attempts", "test exit", "duration", "files", "cost",
             "ownership violations")
 _TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+_KILLED = {"wall": "timeout", "idle": "idle timeout", "cancelled": "cancelled"}
+
+
+def reason(item: ItemReport) -> str:
+    """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``,
+    ``test exit N``, ``worker exit N``; ``—`` when it was verified and delivered."""
+    last = item.attempt_records[-1] if item.attempt_records else None
+    if item.verified:
+        return "not delivered" if item.error else "—"
+    if item.attempts == 0:
+        return "not started"
+    if item.ownership_violations:
+        return "violation"
+    if last is not None and last.killed:
+        return _KILLED.get(last.killed, last.killed)
+    if item.test_exit not in (None, 0):
+        return f"test exit {item.test_exit}"
+    if item.exit_code not in (None, 0):
+        return f"worker exit {item.exit_code}"
+    return "failed"
 
 
 def _row(item: ItemReport) -> str:
     violations = ", ".join(item.ownership_violations) if item.ownership_violations else "—"
-    cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", str(item.attempts),
-             _maybe(item.test_exit), f"{item.duration_s:.1f}s", str(len(item.files_changed)),
-             _money(item.cost), _text(violations)]
+    cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", _text(reason(item)),
+             str(item.attempts), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
+             str(len(item.files_changed)), _money(item.cost), _text(violations)]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -261,19 +409,21 @@ _SLIM_NOTE = "The embedded report JSON leaves out log tails and attempt records 
 def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """The PR comment: marker, summary, item table, log tails, skipped items, embedded JSON.
 
-    Over ``max_chars`` it drops log tails first, then table rows and skipped items (with a note);
-    the embedded JSON is always whole. Only when the JSON alone would not fit are log tails and
-    attempt records left out of the embedded copy (and the comment says so).
+    It always fits in ``max_chars``: over it, log tails are dropped first, then table rows and skipped
+    items (with a note). The embedded JSON is whole when it fits beside the summary; otherwise it is the
+    fullest shortened copy that does (:func:`_shortened`), and a note says what it leaves out and where
+    the whole report is.
     """
     head = [MARKER, *_summary(report)]
-    embedded = _embedded(report)
     fixed = sum(len(line) + 1 for line in head + _TABLE_HEAD) + _NOTES_RESERVE
-    if fixed + len(embedded) > max_chars:
-        embedded = _embedded(_slim(report))
+    embedded, copy = _shortened(report, max_chars - fixed)
+    if copy.omitted:
+        shortened = _omitted_note(copy.omitted)
+        head += ["", shortened]
+        fixed += len(shortened) + 2
+    elif copy is not report:
         head += ["", _SLIM_NOTE]
         fixed += len(_SLIM_NOTE) + 2
-        if fixed + len(embedded) > max_chars:
-            raise ReportError(f"$: the report JSON ({len(embedded)} characters) does not fit in {max_chars}")
     budget = max_chars - fixed - len(embedded)
     rows, rows_left = _fit([_row(item) for item in report.items], budget)
     budget -= sum(len(row) + 1 for row in rows)

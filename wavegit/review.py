@@ -14,7 +14,9 @@ wave can be named (the PR's head branch is ``wavegit/<wave>``); anything else ge
 
 The rebuilt branch replaces the old one with a lease (``--force-with-lease`` on the tip that was read),
 ``wave_test`` runs on it, and the report comment is updated (and the gate re-run) for the new head. Every
-reply carries a hidden marker naming the command's comment, so a retried run never replies twice.
+reply carries a hidden marker naming the command's comment, so a retried run never replies twice; it is
+the only marker a reply carries: what a reply quotes (a worker's error naming its files, a branch name) is
+escaped, so a file named like the report marker cannot make a reply pass for the report.
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ def parse_command(body: str) -> Command | None:
     return None
 
 
+def defang(text: str) -> str:
+    """``text`` with no HTML comment opener left: whatever a reply quotes, it carries no wavegit marker
+    (the quoted parts are escaped already; this holds even for one that was not)."""
+    return text.replace("<!--", "&lt;!--")
+
+
 def reply_marker(comment_id: int) -> str:
     return f"<!-- wavegit:reply {comment_id} -->"
 
@@ -106,7 +114,7 @@ class Reviewer:
 
     def _reply(self, number: int, comment: Comment, code: int, text: str) -> Outcome:
         marker = reply_marker(comment.id)
-        self.client.upsert_report_comment(number, f"{marker}\n{text}\n", marker)
+        self.client.upsert_report_comment(number, f"{marker}\n{defang(text)}\n", marker)
         return Outcome(code, text)
 
     def _current_report(self, number: int) -> report.WaveReport:
@@ -117,13 +125,14 @@ class Reviewer:
         try:
             return report.parse_markdown(found.body)
         except report.ReportError as exc:
-            raise Refused(f"the report comment of PR #{number} cannot be read: {exc}") from None
+            raise Refused(f"the report comment of PR #{number} cannot be read: {report.quote(exc)}") from None
 
     def _act(self, number: int, command: Command, author: str) -> tuple[int, str]:
         pr = self.client.pr_info(number)
         wave_id = worktree.parse_wave_branch(pr.head_ref)
         if wave_id is None or pr.state != "open":
-            raise Refused(f"PR #{number} is not an open wavegit wave (its branch is `{pr.head_ref}`).")
+            raise Refused(f"PR #{number} is not an open wavegit wave "
+                          f"(its branch is {report.quote(pr.head_ref)}).")
         snapshot = self.store.read()
         loaded = load_tracker(snapshot, self.repo, self.config)
         item = loaded.get(command.item_id)
@@ -136,10 +145,10 @@ class Reviewer:
         # The base the wave recorded; the branch must still grow from it.
         base, tip = published.base_sha, remote_wave_tip(self.repo, self.config, wave_id)
         if not gitops.is_ancestor(self.repo.root, base, tip):
-            raise Refused(f"`{pr.head_ref}` no longer grows from the wave's base {base[:12]}.")
+            raise Refused(f"{report.quote(pr.head_ref)} no longer grows from the wave's base {base[:12]}.")
         on_branch = branch_items(self.repo, base, tip)
         if item.id not in on_branch:
-            raise Refused(f"`{item.id}` has no commit on `{pr.head_ref}`.")
+            raise Refused(f"`{item.id}` has no commit on {report.quote(pr.head_ref)}.")
         members = wave_items(loaded, wave_id, Status.REVIEW)
         rebuild = Rebuild(self, number, wave_id, base, tip, snapshot, members, on_branch, published)
         if command.action == "drop":
@@ -168,8 +177,9 @@ class Rebuild:
         r = self.reviewer
         run = run_item(r.repo, r.config, r.store, self.wave_id, item, self.base, self.snapshot)
         if not run.verified:
-            return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified ({run.error}); the wave "
-                                      "branch and the tracker are unchanged.")
+            return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified "
+                                      f"({report.quote(run.error)}); the wave branch and the tracker "
+                                      "are unchanged.")
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit import budget, git, gitops, jsondecode, report, runner, tracker, worktree
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
 from wavegit.engine.pipeline import Delivery, NoDelivery, WaveOptions, run_claimed
@@ -38,7 +38,7 @@ from wavegit.engine.records import Attempt, Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Wave
 from wavegit.errors import UsageError
 from wavegit.lifecycle import Status
-from wavegit.ownership.patterns import matches
+from wavegit.ownership import changes
 from wavegit.repo import Repo
 from wavegit.store import Snapshot, TrackerStore
 
@@ -291,7 +291,7 @@ class ResultBranches:
     def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
         for n, run in enumerate(runs):
             runs[n] = _collected_run(self.repo, run.item, f"{self.tracking}{run.item.id}", self.pinned,
-                                     wave.logs)
+                                     wave.logs, protected_of(wave.config))
 
 
 def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], prefix: str,
@@ -304,20 +304,21 @@ def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], pr
                          [f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"])
 
 
-def _recheck_ownership(repo: Repo, run: ItemRun, base: str) -> ItemRun:
+def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str, ...] | None) -> ItemRun:
     """The ownership check again, here, on the result's tree: the job that ran the worker is not trusted."""
     last = run.attempts[-1] if run.attempts else None
     if last is None or last.commit is None:
         return run
     changed = gitops.changed_paths(repo.root, base, gitops.tree_of(repo.root, last.commit))
-    violations = [p for p in changed if not any(matches(pattern, p) for pattern in run.item.owns)]
-    if violations:
-        last.commit, last.files_changed, last.violations = None, changed, violations
-        last.error = f"ownership violation found by collect: changed {', '.join(violations[:5])}"
+    judged = changes.judge(run.item.id, run.item.owns, protected, changed)
+    if judged.error is not None:
+        last.commit, last.files_changed, last.violations = None, judged.changed, judged.violations
+        last.error = f"found by collect: {judged.error}"
     return run
 
 
-def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path) -> ItemRun:
+def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path,
+                   protected: tuple[str, ...] | None) -> ItemRun:
     commit = gitops.resolve_commit(repo.root, ref)
     if commit is None:
         return ItemRun(item, not_started=NO_RESULT)
@@ -326,4 +327,4 @@ def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Pa
     parent = gitops.first_parent(repo.root, commit)
     if result.base != base or parent != base:
         raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
-    return _recheck_ownership(repo, restore_run(item, result, commit, logs), base)
+    return _recheck_ownership(repo, restore_run(item, result, commit, logs), base, protected)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from wavegit import git, gitops
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.errors import EXIT_RACE_LOST, RaceLostError, UsageError, WavegitError
 from wavegit.repo import Repo
 
@@ -124,16 +124,23 @@ class MutationResult:
     op_id: str = ""
 
 
+def tracker_source(target: str, path: str, blob_sha: str) -> str:
+    """Which tracker was read, for output: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
+    return f"{target}:{path} blob {blob_sha[:12]}"
+
+
 def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
-                       cache_dir: Path | None = None) -> None:
-    """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing."""
+                       cache_dir: Path | None = None, protected: tuple[str, ...] | None = None) -> None:
+    """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing.
+
+    ``protected``: the config's protected paths (``config.protected_of``; None: the defaults)."""
     # Imported here: the tracker module pulls in YAML, which commands that only read refs do not need.
     from wavegit import tracker
 
     if blob_sha is not None:
-        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True)
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True, protected=protected)
     else:
-        tracker.loads(text, path, strict=True)
+        tracker.loads(text, path, strict=True, protected=protected)
 
 
 def with_trailer(message: str, key: str, value: str) -> str:
@@ -254,7 +261,7 @@ class GitStore:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
         if self.remote and fetch:
             self._fetch()
-        commit = self._resolve(self.tracking_ref if self.remote else self.branch_ref)
+        commit = self._resolve(self.read_ref)
         if commit is None:
             return Snapshot(None, None, None)
         found = self._cat(commit, self.config.tracker_path)
@@ -270,14 +277,28 @@ class GitStore:
         content-addressed cache first (``wavegit plan``) and call ``read_blob`` only on a miss; writers use
         ``read``, whose snapshot pairs the blob with its commit.
         """
+        return self.read_blob_shas([self.config.tracker_path], fetch=fetch).get(self.config.tracker_path)
+
+    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, str]:
+        """The blob SHAs of those of ``paths`` that are files at the branch head, in the same one git
+        process as ``read_blob_sha`` (``plan`` learns of ``.wavegit/HALT`` at no extra cost)."""
         if self.remote and fetch:
             self._fetch()
-        ref = self.tracking_ref if self.remote else self.branch_ref
         try:
-            entries = gitops.ls_tree(self.repo.root, f"{ref}^{{commit}}", [self.config.tracker_path])
+            entries = gitops.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
         except git.GitError:
-            return None  # no such branch
-        return next((entry.sha for entry in entries if entry.kind == "blob"), None)
+            return {}  # no such branch
+        return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
+
+    @property
+    def read_ref(self) -> str:
+        """The ref the tracker is read from: the remote's tracker branch as last fetched, else the local
+        branch."""
+        return self.tracking_ref if self.remote else self.branch_ref
+
+    def source(self, blob_sha: str) -> str:
+        """Which tracker a command read, for its output (:func:`tracker_source`)."""
+        return tracker_source(self.target, self.config.tracker_path, blob_sha)
 
     def read_blob(self, blob_sha: str) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
@@ -292,7 +313,8 @@ class GitStore:
         if blob_sha is None:
             raise UsageError(f"no tracker at {self.target}:{self.config.tracker_path} (run `wavegit init`)")
         loaded = tracker.load_blob(blob_sha, lambda: self.read_blob(blob_sha), self.cache_dir,
-                                   self.config.tracker_path, strict=strict)
+                                   self.config.tracker_path, strict=strict,
+                                   protected=protected_of(self.config))
         return loaded, blob_sha
 
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
@@ -305,7 +327,8 @@ class GitStore:
         texts = dict(change.files)
         if change.tracker_text is not None:
             tracker_sha = self._hash(change.tracker_text, store=False)
-            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir)
+            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
+                               protected_of(self.config))
             texts[self.config.tracker_path] = change.tracker_text
         blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)

@@ -3,8 +3,8 @@
 All tracker changes are one compare-and-swap commit (none when nothing changed, so a second run is a
 no-op). The rules, per item:
 
-- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer and whose tip is
-  contained in the base branch -> ``done`` (the wave was merged before it was even recorded).
+- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer that is in the base
+  branch (the rules below) -> ``done`` (the wave was merged before it was even recorded).
 - ``in_progress`` with an expired lease (``claimed_at`` older than ``lease_ttl_s``; a missing or unreadable
   ``claimed_at`` counts as expired):
   - the wave branch does not exist on the remote (in this repository when there is no remote) -> ``todo``
@@ -15,8 +15,11 @@ no-op). The rules, per item:
     (``wavegit.wavelock``: its lock names a pid that ended or now runs another process).
 - ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
   unmerged -> ``todo``; the report comment then says so.
-- ``review`` otherwise: the wave branch's tip contained in the base branch -> ``done``. A wave branch that
-  is gone is not by itself a sign of a merge: such items stay in ``review``.
+- ``review`` otherwise: the item's changes in the base branch -> ``done``, by the rules of
+  :mod:`wavegit.sync_merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on the
+  wave branch as the remote has it or as this repository does (a ``--no-push`` wave merged by hand); the
+  change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
+  ``review`` unless a squash's trailers name them.
 
 First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
 (they make every fetch in the clone fail) are removed by :func:`wavegit.worktree.repair_half_made`; a dry
@@ -24,7 +27,9 @@ run only lists them.
 
 Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
-is read, so a wave that claims after that read cannot lose worktrees it has just created.
+is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
+branches of waves with no item left ``in_progress`` or in ``review`` whose work is all in the base branch
+are deleted (:mod:`wavegit.sync_branches`; ``keep_branches`` keeps them, and the item branches above).
 """
 
 from __future__ import annotations
@@ -35,14 +40,15 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, gitops, lifecycle, report, tracker, wavelock, worktree
-from wavegit.config import Config
+from wavegit import git, gitops, lifecycle, report, sync_branches, sync_merged, tracker, wavelock, worktree
+from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
 from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
 
+PR_RULE = "pr"
 SYNC_MESSAGE = "wavegit: sync: reconcile in-flight items with branches, pull requests and leases"
 _SEP = "\x1f"
 
@@ -59,13 +65,16 @@ class ItemChange:
     fields: Mapping[str, object | None] = field(compare=False)
     pr: int | None = None
     merge_sha: str | None = None
+    rule: str | None = None
+    """How a merge was found: ``pr``, or a rule of :mod:`wavegit.sync_merged`; None for other changes."""
 
     def line(self) -> str:
-        return f"{self.id}: {self.old} -> {self.new} ({self.reason})"
+        how = f" by {self.rule}" if self.rule else ""
+        return f"{self.id}: {self.old} -> {self.new}{how} ({self.reason})"
 
     def to_json(self) -> dict[str, object]:
         return {"kind": "item", "id": self.id, "wave": self.wave, "from": self.old, "to": self.new,
-                "reason": self.reason, "pr": self.pr, "merge_sha": self.merge_sha}
+                "reason": self.reason, "pr": self.pr, "merge_sha": self.merge_sha, "rule": self.rule}
 
 
 @dataclass(frozen=True)
@@ -95,13 +104,22 @@ class SyncResult:
     """What failed after the commit landed (report comments)."""
     repaired: list[str] = field(default_factory=list)
     """Half-made worktrees removed (on a dry run: found), one line each."""
+    branches: list[sync_branches.BranchFate] = field(default_factory=list)
+    """Branches of settled waves deleted, or kept because they hold work not in the base branch."""
 
     def lines(self) -> list[str]:
-        return self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+        """What changed (or, on a dry run, would change)."""
+        return (self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+                + [b.line() for b in self.branches if b.deleted])
+
+    def notes(self) -> list[str]:
+        """What sync leaves as it is and why: the branches it keeps."""
+        return [b.line() for b in self.branches if not b.deleted]
 
     def to_json(self) -> list[dict[str, object]]:
         repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
-        return repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+        return (repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+                + [b.to_json() for b in self.branches])
 
 
 class WaveRefs:
@@ -120,17 +138,35 @@ class WaveRefs:
         else:
             prefix = "refs/heads/"
             self.where = "this repository"
+        self.remote = remote
         self.base = gitops.resolve_commit(repo.root, f"{prefix}{config.base_branch}")
-        self.tips: dict[str, str] = {}
-        for ref, sha in gitops.for_each_ref(repo.root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
-            wave_id = worktree.parse_wave_branch(ref.removeprefix(prefix))
-            if wave_id is not None:
-                self.tips[wave_id] = sha
+        self.tips, self.item_tips = _branches(repo.root, prefix)
+        # A `--no-push` wave's branch lives only here; merged by hand, it is found by its local tip.
+        self.local_tips = _branches(repo.root, "refs/heads/")[0] if remote is not None else self.tips
         self.items_on = cache(self._items_on)
-        self.merge_sha = cache(self._merge_sha)
+        self.merges = cache(self._merges)
 
     def tip(self, wave_id: str) -> str | None:
         return self.tips.get(wave_id)
+
+    def heads(self, wave_id: str) -> list[sync_merged.Head]:
+        """The wave branch's tips: on the remote, then (when it differs) in this repository."""
+        found = []
+        if wave_id in self.tips:
+            found.append(sync_merged.Head(self.tips[wave_id], self.where if self.remote else "local"))
+        local = self.local_tips.get(wave_id)
+        if local is not None and local != self.tips.get(wave_id):
+            found.append(sync_merged.Head(local, "local"))
+        return found
+
+    def branches(self) -> sync_branches.Branches:
+        return sync_branches.Branches(self.root, self.remote, self.tips, self.item_tips, self.local_tips,
+                                      self.merges)
+
+    def _merges(self, wave_id: str) -> sync_merged.WaveMerges | None:
+        if self.base is None:
+            return None
+        return sync_merged.WaveMerges(self.root, self.base, self.base_branch, wave_id, self.heads(wave_id))
 
     def _items_on(self, wave_id: str) -> frozenset[str]:
         """Items with a commit of this wave (``Wavegit-Item`` + ``Wavegit-Wave`` trailers) on its branch."""
@@ -147,20 +183,20 @@ class WaveRefs:
                 found.update(items.split())
         return frozenset(found)
 
-    def _merge_sha(self, wave_id: str) -> str | None:
-        """The commit that brought the wave branch's tip into the base branch; None while it is not in."""
-        tip = self.tips.get(wave_id)
-        if tip is None or self.base is None:
-            return None
-        if not gitops.is_ancestor(self.root, tip, self.base):
-            return None
-        chain = gitops.rev_list(self.root, [f"{tip}..{self.base}"], first_parent_only=True,
-                                ancestry_path=True)
-        if not chain:
-            return tip
-        # The oldest base commit descending from the tip: a merge commit, or (fast-forward) the tip's child.
-        oldest = chain[-1]
-        return tip if gitops.first_parent(self.root, oldest) == tip else oldest
+
+def _branches(root: Path, prefix: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
+    waves: dict[str, str] = {}
+    items: dict[str, dict[str, str]] = {}
+    for ref, sha in gitops.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
+        name = ref.removeprefix(prefix)
+        wave_id = worktree.parse_wave_branch(name)
+        if wave_id is not None:
+            waves[wave_id] = sha
+        parsed = worktree.parse_item_branch(name)
+        if parsed is not None:
+            items.setdefault(parsed[0], {})[name] = sha
+    return waves, items
 
 
 def _fetch(root: Path, remote: str, refspecs: list[str]) -> None:
@@ -218,7 +254,7 @@ def _review(item: tracker.Item, facts: Facts, now: datetime) -> ItemChange | Non
     if item.pr is not None and facts.github is not None:
         state, merge_sha = facts.pr_state(item.pr)
         if state == "merged":
-            return _done(item, merge_sha, f"PR #{item.pr} merged", now)
+            return _done(item, merge_sha, f"PR #{item.pr} merged", now, PR_RULE)
         if state == "closed":
             update = lifecycle.reopen(f"PR #{item.pr} was closed without merging", report.utc_timestamp(now))
             return _change(item, update, f"PR #{item.pr} closed without merging")
@@ -231,7 +267,8 @@ def _review(item: tracker.Item, facts: Facts, now: datetime) -> ItemChange | Non
 def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime) -> ItemChange | None:
     wave = item.wave
     on_branch = wave is not None and item.id in facts.refs.items_on(wave)
-    if on_branch and wave is not None:
+    merges = facts.refs.merges(wave) if wave is not None else None
+    if wave is not None and merges is not None and merges.has_item(item.id):
         done = _done_if_merged(item, wave, facts, now)
         if done is not None:
             return done
@@ -262,20 +299,21 @@ def _release(item: tracker.Item, config: Config, reason: str, now: datetime) -> 
 
 
 def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) -> ItemChange | None:
-    merged = facts.refs.merge_sha(wave)
+    merges = facts.refs.merges(wave)
+    merged = merges.item(item.id) if merges is not None else None
     if merged is None:
         return None
-    return _done(item, merged, f"{worktree.wave_branch(wave)} is merged into {facts.refs.base_branch}", now)
+    return _done(item, merged.commit, merged.reason, now, merged.rule)
 
 
-def _done(item: tracker.Item, merge_sha: str | None, reason: str, now: datetime) -> ItemChange:
-    return _change(item, lifecycle.done(merge_sha, report.utc_timestamp(now)), reason, merge_sha)
+def _done(item: tracker.Item, merge_sha: str | None, reason: str, now: datetime, rule: str) -> ItemChange:
+    return _change(item, lifecycle.done(merge_sha, report.utc_timestamp(now)), reason, merge_sha, rule)
 
 
 def _change(item: tracker.Item, update: lifecycle.Update, reason: str,
-            merge_sha: str | None = None) -> ItemChange:
+            merge_sha: str | None = None, rule: str | None = None) -> ItemChange:
     return ItemChange(item.id, item.wave, item.status, update.status, reason, update.fields, item.pr,
-                      merge_sha)
+                      merge_sha, rule)
 
 
 # -- pruning ------------------------------------------------------------------------------------------------
@@ -303,8 +341,10 @@ def find_leftovers(repo: Repo) -> Leftovers:
     return Leftovers(dirs, branches)
 
 
-def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: bool) -> list[Pruned]:
-    """Remove the leftovers of waves not in ``in_flight``; what was (or, on a dry run, would be) removed."""
+def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: bool,
+          branches: bool = True) -> list[Pruned]:
+    """Remove the leftovers of waves not in ``in_flight`` (item branches only with ``branches``); what was
+    (or, on a dry run, would be) removed."""
     done: list[Pruned] = []
     for wave_id in sorted(leftovers.waves() - in_flight):
         directory = leftovers.worktree_dirs.get(wave_id)
@@ -312,7 +352,7 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
             if not dry_run:
                 worktree.remove_all_under(repo.root, directory)
             done.append(Pruned("worktrees", wave_id, str(directory)))
-        for branch in leftovers.item_branches.get(wave_id, []):
+        for branch in leftovers.item_branches.get(wave_id, []) if branches else []:
             if not dry_run:
                 worktree.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
@@ -327,7 +367,8 @@ def _load(snapshot: Snapshot, repo: Repo, config: Config) -> tracker.Tracker:
     if snapshot.text is None or snapshot.blob_sha is None:
         where = f"{config.tracker_path} on {config.tracker_branch}"
         raise UsageError(f"no tracker at {where} (run `wavegit init`)")
-    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path)
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path,
+                               protected=protected_of(config))
 
 
 def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClient | None = None,
@@ -368,7 +409,11 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
     new_status = {c.id: c.new for c in result.items}
     in_flight = {item.wave for item in loaded.items
                  if item.wave and new_status.get(item.id, item.status) == Status.IN_PROGRESS}
-    result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run)
+    result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run, branches=not config.keep_branches)
+    if not config.keep_branches:
+        unsettled = {item.wave for item in loaded.items if item.wave and new_status.get(item.id, item.status)
+                     in (Status.IN_PROGRESS, Status.REVIEW)}
+        result.branches = sync_branches.clean(facts.refs.branches(), unsettled, dry_run=dry_run)
     if github is not None and result.commit is not None:
         result.errors = update_comments(github, result.items)
     return result

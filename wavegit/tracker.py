@@ -30,10 +30,20 @@ _ISO_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?
 
 
 def _check_id(value: schema.Value) -> str | None:
-    if isinstance(value, str) and _ID_RE.match(value):
-        return None
-    # repr: an id holding a newline or a control character must not break the one-line message.
-    return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
+    if not (isinstance(value, str) and _ID_RE.match(value)):
+        # repr: an id holding a newline or a control character must not break the one-line message.
+        return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
+    # The id is a component of its item branch (wavegit/<wave>/<id>): what git refuses in a ref name
+    # would fail the whole wave at its first `update-ref`, so it is refused here (git check-ref-format).
+    if value.startswith("."):
+        return f"{value!r} must not start with '.' (git refuses it in a branch name)"
+    if ".." in value:
+        return f"{value!r} must not contain '..' (git refuses it in a branch name)"
+    if value.endswith("."):
+        return f"{value!r} must not end with '.' (git refuses it in a branch name)"
+    if value.lower().endswith(".lock"):
+        return f"{value!r} must not end with '.lock' (git refuses it in a branch name)"
+    return None
 
 
 def _not_empty_list(value: schema.Value) -> str | None:
@@ -57,9 +67,9 @@ _MEANT_STATUS = {"doing": "in_progress", "wip": "in_progress", "started": "in_pr
 
 
 def _normalize(pattern: str) -> str:
-    from wavegit.ownership.patterns import normalize
+    from wavegit.ownership.patterns import ownable
 
-    return normalize(pattern)
+    return ownable(pattern)
 
 
 # Every key of an item is declared once, here: name, type, default, validation and doc line. ITEM_SCHEMA and
@@ -67,7 +77,8 @@ def _normalize(pattern: str) -> str:
 @dataclass(frozen=True, kw_only=True)
 class Item:
     id: Annotated[str, schema.key(
-        "unique; letters, digits, `.`, `_`, `-`", _check_id, hint="e.g. AUTH-12", required=True)]
+        "unique; letters, digits, `.`, `_`, `-`, usable in a branch name (no leading `.`, no `..`, no "
+        "trailing `.` or `.lock`)", _check_id, hint="e.g. AUTH-12", required=True)]
     title: Annotated[str, schema.key("a short name, optional")] = ""
     prompt: Annotated[str, schema.key(
         "what the worker is asked to do", schema.not_blank, hint="what the worker is asked to do",
@@ -150,31 +161,37 @@ class Tracker:
 _ROOT_KEYS = ("version", "items")
 
 
-def loads(text: str, path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> Tracker:
+Protected = tuple[str, ...] | None
+"""The protected paths no item may own (``wavegit.ownership.protected.protected_set`` of the config);
+None: the defaults."""
+
+
+def loads(text: str, path: str = ".wavegit/tracker.yaml", *, strict: bool = True,
+          protected: Protected = None) -> Tracker:
     """Parse and validate; raise ValidationError listing every problem.
 
     With ``strict=False`` item-level problems are attached to the items (``Item.problems``) instead;
     document-level problems (not YAML, not a mapping, bad version, items not a list) always raise.
     """
-    return _tracker(_parse_rows(text, path, strict))
+    return _tracker(_parse_rows(text, path, strict, protected))
 
 
 Row = dict[str, object]
 """One item's fields by name: the ``__dict__`` of its ``Item`` (see ``_tracker``)."""
 
 
-def _parse_rows(text: str, path: str, strict: bool) -> tuple[int, tuple[Row, ...]]:
+def _parse_rows(text: str, path: str, strict: bool, protected: Protected) -> tuple[int, tuple[Row, ...]]:
     where = schema.Located(path)
     with schema.gc_paused():
         # The nodes are freed when _walk returns, still inside the pause, so the collector never scans them.
-        rows, item_problems = _walk(text, where)
+        rows, item_problems = _walk(text, where, protected)
     if where.problems and (strict or len(where.problems) > item_problems):
         raise ValidationError(sorted(where.problems, key=lambda p: (p.line, p.col)))
     return VERSION, rows
 
 
-def _walk(text: str, where: schema.Located) -> tuple[tuple[Row, ...], int]:
-    return _items(_document(schema.compose(text, where.path), where), where)
+def _walk(text: str, where: schema.Located, protected: Protected) -> tuple[tuple[Row, ...], int]:
+    return _items(_document(schema.compose(text, where.path), where), where, protected)
 
 
 def _document(root: Node | None, where: schema.Located) -> Node | None:
@@ -210,10 +227,14 @@ def _document(root: Node | None, where: schema.Located) -> Node | None:
     return items_node if items_node is not None and items_node.id == "sequence" else None
 
 
-def _items(items_node: Node | None, where: schema.Located) -> tuple[tuple[Row, ...], int]:
+def _items(items_node: Node | None, where: schema.Located,
+           protected: Protected) -> tuple[tuple[Row, ...], int]:
     """The item rows and how many problems are item-level (attached to an identifiable item)."""
     if items_node is None:
         return (), 0
+    from wavegit.ownership.protected import DEFAULT_PROTECTED
+
+    guards = DEFAULT_PROTECTED if protected is None else protected
     rows: list[list[object]] = []
     item_nodes: list[Node] = []
     first_line: dict[str, int] = {}
@@ -229,6 +250,7 @@ def _items(items_node: Node | None, where: schema.Located) -> tuple[tuple[Row, .
         values = schema.read_mapping(node, ITEM_SCHEMA, where, item_id or f"#{index + 1}")
         if item_id is None:
             continue
+        _check_protected(node, values.get("owns"), guards, where, item_id)
         line = node.start_mark.line + 1
         if item_id in first_line:
             where.at(_value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
@@ -276,6 +298,29 @@ def _check_dependencies(rows: list[list[object]], nodes: list[Node], where: sche
     return len(where.problems) - before
 
 
+def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...], where: schema.Located,
+                     item_id: str) -> None:
+    """A problem at each ``owns`` element that can reach a protected path (wavegit.ownership.protected)."""
+    from wavegit.ownership.patterns import PatternError, normalize
+    from wavegit.ownership.protected import REFUSAL_HINT, reached, refusal
+
+    for pattern in owns if isinstance(owns, tuple) else ():
+        guard = reached(pattern, protected)
+        if guard is None:
+            continue
+        seq = _value_node(node, "owns")
+        elements: list[Node] = seq.value if seq is not None and seq.id == "sequence" else []
+        at: Node = seq or node
+        for element in elements:
+            try:
+                if normalize(str(element.value)) == pattern:
+                    at = element
+                    break
+            except PatternError:
+                continue
+        where.at(at, f"'owns': {refusal(pattern, guard)}", item_id, REFUSAL_HINT)
+
+
 def _attach(row: list[object], problem: Problem) -> None:
     row[_PROBLEMS] = (*row[_PROBLEMS], _brief(problem))  # type: ignore[misc]
 
@@ -312,8 +357,10 @@ def _item_id(node: Node) -> str | None:
     value = _value_node(node, "id")
     if value is None or value.id != "scalar" or value.tag != schema.STR or not value.value:
         return None
-    # An unprintable id cannot label a one-line message; its own problem shows it quoted.
-    return str(value.value) if str(value.value).isprintable() else None
+    text = str(value.value)
+    # An unprintable id cannot label a one-line message: it is labelled escaped (its own problem shows it
+    # quoted), so the item is skipped as invalid and the other items still plan and run.
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def _value_node(node: Node, key: str) -> Node | None:
@@ -347,32 +394,33 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-8-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-9-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
-                *, strict: bool = True) -> Tracker:
+                *, strict: bool = True, protected: Protected = None) -> Tracker:
     """``loads`` with a parse cache keyed by blob SHA under ``cache_dir``.
 
     Content-addressed, so an entry can never be stale; a corrupt entry is ignored and rewritten.
     Validation failures are cached too, so a broken tracker is not re-parsed on every call.
     """
-    return load_blob(blob_sha, lambda: text, cache_dir, path, strict=strict)
+    return load_blob(blob_sha, lambda: text, cache_dir, path, strict=strict, protected=protected)
 
 
 def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
-              path: str = ".wavegit/tracker.yaml", *, strict: bool = True) -> Tracker:
+              path: str = ".wavegit/tracker.yaml", *, strict: bool = True,
+              protected: Protected = None) -> Tracker:
     """``load_cached`` for a caller that has only the blob SHA: ``read_text()`` runs only on a cache miss."""
     if cache_dir is None:
-        return loads(read_text(), path, strict=strict)
-    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{path_key(path)}.marshal"
+        return loads(read_text(), path, strict=strict, protected=protected)
+    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{path_key(path, protected)}.marshal"
     # Loading makes ~200,000 acyclic objects for 10,000 items; collector passes over them cost ~30%.
     with schema.gc_paused():
         cached = parsecache.read(entry, CACHE_FORMAT)
         if isinstance(cached, tuple):
             return _tracker_or_raise(cached, path)
     try:
-        parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict))
+        parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict, protected))
     except ValidationError as exc:
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
     parsecache.write(entry, CACHE_FORMAT, parsed)
@@ -408,11 +456,13 @@ def columns(tracker: Tracker) -> Columns:
     )
 
 
-def path_key(path: str) -> str:
-    """A short key of the tracker's display path for cache entry names (messages name the path)."""
+def path_key(path: str, protected: Protected = None) -> str:
+    """A short key of the tracker's display path (messages name it) and of the protected paths (validation
+    depends on them) for cache entry names."""
     import zlib
 
-    return format(zlib.crc32(path.encode("utf-8", "surrogatepass")), "08x")
+    key = path if protected is None else "\0".join((path, "protected", *protected))
+    return format(zlib.crc32(key.encode("utf-8", "surrogatepass")), "08x")
 
 
 def _tracker_or_raise(parsed: tuple[object, ...], path: str) -> Tracker:

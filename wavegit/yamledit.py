@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from wavegit import schema
 from wavegit.errors import UsageError
 from wavegit.schema import Mark, Node
+from wavegit.undecodable import escape
 
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _LINE_BREAKS = "\n\r\x85\u2028\u2029"
@@ -58,9 +59,14 @@ class _Text:
 
 
 def render(value: object) -> str:
-    """One value as a single-line YAML scalar or flow sequence that loads back to exactly ``value``."""
+    """One value as a single-line YAML scalar or flow sequence that loads back to exactly ``value``.
+
+    Text holding undecodable bytes (a worker's file name in an error) is written with them escaped:
+    ``\\xNN`` as text, never a surrogate the reader could not decode (``wavegit.undecodable``).
+    """
     import yaml
 
+    value = _writable(value)
     style = '"' if isinstance(value, str) and any(c in value for c in _LINE_BREAKS) else None
     dumped = yaml.safe_dump(value, default_flow_style=True, default_style=style, width=_WIDTH,
                             allow_unicode=True)
@@ -71,10 +77,19 @@ def render(value: object) -> str:
     return dumped
 
 
+def _writable(value: object) -> object:
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, (list, tuple)):
+        return [_writable(element) for element in value]
+    return value
+
+
 def _render_block(value: str, indent: int, newline: str) -> str | None:
     """A multi-line string as a literal block scalar indented below ``indent``, or None when not possible."""
     import yaml
 
+    value = escape(value)
     dumped = yaml.safe_dump(value, default_style="|", width=_WIDTH, allow_unicode=True).removesuffix("...\n")
     if not dumped.startswith("|") or "+" in dumped.split("\n", 1)[0]:
         return None

@@ -85,11 +85,13 @@ class MemoryGitHub(GitHubClient):
         return EPOCH + timedelta(seconds=next(self._ids))
 
     def open_pr(self, head_ref: str, head_sha: str, files: list[str] | None = None,
-                base_ref: str = "main") -> int:
-        """A PR someone opened of ``head_ref`` at ``head_sha`` changing ``files``; its number."""
+                base_ref: str = "main", head_repo: str | None = None) -> int:
+        """A PR someone opened of ``head_ref`` (in ``head_repo``, default this repository: a fork's
+        otherwise) at ``head_sha`` changing ``files``; its number."""
         number = len(self.pulls) + 1
         self.pulls[number] = PullRequest(number, "open", False, head_sha, head_ref, base_ref, None,
-                                         f"https://github.test/{self.repository}/pull/{number}")
+                                         f"https://github.test/{self.repository}/pull/{number}",
+                                         self.repository if head_repo is None else head_repo)
         self.changed_files[number] = list(files or [])
         self.comments[number] = []
         return number
@@ -164,7 +166,7 @@ class MemoryGitHub(GitHubClient):
         self._known(number, "comment on")
         if marker not in body:
             raise ValueError("the report comment body must carry its marker")
-        mine = [c for c in self.comments[number] if c.author == self.login and marker in c.body]
+        mine = [c for c in self.comments[number] if c.author == self.login and c.body.startswith(marker)]
         if not mine:
             return self.add_comment(number, self.login, body)
         if mine[0].body == body:

@@ -99,6 +99,9 @@ class PullRecord:
     lag_left: int | None = None
     closed_at: str | None = None
     merged_at: str | None = None
+    head_repo: str | None = None
+    """``owner/name`` of a fork the head branch lives in (None: this repository). The head's commits are
+    read from the bare repository's branch ``head``, as GitHub keeps a fork PR's head in the base repo."""
 
 
 @dataclass
@@ -133,6 +136,8 @@ class FakeGitHub:
     """token -> user login."""
     permissions: dict[str, str] = field(default_factory=dict)
     """login -> admin | write | read (missing = none)."""
+    installations: frozenset[str] = frozenset()
+    """Logins of GitHub App installations: ``GET /user`` answers them 403, as GitHub does."""
     default_branch: str = "main"
     base_url: str = ""
     faults: list[Fault | None] = field(default_factory=list)
@@ -274,9 +279,10 @@ class FakeGitHub:
                 "html_url": f"https://github.example/{login}",
                 "type": "Bot" if login.endswith("[bot]") else "User", "site_admin": False}
 
-    def _repo_json(self) -> JSON:
-        owner, name = self.repo.split("/")
-        return {"id": 4242, "node_id": "R_4242", "name": name, "full_name": self.repo, "private": False,
+    def _repo_json(self, full_name: str | None = None) -> JSON:
+        owner, name = (full_name or self.repo).split("/")
+        return {"id": 4242 if full_name is None else 4343, "node_id": "R_4242", "name": name,
+                "full_name": full_name or self.repo, "private": False,
                 "owner": self._user_json(owner), "url": self.api_repo,
                 "html_url": f"https://github.example/{self.repo}", "default_branch": self.default_branch,
                 "pulls_url": f"{self.api_repo}/pulls{{/number}}",
@@ -298,6 +304,7 @@ class FakeGitHub:
     def _pull_json(self, pr: PullRecord) -> JSON:
         url = f"{self.api_repo}/pulls/{pr.number}"
         owner = self.repo.split("/")[0]
+        head_owner = (pr.head_repo or self.repo).split("/")[0]
         return {
             "url": url, "id": 900000 + pr.number, "node_id": f"PR_{pr.number}",
             "html_url": f"https://github.example/{self.repo}/pull/{pr.number}",
@@ -307,8 +314,8 @@ class FakeGitHub:
             "merged_at": pr.merged_at, "merge_commit_sha": pr.merge_commit_sha, "draft": False,
             "commits_url": f"{url}/commits", "comments_url": f"{self.api_repo}/issues/{pr.number}/comments",
             "statuses_url": f"{self.api_repo}/statuses/{self._head_sha(pr)}",
-            "head": {"label": f"{owner}:{pr.head}", "ref": pr.head, "sha": self._head_sha(pr),
-                     "user": self._user_json(owner), "repo": self._repo_json()},
+            "head": {"label": f"{head_owner}:{pr.head}", "ref": pr.head, "sha": self._head_sha(pr),
+                     "user": self._user_json(head_owner), "repo": self._repo_json(pr.head_repo)},
             "base": {"label": f"{owner}:{pr.base}", "ref": pr.base, "sha": self._branch_sha(pr.base) or "",
                      "user": self._user_json(owner), "repo": self._repo_json()},
             "merged": pr.merged, "mergeable": pr.state == "open", "mergeable_state": "clean",
@@ -452,7 +459,13 @@ class FakeGitHub:
     def _dispatch(self, method: str, path: str, query: dict[str, str], body: bytes, user: str
                   ) -> tuple[int, dict[str, str], JSON]:
         data: JSON = json.loads(body) if body else {}
+        if path == "/graphql" and method == "POST":
+            if "viewer" not in str(data.get("query")):
+                return 200, {}, {"errors": [{"type": "UNSUPPORTED", "message": "only viewer { login }"}]}
+            return self._answer("graphql", 200, {}, {"data": {"viewer": {"login": user}}})
         if path == "/user" and method == "GET":
+            if user in self.installations:
+                raise ApiError(403, "Resource not accessible by integration")
             return self._answer("user", 200, {}, self._user_json(user))
         prefix = f"/repos/{self.repo}"
         if not (path == prefix or path.startswith(prefix + "/")):
@@ -512,7 +525,8 @@ class FakeGitHub:
         owner = self.repo.split("/")[0]
         found = [p for p in sorted(self.pulls.values(), key=lambda p: -p.number)
                  if (state == "all" or p.state == state)
-                 and ("head" not in query or query["head"] == f"{owner}:{p.head}")
+                 and ("head" not in query or query["head"] == f"{(p.head_repo or owner).split('/')[0]}:"
+                                                              f"{p.head}")
                  and ("base" not in query or query["base"] == p.base)]
         # GitHub's list answers are "simple" pull requests, without merged/mergeable.
         simple = [{k: v for k, v in self._pull_json(p).items() if not k.startswith(("merged", "mergeable"))}
@@ -527,13 +541,24 @@ class FakeGitHub:
         head = head.split(":", 1)[-1]
         if not self._branch_sha(head) or not self._branch_sha(base):
             raise ApiError(422, "Validation Failed")
-        if any(p.head == head and p.base == base and p.state == "open" for p in self.pulls.values()):
+        if any(p.head == head and p.base == base and p.state == "open" and p.head_repo is None
+               for p in self.pulls.values()):
             raise ApiError(422, f"Validation Failed: A pull request already exists for {head}.")
         pr = PullRecord(self._next_number, data.get("title", ""), data.get("body") or "", head, base, user,
                         self._now())
         self._next_number += 1
         self.pulls[pr.number] = pr
         return 201, {"Location": f"{self.api_repo}/pulls/{pr.number}"}, self._pull_json(pr)
+
+    def open_fork_pr(self, head_repo: str, head: str, base: str, user: str) -> int:
+        """A PR from branch ``head`` of the fork ``head_repo`` (test set-up; the branch is in the bare
+        repository); its number."""
+        with self._lock:
+            pr = PullRecord(self._next_number, f"from {head_repo}", "", head, base, user, self._now(),
+                            head_repo=head_repo)
+            self._next_number += 1
+            self.pulls[pr.number] = pr
+            return pr.number
 
     def _get_pull(self, number: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
         # A full pull request (not a list entry) counts its files.
@@ -913,12 +938,17 @@ ALICE = "alice"
 ALICE_TOKEN = "ghp_aliceTOKEN0000000000000000000000"
 MALLORY = "mallory"
 MALLORY_TOKEN = "ghp_malloryTOKEN00000000000000000000"
+APP = "my-app[bot]"
+"""A dedicated GitHub App's installation (its token cannot read ``GET /user``)."""
+APP_TOKEN = "ghs_appTOKEN0000000000000000000000000"
 
 
 def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
-    """The fake with three users: the Actions bot (admin), alice (write) and mallory (read)."""
-    tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY}
-    permissions = {BOT: "admin", ALICE: "write", MALLORY: "read"}
+    """The fake with three users: the Actions bot (admin), alice (write) and mallory (read); and a GitHub
+    App installation (write)."""
+    tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY, APP_TOKEN: APP}
+    permissions = {BOT: "admin", ALICE: "write", MALLORY: "read", APP: "write"}
+    kwargs.setdefault("installations", frozenset({APP}))
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
 
 

@@ -121,13 +121,17 @@ def main_in_process(argv: Sequence[str], stdin: bytes = b"") -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
-GATE_TRACKER = """version: 1
+GATE_WAVE = "w-20260101-000000-0001"
+"""The wave of the gate fixtures (a real wave id: the gate accepts nothing else)."""
+GATE_TRACKER = f"""version: 1
 items:
   - id: A-1
     prompt: do a
     owns: [src/a/]
     test: 'true'
     status: review
+    wave: {GATE_WAVE}
+    pr: 1
 """
 
 
@@ -138,9 +142,11 @@ def verified_item(item_id: str, path: str) -> ItemReport:
 
 
 def wave_report(head: str, items: list[ItemReport], /, **changes: object) -> WaveReport:
-    """A successful report of wave ``w1`` at ``head`` about ``items``; ``changes`` replace any field."""
-    report = WaveReport(wave_id="w1", base_sha="0" * 40, head_sha=head, branch="wavegit/w1", success=True,
-                        items=items, tracker_updated=True, started_at="2026-01-01T00:00:00Z")
+    """A successful report of wave ``GATE_WAVE`` (PR #1) at ``head`` about ``items``; ``changes`` replace
+    any field."""
+    report = WaveReport(wave_id=GATE_WAVE, base_sha="0" * 40, head_sha=head, branch=f"wavegit/{GATE_WAVE}",
+                        pr=1, success=True, items=items, tracker_updated=True,
+                        started_at="2026-01-01T00:00:00Z")
     return replace(report, **changes)  # type: ignore[arg-type]
 
 
@@ -150,29 +156,30 @@ def sample_report(head: str, **changes: object) -> WaveReport:
 
 
 def start_wave_branch(clone: Path, tracker_text: str) -> None:
-    """Push ``tracker_text`` as the tracker on ``main``, then check out a new wave branch ``wavegit/w1``."""
+    """Push ``tracker_text`` as the tracker on ``main``, then check out the wave branch of
+    ``GATE_WAVE``."""
     (clone / ".wavegit").mkdir(exist_ok=True)
     (clone / TRACKER_PATH).write_text(tracker_text)
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", "tracker")
     git(clone, "push", "-q", "origin", "main")
-    git(clone, "checkout", "-q", "-b", "wavegit/w1")
+    git(clone, "checkout", "-q", "-b", f"wavegit/{GATE_WAVE}")
 
 
 def push_work(clone: Path, files: dict[str, str]) -> str:
-    """Write ``files`` (path -> text), commit them and push to ``wavegit/w1``; the new head."""
+    """Write ``files`` (path -> text), commit them and push to ``wavegit/GATE_WAVE``; the new head."""
     for rel, text in files.items():
         (clone / rel).parent.mkdir(parents=True, exist_ok=True)
         (clone / rel).write_text(text)
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", "work")
-    git(clone, "push", "-q", "origin", "HEAD:refs/heads/wavegit/w1")
+    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/wavegit/{GATE_WAVE}")
     return git(clone, "rev-parse", "HEAD")
 
 
 @dataclass
 class GatePR:
-    """A PR of wave branch ``wavegit/w1`` (changing ``src/a/x.py``, owned by A-1) on the fake GitHub."""
+    """A PR of the wave branch of ``GATE_WAVE`` (changing ``src/a/x.py``, owned by A-1) on the fake GitHub."""
 
     gh: Running
     remote: RemoteRepo
@@ -190,5 +197,5 @@ def open_gate_pr(remote: RemoteRepo, gh: Running) -> GatePR:
     start_wave_branch(remote.clone, GATE_TRACKER)
     head = push_work(remote.clone, {"src/a/x.py": "x\n"})
     client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url), RetryPolicy(deadline_s=5))
-    number = client.find_or_create_pr("wavegit/w1", "main", "wave w1", "").number
+    number = client.find_or_create_pr(f"wavegit/{GATE_WAVE}", "main", "a wave", "").number
     return GatePR(gh, remote, number, head)

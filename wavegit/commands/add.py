@@ -12,10 +12,12 @@ from pathlib import Path
 
 from wavegit import tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.errors import UsageError
+from wavegit.config import protected_of
+from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.parsecache import blob_sha
 from wavegit.report import utc_timestamp
-from wavegit.store import Change, Snapshot, mutate
+from wavegit.store import Change, Snapshot, check_tracker_text, mutate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,14 +46,47 @@ def run(args: argparse.Namespace) -> int:
     def apply(snapshot: Snapshot) -> Change:
         if snapshot.text is None or snapshot.blob_sha is None:
             raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
-        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
+        current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path,
+                                      protected=protected_of(target.config))
         if current.get(item.id) is not None:
             raise UsageError(f"item {item.id} already exists in {tracker_path} on {store.target}")
-        return Change(tracker.append_item(snapshot.text, item))
+        new_text = tracker.append_item(snapshot.text, item)
+        _check_new_item(snapshot.text, new_text, tracker_path, store.cache_dir)
+        return Change(new_text)
 
     result = mutate(store, apply, message=f"wavegit: add {item.id}", deadline_s=args.deadline)
     print(f"added {item.id}: {landed(result, store)}")
     return 0
+
+
+# The option each item key written by `add` comes from, to name it in an error.
+_OPTION_OF_KEY = {"id": "ID", "title": "--title", "prompt": "--prompt", "owns": "--owns", "test": "--test",
+                  "priority": "--priority", "depends_on": "--depends-on"}
+
+
+def _check_new_item(old_text: str, new_text: str, path: str, cache_dir: Path) -> None:
+    """Validate the tracker with the item appended. A problem in the appended lines is the command line's
+    (its lines exist in no file anyone wrote): it names the option at fault instead of a line number."""
+    try:
+        check_tracker_text(new_text, path, blob_sha(new_text), cache_dir)
+    except ValidationError as exc:
+        old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+        first_new = next((n for n, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b),
+                         min(len(old_lines), len(new_lines))) + 1
+        if any(problem.line < first_new for problem in exc.problems):
+            raise
+        raise UsageError("; ".join(_option_problem(problem, new_lines[first_new - 1:problem.line])
+                                   for problem in exc.problems)) from None
+
+
+def _option_problem(problem: Problem, lines: list[str]) -> str:
+    """``problem`` named by its option: the key of its line, or of the nearest line above with one (a value
+    may span lines)."""
+    for line in reversed(lines):
+        key = line.strip().removeprefix("- ").partition(":")[0]
+        if key in _OPTION_OF_KEY:
+            return f"{_OPTION_OF_KEY[key]}: {problem.message.removeprefix(f'{key!r} ')}"
+    return f"the new item: {problem.message}"
 
 
 def _prompt(args: argparse.Namespace) -> str:

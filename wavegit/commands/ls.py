@@ -23,13 +23,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # The tracker as the tracker branch has it (what every scheduler sees), not the work-tree copy, which
     # `wavegit add` with a remote does not touch. Non-strict: invalid items are listed with their problems.
-    items = Context.open(args).store.load_head(fetch=args.fetch)[0].items
+    store = Context.open(args).store
+    loaded, blob_sha = store.load_head(fetch=args.fetch)
+    items = loaded.items
     if args.status:
         items = tuple(item for item in items if item.status in args.status)
     if args.json:
         print(json.dumps([dataclasses.asdict(item) for item in items], indent=2))
     else:
         print(_table(items))
+    # On stderr, so the table and the JSON list stay what they are; `validate` reads this same tracker.
+    print(f"tracker: {store.source(blob_sha)}", file=sys.stderr)
     invalid = sum(1 for item in items if item.problems)
     if invalid:
         print(f"{invalid} item(s) have problems; run `wavegit validate` for details", file=sys.stderr)

@@ -1,7 +1,9 @@
 """``wavegit plan``: what the next wave would take, and why each other todo item is not taken.
 
 Read-only and offline: it reads the tracker at the local head of the tracker branch (no fetch) through the
-parse cache, so a warm run costs little more than starting Python.
+parse cache, so a warm run costs little more than starting Python. It exits as ``wavegit run`` would now:
+3 when halted or over the day's budget, 2 when an item is invalid (``run`` refuses such a tracker), else 0,
+and says why the next wave would not start.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from wavegit import config as config_mod
-from wavegit import plancache
-from wavegit.errors import UsageError
+from wavegit import gitops, plancache
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
 from wavegit.repo import discover
 from wavegit.schema import gc_paused
 from wavegit.select import Plan, select_columns
 from wavegit.store import GitStore
+from wavegit.tracker import Columns
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
 # its only write, a parse-cache entry, is renamed into place before it prints,
@@ -40,7 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="items the wave may take (default: max_items from the config)")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true",
-                        help='print {"selected": [...], "skipped": [{"id", "reason"}], "tracker_sha": ...}')
+                        help='print {"selected": [...], "skipped": [{"id", "reason"}], "tracker_sha": ..., '
+                             '"tracker": {"ref", "path", "blob"}, "would_start": ..., "reason": ..., '
+                             '"exit_code": ...}')
     output.add_argument("--matrix", action="store_true",
                         help='print {"include": [{"item": ID}, ...]}: a GitHub Actions matrix '
                              "of what the wave would take (read-only; `wavegit claim` claims it)")
@@ -58,22 +64,59 @@ def _run(args: argparse.Namespace) -> int:
     cache_dir = repo.cache_dir
     config = config_mod.load_config(repo.root, cache_dir)
     store = GitStore(repo, config)
-    blob_sha = store.read_blob_sha(fetch=False)
+    # One git process for the tracker's blob and the HALT file's: a halt costs nothing to notice.
+    blobs = store.read_blob_shas([config.tracker_path, config_mod.HALT_PATH], fetch=False)
+    blob_sha = blobs.get(config.tracker_path)
     if blob_sha is None:
-        raise UsageError(f"no tracker at {config.tracker_branch}:{config.tracker_path} (run `wavegit init`)")
+        raise UsageError(f"no tracker at {store.target}:{config.tracker_path} (run `wavegit init`)")
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
-    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir,
-                                  config.tracker_path, strict=False)
+    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, config.tracker_path,
+                                  strict=False, protected=config_mod.protected_of(config))
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
+    refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols)
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
+        answer = plan.to_json()
+        answer.update(tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
+                      would_start=refusal is None and bool(plan.selected),
+                      reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
+                      exit_code=refusal.exit_code if refusal else EXIT_OK)
         # dumps, not dump: dump streams through the pure-Python encoder, several times slower here.
-        sys.stdout.write(json.dumps(plan.to_json()) + "\n")
+        sys.stdout.write(json.dumps(answer) + "\n")
     else:
-        sys.stdout.write(format_text(plan))
-    return 0
+        sys.stdout.write(format_text(plan, store.source(blob_sha), refusal))
+    return refusal.exit_code if refusal else EXIT_OK
+
+
+class Refusal(NamedTuple):
+    """Why ``wavegit run`` would not start a wave now, and the exit code it would give."""
+
+    reason: str
+    exit_code: int
+
+
+def refused(store: GitStore, halt_blob: str | None, cols: Columns) -> Refusal | None:
+    """What ``run``'s claim would refuse, checked in its order: HALT, the day's budget, invalid items."""
+    if halt_blob is not None:
+        from wavegit import halt  # a halted repository is rare: the common plan does not import it
+
+        return Refusal(halt.describe(store.read_blob(halt_blob)), EXIT_HALTED)
+    if store.config.budget.day_usd > 0:
+        from wavegit import budget  # only with a day ceiling set: it reads the day's history
+
+        try:
+            head = gitops.resolve_commit(store.repo.root, store.read_ref)
+            budget.check_day(store.config.budget, store.repo.root, head)
+        except BudgetExceededError as exc:
+            return Refusal(str(exc), EXIT_HALTED)
+    if any(cols.problems):
+        bad = [item_id for item_id, problems in zip(cols.ids, cols.problems, strict=True) if problems]
+        return Refusal(f"the tracker has {len(bad)} invalid item(s) ({', '.join(bad[:5])}"
+                       f"{', ...' if len(bad) > 5 else ''}): `wavegit validate` lists the problems; "
+                       "`run` refuses the whole tracker until they are fixed", EXIT_BAD_INPUT)
+    return None
 
 
 def matrix(item_ids: Sequence[str]) -> dict[str, object]:
@@ -82,9 +125,14 @@ def matrix(item_ids: Sequence[str]) -> dict[str, object]:
     return {"include": [{"item": item_id} for item_id in item_ids]}
 
 
-def format_text(plan: Plan) -> str:
-    """The plan for people: the selected ids, then a table of skipped items and reasons."""
-    lines = [f"tracker blob {plan.tracker_sha[:12]}", f"selected ({len(plan.selected)}):"]
+def format_text(plan: Plan, source: str, refusal: Refusal | None = None) -> str:
+    """The plan for people: which tracker, whether the wave would start, the selected ids, then a table of
+    skipped items and reasons."""
+    lines = [f"tracker {source}"]
+    if refusal is not None:
+        lines.append(f"the next wave will not start (`wavegit run` would exit {refusal.exit_code}): "
+                     f"{refusal.reason}")
+    lines.append(f"selected ({len(plan.selected)})" + (", once it can start:" if refusal else ":"))
     lines.extend(f"  {item_id}" for item_id in plan.selected)
     if not plan.selected:
         lines.append("  (nothing is ready)")

@@ -35,6 +35,8 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def summary(report: WaveReport) -> str:
+    """The wave for the terminal: outcome, one line per item (with its attempt number, as the progress
+    lines and the tracker count it), a failed wave test's log and output tail, the notes."""
     outcome = "success" if report.success else "not a success"
     if not report.items:
         count = len(report.skipped)
@@ -42,8 +44,15 @@ def summary(report: WaveReport) -> str:
         return "\n".join([head, *(f"  {skip.id}: {skip.reason}" for skip in report.skipped)])
     lines = [f"wave {report.wave_id}: {outcome}: {report.verified_count} of {len(report.items)} verified"
              + (f", branch {report.branch}" if report.branch else "")]
+    if report.tracker_source:
+        lines.append(f"  tracker: {report.tracker_source}")
     lines += [f"  {item.id}: {item.status}" + (f" ({item.error})" if item.error else "")
+              + (f" [attempt {item.attempt_records[-1].attempt}]" if item.attempt_records else "")
               for item in report.items]
+    test = report.wave_test
+    if test.command and test.exit_code != 0:
+        lines.append(f"  wave test {test.command!r} failed (exit {test.exit_code}); log: {test.log_path}")
+        lines += [f"    | {line}" for line in test.log_tail.splitlines()]
     lines += [f"  note: {note}" for note in report.notes]
     return "\n".join(lines)
 

@@ -1,6 +1,7 @@
 """``wavegit sync [--dry-run] [--json]``: reconcile in-flight waves with their branches, PRs and leases.
 
-One line per change on stdout (``--json``: the list of changes as JSON). Exit 0; 1 when the tracker
+One line per change on stdout, then one per branch kept for holding work not in the base branch
+(``--json``: the list of both as JSON). Exit 0; 1 when the tracker
 commit landed but a pull request's report comment could not be updated; 2 on bad input; 4 when the
 compare-and-swap race was lost for good. GitHub is consulted when GITHUB_TOKEN and GITHUB_REPOSITORY
 are set.
@@ -42,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             print("in sync: nothing to change")
         elif result.commit:
             print(f"tracker commit {result.commit[:12]}")
+        for note in result.notes():
+            print(note)
     for error in result.errors:
         print(f"wavegit sync: {error}", file=sys.stderr)
     return EXIT_WORK_FAILED if result.errors else EXIT_OK

@@ -1,22 +1,37 @@
-"""``wavegit validate [--file PATH]``: check the config and the tracker; one ``path:line:col`` line per
-problem (exit 2), or ``ok: N items`` (exit 0). Nothing is ever written.
+"""``wavegit validate [--worktree | --file PATH] [--fetch] [--json]``: check the config and the tracker;
+one ``path:line:col`` line per problem (exit 2), or ``ok: N items in <tracker>`` (exit 0). Nothing is ever
+written.
+
+By default the tracker checked is the one ``plan``, ``ls``, ``run``, ``sync`` and the hook read: the tracker
+branch's head (``<remote>/<tracker_branch>`` as last fetched), so its line numbers are that file's.
+``--worktree`` checks the file in your work tree (before you commit it), ``--file`` any file.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit import tracker
-from wavegit.commands._workfile import read_tracker_text
-from wavegit.config import Config, load_config
-from wavegit.errors import Problem, UsageError, ValidationError
+from wavegit.commands._workfile import TrackerText, read_tracker_text
+from wavegit.config import Config, load_config, protected_of
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.repo import Repo, discover
+from wavegit.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--file", metavar="PATH",
-                        help="validate this tracker file instead of the repository's (works outside a repo)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--worktree", action="store_true",
+                       help="validate the tracker file in the work tree instead of the tracker branch's")
+    where.add_argument("--file", metavar="PATH",
+                       help="validate this tracker file instead of the repository's (works outside a repo)")
+    parser.add_argument("--fetch", action="store_true", help="fetch the tracker branch from the remote first")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"ok", "items", "tracker": {"ref", "path", "blob"}, "problems": [...]}')
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,25 +43,82 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(repo.root, repo.cache_dir)
         except ValidationError as exc:
             problems.extend(exc.problems)
-    missing = "create it with `wavegit init`"
-    if args.file is not None:
-        file, shown = Path(args.directory) / args.file, str(args.file)
-        missing = f"check the path given to --file; it is read from {Path(args.directory).resolve()}"
-    elif repo is not None:
-        file, shown = repo.root / config.tracker_path, config.tracker_path
-    else:
-        raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
-    cache = repo.cache_dir if repo is not None else None
+    checked: Checked | None = None
     count = 0
     try:
-        source = read_tracker_text(file, shown, missing)
-        count = len(tracker.load_cached(source.text, source.blob_sha, cache, shown).items)
+        checked = _read(args, repo, config)
+        text = checked.text
+        count = len(tracker.load_cached(text.text, text.blob_sha, _cache(repo), text.display_path,
+                                        protected=protected_of(config)).items)
     except ValidationError as exc:
         problems.extend(exc.problems)
+    except UsageError:
+        if not problems:
+            raise
+        # No tracker to check: the config's problems are still worth reporting, and are the exit 2.
+    if args.json:
+        tracker_json = None if checked is None else {
+            "ref": checked.ref, "path": checked.text.display_path, "blob": checked.text.blob_sha}
+        print(json.dumps({"ok": not problems, "items": count, "tracker": tracker_json,
+                          "problems": [_problem_json(p) for p in problems]}, indent=2))
+        return EXIT_BAD_INPUT if problems else EXIT_OK
     if problems:
         raise ValidationError(problems)
-    print(f"ok: {count} items")
+    assert checked is not None
+    print(f"ok: {count} items" + (f" in {checked.shown}" if checked.shown else ""))
     return 0
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The tracker text checked and where it came from."""
+
+    text: TrackerText
+    ref: str | None
+    """The tracker branch it was read from (``origin/main``); None: a file."""
+    shown: str
+    """Where, for the ``ok`` line (empty for ``--file``: the path given is where)."""
+
+
+def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checked:
+    """The tracker text to check and where it came from."""
+    if args.file is not None:
+        missing = f"check the path given to --file; it is read from {Path(args.directory).resolve()}"
+        text = read_tracker_text(Path(args.directory) / args.file, str(args.file), missing)
+        return Checked(text, None, "")
+    if repo is None:
+        raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
+    if args.worktree:
+        text = read_tracker_text(repo.root / config.tracker_path, config.tracker_path)
+        return Checked(text, None, f"the work tree's {config.tracker_path}")
+    store = GitStore(repo, config)
+    blob_sha = store.read_blob_sha(fetch=args.fetch)
+    if blob_sha is None:
+        raise UsageError(f"no tracker at {store.target}:{config.tracker_path} (run `wavegit init`; "
+                         "`wavegit validate --worktree` checks the file in your work tree)")
+    text = TrackerText(store.read_blob(blob_sha), blob_sha, config.tracker_path)
+    _note_worktree_copy(repo, config, store, blob_sha)
+    return Checked(text, store.target, store.source(blob_sha))
+
+
+def _note_worktree_copy(repo: Repo, config: Config, store: GitStore, blob_sha: str) -> None:
+    """Say so when the work tree holds another version of the tracker than the one checked."""
+    try:
+        local = read_tracker_text(repo.root / config.tracker_path, config.tracker_path)
+    except (UsageError, ValidationError):
+        return
+    if local.blob_sha != blob_sha:
+        print(f"note: checked the tracker at {store.target}; your work tree's {config.tracker_path} differs "
+              "(`wavegit validate --worktree` checks it)", file=sys.stderr)
+
+
+def _problem_json(problem: Problem) -> dict[str, object]:
+    return {"path": problem.path, "line": problem.line, "col": problem.col, "message": problem.message,
+            "item": problem.item_id, "hint": problem.hint}
+
+
+def _cache(repo: Repo | None) -> Path | None:
+    return repo.cache_dir if repo is not None else None
 
 
 def _repo(args: argparse.Namespace) -> Repo | None:

@@ -169,6 +169,8 @@ class Demo:
         wave_test = shlex.join([self.python, "-m", "unittest", "discover", "-q", "-s", "tests", "-t", "."])
         return (f"# wavegit demo configuration\nworker: {json.dumps(worker)}\nconcurrency: 3\n"
                 f"timeout_s: 30\nidle_timeout_s: 15\nattempts: 2\nwave_test: {json.dumps(wave_test)}\n"
+                # The kept repository shows the merged wave branch, which sync would otherwise delete.
+                "keep_branches: true\n"
                 f"sandbox:\n  ro_paths: {json.dumps(toolchain_paths())}\n")
 
     def run_wave(self) -> WaveReport:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wavegit import budget, cost, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
-from wavegit.ownership.patterns import matches
+from wavegit.ownership import changes
 from wavegit.prompt import render as render_prompt
 from wavegit.repo import Repo
 from wavegit.workspaces import Ready, Spec, Workspaces
@@ -126,26 +126,28 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
     if tries < 1:
         run.not_started = (f"not started: no attempt left ({item.attempts} of max_attempts "
                            f"{context.config.max_attempts} used)")
-        context.events.event(item.id, "not started", run.not_started, attempt=1)
+        context.events.event(item.id, "not started", run.not_started, attempt=item.attempts + 1)
         return
     feedback: str | None = None
     for number in range(1, tries + 1):
+        # Numbered across waves, as the tracker counts them: the progress, the report and the tracker agree.
+        counted = item.attempts + number
         stop = stop_reason()
         if stop is not None:
             run.not_started = stop
-            context.events.event(item.id, "not started", stop, attempt=number)
+            context.events.event(item.id, "not started", stop, attempt=counted)
             return
         try:
             attempt = run_attempt(context, item, number, feedback)
         except (WavegitError, OSError) as exc:
             # wavegit's own failure (a git step), not the item's: not counted, no further tries.
-            attempt = Attempt(number, context.config.worker, "", context.base, utc_now(), utc_now(),
+            attempt = Attempt(counted, context.config.worker, "", context.base, utc_now(), utc_now(),
                               error=one_line(str(exc)), counted=False)
         run.attempts.append(attempt)
         if attempt.commit is not None:
-            context.events.event(item.id, "verified", attempt=number)
+            context.events.event(item.id, "verified", attempt=counted)
             return
-        context.events.event(item.id, "failed", attempt.error or "", attempt=number)
+        context.events.event(item.id, "failed", attempt.error or "", attempt=counted)
         if attempt.launch_failed or not attempt.counted:
             return
         feedback = attempt.feedback
@@ -154,8 +156,9 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
 
 
 def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None) -> Attempt:
-    """Attempt ``number`` of ``item``: its worker in its worktree, then :func:`verify`."""
-    stem = f"{item.id}-{number}"
+    """Attempt ``number`` of ``item`` in this wave (its tree and logs are named by it; the attempt is
+    numbered ``item.attempts + number``, across waves): its worker in its worktree, then :func:`verify`."""
+    stem = f"{item.id}-{item.attempts + number}"
     logs = context.logs
     logs.mkdir(parents=True, exist_ok=True)
     prompt = prompt_with_feedback(render_prompt(context.config.prompt_template, item), feedback)
@@ -165,8 +168,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     if feedback_file is not None:
         feedback_file.write_text(feedback or "", encoding="utf-8")
     config = context.config
-    attempt = Attempt(number, config.worker, hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
-                      context.base, utc_now(), log_path=logs / f"{stem}.log")
+    digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    attempt = Attempt(item.attempts + number, config.worker, digest, context.base, utc_now(),
+                      log_path=logs / f"{stem}.log")
     assert attempt.log_path is not None
     spec = context.spec(item, number)
     confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
@@ -174,7 +178,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                                 pass_github_token=config.worker_github_token)
     try:
         ready = context.workspaces.take(spec)
-        context.events.event(item.id, "started", attempt=number)
+        context.events.event(item.id, "started", attempt=attempt.number)
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
         result = runner.run_process(runner.worker_argv(config.worker), cwd=ready.path, env=env,
@@ -217,12 +221,10 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
         attempt.error = str(exc)
         return
-    attempt.files_changed = taken.changed
-    attempt.violations = [p for p in attempt.files_changed
-                          if not any(matches(pattern, p) for pattern in item.owns)]
-    if attempt.violations:
-        shown = ", ".join(attempt.violations[:5]) + (" …" if len(attempt.violations) > 5 else "")
-        attempt.error = f"ownership violation: changed {shown}, not owned by {item.id}; changes discarded"
+    judged = changes.judge(item.id, item.owns, protected_of(config), taken.changed)
+    attempt.files_changed, attempt.violations = judged.changed, judged.violations
+    if judged.error is not None:
+        attempt.error = judged.error
         return
     if not attempt.files_changed:
         attempt.error = "the worker changed nothing"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wavegit import budget, gitops, halt, lifecycle, report, tracker, worktree
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
 from wavegit.select import Plan, select
@@ -46,12 +47,13 @@ def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracke
         raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
                          "(run `wavegit init`)")
     return tracker.load_cached(snapshot.text, snapshot.blob_sha, store_repo.cache_dir,
-                               config.tracker_path, strict=False)
+                               config.tracker_path, strict=False, protected=protected_of(config))
 
 
 def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: str,
-          now: datetime) -> Claim:
-    """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`)."""
+          now: datetime, check: Callable[[Snapshot, Plan], None] | None = None) -> Claim:
+    """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`); ``check`` runs on the
+    snapshot and its plan before anything is written (``preflight.claim_checks``) and may raise."""
     # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
     repaired = tuple(worktree.repair_half_made(repo))
     at = report.utc_timestamp(now)
@@ -71,6 +73,8 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
             replace(item, status=updates[item.id].status.value) if item.id in updates else item
             for item in loaded.items))
         plan = select(planned, max_items, snapshot.blob_sha or "")
+        if check is not None:
+            check(snapshot, plan)
         chosen[:] = [(plan, day_spent, tuple(updates))]
         updates.update((item_id, lifecycle.claim(wave_id, at)) for item_id in plan.selected)
         if not updates:

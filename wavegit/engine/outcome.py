@@ -13,10 +13,11 @@ from wavegit.engine.attempt import tail_source
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.records import ItemRun, utc_now
 from wavegit.engine.wave import WaveTest
-from wavegit.errors import EXIT_HALTED, EXIT_OK, EXIT_RACE_LOST, EXIT_WORK_FAILED
+from wavegit.errors import EXIT_OK, EXIT_RACE_LOST, EXIT_WORK_FAILED
 from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.undecodable import escape
 
 REPORT_TAIL_LINES = 30
 
@@ -24,7 +25,9 @@ REPORT_TAIL_LINES = 30
 def item_update(run: ItemRun, current: tracker.Item, config: Config, now: datetime,
                 pr: int | None = None) -> lifecycle.Update:
     """The tracker change ``run``'s outcome makes to ``current`` (``pr``: the wave's pull request)."""
-    return lifecycle.record(current, verified=run.verified, used=run.used, cost=run.cost, error=run.error,
+    # A git error can quote a worker's file name undecoded: the tracker gets it escaped.
+    error = None if run.error is None else escape(run.error)
+    return lifecycle.record(current, verified=run.verified, used=run.used, cost=run.cost, error=error,
                             max_attempts=config.max_attempts, at=report.utc_timestamp(now), pr=pr)
 
 
@@ -60,7 +63,7 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
             started_at=report.utc_timestamp(a.started_at),
             finished_at=report.utc_timestamp(a.finished_at or a.started_at), exit_code=a.exit_code,
             test_exit=a.test_exit, cost=a.cost, log_path=str(a.log_path or ""), killed=a.killed,
-            error=a.error)
+            error=None if a.error is None else escape(a.error))
         for a in run.attempts
     ]
     duration = sum(((a.finished_at or a.started_at) - a.started_at).total_seconds() for a in run.attempts)
@@ -69,10 +72,11 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
     return report.ItemReport(
         id=run.item.id, status=status.value, verified=run.verified, attempts=len(run.attempts),
         exit_code=last.exit_code if last else None, test_exit=last.test_exit if last else None,
-        duration_s=round(duration, 3), files_changed=list(last.files_changed) if last else [],
-        ownership_violations=list(last.violations) if last else [],
+        duration_s=round(duration, 3), files_changed=[escape(p) for p in last.files_changed] if last else [],
+        ownership_violations=[escape(p) for p in last.violations] if last else [],
         cost=round(run.cost, 6) if any(a.cost is not None for a in run.attempts) else None,
-        error=run.error, log_tail=runner.log_tail(tail_of, REPORT_TAIL_LINES) if tail_of else "",
+        error=None if run.error is None else escape(run.error),
+        log_tail=runner.log_tail(tail_of, REPORT_TAIL_LINES) if tail_of else "",
         attempt_records=records)
 
 
@@ -90,19 +94,24 @@ class WaveOutcome:
 
 
 def exit_code(rep: report.WaveReport, race_lost: bool) -> int:
+    """The exit code of a wave that claimed. Never 3 (halted or over budget), which means nothing was
+    claimed: a HALT or a ceiling reached mid-wave leaves items not started, so the wave is not a success
+    (exit 1), unless every item was verified before it came."""
     if rep.success:
         return EXIT_OK
     if race_lost:
         return EXIT_RACE_LOST
-    if rep.halted or rep.budget.exceeded:
-        return EXIT_HALTED
     return EXIT_WORK_FAILED
 
 
 def write_report(repo: Repo, rep: report.WaveReport) -> Path:
-    """``<state dir>/reports/<wave>.json`` and ``.md``; the JSON path."""
+    """``<state dir>/reports/<wave>.json`` and ``.md``; the JSON path.
+
+    Whatever text reached the report undecoded is written as a JSON ``\\udcNN`` escape (valid UTF-8 and
+    valid JSON), never a failed write that leaves no report."""
     repo.reports_dir.mkdir(parents=True, exist_ok=True)
     json_path = repo.report_file(rep.wave_id, ".json")
-    json_path.write_text(rep.to_json() + "\n", encoding="utf-8")
-    repo.report_file(rep.wave_id, ".md").write_text(report.to_markdown(rep), encoding="utf-8")
+    json_path.write_text(rep.to_json() + "\n", encoding="utf-8", errors="backslashreplace")
+    repo.report_file(rep.wave_id, ".md").write_text(report.to_markdown(rep), encoding="utf-8",
+                                                    errors="backslashreplace")
     return json_path

@@ -10,15 +10,24 @@ from typing import Protocol
 
 from wavegit import report, sandbox, wavelock, worktree
 from wavegit.config import Config
+from wavegit.engine import preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog, Tee
-from wavegit.engine.outcome import WaveOutcome, exit_code, item_report, record, wave_succeeded, write_report
+from wavegit.engine.outcome import (
+    REPORT_TAIL_LINES,
+    WaveOutcome,
+    exit_code,
+    item_report,
+    record,
+    wave_succeeded,
+    write_report,
+)
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
 from wavegit.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.repo import Repo
-from wavegit.store import TrackerStore
+from wavegit.store import TrackerStore, tracker_source
 
 
 class Delivery(Protocol):
@@ -120,14 +129,16 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, sta
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
-    claimed = claim(repo, config, store, max_items=max_items or config.max_items,
-                    wave_id=wave_id, now=started)
+    claimed = claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
+                    now=started, check=preflight.claim_checks(repo, config, wave_id))
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
     rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
                             budget=limits, started_at=report.utc_timestamp(started),
-                            config_source=options.config_source, sandbox=jail.mode)
+                            config_source=options.config_source, sandbox=jail.mode,
+                            tracker_source=tracker_source(store.target, config.tracker_path,
+                                                          claimed.plan.tracker_sha))
     rep.notes += claimed.repaired
     if jail.warning:
         rep.notes.append(jail.warning)
@@ -212,7 +223,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         rep.budget.exceeded = wave.budget_exceeded
     wave_test = collected.wave_test if collected is not None else None
     if wave_test is not None:
-        rep.wave_test = wave_test.to_report()
+        rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)
         if wave_test.error:
             rep.notes.append(f"wave test {wave_test.error}")
     rep.items = [item_report(run, config) for run in runs]

@@ -211,8 +211,11 @@ class WaveTest:
     log_path: Path
     error: str | None
 
-    def to_report(self) -> report.WaveTestReport:
-        return report.WaveTestReport(command=self.command, exit_code=self.exit_code)
+    def to_report(self, tail_lines: int = 30) -> report.WaveTestReport:
+        failed = self.exit_code != 0 and self.log_path.is_file()
+        return report.WaveTestReport(command=self.command, exit_code=self.exit_code,
+                                     log_path=str(self.log_path),
+                                     log_tail=runner.log_tail(self.log_path, tail_lines) if failed else "")
 
 
 @dataclass(frozen=True)

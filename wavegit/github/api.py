@@ -114,6 +114,9 @@ class PullRequest:
     merge_sha: str | None
     """The merge commit once merged (GitHub's test merge before that, which wavegit ignores)."""
     url: str
+    head_repo: str = ""
+    """``owner/name`` of the repository the head branch lives in ('' when GitHub names none: a deleted
+    fork); a fork's PR has another one than ours."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,10 @@ class PullRequests(Protocol):
         ...
 
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
-        """Edit our own comment carrying ``marker`` in place, or create it; never a second one."""
+        """Edit our own comment that starts with ``marker`` in place, or create it; never a second one.
+
+        Only a comment whose first characters are the marker is ours to edit: text quoted in another
+        comment (a reply naming a worker's file) never makes that comment the report."""
         ...
 
     def set_status(self, sha: str, state: str, description: str, context: str = STATUS_CONTEXT) -> None: ...
@@ -243,7 +249,7 @@ def mark_report_outcome(client: PullRequests, number: int, marker: str, outcome:
     below (and its embedded JSON) is untouched. None when the PR has no report comment of ours.
     """
     me = client.whoami()
-    mine = [c for c in client.list_comments(number) if c.author == me and marker in c.body]
+    mine = [c for c in client.list_comments(number) if c.author == me and c.body.startswith(marker)]
     if not mine:
         return None
     first, _, rest = mine[0].body.partition("\n")

@@ -71,6 +71,7 @@ class PyGithubClient(GitHubClient):
                               seconds_between_requests=None, seconds_between_writes=None)
         self._repo: Repository = self._github.get_repo(settings.repository)
         self._login: str | None = settings.login
+        self._login_guessed = False
 
     # ---- identity ----
 
@@ -79,14 +80,32 @@ class PyGithubClient(GitHubClient):
             def fetch() -> str:
                 return _require(self._github.get_user().login, str, "user.login")
 
+            def viewer() -> str:
+                _, data = self._github.requester.graphql_query("query { viewer { login } }", {})
+                login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+                return _require(login, str, "viewer.login")
+
             try:
                 self._login = self._retry.call("who am I (GET /user)", fetch)
             except GitHubError as exc:
-                if exc.status not in (403, 404) or os.environ.get("GITHUB_ACTIONS") != "true":
+                if exc.status not in (403, 404):
                     raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
-                # GITHUB_TOKEN in Actions is an App token: GET /user is refused, the author is the bot.
-                self._login = "github-actions[bot]"
+                # An App installation token (GITHUB_TOKEN is one) may not read GET /user; GraphQL's
+                # viewer is the token's own login (`<app>[bot]`).
+                try:
+                    self._login = self._retry.call("who am I (GraphQL viewer)", viewer)
+                except GitHubError:
+                    if os.environ.get("GITHUB_ACTIONS") != "true":
+                        raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
+                    # Most likely the Actions bot; the first comment we create says for sure.
+                    self._login, self._login_guessed = "github-actions[bot]", True
         return self._login
+
+    def _learn_login(self, created: Comment) -> Comment:
+        """The author of a comment we just created is our login, whatever was guessed."""
+        if self._login_guessed:
+            self._login, self._login_guessed = created.author, False
+        return created
 
     # ---- pull requests ----
 
@@ -106,6 +125,7 @@ class PyGithubClient(GitHubClient):
             base_ref=_require(base.ref, str, "pull.base.ref"),
             merge_sha=_require(raw.merge_commit_sha, str, "pull.merge_commit_sha") if merged else None,
             url=raw.html_url if isinstance(raw.html_url, str) else "",
+            head_repo=_full_name(head.repo),
         )
 
     def _open_pr(self, branch: str, base: str) -> PullRequest | None:
@@ -216,7 +236,7 @@ class PyGithubClient(GitHubClient):
         me = self.whoami()
         return [(c, raw) for c, raw in self._retry.call(f"list the comments of PR #{number}",
                                                          lambda: self._comments(number))
-                if c.author == me and marker in c.body]
+                if c.author == me and c.body.startswith(marker)]
 
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         if marker not in body:
@@ -239,10 +259,10 @@ class PyGithubClient(GitHubClient):
             found = self._own_marked(number, marker)
             return found[0][0] if found else None
 
-        return self._retry.call(
+        return self._learn_login(self._retry.call(
             f"comment on PR #{number}",
             lambda: self._comment(self._repo.get_issue(number).create_comment(body)),
-            landed=landed)
+            landed=landed))
 
     # ---- statuses and permissions ----
 
@@ -335,6 +355,12 @@ class PyGithubClient(GitHubClient):
             return messages
 
         return self._retry.call(f"list the commits of {head[:12]}", fetch)
+
+
+def _full_name(repo: object) -> str:
+    """``owner/name`` of a PR side's repository, '' when GitHub gives none (the fork was deleted)."""
+    name = getattr(repo, "full_name", None) if repo is not None else None
+    return name if isinstance(name, str) else ""
 
 
 def _clip(body: str) -> str:

@@ -9,6 +9,10 @@ the wave's ``Delivery`` (``wavegit.engine.pipeline``), called in the wave's orde
 names) and runs the merge gate, whose ``wavegit/gate`` status branch protection can require. The gate runs
 here because a pull request opened with the Actions token starts no ``pull_request`` workflow. That is at
 most 10 API requests per wave, whatever its size: 2-3 for the pull request, 3 for the comment, 4 for the gate.
+
+No failure to build the comment leaves a PR without its report: the comment always fits GitHub's limit
+(:func:`wavegit.report.to_markdown` shortens it), and should rendering fail anyway, a minimal failed report
+(the wave, its head, no items: the gate fails it) is posted instead, saying why.
 """
 
 from __future__ import annotations
@@ -81,9 +85,26 @@ class Publisher:
         if number is None:
             return None
         rep.pr = number
-        self.client.upsert_report_comment(number, report.to_markdown(rep), report.MARKER)
+        self.client.upsert_report_comment(number, report_body(rep), report.MARKER)
         gate.run_gate(self.client, number, self.config, self.store)
         return number
+
+
+def report_body(rep: WaveReport) -> str:
+    """The report comment of ``rep``; a minimal failed report when the whole one cannot be rendered."""
+    try:
+        body = report.to_markdown(rep)
+    except Exception as exc:  # whatever broke, the PR must still get a (failing) report
+        # Only the fields the gate binds, all plain strings: this one renders whatever broke the other.
+        where = report.FULL_REPORT.format(wave=rep.wave_id)
+        minimal = WaveReport(
+            wave_id=rep.wave_id, base_sha=rep.base_sha, head_sha=rep.head_sha, branch=rep.branch, pr=rep.pr,
+            started_at=rep.started_at, finished_at=rep.finished_at, tracker_updated=rep.tracker_updated,
+            notes=[f"the full report could not be rendered ({type(exc).__name__}: {str(exc)[:200]}); "
+                   f"it is in {where} where the wave ran"])
+        body = report.to_markdown(minimal)
+    # A name with undecodable bytes (a lone surrogate) cannot be sent as UTF-8: send it escaped.
+    return body.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def from_env(config: Config, store: TrackerStore) -> Publisher | None:

@@ -11,7 +11,7 @@ which re-reads and looks for its operation id in the new commits (``contains_op`
 
 from __future__ import annotations
 
-from wavegit.config import Config
+from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.github.api import GitHubClient, GitHubConflict
 from wavegit.store import OP_TRAILER, CasConflict, Change, Snapshot, check_tracker_text
@@ -24,6 +24,7 @@ class GitHubStore:
         self.client = client
         self.branch = config.tracker_branch
         self.path = config.tracker_path
+        self.protected = protected_of(config)
         self.target = f"{client.repository}@{self.branch} (GitHub API)"
 
     def read(self) -> Snapshot:
@@ -49,7 +50,7 @@ class GitHubStore:
                              "create it first (wavegit writes the tracker through the API only onto a "
                              "branch that exists)")
         if change.tracker_text is not None:
-            check_tracker_text(change.tracker_text, self.path)
+            check_tracker_text(change.tracker_text, self.path, protected=self.protected)
         try:
             if not change.files:
                 if change.tracker_text is None:

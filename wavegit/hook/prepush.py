@@ -296,10 +296,12 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
     """("ok", (in-flight rows, their index's tables)) or ("error", message), from the full (cached) tracker
     parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
     from wavegit import lifecycle, tracker
+    from wavegit.config import protected_of
 
     text = gitops.read_blob(repo.root, blob_sha)
     try:
-        loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False)
+        loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
+                                     protected=protected_of(config))
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items

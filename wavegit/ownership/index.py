@@ -37,7 +37,7 @@ def _entry(text: str) -> _Entry:
         entry = literal_head(text), False, is_dir
     else:
         body = text[:-1] if is_dir else text
-        entry = body.lower() if body.isascii() else fold(body), True, is_dir
+        entry = fold(body), True, is_dir
     if len(_ENTRIES) >= 1 << 16:
         _ENTRIES.clear()  # a bound, like the lru caches', for long-lived processes
     _ENTRIES[text] = entry
@@ -180,7 +180,7 @@ class OwnershipIndex(Generic[K]):
     def owners(self, path: str, *, assume_normalized: bool = False) -> set[K]:
         """The keys owning the concrete file ``path`` (case-insensitively)."""
         text = (path if assume_normalized else normalize(path)).rstrip("/")
-        folded = text.lower() if text.isascii() else fold(text)
+        folded = fold(text)
         if not self._current:
             self._derive()
         found = set(self._files.get(folded, ()))
@@ -205,7 +205,7 @@ class OwnershipIndex(Generic[K]):
             except PatternError:
                 invalid.append(path)
                 continue
-            folded = text.lower() if text.isascii() else fold(text)
+            folded = fold(text)
             end = folded.rfind("/")
             parent = folded[:end] if end > 0 else ""
             up = above[parent] if parent in above else self._above_of(parent)

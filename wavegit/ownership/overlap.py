@@ -26,6 +26,7 @@ from wavegit.ownership.patterns import (
     fold_char,
     fold_charset,
     folded_pattern,
+    glob_tail_dropped,
     in_ranges,
     is_literal,
     literal_head,
@@ -207,7 +208,7 @@ def _segment_step(segment: str) -> tuple[re.Pattern[str], bool]:
     Keyed by the segment's text, as many patterns share segments like ``*.py``.
     """
     glob = tuple(token if isinstance(token, Star) else fold_charset(token)
-                 for token in parse_segment(segment, segment))
+                 for token in glob_tail_dropped(parse_segment(segment, segment)))
     source = "".join("[^/]*" if isinstance(token, Star) else charset_regex(token) for token in glob)
     return re.compile(source, re.DOTALL), _segments_meet(glob, _ANY_SEGMENT)
 
@@ -224,7 +225,7 @@ def glob_walk(text: str) -> Walk:
             meets.append(True)
         elif segment.isascii() and is_literal(segment):
             # normalize() rejects the names no path may have, and an ASCII name is its own NFC form.
-            steps.append(segment.lower())
+            steps.append(fold(segment))
             meets.append(True)
         else:
             regex, ok = _segment_step(segment)

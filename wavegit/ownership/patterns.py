@@ -220,6 +220,42 @@ def parse(pattern: str) -> Pattern:
     return Pattern(text, segments, is_dir, is_literal(text))
 
 
+def ownable(pattern: str) -> str:
+    """``normalize`` for an ownership pattern an item declares: also refuses one that owns every path.
+
+    ``**`` is refused by ``normalize``; ``*``, ``**/*``, ``*/**``, ``?*`` own every path as well, as does
+    any spelling whose one glob segment matches every name (``*`` and ``?*`` per segment, with ``**``s).
+    """
+    text = normalize(pattern)
+    if _owns_every_path(text):
+        raise _reject(pattern, "is the whole repository", "name the files or directories the item changes")
+    return text
+
+
+# The code points a name may hold (no control character, '/' or '\\'; surrogates are no characters).
+_NAME_CHARS: Ranges = ((0x20, 0x2E), (0x30, 0x5B), (0x5D, 0x7E), (0xA0, 0xD7FF), (0xE000, sys.maxunicode))
+
+
+def _owns_every_path(text: str) -> bool:
+    """Whether the normalised ``text`` owns every path: it owns every one-segment path (ownership is closed
+    downwards), so it is no directory pattern, has one segment besides ``**``s, and that glob matches every
+    non-empty name: stars, with at most one character position that takes every name character."""
+    if text.endswith("/") or is_literal(text):
+        return False
+    globs = [segment for segment in text.split("/") if segment != "**"]
+    if len(globs) != 1:
+        return not globs
+    tokens = parse_segment(text, globs[0])
+    positions = [token for token in tokens if isinstance(token, CharSet)]
+    return STAR in tokens and len(positions) <= 1 and all(map(_takes_every_name_char, positions))
+
+
+def _takes_every_name_char(charset: CharSet) -> bool:
+    if charset.negated:
+        return not any(lo <= vhi and vlo <= hi for lo, hi in charset.ranges for vlo, vhi in _NAME_CHARS)
+    return all(any(lo <= vlo and vhi <= hi for lo, hi in charset.ranges) for vlo, vhi in _NAME_CHARS)
+
+
 # --- case folding --------------------------------------------------------------------------------------
 
 
@@ -233,10 +269,35 @@ def fold_char(char: str) -> str:
 
 
 def fold(text: str) -> str:
-    """The case-insensitive comparison key of a path or literal pattern."""
-    if text.isascii():
-        return text.lower()
-    return "".join(fold_char(char) for char in text)
+    """The case-insensitive comparison key of a path or literal pattern.
+
+    Windows also drops a name's trailing dots and spaces (``src/a./`` and ``src/a /`` are ``src/a/``),
+    so the key drops them too (``_name_tail_dropped``).
+    """
+    # Every pushed path comes here (the pre-push hook): C-level checks first.
+    folded = text.lower() if text.isascii() else "".join(fold_char(char) for char in text)
+    if "./" in folded or " /" in folded or folded[-1:] in _NAME_TAIL:
+        return _name_tail_dropped(folded)
+    return folded
+
+
+_NAME_TAIL = (".", " ")
+
+
+def _name_tail_dropped(text: str) -> str:
+    """Each segment of ``text`` without its trailing dots and spaces (one that is nothing else is kept)."""
+    return "/".join(segment.rstrip(". ") or segment for segment in text.split("/"))
+
+
+_TAIL_CHARS = (CharSet(False, ((0x2E, 0x2E),)), CharSet(False, ((0x20, 0x20),)))
+
+
+def glob_tail_dropped(glob: Glob) -> Glob:
+    """``glob`` without its trailing literal dots and spaces (``_name_tail_dropped`` for a glob segment)."""
+    end = len(glob)
+    while end and glob[end - 1] in _TAIL_CHARS:
+        end -= 1
+    return glob[:end] if end else glob
 
 
 @functools.lru_cache(maxsize=1)
@@ -312,7 +373,8 @@ def folded_pattern(pattern: str) -> Pattern:
     parsed = parse(pattern)
     segments = tuple(
         segment if isinstance(segment, DoubleStar)
-        else tuple(token if isinstance(token, Star) else fold_charset(token) for token in segment)
+        else tuple(token if isinstance(token, Star) else fold_charset(token)
+                   for token in glob_tail_dropped(segment))
         for segment in parsed.segments
     )
     text = fold(parsed.text) if parsed.literal else parsed.text
@@ -358,15 +420,20 @@ def _literal_owns(pattern: str, path: str) -> bool:
 
 
 def matches(pattern: str, path: str) -> bool:
-    """Whether the normalised ``pattern`` owns the normalised repo-relative file ``path`` (case-sensitive)."""
+    """Whether the normalised ``pattern`` owns the repo-relative file ``path`` (case-sensitive).
+
+    ``path`` is compared in NFC, as patterns are: a file written decomposed (macOS) is the same file.
+    """
+    if not path.isascii():
+        path = unicodedata.normalize("NFC", path)
     if is_literal(pattern):
         return _literal_owns(pattern, path)
     return _matcher(pattern, False).fullmatch("/" + path) is not None
 
 
 def owns_folded(pattern: str, path: str) -> bool:
-    """Whether ``pattern`` owns ``path`` when compared case-insensitively."""
-    return owns_folded_path(pattern, fold(path))
+    """Whether ``pattern`` owns ``path`` (in NFC, as ``matches``) when compared case-insensitively."""
+    return owns_folded_path(pattern, fold(path if path.isascii() else unicodedata.normalize("NFC", path)))
 
 
 def owns_folded_path(pattern: str, folded_path: str) -> bool:

@@ -1,0 +1,137 @@
+"""Protected paths (wavegit.ownership.protected): no pattern that can reach wavegit's control files is
+accepted, however it is spelled; the config adds and (only explicitly) removes them; a pattern owning every
+path is the whole repository (wavegit.ownership.patterns.ownable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from tests.helpers.ownership import small_patterns
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import branches, item, make_wave_repo
+from wavegit import tracker
+from wavegit.config import Config, protected_of
+from wavegit.errors import UsageError, ValidationError
+from wavegit.ownership.overlap import overlaps
+from wavegit.ownership.patterns import PatternError, matches, ownable
+from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded, protected_set, reached
+
+CONTROL_FILES = (".wavegit/config.yaml", ".wavegit/tracker.yaml", ".wavegit/HALT", ".github/workflows/ci.yml",
+                 ".github/actions/setup/action.yml", ".gitmodules")
+
+
+def _tracker(*owns: str) -> str:
+    listed = ", ".join(f'"{pattern}"' for pattern in owns)
+    return f"version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [{listed}]\n    test: t\n"
+
+
+@pytest.mark.parametrize("pattern", ["*", "**/*", "*/**", "?*", "*?", "**/**/*", "***", "**/*/**"])
+def test_a_pattern_owning_every_path_is_the_whole_repository_however_spelled(pattern: str) -> None:
+    with pytest.raises(PatternError, match="is the whole repository"):
+        ownable(pattern)
+    with pytest.raises(ValidationError, match="is the whole repository"):
+        tracker.loads(_tracker("src/a.py", pattern))
+
+
+@pytest.mark.parametrize("pattern", ["*.py", "src/*", "?", "*/", "[!.]*", "a/**", "**/x"])
+def test_a_pattern_that_misses_some_path_is_not_the_whole_repository(pattern: str) -> None:
+    assert ownable(pattern) == pattern
+
+
+@pytest.mark.parametrize(("pattern", "guard"), [
+    ("?*/", ".wavegit/"), (".w*/", ".wavegit/"), (".wavegit/config.yaml", ".wavegit/"),
+    (".WaveGit/", ".wavegit/"), ("[.]g*", ".github/workflows/"), (".github/*/x", ".github/workflows/"),
+    (".github/", ".github/workflows/"), (".GitHub/Workflows/ci.yml", ".github/workflows/"),
+    (".github/actions/**/*.yml", ".github/actions/"), (".gitmodules", ".gitmodules"),
+    ("?gitmodule?", ".gitmodules"),
+])
+def test_a_pattern_that_can_reach_a_protected_path_is_refused_at_its_line_and_column(pattern: str,
+                                                                                   guard: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        tracker.loads(_tracker("src/a.py", pattern))
+    [problem] = caught.value.problems
+    assert (problem.line, problem.item_id) == (5, "A")
+    assert problem.col == len('    owns: ["src/a.py", ') + 1
+    assert f"can match the protected path '{guard}'" in problem.message
+
+
+@pytest.mark.parametrize("pattern", ["src/", ".github/CODEOWNERS", ".github/ISSUE_TEMPLATE/", "src/.wavegit/",
+                                     "docs/**/*.md", ".gitignore", "[!.]*"])
+def test_patterns_that_miss_every_protected_path_are_accepted(pattern: str) -> None:
+    assert tracker.loads(_tracker(pattern)).items[0].owns == (pattern,)
+
+
+@given(small_patterns())
+@settings(max_examples=300, deadline=None)
+def test_the_tracker_refuses_exactly_the_patterns_that_overlap_a_protected_path(pattern: str) -> None:
+    try:
+        owned = ownable(pattern)
+    except PatternError:
+        return
+    reaches = any(overlaps(owned, guard) for guard in DEFAULT_PROTECTED)
+    try:
+        tracker.loads(_tracker(pattern))
+    except ValidationError as exc:
+        assert reaches and "protected path" in str(exc)
+    else:
+        assert not reaches
+    # No accepted pattern owns a control file (case-sensitively either).
+    assert reaches or not any(matches(owned, path) for path in CONTROL_FILES)
+
+
+def test_protected_paths_adds_and_only_an_equal_allow_protected_entry_removes() -> None:
+    assert protected_of(Config()) is None
+    extra = protected_of(Config(protected_paths=("ops/deploy/",)))
+    assert extra is not None and "ops/deploy/" in extra and set(DEFAULT_PROTECTED) <= set(extra)
+    lifted = protected_of(Config(allow_protected=(".github/workflows/",)))
+    assert lifted is not None and ".github/workflows/" not in lifted and ".wavegit/" in lifted
+    # A narrower or a misspelt entry lifts nothing: it is refused, naming the protected paths.
+    for entry in (".github/workflows/ci.yml", ".wavegit"):
+        with pytest.raises(UsageError, match="is not a protected path; the protected paths are"):
+            protected_of(Config(allow_protected=(entry,)))
+    moved = protected_set(tracker_path="ops/tracker.yaml")
+    assert reached("ops/", moved) == "ops/tracker.yaml"
+    assert guarded(".WAVEGIT/config.yaml", DEFAULT_PROTECTED) == ".wavegit/"
+
+
+def test_the_config_keys_flow_into_validation(tmp_path: Path) -> None:
+    lifted = protected_of(Config(allow_protected=(".github/workflows/",)))
+    assert tracker.loads(_tracker(".github/workflows/ci.yml"), protected=lifted).items[0].owns
+    added = protected_of(Config(protected_paths=("ops/",)))
+    with pytest.raises(ValidationError, match="can match the protected path 'ops/'"):
+        tracker.loads(_tracker("ops/deploy.sh"), protected=added)
+    # The parse cache keys the result by the protected paths too.
+    text = _tracker("ops/deploy.sh")
+    sha = "0" * 40
+    assert tracker.load_cached(text, sha, tmp_path).items[0].owns == ("ops/deploy.sh",)
+    with pytest.raises(ValidationError):
+        tracker.load_cached(text, sha, tmp_path, protected=added)
+
+
+def test_add_and_validate_refuse_patterns_reaching_control_files_in_one_line(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    assert wavegit(clone, "init").returncode == 0
+    before = git(clone, "rev-parse", "HEAD")
+    for pattern in ("*", "?*/", ".w*/", ".github/workflows/ci.yml"):
+        result = wavegit(clone, "add", "A-1", "--prompt", "p", "--owns", "src/a.py", pattern,
+                         "--test", "true")
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "whole repository" in result.stderr or "protected path" in result.stderr
+    assert git(clone, "rev-parse", "HEAD") == before
+    (clone / "hand-edited.yaml").write_text(_tracker("src/a.py", "*/**", ".gitmodules"))
+    result = wavegit(clone, "validate", "--file", "hand-edited.yaml")
+    assert result.returncode == 2
+    assert [line.split(": ", 1)[0] for line in result.stderr.strip().splitlines()] == [
+        "hand-edited.yaml:5:24", "hand-edited.yaml:5:32"]
+
+
+def test_run_with_a_committed_protected_pattern_claims_nothing(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write .wavegit/config.yaml x"], ["*"]),
+                                       item("B", ["write src/b.txt ok"], ["src/b.txt"])])
+    before = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2 and "is the whole repository" in result.stderr, result.stderr
+    assert git(remote.origin, "rev-parse", "main") == before and branches(remote.origin) == []

@@ -1,0 +1,87 @@
+"""The checks ``wavegit run`` makes inside its claim, before anything is written: what would otherwise fail
+only after the claim commit, with claim and record commits and a branch to show for it.
+
+They run in the claim's ``apply`` on the snapshot it edits, after the HALT and budget checks (``plan`` makes
+the same first three checks, in the same order, to exit as ``run`` would): the tracker is valid (its
+problems located in the file on the tracker branch, not in the claim's edit of it), the worker command
+resolves to an executable, ``wave_test`` and every selected item's ``test`` split into words, and every
+selected id makes a valid branch name. Any failure is bad input (exit 2) and nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+
+from wavegit import gitops, runner, tracker, worktree
+from wavegit.config import CONFIG_PATH, Config
+from wavegit.errors import UsageError
+from wavegit.repo import Repo
+from wavegit.select import Plan
+from wavegit.store import Snapshot
+
+Check = Callable[[Snapshot, Plan], None]
+
+
+def claim_checks(repo: Repo, config: Config, wave_id: str) -> Check:
+    """The check a claim of ``wave_id`` runs on its snapshot and plan."""
+
+    def check(snapshot: Snapshot, plan: Plan) -> None:
+        loaded = check_tracker(repo, config, snapshot)
+        check_worker(config)
+        selected = set(plan.selected)
+        check_items(repo, wave_id, [item for item in loaded.items if item.id in selected])
+
+    return check
+
+
+def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tracker:
+    """The tracker at ``snapshot``; ValidationError with the lines of that blob when an item is invalid."""
+    if snapshot.text is None or snapshot.blob_sha is None:
+        raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
+                         "(run `wavegit init`)")
+    # The claim has just loaded it leniently (a cache hit); a strict load, which raises, only when needed.
+    text, blob, cache, path = snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path
+    loaded = tracker.load_cached(text, blob, cache, path, strict=False)
+    if any(item.problems for item in loaded.items):
+        tracker.load_cached(text, blob, cache, path, strict=True)
+    return loaded
+
+
+def check_worker(config: Config, environ: dict[str, str] | None = None) -> None:
+    """UsageError unless the worker command parses and its program is found (a bare name on ``PATH``, an
+    absolute path executable). A relative path is left to the launch: it is relative to the item's tree."""
+    argv = _argv("worker", config.worker, runner.worker_argv)
+    if config.wave_test.strip():
+        _argv("wave_test", config.wave_test, runner.command_argv)
+    program = argv[0]
+    path = (environ if environ is not None else os.environ).get("PATH", os.defpath)
+    if "/" not in program:
+        found = shutil.which(program, path=path) is not None
+    elif os.path.isabs(program):
+        found = os.path.isfile(program) and os.access(program, os.X_OK)
+    else:
+        return
+    if not found:
+        where = "on PATH" if "/" not in program else "an executable file"
+        raise UsageError(f"worker {config.worker!r}: {program!r} is not {where}; install it, or set `worker` "
+                         f"in {CONFIG_PATH} (or WAVEGIT_WORKER); nothing was claimed")
+
+
+def check_items(repo: Repo, wave_id: str, items: list[tracker.Item]) -> None:
+    """UsageError naming the first selected item whose test does not parse or whose id is no branch name."""
+    for item in items:
+        _argv(f"item {item.id}: test", item.test, runner.command_argv)
+        branch = worktree.item_branch(wave_id, item.id)
+        if not gitops.is_valid_ref_name(repo.root, f"refs/heads/{branch}"):
+            raise UsageError(f"item {item.id}: its id cannot name the git branch {branch} "
+                             "(no '..', no leading '.', no trailing '.' or '.lock'); rename it; "
+                             "nothing was claimed")
+
+
+def _argv(what: str, command: str, split: Callable[[str], list[str]]) -> list[str]:
+    try:
+        return split(command)
+    except UsageError as exc:
+        raise UsageError(f"{what}: {exc}; nothing was claimed") from exc

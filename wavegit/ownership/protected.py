@@ -1,0 +1,75 @@
+"""Protected paths: wavegit's own control files, which no item may own and no worker may change.
+
+A worker that could change ``.wavegit/config.yaml`` (``report_authors``, ``worker_github_token``), the
+tracker or a workflow would steer wavegit itself. The defaults are ``DEFAULT_PROTECTED``; the config key
+``protected_paths`` adds more, and only an entry of ``allow_protected`` removes one (the entry it equals,
+both normalised). The tracker file is protected wherever ``tracker_path`` puts it.
+
+Decided with the exact overlap test (``wavegit.ownership.overlap``): a pattern is refused when some path it
+can own, compared case-insensitively, is protected, however it is spelled (``*``, ``**/*``, ``?*/``,
+``.w*/``, ``.GitHub/workflows/ci.yml``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+from wavegit.ownership.overlap import overlaps
+from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
+
+DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules")
+
+
+def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
+                  tracker_path: str | None = None) -> tuple[str, ...]:
+    """The protected patterns: the defaults, the tracker file and ``extra``, less those ``allowed`` names.
+
+    Raises PatternError when an entry of ``allowed`` names no protected pattern (a typo would otherwise leave
+    the path protected with no word said).
+    """
+    candidates = [*DEFAULT_PROTECTED, *([tracker_path] if tracker_path else []), *extra]
+    protected = list(dict.fromkeys(normalize(pattern) for pattern in candidates))
+    for pattern in allowed:
+        text = normalize(pattern)
+        if text not in protected:
+            raise PatternError(f"allow_protected: {pattern!r} is not a protected path; the protected paths "
+                               f"are {', '.join(protected)}")
+        protected.remove(text)
+    return tuple(protected)
+
+
+def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
+    """The first protected pattern that the ownership ``pattern`` can reach, or None."""
+    first = _first_name(pattern)
+    for guard, other in _first_names(protected):
+        # Every tracker load asks this of every pattern: two patterns that start with different literal
+        # names (folded) own disjoint paths, which spares most of them the automata.
+        if first and other and first != other:
+            continue
+        if overlaps(pattern, guard):
+            return guard
+    return None
+
+
+def _first_name(pattern: str) -> str:
+    """The folded first segment of ``pattern`` when it is literal, else ""."""
+    return literal_head(pattern).split("/", 1)[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _first_names(protected: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((guard, _first_name(guard)) for guard in protected)
+
+
+def guarded(path: str, protected: Iterable[str]) -> str | None:
+    """The protected pattern owning the normalised changed ``path`` (case-insensitively), or None."""
+    return next((pattern for pattern in protected if owns_folded(pattern, path)), None)
+
+
+def refusal(pattern: str, guard: str) -> str:
+    """Why ``pattern`` may not be owned: it reaches the protected ``guard``."""
+    return f"pattern {pattern!r} can match the protected path {guard!r}"
+
+
+REFUSAL_HINT = "own narrower paths; only allow_protected in .wavegit/config.yaml lifts a protected path"
