@@ -209,12 +209,22 @@ def _aesop_records(text: str, path: str) -> Read:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}")]) from None
+        raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}",
+                                       hint=_other_source(text, path, exc))]) from None
     if isinstance(data, dict) and not isinstance(data.get("items"), list):
         raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
     if not isinstance(data, (dict, list)):
         raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
     return _records(text, path, list(_element_starts(text, isinstance(data, dict))))
+
+
+def _other_source(text: str, path: str, exc: json.JSONDecodeError) -> str | None:
+    """The ``--from`` a file that is not one JSON document looks written for, as a hint; None if none."""
+    if exc.msg == "Extra data" and exc.lineno > 1 and text.lstrip().startswith("{"):
+        return "one record per line is `--from jsonl`"
+    if path.lower().endswith(".csv"):
+        return "a CSV file is `--from csv`"
+    return None
 
 
 def _records(text: str, path: str, starts: list[int]) -> Read:
