@@ -35,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    item = tracker.Item(id=args.id, prompt=prompt_from(args) or "", owns=_owns(args.owns), test=args.test,
+    prompt = prompt_from(args)
+    assert prompt is not None  # argparse requires --prompt or --prompt-file
+    item = tracker.Item(id=args.id, prompt=prompt, owns=_owns(args.owns), test=args.test,
                         title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
                         created_at=utc_timestamp())
     target = open_target(args)
