@@ -4,9 +4,9 @@ Read from the waves' event logs (``<git dir>/wavegit/events/<wave>.jsonl``, writ
 default the waves that have not finished, newest first, each item with its latest state and attempt; with
 WAVE, that wave; with ``--all``, every logged wave. A wave whose scheduler was killed never logs its end, so
 its lock (``wavegit.wavelock``) tells the rest: a lock naming a process that is gone says so, with the command
-that returns its claims; a wave with no lock left was killed and its claims returned already (``sync`` and
-``release`` remove the lock), so it is listed only with ``--all`` or WAVE. A running scheduler holds its lock
-from before its claim until after it logs its end.
+that returns its claims. With no lock (``sync`` and ``release`` remove it; ``collect`` never holds one), the
+process the log names tells: gone, the wave stopped without finishing and is listed only with ``--all`` or
+WAVE; alive, it is running. A scheduler holds its lock from before its claim until after it logs its end.
 """
 
 from __future__ import annotations
@@ -52,14 +52,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _scheduler(repo: Repo, wave: eventlog.WaveState) -> tuple[str, str]:
-    """The wave's scheduler state and, when its lock names a process, which (``pid N on HOST``)."""
+    """The wave's scheduler state and, when a process is named, which (``pid N on HOST``)."""
     if wave.finished is not None:
         return FINISHED, ""
     lock = wavelock.read(repo, wave.wave_id)
-    if lock is None:
-        return RELEASED, ""
-    # Another machine's lock (None) cannot be judged from here: it counts as running, as the lease does.
-    return (GONE if lock.alive() is False else RUNNING), lock.describe()
+    if lock is not None:
+        # Another machine's lock (None) cannot be judged from here: it counts as running, as the lease does.
+        return (GONE if lock.alive() is False else RUNNING), lock.describe()
+    # No lock: the claims were returned already (sync, release), or the writer never held one (collect).
+    writer = wavelock.from_record(wave.process)
+    if writer is None or writer.alive() is not False:
+        return RUNNING, ""
+    return RELEASED, writer.describe()
 
 
 def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
@@ -70,8 +74,8 @@ def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
                 f"{wave.started_at}); `wavegit sync` here returns its claims (or `wavegit release --wave "
                 f"{wave.wave_id}`)")
     elif state == RELEASED:
-        head = (f"wave {wave.wave_id}: stopped without finishing (started {wave.started_at}); its scheduler "
-                "was killed and its claims returned")
+        head = (f"wave {wave.wave_id}: stopped without finishing (started {wave.started_at}): {who} is gone "
+                "and no lock holds its claims")
     else:
         end = wave.finished or {}
         verdict = "succeeded" if end.get("success") else "failed"
