@@ -32,7 +32,7 @@ from pathlib import Path
 
 import common
 
-from wavegit import gitops, sandbox, snapshot, workspace, worktree
+from wavegit import gitops_objects, sandbox, snapshot, workspace, worktree
 from wavegit.config import Config
 
 ITEMS = 16
@@ -122,32 +122,45 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     commits: list[tuple[str, str]] = []
     timings: list[float] = []
     objects = workspace.objects_dir(clone)
+    # As a wave makes its trees: git init's git directory captured once, written per tree.
+    skeleton = workspace.Skeleton.capture(base / "wt" / "_skeleton")
     compared_with = snapshot.Base.load(clone, head, base / "ignore-rules")
     limits = snapshot.Limits(Config().max_file_bytes, Config().max_changed_files)
+    author, committer = gitops_objects.idents(clone)
 
     def add_remove() -> None:
         path = base / "wt" / f"a{next(counter)}"
-        workspace.create(objects, path, start=head, branch=f"wavegit/items/w-bench/{path.name}")
+        workspace.create(objects, path, start=head, branch=f"wavegit/items/w-bench/{path.name}",
+                         skeleton=skeleton)
         snapshot.baseline(path)
         workspace.remove(path)
 
     def stage_commit() -> None:
         n = next(counter)
         path = base / "wt" / f"c{n}"
-        workspace.create(objects, path, start=head)
+        workspace.create(objects, path, start=head, skeleton=skeleton)
         untouched = snapshot.baseline(path)
         (path / f"file{n}.txt").write_text("x\n")
-        start = time.perf_counter()
-        taken = snapshot.read(clone, path, compared_with, untouched, limits, None)
         message = f"item {n}\n\nWavegit-Item: {n}\n"
-        commits.append((gitops.commit_tree(clone, taken.tree, [head], message), message))
+        start = time.perf_counter()
+        # The wave's read writes the item's commit in the same fast-import stream.
+        taken = snapshot.read(clone, path, compared_with, untouched, limits, None,
+                              snapshot.CommitInfo(message, author, committer))
+        assert taken.commit is not None
+        commits.append((taken.commit, message))
         timings.append((time.perf_counter() - start) * 1000)
+        workspace.remove(path)
+
+    def test_checkout() -> None:
+        n = next(counter)
+        path = workspace.test_checkout(objects, commits[n % len(commits)][0], base / "wt" / f"t{n}", skeleton)
         workspace.remove(path)
 
     results = {"attempt tree create (own git dir, lstat baseline) + remove": _median_ms(add_remove, repeat)}
     for _ in range(repeat):
         stage_commit()
     results["read the tree as content + changed paths + commit"] = statistics.median(timings)
+    results["clean test checkout of the item commit + remove"] = _median_ms(test_checkout, repeat)
     start = time.perf_counter()
     worktree.combine(clone, head, commits)
     results["collect (replay one item commit)"] = (time.perf_counter() - start) * 1000 / len(commits)
@@ -239,14 +252,16 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "",
         common.table(["step", "ms"], [(name, f"{ms:.1f}") for name, ms in fig.steps.items()], numeric=(1,)),
         "",
-        "In the wave, attempt trees (each a repository of its own borrowing the scheduler's objects) are "
-        "made up to one batch ahead by two background threads and removed all at once by the cleanup, in "
-        "the background while the wave branch is combined and pushed, so create + remove delays only the "
-        "first batch. Collect "
-        "replays all item commits with one `git fast-import`. The rest of the wall time is the process "
-        "start (interpreter, imports), the claim and record commits (each a fetch and a push to the "
-        "origin), the first batch's staggered start, each item's staging, test and commit, and the wave "
-        "branch push.",
+        "In the wave, attempt trees (each a repository of its own borrowing the scheduler's objects, its "
+        "git directory written from the one `git init` of the wave) are made up to one batch ahead by two "
+        "background threads (the first batch's by their own item threads, side by side) and removed in the "
+        "background once read back, so create + remove delays only the first batch. A worker slot is held "
+        "while the worker runs: the next worker starts as soon as the previous one exits, while the "
+        "previous attempt is read back (its commit written by the same `git fast-import`), checked out "
+        "clean and tested. Collect replays all item commits with one `git fast-import`. The rest of the "
+        "wall time is the process start (interpreter, imports), the claim and record commits (each a fetch "
+        "and a push to the origin), a HALT read before the second batch, the last batch's read-back, "
+        "test checkout and test, and the wave branch push.",
         "",
     ]
     return common.Result("wave", "\n".join(lines), tuple(targets))

@@ -484,6 +484,37 @@ def test_warm_hot_paths_import_exactly_their_declared_modules_and_no_yaml_nor_py
         assert not {m.split(".")[0] for m in warm} & {"yaml", "_yaml", "github"}, hot_path
 
 
+# A warm run in-process, listing what the builtin compile() was given as text from before wavegit is imported
+# (module sources come as bytes, when no bytecode is cached).
+COMPILE_PROBE = """
+import builtins, json, sys
+calls = []
+real_compile = builtins.compile
+def counting(source, *args, **kwargs):
+    if isinstance(source, str):
+        calls.append(source[:60])
+    return real_compile(source, *args, **kwargs)
+builtins.compile = counting
+from wavegit import cli
+code = cli.main(sys.argv[2:])
+json.dump({"code": code, "compiled": calls}, open(sys.argv[1], "w"))
+"""
+
+
+def test_warm_hot_paths_compile_no_source_at_run_time(in_flight: RemoteRepo, tmp_path: Path) -> None:
+    # A NamedTuple field annotated with a string makes typing compile() it at import, and the first compile()
+    # of a process builds Python's AST types (~3 ms): the hot paths' records name their types at run time.
+    head = commit(in_flight.clone, {"src/a.py": "a = 2\n"})
+    stdin = f"refs/heads/main {head} refs/heads/main {git(in_flight.clone, 'rev-parse', 'origin/main')}\n"
+    out = tmp_path / "compiled.json"
+    for argv, given in ((["hook", "pre-push", "origin", str(in_flight.origin)], stdin), (["plan"], None)):
+        for _ in range(2):  # the first run fills the parse caches (and may compile bytecode)
+            subprocess.run([sys.executable, "-c", COMPILE_PROBE, str(out), *argv], cwd=in_flight.clone,
+                           input=given, text=True, capture_output=True, env=hook_env(), check=False,
+                           timeout=120)
+        assert json.loads(out.read_text())["compiled"] == [], argv
+
+
 # As git starts the hook: the process's own argv (``cli.main()``), so the start-up path runs too; the
 # fast exit is where the loaded modules are written down.
 STARTED_PROBE = """

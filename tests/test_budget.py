@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import sys
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.wave import WORKERS, item, make_wave_repo, origin_item, run
 from wavegit import budget
 from wavegit.config import Budget
 from wavegit.errors import BudgetExceededError
 
+SCRIPTED = WORKERS / "scripted.py"
 NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # conftest dates every commit 2026-01-01T00:00Z
 
 
@@ -73,9 +79,16 @@ def test_check_day_passes_below_the_ceiling_and_stops_at_it(remote_repo: RemoteR
         budget.check_day(Budget(day_usd=2.0), remote_repo.clone, head, NOON)
 
 
-def test_no_day_ceiling_reads_nothing(remote_repo: RemoteRepo) -> None:
-    # A commit that cannot be read would fail closed, so returning 0 proves the history was not read.
+def test_without_a_day_ceiling_the_day_spend_is_still_read_for_the_report(
+        remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    head = commit(remote_repo.clone, "record\n\nWavegit-Cost: 2.4", monkeypatch)
+    assert budget.check_day(Budget(day_usd=0), remote_repo.clone, head, NOON) == pytest.approx(2.4)
+
+
+def test_without_a_day_ceiling_an_unreadable_history_stops_nothing(remote_repo: RemoteRepo) -> None:
     assert budget.check_day(Budget(day_usd=0), remote_repo.clone, "0" * 40, NOON) == 0.0
+    with pytest.raises(BudgetExceededError):
+        budget.check_day(Budget(day_usd=5), remote_repo.clone, "0" * 40, NOON)
 
 
 def test_wave_spend_is_exceeded_at_the_limit_and_never_without_one() -> None:
@@ -91,3 +104,100 @@ def test_wave_spend_is_exceeded_at_the_limit_and_never_without_one() -> None:
     unlimited = budget.WaveSpend(0.0)
     unlimited.add(1e6)
     assert not unlimited.exceeded
+
+
+def test_an_unreadable_cost_reaches_a_ceiling_and_is_noted_but_stops_nothing_without_one() -> None:
+    capped, uncapped = budget.WaveSpend(100.0), budget.WaveSpend(0.0)
+    for spend in (capped, uncapped):
+        spend.unreadable('A attempt 1: cost file c.json: usd must be a number, got "2.0"')
+    assert capped.exceeded and capped.spent == 0 and not uncapped.exceeded
+    assert capped.notes == ('unreadable cost, counted as over the ceiling: A attempt 1: cost file c.json: '
+                            'usd must be a number, got "2.0"',)
+    assert uncapped.notes[0].startswith("unreadable cost, not counted (no ceiling is set): A attempt 1")
+
+
+@pytest.mark.parametrize(("limits", "wave_spent", "day_spent", "unreadable", "over"), [
+    (Budget(wave_usd=1.0), 1.0, 1.0, False, False),  # reached, not passed
+    (Budget(wave_usd=1.0), 1.2, 1.2, False, True),  # concurrent items overshot the wave's ceiling
+    (Budget(day_usd=3.0), 1.0, 3.5, False, True),  # this wave took the day past its ceiling
+    (Budget(day_usd=3.0), 1.0, 2.0, True, True),
+    (Budget(), 50.0, 50.0, True, False),  # no ceiling: nothing to exceed
+])
+def test_over_ceiling_is_spent_past_a_ceiling_or_an_unreadable_cost_under_one(
+        limits: Budget, wave_spent: float, day_spent: float, unreadable: bool, over: bool) -> None:
+    assert budget.over_ceiling(limits, wave_spent, day_spent, unreadable=unreadable) is over
+
+
+# --- in real waves ------------------------------------------------------------------------------------
+
+
+def test_a_string_cost_counts_as_over_the_wave_ceiling_so_one_item_runs_not_four(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item(name, ["cost-text {\"usd\": \"2.0\"}", f"write src/{name}.txt ok"], [f"src/{name}.txt"])
+        for name in ("a", "b", "c", "d")
+    ], concurrency=1, budget={"wave_usd": 1.0})
+    outcome = run(remote.clone)
+    rep = outcome.report
+    # A wave that claimed never exits 3 (the README's contract): the rest were not started, exit 1.
+    assert (outcome.exit_code, rep.success, rep.budget.exceeded) == (1, False, True)
+    assert [i.attempts for i in rep.items] == [1, 0, 0, 0]
+    assert "cost that could not be read" in (rep.items[1].error or "")
+    (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
+    assert note.startswith("unreadable cost, counted as over the ceiling: a attempt 1: cost file ")
+    assert "'2.0'" in note
+    assert [origin_item(remote, name).status for name in "bcd"] == ["todo"] * 3
+
+
+def test_concurrent_items_that_overshoot_the_wave_ceiling_mark_it_exceeded(tmp_path: Path) -> None:
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    # Both workers start before either reports its cost: the ceiling cannot stop the second one.
+    remote = make_wave_repo(tmp_path, [
+        item(name, [f"meet {meet} 2", "cost 0.6", f"write src/{name}.txt ok"], [f"src/{name}.txt"])
+        for name in ("a", "b")
+    ], concurrency=2, budget={"wave_usd": 1.0}, sandbox={"rw_paths": [str(meet)]})
+    rep = run(remote.clone).report
+    assert [i.verified for i in rep.items] == [True, True]
+    assert rep.budget.wave_spent_usd == pytest.approx(1.2) and rep.budget.exceeded
+
+
+def test_the_reports_day_spend_is_the_days_total_with_this_wave_without_a_day_ceiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["cost 0.25", "write src/a.txt ok"], ["src/a.txt"])])
+    # An earlier wave's record commit, today (UTC), spent 1.5.
+    monkeypatch.setenv("GIT_COMMITTER_DATE", time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime()))
+    git(remote.clone, "commit", "-q", "--allow-empty", "-m", "wavegit: record\n\nWavegit-Cost: 1.5")
+    git(remote.clone, "push", "-q", "origin", "main")
+    rep = run(remote.clone).report
+    assert rep.budget.day_usd_limit == 0 and not rep.budget.exceeded
+    assert rep.budget.day_spent_usd == pytest.approx(1.75)
+
+
+def test_the_reports_day_spend_includes_this_wave_and_passing_the_day_ceiling_is_exceeded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["cost 0.75", "write src/a.txt ok"], ["src/a.txt"])],
+                            budget={"day_usd": 2.0})
+    monkeypatch.setenv("GIT_COMMITTER_DATE", time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime()))
+    git(remote.clone, "commit", "-q", "--allow-empty", "-m", "wavegit: record\n\nWavegit-Cost: 1.5")
+    git(remote.clone, "push", "-q", "origin", "main")
+    rep = run(remote.clone).report
+    assert rep.budget.day_spent_usd == pytest.approx(2.25) and rep.budget.exceeded
+
+
+def test_a_killed_claude_run_without_its_result_line_counts_as_over_the_ceiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `claude` on PATH is the scripted worker (its arguments ignored): it is killed before printing the JSON
+    # result whose total_cost_usd is what a claude run costs.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    remote = make_wave_repo(tmp_path, [
+        item(name, [f"write src/{name}.txt ok", "crash"], [f"src/{name}.txt"]) for name in ("a", "b")
+    ], worker="claude", concurrency=1, attempts=1, sandbox="none", budget={"wave_usd": 5.0})
+    rep = run(remote.clone).report
+    assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
+    (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
+    assert "a attempt 1: claude run: no result line with a readable total_cost_usd" in note

@@ -40,3 +40,19 @@ def test_cost_file_wins_over_the_claude_log(tmp_path: Path) -> None:
     (tmp_path / "cost.json").write_text('{"usd": 1.5}')
     (tmp_path / "a.log").write_text('{"total_cost_usd": 9}\n')
     assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", "claude") == 1.5
+
+
+@pytest.mark.parametrize("log_text", [
+    "", "killed mid-run\n", '{"type": "result", "total_cost_usd": "0.5"}\n'])
+def test_a_claude_run_without_a_readable_result_is_an_unreadable_cost_with_a_note(
+        tmp_path: Path, log_text: str) -> None:
+    log = tmp_path / "a.log"
+    log.write_text(log_text)
+    reading = cost_reading(tmp_path / "cost.json", log, "claude")
+    assert reading.usd is None and reading.note is not None
+    assert "no result line with a readable total_cost_usd" in reading.note
+
+
+def test_another_worker_without_a_cost_file_reported_nothing_so_no_note(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text("killed mid-run\n")
+    assert cost_reading(tmp_path / "cost.json", tmp_path / "a.log", "codex") == CostReading(None, None)

@@ -17,7 +17,7 @@ from tests.helpers.ghserver import BOT_TOKEN, Fault, Running, running
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
 from wavegit.config import Config
-from wavegit.errors import UsageError, ValidationError
+from wavegit.errors import HaltedError, UsageError, ValidationError
 from wavegit.github.api import Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
@@ -121,6 +121,28 @@ def test_mutate_reapplies_over_a_rival_tracker_change(backend: Backend) -> None:
     result = mutate(backend.store, apply, message="add A-1")
     assert apply.calls == 2 and result.reapplied == 1
     assert item_ids(backend.store.read().text) == ["B-1", "A-1"]
+
+
+def test_an_exact_change_is_not_taken_onto_a_moved_head_so_a_guard_sees_the_halt(backend: Backend) -> None:
+    """A claim's write (exact) loses to a HALT committed between its read and its write on both backends
+    (GitHub's contents API would have taken it onto the halted head: the tracker blob is unchanged)."""
+    rival = backend.remote.new_clone("rival")
+    halted: list[str] = []
+
+    def apply(snapshot: Snapshot) -> Change:
+        if not halted:
+            halted.append(commit_file(rival, ".wavegit/HALT", "{}\n"))
+        assert snapshot.text is not None
+        return Change(tracker_text(*item_ids(snapshot.text), "A-1"), exact=True)
+
+    def no_halt(snapshot: Snapshot) -> None:
+        if backend.store.read_file(snapshot, ".wavegit/HALT") is not None:
+            raise HaltedError("halted")
+
+    with pytest.raises(HaltedError):
+        mutate(backend.store, apply, message="claim A-1", guard=no_halt)
+    assert origin_head(backend) == halted[0]
+    assert item_ids(backend.store.read().text) == []
 
 
 def test_contains_op_finds_only_our_operation_id_after_the_snapshot(backend: Backend) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,14 @@ def test_log_changes_lists_each_commit_s_paths_by_range_or_by_exact_commits(clon
     assert [t for t in exact if t.startswith("@")] == [f"@{one}"] and "b.txt" not in exact
 
 
+def test_log_changes_with_parents_names_each_commits_parents(clone: Path) -> None:
+    base = _head(clone)
+    one = commit(clone, {"a.txt": "a\n"})
+    two = commit(clone, {"b.txt": "b\n"})
+    listed = gitops.log_changes(clone, "@", [two, "--not", base], parents=True).split("\0")
+    assert [t for t in listed if t.startswith("@")] == [f"@{two} {one}", f"@{one} {base}"]
+
+
 # -- refs ----------------------------------------------------------------------------------------------------
 
 def test_for_each_ref_update_ref_with_its_old_value_and_delete(clone: Path) -> None:
@@ -154,6 +163,24 @@ def test_fetch_and_prune_tracking_refs(remote_repo: RemoteRepo) -> None:
     gitops.fetch(clone, "origin", [spec], prune=True)
     assert list(gitops.for_each_ref(clone, "refs/remotes/origin/")) == ["refs/remotes/origin/main",
                                                                        "refs/remotes/origin/wavegit/w1"]
+
+
+def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_removed_once_stale(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    other = remote_repo.new_clone("other")
+    pushed = commit(other, {"a.txt": "a\n"})
+    git(other, "push", "-q", "origin", "main")
+    # What a `kill -9` in the middle of a fetch leaves: the tracking ref's lock, no process holding it.
+    lock = clone / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.write_text("")
+    fresh = time.time()
+    os.utime(lock, (fresh, fresh))
+    with pytest.raises(GitError, match="cannot lock ref"):
+        gitops.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])  # maybe a live fetch's
+    old = fresh - gitops.STALE_TRACKING_LOCK_S - 1
+    os.utime(lock, (old, old))
+    gitops.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])
+    assert git(clone, "rev-parse", "refs/remotes/origin/main") == pushed and not lock.exists()
 
 
 def test_a_failed_fetch_says_whether_the_remote_ref_is_missing(clone: Path) -> None:

@@ -37,7 +37,8 @@ ITEMS = [
     ItemSpec("AUTH-1", ["src/auth/"], wave=W1),
     ItemSpec("UTIL-1", ["lib/util.py"], wave=W1),
     ItemSpec("BILL-1", ["src/billing/invoice.py"], status="review", wave=W2, pr=42),
-    ItemSpec("CONF-1", ["**/*.yaml"], wave=W3),
+    # No glob may reach the tracker (a protected path): this one owns config files only.
+    ItemSpec("CONF-1", ["config/**/*.yaml"], wave=W3),
     ItemSpec("DOCS-1", ["docs/"], status="todo"),
     ItemSpec("DONE-1", ["src/done.py"], status="done", extra={"merge_sha": "ab" * 20}),
 ]
@@ -310,6 +311,37 @@ def test_an_edit_made_inside_a_merge_commit_is_refused(flight: RemoteRepo) -> No
     assert "docs/guide.md" not in stderr and "README.md" not in stderr
 
 
+@pytest.mark.parametrize("how", [["--ff"], ["--no-ff", "--no-edit"]], ids=["fast-forward", "merge-commit"])
+def test_merging_a_remote_feature_branch_touching_an_in_flight_file_is_refused(flight: RemoteRepo,
+                                                                               how: list[str]) -> None:
+    # feat is already on the remote (pushed before the claim, or with --no-verify): its commits are still
+    # new to main, so they are checked when they reach it.
+    branch(flight.clone, "feat")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 11\n"})
+    assert push(flight.clone, "--no-verify", "origin", "feat").returncode == 0
+    git(flight.clone, "checkout", "-q", "main")
+    git(flight.clone, "merge", "-q", *how, "origin/feat")
+    before = remote_oid(flight, MAIN)
+    stderr = refused(push(flight.clone, "origin", "main"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+    assert remote_oid(flight, MAIN) == before
+
+
+def test_commits_already_on_the_remote_base_branch_have_landed_and_are_not_checked_again(
+        flight: RemoteRepo) -> None:
+    # Someone's change to an owned file is on origin/develop (made before the claim, say).
+    branch(flight.clone, "develop")
+    commit(flight.clone, {"src/auth/limiter.py": "limit = 12\n"})
+    assert push(flight.clone, "--no-verify", "origin", "develop").returncode == 0
+    branch(flight.clone, "feature")
+    commit(flight.clone, {"docs/guide.md": "feature\n"})
+    git(flight.clone, "merge", "-q", "--no-edit", "origin/develop")
+    # develop is just another branch: its commits are new to feature.
+    assert "src/auth/limiter.py: owned by AUTH-1" in refused(push(flight.clone, "origin", "feature"))
+    # As the base branch, what is on it has landed (like the tracker branch's commits).
+    allowed(push(flight.clone, "origin", "feature", env={"WAVEGIT_BASE_BRANCH": "develop"}))
+
+
 def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRepo) -> None:
     branch(flight.clone, "wave")
     commit(flight.clone, {"src/auth/limiter.py": "limit = 9\n"})
@@ -340,7 +372,7 @@ def test_merging_a_wave_in_review_without_a_pr_is_refused_with_how_to_push_the_m
 
 # --- the tracker --------------------------------------------------------------------------------------
 
-def test_tracker_commits_on_the_tracker_branch_pass_even_where_a_glob_owns_them(flight: RemoteRepo) -> None:
+def test_tracker_commits_pass_and_a_file_an_in_flight_glob_owns_is_refused(flight: RemoteRepo) -> None:
     tracker = flight.clone / ".wavegit/tracker.yaml"
     commit(flight.clone, {".wavegit/tracker.yaml": tracker.read_text() + "# touched\n"})
     allowed(push(flight.clone, "origin", "main"))

@@ -234,3 +234,34 @@ def test_parse_command_takes_the_first_wavegit_line() -> None:
     assert parse_command("no command here; /wavegit retry X is mid-line") is None
     with pytest.raises(Refused):
         parse_command("/wavegit drop a/b")
+
+
+def tracker_spend(remote: RemoteRepo) -> str:
+    """The Wavegit-Cost trailer of the tracker branch's newest commit (what the day budget sums)."""
+    return git(remote.origin, "log", "-1", "--format=%(trailers:key=Wavegit-Cost,valueonly)", "main")
+
+
+def test_a_verified_retry_records_its_spend_in_a_cost_trailer(wave: Published) -> None:
+    # A blank line: the prompt is a quoted YAML scalar, where one line break folds into a space.
+    edit_prompt(wave.remote, "write src/f0.txt ok", "cost 1.2\n\nwrite src/f0.txt ok again")
+    code, output = wave.review(ALICE, "/wavegit retry IT-0")
+    assert code == 0, output
+    assert tracker_spend(wave.remote) == "1.2"
+    assert origin_item(wave.remote, "IT-0").cost == pytest.approx(1.2)
+
+
+def test_a_retry_that_is_not_verified_still_records_its_spend_in_a_cost_trailer(wave: Published) -> None:
+    edit_prompt(wave.remote, "write src/f0.txt ok", "cost 0.7\n\nwrite src/f0.txt nope")
+    tip = wave.tip()
+    code, output = wave.review(ALICE, "/wavegit retry IT-0")
+    assert code == 1, output
+    # Both attempts of the retry (attempts: 2) spent, though neither was verified.
+    assert tracker_spend(wave.remote) == "1.4" and wave.tip() == tip
+    recorded = origin_item(wave.remote, "IT-0")
+    assert (recorded.status, recorded.cost) == ("review", pytest.approx(1.4))
+
+
+def test_a_drop_carries_a_cost_trailer_too(wave: Published) -> None:
+    code, output = wave.review(ALICE, "/wavegit drop IT-0")
+    assert code == 0, output
+    assert tracker_spend(wave.remote) == "0"

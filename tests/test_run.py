@@ -179,8 +179,9 @@ def test_an_id_that_cannot_name_a_branch_is_exit_2_before_the_claim(tmp_path: Pa
     before = _untouched(remote.origin, remote.clone)
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2
-    assert result.stderr.startswith("wavegit run: item A.lock: its id cannot name the git branch "
-                                    "wavegit/items/")
+    # The tracker's own validation refuses it first, at its line.
+    assert result.stderr.startswith(".wavegit/tracker.yaml:3:7: item A.lock: 'id' 'A.lock' must not end "
+                                    "with '.lock' (git refuses it in a branch name)")
     assert len(result.stderr.splitlines()) == 1
     assert _untouched(remote.origin, remote.clone) == before
 

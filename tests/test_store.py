@@ -10,7 +10,7 @@ from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
 from wavegit import git as wgit
 from wavegit.config import Config
-from wavegit.errors import RaceLostError, ValidationError
+from wavegit.errors import HaltedError, RaceLostError, ValidationError
 from wavegit.repo import discover
 from wavegit.store import (
     OP_TRAILER,
@@ -282,6 +282,27 @@ def test_racing_a_tracker_change_reapplies_on_the_new_tracker(seeded: RemoteRepo
     assert apply.calls == 2
     assert (result.attempts, result.reapplied) == (2, 1)
     assert item_ids(store_at(seeded.clone).read().text) == ["B-1", "A-1"]
+
+
+def test_a_guard_runs_again_on_a_replayed_head_and_its_refusal_writes_nothing(seeded: RemoteRepo) -> None:
+    """A precondition outside the tracker blob (here: a HALT file) that lands between read and push wins,
+    although the tracker is unchanged and the change would be replayed without calling apply."""
+    other = seeded.new_clone("other")
+    store = store_at(seeded.clone)
+    rival: list[str] = []
+    apply = Counting("A-1", lambda call: rival.append(commit_file(other, ".wavegit/HALT", "{}\n")))
+    guarded: list[str | None] = []
+
+    def no_halt(snapshot: Snapshot) -> None:
+        guarded.append(snapshot.commit)
+        if store.read_file(snapshot, ".wavegit/HALT") is not None:
+            raise HaltedError("halted")
+
+    with pytest.raises(HaltedError):
+        mutate(store, apply, message="add A-1", guard=no_halt)
+    assert apply.calls == 1 and guarded[-1] == rival[0] and len(guarded) == 2
+    assert git(seeded.origin, "rev-parse", "main") == rival[0]
+    assert item_ids(store.read().text) == []
 
 
 class AnswerLost(GitStore):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -99,6 +100,24 @@ def test_failing_test_is_retried_with_feedback_and_then_released_to_todo(tmp_pat
     assert recorded.last_error == "test exited 1"
     # Nothing verified: no wave branch anywhere.
     assert branches(remote.origin) == [] and branches(remote.clone) == [f"wavegit/{outcome.report.wave_id}"]
+
+
+def test_the_next_worker_runs_while_the_previous_attempt_is_tested(tmp_path: Path) -> None:
+    # concurrency counts workers: A's test waits for a file B's worker writes, so it passes only if B's
+    # worker runs in A's slot while A is tested (before, B waited for A's test and A's attempt failed).
+    marker = tmp_path / "b-worker-ran"
+    waits = shlex.join([sys.executable, "-c", "import pathlib, sys, time\n"
+                        "deadline = time.monotonic() + 15\n"
+                        f"while not pathlib.Path({str(marker)!r}).exists() and time.monotonic() < deadline:\n"
+                        "    time.sleep(0.02)\n"
+                        f"sys.exit(0 if pathlib.Path({str(marker)!r}).exists() else 1)\n"])
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["write src/a.txt ok"], ["src/a.txt"], test=waits),
+        item("B", ["write src/b.txt ok", f"run touch {marker}"], ["src/b.txt"]),
+    ], concurrency=1, attempts=1, sandbox="none")
+    rep = run(remote.clone).report
+    assert rep.success
+    assert [(i.id, i.verified, i.attempts) for i in rep.items] == [("A", True, 1), ("B", True, 1)]
 
 
 def test_retry_succeeds_on_attempt_two_after_feedback(tmp_path: Path) -> None:

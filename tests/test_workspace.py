@@ -7,8 +7,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.repos import RemoteRepo, git
 from wavegit import workspace, worktree
+from wavegit.git import GitError
 
 
 def _tree(remote: RemoteRepo, name: str = "t", branch: str | None = "wavegit/items/w-1/X") -> Path:
@@ -126,3 +129,42 @@ def test_without_its_git_dir_a_tree_in_the_state_dir_finds_no_repository(remote_
     # Without the fence git would have found the scheduler's git directory, a bare repository above it.
     (path.parent / ".git").unlink()
     assert git(path, "rev-parse", "--git-dir") == str(clone / ".git")
+
+
+def _git_dir_listing(tree: Path) -> list[tuple[str, bytes | None]]:
+    git_dir = tree / ".git"
+    listing: list[tuple[str, bytes | None]] = []
+    for folder, subdirs, names in os.walk(git_dir):
+        subdirs.sort()
+        here = Path(folder)
+        listing += [(str(here.relative_to(git_dir) / d), None) for d in subdirs]
+        listing += [(str(here.relative_to(git_dir) / n), (here / n).read_bytes()) for n in sorted(names)]
+    return listing
+
+
+def test_a_tree_from_the_skeleton_is_the_repository_git_init_would_make(remote_repo: RemoteRepo) -> None:
+    clone, head = remote_repo.clone, git(remote_repo.clone, "rev-parse", "HEAD")
+    skeleton = workspace.Skeleton.capture(remote_repo.base / "trees" / "_skeleton")
+    assert skeleton is not None and not (remote_repo.base / "trees" / "_skeleton").exists()
+    branch = "wavegit/items/w-1/X"
+    by_init = _tree(remote_repo, "by-init", branch)
+    by_skeleton = remote_repo.base / "trees" / "by-skeleton"
+    workspace.create(workspace.objects_dir(clone), by_skeleton, start=head, branch=branch, skeleton=skeleton)
+    # The same files, byte for byte, but the index (it holds the checkout's own stat data).
+    assert ([entry for entry in _git_dir_listing(by_skeleton) if entry[0] != "index"]
+            == [entry for entry in _git_dir_listing(by_init) if entry[0] != "index"])
+    assert git(by_skeleton, "symbolic-ref", "HEAD") == f"refs/heads/{branch}"
+    assert git(by_skeleton, "rev-parse", "HEAD") == head and git(by_skeleton, "status", "--porcelain") == ""
+    # No reflog: a fresh tree has nothing to log (the worker's own commits are logged as usual).
+    assert not (by_skeleton / ".git" / "logs").exists()
+
+
+def test_a_branch_name_git_would_judge_is_left_to_git_init(remote_repo: RemoteRepo) -> None:
+    skeleton = workspace.Skeleton.capture(remote_repo.base / "trees" / "_skeleton")
+    assert skeleton is not None
+    path = remote_repo.base / "trees" / "odd"
+    path.mkdir(parents=True)
+    assert not skeleton.write(path, "wavegit/items/w-1/X..lock") and not (path / ".git").exists()
+    with pytest.raises(GitError):
+        workspace.create(workspace.objects_dir(remote_repo.clone), path, start="HEAD",
+                         branch="wavegit/items/w-1/a..b", skeleton=skeleton)

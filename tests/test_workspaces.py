@@ -77,10 +77,11 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
     begun: list[Path] = []
     real_create = workspace.create
 
-    def held_create(objects: Path, path: Path, *, start: str, branch: str | None = None) -> None:
+    def held_create(objects: Path, path: Path, *, start: str, branch: str | None = None,
+                    skeleton: workspace.Skeleton | None = None) -> None:
         begun.append(path)
         gate.wait(timeout=30)
-        real_create(objects, path, start=start, branch=branch)
+        real_create(objects, path, start=start, branch=branch, skeleton=skeleton)
 
     monkeypatch.setattr(workspace, "create", held_create)
     spaces = Workspaces(remote_repo.clone)
@@ -98,5 +99,5 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
     assert not closing.is_alive()
     # Only the ones already running when close() came (one per background thread) were made, fully.
     made = [spec.path for spec in specs if spec.path.exists()]
-    assert made == begun and len(made) == workspaces.WORKTREE_THREADS
+    assert made == sorted(begun) and len(made) == workspaces.WORKTREE_THREADS
     assert all((path / "README.md").is_file() for path in made)

@@ -1,8 +1,10 @@
 """Cost ceilings: per wave (counted live while workers run) and per UTC day (read from the tracker history).
 
-Each wave's record commit on the tracker branch carries a ``Wavegit-Cost: <usd>`` trailer, so a day's spend
-is the sum of those trailers over the tracker branch's commits of that UTC day — one ``git log`` call, no
-extra state to keep. Fail closed: a history that cannot be read or a malformed trailer counts as exceeded.
+Every tracker commit that records spending (a wave's record, a review command's) carries a
+``Wavegit-Cost: <usd>`` trailer, so a day's spend is the sum of those trailers over the tracker branch's
+commits of that UTC day — one ``git log`` call, no extra state to keep. Fail closed: with a ceiling, a history
+that cannot be read or a malformed trailer counts as exceeded, and so does an attempt whose reported cost
+cannot be read (:class:`WaveSpend`).
 """
 
 from __future__ import annotations
@@ -75,27 +77,44 @@ def day_spend(repo_root: Path, commit: str | None, now: datetime | None = None) 
 
 
 def check_day(budget: Budget, repo_root: Path, commit: str | None, now: datetime | None = None) -> float:
-    """The day's spend so far; BudgetExceededError when ``budget.day_usd`` is set and already reached."""
-    if budget.day_usd <= 0:
+    """The day's spend so far, with or without a day ceiling (the report shows it either way).
+
+    BudgetExceededError when ``budget.day_usd`` is set and already reached, or set and the spend cannot be
+    read (fail closed). Without a ceiling nothing gates on the spend: an unreadable history reads as 0.
+    """
+    try:
+        spent = day_spend(repo_root, commit, now)
+    except BudgetExceededError:
+        if budget.day_usd > 0:
+            raise
         return 0.0
-    spent = day_spend(repo_root, commit, now)
-    if spent >= budget.day_usd:
+    if budget.day_usd > 0 and spent >= budget.day_usd:
         raise BudgetExceededError(
             f"over the daily budget: spent ${format_usd(spent)} of ${format_usd(budget.day_usd)} today (UTC)")
     return spent
 
 
 class WaveSpend:
-    """The running cost of one wave, shared by its worker threads."""
+    """The running cost of one wave, shared by its worker threads.
+
+    Fail closed: an attempt whose reported cost cannot be read (:func:`unreadable`) counts as reaching the
+    ceiling, so no new attempt starts once one is seen.
+    """
 
     def __init__(self, limit_usd: float) -> None:
         self.limit_usd = limit_usd
         self._spent = 0.0
+        self._unreadable: list[str] = []
         self._lock = threading.Lock()
 
     def add(self, usd: float) -> None:
         with self._lock:
             self._spent += usd
+
+    def unreadable(self, note: str) -> None:
+        """An attempt spent an amount that cannot be read (``note`` says why)."""
+        with self._lock:
+            self._unreadable.append(note)
 
     @property
     def spent(self) -> float:
@@ -103,6 +122,30 @@ class WaveSpend:
             return self._spent
 
     @property
+    def has_unreadable(self) -> bool:
+        with self._lock:
+            return bool(self._unreadable)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """One line per unreadable cost, for the report."""
+        what = "counted as over the ceiling" if self.limit_usd > 0 else "not counted (no ceiling is set)"
+        with self._lock:
+            return tuple(f"unreadable cost, {what}: {note}" for note in self._unreadable)
+
+    @property
     def exceeded(self) -> bool:
-        """Whether the ceiling (if any) is reached, so that no new attempt may start."""
-        return self.limit_usd > 0 and self.spent >= self.limit_usd
+        """Whether the ceiling (if any) is reached, so that no new attempt may start; an unreadable cost
+        reaches it."""
+        with self._lock:
+            return self.limit_usd > 0 and (self._spent >= self.limit_usd or bool(self._unreadable))
+
+
+def over_ceiling(budget: Budget, wave_spent: float, day_spent: float, *, unreadable: bool = False) -> bool:
+    """Whether a finished wave went past a ceiling: its own, or the day's with this wave counted
+    (``day_spent`` includes it). Concurrent attempts can overshoot a ceiling that stopped new ones; an
+    ``unreadable`` cost is over any ceiling there is."""
+    if budget.wave_usd <= 0 and budget.day_usd <= 0:
+        return False
+    return (unreadable or (budget.wave_usd > 0 and wave_spent > budget.wave_usd)
+            or (budget.day_usd > 0 and day_spent > budget.day_usd))

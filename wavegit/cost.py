@@ -33,12 +33,20 @@ _CLAUDE_SCAN_BYTES = 4 * 1024 * 1024
 
 
 def cost_reading(cost_file: Path, log_path: Path, preset: str) -> CostReading:
-    """The cost from ``{"usd": N}`` in ``cost_file``, else (preset ``claude``) from the log's result."""
+    """The cost from ``{"usd": N}`` in ``cost_file``, else (preset ``claude``) from the log's result.
+
+    A ``note`` says the cost was reported but cannot be read (a bad cost file; a ``claude`` run without a
+    result): budgets count such an attempt as over their ceiling. No file from another worker is no note.
+    """
     reading = _cost_file_reading(cost_file)
     if reading.usd is None and preset.strip() == "claude":
         claude = _claude_log_cost(log_path)
         if claude is not None:
             return CostReading(claude, reading.note)
+        # Claude Code always spends something: a run with no readable result line (killed, timed out,
+        # crashed) cost an unknown amount, which a budget must count as over its ceiling.
+        return CostReading(None, reading.note or f"claude run: no result line with a readable "
+                                                 f"total_cost_usd in {log_path}")
     return reading
 
 

@@ -4,8 +4,6 @@
 4 lost a compare-and-swap race after all retries.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 EXIT_OK = 0

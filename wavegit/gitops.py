@@ -130,10 +130,11 @@ _LOG_CHANGES = ("-c", "log.showSignature=false", "log", "-z", "--name-status", "
                 "--no-color", "--no-ext-diff", "--no-textconv")
 
 
-def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = ()) -> str:
+def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = (), *,
+                parents: bool = False) -> str:
     """``git log -z --format=<mark>%H --name-status`` (no renames, merges' combined diff) of ``revs``, or of
-    exactly ``commits`` (``--no-walk``) when given."""
-    args = [*_LOG_CHANGES, f"--format={mark}%H"]
+    exactly ``commits`` (``--no-walk``) when given; ``parents``: each commit as ``<mark>%H %P``."""
+    args = [*_LOG_CHANGES, f"--format={mark}%H{' %P' if parents else ''}"]
     if commits:
         return git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
     return git.out([*args, *revs], cwd=root)
@@ -183,7 +184,10 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
     """``git fetch`` of ``refspecs`` from ``remote``: quiet, no tags, no FETCH_HEAD; ``prune`` drops the
     tracking refs the refspecs cover that the remote no longer has.
 
-    Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref").
+    Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref"); a
+    tracking ref's lock older than :data:`STALE_TRACKING_LOCK_S` was left by a process that died (a ``kill
+    -9`` mid-fetch: git holds it for milliseconds) and is removed, once. Tracking refs are only a copy of the
+    remote's, which the next fetch rewrites.
     """
     args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *(["--prune"] if prune else []),
             remote, *refspecs]
@@ -191,9 +195,36 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
         result = git.run(args, cwd=root, env=C_LOCALE, check=False)
         if result.returncode == 0:
             return
-        if "cannot lock ref" not in result.stderr or attempt == _FETCH_TRIES - 1:
+        if "cannot lock ref" not in result.stderr:
             raise git.GitError(args, result.returncode, result.stderr)
-        time.sleep(0.05 * (attempt + 1))
+        if attempt < _FETCH_TRIES - 1:
+            time.sleep(0.05 * (attempt + 1))
+    if _drop_stale_lock(result.stderr):
+        result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+        if result.returncode == 0:
+            return
+    raise git.GitError(args, result.returncode, result.stderr)
+
+
+STALE_TRACKING_LOCK_S = 2.0
+
+
+def _drop_stale_lock(stderr: str) -> bool:
+    """Remove the tracking ref lock git names in ``stderr`` when it is stale; whether it did."""
+    marker = "Unable to create '"
+    start = stderr.find(marker)
+    end = stderr.find(".lock': File exists", start)
+    if start < 0 or end < 0:
+        return False
+    lock = Path(stderr[start + len(marker):end + len(".lock")])
+    try:
+        age = time.time() - lock.stat().st_mtime
+        stale = "/refs/remotes/" in lock.as_posix() and age > STALE_TRACKING_LOCK_S
+        if stale:
+            lock.unlink()
+    except OSError:
+        return False
+    return stale
 
 
 def missing_remote_ref(error: git.GitError) -> bool:

@@ -101,3 +101,9 @@ def fast_import(root: Path, stream: str, *, force: bool = False) -> str:
     """Run ``git fast-import --quiet`` on ``stream``; what it printed (``get-mark``, ``ls`` answers).
     ``force`` lets it move branches to commits that do not descend from where they are."""
     return git.out(["fast-import", "--quiet", *(["--force"] if force else [])], cwd=root, input=stream)
+
+
+def check_out_unlogged(worktree: Path, commit: str) -> None:
+    """:func:`reset_hard` writing no reflog: a fresh tree needs none, and each is files to make and remove."""
+    git.run(["-c", "core.logAllRefUpdates=false", "reset", "--hard", "--quiet", commit], cwd=worktree,
+            env=_NO_USER_CONFIG)

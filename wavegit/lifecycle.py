@@ -35,8 +35,6 @@ This module is imported by the planner (``wavegit plan`` is a hot path): it impo
 library's ``enum`` and ``typing``, and times come in as text (``report.utc_timestamp``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from enum import Enum
 from typing import NamedTuple, Protocol
@@ -128,7 +126,7 @@ def attempts_left(item: ItemState, per_wave: int, max_attempts: int) -> int:
     return max(0, min(per_wave, max_attempts - item.attempts))
 
 
-def exhausted(item: HandState, max_attempts: int, at: str) -> Update | None:
+def exhausted(item: "HandState", max_attempts: int, at: str) -> Update | None:
     """A ``todo`` item with no attempt left (set back to ``todo`` by hand) goes to ``failed``; else None."""
     if item.status != Status.TODO or item.attempts < max_attempts:
         return None

@@ -8,7 +8,9 @@ wave can be named (the PR's head branch is ``wavegit/<wave>``); anything else ge
 - **retry** runs the item again exactly as a wave does (``wavegit.scaleout.run_item``: a fresh worktree
   from the wave's base, its worker, ownership check and test). Verified: the wave branch is rebuilt from
   the base with every item's own change in order, the item's replaced; the item's ``attempts`` and
-  ``cost`` are recorded. Not verified: the branch and tracker stay as they were, the reply says why.
+  ``cost`` are recorded. Not verified: the branch and the item's status stay as they were, its ``cost``
+  is recorded, the reply says why. Every tracker commit of a command carries a ``Wavegit-Cost`` trailer,
+  so the day budget counts what retries spend.
 - **drop** rebuilds the wave branch without the item's change and returns the item to ``todo`` (one
   compare-and-swap commit). The only item of a wave cannot be dropped: close the PR instead.
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from wavegit import gitops, lifecycle, report, tracker, worktree
+from wavegit import budget, gitops, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
@@ -177,9 +179,10 @@ class Rebuild:
         r = self.reviewer
         run = run_item(r.repo, r.config, r.store, self.wave_id, item, self.base, self.snapshot)
         if not run.verified:
+            self._record_spend(item, run.cost)
             return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified "
-                                      f"({report.quote(run.error)}); the wave branch and the tracker "
-                                      "are unchanged.")
+                                      f"({report.quote(run.error)}); the wave branch and the item's status "
+                                      "are unchanged (its cost is recorded).")
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)
@@ -192,8 +195,8 @@ class Rebuild:
             update = item_update(run, current, r.config, utc_now(), pr)
             return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
 
-        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}\n\n"
-                                       f"{worktree.TRAILER_WAVE}: {self.wave_id}")
+        trailers = f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(run.cost)}"
+        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}\n\n{trailers}")
         self._post(rep)
         return EXIT_OK, (f"retried `{item.id}`: verified; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
@@ -216,10 +219,26 @@ class Rebuild:
             return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
 
         mutate(r.store, apply, message=f"wavegit: drop {item.id} from wave {self.wave_id}\n\n"
-                                       f"{worktree.TRAILER_WAVE}: {self.wave_id}")
+                                       f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(0.0)}")
         self._post(rep)
         return EXIT_OK, (f"dropped `{item.id}`: it is back to todo; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
+
+    def _record_spend(self, item: tracker.Item, usd: float) -> None:
+        """A retry that was not verified still spent: its cost goes on the item, in a commit carrying the
+        ``Wavegit-Cost`` trailer the day's budget sums (the branch and the item's status stay)."""
+        r = self.reviewer
+        if usd <= 0:
+            return
+
+        def apply(snapshot: Snapshot) -> Change | None:
+            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
+            if snapshot.text is None or current is None:
+                return None
+            return Change(tracker.set_fields(snapshot.text, item.id, {"cost": round(current.cost + usd, 6)}))
+
+        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}: not verified\n\n"
+                                       f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(usd)}")
 
     def _delivered(self, item: tracker.Item) -> ItemRun:
         """An item already on the branch, as the run whose commit is its own change on the base."""

@@ -63,6 +63,23 @@ Check = Callable[[Value], "str | None"]
 
 
 # Records are NamedTuples and a slotted class, annotations not postponed: see wavegit.git.GitResult.
+class Schema:
+    """The fields of one mapping (declared before ``Field``, whose ``nested`` names it: a string annotation
+    there would make typing compile it at import)."""
+
+    __slots__ = ("fields", "index", "names", "what")
+
+    def __init__(self, what: str, fields: "tuple[Field, ...]") -> None:
+        self.what = what
+        """Names the mapping in messages ("item", "config")."""
+        self.fields = fields
+        self.names = tuple(f.name for f in fields)
+        self.index = {f.name: f for f in fields}
+
+    def field(self, name: str) -> "Field | None":
+        return self.index.get(name)
+
+
 class Field(NamedTuple):
     name: str
     kind: Kind
@@ -70,7 +87,7 @@ class Field(NamedTuple):
     choices: tuple[str, ...] = ()
     check: Check | None = None
     hint: str | None = None
-    nested: "Schema | None" = None
+    nested: Schema | None = None
     element_map: Callable[[str], str] | None = None
     """For ``str_list``: converts each element (e.g. normalises a path); a ValueError is a problem there."""
     doc: str = ""
@@ -92,22 +109,6 @@ def key(doc: str, check: Check | None = None, *, choices: tuple[str, ...] = (), 
     """
     return Field("", "text" if text else "str", required=required, choices=choices, check=check, hint=hint,
                  element_map=element_map, doc=doc, shorthand=shorthand, meant=meant)
-
-
-class Schema:
-    """The fields of one mapping."""
-
-    __slots__ = ("fields", "index", "names", "what")
-
-    def __init__(self, what: str, fields: tuple[Field, ...]) -> None:
-        self.what = what
-        """Names the mapping in messages ("item", "config")."""
-        self.fields = fields
-        self.names = tuple(f.name for f in fields)
-        self.index = {f.name: f for f in fields}
-
-    def field(self, name: str) -> Field | None:
-        return self.index.get(name)
 
 
 def record_schema(what: str, record: type) -> Schema:

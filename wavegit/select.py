@@ -22,8 +22,6 @@ search found and a minimum-degree greedy is used. Node budgets, not clocks, boun
 deterministic.
 """
 
-from __future__ import annotations
-
 import heapq
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -97,14 +95,17 @@ def _plan(cols: Columns, max_items: int, tracker_sha: str) -> Plan:
     row_of = {item_id: pos for pos, item_id in enumerate(ids)}  # a duplicated id is invalid on every copy
     reasons: dict[int, str] = {}
     ready: list[int] = []
+    problems, priorities, depends_on = cols.problems, cols.priorities, cols.depends_on
     for pos, status in enumerate(cols.statuses):
         if status != _TODO:
             continue
-        reason = _not_ready_reason(cols, pos, row_of)
-        if reason is None:
-            ready.append(pos)
-        else:
-            reasons[pos] = reason
+        # Most todo items have no problem and no dependency: ready without a call.
+        if problems[pos] or depends_on[pos] or priorities[pos] not in _RANK:
+            reason = _not_ready_reason(cols, pos, row_of)
+            if reason is not None:
+                reasons[pos] = reason
+                continue
+        ready.append(pos)
 
     blockers = _in_flight_blockers(cols, ready)
     candidates: dict[int, Age] = {}

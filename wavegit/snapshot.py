@@ -9,7 +9,8 @@ scheduler's own exclude files) are left out; a worker's ``.git/info/exclude`` or
 
 The limits are checked on the ``lstat`` sizes before anything is read or written, so a 3 GB sparse file
 costs one ``lstat``; the whole read stops at the attempt's deadline. Blobs and the tree are written to the
-scheduler's repository by ``git fast-import`` (a scratch commit whose ref the stream drops again).
+scheduler's repository by ``git fast-import``, in a commit whose ref the stream drops again: the item's
+commit when its message and identities are given (no ``commit-tree`` after it), else a scratch commit.
 """
 
 from __future__ import annotations
@@ -103,17 +104,30 @@ def baseline(tree: Path) -> dict[str, StatKey]:
 
 
 @dataclass(frozen=True)
+class CommitInfo:
+    """The commit a read writes of the tree it took (its parent: the base commit)."""
+
+    message: str
+    author: str
+    committer: str
+    """``Name <email> <seconds> <tz>``, as ``git var GIT_AUTHOR_IDENT`` prints them."""
+
+
+@dataclass(frozen=True)
 class Snapshot:
     tree: str
     changed: list[str]
     """Every path that differs from the base (new, deleted, both sides of a rename, mode changes), sorted."""
+    commit: str | None = None
+    """The commit of :class:`CommitInfo` when one was asked for and something changed."""
 
 
 def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKey], limits: Limits,
-         deadline: float | None) -> Snapshot:
+         deadline: float | None, commit: CommitInfo | None = None) -> Snapshot:
     """Write ``tree`` into the scheduler's repository as content; raise :class:`TreeRejected`.
 
-    ``untouched``: the :func:`baseline` of the tree; ``deadline``: a ``time.monotonic()`` value.
+    ``untouched``: the :func:`baseline` of the tree; ``deadline``: a ``time.monotonic()`` value;
+    ``commit``: what the commit of the tree says (else only the tree is kept).
     """
     gitlinks = frozenset(path for path, entry in base.entries.items() if entry.mode == _GITLINK)
     walked = dict(_walk(tree, gitlinks, deadline))
@@ -146,13 +160,15 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     _check_deadline(deadline)
     # A ref of its own (concurrent reads run at once), which the closing `reset` drops again.
     ref = f"refs/wavegit-snapshot/{secrets.token_hex(8)}"
-    commit = [f"commit {ref}\nmark :1\n",
-              f"committer {fastimport.SCRATCH_IDENT}\n{fastimport.data('')}from {base.commit}\n"]
-    commit += [f"D {fastimport.quote(path)}\n" for path in deleted]
-    commit += [f"M {entry.mode} {entry.sha} {fastimport.quote(path)}\n" for path, entry in changes]
-    commit.append(f"\nls :1 \"\"\nreset {ref}\n\n")
-    listed = _import(repo_root, [*pending, "".join(commit)])
-    return Snapshot(listed.split()[2], changed)
+    said = (f"author {commit.author}\ncommitter {commit.committer}\n{fastimport.data(commit.message)}"
+            if commit is not None else f"committer {fastimport.SCRATCH_IDENT}\n{fastimport.data('')}")
+    stream = [f"commit {ref}\nmark :1\n", f"{said}from {base.commit}\n"]
+    stream += [f"D {fastimport.quote(path)}\n" for path in deleted]
+    stream += [f"M {entry.mode} {entry.sha} {fastimport.quote(path)}\n" for path, entry in changes]
+    stream.append(f"\nget-mark :1\nls :1 \"\"\nreset {ref}\n\n")
+    # What fast-import prints: the commit, then the root tree as `040000 tree SHA\t`.
+    made, listed = _import(repo_root, [*pending, "".join(stream)]).split("\n", 1)
+    return Snapshot(listed.split()[2], changed, made.strip() if commit is not None else None)
 
 
 def _check_limits(candidates: Mapping[str, os.stat_result], deletions: int, limits: Limits) -> None:

@@ -58,6 +58,10 @@ class Change:
     """The new tracker text; None leaves the tracker as it is."""
     files: Mapping[str, str | None] = field(default_factory=dict)
     """Other repo paths to write (text) or delete (None) in the same commit, e.g. .wavegit/HALT."""
+    exact: bool = False
+    """Land only on the expected commit itself, never on a moved head with the same tracker blob: for a
+    change whose preconditions live outside the tracker (a claim: HALT, the day's spend), which ``mutate``'s
+    ``guard`` re-checks on the moved head. The git backend always writes this way."""
 
 
 class CasConflict(WavegitError):
@@ -165,8 +169,13 @@ def mutate(
     message: str,
     deadline_s: float = 120.0,
     stale_lock_s: float = STALE_LOCK_S,
+    guard: Callable[[Snapshot], None] | None = None,
 ) -> MutationResult:
     """Read, apply, validate, write; on a lost race replay or re-apply with jittered backoff.
+
+    ``guard`` runs on every snapshot a write is about to rest on -- the first, every re-applied one and
+    every replayed one -- and raises to give up with nothing written: a precondition that lives outside
+    the tracker blob (HALT, the day's spend) is re-checked even when the change is replayed unchanged.
 
     After a lost race: if our operation id is already in the branch's new history, our write landed
     (e.g. the push went through but its answer was lost) and we stop. If the tracker blob is unchanged
@@ -180,6 +189,8 @@ def mutate(
     started = time.monotonic()
     snapshot = store.read()
     first = snapshot
+    if guard is not None:
+        guard(snapshot)
     change = apply(snapshot)
     expected = snapshot
     attempts = reapplied = 0
@@ -231,6 +242,8 @@ def mutate(
             raise RaceLostError(
                 f"lost the compare-and-swap race on {store.target} after {attempts} attempts "
                 f"in {time.monotonic() - started:.1f}s; nothing of this change was written, try again")
+        if guard is not None and head.commit != expected.commit:
+            guard(head)  # the same commit would pass the same way
         if head.blob_sha != expected.blob_sha:
             snapshot = head
             change = apply(head)

@@ -9,15 +9,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NamedTuple
+from typing import Annotated, NamedTuple
 
 from wavegit import __version__, parsecache, schema
 from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.lifecycle import STATUSES, Status
+from wavegit.ownership.index import FirstOverlapTables
 from wavegit.schema import Node
-
-if TYPE_CHECKING:
-    from wavegit.ownership.index import FirstOverlapTables
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 VERSION = 1
@@ -441,7 +439,7 @@ class Columns(NamedTuple):
     """Every distinct owned pattern (in a cached load only; for ``keys``)."""
     keys: tuple[tuple[str, bool, bool], ...] = ()
     """``ownership.index.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
-    in_flight: "FirstOverlapTables | tuple[()]" = ()
+    in_flight: FirstOverlapTables | tuple[()] = ()
     """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
 
 

@@ -2,7 +2,9 @@
 
 Actions: ``write PATH TEXT``, ``delete PATH``, ``rename OLD NEW``, ``chmod-x PATH``, ``symlink PATH TARGET``,
 ``say TEXT`` (print), ``sleep SECONDS`` (quietly), ``busy SECONDS`` (printing every 50 ms), ``cost USD``
-(write $WAVEGIT_COST_FILE), ``crash`` (SIGKILL itself), ``exit N``, ``run ARGV...`` (run a command),
+(write $WAVEGIT_COST_FILE), ``cost-text TEXT`` (write TEXT to it as it is), ``meet DIR N`` (wait until
+N workers have reached DIR: concurrent attempts without sleeps), ``crash`` (SIGKILL itself), ``exit N``,
+``run ARGV...`` (run a command),
 ``if-feedback ACTION...`` / ``no-feedback ACTION...`` (ACTION only on a retry / only on a first attempt),
 ``env PATH`` (append the WAVEGIT_* environment, prompt and feedback as JSON to PATH, outside the worktree).
 Lines that are not actions (wavegit's appended feedback) are ignored.
@@ -18,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-ACTIONS = {"write", "delete", "rename", "chmod-x", "symlink", "say", "sleep", "busy", "cost", "crash", "exit",
-           "if-feedback", "no-feedback", "env", "run"}
+ACTIONS = {"write", "delete", "rename", "chmod-x", "symlink", "say", "sleep", "busy", "cost", "cost-text",
+           "meet", "crash", "exit", "if-feedback", "no-feedback", "env", "run"}
 
 
 def act(words: list[str], retry: bool) -> None:
@@ -54,6 +56,14 @@ def act(words: list[str], retry: bool) -> None:
             time.sleep(0.05)
     elif verb == "cost":
         Path(os.environ["WAVEGIT_COST_FILE"]).write_text(json.dumps({"usd": float(args[0])}))
+    elif verb == "cost-text":
+        Path(os.environ["WAVEGIT_COST_FILE"]).write_text(" ".join(args))
+    elif verb == "meet":
+        here = Path(args[0])
+        (here / os.urandom(8).hex()).touch()  # not the pid: sandboxed workers share pid 2
+        end = time.monotonic() + 30
+        while len(list(here.iterdir())) < int(args[1]) and time.monotonic() < end:
+            time.sleep(0.02)
     elif verb == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
     elif verb == "run":

@@ -51,20 +51,25 @@ def run(args: argparse.Namespace) -> int:
     try:
         from wavegit import config
         from wavegit.repo import discover_resolving
+        from wavegit.schema import gc_paused
 
-        # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
-        # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
-        spec = prepush.default_tracker_spec(remote)
-        repo, object_name = discover_resolving(args.directory, spec)
-        cfg = config.load_config(repo.root, repo.cache_dir)
-        verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
-                                     resolved=prepush.Resolved(spec, object_name))
+        # The cached config, in-flight items and ownership index load as many small acyclic objects: the
+        # cyclic collector's passes over them would only cost time (the process ends right after).
+        with gc_paused():
+            # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
+            # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
+            spec = prepush.default_tracker_spec(remote)
+            repo, object_name = discover_resolving(args.directory, spec)
+            cfg = config.load_config(repo.root, repo.cache_dir)
+            verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=args.fetch, pushed=pushed,
+                                         resolved=prepush.Resolved(spec, object_name))
     finally:
         if pushed is not None:
             pushed.join()
     for warning in verdict.warnings:
         print(f"wavegit hook: {warning}", file=sys.stderr)
+    for refusal in verdict.refusals:
+        print(refusal, file=sys.stderr)
     if verdict.violations:
         print(prepush.format_refusal(verdict.violations), file=sys.stderr)
-        return EXIT_WORK_FAILED
-    return EXIT_OK
+    return EXIT_WORK_FAILED if verdict.violations or verdict.refusals else EXIT_OK

@@ -90,11 +90,10 @@ def _run(args: argparse.Namespace) -> int:
     return refusal.exit_code if refusal else EXIT_OK
 
 
-class Refusal(NamedTuple):
-    """Why ``wavegit run`` would not start a wave now, and the exit code it would give."""
-
-    reason: str
-    exit_code: int
+# Why ``wavegit run`` would not start a wave now, and the exit code it would give. The functional form: this
+# module postpones annotations, and a class body's string annotations would make ``typing`` compile them on
+# every warm plan (ARCHITECTURE.md, speed rules).
+Refusal = NamedTuple("Refusal", [("reason", str), ("exit_code", int)])  # noqa: UP014 (see above)
 
 
 def refused(store: GitStore, halt_blob: str | None, cols: Columns) -> Refusal | None:

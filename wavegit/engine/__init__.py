@@ -11,10 +11,11 @@
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
 3. **Each item** (:mod:`.attempt`) runs in a fresh worktree on ``wavegit/items/<wave-id>/<item-id>``,
-   ``concurrency`` items at once (:mod:`.wave`), its attempts one after another, at most ``attempts`` per wave
-   and what ``max_attempts`` leaves. First attempts' worktrees are made up to one batch ahead, in the
-   background (:mod:`wavegit.workspaces`); a worktree is removed before its item's retry, else by the wave's
-   cleanup, all at once (the files, then one ``git worktree prune``). Before every launch: HALT re-read
+   ``concurrency`` workers at once (:mod:`.slots`: a slot is held while the worker runs, so the next worker
+   starts while the previous attempt is read back and tested), its attempts one after another, at most
+   ``attempts`` per wave and what ``max_attempts`` leaves. First attempts' worktrees are made up to one batch
+   ahead, in the background (:mod:`wavegit.workspaces`); a worktree is removed in the background once read
+   back, else by the wave's cleanup, all at once. Before every launch, once it has its slot: HALT re-read
    (a read under ``HALT_FRESH_S`` old, the claim's included, is shared by a burst of launches), the wave
    budget (with what is left of the day's), cancellation.
    An attempt is verified when the worker exits 0, every changed path (new, deleted, both sides of a

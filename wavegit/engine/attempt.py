@@ -11,9 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, cost, gitops, runner, sandbox, snapshot, tracker, workspace, worktree
+from wavegit import budget, cost, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config, protected_of
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
+from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.errors import WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.ownership import changes
@@ -75,6 +76,7 @@ class AttemptContext:
     spend: budget.WaveSpend
     workspaces: Workspaces
     confiner: Confiner
+    slots: WorkerSlots
     cancel: threading.Event = field(default_factory=threading.Event)
     launch_error: str | None = None
     """Set by the first launch failure, which stops the batch."""
@@ -90,7 +92,12 @@ class AttemptContext:
         with self._lock:
             if self.launch_error is None:
                 self.launch_error = f"launch failure: {reason}"
+        self.stop()
+
+    def stop(self) -> None:
+        """Cancel the running workers; no attempt starts any more."""
         self.cancel.set()
+        self.slots.stop()
 
 
 def tail_source(attempt: Attempt) -> Path | None:
@@ -118,10 +125,11 @@ def prompt_with_feedback(prompt: str, feedback: str | None) -> str:
     return f"{prompt.rstrip()}\n\n---\nFeedback from wavegit on the previous attempt:\n{feedback}"
 
 
-def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
-                 stop_reason: Callable[[], str | None]) -> None:
-    """Up to ``tries`` attempts of ``run``'s item, until one is verified; ``stop_reason`` is asked before
-    each (halted, over budget, cancelled). ``run`` is filled in place."""
+def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason: Callable[[], str | None],
+                 turn: int) -> None:
+    """Up to ``tries`` attempts of ``run``'s item, until one is verified, the first at queue position
+    ``turn`` (:class:`WorkerSlots`); ``stop_reason`` is asked before each launch, once it has its worker
+    slot (halted, over budget, cancelled). ``run`` is filled in place."""
     item = run.item
     if tries < 1:
         run.not_started = (f"not started: no attempt left ({item.attempts} of max_attempts "
@@ -132,17 +140,23 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
     for number in range(1, tries + 1):
         # Numbered across waves, as the tracker counts them: the progress, the report and the tracker agree.
         counted = item.attempts + number
-        stop = stop_reason()
-        if stop is not None:
-            run.not_started = stop
-            context.events.event(item.id, "not started", stop, attempt=counted)
-            return
+        slot = context.slots.take(turn if number == 1 else None)
         try:
-            attempt = run_attempt(context, item, number, feedback)
-        except (WavegitError, OSError) as exc:
-            # wavegit's own failure (a git step), not the item's: not counted, no further tries.
-            attempt = Attempt(counted, context.config.worker, "", context.base, utc_now(), utc_now(),
-                              error=one_line(str(exc)), counted=False)
+            stop = stop_reason()
+            if slot is None or stop is not None:
+                # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
+                run.not_started = stop or "not started: the batch stopped"
+                context.events.event(item.id, "not started", run.not_started, attempt=counted)
+                return
+            try:
+                attempt = run_attempt(context, item, number, feedback, slot)
+            except (WavegitError, OSError) as exc:
+                # wavegit's own failure (a git step), not the item's: not counted, no further tries.
+                attempt = Attempt(counted, context.config.worker, "", context.base, utc_now(), utc_now(),
+                                  error=one_line(str(exc)), counted=False)
+        finally:
+            if slot is not None:
+                slot.give_back()
         run.attempts.append(attempt)
         if attempt.commit is not None:
             context.events.event(item.id, "verified", attempt=counted)
@@ -151,13 +165,13 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int,
         if attempt.launch_failed or not attempt.counted:
             return
         feedback = attempt.feedback
-        # The retry gets a fresh tree; the failed one is not needed any more.
-        context.workspaces.release(context.spec(item, number))
 
 
-def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None) -> Attempt:
+def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None,
+                slot: Slot) -> Attempt:
     """Attempt ``number`` of ``item`` in this wave (its tree and logs are named by it; the attempt is
-    numbered ``item.attempts + number``, across waves): its worker in its worktree, then :func:`verify`."""
+    numbered ``item.attempts + number``, across waves): its worker in its worktree (in ``slot``, given back
+    once the worker has exited), then :func:`verify`."""
     stem = f"{item.id}-{item.attempts + number}"
     logs = context.logs
     logs.mkdir(parents=True, exist_ok=True)
@@ -187,9 +201,14 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        attempt.cost = cost.read_cost(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
-        if attempt.cost:
-            context.spend.add(attempt.cost)
+        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
+        attempt.cost = reading.usd
+        if reading.usd:
+            context.spend.add(reading.usd)
+        if reading.note is not None:
+            context.spend.unreadable(f"{item.id} attempt {item.attempts + number}: {reading.note}")
+        # Counted before the next launch asks the budget.
+        slot.give_back()
         try:
             verify(context, item, ready, attempt, result, deadline)
         except (WavegitError, OSError) as exc:
@@ -197,7 +216,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
             attempt.error, attempt.counted = one_line(str(exc)), False
     finally:
         attempt.finished_at = utc_now()
-        context.confiner.release(confinement)
+        # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
+        context.workspaces.release(spec)
+        context.workspaces.discard(confinement.layout.private)
     if attempt.commit is None and attempt.counted:
         attempt.feedback = feedback_text(attempt)
     return attempt
@@ -213,10 +234,16 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         return
     if attempt.failed("worker", result):
         return
-    root, base, config = context.repo.root, context.base, context.config
+    root, config = context.repo.root, context.config
     limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
+    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
+    message = worktree.item_message(item.title, trailers)
+    author, committer = context.workspaces.idents()
+    # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.
+    said = snapshot.CommitInfo(message, _dated_now(author, "GIT_AUTHOR_DATE"),
+                               _dated_now(committer, "GIT_COMMITTER_DATE"))
     try:
-        taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline)
+        taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline, said)
     except snapshot.TreeRejected as exc:
         # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
         attempt.error = str(exc)
@@ -226,17 +253,14 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     if judged.error is not None:
         attempt.error = judged.error
         return
-    if not attempt.files_changed:
+    if not attempt.files_changed or taken.commit is None:
         attempt.error = "the worker changed nothing"
         return
-    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
-    message = worktree.item_message(item.title, trailers)
-    commit = gitops.commit_tree(root, taken.tree, [base], message)
+    commit = taken.commit
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
-        checkout = workspace.test_checkout(context.workspaces.objects, commit,
-                                           ready.path.with_name(f"{ready.path.name}.test"))
+        checkout = context.workspaces.test_checkout(commit, ready.path.with_name(f"{ready.path.name}.test"))
     except WavegitError as exc:
         # The base checked out, so the worker's paths did not (`.git.`, a symlinked `.gitmodules`): its
         # doing, and counted, or it would be retried without end.
@@ -251,10 +275,18 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
                                   idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                   confine=confinement)
     finally:
-        context.confiner.release(confinement)
-        workspace.remove(checkout)
+        context.workspaces.discard(confinement.layout.private)
+        context.workspaces.discard(checkout)
     attempt.test_exit = test.exit_code
     if attempt.failed("test", test):
         return
     attempt.message, attempt.commit = message, commit
-    worktree.set_branch(root, worktree.item_branch(context.wave_id, item.id), commit)
+
+
+def _dated_now(ident: str, pinned_by: str) -> str:
+    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
+    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
+    if pinned_by in os.environ:
+        return ident
+    person, _, zone = ident.rsplit(" ", 2)
+    return f"{person} {int(time.time())} {zone}"

@@ -57,11 +57,17 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
     repaired = tuple(worktree.repair_half_made(repo))
     at = report.utc_timestamp(now)
-    chosen: list[tuple[Plan, float, tuple[str, ...]]] = []
+    chosen: list[tuple[Plan, tuple[str, ...]]] = []
+    checked: list[tuple[float, float]] = []
 
-    def apply(snapshot: Snapshot) -> Change | None:
+    def guard(snapshot: Snapshot) -> None:
+        # On every snapshot the claim may be written on, replays included: a HALT or a spend that lands
+        # while the claim is pushed wins (exit 3, nothing claimed).
         halt.check(store, snapshot)
         day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, now)
+        checked[:] = [(time.monotonic(), day_spent)]
+
+    def apply(snapshot: Snapshot) -> Change | None:
         loaded = load_tracker(snapshot, repo, config)
         updates: dict[str, lifecycle.Update] = {}
         for item in loaded.items:
@@ -75,7 +81,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         plan = select(planned, max_items, snapshot.blob_sha or "")
         if check is not None:
             check(snapshot, plan)
-        chosen[:] = [(plan, day_spent, tuple(updates))]
+        chosen[:] = [(plan, tuple(updates))]
         updates.update((item_id, lifecycle.claim(wave_id, at)) for item_id in plan.selected)
         if not updates:
             return None
@@ -83,13 +89,15 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         text = snapshot.text
         for item_id, update in updates.items():
             text = tracker.set_fields(text, item_id, update.fields)
-        return Change(text)
+        return Change(text, exact=True)
 
     message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"
-    # The snapshot `apply` finds no HALT in is read after this moment: the wave's first launches reuse it.
-    halt_read_at = time.monotonic()
-    result = mutate(store, apply, message=message)
-    plan, day_spent, exhausted = chosen[0]
+    result = mutate(store, apply, message=message, guard=guard)
+    # The claim landed on (or, writing nothing, was decided on) the last snapshot the guard passed: the
+    # branch held no HALT when it did, so the wave's first launches may reuse that moment, never an earlier
+    # read.
+    halt_read_at, day_spent = checked[0]
+    plan, exhausted = chosen[0]
     loaded = load_tracker(result.snapshot, repo, config)
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
     return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at,

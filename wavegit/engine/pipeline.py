@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
-from wavegit import report, sandbox, wavelock, worktree
+from wavegit import budget, report, sandbox, wavelock, worktree
 from wavegit.config import Config
 from wavegit.engine import preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
@@ -204,8 +204,9 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         except WavegitError as exc:
             rep.notes.append(f"opening the pull request failed: {one_line(str(exc))}")
     race_lost = False
+    # What the runs cost: the wave's own attempts, or (scale-out) the runners' results it collected.
+    spent = sum(run.cost for run in runs)
     try:
-        spent = wave.spent if wave is not None else 0.0
         rep.tracker_updated = record(repo, config, store, claimed.wave_id, runs, spent=spent, now=utc_now(),
                                      pr=pr) is not None
     except RaceLostError as exc:
@@ -219,8 +220,13 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
             rep.notes.append(wave.halted)
         if wave.launch_error:
             rep.notes.append(wave.launch_error)
-        rep.budget.wave_spent_usd = round(wave.spent, 6)
-        rep.budget.exceeded = wave.budget_exceeded
+        rep.notes += wave.context.spend.notes
+    # The day's total includes this wave; a ceiling is exceeded when passed, even by concurrent items.
+    rep.budget.wave_spent_usd = round(spent, 6)
+    rep.budget.day_spent_usd = round(claimed.day_spent + spent, 6)
+    unreadable = wave is not None and wave.context.spend.has_unreadable
+    rep.budget.exceeded = (wave is not None and wave.budget_exceeded) or budget.over_ceiling(
+        config.budget, spent, claimed.day_spent + spent, unreadable=unreadable)
     wave_test = collected.wave_test if collected is not None else None
     if wave_test is not None:
         rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)

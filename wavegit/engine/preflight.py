@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Callable
 
 from wavegit import gitops, runner, tracker, worktree
-from wavegit.config import CONFIG_PATH, Config
+from wavegit.config import CONFIG_PATH, Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
 from wavegit.select import Plan
@@ -43,9 +43,11 @@ def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tra
                          "(run `wavegit init`)")
     # The claim has just loaded it leniently (a cache hit); a strict load, which raises, only when needed.
     text, blob, cache, path = snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path
-    loaded = tracker.load_cached(text, blob, cache, path, strict=False)
+    # The protected paths of this config (its allow_protected included), as the claim judged them.
+    protected = protected_of(config)
+    loaded = tracker.load_cached(text, blob, cache, path, strict=False, protected=protected)
     if any(item.problems for item in loaded.items):
-        tracker.load_cached(text, blob, cache, path, strict=True)
+        tracker.load_cached(text, blob, cache, path, strict=True, protected=protected)
     return loaded
 
 

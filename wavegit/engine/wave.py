@@ -1,5 +1,5 @@
-"""A claimed wave at work: its items run ``concurrency`` at once, HALT watched before every launch, then the
-wave branch combined, tested and pushed (:func:`collect`) while its worktrees are cleaned up."""
+"""A claimed wave at work: its items' workers run ``concurrency`` at once, HALT watched before every launch,
+then the wave branch combined, tested and pushed (:func:`collect`) while its worktrees are cleaned up."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, tracker, workspace, worktree
+from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, workspace, worktree
 from wavegit.config import HALT_PATH, Config
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
 from wavegit.engine.records import Events, ItemRun, NoEvents
+from wavegit.engine.slots import WorkerSlots
 from wavegit.errors import WavegitError
 from wavegit.repo import Repo
 from wavegit.store import TrackerStore
@@ -142,7 +143,8 @@ class Wave:
                                        budget.WaveSpend(spend_limit(config, claimed.day_spent)),
                                        Workspaces(repo.root),
                                        Confiner(repo, config, self.wave_id,
-                                                jail or sandbox.decide(config.sandbox, os.environ)))
+                                                jail or sandbox.decide(config.sandbox, os.environ)),
+                                       WorkerSlots(config.concurrency))
         self.cleanup = Cleanup(repo, self.wave_id)
 
     @property
@@ -154,39 +156,47 @@ class Wave:
         return self.context.launch_error
 
     def run_items(self, runs: Sequence[ItemRun]) -> None:
-        """Every item's attempts, ``concurrency`` items at once (``runs`` are filled in place)."""
+        """Every item's attempts, ``concurrency`` workers at once (``runs`` are filled in place); while an
+        attempt is read back and tested, the next worker runs in its slot."""
         context = self.context
         order = {item_id: n for n, item_id in enumerate(self.claimed.plan.selected)}
         # Start in plan order (highest priority first); report and combine in tracker order.
         queue = sorted(runs, key=lambda r: order.get(r.item.id, len(order)))
         for run in queue:
             context.events.event(run.item.id, "queued")
-        concurrency = max(1, self.config.concurrency)
+        config = self.config
+        tries = {run.item.id: lifecycle.attempts_left(run.item, config.attempts, config.max_attempts)
+                 for run in queue}
+        # Queue positions (turns) of the items that have an attempt left, in order.
+        starting = [run.item for run in queue if tries[run.item.id] >= 1]
+        concurrency = max(1, config.concurrency)
         # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
         ahead = 2 * concurrency
-        context.workspaces = Workspaces(self.repo.root)
-        for run in queue[:ahead]:
-            context.workspaces.prepare(context.spec(run.item, 1))
-        upcoming = [run.item for run in queue[ahead:]]
+
+        def prepare_ahead(turn: int) -> None:
+            if turn + ahead < len(starting):
+                context.workspaces.prepare(context.spec(starting[turn + ahead], 1))
+
+        # A pool of its own (a closed one cannot be used again), on the same object directory.
+        context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
+        context.slots = WorkerSlots(concurrency, prepare_ahead)
+        # The first batch's trees are made by their own item threads, side by side (Workspaces.take).
+        for item in starting[concurrency:ahead]:
+            context.workspaces.prepare(context.spec(item, 1))
+        turns = {item.id: n for n, item in enumerate(starting)}
         try:
-            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="wavegit-item") as pool:
-                futures = [pool.submit(self._run_item, run, upcoming[n] if n < len(upcoming) else None)
-                           for n, run in enumerate(queue)]
+            # Twice as many item threads as workers: one attempt verifies while the next worker runs.
+            with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
+                futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self._stop_reason,
+                                       turns.get(run.item.id, -1)) for run in queue]
                 try:
                     for future in futures:
                         future.result()
                 except BaseException:
-                    context.cancel.set()
+                    context.stop()
                     raise
         finally:
             context.workspaces.close()
-
-    def _run_item(self, run: ItemRun, upcoming: tracker.Item | None) -> None:
-        """``run``'s attempts; first, the worktree of the ``upcoming`` item is started ahead."""
-        if upcoming is not None:
-            self.context.workspaces.prepare(self.context.spec(upcoming, 1))
-        tries = lifecycle.attempts_left(run.item, self.config.attempts, self.config.max_attempts)
-        run_attempts(self.context, run, tries, self._stop_reason)
 
     def _stop_reason(self) -> str | None:
         context = self.context
@@ -195,7 +205,8 @@ class Wave:
         if context.spend.exceeded:
             with self._flag_lock:
                 self.budget_exceeded = True
-            return f"not started: wave budget reached (${budget.format_usd(context.spend.spent)})"
+            unreadable = " and a cost that could not be read" if context.spend.has_unreadable else ""
+            return f"not started: wave budget reached (${budget.format_usd(context.spend.spent)}{unreadable})"
         reason = self.halt_watch.reason()
         if reason is not None:
             with self._flag_lock:

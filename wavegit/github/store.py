@@ -52,7 +52,9 @@ class GitHubStore:
         if change.tracker_text is not None:
             check_tracker_text(change.tracker_text, self.path, protected=self.protected)
         try:
-            if not change.files:
+            # The contents API compares only the file's blob; the git data API moves the branch from
+            # `expected.commit` only, which an exact change needs.
+            if not change.files and not change.exact:
                 if change.tracker_text is None:
                     return expected.commit
                 return self.client.put_contents(self.path, change.tracker_text, message, self.branch,

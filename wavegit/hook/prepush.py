@@ -5,9 +5,10 @@ unnamed remote) and writes one line per ref to stdin: ``<local ref> <local oid> 
 An all-zero remote oid means the ref is new; ``(delete)`` with an all-zero local oid is a deletion. Object
 ids are 40 (SHA-1) or 64 (SHA-256) hex digits. Lines are split from the right.
 
-Which commits a push adds to a ref: those reachable from the local oid and from neither the remote oid nor
-anything already on the remote (``--remotes=<remote>``) -- except wave branches ``<remote>/wavegit/*``: work
-that only lives on an in-flight wave's branch is not settled, so carrying it onto another branch counts.
+Which commits a push adds to a ref: those reachable from the local oid and from neither the remote oid (what
+the ref has) nor the remote's tracker and base branches (``refs/remotes/<remote>/<branch>``: what has landed).
+A commit that is only on some other remote branch is new to the target and checked: merging ``origin/feat``
+into main brings in feat's commits, and a wave branch's work is not settled until it is merged.
 Changed paths come from ONE ``git log --name-status`` call for all pushed commits (plus a ``rev-list`` per ref
 when several refs are pushed at once), without rename detection, so a rename counts for both its old and its
 new path. A merge commit counts for the paths where it differs
@@ -24,7 +25,10 @@ branch.
 - A path owned by an in-flight item is refused unless pushed to that item's wave branch (or a per-item branch
   of that wave).
 - A path pushed to a wave branch must be owned by an in-flight item of that wave; anything else is refused.
-- On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass.
+- On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass, but
+  a push whose commits change the tracker file is refused when the tracker it leaves is invalid, and one
+  that is not a fast-forward when the commits it drops include wavegit's own (``hook.tracker_guard``,
+  imported only for such pushes: a parent of the usual push's new commits is the remote oid).
 - Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
 """
 
@@ -35,17 +39,18 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from wavegit import git, gitops, parsecache
 from wavegit.errors import UsageError, ValidationError
+from wavegit.ownership.index import OwnershipIndex
 
 if TYPE_CHECKING:
     from wavegit.config import Config
-    from wavegit.ownership.index import OwnershipIndex
     from wavegit.repo import Repo
 
 # The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
 # create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
-# wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config, wavegit.repo and
-# wavegit.ownership (~5 ms with what they import) are not imported here, so that `wavegit hook` can start the
-# push's `git log` first and import them while it runs (see start_pushed_paths).
+# wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config and wavegit.repo are
+# not imported here, so that `wavegit hook` can start the push's `git log` first and import them while it
+# runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a string annotation
+# would make typing run the process's first compile() (~3 ms: it builds Python's AST types).
 T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.worktree.BRANCH_PREFIX``: checked before importing worktree (~5 ms)."""
@@ -53,6 +58,8 @@ _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
 STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
+DEFAULT_SETTLED = ("main",)
+"""``Config()``'s tracker and base branch: what ``start_pushed_paths`` leaves out before reading config."""
 _CACHE_FORMAT = "wavegit-hook-in-flight-2"
 
 
@@ -102,6 +109,8 @@ class Findings(NamedTuple):
 class Verdict(NamedTuple):
     violations: tuple[Violation, ...]
     warnings: tuple[str, ...]
+    refusals: tuple[str, ...] = ()
+    """Whole-push refusals (a rewind of the tracker branch, an invalid tracker), one message each."""
 
 
 def _is_zero(oid: str) -> bool:
@@ -166,22 +175,41 @@ def wave_of_ref(remote_ref: str) -> str | None:
     return item_branch[0] if item_branch else worktree.parse_wave_branch(remote_ref)
 
 
-def _exclusions(update: RefUpdate, remote: str) -> list[str]:
-    """rev-list arguments that leave out what the remote already has (see the module docstring)."""
+def settled_branches(tracker_branch: str, base_branch: str) -> tuple[str, ...]:
+    """The branches whose commits have landed: the push's commits already on them are not checked again."""
+    return tuple(dict.fromkeys((tracker_branch, base_branch)))
+
+
+def _exclusions(update: RefUpdate, remote: str, settled: Sequence[str]) -> list[str]:
+    """rev-list arguments that leave out what the target ref and the settled branches already have."""
     known = [] if update.is_new else [update.remote_oid]
-    # --ignore-missing: on a forced push the remote oid may not exist locally.
+    # --ignore-missing: on a forced push the remote oid may not exist locally, nor a remote-tracking ref.
     return ["--ignore-missing", update.local_oid, "--not", *known,
-            f"--exclude={remote}/{WAVE_REFS.removeprefix('refs/heads/')}*", f"--remotes={remote}"]
+            *(f"refs/remotes/{remote}/{branch}" for branch in settled)]
 
 
-def _parse_log(output: str) -> dict[str, list[str]]:
-    """commit -> changed paths, from ``gitops.log_changes``."""
+class Pushed(NamedTuple):
+    """What ``pushed_changes`` found, per remote ref."""
+
+    paths: dict[str, set[str]]
+    """Paths changed by the commits the push adds to the ref."""
+    rests_on: dict[str, set[str]]
+    """Parents of those new commits (with ``rev-list --boundary``: the ones not new): when the remote oid is
+    one, the push is a fast-forward."""
+
+
+def _parse_log(output: str, parents: set[str] | None = None) -> dict[str, list[str]]:
+    """commit -> changed paths, from ``gitops.log_changes``; given ``parents`` (the log's ``parents``
+    option), every listed commit's parents are added to it."""
     changed: dict[str, list[str]] = {}
     current: list[str] | None = None
     tokens = iter(output.split("\0"))
     for token in tokens:
         if token.startswith(_COMMIT_MARK):
-            current = changed.setdefault(token[len(_COMMIT_MARK):], [])
+            commit, *above = token[len(_COMMIT_MARK):].split(" ")
+            current = changed.setdefault(commit, [])
+            if parents is not None:
+                parents.update(above)
         elif token.strip("\n"):
             path = next(tokens, None)  # without rename detection every status has exactly one path
             if current is None or path is None:
@@ -190,21 +218,32 @@ def _parse_log(output: str) -> dict[str, list[str]]:
     return changed
 
 
-def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str) -> dict[str, set[str]]:
-    """remote ref -> paths changed by the commits the push adds to it (deletions left out)."""
+def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
+                   settled: Sequence[str] = DEFAULT_SETTLED) -> Pushed:
+    """The paths each ref's new commits change (deletions left out), and the commits they rest on."""
     checked = [update for update in updates if not update.is_delete]
     if len(checked) == 1:
-        # The usual push: one call lists the commits and their paths together.
-        update = checked[0]
-        log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote))
-        return {update.remote_ref: {p for found in _parse_log(log).values() for p in found}}
-    commits = {u.remote_ref: gitops.rev_list(root, _exclusions(u, remote)) for u in checked}
-    wanted = list(dict.fromkeys(c for listed in commits.values() for c in listed))
+        # The usual push: one call lists the commits, their paths and their parents together.
+        update, rests_on = checked[0], set[str]()
+        log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
+        paths = {p for found in _parse_log(log, rests_on).values() for p in found}
+        return Pushed({update.remote_ref: paths}, {update.remote_ref: rests_on})
+    listed = {u.remote_ref: gitops.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
+              for u in checked}
+    commits = {ref: [c for c in found if not c.startswith("-")] for ref, found in listed.items()}
+    rests = {ref: {c[1:] for c in found if c.startswith("-")} for ref, found in listed.items()}
+    wanted = list(dict.fromkeys(c for found in commits.values() for c in found))
     if not wanted:  # `git log --stdin` with no input would fall back to HEAD
-        return {ref: set() for ref in commits}
-    log = gitops.log_changes(root, _COMMIT_MARK, commits=wanted)
-    by_commit = _parse_log(log)
-    return {ref: {p for c in listed for p in by_commit.get(c, ())} for ref, listed in commits.items()}
+        return Pushed({ref: set() for ref in commits}, rests)
+    by_commit = _parse_log(gitops.log_changes(root, _COMMIT_MARK, commits=wanted))
+    return Pushed({ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()},
+                  rests)
+
+
+def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str,
+                 settled: Sequence[str] = DEFAULT_SETTLED) -> dict[str, set[str]]:
+    """remote ref -> paths changed by the commits the push adds to it (deletions left out)."""
+    return pushed_changes(root, updates, remote, settled).paths
 
 
 class _InFlight(NamedTuple):
@@ -212,11 +251,10 @@ class _InFlight(NamedTuple):
 
     owners: list[Owner]
     by_id: dict[str, Owner]
-    owned: "OwnershipIndex[str]"
+    owned: OwnershipIndex[str]
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
-    from wavegit.ownership.index import OwnershipIndex
     from wavegit.ownership.patterns import PatternError
 
     index: OwnershipIndex[str] = OwnershipIndex()
@@ -281,8 +319,6 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    from wavegit.ownership.index import OwnershipIndex
-
     rows, tables = payload
     owners = [Owner(*row) for row in rows]
     return _InFlight(owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables))
@@ -371,31 +407,43 @@ class Background(threading.Thread, Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remote: str
-                       ) -> Background[dict[str, set[str]]]:
-    """``pushed_paths`` started in the background from anywhere in the repository (git finds its root), so
+class PushedPaths(Background[Pushed]):
+    """``pushed_changes`` running, with the remote and settled branches it was started for."""
+
+    def __init__(self, directory: Path, updates: Sequence[RefUpdate], remote: str,
+                 settled: Sequence[str]) -> None:
+        self.remote = remote
+        self.settled = tuple(settled)
+        super().__init__(lambda: pushed_changes(directory, updates, remote, settled))
+
+
+def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remote: str) -> PushedPaths:
+    """``pushed_changes`` started in the background from anywhere in the repository (git finds its root), so
     that it runs while the caller discovers the repository and reads the config. For ``check_push``'s
-    ``pushed``: only for a named remote and without ``fetch`` (a fetch moves what the log leaves out)."""
-    return Background(lambda: pushed_paths(Path(directory), updates, remote))
+    ``pushed``: only for a named remote and without ``fetch`` (a fetch moves what the log leaves out); it
+    assumes the default tracker and base branch, and check_push starts again if the config names others."""
+    return PushedPaths(Path(directory), updates, remote, DEFAULT_SETTLED)
 
 
 def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
-               fetch: bool = False, pushed: Background[dict[str, set[str]]] | None = None,
+               fetch: bool = False, pushed: PushedPaths | None = None,
                resolved: Resolved | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
 
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
     tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
-    updates and remote, already running. ``resolved``: a tracker spec guessed before the config was read and
-    what it named then; used only when it is the spec ``config`` gives, and never with ``fetch``.
+    updates, already running (started again when it was for another remote or other settled branches).
+    ``resolved``: a tracker spec guessed before the config was read and what it named then; used only when
+    it is the spec ``config`` gives, and never with ``fetch``.
     """
     if only_deletions(updates):
         return Verdict((), ())
     tracking = remote if remote != url else config.remote
+    settled = settled_branches(config.tracker_branch, config.base_branch)
     warnings: list[str] = []
-    if pushed is not None and (fetch or tracking != remote):
+    if pushed is not None and (fetch or pushed.remote != tracking or pushed.settled != settled):
         pushed.join()
-        pushed = None  # started for another remote, or before the fetch: not the paths to check
+        pushed = None  # started for another remote or branches, or before the fetch: not the paths to check
     if fetch:
         resolved = None  # resolved before the fetch moves the tracker branch
         branch = config.tracker_branch
@@ -406,27 +454,41 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
             detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "no output"
             warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
                             "using the last fetched copy")
-    # The in-flight items are read and indexed while `git log` lists the pushed paths; the ownership index
-    # is imported here while the thread's `git cat-file` runs.
+    # The in-flight items are read and indexed while `git log` lists the pushed paths.
     in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
-    import wavegit.ownership.index  # noqa: F401
     try:
-        changed = pushed.result() if pushed is not None else pushed_paths(repo.root, updates, tracking)
+        changed, rests_on = pushed.result() if pushed is not None else \
+            pushed_changes(repo.root, updates, tracking, settled)
     finally:
         in_flight.join()
+    tracker_ref = f"refs/heads/{config.tracker_branch}"
+    # A push with the remote oid among its new commits' parents is a fast-forward; only another one (rare)
+    # costs the `git log` of what it drops.
+    unsure = [u for u in updates if u.remote_ref == tracker_ref and not u.is_new and not u.is_delete
+              and u.remote_oid not in rests_on.get(u.remote_ref, ())]
+    refusals: list[str] = []
+    touched = config.tracker_path in changed.get(tracker_ref, ())
+    if unsure or touched:
+        from wavegit.hook import tracker_guard  # rare pushes: the usual one imports nothing more
+
+        refusals += tracker_guard.rewind_refusals(repo.root, unsure, config.tracker_branch)
+        if touched:
+            local = next(u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete)
+            refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, local,
+                                                       config.tracker_path)
     if not any(changed.values()):
-        return Verdict((), tuple(warnings))
+        return Verdict((), tuple(warnings), tuple(refusals))
     try:
         loaded = in_flight.result()
     except UsageError as exc:
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
-        return Verdict((), tuple(warnings))
+        return Verdict((), tuple(warnings), tuple(refusals))
     found = _violations(changed, loaded, config.tracker_branch)
     if found.unchecked:
         listed = ", ".join(repr(path) for path in found.unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
                    f"{listed}", warnings)
-    return Verdict(tuple(found.violations), tuple(warnings))
+    return Verdict(tuple(found.violations), tuple(warnings), tuple(refusals))
 
 
 def _describe(violation: Violation) -> str:

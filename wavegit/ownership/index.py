@@ -5,12 +5,10 @@ Both file patterns under folded text (literals under themselves, globs under the
 a literal query with dict lookups, and a glob query with the one shared lookup ``_glob_hits``.
 """
 
-from __future__ import annotations
-
 import bisect
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
 from wavegit.ownership.overlap import glob_walk, globs_overlap, literal_meets, literal_meets_glob
 from wavegit.ownership.patterns import PatternError, fold, literal_head, normalize, owns_folded_path
@@ -77,12 +75,10 @@ def _unmemoised(memo: Mapping[str, object], directory: str) -> tuple[str, list[s
     return known, missing
 
 
-class _Above(Generic[K], NamedTuple):
-    """What is filed at a directory or at any directory above it."""
-
-    literals: frozenset[K]
-    globs: tuple[tuple[K, str], ...]
-    """Glob patterns (key, text), the ones filed at the root included."""
+_Above = tuple[frozenset[K], tuple[tuple[K, str], ...]]
+"""What is filed at a directory or at any directory above it: the literals' keys, and the glob patterns (key,
+text), the ones filed at the root included. A plain tuple, like ``_Up``: a generic NamedTuple class costs
+about a millisecond of every hook's and plan's start-up."""
 
 
 IndexTables = tuple[dict[str, set[K]], dict[str, set[K]], dict[str, set[tuple[K, str]]], dict[K, set[str]],
@@ -224,7 +220,7 @@ class OwnershipIndex(Generic[K]):
         return self._at, self._files, self._globs_at, self._patterns, self._dirs, self._sorted
 
     @classmethod
-    def from_tables(cls, tables: IndexTables[K]) -> OwnershipIndex[K]:
+    def from_tables(cls, tables: IndexTables[K]) -> "OwnershipIndex[K]":
         """The index ``tables()`` was taken from."""
         index: OwnershipIndex[K] = cls()
         index._at, index._files, index._globs_at, index._patterns, index._dirs, index._sorted = tables
@@ -262,8 +258,8 @@ class OwnershipIndex(Generic[K]):
             literals = self._at.get(current) if current else None
             globs = self._globs_at.get(current)
             if literals or globs:
-                up = _Above((up.literals if up else frozenset()) | (literals or set()),
-                            (up.globs if up else ()) + tuple(globs or ()))
+                up = ((up[0] if up else frozenset()) | (literals or set()),
+                      (up[1] if up else ()) + tuple(globs or ()))
             memo[current] = up
         return memo[directory]
 
@@ -274,8 +270,9 @@ class OwnershipIndex(Generic[K]):
         except KeyError:
             above = self._above_of(parent)
         if above is not None:
-            found |= above.literals
-            self._add_globs(found, above.globs, home, meets)
+            literals, globs = above
+            found |= literals
+            self._add_globs(found, globs, home, meets)
 
     @staticmethod
     def _add_globs(found: set[K], globs: Iterable[tuple[K, str]], home: str,
@@ -390,7 +387,7 @@ class FirstOverlap:
         return self._at, self._down, self._globs_at, self._globs_down
 
     @classmethod
-    def from_tables(cls, tables: FirstOverlapTables) -> FirstOverlap:
+    def from_tables(cls, tables: FirstOverlapTables) -> "FirstOverlap":
         """The ``FirstOverlap`` that ``tables()`` was taken from, without filing a pattern again."""
         built = cls(())
         built._at, built._down, built._globs_at, built._globs_down = tables
@@ -398,40 +395,35 @@ class FirstOverlap:
 
     def first(self, pattern: str) -> int | None:
         """The lowest key overlapping the normalised ``pattern`` (None: none)."""
-        memo = self._memo
-        return memo[pattern] if pattern in memo else self._first(pattern)
-
-    def _first(self, pattern: str) -> int | None:
-        """``first`` of a pattern not asked about before (most are not: a membership test, not a raised
-        KeyError, tells)."""
-        home, literal, _ = _ENTRIES.get(pattern) or _entry(pattern)
-        if not literal:
-            found = self._first_glob(pattern, home)
-        else:
-            end = home.rfind("/")
-            parent = home[:end] if end > 0 else ""
-            found, globs = self._above.get(parent) or self._above_of(parent)
-            below = self._down.get(home)
-            if below is not None and (found is None or below < found):
-                found = below
-            globs_below = self._globs_down.get(home)
-            if globs or globs_below:
-                for key, glob in (*globs, *(globs_below or ())):
-                    if (found is None or key < found) and literal_meets(glob, home):
-                        found = key
-        self._memo[pattern] = found
-        return found
+        return self.per_list(((pattern,),), first_hit=True)[0]
 
     def per_list(self, lists: Iterable[Iterable[str]], *, first_hit: bool) -> list[int | None]:
         """``first`` for each list of normalised patterns: of its first pattern that overlaps something
         (``first_hit``), or the lowest over all its patterns. One call for many lists, as planning asks
-        about thousands of items and most of their patterns are answered from the memo."""
-        memo, first = self._memo, self._first
+        about thousands of items: most of their patterns are answered from the memo, and a literal one
+        (the usual kind) is looked up inline, in a few dict lookups, not in a call per pattern."""
+        memo, above, down, globs_down = self._memo, self._above, self._down, self._globs_down
+        entries = _ENTRIES
         found: list[int | None] = []
         for patterns in lists:
             best: int | None = None
             for pattern in patterns:
-                key = memo[pattern] if pattern in memo else first(pattern)
+                if pattern in memo:
+                    key = memo[pattern]
+                else:
+                    home, literal, _ = entries.get(pattern) or _entry(pattern)
+                    if not literal:
+                        key = self._first_glob(pattern, home)
+                    else:
+                        end = home.rfind("/")
+                        parent = home[:end] if end > 0 else ""
+                        key, globs = above.get(parent) or self._above_of(parent)
+                        below = down.get(home)
+                        if below is not None and (key is None or below < key):
+                            key = below
+                        if globs or home in globs_down:
+                            key = _lowest_meeting(key, (*globs, *globs_down.get(home, ())), home)
+                    memo[pattern] = key
                 if key is not None and (best is None or key < best):
                     best = key
                     if first_hit:
@@ -472,3 +464,12 @@ class FirstOverlap:
                 globs = (*globs, *more)
             memo[current] = best, globs
         return memo[directory]
+
+
+def _lowest_meeting(found: int | None, globs: Iterable[tuple[int, str]], home: str) -> int | None:
+    """The lowest of ``found`` and the keys of the (key, glob) pairs that overlap the folded literal
+    ``home`` (filed at, above or below it); a glob's exact test only when its key would be lower."""
+    for key, glob in globs:
+        if (found is None or key < found) and literal_meets(glob, home):
+            found = key
+    return found

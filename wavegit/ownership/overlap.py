@@ -4,8 +4,6 @@
 path owned by ``b`` (see ``wavegit.ownership.patterns``). It never looks at a file system.
 """
 
-from __future__ import annotations
-
 import functools
 import re
 import sys

@@ -24,8 +24,6 @@ intersects automata (patterns over segments, globs over characters), never looks
 lives in ``wavegit.ownership.overlap``, the indexes in ``wavegit.ownership.index``.
 """
 
-from __future__ import annotations
-
 import functools
 import re
 import sys

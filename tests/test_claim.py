@@ -1,0 +1,114 @@
+"""A wave's claim (wavegit/engine/claim.py): HALT and the day budget are re-checked on every snapshot the
+claim commit may rest on, so one that lands while the claim is being pushed wins."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item
+from wavegit.config import Config, load_config
+from wavegit.engine.claim import claim
+from wavegit.engine.pipeline import run_wave
+from wavegit.errors import EXIT_HALTED, BudgetExceededError, HaltedError
+from wavegit.repo import Repo, discover
+from wavegit.store import Change, GitStore, Snapshot
+
+NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # conftest dates every commit 2026-01-01T00:00Z
+WAVE = "w-20260101-120000-abcd"
+
+
+class RivalFirst:
+    """A clone's GitStore whose first write lets a rival clone push first: the deterministic moment between
+    the claim's read and its push."""
+
+    def __init__(self, inner: GitStore, rival: Callable[[], None]) -> None:
+        self.inner = inner
+        self.target = inner.target
+        self.rival = rival
+        self.writes = 0
+
+    def read(self) -> Snapshot:
+        return self.inner.read()
+
+    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
+        return self.inner.read_file(snapshot, path)
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        return self.inner.contains_op(head, since, op_id)
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        self.writes += 1
+        if self.writes == 1:
+            self.rival()
+        return self.inner.write(expected, change, message)
+
+
+def opened(remote: RemoteRepo, rival: Callable[[], None]) -> tuple[Repo, Config, RivalFirst]:
+    repo = discover(remote.clone)
+    config = load_config(repo.root)
+    return repo, config, RivalFirst(GitStore(repo, config), rival)
+
+
+def one_item_repo(tmp_path: Path, **config: object) -> RemoteRepo:
+    return make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], **config)
+
+
+def test_a_halt_pushed_while_the_claim_is_pushed_wins_exit_3_nothing_claimed(tmp_path: Path) -> None:
+    remote = one_item_repo(tmp_path)
+    other = remote.new_clone("other")
+
+    def halt_from_another_clone() -> None:
+        halted = wavegit(other, "halt", "--reason", "deploy freeze")
+        assert halted.returncode == 0, halted.stderr
+
+    repo, config, store = opened(remote, halt_from_another_clone)
+    with pytest.raises(HaltedError, match="deploy freeze") as raised:
+        run_wave(repo, config, store)
+    assert raised.value.exit_code == EXIT_HALTED == 3
+    assert store.writes == 1  # the claim's push lost to the halt and was never replayed
+    assert git(remote.origin, "log", "-1", "--format=%s", "main") == "wavegit: halt: deploy freeze"
+    assert origin_item(remote, "A").status == "todo"
+
+
+def test_a_spend_pushed_while_the_claim_is_pushed_over_the_day_budget_wins(tmp_path: Path) -> None:
+    remote = one_item_repo(tmp_path, budget={"day_usd": 2.0})
+    other = remote.new_clone("other")
+
+    def another_wave_records_its_spend() -> None:
+        git(other, "commit", "-q", "--allow-empty", "-m", "wavegit: record wave x\n\nWavegit-Cost: 2.5")
+        git(other, "push", "-q", "origin", "main")
+
+    repo, config, store = opened(remote, another_wave_records_its_spend)
+    head_before_claim = git(remote.origin, "rev-parse", "main")
+    with pytest.raises(BudgetExceededError, match=r"spent \$2.5 of \$2") as raised:
+        claim(repo, config, store, max_items=4, wave_id=WAVE, now=NOON)
+    assert raised.value.exit_code == EXIT_HALTED
+    assert git(remote.origin, "rev-parse", "main^") == head_before_claim  # only the rival's commit landed
+    assert origin_item(remote, "A").status == "todo"
+
+
+def test_a_claim_replayed_on_a_moved_head_rests_on_the_read_of_that_head(tmp_path: Path) -> None:
+    """The first launches may reuse the claim's HALT read only if it is the read of the head the claim
+    landed on, never the read from before the race."""
+    remote = one_item_repo(tmp_path, budget={"day_usd": 10.0})
+    other = remote.new_clone("other")
+    rival_pushed: list[float] = []
+
+    def unrelated_commit_with_a_spend() -> None:
+        git(other, "commit", "-q", "--allow-empty", "-m", "wavegit: record wave x\n\nWavegit-Cost: 1.5")
+        git(other, "push", "-q", "origin", "main")
+        rival_pushed.append(time.monotonic())
+
+    repo, config, store = opened(remote, unrelated_commit_with_a_spend)
+    claimed = claim(repo, config, store, max_items=4, wave_id=WAVE, now=NOON)
+    assert store.writes == 2 and claimed.commit is not None
+    assert git(remote.origin, "rev-parse", "main") == claimed.commit
+    assert claimed.halt_read_at > rival_pushed[0]
+    assert claimed.day_spent == 1.5  # read on the head the claim landed on
+    assert origin_item(remote, "A").status == "in_progress"

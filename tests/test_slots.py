@@ -1,0 +1,84 @@
+"""wavegit.engine.slots: workers at once, handed out in queue order, retries first, with real threads."""
+
+from __future__ import annotations
+
+import threading
+
+from wavegit.engine.slots import Slot, WorkerSlots
+
+
+def _waiting(slots: WorkerSlots, turn: int | None, got: list[int | None],
+             label: int | None = None) -> threading.Thread:
+    """A thread taking a slot for ``turn``; it appends ``label`` to ``got`` (None: stopped)."""
+    def wait() -> None:
+        slot = slots.take(turn)
+        got.append(label if slot is not None else None)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    return thread
+
+
+def test_first_attempts_take_their_slots_in_queue_order_whatever_order_they_ask_in() -> None:
+    turns: list[int] = []
+    slots = WorkerSlots(1, turns.append)
+    first = slots.take(0)
+    assert first is not None
+    got: list[int | None] = []
+    # Position 2 asks before position 1; both wait for the one slot.
+    late = _waiting(slots, 2, got, 2)
+    early = _waiting(slots, 1, got, 1)
+    first.give_back()
+    early.join(timeout=10)
+    assert got == [1] and late.is_alive()
+    slots.put_back()
+    late.join(timeout=10)
+    assert got == [1, 2] and turns == [0, 1, 2]
+
+
+def test_a_retry_goes_before_the_first_attempts_waiting() -> None:
+    slots = WorkerSlots(1)
+    held = slots.take(0)
+    assert held is not None
+    got: list[int | None] = []
+    first_attempt = _waiting(slots, 1, got, 1)
+    retry = _waiting(slots, None, got, -1)
+    # Until the retry waits (its count, under the slots' own lock): then the freed slot is the retry's.
+    while True:
+        with slots._cond:
+            if slots._retries == 1:
+                break
+    held.give_back()
+    retry.join(timeout=10)
+    assert got == [-1] and first_attempt.is_alive()
+    slots.put_back()
+    first_attempt.join(timeout=10)
+    assert got == [-1, 1]
+
+
+def test_never_more_slots_than_its_size_and_giving_back_twice_frees_one() -> None:
+    slots = WorkerSlots(2)
+    a, b = slots.take(0), slots.take(1)
+    assert isinstance(a, Slot) and isinstance(b, Slot)
+    got: list[int | None] = []
+    third = _waiting(slots, 2, got, 2)
+    a.give_back()
+    a.give_back()
+    third.join(timeout=10)
+    assert got == [2]
+    fourth = _waiting(slots, 3, got, 3)
+    assert fourth.is_alive()
+    slots.stop()
+    fourth.join(timeout=10)
+    assert got == [2, None]
+
+
+def test_stop_ends_every_wait_and_hands_out_nothing_more() -> None:
+    slots = WorkerSlots(1)
+    assert slots.take(0) is not None
+    got: list[int | None] = []
+    waiting = [_waiting(slots, 1, got, 1), _waiting(slots, None, got, -1)]
+    slots.stop()
+    for thread in waiting:
+        thread.join(timeout=10)
+    assert got == [None, None] and slots.take(2) is None

@@ -1,0 +1,70 @@
+"""Worker slots: at most ``concurrency`` workers at once (README: "workers at once"), in the wave's order.
+
+A slot is held while a worker runs, not while its attempt is read back and tested: the next worker starts
+as soon as the previous one has exited, and the item's test runs beside it. First attempts take their
+slots in queue order (highest priority first); a retry goes before any first attempt still waiting, as it
+did when an item kept its slot for all its attempts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+
+class Slot:
+    """One worker slot, held until :meth:`give_back` (which may be called again, doing nothing)."""
+
+    def __init__(self, slots: WorkerSlots) -> None:
+        self._slots: WorkerSlots | None = slots
+
+    def give_back(self) -> None:
+        slots, self._slots = self._slots, None
+        if slots is not None:
+            slots.put_back()
+
+
+class WorkerSlots:
+    def __init__(self, size: int, on_turn: Callable[[int], None] = lambda turn: None) -> None:
+        """``on_turn``: called with each first attempt's queue position once it has its slot."""
+        self._free = max(1, size)
+        self._turn = 0
+        """The queue position whose first attempt takes the next slot."""
+        self._retries = 0
+        """Retries waiting for a slot."""
+        self._stopped = False
+        self._on_turn = on_turn
+        self._cond = threading.Condition()
+
+    def take(self, turn: int | None) -> Slot | None:
+        """A slot for the first attempt at queue position ``turn`` (after every earlier position), or for a
+        retry (``turn`` None); None when the batch stopped while waiting (:meth:`stop`)."""
+        with self._cond:
+            if turn is None:
+                self._retries += 1
+                self._cond.wait_for(lambda: self._stopped or self._free > 0)
+                self._retries -= 1
+            else:
+                self._cond.wait_for(lambda: self._stopped or (
+                    self._free > 0 and self._retries == 0 and self._turn == turn))
+                self._turn = max(self._turn, turn + 1)
+            # Whoever waits may go now: the next turn, or first attempts once no retry waits.
+            self._cond.notify_all()
+            if self._stopped:
+                return None
+            self._free -= 1
+        if turn is not None:
+            self._on_turn(turn)
+        return Slot(self)
+
+    def put_back(self) -> None:
+        """A slot is free again (:meth:`Slot.give_back`)."""
+        with self._cond:
+            self._free += 1
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """The batch stopped: every wait ends, no slot is handed out any more."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()

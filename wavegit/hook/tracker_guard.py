@@ -1,0 +1,94 @@
+"""The pre-push hook's guards of the tracker branch itself (``hook.prepush`` imports this module only for a
+push that needs them; the usual push does not).
+
+- A push that is not a fast-forward is refused when the commits it drops include wavegit's own (a
+  ``Wavegit-Op`` trailer: claims, records, halts): undoing a claim returns its items to ``todo`` while they
+  run, so they could run twice.
+- A push whose commits change the tracker file is refused when the tracker it leaves is invalid, saying
+  where: an invalid tracker stops every wavegit command that reads it, and turns every later pre-push check
+  into a warning that lets colliding pushes through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wavegit import git, gitops, tracker
+from wavegit.errors import ValidationError
+from wavegit.store import OP_TRAILER
+
+if TYPE_CHECKING:
+    from wavegit.hook.prepush import RefUpdate  # only a type here: prepush imports this module
+
+MAX_LISTED = 5
+"""Problems (and dropped commits) named in a refusal; the rest are counted."""
+_FIELD = "\x1f"
+_SKIP = "`git push --no-verify` skips this check, at your own risk."
+
+
+def dropped_wavegit_commits(root: Path, update: RefUpdate) -> list[str] | None:
+    """``<short sha> <subject>`` of each wavegit commit (``Wavegit-Op`` trailer) a push of ``update`` takes
+    off its ref: reachable from the remote oid and not from the local one (none for a fast-forward). None
+    when the remote oid is not in this repository, so what it drops cannot be told."""
+    fmt = f"%h %s{_FIELD}%(trailers:key={OP_TRAILER},valueonly,separator=%x2C)"
+    try:
+        listing = gitops.log(root, [update.remote_oid, "--not", update.local_oid], fmt)
+    except git.GitError:
+        return None
+    return [line.partition(_FIELD)[0] for line in listing.splitlines() if line.partition(_FIELD)[2].strip()]
+
+
+def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: str) -> list[str]:
+    """A refusal for each non-fast-forward update of the tracker branch that drops wavegit commits."""
+    tracker_ref = f"refs/heads/{tracker_branch}"
+    refusals = []
+    for update in updates:
+        if update.remote_ref != tracker_ref or update.is_delete or update.is_new:
+            continue
+        dropped = dropped_wavegit_commits(root, update)
+        if dropped == []:
+            continue
+        head = f"wavegit: push refused: {tracker_ref} is not a fast-forward"
+        if dropped is None:
+            refusals.append(f"{head}, and the remote's {update.remote_oid[:12]} is not in this repository, "
+                            f"so what it drops cannot be told: fetch, then rebase onto it. {_SKIP}")
+            continue
+        listed = "".join(f"\n  {line}" for line in dropped[:MAX_LISTED])
+        more = f"\n  ... and {len(dropped) - MAX_LISTED} more" if len(dropped) > MAX_LISTED else ""
+        refusals.append(f"{head}: it drops {len(dropped)} wavegit commit(s) of the tracker branch:{listed}"
+                        f"{more}\nThat would undo claims and records (an item in flight back to todo runs "
+                        f"twice): rebase your commits onto {tracker_branch} (`git pull --rebase`). {_SKIP}")
+    return refusals
+
+
+def problems(root: Path, cache_dir: Path, commit: str, path: str) -> list[str]:
+    """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid); each a
+    ``path:line:col: message`` line when the parser says where."""
+    try:
+        found = gitops.read_blob_at(root, f"{commit}:{path}")
+    except git.GitError as exc:
+        return [f"{path}: cannot be read at {commit[:12]} ({exc})"]
+    if found is None:
+        return [f"{path}: the push removes the tracker"]
+    blob_sha, text = found
+    try:
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True)
+    except ValidationError as exc:
+        return [str(problem) for problem in exc.problems] or [str(exc)]
+    return []
+
+
+def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str) -> list[str]:
+    """The refusal of a push leaving an invalid tracker at ``commit`` on ``ref`` (none when it is valid)."""
+    found = problems(root, cache_dir, commit, path)
+    if not found:
+        return []
+    lines = [f"wavegit: push refused: the tracker it leaves on {ref} is invalid:"]
+    lines += [f"  {problem}" for problem in found[:MAX_LISTED]]
+    if len(found) > MAX_LISTED:
+        lines.append(f"  ... and {len(found) - MAX_LISTED} more")
+    lines.append("Every wavegit command would stop at it, and this hook could no longer check pushes against "
+                 f"work in flight: fix it (`wavegit validate` names each problem) and push again. {_SKIP}")
+    return ["\n".join(lines)]
