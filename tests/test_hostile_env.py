@@ -339,8 +339,9 @@ def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbo
     tag = f"hostile-forge-{os.getpid()}-{mode}"
     # The test reads its file after a pause, so whether the daemon got there first is not a race.
     slow_check = shlex.join(["sh", "-c", f"sleep 0.5 && {check('src/a.txt')}"])
+    forger = shlex.join([sys.executable, str(HOSTILE / "forge_checkout.py")])
     remote = make_wave_repo(tmp_path, [item("A", [tag], ["src/a.txt"], slow_check)], sandbox=mode,
-                            worker=shlex.join([sys.executable, str(HOSTILE / "forge_checkout.py")]), attempts=1)
+                            worker=forger, attempts=1)
     try:
         result = wavegit(remote.clone, "run", "--json")
         rep = json.loads(result.stdout)
