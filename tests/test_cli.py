@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import wavegit
+from tests.helpers.repos import REPO_ROOT, wavegit
+from tests.helpers.wave import item, make_wave_repo
 from wavegit import __version__, cli
 
 
@@ -73,3 +76,18 @@ def test_validation_errors_print_one_located_line_per_problem(
 def test_python_dash_m_wavegit_works(tmp_path: Path) -> None:
     result = wavegit(tmp_path, "--version")
     assert result.returncode == 0 and result.stdout.strip() == f"wavegit {__version__}"
+
+
+@pytest.mark.parametrize("items", [3, 400], ids=["flushed-at-exit", "mid-output"])
+def test_output_into_a_closed_pipe_ends_quietly_with_141_like_git(tmp_path: Path, items: int) -> None:
+    remote = make_wave_repo(tmp_path, [item(f"ITEM-{n}", ["write src/a.txt ok"], [f"src/{n}.txt"])
+                                       for n in range(items)])
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `wavegit ls | head -0`: the reader is gone before the first line
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "wavegit", "ls"], cwd=remote.clone, env=env,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (cli.EXIT_BROKEN_PIPE, "")

@@ -28,6 +28,24 @@ def test_edit_changes_the_given_fields_in_one_commit_and_the_same_edit_again_wri
     assert origin_head(remote) == head
 
 
+def test_the_prompt_can_come_from_a_file_or_stdin_as_with_add(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("line one\nline two\n")
+    result = wavegit(remote.clone, "edit", "A", "--prompt-file", str(prompt))
+    assert result.returncode == 0, result.stderr
+    assert origin_item(remote, "A").prompt == "line one\nline two\n"
+    piped = wavegit(remote.clone, "edit", "A", "--prompt-file", "-", input="from stdin\n")
+    assert piped.returncode == 0, piped.stderr
+    assert origin_item(remote, "A").prompt == "from stdin\n"
+    head = origin_head(remote)
+    both = wavegit(remote.clone, "edit", "A", "--prompt", "x", "--prompt-file", str(prompt))
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    empty = wavegit(remote.clone, "edit", "A", "--prompt-file", "-", input="  \n")
+    assert empty.returncode == 2 and "the prompt is empty" in empty.stderr
+    assert origin_head(remote) == head
+
+
 def test_a_bad_option_is_exit_2_naming_it_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A")])
     head = origin_head(remote)

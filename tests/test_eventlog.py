@@ -7,10 +7,14 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from tests.helpers.repos import REPO_ROOT, wavegit
+from tests.helpers.scheduler import hanging_wave, kill_with_sigkill
+from tests.helpers.sync import origin_item
 from tests.helpers.wave import check, item, make_wave_repo, run
+from wavegit import wavelock
 from wavegit.engine import eventlog
 
 
@@ -69,3 +73,45 @@ def test_status_of_an_unknown_wave_is_bad_input(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
     result = wavegit(remote.clone, "status", "w-nope")
     assert result.returncode == 2 and "no event log of that wave" in result.stderr
+
+
+def test_status_says_a_killed_waves_scheduler_is_gone_and_after_sync_lists_it_only_with_all(
+        tmp_path: Path) -> None:
+    with hanging_wave(tmp_path) as scheduler:
+        proc = scheduler.start()
+        wave = origin_item(scheduler.remote, "A").wave
+        assert wave is not None
+        assert wavegit(scheduler.remote.clone, "status").stdout.startswith(f"wave {wave}: running since")
+        kill_with_sigkill(proc)
+        scheduler.kill_workers()
+        clone = scheduler.remote.clone
+        gone = wavegit(clone, "status")
+        assert gone.returncode == 0
+        assert gone.stdout.startswith(f"wave {wave}: not finished, its scheduler (pid {proc.pid} on ")
+        assert "`wavegit sync` here returns its claims" in gone.stdout
+        assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", "--json").stdout)] == ["gone"]
+        assert wavegit(clone, "sync").returncode == 0
+        assert wavegit(clone, "status").stdout.startswith("no wave is running")
+        listed = wavegit(clone, "status", "--all").stdout
+        assert listed.startswith(f"wave {wave}: stopped without finishing")
+        assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", wave, "--json").stdout)] == [
+            "released"]
+
+
+def test_with_no_lock_status_judges_the_process_the_log_names_so_a_collect_shows_as_running(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [])
+    events = remote.clone / ".git" / "wavegit" / "events"
+    events.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    alive, gone = "w-20260101-000000-aa01", "w-20260101-000000-aa02"
+    # `wavegit collect` holds no lock: the log's writer (here, this test) is what says it still runs.
+    for wave_id, pid in ((alive, os.getpid()), (gone, dead.pid)):
+        writer = replace(wavelock.this_process(wave_id), pid=pid)
+        claimed = {"at": "t", "event": "claimed", "items": ["A"], "process": asdict(writer)}
+        (events / f"{wave_id}.jsonl").write_text(json.dumps(claimed) + "\n")
+    shown = wavegit(remote.clone, "status").stdout
+    assert shown.startswith(f"wave {alive}: running since") and gone not in shown
+    listed = wavegit(remote.clone, "status", "--all").stdout
+    assert f"wave {gone}: stopped without finishing (started t): pid {dead.pid} on " in listed

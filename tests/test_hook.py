@@ -183,6 +183,7 @@ def test_a_foreign_in_flight_file_is_refused_with_item_wave_and_advice(flight: R
     commit(flight.clone, {"src/auth/limiter.py": "limit = 2\n"})
     stderr = refused(push(flight.clone, "origin", "main"))
     assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+    assert "If this push merges" not in stderr
     assert f"wait until wave {W1} is merged" in stderr.lower()
     assert "git push --no-verify" in stderr
     assert remote_oid(flight, "refs/heads/main") == before
@@ -192,6 +193,7 @@ def test_refusal_names_the_pr_of_an_item_in_review(flight: RemoteRepo) -> None:
     commit(flight.clone, {"src/billing/invoice.py": "invoice = 2\n"})
     stderr = refused(push(flight.clone, "origin", "main"))
     assert f"src/billing/invoice.py: owned by BILL-1 (review, wave {W2}, PR #42" in stderr
+    assert "If this push merges" not in stderr  # its pull request is how it gets merged
 
 
 def test_owned_paths_match_case_insensitively(flight: RemoteRepo) -> None:
@@ -348,6 +350,24 @@ def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRep
     git(flight.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W1}")
     stderr = refused(push(flight.clone, "origin", "main"))
     assert f"src/auth/limiter.py: owned by AUTH-1 (in_progress, wave {W1}; pushed to {MAIN})" in stderr
+    assert "If this push merges" not in stderr
+
+
+def test_merging_a_wave_in_review_without_a_pr_is_refused_with_how_to_push_the_merge(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, FILES)
+    install_hook(remote.clone)
+    branch(remote.clone, "wave")
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 9\n"})
+    allowed(push(remote.clone, "origin", f"HEAD:refs/heads/wavegit/{W9}"))
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], status="review", wave=W9)])
+    git(remote.clone, "checkout", "-q", "main")
+    git(remote.clone, "merge", "-q", "--ff-only", "origin/main")
+    git(remote.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W9}")
+    stderr = refused(push(remote.clone, "origin", "main"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (review, wave {W9}; pushed to {MAIN})" in stderr
+    assert (f"If this push merges wave {W9} itself (no pull request), push it with `git push --no-verify`, "
+            "then run `wavegit sync` to mark its items done.") in stderr
+    assert push(remote.clone, "--no-verify", "origin", "main").returncode == 0
 
 
 # --- the tracker --------------------------------------------------------------------------------------

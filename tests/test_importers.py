@@ -103,6 +103,16 @@ def test_a_file_that_is_not_an_aesop_backlog_is_one_located_problem(text: str, s
     assert problems_of(text)[0] == says
 
 
+def test_a_jsonl_or_csv_file_read_as_aesop_hints_at_the_right_source() -> None:
+    lines = json.dumps(record("a")) + "\n" + json.dumps(record("b")) + "\n"
+    [jsonl] = problems_of(lines)
+    assert jsonl.startswith("backlog.json:2:1: not JSON: Extra data") and "`--from jsonl`" in jsonl
+    with pytest.raises(ValidationError) as caught:
+        read_backlog("slug,prompt,owns,test\na,b,c,d\n", "b.csv", "aesop", frozenset())
+    assert [str(p) for p in caught.value.problems] == [
+        "b.csv:1:1: not JSON: Expecting value (hint: a CSV file is `--from csv`)"]
+
+
 def test_items_found_after_other_keys_of_the_object_are_located_right() -> None:
     text = '{"version": 3, "meta": {"items": [1]},\n "items": [\n   {"slug": "a", "prompt": ""}]}'
     assert problems_of(text)[0] == "backlog.json:3:4: item 1 (a): prompt is missing"

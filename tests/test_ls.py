@@ -46,6 +46,13 @@ def test_ls_shows_invalid_items_and_warns(remote_repo: RemoteRepo) -> None:
     assert "1 item(s) have problems" in result.stderr
 
 
+def test_the_table_shows_an_invalid_items_status_as_invalid_not_as_a_default(remote_repo: RemoteRepo) -> None:
+    bad = EXAMPLE.read_text().replace("priority: P3", "priority: P7")
+    rows = wavegit(with_tracker(remote_repo, bad), "ls").stdout.splitlines()[1:]
+    statuses = {row.split()[0]: row.split()[1] for row in rows}
+    assert statuses["API-8"] == "invalid" and statuses["UI-4"] == "review"
+
+
 def test_ls_names_the_tracker_it_read_on_stderr_which_validate_checks_too(remote_repo: RemoteRepo) -> None:
     clone = with_tracker(remote_repo, EXAMPLE.read_text().replace("priority: P3", "priority: P7"))
     blob = git(clone, "rev-parse", "origin/main:.wavegit/tracker.yaml")

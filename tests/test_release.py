@@ -20,6 +20,7 @@ from tests.helpers.sync import (
     origin_item,
     origin_tracker,
 )
+from tests.helpers.wave import item, make_wave_repo, run
 
 
 @pytest.fixture
@@ -72,6 +73,18 @@ def test_release_of_an_unknown_wave_is_exit_2_with_the_nearest_wave_and_nothing_
         0, f"wave {known} holds no claim in progress (A review); nothing written")
     bad = wavegit(remote.clone, "release", "--wave", "yesterday")
     assert bad.returncode == 2 and "--wave 'yesterday': not a wave id" in bad.stderr
+
+
+def test_release_of_a_wave_that_finished_and_whose_items_left_it_is_exit_0_with_nothing_written(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt no"], ["src/a.txt"])], attempts=1)
+    wave = run(remote.clone).report.wave_id
+    assert origin_item(remote, "A").wave is None  # back to todo: nothing in the tracker names the wave
+    head = origin_head(remote)
+    result = wavegit(remote.clone, "release", "--wave", wave)
+    assert (result.returncode, result.stdout.strip()) == (
+        0, f"wave {wave} holds no claim: its items have all left it; nothing written")
+    assert origin_head(remote) == head
 
 
 REJECT_RECORDS = """#!/bin/sh

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -41,6 +42,22 @@ def test_text_output_summarises_each_item_and_exit_1_on_failure(tmp_path: Path) 
     shown = result.stdout.splitlines()[-1].removeprefix("report: ")
     assert shown.startswith(".git/wavegit/reports/")
     assert "| <code>BAD</code> |" in (remote.clone / shown).read_text()
+
+
+def test_an_edited_uncommitted_config_is_named_on_stderr_as_not_obeyed(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
+                                       item("B", ["write src/b.txt ok"], ["src/b.txt"])])
+    config = remote.clone / ".wavegit" / "config.yaml"
+    config.write_text(config.read_text().replace("concurrency: 4", "concurrency: 1"))
+    result = wavegit(remote.clone, "run", "--json", "--max-items", "1")
+    assert result.returncode == 0, result.stderr
+    assert WaveReport.from_json(result.stdout).config_source.endswith("differing working copy was ignored)")
+    assert ("wavegit: warning: the checkout's .wavegit/config.yaml differs from "
+            "origin/main:.wavegit/config.yaml, the one this wave obeys: commit and push it") in result.stderr
+    git(remote.clone, "checkout", "-q", "--", ".wavegit/config.yaml")
+    assert "warning" not in wavegit(remote.clone, "run", "--json").stderr
+    config.unlink()  # a checkout without the file (another branch) is no edit to warn about
+    assert "warning" not in wavegit(remote.clone, "run", "--json").stderr
 
 
 def test_nothing_selected_says_why_each_item_was_skipped(tmp_path: Path) -> None:
@@ -115,6 +132,11 @@ def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_pa
     released = origin_item(remote, "A")
     assert (released.status, released.attempts, released.wave) == ("todo", 0, None)
     assert worktrees(remote.clone) == [str(remote.clone)]
+    # Its end is logged and its lock removed: status shows it neither as running nor as killed.
+    assert wavegit(remote.clone, "status").stdout.startswith("no wave is running")
+    [ended] = json.loads(wavegit(remote.clone, "status", "--all", "--json").stdout)
+    assert (ended["finished"]["exit_code"], ended["scheduler"]) == (130, "finished")
+    assert list((remote.clone / ".git" / "wavegit" / "locks").iterdir()) == []
 
 
 def _untouched(remote_origin: Path, clone: Path) -> tuple[str, str, str]:

@@ -103,6 +103,17 @@ def test_a_failed_item_and_a_missing_runner_are_recorded_like_in_a_wave(tmp_path
         "src/a", "src/f0.txt", "src/keep.txt"]
 
 
+def test_status_of_a_collected_wave_says_how_each_item_ended(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        *GOOD, item("BAD", ["write src/bad.txt nope"], ["src/bad.txt"])], attempts=1)
+    wave_id = str(claim(remote)["wave"])
+    assert work_all(remote, wave_id, ["IT-0", "BAD"]) == [0, 1]
+    assert wavegit(remote.clone, "collect", "--wave", wave_id).returncode == 1
+    [logged] = json.loads(wavegit(remote.clone, "status", wave_id, "--json").stdout)
+    states = {item_id: (state["state"], state["attempt"]) for item_id, state in logged["items"].items()}
+    assert states == {"IT-0": ("verified", 1), "IT-1": ("not started", None), "BAD": ("failed", 1)}
+
+
 def test_plan_matrix_is_read_only_and_claim_on_an_empty_backlog_gives_an_empty_matrix(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, GOOD)
     before = git(remote.origin, "rev-parse", "main")

@@ -297,6 +297,20 @@ def test_launch_failure_stops_the_batch_and_records_every_item(tmp_path: Path) -
         assert recorded.last_error is not None and "no-such-worker" in recorded.last_error
 
 
+def test_a_test_that_cannot_launch_is_not_retried_and_counts_no_attempt(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [
+        item("a", ["write src/a.txt ok"], ["src/a.txt"], test=str(tmp_path / "no-such-test")),
+        item("b", ["write src/b.txt ok"], ["src/b.txt"]),
+    ], attempts=2, max_attempts=2)
+    rep = run(remote.clone).report
+    [a, b] = rep.items
+    assert len(a.attempt_records) == 1 and "test cannot launch" in (a.error or "")
+    assert b.verified
+    recorded = origin_item(remote, "a")
+    assert (recorded.status, recorded.attempts) == ("todo", 0)
+    assert recorded.last_error is not None and "no-such-test" in recorded.last_error
+
+
 def test_failed_wave_test_keeps_items_in_review_but_the_wave_is_not_a_success(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
                             wave_test=check("src/a.txt", "something else"))

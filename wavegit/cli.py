@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from wavegit import __version__
-from wavegit.errors import EXIT_BAD_INPUT, ValidationError, WavegitError
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
 
 # name -> (module under wavegit.commands, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -129,7 +129,7 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         return exc.exit_code, fast_exit
     except KeyboardInterrupt:
         print(f"wavegit {top.command}: interrupted", file=sys.stderr)
-        return 130, fast_exit
+        return EXIT_INTERRUPTED, fast_exit
     except BrokenPipeError:
         # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
         # done); a pipe to some other process breaking is a failure like any other.

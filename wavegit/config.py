@@ -175,6 +175,10 @@ CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
 """``checkout``: a wave obeys the checkout's (maybe uncommitted) config file instead of the committed one."""
 
 
+IGNORED_WORKING_COPY = " (the checkout's differing working copy was ignored)"
+"""The end of a ``Governing.source`` whose checkout holds a config that differs from the one obeyed."""
+
+
 class Governing(NamedTuple):
     """The configuration a wave obeys and where it was read (the report's ``config_source``)."""
 
@@ -208,7 +212,7 @@ def load_governing(repo: "Repo", cache_dir: Path | None = None,
     governing = _config_from(text, cache_dir, env)
     source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
     if working != governing:
-        source += " (the checkout's differing working copy was ignored)"
+        source += IGNORED_WORKING_COPY
     return Governing(governing, source)
 
 

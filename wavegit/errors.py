@@ -11,6 +11,8 @@ EXIT_WORK_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_HALTED = 3
 EXIT_RACE_LOST = 4
+EXIT_INTERRUPTED = 130
+"""Ctrl-C or SIGTERM (128 + SIGINT, as a shell reports it)."""
 
 
 class WavegitError(Exception):

@@ -1,7 +1,7 @@
 """Backlogs from other tools, read as tracker items (``wavegit import FILE --from SOURCE``).
 
 Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
-``ownsFiles``, ``testCmd``, ``priority`` (``P1``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``.
+``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``.
 
 - ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
 - ``jsonl``: one record per line;
@@ -250,7 +250,8 @@ def _aesop_records(text: str, path: str) -> Read:
         # The items are read from the first "items" key, json.loads keeps the last: there must be one.
         outer = json.loads(text, object_pairs_hook=list) if isinstance(data, dict) else []
     except json.JSONDecodeError as exc:
-        raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}")]) from None
+        raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}",
+                                       hint=_other_source(text, path, exc))]) from None
     except RecursionError:
         raise ValidationError([Problem(path, 1, 1, f"not JSON: {_TOO_DEEP}")]) from None
     except ValueError as exc:  # an integer of more digits than Python converts
@@ -264,6 +265,15 @@ def _aesop_records(text: str, path: str) -> Read:
     if not isinstance(data, (dict, list)):
         raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
     return _records(text, path, list(_element_starts(text, isinstance(data, dict))))
+
+
+def _other_source(text: str, path: str, exc: json.JSONDecodeError) -> str | None:
+    """The ``--from`` a file that is not one JSON document looks written for, as a hint; None if none."""
+    if exc.msg == "Extra data" and exc.lineno > 1 and text.lstrip().startswith("{"):
+        return "one record per line is `--from jsonl`"
+    if path.lower().endswith(".csv"):
+        return "a CSV file is `--from csv`"
+    return None
 
 
 def _records(text: str, path: str, starts: list[int]) -> Read:

@@ -289,9 +289,18 @@ class ResultBranches:
         return self.pinned
 
     def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
+        events = wave.context.events
         for n, run in enumerate(runs):
-            runs[n] = _collected_run(self.repo, run.item, f"{self.tracking}{run.item.id}", self.pinned,
-                                     wave.logs, protected_of(wave.config))
+            runs[n] = found = _collected_run(self.repo, run.item, f"{self.tracking}{run.item.id}",
+                                             self.pinned, wave.logs, protected_of(wave.config))
+            # The wave's event log (`wavegit status`) says how each item ended, as a wave run here does.
+            last = found.attempts[-1] if found.attempts else None
+            if found.commit is not None:
+                events.event(run.item.id, "verified", attempt=last.number if last else None)
+            elif last is not None:
+                events.event(run.item.id, "failed", last.error or "", attempt=last.number)
+            else:
+                events.event(run.item.id, "not started", found.not_started or "")
 
 
 def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], prefix: str,

@@ -102,11 +102,21 @@ def read(repo: Repo, wave_id: str) -> SchedulerLock | None:
 def _load(path: Path) -> SchedulerLock | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        lock = SchedulerLock(str(data["wave"]), int(data["pid"]), _text(data.get("start_time")),
-                             _text(data.get("boot_id")), str(data["host"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
-    return lock if lock.wave == path.stem else None
+    lock = from_record(data)
+    return lock if lock is not None and lock.wave == path.stem else None
+
+
+def from_record(data: object) -> SchedulerLock | None:
+    """The lock a JSON object describes (a lock file's, or the process an event log names); None if none."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return SchedulerLock(str(data["wave"]), int(data["pid"]), _text(data.get("start_time")),
+                             _text(data.get("boot_id")), str(data["host"]))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _text(value: object) -> str | None:

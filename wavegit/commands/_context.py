@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 
-from wavegit.config import Config, load_config, load_governing
+from wavegit.config import CONFIG_PATH, IGNORED_WORKING_COPY, Config, load_config, load_governing
 from wavegit.repo import Repo, discover
 from wavegit.store import GitStore
 
@@ -34,4 +35,10 @@ class Context:
         """Like :meth:`open`, with the config a wave obeys: the one committed on the tracker branch."""
         repo = discover(args.directory)
         config, source = load_governing(repo, repo.cache_dir)
+        if source.endswith(IGNORED_WORKING_COPY) and (repo.root / CONFIG_PATH).is_file():
+            # An edited, uncommitted config is the usual first try; the report alone says it was not used.
+            # (A checkout without the file, such as a branch without .wavegit/, is no such try.)
+            print(f"wavegit: warning: the checkout's {CONFIG_PATH} differs from "
+                  f"{source.removesuffix(IGNORED_WORKING_COPY)}, the one this wave obeys: commit and push it "
+                  "(or set WAVEGIT_CONFIG_SOURCE=checkout to try it)", file=sys.stderr)
         return cls(repo, config, GitStore(repo, config), source)

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from wavegit import gitops, lifecycle, report, schema, tracker
+from wavegit import gitops, lifecycle, report, schema, tracker, worktree
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.errors import UsageError
@@ -84,6 +84,16 @@ class Read:
             if op.trailer in values.split(_SEP):
                 return commit
         return None
+
+    def ran(self, wave: str) -> bool:
+        """Whether a commit on the tracker branch, up to this read, carries ``wave``'s trailer (its claim,
+        its record, its items once merged)."""
+        if self.snapshot.commit is None:
+            return False
+        listing = gitops.log(self.store.repo.root, [self.snapshot.commit],
+                             f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x1f)",
+                             grep=f"{worktree.TRAILER_WAVE}: {wave}")
+        return any(wave in line.split(_SEP) for line in listing.splitlines())
 
     def change(self, item: tracker.Item, update: lifecycle.Update, note: str = "") -> Outcome:
         """``update`` applied to ``item``, said as ``ID: old -> new``."""

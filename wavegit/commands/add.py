@@ -7,10 +7,10 @@ compare-and-swap commit; a race with another writer re-reads and re-applies, so 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from wavegit import tracker
+from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.config import protected_of
 from wavegit.errors import Problem, UsageError, ValidationError
@@ -22,9 +22,7 @@ from wavegit.store import Change, Snapshot, check_tracker_text, mutate
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="ID", help="unique item id: letters, digits, . _ -")
-    prompt = parser.add_mutually_exclusive_group(required=True)
-    prompt.add_argument("--prompt", metavar="TEXT", help="what the worker is asked to do")
-    prompt.add_argument("--prompt-file", metavar="FILE", help="read the prompt from FILE ('-' = stdin)")
+    add_prompt_arguments(parser, required=True)
     parser.add_argument("--owns", nargs="+", required=True, metavar="PATTERN",
                         help="files, directories (dir/) or globs the item may change")
     parser.add_argument("--test", required=True, metavar="CMD",
@@ -37,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    item = tracker.Item(id=args.id, prompt=_prompt(args), owns=_owns(args.owns), test=args.test,
+    prompt = prompt_from(args)
+    assert prompt is not None  # argparse requires --prompt or --prompt-file
+    item = tracker.Item(id=args.id, prompt=prompt, owns=_owns(args.owns), test=args.test,
                         title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
                         created_at=utc_timestamp())
     target = open_target(args)
@@ -87,23 +87,6 @@ def _option_problem(problem: Problem, lines: list[str]) -> str:
         if key in _OPTION_OF_KEY:
             return f"{_OPTION_OF_KEY[key]}: {problem.message.removeprefix(f'{key!r} ')}"
     return f"the new item: {problem.message}"
-
-
-def _prompt(args: argparse.Namespace) -> str:
-    if args.prompt is not None:
-        text = str(args.prompt)
-    elif args.prompt_file == "-":
-        text = sys.stdin.read()
-    else:
-        # Relative to -C, as git resolves paths.
-        path = Path(args.directory) / args.prompt_file
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({exc})") from exc
-    if not text.strip():
-        raise UsageError("the prompt is empty: say what the worker should do")
-    return text
 
 
 def _owns(patterns: list[str]) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
-"""``wavegit edit ID [--prompt TEXT] [--owns PATTERN...] [--test CMD] [--priority P]``: change what an item
-asks for.
+"""``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]``:
+change what an item asks for.
 
 Each option is checked as ``add`` checks it, naming the option. An item in flight is refused (its worker
 has its prompt; its ownership is held). One compare-and-swap commit with a ``Wavegit-Op: edit ID`` trailer;
@@ -12,13 +12,14 @@ import argparse
 
 from wavegit import lifecycle, schema, tracker
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.errors import UsageError
 from wavegit.ownership.patterns import PatternError, normalize
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_item_arguments(parser)
-    parser.add_argument("--prompt", metavar="TEXT", help="what the worker is asked to do")
+    add_prompt_arguments(parser, required=False)
     parser.add_argument("--owns", nargs="+", metavar="PATTERN",
                         help="files, directories (dir/) or globs the item may change (replaces the list)")
     parser.add_argument("--test", metavar="CMD", help="command run in the item's worktree; exit 0 = verified")
@@ -45,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
 def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
     """The fields the options set, each checked as the tracker's schema checks it."""
     wanted: dict[str, schema.Value] = {}
-    if args.prompt is not None:
-        wanted["prompt"] = str(args.prompt)
+    prompt = prompt_from(args)
+    if prompt is not None:
+        wanted["prompt"] = prompt
     if args.owns is not None:
         try:
             wanted["owns"] = tuple(normalize(pattern) for pattern in args.owns)

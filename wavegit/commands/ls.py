@@ -42,11 +42,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(items: tuple[tracker.Item, ...]) -> str:
-    rows = [_COLUMNS] + [tuple(_cell(getattr(item, name)) for name in _COLUMNS) for item in items]
+    rows = [_COLUMNS] + [_row(item) for item in items]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
     # The last column (title) is not padded, so no line carries trailing spaces.
     return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)), row[-1]])
                      .rstrip() for row in rows)
+
+
+def _row(item: tracker.Item) -> tuple[str, ...]:
+    # An invalid item's fields hold defaults where its values were bad (`todoo` reads as todo): say so
+    # rather than show values the file does not have.
+    return tuple("invalid" if item.problems and name == "status" else _cell(getattr(item, name))
+                 for name in _COLUMNS)
 
 
 def _cell(value: object) -> str:

@@ -70,5 +70,8 @@ def _nothing_held(read: Read, op: Op, wave: str) -> Outcome:
     if items:
         states = ", ".join(f"{item.id} {item.status}" for item in items)
         return Outcome(None, f"wave {wave} holds no claim in progress ({states})")
+    if read.ran(wave):
+        # Its items have left it (recorded, released, moved on): a wave that ran is not an unknown one.
+        return Outcome(None, f"wave {wave} holds no claim: its items have all left it")
     known = {item.wave for item in read.loaded.items if item.wave}
     raise UsageError(f"no item of wave {wave} in the tracker on {read.store.target}{suggest(wave, known)}")

@@ -2,8 +2,11 @@
 
 Read from the waves' event logs (``<git dir>/wavegit/events/<wave>.jsonl``, written as each wave runs): by
 default the waves that have not finished, newest first, each item with its latest state and attempt; with
-WAVE, that wave; with ``--all``, every logged wave. A wave whose scheduler was killed never logs its end: it
-shows as not finished until ``wavegit sync`` deals with its claims.
+WAVE, that wave; with ``--all``, every logged wave. A wave whose scheduler was killed never logs its end, so
+its lock (``wavegit.wavelock``) tells the rest: a lock naming a process that is gone says so, with the command
+that returns its claims. With no lock (``sync`` and ``release`` remove it; ``collect`` never holds one), the
+process the log names tells: gone, the wave stopped without finishing and is listed only with ``--all`` or
+WAVE; alive, it is running. A scheduler holds its lock from before its claim until after it logs its end.
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ import argparse
 import json
 from dataclasses import asdict
 
+from wavegit import wavelock
 from wavegit.engine import eventlog
 from wavegit.errors import UsageError
-from wavegit.repo import discover
+from wavegit.repo import Repo, discover
+
+RUNNING, GONE, RELEASED, FINISHED = "running", "gone", "released", "finished"
+"""What became of a wave's scheduler: ``scheduler`` in ``--json``."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,30 +37,52 @@ def run(args: argparse.Namespace) -> int:
         logs = [log for log in logs if log.stem == args.wave]
         if not logs:
             raise UsageError(f"{args.wave}: no event log of that wave in {repo.events_dir}")
-    waves = [eventlog.read(log) for log in logs]
+    waves = [(wave, *_scheduler(repo, wave)) for wave in map(eventlog.read, logs)]
     if not (args.wave or args.all):
-        waves = [wave for wave in waves if wave.finished is None]
+        waves = [entry for entry in waves if entry[1] in (RUNNING, GONE)]
     if args.json:
-        print(json.dumps([asdict(wave) for wave in waves]))
+        print(json.dumps([{**asdict(wave), "scheduler": state} for wave, state, _ in waves]))
         return 0
     if not waves:
         print("no wave is running" + ("" if args.all else " (--all lists finished ones)"))
         return 0
-    for wave in waves:
-        print(_describe(wave))
+    for wave, state, who in waves:
+        print(_describe(wave, state, who))
     return 0
 
 
-def _describe(wave: eventlog.WaveState) -> str:
-    if wave.finished is None:
+def _scheduler(repo: Repo, wave: eventlog.WaveState) -> tuple[str, str]:
+    """The wave's scheduler state and, when a process is named, which (``pid N on HOST``)."""
+    if wave.finished is not None:
+        return FINISHED, ""
+    lock = wavelock.read(repo, wave.wave_id)
+    if lock is not None:
+        # Another machine's lock (None) cannot be judged from here: it counts as running, as the lease does.
+        return (GONE if lock.alive() is False else RUNNING), lock.describe()
+    # No lock: the claims were returned already (sync, release), or the writer never held one (collect).
+    writer = wavelock.from_record(wave.process)
+    if writer is None or writer.alive() is not False:
+        return RUNNING, ""
+    return RELEASED, writer.describe()
+
+
+def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
+    if state == RUNNING:
         head = f"wave {wave.wave_id}: running since {wave.started_at}"
+    elif state == GONE:
+        head = (f"wave {wave.wave_id}: not finished, its scheduler ({who}) is gone (started "
+                f"{wave.started_at}); `wavegit sync` here returns its claims (or `wavegit release --wave "
+                f"{wave.wave_id}`)")
+    elif state == RELEASED:
+        head = (f"wave {wave.wave_id}: stopped without finishing (started {wave.started_at}): {who} is gone "
+                "and no lock holds its claims")
     else:
-        end = wave.finished
+        end = wave.finished or {}
         verdict = "succeeded" if end.get("success") else "failed"
         head = f"wave {wave.wave_id}: {verdict}, exit {end.get('exit_code')} at {end.get('at')}"
     width = max((len(item_id) for item_id in wave.items), default=2)
     lines = [head]
-    for item_id, state in wave.items.items():
-        attempt = f"attempt {state.attempt}" if state.attempt else ""
-        lines.append(f"  {item_id:<{width}}  {state.state:<11}  {attempt:<10}  {state.detail}".rstrip())
+    for item_id, item in wave.items.items():
+        attempt = f"attempt {item.attempt}" if item.attempt else ""
+        lines.append(f"  {item_id:<{width}}  {item.state:<11}  {attempt:<10}  {item.detail}".rstrip())
     return "\n".join(lines)

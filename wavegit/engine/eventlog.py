@@ -1,10 +1,12 @@
 """A wave's event log: ``<git dir>/wavegit/events/<wave>.jsonl``, one JSON object per line, written as the
 wave runs, so a person (``wavegit status``) or a dashboard can follow it.
 
-Lines: ``{"at", "event": "claimed", "items"}`` first; then per item ``{"at", "item", "state", "attempt",
-"detail"}`` (queued, started, testing, verified, failed, not started); ``{"at", "note"}`` for what the wave
-says on the way (pushed, collected); ``{"at", "event": "finished", "exit_code", "success"}`` last. A failure
-to write the log never stops a wave: the log is for watching, the tracker and the report are the record.
+Lines: ``{"at", "event": "claimed", "items", "process"}`` first (``process``: the process writing the log, as
+``wavegit.wavelock`` names one, so ``status`` can tell a wave whose writer is gone); then per item ``{"at",
+"item", "state", "attempt", "detail"}`` (queued, started, testing, verified, failed, not started);
+``{"at", "note"}`` for what the wave says on the way (pushed, collected); ``{"at", "event": "finished",
+"exit_code", "success"}`` last. A failure to write the log never stops a wave: the log is for watching, the
+tracker and the report are the record.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from wavegit import wavelock
 from wavegit.engine.records import Events
 
 
@@ -41,7 +44,8 @@ class EventLog:
                 pass
 
     def claimed(self, wave_id: str, item_ids: Sequence[str]) -> None:
-        self._write({"event": "claimed", "wave": wave_id, "items": list(item_ids)})
+        self._write({"event": "claimed", "wave": wave_id, "items": list(item_ids),
+                     "process": asdict(wavelock.this_process(wave_id))})
 
     def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None:
         self._write({"item": item_id, "state": state, "attempt": attempt, "detail": detail})
@@ -84,6 +88,8 @@ class WaveState:
     items: dict[str, ItemState] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     finished: dict[str, object] | None = None
+    process: dict[str, object] | None = None
+    """Who wrote the log (``wavegit.wavelock.SchedulerLock`` fields); None in a log written before it was."""
 
 
 def read(path: Path) -> WaveState:
@@ -100,6 +106,8 @@ def read(path: Path) -> WaveState:
         if record.get("event") == "claimed":
             wave.started_at = str(record.get("at", ""))
             wave.items = {str(item_id): ItemState() for item_id in record.get("items", [])}
+            process = record.get("process")
+            wave.process = process if isinstance(process, dict) else None
         elif record.get("event") == "finished":
             wave.finished = record
         elif "item" in record:

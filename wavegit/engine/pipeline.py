@@ -24,7 +24,7 @@ from wavegit.engine.outcome import (
 )
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
-from wavegit.errors import EXIT_OK, RaceLostError, WavegitError
+from wavegit.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.lifecycle import one_line
 from wavegit.repo import Repo
 from wavegit.store import TrackerStore, tracker_source
@@ -87,6 +87,14 @@ class WaveOptions:
     """Where the config the wave obeys was read (the report's ``config_source``)."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, once the wave has settled what it could; ``settled``: its claims were recorded."""
+
+    def __init__(self, settled: bool) -> None:
+        super().__init__()
+        self.settled = settled
+
+
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
              delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
@@ -106,6 +114,9 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
         return outcome
     except WavegitError:
         settled = True  # raised at the claim or before it (halted, over budget, bad input): nothing claimed
+        raise
+    except Interrupted as exc:
+        settled = exc.settled
         raise
     finally:
         if settled:
@@ -233,7 +244,10 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     rep.finished_at = report.utc_timestamp()
     write_report(repo, rep)
     if interrupted:
-        raise KeyboardInterrupt
+        # Its end is logged and, once its claims are recorded, its lock removed: `status` must not show a
+        # wave stopped this way as running, or as killed.
+        log.finished(EXIT_INTERRUPTED, False)
+        raise Interrupted(rep.tracker_updated or not rep.items)
     code = exit_code(rep, race_lost)
     log.finished(code, rep.success)
     return WaveOutcome(rep, code)

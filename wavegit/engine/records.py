@@ -66,6 +66,11 @@ class Attempt:
         if result.killed == "cancelled":
             self.error, self.counted = "cancelled: the batch stopped", False
             return True
+        if result.launch_error is not None:
+            # The setup's fault (a program missing or hidden by the sandbox), the same on every try: a test
+            # that cannot start is neither counted nor retried, as a worker that cannot start is not.
+            self.error, self.counted = f"{what} {result.describe()}", False
+            return True
         if not result.ok:
             self.error = f"{what} {result.describe()}"
             return True

@@ -510,6 +510,12 @@ def format_refusal(violations: Sequence[Violation]) -> str:
     if waves:
         lines.append(f"Wait until wave {', '.join(waves)} is merged (its items leave in_progress/review), or "
                      "coordinate with whoever runs it.")
+    # Without GitHub a wave in review is merged by hand, and that merge is refused too: say how it goes.
+    by_hand = sorted({v.owner.wave for v in violations if v.owner is not None and v.owner.wave is not None
+                      and v.owner.status == "review" and v.owner.pr is None})
+    if by_hand:
+        lines.append(f"If this push merges wave {', '.join(by_hand)} itself (no pull request), push it with "
+                     "`git push --no-verify`, then run `wavegit sync` to mark its items done.")
     if any(v.owner is None for v in violations):
         lines.append("A wave branch carries only its own items' files: push other changes to another branch.")
     lines.append("`git push --no-verify` skips this check, at your own risk.")
