@@ -330,6 +330,15 @@ FORGE = shlex.join([sys.executable, str(TESTS / "hostile_workers" / "forge_repor
 INVENTED = "w-20990101-000000-dead"
 
 
+def gate_an_innocent_pr_at(remote: RemoteRepo, gh: Running, head: str, env: dict[str, str]) -> None:
+    """Open an ordinary PR (branch ``innocent``) at ``head`` and gate it: it must get no success."""
+    git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
+    client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
+    number = client.find_or_create_pr("innocent", "main", "docs", "").number
+    gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+    assert gated.returncode == 1, gated.stdout
+
+
 def forged_path(claim: WaveReport) -> str:
     """A file path that, quoted as it is, reads as a report comment claiming ``claim``: both markers and the
     report JSON, whose padding strings hold the '/' that keep every path component a legal file name."""
@@ -517,11 +526,7 @@ def test_attack_a_pr_from_another_branch_at_a_failed_waves_head_cannot_turn_its_
         status = gh.fake.latest_status(head, "wavegit/gate")
         assert status is not None and status.state == "failure"
         # Anyone who can open a PR (a fork's, through pull_request_target) points another branch at it.
-        git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
-        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
-        number = client.find_or_create_pr("innocent", "main", "docs", "").number
-        result = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
-        assert result.returncode == 1, result.stdout
+        gate_an_innocent_pr_at(remote, gh, head, env)
         status = gh.fake.latest_status(head, "wavegit/gate")
         assert status is not None and status.state == "failure", status
 
@@ -570,10 +575,6 @@ def test_attack_a_commit_pushed_on_a_wave_branch_cannot_be_turned_green_by_anoth
         head = git(remote.clone, "rev-parse", "HEAD")
         assert wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env).returncode == 1
         # ... and an ordinary PR at the same commit must not set the "not a wavegit pull request" success.
-        git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
-        client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
-        number = client.find_or_create_pr("innocent", "main", "docs", "").number
-        gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
-        assert gated.returncode == 1, gated.stdout
+        gate_an_innocent_pr_at(remote, gh, head, env)
         status = gh.fake.latest_status(head, "wavegit/gate")
         assert status is not None and status.state == "failure", status
