@@ -39,6 +39,9 @@ class RivalFirst:
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         return self.inner.read_file(snapshot, path)
 
+    def read_head_file(self, path: str) -> str | None:
+        return self.inner.read_head_file(path)
+
     def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
         return self.inner.contains_op(head, since, op_id)
 

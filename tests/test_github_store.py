@@ -167,6 +167,9 @@ class AnswerLost:
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         return self.inner.read_file(snapshot, path)
 
+    def read_head_file(self, path: str) -> str | None:
+        return self.inner.read_head_file(path)
+
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
         self.inner.write(expected, change, message)
         raise CasConflict("answer lost")

@@ -52,14 +52,13 @@ def test_a_non_executable_file_is_not_a_worker(tmp_path: Path) -> None:
         preflight.check_worker(Config(worker=str(tmp_path / "agent")), {"PATH": ""})
 
 
-def test_items_need_a_test_that_splits_and_an_id_that_names_a_branch(remote_repo: RemoteRepo) -> None:
-    repo = discover(remote_repo.clone)
-    preflight.check_items(repo, "w-20260101-000000-abcd", [_item("A-1"), _item("b.c")])
+def test_items_need_a_test_that_splits_and_an_id_that_names_a_branch() -> None:
+    preflight.check_items([_item("A-1"), _item("b.c")], "w-20260101-000000-abcd")
     with pytest.raises(UsageError, match=r"item x\.lock: its id cannot name the git branch "
-                                         r"wavegit/items/w-20260101-000000-abcd/x\.lock"):
-        preflight.check_items(repo, "w-20260101-000000-abcd", [_item("A-1"), _item("x.lock")])
+                                         r"wavegit/items/w-20260101-000000-abcd/x\.lock: .*'\.lock'"):
+        preflight.check_items([_item("A-1"), _item("x.lock")], "w-20260101-000000-abcd")
     with pytest.raises(UsageError, match="item A-1: test: cannot parse command"):
-        preflight.check_items(repo, "w-20260101-000000-abcd", [_item("A-1", test="sh -c 'open")])
+        preflight.check_items([_item("A-1", test="sh -c 'open")], "w-20260101-000000-abcd")
 
 
 def test_an_invalid_tracker_is_located_in_the_blob_read(remote_repo: RemoteRepo) -> None:

@@ -125,6 +125,17 @@ def test_read_file_returns_other_files_at_the_snapshot_commit(local_repo: Path) 
     assert store.read_file(Snapshot(None, None, None), "README.md") is None
 
 
+def test_read_head_file_fetches_and_reads_the_file_at_the_remote_head(seeded: RemoteRepo) -> None:
+    store = store_at(seeded.clone)
+    assert store.read_head_file(".wavegit/HALT") is None
+    other = seeded.new_clone("other")
+    (other / ".wavegit" / "HALT").write_text("stop\n")
+    git(other, "add", ".wavegit/HALT")
+    git(other, "commit", "-q", "-m", "halt")
+    git(other, "push", "-q", "origin", "HEAD:main")
+    assert store.read_head_file(".wavegit/HALT") == "stop\n"
+
+
 def test_fetch_from_an_unreachable_remote_is_a_clear_remote_error(seeded: RemoteRepo) -> None:
     git(seeded.clone, "remote", "set-url", "origin", str(seeded.base / "gone.git"))
     with pytest.raises(RemoteError, match=r"cannot fetch main from origin: fatal: .*gone\.git"):

@@ -171,6 +171,17 @@ def test_set_fields_adds_after_last_key_and_removes_with_none() -> None:
     assert len(_changed_lines(EXAMPLE, after)) == 5
 
 
+def test_set_items_fields_edits_several_items_like_one_edit_each() -> None:
+    changes = {"AUTH-12": {"status": "in_progress", "wave": "w-2"}, "OPS-5": {"status": "done"}}
+    one_by_one = EXAMPLE
+    for item_id, fields in changes.items():
+        one_by_one = tracker.set_fields(one_by_one, item_id, fields)
+    assert tracker.set_items_fields(EXAMPLE, changes) == one_by_one != EXAMPLE
+    assert tracker.set_items_fields(EXAMPLE, {}) == EXAMPLE
+    with pytest.raises(UsageError, match="unknown item field"):
+        tracker.set_items_fields(EXAMPLE, {"AUTH-12": {"status": "done"}, "OPS-5": {"stauts": "x"}})
+
+
 def test_set_multiline_value_stays_valid_and_exact() -> None:
     error = "line one\n  indented: two\n\ttab 'quote' \"dq\" # not a comment"
     after = tracker.set_fields(EXAMPLE, "AUTH-12", {"last_error": error, "prompt": "short"})

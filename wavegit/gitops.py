@@ -152,12 +152,6 @@ def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
     return found
 
 
-def is_valid_ref_name(root: Path, ref: str) -> bool:
-    """Whether ``ref`` (a full name, e.g. ``refs/heads/wavegit/items/W/ID``) is a name git accepts for a
-    ref (``git check-ref-format``): ids like ``a..b`` or ``x.lock`` are not."""
-    return git.run(["check-ref-format", ref], cwd=root, check=False).returncode == 0
-
-
 def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
                check: bool = True) -> bool:
     """Point ``ref`` at ``new``; when ``old`` is given, only if it points there now ("" = does not exist).
@@ -189,8 +183,9 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
     -9`` mid-fetch: git holds it for milliseconds) and is removed, once. Tracking refs are only a copy of the
     remote's, which the next fetch rewrites.
     """
-    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *(["--prune"] if prune else []),
-            remote, *refspecs]
+    # No auto-maintenance: a `gc --auto` must not stall a claim or a launch; the user's own commands run it.
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance",
+            *(["--prune"] if prune else []), remote, *refspecs]
     for attempt in range(_FETCH_TRIES):
         result = git.run(args, cwd=root, env=C_LOCALE, check=False)
         if result.returncode == 0:

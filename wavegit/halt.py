@@ -65,6 +65,11 @@ def halt_text(store: TrackerStore, snapshot: Snapshot) -> str | None:
     return store.read_file(snapshot, HALT_PATH)
 
 
+def current_text(store: TrackerStore) -> str | None:
+    """The HALT file's text at the tracker branch's head now, or None when wavegit is not halted."""
+    return store.read_head_file(HALT_PATH)
+
+
 def check(store: TrackerStore, snapshot: Snapshot) -> None:
     """Raise HaltedError when ``.wavegit/HALT`` exists at ``snapshot`` (corrupt or not)."""
     text = halt_text(store, snapshot)

@@ -102,6 +102,10 @@ class TrackerStore(Protocol):
 
     def read_file(self, snapshot: Snapshot, path: str) -> str | None: ...
 
+    def read_head_file(self, path: str) -> str | None:
+        """``path`` at the branch head as it is now (None: no such file), without reading the tracker."""
+        ...
+
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
         """Commit ``change`` only if the tracker blob is still ``expected.blob_sha``; the new commit.
 
@@ -329,6 +333,11 @@ class GitStore:
                                    self.config.tracker_path, strict=strict,
                                    protected=protected_of(self.config))
         return loaded, blob_sha
+
+    def read_head_file(self, path: str) -> str | None:
+        # One fetch and one ls-tree: the HALT read before a wave's launches never reads the tracker's blob.
+        blob_sha = self.read_blob_shas([path]).get(path)
+        return None if blob_sha is None else self.read_blob(blob_sha)
 
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         if snapshot.commit is None:

@@ -394,10 +394,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
         if not changes:
             return None
         assert snapshot.text is not None
-        text = snapshot.text
-        for change in changes:
-            text = tracker.set_fields(text, change.id, change.fields)
-        return Change(text)
+        return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}))
 
     result = SyncResult(repaired=repaired)
     if dry_run:

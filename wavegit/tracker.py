@@ -27,7 +27,8 @@ _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
 _ISO_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?\Z")
 
 
-def _check_id(value: schema.Value) -> str | None:
+def id_problem(value: schema.Value) -> str | None:
+    """What is wrong with ``value`` as an item id, or None."""
     if not (isinstance(value, str) and _ID_RE.match(value)):
         # repr: an id holding a newline or a control character must not break the one-line message.
         return f"{value!r} may contain only letters, digits, '.', '_' and '-'"
@@ -76,7 +77,7 @@ def _normalize(pattern: str) -> str:
 class Item:
     id: Annotated[str, schema.key(
         "unique; letters, digits, `.`, `_`, `-`, usable in a branch name (no leading `.`, no `..`, no "
-        "trailing `.` or `.lock`)", _check_id, hint="e.g. AUTH-12", required=True)]
+        "trailing `.` or `.lock`)", id_problem, hint="e.g. AUTH-12", required=True)]
     title: Annotated[str, schema.key("a short name, optional")] = ""
     prompt: Annotated[str, schema.key(
         "what the worker is asked to do", schema.not_blank, hint="what the worker is asked to do",
@@ -472,12 +473,18 @@ def _tracker_or_raise(parsed: tuple[object, ...], path: str) -> Tracker:
 
 def set_fields(text: str, item_id: str, fields: Mapping[str, object | None]) -> str:
     """Change (or add, or with None remove) fields of one item, editing only those lines."""
+    return set_items_fields(text, {item_id: fields})
+
+
+def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None]]) -> str:
+    """:func:`set_fields` for several items at once (``changes``: id -> fields), the text parsed once."""
     from wavegit import yamledit
 
-    unknown = [name for name in fields if ITEM_SCHEMA.field(name) is None]
+    unknown = sorted({name for fields in changes.values() for name in fields
+                      if ITEM_SCHEMA.field(name) is None})
     if unknown:
         raise UsageError(f"cannot set unknown item field(s): {', '.join(unknown)}")
-    return yamledit.set_item_fields(text, item_id, fields)
+    return yamledit.set_items_fields(text, changes)
 
 
 def append_item(text: str, item: Item) -> str:

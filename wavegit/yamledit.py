@@ -131,8 +131,23 @@ def _content_end(node: Node) -> Mark:
 
 
 def set_item_fields(text: str, item_id: str, fields: Mapping[str, object | None]) -> str:
+    return set_items_fields(text, {item_id: fields})
+
+
+def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None]]) -> str:
+    """Change (or add, or with None remove) fields of several items in one pass: the tracker is composed
+    once, however many items a claim or a record touches."""
+    if not changes:
+        return text
     doc = _Text(text)
-    item = _find_item(schema.compose(text, "tracker"), item_id)
+    root = schema.compose(text, "tracker")
+    edits: list[_Edit] = []
+    for item_id, fields in changes.items():
+        edits += _item_edits(doc, _find_item(root, item_id), fields)
+    return _apply(text, edits)
+
+
+def _item_edits(doc: _Text, item: Node, fields: Mapping[str, object | None]) -> list[_Edit]:
     pairs = {schema.key_text(k): (k, v) for k, v in item.value}
     edits: list[_Edit] = []
     added: list[str] = []
@@ -148,7 +163,7 @@ def set_item_fields(text: str, item_id: str, fields: Mapping[str, object | None]
         last_line = doc.last_line(item.start_mark.line, _content_end(item))
         position, lead = doc.after_line(last_line)
         edits.append(_Edit(position, position, lead + "".join(added)))
-    return _apply(text, edits)
+    return edits
 
 
 def _edit_pair(doc: _Text, item: Node, key: Node, node: Node, value: object | None) -> _Edit:

@@ -37,10 +37,9 @@ def run(args: argparse.Namespace) -> int:
             raise lifecycle.NotAllowed(f"{names} depend{'s' if len(dependents) == 1 else ''} on {item.id}: "
                                        f"drop them first, or --force (which removes {item.id} from their "
                                        "depends_on)")
-        text = read.text
-        for other in dependents:
-            left = [dep for dep in other.depends_on if dep != item.id]
-            text = tracker.set_fields(text, other.id, {"depends_on": left or None})
+        text = tracker.set_items_fields(read.text, {
+            other.id: {"depends_on": [dep for dep in other.depends_on if dep != item.id] or None}
+            for other in dependents})
         note = f" (and from the depends_on of {names})" if dependents else ""
         return Outcome(yamledit.remove_item(text, item.id), f"dropped {item.id} ({item.status}){note}")
 

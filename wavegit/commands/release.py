@@ -50,9 +50,7 @@ def run(args: argparse.Namespace) -> int:
             return _nothing_held(read, op, wave)
         now = datetime.now(timezone.utc)
         changes = [change for item in held if (change := sync.decide(item, facts, context.config, now))]
-        text = read.text
-        for change in changes:
-            text = tracker.set_fields(text, change.id, change.fields)
+        text = tracker.set_items_fields(read.text, {change.id: change.fields for change in changes})
         moves = "; ".join(f"{change.id}: {change.old} -> {change.new}" for change in changes)
         return Outcome(text, f"released wave {wave} (its scheduler: {who}): {moves}")
 

@@ -86,9 +86,8 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         if not updates:
             return None
         assert snapshot.text is not None
-        text = snapshot.text
-        for item_id, update in updates.items():
-            text = tracker.set_fields(text, item_id, update.fields)
+        text = tracker.set_items_fields(snapshot.text, {item_id: update.fields
+                                                        for item_id, update in updates.items()})
         return Change(text, exact=True)
 
     message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"

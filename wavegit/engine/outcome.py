@@ -39,13 +39,11 @@ def record(repo: Repo, config: Config, store: TrackerStore, wave_id: str, runs: 
     def apply(snapshot: Snapshot) -> Change | None:
         loaded = load_tracker(snapshot, repo, config)
         assert snapshot.text is not None
-        text = snapshot.text
-        for current in loaded.items:
-            run = by_id.get(current.id)
-            # Only items still claimed by this wave: a `sync` may have released them meanwhile.
-            if run is None or current.status != Status.IN_PROGRESS or current.wave != wave_id:
-                continue
-            text = tracker.set_fields(text, current.id, item_update(run, current, config, now, pr).fields)
+        # Only items still claimed by this wave: a `sync` may have released them meanwhile.
+        held = [item for item in loaded.items
+                if item.id in by_id and item.status == Status.IN_PROGRESS and item.wave == wave_id]
+        changes = {item.id: item_update(by_id[item.id], item, config, now, pr).fields for item in held}
+        text = tracker.set_items_fields(snapshot.text, changes)
         return None if text == snapshot.text else Change(text)
 
     verified = sum(1 for run in runs if run.verified)

@@ -14,7 +14,7 @@ import os
 import shutil
 from collections.abc import Callable
 
-from wavegit import gitops, runner, tracker, worktree
+from wavegit import runner, tracker, worktree
 from wavegit.config import CONFIG_PATH, Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
@@ -31,7 +31,7 @@ def claim_checks(repo: Repo, config: Config, wave_id: str) -> Check:
         loaded = check_tracker(repo, config, snapshot)
         check_worker(config)
         selected = set(plan.selected)
-        check_items(repo, wave_id, [item for item in loaded.items if item.id in selected])
+        check_items([item for item in loaded.items if item.id in selected], wave_id)
 
     return check
 
@@ -71,15 +71,16 @@ def check_worker(config: Config, environ: dict[str, str] | None = None) -> None:
                          f"in {CONFIG_PATH} (or WAVEGIT_WORKER); nothing was claimed")
 
 
-def check_items(repo: Repo, wave_id: str, items: list[tracker.Item]) -> None:
+def check_items(items: list[tracker.Item], wave_id: str) -> None:
     """UsageError naming the first selected item whose test does not parse or whose id is no branch name."""
     for item in items:
         _argv(f"item {item.id}: test", item.test, runner.command_argv)
-        branch = worktree.item_branch(wave_id, item.id)
-        if not gitops.is_valid_ref_name(repo.root, f"refs/heads/{branch}"):
-            raise UsageError(f"item {item.id}: its id cannot name the git branch {branch} "
-                             "(no '..', no leading '.', no trailing '.' or '.lock'); rename it; "
-                             "nothing was claimed")
+        # The tracker's id rule is git's ref-name rule for one component (no git process per item).
+        problem = tracker.id_problem(item.id)
+        if problem is not None:
+            branch = worktree.item_branch(wave_id, item.id)
+            raise UsageError(f"item {item.id}: its id cannot name the git branch {branch}: {problem}; "
+                             "rename it; nothing was claimed")
 
 
 def _argv(what: str, command: str, split: Callable[[str], list[str]]) -> list[str]:

@@ -51,7 +51,7 @@ class HaltWatch:
             if self._read_started < asked - HALT_FRESH_S:
                 started = time.monotonic()
                 try:
-                    text = halt.halt_text(self._store, self._store.read())
+                    text = halt.current_text(self._store)
                     self._reason = None if text is None else halt.describe(text)
                 except WavegitError as exc:
                     # Fail closed: when HALT cannot be read, nothing new starts.

@@ -38,6 +38,11 @@ class GitHubStore:
             return Snapshot(None, None, commit)
         return Snapshot(content.text, content.sha, commit)
 
+    def read_head_file(self, path: str) -> str | None:
+        commit = self.client.branch_head(self.branch)
+        content = None if commit is None else self.client.get_contents(path, commit)
+        return None if content is None else content.text
+
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         if snapshot.commit is None:
             return None
