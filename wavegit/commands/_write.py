@@ -45,4 +45,10 @@ def landed(result: MutationResult, store: GitStore) -> str:
     """Where a write landed, for the one-line summary (mentions retries when there were any)."""
     assert result.commit is not None
     retries = f" after {result.attempts} attempts" if result.attempts > 1 else ""
-    return f"commit {result.commit[:12]} on {store.target}{retries}"
+    return f"commit {result.commit[:12]} {published(store)}{retries}"
+
+
+def published(store: GitStore) -> str:
+    """``published to origin/wavegit-tracker``, or ``on main`` for a local-only commit: where a tracker commit
+    went, which with the tracker on its own branch is not the branch checked out."""
+    return f"published to {store.target}" if store.remote else f"on {store.target}"
