@@ -43,6 +43,8 @@ def test_init_in_a_repo_without_commits_creates_the_branch_with_both_files(empty
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"initialized {TRACKER} and {CONFIG}: commit ")
     assert result.stdout.count("\n") == 1
+    assert "(no remote 'origin': the tracker shares main; with a remote, init puts it on wavegit-tracker)" \
+        in result.stdout
     assert git(empty_repo, "rev-list", "--count", "main") == "1"
     assert_fresh(empty_repo, "main")
     # The one exception to "never touch the checkout": main is checked out and was clean, so it follows.
@@ -60,27 +62,70 @@ def test_init_in_a_local_repo_adds_one_commit_on_top_and_keeps_status_clean(empt
     assert git(empty_repo, "status", "--porcelain", "--untracked-files=all") == ""
 
 
+OWN = "wavegit-tracker"
+
+
+def assert_own_branch_layout(origin: Path, branch: str = OWN) -> None:
+    """The base branch gained one commit holding the config alone (naming ``branch``); ``branch`` starts there
+    and adds the tracker."""
+    config = git(origin, "show", f"main:{CONFIG}") + "\n"
+    assert yaml.safe_load(config)["tracker_branch"] == branch
+    assert git(origin, "ls-tree", "-r", "--name-only", "main", "--", ".wavegit") == CONFIG
+    assert git(origin, "rev-parse", f"{branch}^") == git(origin, "rev-parse", "main")
+    assert files_at(origin, branch) == {TRACKER: tracker.initial_text(), CONFIG: config}
+
+
 @pytest.mark.parametrize("push", [[], ["--push"]], ids=["default", "push"])
-def test_init_with_a_remote_pushes_one_commit_and_leaves_the_checkout_alone(
+def test_init_with_a_remote_puts_the_tracker_on_its_own_branch_and_the_config_on_main(
         remote_repo: RemoteRepo, push: list[str]) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
     result = wavegit(remote_repo.clone, "init", *push)
     assert result.returncode == 0, result.stderr
-    assert "on origin/main" in result.stdout and "git pull" in result.stdout
     assert git(remote_repo.origin, "rev-parse", "main^") == before
-    assert_fresh(remote_repo.origin, "main")
-    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert_own_branch_layout(remote_repo.origin)
+    assert f"published to origin/{OWN}" in result.stdout and f"created origin/{OWN} from origin/main" in result.stdout
+    # The clean checkout of main followed its one config commit, so the next command here finds the tracker.
+    assert git(remote_repo.clone, "rev-parse", "main") == git(remote_repo.origin, "rev-parse", "main")
     assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
+    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    assert added.returncode == 0 and f"published to origin/{OWN}" in added.stdout, added
+    assert git(remote_repo.origin, "rev-parse", "main^") == before  # add left main alone
     git(remote_repo.origin, "fsck", "--strict", "--no-dangling")
 
 
-def test_init_github_adds_the_issue_form_intake_reads_in_the_same_commit(remote_repo: RemoteRepo) -> None:
+def test_init_tracker_branch_main_keeps_the_tracker_on_main_and_leaves_the_checkout_alone(
+        remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.origin, "rev-parse", "main")
+    result = wavegit(remote_repo.clone, "init", "--tracker-branch", "main")
+    assert result.returncode == 0, result.stderr
+    assert "published to origin/main" in result.stdout and "git pull" in result.stdout
+    assert git(remote_repo.origin, "rev-parse", "main^") == before
+    assert_fresh(remote_repo.origin, "main")
+    assert git(remote_repo.origin, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_init_leaves_a_dirty_checkout_alone_and_says_to_pull(remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.clone, "rev-parse", "main")
+    (remote_repo.clone / "README.md").write_text("edited\n")
+    result = wavegit(remote_repo.clone, "init")
+    assert result.returncode == 0, result.stderr
+    assert_own_branch_layout(remote_repo.origin)
+    assert "main here has uncommitted changes, so it was left as it is: git pull here" in result.stdout
+    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert (remote_repo.clone / "README.md").read_text() == "edited\n"
+
+
+def test_init_github_puts_the_issue_form_on_the_base_branch_where_github_reads_it(
+        remote_repo: RemoteRepo) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
     result = wavegit(remote_repo.clone, "init", "--github")
     assert result.returncode == 0, result.stderr
     assert git(remote_repo.origin, "rev-parse", "main^") == before
     form = yaml.safe_load(git(remote_repo.origin, "show", f"main:{intake.FORM_PATH}"))
-    assert form["labels"] == ["wavegit"] and intake.FORM_PATH in result.stdout
+    assert form["labels"] == ["wavegit"]
+    assert_own_branch_layout(remote_repo.origin)
 
 
 def test_init_commits_the_configuration_it_ran_with_environment_overrides_included(
@@ -93,12 +138,34 @@ def test_init_commits_the_configuration_it_ran_with_environment_overrides_includ
     assert git(remote_repo.origin, "show", f"wavegit-tracker:{TRACKER}") + "\n" == tracker.initial_text()
 
 
+def test_init_with_wavegit_tracker_branch_set_commits_a_config_naming_that_branch(
+        remote_repo: RemoteRepo) -> None:
+    result = wavegit(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "x"})
+    assert result.returncode == 0, result.stderr
+    assert_own_branch_layout(remote_repo.origin, "x")
+
+
+def test_init_tracker_branch_option_names_the_branch(remote_repo: RemoteRepo) -> None:
+    result = wavegit(remote_repo.clone, "init", "--tracker-branch", "ops/tracker")
+    assert result.returncode == 0, result.stderr
+    assert_own_branch_layout(remote_repo.origin, "ops/tracker")
+
+
+@pytest.mark.parametrize("name", ["a..b", "has space", "-dash", "x.lock"])
+def test_init_refuses_an_invalid_tracker_branch_name_and_writes_nothing(remote_repo: RemoteRepo,
+                                                                         name: str) -> None:
+    before = git(remote_repo.origin, "for-each-ref")
+    assert_refused(wavegit(remote_repo.clone, "init", f"--tracker-branch={name}"),
+                   f"--tracker-branch {name!r}: not a valid branch name")
+    assert git(remote_repo.origin, "for-each-ref") == before
+
+
 def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> None:
     assert wavegit(remote_repo.clone, "init").returncode == 0
-    head = git(remote_repo.origin, "rev-parse", "main")
+    heads = git(remote_repo.origin, "for-each-ref")
     refused = wavegit(remote_repo.clone, "init")
-    assert_refused(refused, f"{TRACKER} already exists on origin/main; use --force")
-    assert git(remote_repo.origin, "rev-parse", "main") == head
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}; use --force")
+    assert git(remote_repo.origin, "for-each-ref") == heads
 
 
 def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -> None:
@@ -106,10 +173,10 @@ def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -
     added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
     assert added.returncode == 0, added.stderr
     assert wavegit(remote_repo.clone, "init", "--force").returncode == 0
-    assert_fresh(remote_repo.origin, "main")
+    assert files_at(remote_repo.origin, OWN)[TRACKER] == tracker.initial_text()
 
 
-def test_init_keeps_an_existing_config_unless_forced(remote_repo: RemoteRepo) -> None:
+def test_init_keeps_an_existing_config_naming_no_branch_and_the_tracker_on_main(remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / CONFIG).write_text("concurrency: 2\n")
     git(remote_repo.clone, "add", CONFIG)
