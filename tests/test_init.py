@@ -83,7 +83,8 @@ def test_init_with_a_remote_puts_the_tracker_on_its_own_branch_and_the_config_on
     assert result.returncode == 0, result.stderr
     assert git(remote_repo.origin, "rev-parse", "main^") == before
     assert_own_branch_layout(remote_repo.origin)
-    assert f"published to origin/{OWN}" in result.stdout and f"created origin/{OWN} from origin/main" in result.stdout
+    assert f"published to origin/{OWN}" in result.stdout
+    assert f"created origin/{OWN} from origin/main" in result.stdout
     # The clean checkout of main followed its one config commit, so the next command here finds the tracker.
     assert git(remote_repo.clone, "rev-parse", "main") == git(remote_repo.origin, "rev-parse", "main")
     assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
@@ -176,7 +177,8 @@ def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -
     assert files_at(remote_repo.origin, OWN)[TRACKER] == tracker.initial_text()
 
 
-def test_init_keeps_an_existing_config_naming_no_branch_and_the_tracker_on_main(remote_repo: RemoteRepo) -> None:
+def test_init_keeps_an_existing_config_naming_no_branch_and_the_tracker_on_main(
+        remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / CONFIG).write_text("concurrency: 2\n")
     git(remote_repo.clone, "add", CONFIG)
