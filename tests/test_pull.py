@@ -78,14 +78,15 @@ def test_pull_refuses_a_local_tracker_branch_that_diverged_and_names_the_fix(rem
     refused(wavegit(clone, "pull"), f"local branch {BRANCH} is ahead of origin/{BRANCH}")
     add(clone, "A")
     refused(wavegit(clone, "pull"),
-            f"local branch {BRANCH} has diverged from origin/{BRANCH} (it has commits origin/{BRANCH} does not): "
-            f"push them, or rebase it onto origin/{BRANCH} (git rebase origin/{BRANCH} {BRANCH})")
+            f"local branch {BRANCH} has diverged from origin/{BRANCH} (it has commits origin/{BRANCH} does "
+            f"not): push them, or rebase it onto origin/{BRANCH} (git rebase origin/{BRANCH} {BRANCH})")
     assert git(clone, "rev-parse", BRANCH) == ahead
 
 
 def test_pull_without_a_remote_is_refused(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main", "local")
-    refused(wavegit(tmp_path / "local", "pull"), "no remote 'origin': the tracker is the local branch main already")
+    refused(wavegit(tmp_path / "local", "pull"),
+            "no remote 'origin': the tracker is the local branch main already")
 
 
 def test_pull_before_init_says_to_run_init(remote_repo: RemoteRepo) -> None:
