@@ -82,8 +82,8 @@ def test_edit_sets_and_clears_the_title_and_the_dependencies(tmp_path: Path) -> 
 def test_edit_depends_on_refuses_unknown_ids_itself_and_cycles_naming_the_option(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A"), entry("BILL-7", depends_on=["A"])])
     head = origin_head(remote)
-    for deps, message in ((["bill-7"], "--depends-on: no item bill-7 in .wavegit/tracker.yaml on origin/main; "
-                                       "did you mean 'BILL-7'?"),
+    unknown = "--depends-on: no item bill-7 in .wavegit/tracker.yaml on origin/main; did you mean 'BILL-7'?"
+    for deps, message in ((["bill-7"], unknown),
                           (["A"], "--depends-on: A cannot depend on itself"),
                           (["BILL-7"], "--depends-on: ")):
         result = wavegit(remote.clone, "edit", "A", "--depends-on", *deps)

@@ -2,9 +2,9 @@
 [--title TEXT] [--depends-on [ID...]]``: change what an item asks for.
 
 Each option is checked as ``add`` checks it, naming the option; ``--depends-on`` replaces the list (given no
-ids, it empties it) and must name other items of the tracker without making a cycle. An item in flight is refused (its worker
-has its prompt; its ownership is held). One compare-and-swap commit with a ``Wavegit-Op: edit ID`` trailer;
-values equal to the item's are exit 0 with nothing written.
+ids, it empties it) and must name other items of the tracker without making a cycle. An item in flight is
+refused (its worker has its prompt; its ownership is held). One compare-and-swap commit with a
+``Wavegit-Op: edit ID`` trailer; values equal to the item's are exit 0 with nothing written.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
     if args.depends_on is not None:
         wanted["depends_on"] = tuple(dict.fromkeys(str(dep) for dep in args.depends_on))
     if not wanted:
-        raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority, --title or --depends-on")
+        raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority, --title or "
+                         "--depends-on")
     for name, value in wanted.items():
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None
