@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.helpers.repos import CliResult, RemoteRepo, git, wavegit
+from tests.helpers.repos import TESTS, CliResult, RemoteRepo, git, wavegit
 from wavegit import intake, tracker
 from wavegit.config import initial_config_text
 
@@ -223,3 +226,31 @@ def test_init_help_documents_what_push_means(empty_repo: Path) -> None:
     result = wavegit(empty_repo, "init", "--help")
     assert result.returncode == 0
     assert "--push" in result.stdout and "compare-and-swap" in result.stdout
+
+
+def test_a_wave_after_init_writes_only_the_tracker_branch_and_sync_marks_the_merge_done(
+        remote_repo: RemoteRepo) -> None:
+    clone, origin = remote_repo.clone, remote_repo.origin
+    assert wavegit(clone, "init").returncode == 0
+    config_commit = git(origin, "rev-parse", "main")
+    added = wavegit(clone, "add", "A-1", "--prompt", "write src/a.txt hello", "--owns", "src/a.txt",
+                    "--test", "true")
+    assert added.returncode == 0, added.stderr
+    worker = shlex.join([sys.executable, str(TESTS / "wave_workers" / "scripted.py")])
+    env = {"WAVEGIT_WORKER": worker, "WAVEGIT_SANDBOX": "none"}
+    ran = wavegit(clone, "run", "--json", env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    wave = json.loads(ran.stdout)
+    assert wave["success"] and wave["tracker_source"].startswith(f"origin/{OWN}:")
+    assert git(origin, "rev-parse", "main") == config_commit  # claim and record: all on the tracker branch
+    item = tracker.loads(git(origin, "show", f"{OWN}:{TRACKER}") + "\n").items[0]
+    assert item.status == "review"
+    # The wave branch started from main, without the tracker branch's bookkeeping.
+    assert git(origin, "merge-base", f"wavegit/{wave['wave_id']}", OWN) == config_commit
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "merge", "-q", "--no-ff", "-m", "merge the wave", f"origin/wavegit/{wave['wave_id']}")
+    git(clone, "push", "-q", "origin", "main")
+    synced = wavegit(clone, "sync")
+    assert synced.returncode == 0 and f"published to origin/{OWN}" in synced.stdout, synced
+    assert tracker.loads(git(origin, "show", f"{OWN}:{TRACKER}") + "\n").items[0].status == "done"
+    assert git(origin, "ls-tree", "--name-only", "main", "--", ".wavegit/") == CONFIG
