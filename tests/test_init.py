@@ -212,6 +212,28 @@ def test_init_in_a_clone_of_an_empty_remote_creates_the_branch_there(tmp_path: P
     assert_fresh(tmp_path / "origin.git", "main")
 
 
+def test_init_of_an_own_tracker_branch_on_an_empty_remote_is_refused_and_creates_nothing(
+        tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    git(tmp_path, "clone", "-q", "origin.git", "work")
+    assert_refused(wavegit(tmp_path / "work", "init", "--tracker-branch", OWN),
+                   f"origin/main does not exist yet, and the tracker branch {OWN} starts from it: push a "
+                   "first commit to main")
+    assert git(tmp_path / "origin.git", "for-each-ref") == ""
+
+
+def test_init_with_a_tracker_already_on_its_branch_is_refused_before_main_gets_a_config(
+        remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.origin, "rev-parse", "main")
+    assert wavegit(remote_repo.clone, "init").returncode == 0
+    git(remote_repo.clone, "push", "-q", "--force", "origin", f"{before}:refs/heads/main")  # its config gone
+    git(remote_repo.clone, "reset", "-q", "--hard", before)
+    heads = git(remote_repo.origin, "for-each-ref")
+    refused = wavegit(remote_repo.clone, "init")
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}; use --force")
+    assert git(remote_repo.origin, "for-each-ref") == heads
+
+
 def test_init_push_without_a_remote_is_refused_and_creates_nothing(empty_repo: Path) -> None:
     assert_refused(wavegit(empty_repo, "init", "--push"), "no remote 'origin'")
     assert git(empty_repo, "for-each-ref") == ""

@@ -52,23 +52,32 @@ def run(args: argparse.Namespace) -> int:
     branch, why = _tracker_branch(args, target, base_store, base)
     config = target.config._replace(tracker_branch=branch)
     store = GitStore(target.repo, config)
-    own_branch = base is not None and base.commit is not None and branch != config.base_branch
+    base_head = base.commit if base is not None and branch != config.base_branch else None
+    if base is not None and base_head is None and branch != config.base_branch:
+        raise UsageError(f"{base_store.target} does not exist yet, and the tracker branch {branch} starts "
+                         f"from it: push a first commit to {config.base_branch}, then run wavegit init")
     lines: list[str] = []
-    if own_branch:
-        assert base is not None and base.commit is not None
+    if base_head is not None:
+        # Refused before the base branch gets its config commit: a refusal writes nothing.
+        _refuse_existing(args, store, store.read())
         lines.append(_config_on_base(args, base_store, config))
         lines.append(_created(store, base_store))
-    result, written = _init_tracker(args, store, config, github=args.github and not own_branch)
+    result, written = _init_tracker(args, store, config, github=args.github and base_head is None)
     if result.commit is None:
         lines.append(f"already initialized: {config.tracker_path} on {store.target} is a fresh tracker")
     else:
-        hint = " (git pull to get it here)" if store.remote and not own_branch else ""
+        hint = " (git pull to get it here)" if store.remote and base_head is None else ""
         lines.append(f"initialized {' and '.join(written)}: {landed(result, store)}{why}{hint}")
-    if own_branch:
-        assert base is not None and base.commit is not None
-        lines.append(_checkout_follows(target, base_store, base.commit))
+    if base_head is not None:
+        lines.append(_checkout_follows(target, base_store, base_head))
     print("\n".join(line for line in lines if line))
     return 0
+
+
+def _refuse_existing(args: argparse.Namespace, store: GitStore, snapshot: Snapshot) -> None:
+    if snapshot.text is not None and not args.force:
+        raise UsageError(f"{store.config.tracker_path} already exists on {store.target}; "
+                         "use --force to replace it (its items would be dropped)")
 
 
 def _tracker_branch(args: argparse.Namespace, target: Context, base_store: GitStore,
@@ -144,9 +153,7 @@ def _init_tracker(args: argparse.Namespace, store: GitStore, config: Config, *,
             raise UsageError(f"{store.remote} has no branch {config.tracker_branch} yet but this clone does: "
                              f"push it first (git push -u {store.remote} {config.tracker_branch}), then run "
                              "wavegit init")
-        if snapshot.text is not None and not args.force:
-            raise UsageError(f"{tracker_path} already exists on {store.target}; "
-                             "use --force to replace it (its items would be dropped)")
+        _refuse_existing(args, store, snapshot)
         files: dict[str, str | None] = {}
         if args.force or store.read_file(snapshot, CONFIG_PATH) is None:
             # The configuration init ran with, WAVEGIT_* overrides included: the branch it wrote to, the
