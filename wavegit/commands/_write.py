@@ -20,7 +20,8 @@ PUSH_HELP = ("publish to the remote's tracker branch; this is what happens anywa
              "(the push is the compare-and-swap), and an error (exit 2) when it does not")
 LOCAL_NOTE = ("Without the remote, the commit goes on the local tracker branch; if that branch is checked "
               "out and the changed files are clean there, they are updated too so `git status` stays clean "
-              "(the only time wavegit writes to your checkout).")
+              "(besides `wavegit pull` and init's fast-forward of a clean base branch, the only time wavegit "
+              "writes to your checkout).")
 DEADLINE_HELP = "give up after this many seconds of lost compare-and-swap races (exit 4); default %(default)s"
 
 
