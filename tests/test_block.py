@@ -48,3 +48,14 @@ def test_a_reason_that_looks_like_an_op_trailer_stays_body_text(tmp_path: Path) 
     # So no one can make wavegit believe B was dropped.
     unknown = wavegit(remote.clone, "done", "B")
     assert unknown.returncode == 2 and "dropped" not in unknown.stderr
+
+
+def test_blocking_an_item_in_review_is_exit_2_naming_its_pr_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave="w-20260101-000001-ab01", pr=7)])
+    head = origin_head(remote)
+    result = wavegit(remote.clone, "block", "A", "--reason", "x")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (
+        "wavegit block: A is in review (PR #7): its change may still be merged; close the pull request "
+        "(`wavegit sync` then returns it to todo) and block it after; nothing written")
+    assert origin_head(remote) == head and origin_item(remote, "A").status == "review"

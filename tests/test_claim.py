@@ -12,6 +12,7 @@ import pytest
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
+from wavegit.commands.run import summary
 from wavegit.config import Config, load_config
 from wavegit.engine.claim import claim
 from wavegit.engine.pipeline import run_wave
@@ -115,3 +116,22 @@ def test_a_claim_replayed_on_a_moved_head_rests_on_the_read_of_that_head(tmp_pat
     assert claimed.halt_read_at > rival_pushed[0]
     assert claimed.day_spent == 1.5  # read on the head the claim landed on
     assert origin_item(remote, "A").status == "in_progress"
+
+
+def test_a_claim_lost_to_another_scheduler_says_so_for_each_item_it_lost(tmp_path: Path) -> None:
+    remote = one_item_repo(tmp_path)
+    other = remote.new_clone("other")
+
+    def another_scheduler_claims_first() -> None:
+        rival = wavegit(other, "run", "--no-push", "--json")
+        assert rival.returncode in (0, 1), rival.stderr
+
+    repo, config, store = opened(remote, another_scheduler_claims_first)
+    outcome = run_wave(repo, config, store)
+    assert outcome.report.items == [] and store.writes == 1
+    rival = origin_item(remote, "A")
+    assert rival.status != "todo"
+    reason = (f"lost the claim race: another scheduler claimed it first ({rival.status}"
+              + (f" in wave {rival.wave})" if rival.wave else ")"))
+    assert [(skip.id, skip.reason) for skip in outcome.report.skipped] == [("A", reason)]
+    assert summary(outcome.report).splitlines()[1:] == [f"  A: {reason}"]

@@ -27,11 +27,11 @@ def test_done_marks_a_review_item_done_in_one_commit_with_its_op_trailer(tmp_pat
     review = entry("A", "review", wave=WAVE, pr=3, claimed_at="2026-01-01T00:00:00Z")
     remote = make_tracker_repo(tmp_path, [review, entry("B")])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "done", "A", "--merge-sha", "ABC1234")
+    result = wavegit(remote.clone, "done", "A", "--merge-sha", head[:9].upper())
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("A: review -> done (merge_sha abc1234): commit ")
+    assert result.stdout.startswith(f"A: review -> done (merge_sha {head}): commit ")
     item = origin_item(remote, "A")
-    assert (item.status, item.merge_sha, item.wave, item.pr) == ("done", "abc1234", WAVE, 3)
+    assert (item.status, item.merge_sha, item.wave, item.pr) == ("done", head, WAVE, 3)
     assert item.claimed_at is None
     assert last_ops(remote)[0] == "done A" and changed_files(remote) == ".wavegit/tracker.yaml"
     assert origin_head(remote) != head and origin_item(remote, "B").status == "todo"
@@ -118,3 +118,27 @@ def test_without_a_remote_done_commits_to_the_local_branch_and_keeps_the_checkou
     assert result.stdout.startswith("A: review -> done: commit ") and " on main" in result.stdout
     assert git(local, "status", "--porcelain") == ""
     assert tracker.loads((local / ".wavegit" / "tracker.yaml").read_text()).items[0].status == "done"
+
+
+def test_done_refuses_a_merge_sha_that_names_no_commit_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=WAVE, pr=3)])
+    head = origin_head(remote)
+    result = wavegit(remote.clone, "done", "A", "--merge-sha", "abc1234")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == ("wavegit done: --merge-sha abc1234: no such commit in this repository "
+                                     "(fetch it first, or check the SHA); nothing written")
+    assert origin_head(remote) == head and origin_item(remote, "A").status == "review"
+
+
+def test_done_refuses_a_merge_sha_that_is_not_on_the_base_branch_and_writes_nothing(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=WAVE, pr=3)])
+    git(remote.clone, "checkout", "-q", "-b", "feature")
+    (remote.clone / "feature.txt").write_text("not merged\n")
+    git(remote.clone, "add", "feature.txt")
+    git(remote.clone, "commit", "-q", "-m", "not on main")
+    side = git(remote.clone, "rev-parse", "HEAD")
+    head = origin_head(remote)
+    result = wavegit(remote.clone, "done", "A", "--merge-sha", side)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"--merge-sha {side}: commit {side[:12]} is not on origin/main (the base branch)" in result.stderr
+    assert origin_head(remote) == head and origin_item(remote, "A").status == "review"

@@ -64,3 +64,30 @@ def test_edit_refuses_an_item_in_flight(tmp_path: Path) -> None:
     result = wavegit(remote.clone, "edit", "A", "--priority", "P0")
     assert result.returncode == 2 and "in flight" in result.stderr and "Traceback" not in result.stderr
     assert origin_head(remote) == head
+
+
+def test_edit_sets_and_clears_the_title_and_the_dependencies(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A"), entry("B"), entry("C")])
+    result = wavegit(remote.clone, "edit", "A", "--title", "Rate-limit  logins", "--depends-on", "B", "C")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("A: edited title, depends_on: commit ")
+    item = origin_item(remote, "A")
+    assert (item.title, item.depends_on) == ("Rate-limit logins", ("B", "C"))
+    cleared = wavegit(remote.clone, "edit", "A", "--title", "", "--depends-on")
+    assert cleared.returncode == 0, cleared.stderr
+    item = origin_item(remote, "A")
+    assert (item.title, item.depends_on) == ("", ())
+
+
+def test_edit_depends_on_refuses_unknown_ids_itself_and_cycles_naming_the_option(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A"), entry("BILL-7", depends_on=["A"])])
+    head = origin_head(remote)
+    unknown = "--depends-on: no item bill-7 in .wavegit/tracker.yaml on origin/main; did you mean 'BILL-7'?"
+    for deps, message in ((["bill-7"], unknown),
+                          (["A"], "--depends-on: A cannot depend on itself"),
+                          (["BILL-7"], "--depends-on: ")):
+        result = wavegit(remote.clone, "edit", "A", "--depends-on", *deps)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result
+        assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
+    assert "cycle" in result.stderr
+    assert origin_head(remote) == head

@@ -9,6 +9,7 @@ from tests.helpers.repos import RemoteRepo, git, wavegit
 from wavegit import tracker
 
 TRACKER = ".wavegit/tracker.yaml"
+BRANCH = "wavegit-tracker"  # where `wavegit init` puts the tracker in a repository with a remote
 
 
 def initialised(remote: RemoteRepo) -> RemoteRepo:
@@ -18,7 +19,7 @@ def initialised(remote: RemoteRepo) -> RemoteRepo:
 
 
 def origin_tracker(remote: RemoteRepo) -> tracker.Tracker:
-    return tracker.loads(git(remote.origin, "show", f"main:{TRACKER}") + "\n")
+    return tracker.loads(git(remote.origin, "show", f"{BRANCH}:{TRACKER}") + "\n")
 
 
 def write_backlog(clone: Path, records: object, name: str = "backlog.json") -> str:
@@ -38,11 +39,11 @@ AESOP = {"items": [
 def test_import_adds_every_item_oldest_first_in_one_commit_that_plan_then_reads(
         remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
-    before = git(remote.origin, "rev-parse", "main")
+    before = git(remote.origin, "rev-parse", BRANCH)
     result = wavegit(remote.clone, "import", write_backlog(remote.clone, AESOP), "--from", "aesop")
     assert result.returncode == 0, result.stderr
     assert "imported 3 items from backlog.json: commit" in result.stdout
-    assert git(remote.origin, "rev-list", "--count", f"{before}..main") == "1"
+    assert git(remote.origin, "rev-list", "--count", f"{before}..{BRANCH}") == "1"
     loaded = origin_tracker(remote)
     assert [(i.id, i.status, i.owns) for i in loaded.items] == [
         ("old-bug", "todo", ("src/bug.py",)), ("new-feature", "todo", ("src/feature.py",)),
@@ -54,20 +55,20 @@ def test_import_adds_every_item_oldest_first_in_one_commit_that_plan_then_reads(
 
 def test_dry_run_lists_the_items_and_writes_nothing(remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
-    before = git(remote.origin, "rev-parse", "main")
+    before = git(remote.origin, "rev-parse", BRANCH)
     name = write_backlog(remote.clone, AESOP)
     result = wavegit(remote.clone, "import", name, "--from", "aesop", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert "would add 3 items" in result.stdout and "nothing written" in result.stdout
     listed = [line.split()[0] for line in result.stdout.splitlines()[1:]]
     assert listed == ["old-bug", "new-feature", "DONE-1"]
-    assert git(remote.origin, "rev-parse", "main") == before
+    assert git(remote.origin, "rev-parse", BRANCH) == before
 
 
 def test_a_bad_backlog_is_every_problem_at_its_line_exit_2_and_nothing_written(
         remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
-    before = git(remote.origin, "rev-parse", "main")
+    before = git(remote.origin, "rev-parse", BRANCH)
     records = [{"slug": "a", "prompt": "ok", "ownsFiles": ["../outside"], "testCmd": "true"},
                {"slug": "b", "prompt": "", "ownsFiles": ["src/b.py"], "testCmd": "true", "priority": "high"}]
     result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
@@ -76,18 +77,18 @@ def test_a_bad_backlog_is_every_problem_at_its_line_exit_2_and_nothing_written(
     assert lines[0].startswith("backlog.json:2:3: item 1 (a): ownsFiles '../outside'")
     assert lines[1:] == ["backlog.json:10:3: item 2 (b): prompt is missing",
                          "backlog.json:10:3: item 2 (b): priority 'high' is not one of P0, P1, P2, P3"]
-    assert git(remote.origin, "rev-parse", "main") == before
+    assert git(remote.origin, "rev-parse", BRANCH) == before
 
 
 def test_an_id_the_tracker_already_has_refuses_the_whole_import(remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
     name = write_backlog(remote.clone, AESOP)
     assert wavegit(remote.clone, "import", name, "--from", "aesop").returncode == 0
-    head = git(remote.origin, "rev-parse", "main")
+    head = git(remote.origin, "rev-parse", BRANCH)
     again = wavegit(remote.clone, "import", "backlog.json", "--from", "aesop")
     assert again.returncode == 2
     assert "id 'DONE-1' is already taken" in again.stderr
-    assert git(remote.origin, "rev-parse", "main") == head
+    assert git(remote.origin, "rev-parse", BRANCH) == head
 
 
 def test_jsonl_and_csv_import_through_the_command_too(remote_repo: RemoteRepo) -> None:
@@ -111,9 +112,9 @@ def test_a_missing_file_or_unknown_format_is_exit_2_naming_it(remote_repo: Remot
 
 def test_attack_a_hostile_backlog_is_exit_2_one_line_and_nothing_written(remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
-    before = git(remote.origin, "rev-parse", "main")
+    before = git(remote.origin, "rev-parse", BRANCH)
     (remote.clone / "deep.json").write_text("[" * 100000 + "]" * 100000)
     result = wavegit(remote.clone, "import", "deep.json", "--from", "aesop")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.splitlines() == ["deep.json:1:1: not JSON: nested too deeply to be a backlog"]
-    assert git(remote.origin, "rev-parse", "main") == before
+    assert git(remote.origin, "rev-parse", BRANCH) == before

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.helpers.repos import CliResult, RemoteRepo, git, wavegit
+from tests.helpers.repos import TESTS, CliResult, RemoteRepo, git, wavegit
 from wavegit import intake, tracker
 from wavegit.config import initial_config_text
 
@@ -43,6 +46,8 @@ def test_init_in_a_repo_without_commits_creates_the_branch_with_both_files(empty
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"initialized {TRACKER} and {CONFIG}: commit ")
     assert result.stdout.count("\n") == 1
+    assert "(no remote 'origin': the tracker shares main; with a remote, init puts it on wavegit-tracker)" \
+        in result.stdout
     assert git(empty_repo, "rev-list", "--count", "main") == "1"
     assert_fresh(empty_repo, "main")
     # The one exception to "never touch the checkout": main is checked out and was clean, so it follows.
@@ -60,27 +65,71 @@ def test_init_in_a_local_repo_adds_one_commit_on_top_and_keeps_status_clean(empt
     assert git(empty_repo, "status", "--porcelain", "--untracked-files=all") == ""
 
 
+OWN = "wavegit-tracker"
+
+
+def assert_own_branch_layout(origin: Path, branch: str = OWN) -> None:
+    """The base branch gained one commit holding the config alone (naming ``branch``); ``branch`` starts there
+    and adds the tracker."""
+    config = git(origin, "show", f"main:{CONFIG}") + "\n"
+    assert yaml.safe_load(config)["tracker_branch"] == branch
+    assert git(origin, "ls-tree", "-r", "--name-only", "main", "--", ".wavegit") == CONFIG
+    assert git(origin, "rev-parse", f"{branch}^") == git(origin, "rev-parse", "main")
+    assert files_at(origin, branch) == {TRACKER: tracker.initial_text(), CONFIG: config}
+
+
 @pytest.mark.parametrize("push", [[], ["--push"]], ids=["default", "push"])
-def test_init_with_a_remote_pushes_one_commit_and_leaves_the_checkout_alone(
+def test_init_with_a_remote_puts_the_tracker_on_its_own_branch_and_the_config_on_main(
         remote_repo: RemoteRepo, push: list[str]) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
     result = wavegit(remote_repo.clone, "init", *push)
     assert result.returncode == 0, result.stderr
-    assert "on origin/main" in result.stdout and "git pull" in result.stdout
     assert git(remote_repo.origin, "rev-parse", "main^") == before
-    assert_fresh(remote_repo.origin, "main")
-    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert_own_branch_layout(remote_repo.origin)
+    assert f"published to origin/{OWN}" in result.stdout
+    assert f"created origin/{OWN} from origin/main" in result.stdout
+    # The clean checkout of main followed its one config commit, so the next command here finds the tracker.
+    assert git(remote_repo.clone, "rev-parse", "main") == git(remote_repo.origin, "rev-parse", "main")
     assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
+    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    assert added.returncode == 0 and f"published to origin/{OWN}" in added.stdout, added
+    assert git(remote_repo.origin, "rev-parse", "main^") == before  # add left main alone
     git(remote_repo.origin, "fsck", "--strict", "--no-dangling")
 
 
-def test_init_github_adds_the_issue_form_intake_reads_in_the_same_commit(remote_repo: RemoteRepo) -> None:
+def test_init_tracker_branch_main_keeps_the_tracker_on_main_and_leaves_the_checkout_alone(
+        remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.origin, "rev-parse", "main")
+    result = wavegit(remote_repo.clone, "init", "--tracker-branch", "main")
+    assert result.returncode == 0, result.stderr
+    assert "published to origin/main" in result.stdout and "git pull" in result.stdout
+    assert git(remote_repo.origin, "rev-parse", "main^") == before
+    assert_fresh(remote_repo.origin, "main")
+    assert git(remote_repo.origin, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_init_leaves_a_dirty_checkout_alone_and_says_to_pull(remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.clone, "rev-parse", "main")
+    (remote_repo.clone / "README.md").write_text("edited\n")
+    result = wavegit(remote_repo.clone, "init")
+    assert result.returncode == 0, result.stderr
+    assert_own_branch_layout(remote_repo.origin)
+    assert "main here has uncommitted changes, so it was left as it is: git pull here" in result.stdout
+    assert git(remote_repo.clone, "rev-parse", "main") == before
+    assert (remote_repo.clone / "README.md").read_text() == "edited\n"
+
+
+def test_init_github_puts_the_issue_form_on_the_base_branch_where_github_reads_it(
+        remote_repo: RemoteRepo) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
     result = wavegit(remote_repo.clone, "init", "--github")
     assert result.returncode == 0, result.stderr
     assert git(remote_repo.origin, "rev-parse", "main^") == before
     form = yaml.safe_load(git(remote_repo.origin, "show", f"main:{intake.FORM_PATH}"))
-    assert form["labels"] == ["wavegit"] and intake.FORM_PATH in result.stdout
+    assert form["labels"] == ["wavegit"]
+    assert_own_branch_layout(remote_repo.origin)
 
 
 def test_init_commits_the_configuration_it_ran_with_environment_overrides_included(
@@ -93,12 +142,34 @@ def test_init_commits_the_configuration_it_ran_with_environment_overrides_includ
     assert git(remote_repo.origin, "show", f"wavegit-tracker:{TRACKER}") + "\n" == tracker.initial_text()
 
 
+def test_init_with_wavegit_tracker_branch_set_commits_a_config_naming_that_branch(
+        remote_repo: RemoteRepo) -> None:
+    result = wavegit(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "x"})
+    assert result.returncode == 0, result.stderr
+    assert_own_branch_layout(remote_repo.origin, "x")
+
+
+def test_init_tracker_branch_option_names_the_branch(remote_repo: RemoteRepo) -> None:
+    result = wavegit(remote_repo.clone, "init", "--tracker-branch", "ops/tracker")
+    assert result.returncode == 0, result.stderr
+    assert_own_branch_layout(remote_repo.origin, "ops/tracker")
+
+
+@pytest.mark.parametrize("name", ["a..b", "has space", "-dash", "x.lock"])
+def test_init_refuses_an_invalid_tracker_branch_name_and_writes_nothing(remote_repo: RemoteRepo,
+                                                                         name: str) -> None:
+    before = git(remote_repo.origin, "for-each-ref")
+    assert_refused(wavegit(remote_repo.clone, "init", f"--tracker-branch={name}"),
+                   f"--tracker-branch {name!r}: not a valid branch name")
+    assert git(remote_repo.origin, "for-each-ref") == before
+
+
 def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> None:
     assert wavegit(remote_repo.clone, "init").returncode == 0
-    head = git(remote_repo.origin, "rev-parse", "main")
+    heads = git(remote_repo.origin, "for-each-ref")
     refused = wavegit(remote_repo.clone, "init")
-    assert_refused(refused, f"{TRACKER} already exists on origin/main; use --force")
-    assert git(remote_repo.origin, "rev-parse", "main") == head
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}; use --force")
+    assert git(remote_repo.origin, "for-each-ref") == heads
 
 
 def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -> None:
@@ -106,10 +177,11 @@ def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -
     added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
     assert added.returncode == 0, added.stderr
     assert wavegit(remote_repo.clone, "init", "--force").returncode == 0
-    assert_fresh(remote_repo.origin, "main")
+    assert files_at(remote_repo.origin, OWN)[TRACKER] == tracker.initial_text()
 
 
-def test_init_keeps_an_existing_config_unless_forced(remote_repo: RemoteRepo) -> None:
+def test_init_keeps_an_existing_config_naming_no_branch_and_the_tracker_on_main(
+        remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / CONFIG).write_text("concurrency: 2\n")
     git(remote_repo.clone, "add", CONFIG)
@@ -140,6 +212,28 @@ def test_init_in_a_clone_of_an_empty_remote_creates_the_branch_there(tmp_path: P
     assert_fresh(tmp_path / "origin.git", "main")
 
 
+def test_init_of_an_own_tracker_branch_on_an_empty_remote_is_refused_and_creates_nothing(
+        tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    git(tmp_path, "clone", "-q", "origin.git", "work")
+    assert_refused(wavegit(tmp_path / "work", "init", "--tracker-branch", OWN),
+                   f"origin/main does not exist yet, and the tracker branch {OWN} starts from it: push a "
+                   "first commit to main")
+    assert git(tmp_path / "origin.git", "for-each-ref") == ""
+
+
+def test_init_with_a_tracker_already_on_its_branch_is_refused_before_main_gets_a_config(
+        remote_repo: RemoteRepo) -> None:
+    before = git(remote_repo.origin, "rev-parse", "main")
+    assert wavegit(remote_repo.clone, "init").returncode == 0
+    git(remote_repo.clone, "push", "-q", "--force", "origin", f"{before}:refs/heads/main")  # its config gone
+    git(remote_repo.clone, "reset", "-q", "--hard", before)
+    heads = git(remote_repo.origin, "for-each-ref")
+    refused = wavegit(remote_repo.clone, "init")
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}; use --force")
+    assert git(remote_repo.origin, "for-each-ref") == heads
+
+
 def test_init_push_without_a_remote_is_refused_and_creates_nothing(empty_repo: Path) -> None:
     assert_refused(wavegit(empty_repo, "init", "--push"), "no remote 'origin'")
     assert git(empty_repo, "for-each-ref") == ""
@@ -154,3 +248,31 @@ def test_init_help_documents_what_push_means(empty_repo: Path) -> None:
     result = wavegit(empty_repo, "init", "--help")
     assert result.returncode == 0
     assert "--push" in result.stdout and "compare-and-swap" in result.stdout
+
+
+def test_a_wave_after_init_writes_only_the_tracker_branch_and_sync_marks_the_merge_done(
+        remote_repo: RemoteRepo) -> None:
+    clone, origin = remote_repo.clone, remote_repo.origin
+    assert wavegit(clone, "init").returncode == 0
+    config_commit = git(origin, "rev-parse", "main")
+    added = wavegit(clone, "add", "A-1", "--prompt", "write src/a.txt hello", "--owns", "src/a.txt",
+                    "--test", "true")
+    assert added.returncode == 0, added.stderr
+    worker = shlex.join([sys.executable, str(TESTS / "wave_workers" / "scripted.py")])
+    env = {"WAVEGIT_WORKER": worker, "WAVEGIT_SANDBOX": "none"}
+    ran = wavegit(clone, "run", "--json", env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    wave = json.loads(ran.stdout)
+    assert wave["success"] and wave["tracker_source"].startswith(f"origin/{OWN}:")
+    assert git(origin, "rev-parse", "main") == config_commit  # claim and record: all on the tracker branch
+    item = tracker.loads(git(origin, "show", f"{OWN}:{TRACKER}") + "\n").items[0]
+    assert item.status == "review"
+    # The wave branch started from main, without the tracker branch's bookkeeping.
+    assert git(origin, "merge-base", f"wavegit/{wave['wave_id']}", OWN) == config_commit
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "merge", "-q", "--no-ff", "-m", "merge the wave", f"origin/wavegit/{wave['wave_id']}")
+    git(clone, "push", "-q", "origin", "main")
+    synced = wavegit(clone, "sync")
+    assert synced.returncode == 0 and f"published to origin/{OWN}" in synced.stdout, synced
+    assert tracker.loads(git(origin, "show", f"{OWN}:{TRACKER}") + "\n").items[0].status == "done"
+    assert git(origin, "ls-tree", "--name-only", "main", "--", ".wavegit/") == CONFIG

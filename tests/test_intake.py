@@ -16,6 +16,7 @@ from wavegit import intake, tracker
 from wavegit.github.api import Issue
 
 TRACKER = ".wavegit/tracker.yaml"
+BRANCH = "wavegit-tracker"  # where `wavegit init` puts the tracker in a repository with a remote
 
 
 def form_body(prompt: str = "Add a token bucket.", owns: str = "src/limiter.py\ntests/limiter/",
@@ -72,34 +73,34 @@ def gh(remote_repo: RemoteRepo) -> Iterator[Running]:
 
 
 def origin_items(remote: RemoteRepo) -> tuple[tracker.Item, ...]:
-    return tracker.loads(git(remote.origin, "show", f"main:{TRACKER}") + "\n").items
+    return tracker.loads(git(remote.origin, "show", f"{BRANCH}:{TRACKER}") + "\n").items
 
 
 def test_intake_takes_a_writers_issue_once_and_replies_once(remote_repo: RemoteRepo, gh: Running) -> None:
     filed = gh.fake.open_issue("Rate-limit logins", form_body(), ALICE, labels=("wavegit",))
-    before = git(remote_repo.origin, "rev-parse", "main")
+    before = git(remote_repo.origin, "rev-parse", BRANCH)
     first = wavegit(remote_repo.clone, "intake", env=github_env(gh))
     assert first.returncode == 0, first.stderr
-    assert git(remote_repo.origin, "rev-list", "--count", f"{before}..main") == "1"
+    assert git(remote_repo.origin, "rev-list", "--count", f"{before}..{BRANCH}") == "1"
     [item] = origin_items(remote_repo)
     assert (item.id, item.issue, item.owns) == (f"GH-{filed.number}", filed.number,
                                                 ("src/limiter.py", "tests/limiter/"))
     [reply] = gh.fake.issue_comments(filed.number)
     assert reply.body.startswith(intake.REPLY_MARKER) and f"backlog item `GH-{filed.number}`" in reply.body
-    head = git(remote_repo.origin, "rev-parse", "main")
+    head = git(remote_repo.origin, "rev-parse", BRANCH)
     again = wavegit(remote_repo.clone, "intake", env=github_env(gh))
     assert again.returncode == 0 and "nothing to take" in again.stdout
-    assert git(remote_repo.origin, "rev-parse", "main") == head
+    assert git(remote_repo.origin, "rev-parse", BRANCH) == head
     assert len(gh.fake.issue_comments(filed.number)) == 1
 
 
 def test_a_label_put_on_by_a_reader_takes_nothing_and_says_who(remote_repo: RemoteRepo, gh: Running) -> None:
     # Mallory may comment and label her own issue through the form, but has read access only.
     filed = gh.fake.open_issue("Run my code", form_body(), MALLORY, labels=("wavegit",))
-    before = git(remote_repo.origin, "rev-parse", "main")
+    before = git(remote_repo.origin, "rev-parse", BRANCH)
     result = wavegit(remote_repo.clone, "intake", env=github_env(gh))
     assert result.returncode == 0, result.stderr
-    assert git(remote_repo.origin, "rev-parse", "main") == before
+    assert git(remote_repo.origin, "rev-parse", BRANCH) == before
     [reply] = gh.fake.issue_comments(filed.number)
     assert "@mallory, who has `read` access" in reply.body
     # A writer's label later is what counts.

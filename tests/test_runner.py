@@ -91,13 +91,14 @@ def test_crash_by_signal_is_a_negative_exit_code_named_in_describe(tmp_path: Pat
 def test_wall_timeout_kills_a_busy_worker(tmp_path: Path) -> None:
     result = run(tmp_path, worker("hang"), timeout_s=0.4, idle_timeout_s=10)
     assert result.killed == "wall" and result.exit_code == -signal.SIGTERM
+    assert result.describe() == "timed out after 0.4 s (timeout_s)"
     assert 0.4 <= result.duration_s < 3
     assert "working" in result.tail(3)
 
 
 def test_idle_timeout_kills_a_silent_worker(tmp_path: Path) -> None:
     result = run(tmp_path, worker("silent"), timeout_s=10, idle_timeout_s=0.3)
-    assert result.killed == "idle" and result.describe() == "killed: no output for too long"
+    assert result.killed == "idle" and result.describe() == "killed: no output for 0.3 s (idle_timeout_s)"
     assert result.duration_s < 3
 
 

@@ -83,8 +83,26 @@ def test_a_branch_with_a_commit_not_in_main_is_kept_and_sync_says_which(tmp_path
         # The clone's own copy is at the tip the wave pushed, all of it in main.
         (f"wavegit/{W1}", "local"): ("delete", "its changes are in main: trailer")}
     assert branches(remote.origin) == [f"wavegit/{W1}"] and branches(remote.clone) == []
-    # Said again at every sync, and nothing else happens.
+    # Listed again by every sync's JSON, and nothing else happens.
     assert [c["action"] for c in sync(remote.clone)] == ["keep"]
+
+
+def test_a_kept_branch_is_said_once_when_it_becomes_kept_and_again_when_its_tip_moves(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])  # the wave's PR was closed: back to todo
+    make_wave_branch(remote.clone, W1, ["A"])
+    keep = f"keep branch wavegit/{W1} on origin: 1 commit not in main"
+    first = wavegit(remote.clone, "sync")
+    assert first.returncode == 0 and keep in first.stdout, first
+    for _ in range(2):
+        again = wavegit(remote.clone, "sync")
+        assert (again.returncode, again.stdout) == (0, "in sync: nothing to change\n")
+    dry = wavegit(remote.clone, "sync", "--dry-run")
+    assert keep not in dry.stdout
+    helper = remote.new_clone("helper")
+    git(helper, "checkout", "-q", f"wavegit/{W1}")
+    commit_files(helper, {"src/fix.txt": "fix\n"}, "a late fix", push_to=f"wavegit/{W1}")
+    moved = wavegit(remote.clone, "sync")
+    assert f"keep branch wavegit/{W1} on origin: 2 commits not in main" in moved.stdout, moved
 
 
 def test_an_abandoned_wave_keeps_its_branch_but_not_the_item_branches_it_holds(tmp_path: Path) -> None:

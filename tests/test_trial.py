@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 def project(tmp_path: Path) -> RemoteRepo:
     files = {name: (FIXTURE / name).read_text() for name in ("six.py", "test_six.py", "LICENSE")}
     remote = make_remote_repo(tmp_path, files)
-    ok(wavegit(remote.clone, "init"))
+    ok(wavegit(remote.clone, "init", "--tracker-branch", "main"))  # its config and tracker share main
     git(remote.clone, "pull", "-q", "--ff-only")
     config = {"worker": SCRIPTED, "concurrency": 2, "timeout_s": 120, "idle_timeout_s": 120, "attempts": 1}
     (remote.clone / ".wavegit" / "config.yaml").write_text(yaml.safe_dump(config))

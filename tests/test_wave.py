@@ -174,8 +174,10 @@ def test_an_item_set_back_to_todo_with_no_attempt_left_never_runs_again(tmp_path
 
 
 @pytest.mark.parametrize(("actions", "config", "expected_error", "killed"), [
-    (["busy 30", "run touch {finished}"], {"timeout_s": 0.6}, "worker killed: wall-clock timeout", "wall"),
-    (["sleep 30", "run touch {finished}"], {"idle_timeout_s": 0.4}, "worker killed: no output for too long",
+    (["busy 30", "run touch {finished}"], {"timeout_s": 0.6}, "worker timed out after 0.6 s (timeout_s)",
+     "wall"),
+    (["sleep 30", "run touch {finished}"], {"idle_timeout_s": 0.4},
+     "worker killed: no output for 0.4 s (idle_timeout_s)",
      "idle"),
     (["write src/a.txt ok", "crash"], {}, "worker killed by SIGKILL", None),
     (["write src/a.txt ok", "exit 3"], {}, "worker exited 3", None),

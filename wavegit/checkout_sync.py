@@ -1,9 +1,12 @@
-"""The store's one exception to "never touch the user's checkout".
+"""The store's one exception to "never touch the user's checkout", and ``wavegit pull``'s fast-forward.
 
 In a repository without a remote, a tracker commit moves the local branch itself. If that branch is
 checked out somewhere, its index and files would suddenly look like they revert the commit. So for each
 changed file that was clean there (index and file equal to the old blob, or both absent), the index
 entry and the file are brought up to date. A file with any local change is left exactly as it is.
+
+:func:`fast_forward` moves a local branch to the remote's commit the way ``git merge --ff-only`` would, and
+only then: never over local commits the remote lacks, never in a checkout with uncommitted changes.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit import gitops
+from wavegit.errors import UsageError
+from wavegit.git import GitError
 from wavegit.repo import Repo
 
 
@@ -36,6 +41,50 @@ def prepare(repo: Repo, branch_ref: str, old: Mapping[str, str | None],
 def apply(sync: CheckoutSync) -> None:
     """Point the index entries at the new blobs and write (or delete) the files."""
     gitops.refresh_files(sync.worktree, sync.paths)
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """A local branch moved forward by :func:`fast_forward`."""
+
+    branch: str
+    old: str | None
+    """None: the branch was created."""
+    new: str
+    worktree: Path | None
+    """The checkout whose files followed (the branch is checked out there), if any."""
+
+
+def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forwarded | None:
+    """Move the local ``branch`` to ``commit`` (``upstream``'s, e.g. ``origin/wavegit-tracker``), creating it
+    when absent, and its checkout's files with it when it is checked out; None when it is there already.
+
+    Refused (UsageError naming the fix, nothing moved) when the branch has commits ``upstream`` lacks, or
+    when it is checked out in a work tree with uncommitted changes.
+    """
+    ref = f"refs/heads/{branch}"
+    old = gitops.resolve_commit(repo.root, ref)
+    if old == commit:
+        return None
+    if old is not None and not gitops.is_ancestor(repo.root, old, commit):
+        how = ("is ahead of" if gitops.is_ancestor(repo.root, commit, old) else "has diverged from")
+        raise UsageError(f"local branch {branch} {how} {upstream} (it has commits {upstream} does not): "
+                         f"push them, or rebase it onto {upstream} (git rebase {upstream} {branch}), "
+                         "then run wavegit pull again; nothing changed")
+    worktree = checked_out_at(repo, ref)
+    if worktree is None:
+        gitops.update_ref(repo.root, ref, commit, old or "", message=f"wavegit pull: from {upstream}")
+        return Forwarded(branch, old, commit, None)
+    if not gitops.is_clean(worktree):
+        raise UsageError(f"{worktree} has uncommitted changes and {branch} is checked out there: commit or "
+                         "stash them (git stash), then run wavegit pull again; nothing changed")
+    try:
+        gitops.fast_forward(worktree, commit)
+    except GitError as exc:  # an untracked file in the way: git names it
+        detail = " ".join(exc.stderr.split()) or str(exc)
+        raise UsageError(f"cannot fast-forward {branch} in {worktree}: {detail} (move the untracked files "
+                         "git names), then run wavegit pull again; nothing changed") from exc
+    return Forwarded(branch, old, commit, worktree)
 
 
 def checked_out_at(repo: Repo, branch_ref: str) -> Path | None:

@@ -142,7 +142,8 @@ class Config(NamedTuple):
     base_branch: Annotated[str, schema.key(
         "waves branch from here and pull requests target it", _ref_name)] = "main"
     tracker_branch: Annotated[str, schema.key(
-        "where tracker commits go (a separate branch suits a protected `main`)", _ref_name)] = "main"
+        "where tracker commits go; `wavegit init` with a remote writes `wavegit-tracker`, a branch of its "
+        "own (see *Where the tracker lives*)", _ref_name)] = "main"
     tracker_path: Annotated[str, schema.key(
         "the tracker file, relative to the repository root", _repo_path)] = TRACKER_PATH
     remote: Annotated[str, schema.key(

@@ -429,6 +429,18 @@ def refresh_files(worktree: Path, blobs: Mapping[str, str | None]) -> None:
             (worktree / path).unlink(missing_ok=True)
 
 
+def is_clean(worktree: Path) -> bool:
+    """Whether ``worktree`` has no staged or unstaged change to a tracked file (``git status --porcelain``;
+    untracked files do not count)."""
+    return git.out(["status", "--porcelain", "-z", "--untracked-files=no"], cwd=worktree) == ""
+
+
+def fast_forward(worktree: Path, commit: str) -> None:
+    """Fast-forward the branch checked out in ``worktree`` to ``commit``, index and files included
+    (``git merge --ff-only``); a GitError when that is no fast-forward or a file is in the way."""
+    git.run(["merge", "--ff-only", "--quiet", commit], cwd=worktree, env=C_LOCALE)
+
+
 class Worktree(NamedTuple):
     path: Path
     branch: str | None

@@ -69,6 +69,11 @@ class Repo(NamedTuple):
         """Each wave's event log, ``<wave>.jsonl``, written as the wave runs (``wavegit status`` reads it)."""
         return self.state_dir / "events"
 
+    @property
+    def kept_branches_file(self) -> Path:
+        """The branches ``sync`` keeps and has said so, to say it once (``wavegit.sync_branches``)."""
+        return self.state_dir / "kept-branches.json"
+
     def report_file(self, wave_id: str, suffix: str) -> Path:
         """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""
         return self.reports_dir / f"{wave_id}{suffix}"

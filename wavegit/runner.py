@@ -87,6 +87,8 @@ class ProcessResult:
     log_path: Path
     started_at: datetime
     finished_at: datetime
+    limit_s: float | None = None
+    """The limit that killed it (``timeout_s`` or ``idle_timeout_s``), for :meth:`describe`."""
 
     @property
     def ok(self) -> bool:
@@ -99,9 +101,9 @@ class ProcessResult:
         if self.killed == "cancelled":
             return "cancelled"
         if self.killed == "idle":
-            return "killed: no output for too long"
+            return f"killed: no output for {self.limit_s:g} s (idle_timeout_s)"
         if self.killed == "wall":
-            return "killed: wall-clock timeout"
+            return f"timed out after {self.limit_s:g} s (timeout_s)"
         assert self.exit_code is not None
         if self.exit_code < 0:
             return f"killed by {_signal_name(-self.exit_code)}"
@@ -395,7 +397,9 @@ def run_process(
             watch.close()
     if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:
         exit_code = _SIGNAL_EXIT_BASE - exit_code
-    return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now())
+    limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")
+    return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now(),
+                         limit)
 
 
 def _supervise(watch: _Watch, start: float, wall: float, idle: float, cancel: threading.Event | None,

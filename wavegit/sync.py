@@ -113,8 +113,8 @@ class SyncResult:
                 + [b.line() for b in self.branches if b.deleted])
 
     def notes(self) -> list[str]:
-        """What sync leaves as it is and why: the branches it keeps."""
-        return [b.line() for b in self.branches if not b.deleted]
+        """What sync leaves as it is and why: the branches it keeps (each once, when it becomes kept)."""
+        return [b.line() for b in self.branches if not b.deleted and not b.told]
 
     def to_json(self) -> list[dict[str, object]]:
         repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
@@ -410,7 +410,8 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
     if not config.keep_branches:
         unsettled = {item.wave for item in loaded.items if item.wave and new_status.get(item.id, item.status)
                      in (Status.IN_PROGRESS, Status.REVIEW)}
-        result.branches = sync_branches.clean(facts.refs.branches(), unsettled, dry_run=dry_run)
+        result.branches = sync_branches.clean(facts.refs.branches(), unsettled, dry_run=dry_run,
+                                              told_file=repo.kept_branches_file)
     if github is not None and result.commit is not None:
         result.errors = update_comments(github, result.items)
     return result

@@ -8,12 +8,18 @@ wave branch by patch id. A branch with any other commit is kept, and sync says s
 work that is not in the base branch. A remote branch is deleted only at the tip sync saw (a lease), a local
 one only at its tip and when no work tree has it checked out. (Local item branches are scratch, pruned with
 the worktrees of waves no longer in flight: see :func:`wavegit.sync.prune`.)
+
+A kept branch is said once, when it becomes kept (or its tip moves): the branches told of are remembered in
+this clone's state folder (``Repo.kept_branches_file``), and a later sync marks them ``told`` (its
+``--json`` still lists them). Losing that file only repeats the note.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wavegit import gitops, worktree
@@ -30,6 +36,9 @@ class BranchFate:
     wave: str
     deleted: bool
     reason: str
+    tip: str = ""
+    told: bool = False
+    """A kept branch an earlier sync already said it keeps, at this tip."""
 
     def line(self) -> str:
         place = "here" if self.where == "local" else f"on {self.where}"
@@ -78,8 +87,40 @@ class Branches:
         return set(self.remote_waves) | set(self.remote_items) | set(self.local_waves)
 
 
-def clean(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> list[BranchFate]:
-    """Delete (on a dry run: judge) the branches of the waves not ``in_flight``; one fate per branch."""
+def clean(branches: Branches, in_flight: Collection[str], *, dry_run: bool,
+          told_file: Path | None = None) -> list[BranchFate]:
+    """Delete (on a dry run: judge) the branches of the waves not ``in_flight``; one fate per branch, a kept
+    one marked ``told`` when ``told_file`` lists it (a real run then writes the kept ones there)."""
+    fates = _decide(branches, in_flight, dry_run=dry_run)
+    if told_file is None:
+        return fates
+    told = _read_told(told_file)
+    fates = [replace(f, told=_key(f) in told) if not f.deleted else f for f in fates]
+    if not dry_run:
+        _write_told(told_file, sorted(_key(f) for f in fates if not f.deleted))
+    return fates
+
+
+def _key(fate: BranchFate) -> str:
+    return f"{fate.where} {fate.branch} {fate.tip}"
+
+
+def _read_told(path: Path) -> set[str]:
+    try:
+        told = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {key for key in told if isinstance(key, str)} if isinstance(told, list) else set()
+
+
+def _write_told(path: Path, keys: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    scratch.write_text(json.dumps(keys), encoding="utf-8")
+    scratch.replace(path)
+
+
+def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> list[BranchFate]:
     checked_out = {wt.branch: wt.path for wt in gitops.worktrees(branches.root) if wt.branch}
     judged: list[tuple[Candidate, BranchFate]] = []
     for candidate in branches.candidates(branches.waves() - set(in_flight)):
@@ -108,7 +149,7 @@ def clean(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> l
 
 
 def _kept(fate: BranchFate, reason: str) -> BranchFate:
-    return BranchFate(fate.branch, fate.where, fate.wave, False, reason)
+    return replace(fate, deleted=False, reason=reason)
 
 
 def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
@@ -123,8 +164,8 @@ def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
     if left:
         shas = ", ".join(c.sha[:12] for c in left[:3]) + (", ..." if len(left) > 3 else "")
         noun = "commit" if len(left) == 1 else "commits"
-        return BranchFate(candidate.branch, where, candidate.wave, False,
-                          f"{len(left)} {noun} not in {base} ({shas}); wavegit never deletes unmerged work")
+        reason = f"{len(left)} {noun} not in {base} ({shas}); wavegit never deletes unmerged work"
+        return BranchFate(candidate.branch, where, candidate.wave, False, reason, tip)
     rules = sorted({merged.rule for merged in found if merged is not None})
     if not commits:
         reason = f"merged into {base}"
@@ -132,7 +173,7 @@ def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
         reason = f"its commits are in {base} or on {worktree.wave_branch(candidate.wave)}"
     else:
         reason = f"its changes are in {base}: {', '.join(rules)}"
-    return BranchFate(candidate.branch, where, candidate.wave, True, reason)
+    return BranchFate(candidate.branch, where, candidate.wave, True, reason, tip)
 
 
 def _wave_patch_ids(merges: WaveMerges) -> set[str]:

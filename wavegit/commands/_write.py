@@ -20,7 +20,8 @@ PUSH_HELP = ("publish to the remote's tracker branch; this is what happens anywa
              "(the push is the compare-and-swap), and an error (exit 2) when it does not")
 LOCAL_NOTE = ("Without the remote, the commit goes on the local tracker branch; if that branch is checked "
               "out and the changed files are clean there, they are updated too so `git status` stays clean "
-              "(the only time wavegit writes to your checkout).")
+              "(besides `wavegit pull` and init's fast-forward of a clean base branch, the only time wavegit "
+              "writes to your checkout).")
 DEADLINE_HELP = "give up after this many seconds of lost compare-and-swap races (exit 4); default %(default)s"
 
 
@@ -45,4 +46,10 @@ def landed(result: MutationResult, store: GitStore) -> str:
     """Where a write landed, for the one-line summary (mentions retries when there were any)."""
     assert result.commit is not None
     retries = f" after {result.attempts} attempts" if result.attempts > 1 else ""
-    return f"commit {result.commit[:12]} on {store.target}{retries}"
+    return f"commit {result.commit[:12]} {published(store)}{retries}"
+
+
+def published(store: GitStore) -> str:
+    """``published to origin/wavegit-tracker``, or ``on main`` for a local-only commit: where a tracker commit
+    went, which with the tracker on its own branch is not the branch checked out."""
+    return f"published to {store.target}" if store.remote else f"on {store.target}"

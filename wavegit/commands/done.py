@@ -1,7 +1,9 @@
 """``wavegit done ID [--merge-sha SHA]``: mark an item done by hand (its change is in the base branch).
 
 One compare-and-swap commit with a ``Wavegit-Op: done ID`` trailer; an item done already is exit 0 with
-nothing written. An item in progress is refused (its wave's scheduler may still record it).
+nothing written. An item in progress is refused (its wave's scheduler may still record it). ``--merge-sha``
+must name a commit of the base branch (``<remote>/<base_branch>``, fetched, or the local branch without the
+remote); it is recorded in full. Anything else is exit 2 with nothing written.
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 import argparse
 import re
 
-from wavegit import lifecycle
+from wavegit import gitops, lifecycle
+from wavegit.commands._context import Context
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+from wavegit.commands._write import open_target
 from wavegit.errors import UsageError
 
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
@@ -26,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     merge_sha = None if args.merge_sha is None else str(args.merge_sha).strip().lower()
     if merge_sha is not None and not _SHA_RE.match(merge_sha):
         raise UsageError(f"--merge-sha {args.merge_sha!r}: must be a hexadecimal commit SHA (7 to 64 digits)")
+    context = open_target(args)
+    if merge_sha is not None:
+        merge_sha = _on_base(context, merge_sha)
 
     def decide(read: Read) -> Outcome:
         item = read.item(args.id)
@@ -35,4 +42,18 @@ def run(args: argparse.Namespace) -> int:
             return Outcome(None, f"{item.id} is already done{sha}")
         return read.change(item, update, f" (merge_sha {merge_sha})" if merge_sha else "")
 
-    return run_op(args, Op("done", args.id), decide)
+    return run_op(args, Op("done", args.id), decide, context)
+
+
+def _on_base(context: Context, sha: str) -> str:
+    """The full SHA of the commit ``sha`` names, which must be on the base branch."""
+    root, config = context.repo.root, context.config
+    ref, where = context.repo.branch_ref(config.remote, config.base_branch)
+    commit = gitops.resolve_commit(root, sha)
+    if commit is None:
+        raise UsageError(f"--merge-sha {sha}: no such commit in this repository (fetch it first, or check "
+                         "the SHA); nothing written")
+    if not gitops.is_ancestor(root, commit, ref):
+        raise UsageError(f"--merge-sha {sha}: commit {commit[:12]} is not on {where} (the base branch): give "
+                         "the commit that brought the change there; nothing written")
+    return commit

@@ -1,9 +1,10 @@
-"""``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]``:
-change what an item asks for.
+"""``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]
+[--title TEXT] [--depends-on [ID...]]``: change what an item asks for.
 
-Each option is checked as ``add`` checks it, naming the option. An item in flight is refused (its worker
-has its prompt; its ownership is held). One compare-and-swap commit with a ``Wavegit-Op: edit ID`` trailer;
-values equal to the item's are exit 0 with nothing written.
+Each option is checked as ``add`` checks it, naming the option; ``--depends-on`` replaces the list (given no
+ids, it empties it) and must name other items of the tracker without making a cycle. An item in flight is
+refused (its worker has its prompt; its ownership is held). One compare-and-swap commit with a
+``Wavegit-Op: edit ID`` trailer; values equal to the item's are exit 0 with nothing written.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import argparse
 
 from wavegit import lifecycle, schema, tracker
-from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op, suggest
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
-from wavegit.errors import UsageError
+from wavegit.errors import UsageError, ValidationError
 from wavegit.ownership.patterns import PatternError, normalize
 
 
@@ -24,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="files, directories (dir/) or globs the item may change (replaces the list)")
     parser.add_argument("--test", metavar="CMD", help="command run in the item's worktree; exit 0 = verified")
     parser.add_argument("--priority", choices=tracker.PRIORITIES)
+    parser.add_argument("--title", metavar="TEXT", help="a short name (empty: none)")
+    parser.add_argument("--depends-on", nargs="*", metavar="ID",
+                        help="the items it waits for (replaces the list; no ids: none)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,12 +36,19 @@ def run(args: argparse.Namespace) -> int:
     def decide(read: Read) -> Outcome:
         item = read.item(args.id)
         lifecycle.check_editable(item)
+        _check_dependencies(read, item.id, wanted.get("depends_on", ()))
         changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
         if not changed:
             return Outcome(None, f"{item.id} already has these values")
-        fields: dict[str, object | None] = {name: list(value) if isinstance(value, tuple) else value
+        # An empty title or dependency list is no key at all, as `add` writes it.
+        fields: dict[str, object | None] = {name: (list(value) if isinstance(value, tuple) else value) or None
                                             for name, value in changed.items()}
         text = tracker.set_fields(read.text, item.id, {**fields, "updated_at": read.at})
+        if "depends_on" in changed:
+            try:
+                tracker.loads(text, read.store.config.tracker_path)
+            except ValidationError as exc:
+                raise UsageError(f"--depends-on: {exc.problems[0].message}; nothing written") from exc
         return Outcome(text, f"{item.id}: edited {', '.join(changed)}")
 
     return run_op(args, Op("edit", args.id), decide)
@@ -58,11 +69,27 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         wanted["test"] = str(args.test)
     if args.priority is not None:
         wanted["priority"] = str(args.priority)
+    if args.title is not None:
+        wanted["title"] = " ".join(str(args.title).split())
+    if args.depends_on is not None:
+        wanted["depends_on"] = tuple(dict.fromkeys(str(dep) for dep in args.depends_on))
     if not wanted:
-        raise UsageError("nothing to edit: give --prompt, --owns, --test or --priority")
+        raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority, --title or "
+                         "--depends-on")
     for name, value in wanted.items():
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None
         if complaint:
-            raise UsageError(f"--{name}: '{name}' {complaint}")
+            raise UsageError(f"--{name.replace('_', '-')}: '{name}' {complaint}")
     return wanted
+
+
+def _check_dependencies(read: Read, item_id: str, depends_on: schema.Value) -> None:
+    """Each of ``depends_on`` names another item of the tracker read (the nearest id suggested if not)."""
+    known = [other.id for other in read.loaded.items]
+    for dep in depends_on if isinstance(depends_on, tuple) else ():
+        if dep == item_id:
+            raise UsageError(f"--depends-on: {item_id} cannot depend on itself")
+        if read.loaded.get(dep) is None:
+            raise UsageError(f"--depends-on: no item {dep} in {read.store.config.tracker_path} on "
+                             f"{read.store.target}{suggest(dep, known)}")

@@ -10,6 +10,7 @@ import argparse
 
 from wavegit import halt
 from wavegit.commands._context import Context
+from wavegit.commands._write import published
 from wavegit.errors import UsageError
 
 
@@ -31,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
         hint = "" if args.force else "; --force replaces it"
         print(f"already {halt.describe(current)}; the first notice stands{hint}; nothing written")
         return 0
-    print(f"halted: {reason} (commit {result.commit[:12]})")
+    print(f"halted: {reason} (commit {result.commit[:12]} {published(context.store)})")
     return 0

@@ -6,6 +6,7 @@ import argparse
 
 from wavegit import halt
 from wavegit.commands._context import Context
+from wavegit.commands._write import published
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,6 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = halt.resume(Context.open(args).store)
-    print(f"resumed (commit {result.commit[:12]})" if result.commit else "not halted; nothing to do")
+    store = Context.open(args).store
+    result = halt.resume(store)
+    print(f"resumed (commit {result.commit[:12]} {published(store)})" if result.commit else
+          "not halted; nothing to do")
     return 0

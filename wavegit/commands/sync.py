@@ -15,6 +15,7 @@ import sys
 
 from wavegit import sync
 from wavegit.commands._context import Context
+from wavegit.commands._write import published
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
 from wavegit.github import api
 from wavegit.github.client import connect
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         if not lines:
             print("in sync: nothing to change")
         elif result.commit:
-            print(f"tracker commit {result.commit[:12]}")
+            print(f"tracker commit {result.commit[:12]} {published(context.store)}")
         for note in result.notes():
             print(note)
     for error in result.errors:

@@ -146,7 +146,7 @@ class Demo:
         self.git("push", "-q", "-u", "origin", "main")
 
     def init_backlog(self) -> None:
-        self.say(self.wavegit("init").rstrip("\n"))
+        self.say(self.wavegit("init", "--tracker-branch", "main").rstrip("\n"))
         self.git("pull", "-q", "--ff-only")
         text = tracker.initial_text()
         for item in ITEMS:

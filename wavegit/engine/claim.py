@@ -12,7 +12,7 @@ from wavegit import budget, gitops, halt, lifecycle, report, tracker, worktree
 from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
-from wavegit.select import Plan, select
+from wavegit.select import Plan, Skip, select
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
 
 
@@ -58,6 +58,8 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     repaired = tuple(worktree.repair_half_made(repo))
     at = report.utc_timestamp(now)
     chosen: list[tuple[Plan, tuple[str, ...]]] = []
+    tried: list[tuple[str, ...]] = []
+    """What each try selected: the first is what this scheduler saw before any race."""
     checked: list[tuple[float, float]] = []
 
     def guard(snapshot: Snapshot) -> None:
@@ -82,6 +84,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         if check is not None:
             check(snapshot, plan)
         chosen[:] = [(plan, tuple(updates))]
+        tried.append(plan.selected)
         updates.update((item_id, lifecycle.claim(wave_id, at)) for item_id in plan.selected)
         if not updates:
             return None
@@ -99,8 +102,19 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     plan, exhausted = chosen[0]
     loaded = load_tracker(result.snapshot, repo, config)
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
+    plan = _with_lost(plan, tried[0], loaded)
     return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at,
                  repaired, exhausted)
+
+
+def _with_lost(plan: Plan, first_selected: tuple[str, ...], loaded: tracker.Tracker) -> Plan:
+    """``plan`` with a skip reason for each item its first try selected that another scheduler claimed while
+    this claim was being written (a lost race leaves it neither selected nor skipped as not ready)."""
+    said = set(plan.selected) | {skip.id for skip in plan.skipped}
+    lost = tuple(Skip(item.id, f"lost the claim race: another scheduler claimed it first ({item.status}"
+                               + (f" in wave {item.wave})" if item.wave else ")"))
+                 for item in loaded.items if item.id in first_selected and item.id not in said)
+    return plan._replace(skipped=plan.skipped + lost) if lost else plan
 
 
 def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
