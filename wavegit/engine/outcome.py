@@ -70,7 +70,8 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
     tail_of = tail_source(last) if last else None
     status = item_update(run, run.item, config, utc_now()).status
     return report.ItemReport(
-        id=run.item.id, status=status.value, verified=run.verified, attempts=len(run.attempts),
+        id=run.item.id, title=escape(run.item.title), status=status.value, verified=run.verified,
+        attempts=len(run.attempts),
         exit_code=last.exit_code if last else None, test_exit=last.test_exit if last else None,
         duration_s=round(duration, 3), files_changed=[escape(p) for p in last.files_changed] if last else [],
         ownership_violations=[escape(p) for p in last.violations] if last else [],
