@@ -165,7 +165,7 @@ class WaveReport:
     ceiling_reason: str | None = None
     """Which cost ceiling stopped or was passed by the wave, with the amounts."""
     error: str | None = None
-    """The first error that stopped or spoiled the wave (one line), else null."""
+    """The first error that stopped or spoiled the wave (its message), else null."""
     exit_code: int = 0
     """The exit code of ``wavegit run`` for this wave."""
     omitted: Omitted = field(default_factory=Omitted)
