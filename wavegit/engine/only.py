@@ -29,20 +29,14 @@ def planner(only: tuple[str, ...]) -> Planner:
 
     def plan(loaded: tracker.Tracker, max_items: int, tracker_sha: str) -> Plan:
         by_id = {item.id: item for item in loaded.items}
-        problems: list[str] = []
-        for item_id in only:
-            item = by_id.get(item_id)
-            if item is None:
-                problems.append(f"--only {item_id}: no such item in the tracker")
-            elif item.status != Status.TODO.value:
-                problems.append(f"--only {item_id}: not ready (status {item.status})")
         wanted = set(only)
         narrowed = tracker.Tracker(loaded.version, tuple(
             item if item.id in wanted or item.status != Status.TODO.value else replace(item, problems=_HIDDEN)
             for item in loaded.items))
         chosen = select(narrowed, max(max_items, len(only)), tracker_sha)
         reasons = {skip.id: skip.reason for skip in chosen.skipped}
-        problems += [_problem(item_id, reasons[item_id]) for item_id in only if item_id in reasons]
+        problems = [f"--only {item_id}: {_problem(by_id.get(item_id), reasons.get(item_id))}"
+                    for item_id in only if item_id not in chosen.selected]
         if problems:
             count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
             raise UsageError("\n".join([f"--only: {count}; nothing was claimed", *problems]))
@@ -51,9 +45,14 @@ def planner(only: tuple[str, ...]) -> Planner:
     return plan
 
 
-def _problem(item_id: str, reason: str) -> str:
+def _problem(item: tracker.Item | None, reason: str | None) -> str:
+    """Why the planner did not take a named item: it does not exist, is not ``todo``, or ``reason``."""
+    if item is None:
+        return "no such item in the tracker"
+    if item.status != Status.TODO.value or reason is None:
+        return f"not ready (status {item.status})"
     if reason.startswith("in flight: "):
-        return f"--only {item_id}: overlaps {reason.removeprefix('in flight: ')}, which is in flight"
+        return f"overlaps {reason.removeprefix('in flight: ')}, which is in flight"
     if reason.startswith("overlaps "):
-        return f"--only {item_id}: {reason} (also named by --only; run them in separate waves)"
-    return f"--only {item_id}: not ready ({reason})"
+        return f"{reason} (also named by --only; run them in separate waves)"
+    return f"not ready ({reason})"
