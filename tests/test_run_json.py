@@ -62,24 +62,18 @@ def test_bad_input_before_the_claim_is_a_preflight_report_with_the_error_and_exi
     assert untouched(remote.origin, remote.clone) == before
 
 
-def test_a_bad_config_is_a_preflight_report_naming_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("path", "text", "where"), [
+    (".wavegit/config.yaml", "concurrency: many\n", ".wavegit/config.yaml:1:"),
+    (".wavegit/tracker.yaml", "version: 1\nitems: {not: a list}\n", ".wavegit/tracker.yaml:2:"),
+], ids=["config", "tracker"])
+def test_an_invalid_config_or_tracker_is_a_preflight_report_with_its_location(
+        tmp_path: Path, path: str, text: str, where: str) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
-    write_and_push(remote.clone, {".wavegit/config.yaml": "concurrency: many\n"}, "break the config")
-    before = untouched(remote.origin, remote.clone)
-    _, report = run_json(remote.clone)
-    _stopped(report, "preflight", 2)
-    assert "config.yaml:1:" in (report.error or "") and "concurrency" in (report.error or "")
-    assert untouched(remote.origin, remote.clone) == before
-
-
-def test_an_invalid_tracker_is_a_preflight_report_with_its_location(tmp_path: Path) -> None:
-    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
-    write_and_push(remote.clone, {".wavegit/tracker.yaml": "version: 1\nitems: {not: a list}\n"}, "break it")
+    write_and_push(remote.clone, {path: text}, "break it")
     before = untouched(remote.origin, remote.clone)
     result, report = run_json(remote.clone)
     _stopped(report, "preflight", 2)
-    assert (report.error or "").startswith(".wavegit/tracker.yaml:2:")
-    assert result.stderr.startswith(".wavegit/tracker.yaml:2:")
+    assert where in (report.error or "") and where in result.stderr
     assert untouched(remote.origin, remote.clone) == before
 
 

@@ -339,18 +339,23 @@ def _clipped(value: str) -> str:
     return value if len(value) <= SHOWN_TEXT else value[:SHOWN_TEXT - 1] + "…"
 
 
-def _summary(report: WaveReport) -> list[str]:
-    outcome = "✅ success" if report.success else "❌ failed"
+def facts(report: WaveReport) -> list[str]:
+    """The wave in a few facts (counts, head, branch, PR, cost), inert in Markdown and in HTML alike."""
     failed = len(report.items) - report.verified_count
-    facts = [f"{report.verified_count} of {len(report.items)} items verified", f"{failed} failed",
+    found = [f"{report.verified_count} of {len(report.items)} items verified", f"{failed} failed",
              f"{len(report.skipped)} skipped", f"head {_code((report.head_sha or 'none')[:12])}"]
     if report.branch:
-        facts.append(f"branch {_code(report.branch)}")
+        found.append(f"branch {_code(report.branch)}")
     if report.pr is not None:
-        facts.append(f"PR #{report.pr}")
+        found.append(f"PR #{report.pr}")
     if report.total_cost is not None:
-        facts.append(f"cost {_money(report.total_cost)}")
-    lines = [f"### wavegit wave {_code(report.wave_id)}: {outcome}", "", " · ".join(facts)]
+        found.append(f"cost {_money(report.total_cost)}")
+    return found
+
+
+def _summary(report: WaveReport) -> list[str]:
+    outcome = "✅ success" if report.success else "❌ failed"
+    lines = [f"### wavegit wave {_code(report.wave_id)}: {outcome}", "", " · ".join(facts(report))]
     extra = []
     if report.wave_test.command:
         code = report.wave_test.exit_code

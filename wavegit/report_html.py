@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from wavegit import timeline
-from wavegit.report import ItemReport, WaveReport, reason
+from wavegit.report import ItemReport, WaveReport, facts, reason
 
 WIDTH = 960
 """The timeline's width in pixels; the labels take ``LABEL_WIDTH`` of it."""
@@ -78,18 +78,8 @@ _HEAD = ("item", "title", "status", "verified", "reason", "attempts", "duration"
 
 
 def _facts(report: WaveReport) -> list[str]:
-    facts = [f"{report.verified_count} of {len(report.items)} items verified",
-             f"{len(report.skipped)} skipped", f"phase {_e(report.phase)}", f"exit {report.exit_code}",
-             f"started {_e(report.started_at)}", f"finished {_e(report.finished_at or '—')}"]
-    if report.branch:
-        facts.append(f"branch <code>{_e(report.branch)}</code>")
-    if report.head_sha:
-        facts.append(f"head <code>{_e(report.head_sha[:12])}</code>")
-    if report.pr is not None:
-        facts.append(f"PR #{report.pr}")
-    if report.total_cost is not None:
-        facts.append(f"cost ${report.total_cost:.2f}")
-    return facts
+    return [*facts(report), f"phase {_e(report.phase)}", f"exit {report.exit_code}",
+            f"started {_e(report.started_at)}", f"finished {_e(report.finished_at or '—')}"]
 
 
 def to_html(report: WaveReport) -> str:
