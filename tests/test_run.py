@@ -120,15 +120,18 @@ def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_pa
     remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
                             idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=30)
+    stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted" in stderr
+    # --json: the report, even of an interrupted wave, stopped where it was.
+    report = WaveReport.from_json(stdout)
+    assert (report.phase, report.error, report.exit_code) == ("run", "the wave was interrupted", 130)
     released = origin_item(remote, "A")
     assert (released.status, released.attempts, released.wave) == ("todo", 0, None)
     assert worktrees(remote.clone) == [str(remote.clone)]

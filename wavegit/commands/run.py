@@ -5,7 +5,8 @@ Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when 
 or with ``--json`` the report JSON and nothing else, on every exit path: a wave that ended before its claim
 (bad config, tracker or preflight, halted, over budget, a lost claim) prints a report with no wave id, its
 ``phase``, ``error``, ``halt_reason`` or ``ceiling_reason`` and ``exit_code`` (``engine.outcome.stopped``);
-the message is on stderr as well. ``--only ID...`` runs exactly those items or nothing (``engine.only``).
+the message is on stderr as well. A wave interrupted after its claim (SIGTERM, Ctrl-C) prints its report
+and exits 130. ``--only ID...`` runs exactly those items or nothing (``engine.only``).
 With GITHUB_TOKEN and GITHUB_REPOSITORY set, the pushed wave gets its pull request and report comment
 (``wavegit.github.publish``).
 """
@@ -20,9 +21,9 @@ from types import FrameType
 
 from wavegit.commands._context import Context
 from wavegit.engine.outcome import WaveOutcome, stopped
-from wavegit.engine.pipeline import WaveOptions, run_wave
+from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
 from wavegit.engine.records import utc_now
-from wavegit.errors import UsageError, ValidationError, WavegitError
+from wavegit.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
 from wavegit.github import publish
 from wavegit.progress import Progress, inert
 from wavegit.repo import Repo
@@ -79,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
         # Said on stderr as the CLI would, and as a report on stdout for whoever parses it.
         print(exc if isinstance(exc, ValidationError) else f"wavegit run: {exc}", file=sys.stderr)
         outcome = stopped(exc, started)
+    except Interrupted as exc:
+        if not args.json or exc.report is None:
+            raise
+        print("wavegit run: interrupted", file=sys.stderr)
+        outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
     if args.json:
         print(outcome.report.to_json())
         return outcome.exit_code

@@ -91,11 +91,13 @@ class WaveOptions:
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM, once the wave has settled what it could; ``settled``: its claims were recorded."""
+    """Ctrl-C or SIGTERM, once the wave has settled what it could; ``settled``: its claims were recorded;
+    ``report``: the wave's, as written."""
 
-    def __init__(self, settled: bool) -> None:
+    def __init__(self, settled: bool, report: report.WaveReport | None = None) -> None:
         super().__init__()
         self.settled = settled
+        self.report = report
 
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
@@ -266,7 +268,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         # Its end is logged and, once its claims are recorded, its lock removed: `status` must not show a
         # wave stopped this way as running, or as killed.
         log.finished(EXIT_INTERRUPTED, False)
-        raise Interrupted(rep.tracker_updated or not rep.items)
+        raise Interrupted(rep.tracker_updated or not rep.items, rep)
     log.finished(code, rep.success)
     return WaveOutcome(rep, code)
 
