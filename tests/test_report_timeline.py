@@ -140,6 +140,19 @@ def _parsed(page: str) -> _Elements:
     return parser
 
 
+def test_the_page_of_a_report_with_hostile_ids_titles_and_notes_has_only_its_own_tags() -> None:
+    report = _report([ItemReport(id=HOSTILE, title=HOSTILE, status="todo", attempts=1, error=HOSTILE,
+                                 log_tail=HOSTILE, attempt_records=[_record(1, "2026-01-01T10:00:00Z",
+                                                                            "2026-01-01T10:00:05Z")])])
+    report.notes.append(HOSTILE)
+    report.error = report.halt_reason = HOSTILE
+    parsed = _parsed(to_html(report))
+    assert {tag for tag, _ in parsed.tags} <= {"html", "head", "meta", "title", "style", "body", "h1", "h2",
+                                              "p", "code", "span", "strong", "svg", "text", "rect", "table",
+                                              "tr", "th", "td", "ul", "li", "details", "summary", "pre"}
+    assert "".join(parsed.text).count("alert(1)") >= 6
+
+
 def test_report_html_writes_a_self_contained_page_with_an_svg_bar_per_attempt(tmp_path: Path) -> None:
     hostile_path = "src/<img_src=http:x_onerror=alert(1)>.txt"
     title = HOSTILE + ' <a href="http://evil">x</a>'
