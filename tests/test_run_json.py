@@ -1,5 +1,6 @@
 """``wavegit run --json`` prints one report on every exit path: stdout is that JSON and nothing else, with
-``phase``, ``halt_reason``, ``ceiling_reason``, ``error`` and ``exit_code``."""
+``phase``, ``halt_reason``, ``ceiling_reason``, ``error`` and ``exit_code``; stderr says only what went wrong.
+"""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ def run_json(clone: Path, *args: str, env: dict[str, str] | None = None) -> tupl
     return result, report
 
 
-def test_a_successful_wave_is_phase_done_exit_0_with_progress_on_stderr_only(tmp_path: Path) -> None:
+def test_a_successful_wave_is_phase_done_exit_0_and_stderr_stays_empty(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
     result, report = run_json(remote.clone)
     assert (result.returncode, report.phase, report.error, report.success) == (0, "done", None, True)
     assert (report.halt_reason, report.ceiling_reason) == (None, None)
-    assert "A verified" in result.stderr and "A verified" not in result.stdout
+    assert result.stderr == ""  # no progress lines: stderr says only what went wrong
 
 
 def test_a_failed_item_is_phase_done_exit_1(tmp_path: Path) -> None:

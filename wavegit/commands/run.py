@@ -1,8 +1,9 @@
 """``wavegit run [--max-items N | --only ID...] [--json] [--no-push]``: claim a wave, run it, record, report.
 
 Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when halted or over budget,
-4 when a compare-and-swap race was lost for good. The progress goes to stderr; stdout gets a short summary,
-or with ``--json`` the report JSON and nothing else, on every exit path: a wave that ended before its claim
+4 when a compare-and-swap race was lost for good. The progress goes to stderr and a short summary to stdout;
+with ``--json``, stdout gets the report JSON and nothing else, on every exit path, and stderr only what went
+wrong: a wave that ended before its claim
 (bad config, tracker or preflight, halted, over budget, a lost claim) prints a report with no wave id, its
 ``phase``, ``error``, ``halt_reason`` or ``ceiling_reason`` and ``exit_code`` (``engine.outcome.stopped``);
 the message is on stderr as well. A wave interrupted after its claim (SIGTERM, Ctrl-C) prints its report
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", nargs="+", metavar="ID",
                         help="run exactly these items now (still disjoint, still claimed first), or nothing")
     parser.add_argument("--json", action="store_true",
-                        help="print the report JSON on stdout, whatever the exit (progress on stderr)")
+                        help="print the report JSON on stdout, whatever the exit (no progress lines)")
     parser.add_argument("--no-push", action="store_true", help="keep the wave branch in this repository")
 
 
@@ -109,10 +111,14 @@ def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
     repo, config, store, source = context.repo, context.config, context.store, context.config_source
     delivery = publish.delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
+    options = WaveOptions(push=not args.no_push, config_source=source, only=only)
+    if args.json:
+        # No progress lines: stderr then carries only what went wrong (the Action annotates every line).
+        return run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
+                        options=options), repo
     with Progress() as progress:
         outcome = run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
-                           options=WaveOptions(push=not args.no_push, events=progress, config_source=source,
-                                               only=only))
+                           options=replace(options, events=progress))
     return outcome, repo
 
 
