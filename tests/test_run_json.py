@@ -134,3 +134,31 @@ def test_a_claim_that_loses_its_compare_and_swap_is_a_claim_report_with_exit_4(t
     _stopped(report, "claim", 4)
     assert "lost the compare-and-swap race" in (report.error or "") and "main.lock" in (report.error or "")
     assert untouched(remote.origin, remote.clone) == before
+
+
+def _pre_receive(origin: Path, script: str) -> None:
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\n" + script)
+    hook.chmod(0o755)
+
+
+def test_a_wave_branch_the_remote_refuses_ends_in_phase_collect_with_the_error(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    _pre_receive(remote.origin, 'while read old new ref; do case "$ref" in refs/heads/wavegit/*) '
+                                'echo "no wave branches here" >&2; exit 1;; esac; done\n')
+    result, report = run_json(remote.clone)
+    assert (result.returncode, report.phase, report.tracker_updated) == (1, "collect", True)
+    assert "push" in (report.error or "") and "no wave branches here" in (report.error or "")
+
+
+def test_a_record_the_remote_refuses_ends_in_phase_record_with_the_error(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    # The claim lands; every later update of main (the record) is refused.
+    mark = tmp_path / "claimed"
+    _pre_receive(remote.origin, f'while read old new ref; do if [ "$ref" = refs/heads/main ]; then '
+                                f'if [ -e {mark} ]; then echo "main is frozen" >&2; exit 1; fi; '
+                                f'touch {mark}; fi; done\n')
+    result, report = run_json(remote.clone)
+    assert (result.returncode, report.phase, report.tracker_updated) == (1, "record", False)
+    assert (report.error or "").startswith("the tracker update did not land")
+    assert "main is frozen" in (report.error or "")
