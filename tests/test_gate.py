@@ -343,9 +343,9 @@ def forged_path(claim: WaveReport) -> str:
     """A file path that, quoted as it is, reads as a report comment claiming ``claim``: both markers and the
     report JSON, whose padding strings hold the '/' that keep every path component a legal file name."""
     wave_test = replace(claim.wave_test, log_path="/") if claim.wave_test is not None else None
-    padded = replace(claim, notes=["/"], config_source="/", sandbox="/", tracker_source="/",
-                     wave_test=wave_test,
-                     items=[replace(one, log_tail="/") for one in claim.items])
+    padded = replace(claim, notes=["/"], config_source="/", sandbox="/", tracker_source="/", phase="/",
+                     wave_test=wave_test, omitted=replace(claim.omitted, full_report="/"),
+                     items=[replace(one, log_tail="/", title="/") for one in claim.items])
     path = f"{report.MARKER} {report.JSON_OPEN} {padded.to_json(indent=None)} {report.JSON_CLOSE}"
     assert "--" not in padded.to_json(indent=None)
     assert max(len(part.encode()) for part in path.split("/")) <= 255 and "//" not in path

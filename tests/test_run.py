@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT, git, make_remote_repo, wavegit
-from tests.helpers.wave import branches, item, make_wave_repo, origin_item, worktrees
+from tests.helpers.wave import branches, item, make_wave_repo, origin_item, untouched, worktrees
 from wavegit.report import WaveReport
 
 
@@ -120,15 +120,18 @@ def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_pa
     remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
                             idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=30)
+    stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted" in stderr
+    # --json: the report, even of an interrupted wave, stopped where it was.
+    report = WaveReport.from_json(stdout)
+    assert (report.phase, report.error, report.exit_code) == ("run", "the wave was interrupted", 130)
     released = origin_item(remote, "A")
     assert (released.status, released.attempts, released.wave) == ("todo", 0, None)
     assert worktrees(remote.clone) == [str(remote.clone)]
@@ -139,23 +142,16 @@ def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_pa
     assert list((remote.clone / ".git" / "wavegit" / "locks").iterdir()) == []
 
 
-def _untouched(remote_origin: Path, clone: Path) -> tuple[str, str, str]:
-    """What a run that writes nothing leaves as it was: origin's branches, the clone's branches, its log."""
-    return (git(remote_origin, "for-each-ref", "--format=%(refname) %(objectname)"),
-            git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/"),
-            git(clone, "log", "--oneline", "-1", "origin/main"))
-
-
 def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
                             worker="claude-that-is-not-installed -p")
-    before = _untouched(remote.origin, remote.clone)
+    before = untouched(remote.origin, remote.clone)
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
         "wavegit run: worker 'claude-that-is-not-installed -p': 'claude-that-is-not-installed' is not on "
         "PATH; install it, or set `worker` in .wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
-    assert _untouched(remote.origin, remote.clone) == before
+    assert untouched(remote.origin, remote.clone) == before
 
 
 def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
@@ -165,31 +161,31 @@ def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_pa
     git_path = shutil.which("git")
     assert git_path is not None
     (bin_dir / "git").symlink_to(git_path)
-    before = _untouched(remote.origin, remote.clone)
+    before = untouched(remote.origin, remote.clone)
     result = wavegit(remote.clone, "run", env={"PATH": str(bin_dir)})
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "wavegit run: worker 'claude': 'claude' is not on PATH; install it, or set `worker` in "
         ".wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
-    assert _untouched(remote.origin, remote.clone) == before
+    assert untouched(remote.origin, remote.clone) == before
 
 
 def test_an_id_that_cannot_name_a_branch_is_exit_2_before_the_claim(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A.lock", ["write src/a.txt ok"], ["src/a.txt"])])
-    before = _untouched(remote.origin, remote.clone)
+    before = untouched(remote.origin, remote.clone)
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2
     # The tracker's own validation refuses it first, at its line.
     assert result.stderr.startswith(".wavegit/tracker.yaml:3:7: item A.lock: 'id' 'A.lock' must not end "
                                     "with '.lock' (git refuses it in a branch name)")
     assert len(result.stderr.splitlines()) == 1
-    assert _untouched(remote.origin, remote.clone) == before
+    assert untouched(remote.origin, remote.clone) == before
 
 
 def test_an_invalid_item_is_exit_2_located_at_its_line_on_the_tracker_branch(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
                                        item("B", ["write src/b.txt ok"], ["src/b.txt"], test="sh -c 'open")])
-    before = _untouched(remote.origin, remote.clone)
+    before = untouched(remote.origin, remote.clone)
     lines = git(remote.origin, "show", "main:.wavegit/tracker.yaml").splitlines()
     test_line = next(n for n, line in enumerate(lines, 1) if "sh -c" in line)
     result = wavegit(remote.clone, "run")
@@ -197,7 +193,7 @@ def test_an_invalid_item_is_exit_2_located_at_its_line_on_the_tracker_branch(tmp
     [problem] = result.stderr.splitlines()
     # The claim would have added lines above B's test: the line is the one in the file on the branch.
     assert problem.startswith(f".wavegit/tracker.yaml:{test_line}:") and "item B" in problem
-    assert _untouched(remote.origin, remote.clone) == before
+    assert untouched(remote.origin, remote.clone) == before
 
 
 def test_a_halt_landing_mid_wave_after_a_record_exits_1_by_its_results_never_3(
@@ -217,6 +213,7 @@ def test_a_halt_landing_mid_wave_after_a_record_exits_1_by_its_results_never_3(
     report = WaveReport.from_json(result.stdout)
     # It claimed, verified and recorded A: exit 1 (B never started), not 3, which means nothing claimed.
     assert (result.returncode, report.halted, report.tracker_updated) == (1, True, True), result.stderr
+    assert (report.phase, report.exit_code) == ("done", 1) and "freeze" in (report.halt_reason or "")
     assert [(i.id, i.verified) for i in report.items] == [("A", True), ("B", False)]
     assert (origin_item(remote, "A").status, origin_item(remote, "B").status) == ("review", "todo")
     git(remote.clone, "fetch", "-q")

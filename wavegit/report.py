@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from wavegit import jsondecode
+from wavegit import jsondecode, timeline
 
 MARKER = "<!-- wavegit:report v1 -->"
 JSON_OPEN = "<!-- wavegit:report-json"
@@ -76,6 +76,8 @@ class AttemptRecord:
 @dataclass(kw_only=True)
 class ItemReport:
     id: str
+    title: str = ""
+    """The item's title in the tracker (may be empty)."""
     status: str
     verified: bool = False
     attempts: int = 0
@@ -155,6 +157,17 @@ class WaveReport:
     """The tracker the wave claimed from: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
     sandbox: str = ""
     """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
+    phase: str = "done"
+    """Where the wave ended: ``preflight``, ``claim``, ``run``, ``collect``, ``record`` (an error stopped it
+    there), or ``done`` (it ran to its end; nothing selected included)."""
+    halt_reason: str | None = None
+    """Why no (new) attempt started because of ``.wavegit/HALT``: who halted, when, why."""
+    ceiling_reason: str | None = None
+    """Which cost ceiling stopped or was passed by the wave, with the amounts."""
+    error: str | None = None
+    """The first error that stopped or spoiled the wave (its message), else null."""
+    exit_code: int = 0
+    """The exit code of ``wavegit run`` for this wave."""
     omitted: Omitted = field(default_factory=Omitted)
     """Set only in a report comment's shortened copy (:func:`to_markdown`)."""
     started_at: str = field(metadata=_TS)
@@ -252,6 +265,9 @@ def _compact(report: WaveReport, cap: int, keep_items: int | None = None) -> Wav
         omitted.clipped_strings += 1
         return value[:limit - 1] + "…"
 
+    def clip_optional(value: str | None) -> str | None:
+        return None if value is None else clip(value)
+
     def cut(values: list[str], item_id: str, counts: dict[str, int]) -> list[str]:
         if len(values) > cap:
             counts[item_id] = len(values) - cap
@@ -260,7 +276,8 @@ def _compact(report: WaveReport, cap: int, keep_items: int | None = None) -> Wav
     items = [dataclasses.replace(
         item, files_changed=cut(item.files_changed, item.id, omitted.files_changed),
         ownership_violations=cut(item.ownership_violations, item.id, omitted.ownership_violations),
-        error=None if item.error is None else clip(item.error), log_tail="", attempt_records=[])
+        title=clip(item.title), error=clip_optional(item.error), log_tail="",
+        attempt_records=[])
         for item in report.items[:keep_items]]
     skipped = [SkippedItem(id=s.id, reason=clip(s.reason)) for s in report.skipped[:cap]]
     notes = [clip(note) for note in report.notes[:cap]]
@@ -270,7 +287,8 @@ def _compact(report: WaveReport, cap: int, keep_items: int | None = None) -> Wav
     return dataclasses.replace(
         report, items=items, skipped=skipped, notes=notes, config_source=clip(report.config_source),
         wave_test=dataclasses.replace(report.wave_test, command=clip(report.wave_test.command)),
-        omitted=omitted)
+        error=clip_optional(report.error), halt_reason=clip_optional(report.halt_reason),
+        ceiling_reason=clip_optional(report.ceiling_reason), omitted=omitted)
 
 
 def _shortened(report: WaveReport, room: int) -> tuple[str, WaveReport]:
@@ -321,18 +339,23 @@ def _clipped(value: str) -> str:
     return value if len(value) <= SHOWN_TEXT else value[:SHOWN_TEXT - 1] + "…"
 
 
-def _summary(report: WaveReport) -> list[str]:
-    outcome = "✅ success" if report.success else "❌ failed"
+def facts(report: WaveReport) -> list[str]:
+    """The wave in a few facts (counts, head, branch, PR, cost), inert in Markdown and in HTML alike."""
     failed = len(report.items) - report.verified_count
-    facts = [f"{report.verified_count} of {len(report.items)} items verified", f"{failed} failed",
+    found = [f"{report.verified_count} of {len(report.items)} items verified", f"{failed} failed",
              f"{len(report.skipped)} skipped", f"head {_code((report.head_sha or 'none')[:12])}"]
     if report.branch:
-        facts.append(f"branch {_code(report.branch)}")
+        found.append(f"branch {_code(report.branch)}")
     if report.pr is not None:
-        facts.append(f"PR #{report.pr}")
+        found.append(f"PR #{report.pr}")
     if report.total_cost is not None:
-        facts.append(f"cost {_money(report.total_cost)}")
-    lines = [f"### wavegit wave {_code(report.wave_id)}: {outcome}", "", " · ".join(facts)]
+        found.append(f"cost {_money(report.total_cost)}")
+    return found
+
+
+def _summary(report: WaveReport) -> list[str]:
+    outcome = "✅ success" if report.success else "❌ failed"
+    lines = [f"### wavegit wave {_code(report.wave_id)}: {outcome}", "", " · ".join(facts(report))]
     extra = []
     if report.wave_test.command:
         code = report.wave_test.exit_code
@@ -354,7 +377,6 @@ def _summary(report: WaveReport) -> list[str]:
 _COLUMNS = ("item", "status", "verified", "reason", "attempts", "test exit", "duration", "files", "cost",
             "ownership violations")
 _TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
-_KILLED = {"wall": "timeout", "idle": "idle timeout", "cancelled": "cancelled"}
 
 
 def reason(item: ItemReport) -> str:
@@ -367,13 +389,8 @@ def reason(item: ItemReport) -> str:
         return "not started"
     if item.ownership_violations:
         return "violation"
-    if last is not None and last.killed:
-        return _KILLED.get(last.killed, last.killed)
-    if item.test_exit not in (None, 0):
-        return f"test exit {item.test_exit}"
-    if item.exit_code not in (None, 0):
-        return f"worker exit {item.exit_code}"
-    return "failed"
+    return timeline.failure(last.killed if last is not None else None, item.test_exit, item.exit_code)
+
 
 
 def _row(item: ItemReport) -> str:
@@ -401,16 +418,19 @@ def _fit(chunks: list[str], budget: int) -> tuple[list[str], int]:
     return taken, len(chunks) - len(taken)
 
 
+_TIMELINE_NOTE_ROOM = 80
+"""Room kept for the note counting the attempts the timeline leaves out."""
 _SLIM_NOTE = "The embedded report JSON leaves out log tails and attempt records to fit the size limit."
 
 
 def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
-    """The PR comment: marker, summary, item table, log tails, skipped items, embedded JSON.
+    """The PR comment: marker, summary, item table, timeline (a Mermaid gantt, :mod:`wavegit.timeline`),
+    log tails, skipped items, embedded JSON.
 
-    It always fits in ``max_chars``: over it, log tails are dropped first, then table rows and skipped
-    items (with a note). The embedded JSON is whole when it fits beside the summary; otherwise it is the
-    fullest shortened copy that does (:func:`_shortened`), and a note says what it leaves out and where
-    the whole report is.
+    It always fits in ``max_chars``: over it, log tails are dropped first, then the timeline's bars, then
+    table rows and skipped items (each with a note counting what is left out). The embedded JSON is whole
+    when it fits beside the summary; otherwise it is the fullest shortened copy that does
+    (:func:`_shortened`), and a note says what it leaves out and where the whole report is.
     """
     head = [MARKER, *_summary(report)]
     fixed = sum(len(line) + 1 for line in head + _TABLE_HEAD) + _NOTES_RESERVE
@@ -427,6 +447,8 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     budget -= sum(len(row) + 1 for row in rows)
     skipped, skipped_left = _fit([f"- {_code(s.id)}: {_text(s.reason)}" for s in report.skipped], budget)
     budget -= sum(len(line) + 1 for line in skipped)
+    picture, bars_left = timeline.gantt(report, budget - _TIMELINE_NOTE_ROOM)
+    budget -= len(picture) + 2 + (_TIMELINE_NOTE_ROOM if bars_left else 0)
     tails, tails_left = _fit([_details(item) for item in report.items if item.log_tail], budget)
 
     parts = ["\n".join(head)]
@@ -435,6 +457,9 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
         if rows_left:
             table.append(f"\n_{rows_left} more items not shown (size limit); all are in the JSON._")
         parts.append("\n".join(table))
+    if picture or bars_left:
+        note = [f"_{bars_left} more attempts not shown in the timeline (size limit)._"] if bars_left else []
+        parts.append("\n\n".join([*([picture] if picture else []), *note]))
     if tails or tails_left:
         note = [f"_{tails_left} log tails left out (size limit)._"] if tails_left else []
         parts.append("\n".join([*tails, *note]))

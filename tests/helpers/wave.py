@@ -74,6 +74,13 @@ def run(clone: Path, *, max_items: int | None = None, push: bool = True,
                     options=WaveOptions(push=push))
 
 
+def untouched(remote_origin: Path, clone: Path) -> tuple[str, str, str]:
+    """What a run that writes nothing leaves as it was: origin's branches, the clone's branches, its log."""
+    return (git(remote_origin, "for-each-ref", "--format=%(refname) %(objectname)"),
+            git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/"),
+            git(clone, "log", "--oneline", "-1", "origin/main"))
+
+
 def worktrees(clone: Path) -> list[str]:
     """Every work tree of ``clone``: its own, its linked worktrees, then what is left under its state dir's
     ``worktrees`` folder (attempt trees, test checkouts, ignore rules), one entry per wave's folder entry."""

@@ -1,8 +1,10 @@
-"""``wavegit report [WAVE] [--json | --markdown]``: show the last wave's report (or WAVE's) in the terminal.
+"""``wavegit report [WAVE] [--json | --markdown | --html] [-o FILE]``: the last wave's report, or WAVE's.
 
 Reports are the files ``wavegit run`` writes under ``<git dir>/wavegit/reports/`` (its last line names the
 path). The text view is ``run``'s summary plus, for each item that did not land, why (the report table's
-reason) and its last attempt's log; ``--json`` prints the report JSON, ``--markdown`` the PR comment.
+reason) and its last attempt's log; ``--json`` prints the report JSON, ``--markdown`` the PR comment (with
+its timeline, a Mermaid gantt), ``--html`` writes one self-contained page (``wavegit.report_html``) next to
+the JSON report, ``<wave>.html``, and prints its path. ``-o FILE`` writes any of them to FILE instead.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit import report, worktree
+from wavegit import report, report_html, worktree
 from wavegit.commands.run import summary
 from wavegit.errors import UsageError
 from wavegit.progress import inert
@@ -24,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report JSON")
     output.add_argument("--markdown", action="store_true", help="print the report as its PR comment")
+    output.add_argument("--html", action="store_true",
+                        help="write a self-contained HTML page with the wave's timeline (default: next to "
+                             "the JSON report) and print its path")
+    parser.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the output to FILE")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,14 +39,31 @@ def run(args: argparse.Namespace) -> int:
         rep = report.WaveReport.from_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, report.ReportError) as exc:
         raise UsageError(f"{path}: cannot read the report: {exc}") from exc
-    if args.json:
-        print(rep.to_json())
+    if args.html:
+        target = args.output or path.with_suffix(".html")
+        _write(target, report_html.to_html(rep))
+        print(f"report: {target}")
+    elif args.json:
+        _emit(args.output, rep.to_json() + "\n")
     elif args.markdown:
-        sys.stdout.write(report.to_markdown(rep))
+        _emit(args.output, report.to_markdown(rep))
     else:
-        print(text(rep))
-        print(f"report: {path}")
+        _emit(args.output, f"{text(rep)}\nreport: {path}\n")
     return 0
+
+
+def _emit(target: Path | None, content: str) -> None:
+    if target is None:
+        sys.stdout.write(content)
+    else:
+        _write(target, content)
+
+
+def _write(target: Path, content: str) -> None:
+    try:
+        target.write_text(content, encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise UsageError(f"-o {target}: cannot write it: {exc.strerror or exc}") from exc
 
 
 def report_path(repo: Repo, wave: str | None) -> Path:

@@ -1,30 +1,44 @@
-"""``wavegit run [--max-items N] [--json] [--no-push]``: claim a wave, run it, record, report.
+"""``wavegit run [--max-items N | --only ID...] [--json] [--no-push]``: claim a wave, run it, record, report.
 
 Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when halted or over budget,
-4 when a compare-and-swap race was lost for good. ``--json`` prints the report JSON (and nothing else) on
-stdout; otherwise the progress goes to stderr and a short summary to stdout. With GITHUB_TOKEN and
-GITHUB_REPOSITORY set, the pushed wave gets its pull request and report comment (``wavegit.github.publish``).
+4 when a compare-and-swap race was lost for good. The progress goes to stderr and a short summary to stdout;
+with ``--json``, stdout gets the report JSON and nothing else, on every exit path, and stderr only what went
+wrong: a wave that ended before its claim
+(bad config, tracker or preflight, halted, over budget, a lost claim) prints a report with no wave id, its
+``phase``, ``error``, ``halt_reason`` or ``ceiling_reason`` and ``exit_code`` (``engine.outcome.stopped``);
+the message is on stderr as well. A wave interrupted after its claim (SIGTERM, Ctrl-C) prints its report
+and exits 130. ``--only ID...`` runs exactly those items or nothing (``engine.only``).
+With GITHUB_TOKEN and GITHUB_REPOSITORY set, the pushed wave gets its pull request and report comment
+(``wavegit.github.publish``).
 """
 
 from __future__ import annotations
 
 import argparse
 import signal
+import sys
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
 from wavegit.commands._context import Context
-from wavegit.engine.pipeline import WaveOptions, run_wave
-from wavegit.errors import UsageError
+from wavegit.engine.outcome import WaveOutcome, stopped
+from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
+from wavegit.engine.records import utc_now
+from wavegit.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
 from wavegit.github import publish
 from wavegit.progress import Progress, inert
+from wavegit.repo import Repo
 from wavegit.report import WaveReport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-items", type=int, metavar="N",
                         help="take at most N items (default: max_items of the config)")
-    parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
+    parser.add_argument("--only", nargs="+", metavar="ID",
+                        help="run exactly these items now (still disjoint, still claimed first), or nothing")
+    parser.add_argument("--json", action="store_true",
+                        help="print the report JSON on stdout, whatever the exit (no progress lines)")
     parser.add_argument("--no-push", action="store_true", help="keep the wave branch in this repository")
 
 
@@ -58,28 +72,54 @@ def summary(report: WaveReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_items is not None and args.max_items < 1:
-        raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
-    context = Context.governed(args)
-    repo, config, store, source = context.repo, context.config, context.store, context.config_source
-    delivery = publish.delivery(config, store)
-    signal.signal(signal.SIGTERM, _terminate)
-    if args.json:
-        outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
-                           options=WaveOptions(push=not args.no_push, config_source=source))
-    else:
-        with Progress() as progress:
-            outcome = run_wave(repo, config, store, max_items=args.max_items, delivery=delivery,
-                               options=WaveOptions(push=not args.no_push, events=progress,
-                                                  config_source=source))
+    started = utc_now()
+    repo: Repo | None = None
+    try:
+        outcome, repo = _wave(args)
+    except WavegitError as exc:
+        if not args.json:
+            raise
+        # Said on stderr as the CLI would, and as a report on stdout for whoever parses it.
+        print(exc if isinstance(exc, ValidationError) else f"wavegit run: {exc}", file=sys.stderr)
+        outcome = stopped(exc, started)
+    except Interrupted as exc:
+        if not args.json or exc.report is None:
+            raise
+        print("wavegit run: interrupted", file=sys.stderr)
+        outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
     if args.json:
         print(outcome.report.to_json())
         return outcome.exit_code
     print(summary(outcome.report))
-    markdown = repo.report_file(outcome.report.wave_id, ".md")
-    if markdown.is_file():
+    markdown = repo.report_file(outcome.report.wave_id, ".md") if repo is not None else None
+    if markdown is not None and markdown.is_file():
         print(f"report: {_shown(markdown)}")
     return outcome.exit_code
+
+
+def _only(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.only and args.max_items is not None:
+        raise UsageError("--only and --max-items do not mix: --only takes exactly the items it names")
+    return tuple(dict.fromkeys(args.only or ()))
+
+
+def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
+    if args.max_items is not None and args.max_items < 1:
+        raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
+    only = _only(args)
+    context = Context.governed(args)
+    repo, config, store, source = context.repo, context.config, context.store, context.config_source
+    delivery = publish.delivery(config, store)
+    signal.signal(signal.SIGTERM, _terminate)
+    options = WaveOptions(push=not args.no_push, config_source=source, only=only)
+    if args.json:
+        # No progress lines: stderr then carries only what went wrong (the Action annotates every line).
+        return run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
+                        options=options), repo
+    with Progress() as progress:
+        outcome = run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
+                           options=replace(options, events=progress))
+    return outcome, repo
 
 
 def _shown(path: Path) -> str:

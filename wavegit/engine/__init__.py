@@ -4,10 +4,11 @@
    (a killed wave's) are removed, since they make every fetch fail; they become report notes. Then one
    compare-and-swap commit: its ``apply`` checks ``.wavegit/HALT`` and the day's budget on the snapshot it
    edits, marks ``todo`` items with no attempt left ``failed`` (``max_attempts`` is a hard cap), re-plans
-   with the (deterministic) planner, runs the preflight (:mod:`.preflight`: a valid tracker, a worker that
-   resolves, tests that split, ids that name branches; else exit 2) and marks the chosen items
-   ``in_progress`` with ``wave`` and ``claimed_at``. Halted or over budget: exit 3, nothing claimed.
-   Nothing selected: an empty report, exit 0. A wave that claimed never exits 3 (:func:`.outcome.exit_code`).
+   with the (deterministic) planner (``run --only``: :mod:`.only`, the named items or exit 2), runs the
+   preflight (:mod:`.preflight`: a valid tracker, a worker that resolves, tests that split, ids that name
+   branches; else exit 2) and marks the chosen items ``in_progress`` with ``wave`` and ``claimed_at``.
+   Halted or over budget: exit 3, nothing claimed. Nothing selected: an empty report, exit 0. A wave that
+   claimed never exits 3 (:func:`.outcome.exit_code`).
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
 3. **Each item** (:mod:`.attempt`) runs in a fresh worktree on ``wavegit/items/<wave-id>/<item-id>``,
@@ -36,7 +37,8 @@
    ``done`` when the wave branch is merged into the base branch. A failed ``wave_test`` leaves them in
    ``review`` (the combination is for a human to judge) but the wave is not a success. When the wave branch
    could not be built or pushed, its items go back to ``todo``.
-6. **Report** (:mod:`.outcome`): JSON and Markdown under ``<git dir>/wavegit/reports/``; worktrees are removed
+6. **Report** (:mod:`.outcome`): JSON and Markdown under ``<git dir>/wavegit/reports/``, its ``phase`` the
+   step it ended in (``done`` when none stopped it) and ``error`` what stopped it; worktrees are removed
    and item branches deleted whatever happened (in the background while the wave branch is combined and
    pushed); then the delivery posts the report.
 

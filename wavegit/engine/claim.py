@@ -51,9 +51,11 @@ def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracke
 
 
 def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: str,
-          now: datetime, check: Callable[[Snapshot, Plan], None] | None = None) -> Claim:
+          now: datetime, check: Callable[[Snapshot, Plan], None] | None = None,
+          planner: Callable[[tracker.Tracker, int, str], Plan] | None = None) -> Claim:
     """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`); ``check`` runs on the
-    snapshot and its plan before anything is written (``preflight.claim_checks``) and may raise."""
+    snapshot and its plan before anything is written (``preflight.claim_checks``) and may raise;
+    ``planner`` makes the plan in place of ``select`` (``only.planner`` for ``run --only``)."""
     # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
     repaired = tuple(worktree.repair_half_made(repo))
     at = report.utc_timestamp(now)
@@ -80,7 +82,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         planned = loaded if not updates else tracker.Tracker(loaded.version, tuple(
             replace(item, status=updates[item.id].status.value) if item.id in updates else item
             for item in loaded.items))
-        plan = select(planned, max_items, snapshot.blob_sha or "")
+        plan = (planner or select)(planned, max_items, snapshot.blob_sha or "")
         if check is not None:
             check(snapshot, plan)
         chosen[:] = [(plan, tuple(updates))]

@@ -8,12 +8,21 @@ from datetime import datetime
 from pathlib import Path
 
 from wavegit import budget, lifecycle, report, runner, tracker, worktree
-from wavegit.config import Config
+from wavegit.config import Budget, Config
 from wavegit.engine.attempt import tail_source
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.records import ItemRun, utc_now
 from wavegit.engine.wave import WaveTest
-from wavegit.errors import EXIT_OK, EXIT_RACE_LOST, EXIT_WORK_FAILED
+from wavegit.errors import (
+    EXIT_OK,
+    EXIT_RACE_LOST,
+    EXIT_WORK_FAILED,
+    BudgetExceededError,
+    HaltedError,
+    UsageError,
+    ValidationError,
+    WavegitError,
+)
 from wavegit.lifecycle import Status
 from wavegit.repo import Repo
 from wavegit.store import Change, Snapshot, TrackerStore, mutate
@@ -68,7 +77,8 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
     tail_of = tail_source(last) if last else None
     status = item_update(run, run.item, config, utc_now()).status
     return report.ItemReport(
-        id=run.item.id, status=status.value, verified=run.verified, attempts=len(run.attempts),
+        id=run.item.id, title=escape(run.item.title), status=status.value, verified=run.verified,
+        attempts=len(run.attempts),
         exit_code=last.exit_code if last else None, test_exit=last.test_exit if last else None,
         duration_s=round(duration, 3), files_changed=[escape(p) for p in last.files_changed] if last else [],
         ownership_violations=[escape(p) for p in last.violations] if last else [],
@@ -100,6 +110,40 @@ def exit_code(rep: report.WaveReport, race_lost: bool) -> int:
     if race_lost:
         return EXIT_RACE_LOST
     return EXIT_WORK_FAILED
+
+
+def ceiling_reason(limits: Budget, wave_spent: float, day_spent: float, *, stopped: bool,
+                   unreadable: bool) -> str | None:
+    """Which ceiling a wave reached (``stopped``: no new attempt started for it) or passed, with the amounts;
+    ``day_spent`` includes the wave's."""
+    reasons = []
+    if unreadable and (limits.wave_usd > 0 or limits.day_usd > 0):
+        reasons.append("a cost that could not be read counts as over the ceiling")
+    if limits.wave_usd > 0 and (wave_spent > limits.wave_usd or (stopped and wave_spent >= limits.wave_usd)):
+        reasons.append(f"wave budget: spent ${budget.format_usd(wave_spent)} of "
+                       f"${budget.format_usd(limits.wave_usd)}")
+    if limits.day_usd > 0 and (day_spent > limits.day_usd or (stopped and day_spent >= limits.day_usd)):
+        reasons.append(f"daily budget: spent ${budget.format_usd(day_spent)} of "
+                       f"${budget.format_usd(limits.day_usd)} today (UTC)")
+    return "; ".join(reasons) or None
+
+
+PREFLIGHT_ERRORS = (UsageError, ValidationError, HaltedError, BudgetExceededError)
+"""What a wave that ends before its claim commit raises when its checks refuse it (phase ``preflight``);
+any other error before the claim landed (a lost race, git failing) ends it in phase ``claim``."""
+
+
+def stopped(exc: WavegitError, started: datetime) -> WaveOutcome:
+    """The report of a wave that ended before anything was claimed (``run --json`` prints it): no wave id,
+    no items, ``phase``, ``error`` and, halted or over budget, ``halt_reason`` or ``ceiling_reason``."""
+    halted = isinstance(exc, HaltedError)
+    over = isinstance(exc, BudgetExceededError)
+    rep = report.WaveReport(
+        wave_id="", base_sha="", started_at=report.utc_timestamp(started), finished_at=report.utc_timestamp(),
+        phase="preflight" if isinstance(exc, PREFLIGHT_ERRORS) else "claim", halted=halted,
+        halt_reason=str(exc) if halted else None, ceiling_reason=str(exc) if over else None,
+        error=escape(str(exc)), exit_code=exc.exit_code, budget=report.BudgetReport(exceeded=over))
+    return WaveOutcome(rep, exc.exit_code)
 
 
 def write_report(repo: Repo, rep: report.WaveReport) -> Path:

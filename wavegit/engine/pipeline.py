@@ -10,12 +10,13 @@ from typing import Protocol
 
 from wavegit import budget, report, sandbox, wavelock, worktree
 from wavegit.config import Config
-from wavegit.engine import preflight
+from wavegit.engine import only, preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog, Tee
 from wavegit.engine.outcome import (
     REPORT_TAIL_LINES,
     WaveOutcome,
+    ceiling_reason,
     exit_code,
     item_report,
     record,
@@ -85,14 +86,18 @@ class WaveOptions:
     sandbox: sandbox.Decision | None = None
     """The sandbox ``run_wave`` decided before its claim (else the wave decides it)."""
     """Where the config the wave obeys was read (the report's ``config_source``)."""
+    only: tuple[str, ...] = ()
+    """``run --only``: claim exactly these items or nothing (:mod:`.only`); empty: plan the backlog."""
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM, once the wave has settled what it could; ``settled``: its claims were recorded."""
+    """Ctrl-C or SIGTERM, once the wave has settled what it could; ``settled``: its claims were recorded;
+    ``report``: the wave's, as written."""
 
-    def __init__(self, settled: bool) -> None:
+    def __init__(self, settled: bool, report: report.WaveReport | None = None) -> None:
         super().__init__()
         self.settled = settled
+        self.report = report
 
 
 def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int | None = None,
@@ -130,7 +135,8 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, sta
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
-                    now=started, check=preflight.claim_checks(repo, config, wave_id))
+                    now=started, check=preflight.claim_checks(repo, config, wave_id),
+                    planner=only.planner(options.only) if options.only else None)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
@@ -167,11 +173,13 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     wave: Wave | None = None
     collected: Collected | None = None
     interrupted = False
+    rep.phase = "run"
     try:
         rep.base_sha = source.base(claimed)
         worktree.set_branch(repo.root, branch, rep.base_sha)
         wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
         source.fill(wave, runs)
+        rep.phase = "collect"
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
                             cleanup=wave.cleanup, confiner=wave.context.confiner)
@@ -183,11 +191,13 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
                 rep.notes.append(f"wave branch {branch} was not pushed (--no-push or no remote "
                                  f"{config.remote!r}); it exists in this repository only")
     except WavegitError as exc:
-        rep.notes.append(f"the wave stopped: {one_line(str(exc))}")
+        rep.error = one_line(str(exc))
+        rep.notes.append(f"the wave stopped: {rep.error}")
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: workers were cancelled; still release the claim before leaving.
         interrupted = True
-        rep.notes.append("the wave was interrupted")
+        rep.error = "the wave was interrupted"
+        rep.notes.append(rep.error)
     finally:
         if wave is not None:
             wave.cleanup.finish()
@@ -206,16 +216,19 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     race_lost = False
     # What the runs cost: the wave's own attempts, or (scale-out) the runners' results it collected.
     spent = sum(run.cost for run in runs)
+    if rep.error is None:
+        rep.phase = "record"
     try:
         rep.tracker_updated = record(repo, config, store, claimed.wave_id, runs, spent=spent, now=utc_now(),
                                      pr=pr) is not None
     except RaceLostError as exc:
         race_lost = True
-        rep.notes.append(f"the tracker update did not land: {exc}")
+        _failed(rep, f"the tracker update did not land: {exc}")
     except WavegitError as exc:
-        rep.notes.append(f"the tracker update did not land: {one_line(str(exc))}")
+        _failed(rep, f"the tracker update did not land: {one_line(str(exc))}")
     if wave is not None:
         rep.halted = wave.halted is not None
+        rep.halt_reason = wave.halted
         if wave.halted:
             rep.notes.append(wave.halted)
         if wave.launch_error:
@@ -227,6 +240,10 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     unreadable = wave is not None and wave.context.spend.has_unreadable
     rep.budget.exceeded = (wave is not None and wave.budget_exceeded) or budget.over_ceiling(
         config.budget, spent, claimed.day_spent + spent, unreadable=unreadable)
+    if rep.budget.exceeded:
+        rep.ceiling_reason = ceiling_reason(config.budget, spent, claimed.day_spent + spent,
+                                            stopped=wave is not None and wave.budget_exceeded,
+                                            unreadable=unreadable)
     wave_test = collected.wave_test if collected is not None else None
     if wave_test is not None:
         rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)
@@ -235,19 +252,28 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     rep.items = [item_report(run, config) for run in runs]
     rep.success = wave_succeeded(rep, wave_test)
     rep.pr = pr
+    if rep.error is None:
+        rep.phase = "done"
+    rep.exit_code = exit_code(rep, race_lost)
     if pushed:
         try:
             rep.pr = delivery.post_report(rep) or pr
         except WavegitError as exc:
             rep.success = False
-            rep.notes.append(f"publishing failed: {one_line(str(exc))}")
+            _failed(rep, f"publishing failed: {one_line(str(exc))}")
     rep.finished_at = report.utc_timestamp()
+    code = rep.exit_code = EXIT_INTERRUPTED if interrupted else exit_code(rep, race_lost)
     write_report(repo, rep)
     if interrupted:
         # Its end is logged and, once its claims are recorded, its lock removed: `status` must not show a
         # wave stopped this way as running, or as killed.
         log.finished(EXIT_INTERRUPTED, False)
-        raise Interrupted(rep.tracker_updated or not rep.items)
-    code = exit_code(rep, race_lost)
+        raise Interrupted(rep.tracker_updated or not rep.items, rep)
     log.finished(code, rep.success)
     return WaveOutcome(rep, code)
+
+
+def _failed(rep: report.WaveReport, what: str) -> None:
+    """A failure after the run: a note, and the report's ``error`` unless an earlier one stopped the wave."""
+    rep.error = rep.error or what
+    rep.notes.append(what)

@@ -164,12 +164,15 @@ def finish(command: str, exit_code: int, stdout: str, stderr: str, cwd: Path) ->
             annotations.append(annotation("error", f"wavegit run printed no readable report: {exc}"))
             exit_code = exit_code or EXIT_WORK_FAILED
         else:
-            outputs.update({"wave-id": report.wave_id, "pr": "" if report.pr is None else str(report.pr),
-                            "success": "true" if report.success else "false",
-                            "report-path": report_path(report, cwd)})
-            summary = to_markdown(report)
-            if not report.success:
-                annotations += report_annotations(report)
+            if not report.wave_id:
+                stdout = ""  # refused before its claim (no wave): its message on stderr is the summary
+            else:
+                outputs.update({"wave-id": report.wave_id, "pr": "" if report.pr is None else str(report.pr),
+                                "success": "true" if report.success else "false",
+                                "report-path": report_path(report, cwd)})
+                summary = to_markdown(report)
+                if not report.success:
+                    annotations += report_annotations(report)
     elif command == "plan" and exit_code == EXIT_OK:
         try:
             summary = plan_markdown(parse_plan(stdout))
