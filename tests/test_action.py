@@ -172,9 +172,9 @@ def test_inputs_reach_the_script_only_through_env_and_every_input_is_used() -> N
     through_env = {var: input_name(value) for var, value in env.items() if var != "WAVEGIT_ACTION_PYTHON"}
     assert [var for var, name in through_env.items() if name not in declared] == []
     assert env["WAVEGIT_ACTION_PYTHON"] == "${{ steps.install.outputs.python }}"
-    through_with = {input_name(value) for step in steps_of(ACTION)
-                    for value in step.get("with", {}).values()} - {""}
-    assert set(through_env.values()) | through_with == declared
+    used = {input_name(value) for step in steps_of(ACTION)
+            for value in (*step.get("env", {}).values(), *step.get("with", {}).values())} - {""}
+    assert used == declared
 
 
 def test_action_outputs_are_the_wavegit_steps_outputs() -> None:
