@@ -160,7 +160,7 @@ def test_rate_limit_faults_carry_retry_after_or_reset_headers(gh: Running) -> No
 def test_installation_tokens_cannot_read_get_user_but_graphql_viewer_names_them(gh: Running) -> None:
     for token, login in ((BOT_TOKEN, BOT), (APP_TOKEN, APP)):
         with pytest.raises(GithubException) as caught:
-            Github(auth=Auth.Token(token), base_url=gh.url, retry=None).get_user().login
+            _ = Github(auth=Auth.Token(token), base_url=gh.url, retry=None).get_user().login
         assert (caught.value.status, caught.value.data["message"]) == (
             403, "Resource not accessible by integration")
         _, data = Github(auth=Auth.Token(token), base_url=gh.url, retry=None).requester.graphql_query(
@@ -175,7 +175,8 @@ def test_a_token_without_pull_requests_write_gets_githubs_403_on_opening_a_pr(
     gh.fake.token_permissions[BOT_TOKEN] = {"contents": "write", "pull_requests": "read", "issues": "write"}
     with pytest.raises(GithubException) as caught:
         repo_as(gh).create_pull(base="main", head="feature", title="t", body="b")
-    assert (caught.value.status, caught.value.data["message"]) == (403, "Resource not accessible by integration")
+    assert caught.value.status == 403
+    assert caught.value.data["message"] == "Resource not accessible by integration"
     assert caught.value.headers["x-accepted-github-permissions"] == "pull_requests=write"
     assert gh.fake.pulls == {} and list(repo_as(gh).get_pulls(state="all")) == []
 
@@ -218,7 +219,8 @@ def test_every_answer_carries_rate_limit_headers_and_a_spent_limit_is_a_403_unti
     assert not isinstance(repo_as(gh, ALICE_TOKEN).get_contents("README.md"), list)
 
 
-def test_a_non_collaborator_is_told_none_on_a_private_repository_and_read_on_a_public_one(gh: Running) -> None:
+def test_a_non_collaborator_is_told_none_on_a_private_repository_and_read_on_a_public_one(
+        gh: Running) -> None:
     repo = repo_as(gh)
     assert repo.get_collaborator_permission("stranger") == "none"
     gh.fake.private = False

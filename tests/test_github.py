@@ -414,7 +414,7 @@ def test_a_spent_rate_limit_whose_reset_is_past_the_deadline_fails_at_once_with_
     gh.fake.rate_limit = 2
     wg = client(gh)
     assert wg.permission(ALICE) == "write" and wg.permission(ALICE) == "write"
-    with pytest.raises(GitHubError, match="rate limit exceeded.*gave up after 1 attempts"):
+    with pytest.raises(GitHubError, match=r"rate limit exceeded.*gave up after 1 attempts"):
         wg.permission(ALICE)
     assert gh.fake.count("GET", "/permission") == 3
 
