@@ -548,3 +548,10 @@ def test_a_preset_worker_cli_is_installed_with_npm_at_its_pin_unless_it_is_on_pa
     assert (code, calls) == (0, []) and "codex is on PATH" in output
     code, output, calls = run_worker_install(tmp_path / "command", "./my-worker.sh")
     assert (code, calls) == (0, []), output
+
+
+def test_the_fanout_workflow_installs_the_worker_cli_at_wavegits_pin() -> None:
+    runs = [step.get("run", "") for step in steps_of(REPO_ROOT / "examples" / "workflows" / "fanout.yml")]
+    _, package, pin = agent.AGENT_PACKAGES["claude"]
+    assert any(f"npm install --global --no-fund --no-audit --loglevel=error {package}@{pin}" in run
+               for run in runs)
