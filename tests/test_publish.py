@@ -49,7 +49,8 @@ def run_json(clone: Path, env: dict[str, str]) -> tuple[int, report.WaveReport]:
 
 
 def publish_requests(gh: Running) -> int:
-    return sum(1 for r in gh.fake.requests if r.path == "/user" or any(p in r.path for p in PUBLISH_PATHS))
+    return sum(1 for r in gh.fake.requests
+               if r.path in ("/user", "/graphql") or any(p in r.path for p in PUBLISH_PATHS))
 
 
 def test_run_opens_one_pr_posts_one_comment_and_records_review_with_pr_in_the_record_commit(
