@@ -488,6 +488,14 @@ def test_the_actions_requirements_pin_every_runtime_dependency_with_a_hash() -> 
     assert {name for name, _ in seen} | {"setuptools"} == set(pinned)
 
 
+def agent_answer(worker: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Exit code and output of ``python -m wavegit.github.agent ARGS`` with ``WAVEGIT_WORKER=worker``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WAVEGIT_WORKER", worker)
+        code = agent.main(args)
+    return code, capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("worker", "version", "expected"), [
     ("claude", "", f"claude @anthropic-ai/claude-code@{agent.AGENT_PACKAGES['claude'][2]}"),
     ("codex", "0.99.1", "codex @openai/codex@0.99.1"),
@@ -497,9 +505,8 @@ def test_the_worker_cli_to_install_is_the_presets_pinned_package(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         worker: str, version: str, expected: str) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("WAVEGIT_WORKER", worker)
-    assert agent.main([version] if version else []) == 0
-    assert capsys.readouterr().out.strip() == expected
+    code, out = agent_answer(worker, [version] if version else [], capsys)
+    assert (code, out.strip()) == (0, expected)
 
 
 @pytest.mark.parametrize(("worker", "version", "says"), [
@@ -511,9 +518,9 @@ def test_a_bad_agent_version_is_one_error_and_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         worker: str, version: str, says: str) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("WAVEGIT_WORKER", worker)
-    assert agent.main([version]) == 2
-    [line] = capsys.readouterr().out.splitlines()
+    code, out = agent_answer(worker, [version], capsys)
+    assert code == 2
+    [line] = out.splitlines()
     assert line.startswith("::error ") and says in line
 
 
