@@ -1022,7 +1022,6 @@ def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
     tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY, APP_TOKEN: APP}
     permissions = {BOT: "admin", ALICE: "write", MALLORY: "read", APP: "write"}
     kwargs.setdefault("installations", frozenset({APP, BOT}))
-    kwargs.setdefault("head_lag_reads", 2)
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
 
 
