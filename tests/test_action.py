@@ -402,6 +402,9 @@ def test_gate_with_a_pr_input_checks_that_pr_and_needs_github(tmp_path: Path) ->
     ({"command": "sync", "dry_run": "true"}, "input dry-run applies to commands run and plan only"),
     ({"command": "validate", "max_items": "3"}, "input max-items applies to commands run and plan only"),
     ({"command": "run", "pr": "5"}, "input pr applies to command gate only"),
+    ({"command": "gate", "agent_version": "1.2.3"}, "input agent-version applies to command run only"),
+    ({"command": "run", "dry_run": "true", "agent_version": "1.2.3"},
+     "input agent-version applies to command run only"),
     ({"command": "gate", "pr": "-5"}, "input pr must be a pull request number"),
 ])
 def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, inputs: dict[str, str],
