@@ -5,6 +5,13 @@ recorded in PyGithub's replay data) and GitHub's semantics: Contents ``sha`` com
 a stale ``sha``), 422 on a non-fast-forward ref update, ``Link`` paging, comment authors taken from the
 token, permissions, statuses and merges that move the bare repository's base branch.
 
+As strict as GitHub where wavegit could get it wrong: installation tokens (``github-actions[bot]``, an App's
+``<app>[bot]``) get 403 from ``GET /user``; a token's ``permissions:`` (:attr:`FakeGitHub.token_permissions`)
+give 403 "Resource not accessible by integration" with ``X-Accepted-GitHub-Permissions``; every answer
+carries ``X-RateLimit-*`` and a spent limit is a 403 until the reset; a PR's head may trail its branch
+(``head_lag_reads``); the files of a PR stop at 3,000; a non-collaborator's permission is 200 ``none``
+(``read`` on a public repository); Actions may be refused to open PRs (``actions_may_open_prs``).
+
 Fault injection: a script of faults consumed one per request, and/or a random fraction, of 5xx answers,
 secondary rate limits (403 + ``Retry-After``) and primary rate limits (403 + ``X-RateLimit-Reset``); a
 fault may strike after the request was applied (the client then sees an error for a write that landed).
