@@ -140,11 +140,13 @@ def test_report_comment_is_edited_in_place_and_others_marked_comments_are_left_a
     assert [c.body for c in gh.fake.issue_comments(pr.number) if c.user == MALLORY] == [f"{MARKER}\nforged"]
 
 
+@pytest.mark.parametrize("kinds", [("5xx", "secondary"), ("secondary-bare", "429", "5xx")])
 def test_twenty_percent_injected_faults_still_leave_exactly_one_pr_and_one_comment(
-        remote_repo: RemoteRepo) -> None:
+        remote_repo: RemoteRepo, kinds: tuple[str, ...]) -> None:
     head = push_wave(remote_repo)
-    with running(remote_repo.origin, fault_rate=0.2, fault_kinds=("5xx", "secondary"), seed=5) as gh:
-        wg = client(gh)
+    with running(remote_repo.origin, fault_rate=0.2, fault_kinds=kinds, seed=5) as gh:
+        # Secondary limits without Retry-After (403 or 429) wait secondary_wait_s: short here.
+        wg = client(gh, policy=replace(FAST, secondary_wait_s=0.01))
         for round_ in range(8):
             pr = wg.find_or_create_pr("wavegit/w1", "main", f"wave round {round_}", "")
             wg.upsert_report_comment(pr.number, to_markdown(wave_report(head, round_ + 1)), MARKER)
