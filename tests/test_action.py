@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers.ghserver import APP, APP_TOKEN, github_env, running
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo
-from wavegit.github import action
+from wavegit.github import action, agent
 from wavegit.report import MARKER, WaveReport
 
 pytestmark = pytest.mark.slow  # the GitHub Action end to end
@@ -172,9 +173,9 @@ def test_inputs_reach_the_script_only_through_env_and_every_input_is_used() -> N
     through_env = {var: input_name(value) for var, value in env.items() if var != "WAVEGIT_ACTION_PYTHON"}
     assert [var for var, name in through_env.items() if name not in declared] == []
     assert env["WAVEGIT_ACTION_PYTHON"] == "${{ steps.install.outputs.python }}"
-    through_with = {input_name(value) for step in steps_of(ACTION)
-                    for value in step.get("with", {}).values()} - {""}
-    assert set(through_env.values()) | through_with == declared
+    used = {input_name(value) for step in steps_of(ACTION)
+            for value in (*step.get("env", {}).values(), *step.get("with", {}).values())} - {""}
+    assert used == declared
 
 
 def test_action_outputs_are_the_wavegit_steps_outputs() -> None:
@@ -242,8 +243,10 @@ def parse_outputs(path: Path) -> dict[str, str]:
     return found
 
 
-def run_action(cwd: Path, tmp_path: Path, token: str = "", **inputs: str) -> ActionRun:
-    """The ``wavegit`` step's script under bash, as the runner would run it; inputs by their names."""
+def run_action(cwd: Path, tmp_path: Path, token: str = "", env_changes: dict[str, str | None] | None = None,
+               **inputs: str) -> ActionRun:
+    """The ``wavegit`` step's script under bash, as the runner would run it; inputs by their names;
+    ``env_changes`` sets (or, with None, removes) variables of the runner's environment."""
     spec = load(ACTION)["inputs"]
     values = {name: str(entry.get("default", "")) for name, entry in spec.items()}
     values.update({name.replace("_", "-"): value for name, value in inputs.items()}, token=token)
@@ -260,6 +263,11 @@ def run_action(cwd: Path, tmp_path: Path, token: str = "", **inputs: str) -> Act
     env.update(GITHUB_ACTION_PATH=str(REPO_ROOT),
                GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary), RUNNER_TEMP=str(runner_temp),
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])))
+    for name, value in (env_changes or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     proc = subprocess.run(["bash", "-c", step["run"]], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert list(runner_temp.iterdir()) == [], "the step left its temporary files behind"
@@ -394,6 +402,9 @@ def test_gate_with_a_pr_input_checks_that_pr_and_needs_github(tmp_path: Path) ->
     ({"command": "sync", "dry_run": "true"}, "input dry-run applies to commands run and plan only"),
     ({"command": "validate", "max_items": "3"}, "input max-items applies to commands run and plan only"),
     ({"command": "run", "pr": "5"}, "input pr applies to command gate only"),
+    ({"command": "gate", "agent_version": "1.2.3"}, "input agent-version applies to command run only"),
+    ({"command": "run", "dry_run": "true", "agent_version": "1.2.3"},
+     "input agent-version applies to command run only"),
     ({"command": "gate", "pr": "-5"}, "input pr must be a pull request number"),
 ])
 def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, inputs: dict[str, str],
@@ -407,3 +418,150 @@ def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, 
     assert result.outputs == {} and result.summary == ""
     assert git(remote.origin, "rev-parse", "main") == before
 
+
+
+# ---- a GitHub App token end to end, pinned installs, the worker's CLI (issue 13) ----
+
+def test_a_wave_run_with_an_app_token_commits_posts_and_gates_as_the_app(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], sandbox="none")
+    with running(remote.origin) as gh:
+        # A fresh runner: no git identity; the App's login is not configured either.
+        env: dict[str, str | None] = {**github_env(gh, APP_TOKEN), "GITHUB_TOKEN": None,
+                                      "GITHUB_ACTIONS": "true"}
+        env.update({f"GIT_{role}_{what}": None
+                    for role in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")})
+        result = run_action(remote.clone, tmp_path, token=APP_TOKEN, env_changes=env, command="run")
+        assert result.returncode == 0, result.stdout + result.stderr
+        wave, pr = result.outputs["wave-id"], int(result.outputs["pr"])
+        app_id = sum(map(ord, APP)) * 7919  # the fake's user id
+        identity = f"{APP} <{app_id}+{APP}@users.noreply.github.com>"
+        authors = git(remote.origin, "log", "--format=%an <%ae>|%cn <%ce>",
+                      f"main..wavegit/{wave}").splitlines()
+        assert authors and set(authors) == {f"{identity}|{identity}"}
+        assert git(remote.origin, "log", "-1", "--format=%an <%ae>", "main") == identity
+        (comment,) = gh.fake.issue_comments(pr)
+        assert comment.user == APP and gh.fake.pulls[pr].user == APP
+        # The default report_authors is github-actions[bot]; the gate, run as the App, believes the App.
+        gate = run_action(remote.clone, tmp_path, token=APP_TOKEN, env_changes=env, command="gate",
+                          pr=str(pr))
+        assert gate.returncode == 0, gate.stdout + gate.stderr
+        status = gh.fake.latest_status(gh.fake.pulls[pr].frozen_head_sha or git(
+            remote.origin, "rev-parse", f"wavegit/{wave}"), "wavegit/gate")
+        assert status is not None and (status.state, status.user) == ("success", APP)
+        assert [r for r in gh.fake.requests if r.path == "/user"] == []
+
+
+def requirement_lines(path: Path) -> list[str]:
+    """The requirements of a pip requirements file, continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", path.read_text(encoding="utf-8"))
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_actions_requirements_pin_every_runtime_dependency_with_a_hash() -> None:
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    lines = requirement_lines(REPO_ROOT / "action-requirements.txt")
+    pinned: dict[str, str] = {}
+    for line in lines:
+        spec, *hashes = line.split(" --hash=")
+        requirement = Requirement(spec)
+        assert len(requirement.specifier) == 1 and next(iter(requirement.specifier)).operator == "==", line
+        assert hashes and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h.strip()) for h in hashes), line
+        if requirement.marker is None or requirement.marker.evaluate():
+            pinned[requirement.name.lower().replace("_", "-")] = str(requirement.specifier)
+    # pyproject's dependencies, then theirs as installed here, with the extras they ask for.
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    block = re.search(r"^dependencies = \[(.*?)^\]", pyproject, re.M | re.S)
+    assert block is not None
+    todo = [(Requirement(spec), "") for spec in re.findall(r'"([^"]+)"', block[1])]
+    seen: set[tuple[str, str]] = set()
+    while todo:
+        requirement, extra = todo.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = requirement.name.lower().replace("_", "-")
+        assert name in pinned, f"{name} (needed by wavegit's runtime) is not in action-requirements.txt"
+        assert pinned[name].removeprefix("==") in requirement.specifier, (name, pinned[name])
+        for wanted in ("", *requirement.extras):
+            if (name, wanted) not in seen:
+                seen.add((name, wanted))
+                todo += [(Requirement(spec), wanted) for spec in metadata.requires(name) or []]
+    assert {name for name, _ in seen} | {"setuptools"} == set(pinned)
+
+
+def agent_answer(worker: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Exit code and output of ``python -m wavegit.github.agent ARGS`` with ``WAVEGIT_WORKER=worker``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WAVEGIT_WORKER", worker)
+        code = agent.main(args)
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("worker", "version", "expected"), [
+    ("claude", "", f"claude @anthropic-ai/claude-code@{agent.AGENT_PACKAGES['claude'][2]}"),
+    ("codex", "0.99.1", "codex @openai/codex@0.99.1"),
+    ("./my-worker.sh --fast", "", ""),
+])
+def test_the_worker_cli_to_install_is_the_presets_pinned_package(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        worker: str, version: str, expected: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out = agent_answer(worker, [version] if version else [], capsys)
+    assert (code, out.strip()) == (0, expected)
+
+
+@pytest.mark.parametrize(("worker", "version", "says"), [
+    ("claude", "1.0; curl evil", "is not a version"),
+    ("claude", "--registry=https://evil.example", "is not a version"),
+    ("./my-worker.sh", "1.2.3", "applies to the workers claude and codex only"),
+])
+def test_a_bad_agent_version_is_one_error_and_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        worker: str, version: str, says: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out = agent_answer(worker, [version], capsys)
+    assert code == 2
+    [line] = out.splitlines()
+    assert line.startswith("::error ") and says in line
+
+
+def run_worker_install(tmp_path: Path, worker: str, on_path: tuple[str, ...] = ()
+                       ) -> tuple[int, str, list[str]]:
+    """The action's "Install the worker's CLI" step with an npm that records its arguments."""
+    [step] = [s for s in steps_of(ACTION) if s.get("name") == "Install the worker's CLI"]
+    bin_dir, calls = tmp_path / "bin", tmp_path / "npm-calls"
+    bin_dir.mkdir(exist_ok=True)
+    for name in ("npm", *on_path):
+        tool = bin_dir / name
+        tool.write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n' if name == "npm" else "#!/bin/sh\n")
+        tool.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "WAVEGIT_ACTION_WORKER": worker, "WAVEGIT_ACTION_AGENT_VERSION": "",
+           "WAVEGIT_ACTION_PYTHON": sys.executable,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    recorded = calls.read_text(encoding="utf-8").splitlines() if calls.exists() else []
+    return proc.returncode, proc.stdout + proc.stderr, recorded
+
+
+def test_a_preset_worker_cli_is_installed_with_npm_at_its_pin_unless_it_is_on_path(tmp_path: Path) -> None:
+    for case in ("missing", "present", "command"):
+        (tmp_path / case).mkdir()
+    code, output, calls = run_worker_install(tmp_path / "missing", "codex")
+    pin = agent.AGENT_PACKAGES["codex"][2]
+    assert code == 0, output
+    assert calls == [f"install --global --no-fund --no-audit --loglevel=error @openai/codex@{pin}"]
+    code, output, calls = run_worker_install(tmp_path / "present", "codex", on_path=("codex",))
+    assert (code, calls) == (0, []) and "codex is on PATH" in output
+    code, output, calls = run_worker_install(tmp_path / "command", "./my-worker.sh")
+    assert (code, calls) == (0, []), output
+
+
+def test_the_fanout_workflow_installs_the_worker_cli_at_wavegits_pin() -> None:
+    runs = [step.get("run", "") for step in steps_of(REPO_ROOT / "examples" / "workflows" / "fanout.yml")]
+    _, package, pin = agent.AGENT_PACKAGES["claude"]
+    assert any(f"npm install --global --no-fund --no-audit --loglevel=error {package}@{pin}" in run
+               for run in runs)

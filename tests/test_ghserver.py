@@ -9,7 +9,18 @@ from github import Auth, Github, GithubException
 from github.InputGitTreeElement import InputGitTreeElement
 from github.Repository import Repository
 
-from tests.helpers.ghserver import ALICE, ALICE_TOKEN, BOT_TOKEN, MALLORY_TOKEN, Fault, Running, running
+from tests.helpers.ghserver import (
+    ALICE,
+    ALICE_TOKEN,
+    APP,
+    APP_TOKEN,
+    BOT,
+    BOT_TOKEN,
+    MALLORY_TOKEN,
+    Fault,
+    Running,
+    running,
+)
 from tests.helpers.repos import RemoteRepo, git
 
 
@@ -142,3 +153,76 @@ def test_rate_limit_faults_carry_retry_after_or_reset_headers(gh: Running) -> No
     assert primary.value.headers["x-ratelimit-remaining"] == "0"
     assert int(primary.value.headers["x-ratelimit-reset"]) > 0
     assert [r.fault for r in gh.fake.requests] == ["secondary", "primary"]
+
+
+# ---- as strict as GitHub (issue 13) ----
+
+def test_installation_tokens_cannot_read_get_user_but_graphql_viewer_names_them(gh: Running) -> None:
+    for token, login in ((BOT_TOKEN, BOT), (APP_TOKEN, APP)):
+        with pytest.raises(GithubException) as caught:
+            _ = Github(auth=Auth.Token(token), base_url=gh.url, retry=None).get_user().login
+        assert (caught.value.status, caught.value.data["message"]) == (
+            403, "Resource not accessible by integration")
+        _, data = Github(auth=Auth.Token(token), base_url=gh.url, retry=None).requester.graphql_query(
+            "query { viewer { login } }", {})
+        assert data["data"]["viewer"]["login"] == login
+    assert Github(auth=Auth.Token(ALICE_TOKEN), base_url=gh.url, retry=None).get_user().login == ALICE
+
+
+def test_a_token_without_pull_requests_write_gets_githubs_403_on_opening_a_pr(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
+    gh.fake.token_permissions[BOT_TOKEN] = {"contents": "write", "pull_requests": "read", "issues": "write"}
+    with pytest.raises(GithubException) as caught:
+        repo_as(gh).create_pull(base="main", head="feature", title="t", body="b")
+    assert caught.value.status == 403
+    assert caught.value.data["message"] == "Resource not accessible by integration"
+    assert caught.value.headers["x-accepted-github-permissions"] == "pull_requests=write"
+    assert gh.fake.pulls == {} and list(repo_as(gh).get_pulls(state="all")) == []
+
+
+def test_a_read_only_token_reads_everything_and_gets_403_on_every_write(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
+    number = repo_as(gh).create_pull(base="main", head="feature", title="t", body="b").number
+    gh.fake.token_permissions[BOT_TOKEN] = dict.fromkeys(("contents", "pull_requests", "issues", "statuses"),
+                                                         "read")
+    repo = repo_as(gh)
+    readme = repo.get_contents("README.md", ref="main")
+    assert not isinstance(readme, list) and repo.get_pull(number).head.sha == head
+    writes = [lambda: repo.get_issue(number).create_comment("hi"),
+              lambda: repo.get_commit(head).create_status(state="success", context="c"),
+              lambda: repo.update_file("README.md", "edit", "x\n", readme.sha, branch="main"),
+              lambda: repo.get_pull(number).edit(title="renamed"),
+              lambda: repo.get_git_ref("heads/feature").edit(head, force=True)]
+    for write in writes:
+        with pytest.raises(GithubException) as caught:
+            write()
+        assert caught.value.status == 403
+    assert gh.fake.comments == {} and gh.fake.statuses == [] and gh.fake.pulls[number].title == "t"
+
+
+def test_every_answer_carries_rate_limit_headers_and_a_spent_limit_is_a_403_until_the_reset(
+        gh: Running) -> None:
+    gh.fake.rate_limit = 3
+    repo = repo_as(gh)
+    repo.get_contents("README.md")
+    remaining, reset = repo.requester.rate_limiting
+    assert (remaining, gh.fake.rate_limit) == (2, 3) and reset > 0
+    repo.get_contents("README.md")
+    repo.get_contents("README.md")
+    with pytest.raises(GithubException) as spent:
+        repo.get_contents("README.md")
+    assert spent.value.status == 403 and spent.value.headers["x-ratelimit-remaining"] == "0"
+    assert "rate limit exceeded" in spent.value.data["message"]
+    # The limit is per token: another token still has its own.
+    assert not isinstance(repo_as(gh, ALICE_TOKEN).get_contents("README.md"), list)
+
+
+def test_a_non_collaborator_is_told_none_on_a_private_repository_and_read_on_a_public_one(
+        gh: Running) -> None:
+    repo = repo_as(gh)
+    assert repo.get_collaborator_permission("stranger") == "none"
+    gh.fake.private = False
+    assert repo.get_collaborator_permission("stranger") == "read"
+    assert repo.get_collaborator_permission(ALICE) == "write"

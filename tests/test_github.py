@@ -25,7 +25,7 @@ from tests.helpers.ghserver import (
 )
 from tests.helpers.repos import RemoteRepo, git
 from wavegit.errors import UsageError
-from wavegit.github import api
+from wavegit.github import api, identity
 from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient, connect
 from wavegit.github.retry import RetryPolicy
@@ -140,11 +140,13 @@ def test_report_comment_is_edited_in_place_and_others_marked_comments_are_left_a
     assert [c.body for c in gh.fake.issue_comments(pr.number) if c.user == MALLORY] == [f"{MARKER}\nforged"]
 
 
+@pytest.mark.parametrize("kinds", [("5xx", "secondary"), ("secondary-bare", "429", "5xx")])
 def test_twenty_percent_injected_faults_still_leave_exactly_one_pr_and_one_comment(
-        remote_repo: RemoteRepo) -> None:
+        remote_repo: RemoteRepo, kinds: tuple[str, ...]) -> None:
     head = push_wave(remote_repo)
-    with running(remote_repo.origin, fault_rate=0.2, fault_kinds=("5xx", "secondary"), seed=5) as gh:
-        wg = client(gh)
+    with running(remote_repo.origin, fault_rate=0.2, fault_kinds=kinds, seed=5) as gh:
+        # Secondary limits without Retry-After (403 or 429) wait secondary_wait_s: short here.
+        wg = client(gh, policy=replace(FAST, secondary_wait_s=0.01))
         for round_ in range(8):
             pr = wg.find_or_create_pr("wavegit/w1", "main", f"wave round {round_}", "")
             wg.upsert_report_comment(pr.number, to_markdown(wave_report(head, round_ + 1)), MARKER)
@@ -344,3 +346,83 @@ def test_a_configured_login_is_used_without_asking_get_user(gh: Running) -> None
     wg = PyGithubClient(settings, FAST)
     assert wg.whoami() == ALICE
     assert gh.fake.count("GET", "/user") == 0
+
+
+# ---- against the strict server (issue 13) ----
+
+def test_an_installation_token_asks_graphql_who_it_is_and_never_get_user(gh: Running) -> None:
+    assert client(gh, BOT_TOKEN).whoami() == BOT
+    assert client(gh, APP_TOKEN).whoami() == APP
+    assert [r for r in gh.fake.requests if r.path == "/user"] == [] and gh.fake.count("POST", "/graphql") == 2
+
+
+def test_outside_actions_an_installation_token_graphql_refuses_names_wavegit_github_login(
+        gh: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    gh.fake.viewer_denied = frozenset({APP})
+    with pytest.raises(GitHubError, match="WAVEGIT_GITHUB_LOGIN"):
+        client(gh, APP_TOKEN).whoami()
+
+
+def test_in_actions_a_guessed_login_is_corrected_by_the_first_comment_created(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    gh.fake.viewer_denied = frozenset({APP})
+    head = push_wave(remote_repo)
+    wg = client(gh, APP_TOKEN)
+    assert wg.whoami() == BOT
+    pr = wg.find_or_create_pr("wavegit/w1", "main", "wave", "")
+    wg.upsert_report_comment(pr.number, to_markdown(wave_report(head)), MARKER)
+    assert wg.whoami() == APP
+
+
+def test_the_noreply_identity_of_an_app_is_its_login_and_user_id(gh: Running) -> None:
+    wg = client(gh, APP_TOKEN)
+    name, email = identity.commit_identity(wg)
+    user_id = wg.user_id(APP)
+    assert (name, email) == (APP, f"{user_id}+{APP}@users.noreply.github.com") and user_id > 0
+
+
+def test_a_token_without_pull_requests_write_fails_the_pr_naming_the_permission_to_grant(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    push_wave(remote_repo)
+    gh.fake.token_permissions[APP_TOKEN] = {"contents": "write", "pull_requests": "read", "issues": "write",
+                                            "statuses": "write"}
+    with pytest.raises(GitHubError) as caught:
+        client(gh, APP_TOKEN).find_or_create_pr("wavegit/w1", "main", "wave", "")
+    assert caught.value.status == 403 and "pull-requests: write" in str(caught.value)
+    assert gh.fake.pulls == {}
+
+
+def test_a_read_only_token_cannot_set_the_gate_status_and_says_which_permission(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    head = push_wave(remote_repo)
+    gh.fake.token_permissions[BOT_TOKEN] = dict.fromkeys(("contents", "pull_requests", "issues", "statuses"),
+                                                         "read")
+    with pytest.raises(GitHubError, match="statuses: write"):
+        client(gh).set_status(head, "success", "ok")
+    assert gh.fake.statuses == [] and client(gh).branch_head("main") is not None
+
+
+def test_a_non_collaborator_has_permission_none_or_read_and_may_run_no_command(gh: Running) -> None:
+    assert client(gh).permission("stranger") == "none"
+    gh.fake.private = False
+    assert client(gh).permission("stranger") == "read"
+    assert gh.fake.count("GET", "/collaborators/stranger/permission") == 2
+
+
+def test_a_spent_rate_limit_whose_reset_is_past_the_deadline_fails_at_once_with_the_answer(
+        gh: Running) -> None:
+    gh.fake.rate_limit = 2
+    wg = client(gh)
+    assert wg.permission(ALICE) == "write" and wg.permission(ALICE) == "write"
+    with pytest.raises(GitHubError, match=r"rate limit exceeded.*gave up after 1 attempts"):
+        wg.permission(ALICE)
+    assert gh.fake.count("GET", "/permission") == 3
+
+
+def test_the_gate_trusts_a_dedicated_apps_own_reports_but_never_adds_github_actions(gh: Running) -> None:
+    assert api.trusted_authors(("alice",), client(gh, APP_TOKEN)) == ("alice", APP)
+    assert api.trusted_authors((APP,), client(gh, APP_TOKEN)) == (APP,)
+    assert api.trusted_authors((APP,), client(gh, BOT_TOKEN)) == (APP,)
+    assert api.trusted_authors((), client(gh, ALICE_TOKEN)) == ()

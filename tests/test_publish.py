@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fake_github import MemoryGitHub
-from tests.helpers.ghserver import APP, APP_TOKEN, BOT, Running, github_env, running
+from tests.helpers.ghserver import APP, APP_TOKEN, BOT, BOT_TOKEN, Running, github_env, running
 from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
@@ -49,7 +49,8 @@ def run_json(clone: Path, env: dict[str, str]) -> tuple[int, report.WaveReport]:
 
 
 def publish_requests(gh: Running) -> int:
-    return sum(1 for r in gh.fake.requests if r.path == "/user" or any(p in r.path for p in PUBLISH_PATHS))
+    return sum(1 for r in gh.fake.requests
+               if r.path in ("/user", "/graphql") or any(p in r.path for p in PUBLISH_PATHS))
 
 
 def test_run_opens_one_pr_posts_one_comment_and_records_review_with_pr_in_the_record_commit(
@@ -154,6 +155,31 @@ def test_actions_not_allowed_to_open_prs_is_named_with_the_setting_that_allows_i
     [note] = [note for note in rep.notes if note.startswith("opening the pull request failed")]
     assert "403" in note and "Allow GitHub Actions to create and approve pull requests" in note
     assert "Settings > Actions > General > Workflow permissions" in note
+
+
+def test_a_token_without_pull_requests_write_leaves_the_items_in_review_naming_the_permission(
+        wave_repo: RemoteRepo, gh: Running) -> None:
+    gh.fake.token_permissions[BOT_TOKEN] = {"contents": "write", "pull_requests": "read", "issues": "write",
+                                            "statuses": "write"}
+    code, rep = run_json(wave_repo.clone, github_env(gh))
+    assert code == 1 and rep.pr is None and gh.fake.pulls == {}
+    [note] = [note for note in rep.notes if note.startswith("opening the pull request failed")]
+    assert "403" in note and "pull-requests: write" in note
+    assert origin_item(wave_repo, "IT-0").status == "review"
+
+
+def test_a_gate_with_a_read_only_token_fails_in_one_line_naming_the_permission(
+        wave_repo: RemoteRepo, gh: Running) -> None:
+    code, rep = run_json(wave_repo.clone, github_env(gh))
+    assert code == 0 and rep.pr is not None
+    statuses = list(gh.fake.statuses)
+    gh.fake.token_permissions[BOT_TOKEN] = dict.fromkeys(
+        ("contents", "pull_requests", "issues", "statuses"), "read")
+    judged = wavegit(wave_repo.clone, "gate", "--pr", str(rep.pr), env=github_env(gh))
+    assert judged.returncode == 1 and "Traceback" not in judged.stderr
+    [line] = judged.stderr.strip().splitlines()
+    assert "403" in line and "statuses: write" in line
+    assert gh.fake.statuses == statuses
 
 
 def test_pr_title_names_verified_items_and_counts_the_rest() -> None:

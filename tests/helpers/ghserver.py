@@ -5,6 +5,13 @@ recorded in PyGithub's replay data) and GitHub's semantics: Contents ``sha`` com
 a stale ``sha``), 422 on a non-fast-forward ref update, ``Link`` paging, comment authors taken from the
 token, permissions, statuses and merges that move the bare repository's base branch.
 
+As strict as GitHub where wavegit could get it wrong: installation tokens (``github-actions[bot]``, an App's
+``<app>[bot]``) get 403 from ``GET /user``; a token's ``permissions:`` (:attr:`FakeGitHub.token_permissions`)
+give 403 "Resource not accessible by integration" with ``X-Accepted-GitHub-Permissions``; every answer
+carries ``X-RateLimit-*`` and a spent limit is a 403 until the reset; a PR's head may trail its branch
+(``head_lag_reads``); the files of a PR stop at 3,000; a non-collaborator's permission is 200 ``none``
+(``read`` on a public repository); Actions may be refused to open PRs (``actions_may_open_prs``).
+
 Fault injection: a script of faults consumed one per request, and/or a random fraction, of 5xx answers,
 secondary rate limits (403 + ``Retry-After``) and primary rate limits (403 + ``X-RateLimit-Reset``); a
 fault may strike after the request was applied (the client then sees an error for a write that landed).
@@ -139,7 +146,18 @@ class FakeGitHub:
     permissions: dict[str, str] = field(default_factory=dict)
     """login -> admin | write | read (missing = none)."""
     installations: frozenset[str] = frozenset()
-    """Logins of GitHub App installations: ``GET /user`` answers them 403, as GitHub does."""
+    """Logins of GitHub App installations (``GITHUB_TOKEN``'s ``github-actions[bot]`` is one): ``GET /user``
+    answers them 403, as GitHub does."""
+    viewer_denied: frozenset[str] = frozenset()
+    """Logins whose GraphQL ``viewer`` query answers "Resource not accessible by integration"."""
+    token_permissions: dict[str, dict[str, str]] = field(default_factory=dict)
+    """token -> {resource: "read" | "write"} (resources: contents, pull_requests, issues, statuses), the
+    ``permissions:`` of an installation token; a token not listed may do everything its login may. A
+    resource missing from the mapping is "none". See :func:`_needed_permission`."""
+    private: bool = True
+    """A private repository: a non-collaborator's permission is ``none`` (public: ``read``)."""
+    rate_limit: int = 5000
+    """Requests per token and hour (``X-RateLimit-*`` on every answer; then 403 until the reset)."""
     default_branch: str = "main"
     base_url: str = ""
     faults: list[Fault | None] = field(default_factory=list)
@@ -168,6 +186,7 @@ class FakeGitHub:
     _next_number: int = 1
     _next_id: int = 1000
     _ticks: int = 0
+    _used: dict[tuple[str, int], int] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _rng: random.Random = field(default_factory=random.Random)
 
@@ -417,9 +436,14 @@ class FakeGitHub:
             entry = LoggedRequest(method, split.path, query, user)
             self.requests.append(entry)
             fault = self._pick_fault(method)
+            limits = self._rate_headers(headers) if user is not None else {}
             try:
                 if user is None:
                     raise ApiError(401, "Bad credentials")
+                if limits.get("X-RateLimit-Remaining") == "-1":
+                    raise ApiError(403, f"API rate limit exceeded for user ID {self._user_json(user)['id']}.",
+                                   {**limits, "X-RateLimit-Remaining": "0"})
+                self._check_permission(method, split.path, headers)
                 if fault and not fault.after:
                     raise self._fault_error(fault, headers)
                 status, extra, payload = self._dispatch(method, split.path, query, body, user)
@@ -429,9 +453,36 @@ class FakeGitHub:
                 entry.status = exc.status
                 entry.fault = fault.kind if fault else None
                 doc = "https://docs.github.com/rest"
-                return exc.status, exc.headers, {"message": exc.message, "documentation_url": doc}
+                return exc.status, {**limits, **exc.headers}, {"message": exc.message,
+                                                               "documentation_url": doc}
             entry.status = status
-            return status, extra, payload
+            return status, {**limits, **extra}, payload
+
+    # ---- strictness: rate-limit headers and installation token permissions ----
+
+    def _rate_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """GitHub's ``X-RateLimit-*`` headers for this request (counted per token and hour);
+        ``Remaining`` -1 says the limit is spent."""
+        token = headers.get("authorization", "").partition(" ")[2].strip()
+        window = int(time.time()) // 3600
+        used = self._used.get((token, window), 0) + 1
+        self._used[(token, window)] = used
+        return {"X-RateLimit-Limit": str(self.rate_limit),
+                "X-RateLimit-Remaining": str(max(self.rate_limit - used, -1)),
+                "X-RateLimit-Used": str(min(used, self.rate_limit)),
+                "X-RateLimit-Reset": str((window + 1) * 3600), "X-RateLimit-Resource": "core"}
+
+    def _check_permission(self, method: str, path: str, headers: dict[str, str]) -> None:
+        token = headers.get("authorization", "").partition(" ")[2].strip()
+        granted = self.token_permissions.get(token)
+        needed = _needed_permission(method, path)
+        if granted is None or needed is None:
+            return
+        resource, level = needed
+        have = granted.get(resource, "none")
+        if have == "none" or (level == "write" and have != "write"):
+            raise ApiError(403, "Resource not accessible by integration",
+                           {"X-Accepted-GitHub-Permissions": f"{resource}={level}"})
 
     def _authenticate(self, headers: dict[str, str]) -> str | None:
         auth = headers.get("authorization", "")
@@ -475,11 +526,17 @@ class FakeGitHub:
         if path == "/graphql" and method == "POST":
             if "viewer" not in str(data.get("query")):
                 return 200, {}, {"errors": [{"type": "UNSUPPORTED", "message": "only viewer { login }"}]}
+            if user in self.viewer_denied:
+                return 200, {}, {"data": None, "errors": [
+                    {"type": "FORBIDDEN", "path": ["viewer"],
+                     "message": "Resource not accessible by integration"}]}
             return self._answer("graphql", 200, {}, {"data": {"viewer": {"login": user}}})
         if path == "/user" and method == "GET":
             if user in self.installations:
                 raise ApiError(403, "Resource not accessible by integration")
             return self._answer("user", 200, {}, self._user_json(user))
+        if path.startswith("/users/") and method == "GET":
+            return self._answer("users", 200, {}, self._user_json(unquote(path[len("/users/"):])))
         prefix = f"/repos/{self.repo}"
         if not (path == prefix or path.startswith(prefix + "/")):
             raise ApiError(404, "Not Found")
@@ -787,9 +844,8 @@ class FakeGitHub:
 
     def _permission(self, login: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
         login = unquote(login)
-        permission = self.permissions.get(login)
-        if permission is None:
-            raise ApiError(404, f"{login} is not a user")
+        # Any GitHub user gets an answer: a non-collaborator's permission is read (public) or none.
+        permission = self.permissions.get(login) or ("none" if self.private else "read")
         return 200, {}, {"permission": permission, "role_name": permission, "user": self._user_json(login)}
 
     def _blob_at(self, ref: str, file: str) -> str | None:
@@ -969,11 +1025,30 @@ APP_TOKEN = "ghs_appTOKEN0000000000000000000000000"
 
 def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
     """The fake with three users: the Actions bot (admin), alice (write) and mallory (read); and a GitHub
-    App installation (write)."""
+    App installation (write). The bot and the App are installations: ``GET /user`` is 403 to them."""
     tokens = {BOT_TOKEN: BOT, ALICE_TOKEN: ALICE, MALLORY_TOKEN: MALLORY, APP_TOKEN: APP}
     permissions = {BOT: "admin", ALICE: "write", MALLORY: "read", APP: "write"}
-    kwargs.setdefault("installations", frozenset({APP}))
+    kwargs.setdefault("installations", frozenset({APP, BOT}))
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
+
+
+_RESOURCES = (("/pulls", "pull_requests"), ("/issues", "issues"), ("/statuses", "statuses"),
+              ("/commits", "statuses"), ("/contents", "contents"), ("/git/", "contents"))
+
+
+def _needed_permission(method: str, path: str) -> tuple[str, str] | None:
+    """(resource, level) an installation token needs for ``method path``; None: metadata, always granted.
+    A combined status is read with ``statuses``; the commit list and comments on a PR read as ``contents``
+    and ``issues`` would be finer, but these are the permissions wavegit's jobs ask for."""
+    _, _, rest = path.partition("/repos/")
+    rest = "/" + rest.split("/", 2)[2] if rest.count("/") >= 2 else ""
+    level = "read" if method == "GET" else "write"
+    if rest.startswith("/commits") and not rest.endswith("/status"):
+        return "contents", level
+    for prefix, resource in _RESOURCES:
+        if rest.startswith(prefix):
+            return resource, level
+    return None
 
 
 def github_env(running: Running, token: str = BOT_TOKEN) -> dict[str, str]:

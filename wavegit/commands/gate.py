@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if number < 1:
         raise UsageError(f"--pr {number}: not a pull request number")
     client = connect(settings)
+    config = config._replace(report_authors=api.trusted_authors(config.report_authors, client))
     pr = client.pr_info(number)
     own = (pr.head_ref.startswith(worktree.BRANCH_PREFIX) and pr.head_repo == client.repository
            and pr.base_ref == config.base_branch)

@@ -244,6 +244,22 @@ class GitHubClient(PullRequests, TrackerFiles, Issues, Protocol):
     """Everything wavegit needs from GitHub (what :func:`wavegit.github.client.connect` returns)."""
 
 
+ACTIONS_BOT = "github-actions[bot]"
+"""The login of every workflow's ``GITHUB_TOKEN``."""
+
+
+def trusted_authors(configured: tuple[str, ...], client: PullRequests) -> tuple[str, ...]:
+    """``report_authors`` and, when it is a dedicated GitHub App's bot, our own login: whoever holds our
+    token may set the gate's status anyway, so believing its reports grants nothing more. Never
+    ``github-actions[bot]`` unless configured: every workflow of the repository posts as that login."""
+    try:
+        me = client.whoami()
+    except GitHubError:
+        return configured
+    dedicated = me.endswith("[bot]") and me != ACTIONS_BOT and me not in configured
+    return (*configured, me) if dedicated else configured
+
+
 def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:
     """(``open`` | ``merged`` | ``closed``, the merge commit when merged) of PR ``number``."""
     pr = client.pr_info(number)

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from wavegit.github.api import (
+    ACTIONS_BOT,
     MAX_BODY_CHARS,
     MAX_STATUS_DESCRIPTION,
     STATUS_CONTEXT,
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+INSTALLATION_TOKEN_PREFIX = "ghs_"
+"""How GitHub's installation tokens begin (``GITHUB_TOKEN`` and a GitHub App's alike)."""
 ACTIONS_MAY_NOT_OPEN_PRS = "not permitted to create or approve pull requests"
 """GitHub's 403 to ``GITHUB_TOKEN`` while the repository setting that lets Actions open PRs is off."""
 
@@ -87,6 +90,9 @@ class PyGithubClient(GitHubClient):
                 return _require(login, str, "viewer.login")
 
             try:
+                if self.settings.token.startswith(INSTALLATION_TOKEN_PREFIX):
+                    # An installation token (GITHUB_TOKEN, a GitHub App's) never may read GET /user.
+                    raise GitHubError("who am I: GET /user is not for installation tokens", 403)
                 self._login = self._retry.call("who am I (GET /user)", fetch)
             except GitHubError as exc:
                 if exc.status not in (403, 404):
@@ -99,8 +105,13 @@ class PyGithubClient(GitHubClient):
                     if os.environ.get("GITHUB_ACTIONS") != "true":
                         raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
                     # Most likely the Actions bot; the first comment we create says for sure.
-                    self._login, self._login_guessed = "github-actions[bot]", True
+                    self._login, self._login_guessed = ACTIONS_BOT, True
         return self._login
+
+    def user_id(self, login: str) -> int:
+        """The numeric id of the account ``login`` (a bot's noreply address carries it)."""
+        return self._retry.call(f"read the user {login}",
+                                lambda: _require(self._github.get_user(login).id, int, "user.id"))
 
     def _learn_login(self, created: Comment) -> Comment:
         """The author of a comment we just created is our login, whatever was guessed."""

@@ -141,7 +141,24 @@ class Retrier:
             return GitHubConflict(text, status)
         if status == 401:
             return GitHubError(f"{text} (check GITHUB_TOKEN)", status)
+        if status == 403 and NOT_ACCESSIBLE in message:
+            return GitHubError(f"{text} ({_missing_permission(exc)})", status)
         return GitHubError(text, status)
+
+
+NOT_ACCESSIBLE = "Resource not accessible by integration"
+"""GitHub's 403 to an installation token (``GITHUB_TOKEN``, a GitHub App's) that lacks a permission."""
+
+
+def _missing_permission(exc: object) -> str:
+    """What to grant, from GitHub's ``X-Accepted-GitHub-Permissions`` (``pull_requests=write``, ...)."""
+    headers = {str(k).lower(): str(v) for k, v in (getattr(exc, "headers", None) or {}).items()}
+    accepted = headers.get("x-accepted-github-permissions", "")
+    wanted = " or ".join(f"{name.replace('_', '-')}: {level}" for name, _, level in
+                         (choice.strip().partition("=") for choice in accepted.split(","))
+                         if name and level)
+    grant = f"give the job `permissions:` {wanted}" if wanted else "give the job the `permissions:` it needs"
+    return f"the token lacks a permission: {grant} (docs/action.md), or the App that permission"
 
 
 def _message(exc: object) -> str:

@@ -1,0 +1,65 @@
+"""The worker's CLI for the GitHub Action: ``python -m wavegit.github.agent [VERSION]``.
+
+When the worker (``WAVEGIT_WORKER``, the action's ``worker`` input, else ``worker`` of the checkout's
+``.wavegit/config.yaml``) is a preset, this prints its executable and the npm package to install, at the
+pinned version of :data:`AGENT_PACKAGES` or at ``VERSION`` (the ``agent-version`` input); for any other
+worker it prints nothing. ``action.yml`` installs the package with npm unless the executable is on
+``PATH``. A ``VERSION`` that is not a version (it goes to npm) is exit 2 with one ``::error`` line.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from wavegit.config import load_config
+from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, WavegitError
+from wavegit.repo import discover
+
+AGENT_PACKAGES: dict[str, tuple[str, str, str]] = {
+    "claude": ("claude", "@anthropic-ai/claude-code", "2.1.332"),
+    "codex": ("codex", "@openai/codex", "0.171.0"),
+}
+"""preset -> (executable, npm package, pinned version)."""
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*")
+
+
+def agent_install(worker: str, version: str = "") -> tuple[str, str] | None:
+    """(executable, ``package@version``) of a preset worker's CLI; None for any other worker."""
+    found = AGENT_PACKAGES.get(worker.strip())
+    if found is None:
+        return None
+    executable, package, pinned = found
+    return executable, f"{package}@{version or pinned}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    version = args[0] if args else ""
+    if len(args) > 1 or (version and not _VERSION.fullmatch(version)):
+        print(f"::error title=wavegit action::input agent-version: {version!r} is not a version "
+              "(e.g. 1.2.3)")
+        return EXIT_BAD_INPUT
+    try:
+        root = discover(Path.cwd()).root
+    except WavegitError:
+        root = Path.cwd()
+    try:
+        worker = load_config(root).worker
+    except WavegitError as exc:
+        print(f"::error title=wavegit action::{exc}")
+        return EXIT_BAD_INPUT
+    found = agent_install(worker, version)
+    if found is None and version:
+        print("::error title=wavegit action::input agent-version applies to the workers claude and codex "
+              f"only, not {worker!r}")
+        return EXIT_BAD_INPUT
+    if found is not None:
+        print(*found)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
