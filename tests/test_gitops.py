@@ -62,6 +62,12 @@ def test_resolve_commit_peels_to_a_commit_and_is_none_for_what_names_none(clone:
     assert gitops.resolve_commit(clone, "HEAD^{tree}") is None  # a tree is not a commit
 
 
+@pytest.mark.parametrize(("name", "valid"), [("A-1", True), ("x.y_z", True), ("a..b", False),
+                                           ("x.lock", False), (".hidden", False), ("end.", False)])
+def test_is_valid_ref_name_asks_git_check_ref_format(clone: Path, name: str, valid: bool) -> None:
+    assert gitops.is_valid_ref_name(clone, f"refs/heads/wavegit/items/w-1/{name}") is valid
+
+
 def test_commit_of_raises_with_the_command_and_git_s_reason(clone: Path) -> None:
     assert gitops.commit_of(clone, "HEAD") == _head(clone)
     with pytest.raises(GitError) as caught:

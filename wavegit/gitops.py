@@ -152,6 +152,13 @@ def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
     return found
 
 
+def is_valid_ref_name(root: Path, ref: str) -> bool:
+    """Whether ``ref`` (a full name, e.g. ``refs/heads/wavegit/items/W/ID``) is a name git accepts for a
+    ref (``git check-ref-format``): ids like ``a..b`` or ``x.lock`` are not."""
+    return git.run(["check-ref-format", ref], cwd=root, check=False).returncode == 0
+
+
+
 def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
                check: bool = True) -> bool:
     """Point ``ref`` at ``new``; when ``old`` is given, only if it points there now ("" = does not exist).
