@@ -64,6 +64,19 @@ def test_a_bad_value_is_refused_naming_its_path(data: object, message: str) -> N
     assert str(info.value).startswith(message)
 
 
+@dataclass
+class Grown:
+    name: str
+    later: int = field(default=7, metadata={jsondecode.ADDED: True})
+    plain: int = 0
+
+
+def test_only_a_field_marked_added_may_be_missing_and_then_takes_its_default() -> None:
+    assert decode_object(Grown, {"name": "x", "plain": 1}, "$") == Grown("x", 7, 1)
+    with pytest.raises(DecodeError, match=r"^\$\.plain: missing"):
+        decode_object(Grown, {"name": "x", "later": 1}, "$")
+
+
 def test_none_is_accepted_only_where_the_annotation_allows_it() -> None:
     assert decode(None, int | None, "$") is None
     with pytest.raises(DecodeError, match=r"^\$: expected an integer, got null"):

@@ -130,6 +130,16 @@ def test_from_json_rejects_malformed_documents(text: str, message: str) -> None:
         WaveReport.from_json(text)
 
 
+def test_a_report_written_before_the_phase_fields_and_item_titles_still_decodes() -> None:
+    data = json.loads(sample_report().to_json())
+    for name in ("phase", "halt_reason", "ceiling_reason", "error", "exit_code"):
+        del data[name]
+    for item in data["items"]:
+        del item["title"]
+    report = WaveReport.from_json(json.dumps(data))
+    assert (report.phase, report.exit_code, report.error, report.items[0].title) == ("done", 0, None, "")
+
+
 def test_from_json_accepts_whole_numbers_for_float_fields() -> None:
     report = WaveReport.from_json(mutated("items.0.duration_s=3"))
     assert report.items[0].duration_s == 3.0 and isinstance(report.items[0].duration_s, float)

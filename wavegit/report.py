@@ -42,6 +42,8 @@ def _check_timestamp(value: object) -> None:
 
 
 _TS = {jsondecode.CHECK: _check_timestamp}
+_ADDED = {jsondecode.ADDED: True}
+"""A field reports written before it existed lack (``jsondecode.ADDED``): older PR comments stay readable."""
 """The metadata of a timestamp field."""
 
 
@@ -76,7 +78,7 @@ class AttemptRecord:
 @dataclass(kw_only=True)
 class ItemReport:
     id: str
-    title: str = ""
+    title: str = field(default="", metadata=_ADDED)
     """The item's title in the tracker (may be empty)."""
     status: str
     verified: bool = False
@@ -157,16 +159,16 @@ class WaveReport:
     """The tracker the wave claimed from: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
     sandbox: str = ""
     """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
-    phase: str = "done"
+    phase: str = field(default="done", metadata=_ADDED)
     """Where the wave ended: ``preflight``, ``claim``, ``run``, ``collect``, ``record`` (an error stopped it
     there), or ``done`` (it ran to its end; nothing selected included)."""
-    halt_reason: str | None = None
+    halt_reason: str | None = field(default=None, metadata=_ADDED)
     """Why no (new) attempt started because of ``.wavegit/HALT``: who halted, when, why."""
-    ceiling_reason: str | None = None
+    ceiling_reason: str | None = field(default=None, metadata=_ADDED)
     """Which cost ceiling stopped or was passed by the wave, with the amounts."""
-    error: str | None = None
+    error: str | None = field(default=None, metadata=_ADDED)
     """The first error that stopped or spoiled the wave (its message), else null."""
-    exit_code: int = 0
+    exit_code: int = field(default=0, metadata=_ADDED)
     """The exit code of ``wavegit run`` for this wave."""
     omitted: Omitted = field(default_factory=Omitted)
     """Set only in a report comment's shortened copy (:func:`to_markdown`)."""
