@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.readme import key_table, readme_tables
-from tests.helpers.repos import REPO_ROOT
+from tests.helpers.repos import REPO_ROOT, git, make_remote_repo
 from wavegit import config
 from wavegit.errors import UsageError, ValidationError
+from wavegit.repo import discover
 
 
 def _write(root: Path, text: str) -> Path:
@@ -125,3 +126,17 @@ def test_config_cache_follows_content_changes(tmp_path: Path) -> None:
     assert config.load_config(tmp_path, cache, environ={}).concurrency == 3
     _write(tmp_path, "concurrency: 5\n")
     assert config.load_config(tmp_path, cache, environ={}).concurrency == 5
+
+
+def test_a_wave_obeys_the_config_committed_on_the_base_branch_not_a_copy_on_the_tracker_branch(
+        tmp_path: Path) -> None:
+    first = "tracker_branch: wavegit-tracker\nworker: old\n"
+    remote = make_remote_repo(tmp_path, {".wavegit/config.yaml": first})
+    git(remote.clone, "push", "-q", "origin", "main:wavegit-tracker")
+    # The change is merged to main later; the tracker branch keeps the config it was created with.
+    (remote.clone / ".wavegit" / "config.yaml").write_text("tracker_branch: wavegit-tracker\nworker: new\n")
+    git(remote.clone, "commit", "-qam", "use the new worker")
+    git(remote.clone, "push", "-q", "origin", "main")
+    governing = config.load_governing(discover(remote.clone), environ={})
+    assert governing.config.worker == "new"
+    assert governing.source == "origin/main:.wavegit/config.yaml"

@@ -189,11 +189,12 @@ class Governing(NamedTuple):
 
 def load_governing(repo: "Repo", cache_dir: Path | None = None,
                    environ: Mapping[str, str] | None = None) -> Governing:
-    """The config a wave obeys: the file committed on the tracker branch, never the checkout's working copy.
+    """The config a wave obeys: the file committed on the base branch, never the checkout's working copy.
 
     A worker can edit files in the user's checkout (unsandboxed, or through a careless ``rw_paths``), so a
-    wave obeys what was committed: where to look (remote, tracker branch) comes from the checkout's HEAD
-    commit, the config itself from ``<remote>/<tracker_branch>`` (fetched). ``WAVEGIT_CONFIG_SOURCE=checkout``
+    wave obeys what was committed: where to look (remote, base branch) comes from the checkout's HEAD
+    commit, the config itself from ``<remote>/<base_branch>`` (fetched), where config changes are reviewed and
+    merged like any other (with the tracker on its own branch, nobody has to copy them there). ``WAVEGIT_CONFIG_SOURCE=checkout``
     in wavegit's own environment opts into the checkout's working file (trying an uncommitted change).
 
     The working file is still checked: an invalid one is refused (ValidationError), so a wave never runs
@@ -208,7 +209,7 @@ def load_governing(repo: "Repo", cache_dir: Path | None = None,
     if choice == "checkout":
         return Governing(working, f"checkout:{CONFIG_PATH}")
     bootstrap = _config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
-    ref, where = repo.branch_ref(bootstrap.remote, bootstrap.tracker_branch)
+    ref, where = repo.branch_ref(bootstrap.remote, bootstrap.base_branch)
     text = repo.show_file(ref, CONFIG_PATH)
     governing = _config_from(text, cache_dir, env)
     source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
