@@ -68,6 +68,8 @@ class AttemptRecord:
     exit_code: int | None = None
     test_exit: int | None = None
     cost: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     log_path: str = ""
     killed: str | None = None
     error: str | None = None
@@ -85,6 +87,8 @@ class ItemReport:
     files_changed: list[str] = field(default_factory=list)
     ownership_violations: list[str] = field(default_factory=list)
     cost: float | None = None
+    tokens: int | None = None
+    """Input plus output tokens of its attempts, when every attempt reported them."""
     error: str | None = None
     log_tail: str = ""
     attempt_records: list[AttemptRecord] = field(default_factory=list)
@@ -102,6 +106,8 @@ class BudgetReport:
     day_usd_limit: float = 0.0
     wave_spent_usd: float = 0.0
     day_spent_usd: float = 0.0
+    wave_tokens_limit: int = 0
+    wave_spent_tokens: int = 0
     exceeded: bool = False
 
 

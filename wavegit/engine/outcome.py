@@ -62,7 +62,8 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
             attempt=a.number, worker=a.worker, prompt_sha256=a.prompt_sha256, base_commit=a.base,
             started_at=report.utc_timestamp(a.started_at),
             finished_at=report.utc_timestamp(a.finished_at or a.started_at), exit_code=a.exit_code,
-            test_exit=a.test_exit, cost=a.cost, log_path=str(a.log_path or ""), killed=a.killed,
+            test_exit=a.test_exit, cost=a.cost, input_tokens=a.input_tokens, output_tokens=a.output_tokens,
+            log_path=str(a.log_path or ""), killed=a.killed,
             error=None if a.error is None else escape(a.error))
         for a in run.attempts
     ]
@@ -74,7 +75,7 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
         exit_code=last.exit_code if last else None, test_exit=last.test_exit if last else None,
         duration_s=round(duration, 3), files_changed=[escape(p) for p in last.files_changed] if last else [],
         ownership_violations=[escape(p) for p in last.violations] if last else [],
-        cost=round(run.cost, 6) if any(a.cost is not None for a in run.attempts) else None,
+        cost=round(run.cost, 6) if any(a.cost is not None for a in run.attempts) else None, tokens=run.tokens,
         error=None if run.error is None else escape(run.error),
         log_tail=runner.log_tail(tail_of, REPORT_TAIL_LINES) if tail_of else "",
         attempt_records=records)
