@@ -149,8 +149,8 @@ class Config(NamedTuple):
         "`claude` and `codex`, or the name of a `workers` profile; items without `worker:` use it",
         schema.command(required=True))] = "claude"
     workers: Annotated[tuple[WorkerProfile, ...], schema.key(
-        "worker profiles by name, `NAME: {preset: claude, model: opus, args: [..]}` or `NAME: {command: ..}`, "
-        "which an item picks with `worker: NAME`", _profile)] = ()
+        "worker profiles by name, `NAME: {preset: claude, model: opus, args: [..]}` or "
+        "`NAME: {command: ..}`, which an item picks with `worker: NAME`", _profile)] = ()
     prices: Annotated[tuple[ModelPrice, ...], schema.key(
         "token prices by model (`MODEL: {input_per_mtok: 3, output_per_mtok: 15}`), for agents that report "
         "only tokens")] = ()

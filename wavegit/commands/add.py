@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--priority", default="P2", choices=tracker.PRIORITIES, help="default %(default)s")
     parser.add_argument("--depends-on", nargs="+", default=[], metavar="ID",
                         help="items that must be done before this one is ready")
+    parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
     add_write_arguments(parser)
 
 
@@ -39,8 +40,11 @@ def run(args: argparse.Namespace) -> int:
     assert prompt is not None  # argparse requires --prompt or --prompt-file
     item = tracker.Item(id=args.id, prompt=prompt, owns=_owns(args.owns), test=args.test,
                         title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
-                        created_at=utc_timestamp())
+                        created_at=utc_timestamp(), worker=args.worker)
     target = open_target(args)
+    if item.worker is not None and item.worker not in {profile.name for profile in target.config.workers}:
+        raise UsageError(f"--worker {item.worker!r}: no such profile in `workers` of the config "
+                         f"({', '.join(p.name for p in target.config.workers) or 'it has none'})")
     store, tracker_path = target.store, target.config.tracker_path
 
     def apply(snapshot: Snapshot) -> Change:
@@ -61,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 # The option each item key written by `add` comes from, to name it in an error.
 _OPTION_OF_KEY = {"id": "ID", "title": "--title", "prompt": "--prompt", "owns": "--owns", "test": "--test",
-                  "priority": "--priority", "depends_on": "--depends-on"}
+                  "priority": "--priority", "depends_on": "--depends-on", "worker": "--worker"}
 
 
 def _check_new_item(old_text: str, new_text: str, path: str, cache_dir: Path) -> None:
