@@ -194,9 +194,11 @@ def test_a_killed_claude_run_without_its_result_line_counts_as_over_the_ceiling(
     fake.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     remote = make_wave_repo(tmp_path, [
         item(name, [f"write src/{name}.txt ok", "crash"], [f"src/{name}.txt"]) for name in ("a", "b")
-    ], worker="claude", concurrency=1, attempts=1, sandbox="none", budget={"wave_usd": 5.0})
+    ], worker="claude", concurrency=1, attempts=1, sandbox="none", budget={"wave_usd": 5.0},
+        worker_env=["ANTHROPIC_API_KEY"])
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
     (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
