@@ -61,11 +61,12 @@ def _argv(report: WaveReport, item_index: int = 0) -> list[str]:
 
 def test_the_claude_preset_grants_full_permissions_only_inside_the_sandbox() -> None:
     assert CLAUDE.argv("opus", ["--verbose"], sandboxed=True) == [
-        "claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions", "--model", "opus",
-        "--verbose"]
+        "claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions",
+        "--model", "opus", "--verbose"]
     assert CLAUDE.argv("", [], sandboxed=False) == [
         "claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
-    assert Agent("deep", CLAUDE, "opus").label(sandboxed=False) == "deep (claude, opus, edits only: unsandboxed)"
+    deep = Agent("deep", CLAUDE, "opus")
+    assert deep.label(sandboxed=False) == "deep (claude, opus, edits only: unsandboxed)"
     assert Agent("deep", CLAUDE, "opus").label(sandboxed=True) == "deep (claude, opus)"
 
 
@@ -80,7 +81,8 @@ def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a
     profiles = config.Config(workers=(config.WorkerProfile("deep", "claude", "opus"),))
     assert agents.resolve(profiles, None).label(True) == "worker (claude)"
     assert agents.resolve(profiles._replace(worker="deep"), None).label(True) == "deep (claude, opus)"
-    assert agents.resolve(profiles._replace(worker="./agent --fast"), None).argv(True) == ["./agent", "--fast"]
+    command = agents.resolve(profiles._replace(worker="./agent --fast"), None)
+    assert command.argv(True) == ["./agent", "--fast"]
     assert agents.resolve(profiles, "deep").model == "opus"
 
 
@@ -109,7 +111,8 @@ def test_a_claude_profile_runs_its_model_and_the_report_and_commit_name_profile_
     record = entry.attempt_records[0]
     assert record.worker == "deep (claude, opus, edits only: unsandboxed)"
     assert (record.cost, record.input_tokens, record.output_tokens, entry.tokens) == (0.0123, 150, 50, 200)
-    assert _argv(rep) == ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", "--model", "opus"]
+    assert _argv(rep) == ["-p", "--output-format", "json", "--permission-mode", "acceptEdits",
+                          "--model", "opus"]
     trailers = git(remote.origin, "log", "--format=%(trailers:key=Wavegit-Worker,valueonly)", rep.branch)
     assert [t for t in trailers.splitlines() if t] == ["deep (claude, opus, edits only: unsandboxed)"]
 
@@ -134,7 +137,8 @@ def test_unsandboxed_claude_keeps_edits_only_so_a_denied_command_fails_the_attem
 
 
 @needs_bwrap
-def test_sandboxed_claude_gets_full_permissions_and_may_run_commands(tmp_path: Path, fake_agents: None) -> None:
+def test_sandboxed_claude_gets_full_permissions_and_may_run_commands(tmp_path: Path,
+                                                                    fake_agents: None) -> None:
     remote = _repo(tmp_path, [item("A", ["agent bash true", "write src/a.txt ok"], ["src/a.txt"],
                                    worker="deep")], sandbox="bwrap")
     rep = run(remote.clone).report
@@ -196,7 +200,8 @@ def test_a_token_ceiling_stops_new_attempts_once_reached(tmp_path: Path, fake_ag
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0]
     assert rep.items[1].error is not None and "wave budget reached" in rep.items[1].error
-    assert (rep.budget.wave_tokens_limit, rep.budget.wave_spent_tokens, rep.budget.exceeded) == (150, 200, True)
+    spent = rep.budget
+    assert (spent.wave_tokens_limit, spent.wave_spent_tokens, spent.exceeded) == (150, 200, True)
 
 
 @pytest.mark.parametrize(("ceiling", "missing"), [({"wave_usd": 5.0}, "no dollars"),

@@ -39,13 +39,15 @@ def test_absent_cost_file_is_unknown_without_a_note(tmp_path: Path) -> None:
 def test_a_cost_file_may_report_tokens_with_the_dollars(tmp_path: Path) -> None:
     (tmp_path / "cost.json").write_text('{"usd": 0.5, "input_tokens": 1000, "output_tokens": 200}')
     reading = cost_reading(tmp_path / "cost.json", tmp_path / "none.log", COMMAND)
-    assert (reading.usd, reading.input_tokens, reading.output_tokens, reading.tokens) == (0.5, 1000, 200, 1200)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (0.5, 1000, 200)
+    assert reading.tokens == 1200
 
 
 def test_claude_preset_cost_and_tokens_come_from_the_json_result_in_the_log(tmp_path: Path) -> None:
     log = tmp_path / "a.log"
-    result_line = json.dumps({"type": "result", "total_cost_usd": 0.0731, "result": "ok", "usage": {
-        "input_tokens": 10, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7, "output_tokens": 3}})
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7,
+             "output_tokens": 3}
+    result_line = json.dumps({"type": "result", "total_cost_usd": 0.0731, "result": "ok", "usage": usage})
     log.write_text(f"some stderr noise\n{result_line}\n")
     reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
     assert reading.usd == pytest.approx(0.0731)
