@@ -116,14 +116,19 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob:
         return Refusal(f"the tracker has {len(bad)} invalid item(s) ({', '.join(bad[:5])}"
                        f"{', ...' if len(bad) > 5 else ''}): `wavegit validate` lists the problems; "
                        "`run` refuses the whole tracker until they are fixed", EXIT_BAD_INPUT)
-    profiles = {profile.name for profile in store.config.workers}
-    if any(worker is not None and worker not in profiles for worker in cols.workers):
-        from wavegit import agents  # rare: the common plan does not import it
+    # Most items name no profile: `any` over the column's Nones runs in C.
+    return _unknown_profiles(store, cols, tracker_blob) if any(cols.workers) else None
 
-        problems = agents.unknown_profiles(store.read_blob(tracker_blob), store.config.tracker_path,
-                                           store.config, list(zip(cols.ids, cols.workers, strict=True)))
-        return Refusal("; ".join(map(str, problems)), EXIT_BAD_INPUT)
-    return None
+
+def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: str) -> Refusal | None:
+    profiles = {profile.name for profile in store.config.workers}
+    if all(worker is None or worker in profiles for worker in cols.workers):
+        return None
+    from wavegit import agents  # rare: the common plan does not import it
+
+    problems = agents.unknown_profiles(store.read_blob(tracker_blob), store.config.tracker_path, store.config,
+                                       list(zip(cols.ids, cols.workers, strict=True)))
+    return Refusal("; ".join(map(str, problems)), EXIT_BAD_INPUT)
 
 
 def matrix(item_ids: Sequence[str]) -> dict[str, object]:

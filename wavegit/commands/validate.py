@@ -51,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
         items = tracker.load_cached(text.text, text.blob_sha, _cache(repo), text.display_path,
                                     protected=protected_of(config)).items
         count = len(items)
-        problems.extend(agents.unknown_profiles(text.text, text.display_path, config,
-                                                [(item.id, item.worker) for item in items]))
+        if repo is not None:  # outside a repository there is no config to name profiles
+            problems.extend(agents.unknown_profiles(text.text, text.display_path, config,
+                                                    [(item.id, item.worker) for item in items]))
     except ValidationError as exc:
         problems.extend(exc.problems)
     except UsageError:
