@@ -49,6 +49,8 @@ class Account:
     output_tokens: int | None = None
     error: str | None = None
     """The agent's own reason for failing (Claude's ``is_error`` result, a Codex ``turn.failed``)."""
+    denied: str | None = None
+    """What it was not allowed to do (Claude's ``permission_denials``): why an attempt failed, maybe."""
     found: bool = False
     """Whether the log held the agent's result (Claude) or a usage event (Codex) at all."""
 
@@ -93,21 +95,20 @@ def _claude_read(objects: Sequence[object]) -> Account:
     inputs = [_count(usage.get(k)) for k in
               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
     known = [n for n in inputs if n is not None]
+    text = result.get("result")
+    error = (f"claude: {text if isinstance(text, str) and text else result.get('subtype')}"
+             if result.get("is_error") is True else None)
     return Account(usd=usd_amount(result.get("total_cost_usd")), input_tokens=sum(known) if known else None,
-                   output_tokens=_count(usage.get("output_tokens")), error=_claude_error(result), found=True)
+                   output_tokens=_count(usage.get("output_tokens")), error=error,
+                   denied=_claude_denials(result.get("permission_denials")), found=True)
 
 
-def _claude_error(result: Mapping[str, object]) -> str | None:
-    reasons = []
-    if result.get("is_error") is True:
-        text = result.get("result")
-        reasons.append(f"claude: {text if isinstance(text, str) and text else result.get('subtype')}")
-    denials = result.get("permission_denials")
-    if isinstance(denials, list) and denials:
-        tools = sorted({str(d.get("tool_name", "?")) for d in denials if isinstance(d, dict)})
-        reasons.append(f"claude was denied permission for {', '.join(tools) or 'a tool'} "
-                       f"({len(denials)} time(s))")
-    return "; ".join(reasons) or None
+def _claude_denials(denials: object) -> str | None:
+    if not isinstance(denials, list) or not denials:
+        return None
+    tools = sorted({str(d.get("tool_name", "?")) for d in denials if isinstance(d, dict)})
+    count = f"{len(denials)} denial{'s' if len(denials) != 1 else ''}"
+    return f"claude was denied permission for {', '.join(tools) or 'a tool'} ({count})"
 
 
 def _codex_read(objects: Sequence[object]) -> Account:

@@ -35,6 +35,8 @@ class CostReading:
     output_tokens: int | None = None
     error: str | None = None
     """The agent's own reason for failing, from its log (None for a command)."""
+    denied: str | None = None
+    """What the agent was not allowed to do, from its log."""
 
     @property
     def tokens(self) -> int | None:
@@ -72,7 +74,7 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
         note = (f"claude run: no result line with a readable total_cost_usd in {log_path}"
                 if agent.preset.name == "claude"
                 else f"{agent.preset.name} run: no readable usage in {log_path}")
-    return CostReading(usd, note, inputs, outputs, account.error)
+    return CostReading(usd, note, inputs, outputs, account.error, account.denied)
 
 
 def read_cost(cost_file: Path, log_path: Path, agent: Agent) -> float | None:

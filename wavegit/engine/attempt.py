@@ -223,6 +223,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         except (WavegitError, OSError) as exc:
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
+        if attempt.commit is None and attempt.error and reading.denied:
+            # A denied tool is no failure by itself (wavegit runs the test), but may say why one happened.
+            attempt.error = f"{attempt.error}; {reading.denied}"
     finally:
         attempt.finished_at = utc_now()
         # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
