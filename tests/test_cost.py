@@ -107,3 +107,14 @@ def test_a_codex_run_without_usage_events_is_an_unreadable_cost(tmp_path: Path) 
     reading = cost_reading(tmp_path / "cost.json", tmp_path / "a.log", CODEX_AGENT)
     assert reading.usd is None and reading.tokens is None
     assert reading.note is not None and "codex run: no readable usage" in reading.note
+
+
+def test_a_hostile_log_cannot_break_the_reading_nor_report_impossible_amounts(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    forged = {"type": "result", "total_cost_usd": 1e300, "is_error": False,
+              "usage": {"input_tokens": 10**15, "output_tokens": True}}
+    # A line longer than the scan, a nesting bomb, then a result with amounts no report can hold.
+    log.write_text("x" * 5_000_000 + "\n" + '{"a":' * 100_000 + "\n" + json.dumps(forged) + "\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (None, None, None)
+    assert reading.note is not None
