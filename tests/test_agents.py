@@ -17,7 +17,7 @@ from tests.helpers.wave import WORKER, item, make_wave_repo, origin_tracker, run
 from wavegit import agents, config, sandbox
 from wavegit.agents import CLAUDE, CODEX, Agent
 from wavegit.errors import ValidationError
-from wavegit.report import WaveReport
+from wavegit.report import AttemptRecord, WaveReport
 
 AGENTS = TESTS / "agents"
 BWRAP = shutil.which(sandbox.BWRAP)
@@ -47,6 +47,18 @@ def _repo(tmp_path: Path, items: list[dict[str, Any]], **overrides: Any) -> Any:
                                 "attempts": 1, "concurrency": 1}
     settings.update(overrides)
     return make_wave_repo(tmp_path, items, **settings)
+
+
+def _one_verified(tmp_path: Path, worker: str, actions: tuple[str, ...] = (),
+                  **overrides: Any) -> tuple[WaveReport, AttemptRecord]:
+    """A wave of one item run by ``worker`` (its ``actions``, then a write), verified: its report and
+    attempt."""
+    remote = _repo(tmp_path, [item("A", [*actions, "write src/a.txt ok"], ["src/a.txt"], worker=worker)],
+                   **overrides)
+    rep = run(remote.clone).report
+    (entry,) = rep.items
+    assert entry.verified, entry.error
+    return rep, entry.attempt_records[0]
 
 
 def _argv(report: WaveReport, item_index: int = 0) -> list[str]:
@@ -104,16 +116,14 @@ def test_worker_profiles_are_checked_where_they_are_written() -> None:
 
 def test_a_claude_profile_runs_its_model_and_the_report_and_commit_name_profile_cost_and_tokens(
         tmp_path: Path, fake_agents: None) -> None:
-    remote = _repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], worker="deep")])
-    rep = run(remote.clone).report
-    (entry,) = rep.items
-    assert entry.verified, entry.error
-    record = entry.attempt_records[0]
+    rep, record = _one_verified(tmp_path, "deep")
     assert record.worker == "deep (claude, opus, edits only: unsandboxed)"
-    assert (record.cost, record.input_tokens, record.output_tokens, entry.tokens) == (0.0123, 150, 50, 200)
+    assert (record.cost, record.input_tokens, record.output_tokens) == (0.0123, 150, 50)
+    assert rep.items[0].tokens == 200
     assert _argv(rep) == ["-p", "--output-format", "json", "--permission-mode", "acceptEdits",
                           "--model", "opus"]
-    trailers = git(remote.origin, "log", "--format=%(trailers:key=Wavegit-Worker,valueonly)", rep.branch)
+    trailers = git(tmp_path / "origin.git", "log", "--format=%(trailers:key=Wavegit-Worker,valueonly)",
+                   rep.branch)
     assert [t for t in trailers.splitlines() if t] == ["deep (claude, opus, edits only: unsandboxed)"]
 
 
@@ -141,12 +151,8 @@ def test_unsandboxed_claude_keeps_edits_only_and_a_denied_command_says_why_an_at
 @needs_bwrap
 def test_sandboxed_claude_gets_full_permissions_and_may_run_commands(tmp_path: Path,
                                                                     fake_agents: None) -> None:
-    remote = _repo(tmp_path, [item("A", ["agent bash true", "write src/a.txt ok"], ["src/a.txt"],
-                                   worker="deep")], sandbox="bwrap")
-    rep = run(remote.clone).report
-    (entry,) = rep.items
-    assert entry.verified, entry.error
-    assert entry.attempt_records[0].worker == "deep (claude, opus)"
+    rep, record = _one_verified(tmp_path, "deep", ("agent bash true",), sandbox="bwrap")
+    assert record.worker == "deep (claude, opus)"
     assert _argv(rep)[3:5] == ["--permission-mode", "bypassPermissions"]
 
 
@@ -154,11 +160,7 @@ def test_sandboxed_claude_gets_full_permissions_and_may_run_commands(tmp_path: P
 
 def test_a_codex_profile_reads_stdin_and_its_tokens_are_priced_from_the_config(
         tmp_path: Path, fake_agents: None) -> None:
-    remote = _repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], worker="gpt")])
-    rep = run(remote.clone).report
-    (entry,) = rep.items
-    assert entry.verified, entry.error
-    record = entry.attempt_records[0]
+    rep, record = _one_verified(tmp_path, "gpt")
     assert record.worker == "gpt (codex, gpt-5-codex)"
     assert (record.input_tokens, record.output_tokens) == (CODEX_INPUT, CODEX_OUTPUT)
     assert record.cost == pytest.approx(CODEX_USD)
@@ -168,10 +170,7 @@ def test_a_codex_profile_reads_stdin_and_its_tokens_are_priced_from_the_config(
 
 @needs_bwrap
 def test_sandboxed_codex_leaves_the_sandbox_to_bwrap(tmp_path: Path, fake_agents: None) -> None:
-    remote = _repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], worker="gpt")],
-                   sandbox="bwrap")
-    rep = run(remote.clone).report
-    assert rep.items[0].verified, rep.items[0].error
+    rep, _ = _one_verified(tmp_path, "gpt", sandbox="bwrap")
     assert _argv(rep)[:3] == ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox"]
     assert "-s" not in _argv(rep)
 
