@@ -60,7 +60,6 @@ class Preset:
     """One agent CLI."""
 
     name: str
-    program: str
     credentials: tuple[str, ...]
     """Variables that carry its credentials, any one of which will do."""
     build: Callable[[str, bool], list[str]]
@@ -69,6 +68,8 @@ class Preset:
     """The account of a run from the JSON objects of its log, in order."""
     tail: tuple[str, ...] = ()
     """Arguments after the profile's extra args (Codex's ``-``: the prompt on stdin)."""
+    unsandboxed: str = ""
+    """What the report says of a run outside wavegit's sandbox, when it is given less there."""
 
     def argv(self, model: str, args: Sequence[str], sandboxed: bool) -> list[str]:
         return [*self.build(model, sandboxed), *args, *self.tail]
@@ -129,9 +130,9 @@ def _codex_read(objects: Sequence[object]) -> Account:
     return Account(input_tokens=_total(inputs), output_tokens=_total(outputs), error=error, found=True)
 
 
-CLAUDE = Preset("claude", "claude", ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), _claude_argv,
-                _claude_read)
-CODEX = Preset("codex", "codex", ("OPENAI_API_KEY", "CODEX_API_KEY"), _codex_argv, _codex_read, ("-",))
+CLAUDE = Preset("claude", ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), _claude_argv, _claude_read,
+                unsandboxed="edits only: unsandboxed")
+CODEX = Preset("codex", ("OPENAI_API_KEY", "CODEX_API_KEY"), _codex_argv, _codex_read, tail=("-",))
 PRESETS: Mapping[str, Preset] = {preset.name: preset for preset in (CLAUDE, CODEX)}
 
 
@@ -174,14 +175,12 @@ class Agent:
         return command_argv(self.command)
 
     def label(self, sandboxed: bool) -> str:
-        """What ran, for the report and the ``Wavegit-Worker`` trailer: ``deep (claude, opus)``, with
-        ``edits only: unsandboxed`` when the Claude preset could not be given full permissions."""
+        """What ran, for the report and the ``Wavegit-Worker`` trailer: ``deep (claude, opus)``, with the
+        preset's ``unsandboxed`` note when it ran outside wavegit's sandbox."""
         if self.preset is None:
             return f"{self.profile} (command)"
-        what = [self.preset.name, *([self.model] if self.model else [])]
-        if self.preset is CLAUDE and not sandboxed:
-            what.append("edits only: unsandboxed")
-        return f"{self.profile} ({', '.join(what)})"
+        what = [self.preset.name, self.model, "" if sandboxed else self.preset.unsandboxed]
+        return f"{self.profile} ({', '.join(part for part in what if part)})"
 
     def read_log(self, log_path: Path) -> Account:
         """The preset's account of the run in its log (nothing for a command)."""
