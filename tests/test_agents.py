@@ -161,7 +161,7 @@ def test_sandboxed_claude_gets_full_permissions_and_may_run_commands(tmp_path: P
 def test_a_codex_profile_reads_stdin_and_its_tokens_are_priced_from_the_config(
         tmp_path: Path, fake_agents: None) -> None:
     rep, record = _one_verified(tmp_path, "gpt")
-    assert record.worker == "gpt (codex, gpt-5-codex)"
+    assert (record.worker, record.profile, record.model) == ("gpt (codex, gpt-5-codex)", "gpt", "gpt-5-codex")
     assert (record.input_tokens, record.output_tokens) == (CODEX_INPUT, CODEX_OUTPUT)
     assert record.cost == pytest.approx(CODEX_USD)
     assert _argv(rep) == ["exec", "--json", "-s", "workspace-write", "-m", "gpt-5-codex",

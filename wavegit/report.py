@@ -61,6 +61,7 @@ class AttemptRecord:
 
     attempt: int
     worker: str
+    """What ran it: ``deep (claude, opus)`` (profile, preset, model), ``worker (command)``."""
     prompt_sha256: str
     base_commit: str
     started_at: str = field(metadata=_TS)
@@ -68,6 +69,10 @@ class AttemptRecord:
     exit_code: int | None = None
     test_exit: int | None = None
     cost: float | None = None
+    profile: str = ""
+    """The worker profile (``worker`` for config ``worker``)."""
+    model: str = ""
+    """The model its preset asked for; empty for the CLI's default or a command."""
     input_tokens: int | None = None
     output_tokens: int | None = None
     log_path: str = ""

@@ -195,7 +195,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     agent = context.agent(item)
     sandboxed = context.confiner.jail.bwrap is not None
     attempt = Attempt(item.attempts + number, agent.label(sandboxed), digest, context.base, utc_now(),
-                      log_path=logs / f"{stem}.log")
+                      profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
     assert attempt.log_path is not None
     spec = context.spec(item, number)
     confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,

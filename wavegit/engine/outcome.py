@@ -62,7 +62,8 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
             attempt=a.number, worker=a.worker, prompt_sha256=a.prompt_sha256, base_commit=a.base,
             started_at=report.utc_timestamp(a.started_at),
             finished_at=report.utc_timestamp(a.finished_at or a.started_at), exit_code=a.exit_code,
-            test_exit=a.test_exit, cost=a.cost, input_tokens=a.input_tokens, output_tokens=a.output_tokens,
+            test_exit=a.test_exit, cost=a.cost, profile=a.profile, model=a.model,
+            input_tokens=a.input_tokens, output_tokens=a.output_tokens,
             log_path=str(a.log_path or ""), killed=a.killed,
             error=None if a.error is None else escape(a.error))
         for a in run.attempts

@@ -45,6 +45,8 @@ class Attempt:
     exit_code: int | None = None
     test_exit: int | None = None
     cost: float | None = None
+    profile: str = ""
+    model: str = ""
     input_tokens: int | None = None
     output_tokens: int | None = None
     log_path: Path | None = None
