@@ -262,19 +262,22 @@ def test_an_unknown_profile_is_exit_2_at_run_and_nothing_is_claimed(tmp_path: Pa
     assert git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)") == before
 
 
-def test_add_refuses_an_unknown_worker_naming_the_option_and_writes_nothing(tmp_path: Path) -> None:
+def test_add_and_edit_refuse_an_unknown_worker_naming_the_option_and_write_nothing(tmp_path: Path) -> None:
     remote = _ghost_repo(tmp_path)
     before = git(remote.origin, "rev-parse", "main")
+    refusal = "--worker 'nope': no such profile in `workers` of the config (deep, gpt, plain)"
     result = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
                      "--worker", "nope")
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        "wavegit add: --worker 'nope': no such profile in `workers` of the config (deep, gpt, plain)"]
+    assert (result.returncode, result.stderr.splitlines()) == (2, [f"wavegit add: {refusal}"])
+    edited = wavegit(remote.clone, "edit", "A", "--worker", "nope")
+    assert (edited.returncode, edited.stderr.splitlines()) == (2, [f"wavegit edit: {refusal}"])
     assert git(remote.origin, "rev-parse", "main") == before
     added = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
                     "--worker", "gpt")
     assert added.returncode == 0, added.stderr
-    assert [i.worker for i in origin_tracker(remote).items] == [None, "deeep", "gpt"]
+    edited = wavegit(remote.clone, "edit", "A", "--worker", "deep")
+    assert edited.returncode == 0, edited.stderr
+    assert [i.worker for i in origin_tracker(remote).items] == ["deep", "deeep", "gpt"]
 
 
 @pytest.mark.parametrize(("env", "listed", "message"), [

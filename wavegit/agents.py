@@ -211,6 +211,13 @@ def resolve(config: Config, name: str | None) -> Agent:
     return Agent(DEFAULT_PROFILE, None, command=config.worker)
 
 
+def check_option(config: Config, name: str | None) -> None:
+    """UsageError naming ``--worker`` unless ``name`` (None: not given) is a profile of ``config``."""
+    if name is not None and name not in {profile.name for profile in config.workers}:
+        names = ", ".join(profile.name for profile in config.workers) or "it has none"
+        raise UsageError(f"--worker {name!r}: no such profile in `workers` of the config ({names})")
+
+
 def _agent(profile: WorkerProfile) -> Agent:
     preset = PRESETS.get(profile.preset) if profile.preset else None
     return Agent(profile.name, preset, profile.model, profile.args, profile.command)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit import tracker
+from wavegit import agents, tracker
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.config import protected_of
@@ -42,9 +42,7 @@ def run(args: argparse.Namespace) -> int:
                         title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
                         created_at=utc_timestamp(), worker=args.worker)
     target = open_target(args)
-    if item.worker is not None and item.worker not in {profile.name for profile in target.config.workers}:
-        raise UsageError(f"--worker {item.worker!r}: no such profile in `workers` of the config "
-                         f"({', '.join(p.name for p in target.config.workers) or 'it has none'})")
+    agents.check_option(target.config, item.worker)
     store, tracker_path = target.store, target.config.tracker_path
 
     def apply(snapshot: Snapshot) -> Change:

@@ -1,5 +1,5 @@
-"""``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]``:
-change what an item asks for.
+"""``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]
+[--worker NAME]``: change what an item asks for.
 
 Each option is checked as ``add`` checks it, naming the option. An item in flight is refused (its worker
 has its prompt; its ownership is held). One compare-and-swap commit with a ``Wavegit-Op: edit ID`` trailer;
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import lifecycle, schema, tracker
+from wavegit import agents, lifecycle, schema, tracker
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.errors import UsageError
@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="files, directories (dir/) or globs the item may change (replaces the list)")
     parser.add_argument("--test", metavar="CMD", help="command run in the item's worktree; exit 0 = verified")
     parser.add_argument("--priority", choices=tracker.PRIORITIES)
+    parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     def decide(read: Read) -> Outcome:
         item = read.item(args.id)
         lifecycle.check_editable(item)
+        agents.check_option(read.store.config, args.worker)
         changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
         if not changed:
             return Outcome(None, f"{item.id} already has these values")
@@ -58,8 +60,10 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         wanted["test"] = str(args.test)
     if args.priority is not None:
         wanted["priority"] = str(args.priority)
+    if args.worker is not None:
+        wanted["worker"] = str(args.worker)
     if not wanted:
-        raise UsageError("nothing to edit: give --prompt, --owns, --test or --priority")
+        raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority or --worker")
     for name, value in wanted.items():
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None
