@@ -194,10 +194,44 @@ def test_a_killed_claude_run_without_its_result_line_counts_as_over_the_ceiling(
     fake.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     remote = make_wave_repo(tmp_path, [
         item(name, [f"write src/{name}.txt ok", "crash"], [f"src/{name}.txt"]) for name in ("a", "b")
-    ], worker="claude", concurrency=1, attempts=1, sandbox="none", budget={"wave_usd": 5.0})
+    ], worker="claude", concurrency=1, attempts=1, sandbox="none", budget={"wave_usd": 5.0},
+        worker_env=["ANTHROPIC_API_KEY"])
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
     (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
     assert "a attempt 1: claude run: no result line with a readable total_cost_usd" in note
+
+
+def test_a_token_ceiling_is_reached_by_the_tokens_attempts_report() -> None:
+    spend = budget.WaveSpend(0.0, limit_tokens=1000)
+    spend.record("a attempt 1", None, 600, None)
+    assert not spend.exceeded and spend.tokens == 600
+    spend.record("b attempt 1", 0.5, 400, None)
+    assert spend.exceeded and (spend.spent, spend.tokens) == (0.5, 1000)
+
+
+@pytest.mark.parametrize(("usd", "tokens", "limits", "missing"), [
+    (None, 10, (5.0, 0), "no dollars"), (1.0, None, (0.0, 100), "no tokens"),
+    (None, None, (5.0, 100), "no dollars and no tokens")])
+def test_an_attempt_reporting_nothing_of_a_ceilings_kind_reaches_it(
+        usd: float | None, tokens: int | None, limits: tuple[float, int], missing: str) -> None:
+    spend = budget.WaveSpend(*limits)
+    spend.record("a attempt 1", usd, tokens, None)
+    assert spend.exceeded
+    (note,) = spend.notes
+    assert note == ("unreadable cost, counted as over the ceiling: a attempt 1: the worker reported "
+                    f"{missing} (a worker reports them in $WAVEGIT_COST_FILE, a preset in its output)")
+
+
+def test_without_a_ceiling_reporting_nothing_is_no_note() -> None:
+    spend = budget.WaveSpend(0.0)
+    spend.record("a attempt 1", None, None, None)
+    assert not spend.exceeded and spend.notes == ()
+
+
+def test_over_ceiling_counts_the_waves_tokens() -> None:
+    assert budget.over_ceiling(Budget(wave_tokens=100), 0.0, 0.0, wave_tokens=101)
+    assert not budget.over_ceiling(Budget(wave_tokens=100), 0.0, 0.0, wave_tokens=100)

@@ -140,3 +140,22 @@ def test_a_wave_obeys_the_config_committed_on_the_base_branch_not_a_copy_on_the_
     governing = config.load_governing(discover(remote.clone), environ={})
     assert governing.config.worker == "new"
     assert governing.source == "origin/main:.wavegit/config.yaml"
+
+
+def test_worker_profiles_and_prices_are_records_named_by_their_keys(tmp_path: Path) -> None:
+    _write(tmp_path, "worker: deep\nworkers:\n  deep: {preset: claude, model: opus, args: [--verbose]}\n"
+                     "  lint: {command: ./lint.sh}\n"
+                     "prices:\n  gpt-5: {input_per_mtok: 1.25, output_per_mtok: 10}\n")
+    loaded = config.load_config(tmp_path, tmp_path / "cache", environ={})
+    assert loaded.workers == (config.WorkerProfile("deep", "claude", "opus", ("--verbose",)),
+                              config.WorkerProfile("lint", command="./lint.sh"))
+    assert loaded.prices == (config.ModelPrice("gpt-5", 1.25, 10.0),)
+    # The warm load (from the parse cache) gives the same records.
+    assert config.load_config(tmp_path, tmp_path / "cache", environ={}) == loaded
+
+
+def test_workers_must_be_a_mapping_of_names_to_mappings() -> None:
+    with pytest.raises(ValidationError) as raised:
+        config.parse_config_text("workers: [claude]\n")
+    assert str(raised.value).startswith(".wavegit/config.yaml:1:10: 'workers' must be a mapping of names to "
+                                        "mappings, got a list")

@@ -1,4 +1,5 @@
-"""wavegit.cost: the cost a worker reports in its cost file, or Claude Code in its log, read as hostile."""
+"""wavegit.cost: the cost a worker reports in its cost file, or its preset in its log (Claude Code's JSON
+result, Codex's usage events), in dollars and tokens, read as hostile; prices turn tokens into dollars."""
 
 from __future__ import annotations
 
@@ -7,39 +8,57 @@ from pathlib import Path
 
 import pytest
 
+from wavegit.agents import CLAUDE, CODEX, Agent
+from wavegit.config import ModelPrice
 from wavegit.cost import CostReading, cost_reading, read_cost
+
+COMMAND = Agent("worker", None, command="custom")
+CLAUDE_AGENT = Agent("worker", CLAUDE)
+CODEX_AGENT = Agent("fast", CODEX, model="gpt-5-codex")
 
 
 @pytest.mark.parametrize(
     ("content", "note_part"),
     [("{not json", "invalid JSON"), ('{"usd": -1}', "non-negative"), ('{"usd": "3"}', "non-negative"),
      ('{"usd": true}', "non-negative"), ('{"usd": NaN}', "invalid JSON"), ("[1]", '{"usd": N}'),
-     ('{"dollars": 1}', '{"usd": N}')],
+     ('{"dollars": 1}', '{"usd": N}'), ('{"usd": 1, "input_tokens": 5}', "must both be whole numbers"),
+     ('{"usd": 1, "input_tokens": -1, "output_tokens": 2}', "must both be whole numbers")],
 )
 def test_bad_cost_file_reads_as_unknown_with_a_note(tmp_path: Path, content: str, note_part: str) -> None:
     cost_file = tmp_path / "cost.json"
     cost_file.write_text(content)
-    reading = cost_reading(cost_file, tmp_path / "none.log", "custom")
+    reading = cost_reading(cost_file, tmp_path / "none.log", COMMAND)
     assert reading.usd is None and reading.note is not None
     assert note_part in reading.note and str(cost_file) in reading.note
 
 
 def test_absent_cost_file_is_unknown_without_a_note(tmp_path: Path) -> None:
-    assert cost_reading(tmp_path / "cost.json", tmp_path / "none.log", "custom") == CostReading(None, None)
+    assert cost_reading(tmp_path / "cost.json", tmp_path / "none.log", COMMAND) == CostReading(None, None)
 
 
-def test_claude_preset_cost_comes_from_the_json_result_in_the_log(tmp_path: Path) -> None:
+def test_a_cost_file_may_report_tokens_with_the_dollars(tmp_path: Path) -> None:
+    (tmp_path / "cost.json").write_text('{"usd": 0.5, "input_tokens": 1000, "output_tokens": 200}')
+    reading = cost_reading(tmp_path / "cost.json", tmp_path / "none.log", COMMAND)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (0.5, 1000, 200)
+    assert reading.tokens == 1200
+
+
+def test_claude_preset_cost_and_tokens_come_from_the_json_result_in_the_log(tmp_path: Path) -> None:
     log = tmp_path / "a.log"
-    result_line = json.dumps({"type": "result", "total_cost_usd": 0.0731, "result": "ok"})
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7,
+             "output_tokens": 3}
+    result_line = json.dumps({"type": "result", "total_cost_usd": 0.0731, "result": "ok", "usage": usage})
     log.write_text(f"some stderr noise\n{result_line}\n")
-    assert read_cost(tmp_path / "cost.json", log, "claude") == pytest.approx(0.0731)
-    assert read_cost(tmp_path / "cost.json", log, "codex") is None
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert reading.usd == pytest.approx(0.0731)
+    assert (reading.input_tokens, reading.output_tokens, reading.error) == (22, 3, None)
+    assert read_cost(tmp_path / "cost.json", log, COMMAND) is None
 
 
 def test_cost_file_wins_over_the_claude_log(tmp_path: Path) -> None:
     (tmp_path / "cost.json").write_text('{"usd": 1.5}')
-    (tmp_path / "a.log").write_text('{"total_cost_usd": 9}\n')
-    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", "claude") == 1.5
+    (tmp_path / "a.log").write_text('{"type": "result", "total_cost_usd": 9}\n')
+    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT) == 1.5
 
 
 @pytest.mark.parametrize("log_text", [
@@ -48,11 +67,54 @@ def test_a_claude_run_without_a_readable_result_is_an_unreadable_cost_with_a_not
         tmp_path: Path, log_text: str) -> None:
     log = tmp_path / "a.log"
     log.write_text(log_text)
-    reading = cost_reading(tmp_path / "cost.json", log, "claude")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
     assert reading.usd is None and reading.note is not None
     assert "no result line with a readable total_cost_usd" in reading.note
 
 
 def test_another_worker_without_a_cost_file_reported_nothing_so_no_note(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_text("killed mid-run\n")
-    assert cost_reading(tmp_path / "cost.json", tmp_path / "a.log", "codex") == CostReading(None, None)
+    assert cost_reading(tmp_path / "cost.json", tmp_path / "a.log", COMMAND) == CostReading(None, None)
+
+
+def _codex_log(tmp_path: Path) -> Path:
+    log = tmp_path / "a.log"
+    log.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "thread.started", "thread_id": "t"}, {"type": "turn.started"},
+        {"type": "turn.completed", "usage": {"input_tokens": 1_500_000, "cached_input_tokens": 0,
+                                             "output_tokens": 100_000}},
+        {"type": "turn.completed", "usage": {"input_tokens": 500_000, "cached_input_tokens": 0,
+                                             "output_tokens": 100_000}}]) + "\n")
+    return log
+
+
+def test_codex_tokens_are_summed_over_its_turns_and_priced_from_the_config(tmp_path: Path) -> None:
+    log = _codex_log(tmp_path)
+    prices = (ModelPrice("other", 100, 100), ModelPrice("gpt-5-codex", 1.25, 10.0))
+    reading = cost_reading(tmp_path / "cost.json", log, CODEX_AGENT, prices)
+    assert (reading.input_tokens, reading.output_tokens, reading.note) == (2_000_000, 200_000, None)
+    assert reading.usd == pytest.approx(2 * 1.25 + 0.2 * 10.0)
+
+
+def test_codex_tokens_without_a_price_are_an_unreadable_cost_naming_the_model(tmp_path: Path) -> None:
+    reading = cost_reading(tmp_path / "cost.json", _codex_log(tmp_path), CODEX_AGENT, ())
+    assert reading.usd is None and reading.tokens == 2_200_000
+    assert reading.note is not None and "no entry for model 'gpt-5-codex'" in reading.note
+
+
+def test_a_codex_run_without_usage_events_is_an_unreadable_cost(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text('{"type":"turn.started"}\n')
+    reading = cost_reading(tmp_path / "cost.json", tmp_path / "a.log", CODEX_AGENT)
+    assert reading.usd is None and reading.tokens is None
+    assert reading.note is not None and "codex run: no readable usage" in reading.note
+
+
+def test_a_hostile_log_cannot_break_the_reading_nor_report_impossible_amounts(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    forged = {"type": "result", "total_cost_usd": 1e300, "is_error": False,
+              "usage": {"input_tokens": 10**15, "output_tokens": True}}
+    # A line longer than the scan, a nesting bomb, then a result with amounts no report can hold.
+    log.write_text("x" * 5_000_000 + "\n" + '{"a":' * 100_000 + "\n" + json.dumps(forged) + "\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (None, None, None)
+    assert reading.note is not None

@@ -342,7 +342,7 @@ def gate_an_innocent_pr_at(remote: RemoteRepo, gh: Running, head: str, env: dict
 def forged_path(claim: WaveReport) -> str:
     """A file path that, quoted as it is, reads as a report comment claiming ``claim``: both markers and the
     report JSON, whose padding strings hold the '/' that keep every path component a legal file name."""
-    wave_test = replace(claim.wave_test, log_path="/") if claim.wave_test is not None else None
+    wave_test = replace(claim.wave_test, command="/", log_path="/") if claim.wave_test is not None else None
     padded = replace(claim, notes=["/"], config_source="/", sandbox="/", tracker_source="/", phase="/",
                      wave_test=wave_test, omitted=replace(claim.omitted, full_report="/"),
                      items=[replace(one, log_tail="/", title="/") for one in claim.items])

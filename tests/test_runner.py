@@ -15,15 +15,13 @@ from pathlib import Path
 import pytest
 
 from wavegit import runner
+from wavegit.agents import Agent
 from wavegit.cost import read_cost
 from wavegit.errors import UsageError
 from wavegit.runner import (
-    CLAUDE_ARGV,
-    CODEX_ARGV,
     ProcessResult,
     command_argv,
     run_process,
-    worker_argv,
     worker_env,
 )
 
@@ -267,19 +265,10 @@ def test_command_argv_rejects_empty_and_unbalanced_commands(bad: str) -> None:
         command_argv(bad)
 
 
-def test_worker_presets_expand_and_other_workers_are_command_lines() -> None:
-    claude = worker_argv("claude")
-    assert claude == list(CLAUDE_ARGV) and claude[:2] == ["claude", "-p"]
-    assert claude[claude.index("--output-format") + 1] == "json"
-    codex = worker_argv("codex")
-    assert codex == list(CODEX_ARGV) and codex[:2] == ["codex", "exec"] and codex[-1] == "-"
-    assert worker_argv("claude -p --model x") == ["claude", "-p", "--model", "x"]
-    assert worker_argv("./my-agent --fast") == ["./my-agent", "--fast"]
-
-
 def test_worker_cost_file_is_read_end_to_end(tmp_path: Path) -> None:
     cost_file = tmp_path / "cost.json"
     env = worker_env(os.environ, item_id="A", wave_id="w", prompt_file=tmp_path / "p", cost_file=cost_file,
                      feedback_file=None, owns=[], pass_github_token=False, home=tmp_path, tmp=tmp_path)
     result = run(tmp_path, worker("cost", '{"usd": 0.42}'), env=env)
-    assert read_cost(cost_file, result.log_path, "python cost.py") == pytest.approx(0.42)
+    assert read_cost(cost_file, result.log_path, Agent("worker", None, command="python cost.py")) == \
+        pytest.approx(0.42)

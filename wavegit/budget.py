@@ -95,21 +95,43 @@ def check_day(budget: Budget, repo_root: Path, commit: str | None, now: datetime
 
 
 class WaveSpend:
-    """The running cost of one wave, shared by its worker threads.
+    """The running cost of one wave in dollars and tokens, shared by its worker threads.
 
-    Fail closed: an attempt whose reported cost cannot be read (:func:`unreadable`) counts as reaching the
-    ceiling, so no new attempt starts once one is seen.
+    Fail closed: an attempt whose reported cost cannot be read (:func:`unreadable`), or that reports none
+    under a ceiling (:meth:`record`), counts as reaching the ceiling: no new attempt starts once one is seen.
     """
 
-    def __init__(self, limit_usd: float) -> None:
+    def __init__(self, limit_usd: float, limit_tokens: int = 0) -> None:
         self.limit_usd = limit_usd
+        self.limit_tokens = limit_tokens
         self._spent = 0.0
+        self._tokens = 0
         self._unreadable: list[str] = []
         self._lock = threading.Lock()
 
     def add(self, usd: float) -> None:
         with self._lock:
             self._spent += usd
+
+    def record(self, what: str, usd: float | None, tokens: int | None, note: str | None) -> None:
+        """One attempt's reading (``what`` names it in notes): what it spent is added; a ``note`` (its cost
+        could not be read) or, under a ceiling, no amount of that ceiling's kind is an unreadable cost."""
+        with self._lock:
+            self._spent += usd or 0.0
+            self._tokens += tokens or 0
+        missing = [kind for kind, limit, amount in (("dollars", self.limit_usd, usd),
+                                                    ("tokens", self.limit_tokens, tokens))
+                   if limit > 0 and amount is None]
+        if note is not None:
+            self.unreadable(f"{what}: {note}")
+        elif missing:
+            self.unreadable(f"{what}: the worker reported no {' and no '.join(missing)} "
+                            "(a worker reports them in $WAVEGIT_COST_FILE, a preset in its output)")
+
+    @property
+    def tokens(self) -> int:
+        with self._lock:
+            return self._tokens
 
     def unreadable(self, note: str) -> None:
         """An attempt spent an amount that cannot be read (``note`` says why)."""
@@ -129,7 +151,8 @@ class WaveSpend:
     @property
     def notes(self) -> tuple[str, ...]:
         """One line per unreadable cost, for the report."""
-        what = "counted as over the ceiling" if self.limit_usd > 0 else "not counted (no ceiling is set)"
+        ceiling = self.limit_usd > 0 or self.limit_tokens > 0
+        what = "counted as over the ceiling" if ceiling else "not counted (no ceiling is set)"
         with self._lock:
             return tuple(f"unreadable cost, {what}: {note}" for note in self._unreadable)
 
@@ -138,14 +161,19 @@ class WaveSpend:
         """Whether the ceiling (if any) is reached, so that no new attempt may start; an unreadable cost
         reaches it."""
         with self._lock:
-            return self.limit_usd > 0 and (self._spent >= self.limit_usd or bool(self._unreadable))
+            ceiling = self.limit_usd > 0 or self.limit_tokens > 0
+            return ((ceiling and bool(self._unreadable))
+                    or (self.limit_usd > 0 and self._spent >= self.limit_usd)
+                    or (self.limit_tokens > 0 and self._tokens >= self.limit_tokens))
 
 
-def over_ceiling(budget: Budget, wave_spent: float, day_spent: float, *, unreadable: bool = False) -> bool:
-    """Whether a finished wave went past a ceiling: its own, or the day's with this wave counted
-    (``day_spent`` includes it). Concurrent attempts can overshoot a ceiling that stopped new ones; an
-    ``unreadable`` cost is over any ceiling there is."""
-    if budget.wave_usd <= 0 and budget.day_usd <= 0:
+def over_ceiling(budget: Budget, wave_spent: float, day_spent: float, *, unreadable: bool = False,
+                 wave_tokens: int = 0) -> bool:
+    """Whether a finished wave went past a ceiling: its own (dollars or tokens), or the day's with this wave
+    counted (``day_spent`` includes it). Concurrent attempts can overshoot a ceiling that stopped new ones;
+    an ``unreadable`` cost is over any ceiling there is."""
+    if budget.wave_usd <= 0 and budget.day_usd <= 0 and budget.wave_tokens <= 0:
         return False
     return (unreadable or (budget.wave_usd > 0 and wave_spent > budget.wave_usd)
-            or (budget.day_usd > 0 and day_spent > budget.day_usd))
+            or (budget.day_usd > 0 and day_spent > budget.day_usd)
+            or (budget.wave_tokens > 0 and wave_tokens > budget.wave_tokens))

@@ -68,6 +68,8 @@ def _ref_name(value: schema.Value) -> str | None:
 class Budget(NamedTuple):
     wave_usd: Annotated[float, schema.key("ceiling per wave in USD; 0 = none", schema.at_least(0))] = 0.0
     day_usd: Annotated[float, schema.key("ceiling per UTC day in USD; 0 = none", schema.at_least(0))] = 0.0
+    wave_tokens: Annotated[int, schema.key(
+        "ceiling per wave in tokens (input + output); 0 = none", schema.at_least(0))] = 0
 
 
 # Variables that let a process steer the GitHub Actions job it runs in (later steps' environment, PATH,
@@ -103,6 +105,39 @@ class SandboxConfig(NamedTuple):
     rw_paths: Annotated[tuple[str, ...], schema.key("extra paths sandboxed workers may write (caches)")] = ()
 
 
+PRESETS = ("claude", "codex")
+"""The agent CLIs wavegit knows how to drive (``wavegit.agents``)."""
+
+
+def _profile(value: schema.Value) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    if bool(value.get("preset")) == bool(value.get("command")):
+        return "needs either `preset` or `command`"
+    if value.get("command") and (value.get("model") or value.get("args")):
+        return "takes `model` and `args` only with a `preset` (put them in the command)"
+    return None
+
+
+class WorkerProfile(NamedTuple):
+    """One entry of config ``workers``: a named way to run a worker, which an item picks with ``worker:``."""
+
+    name: str
+    preset: Annotated[str, schema.key("a preset (`claude`, `codex`)", choices=PRESETS)] = ""
+    model: Annotated[str, schema.key("the model the preset asks for; empty = the CLI's default")] = ""
+    args: Annotated[tuple[str, ...], schema.key("extra arguments for the preset's command")] = ()
+    command: Annotated[str, schema.key(
+        "a command line instead of a preset", schema.command(required=False))] = ""
+
+
+class ModelPrice(NamedTuple):
+    """One entry of config ``prices``: what a model's tokens cost, for agents that report only tokens."""
+
+    model: str
+    input_per_mtok: Annotated[float, schema.key("USD per million input tokens", schema.at_least(0))] = 0.0
+    output_per_mtok: Annotated[float, schema.key("USD per million output tokens", schema.at_least(0))] = 0.0
+
+
 class HookConfig(NamedTuple):
     strict: Annotated[bool, schema.key(
         "the pre-push hook refuses (instead of warning) when the tracker cannot be read")] = False
@@ -111,7 +146,14 @@ class HookConfig(NamedTuple):
 class Config(NamedTuple):
     worker: Annotated[str, schema.key(
         "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
-        "`claude` and `codex`", schema.command(required=True))] = "claude"
+        "`claude` and `codex`, or the name of a `workers` profile; items without `worker:` use it",
+        schema.command(required=True))] = "claude"
+    workers: Annotated[tuple[WorkerProfile, ...], schema.key(
+        "worker profiles by name, `NAME: {preset: claude, model: opus, args: [..]}` or "
+        "`NAME: {command: ..}`, which an item picks with `worker: NAME`", _profile)] = ()
+    prices: Annotated[tuple[ModelPrice, ...], schema.key(
+        "token prices by model (`MODEL: {input_per_mtok: 3, output_per_mtok: 15}`), for agents that report "
+        "only tokens")] = ()
     prompt_template: Annotated[str, schema.key(
         "what a worker receives: `$prompt` inside the contract (`$id`, `$title`, `$owns`, `$test`); empty "
         "= the default, which says what it may change and what judges it", _prompt_template)] = ""
@@ -169,7 +211,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-4-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-5-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
@@ -193,9 +235,10 @@ def load_governing(repo: "Repo", cache_dir: Path | None = None,
 
     A worker can edit files in the user's checkout (unsandboxed, or through a careless ``rw_paths``), so a
     wave obeys what was committed: where to look (remote, base branch) comes from the checkout's HEAD
-    commit, the config itself from ``<remote>/<base_branch>`` (fetched), where config changes are reviewed and
-    merged like any other (with the tracker on its own branch, nobody has to copy them there). ``WAVEGIT_CONFIG_SOURCE=checkout``
-    in wavegit's own environment opts into the checkout's working file (trying an uncommitted change).
+    commit, the config itself from ``<remote>/<base_branch>`` (fetched), where config changes are reviewed
+    and merged like any other (with the tracker on its own branch, nobody has to copy them there).
+    ``WAVEGIT_CONFIG_SOURCE=checkout`` in wavegit's own environment opts into the checkout's working file
+    (trying an uncommitted change).
 
     The working file is still checked: an invalid one is refused (ValidationError), so a wave never runs
     while the file the user sees is broken; one that differs is named in the source as ignored.
@@ -280,6 +323,8 @@ def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Va
 def _apply_env(values: dict[str, schema.Value], environ: Mapping[str, str]) -> None:
     errors: list[str] = []
     for spec in CONFIG_SCHEMA.fields:
+        if spec.kind == "records":
+            continue  # set in the file only
         if spec.nested is None:
             _env_value(values, spec, ENV_PREFIX + spec.name.upper(), environ, errors)
             continue
@@ -337,10 +382,19 @@ def _env_value(values: dict[str, schema.Value], spec: schema.Field, var: str, en
 def _build(values: Mapping[str, schema.Value]) -> Config:
     """The defaults with ``values`` set; a section (a nested mapping) sets the fields of its record."""
     defaults = Config()
-    sections = {name: getattr(defaults, name)._replace(**_set(section))
-                for name, section in values.items() if isinstance(section, dict)}
+    sections = {name: _records(name, section) if name in _RECORDS else getattr(defaults, name)._replace(
+        **_set(section)) for name, section in values.items() if isinstance(section, dict)}
     # The schema has checked every value's type against the records' fields.
     return defaults._replace(**_set(values), **sections)  # type: ignore[arg-type]
+
+
+_RECORDS = {"workers": WorkerProfile, "prices": ModelPrice}
+"""The record of each ``records`` key, named by its first field."""
+
+
+def _records(name: str, entries: Mapping[str, schema.Value]) -> tuple[tuple[object, ...], ...]:
+    record = _RECORDS[name]
+    return tuple(record(key, **_set(fields)) for key, fields in entries.items() if isinstance(fields, dict))
 
 
 def _set(values: Mapping[str, schema.Value]) -> dict[str, schema.Value]:
@@ -358,6 +412,9 @@ def initial_config_text(values: Config | None = None) -> str:
              "# it (nested keys joined with '_', e.g. WAVEGIT_BUDGET_WAVE_USD; lists comma-separated)."]
     for spec in CONFIG_SCHEMA.fields:
         value = getattr(defaults, spec.name)
+        if spec.kind == "records":
+            lines.append(f"{spec.name}: {{}}  # {spec.doc}")
+            continue
         if spec.nested is None:
             lines.append(f"{spec.name}: {render(_plain(value))}  # {spec.doc}")
             continue

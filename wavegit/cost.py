@@ -1,5 +1,7 @@
-"""What a worker's attempt cost: the ``{"usd": N}`` it wrote to ``$WAVEGIT_COST_FILE``, or (preset ``claude``)
-the total in Claude Code's JSON result at the end of its log.
+"""What a worker's attempt cost, in dollars and tokens: the ``{"usd": N}`` it wrote to ``$WAVEGIT_COST_FILE``
+(``input_tokens`` and ``output_tokens`` may go with it), else its preset's account in its log (Claude Code's
+JSON result, Codex's usage events: :mod:`wavegit.agents`), with config ``prices`` turning tokens into dollars
+where the agent reports only tokens.
 
 The worker wrote both files, so both are read as hostile: a regular file only, never a symlink, a FIFO or a
 device (nothing blocks), a few kilobytes at most, and amounts that a report can hold.
@@ -11,9 +13,12 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wavegit.agents import MAX_TOKENS, Agent, usd_amount
+from wavegit.config import ModelPrice
 from wavegit.jsondecode import reject_constant
 
 COST_FILE_MAX_BYTES = 4096
@@ -26,33 +31,55 @@ class CostReading:
 
     usd: float | None
     note: str | None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+    """The agent's own reason for failing, from its log (None for a command)."""
+    denied: str | None = None
+    """What the agent was not allowed to do, from its log."""
+
+    @property
+    def tokens(self) -> int | None:
+        """Input plus output tokens, when both are known."""
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
 
 
-# Claude Code's JSON result is one line near the end of the log; how much of the end to scan.
-_CLAUDE_SCAN_BYTES = 4 * 1024 * 1024
+def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
+                 prices: Sequence[ModelPrice] = ()) -> CostReading:
+    """The cost from ``cost_file``, else from ``agent``'s log; dollars from ``prices`` for tokens alone.
 
-
-def cost_reading(cost_file: Path, log_path: Path, preset: str) -> CostReading:
-    """The cost from ``{"usd": N}`` in ``cost_file``, else (preset ``claude``) from the log's result.
-
-    A ``note`` says the cost was reported but cannot be read (a bad cost file; a ``claude`` run without a
-    result): budgets count such an attempt as over their ceiling. No file from another worker is no note.
+    A ``note`` says the cost was reported but cannot be read (a bad cost file; a preset run without its
+    result, or with tokens no price is set for): budgets count such an attempt as over their ceiling. A
+    command that wrote no cost file has no note (a budget decides what reporting nothing means).
     """
     reading = _cost_file_reading(cost_file)
-    if reading.usd is None and preset.strip() == "claude":
-        claude = _claude_log_cost(log_path)
-        if claude is not None:
-            return CostReading(claude, reading.note)
-        # Claude Code always spends something: a run with no readable result line (killed, timed out,
+    account = agent.read_log(log_path)
+    usd = reading.usd if reading.usd is not None else account.usd
+    tokens_given = reading.input_tokens is not None
+    inputs = reading.input_tokens if tokens_given else account.input_tokens
+    outputs = reading.output_tokens if tokens_given else account.output_tokens
+    note = reading.note
+    if usd is None and inputs is not None and outputs is not None:
+        price = next((p for p in prices if p.model == agent.model), None)
+        if price is not None:
+            usd = (inputs * price.input_per_mtok + outputs * price.output_per_mtok) / 1e6
+        elif note is None and agent.preset is not None:
+            note = (f"{agent.preset.name} run: {inputs + outputs} tokens but no dollars, and `prices` has no "
+                    f"entry for model {agent.model or '(the CLI default: set `model` in the profile)'!r}")
+    if usd is None and note is None and agent.preset is not None and not tokens_given:
+        # An agent always spends something: a run whose account cannot be read (killed, timed out,
         # crashed) cost an unknown amount, which a budget must count as over its ceiling.
-        return CostReading(None, reading.note or f"claude run: no result line with a readable "
-                                                 f"total_cost_usd in {log_path}")
-    return reading
+        note = (f"claude run: no result line with a readable total_cost_usd in {log_path}"
+                if agent.preset.name == "claude"
+                else f"{agent.preset.name} run: no readable usage in {log_path}")
+    return CostReading(usd, note, inputs, outputs, account.error, account.denied)
 
 
-def read_cost(cost_file: Path, log_path: Path, preset: str) -> float | None:
+def read_cost(cost_file: Path, log_path: Path, agent: Agent) -> float | None:
     """Just the USD amount of :func:`cost_reading` (None when unknown)."""
-    return cost_reading(cost_file, log_path, preset).usd
+    return cost_reading(cost_file, log_path, agent).usd
 
 
 MAX_ATTEMPT_USD = 1e6
@@ -60,13 +87,7 @@ MAX_ATTEMPT_USD = 1e6
 
 
 def _usd(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        usd = float(value)
-    except OverflowError:  # an int too large for a float
-        return None
-    return usd if 0 <= usd <= MAX_ATTEMPT_USD else None
+    return usd_amount(value, MAX_ATTEMPT_USD)
 
 
 def _cost_file_reading(cost_file: Path) -> CostReading:
@@ -86,7 +107,13 @@ def _cost_file_reading(cost_file: Path) -> CostReading:
     if usd is None:
         return CostReading(None, f"cost file {cost_file}: usd must be a non-negative number up to "
                                  f"{MAX_ATTEMPT_USD:g}, got {data['usd']!r}")
-    return CostReading(usd, None)
+    counts = [data.get(key) for key in ("input_tokens", "output_tokens")]
+    if counts == [None, None]:
+        return CostReading(usd, None)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_TOKENS for n in counts):
+        return CostReading(None, f"cost file {cost_file}: input_tokens and output_tokens must both be whole "
+                                 f"numbers from 0 to {MAX_TOKENS}, got {counts[0]!r} and {counts[1]!r}")
+    return CostReading(usd, None, counts[0], counts[1])
 
 
 def _read_small_file(path: Path, limit: int) -> str:
@@ -100,24 +127,3 @@ def _read_small_file(path: Path, limit: int) -> str:
     if len(content) > limit:
         raise OSError(errno.EFBIG, f"over {limit} bytes")
     return content.decode("utf-8")
-
-
-def _claude_log_cost(log_path: Path) -> float | None:
-    try:
-        with log_path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - _CLAUDE_SCAN_BYTES))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line, parse_constant=reject_constant)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and "total_cost_usd" in data:
-            return _usd(data["total_cost_usd"])
-    return None

@@ -63,6 +63,7 @@ class AttemptRecord:
 
     attempt: int
     worker: str
+    """What ran it: ``deep (claude, opus)`` (profile, preset, model), ``worker (command)``."""
     prompt_sha256: str
     base_commit: str
     started_at: str = field(metadata=_TS)
@@ -70,6 +71,12 @@ class AttemptRecord:
     exit_code: int | None = None
     test_exit: int | None = None
     cost: float | None = None
+    profile: str = field(default="", metadata=_ADDED)
+    """The worker profile (``worker`` for config ``worker``)."""
+    model: str = field(default="", metadata=_ADDED)
+    """The model its preset asked for; empty for the CLI's default or a command."""
+    input_tokens: int | None = field(default=None, metadata=_ADDED)
+    output_tokens: int | None = field(default=None, metadata=_ADDED)
     log_path: str = ""
     killed: str | None = None
     error: str | None = None
@@ -89,6 +96,8 @@ class ItemReport:
     files_changed: list[str] = field(default_factory=list)
     ownership_violations: list[str] = field(default_factory=list)
     cost: float | None = None
+    tokens: int | None = field(default=None, metadata=_ADDED)
+    """Input plus output tokens of its attempts, when every attempt reported them."""
     error: str | None = None
     log_tail: str = ""
     attempt_records: list[AttemptRecord] = field(default_factory=list)
@@ -106,6 +115,8 @@ class BudgetReport:
     day_usd_limit: float = 0.0
     wave_spent_usd: float = 0.0
     day_spent_usd: float = 0.0
+    wave_tokens_limit: int = field(default=0, metadata=_ADDED)
+    wave_spent_tokens: int = field(default=0, metadata=_ADDED)
     exceeded: bool = False
 
 

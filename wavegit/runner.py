@@ -65,17 +65,6 @@ _PR_SET_PDEATHSIG = 1
 # bwrap reports a child killed by signal N as exit 128 + N.
 _SIGNAL_EXIT_BASE = 128
 
-# Claude Code: print mode (prompt read from stdin), JSON result so total_cost_usd can be read, and
-# edits auto-accepted. Shell commands are NOT pre-approved: unattended, the agent may edit files in
-# its worktree but not run arbitrary commands; wavegit runs the item's test itself and checks the
-# diff against ownership. Teams that want more put a full command line in `worker:`.
-CLAUDE_ARGV = ("claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits")
-# Codex: `exec` is the non-interactive mode (it never asks for approval); `-` reads the prompt
-# from stdin; the workspace-write sandbox lets it edit the worktree but not the rest of the disk.
-CODEX_ARGV = ("codex", "exec", "--sandbox", "workspace-write", "-")
-WORKER_PRESETS: Mapping[str, tuple[str, ...]] = {"claude": CLAUDE_ARGV, "codex": CODEX_ARGV}
-
-
 @dataclass(frozen=True)
 class ProcessResult:
     """How one process ended. ``exit_code`` is negative (-N) when a signal N ended it."""
@@ -468,12 +457,6 @@ def command_argv(command: str) -> list[str]:
     if not argv:
         raise UsageError("command is empty")
     return argv
-
-
-def worker_argv(worker: str) -> list[str]:
-    """The argv for the configured ``worker``: a preset name (``claude``, ``codex``) or a command line."""
-    preset = WORKER_PRESETS.get(worker.strip())
-    return list(preset) if preset is not None else command_argv(worker)
 
 
 def worker_env(

@@ -55,8 +55,9 @@ NULL, TIMESTAMP = TAG + "null", TAG + "timestamp"
 ALIAS_EXPANSION_LIMIT = 10_000
 """Nodes that aliases may add beyond the document's own; more is treated as an alias bomb."""
 
-Kind = Literal["str", "text", "int", "float", "bool", "str_list", "map"]
-"""``text`` is a string that YAML may also resolve as a timestamp (kept verbatim)."""
+Kind = Literal["str", "text", "int", "float", "bool", "str_list", "map", "records"]
+"""``text`` is a string that YAML may also resolve as a timestamp (kept verbatim); ``records`` is a mapping of
+names to mappings of one ``nested`` schema (config ``workers: {NAME: {...}}``)."""
 
 Value = Union[str, int, float, bool, tuple[str, ...], dict[str, "Value"], None]  # noqa: UP007 (recursive)
 Check = Callable[[Value], "str | None"]
@@ -68,14 +69,17 @@ class Schema:
     """The fields of one mapping (declared before ``Field``, whose ``nested`` names it: a string annotation
     there would make typing compile it at import)."""
 
-    __slots__ = ("fields", "index", "names", "what")
+    __slots__ = ("defaults", "fields", "index", "names", "what")
 
-    def __init__(self, what: str, fields: "tuple[Field, ...]") -> None:
+    def __init__(self, what: str, fields: "tuple[Field, ...]",
+                 defaults: Mapping[str, object] | None = None) -> None:
         self.what = what
         """Names the mapping in messages ("item", "config")."""
         self.fields = fields
         self.names = tuple(f.name for f in fields)
         self.index = {f.name: f for f in fields}
+        self.defaults: Mapping[str, object] = defaults or {}
+        """The record's field defaults (a field without one is required)."""
 
     def field(self, name: str) -> "Field | None":
         return self.index.get(name)
@@ -114,7 +118,8 @@ def key(doc: str, check: Check | None = None, *, choices: tuple[str, ...] = (), 
 
 def record_schema(what: str, record: type) -> Schema:
     """The schema of the fields of ``record`` annotated with a ``key``, in declaration order; a field whose
-    type is a NamedTuple is a nested mapping."""
+    type is a NamedTuple is a nested mapping, one whose type is a tuple of NamedTuples a mapping of names to
+    such mappings (``records``: the record's first field, not annotated with a key, holds the name)."""
     fields: list[Field] = []
     for name, annotation in _annotations(record).items():
         if get_origin(annotation) is not Annotated:
@@ -122,12 +127,19 @@ def record_schema(what: str, record: type) -> Schema:
         base, declared = get_args(annotation)[:2]
         if declared.kind == "text":
             fields.append(declared._replace(name=name))
-        elif isinstance(base, type) and issubclass(base, tuple) and hasattr(base, "_fields"):
+        elif _is_record(base):
             fields.append(declared._replace(name=name, kind="map",
                                             nested=record_schema(name, base)))
+        elif get_origin(base) is tuple and _is_record(get_args(base)[0]):
+            fields.append(declared._replace(name=name, kind="records",
+                                            nested=record_schema(name, get_args(base)[0])))
         else:
             fields.append(declared._replace(name=name, kind=_KIND_OF_TYPE[_without_none(base)]))
-    return Schema(what, tuple(fields))
+    return Schema(what, tuple(fields), getattr(record, "_field_defaults", None))
+
+
+def _is_record(annotation: object) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, tuple) and hasattr(annotation, "_fields")
 
 
 def _annotations(record: type) -> Mapping[str, object]:
@@ -406,7 +418,7 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
         where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
                  item_id, hint)
         return _INVALID
-    if spec.check is not None:
+    if spec.check is not None and spec.kind != "records":
         complaint = spec.check(value)
         if complaint:
             where.at(node, f"'{spec.name}' {complaint}", item_id, spec.hint)
@@ -425,6 +437,8 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
         if node.id != "mapping" or spec.nested is None:
             return _wrong(node, spec, "a mapping", where, item_id)
         return read_mapping(node, spec.nested, where, item_id)
+    if kind == "records":
+        return _records(node, spec, where, item_id)
     if node.id != "scalar":
         return _wrong(node, spec, _EXPECTED[kind], where, item_id)
     tag = node.tag
@@ -447,14 +461,36 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
     return _wrong(node, spec, _EXPECTED[kind], where, item_id)
 
 
+def _records(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
+    """A mapping of names to mappings of ``spec.nested``; ``spec.check`` judges each one, located at it."""
+    if node.id != "mapping" or spec.nested is None:
+        return _wrong(node, spec, "a mapping of names to mappings", where, item_id)
+    out: dict[str, Value] = {}
+    for name, _, value_node in iter_pairs(node, where, item_id):
+        if value_node.id != "mapping":
+            where.at(value_node, f"'{spec.name}.{name}' must be a mapping, got {describe(value_node)}",
+                     item_id, spec.hint or _KIND_HINTS["map"])
+            continue
+        before = len(where.problems)
+        record = read_mapping(value_node, spec.nested, where, item_id)
+        complaint = spec.check(record) if spec.check is not None and len(where.problems) == before else None
+        if complaint:
+            where.at(value_node, f"'{spec.name}.{name}' {complaint}", item_id, spec.hint)
+        elif len(where.problems) == before:
+            out[name] = record
+    return out
+
+
 _EXPECTED: dict[str, str] = {"str": "a string", "text": "a string", "int": "an integer", "float": "a number",
-                             "bool": "true or false", "str_list": "a list of strings", "map": "a mapping"}
+                             "bool": "true or false", "str_list": "a list of strings", "map": "a mapping",
+                             "records": "a mapping of names to mappings"}
 
 
 _KIND_HINTS: dict[str, str] = {"str": "put it in quotes", "text": "put it in quotes",
                                "int": "write a whole number, e.g. 3", "float": "write a number, e.g. 0.5",
                                "bool": "write true or false", "str_list": "write a list: [a, b]",
-                               "map": "write 'key: value' lines indented below it"}
+                               "map": "write 'key: value' lines indented below it",
+                               "records": "write 'NAME:' lines, each with 'key: value' lines below it"}
 
 
 def _wrong(node: Node, spec: Field, expected: str, where: Located, item_id: str | None,

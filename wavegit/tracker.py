@@ -94,6 +94,9 @@ class Item:
     depends_on: Annotated[tuple[str, ...], schema.key(
         "ids of items that must be `done` before it is ready",
         hint="ids of items that must be done first")] = ()
+    worker: Annotated[str | None, schema.key(
+        "the worker profile that runs it (a name in config `workers`); none = config `worker`",
+        schema.not_blank, hint="a profile name from `workers` in .wavegit/config.yaml")] = None
     created_at: Annotated[str | None, schema.key(
         "when it was added (ISO 8601); `import` keeps the source's and appends the oldest first",
         _iso_time, hint="e.g. 2026-01-31T09:30:00Z", text=True)] = None
@@ -393,7 +396,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-9-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-10-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
@@ -442,6 +445,8 @@ class Columns(NamedTuple):
     """``ownership.index.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
     in_flight: FirstOverlapTables | tuple[()] = ()
     """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
+    workers: tuple[str | None, ...] = ()
+    """Each item's ``worker`` profile (None: the config's default)."""
 
 
 def columns(tracker: Tracker) -> Columns:
@@ -451,7 +456,7 @@ def columns(tracker: Tracker) -> Columns:
         tuple(item.id for item in items), tuple(item.status for item in items),
         tuple(item.priority for item in items), tuple(item.depends_on for item in items),
         tuple(item.owns for item in items), tuple(item.index for item in items),
-        tuple(item.problems for item in items),
+        tuple(item.problems for item in items), workers=tuple(item.worker for item in items),
     )
 
 

@@ -35,6 +35,7 @@ WAVE_ID_RE = re.compile(r"^w-\d{8}-\d{6}-[0-9a-f]{4}$")
 TRAILER_ITEM = "Wavegit-Item"
 TRAILER_WAVE = "Wavegit-Wave"
 TRAILER_PROMPT = "Wavegit-Prompt-Sha256"
+TRAILER_WORKER = "Wavegit-Worker"
 
 
 def new_wave_id(now: datetime | None = None) -> WaveId:
@@ -210,10 +211,14 @@ class Trailers:
     item_id: str
     wave_id: str
     prompt_sha256: str
+    worker: str = ""
+    """What ran it: the profile, preset and model (``deep (claude, opus)``)."""
 
     def render(self) -> str:
+        # The config names profiles: one line whatever it holds.
+        worker = f"{TRAILER_WORKER}: {' '.join(self.worker.split())}\n" if self.worker.strip() else ""
         return (f"{TRAILER_ITEM}: {self.item_id}\n{TRAILER_WAVE}: {self.wave_id}\n"
-                f"{TRAILER_PROMPT}: {self.prompt_sha256}\n")
+                f"{TRAILER_PROMPT}: {self.prompt_sha256}\n{worker}")
 
 
 def item_message(title: str, trailers: Trailers) -> str:

@@ -21,6 +21,11 @@ def key_table(schema: Schema, defaults: Mapping[str, object]) -> str:
 def _rows(schema: Schema, defaults: Mapping[str, object], prefix: str) -> Iterator[str]:
     for spec in schema.fields:
         default = defaults.get(spec.name)
+        if spec.kind == "records" and spec.nested is not None:
+            # A mapping of names to records: its keys as `workers.NAME.preset`, with the record's defaults.
+            yield f"| `{prefix}{spec.name}` | `{{}}` | {spec.doc} |"
+            yield from _rows(spec.nested, spec.nested.defaults, f"{prefix}{spec.name}.NAME.")
+            continue
         if spec.nested is not None:
             yield from _rows(spec.nested, default._asdict(), f"{prefix}{spec.name}.")  # type: ignore[union-attr]
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit import tracker
+from wavegit import agents, tracker
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.config import protected_of
@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--priority", default="P2", choices=tracker.PRIORITIES, help="default %(default)s")
     parser.add_argument("--depends-on", nargs="+", default=[], metavar="ID",
                         help="items that must be done before this one is ready")
+    parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
     add_write_arguments(parser)
 
 
@@ -39,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     assert prompt is not None  # argparse requires --prompt or --prompt-file
     item = tracker.Item(id=args.id, prompt=prompt, owns=_owns(args.owns), test=args.test,
                         title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
-                        created_at=utc_timestamp())
+                        created_at=utc_timestamp(), worker=args.worker)
     target = open_target(args)
+    agents.check_option(target.config, item.worker)
     store, tracker_path = target.store, target.config.tracker_path
 
     def apply(snapshot: Snapshot) -> Change:
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 # The option each item key written by `add` comes from, to name it in an error.
 _OPTION_OF_KEY = {"id": "ID", "title": "--title", "prompt": "--prompt", "owns": "--owns", "test": "--test",
-                  "priority": "--priority", "depends_on": "--depends-on"}
+                  "priority": "--priority", "depends_on": "--depends-on", "worker": "--worker"}
 
 
 def _check_new_item(old_text: str, new_text: str, path: str, cache_dir: Path) -> None:

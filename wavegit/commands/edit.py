@@ -1,5 +1,5 @@
 """``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]
-[--title TEXT] [--depends-on [ID...]]``: change what an item asks for.
+[--title TEXT] [--depends-on [ID...]] [--worker NAME]``: change what an item asks for.
 
 Each option is checked as ``add`` checks it, naming the option; ``--depends-on`` replaces the list (given no
 ids, it empties it) and must name other items of the tracker without making a cycle. An item in flight is
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import lifecycle, schema, tracker
+from wavegit import agents, lifecycle, schema, tracker
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op, suggest
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.errors import UsageError, ValidationError
@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", metavar="TEXT", help="a short name (empty: none)")
     parser.add_argument("--depends-on", nargs="*", metavar="ID",
                         help="the items it waits for (replaces the list; no ids: none)")
+    parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
         item = read.item(args.id)
         lifecycle.check_editable(item)
         _check_dependencies(read, item.id, wanted.get("depends_on", ()))
+        agents.check_option(read.store.config, args.worker)
         changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
         if not changed:
             return Outcome(None, f"{item.id} already has these values")
@@ -73,9 +75,11 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         wanted["title"] = " ".join(str(args.title).split())
     if args.depends_on is not None:
         wanted["depends_on"] = tuple(dict.fromkeys(str(dep) for dep in args.depends_on))
+    if args.worker is not None:
+        wanted["worker"] = str(args.worker)
     if not wanted:
-        raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority, --title or "
-                         "--depends-on")
+        raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority, --title, "
+                         "--depends-on or --worker")
     for name, value in wanted.items():
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None

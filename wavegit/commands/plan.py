@@ -74,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
     cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, config.tracker_path,
                                   strict=False, protected=config_mod.protected_of(config))
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
-    refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols)
+    refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols, blob_sha)
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
@@ -96,8 +96,9 @@ def _run(args: argparse.Namespace) -> int:
 Refusal = NamedTuple("Refusal", [("reason", str), ("exit_code", int)])  # noqa: UP014 (see above)
 
 
-def refused(store: GitStore, halt_blob: str | None, cols: Columns) -> Refusal | None:
-    """What ``run``'s claim would refuse, checked in its order: HALT, the day's budget, invalid items."""
+def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob: str) -> Refusal | None:
+    """What ``run``'s claim would refuse, checked in its order: HALT, the day's budget, invalid items, items
+    naming no worker profile."""
     if halt_blob is not None:
         from wavegit import halt  # a halted repository is rare: the common plan does not import it
 
@@ -115,7 +116,19 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns) -> Refusal | 
         return Refusal(f"the tracker has {len(bad)} invalid item(s) ({', '.join(bad[:5])}"
                        f"{', ...' if len(bad) > 5 else ''}): `wavegit validate` lists the problems; "
                        "`run` refuses the whole tracker until they are fixed", EXIT_BAD_INPUT)
-    return None
+    # Most items name no profile: `any` over the column's Nones runs in C.
+    return _unknown_profiles(store, cols, tracker_blob) if any(cols.workers) else None
+
+
+def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: str) -> Refusal | None:
+    profiles = {profile.name for profile in store.config.workers}
+    if all(worker is None or worker in profiles for worker in cols.workers):
+        return None
+    from wavegit import agents  # rare: the common plan does not import it
+
+    problems = agents.unknown_profiles(store.read_blob(tracker_blob), store.config.tracker_path, store.config,
+                                       list(zip(cols.ids, cols.workers, strict=True)))
+    return Refusal("; ".join(map(str, problems)), EXIT_BAD_INPUT)
 
 
 def matrix(item_ids: Sequence[str]) -> dict[str, object]:

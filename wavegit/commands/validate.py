@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import tracker
+from wavegit import agents, tracker
 from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.config import Config, load_config, protected_of
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
@@ -48,8 +48,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         checked = _read(args, repo, config)
         text = checked.text
-        count = len(tracker.load_cached(text.text, text.blob_sha, _cache(repo), text.display_path,
-                                        protected=protected_of(config)).items)
+        items = tracker.load_cached(text.text, text.blob_sha, _cache(repo), text.display_path,
+                                    protected=protected_of(config)).items
+        count = len(items)
+        if repo is not None:  # outside a repository there is no config to name profiles
+            problems.extend(agents.unknown_profiles(text.text, text.display_path, config,
+                                                    [(item.id, item.worker) for item in items]))
     except ValidationError as exc:
         problems.extend(exc.problems)
     except UsageError:

@@ -25,10 +25,10 @@
    (test output tail, violations, timeout) in ``$WAVEGIT_FEEDBACK_FILE`` and appended to the prompt.
    A worker that cannot be launched stops the batch: running workers are cancelled, nothing new starts.
 4. **Collect** (:func:`.wave.collect`): verified item commits (trailers ``Wavegit-Item``, ``Wavegit-Wave``,
-   ``Wavegit-Prompt-Sha256``) are replayed onto the wave branch in tracker order, ``wave_test`` runs on the
-   result, the branch is pushed (unless ``--no-push`` or there is no remote), then the wave's
-   :class:`.pipeline.Delivery` (the GitHub side, ``wavegit.github.publish``) may open its pull request; its
-   number is recorded as ``pr`` on the verified items.
+   ``Wavegit-Prompt-Sha256``, ``Wavegit-Worker``) are replayed onto the wave branch in tracker order,
+   ``wave_test`` runs on the result, the branch is pushed (unless ``--no-push`` or there is no remote), then
+   the wave's :class:`.pipeline.Delivery` (the GitHub side, ``wavegit.github.publish``) may open its pull
+   request; its number is recorded as ``pr`` on the verified items.
 5. **Record** (:func:`.outcome.record`) is one compare-and-swap commit with a ``Wavegit-Cost`` trailer; each
    item's new status comes from :func:`wavegit.lifecycle.record`: verified items go to ``review``; failed
    items to ``todo`` with ``attempts`` and ``last_error``, or ``failed`` once their total attempts reach

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import budget, cost, runner, sandbox, snapshot, tracker, workspace, worktree
+from wavegit import agents, budget, cost, runner, sandbox, snapshot, tracker, workspace, worktree
 from wavegit.config import Config, protected_of
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
@@ -81,6 +81,15 @@ class AttemptContext:
     launch_error: str | None = None
     """Set by the first launch failure, which stops the batch."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def agent(self, item: tracker.Item) -> agents.Agent:
+        """The agent that runs ``item``: its ``worker`` profile, or config ``worker`` (preflight has checked
+        that the profile exists)."""
+        return agents.resolve(self.config, item.worker)
+
+    def label(self, item: tracker.Item) -> str:
+        """What runs ``item``, as the report and its commit's ``Wavegit-Worker`` trailer say it."""
+        return self.agent(item).label(self.confiner.jail.bwrap is not None)
 
     def spec(self, item: tracker.Item, number: int) -> Spec:
         """The worktree of ``item``'s attempt ``number``."""
@@ -152,7 +161,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
                 attempt = run_attempt(context, item, number, feedback, slot)
             except (WavegitError, OSError) as exc:
                 # wavegit's own failure (a git step), not the item's: not counted, no further tries.
-                attempt = Attempt(counted, context.config.worker, "", context.base, utc_now(), utc_now(),
+                attempt = Attempt(counted, context.label(item), "", context.base, utc_now(), utc_now(),
                                   error=one_line(str(exc)), counted=False)
         finally:
             if slot is not None:
@@ -183,8 +192,10 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         feedback_file.write_text(feedback or "", encoding="utf-8")
     config = context.config
     digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
-    attempt = Attempt(item.attempts + number, config.worker, digest, context.base, utc_now(),
-                      log_path=logs / f"{stem}.log")
+    agent = context.agent(item)
+    sandboxed = context.confiner.jail.bwrap is not None
+    attempt = Attempt(item.attempts + number, agent.label(sandboxed), digest, context.base, utc_now(),
+                      profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
     assert attempt.log_path is not None
     spec = context.spec(item, number)
     confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
@@ -195,25 +206,26 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         context.events.event(item.id, "started", attempt=attempt.number)
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
-        result = runner.run_process(runner.worker_argv(config.worker), cwd=ready.path, env=env,
+        result = runner.run_process(agent.argv(sandboxed), cwd=ready.path, env=env,
                                     stdin_text=prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, config.worker)
-        attempt.cost = reading.usd
-        if reading.usd:
-            context.spend.add(reading.usd)
-        if reading.note is not None:
-            context.spend.unreadable(f"{item.id} attempt {item.attempts + number}: {reading.note}")
+        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices)
+        attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
+                                                                     reading.output_tokens)
         # Counted before the next launch asks the budget.
+        context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
         slot.give_back()
         try:
-            verify(context, item, ready, attempt, result, deadline)
+            verify(context, item, ready, attempt, result, deadline, reading.error)
         except (WavegitError, OSError) as exc:
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
+        if attempt.commit is None and attempt.error and reading.denied:
+            # A denied tool is no failure by itself (wavegit runs the test), but may say why one happened.
+            attempt.error = f"{attempt.error}; {reading.denied}"
     finally:
         attempt.finished_at = utc_now()
         # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
@@ -225,18 +237,21 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
 
 
 def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: Attempt,
-           result: runner.ProcessResult, deadline: float) -> None:
-    """Judge a finished worker (exit, its tree within the limits, ownership, a change, the item's test on a
-    clean checkout of the commit, without write credentials); keep the commit when verified."""
+           result: runner.ProcessResult, deadline: float, agent_error: str | None = None) -> None:
+    """Judge a finished worker (exit, its own account of failure ``agent_error``, its tree within the limits,
+    ownership, a change, the item's test on a clean checkout of the commit, without write credentials); keep
+    the commit when verified."""
     if result.launch_error is not None:
         context.stop_batch(result.launch_error)
         attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
         return
-    if attempt.failed("worker", result):
+    if attempt.failed("worker", result) or agent_error is not None:
+        # What the agent says went wrong ("Not logged in", a denied tool) is the error, not a bare exit code.
+        attempt.error = f"{attempt.error or 'worker'}: {agent_error}" if agent_error else attempt.error
         return
     root, config = context.repo.root, context.config
     limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
-    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256)
+    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256, attempt.worker)
     message = worktree.item_message(item.title, trailers)
     author, committer = context.workspaces.idents()
     # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.

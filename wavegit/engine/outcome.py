@@ -69,7 +69,9 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
             attempt=a.number, worker=a.worker, prompt_sha256=a.prompt_sha256, base_commit=a.base,
             started_at=report.utc_timestamp(a.started_at),
             finished_at=report.utc_timestamp(a.finished_at or a.started_at), exit_code=a.exit_code,
-            test_exit=a.test_exit, cost=a.cost, log_path=str(a.log_path or ""), killed=a.killed,
+            test_exit=a.test_exit, cost=a.cost, profile=a.profile, model=a.model,
+            input_tokens=a.input_tokens, output_tokens=a.output_tokens,
+            log_path=str(a.log_path or ""), killed=a.killed,
             error=None if a.error is None else escape(a.error))
         for a in run.attempts
     ]
@@ -82,7 +84,7 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
         exit_code=last.exit_code if last else None, test_exit=last.test_exit if last else None,
         duration_s=round(duration, 3), files_changed=[escape(p) for p in last.files_changed] if last else [],
         ownership_violations=[escape(p) for p in last.violations] if last else [],
-        cost=round(run.cost, 6) if any(a.cost is not None for a in run.attempts) else None,
+        cost=round(run.cost, 6) if any(a.cost is not None for a in run.attempts) else None, tokens=run.tokens,
         error=None if run.error is None else escape(run.error),
         log_tail=runner.log_tail(tail_of, REPORT_TAIL_LINES) if tail_of else "",
         attempt_records=records)
@@ -113,7 +115,7 @@ def exit_code(rep: report.WaveReport, race_lost: bool) -> int:
 
 
 def ceiling_reason(limits: Budget, wave_spent: float, day_spent: float, *, stopped: bool,
-                   unreadable: bool) -> str | None:
+                   unreadable: bool, wave_tokens: int = 0) -> str | None:
     """Which ceiling a wave reached (``stopped``: no new attempt started for it) or passed, with the amounts;
     ``day_spent`` includes the wave's."""
     reasons = []
@@ -125,6 +127,9 @@ def ceiling_reason(limits: Budget, wave_spent: float, day_spent: float, *, stopp
     if limits.day_usd > 0 and (day_spent > limits.day_usd or (stopped and day_spent >= limits.day_usd)):
         reasons.append(f"daily budget: spent ${budget.format_usd(day_spent)} of "
                        f"${budget.format_usd(limits.day_usd)} today (UTC)")
+    if limits.wave_tokens > 0 and (wave_tokens > limits.wave_tokens
+                                   or (stopped and wave_tokens >= limits.wave_tokens)):
+        reasons.append(f"wave token budget: used {wave_tokens:,} of {limits.wave_tokens:,} tokens")
     return "; ".join(reasons) or None
 
 

@@ -138,6 +138,7 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, sta
                     now=started, check=preflight.claim_checks(repo, config, wave_id),
                     planner=only.planner(options.only) if options.only else None)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
+                                 wave_tokens_limit=config.budget.wave_tokens,
                                  day_spent_usd=round(claimed.day_spent, 6))
     skipped = [report.SkippedItem(id=s.id, reason=s.reason) for s in claimed.plan.skipped]
     rep = report.WaveReport(wave_id=claimed.wave_id, base_sha=claimed.snapshot_commit or "", skipped=skipped,
@@ -238,12 +239,14 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     rep.budget.wave_spent_usd = round(spent, 6)
     rep.budget.day_spent_usd = round(claimed.day_spent + spent, 6)
     unreadable = wave is not None and wave.context.spend.has_unreadable
+    rep.budget.wave_spent_tokens = wave.context.spend.tokens if wave is not None else 0
     rep.budget.exceeded = (wave is not None and wave.budget_exceeded) or budget.over_ceiling(
-        config.budget, spent, claimed.day_spent + spent, unreadable=unreadable)
+        config.budget, spent, claimed.day_spent + spent, unreadable=unreadable,
+        wave_tokens=rep.budget.wave_spent_tokens)
     if rep.budget.exceeded:
         rep.ceiling_reason = ceiling_reason(config.budget, spent, claimed.day_spent + spent,
                                             stopped=wave is not None and wave.budget_exceeded,
-                                            unreadable=unreadable)
+                                            unreadable=unreadable, wave_tokens=rep.budget.wave_spent_tokens)
     wave_test = collected.wave_test if collected is not None else None
     if wave_test is not None:
         rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)

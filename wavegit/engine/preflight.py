@@ -3,18 +3,19 @@ only after the claim commit, with claim and record commits and a branch to show 
 
 They run in the claim's ``apply`` on the snapshot it edits, after the HALT and budget checks (``plan`` makes
 the same first three checks, in the same order, to exit as ``run`` would): the tracker is valid (its
-problems located in the file on the tracker branch, not in the claim's edit of it), the worker command
-resolves to an executable, ``wave_test`` and every selected item's ``test`` split into words, and every
-selected id makes a valid branch name. Any failure is bad input (exit 2) and nothing is claimed.
+problems located in the file on the tracker branch, not in the claim's edit of it), every item's ``worker``
+names a profile of the config, the worker of every selected item resolves to an executable (and a preset's
+credentials reach it), ``wave_test`` and every selected item's ``test`` split into words, and every selected
+id makes a valid branch name. Any failure is bad input (exit 2) and nothing is claimed.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
-from wavegit import runner, tracker, worktree
+from wavegit import agents, runner, tracker, worktree
 from wavegit.config import CONFIG_PATH, Config, protected_of
 from wavegit.errors import UsageError
 from wavegit.repo import Repo
@@ -29,9 +30,11 @@ def claim_checks(repo: Repo, config: Config, wave_id: str) -> Check:
 
     def check(snapshot: Snapshot, plan: Plan) -> None:
         loaded = check_tracker(repo, config, snapshot)
-        check_worker(config)
+        check_profiles(config, snapshot, loaded)
         selected = set(plan.selected)
-        check_items([item for item in loaded.items if item.id in selected], wave_id)
+        items = [item for item in loaded.items if item.id in selected]
+        check_worker(config, workers=[item.worker for item in items] or [None])
+        check_items(items, wave_id)
 
     return check
 
@@ -51,14 +54,37 @@ def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tra
     return loaded
 
 
-def check_worker(config: Config, environ: dict[str, str] | None = None) -> None:
-    """UsageError unless the worker command parses and its program is found (a bare name on ``PATH``, an
-    absolute path executable). A relative path is left to the launch: it is relative to the item's tree."""
-    argv = _argv("worker", config.worker, runner.worker_argv)
+def check_profiles(config: Config, snapshot: Snapshot, loaded: tracker.Tracker) -> None:
+    """ValidationError locating each item whose ``worker`` names no profile of ``config``."""
+    assert snapshot.text is not None  # check_tracker has refused a missing tracker
+    agents.check_profiles(snapshot.text, config.tracker_path, config,
+                          [(item.id, item.worker) for item in loaded.items])
+
+
+def check_worker(config: Config, environ: Mapping[str, str] | None = None,
+                 workers: Sequence[str | None] = (None,)) -> None:
+    """UsageError unless the worker of each profile in ``workers`` (None: config ``worker``) parses and its
+    program is found (a bare name on ``PATH``, an absolute path executable), and a preset's credentials
+    variable is set and listed in ``worker_env``. A relative path is left to the launch: it is relative to
+    the item's tree."""
+    env = environ if environ is not None else os.environ
     if config.wave_test.strip():
         _argv("wave_test", config.wave_test, runner.command_argv)
-    program = argv[0]
-    path = (environ if environ is not None else os.environ).get("PATH", os.defpath)
+    for name in dict.fromkeys(workers):
+        agent = agents.resolve(config, name)
+        what = f"worker {config.worker!r}" if name is None else f"worker profile {name!r}"
+        try:
+            argv = agent.argv(sandboxed=False)
+        except UsageError as exc:
+            raise UsageError(f"worker: {exc}; nothing was claimed") from exc
+        _check_program(what, argv[0], env)
+        missing = agents.missing_credentials(agent, config, env)
+        if missing is not None:
+            raise UsageError(f"{what}: {missing}; nothing was claimed")
+
+
+def _check_program(what: str, program: str, environ: Mapping[str, str]) -> None:
+    path = environ.get("PATH", os.defpath)
     if "/" not in program:
         found = shutil.which(program, path=path) is not None
     elif os.path.isabs(program):
@@ -67,7 +93,7 @@ def check_worker(config: Config, environ: dict[str, str] | None = None) -> None:
         return
     if not found:
         where = "on PATH" if "/" not in program else "an executable file"
-        raise UsageError(f"worker {config.worker!r}: {program!r} is not {where}; install it, or set `worker` "
+        raise UsageError(f"{what}: {program!r} is not {where}; install it, or set `worker` "
                          f"in {CONFIG_PATH} (or WAVEGIT_WORKER); nothing was claimed")
 
 

@@ -45,6 +45,10 @@ class Attempt:
     exit_code: int | None = None
     test_exit: int | None = None
     cost: float | None = None
+    profile: str = ""
+    model: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     log_path: Path | None = None
     test_log_path: Path | None = None
     killed: str | None = None
@@ -102,6 +106,14 @@ class ItemRun:
     @property
     def cost(self) -> float:
         return sum(a.cost or 0.0 for a in self.attempts)
+
+    @property
+    def tokens(self) -> int | None:
+        """Input plus output tokens over its attempts; None unless every attempt reported both."""
+        counts = [(a.input_tokens, a.output_tokens) for a in self.attempts]
+        if not counts or any(i is None or o is None for i, o in counts):
+            return None
+        return sum((i or 0) + (o or 0) for i, o in counts)
 
     @property
     def error(self) -> str | None:

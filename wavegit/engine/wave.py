@@ -140,7 +140,8 @@ class Wave:
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
         self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
-                                       budget.WaveSpend(spend_limit(config, claimed.day_spent)),
+                                       budget.WaveSpend(spend_limit(config, claimed.day_spent),
+                                                        config.budget.wave_tokens),
                                        Workspaces(repo.root),
                                        Confiner(repo, config, self.wave_id,
                                                 jail or sandbox.decide(config.sandbox, os.environ)),
