@@ -168,3 +168,20 @@ def test_a_branch_name_git_would_judge_is_left_to_git_init(remote_repo: RemoteRe
     with pytest.raises(GitError):
         workspace.create(workspace.objects_dir(remote_repo.clone), path, start="HEAD",
                          branch="wavegit/items/w-1/a..b", skeleton=skeleton)
+
+
+def test_a_tree_moved_to_the_trash_is_gone_at_once_and_emptied_later_without_following_links(
+        tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    tree = tmp_path / "state" / "worktrees" / "w" / "A-1"
+    (tree / "deep" / "er").mkdir(parents=True)
+    (tree / "deep" / "er" / "f.txt").write_text("x\n")
+    (tree / "link").symlink_to(outside)
+    trash = tmp_path / "state" / "trash"
+    workspace.move_to_trash(tree, trash)
+    workspace.move_to_trash(tmp_path / "state" / "never-made", trash)
+    assert not tree.exists() and len(list(trash.iterdir())) == 1
+    workspace.empty_trash(trash)
+    assert list(trash.iterdir()) == [] and (outside / "keep.txt").read_text() == "keep\n"

@@ -52,6 +52,12 @@ class Repo(NamedTuple):
         """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
         return self.state_dir / "sandbox" / wave_id
 
+    @property
+    def trash_dir(self) -> Path:
+        """A finished wave's trees and private folders, moved here at once and removed after wavegit returned
+        (``wavegit.reaper``)."""
+        return self.state_dir / "trash"
+
     def scheduler_lock(self, wave_id: str) -> Path:
         """The lock file ``wavegit run`` keeps while it schedules the wave (``wavegit.wavelock``)."""
         return self.locks_dir / f"{wave_id}.json"

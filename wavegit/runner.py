@@ -459,6 +459,21 @@ def command_argv(command: str) -> list[str]:
     return argv
 
 
+_DETACHED_ENV = ("PATH", "PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "LANG", "LC_ALL")
+"""What a detached wavegit helper keeps of wavegit's environment: enough to start the same Python and find
+the same wavegit, never a token."""
+
+
+def start_detached(argv: Sequence[str]) -> None:
+    """Start ``argv`` in a session of its own with no input or output, and do not wait for it: work that may
+    outlive the command (as ``git gc --auto`` detaches). Best effort: a failed start is ignored, since what it
+    would have done is done again later."""
+    env = {name: os.environ[name] for name in _DETACHED_ENV if name in os.environ}
+    with contextlib.suppress(OSError):
+        subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=env)
+
+
 def worker_env(
     base: Mapping[str, str],
     *,

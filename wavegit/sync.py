@@ -40,7 +40,18 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit import git, gitops, lifecycle, report, sync_branches, sync_merged, tracker, wavelock, worktree
+from wavegit import (
+    git,
+    gitops,
+    lifecycle,
+    report,
+    sync_branches,
+    sync_merged,
+    tracker,
+    wavelock,
+    workspace,
+    worktree,
+)
 from wavegit.config import Config, protected_of
 from wavegit.errors import UsageError, WavegitError
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
@@ -358,6 +369,8 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
         gitops.prune_worktrees(repo.root)
+        # What a reaper that was killed (or never started) left of finished waves.
+        workspace.empty_trash(repo.trash_dir)
     return done
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +149,26 @@ def remove(path: Path) -> None:
     elif path.is_dir():
         with contextlib.suppress(OSError):
             _remove_tree(path)
+
+
+def move_to_trash(path: Path, trash: Path) -> None:
+    """Move ``path`` (a tree or folder wavegit made) into ``trash`` under a name of its own: one rename, where
+    removing it would take a filesystem operation per file and directory. Removed in place when it cannot be
+    moved."""
+    if not (path.is_symlink() or path.exists()):
+        return
+    try:
+        trash.mkdir(parents=True, exist_ok=True)
+        os.rename(path, trash / f"{path.name}-{secrets.token_hex(6)}")
+    except OSError:
+        remove(path)
+
+
+def empty_trash(trash: Path) -> None:
+    """Remove everything in ``trash`` (best effort, as :func:`remove`); the folder itself stays."""
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.listdir(trash)):
+            remove(trash / entry)
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

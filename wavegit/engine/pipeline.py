@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
-from wavegit import budget, report, sandbox, wavelock, worktree
+from wavegit import budget, reaper, report, sandbox, wavelock, worktree
 from wavegit.config import Config
 from wavegit.engine import only, preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
@@ -267,6 +267,8 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     rep.finished_at = report.utc_timestamp()
     code = rep.exit_code = EXIT_INTERRUPTED if interrupted else exit_code(rep, race_lost)
     write_report(repo, rep)
+    # The wave's trees went to the trash in its cleanup; their files go after it returns.
+    reaper.reap_later(repo.trash_dir)
     if interrupted:
         # Its end is logged and, once its claims are recorded, its lock removed: `status` must not show a
         # wave stopped this way as running, or as killed.

@@ -93,7 +93,10 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
-        workspace.remove(self.repo.wave_sandbox(self.wave_id))
+        # One rename each; their files are removed after the wave returns (wavegit.reaper).
+        workspace.move_to_trash(self.repo.wave_sandbox(self.wave_id), self.repo.trash_dir)
+        workspace.move_to_trash(self.repo.wave_worktrees(self.wave_id), self.repo.trash_dir)
+        # A linked worktree an older wavegit made there loses its admin entry.
         worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
         worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
 
