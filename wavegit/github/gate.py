@@ -243,7 +243,11 @@ def evaluate_merge_group(client: GateClient, group: MergeGroup, config: Config,
 def run_gate(client: GateClient, number: int, config: Config, store: TrackerStore,
              tested: Verdict | None = None) -> GateResult:
     """Evaluate PR ``number`` and set the ``wavegit/gate`` status on its head."""
-    result = evaluate(client, number, config, store, tested)
+    return post_status(client, evaluate(client, number, config, store, tested))
+
+
+def post_status(client: PullRequests, result: GateResult) -> GateResult:
+    """Set the ``wavegit/gate`` status ``result`` describes on its commit."""
     client.set_status(result.head_sha, "success" if result.passed else "failure", result.reason)
     return result
 
