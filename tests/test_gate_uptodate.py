@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.ghserver import ALICE, Running, github_env, running
-from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from wavegit import report
 
@@ -291,3 +292,28 @@ def test_a_merge_group_of_an_ordinary_pr_passes_as_not_a_wave(wave: Wave) -> Non
     code, output = gate_event(wave)
     assert code == 0 and "not a wavegit pull request" in output, output
     assert wave.status(head) == ("success", "not a wavegit pull request")
+
+
+def test_hostile_code_under_test_cannot_forge_the_verdict_of_its_merged_result(tmp_path: Path) -> None:
+    """The worker's code, run by the tests on the merged result, fails them and leaves a daemon that keeps
+    overwriting gate-test's ``--out`` with a passing verdict: wavegit ends the tests' processes before it
+    writes the verdict, which stays a failure."""
+    ci = shlex.join([sys.executable, "src/ci.py"])
+    worker = shlex.join([sys.executable, str(TESTS / "hostile_workers" / "forge_verdict.py")])
+    remote = make_wave_repo(tmp_path, [item("CI", ["forge"], ["src/ci.py"], test=ci)],
+                            worker=worker, wave_test=ci, sandbox="none")
+    with running(remote.origin) as gh:
+        result = wavegit(remote.clone, "run", "--json", env=github_env(gh))
+        assert result.returncode == 0, result.stderr
+        wave = Wave(remote, gh, report.WaveReport.from_json(result.stdout), remote.new_clone("person"))
+        wave.on_main({"BROKEN": "x\n"})
+        head = wave.update_branch()
+        verdict_file = tmp_path / "verdict.json"
+        assert wave.gate_test(verdict_file)[0] == 0
+        deadline = time.monotonic() + 5  # the daemon would keep writing for 4 s
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+        verdict = json.loads(verdict_file.read_text())
+        assert (verdict["head_sha"], verdict["tested"], verdict["passed"]) == (head, True, False), verdict
+        code, output = wave.gate("--verdict", str(verdict_file))
+        assert code == 1 and "the tests failed on the merged result" in output, output
