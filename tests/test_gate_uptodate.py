@@ -317,3 +317,11 @@ def test_hostile_code_under_test_cannot_forge_the_verdict_of_its_merged_result(t
         assert (verdict["head_sha"], verdict["tested"], verdict["passed"]) == (head, True, False), verdict
         code, output = wave.gate("--verdict", str(verdict_file))
         assert code == 1 and "the tests failed on the merged result" in output, output
+
+
+def test_a_merge_bringing_more_files_than_github_compares_fails_closed(wave: Wave) -> None:
+    # GitHub names at most 300 files in a comparison and says nothing of the rest.
+    wave.on_main({f"news/{n}.txt": f"{n}\n" for n in range(301)})
+    head = wave.update_branch()
+    code, output = wave.gate()
+    assert code == 1 and f"the merge {head[:12]} changes more files than GitHub lists" in output, output
