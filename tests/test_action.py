@@ -117,7 +117,7 @@ def test_only_the_gate_runs_on_pull_request_target_and_it_runs_nothing_from_the_
         checkouts = [step for step in steps if str(step.get("uses", "")).startswith("actions/checkout@")]
         refs = [step["with"]["ref"] for step in checkouts]
         if "write" in job["permissions"].values():
-            # No script, and the one checkout is the default branch: nothing of the PR runs with a write token.
+            # No script, the one checkout is the default branch: nothing of the PR runs with a write token.
             assert not any("run" in step for step in steps), name
             assert refs == ["${{ github.event.repository.default_branch }}"], name
         else:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ghserver import ALICE, Running, github_env, running
-from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
+from tests.helpers.ghserver import ALICE, github_env, running
+from tests.helpers.published import Published
+from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from wavegit import report
 
@@ -24,21 +25,9 @@ WAVE_TEST = shlex.join([sys.executable, "-c", "import os, sys; sys.exit(os.path.
 
 
 @dataclass
-class Wave:
-    remote: RemoteRepo
-    gh: Running
-    report: report.WaveReport
+class Wave(Published):
     person: Path
     """A clone where a person updates the branch (and main)."""
-
-    @property
-    def branch(self) -> str:
-        return f"wavegit/{self.report.wave_id}"
-
-    @property
-    def pr(self) -> int:
-        assert self.report.pr is not None
-        return self.report.pr
 
     @property
     def reported(self) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ghserver import ALICE, BOT, MALLORY, Running, github_env, running
+from tests.helpers import published
+from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit import report, tracker
@@ -21,23 +22,7 @@ TRACKER = ".wavegit/tracker.yaml"
 
 
 @dataclass
-class Published:
-    remote: RemoteRepo
-    gh: Running
-    report: report.WaveReport
-
-    @property
-    def branch(self) -> str:
-        return f"wavegit/{self.report.wave_id}"
-
-    @property
-    def pr(self) -> int:
-        assert self.report.pr is not None
-        return self.report.pr
-
-    def tip(self) -> str:
-        return git(self.remote.origin, "rev-parse", self.branch)
-
+class Published(published.Published):
     def review(self, author: str, body: str) -> tuple[int, str]:
         comment = self.gh.fake.add_comment(self.pr, author, body)
         result = wavegit(self.remote.clone, "review", "--pr", str(self.pr), "--comment-id", str(comment.id),

@@ -2,8 +2,8 @@
 
 It writes ``src/ci.py`` (its owned file), which the wave test and its item test run. That script passes
 while the base has no ``BROKEN``; on a merged result with ``BROKEN`` it fails, but first leaves a
-``setsid`` daemon behind that, for a few seconds, looks up its ancestors' command lines for
-``wavegit gate-test ... --out FILE`` and overwrites FILE with a passing verdict for the PR's head (read from ``--tree``).
+``setsid`` daemon behind that, for a few seconds, looks up the command lines of ``/proc`` for ``wavegit
+gate-test ... --out FILE`` and overwrites FILE with a passing verdict for the PR's head (from ``--tree``).
 """
 
 from __future__ import annotations
