@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ghserver import ALICE, github_env, running
+from tests.helpers.ghserver import ALICE, github_env, merge_group_event, queue_branch, running
 from tests.helpers.published import Published
 from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
@@ -231,11 +231,9 @@ def queue(wave: Wave, pr: int, *, squash: bool = False, extra: dict[str, str] | 
         git(wave.person, "commit", "-q", "--amend", "--no-edit")
     head = git(wave.person, "rev-parse", "HEAD")
     base = git(wave.person, "rev-parse", "origin/main")
-    git(wave.person, "push", "-q", "origin", f"HEAD:refs/heads/gh-readonly-queue/main/pr-{pr}-{pr_head}")
+    git(wave.person, "push", "-q", "origin", f"HEAD:refs/heads/{queue_branch(pr, pr_head)}")
     event = wave.remote.base / "merge_group.json"
-    event.write_text(json.dumps({"action": "checks_requested", "merge_group": {
-        "head_sha": head, "head_ref": f"refs/heads/gh-readonly-queue/main/pr-{pr}-{pr_head}",
-        "base_sha": base, "base_ref": "refs/heads/main", "head_commit": {"id": head}}}))
+    event.write_text(json.dumps(merge_group_event(head, pr, pr_head, base)))
     return head
 
 
@@ -314,3 +312,16 @@ def test_a_merge_bringing_more_files_than_github_compares_fails_closed(wave: Wav
     head = wave.update_branch()
     code, output = wave.gate()
     assert code == 1 and f"the merge {head[:12]} changes more files than GitHub lists" in output, output
+
+
+@pytest.mark.parametrize(("group", "says"), [
+    ({"head_sha": "a" * 40, "head_ref": "refs/heads/main", "base_ref": "refs/heads/main"},
+     "is not gh-readonly-queue/<base>/pr-<number>-<sha>"),
+    ({"head_sha": "a" * 40, "base_ref": "refs/heads/main"}, "has no head_sha, head_ref and base_ref"),
+])
+def test_a_malformed_merge_group_event_is_bad_input(wave: Wave, group: dict[str, str], says: str) -> None:
+    (wave.remote.base / "merge_group.json").write_text(json.dumps({"merge_group": group}))
+    statuses = len(wave.gh.fake.statuses)
+    code, output = gate_event(wave)
+    assert code == 2 and says in output, output
+    assert len(output.strip().splitlines()) == 1 and len(wave.gh.fake.statuses) == statuses

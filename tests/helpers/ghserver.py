@@ -1003,6 +1003,20 @@ def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
 
 
+def merge_group_event(head_sha: str, pr: int, pr_head: str, base_sha: str, base: str = "main") -> JSON:
+    """The ``merge_group`` (``checks_requested``) event GitHub sends for a merge queue's group that adds PR
+    ``pr`` (at ``pr_head``) on ``base``: its temporary branch is ``gh-readonly-queue/<base>/pr-<N>-<sha>``."""
+    return {"action": "checks_requested", "merge_group": {
+        "head_sha": head_sha, "head_ref": f"refs/heads/{queue_branch(pr, pr_head, base)}",
+        "base_sha": base_sha, "base_ref": f"refs/heads/{base}",
+        "head_commit": {"id": head_sha, "tree_id": "", "message": f"Merge pull request #{pr}"}}}
+
+
+def queue_branch(pr: int, pr_head: str, base: str = "main") -> str:
+    """A merge queue's temporary branch for PR ``pr`` at ``pr_head``."""
+    return f"gh-readonly-queue/{base}/pr-{pr}-{pr_head}"
+
+
 def github_env(running: Running, token: str = BOT_TOKEN) -> dict[str, str]:
     """The environment that points wavegit (and PyGithub) at the fake."""
     return {"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": running.fake.repo, "GITHUB_API_URL": running.url}
