@@ -11,6 +11,13 @@ PR this one; it describes the PR's current head; every item is verified, none vi
 wave succeeded; the tracker on the tracker branch holds exactly the reported items in ``review`` for that
 wave and this PR; and the PR's real changed files (from the API, every page) are all owned by those items.
 Nothing from the PR is run.
+
+One other head keeps the report: one brought up to date with the base ("Update branch"), whose commits
+after the reported head are only merges of the base that change nothing beyond what the base brought
+(:mod:`wavegit.github.uptodate`); it passes only with a passing verdict of the tests run on exactly that
+head (:mod:`wavegit.github.verdict`, written by ``wavegit gate-test``). A merge queue's group is judged as
+the wave PR it adds, and must contain the reported head and add only owned paths
+(:func:`evaluate_merge_group`).
 """
 
 from __future__ import annotations
