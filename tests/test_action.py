@@ -113,11 +113,20 @@ def test_only_the_gate_runs_on_pull_request_target_and_it_runs_nothing_from_the_
     if "pull_request_target" not in triggers(data):
         return
     assert workflow.name == "wavegit-gate.yml"
-    steps = [step for job in data["jobs"].values() for step in job["steps"]]
-    # No script, and the one checkout is the default branch: nothing of the PR is executed with its token.
-    assert not any("run" in step for step in steps)
-    checkouts = [step for step in steps if str(step.get("uses", "")).startswith("actions/checkout@")]
-    assert [step["with"]["ref"] for step in checkouts] == ["${{ github.event.repository.default_branch }}"]
+    for name, job in data["jobs"].items():
+        steps = job["steps"]
+        checkouts = [step for step in steps if str(step.get("uses", "")).startswith("actions/checkout@")]
+        refs = [step["with"]["ref"] for step in checkouts]
+        if "write" in job["permissions"].values():
+            # No script, the one checkout is the default branch: nothing of the PR runs with a write token.
+            assert not any("run" in step for step in steps), name
+            assert refs == ["${{ github.event.repository.default_branch }}"], name
+        else:
+            # The job that tests a wave PR's merged result: read-only, no secret, own wave branches only.
+            assert name == "merged-test" and set(job["permissions"].values()) == {"read"}
+            assert "secrets." not in str(job) and "head.repo.full_name == github.repository" in job["if"]
+            assert refs == ["${{ github.event.repository.default_branch }}",
+                            "${{ github.event.pull_request.head.sha }}"]
 
 
 def test_examples_cover_waves_gate_and_sync_triggers() -> None:
@@ -125,7 +134,7 @@ def test_examples_cover_waves_gate_and_sync_triggers() -> None:
                          for name in ("waves", "gate", "sync"))
     assert {"schedule", "workflow_dispatch"} <= set(triggers(waves))
     assert waves["concurrency"]["cancel-in-progress"] is False
-    assert set(triggers(gate)) == {"pull_request_target", "issue_comment"}
+    assert set(triggers(gate)) == {"pull_request_target", "issue_comment", "merge_group"}
     assert set(triggers(gate)["pull_request_target"]["types"]) == {"opened", "synchronize", "reopened"}
     assert triggers(sync)["pull_request"]["types"] == ["closed"]
     # A wave killed at timeout-minutes closes no pull request: its claims are released on a schedule.

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ghserver import ALICE, BOT, MALLORY, Running, github_env, running
+from tests.helpers import published
+from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit import report, tracker
@@ -21,23 +22,7 @@ TRACKER = ".wavegit/tracker.yaml"
 
 
 @dataclass
-class Published:
-    remote: RemoteRepo
-    gh: Running
-    report: report.WaveReport
-
-    @property
-    def branch(self) -> str:
-        return f"wavegit/{self.report.wave_id}"
-
-    @property
-    def pr(self) -> int:
-        assert self.report.pr is not None
-        return self.report.pr
-
-    def tip(self) -> str:
-        return git(self.remote.origin, "rev-parse", self.branch)
-
+class Published(published.Published):
     def review(self, author: str, body: str) -> tuple[int, str]:
         comment = self.gh.fake.add_comment(self.pr, author, body)
         result = wavegit(self.remote.clone, "review", "--pr", str(self.pr), "--comment-id", str(comment.id),
@@ -265,3 +250,37 @@ def test_a_drop_carries_a_cost_trailer_too(wave: Published) -> None:
     code, output = wave.review(ALICE, "/wavegit drop IT-0")
     assert code == 0, output
     assert tracker_spend(wave.remote) == "0"
+
+
+def push_to_wave_branch(wave: Published, *, merge_base: bool) -> str:
+    """A person's commit on the wave branch, pushed: an "Update branch" merge of a newer main, or a fix."""
+    person = wave.remote.new_clone("person")
+    (person / "NEWS").write_text("news\n")
+    git(person, "add", "NEWS")
+    git(person, "commit", "-q", "-m", "news on main")
+    git(person, "push", "-q", "origin", "main")
+    git(person, "checkout", "-q", "-b", "topic", f"origin/{wave.branch}")
+    if merge_base:
+        git(person, "merge", "-q", "--no-ff", "-m", "Merge branch 'main' into wave", "main")
+    else:
+        (person / "src/f0.txt").write_text("fixed by hand\n")
+        git(person, "commit", "-q", "-am", "fix f0 by hand")
+    git(person, "push", "-q", "origin", f"HEAD:{wave.branch}")
+    return git(person, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize(("merge_base", "says"), [(True, "Merge branch 'main' into wave"),
+                                                  (False, "fix f0 by hand")])
+@pytest.mark.parametrize("action", ["retry", "drop"])
+def test_retry_and_drop_refuse_a_wave_branch_with_commits_wavegit_did_not_make(
+        wave: Published, merge_base: bool, says: str, action: str) -> None:
+    reported = wave.tip()
+    pushed = push_to_wave_branch(wave, merge_base=merge_base)
+    code, output = wave.review(ALICE, f"/wavegit {action} IT-0")
+    assert code == 2, output
+    (reply,) = wave.replies()
+    assert "1 commit(s) wavegit did not make" in reply and says in reply
+    assert f"{pushed[:12]} by <code>" in reply
+    assert f"back to the reported head {reported[:12]}" in reply and "would drop them" in reply
+    assert wave.tip() == pushed
+    assert origin_item(wave.remote, "IT-0").status == "review"

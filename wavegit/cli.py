@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resume": ("resume", "remove .wavegit/HALT"),
     "demo": ("demo", "run a whole wave in a throwaway repository with a built-in worker"),
     "gate": ("gate", "the merge gate: check a PR's report and set the wavegit/gate status"),
+    "gate-test": ("gate_test", "run the tests on a wave PR brought up to date with its base, for the gate"),
     "hook": ("hook", "git hook entry points (pre-push)"),
     "hooks": ("hooks", "install or uninstall wavegit's git hooks"),
     "review": ("review", "act on a /wavegit retry|drop comment on a wave's pull request"),
@@ -53,7 +54,7 @@ EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE, as a shell reports a program killed by a closed pipe."""
 
 # Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
-_RUNS_WORKERS = frozenset({"run", "work", "collect", "review"})
+_RUNS_WORKERS = frozenset({"run", "work", "collect", "review", "gate-test"})
 
 
 class _Parser(argparse.ArgumentParser):

@@ -181,9 +181,17 @@ def delete_refs(root: Path, refs: Iterable[str]) -> None:
 
 # -- remotes ---------------------------------------------------------------------------------------------
 
-def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = False) -> None:
+def is_shallow(root: Path) -> bool:
+    """Whether the repository is a shallow clone (``git clone --depth``, ``fetch-depth: 1`` in Actions): its
+    history stops at grafted commits, so ancestry and merge questions get wrong answers."""
+    return git.out(["rev-parse", "--is-shallow-repository"], cwd=root) == "true"
+
+
+def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = False,
+          unshallow: bool = False) -> None:
     """``git fetch`` of ``refspecs`` from ``remote``: quiet, no tags, no FETCH_HEAD; ``prune`` drops the
-    tracking refs the refspecs cover that the remote no longer has.
+    tracking refs the refspecs cover that the remote no longer has; ``unshallow`` fetches the whole history
+    a shallow clone lacks (``--unshallow``), so that it is shallow no more.
 
     Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref"); a
     tracking ref's lock older than :data:`STALE_TRACKING_LOCK_S` was left by a process that died (a ``kill
@@ -192,7 +200,7 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
     """
     # No auto-maintenance: a `gc --auto` must not stall a claim or a launch; the user's own commands run it.
     args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance",
-            *(["--prune"] if prune else []), remote, *refspecs]
+            *(["--prune"] if prune else []), *(["--unshallow"] if unshallow else []), remote, *refspecs]
     for attempt in range(_FETCH_TRIES):
         result = git.run(args, cwd=root, env=C_LOCALE, check=False)
         if result.returncode == 0:

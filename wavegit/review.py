@@ -13,6 +13,10 @@ wave can be named (the PR's head branch is ``wavegit/<wave>``); anything else ge
   so the day budget counts what retries spend.
 - **drop** rebuilds the wave branch without the item's change and returns the item to ``todo`` (one
   compare-and-swap commit). The only item of a wave cannot be dropped: close the PR instead.
+- Both **refuse** (reply, exit 2, nothing changed) when the wave branch carries commits wavegit did not
+  make: any after the head the report describes (an "Update branch" merge of the base, a person's push)
+  or without a ``Wavegit-Item`` trailer. The rebuild would drop them; human commits are never carried
+  over nor silently dropped. The reply names them and says what to do.
 
 The rebuilt branch replaces the old one with a lease (``--force-with-lease`` on the tip that was read),
 ``wave_test`` runs on it, and the report comment is updated (and the gate re-run) for the new head. Every
@@ -148,6 +152,15 @@ class Reviewer:
         base, tip = published.base_sha, remote_wave_tip(self.repo, self.config, wave_id)
         if not gitops.is_ancestor(self.repo.root, base, tip):
             raise Refused(f"{report.quote(pr.head_ref)} no longer grows from the wave's base {base[:12]}.")
+        foreign = foreign_commits(self.repo, base, tip, published.head_sha or "")
+        if foreign:
+            raise Refused(f"{report.quote(pr.head_ref)} has {len(foreign)} commit(s) wavegit did not make "
+                          f"({'; '.join(foreign[:SHOWN_COMMITS])}"
+                          f"{' and more' if len(foreign) > SHOWN_COMMITS else ''}). `/wavegit "
+                          f"{command.action}` rebuilds the branch from the wave's base and would drop them, "
+                          "so nothing was changed. Move the branch back to the reported head "
+                          f"{(published.head_sha or '')[:12]} (an \"Update branch\" merge can be made again "
+                          "afterwards) and comment again, or merge or close the pull request as it is.")
         on_branch = branch_items(self.repo, base, tip)
         if item.id not in on_branch:
             raise Refused(f"`{item.id}` has no commit on {report.quote(pr.head_ref)}.")
@@ -290,6 +303,29 @@ def wait_for_head(client: GitHubClient, number: int, sha: str, wait_s: float) ->
             return False
         time.sleep(0.5)
     return True
+
+
+SHOWN_COMMITS = 3
+"""Foreign commits named in a refusal; the rest are counted."""
+
+
+def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]:
+    """The commits on the wave branch (``base..tip``, first parent, newest first) that wavegit did not make,
+    one line each: those after the head the report describes (an "Update branch" merge, a person's push)
+    and those without a ``Wavegit-Item`` trailer. Retry and drop rebuild the branch from its item commits,
+    so they would silently drop every one of these."""
+    fmt = f"%H{_SEP}%an{_SEP}%s{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
+    root = repo.root
+    known = gitops.resolve_commit(root, reported) is not None and gitops.is_ancestor(root, reported, tip)
+    listing = gitops.log(root, [f"{base}..{tip}"], fmt, first_parent_only=True)
+    found, after = [], tip != reported
+    for line in listing.splitlines():
+        commit, author, subject, item_id = line.split(_SEP, 3)
+        if known and commit == reported:
+            after = False
+        if after or not item_id.strip():
+            found.append(f"{commit[:12]} by {report.quote(author)}: {report.quote(subject)}")
+    return found
 
 
 def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:

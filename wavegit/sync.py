@@ -21,6 +21,10 @@ no-op). The rules, per item:
   change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
   ``review`` unless a squash's trailers name them.
 
+A shallow clone (``fetch-depth: 1`` in Actions) is deepened by that fetch (``--unshallow``): the rules
+walk the base branch's history. When that fails, or the shallow repository has no remote, sync stops
+(exit 2) rather than say "in sync" about items that were merged.
+
 First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
 (they make every fetch in the clone fail) are removed by :func:`wavegit.worktree.repair_half_made`; a dry
 run only lists them.
@@ -144,9 +148,14 @@ class WaveRefs:
             prefix = f"refs/remotes/{remote}/"
             waves = f"{worktree.BRANCH_PREFIX}*"
             _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}",
-                                       f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"])
+                                       f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"],
+                   unshallow=gitops.is_shallow(repo.root))
             self.where = remote
         else:
+            if gitops.is_shallow(repo.root):
+                raise UsageError(f"this repository is a shallow clone and has no remote {config.remote!r} to "
+                                 "fetch its history from: merges cannot be found in a cut-off history "
+                                 "(clone it in full, or set `remote`)")
             prefix = "refs/heads/"
             self.where = "this repository"
         self.remote = remote
@@ -210,13 +219,26 @@ def _branches(root: Path, prefix: str) -> tuple[dict[str, str], dict[str, dict[s
     return waves, items
 
 
-def _fetch(root: Path, remote: str, refspecs: list[str]) -> None:
+def _fetch(root: Path, remote: str, refspecs: list[str], *, unshallow: bool) -> None:
+    """Fetch the wave and base branches; in a shallow clone (``fetch-depth: 1``) their whole history too,
+    which the merge rules walk (a cut-off base branch would make every merged item look unmerged)."""
     try:
-        gitops.fetch(root, remote, refspecs, prune=True)
+        gitops.fetch(root, remote, refspecs, prune=True, unshallow=unshallow)
     except git.GitError as exc:
         if gitops.missing_remote_ref(exc):
             raise UsageError(f"the base branch does not exist on {remote}: {exc.stderr.strip()}") from exc
+        if unshallow:
+            raise _still_shallow(remote, exc.stderr.strip() or str(exc)) from exc
         raise
+    if unshallow and gitops.is_shallow(root):
+        # A remote that is itself shallow answers the fetch and leaves the history cut off.
+        raise _still_shallow(remote, f"{remote} has no more history to give")
+
+
+def _still_shallow(remote: str, why: str) -> UsageError:
+    return UsageError(f"this repository is a shallow clone and fetching its whole history from {remote} "
+                      f"failed ({why}): merges cannot be found in a cut-off history; clone in full "
+                      "(`fetch-depth: 0` in actions/checkout)")
 
 
 class Facts:

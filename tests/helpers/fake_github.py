@@ -76,6 +76,8 @@ class MemoryGitHub(GitHubClient):
     commits: dict[str, Commit] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
     """The name of every interface method called, in order (what a test may count)."""
+    pushed_parents: dict[str, list[str]] = field(default_factory=dict)
+    """A PR head pushed by :meth:`push` -> its parents (the head before it)."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # ---- set-up and inspection by tests (not part of the interface) ----
@@ -97,7 +99,8 @@ class MemoryGitHub(GitHubClient):
         return number
 
     def push(self, number: int, head_sha: str, files: list[str]) -> None:
-        """New commits on the PR's branch: a new head and changed files."""
+        """New commits on the PR's branch: a new head (on the old one) and changed files."""
+        self.pushed_parents[head_sha] = [self.pulls[number].head_sha]
         self.pulls[number] = replace(self.pulls[number], head_sha=head_sha)
         self.changed_files[number] = list(files)
 
@@ -225,6 +228,13 @@ class MemoryGitHub(GitHubClient):
             else:
                 tree[path] = text
         return self._commit(branch, parent, tree, message)
+
+    def commit_parents(self, sha: str) -> list[str]:
+        self.calls.append("commit_parents")
+        if sha in self.commits:
+            parent = self.commits[sha].parent
+            return [] if parent is None else [parent]
+        return list(self.pushed_parents.get(sha, []))
 
     def commit_messages(self, head: str, stop_at: str | None, limit: int = 300) -> list[str]:
         self.calls.append("commit_messages")

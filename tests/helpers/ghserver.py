@@ -173,6 +173,8 @@ class FakeGitHub:
     """After a push, this many reads of the PR still show its old head (GitHub updates it asynchronously)."""
     files_limit: int = 3000
     """The most files GitHub lists for a pull request (``changed_files`` still counts them all)."""
+    compare_files_limit: int = 300
+    """The most files GitHub names in a comparison (``GET /compare/{base}...{head}``)."""
     actions_may_open_prs: bool = True
     """The repository setting "Allow GitHub Actions to create and approve pull requests" (off by default
     on GitHub): when False, the bot (``GITHUB_TOKEN``) gets 403 on opening a pull request."""
@@ -582,6 +584,7 @@ class FakeGitHub:
         yield "PATCH", r"/git/refs?/(?P<ref>.+)", "update ref", self._update_ref
         yield "POST", r"/git/trees", "create tree", self._create_tree
         yield "GET", r"/git/commits/(?P<sha>[0-9a-f]{40})", "git commit", self._get_git_commit
+        yield "GET", r"/compare/(?P<base>.+?)\.\.\.(?P<head>.+)", "compare", self._compare
         yield "GET", r"/git/blobs/(?P<sha>[0-9a-f]{40})", "blob", self._get_blob
         yield "POST", r"/git/commits", "create commit", self._create_commit
 
@@ -687,6 +690,10 @@ class FakeGitHub:
         # For a merged PR GitHub keeps the diff against the base it was opened on; the merge's first
         # parent stands in for it here.
         base = f"{pr.merge_commit_sha}^1" if pr.merged else (self._branch_sha(pr.base) or "")
+        return self._diff_entries(base, head)
+
+    def _diff_entries(self, base: str, head: str) -> list[JSON]:
+        """The file entries of ``base...head`` (from their merge base to ``head``), as GitHub lists them."""
         out = self.git("diff", "--name-status", "-z", "-M", f"{base}...{head}")
         fields = out.split("\0") if out else []
         files: list[JSON] = []
@@ -942,6 +949,26 @@ class FakeGitHub:
             raise ApiError(404, "Not Found")
         return 200, {}, self._git_commit_json(sha)
 
+    def _compare(self, base: str, head: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
+        """``GET /compare/{base}...{head}``: status, counts, commits and (at most 300) files, like GitHub."""
+        base_sha, head_sha = self._resolve_ref(unquote(base)), self._resolve_ref(unquote(head))
+        if base_sha is None or head_sha is None:
+            raise ApiError(404, "Not Found")
+        merge_base = self.git("merge-base", base_sha, head_sha)
+        ahead = int(self.git("rev-list", "--count", f"{base_sha}..{head_sha}"))
+        behind = int(self.git("rev-list", "--count", f"{head_sha}..{base_sha}"))
+        status = ("identical" if not ahead and not behind else "ahead" if not behind
+                  else "behind" if not ahead else "diverged")
+        commits = self.git("rev-list", "--reverse", f"{base_sha}..{head_sha}").split()
+        url = f"{self.api_repo}/compare/{base}...{head}"
+        return 200, {}, {
+            "url": url, "html_url": f"https://github.example/{self.repo}/compare/{base}...{head}",
+            "status": status, "ahead_by": ahead, "behind_by": behind, "total_commits": ahead,
+            "base_commit": {"sha": base_sha}, "merge_base_commit": {"sha": merge_base},
+            "commits": [{"sha": c, "commit": self._git_commit_json(c),
+                         "parents": self._git_commit_json(c)["parents"]} for c in commits[:250]],
+            "files": self._diff_entries(base_sha, head_sha)[:self.compare_files_limit]}
+
     def _get_blob(self, sha: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
         raw = self._blob_bytes(sha)
         return 200, {}, {"sha": sha, "node_id": f"B_{sha}", "size": len(raw),
@@ -1049,6 +1076,20 @@ def _needed_permission(method: str, path: str) -> tuple[str, str] | None:
         if rest.startswith(prefix):
             return resource, level
     return None
+
+
+def merge_group_event(head_sha: str, pr: int, pr_head: str, base_sha: str, base: str = "main") -> JSON:
+    """The ``merge_group`` (``checks_requested``) event GitHub sends for a merge queue's group that adds PR
+    ``pr`` (at ``pr_head``) on ``base``: its temporary branch is ``gh-readonly-queue/<base>/pr-<N>-<sha>``."""
+    return {"action": "checks_requested", "merge_group": {
+        "head_sha": head_sha, "head_ref": f"refs/heads/{queue_branch(pr, pr_head, base)}",
+        "base_sha": base_sha, "base_ref": f"refs/heads/{base}",
+        "head_commit": {"id": head_sha, "tree_id": "", "message": f"Merge pull request #{pr}"}}}
+
+
+def queue_branch(pr: int, pr_head: str, base: str = "main") -> str:
+    """A merge queue's temporary branch for PR ``pr`` at ``pr_head``."""
+    return f"gh-readonly-queue/{base}/pr-{pr}-{pr_head}"
 
 
 def github_env(running: Running, token: str = BOT_TOKEN) -> dict[str, str]:

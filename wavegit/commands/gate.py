@@ -10,6 +10,11 @@ a wave's head) gets no status and exit 1, so that the wave's own PR shows only i
 configuration (``report_authors``, ``tracker_branch``) is read from the checkout at ``-C``, which in a
 workflow must be the base branch, never the PR's code; the tracker is read from the tracker branch
 through the API.
+
+A wave PR brought up to date with its base ("Update branch": merges of the base after the reported head)
+passes only with ``--verdict FILE``, the verdict of ``wavegit gate-test`` on its current head. A
+``merge_group`` event (``--event``) sets the status on the merge queue's group head: judged as the wave PR
+the group adds (:func:`wavegit.github.gate.evaluate_merge_group`), or "not a wavegit pull request".
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import os
 from pathlib import Path
 
 from wavegit import worktree
-from wavegit.config import load_config
+from wavegit.config import Config, load_config
 from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.github import api, gate
+from wavegit.github.api import GitHubClient
 from wavegit.github.client import connect
 from wavegit.github.store import GitHubStore
+from wavegit.github.verdict import read_verdict
 from wavegit.repo import discover
 
 NOT_A_WAVE = "not a wavegit pull request"
@@ -34,7 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--pr", type=int, metavar="N", help="the pull request to check")
     which.add_argument("--event", action="store_true",
                        help="take the PR from the Actions event in $GITHUB_EVENT_PATH "
-                            "(pull_request, pull_request_target or issue_comment)")
+                            "(pull_request, pull_request_target, issue_comment or merge_group)")
+    parser.add_argument("--verdict", type=Path, metavar="FILE",
+                        help="the verdict of `wavegit gate-test` on the PR's merged result (a head brought "
+                             "up to date with the base needs one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
         # No checkout: the defaults and WAVEGIT_* overrides still make a configuration.
         root = Path(args.directory)
     config = load_config(root)
+    tested = read_verdict(args.verdict) if args.verdict is not None else None
+    group = gate.event_merge_group(os.environ.get("GITHUB_EVENT_PATH")) if args.event else None
+    if group is not None:
+        return _merge_group(connect(settings), group, config)
     number = args.pr if args.pr is not None else gate.event_pr_number(os.environ.get("GITHUB_EVENT_PATH"))
     if number < 1:
         raise UsageError(f"--pr {number}: not a pull request number")
@@ -67,6 +81,20 @@ def run(args: argparse.Namespace) -> int:
             client.set_status(pr.head_sha, "success", NOT_A_WAVE)
             print(f"pass: PR #{number}: {NOT_A_WAVE} (head {pr.head_ref})")
             return EXIT_OK
-    result = gate.run_gate(client, number, config, GitHubStore(client, config))
+    result = gate.run_gate(client, number, config, GitHubStore(client, config), tested)
     print(f"{'pass' if result.passed else 'fail'}: PR #{number}: {result.reason}")
+    return EXIT_OK if result.passed else EXIT_WORK_FAILED
+
+
+def _merge_group(client: GitHubClient, group: gate.MergeGroup, config: Config) -> int:
+    """The status of a merge queue's group: judged as the wave PR it adds, or "not a wavegit pull
+    request" when that PR's head branch is no ``wavegit/*`` branch."""
+    pr = client.pr_info(group.pr)
+    if not pr.head_ref.startswith(worktree.BRANCH_PREFIX):
+        client.set_status(group.head_sha, "success", NOT_A_WAVE)
+        print(f"pass: merge group {group.head_ref}: PR #{group.pr}: {NOT_A_WAVE} (head {pr.head_ref})")
+        return EXIT_OK
+    result = gate.post_status(client, gate.evaluate_merge_group(client, group, config,
+                                                                GitHubStore(client, config)))
+    print(f"{'pass' if result.passed else 'fail'}: {group.head_ref}: {result.reason}")
     return EXIT_OK if result.passed else EXIT_WORK_FAILED

@@ -269,19 +269,26 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
 
 
 def _wave_test(repo: Repo, config: Config, head: str, confiner: Confiner) -> WaveTest:
+    return test_commit(repo, config, head, config.wave_test, "_wave", confiner)
+
+
+def test_commit(repo: Repo, config: Config, head: str, command: str, stem: str,
+                confiner: Confiner) -> WaveTest:
+    """Run ``command`` on a fresh checkout of ``head`` in the wave's sandbox (``stem`` names its tree and
+    log), as the wave test runs."""
     wave_id = confiner.wave_id
-    path = repo.wave_worktrees(wave_id) / "_wave"
-    log_path = repo.wave_logs(wave_id) / "_wave.test.log"
+    path = repo.wave_worktrees(wave_id) / stem
+    log_path = repo.wave_logs(wave_id) / f"{stem}.test.log"
     workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
     # The sandbox and environment of a worker with no item, and no write credentials.
-    confinement, env = confiner.confine(path, "_wave", item_id="", owns=(), prompt_file=Path(os.devnull),
+    confinement, env = confiner.confine(path, stem, item_id="", owns=(), prompt_file=Path(os.devnull),
                                         feedback_file=None, pass_github_token=False)
     try:
-        result = runner.run_process(runner.command_argv(config.wave_test), cwd=path, env=env,
+        result = runner.run_process(runner.command_argv(command), cwd=path, env=env,
                                     stdin_text="", log_path=log_path, timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=None, confine=confinement)
     finally:
         confiner.release(confinement)
         workspace.remove(path)
-    return WaveTest(config.wave_test, result.exit_code if result.ok or result.exit_code else None,
+    return WaveTest(command, result.exit_code if result.ok or result.exit_code else None,
                     log_path, None if result.ok else result.describe())

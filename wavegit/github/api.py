@@ -181,6 +181,39 @@ class PullRequests(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """``GET /compare/{base}...{head}``: how two commits relate, and what changed from their merge base."""
+
+    status: str
+    """``ahead`` (head descends from base), ``identical``, ``behind`` or ``diverged``."""
+    files: list[str]
+    """The paths changed from the merge base to ``head`` (both sides of a rename)."""
+    complete: bool
+    """False when GitHub cut the file list short (a comparison names at most 300 files)."""
+
+    @property
+    def contains_base(self) -> bool:
+        """Whether ``head`` is ``base`` or descends from it."""
+        return self.status in ("ahead", "identical")
+
+
+class Histories(Protocol):
+    """What the merge gate needs to follow a PR head's history: parents and comparisons of commits."""
+
+    def commit_parents(self, sha: str) -> list[str]:
+        """The parents of commit ``sha``, first parent first; :class:`GitHubNotFound` when there is none."""
+        ...
+
+    def compare(self, base: str, head: str) -> Comparison:
+        """``base...head`` (commits or branch names)."""
+        ...
+
+
+class GateClient(PullRequests, Histories, Protocol):
+    """What the merge gate needs from GitHub."""
+
+
 class TrackerFiles(Protocol):
     """What the tracker store on GitHub (:mod:`wavegit.github.store`) needs: branches, files, commits."""
 
@@ -240,7 +273,7 @@ class Issues(Protocol):
         ...
 
 
-class GitHubClient(PullRequests, TrackerFiles, Issues, Protocol):
+class GitHubClient(PullRequests, TrackerFiles, Issues, Histories, Protocol):
     """Everything wavegit needs from GitHub (what :func:`wavegit.github.client.connect` returns)."""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
@@ -20,6 +20,7 @@ from wavegit.github.api import (
     MAX_STATUS_DESCRIPTION,
     STATUS_CONTEXT,
     Comment,
+    Comparison,
     FileContent,
     GitHubClient,
     GitHubError,
@@ -34,6 +35,7 @@ from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
 
 if TYPE_CHECKING:
     from github.ContentFile import ContentFile
+    from github.File import File
     from github.Issue import Issue as GhIssue
     from github.IssueComment import IssueComment
     from github.PullRequest import PullRequest as GhPullRequest
@@ -43,6 +45,10 @@ T = TypeVar("T")
 
 INSTALLATION_TOKEN_PREFIX = "ghs_"
 """How GitHub's installation tokens begin (``GITHUB_TOKEN`` and a GitHub App's alike)."""
+
+COMPARE_FILES_LIMIT = 300
+"""GitHub names at most this many files in a comparison."""
+
 ACTIONS_MAY_NOT_OPEN_PRS = "not permitted to create or approve pull requests"
 """GitHub's 403 to ``GITHUB_TOKEN`` while the repository setting that lets Actions open PRs is off."""
 
@@ -179,19 +185,12 @@ class PyGithubClient(GitHubClient):
         def fetch() -> list[str]:
             pull = self._repo.get_pull(number)
             counted = _require(pull.changed_files, int, "pull.changed_files")
-            paths: dict[str, None] = {}
-            listed = 0
-            for raw in pull.get_files():
-                listed += 1
-                paths[_require(raw.filename, str, "file.filename")] = None
-                # A rename takes the file away from its old path too, so both sides count.
-                if raw.previous_filename is not None:
-                    paths[_require(raw.previous_filename, str, "file.previous_filename")] = None
+            paths, listed = _changed_paths(pull.get_files())
             if listed < counted:
                 # The files endpoint stops at 3,000: what it leaves out cannot be checked, so fail closed.
                 raise GitHubError(f"PR #{number} changes {counted} files but GitHub lists only {listed} "
                                   "(its API stops at 3,000): their ownership cannot be checked")
-            return list(paths)
+            return paths
 
         return self._retry.call(f"list the files of PR #{number}", fetch)
 
@@ -202,6 +201,23 @@ class PyGithubClient(GitHubClient):
                     _require(ref.object.sha, str, "ref.object.sha") for ref in refs}
 
         return self._retry.call(f"list the branches {prefix}*", fetch)
+
+    # ---- history ----
+
+    def commit_parents(self, sha: str) -> list[str]:
+        def fetch() -> list[str]:
+            return [_require(p.sha, str, "parent.sha") for p in self._repo.get_git_commit(sha).parents]
+
+        return self._retry.call(f"read commit {sha[:12]}", fetch)
+
+    def compare(self, base: str, head: str) -> Comparison:
+        def fetch() -> Comparison:
+            raw = self._repo.compare(base, head)
+            paths, listed = _changed_paths(raw.files)
+            return Comparison(_require(raw.status, str, "comparison.status"), paths,
+                              listed < COMPARE_FILES_LIMIT)
+
+        return self._retry.call(f"compare {base[:40]}...{head[:40]}", fetch)
 
     # ---- issues ----
 
@@ -378,6 +394,19 @@ class PyGithubClient(GitHubClient):
             return messages
 
         return self._retry.call(f"list the commits of {head[:12]}", fetch)
+
+
+def _changed_paths(files: Iterable[File]) -> tuple[list[str], int]:
+    """The paths of a files listing, and how many entries it had. A rename takes the file away from its
+    old path too, so both sides count."""
+    paths: dict[str, None] = {}
+    listed = 0
+    for raw in files:
+        listed += 1
+        paths[_require(raw.filename, str, "file.filename")] = None
+        if raw.previous_filename is not None:
+            paths[_require(raw.previous_filename, str, "file.previous_filename")] = None
+    return list(paths), listed
 
 
 def _full_name(repo: object) -> str:

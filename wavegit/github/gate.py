@@ -11,23 +11,30 @@ PR this one; it describes the PR's current head; every item is verified, none vi
 wave succeeded; the tracker on the tracker branch holds exactly the reported items in ``review`` for that
 wave and this PR; and the PR's real changed files (from the API, every page) are all owned by those items.
 Nothing from the PR is run.
+
+One other head keeps the report: one brought up to date with the base ("Update branch"), whose commits
+after the reported head are only merges of the base that change nothing beyond what the base brought
+(:mod:`wavegit.github.uptodate`); it passes only with a passing verdict of the tests run on exactly that
+head (:mod:`wavegit.github.verdict`, written by ``wavegit gate-test``). A merge queue's group is judged as
+the wave PR it adds, and must contain the reported head and add only owned paths
+(:func:`evaluate_merge_group`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from wavegit import report, worktree
 from wavegit.config import Config
 from wavegit.errors import UsageError, ValidationError
-from wavegit.github.api import Comment, PullRequest, PullRequests, read_event
+from wavegit.github import uptodate
+from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event
+from wavegit.github.verdict import Verdict
 from wavegit.lifecycle import Status
 from wavegit.ownership.patterns import matches
 from wavegit.store import TrackerStore
-
-SHOWN_PATHS = 3
-"""Paths named in a one-line reason; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +65,7 @@ def _short(sha: str | None) -> str:
 
 
 def _listing(found: Sequence[str]) -> str:
-    shown = ", ".join(found[:SHOWN_PATHS])
-    return shown + (f" and {len(found) - SHOWN_PATHS} more" if len(found) > SHOWN_PATHS else "")
+    return uptodate.listing(list(found))
 
 
 def _wave_of(pr: PullRequest, repository: str) -> str:
@@ -73,16 +79,41 @@ def _wave_of(pr: PullRequest, repository: str) -> str:
     return wave_id
 
 
-def _bind_report(wave: report.WaveReport, wave_id: str, number: int, head_sha: str) -> None:
+def _bind_report(wave: report.WaveReport, wave_id: str, number: int) -> None:
     if wave.wave_id != wave_id or wave.branch != worktree.wave_branch(wave_id):
         raise Unbound(f"the report is about wave {wave.wave_id!r} (branch {wave.branch!r}), "
                       f"the PR's branch is {worktree.wave_branch(wave_id)}")
     if wave.pr != number:
         about = "no PR" if wave.pr is None else f"PR #{wave.pr}"
         raise Unbound(f"the report is about {about}, not #{number}")
-    if wave.head_sha != head_sha:
+
+
+def bound_report(client: PullRequests, pr: PullRequest, config: Config) -> report.WaveReport:
+    """The PR's trusted report, bound to its wave and number (not yet to its head); Unbound says why not."""
+    wave_id = _wave_of(pr, client.repository)
+    comment = trusted_report(client.list_comments(pr.number), config.report_authors)
+    if comment is None:
+        raise Unbound(f"no wavegit report by a trusted author ({', '.join(config.report_authors)})")
+    try:
+        wave = report.parse_markdown(comment.body)
+    except report.ReportError as exc:
+        raise Unbound(f"the report comment cannot be read: {exc}") from None
+    _bind_report(wave, wave_id, pr.number)
+    return wave
+
+
+def merges_since_report(client: GateClient, pr: PullRequest, wave: report.WaveReport) -> list[str]:
+    """[] when the report describes the PR's head; the merges of the base after it when the PR was brought
+    up to date ("Update branch", :mod:`wavegit.github.uptodate`); Unbound for any other head."""
+    if wave.head_sha == pr.head_sha:
+        return []
+    if not wave.head_sha:
         raise Unbound(f"stale report: it describes {_short(wave.head_sha)}, "
-                      f"the PR head is {_short(head_sha)}")
+                      f"the PR head is {_short(pr.head_sha)}")
+    try:
+        return uptodate.base_merges(client, wave.head_sha, pr.head_sha, pr.base_ref)
+    except uptodate.NotUpToDate as exc:
+        raise Unbound(str(exc)) from None
 
 
 def _owned_patterns(store: TrackerStore, config: Config, wave_id: str, number: int,
@@ -120,50 +151,128 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: str, number: i
     return [pattern for i in items if i is not None for pattern in i.owns]
 
 
-def evaluate(client: PullRequests, number: int, config: Config, store: TrackerStore) -> GateResult:
-    """The gate's verdict on PR ``number`` (no status is set)."""
+def evaluate(client: GateClient, number: int, config: Config, store: TrackerStore,
+             tested: Verdict | None = None) -> GateResult:
+    """The gate's verdict on PR ``number`` (no status is set); ``tested``: the verdict of the tests run on
+    its merged result, which a head brought up to date with the base needs."""
     pr = client.pr_info(number)
-
-    def fail(reason: str) -> GateResult:
-        return GateResult(False, reason, pr.head_sha)
-
     try:
-        wave_id = _wave_of(pr, client.repository)
-        comment = trusted_report(client.list_comments(number), config.report_authors)
-        if comment is None:
-            return fail(f"no wavegit report by a trusted author ({', '.join(config.report_authors)})")
-        try:
-            wave = report.parse_markdown(comment.body)
-        except report.ReportError as exc:
-            return fail(f"the report comment cannot be read: {exc}")
-        _bind_report(wave, wave_id, number, pr.head_sha)
-        if wave.omitted.items:
-            return fail(f"the report comment leaves out {wave.omitted.items} item(s) to fit GitHub's size "
-                        "limit; the gate cannot check them")
-        unverified = [item.id for item in wave.items if not item.verified]
-        if unverified:
-            return fail(f"not verified: {_listing(unverified)}")
-        violated = [item.id for item in wave.items if item.ownership_violations]
-        if violated:
-            return fail(f"ownership violated by {_listing(violated)}")
-        if not wave.success:
-            return fail(f"wave {wave.wave_id} did not succeed (wave test or tracker update failed)")
-        patterns = _owned_patterns(store, config, wave_id, number, [item.id for item in wave.items])
+        wave, _, merges = _judge(client, pr, config, store)
+        if merges:
+            _require_tested(pr, wave, merges, tested)
     except Unbound as exc:
-        return fail(str(exc))
-    outside = [path for path in client.pr_files(number)
-               if not any(matches(pattern, path) for pattern in patterns)]
-    if outside:
-        return fail(f"{len(outside)} changed file(s) outside the wave's ownership: {_listing(outside)}")
+        return GateResult(False, str(exc), pr.head_sha)
+    at = (f"at {_short(pr.head_sha)}" if not merges else
+          f"at {_short(wave.head_sha)}, {pr.base_ref} merged in and tested at {_short(pr.head_sha)}")
     return GateResult(True, f"wave {wave.wave_id}: {len(wave.items)} item(s) verified, "
-                            f"changes within ownership at {_short(pr.head_sha)}", pr.head_sha)
+                            f"changes within ownership {at}", pr.head_sha)
 
 
-def run_gate(client: PullRequests, number: int, config: Config, store: TrackerStore) -> GateResult:
+def _judge(client: GateClient, pr: PullRequest, config: Config,
+           store: TrackerStore) -> tuple[report.WaveReport, list[str], list[str]]:
+    """The PR's report, its items' ownership patterns and the merges of the base after the reported head;
+    Unbound unless the report binds, every item is verified and the PR's changed files are owned."""
+    wave = bound_report(client, pr, config)
+    merges = merges_since_report(client, pr, wave)
+    if wave.omitted.items:
+        raise Unbound(f"the report comment leaves out {wave.omitted.items} item(s) to fit GitHub's size "
+                      "limit; the gate cannot check them")
+    unverified = [item.id for item in wave.items if not item.verified]
+    if unverified:
+        raise Unbound(f"not verified: {_listing(unverified)}")
+    violated = [item.id for item in wave.items if item.ownership_violations]
+    if violated:
+        raise Unbound(f"ownership violated by {_listing(violated)}")
+    if not wave.success:
+        raise Unbound(f"wave {wave.wave_id} did not succeed (wave test or tracker update failed)")
+    patterns = _owned_patterns(store, config, wave.wave_id, pr.number, [item.id for item in wave.items])
+    _require_owned(client.pr_files(pr.number), patterns)
+    return wave, patterns, merges
+
+
+def _require_owned(paths: Iterable[str], patterns: Sequence[str]) -> None:
+    outside = [path for path in paths if not any(matches(pattern, path) for pattern in patterns)]
+    if outside:
+        raise Unbound(f"{len(outside)} changed file(s) outside the wave's ownership: {_listing(outside)}")
+
+
+def _require_tested(pr: PullRequest, wave: report.WaveReport, merges: Sequence[str],
+                    tested: Verdict | None) -> None:
+    merged = (f"the head {_short(pr.head_sha)} merges {pr.base_ref} into the reported head "
+              f"{_short(wave.head_sha)} ({len(merges)} merge(s))")
+    if tested is None or not tested.tested or tested.pr != pr.number or tested.head_sha != pr.head_sha:
+        raise Unbound(f"{merged}: the tests must pass on the merged result (the gate workflow's "
+                      "merged-test job runs them)")
+    if not tested.passed:
+        raise Unbound(f"{merged}: the tests failed on the merged result: {tested.reason}")
+
+
+QUEUE_BRANCH = re.compile(r"(?:refs/heads/)?gh-readonly-queue/(?P<base>.+)/pr-(?P<number>[0-9]+)-[0-9a-f]{40}"
+                          r"\Z")
+"""The temporary branch of a merge queue's group, named after the base and the PR it adds."""
+
+
+@dataclass(frozen=True)
+class MergeGroup:
+    """A ``merge_group`` event: the queue's temporary branch and its head, which needs the status."""
+
+    head_sha: str
+    head_ref: str
+    base_ref: str
+    pr: int
+    """The PR this group adds to the queue (the last of its entries), from the branch's name."""
+
+
+def evaluate_merge_group(client: GateClient, group: MergeGroup, config: Config,
+                         store: TrackerStore) -> GateResult:
+    """The gate on a merge queue's group that adds wave PR ``group.pr``: the PR passes its own checks (the
+    report binds to it, or to its head before merges of the base), the group's head contains the reported
+    head (the queue's "merge" method), and the change the group's head adds to the queue (against its
+    first parent) is within the wave's ownership."""
+    pr = client.pr_info(group.pr)
+    try:
+        wave, patterns, _ = _judge(client, pr, config, store)
+        if not client.compare(wave.head_sha or "", group.head_sha).contains_base:
+            raise Unbound(f"the group's head {_short(group.head_sha)} does not contain the reported head "
+                          f"{_short(wave.head_sha)} (the merge queue must use the merge method)")
+        parents = client.commit_parents(group.head_sha)
+        added = client.compare(parents[0], group.head_sha) if parents else None
+        if added is None or not added.complete:
+            raise Unbound(f"what the group's head {_short(group.head_sha)} adds cannot be listed")
+        _require_owned(added.files, patterns)
+    except Unbound as exc:
+        return GateResult(False, f"merge group of PR #{group.pr}: {exc}", group.head_sha)
+    return GateResult(True, f"merge group of PR #{group.pr}: wave {wave.wave_id}: {len(wave.items)} item(s) "
+                            f"verified, changes within ownership at {_short(group.head_sha)}",
+                      group.head_sha)
+
+
+def run_gate(client: GateClient, number: int, config: Config, store: TrackerStore,
+             tested: Verdict | None = None) -> GateResult:
     """Evaluate PR ``number`` and set the ``wavegit/gate`` status on its head."""
-    result = evaluate(client, number, config, store)
+    return post_status(client, evaluate(client, number, config, store, tested))
+
+
+def post_status(client: PullRequests, result: GateResult) -> GateResult:
+    """Set the ``wavegit/gate`` status ``result`` describes on its commit."""
     client.set_status(result.head_sha, "success" if result.passed else "failure", result.reason)
     return result
+
+
+def event_merge_group(event_path: str | None) -> MergeGroup | None:
+    """The merge group of a ``merge_group`` event file; None for any other event."""
+    event = read_event(event_path)
+    group = event.get("merge_group") if isinstance(event, dict) else None
+    if not isinstance(group, dict):
+        return None
+    head_sha, head_ref, base_ref = (group.get(key) for key in ("head_sha", "head_ref", "base_ref"))
+    if not (isinstance(head_sha, str) and isinstance(head_ref, str) and isinstance(base_ref, str)):
+        raise UsageError(f"{event_path}: the merge_group event has no head_sha, head_ref and base_ref")
+    queued = QUEUE_BRANCH.match(head_ref)
+    if queued is None:
+        raise UsageError(f"{event_path}: the merge group's branch {head_ref!r} is not "
+                         "gh-readonly-queue/<base>/pr-<number>-<sha>")
+    return MergeGroup(head_sha, head_ref, base_ref.removeprefix("refs/heads/"), int(queued["number"]))
 
 
 def event_pr_number(event_path: str | None) -> int:
