@@ -243,13 +243,58 @@ def test_a_new_branch_at_a_commit_the_remote_has_is_allowed(flight: RemoteRepo) 
     assert remote_oid(flight, "refs/heads/older") == git(flight.clone, "rev-parse", "origin/main~1")
 
 
-def test_a_new_branch_with_a_foreign_commit_is_refused(flight: RemoteRepo) -> None:
+def test_a_new_branch_with_a_foreign_commit_is_refused_on_a_branch_hook_refuse_on_names(
+        flight: RemoteRepo) -> None:
     branch(flight.clone, "feature")
     commit(flight.clone, {"docs/guide.md": "fine\n"})
     commit(flight.clone, {"lib/util.py": "util = 5\n"})
-    stderr = refused(push(flight.clone, "origin", "feature"))
+    stderr = refused(push(flight.clone, "origin", "feature",
+                          env={"WAVEGIT_HOOK_REFUSE_ON": "release, feature"}))
     assert f"lib/util.py: owned by UTIL-1 (in_progress, wave {W1}; pushed to refs/heads/feature)" in stderr
     assert "docs/guide.md" not in stderr
+    assert remote_oid(flight, "refs/heads/feature") == ""
+
+
+def test_a_feature_branch_touching_an_in_flight_file_is_pushed_with_a_warning_by_default(
+        flight: RemoteRepo) -> None:
+    branch(flight.clone, "feature")
+    head = commit(flight.clone, {"lib/util.py": "util = 6\n", "docs/guide.md": "backed up\n"})
+    stderr = allowed(push(flight.clone, "origin", "feature"))
+    assert "warning: 1 pushed path(s) collide with work in flight; allowed, as hook.refuse_on" in stderr
+    assert f"lib/util.py: owned by UTIL-1 (in_progress, wave {W1}; pushed to refs/heads/feature)" in stderr
+    assert remote_oid(flight, "refs/heads/feature") == head
+    # The same commits are refused on the base branch (by default the base and tracker branches refuse).
+    git(flight.clone, "checkout", "-q", "main")
+    git(flight.clone, "merge", "-q", "--ff-only", "feature")
+    assert "lib/util.py: owned by UTIL-1" in refused(push(flight.clone, "origin", "main"))
+    assert remote_oid(flight, "refs/heads/main") != head
+
+
+def test_hook_refuse_on_replaces_the_default_branches_and_star_names_every_branch(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"lib/util.py": "util = 7\n"})
+    only_release = {"WAVEGIT_HOOK_REFUSE_ON": "release"}
+    assert "pushed path(s) collide" in allowed(push(flight.clone, "origin", "main", env=only_release))
+    assert remote_oid(flight, "refs/heads/main") == head
+    commit(flight.clone, {"lib/util.py": "util = 8\n"})
+    assert "lib/util.py: owned by UTIL-1" in refused(push(flight.clone, "origin", "main:refs/heads/any",
+                                                          env={"WAVEGIT_HOOK_REFUSE_ON": "*"}))
+
+
+def test_a_wave_branch_refuses_whatever_hook_refuse_on_says(flight: RemoteRepo) -> None:
+    commit(flight.clone, {"src/billing/invoice.py": "invoice = 9\n"})
+    stderr = refused(push(flight.clone, "origin", f"HEAD:refs/heads/wavegit/{W1}",
+                          env={"WAVEGIT_HOOK_REFUSE_ON": "release"}))
+    assert "src/billing/invoice.py: owned by BILL-1" in stderr
+
+
+def test_an_invalid_hook_refuse_on_is_bad_input_naming_the_key(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"docs/guide.md": "x\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    result = wavegit(flight.clone, "hook", "pre-push", "origin", str(flight.origin), input=line,
+                     env={"WAVEGIT_HOOK_REFUSE_ON": "main, bad..name"})
+    assert result.returncode == 2, result.stderr
+    assert "WAVEGIT_HOOK_REFUSE_ON" in result.stderr and "'bad..name'" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_renaming_a_file_into_an_owned_directory_is_refused(flight: RemoteRepo) -> None:
@@ -337,9 +382,11 @@ def test_commits_already_on_the_remote_base_branch_have_landed_and_are_not_check
     commit(flight.clone, {"docs/guide.md": "feature\n"})
     git(flight.clone, "merge", "-q", "--no-edit", "origin/develop")
     # develop is just another branch: its commits are new to feature.
-    assert "src/auth/limiter.py: owned by AUTH-1" in refused(push(flight.clone, "origin", "feature"))
+    everywhere = {"WAVEGIT_HOOK_REFUSE_ON": "*"}  # what is refused, not where (that is hook.refuse_on's)
+    assert "src/auth/limiter.py: owned by AUTH-1" in refused(push(flight.clone, "origin", "feature",
+                                                                  env=everywhere))
     # As the base branch, what is on it has landed (like the tracker branch's commits).
-    allowed(push(flight.clone, "origin", "feature", env={"WAVEGIT_BASE_BRANCH": "develop"}))
+    allowed(push(flight.clone, "origin", "feature", env={**everywhere, "WAVEGIT_BASE_BRANCH": "develop"}))
 
 
 def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRepo) -> None:

@@ -79,7 +79,7 @@ def test_install_from_a_linked_worktree_goes_into_the_common_dir(remote: RemoteR
     assert (hooks(remote.clone) / "pre-push").is_file()
     assert not (remote.clone / ".git" / "worktrees" / "linked" / "hooks").exists()
     commit(worktree, {"src/auth/a.py": "a = 3\n"})
-    result = push(worktree, "origin", "side")
+    result = push(worktree, "origin", "side:main")
     assert result.returncode == 1
     assert "src/auth/a.py: owned by AUTH-1" in result.stderr
 

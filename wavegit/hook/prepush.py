@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from wavegit import git, gitops, parsecache
 from wavegit.errors import UsageError, ValidationError
+from wavegit.hook import freshness
 from wavegit.ownership.index import OwnershipIndex
 
 if TYPE_CHECKING:
@@ -108,9 +109,12 @@ class Findings(NamedTuple):
 
 class Verdict(NamedTuple):
     violations: tuple[Violation, ...]
+    """The collisions that refuse the push: on a branch of ``hook.refuse_on`` or a wave branch."""
     warnings: tuple[str, ...]
     refusals: tuple[str, ...] = ()
     """Whole-push refusals (a rewind of the tracker branch, an invalid tracker), one message each."""
+    tolerated: tuple[Violation, ...] = ()
+    """Collisions on other branches (a feature branch backed up): reported, the push goes on."""
 
 
 def _is_zero(oid: str) -> bool:
@@ -375,6 +379,15 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
     return found
 
 
+def refuses(config: "Config", remote_ref: str) -> bool:
+    """Whether a collision pushed to ``remote_ref`` refuses the push: on a wave branch (or item branch),
+    and on the branches ``hook.refuse_on`` names (by default the base and tracker branches)."""
+    names = config.hook.refuse_on or settled_branches(config.tracker_branch, config.base_branch)
+    if "*" in names or wave_of_ref(remote_ref) is not None:
+        return True
+    return remote_ref.startswith("refs/heads/") and remote_ref[len("refs/heads/"):] in names
+
+
 def _unchecked(config: "Config", what: str, warnings: list[str]) -> None:
     """Warn that ``what`` went unchecked -- or, with ``hook.strict``, refuse the push."""
     if config.hook.strict:
@@ -426,9 +439,12 @@ def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remo
 
 
 def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
-               fetch: bool = False, pushed: PushedPaths | None = None,
+               fetch: bool | None = False, pushed: PushedPaths | None = None,
                resolved: Resolved | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
+
+    ``fetch``: True, refresh the tracker branch from the remote first; None, only when the copy is older than
+    ``hook.max_age_s`` (``wavegit.hook.freshness``); False, never.
 
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
     tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
@@ -441,19 +457,16 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     tracking = remote if remote != url else config.remote
     settled = settled_branches(config.tracker_branch, config.base_branch)
     warnings: list[str] = []
+    if fetch is None:
+        fetch = not freshness.is_fresh(repo, tracking, config.tracker_branch, config.hook.max_age_s)
     if pushed is not None and (fetch or pushed.remote != tracking or pushed.settled != settled):
         pushed.join()
         pushed = None  # started for another remote or branches, or before the fetch: not the paths to check
     if fetch:
         resolved = None  # resolved before the fetch moves the tracker branch
-        branch = config.tracker_branch
-        refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
-        try:
-            gitops.fetch(repo.root, tracking, [refspec])
-        except git.GitError as exc:
-            detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "no output"
-            warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
-                            "using the last fetched copy")
+        failed = freshness.refresh(repo, tracking, config.tracker_branch, config.hook.fetch_timeout_s)
+        if failed is not None:
+            warnings.append(failed)
     # The in-flight items are read and indexed while `git log` lists the pushed paths.
     in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
     try:
@@ -488,35 +501,6 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
         listed = ", ".join(repr(path) for path in found.unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
                    f"{listed}", warnings)
-    return Verdict(tuple(found.violations), tuple(warnings), tuple(refusals))
-
-
-def _describe(violation: Violation) -> str:
-    owner = violation.owner
-    if owner is None:
-        wave = wave_of_ref(violation.ref)
-        return f"  {violation.path}: outside the items of wave {wave} (pushed to {violation.ref})"
-    pr = f", PR #{owner.pr}" if owner.pr is not None else ""
-    return (f"  {violation.path}: owned by {owner.id} ({owner.status}, wave {owner.wave or '?'}{pr}; "
-            f"pushed to {violation.ref})")
-
-
-def format_refusal(violations: Sequence[Violation]) -> str:
-    """The message printed when the push is refused: every path, its item, wave and PR, and what to do."""
-    count = len({(v.ref, v.path) for v in violations})
-    lines = [f"wavegit: push refused: {count} path(s) collide with work in flight:"]
-    lines.extend(_describe(v) for v in violations)
-    waves = sorted({v.owner.wave or "?" for v in violations if v.owner is not None})
-    if waves:
-        lines.append(f"Wait until wave {', '.join(waves)} is merged (its items leave in_progress/review), or "
-                     "coordinate with whoever runs it.")
-    # Without GitHub a wave in review is merged by hand, and that merge is refused too: say how it goes.
-    by_hand = sorted({v.owner.wave for v in violations if v.owner is not None and v.owner.wave is not None
-                      and v.owner.status == "review" and v.owner.pr is None})
-    if by_hand:
-        lines.append(f"If this push merges wave {', '.join(by_hand)} itself (no pull request), push it with "
-                     "`git push --no-verify`, then run `wavegit sync` to mark its items done.")
-    if any(v.owner is None for v in violations):
-        lines.append("A wave branch carries only its own items' files: push other changes to another branch.")
-    lines.append("`git push --no-verify` skips this check, at your own risk.")
-    return "\n".join(lines)
+    refusing = {ref: refuses(config, ref) for ref in {v.ref for v in found.violations}}
+    return Verdict(tuple(v for v in found.violations if refusing[v.ref]), tuple(warnings), tuple(refusals),
+                   tuple(v for v in found.violations if not refusing[v.ref]))
