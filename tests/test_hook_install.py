@@ -53,7 +53,8 @@ def test_install_writes_an_executable_hook_running_this_python(remote: RemoteRep
     result = wavegit(remote.clone, "hooks", "install")
     assert result.returncode == 0, result.stderr
     hook = hooks(remote.clone) / "pre-push"
-    assert result.stdout.strip() == f"installed {hook}"
+    fetching = "(it fetches a tracker branch older than hook.max_age_s)"
+    assert result.stdout.strip() == f"installed {hook} {fetching}"
     assert is_executable(hook)
     text = hook.read_text()
     assert install.MARKER in text
