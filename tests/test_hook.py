@@ -168,7 +168,7 @@ def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None
         "refs/heads/tracker": [".wavegit/tracker.yaml", "src/a/z.py"],
     }
     found = [(v.ref, v.path, v.owner.id if v.owner else None)
-             for v in prepush.find_violations(changed, in_flight, "tracker").violations]
+             for v in prepush.find_violations(changed, in_flight, "tracker")[0]]
     assert found == [
         (MAIN, "src/a/x.py", "A"), (MAIN, "src/b.py", "B"),
         ("refs/heads/tracker", "src/a/z.py", "A"),

@@ -92,7 +92,7 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
             repo, object_name = discover_resolving(directory, spec)
             cfg = config.load_config(repo.root, repo.cache_dir)
             verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=pushed,
-                                         resolved=prepush.Resolved(spec, object_name))
+                                         resolved=(spec, object_name))
     finally:
         if pushed is not None:
             pushed.join()

@@ -46,8 +46,9 @@ if TYPE_CHECKING:
     from wavegit.config import Config
     from wavegit.repo import Repo
 
-# The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
-# create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
+# The hook runs on every push, so import time counts: the records others read are NamedTuples (a dataclass
+# costs ~1 ms to create, a NamedTuple ~0.2 ms: its __new__ is compiled from source), the hook's own are plain
+# tuples; annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
 # wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config and wavegit.repo are
 # not imported here, so that `wavegit hook` can start the push's `git log` first and import them while it
 # runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a string annotation
@@ -101,10 +102,10 @@ class Violation(NamedTuple):
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
 
 
-class Findings(NamedTuple):
-    violations: list[Violation]
-    unchecked: list[str]
-    """Pushed paths the ownership index cannot look up (e.g. a name with a backslash or an unbalanced '[')."""
+# Records the hook builds on every run but nobody else reads are plain tuples (a NamedTuple class costs
+# ~0.2 ms to create): (violations, unchecked): the refused paths, and the pushed paths the ownership index
+# cannot look up (e.g. a name with a backslash or an unbalanced '[').
+Findings = tuple[list[Violation], list[str]]
 
 
 class Verdict(NamedTuple):
@@ -192,14 +193,10 @@ def _exclusions(update: RefUpdate, remote: str, settled: Sequence[str]) -> list[
             *(f"refs/remotes/{remote}/{branch}" for branch in settled)]
 
 
-class Pushed(NamedTuple):
-    """What ``pushed_changes`` found, per remote ref."""
-
-    paths: dict[str, set[str]]
-    """Paths changed by the commits the push adds to the ref."""
-    rests_on: dict[str, set[str]]
-    """Parents of those new commits (with ``rev-list --boundary``: the ones not new): when the remote oid is
-    one, the push is a fast-forward."""
+Pushed = tuple[dict[str, set[str]], dict[str, set[str]]]
+"""What ``pushed_changes`` found, per remote ref: (paths, rests_on): the paths changed by the commits the
+push adds to the ref, and the parents of those new commits (with ``rev-list --boundary``: the ones not new):
+when the remote oid is one, the push is a fast-forward."""
 
 
 def _parse_log(output: str, parents: set[str] | None = None) -> dict[str, list[str]]:
@@ -231,31 +228,26 @@ def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
         update, rests_on = checked[0], set[str]()
         log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
         paths = {p for found in _parse_log(log, rests_on).values() for p in found}
-        return Pushed({update.remote_ref: paths}, {update.remote_ref: rests_on})
+        return {update.remote_ref: paths}, {update.remote_ref: rests_on}
     listed = {u.remote_ref: gitops.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
               for u in checked}
     commits = {ref: [c for c in found if not c.startswith("-")] for ref, found in listed.items()}
     rests = {ref: {c[1:] for c in found if c.startswith("-")} for ref, found in listed.items()}
     wanted = list(dict.fromkeys(c for found in commits.values() for c in found))
     if not wanted:  # `git log --stdin` with no input would fall back to HEAD
-        return Pushed({ref: set() for ref in commits}, rests)
+        return {ref: set() for ref in commits}, rests
     by_commit = _parse_log(gitops.log_changes(root, _COMMIT_MARK, commits=wanted))
-    return Pushed({ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()},
-                  rests)
+    return {ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()}, rests
 
 
 def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str,
                  settled: Sequence[str] = DEFAULT_SETTLED) -> dict[str, set[str]]:
     """remote ref -> paths changed by the commits the push adds to it (deletions left out)."""
-    return pushed_changes(root, updates, remote, settled).paths
+    return pushed_changes(root, updates, remote, settled)[0]
 
 
-class _InFlight(NamedTuple):
-    """The items in flight, by id too, and an ownership index of their patterns."""
-
-    owners: list[Owner]
-    by_id: dict[str, Owner]
-    owned: OwnershipIndex[str]
+_InFlight = tuple[list[Owner], dict[str, Owner], OwnershipIndex[str]]
+"""(owners, by_id, owned): the items in flight, by id too, and an ownership index of their patterns."""
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
@@ -268,12 +260,12 @@ def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
                 index.add(item.id, pattern)
             except PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
-    return _InFlight(list(in_flight), {item.id: item for item in in_flight}, index)
+    return list(in_flight), {item.id: item for item in in_flight}, index
 
 
 def load_in_flight(repo: "Repo", config: "Config", remote: str) -> list[Owner]:
     """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
-    return _load_in_flight(repo, config, remote).owners
+    return _load_in_flight(repo, config, remote)[0]
 
 
 def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
@@ -289,11 +281,9 @@ def default_tracker_spec(remote: str) -> str:
     return tracker_spec(remote, defaults.tracker_branch, defaults.tracker_path)
 
 
-class Resolved(NamedTuple):
-    """What a tracker spec resolved to before the config was read (see ``repo.discover_resolving``)."""
-
-    spec: str
-    object_name: str | None
+Resolved = tuple[str, str | None]
+"""(spec, object name): what a tracker spec resolved to before the config was read (see
+``repo.discover_resolving``)."""
 
 
 def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resolved | None = None
@@ -308,9 +298,9 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     # The tracker path is part of the format: messages name it.
     fmt = f"{_CACHE_FORMAT}:{config.tracker_path}"
     cached = None
-    if resolved is not None and resolved.spec == spec and resolved.object_name is not None:
+    if resolved is not None and resolved[0] == spec and resolved[1] is not None:
         # Entries are written for blobs only, so a hit needs no type check; a miss takes the usual way.
-        cached = parsecache.read(_cache_entry(repo, resolved.object_name), fmt)
+        cached = parsecache.read(_cache_entry(repo, resolved[1]), fmt)
     if not isinstance(cached, tuple):
         blob = gitops.blob_at(repo.root, spec)
         if blob is None:
@@ -325,7 +315,7 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
         raise UsageError(str(payload))
     rows, tables = payload
     owners = [Owner(*row) for row in rows]
-    return _InFlight(owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables))
+    return owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables)
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
@@ -346,7 +336,7 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
                  if item.status in lifecycle.IN_FLIGHT)
-    return "ok", (rows, _indexed([Owner(*row) for row in rows]).owned.tables())
+    return "ok", (rows, _indexed([Owner(*row) for row in rows])[2].tables())
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
@@ -358,7 +348,7 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
 def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
     _, by_id, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
-    found = Findings([], [])
+    found: Findings = ([], [])
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
         pushed = sorted(path for path in set(changed[ref])
@@ -367,14 +357,14 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
         unchecked = set(invalid)
         for path in pushed:
             if path in unchecked:
-                found.unchecked.append(path)
+                found[1].append(path)
                 continue
             keys = owned.get(path)
             if not keys:  # the usual case: nobody in flight owns it
                 if wave is not None:
-                    found.violations.append(Violation(ref, path, None))
+                    found[0].append(Violation(ref, path, None))
                 continue
-            found.violations.extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
+            found[0].extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
                                     if wave is None or by_id[key].wave != wave)
     return found
 
@@ -496,11 +486,11 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     except UsageError as exc:
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings), tuple(refusals))
-    found = _violations(changed, loaded, config.tracker_branch)
-    if found.unchecked:
-        listed = ", ".join(repr(path) for path in found.unchecked)
+    violations, unchecked = _violations(changed, loaded, config.tracker_branch)
+    if unchecked:
+        listed = ", ".join(repr(path) for path in unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
                    f"{listed}", warnings)
-    refusing = {ref: refuses(config, ref) for ref in {v.ref for v in found.violations}}
-    return Verdict(tuple(v for v in found.violations if refusing[v.ref]), tuple(warnings), tuple(refusals),
-                   tuple(v for v in found.violations if not refusing[v.ref]))
+    refusing = {ref: refuses(config, ref) for ref in {v.ref for v in violations}}
+    return Verdict(tuple(v for v in violations if refusing[v.ref]), tuple(warnings), tuple(refusals),
+                   tuple(v for v in violations if not refusing[v.ref]))
