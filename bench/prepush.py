@@ -155,7 +155,7 @@ def _phases(clone: Path, update: prepush.RefUpdate) -> list[tuple[str, float]]:
     cfg = config.load_config(found.root, found.state_dir / "cache")
     changed = prepush.pushed_paths(found.root, [update], "origin")
     in_flight = prepush.load_in_flight(found, cfg, "origin")
-    owned = prepush._load_in_flight(found, cfg, "origin")[2]
+    owned = prepush._load_in_flight(found, cfg, "origin")[1]
     pushed = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("repo.discover_resolving (git rev-parse, also resolving the tracker's blob)",

@@ -62,7 +62,7 @@ STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
 DEFAULT_SETTLED = ("main",)
 """``Config()``'s tracker and base branch: what ``start_pushed_paths`` leaves out before reading config."""
-_CACHE_FORMAT = "wavegit-hook-in-flight-2"
+_CACHE_FORMAT = "wavegit-hook-in-flight-3"
 
 
 class RefUpdate(NamedTuple):
@@ -246,8 +246,10 @@ def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str,
     return pushed_changes(root, updates, remote, settled)[0]
 
 
-_InFlight = tuple[list[Owner], dict[str, Owner], OwnershipIndex[str]]
-"""(owners, by_id, owned): the items in flight, by id too, and an ownership index of their patterns."""
+_Row = tuple[str, str, str | None, int | None, tuple[str, ...]]
+"""An ``Owner``'s fields: the hook makes an ``Owner`` only of the items a push collides with."""
+_InFlight = tuple[dict[str, _Row], OwnershipIndex[str]]
+"""(by id, owned): the items in flight by id, and an ownership index of their patterns."""
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
@@ -260,12 +262,12 @@ def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
                 index.add(item.id, pattern)
             except PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
-    return list(in_flight), {item.id: item for item in in_flight}, index
+    return {item.id: (item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight}, index
 
 
 def load_in_flight(repo: "Repo", config: "Config", remote: str) -> list[Owner]:
     """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
-    return _load_in_flight(repo, config, remote)[0]
+    return [Owner(*row) for row in _load_in_flight(repo, config, remote)[0].values()]
 
 
 def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
@@ -313,9 +315,8 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    rows, tables = payload
-    owners = [Owner(*row) for row in rows]
-    return owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables)
+    by_id, tables = payload
+    return by_id, OwnershipIndex.from_tables(tables)
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
@@ -323,8 +324,9 @@ def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
 
 
 def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
-    """("ok", (in-flight rows, their index's tables)) or ("error", message), from the full (cached) tracker
-    parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
+    """("ok", (in-flight rows by id, their index's tables)) or ("error", message), from the full (cached)
+    tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
+    pattern."""
     from wavegit import lifecycle, tracker
     from wavegit.config import protected_of
 
@@ -336,7 +338,8 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
                  if item.status in lifecycle.IN_FLIGHT)
-    return "ok", (rows, _indexed([Owner(*row) for row in rows])[2].tables())
+    by_id, index = _indexed([Owner(*row) for row in rows])
+    return "ok", (by_id, index.tables())
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
@@ -346,7 +349,7 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
 
 
 def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
-    _, by_id, index = in_flight
+    by_id, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
     found: Findings = ([], [])
     for ref in sorted(changed):
@@ -364,8 +367,8 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
                 if wave is not None:
                     found[0].append(Violation(ref, path, None))
                 continue
-            found[0].extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
-                                    if wave is None or by_id[key].wave != wave)
+            found[0].extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
+                            if wave is None or by_id[key][2] != wave)
     return found
 
 
