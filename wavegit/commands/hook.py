@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="refuse a push whose commits touch files owned by work in flight in another wave",
         description="Reads git's pre-push stdin (<local ref> <local oid> <remote ref> <remote oid> per "
         "line) and exits 1, naming each path, item, wave and PR, when the push touches files owned by an "
-        "item in_progress or review of another wave (per the tracker at the remote-tracking tracker branch). "
+        "item in_progress or review of another wave (per the tracker at the remote-tracking tracker branch, "
+        "fetched first when older than hook.max_age_s) on a branch of hook.refuse_on (by default the base "
+        "and tracker branches) or a wave branch; on other branches it warns. "
         "A tracker that cannot be read is a warning and the push proceeds, unless `hook: {strict: true}` "
         "is in .wavegit/config.yaml (or WAVEGIT_HOOK_STRICT=1), which refuses it (exit 2).",
     )
