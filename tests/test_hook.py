@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
 from wavegit import worktree
 from wavegit.errors import UsageError
@@ -119,6 +121,49 @@ def test_malformed_stdin_exits_2_with_one_clear_line(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         "wavegit hook: stdin line 1: expected '<local ref> <local oid> <remote ref> <remote oid>', "
         "got 'garbage'"]
+
+
+# As git starts the hook (the process's own argv), listing the modules loaded when it ends.
+STARTED_AS_GIT_DOES = """
+import json, os, sys
+from wavegit import cli
+out, sys.argv = sys.argv[1], ["wavegit", *sys.argv[2:]]
+real_exit = os._exit
+def exit_listing(code):
+    json.dump(sorted(sys.modules), open(out, "w"))
+    real_exit(code)
+os._exit = exit_listing
+cli.main()
+"""
+
+
+def test_the_hook_as_git_runs_it_is_parsed_without_argparse(flight: RemoteRepo, tmp_path: Path) -> None:
+    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 21\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    out = tmp_path / "modules.json"
+    for options in ((), ("--no-fetch",), ("--fetch",)):
+        argv = [sys.executable, "-c", STARTED_AS_GIT_DOES, str(out), "hook", "pre-push", *options, "origin",
+                str(flight.origin)]
+        done = subprocess.run(argv, cwd=flight.clone, input=line, text=True, capture_output=True,
+                              env=hook_env(), check=False, timeout=120)
+        assert done.returncode == 1 and "src/auth/limiter.py: owned by AUTH-1" in done.stderr, done.stderr
+        loaded = set(json.loads(out.read_text()))
+        assert "wavegit.commands.hook" in loaded and not loaded & {"argparse", "shutil"}, options
+
+
+@pytest.mark.parametrize(("args", "says"), [(("--fetch", "--no-fetch"), "not allowed with argument"),
+                                            (("--fecth",), "unrecognized arguments: --fecth"),
+                                            (("a", "b", "c"), "unrecognized arguments: c")])
+def test_what_the_quick_parse_does_not_know_argparse_rejects_with_exit_2(
+        tmp_path: Path, args: tuple[str, ...], says: str) -> None:
+    result = wavegit(tmp_path, "hook", "pre-push", *args, "origin", "url", input="")
+    assert result.returncode == 2 and says in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_hook_help_still_comes_from_argparse(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "hook", "pre-push", "--help")
+    assert result.returncode == 0 and "--no-fetch" in result.stdout and "hook.refuse_on" in result.stdout
 
 
 def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:
