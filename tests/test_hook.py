@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
-from wavegit import worktree
+from wavegit import config, worktree
 from wavegit.errors import UsageError
 from wavegit.hook import prepush
 
@@ -164,6 +164,11 @@ def test_what_the_quick_parse_does_not_know_argparse_rejects_with_exit_2(
 def test_hook_help_still_comes_from_argparse(tmp_path: Path) -> None:
     result = wavegit(tmp_path, "hook", "pre-push", "--help")
     assert result.returncode == 0 and "--no-fetch" in result.stdout and "hook.refuse_on" in result.stdout
+
+
+def test_the_tracker_the_hook_resolves_before_reading_the_config_is_the_default_configs() -> None:
+    defaults = config.Config()
+    assert (defaults.tracker_branch, defaults.tracker_path) == prepush.DEFAULT_TRACKER
 
 
 def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:

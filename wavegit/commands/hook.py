@@ -13,6 +13,8 @@ from wavegit.hook import prepush
 if TYPE_CHECKING:  # argparse only for `--help` and the unusual: `quick` parses what git passes
     import argparse
 
+    from wavegit.repo import Repo
+
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only, its only
 # writes, parse-cache entries, are renamed into place and its threads are joined before it prints, and
 # it registers no atexit handler.
@@ -65,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
     return pre_push(args.directory, args.remote, args.url, fetch=args.fetch, pre_commit=args.pre_commit)
 
 
+def _discover(directory: str, spec: str) -> tuple[Repo, str | None]:
+    from wavegit.repo import discover_resolving
+
+    return discover_resolving(directory, spec)
+
+
 def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool | None,
              pre_commit: bool) -> int:
     """The hook: ``fetch`` True always fetches the tracker branch first, None when it is older than
@@ -80,22 +88,24 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
     # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
     # read the repository and the config are imported and do so.
     pushed = prepush.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None
+    # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
+    # repository (the warm hook needs no `git cat-file`; check_push ignores it if the config differs), in a
+    # thread too: it runs while wavegit.config is imported.
+    spec = prepush.default_tracker_spec(remote)
+    located = prepush.Background(lambda: _discover(directory, spec))
     try:
         from wavegit import config
-        from wavegit.repo import discover_resolving
         from wavegit.schema import gc_paused
 
         # The cached config, in-flight items and ownership index load as many small acyclic objects: the
         # cyclic collector's passes over them would only cost time (the process ends right after).
         with gc_paused():
-            # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
-            # repository: the warm hook needs no `git cat-file` (check_push ignores it if the config differs).
-            spec = prepush.default_tracker_spec(remote)
-            repo, object_name = discover_resolving(directory, spec)
+            repo, object_name = located.result()
             cfg = config.load_config(repo.root, repo.cache_dir)
             verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=pushed,
                                          resolved=(spec, object_name))
     finally:
+        located.join()
         if pushed is not None:
             pushed.join()
     for warning in verdict.warnings:

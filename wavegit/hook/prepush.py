@@ -62,6 +62,8 @@ STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
 DEFAULT_SETTLED = ("main",)
 """``Config()``'s tracker and base branch: what ``start_pushed_paths`` leaves out before reading config."""
+DEFAULT_TRACKER = ("main", ".wavegit/tracker.yaml")
+"""``Config()``'s tracker branch and path: what ``default_tracker_spec`` names before config is imported."""
 _CACHE_FORMAT = "wavegit-hook-in-flight-3"
 
 
@@ -277,10 +279,7 @@ def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
 
 def default_tracker_spec(remote: str) -> str:
     """``tracker_spec`` under the default config: what the hook resolves before it reads the config."""
-    from wavegit.config import Config
-
-    defaults = Config()
-    return tracker_spec(remote, defaults.tracker_branch, defaults.tracker_path)
+    return tracker_spec(remote, *DEFAULT_TRACKER)
 
 
 Resolved = tuple[str, str | None]
