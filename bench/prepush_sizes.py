@@ -52,7 +52,8 @@ def measure_case(base: Path, n_items: int, commits: int, files: int, runs: int) 
         common.Pipeline(LABELS[0], [py, "-c", "pass"], env, setup.clone),
         common.Pipeline(LABELS[1], prepush.floor_git_log(setup.old, setup.new), env, setup.clone),
         common.Pipeline(LABELS[2], [py, "-m", "wavegit", "hook", "pre-push", "origin",
-                                    str(where / "origin.git")], env, setup.clone, stdin),
+                                    str(where / "origin.git")], env, setup.clone, stdin,
+                        prepush.fetched_just_now(setup.clone)),
     ]
     return Case(n_items, commits, files * commits, common.interleaved(pipelines, runs))
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
-from wavegit import worktree
+from wavegit import config, worktree
 from wavegit.errors import UsageError
 from wavegit.hook import prepush
 
@@ -121,6 +123,54 @@ def test_malformed_stdin_exits_2_with_one_clear_line(tmp_path: Path) -> None:
         "got 'garbage'"]
 
 
+# As git starts the hook (the process's own argv), listing the modules loaded when it ends.
+STARTED_AS_GIT_DOES = """
+import json, os, sys
+from wavegit import cli
+out, sys.argv = sys.argv[1], ["wavegit", *sys.argv[2:]]
+real_exit = os._exit
+def exit_listing(code):
+    json.dump(sorted(sys.modules), open(out, "w"))
+    real_exit(code)
+os._exit = exit_listing
+cli.main()
+"""
+
+
+def test_the_hook_as_git_runs_it_is_parsed_without_argparse(flight: RemoteRepo, tmp_path: Path) -> None:
+    head = commit(flight.clone, {"src/auth/limiter.py": "limit = 21\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    out = tmp_path / "modules.json"
+    for options in ((), ("--no-fetch",), ("--fetch",)):
+        argv = [sys.executable, "-c", STARTED_AS_GIT_DOES, str(out), "hook", "pre-push", *options, "origin",
+                str(flight.origin)]
+        done = subprocess.run(argv, cwd=flight.clone, input=line, text=True, capture_output=True,
+                              env=hook_env(), check=False, timeout=120)
+        assert done.returncode == 1 and "src/auth/limiter.py: owned by AUTH-1" in done.stderr, done.stderr
+        loaded = set(json.loads(out.read_text()))
+        assert "wavegit.commands.hook" in loaded and not loaded & {"argparse", "shutil"}, options
+
+
+@pytest.mark.parametrize(("args", "says"), [(("--fetch", "--no-fetch"), "not allowed with argument"),
+                                            (("--fecth",), "unrecognized arguments: --fecth"),
+                                            (("a", "b", "c"), "unrecognized arguments: c")])
+def test_what_the_quick_parse_does_not_know_argparse_rejects_with_exit_2(
+        tmp_path: Path, args: tuple[str, ...], says: str) -> None:
+    result = wavegit(tmp_path, "hook", "pre-push", *args, "origin", "url", input="")
+    assert result.returncode == 2 and says in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_hook_help_still_comes_from_argparse(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "hook", "pre-push", "--help")
+    assert result.returncode == 0 and "--no-fetch" in result.stdout and "hook.refuse_on" in result.stdout
+
+
+def test_the_tracker_the_hook_resolves_before_reading_the_config_is_the_default_configs() -> None:
+    defaults = config.Config()
+    assert (defaults.tracker_branch, defaults.tracker_path) == prepush.DEFAULT_TRACKER
+
+
 def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:
     # tmp_path is no git repository at all: nothing but stdin may be looked at.
     for stdin in ("", f"(delete) {Z40} refs/heads/a {A40}\n"):
@@ -168,7 +218,7 @@ def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None
         "refs/heads/tracker": [".wavegit/tracker.yaml", "src/a/z.py"],
     }
     found = [(v.ref, v.path, v.owner.id if v.owner else None)
-             for v in prepush.find_violations(changed, in_flight, "tracker").violations]
+             for v in prepush.find_violations(changed, in_flight, "tracker")[0]]
     assert found == [
         (MAIN, "src/a/x.py", "A"), (MAIN, "src/b.py", "B"),
         ("refs/heads/tracker", "src/a/z.py", "A"),
@@ -243,13 +293,58 @@ def test_a_new_branch_at_a_commit_the_remote_has_is_allowed(flight: RemoteRepo) 
     assert remote_oid(flight, "refs/heads/older") == git(flight.clone, "rev-parse", "origin/main~1")
 
 
-def test_a_new_branch_with_a_foreign_commit_is_refused(flight: RemoteRepo) -> None:
+def test_a_new_branch_with_a_foreign_commit_is_refused_on_a_branch_hook_refuse_on_names(
+        flight: RemoteRepo) -> None:
     branch(flight.clone, "feature")
     commit(flight.clone, {"docs/guide.md": "fine\n"})
     commit(flight.clone, {"lib/util.py": "util = 5\n"})
-    stderr = refused(push(flight.clone, "origin", "feature"))
+    stderr = refused(push(flight.clone, "origin", "feature",
+                          env={"WAVEGIT_HOOK_REFUSE_ON": "release, feature"}))
     assert f"lib/util.py: owned by UTIL-1 (in_progress, wave {W1}; pushed to refs/heads/feature)" in stderr
     assert "docs/guide.md" not in stderr
+    assert remote_oid(flight, "refs/heads/feature") == ""
+
+
+def test_a_feature_branch_touching_an_in_flight_file_is_pushed_with_a_warning_by_default(
+        flight: RemoteRepo) -> None:
+    branch(flight.clone, "feature")
+    head = commit(flight.clone, {"lib/util.py": "util = 6\n", "docs/guide.md": "backed up\n"})
+    stderr = allowed(push(flight.clone, "origin", "feature"))
+    assert "warning: 1 pushed path(s) collide with work in flight; allowed, as hook.refuse_on" in stderr
+    assert f"lib/util.py: owned by UTIL-1 (in_progress, wave {W1}; pushed to refs/heads/feature)" in stderr
+    assert remote_oid(flight, "refs/heads/feature") == head
+    # The same commits are refused on the base branch (by default the base and tracker branches refuse).
+    git(flight.clone, "checkout", "-q", "main")
+    git(flight.clone, "merge", "-q", "--ff-only", "feature")
+    assert "lib/util.py: owned by UTIL-1" in refused(push(flight.clone, "origin", "main"))
+    assert remote_oid(flight, "refs/heads/main") != head
+
+
+def test_hook_refuse_on_replaces_the_default_branches_and_star_names_every_branch(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"lib/util.py": "util = 7\n"})
+    only_release = {"WAVEGIT_HOOK_REFUSE_ON": "release"}
+    assert "pushed path(s) collide" in allowed(push(flight.clone, "origin", "main", env=only_release))
+    assert remote_oid(flight, "refs/heads/main") == head
+    commit(flight.clone, {"lib/util.py": "util = 8\n"})
+    assert "lib/util.py: owned by UTIL-1" in refused(push(flight.clone, "origin", "main:refs/heads/any",
+                                                          env={"WAVEGIT_HOOK_REFUSE_ON": "*"}))
+
+
+def test_a_wave_branch_refuses_whatever_hook_refuse_on_says(flight: RemoteRepo) -> None:
+    commit(flight.clone, {"src/billing/invoice.py": "invoice = 9\n"})
+    stderr = refused(push(flight.clone, "origin", f"HEAD:refs/heads/wavegit/{W1}",
+                          env={"WAVEGIT_HOOK_REFUSE_ON": "release"}))
+    assert "src/billing/invoice.py: owned by BILL-1" in stderr
+
+
+def test_an_invalid_hook_refuse_on_is_bad_input_naming_the_key(flight: RemoteRepo) -> None:
+    head = commit(flight.clone, {"docs/guide.md": "x\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(flight.clone, 'rev-parse', 'origin/main')}\n"
+    result = wavegit(flight.clone, "hook", "pre-push", "origin", str(flight.origin), input=line,
+                     env={"WAVEGIT_HOOK_REFUSE_ON": "main, bad..name"})
+    assert result.returncode == 2, result.stderr
+    assert "WAVEGIT_HOOK_REFUSE_ON" in result.stderr and "'bad..name'" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_renaming_a_file_into_an_owned_directory_is_refused(flight: RemoteRepo) -> None:
@@ -337,9 +432,11 @@ def test_commits_already_on_the_remote_base_branch_have_landed_and_are_not_check
     commit(flight.clone, {"docs/guide.md": "feature\n"})
     git(flight.clone, "merge", "-q", "--no-edit", "origin/develop")
     # develop is just another branch: its commits are new to feature.
-    assert "src/auth/limiter.py: owned by AUTH-1" in refused(push(flight.clone, "origin", "feature"))
+    everywhere = {"WAVEGIT_HOOK_REFUSE_ON": "*"}  # what is refused, not where (that is hook.refuse_on's)
+    assert "src/auth/limiter.py: owned by AUTH-1" in refused(push(flight.clone, "origin", "feature",
+                                                                  env=everywhere))
     # As the base branch, what is on it has landed (like the tracker branch's commits).
-    allowed(push(flight.clone, "origin", "feature", env={"WAVEGIT_BASE_BRANCH": "develop"}))
+    allowed(push(flight.clone, "origin", "feature", env={**everywhere, "WAVEGIT_BASE_BRANCH": "develop"}))
 
 
 def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRepo) -> None:

@@ -53,7 +53,8 @@ def test_install_writes_an_executable_hook_running_this_python(remote: RemoteRep
     result = wavegit(remote.clone, "hooks", "install")
     assert result.returncode == 0, result.stderr
     hook = hooks(remote.clone) / "pre-push"
-    assert result.stdout.strip() == f"installed {hook}"
+    fetching = "(it fetches a tracker branch older than hook.max_age_s)"
+    assert result.stdout.strip() == f"installed {hook} {fetching}"
     assert is_executable(hook)
     text = hook.read_text()
     assert install.MARKER in text
@@ -79,7 +80,7 @@ def test_install_from_a_linked_worktree_goes_into_the_common_dir(remote: RemoteR
     assert (hooks(remote.clone) / "pre-push").is_file()
     assert not (remote.clone / ".git" / "worktrees" / "linked" / "hooks").exists()
     commit(worktree, {"src/auth/a.py": "a = 3\n"})
-    result = push(worktree, "origin", "side")
+    result = push(worktree, "origin", "side:main")
     assert result.returncode == 1
     assert "src/auth/a.py: owned by AUTH-1" in result.stderr
 

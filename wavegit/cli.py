@@ -6,15 +6,17 @@ start without loading anything they do not use.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from wavegit import __version__
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
+
+if TYPE_CHECKING:  # imported when parsing: `wavegit hook pre-push` as git runs it does without (see _quick)
+    import argparse
 
 # name -> (module under wavegit.commands, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -57,16 +59,23 @@ EXIT_BROKEN_PIPE = 141
 _RUNS_WORKERS = frozenset({"run", "work", "collect", "review", "gate-test"})
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.print_usage(sys.stderr)
+            self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+    return _Parser
 
 
-def _top_parser() -> argparse.ArgumentParser:
+def _top_parser(parser_class: type[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    import argparse
+
     width = max(len(name) for name in COMMANDS)
     listing = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
-    parser = _Parser(
+    parser = parser_class(
         prog="wavegit",
         description="Run many workers on one git repository in parallel without collisions.",
         epilog=f"commands:\n{listing}\n\nexit codes: 0 ok, 1 work failed, 2 bad input, "
@@ -105,9 +114,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _quick(argv: Sequence[str]) -> Callable[[], int] | None:
+    """``wavegit hook pre-push ...``, which git runs on every push, parsed without argparse (importing it and
+    building the parsers would cost the hook more than the rest of its start-up); None for anything else."""
+    if list(argv[:2]) != ["hook", "pre-push"]:
+        return None
+    import gc
+
+    # A process of a few dozen milliseconds that ends without teardown (FAST_EXIT): the cyclic collector's
+    # passes over what its imports create would only cost time.
+    gc.disable()
+    from wavegit.commands import hook
+
+    return hook.quick(argv[2:])
+
+
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     """The command's exit code, and whether its module allows a fast exit."""
-    top = _top_parser().parse_args(argv)
+    quick = _quick(sys.argv[1:] if argv is None else argv)
+    if quick is not None:
+        return _call("hook", quick, own_process=argv is None), True  # commands.hook's FAST_EXIT
+    parser_class = _parser_class()
+    top = _top_parser(parser_class).parse_args(argv)
     module_name, summary = COMMANDS[top.command]
     module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True
@@ -116,29 +144,33 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         from wavegit import credentials
 
         credentials.protect(os.environ, restart=top.command in _RUNS_WORKERS)
-    parser = _Parser(prog=f"wavegit {top.command}", description=summary)
+    parser = parser_class(prog=f"wavegit {top.command}", description=summary)
     module.add_arguments(parser)
     args = parser.parse_args(top.args)
     args.directory = top.directory
+    return _call(top.command, lambda: module.run(args), own_process=argv is None), fast_exit
+
+
+def _call(command: str, run: Callable[[], int], *, own_process: bool = True) -> int:
+    """``run()``'s exit code, or the one of the error it raised, said in one line."""
     try:
-        code: int = module.run(args)
+        return run()
     except ValidationError as exc:
         # One `path:line:col: message` line per problem, nothing else, so editors can jump to them.
         print(exc, file=sys.stderr)
-        return exc.exit_code, fast_exit
+        return exc.exit_code
     except WavegitError as exc:
-        print(f"wavegit {top.command}: {exc}", file=sys.stderr)
-        return exc.exit_code, fast_exit
+        print(f"wavegit {command}: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
-        print(f"wavegit {top.command}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED, fast_exit
+        print(f"wavegit {command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
         # done); a pipe to some other process breaking is a failure like any other.
-        if argv is not None or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
+        if not own_process or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
             raise
-        return _output_closed(), fast_exit
-    return code, fast_exit
+        return _output_closed()
 
 
 def _reader_gone(stream: TextIO) -> bool:

@@ -138,9 +138,25 @@ class ModelPrice(NamedTuple):
     output_per_mtok: Annotated[float, schema.key("USD per million output tokens", schema.at_least(0))] = 0.0
 
 
+def _branch_names(value: schema.Value) -> str | None:
+    for name in value if isinstance(value, tuple) else ():
+        if name != "*" and _ref_name(name) is not None:
+            return f"has {name!r}: each must be a valid git branch name, or *"
+    return None
+
+
 class HookConfig(NamedTuple):
     strict: Annotated[bool, schema.key(
         "the pre-push hook refuses (instead of warning) when the tracker cannot be read")] = False
+    max_age_s: Annotated[float, schema.key(
+        "the pre-push hook fetches the tracker branch first when its copy is older than this; 0 = always",
+        schema.at_least(0))] = 60.0
+    fetch_timeout_s: Annotated[float, schema.key(
+        "how long that fetch may take before the hook warns and checks the copy it has",
+        schema.positive)] = 5.0
+    refuse_on: Annotated[tuple[str, ...], schema.key(
+        "branches to which a push touching files in flight is refused; elsewhere it is a warning; empty = "
+        "`base_branch` and `tracker_branch`, `*` = every branch", _branch_names)] = ()
 
 
 class Config(NamedTuple):
@@ -211,7 +227,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-5-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-6-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"

@@ -11,7 +11,9 @@ and ``core.fsmonitor`` is off (a configured monitor is a program git would start
 (``wavegit hooks install`` reads the user's ``core.hooksPath``).
 """
 
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -110,11 +112,16 @@ def run(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    timeout: float | None = None,
 ) -> GitResult:
     """Run ``git ARGS`` in ``cwd``; raise :class:`GitError` on a non-zero exit when ``check``.
 
-    ``env`` adds to (never replaces) the cleaned environment.
+    ``env`` adds to (never replaces) the cleaned environment. ``timeout``: seconds after which git and every
+    process it started (its own process group: a transport such as ssh too) are killed, and GitError
+    (exit code :data:`TIMED_OUT`) is raised whatever ``check`` says.
     """
+    if timeout is not None:
+        return _run_bounded(args, cwd, input, env, check, timeout)
     try:
         proc = subprocess.run(
             _hardened(args),
@@ -132,6 +139,31 @@ def run(
     if check and proc.returncode != 0:
         raise GitError(args, proc.returncode, proc.stderr)
     return GitResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+TIMED_OUT = 124
+"""The exit code of a git command :func:`run` killed at its timeout (as ``timeout(1)`` reports it)."""
+
+
+def _run_bounded(args: Sequence[str], cwd: str | Path, input: str | None, env: Mapping[str, str] | None,
+                 check: bool, timeout: float) -> GitResult:
+    """:func:`run` with a time limit: git in a session of its own, the whole group killed at the limit."""
+    try:
+        proc = subprocess.Popen(_hardened(args), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="surrogateescape",
+                                env=clean_env(env), start_new_session=True)
+    except OSError as exc:
+        raise GitError(args, 127, f"cannot run git: {exc}") from exc
+    try:
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GitError(args, TIMED_OUT, f"fatal: timed out after {timeout:g} s") from None
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, stderr)
+    return GitResult(proc.returncode, stdout, stderr)
 
 
 def out(args: Sequence[str], *, cwd: str | Path, input: str | None = None,

@@ -188,10 +188,11 @@ def is_shallow(root: Path) -> bool:
 
 
 def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = False,
-          unshallow: bool = False) -> None:
+          unshallow: bool = False, timeout: float | None = None) -> None:
     """``git fetch`` of ``refspecs`` from ``remote``: quiet, no tags, no FETCH_HEAD; ``prune`` drops the
     tracking refs the refspecs cover that the remote no longer has; ``unshallow`` fetches the whole history
-    a shallow clone lacks (``--unshallow``), so that it is shallow no more.
+    a shallow clone lacks (``--unshallow``), so that it is shallow no more; ``timeout`` bounds each git call
+    (``git.run``).
 
     Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref"); a
     tracking ref's lock older than :data:`STALE_TRACKING_LOCK_S` was left by a process that died (a ``kill
@@ -202,7 +203,7 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
     args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance",
             *(["--prune"] if prune else []), *(["--unshallow"] if unshallow else []), remote, *refspecs]
     for attempt in range(_FETCH_TRIES):
-        result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+        result = git.run(args, cwd=root, env=C_LOCALE, check=False, timeout=timeout)
         if result.returncode == 0:
             return
         if "cannot lock ref" not in result.stderr:
@@ -210,7 +211,7 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
         if attempt < _FETCH_TRIES - 1:
             time.sleep(0.05 * (attempt + 1))
     if _drop_stale_lock(result.stderr):
-        result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+        result = git.run(args, cwd=root, env=C_LOCALE, check=False, timeout=timeout)
         if result.returncode == 0:
             return
     raise git.GitError(args, result.returncode, result.stderr)

@@ -84,6 +84,11 @@ class Repo(NamedTuple):
         """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""
         return self.reports_dir / f"{wave_id}{suffix}"
 
+    def fetch_stamp(self, tracking_ref: str) -> Path:
+        """Touched when the pre-push hook last fetched ``tracking_ref`` (``refs/remotes/<remote>/<branch>``):
+        git rewrites the ref's own file only when a fetch moves it."""
+        return self.state_dir / "fetched" / tracking_ref
+
     def remotes(self) -> list[str]:
         return gitops.remotes(self.root)
 

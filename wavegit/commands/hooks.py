@@ -23,6 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="Remove wavegit's pre-push hook and put back the hook it chained, if any.")
     for sub in (install, uninstall):
         sub.add_argument("--hooks-dir", metavar="DIR", help="the hooks directory to use")
+    fetching = install.add_mutually_exclusive_group()
+    fetching.add_argument("--fetch", action="store_const", const=True, dest="fetch",
+                          help="the hook fetches the tracker branch first when its copy is older than "
+                          "hook.max_age_s (the default)")
+    fetching.add_argument("--no-fetch", action="store_const", const=False, dest="fetch",
+                          help="the hook never fetches: it checks against the last fetched copy "
+                          "(reinstalling without either keeps the installed hook's choice)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,10 +38,12 @@ def run(args: argparse.Namespace) -> int:
     # Uninstalling from the default place must work even when core.hooksPath is set.
     directory = install.hooks_dir(repo, explicit, refuse_hooks_path=args.action == "install")
     if args.action == "install":
-        installed = install.install(directory, sys.executable)
+        installed = install.install(directory, sys.executable, fetch=args.fetch)
         chained = f"; runs {installed.chained} first" if installed.chained else ""
         verb = "refreshed" if installed.refreshed else "installed"
-        print(f"{verb} {installed.hook}{chained}")
+        fetching = ("fetches a tracker branch older than hook.max_age_s" if installed.fetches
+                    else "never fetches")
+        print(f"{verb} {installed.hook} (it {fetching}){chained}")
         return EXIT_OK
     removed = install.uninstall(directory)
     done = [f"removed wavegit's hook from {directory}"] if removed.removed else []

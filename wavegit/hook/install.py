@@ -39,8 +39,10 @@ if [ ! -x "$python" ]; then
         "again, or push with --no-verify at your own risk" >&2
     exit 1
 fi
-printf '%s' "$input" | "$python" -m wavegit hook pre-push "$@"
+printf '%s' "$input" | "$python" -m wavegit hook pre-push{options} "$@"
 """
+NO_FETCH = "--no-fetch"
+"""In the script of a hook installed with ``--no-fetch``: it never refreshes the tracker branch."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class InstallResult:
     """The foreign hook that now runs first, if any."""
     refreshed: bool
     """True when wavegit's hook was already there (it was rewritten in place)."""
+    fetches: bool
+    """Whether the hook refreshes a stale tracker branch before checking (``hook.max_age_s``)."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,16 @@ def hooks_dir(repo: Repo, explicit: Path | None, *, refuse_hooks_path: bool = Tr
     return repo.common_dir / "hooks"
 
 
-def render(python: str) -> str:
-    """The hook script that runs wavegit with ``python``."""
-    return _SCRIPT.format(marker=MARKER, python=shlex.quote(python), chained=CHAINED_NAME)
+def render(python: str, *, fetch: bool = True) -> str:
+    """The hook script that runs wavegit with ``python``; ``fetch`` False: one that never fetches."""
+    return _SCRIPT.format(marker=MARKER, python=shlex.quote(python), chained=CHAINED_NAME,
+                          options="" if fetch else f" {NO_FETCH}")
+
+
+def _fetches(hook: Path) -> bool:
+    """Whether wavegit's installed ``hook`` refreshes the tracker branch (not installed with --no-fetch)."""
+    return not any(line.endswith(f'hook pre-push {NO_FETCH} "$@"')
+                   for line in hook.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
 def is_wavegit_hook(path: Path) -> bool:
@@ -101,9 +112,12 @@ def _write_executable(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def install(directory: Path, python: str) -> InstallResult:
+def install(directory: Path, python: str, *, fetch: bool | None = None) -> InstallResult:
+    """Install the hook; ``fetch`` None keeps the choice of the hook it refreshes (else: it fetches)."""
     hook, chained = directory / HOOK_NAME, directory / CHAINED_NAME
     ours = is_wavegit_hook(hook)
+    if fetch is None:
+        fetch = _fetches(hook) if ours else True
     foreign = not ours and _present(hook)
     if foreign and _present(chained):
         raise UsageError(f"both {hook} (not wavegit's) and {chained} exist; move one of them away first, "
@@ -111,9 +125,9 @@ def install(directory: Path, python: str) -> InstallResult:
     directory.mkdir(parents=True, exist_ok=True)
     if foreign:
         os.replace(hook, chained)
-    _write_executable(hook, render(python))
+    _write_executable(hook, render(python, fetch=fetch))
     kept = chained if _present(chained) else None
-    return InstallResult(hook=hook, chained=kept, refreshed=ours)
+    return InstallResult(hook=hook, chained=kept, refreshed=ours, fetches=fetch)
 
 
 def uninstall(directory: Path) -> UninstallResult:

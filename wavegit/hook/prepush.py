@@ -39,14 +39,16 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from wavegit import git, gitops, parsecache
 from wavegit.errors import UsageError, ValidationError
+from wavegit.hook import freshness
 from wavegit.ownership.index import OwnershipIndex
 
 if TYPE_CHECKING:
     from wavegit.config import Config
     from wavegit.repo import Repo
 
-# The hook runs on every push, so import time counts: records are NamedTuples (a dataclass costs ~1 ms to
-# create), annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
+# The hook runs on every push, so import time counts: the records others read are NamedTuples (a dataclass
+# costs ~1 ms to create, a NamedTuple ~0.2 ms: its __new__ is compiled from source), the hook's own are plain
+# tuples; annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
 # wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config and wavegit.repo are
 # not imported here, so that `wavegit hook` can start the push's `git log` first and import them while it
 # runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a string annotation
@@ -60,7 +62,9 @@ STATE_PREFIX = ".wavegit/"
 _COMMIT_MARK = "\x01"
 DEFAULT_SETTLED = ("main",)
 """``Config()``'s tracker and base branch: what ``start_pushed_paths`` leaves out before reading config."""
-_CACHE_FORMAT = "wavegit-hook-in-flight-2"
+DEFAULT_TRACKER = ("main", ".wavegit/tracker.yaml")
+"""``Config()``'s tracker branch and path: what ``default_tracker_spec`` names before config is imported."""
+_CACHE_FORMAT = "wavegit-hook-in-flight-3"
 
 
 class RefUpdate(NamedTuple):
@@ -100,17 +104,20 @@ class Violation(NamedTuple):
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
 
 
-class Findings(NamedTuple):
-    violations: list[Violation]
-    unchecked: list[str]
-    """Pushed paths the ownership index cannot look up (e.g. a name with a backslash or an unbalanced '[')."""
+# Records the hook builds on every run but nobody else reads are plain tuples (a NamedTuple class costs
+# ~0.2 ms to create): (violations, unchecked): the refused paths, and the pushed paths the ownership index
+# cannot look up (e.g. a name with a backslash or an unbalanced '[').
+Findings = tuple[list[Violation], list[str]]
 
 
 class Verdict(NamedTuple):
     violations: tuple[Violation, ...]
+    """The collisions that refuse the push: on a branch of ``hook.refuse_on`` or a wave branch."""
     warnings: tuple[str, ...]
     refusals: tuple[str, ...] = ()
     """Whole-push refusals (a rewind of the tracker branch, an invalid tracker), one message each."""
+    tolerated: tuple[Violation, ...] = ()
+    """Collisions on other branches (a feature branch backed up): reported, the push goes on."""
 
 
 def _is_zero(oid: str) -> bool:
@@ -188,14 +195,10 @@ def _exclusions(update: RefUpdate, remote: str, settled: Sequence[str]) -> list[
             *(f"refs/remotes/{remote}/{branch}" for branch in settled)]
 
 
-class Pushed(NamedTuple):
-    """What ``pushed_changes`` found, per remote ref."""
-
-    paths: dict[str, set[str]]
-    """Paths changed by the commits the push adds to the ref."""
-    rests_on: dict[str, set[str]]
-    """Parents of those new commits (with ``rev-list --boundary``: the ones not new): when the remote oid is
-    one, the push is a fast-forward."""
+Pushed = tuple[dict[str, set[str]], dict[str, set[str]]]
+"""What ``pushed_changes`` found, per remote ref: (paths, rests_on): the paths changed by the commits the
+push adds to the ref, and the parents of those new commits (with ``rev-list --boundary``: the ones not new):
+when the remote oid is one, the push is a fast-forward."""
 
 
 def _parse_log(output: str, parents: set[str] | None = None) -> dict[str, list[str]]:
@@ -227,31 +230,28 @@ def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
         update, rests_on = checked[0], set[str]()
         log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
         paths = {p for found in _parse_log(log, rests_on).values() for p in found}
-        return Pushed({update.remote_ref: paths}, {update.remote_ref: rests_on})
+        return {update.remote_ref: paths}, {update.remote_ref: rests_on}
     listed = {u.remote_ref: gitops.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
               for u in checked}
     commits = {ref: [c for c in found if not c.startswith("-")] for ref, found in listed.items()}
     rests = {ref: {c[1:] for c in found if c.startswith("-")} for ref, found in listed.items()}
     wanted = list(dict.fromkeys(c for found in commits.values() for c in found))
     if not wanted:  # `git log --stdin` with no input would fall back to HEAD
-        return Pushed({ref: set() for ref in commits}, rests)
+        return {ref: set() for ref in commits}, rests
     by_commit = _parse_log(gitops.log_changes(root, _COMMIT_MARK, commits=wanted))
-    return Pushed({ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()},
-                  rests)
+    return {ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()}, rests
 
 
 def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str,
                  settled: Sequence[str] = DEFAULT_SETTLED) -> dict[str, set[str]]:
     """remote ref -> paths changed by the commits the push adds to it (deletions left out)."""
-    return pushed_changes(root, updates, remote, settled).paths
+    return pushed_changes(root, updates, remote, settled)[0]
 
 
-class _InFlight(NamedTuple):
-    """The items in flight, by id too, and an ownership index of their patterns."""
-
-    owners: list[Owner]
-    by_id: dict[str, Owner]
-    owned: OwnershipIndex[str]
+_Row = tuple[str, str, str | None, int | None, tuple[str, ...]]
+"""An ``Owner``'s fields: the hook makes an ``Owner`` only of the items a push collides with."""
+_InFlight = tuple[dict[str, _Row], OwnershipIndex[str]]
+"""(by id, owned): the items in flight by id, and an ownership index of their patterns."""
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
@@ -264,12 +264,12 @@ def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
                 index.add(item.id, pattern)
             except PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
-    return _InFlight(list(in_flight), {item.id: item for item in in_flight}, index)
+    return {item.id: (item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight}, index
 
 
 def load_in_flight(repo: "Repo", config: "Config", remote: str) -> list[Owner]:
     """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
-    return _load_in_flight(repo, config, remote).owners
+    return [Owner(*row) for row in _load_in_flight(repo, config, remote)[0].values()]
 
 
 def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
@@ -279,17 +279,12 @@ def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
 
 def default_tracker_spec(remote: str) -> str:
     """``tracker_spec`` under the default config: what the hook resolves before it reads the config."""
-    from wavegit.config import Config
-
-    defaults = Config()
-    return tracker_spec(remote, defaults.tracker_branch, defaults.tracker_path)
+    return tracker_spec(remote, *DEFAULT_TRACKER)
 
 
-class Resolved(NamedTuple):
-    """What a tracker spec resolved to before the config was read (see ``repo.discover_resolving``)."""
-
-    spec: str
-    object_name: str | None
+Resolved = tuple[str, str | None]
+"""(spec, object name): what a tracker spec resolved to before the config was read (see
+``repo.discover_resolving``)."""
 
 
 def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resolved | None = None
@@ -304,9 +299,9 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     # The tracker path is part of the format: messages name it.
     fmt = f"{_CACHE_FORMAT}:{config.tracker_path}"
     cached = None
-    if resolved is not None and resolved.spec == spec and resolved.object_name is not None:
+    if resolved is not None and resolved[0] == spec and resolved[1] is not None:
         # Entries are written for blobs only, so a hit needs no type check; a miss takes the usual way.
-        cached = parsecache.read(_cache_entry(repo, resolved.object_name), fmt)
+        cached = parsecache.read(_cache_entry(repo, resolved[1]), fmt)
     if not isinstance(cached, tuple):
         blob = gitops.blob_at(repo.root, spec)
         if blob is None:
@@ -319,9 +314,8 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    rows, tables = payload
-    owners = [Owner(*row) for row in rows]
-    return _InFlight(owners, {owner.id: owner for owner in owners}, OwnershipIndex.from_tables(tables))
+    by_id, tables = payload
+    return by_id, OwnershipIndex.from_tables(tables)
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
@@ -329,8 +323,9 @@ def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
 
 
 def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
-    """("ok", (in-flight rows, their index's tables)) or ("error", message), from the full (cached) tracker
-    parse. The index is content-addressed data too: a warm hook loads it instead of filing each pattern."""
+    """("ok", (in-flight rows by id, their index's tables)) or ("error", message), from the full (cached)
+    tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
+    pattern."""
     from wavegit import lifecycle, tracker
     from wavegit.config import protected_of
 
@@ -342,7 +337,8 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
                  if item.status in lifecycle.IN_FLIGHT)
-    return "ok", (rows, _indexed([Owner(*row) for row in rows]).owned.tables())
+    by_id, index = _indexed([Owner(*row) for row in rows])
+    return "ok", (by_id, index.tables())
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
@@ -352,9 +348,9 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
 
 
 def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
-    _, by_id, index = in_flight
+    by_id, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
-    found = Findings([], [])
+    found: Findings = ([], [])
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
         pushed = sorted(path for path in set(changed[ref])
@@ -363,16 +359,25 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
         unchecked = set(invalid)
         for path in pushed:
             if path in unchecked:
-                found.unchecked.append(path)
+                found[1].append(path)
                 continue
             keys = owned.get(path)
             if not keys:  # the usual case: nobody in flight owns it
                 if wave is not None:
-                    found.violations.append(Violation(ref, path, None))
+                    found[0].append(Violation(ref, path, None))
                 continue
-            found.violations.extend(Violation(ref, path, by_id[key]) for key in sorted(keys)
-                                    if wave is None or by_id[key].wave != wave)
+            found[0].extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
+                            if wave is None or by_id[key][2] != wave)
     return found
+
+
+def refuses(config: "Config", remote_ref: str) -> bool:
+    """Whether a collision pushed to ``remote_ref`` refuses the push: on a wave branch (or item branch),
+    and on the branches ``hook.refuse_on`` names (by default the base and tracker branches)."""
+    names = config.hook.refuse_on or settled_branches(config.tracker_branch, config.base_branch)
+    if "*" in names or wave_of_ref(remote_ref) is not None:
+        return True
+    return remote_ref.startswith("refs/heads/") and remote_ref[len("refs/heads/"):] in names
 
 
 def _unchecked(config: "Config", what: str, warnings: list[str]) -> None:
@@ -426,9 +431,12 @@ def start_pushed_paths(directory: str | Path, updates: Sequence[RefUpdate], remo
 
 
 def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
-               fetch: bool = False, pushed: PushedPaths | None = None,
+               fetch: bool | None = False, pushed: PushedPaths | None = None,
                resolved: Resolved | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
+
+    ``fetch``: True, refresh the tracker branch from the remote first; None, only when the copy is older than
+    ``hook.max_age_s`` (``wavegit.hook.freshness``); False, never.
 
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
     tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
@@ -441,19 +449,16 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     tracking = remote if remote != url else config.remote
     settled = settled_branches(config.tracker_branch, config.base_branch)
     warnings: list[str] = []
+    if fetch is None:
+        fetch = not freshness.is_fresh(repo, tracking, config.tracker_branch, config.hook.max_age_s)
     if pushed is not None and (fetch or pushed.remote != tracking or pushed.settled != settled):
         pushed.join()
         pushed = None  # started for another remote or branches, or before the fetch: not the paths to check
     if fetch:
         resolved = None  # resolved before the fetch moves the tracker branch
-        branch = config.tracker_branch
-        refspec = f"+refs/heads/{branch}:refs/remotes/{tracking}/{branch}"
-        try:
-            gitops.fetch(repo.root, tracking, [refspec])
-        except git.GitError as exc:
-            detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "no output"
-            warnings.append(f"warning: could not fetch the tracker branch ({detail}); "
-                            "using the last fetched copy")
+        failed = freshness.refresh(repo, tracking, config.tracker_branch, config.hook.fetch_timeout_s)
+        if failed is not None:
+            warnings.append(failed)
     # The in-flight items are read and indexed while `git log` lists the pushed paths.
     in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
     try:
@@ -483,40 +488,11 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     except UsageError as exc:
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings), tuple(refusals))
-    found = _violations(changed, loaded, config.tracker_branch)
-    if found.unchecked:
-        listed = ", ".join(repr(path) for path in found.unchecked)
+    violations, unchecked = _violations(changed, loaded, config.tracker_branch)
+    if unchecked:
+        listed = ", ".join(repr(path) for path in unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
                    f"{listed}", warnings)
-    return Verdict(tuple(found.violations), tuple(warnings), tuple(refusals))
-
-
-def _describe(violation: Violation) -> str:
-    owner = violation.owner
-    if owner is None:
-        wave = wave_of_ref(violation.ref)
-        return f"  {violation.path}: outside the items of wave {wave} (pushed to {violation.ref})"
-    pr = f", PR #{owner.pr}" if owner.pr is not None else ""
-    return (f"  {violation.path}: owned by {owner.id} ({owner.status}, wave {owner.wave or '?'}{pr}; "
-            f"pushed to {violation.ref})")
-
-
-def format_refusal(violations: Sequence[Violation]) -> str:
-    """The message printed when the push is refused: every path, its item, wave and PR, and what to do."""
-    count = len({(v.ref, v.path) for v in violations})
-    lines = [f"wavegit: push refused: {count} path(s) collide with work in flight:"]
-    lines.extend(_describe(v) for v in violations)
-    waves = sorted({v.owner.wave or "?" for v in violations if v.owner is not None})
-    if waves:
-        lines.append(f"Wait until wave {', '.join(waves)} is merged (its items leave in_progress/review), or "
-                     "coordinate with whoever runs it.")
-    # Without GitHub a wave in review is merged by hand, and that merge is refused too: say how it goes.
-    by_hand = sorted({v.owner.wave for v in violations if v.owner is not None and v.owner.wave is not None
-                      and v.owner.status == "review" and v.owner.pr is None})
-    if by_hand:
-        lines.append(f"If this push merges wave {', '.join(by_hand)} itself (no pull request), push it with "
-                     "`git push --no-verify`, then run `wavegit sync` to mark its items done.")
-    if any(v.owner is None for v in violations):
-        lines.append("A wave branch carries only its own items' files: push other changes to another branch.")
-    lines.append("`git push --no-verify` skips this check, at your own risk.")
-    return "\n".join(lines)
+    refusing = {ref: refuses(config, ref) for ref in {v.ref for v in violations}}
+    return Verdict(tuple(v for v in violations if refusing[v.ref]), tuple(warnings), tuple(refusals),
+                   tuple(v for v in violations if not refusing[v.ref]))
