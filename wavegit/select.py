@@ -24,12 +24,15 @@ deterministic.
 
 import heapq
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from wavegit.columns import PRIORITIES, Columns, columns
 from wavegit.lifecycle import IN_FLIGHT, Status
 from wavegit.ownership.index import FirstOverlap, OwnershipIndex, remember
 from wavegit.schema import gc_paused
-from wavegit.tracker import PRIORITIES, Columns, Tracker, columns
+
+if TYPE_CHECKING:
+    from wavegit.tracker import Tracker
 
 # Plain strings, compared against each item's status text: an Enum member on the other side costs an
 # attribute lookup and an Enum-aware comparison per item, which a 10,000-item plan pays thousands of times.
@@ -70,7 +73,7 @@ class Plan(NamedTuple):
         }
 
 
-def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
+def select(tracker: "Tracker", max_items: int, tracker_sha: str = "") -> Plan:
     """The next wave for ``tracker``: at most ``max_items`` (≥ 1) disjoint ready items, and skip reasons."""
     return select_columns(columns(tracker), max_items, tracker_sha)
 

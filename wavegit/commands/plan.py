@@ -16,12 +16,12 @@ from typing import NamedTuple
 
 from wavegit import config as config_mod
 from wavegit import gitops, plancache
+from wavegit.columns import Columns
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
 from wavegit.repo import discover
 from wavegit.schema import gc_paused
 from wavegit.select import Plan, select_columns
 from wavegit.store import GitStore
-from wavegit.tracker import Columns
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
 # its only write, a parse-cache entry, is renamed into place before it prints,
