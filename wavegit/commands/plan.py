@@ -78,13 +78,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
-        answer = plan.to_json()
-        answer.update(tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
-                      would_start=refusal is None and bool(plan.selected),
-                      reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
-                      exit_code=refusal.exit_code if refusal else EXIT_OK)
-        # dumps, not dump: dump streams through the pure-Python encoder, several times slower here.
-        sys.stdout.write(json.dumps(answer) + "\n")
+        answer = plan.to_json_text(
+            tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
+            would_start=refusal is None and bool(plan.selected),
+            reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
+            exit_code=refusal.exit_code if refusal else EXIT_OK)
+        sys.stdout.write(answer + "\n")
     else:
         sys.stdout.write(format_text(plan, store.source(blob_sha), refusal))
     return refusal.exit_code if refusal else EXIT_OK
