@@ -284,3 +284,14 @@ def test_plan_output_is_byte_for_byte_what_it_was_cold_and_warm(
         result = wavegit(tmp_path, "plan", *args)
         assert (result.returncode, result.stderr) == (exit_code, ""), run
         assert result.stdout == expected, run
+
+
+def test_a_warm_plan_imports_neither_the_item_model_nor_dataclasses(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    assert wavegit(tmp_path, "plan", "--json").returncode == 0
+    warm = wavegit(tmp_path, "plan", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert warm.returncode == 0, warm.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if "|" in line}
+    assert "wavegit.select" in imported, "the import log is empty"
+    assert not imported & {"dataclasses", "wavegit.tracker", "yaml"}
