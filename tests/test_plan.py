@@ -259,3 +259,39 @@ def test_plan_output_larger_than_a_pipe_buffer_arrives_whole_despite_the_fast_ex
     lines = result.stdout.splitlines()
     assert len(lines) == 5 + 2999  # blob, "selected", its id, "skipped", the column titles; then the rows
     assert lines[-1].split() == ["I2999", "max", "items"]
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "plan"
+"""Trackers, and the exact output `plan` gave for them before its speed work (wavegit main at dd0b603).
+``backlog.yaml``: 700 items of ``bench/backlog.py`` (seed 11) and hand-made ones that reach every rule
+(case-insensitive and glob overlaps with items in flight, directories, dependencies on stuck, in-flight and
+todo items, a tied component); ``invalid.yaml``: the hand-made ones and invalid items (exit 2)."""
+
+
+@pytest.mark.parametrize(("tracker", "args", "exit_code"), [
+    ("backlog", (), 0), ("backlog", ("--json",), 0),
+    ("backlog", ("--max-items", "100"), 0), ("backlog", ("--json", "--max-items", "100"), 0),
+    ("backlog", ("--max-items", "1000"), 0), ("backlog", ("--json", "--max-items", "1000"), 0),
+    ("invalid", (), 2), ("invalid", ("--json",), 2),
+])
+def test_plan_output_is_byte_for_byte_what_it_was_cold_and_warm(
+        tmp_path: Path, tracker: str, args: tuple[str, ...], exit_code: int) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, (GOLDEN / f"{tracker}.yaml").read_text(encoding="utf-8"))
+    name = "-".join(arg.lstrip("-") for arg in args) or "text"
+    expected = (GOLDEN / "expected" / f"{tracker}.{name}.out").read_text(encoding="utf-8")
+    for run in ("cold", "warm"):
+        result = wavegit(tmp_path, "plan", *args)
+        assert (result.returncode, result.stderr) == (exit_code, ""), run
+        assert result.stdout == expected, run
+
+
+def test_a_warm_plan_imports_neither_the_item_model_nor_dataclasses(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER)
+    assert wavegit(tmp_path, "plan", "--json").returncode == 0
+    warm = wavegit(tmp_path, "plan", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert warm.returncode == 0, warm.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if "|" in line}
+    assert "wavegit.select" in imported, "the import log is empty"
+    assert not imported & {"dataclasses", "wavegit.tracker", "yaml"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,8 +149,18 @@ def test_skipped_lists_every_unchosen_todo_item_in_file_order() -> None:
 
 def test_plan_json_has_exactly_the_contract_keys() -> None:
     plan = select(T(S("a", "x"), S("b", "x")), 8, "f00d")
-    assert plan.to_json() == {"selected": ["a"], "skipped": [{"id": "b", "reason": "overlaps a"}],
-                              "tracker_sha": "f00d"}
+    assert json.loads(plan.to_json_text()) == {
+        "selected": ["a"], "skipped": [{"id": "b", "reason": "overlaps a"}], "tracker_sha": "f00d"}
+
+
+def test_plan_json_text_is_what_json_dumps_writes_of_it() -> None:
+    plan = Plan(("a", "é"), (Skip("b", "overlaps a"), Skip("c\"", "in flight: \u2603 \ud800\n")), "f00d")
+    extra = {"tracker": {"ref": "main"}, "would_start": True, "reason": None, "exit_code": 0}
+    expected = {"selected": ["a", "é"], "skipped": [{"id": "b", "reason": "overlaps a"},
+                                                     {"id": "c\"", "reason": "in flight: \u2603 \ud800\n"}],
+                "tracker_sha": "f00d", **extra}
+    assert plan.to_json_text(**extra) == json.dumps(expected)
+    assert Plan((), (), "").to_json_text() == json.dumps({"selected": [], "skipped": [], "tracker_sha": ""})
 
 
 def test_select_rejects_max_items_below_one() -> None:

@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo
-from wavegit import parsecache, plancache, select, tracker, yamledit
+from wavegit import parsecache, select, tracker, yamledit
 from wavegit.errors import UsageError, ValidationError
-from wavegit.ownership.index import index_keys
 
 EXAMPLE = (REPO_ROOT / "examples" / "tracker.yaml").read_text()
 
@@ -82,33 +81,6 @@ def test_load_cached_equals_loads_cold_and_warm(tmp_path: Path) -> None:
     assert cold == warm == tracker.loads(EXAMPLE)
     assert [i.line for i in warm.items] == [i.line for i in cold.items]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-
-
-def test_load_columns_equals_the_columns_of_the_loaded_tracker_cold_and_warm(tmp_path: Path) -> None:
-    sha = parsecache.blob_sha(EXAMPLE)
-    reads: list[str] = []
-
-    def read() -> str:
-        reads.append(sha)
-        return EXAMPLE
-
-    cold = plancache.load_columns(sha, read, tmp_path, strict=False)
-    warm = plancache.load_columns(sha, read, tmp_path, strict=False)
-    loaded = tracker.loads(EXAMPLE, strict=False)
-    assert cold == warm
-    assert cold._replace(patterns=(), keys=(), in_flight=()) == tracker.columns(loaded)
-    owned = tuple(dict.fromkeys(pattern for item in loaded.items for pattern in item.owns))
-    assert cold.patterns == owned and cold.keys == index_keys(owned)
-    assert cold.in_flight == select.in_flight_lookup(tracker.columns(loaded)).tables()
-    assert len(reads) == 1, "the warm load read the tracker text again"
-    assert warm.ids == tuple(item.id for item in tracker.loads(EXAMPLE).items)
-
-
-def test_load_columns_of_an_invalid_tracker_raises_every_time(tmp_path: Path) -> None:
-    sha = parsecache.blob_sha("items: 3\n")
-    for _ in range(2):
-        with pytest.raises(ValidationError):
-            plancache.load_columns(sha, lambda: "items: 3\n", tmp_path, strict=False)
 
 
 def test_blob_sha_matches_git_hash_object(tmp_path: Path) -> None:

@@ -34,6 +34,15 @@ def write(entry: Path, fmt: str, data: object) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def path_key(path: str, protected: tuple[str, ...] | None = None) -> str:
+    """A short key of a file's display path (messages name it) and of the protected paths (validation
+    depends on them) for cache entry names."""
+    import zlib
+
+    key = path if protected is None else "\0".join((path, "protected", *protected))
+    return format(zlib.crc32(key.encode("utf-8", "surrogatepass")), "08x")
+
+
 def blob_sha(text: str) -> str:
     """The git blob SHA-1 of ``text`` encoded as UTF-8, exactly as ``git hash-object`` computes it."""
     import hashlib

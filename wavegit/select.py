@@ -23,13 +23,20 @@ deterministic.
 """
 
 import heapq
+import json
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from itertools import repeat
+from json.encoder import encode_basestring_ascii
+from operator import itemgetter
+from typing import TYPE_CHECKING, NamedTuple
 
+from wavegit.columns import PRIORITIES, Columns, columns
 from wavegit.lifecycle import IN_FLIGHT, Status
 from wavegit.ownership.index import FirstOverlap, OwnershipIndex, remember
 from wavegit.schema import gc_paused
-from wavegit.tracker import PRIORITIES, Columns, Tracker, columns
+
+if TYPE_CHECKING:
+    from wavegit.tracker import Tracker
 
 # Plain strings, compared against each item's status text: an Enum member on the other side costs an
 # attribute lookup and an Enum-aware comparison per item, which a 10,000-item plan pays thousands of times.
@@ -62,15 +69,22 @@ class Plan(NamedTuple):
     """Every other todo item with the reason it is not taken, in file order."""
     tracker_sha: str
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "selected": list(self.selected),
-            "skipped": [{"id": skip.id, "reason": skip.reason} for skip in self.skipped],
-            "tracker_sha": self.tracker_sha,
-        }
+    def to_json_text(self, **extra: object) -> str:
+        """``json.dumps`` of ``{"selected": [...], "skipped": [{"id", "reason"}, ...], "tracker_sha": ...,
+        **extra}``, byte for byte, written without a dict per skipped item (a plan skips thousands)."""
+        enc = encode_basestring_ascii
+        ids, reasons = map(enc, map(_ID, self.skipped)), map(enc, map(_REASON, self.skipped))
+        skipped = ", ".join(map(_SKIP_JSON, ids, reasons))
+        rest = json.dumps({"tracker_sha": self.tracker_sha, **extra})
+        return f'{{"selected": {json.dumps(list(self.selected))}, "skipped": [{skipped}], {rest[1:]}'
 
 
-def select(tracker: Tracker, max_items: int, tracker_sha: str = "") -> Plan:
+_SKIP_JSON = '{{"id": {}, "reason": {}}}'.format
+"""One skipped item as ``json.dumps`` writes ``{"id": ..., "reason": ...}``, from its encoded strings."""
+_ID, _REASON = itemgetter(0), itemgetter(1)
+
+
+def select(tracker: "Tracker", max_items: int, tracker_sha: str = "") -> Plan:
     """The next wave for ``tracker``: at most ``max_items`` (≥ 1) disjoint ready items, and skip reasons."""
     return select_columns(columns(tracker), max_items, tracker_sha)
 
@@ -92,7 +106,7 @@ Age = tuple[int, int, int]
 
 def _plan(cols: Columns, max_items: int, tracker_sha: str) -> Plan:
     ids, owns = cols.ids, cols.owns
-    row_of = {item_id: pos for pos, item_id in enumerate(ids)}  # a duplicated id is invalid on every copy
+    row_of = dict(zip(ids, range(len(ids)), strict=True))  # a duplicated id is invalid on every copy
     reasons: dict[int, str] = {}
     ready: list[int] = []
     problems, priorities, depends_on = cols.problems, cols.priorities, cols.depends_on
@@ -125,9 +139,12 @@ def _plan(cols: Columns, max_items: int, tracker_sha: str) -> Plan:
     for pos, rank in zip(others, ranks, strict=True):
         reasons[pos] = "max items" if rank is None else f"overlaps {ids[selected[rank]]}"
 
+    order = sorted(reasons)
+    # Thousands of Skips: made by tuple.__new__ in one C-level pass, not by a call of Skip's own __new__ each.
+    pairs = zip(map(ids.__getitem__, order), map(reasons.__getitem__, order), strict=True)
     return Plan(
         selected=tuple(ids[pos] for pos in selected),
-        skipped=tuple(Skip(ids[pos], reasons[pos]) for pos in sorted(reasons)),
+        skipped=tuple(map(tuple.__new__, repeat(Skip), pairs)),
         tracker_sha=tracker_sha,
     )
 

@@ -5,15 +5,13 @@ INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore`
 ``GitStore`` is the git backend; the GitHub backend lives in ``wavegit.github.store``.
 """
 
-from __future__ import annotations
-
 import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wavegit import git, gitops
 from wavegit.config import Config, protected_of
@@ -41,8 +39,10 @@ releasing ``HEAD.lock``) and will never go away by itself.
 """
 
 
-@dataclass(frozen=True)
-class Snapshot:
+# NamedTuple records, not dataclasses: `plan` imports this module, and importing `dataclasses` and making a
+# dataclass cost a warm plan milliseconds (ARCHITECTURE.md, speed rules). Hence no postponed annotations
+# here either.
+class Snapshot(NamedTuple):
     """The tracker as read from the tracker branch's head."""
 
     text: str | None
@@ -52,11 +52,10 @@ class Snapshot:
     """None when the tracker branch does not exist yet."""
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     tracker_text: str | None
     """The new tracker text; None leaves the tracker as it is."""
-    files: Mapping[str, str | None] = field(default_factory=dict)
+    files: Mapping[str, str | None] = MappingProxyType({})
     """Other repo paths to write (text) or delete (None) in the same commit, e.g. .wavegit/HALT."""
     exact: bool = False
     """Land only on the expected commit itself, never on a moved head with the same tracker blob: for a
@@ -119,8 +118,7 @@ class TrackerStore(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class MutationResult:
+class MutationResult(NamedTuple):
     commit: str | None
     """The commit that landed; None when ``apply`` decided there was nothing to do."""
     snapshot: Snapshot
@@ -321,7 +319,7 @@ class GitStore:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
         return gitops.read_blob(self.repo.root, blob_sha)
 
-    def load_head(self, *, fetch: bool = False, strict: bool = False) -> tuple[Tracker, str]:
+    def load_head(self, *, fetch: bool = False, strict: bool = False) -> "tuple[Tracker, str]":
         """The parsed tracker at the branch head and its blob SHA, through the parse cache (the blob is
         read only on a miss); a clear error (exit 2) when there is no tracker yet."""
         from wavegit import tracker

@@ -9,15 +9,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated
 
 from wavegit import __version__, parsecache, schema
+from wavegit.columns import PRIORITIES as PRIORITIES  # the levels an item may have; also tracker.PRIORITIES
 from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.lifecycle import STATUSES, Status
-from wavegit.ownership.index import FirstOverlapTables
 from wavegit.schema import Node
 
-PRIORITIES = ("P0", "P1", "P2", "P3")
 VERSION = 1
 WRITTEN_BY_WAVEGIT = ("wave", "attempts", "pr", "claimed_at", "updated_at", "last_error", "cost", "merge_sha")
 
@@ -415,7 +414,8 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
     """``load_cached`` for a caller that has only the blob SHA: ``read_text()`` runs only on a cache miss."""
     if cache_dir is None:
         return loads(read_text(), path, strict=strict, protected=protected)
-    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{path_key(path, protected)}.marshal"
+    key = parsecache.path_key(path, protected)
+    entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{key}.marshal"
     # Loading makes ~200,000 acyclic objects for 10,000 items; collector passes over them cost ~30%.
     with schema.gc_paused():
         cached = parsecache.read(entry, CACHE_FORMAT)
@@ -427,46 +427,6 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
     parsecache.write(entry, CACHE_FORMAT, parsed)
     return _tracker_or_raise(parsed, path)
-
-
-class Columns(NamedTuple):
-    """What planning reads of a tracker: one tuple per field, in item order (``Tracker.items``)."""
-
-    ids: tuple[str, ...]
-    statuses: tuple[str, ...]
-    priorities: tuple[str, ...]
-    depends_on: tuple[tuple[str, ...], ...]
-    owns: tuple[tuple[str, ...], ...]
-    indexes: tuple[int, ...]
-    problems: tuple[tuple[str, ...], ...]
-    patterns: tuple[str, ...] = ()
-    """Every distinct owned pattern (in a cached load only; for ``keys``)."""
-    keys: tuple[tuple[str, bool, bool], ...] = ()
-    """``ownership.index.index_keys(patterns)``: their folded index keys, derived once per tracker blob."""
-    in_flight: FirstOverlapTables | tuple[()] = ()
-    """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
-    workers: tuple[str | None, ...] = ()
-    """Each item's ``worker`` profile (None: the config's default)."""
-
-
-def columns(tracker: Tracker) -> Columns:
-    """The planning columns of ``tracker``."""
-    items = tracker.items
-    return Columns(
-        tuple(item.id for item in items), tuple(item.status for item in items),
-        tuple(item.priority for item in items), tuple(item.depends_on for item in items),
-        tuple(item.owns for item in items), tuple(item.index for item in items),
-        tuple(item.problems for item in items), workers=tuple(item.worker for item in items),
-    )
-
-
-def path_key(path: str, protected: Protected = None) -> str:
-    """A short key of the tracker's display path (messages name it) and of the protected paths (validation
-    depends on them) for cache entry names."""
-    import zlib
-
-    key = path if protected is None else "\0".join((path, "protected", *protected))
-    return format(zlib.crc32(key.encode("utf-8", "surrogatepass")), "08x")
 
 
 def _tracker_or_raise(parsed: tuple[object, ...], path: str) -> Tracker:

@@ -16,12 +16,12 @@ from typing import NamedTuple
 
 from wavegit import config as config_mod
 from wavegit import gitops, plancache
+from wavegit.columns import Columns
 from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
 from wavegit.repo import discover
 from wavegit.schema import gc_paused
 from wavegit.select import Plan, select_columns
 from wavegit.store import GitStore
-from wavegit.tracker import Columns
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
 # its only write, a parse-cache entry, is renamed into place before it prints,
@@ -78,13 +78,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
-        answer = plan.to_json()
-        answer.update(tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
-                      would_start=refusal is None and bool(plan.selected),
-                      reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
-                      exit_code=refusal.exit_code if refusal else EXIT_OK)
-        # dumps, not dump: dump streams through the pure-Python encoder, several times slower here.
-        sys.stdout.write(json.dumps(answer) + "\n")
+        answer = plan.to_json_text(
+            tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
+            would_start=refusal is None and bool(plan.selected),
+            reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
+            exit_code=refusal.exit_code if refusal else EXIT_OK)
+        sys.stdout.write(answer + "\n")
     else:
         sys.stdout.write(format_text(plan, store.source(blob_sha), refusal))
     return refusal.exit_code if refusal else EXIT_OK
