@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.hook import commit
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import gitops
+from wavegit import gitops, gitops_merges, gitops_worktrees
 from wavegit.git import GitError
 
 
@@ -271,9 +271,9 @@ def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> 
     assert git(clone, "ls-tree", tree, "new.txt").split()[0] == "100755"
     made = gitops.commit_tree(clone, tree, [base], "built\n")
     assert git(clone, "log", "-1", "--format=%s %P", made) == f"built {base}"
-    assert gitops.own_changes(clone, made) == [gitops.Change("README.md", "000000", "0" * len(blob)),
-                                              gitops.Change("new.txt", "100755", blob)]
-    assert [c.deleted for c in gitops.own_changes(clone, made)] == [True, False]
+    assert gitops_merges.own_changes(clone, made) == [
+        gitops_merges.Change("README.md", "000000", "0" * len(blob)), gitops_merges.Change("new.txt", "100755", blob)]
+    assert [c.deleted for c in gitops_merges.own_changes(clone, made)] == [True, False]
     assert gitops.build_tree(clone, tmp_path / "index2", None, {"only.txt": blob}) == git(
         clone, "mktree", input=f"100644 blob {blob}\tonly.txt\n")
     root = gitops.commit_tree(clone, tree, [], "no parent\n")
@@ -287,10 +287,10 @@ def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> 
 
 def test_staged_entries_and_refresh_files(clone: Path) -> None:
     readme = git(clone, "rev-parse", "HEAD:README.md")
-    assert gitops.staged_entries(clone, "README.md") == [("100644", readme, "0")]
-    assert gitops.staged_entries(clone, "*") == []  # the path is literal, not a pattern
+    assert gitops_worktrees.staged_entries(clone, "README.md") == [("100644", readme, "0")]
+    assert gitops_worktrees.staged_entries(clone, "*") == []  # the path is literal, not a pattern
     blob = gitops.hash_blob(clone, "fresh\n", write=True)
-    gitops.refresh_files(clone, {"README.md": None, "new.txt": blob})
+    gitops_worktrees.refresh_files(clone, {"README.md": None, "new.txt": blob})
     assert not (clone / "README.md").exists() and (clone / "new.txt").read_text() == "fresh\n"
     assert git(clone, "status", "--porcelain") == "D  README.md\nA  new.txt"
 
@@ -299,14 +299,14 @@ def test_worktrees_lists_branch_and_lock_and_prune_drops_removed_ones(clone: Pat
     linked = tmp_path / "linked"
     git(clone, "worktree", "add", "-q", "-b", "feature", str(linked))
     git(clone, "worktree", "lock", str(linked))
-    found = gitops.worktrees(clone)
+    found = gitops_worktrees.worktrees(clone)
     assert [(w.path, w.branch, w.locked) for w in found] == [(clone, "refs/heads/main", False),
                                                             (linked, "refs/heads/feature", True)]
     git(clone, "worktree", "unlock", str(linked))
     git(clone, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
     shutil.rmtree(tmp_path / "detached")
-    gitops.prune_worktrees(clone)
-    assert [w.path for w in gitops.worktrees(clone)] == [clone, linked]
+    gitops_worktrees.prune_worktrees(clone)
+    assert [w.path for w in gitops_worktrees.worktrees(clone)] == [clone, linked]
 
 
 def test_remove_worktree_removes_a_dirty_locked_one_and_says_when_it_could_not(clone: Path,
@@ -315,9 +315,9 @@ def test_remove_worktree_removes_a_dirty_locked_one_and_says_when_it_could_not(c
     git(clone, "worktree", "add", "-q", "--detach", str(linked))
     git(clone, "worktree", "lock", str(linked))
     (linked / "dirty.txt").write_text("untracked\n")
-    assert gitops.remove_worktree(clone, linked) is True
-    assert not linked.exists() and [w.path for w in gitops.worktrees(clone)] == [clone]
-    assert gitops.remove_worktree(clone, tmp_path / "never-made") is False
+    assert gitops_worktrees.remove_worktree(clone, linked) is True
+    assert not linked.exists() and [w.path for w in gitops_worktrees.worktrees(clone)] == [clone]
+    assert gitops_worktrees.remove_worktree(clone, tmp_path / "never-made") is False
 
 
 # -- diffs and merges ----------------------------------------------------------------------------------------
@@ -337,14 +337,14 @@ def test_changes_of_commits_gives_each_commit_s_parents_and_own_changes_in_order
     first = commit(clone, {"one.txt": "1\n"})
     second = commit(clone, {"one.txt": None, "two/t.txt": "2\n"})
     empty = gitops.commit_tree(clone, gitops.tree_of(clone, second), [second], "empty\n")
-    found = gitops.changes_of_commits(clone, [second, first, empty])
+    found = gitops_merges.changes_of_commits(clone, [second, first, empty])
     blob = git(clone, "rev-parse", f"{second}:two/t.txt")
     one = git(clone, "rev-parse", f"{first}:one.txt")
     assert found == [
-        gitops.CommitChanges([first], [gitops.Change("one.txt", "000000", "0" * len(blob)),
-                                       gitops.Change("two/t.txt", "100644", blob)]),
-        gitops.CommitChanges([base], [gitops.Change("one.txt", "100644", one)]),
-        gitops.CommitChanges([second], []),  # --always: a commit that changed nothing is listed too
+        gitops_merges.CommitChanges([first], [gitops_merges.Change("one.txt", "000000", "0" * len(blob)),
+                                       gitops_merges.Change("two/t.txt", "100644", blob)]),
+        gitops_merges.CommitChanges([base], [gitops_merges.Change("one.txt", "100644", one)]),
+        gitops_merges.CommitChanges([second], []),  # --always: a commit that changed nothing is listed too
     ]
 
 
@@ -353,11 +353,11 @@ def test_merge_tree_merges_disjoint_changes_and_raises_on_a_conflict(clone: Path
     ours = commit(clone, {"ours.txt": "o\n"})
     git(clone, "checkout", "-q", "--detach", base)
     theirs = commit(clone, {"theirs.txt": "t\n"})
-    merged = gitops.merge_tree(clone, ours, theirs)
+    merged = gitops_merges.merge_tree(clone, ours, theirs)
     assert git(clone, "ls-tree", "--name-only", merged).split() == ["README.md", "ours.txt", "theirs.txt"]
     clash = commit(clone, {"ours.txt": "different\n"})
     with pytest.raises(GitError) as caught:
-        gitops.merge_tree(clone, ours, clash)
+        gitops_merges.merge_tree(clone, ours, clash)
     assert caught.value.command == ["git", "merge-tree", "--write-tree", ours, clash]
     assert caught.value.returncode == 1 and "ours.txt" in caught.value.stderr
 
@@ -371,22 +371,23 @@ def test_patch_ids_match_the_same_change_on_another_parent_and_skip_empty_commit
     moved = _head(clone)
     git(clone, "commit", "-q", "--allow-empty", "-m", "empty")
     empty = _head(clone)
-    found = gitops.patch_ids(clone, [first, other, moved, empty])
+    found = gitops_merges.patch_ids(clone, [first, other, moved, empty])
     assert moved != first and found[first] == found[moved] != found[other] and empty not in found
-    assert gitops.patch_ids(clone, []) == {}
+    assert gitops_merges.patch_ids(clone, []) == {}
     # A range: only the commits touching the paths, their patches cut down to them.
-    ranged = gitops.patch_ids(clone, revs=[moved, f"^{base}"], paths=["a.txt"])
+    ranged = gitops_merges.patch_ids(clone, revs=[moved, f"^{base}"], paths=["a.txt"])
     assert ranged == {moved: found[first]}
 
 
 def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_commit(clone: Path) -> None:
     first = commit(clone, {"x/a.txt": "1\n"})
     second = commit(clone, {"x/a.txt": "2\n", "b.txt": "b\n"})
-    blobs = gitops.blobs_at(clone, [f"{first}:x/a.txt", f"{second}:x/a.txt", f"{first}:b.txt", f"{first}:x"])
+    specs = [f"{first}:x/a.txt", f"{second}:x/a.txt", f"{first}:b.txt", f"{first}:x"]
+    blobs = gitops_merges.blobs_at(clone, specs)
     assert blobs[0] == gitops.blob_at(clone, f"{first}:x/a.txt") and blobs[1] != blobs[0]
     assert blobs[2:] == [None, None]
-    assert gitops.last_change(clone, second, ["x/a.txt"]) == second
-    assert gitops.last_change(clone, first, ["b.txt"]) is None
+    assert gitops_merges.last_change(clone, second, ["x/a.txt"]) == second
+    assert gitops_merges.last_change(clone, first, ["b.txt"]) is None
 
 
 def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
@@ -396,8 +397,9 @@ def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
     git(clone, "push", "-q", "origin", f"{old}:refs/heads/gone", f"{old}:refs/heads/moved")
     new = commit(clone, {"m.txt": "m\n"})
     git(clone, "push", "-q", "origin", f"{new}:refs/heads/moved")
-    refused = gitops.delete_remote_refs(clone, "origin", {"refs/heads/gone": old, "refs/heads/moved": old})
+    leases = {"refs/heads/gone": old, "refs/heads/moved": old}
+    refused = gitops_merges.delete_remote_refs(clone, "origin", leases)
     assert list(refused) == ["refs/heads/moved"] and "stale info" in refused["refs/heads/moved"]
     assert git(remote_repo.origin, "branch", "--list", "gone", "moved").split() == ["moved"]
-    assert gitops.delete_ref_at(clone, "refs/heads/main", old) is False
-    assert gitops.delete_remote_refs(clone, "origin", {}) == {}
+    assert gitops_merges.delete_ref_at(clone, "refs/heads/main", old) is False
+    assert gitops_merges.delete_remote_refs(clone, "origin", {}) == {}

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import gitops
+from wavegit import gitops, gitops_worktrees
 from wavegit.errors import UsageError
 from wavegit.git import GitError
 from wavegit.repo import Repo
@@ -40,7 +40,7 @@ def prepare(repo: Repo, branch_ref: str, old: Mapping[str, str | None],
 
 def apply(sync: CheckoutSync) -> None:
     """Point the index entries at the new blobs and write (or delete) the files."""
-    gitops.refresh_files(sync.worktree, sync.paths)
+    gitops_worktrees.refresh_files(sync.worktree, sync.paths)
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,11 @@ def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forward
     if worktree is None:
         gitops.update_ref(repo.root, ref, commit, old or "", message=f"wavegit pull: from {upstream}")
         return Forwarded(branch, old, commit, None)
-    if not gitops.is_clean(worktree):
+    if not gitops_worktrees.is_clean(worktree):
         raise UsageError(f"{worktree} has uncommitted changes and {branch} is checked out there: commit or "
                          "stash them (git stash), then run wavegit pull again; nothing changed")
     try:
-        gitops.fast_forward(worktree, commit)
+        gitops_worktrees.fast_forward(worktree, commit)
     except GitError as exc:  # an untracked file in the way: git names it
         detail = " ".join(exc.stderr.split()) or str(exc)
         raise UsageError(f"cannot fast-forward {branch} in {worktree}: {detail} (move the untracked files "
@@ -89,11 +89,11 @@ def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forward
 
 def checked_out_at(repo: Repo, branch_ref: str) -> Path | None:
     """The work tree (main or linked) whose HEAD is ``branch_ref``, if any."""
-    return next((wt.path for wt in gitops.worktrees(repo.root) if wt.branch == branch_ref), None)
+    return next((wt.path for wt in gitops_worktrees.worktrees(repo.root) if wt.branch == branch_ref), None)
 
 
 def _is_clean(worktree: Path, path: str, old_sha: str | None) -> bool:
-    entries = gitops.staged_entries(worktree, path)
+    entries = gitops_worktrees.staged_entries(worktree, path)
     file = worktree / path
     if old_sha is None:
         return not entries and not file.exists() and not file.is_symlink()

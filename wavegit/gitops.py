@@ -31,7 +31,8 @@ C_LOCALE = {"LC_ALL": "C"}
 """Untranslated git messages, for callers that classify a failure by its text."""
 
 _FETCH_TRIES = 3
-_FILE_MODE = "100644"
+FILE_MODE = "100644"
+"""The mode of a plain file in a tree."""
 
 
 # -- locating a repository -------------------------------------------------------------------------------
@@ -156,7 +157,6 @@ def is_valid_ref_name(root: Path, ref: str) -> bool:
     """Whether ``ref`` (a full name, e.g. ``refs/heads/wavegit/items/W/ID``) is a name git accepts for a
     ref (``git check-ref-format``): ids like ``a..b`` or ``x.lock`` are not."""
     return git.run(["check-ref-format", ref], cwd=root, check=False).returncode == 0
-
 
 
 def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
@@ -332,29 +332,6 @@ def ls_tree(root: Path, treeish: str, paths: Sequence[str]) -> list[TreeEntry]:
     return entries
 
 
-class Change(NamedTuple):
-    """A path a commit changed against its first parent: its new mode and blob (mode ``000000``: deleted)."""
-
-    path: str
-    mode: str
-    sha: str
-
-    @property
-    def deleted(self) -> bool:
-        return self.mode == "000000"
-
-
-def own_changes(root: Path, commit: str) -> list[Change]:
-    """What ``commit`` changed against its first parent (no rename detection)."""
-    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", f"{commit}^", commit], cwd=root)
-    fields = raw.rstrip("\0").split("\0") if raw else []
-    changes = []
-    for meta, path in zip(fields[0::2], fields[1::2], strict=True):
-        _, new_mode, _, new_sha, _ = meta.lstrip(":").split(" ")
-        changes.append(Change(path, new_mode, new_sha))
-    return changes
-
-
 def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, str | None], *,
                modes: Mapping[str, str] | None = None) -> TreeSha:
     """``parent``'s tree (empty when None) with ``blobs`` written (path -> blob sha, mode 100644 unless
@@ -363,7 +340,7 @@ def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, 
     if parent:
         git.run(["read-tree", parent], cwd=root, env=env)
     mode = modes or {}
-    added = "".join(f"{mode.get(path, _FILE_MODE)} {sha}\t{path}\n" for path, sha in blobs.items() if sha)
+    added = "".join(f"{mode.get(path, FILE_MODE)} {sha}\t{path}\n" for path, sha in blobs.items() if sha)
     if added:
         git.run(["update-index", "--add", "--index-info"], cwd=root, env=env, input=added)
     removed = [path for path, sha in blobs.items() if sha is None]
@@ -378,38 +355,6 @@ def changed_paths(root: Path, base: str, tree: str) -> list[str]:
     return sorted(path for path in raw.split("\0") if path)
 
 
-class CommitChanges(NamedTuple):
-    parents: list[str]
-    changes: list[Change]
-    """What the commit changed against its first parent (no rename detection)."""
-
-
-def changes_of_commits(root: Path, commits: Sequence[str]) -> list[CommitChanges]:
-    """The parents and own changes of each of ``commits``, in order, from one ``git diff-tree --stdin``."""
-    raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
-                  cwd=root, input="".join(f"{commit}\n" for commit in commits))
-    found: list[CommitChanges] = []
-    fields = iter(raw.split("\0"))
-    for field in fields:
-        field = field.strip("\n")
-        if field.startswith(":"):
-            _, mode, _, sha, _ = field[1:].split(" ")
-            found[-1].changes.append(Change(next(fields), mode, sha))
-        elif field:
-            found.append(CommitChanges(field.split(" ")[1:], []))
-    return found
-
-
-def merge_tree(root: Path, ours: str, theirs: str) -> TreeSha:
-    """The tree of merging ``theirs`` into ``ours`` (``git merge-tree --write-tree``, git >= 2.38); a
-    GitError whose stderr holds git's output (the conflicts) when they do not merge cleanly."""
-    result = git.run(["merge-tree", "--write-tree", "--no-messages", ours, theirs], cwd=root, check=False)
-    if result.returncode != 0:
-        raise git.GitError(["merge-tree", "--write-tree", ours, theirs], result.returncode,
-                           result.stdout + result.stderr)
-    return TreeSha(result.stdout.split("\n", 1)[0].strip())
-
-
 def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:
     """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
     args = ["commit-tree", tree]
@@ -420,140 +365,7 @@ def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> 
 
 # -- a checkout's index and worktrees --------------------------------------------------------------------
 
-def staged_entries(worktree: Path, path: str) -> list[tuple[str, str, str]]:
-    """``(mode, blob, stage)`` of each index entry of ``path`` (taken literally) in ``worktree``'s index."""
-    staged = git.out(["--literal-pathspecs", "ls-files", "-s", "-z", "--", path], cwd=worktree)
-    entries = []
-    for entry in filter(None, staged.split("\0")):
-        mode, sha, stage = entry.split("\t")[0].split()
-        entries.append((mode, sha, stage))
-    return entries
-
-
-def refresh_files(worktree: Path, blobs: Mapping[str, str | None]) -> None:
-    """Point ``worktree``'s index entries at ``blobs`` (None: remove) and write (or delete) the files."""
-    updated = [path for path, sha in blobs.items() if sha]
-    removed = [path for path, sha in blobs.items() if sha is None]
-    if updated:
-        entries = "".join(f"{_FILE_MODE} {blobs[path]}\t{path}\n" for path in updated)
-        git.run(["update-index", "--add", "--index-info"], cwd=worktree, input=entries)
-        # checkout-index writes through the user's filters and records fresh stat data in the index.
-        git.run(["checkout-index", "-f", "--", *updated], cwd=worktree)
-    if removed:
-        git.run(["update-index", "--force-remove", "--", *removed], cwd=worktree)
-        for path in removed:
-            (worktree / path).unlink(missing_ok=True)
-
-
-def is_clean(worktree: Path) -> bool:
-    """Whether ``worktree`` has no staged or unstaged change to a tracked file (``git status --porcelain``;
-    untracked files do not count)."""
-    return git.out(["status", "--porcelain", "-z", "--untracked-files=no"], cwd=worktree) == ""
-
-
-def fast_forward(worktree: Path, commit: str) -> None:
-    """Fast-forward the branch checked out in ``worktree`` to ``commit``, index and files included
-    (``git merge --ff-only``); a GitError when that is no fast-forward or a file is in the way."""
-    git.run(["merge", "--ff-only", "--quiet", commit], cwd=worktree, env=C_LOCALE)
-
-
-class Worktree(NamedTuple):
-    path: Path
-    branch: str | None
-    """The full ref checked out there (None: detached or bare)."""
-    locked: bool
-
-
-def worktrees(root: Path) -> list[Worktree]:
-    """Every work tree of the repository (``git worktree list``), the main one first."""
-    listing = git.out(["worktree", "list", "--porcelain", "-z"], cwd=root)
-    found = []
-    for record in listing.split("\0\0"):
-        fields = record.strip("\0").split("\0")
-        if not fields[0].startswith("worktree "):
-            continue
-        branch = next((f.removeprefix("branch ") for f in fields[1:] if f.startswith("branch ")), None)
-        locked = any(f == "locked" or f.startswith("locked ") for f in fields[1:])
-        found.append(Worktree(Path(fields[0].removeprefix("worktree ")), branch, locked))
-    return found
-
-
-def remove_worktree(root: Path, path: Path) -> bool:
-    """``git worktree remove`` of ``path``, dirty or locked; whether git removed it (never raises)."""
-    return git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=root,
-                   check=False).returncode == 0
-
-
-def prune_worktrees(root: Path) -> None:
-    """Drop the admin entries of worktrees whose directories are gone (best effort)."""
-    git.run(["worktree", "prune"], cwd=root, check=False)
-
 
 # -- merges by content and branch cleanup (``wavegit sync``) ---------------------------------------------
 
-def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = (),
-              paths: Sequence[str] = ()) -> dict[str, str]:
-    """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id), for
-    exactly ``commits``, or for the commits ``revs`` lists that change any of ``paths`` (their patches cut
-    down to those paths); merges and empty commits have none."""
-    if not commits and not (revs and paths):
-        return {}
-    args = ["-c", "log.showSignature=false", "--literal-pathspecs", "log", "-p", "--binary", "--no-merges",
-            "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--format=commit %H"]
-    if commits:
-        patches = git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
-    else:
-        patches = git.out([*args, *revs, "--", *paths], cwd=root)
-    if not patches.strip():
-        return {}
-    listing = git.out(["patch-id", "--stable"], cwd=root, input=patches + "\n")
-    found = {}
-    for line in listing.splitlines():
-        patch_id, _, commit = line.partition(" ")
-        found[commit] = patch_id
-    return found
 
-
-def blobs_at(root: Path, specs: Sequence[str]) -> list[BlobSha | None]:
-    """The blob each ``<rev>:<path>`` names (None: no blob there), from one ``git cat-file --batch-check``."""
-    if not specs:
-        return []
-    listing = git.out(["cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=root,
-                      input="".join(f"{spec}\n" for spec in specs))
-    found: list[BlobSha | None] = []
-    for line in listing.splitlines():
-        fields = line.split()
-        found.append(BlobSha(fields[0]) if len(fields) == 2 and fields[1] == "blob" else None)
-    return found
-
-
-def last_change(root: Path, rev: str, paths: Sequence[str]) -> CommitSha | None:
-    """The newest commit of ``rev`` that changed any of ``paths`` (taken literally); None when none did."""
-    found = git.out(["--literal-pathspecs", "log", "--max-count=1", "--format=%H", rev, "--", *paths],
-                    cwd=root)
-    return CommitSha(found) if found else None
-
-
-def delete_remote_refs(root: Path, remote: str, leases: Mapping[str, str]) -> dict[str, str]:
-    """Delete each ref on ``remote`` only if it still points at its lease (ref -> sha); the refs that were
-    not deleted -> why (one ``git push``: a refusal of one ref does not stop the others)."""
-    if not leases:
-        return {}
-    args = ["push", "--porcelain", *[f"--force-with-lease={ref}:{sha}" for ref, sha in leases.items()],
-            remote, *[f":{ref}" for ref in leases]]
-    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
-    refused = {}
-    for line in result.stdout.splitlines():
-        flag, _, rest = line.partition("\t")
-        if flag == "!":
-            refspec, _, why = rest.partition("\t")
-            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
-    if result.returncode != 0 and not refused:
-        why = git.GitError(args, result.returncode, result.stderr).args[0]
-        refused = dict.fromkeys(leases, why)
-    return refused
-
-
-def delete_ref_at(root: Path, ref: str, old: str) -> bool:
-    """Delete ``ref`` only if it points at ``old``; whether it was deleted (never raises)."""
-    return git.run(["update-ref", "-d", ref, old], cwd=root, env=C_LOCALE, check=False).returncode == 0

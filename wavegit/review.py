@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from wavegit import budget, gitops, lifecycle, report, tracker, worktree
+from wavegit import budget, gitops, gitops_merges, lifecycle, report, tracker, worktree
 from wavegit.config import Config
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
@@ -348,7 +348,7 @@ def own_commit(repo: Repo, base: str, commit: str, message: str) -> str:
     Items own disjoint paths, so the change is the set of paths it touched, taken as they are in
     ``commit``; a scratch index applies them to ``base``'s tree without a work tree.
     """
-    changes = gitops.own_changes(repo.root, commit)
+    changes = gitops_merges.own_changes(repo.root, commit)
     blobs = {change.path: None if change.deleted else change.sha for change in changes}
     with TemporaryDirectory() as scratch:
         tree = gitops.build_tree(repo.root, Path(scratch) / "index", base, blobs,

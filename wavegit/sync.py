@@ -47,6 +47,7 @@ from pathlib import Path
 from wavegit import (
     git,
     gitops,
+    gitops_worktrees,
     lifecycle,
     report,
     sync_branches,
@@ -390,7 +391,7 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
                 worktree.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
-        gitops.prune_worktrees(repo.root)
+        gitops_worktrees.prune_worktrees(repo.root)
         # What a reaper that was killed (or never started) left of finished waves.
         workspace.empty_trash(repo.trash_dir)
     return done

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wavegit import gitops, worktree
+from wavegit import gitops_merges, gitops_worktrees, worktree
 from wavegit.sync_merged import Head, WaveMerges
 
 
@@ -121,7 +121,7 @@ def _write_told(path: Path, keys: list[str]) -> None:
 
 
 def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> list[BranchFate]:
-    checked_out = {wt.branch: wt.path for wt in gitops.worktrees(branches.root) if wt.branch}
+    checked_out = {wt.branch: wt.path for wt in gitops_worktrees.worktrees(branches.root) if wt.branch}
     judged: list[tuple[Candidate, BranchFate]] = []
     for candidate in branches.candidates(branches.waves() - set(in_flight)):
         merges = branches.merges(candidate.wave)
@@ -135,13 +135,14 @@ def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) ->
     if dry_run:
         return [fate for _, fate in judged]
     leases = {f"refs/heads/{c.branch}": c.head.sha for c, fate in judged if fate.deleted and not c.head.local}
-    refused = gitops.delete_remote_refs(branches.root, branches.remote, leases) if branches.remote else {}
+    refused = (gitops_merges.delete_remote_refs(branches.root, branches.remote, leases) if branches.remote
+               else {})
     done = []
     for candidate, fate in judged:
         ref = f"refs/heads/{candidate.branch}"
         if fate.deleted and ref in refused and not candidate.head.local:
             fate = _kept(fate, f"{fate.where} refused to delete it: {refused[ref]}")
-        elif fate.deleted and candidate.head.local and not gitops.delete_ref_at(branches.root, ref,
+        elif fate.deleted and candidate.head.local and not gitops_merges.delete_ref_at(branches.root, ref,
                                                                                candidate.head.sha):
             fate = _kept(fate, "it moved while sync ran")
         done.append(fate)

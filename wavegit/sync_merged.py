@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
-from wavegit import gitops, worktree
+from wavegit import gitops, gitops_merges, worktree
 
 ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "content"
 _SEP, _END = "\x1f", "\x1e"
@@ -107,7 +107,7 @@ class WaveMerges:
         paths = sorted({path for sha in mine for path in changed[sha]})
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         found: dict[str, str] = {}
-        for commit, patch_id in gitops.patch_ids(self.root, revs=revs, paths=paths).items():
+        for commit, patch_id in gitops_merges.patch_ids(self.root, revs=revs, paths=paths).items():
             found[patch_id] = commit  # newest first: the oldest wins
         return found
 
@@ -168,7 +168,7 @@ class WaveMerges:
         """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
         missing = [sha for sha in dict.fromkeys(commits) if sha not in self._paths]
         if missing:
-            for sha, own in zip(missing, gitops.changes_of_commits(self.root, missing), strict=True):
+            for sha, own in zip(missing, gitops_merges.changes_of_commits(self.root, missing), strict=True):
                 self._paths[sha] = tuple(change.path for change in own.changes)
                 self._parents[sha] = tuple(own.parents)
         return self._paths
@@ -182,7 +182,7 @@ class WaveMerges:
         if commit not in self._patch_ids:
             batch = [*dict.fromkeys(sha for sha in [commit, *[c.sha for c in self.beyond_base(head)]]
                                     if sha not in self._patch_ids)]
-            found = gitops.patch_ids(self.root, batch)
+            found = gitops_merges.patch_ids(self.root, batch)
             self._patch_ids.update({sha: found.get(sha) for sha in batch})
         return self._patch_ids[commit]
 
@@ -213,7 +213,7 @@ class WaveMerges:
             return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
         if paths and self._same_blobs(paths, head):
-            return Merged(CONTENT, gitops.last_change(self.root, self.base, paths),
+            return Merged(CONTENT, gitops_merges.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
 
@@ -246,7 +246,8 @@ class WaveMerges:
         shas = [c.sha for c in self.beyond_base(head)]
         changed = self.paths(shas)
         paths = sorted({path for sha in shas for path in changed[sha]})
-        blobs = gitops.blobs_at(self.root, [f"{rev}:{path}" for path in paths for rev in (self.base, head)])
+        specs = [f"{rev}:{path}" for path in paths for rev in (self.base, head)]
+        blobs = gitops_merges.blobs_at(self.root, specs)
         return {path: base == mine for path, base, mine in zip(paths, blobs[0::2], blobs[1::2], strict=True)}
 
     # -- an item ----------------------------------------------------------------------------------------

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import fastimport, gitops, gitops_objects, workspace
+from wavegit import fastimport, gitops, gitops_merges, gitops_objects, gitops_worktrees, workspace
 from wavegit.git import GitError
-from wavegit.gitops import Branch, Change, WaveId
+from wavegit.gitops import Branch, WaveId
+from wavegit.gitops_merges import Change
 from wavegit.repo import Repo
 
 BRANCH_PREFIX = "wavegit/"
@@ -70,9 +71,9 @@ def parse_item_branch(branch: str) -> tuple[WaveId, str] | None:
 
 def remove(repo_root: Path, path: Path) -> None:
     """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
-    if not gitops.remove_worktree(repo_root, path):
+    if not gitops_worktrees.remove_worktree(repo_root, path):
         shutil.rmtree(path, ignore_errors=True)
-        gitops.prune_worktrees(repo_root)
+        gitops_worktrees.prune_worktrees(repo_root)
 
 
 def remove_all_under(repo_root: Path, directory: Path) -> None:
@@ -83,14 +84,14 @@ def remove_all_under(repo_root: Path, directory: Path) -> None:
     """
     prefix = directory.resolve()
     locked: list[Path] = []
-    for found in gitops.worktrees(repo_root):
+    for found in gitops_worktrees.worktrees(repo_root):
         wt = found.path.resolve()
         if wt.is_relative_to(prefix):
             shutil.rmtree(wt, ignore_errors=True)
             if found.locked:
                 locked.append(wt)
     workspace.remove(directory)
-    gitops.prune_worktrees(repo_root)
+    gitops_worktrees.prune_worktrees(repo_root)
     for wt in locked:
         remove(repo_root, wt)
 
@@ -157,11 +158,11 @@ def repair_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[
     """Remove the worktrees :func:`find_half_made` finds; one line for each that was repaired."""
     found = find_half_made(repo, min_age_s=min_age_s)
     for half in found:
-        if not gitops.remove_worktree(repo.root, half.path) or half.admin.exists():
+        if not gitops_worktrees.remove_worktree(repo.root, half.path) or half.admin.exists():
             # `git worktree prune` keeps a locked entry, so its admin dir goes by hand first.
             shutil.rmtree(half.path, ignore_errors=True)
             shutil.rmtree(half.admin, ignore_errors=True)
-            gitops.prune_worktrees(repo.root)
+            gitops_worktrees.prune_worktrees(repo.root)
     return [half.line() for half in found]
 
 
@@ -279,7 +280,7 @@ def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]
     head = start
     for commit, message in commits:
         try:
-            tree = gitops.merge_tree(repo_root, head, commit)
+            tree = gitops_merges.merge_tree(repo_root, head, commit)
         except GitError as error:
             raise CombineConflict(error.command[1:], error.returncode, error.stderr) from error
         head = gitops.commit_tree(repo_root, tree, [head], message)
@@ -288,7 +289,7 @@ def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]
 
 def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[Change]] | None:
     """Each commit's changes against its parent (one ``diff-tree``); None unless every parent is ``start``."""
-    found = gitops.changes_of_commits(repo_root, commits)
+    found = gitops_merges.changes_of_commits(repo_root, commits)
     if len(found) != len(commits) or any(own.parents != [start] for own in found):
         return None
     return [own.changes for own in found]
