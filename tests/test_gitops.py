@@ -272,7 +272,8 @@ def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> 
     made = gitops.commit_tree(clone, tree, [base], "built\n")
     assert git(clone, "log", "-1", "--format=%s %P", made) == f"built {base}"
     assert gitops_merges.own_changes(clone, made) == [
-        gitops_merges.Change("README.md", "000000", "0" * len(blob)), gitops_merges.Change("new.txt", "100755", blob)]
+        gitops_merges.Change("README.md", "000000", "0" * len(blob)),
+        gitops_merges.Change("new.txt", "100755", blob)]
     assert [c.deleted for c in gitops_merges.own_changes(clone, made)] == [True, False]
     assert gitops.build_tree(clone, tmp_path / "index2", None, {"only.txt": blob}) == git(
         clone, "mktree", input=f"100644 blob {blob}\tonly.txt\n")
