@@ -8,7 +8,7 @@ from typing import Annotated, NamedTuple
 import pytest
 
 from tests.helpers.timing import fastest
-from wavegit import schema
+from wavegit import schema, yamlcompose
 from wavegit.errors import ValidationError
 
 SCHEMA = schema.Schema("thing", (
@@ -23,7 +23,7 @@ SCHEMA = schema.Schema("thing", (
 
 def _read(text: str, declared: schema.Schema = SCHEMA) -> tuple[dict[str, schema.Value], list[str]]:
     where = schema.Located("f.yaml")
-    root = schema.compose(text, "f.yaml")
+    root = yamlcompose.compose(text, "f.yaml")
     assert root is not None
     values = schema.read_mapping(root, declared, where)
     return values, [str(p) for p in where.problems]
@@ -82,7 +82,7 @@ def test_all_problems_are_reported_at_once_with_positions() -> None:
 
 def test_yaml_syntax_error_has_one_based_position() -> None:
     with pytest.raises(ValidationError) as caught:
-        schema.compose("a: 1\nb: [1,\n", "f.yaml")
+        yamlcompose.compose("a: 1\nb: [1,\n", "f.yaml")
     problem = caught.value.problems[0]
     assert (problem.line, problem.col) == (3, 1) and "not valid YAML" in problem.message
 
@@ -97,20 +97,20 @@ def test_billion_laughs_fails_fast() -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
     bomb = "\n".join(lines) + "\n"
     with pytest.raises(ValidationError, match="alias bomb"):
-        schema.compose(bomb, "f.yaml")
+        yamlcompose.compose(bomb, "f.yaml")
     # Refusing it costs about what reading the same lines with plain words does: nothing was expanded.
     plain = re.sub(r"\*a[0-9]", "lol", bomb)
 
     def refuse() -> None:
         with pytest.raises(ValidationError):
-            schema.compose(bomb, "f.yaml")
+            yamlcompose.compose(bomb, "f.yaml")
 
-    assert fastest(refuse) < 20 * fastest(lambda: schema.compose(plain, "f.yaml"))
+    assert fastest(refuse) < 20 * fastest(lambda: yamlcompose.compose(plain, "f.yaml"))
 
 
 def test_recursive_alias_is_refused() -> None:
     with pytest.raises(ValidationError, match="recursive alias"):
-        schema.compose("a: &x [1, *x]\n", "f.yaml")
+        yamlcompose.compose("a: &x [1, *x]\n", "f.yaml")
 
 
 def test_an_owns_list_with_one_bad_pattern_keeps_its_good_ones_for_non_strict_readers() -> None:

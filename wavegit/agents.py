@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import schema
+from wavegit import schema, yamlcompose
 from wavegit.config import Config, WorkerProfile
 from wavegit.errors import Problem, UsageError, ValidationError
 from wavegit.jsondecode import reject_constant
@@ -238,7 +238,7 @@ def unknown_profiles(text: str, path: str, config: Config,
     if not bad:
         return []
     problems = []
-    for item_id, node in _worker_nodes(schema.compose(text, path), set(bad)):
+    for item_id, node in _worker_nodes(yamlcompose.compose(text, path), set(bad)):
         guess = schema.nearest(bad[item_id], tuple(known))
         hint = f"did you mean '{guess}'?" if guess else "add it to `workers` in .wavegit/config.yaml"
         problems.append(Problem(path, node.start_mark.line + 1, node.start_mark.column + 1,

@@ -322,7 +322,9 @@ def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
 
 def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Value]:
     """The typed values the config text sets (a subset of the keys); ValidationError lists every problem."""
-    root = schema.compose(text, path)
+    from wavegit.yamlcompose import compose  # a parse only: a warm run never composes
+
+    root = compose(text, path)
     if root is None or (root.id == "scalar" and root.tag == schema.NULL):
         return {}
     where = schema.Located(path)

@@ -192,7 +192,9 @@ def _parse_rows(text: str, path: str, strict: bool, protected: Protected) -> tup
 
 
 def _walk(text: str, where: schema.Located, protected: Protected) -> tuple[tuple[Row, ...], int]:
-    return _items(_document(schema.compose(text, where.path), where), where, protected)
+    from wavegit.yamlcompose import compose  # a parse only: a warm run never composes
+
+    return _items(_document(compose(text, where.path), where), where, protected)
 
 
 def _document(root: Node | None, where: schema.Located) -> Node | None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wavegit import schema
+from wavegit import schema, yamlcompose
 from wavegit.errors import UsageError
 from wavegit.schema import Mark, Node
 from wavegit.undecodable import escape
@@ -140,7 +140,7 @@ def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None
     if not changes:
         return text
     doc = _Text(text)
-    root = schema.compose(text, "tracker")
+    root = yamlcompose.compose(text, "tracker")
     edits: list[_Edit] = []
     for item_id, fields in changes.items():
         edits += _item_edits(doc, _find_item(root, item_id), fields)
@@ -196,7 +196,7 @@ def _apply(text: str, edits: list[_Edit]) -> str:
 def append_item(text: str, fields: Mapping[str, object]) -> str:
     """``text`` with an item (``fields`` in the order given) appended to ``items`` in block style."""
     doc = _Text(text)
-    root = schema.compose(text, "tracker")
+    root = yamlcompose.compose(text, "tracker")
     key, items = _item_nodes(root)
     dash_col, key_col = 2, 4
     if items is None or key is None:
@@ -238,7 +238,7 @@ def remove_item(text: str, item_id: str) -> str:
     """``text`` without the item ``item_id``: the lines from its ``-`` to its last value; comments around it
     and every other item stay as they are. The last item gone, ``items:`` is left empty (null)."""
     doc = _Text(text)
-    item = _find_item(schema.compose(text, "tracker"), item_id)
+    item = _find_item(yamlcompose.compose(text, "tracker"), item_id)
     first = item.start_mark.line
     before_key = doc.text[doc.line_start(first):item.start_mark.index]
     above = doc.text[doc.line_start(first - 1):doc.line_start(first)] if first > 0 else ""
