@@ -37,9 +37,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Literal
 
-from wavegit import credentials, sandbox
-from wavegit.config import FORBIDDEN_WORKER_ENV, TOKEN_VARS
+from wavegit import sandbox
 from wavegit.errors import UsageError
+from wavegit.workerenv import ATTEMPT_TOKEN_VAR
 
 KillReason = Literal["wall", "idle", "cancelled"]
 
@@ -58,9 +58,6 @@ _ABANDON_PIPE_S = 1.0
 LOG_TAIL_MAX_BYTES = 64 * 1024
 """How much of a log's end a tail reads at most."""
 # The variables every worker gets from wavegit's environment (besides config `worker_env`).
-_PASSED_ENV = ("PATH", "LANG", "TERM")
-_PASSED_PREFIX = "LC_"
-ATTEMPT_TOKEN_VAR = "WAVEGIT_ATTEMPT_TOKEN"
 _PR_SET_PDEATHSIG = 1
 # bwrap reports a child killed by signal N as exit 128 + N.
 _SIGNAL_EXIT_BASE = 128
@@ -474,49 +471,3 @@ def start_detached(argv: Sequence[str]) -> None:
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=env)
 
 
-def worker_env(
-    base: Mapping[str, str],
-    *,
-    item_id: str,
-    wave_id: str,
-    prompt_file: Path,
-    cost_file: Path,
-    feedback_file: Path | None,
-    owns: Sequence[str],
-    pass_github_token: bool,
-    home: Path,
-    tmp: Path,
-    passed: Sequence[str] = (),
-    marker: str = "",
-) -> dict[str, str]:
-    """The worker's environment, built from an allowlist: nothing else of ``base`` reaches it.
-
-    From ``base``: PATH, LANG, LC_*, TERM, the names in ``passed`` (config ``worker_env``; the variables
-    that steer a GitHub Actions job are refused there and never passed) and ``GITHUB_TOKEN`` only with
-    ``pass_github_token``. Then the private HOME and TMPDIR and DESIGN.md's WAVEGIT_* variables
-    (``WAVEGIT_FEEDBACK_FILE`` only on a retry, ``WAVEGIT_ATTEMPT_TOKEN`` the attempt's marker).
-    """
-    names = [*_PASSED_ENV, *(n for n in base if n.startswith(_PASSED_PREFIX)),
-             *(n for n in passed if n not in TOKEN_VARS)]
-    env = {name: base[name] for name in names if name in base and not _forbidden(name)}
-    token = base.get("GITHUB_TOKEN") or credentials.held_token()
-    if pass_github_token and token:
-        # The token left wavegit's environment at start-up (wavegit.credentials); it is in memory.
-        env["GITHUB_TOKEN"] = token
-    env.update(
-        HOME=str(home), TMPDIR=str(tmp),
-        WAVEGIT_ITEM_ID=item_id,
-        WAVEGIT_WAVE_ID=wave_id,
-        WAVEGIT_PROMPT_FILE=str(prompt_file),
-        WAVEGIT_COST_FILE=str(cost_file),
-        WAVEGIT_OWNS="\n".join(owns),
-    )
-    if marker:
-        env[ATTEMPT_TOKEN_VAR] = marker
-    if feedback_file is not None:
-        env["WAVEGIT_FEEDBACK_FILE"] = str(feedback_file)
-    return env
-
-
-def _forbidden(name: str) -> bool:
-    return name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_")

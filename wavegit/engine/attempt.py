@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import agents, budget, cost, runner, sandbox, snapshot, tracker, workspace, worktree
+from wavegit import agents, budget, cost, runner, sandbox, snapshot, tracker, workerenv, workspace, worktree
 from wavegit.config import Config, protected_of
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
@@ -48,7 +48,7 @@ class Confiner:
         workspace.remove(private)
         home, tmp = sandbox.private_dirs(private)
         marker = runner.new_marker()
-        env = runner.worker_env(os.environ, item_id=item_id, wave_id=self.wave_id, prompt_file=prompt_file,
+        env = workerenv.worker_env(os.environ, item_id=item_id, wave_id=self.wave_id, prompt_file=prompt_file,
                                 cost_file=private / "cost.json", feedback_file=feedback_file, owns=owns,
                                 pass_github_token=pass_github_token, home=home, tmp=tmp,
                                 passed=self.config.worker_env, marker=marker)
