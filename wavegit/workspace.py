@@ -57,25 +57,21 @@ class Skeleton:
 
     @classmethod
     def capture(cls, scratch: Path) -> Skeleton | None:
-        """Run ``git init`` in ``scratch`` (made and removed here) and read what it wrote; None when its
-        ``HEAD`` is not a plain file naming the branch (another ref storage): then every tree runs
-        ``git init`` itself."""
+        """Run ``git init`` in ``scratch`` (made here; it goes with the wave's folder) and read what it wrote;
+        None when its ``HEAD`` is not a plain file naming the branch (another ref storage): then every tree
+        runs ``git init`` itself."""
         remove(scratch)
         scratch.mkdir(parents=True)
-        try:
-            gitops_objects.init_repository(scratch, SCRATCH_BRANCH)
-            git_dir = scratch / ".git"
-            dirs: list[str] = []
-            files: list[tuple[str, bytes]] = []
-            for folder, subdirs, names in os.walk(git_dir):
-                subdirs.sort()
-                relative = Path(folder).relative_to(git_dir)
-                if relative != Path("."):
-                    dirs.append(str(relative))
-                files += [(str(relative / name), (Path(folder) / name).read_bytes())
-                          for name in sorted(names)]
-        finally:
-            remove(scratch)
+        gitops_objects.init_repository(scratch, SCRATCH_BRANCH)
+        git_dir = scratch / ".git"
+        dirs: list[str] = []
+        files: list[tuple[str, bytes]] = []
+        for folder, subdirs, names in os.walk(git_dir):
+            subdirs.sort()
+            relative = Path(folder).relative_to(git_dir)
+            if relative != Path(".") and str(relative) not in _MADE_WHEN_NEEDED:
+                dirs.append(str(relative))
+            files += [(str(relative / name), (Path(folder) / name).read_bytes()) for name in sorted(names)]
         if dict(files).get("HEAD") != _head(SCRATCH_BRANCH):
             return None
         return cls(tuple(dirs), tuple(files))
@@ -93,6 +89,11 @@ class Skeleton:
         for name, content in self.files:
             (git_dir / name).write_bytes(_head(branch) if name == "HEAD" else content)
         return True
+
+
+_MADE_WHEN_NEEDED = frozenset({"objects/pack", "refs/heads", "refs/tags"})
+"""Directories of ``git init`` that git makes when it first writes there: each tree goes without them (every
+directory is an operation to make and one to remove; ``objects`` and ``refs`` make it a repository)."""
 
 
 def _head(branch: str) -> bytes:
