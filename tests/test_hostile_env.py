@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, state_files, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
 from wavegit import runner, sandbox
 
@@ -71,8 +71,7 @@ def committed(remote: RemoteRepo, rep: dict[str, object], path: str) -> str:
 def everything_written(remote: RemoteRepo, output: str) -> str:
     """Every commit (with its diff) of origin and clone, every file in wavegit's state, the CLI output."""
     history = [git(repo, "log", "--all", "-p", "--format=%H%n%B") for repo in (remote.origin, remote.clone)]
-    state = remote.clone / ".git" / "wavegit"
-    files = [p.read_text(errors="replace") for p in state.rglob("*") if p.is_file()]
+    files = [p.read_text(errors="replace") for p in state_files(remote.clone)]
     return "\n".join([*history, *files, output])
 
 

@@ -24,7 +24,7 @@ from tests.helpers.reliability import (
     open_gate_pr,
     tracker_history_problems,
 )
-from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.repos import RemoteRepo, git, state_files, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, run
 
 ENV_DUMP = Path(__file__).resolve().parent / "workers" / "env_dump.py"
@@ -79,8 +79,7 @@ def test_github_token_reaches_no_worker_test_log_report_comment_or_output(tmp_pa
         published = [c.body for c in gh.fake.comments.values()] + [p.body for p in gh.fake.pulls.values()]
     workers = [json.loads(line) for line in dumps.read_text().splitlines()]
     assert len(workers) == 2 and all(not {"GITHUB_TOKEN", "GH_TOKEN"} & set(w) for w in workers)
-    state = remote.clone / ".git" / "wavegit"
-    files = [p for p in state.rglob("*") if p.is_file()]
+    files = state_files(remote.clone)
     assert any(p.name.endswith(".test.log") for p in files), "the env-dumping tests left no log"
     for secret in (BOT_TOKEN, gh_token):
         assert secret not in result.stdout + result.stderr

@@ -146,7 +146,9 @@ def remove(path: Path) -> None:
     """Remove a tree whatever a worker did to it, as far as its user can; best effort (what is left of a
     wave's folder goes with the next cleanup or ``wavegit sync``)."""
     if path.is_symlink() or path.is_file():
-        path.unlink()
+        # Another remover (a wave's reaper and `sync`) may have been first.
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
     elif path.is_dir():
         with contextlib.suppress(OSError):
             _remove_tree(path)

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,3 +112,14 @@ class AttemptTree:
 
     def mode(self, taken: snapshot.Snapshot, rel: str) -> str:
         return git(self.remote.clone, "ls-tree", taken.tree, "--", rel).split(" ")[0]
+
+
+def state_files(clone: Path) -> list[Path]:
+    """Every file in ``clone``'s wavegit state folder, once the detached reaper of its last wave (started as
+    ``wavegit run`` returns) has emptied the trash: what stays there, not what is being removed."""
+    state = clone / ".git" / "wavegit"
+    trash = state / "trash"
+    deadline = time.monotonic() + 60
+    while trash.is_dir() and any(trash.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [path for path in state.rglob("*") if path.is_file()]
