@@ -55,10 +55,14 @@ def test_claude_preset_cost_and_tokens_come_from_the_json_result_in_the_log(tmp_
     assert read_cost(tmp_path / "cost.json", log, COMMAND) is None
 
 
-def test_cost_file_wins_over_the_claude_log(tmp_path: Path) -> None:
-    (tmp_path / "cost.json").write_text('{"usd": 1.5}')
+def test_a_presets_cost_is_its_cli_account_never_the_cost_file(tmp_path: Path) -> None:
+    # The agent's tools could write the cost file (a forged $0): a preset's cost is what its CLI reports.
+    (tmp_path / "cost.json").write_text('{"usd": 0, "input_tokens": 0, "output_tokens": 0}')
     (tmp_path / "a.log").write_text('{"type": "result", "total_cost_usd": 9}\n')
-    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT) == 1.5
+    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT) == 9
+    (tmp_path / "a.log").write_text("killed mid-run\n")
+    reading = cost_reading(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT)
+    assert reading.usd is None and reading.note is not None and "no result line" in reading.note
 
 
 @pytest.mark.parametrize("log_text", [
