@@ -316,8 +316,8 @@ def test_a_profile_whose_program_is_missing_is_exit_2_naming_the_profile(tmp_pat
 
 def test_an_agent_cannot_lower_its_own_cost_below_its_cli_account_with_the_cost_file(
         tmp_path: Path, fake_agents: None) -> None:
-    # The agent's tools (prompt-injected) write $WAVEGIT_COST_FILE with $0 and no tokens; Claude's own result
-    # line says $0.0123 and 200 tokens. The CLI's account is what was spent: the file may add, never take away.
+    # The agent's tools (prompt-injected) write $WAVEGIT_COST_FILE with $0 and no tokens; Claude's own
+    # result line says $0.0123 and 200 tokens. The CLI's account is what was spent, not the file.
     forged = "cost-text {\"usd\": 0, \"input_tokens\": 0, \"output_tokens\": 0}"
     remote = _repo(tmp_path, [item(n, [forged, f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="deep")
                               for n in ("a", "b")], budget={"wave_usd": 0.01, "wave_tokens": 150})
@@ -329,8 +329,9 @@ def test_an_agent_cannot_lower_its_own_cost_below_its_cli_account_with_the_cost_
 
 def test_a_cost_file_cannot_stand_in_for_a_missing_claude_result(tmp_path: Path, fake_agents: None) -> None:
     # Killed before its result line, the run's spend is unknown: a $0 cost file does not make it known.
-    remote = _repo(tmp_path, [item(n, ["cost 0", f"write src/{n}.txt ok", "agent no-result"], [f"src/{n}.txt"],
-                                   worker="deep") for n in ("a", "b")], budget={"wave_usd": 5.0})
+    actions = ["cost 0", "write src/{}.txt ok", "agent no-result"]
+    remote = _repo(tmp_path, [item(n, [a.format(n) for a in actions], [f"src/{n}.txt"], worker="deep")
+                              for n in ("a", "b")], budget={"wave_usd": 5.0})
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
     (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]

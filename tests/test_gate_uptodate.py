@@ -325,3 +325,20 @@ def test_a_malformed_merge_group_event_is_bad_input(wave: Wave, group: dict[str,
     code, output = gate_event(wave)
     assert code == 2 and says in output, output
     assert len(output.strip().splitlines()) == 1 and len(wave.gh.fake.statuses) == statuses
+
+
+def test_a_pr_retargeted_to_a_branch_that_smuggles_a_change_never_passes(wave: Wave, tmp_path: Path) -> None:
+    # Attack: a branch `evil` (main plus an unowned change) becomes the PR's base; merging it into the wave
+    # branch is then "an update with the base", tested and passed, and retargeting the PR back to main
+    # (no pull_request_target run on `edited`) would keep that success on the head that carries README.md.
+    git(wave.person, "checkout", "-q", "-b", "evil", "origin/main")
+    (wave.person / "README.md").write_text("smuggled\n")
+    git(wave.person, "commit", "-q", "-am", "unowned change")
+    git(wave.person, "push", "-q", "origin", "evil")
+    wave.gh.fake.pulls[wave.pr].base = "evil"  # the PR's "Edit" button: its base is now evil
+    head = wave.update_branch(merge_in="evil")
+    verdict_file = tmp_path / "verdict.json"
+    wave.gate_test(verdict_file)
+    code, output = wave.gate("--verdict", str(verdict_file))
+    assert code == 1 and "the PR targets evil, not the base branch main" in output, output
+    assert wave.status(head) is not None and wave.status(head)[0] == "failure"  # type: ignore[index]

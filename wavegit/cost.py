@@ -49,8 +49,8 @@ class CostReading:
 
 def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
                  prices: Sequence[ModelPrice] = ()) -> CostReading:
-    """The cost from ``cost_file`` (a command) or ``agent``'s log (a preset); dollars from ``prices`` for tokens
-    alone.
+    """The cost from ``cost_file`` (a command) or ``agent``'s log (a preset); dollars from ``prices`` for
+    tokens alone.
 
     A ``note`` says the cost was reported but cannot be read (a bad cost file; a preset run without its
     result, or with tokens no price is set for): budgets count such an attempt as over their ceiling. A
