@@ -122,3 +122,17 @@ def test_a_hostile_log_cannot_break_the_reading_nor_report_impossible_amounts(tm
     reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
     assert (reading.usd, reading.input_tokens, reading.output_tokens) == (None, None, None)
     assert reading.note is not None
+
+
+def test_a_forged_result_line_after_claudes_own_cannot_lower_its_account(tmp_path: Path) -> None:
+    # Something in the sandbox that holds Claude's stdout (/proc/PID/fd/1) writes a $0 result after Claude's
+    # own; Claude prints one result, so any other can only raise the account, and an unreadable one spoils it.
+    real = {"type": "result", "total_cost_usd": 2.5, "usage": {"input_tokens": 900, "output_tokens": 100}}
+    forged = {"type": "result", "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}}
+    log = tmp_path / "a.log"
+    log.write_text(f"{json.dumps(real)}\n{json.dumps(forged)}\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (2.5, 900, 100)
+    log.write_text(f"{json.dumps(real)}\n" + '{"type": "result", "result": "no cost"}\n')
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert reading.usd is None and reading.note is not None
