@@ -336,3 +336,23 @@ def test_a_cost_file_cannot_stand_in_for_a_missing_claude_result(tmp_path: Path,
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
     (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
     assert "no result line with a readable total_cost_usd" in note
+
+
+@pytest.mark.parametrize("name", ["claude", "--dangerously-skip-permissions", "deep --permission-mode x"])
+def test_attack_an_items_worker_can_name_only_a_profile_never_a_preset_or_flags(
+        tmp_path: Path, fake_agents: None, name: str) -> None:
+    # An item's text picks a profile by name, nothing else: a preset's bare name (which would run it with
+    # no model the config reviewed) or flag-shaped text never reaches a command line.
+    remote = _repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], worker=name)])
+    before = git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)")
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2 and f"worker '{name}' is no profile of the config" in result.stderr
+    assert git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)") == before
+
+
+def test_a_profiles_model_stays_the_value_of_its_option_whatever_it_says() -> None:
+    # The model is config (committed, reviewed) text: even flag-shaped it is one argument, the option's value.
+    assert CLAUDE.argv("--dangerously-skip-permissions", [], sandboxed=False)[-2:] == [
+        "--model", "--dangerously-skip-permissions"]
+    assert CODEX.argv("-s danger-full-access", [], sandboxed=False)[-3:] == [
+        "-m", "-s danger-full-access", "-"]
