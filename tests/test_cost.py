@@ -136,3 +136,22 @@ def test_a_forged_result_line_after_claudes_own_cannot_lower_its_account(tmp_pat
     log.write_text(f"{json.dumps(real)}\n" + '{"type": "result", "result": "no cost"}\n')
     reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
     assert reading.usd is None and reading.note is not None
+
+
+def test_a_forged_codex_event_stream_can_only_add_or_spoil_never_lower_or_crash(tmp_path: Path) -> None:
+    # Codex's usage is the sum of its turns: a forged turn adds to it; one with an impossible count (negative,
+    # fractional, boolean, huge) makes the whole reading unknown, which a ceiling counts as over it.
+    log = _codex_log(tmp_path)
+    with log.open("a") as handle:
+        handle.write(json.dumps({"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 5}})
+                     + "\n")
+        handle.write('{"type": "error", "message": {"nested": [1, 2]}}\n{"type": "turn.failed"}\n')
+    added = cost_reading(tmp_path / "cost.json", log, CODEX_AGENT, (ModelPrice("gpt-5-codex", 1, 1),))
+    assert (added.input_tokens, added.output_tokens) == (2_000_005, 200_005) and added.note is None
+    for forged in (-1, 0.5, True, 10**13):
+        log = _codex_log(tmp_path)
+        with log.open("a") as handle:
+            handle.write(json.dumps({"type": "turn.completed",
+                                     "usage": {"input_tokens": forged, "output_tokens": 0}}) + "\n")
+        reading = cost_reading(tmp_path / "cost.json", log, CODEX_AGENT, (ModelPrice("gpt-5-codex", 1, 1),))
+        assert reading.usd is None and reading.input_tokens is None and reading.note is not None, forged
