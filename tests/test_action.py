@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers.actions_log import obeyed_commands
 from tests.helpers.ghserver import APP, APP_TOKEN, github_env, running
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo
@@ -200,6 +201,18 @@ def test_annotation_message_cannot_start_a_second_workflow_command() -> None:
     line = action.annotation("error", "boom\n::set-output name=x::y\r100%", file="a,b:c.yaml")
     assert "\n" not in line and "\r" not in line
     assert line == "::error file=a%2Cb%3Ac.yaml::boom%0A::set-output name=x::y%0D100%25"
+
+
+def test_the_commands_output_echoed_into_the_log_is_no_workflow_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A command's output quotes names and messages from others: none of its lines may steer the runner.
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    out.write_text("fail: ... \n::set-output name=pr::99\n  ::stop-commands::x\n::x::\n::warning::forged")
+    err.write_text("::error file=README.md::forged too\n")
+    code = action.main(["gate", "1", str(out), str(err)], {})
+    shown = capsys.readouterr()
+    assert code == 1 and "::set-output name=pr::99" in shown.out and "forged too" in shown.out
+    assert obeyed_commands(shown.out + shown.err) == [("error", "title=wavegit gate")]  # its own, escaped
 
 
 def test_outputs_file_round_trips_values_with_newlines(tmp_path: Path) -> None:

@@ -55,10 +55,14 @@ def test_claude_preset_cost_and_tokens_come_from_the_json_result_in_the_log(tmp_
     assert read_cost(tmp_path / "cost.json", log, COMMAND) is None
 
 
-def test_cost_file_wins_over_the_claude_log(tmp_path: Path) -> None:
-    (tmp_path / "cost.json").write_text('{"usd": 1.5}')
+def test_a_presets_cost_is_its_cli_account_never_the_cost_file(tmp_path: Path) -> None:
+    # The agent's tools could write the cost file (a forged $0): a preset's cost is what its CLI reports.
+    (tmp_path / "cost.json").write_text('{"usd": 0, "input_tokens": 0, "output_tokens": 0}')
     (tmp_path / "a.log").write_text('{"type": "result", "total_cost_usd": 9}\n')
-    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT) == 1.5
+    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT) == 9
+    (tmp_path / "a.log").write_text("killed mid-run\n")
+    reading = cost_reading(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT)
+    assert reading.usd is None and reading.note is not None and "no result line" in reading.note
 
 
 @pytest.mark.parametrize("log_text", [
@@ -118,3 +122,36 @@ def test_a_hostile_log_cannot_break_the_reading_nor_report_impossible_amounts(tm
     reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
     assert (reading.usd, reading.input_tokens, reading.output_tokens) == (None, None, None)
     assert reading.note is not None
+
+
+def test_a_forged_result_line_after_claudes_own_cannot_lower_its_account(tmp_path: Path) -> None:
+    # Something in the sandbox that holds Claude's stdout (/proc/PID/fd/1) writes a $0 result after Claude's
+    # own; Claude prints one result, so any other can only raise the account, and an unreadable one spoils it.
+    real = {"type": "result", "total_cost_usd": 2.5, "usage": {"input_tokens": 900, "output_tokens": 100}}
+    forged = {"type": "result", "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}}
+    log = tmp_path / "a.log"
+    log.write_text(f"{json.dumps(real)}\n{json.dumps(forged)}\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (2.5, 900, 100)
+    log.write_text(f"{json.dumps(real)}\n" + '{"type": "result", "result": "no cost"}\n')
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert reading.usd is None and reading.note is not None
+
+
+def test_a_forged_codex_event_stream_can_only_add_or_spoil_never_lower_or_crash(tmp_path: Path) -> None:
+    # Codex's usage is the sum of its turns: a forged turn adds to it; one with an impossible count (negative,
+    # fractional, boolean, huge) makes the whole reading unknown, which a ceiling counts as over it.
+    log = _codex_log(tmp_path)
+    with log.open("a") as handle:
+        handle.write(json.dumps({"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 5}})
+                     + "\n")
+        handle.write('{"type": "error", "message": {"nested": [1, 2]}}\n{"type": "turn.failed"}\n')
+    added = cost_reading(tmp_path / "cost.json", log, CODEX_AGENT, (ModelPrice("gpt-5-codex", 1, 1),))
+    assert (added.input_tokens, added.output_tokens) == (2_000_005, 200_005) and added.note is None
+    for forged in (-1, 0.5, True, 10**13):
+        log = _codex_log(tmp_path)
+        with log.open("a") as handle:
+            handle.write(json.dumps({"type": "turn.completed",
+                                     "usage": {"input_tokens": forged, "output_tokens": 0}}) + "\n")
+        reading = cost_reading(tmp_path / "cost.json", log, CODEX_AGENT, (ModelPrice("gpt-5-codex", 1, 1),))
+        assert reading.usd is None and reading.input_tokens is None and reading.note is not None, forged

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.actions_log import obeyed_commands
 from tests.helpers.ghserver import ALICE, github_env, merge_group_event, queue_branch, running
 from tests.helpers.published import Published
 from tests.helpers.repos import TESTS, git, wavegit
@@ -325,3 +327,43 @@ def test_a_malformed_merge_group_event_is_bad_input(wave: Wave, group: dict[str,
     code, output = gate_event(wave)
     assert code == 2 and says in output, output
     assert len(output.strip().splitlines()) == 1 and len(wave.gh.fake.statuses) == statuses
+
+
+def test_a_pr_retargeted_to_a_branch_that_smuggles_a_change_never_passes(wave: Wave, tmp_path: Path) -> None:
+    # Attack: a branch `evil` (main plus an unowned change) becomes the PR's base; merging it into the wave
+    # branch is then "an update with the base", tested and passed, and retargeting the PR back to main
+    # (no pull_request_target run on `edited`) would keep that success on the head that carries README.md.
+    git(wave.person, "checkout", "-q", "-b", "evil", "origin/main")
+    (wave.person / "README.md").write_text("smuggled\n")
+    git(wave.person, "commit", "-q", "-am", "unowned change")
+    git(wave.person, "push", "-q", "origin", "evil")
+    wave.gh.fake.pulls[wave.pr].base = "evil"  # the PR's "Edit" button: its base is now evil
+    head = wave.update_branch(merge_in="evil")
+    verdict_file = tmp_path / "verdict.json"
+    wave.gate_test(verdict_file)
+    code, output = wave.gate("--verdict", str(verdict_file))
+    assert code == 1 and "the PR targets evil, not the base branch main" in output, output
+    assert wave.status(head) is not None and wave.status(head)[0] == "failure"  # type: ignore[index]
+
+
+def test_a_file_name_on_the_pr_cannot_issue_workflow_commands_through_the_actions_log(
+        wave: Wave, tmp_path: Path) -> None:
+    # Attack: a file whose name holds a line break and a workflow command; the gate names it in its reason,
+    # and the Action's last step echoes the command's output into the job log, where the runner would obey
+    # any line starting with "::" (a forged annotation, ::stop-commands::, ::set-output).
+    name = "notes\n::warning title=wavegit gate::forged by a file name"
+    wave.on_main({name: "base\n"})
+    wave.update_branch(extra={name: "edited in the merge\n"})
+    result = wavegit(wave.remote.clone, "gate", "--pr", str(wave.pr), env=github_env(wave.gh))
+    code = result.returncode
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    out.write_text(result.stdout)
+    err.write_text(result.stderr)
+    # The reason stays one line: the name is quoted.
+    assert code == 1 and 'changes "notes\\n::warning title=wavegit gate::forged by a file name" beyond' \
+        in result.stdout, result.stdout
+    step = subprocess.run([sys.executable, "-m", "wavegit.github.action", "gate", str(code), str(out),
+                           str(err)], cwd=wave.remote.clone, capture_output=True, text=True, check=False)
+    assert obeyed_commands(step.stdout + step.stderr) == [("error", "")], step.stdout
+    assert "forged by a file name" in step.stdout  # shown, inert
+

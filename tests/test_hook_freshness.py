@@ -159,3 +159,17 @@ def test_a_packed_ref_never_fetched_by_the_hook_counts_as_stale_until_it_fetches
                                                (86400 * 3, "fetched 3 days ago")])
 def test_the_age_of_the_copy_is_said_in_its_largest_unit(seconds: float | None, said: str) -> None:
     assert freshness.describe_age(seconds) == said
+
+
+def test_an_in_flight_file_parked_on_a_tracker_branch_that_does_not_refuse_is_still_refused_on_main(
+        remote: RemoteRepo) -> None:
+    # Attack: hook.refuse_on names main only; the collision goes first to the tracker branch (a warning),
+    # then main is moved to it. The tracker branch's commits had been left out as "landed".
+    install_hook(remote.clone)
+    only_main = {"WAVEGIT_HOOK_REFUSE_ON": "main"}
+    head = commit(remote.clone, {"src/auth/limiter.py": "limit = 99\n"})
+    parked = push(remote.clone, "origin", f"HEAD:{TRACKER_BRANCH}", env=only_main)
+    assert parked.returncode == 0 and "collide with work in flight; allowed" in parked.stderr, parked.stderr
+    result = push(remote.clone, "origin", "main", env=only_main)
+    assert result.returncode == 1 and "src/auth/limiter.py: owned by AUTH-1" in result.stderr, result.stderr
+    assert remote_oid(remote, "refs/heads/main") != head

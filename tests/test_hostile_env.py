@@ -357,3 +357,19 @@ def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbo
     finally:
         for pid in tagged(tag):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_worker_writing_into_wavegits_stdout_cannot_spoil_the_json_report_in_the_sandbox(
+        tmp_path: Path, mode: str) -> None:
+    remote = hostile_repo(tmp_path, mode, ("A", "hijack", []))
+    result = wavegit(remote.clone, "run", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    if mode == "bwrap":
+        # Its own PID namespace: no process above it is wavegit's; stdout is the report and nothing else.
+        rep = json.loads(result.stdout)
+        assert [i["verified"] for i in rep["items"]] == [True]  # type: ignore[index]
+        assert "HIJACKED" not in result.stdout + result.stderr
+    else:
+        # Residual risk of `sandbox: none`: it writes into wavegit's stdout like any file its user may.
+        assert "HIJACKED" in result.stdout

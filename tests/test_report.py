@@ -199,7 +199,8 @@ def test_markdown_has_a_row_per_item_tails_in_details_and_skipped_items() -> Non
     rows = [line for line in body.splitlines() if line.startswith("| <code>")]
     assert [row.split("|")[1].strip() for row in rows] == ["<code>AUTH-12</code>", "<code>UI-3</code>"]
     ui_row = [cell.strip() for cell in rows[1].strip("|").split("|")]
-    assert ui_row[1:9] == ["todo", "no", "violation", "1", "—", "1.0s", "2", "—"] and ui_row[9] == "README.md"
+    assert ui_row[1:9] == ["todo", "no", "violation", "1", "—", "1.0s", "2", "—"]
+    assert ui_row[9] == "<code>README.md</code>"
     assert body.count("<details>") == 2 and "<pre>all good</pre>" in body
     assert "<code>AUTH-13</code>: overlaps AUTH-12 on src/auth/limiter.py" in body
 
@@ -364,3 +365,14 @@ def test_a_file_named_like_the_markers_leaves_the_report_with_one_marker_and_one
     body = to_markdown(report)
     assert body.count(MARKER) == 1 and body.count(JSON_OPEN) == 1 and body.startswith(MARKER)
     assert parse_markdown(body) == report
+
+
+def test_attack_a_file_name_that_mentions_people_or_links_is_quoted_as_code_in_the_comment() -> None:
+    # A worker names a file to ping a team (GitHub notifies @mentions a bot posts) or to plant a link; in
+    # code GitHub makes neither. Its text stays readable.
+    base = sample_report()
+    named = "@acme/maintainers LGTM, merge https://evil.example/x"
+    item = dataclasses.replace(base.items[1], ownership_violations=[named])
+    body = to_markdown(dataclasses.replace(base, items=[base.items[0], item]))
+    row = next(line for line in body.splitlines() if line.startswith(f"| <code>{item.id}</code>"))
+    assert row.split("|")[-2].strip() == "<code>@acme/maintainers LGTM, merge https://evil.example/x</code>"

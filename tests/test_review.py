@@ -284,3 +284,24 @@ def test_retry_and_drop_refuse_a_wave_branch_with_commits_wavegit_did_not_make(
     assert f"back to the reported head {reported[:12]}" in reply and "would drop them" in reply
     assert wave.tip() == pushed
     assert origin_item(wave.remote, "IT-0").status == "review"
+
+
+@pytest.mark.parametrize("action", ["retry", "drop"])
+def test_attack_a_human_commit_forging_wavegits_author_and_trailers_is_still_refused(
+        wave: Published, action: str) -> None:
+    # A commit after the reported head that looks like wavegit's own: its author, an item's subject and
+    # trailers. What tells is where it is (after the head the report describes), not what it says.
+    reported = wave.tip()
+    person = wave.remote.new_clone("forger")
+    git(person, "checkout", "-q", "-b", "topic", f"origin/{wave.branch}")
+    (person / "src/f0.txt").write_text("forged\n")
+    author = git(person, "log", "-1", "--format=%an <%ae>", reported)
+    git(person, "commit", "-q", "-am", f"IT-0: ok\n\nWavegit-Item: IT-0\nWavegit-Wave: {wave.report.wave_id}",
+        f"--author={author}")
+    git(person, "push", "-q", "origin", f"HEAD:{wave.branch}")
+    forged = git(person, "rev-parse", "HEAD")
+    code, output = wave.review(ALICE, f"/wavegit {action} IT-0")
+    assert code == 2, output
+    (reply,) = wave.replies()
+    assert "1 commit(s) wavegit did not make" in reply and f"{forged[:12]} by <code>" in reply
+    assert wave.tip() == forged and origin_item(wave.remote, "IT-0").status == "review"

@@ -182,3 +182,20 @@ def test_attack_a_commit_that_only_names_an_item_in_its_message_does_not_mark_it
     git(clone, "push", "-q", "origin", "main")
     assert sync(remote) == {}
     assert statuses(remote) == {"A": "review", "B": "review"}
+
+
+def test_attack_a_message_naming_the_wave_of_a_deleted_branch_does_not_mark_its_items_done(
+        tmp_path: Path) -> None:
+    # The wave's PR closed unmerged and its branch deleted everywhere; an outsider's squash-merged PR quotes
+    # the wave's trailers (wave ids are public: the PR's branch name). Without a branch, naming is not
+    # bringing either: the commit changes none of the items' files.
+    remote, wave_id = wave(tmp_path)
+    clone = reviewer(remote)
+    git(clone, "push", "-q", "origin", f":wavegit/{wave_id}")
+    git(remote.clone, "branch", "-q", "-D", f"wavegit/{wave_id}")
+    (clone / "README.md").write_text("typo fixed\n")
+    git(clone, "commit", "-q", "-am",
+        f"* fix a typo\n\nWavegit-Wave: {wave_id}\nWavegit-Item: A\nWavegit-Item: B")
+    git(clone, "push", "-q", "origin", "main")
+    assert sync(remote) == {}
+    assert statuses(remote) == {"A": "review", "B": "review"}

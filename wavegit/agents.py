@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from wavegit import schema, yamlcompose
 from wavegit.config import Config, WorkerProfile
@@ -35,6 +36,8 @@ from wavegit.runner import command_argv
 
 LOG_SCAN_BYTES = 4 * 1024 * 1024
 """How much of a log's end is scanned for an agent's JSON result or events."""
+
+_Amount = TypeVar("_Amount", int, float)
 
 MAX_TOKENS = 10**12
 """The most tokens one attempt may report (a worker wrote the log: larger counts are not believed)."""
@@ -87,10 +90,21 @@ def _codex_argv(model: str, sandboxed: bool) -> list[str]:
 
 
 def _claude_read(objects: Sequence[object]) -> Account:
-    results = [o for o in objects if isinstance(o, dict) and o.get("type") == "result"]
-    if not results:
-        return Account()
-    result = results[-1]
+    results = [_claude_result(o) for o in objects if isinstance(o, dict) and o.get("type") == "result"]
+    if len(results) <= 1:
+        return results[0] if results else Account()
+    # Claude prints one result, last; any other is a line something in the sandbox wrote into its output
+    # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it.
+    return replace(results[-1], usd=_most([r.usd for r in results]),
+                   input_tokens=_most([r.input_tokens for r in results]),
+                   output_tokens=_most([r.output_tokens for r in results]))
+
+
+def _most(amounts: Sequence[_Amount | None]) -> _Amount | None:
+    return None if any(a is None for a in amounts) else max(a for a in amounts if a is not None)
+
+
+def _claude_result(result: dict[str, object]) -> Account:
     usage = result.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     inputs = [_count(usage.get(k)) for k in

@@ -1,7 +1,8 @@
-"""What a worker's attempt cost, in dollars and tokens: the ``{"usd": N}`` it wrote to ``$WAVEGIT_COST_FILE``
-(``input_tokens`` and ``output_tokens`` may go with it), else its preset's account in its log (Claude Code's
-JSON result, Codex's usage events: :mod:`wavegit.agents`), with config ``prices`` turning tokens into dollars
-where the agent reports only tokens.
+"""What a worker's attempt cost, in dollars and tokens: a command's ``{"usd": N}`` in ``$WAVEGIT_COST_FILE``
+(``input_tokens`` and ``output_tokens`` may go with it); a preset's account in its log (Claude Code's JSON
+result, Codex's usage events: :mod:`wavegit.agents`), with config ``prices`` turning tokens into dollars
+where the agent reports only tokens. A preset's cost file is not read: the CLI's own account is what it
+spent, and the commands its tools run (steered by whatever text the agent read) could write that file.
 
 The worker wrote both files, so both are read as hostile: a regular file only, never a symlink, a FIFO or a
 device (nothing blocks), a few kilobytes at most, and amounts that a report can hold.
@@ -48,13 +49,14 @@ class CostReading:
 
 def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
                  prices: Sequence[ModelPrice] = ()) -> CostReading:
-    """The cost from ``cost_file``, else from ``agent``'s log; dollars from ``prices`` for tokens alone.
+    """The cost from ``cost_file`` (a command) or ``agent``'s log (a preset); dollars from ``prices`` for
+    tokens alone.
 
     A ``note`` says the cost was reported but cannot be read (a bad cost file; a preset run without its
     result, or with tokens no price is set for): budgets count such an attempt as over their ceiling. A
     command that wrote no cost file has no note (a budget decides what reporting nothing means).
     """
-    reading = _cost_file_reading(cost_file)
+    reading = _cost_file_reading(cost_file) if agent.preset is None else CostReading(None, None)
     account = agent.read_log(log_path)
     usd = reading.usd if reading.usd is not None else account.usd
     tokens_given = reading.input_tokens is not None
@@ -68,7 +70,7 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
         elif note is None and agent.preset is not None:
             note = (f"{agent.preset.name} run: {inputs + outputs} tokens but no dollars, and `prices` has no "
                     f"entry for model {agent.model or '(the CLI default: set `model` in the profile)'!r}")
-    if usd is None and note is None and agent.preset is not None and not tokens_given:
+    if usd is None and note is None and agent.preset is not None:
         # An agent always spends something: a run whose account cannot be read (killed, timed out,
         # crashed) cost an unknown amount, which a budget must count as over its ceiling.
         note = (f"claude run: no result line with a readable total_cost_usd in {log_path}"

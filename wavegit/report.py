@@ -407,10 +407,11 @@ def reason(item: ItemReport) -> str:
 
 
 def _row(item: ItemReport) -> str:
-    violations = ", ".join(item.ownership_violations) if item.ownership_violations else "—"
+    # File names are the worker's: in code, where GitHub links no @mention (a ping) and no URL.
+    violations = _code(", ".join(item.ownership_violations)) if item.ownership_violations else "—"
     cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", _text(reason(item)),
              str(item.attempts), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
-             str(len(item.files_changed)), _money(item.cost), _text(violations)]
+             str(len(item.files_changed)), _money(item.cost), violations]
     return "| " + " | ".join(cells) + " |"
 
 

@@ -334,7 +334,7 @@ def _release(item: tracker.Item, config: Config, reason: str, now: datetime) -> 
 
 def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) -> ItemChange | None:
     merges = facts.refs.merges(wave)
-    merged = merges.item(item.id) if merges is not None else None
+    merged = merges.item(item.id, item.owns) if merges is not None else None
     if merged is None:
         return None
     return _done(item, merged.commit, merged.reason, now, merged.rule)

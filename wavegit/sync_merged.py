@@ -15,7 +15,7 @@ A merge commit on the branch (the base branch merged into it) is in when each of
 
 An item is merged when all its commits on a head of its wave (the branch on the remote, or in this
 repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell,
-and then only from a message naming this wave.
+and then only from a message naming this wave on a commit that changes files the item owns.
 wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
 """
 
@@ -28,6 +28,7 @@ from functools import cache, cached_property
 from pathlib import Path
 
 from wavegit import gitops, gitops_merges, worktree
+from wavegit.ownership.patterns import matches
 
 ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "content"
 _SEP, _END = "\x1f", "\x1e"
@@ -266,8 +267,10 @@ class WaveMerges:
             return []
         return [c for c in self.on_head(head) if item_id in c.items]
 
-    def item(self, item_id: str) -> Merged | None:
-        """Whether the item's changes are in the base branch, by which rule; None while they are not."""
+    def item(self, item_id: str, owns: Sequence[str] = ()) -> Merged | None:
+        """Whether the item's changes are in the base branch, by which rule; None while they are not.
+        ``owns``: the item's ownership patterns, which a message naming it must touch when no commit of
+        it is left to compare with."""
         for head in self.heads:
             if not self.beyond_base(head.sha):
                 return Merged(ANCESTRY, self.merge_commit(head.sha),
@@ -282,9 +285,14 @@ class WaveMerges:
                 last = found[-1]
                 assert last is not None
                 return Merged(last.rule, last.commit, f"{last.reason} ({self.branch_label(head)})")
-        if not seen and item_id in self.squashed:
+        if not seen and item_id in self.squashed and self._touches(self.squashed[item_id], owns):
             return self._squash(item_id)
         return None
+
+    def _touches(self, commit: str, owns: Sequence[str]) -> bool:
+        """Whether ``commit`` changes a path the patterns ``owns`` match: a message naming an item (anyone's
+        to write) counts only on a commit that changes the item's files."""
+        return any(matches(pattern, path) for path in self.paths([commit])[commit] for pattern in owns)
 
     def _squash(self, item_id: str) -> Merged:
         via = self.squashed[item_id]

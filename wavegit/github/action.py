@@ -2,7 +2,8 @@
 
 ``action.yml`` runs the command with its stdout and stderr in files, then
 ``python -m wavegit.github.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. This prints both back to the
-log, turns error lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
+log (on stdout, between ``::stop-commands::`` fences: nothing in them is a workflow command), turns error
+lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
 ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` when they are set, and exits with the step's exit code:
 the command's own, except 3 (halted or over budget), which is a warning and exits 0 — a HALT file or a
 budget ceiling is a stop someone asked for, not a broken workflow.
@@ -193,6 +194,15 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
             handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
+def fenced(text: str) -> str:
+    """``text`` for the job log, inert: the runner obeys any line that starts with ``::`` (an annotation,
+    ``::set-output``, ``::stop-commands::``), and a command's output quotes file names and messages from
+    others. ``::stop-commands::TOKEN`` turns that off until ``::TOKEN::``, a token nobody can guess."""
+    token = f"wavegit-{uuid.uuid4().hex}"
+    body = text if not text or text.endswith("\n") else text + "\n"
+    return f"::stop-commands::{token}\n{body}::{token}::\n"
+
+
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     env = os.environ if environ is None else environ
@@ -203,8 +213,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     command, exit_code = args[0], int(args[1])
     stdout = Path(args[2]).read_text(encoding="utf-8", errors="replace")
     stderr = Path(args[3]).read_text(encoding="utf-8", errors="replace")
-    sys.stdout.write(stdout)
-    sys.stderr.write(stderr)
+    sys.stdout.write(fenced(stdout + stderr))
     result = finish(command, exit_code, stdout, stderr, Path.cwd())
     for line in result.annotations:
         print(line)

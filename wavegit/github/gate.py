@@ -6,10 +6,12 @@ marker, does not; with several, the most recently edited wins). Every worker-sup
 wavegit posts is escaped, so no comment but the report can carry the marker at all.
 
 The report is then bound to the PR, and the gate fails, saying which binding failed, unless: the head
-branch is ``wavegit/<wave-id>`` of this repository (not a fork's); the report's wave is that wave and its
-PR this one; it describes the PR's current head; every item is verified, none violated its ownership, the
-wave succeeded; the tracker on the tracker branch holds exactly the reported items in ``review`` for that
-wave and this PR; and the PR's real changed files (from the API, every page) are all owned by those items.
+branch is ``wavegit/<wave-id>`` of this repository (not a fork's) and its base the config's ``base_branch``
+(a PR retargeted to a branch of one's own would make that branch's merges believed); the report's wave is
+that wave and its PR this one; it describes the PR's current head; every item is verified, none violated
+its ownership, the wave succeeded; the tracker on the tracker branch holds exactly the reported items in
+``review`` for that wave and this PR; and the PR's real changed files (from the API, every page) are all
+owned by those items.
 Nothing from the PR is run.
 
 One other head keeps the report: one brought up to date with the base ("Update branch"), whose commits
@@ -91,6 +93,9 @@ def _bind_report(wave: report.WaveReport, wave_id: str, number: int) -> None:
 def bound_report(client: PullRequests, pr: PullRequest, config: Config) -> report.WaveReport:
     """The PR's trusted report, bound to its wave and number (not yet to its head); Unbound says why not."""
     wave_id = _wave_of(pr, client.repository)
+    if pr.base_ref != config.base_branch:
+        # A PR retargeted to another branch would make that branch "the base" whose merges are believed.
+        raise Unbound(f"the PR targets {pr.base_ref}, not the base branch {config.base_branch}")
     comment = trusted_report(client.list_comments(pr.number), config.report_authors)
     if comment is None:
         raise Unbound(f"no wavegit report by a trusted author ({', '.join(config.report_authors)})")

@@ -12,6 +12,8 @@ the gate also wants the wave test to have passed on it (:mod:`wavegit.github.ver
 
 from __future__ import annotations
 
+import json
+
 from wavegit.github.api import Histories
 
 MAX_MERGES = 20
@@ -29,8 +31,9 @@ def _short(sha: str) -> str:
 
 
 def listing(found: list[str]) -> str:
-    """The first :data:`SHOWN_PATHS` of ``found``, the rest counted: for a one-line reason."""
-    shown = ", ".join(found[:SHOWN_PATHS])
+    """The first :data:`SHOWN_PATHS` of ``found``, the rest counted: for a one-line reason (a path with a
+    line break or another control character in its name is quoted, JSON style)."""
+    shown = ", ".join(path if path.isprintable() else json.dumps(path) for path in found[:SHOWN_PATHS])
     return shown + (f" and {len(found) - SHOWN_PATHS} more" if len(found) > SHOWN_PATHS else "")
 
 

@@ -447,7 +447,10 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     if only_deletions(updates):
         return Verdict((), ())
     tracking = remote if remote != url else config.remote
-    settled = settled_branches(config.tracker_branch, config.base_branch)
+    # What the base branch has has landed; the tracker branch's commits only when it refuses collisions:
+    # one that warns may hold an in-flight file pushed there to be moved onto the base branch later.
+    settled = tuple(branch for branch in settled_branches(config.tracker_branch, config.base_branch)
+                    if branch == config.base_branch or refuses(config, f"refs/heads/{branch}"))
     warnings: list[str] = []
     if fetch is None:
         fetch = not freshness.is_fresh(repo, tracking, config.tracker_branch, config.hook.max_age_s)

@@ -1,9 +1,10 @@
 """Protected paths: wavegit's own control files, which no item may own and no worker may change.
 
 A worker that could change ``.wavegit/config.yaml`` (``report_authors``, ``worker_github_token``), the
-tracker or a workflow would steer wavegit itself. The defaults are ``DEFAULT_PROTECTED``; the config key
-``protected_paths`` adds more, and only an entry of ``allow_protected`` removes one (the entry it equals,
-both normalised). The tracker file is protected wherever ``tracker_path`` puts it.
+tracker, a workflow or an agent's project settings would steer wavegit or later workers. The defaults are
+``DEFAULT_PROTECTED``; the config key ``protected_paths`` adds more, and only an entry of ``allow_protected``
+removes one (the entry it equals, both normalised). The tracker file is protected wherever ``tracker_path``
+puts it.
 
 Decided with the exact overlap test (``wavegit.ownership.overlap``): a pattern is refused when some path it
 can own, compared case-insensitively, is protected, however it is spelled (``*``, ``**/*``, ``?*/``,
@@ -18,7 +19,10 @@ from collections.abc import Iterable
 from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
 
-DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules")
+DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules", ".claude/",
+                     ".codex/")
+"""``.claude/`` and ``.codex/`` hold the agents' project settings (permissions, hooks, sandbox mode): landed,
+they would give later agents what their presets withhold (an unsandboxed Claude: edits only)."""
 
 
 def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
