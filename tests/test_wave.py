@@ -229,7 +229,8 @@ def test_wave_budget_stops_new_attempts_and_says_so(tmp_path: Path) -> None:
     assert (outcome.exit_code, rep.success, rep.budget.exceeded) == (1, False, True)
     assert rep.budget.wave_spent_usd == pytest.approx(1.2)
     assert [i.verified for i in rep.items] == [True, True, False]
-    assert rep.items[2].attempts == 0 and "wave budget reached" in (rep.items[2].error or "")
+    assert rep.items[2].attempts == 0
+    assert rep.items[2].error == "not started: wave budget reached ($1.2 spent of $1 allowed)"
     never_started = origin_item(remote, "c")
     assert (never_started.status, never_started.attempts, never_started.wave) == ("todo", 0, None)
     assert trailers(remote.origin, "main", "Wavegit-Cost")[0] == "1.2"

@@ -142,7 +142,8 @@ class Progress:
                 self._redraw(self._clock())
 
     def _line(self, item_id: str, row: _Row, now: float) -> str:
-        detail = f": {row.detail}" if row.detail else ""
+        said = row.detail.removeprefix(f"{row.state}: ")  # "not started: not started: ..." says it once
+        detail = f": {said}" if said else ""
         elapsed = row.elapsed(now)
         if row.state in FINAL_STATES and elapsed is not None:
             attempt = f" (attempt {row.attempt})" if row.attempt is not None else ""

@@ -209,8 +209,7 @@ class Wave:
         if context.spend.exceeded:
             with self._flag_lock:
                 self.budget_exceeded = True
-            unreadable = " and a cost that could not be read" if context.spend.has_unreadable else ""
-            return f"not started: wave budget reached (${budget.format_usd(context.spend.spent)}{unreadable})"
+            return f"not started: wave budget reached ({context.spend.reached()})"
         reason = self.halt_watch.reason()
         if reason is not None:
             with self._flag_lock:
