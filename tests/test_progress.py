@@ -81,14 +81,6 @@ def test_plain_mode_prints_one_line_per_event() -> None:
     assert "\x1b" not in out.getvalue()
 
 
-def test_a_detail_that_repeats_the_state_says_it_once() -> None:
-    out = io.StringIO()
-    progress = Progress(out, live=False, clock=FakeClock())
-    reason = "wave budget reached ($1 spent of $0.6 allowed)"
-    progress.event("C", "not started", f"not started: {reason}", attempt=1)
-    assert out.getvalue().splitlines() == [f"C attempt 1 not started: {reason}"]
-
-
 def test_clock_starts_at_the_first_active_state_and_restarts_for_a_retry() -> None:
     out, clock = io.StringIO(), FakeClock()
     progress = Progress(out, live=False, clock=clock)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, git
+from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import (
     branches,
     check,
@@ -231,6 +231,9 @@ def test_wave_budget_stops_new_attempts_and_says_so(tmp_path: Path) -> None:
     assert [i.verified for i in rep.items] == [True, True, False]
     assert rep.items[2].attempts == 0
     assert rep.items[2].error == "not started: wave budget reached ($1.2 spent of $1 allowed)"
+    [logged] = json.loads(wavegit(remote.clone, "status", rep.wave_id, "--json").stdout)
+    # The event's state says "not started"; its detail says why, not "not started" again.
+    assert logged["items"]["c"]["detail"] == "wave budget reached ($1.2 spent of $1 allowed)"
     never_started = origin_item(remote, "c")
     assert (never_started.status, never_started.attempts, never_started.wave) == ("todo", 0, None)
     assert trailers(remote.origin, "main", "Wavegit-Cost")[0] == "1.2"

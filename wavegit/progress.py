@@ -142,8 +142,7 @@ class Progress:
                 self._redraw(self._clock())
 
     def _line(self, item_id: str, row: _Row, now: float) -> str:
-        said = row.detail.removeprefix(f"{row.state}: ")  # "not started: not started: ..." says it once
-        detail = f": {said}" if said else ""
+        detail = f": {row.detail}" if row.detail else ""
         elapsed = row.elapsed(now)
         if row.state in FINAL_STATES and elapsed is not None:
             attempt = f" (attempt {row.attempt})" if row.attempt is not None else ""
