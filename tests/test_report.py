@@ -177,6 +177,7 @@ def test_markdown_starts_with_marker_and_summarises_the_wave() -> None:
      "not delivered"),
     ({"attempts": 0, "attempt_records": [], "error": "not started: halted"}, "not started"),
     ({"ownership_violations": ["README.md"]}, "violation"),
+    ({"test_exit": None, "files_changed": [], "error": "the worker changed nothing"}, "no change"),
     ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="wall")]}, "timeout"),
     ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="idle")]},
      "idle timeout"),

@@ -393,7 +393,7 @@ _TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
 
 
 def reason(item: ItemReport) -> str:
-    """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``,
+    """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``, ``no change``,
     ``test exit N``, ``worker exit N``; ``—`` when it was verified and delivered."""
     last = item.attempt_records[-1] if item.attempt_records else None
     if item.verified:
@@ -402,6 +402,8 @@ def reason(item: ItemReport) -> str:
         return "not started"
     if item.ownership_violations:
         return "violation"
+    if not item.files_changed and item.exit_code == 0 and item.test_exit is None:
+        return "no change"  # the worker exited 0 and changed nothing, so there was nothing to test
     return timeline.failure(last.killed if last is not None else None, item.test_exit, item.exit_code)
 
 
