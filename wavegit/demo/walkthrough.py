@@ -2,9 +2,8 @@
 
 No network and nothing outside the demo directory is touched. The steps are the ones a user takes, each
 through the real CLI in a subprocess: ``wavegit init`` (the tracker on its own branch), six ``wavegit add``
-(see
-:mod:`wavegit.demo.project`), ``wavegit plan``, ``wavegit run``, then a reviewer's merge of the wave
-branch, ``wavegit sync`` and the next ``wavegit plan``. The outcome of every item is checked against what
+(see :mod:`wavegit.demo.project`), ``wavegit plan``, ``wavegit run``, then a reviewer's merge of the
+wave branch, ``wavegit sync`` and the next ``wavegit plan``. The outcome of every item is checked against what
 the backlog was built to show; any difference makes the demo fail.
 """
 
