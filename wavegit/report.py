@@ -408,10 +408,20 @@ def reason(item: ItemReport) -> str:
 
 
 
+def attempts_cell(item: ItemReport) -> str:
+    """How many attempts this wave gave the item; with their numbers, counted across waves as the tracker's
+    ``attempts`` counts them, when earlier waves had some (``2 (#3-4)``)."""
+    records = item.attempt_records
+    if not records or records[0].attempt == 1:
+        return str(item.attempts)
+    first, last = records[0].attempt, records[-1].attempt
+    return f"{item.attempts} (#{first}{f'-{last}' if last != first else ''})"
+
+
 def _row(item: ItemReport) -> str:
     violations = ", ".join(item.ownership_violations) if item.ownership_violations else "—"
     cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", _text(reason(item)),
-             str(item.attempts), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
+             attempts_cell(item), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
              str(len(item.files_changed)), _money(item.cost), _text(violations)]
     return "| " + " | ".join(cells) + " |"
 
