@@ -87,7 +87,7 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None
         if complaint:
-            raise UsageError(f"--{name.replace('_', '-')}: '{name}' {complaint}")
+            raise UsageError(f"--{name.replace('_', '-')}: {complaint}")  # as add says it
     return wanted
 
 
