@@ -225,6 +225,12 @@ class WaveTest:
     log_path: Path
     error: str | None
 
+    def verdict(self) -> str:
+        """One line for the progress view and the event log: ``wave test passed``, or why not and where."""
+        if self.exit_code == 0:
+            return "wave test passed"
+        return f"wave test failed ({self.error or f'exit {self.exit_code}'}); log: {self.log_path}"
+
     def to_report(self, tail_lines: int = 30) -> report.WaveTestReport:
         failed = self.exit_code != 0 and self.log_path.is_file()
         return report.WaveTestReport(command=self.command, exit_code=self.exit_code,
