@@ -112,13 +112,15 @@ def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
     (["add", "C-1", "--prompt", "p", "--owns", "a.py", "--test", "sh -c 'open"],
      "wavegit add: --test: cannot be split into words"),
     (["add", "C-1", "--prompt", "p", "--owns", "../outside.py", "--test", "true"], "--owns '../outside.py'"),
+    (["add", "C-1", "--prompt", "p", "--owns", ".wavegit/", "--test", "true"],
+     "wavegit add: --owns: pattern '.wavegit/' can match the protected path '.wavegit/'\n"),  # said once
     (["add", "C-1", "--prompt", "  ", "--owns", "a.py", "--test", "true"], "the prompt is empty"),
     (["add", "C-1", "--prompt-file", "missing.md", "--owns", "a.py", "--test", "true"],
      "--prompt-file missing.md: cannot read it"),
     (add_args("C-1", "--deadline", "0"), "--deadline must be a positive number"),
     (add_args("C-1", "--priority", "P9"), "invalid choice: 'P9'"),
-], ids=["duplicate-id", "unknown-dependency", "bad-id", "unsplittable-test", "escaping-owns", "empty-prompt",
-        "missing-prompt-file", "zero-deadline", "unknown-priority"])
+], ids=["duplicate-id", "unknown-dependency", "bad-id", "unsplittable-test", "escaping-owns",
+        "protected-owns", "empty-prompt", "missing-prompt-file", "zero-deadline", "unknown-priority"])
 def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
         seeded: RemoteRepo, args: list[str], message: str) -> None:
     assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0

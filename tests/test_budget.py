@@ -213,6 +213,16 @@ def test_a_token_ceiling_is_reached_by_the_tokens_attempts_report() -> None:
     assert spend.exceeded and (spend.spent, spend.tokens) == (0.5, 1000)
 
 
+def test_what_a_reached_ceiling_says_names_the_ceiling_and_its_amounts() -> None:
+    tokens = budget.WaveSpend(0.0, limit_tokens=1000)
+    tokens.record("a attempt 1", 0.25, 1200, None)
+    assert tokens.reached() == "1,200 of 1,000 tokens"  # not "$0.25", which no ceiling limits
+    dollars = budget.WaveSpend(0.6)
+    dollars.add(1.0)
+    dollars.unreadable("b attempt 1: cost file c.json: not JSON")
+    assert dollars.reached() == "$1 spent of $0.6 allowed; a cost that could not be read"
+
+
 @pytest.mark.parametrize(("usd", "tokens", "limits", "missing"), [
     (None, 10, (5.0, 0), "no dollars"), (1.0, None, (0.0, 100), "no tokens"),
     (None, None, (5.0, 100), "no dollars and no tokens")])

@@ -41,7 +41,9 @@ def test_demo_runs_a_wave_where_each_item_ends_as_designed(tmp_path: Path) -> No
     assert "CART-4" in out["next_plan"]["selected"]
     # The kept repository tells the same story: the tracker on the remote, the merged wave branch.
     origin = keep / "origin.git"
-    final = tracker.loads(git(origin, "show", "main:.wavegit/tracker.yaml"))
+    # The tracker on its own branch, as `wavegit init` puts it by default; main holds no bookkeeping.
+    final = tracker.loads(git(origin, "show", "wavegit-tracker:.wavegit/tracker.yaml"))
+    assert git(origin, "ls-tree", "--name-only", "main", ".wavegit/") == ".wavegit/config.yaml"
     assert {i.id: i.status for i in final.items} == {
         "PRICE-1": "done", "MONEY-2": "done", "MONEY-3": "todo", "CART-4": "todo", "TAX-5": "todo",
         "STOCK-6": "todo"}

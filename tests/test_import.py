@@ -96,7 +96,8 @@ def test_jsonl_and_csv_import_through_the_command_too(remote_repo: RemoteRepo) -
     (remote.clone / "b.jsonl").write_text(json.dumps({"slug": "j", "prompt": "p", "ownsFiles": ["j.py"],
                                                       "testCmd": "true"}) + "\n")
     (remote.clone / "b.csv").write_text("id,prompt,owns,test\nC-1,do it,c.py;d.py,true\n")
-    assert wavegit(remote.clone, "import", "b.jsonl", "--from", "jsonl").returncode == 0
+    one = wavegit(remote.clone, "import", "b.jsonl", "--from", "jsonl")
+    assert one.returncode == 0 and one.stdout.startswith("imported 1 item from b.jsonl: commit ")
     assert wavegit(remote.clone, "import", "b.csv", "--from", "csv").returncode == 0
     assert [(i.id, i.owns) for i in origin_tracker(remote).items] == [
         ("j", ("j.py",)), ("C-1", ("c.py", "d.py"))]

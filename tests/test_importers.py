@@ -143,7 +143,10 @@ def test_csv_problems_name_their_rows() -> None:
     text = "slug,prompt,owns,test\na,do,src/a.py,true,extra\nb,do,,true\n"
     assert problems_of(text, "csv") == [
         "backlog.json:2:1: 5 cells; the header has 4",
-        "backlog.json:3:1: item 1 (b): ownsFiles is empty: list the files the item may change"]
+        "backlog.json:3:1: item 1 (b): owns is empty: list the files the item may change"]  # its column
+    by_source_key = "slug,prompt,ownsFiles,testCmd\nb,do,,true\n"
+    assert problems_of(by_source_key, "csv") == [
+        "backlog.json:2:1: item 1 (b): ownsFiles is empty: list the files the item may change"]
 
 
 def test_keys_wavegit_has_no_place_for_are_listed_not_refused() -> None:

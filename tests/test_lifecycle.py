@@ -266,5 +266,11 @@ def test_edit_refuses_only_items_in_flight() -> None:
     for status in lifecycle.IN_FLIGHT:
         with pytest.raises(lifecycle.NotAllowed, match="in flight"):
             lifecycle.check_editable(Fields(status=status, wave="w-1"))
+    # Each says what makes it editable: its wave's record, or a reopen (with the reason reopen requires).
+    with pytest.raises(lifecycle.NotAllowed, match=r"`wavegit release --wave w-1` if its scheduler is gone"):
+        lifecycle.check_editable(Fields(status="in_progress", wave="w-1"))
+    reopen = r"^A is in review \(wave w-1\): .*`wavegit reopen A --reason"
+    with pytest.raises(lifecycle.NotAllowed, match=reopen):
+        lifecycle.check_editable(Fields(id="A", status="review", wave="w-1"))
     for status in ("todo", "done", "failed", "blocked"):
         lifecycle.check_editable(Fields(status=status))

@@ -24,11 +24,13 @@ from wavegit.report import (
     SkippedItem,
     WaveReport,
     WaveTestReport,
+    attempts_cell,
     parse_markdown,
     reason,
     to_markdown,
     utc_timestamp,
 )
+from wavegit.report_html import to_html
 
 T0 = "2026-01-01T10:00:00Z"
 T1 = "2026-01-01T10:05:00Z"
@@ -177,6 +179,7 @@ def test_markdown_starts_with_marker_and_summarises_the_wave() -> None:
      "not delivered"),
     ({"attempts": 0, "attempt_records": [], "error": "not started: halted"}, "not started"),
     ({"ownership_violations": ["README.md"]}, "violation"),
+    ({"test_exit": None, "files_changed": [], "error": "the worker changed nothing"}, "no change"),
     ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="wall")]}, "timeout"),
     ({"attempt_records": [dataclasses.replace(attempt(1, exit_code=None), killed="idle")]},
      "idle timeout"),
@@ -192,6 +195,17 @@ def test_the_table_reason_says_in_a_few_words_why_an_item_did_not_land(changes: 
     rep = dataclasses.replace(sample_report(), items=[item])
     assert f"| <code>X</code> | {item.status} | {'yes' if item.verified else 'no'} | {expected} |" in (
         to_markdown(rep))
+
+
+def test_the_attempts_cell_numbers_them_across_waves_as_the_tracker_counts_them() -> None:
+    first_wave = ItemReport(id="X", status="todo", attempts=2, attempt_records=[attempt(1), attempt(2)])
+    later = dataclasses.replace(first_wave, status="failed", attempt_records=[attempt(3), attempt(4)])
+    one = dataclasses.replace(first_wave, attempts=1, attempt_records=[attempt(3)])
+    assert [attempts_cell(i) for i in (first_wave, later, one)] == ["2", "2 (#3-4)", "1 (#3)"]
+    row = next(line for line in to_markdown(dataclasses.replace(sample_report(), items=[later])).splitlines()
+               if line.startswith("| <code>X</code>"))
+    assert row.split(" | ")[4] == "2 (#3-4)"
+    assert "<td>2 (#3-4)</td>" in to_html(dataclasses.replace(sample_report(), items=[later]))
 
 
 def test_markdown_has_a_row_per_item_tails_in_details_and_skipped_items() -> None:

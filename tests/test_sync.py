@@ -138,6 +138,28 @@ def test_a_deleted_wave_branch_is_not_taken_for_a_merge(tmp_path: Path) -> None:
     assert (origin_item(remote, "A").status, origin_head(remote)) == ("review", before)
 
 
+def test_a_review_item_whose_wave_branch_is_gone_everywhere_is_left_in_review_with_what_to_do(
+        tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1), entry("B", "review", wave=W2)])
+    make_wave_branch(remote.clone, W1, ["A"])
+    make_wave_branch(remote.clone, W2, ["B"])
+    git(remote.clone, "push", "-q", "origin", "--delete", f"wavegit/{W1}")
+    git(remote.clone, "branch", "-q", "-D", f"wavegit/{W1}")  # rejected by hand, here and on origin
+    before = origin_head(remote)
+    code, out, err = sync(remote.clone)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "in sync: nothing to change",
+        f"A stays in review: its wave branch wavegit/{W1} is gone (on origin and here) and its change is not "
+        "in main; `wavegit reopen A --reason ...` runs it again, `wavegit done A --merge-sha SHA` records a "
+        "merge sync cannot see"]  # B's branch is still there: sync watches it, and says nothing
+    assert (origin_item(remote, "A").status, origin_head(remote)) == ("review", before)
+    stranded = [c for c in json.loads(sync(remote.clone, "--json")[1]) if c["kind"] == "stranded"]
+    assert [(c["id"], c["wave"]) for c in stranded] == [("A", W1)]
+    assert wavegit(remote.clone, "reopen", "A", "--reason", "rejected").returncode == 0
+    assert "stays in review" not in sync(remote.clone)[1]
+
+
 def test_a_second_sync_changes_nothing_and_makes_no_commit(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", W1), claimed("B", W2), claimed("C", W2)])
     make_wave_branch(remote.clone, W2, ["B"])

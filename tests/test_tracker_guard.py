@@ -99,6 +99,10 @@ def test_a_push_leaving_a_tab_in_the_tracker_is_refused_saying_where(tmp_path: P
     line = 1 + text.splitlines().index("  - id: B")
     assert any(entry.startswith(f"  {TRACKER}:{line}:1: not valid YAML") for entry in lines), result.stderr
     assert remote_oid(remote, "refs/heads/main") == before
+    # The command it names checks the refused file (plain `validate` checks the remote's, still valid).
+    assert "`wavegit validate --worktree` names each problem" in result.stderr
+    checked = wavegit(remote.clone, "validate", "--worktree")
+    assert checked.returncode == 2 and f"{TRACKER}:{line}:1: not valid YAML" in checked.stderr
 
 
 def test_a_push_removing_the_tracker_is_refused(tmp_path: Path) -> None:

@@ -101,6 +101,18 @@ def test_validate_missing_tracker_is_a_clear_error(remote_repo: RemoteRepo) -> N
     assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_validate_worktree_on_the_base_branch_says_the_tracker_lives_on_its_own_branch(
+        remote_repo: RemoteRepo) -> None:
+    assert wavegit(remote_repo.clone, "init").returncode == 0  # the tracker on wavegit-tracker, as by default
+    result = wavegit(remote_repo.clone, "validate", "--worktree")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr == (
+        "wavegit validate: .wavegit/tracker.yaml: no such file (the tracker lives on branch wavegit-tracker, "
+        "not in this checkout: `wavegit validate` checks that branch's, `wavegit validate --file PATH` "
+        "a copy; items change with `wavegit add` and `wavegit edit`)\n")
+    assert wavegit(remote_repo.clone, "validate").returncode == 0
+
+
 def test_validate_reports_config_problems_even_without_a_tracker(remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / ".wavegit" / "config.yaml").write_text("concurrency: 0\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, git
+from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import (
     branches,
     check,
@@ -229,7 +229,11 @@ def test_wave_budget_stops_new_attempts_and_says_so(tmp_path: Path) -> None:
     assert (outcome.exit_code, rep.success, rep.budget.exceeded) == (1, False, True)
     assert rep.budget.wave_spent_usd == pytest.approx(1.2)
     assert [i.verified for i in rep.items] == [True, True, False]
-    assert rep.items[2].attempts == 0 and "wave budget reached" in (rep.items[2].error or "")
+    assert rep.items[2].attempts == 0
+    assert rep.items[2].error == "not started: wave budget reached ($1.2 spent of $1 allowed)"
+    [logged] = json.loads(wavegit(remote.clone, "status", rep.wave_id, "--json").stdout)
+    # The event's state says "not started"; its detail says why, not "not started" again.
+    assert logged["items"]["c"]["detail"] == "wave budget reached ($1.2 spent of $1 allowed)"
     never_started = origin_item(remote, "c")
     assert (never_started.status, never_started.attempts, never_started.wave) == ("todo", 0, None)
     assert trailers(remote.origin, "main", "Wavegit-Cost")[0] == "1.2"
@@ -321,6 +325,10 @@ def test_failed_wave_test_keeps_items_in_review_but_the_wave_is_not_a_success(tm
     assert (outcome.exit_code, rep.success, rep.wave_test.exit_code) == (1, False, 1)
     assert rep.items[0].verified and origin_item(remote, "A").status == "review"
     assert git(remote.origin, "rev-parse", f"wavegit/{rep.wave_id}") == rep.head_sha
+    # Told as it ends, in the progress view and the event log (status had only "failed, exit 1" to go on).
+    [logged] = json.loads(wavegit(remote.clone, "status", rep.wave_id, "--json").stdout)
+    log = remote.clone / ".git" / "wavegit" / "logs" / rep.wave_id / "_wave.test.log"
+    assert f"wave test failed (exited 1); log: {log}" in logged["notes"]
 
 
 def test_passing_wave_test_runs_on_the_combined_tree(tmp_path: Path) -> None:
@@ -330,6 +338,8 @@ def test_passing_wave_test_runs_on_the_combined_tree(tmp_path: Path) -> None:
                  f"for p in ('src/a.txt', 'src/b.txt')))\"")
     rep = run(remote.clone).report
     assert (rep.success, rep.wave_test.exit_code) == (True, 0)
+    [logged] = json.loads(wavegit(remote.clone, "status", rep.wave_id, "--json").stdout)
+    assert "wave test passed" in logged["notes"]
     # Its worktree and the items' ones (removed in the background meanwhile) are all gone, folder and all.
     assert worktrees(remote.clone) == [str(remote.clone)]
     assert not (remote.clone / ".git" / "wavegit" / "worktrees" / rep.wave_id).exists()

@@ -156,6 +156,18 @@ class WaveSpend:
         with self._lock:
             return tuple(f"unreadable cost, {what}: {note}" for note in self._unreadable)
 
+    def reached(self) -> str:
+        """Which ceilings are reached, with the amounts, for the items left not started."""
+        with self._lock:
+            reasons = []
+            if self.limit_usd > 0 and self._spent >= self.limit_usd:
+                reasons.append(f"${format_usd(self._spent)} spent of ${format_usd(self.limit_usd)} allowed")
+            if self.limit_tokens > 0 and self._tokens >= self.limit_tokens:
+                reasons.append(f"{self._tokens:,} of {self.limit_tokens:,} tokens")
+            if self._unreadable and (self.limit_usd > 0 or self.limit_tokens > 0):
+                reasons.append("a cost that could not be read")
+            return "; ".join(reasons)
+
     @property
     def exceeded(self) -> bool:
         """Whether the ceiling (if any) is reached, so that no new attempt may start; an unreadable cost

@@ -48,7 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "claim": ("claim", "claim a wave for scale-out and print its GitHub Actions matrix"),
     "work": ("work", "run one claimed item of a scaled-out wave and push its result branch"),
     "collect": ("collect", "combine a scaled-out wave's item branches, record, open the PR, report"),
-    "report": ("report", "show the last wave's report (or a given wave's): text, --json or --markdown"),
+    "report": ("report", "the last wave's report (or a given wave's): text, --json, --markdown or --html"),
 }
 
 

@@ -214,7 +214,8 @@ class Config(NamedTuple):
         "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
     hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
     worker_env: Annotated[tuple[str, ...], schema.key(
-        "variables passed to workers besides `PATH`, `LANG`/`LC_*`, `TERM` and `WAVEGIT_*`",
+        "variables passed to workers besides `PATH`, `LANG`/`LC_*`, `TERM` and wavegit's own `WAVEGIT_*` "
+        "(others are not passed)",
         _worker_env_names)] = ()
     sandbox: Annotated[SandboxConfig, schema.key(
         "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()

@@ -22,7 +22,7 @@ import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from wavegit import tracker
@@ -49,6 +49,8 @@ class Record:
     fields: Mapping[str, object]
     line: int
     column: int
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Source key -> the name the file gave it, where they differ (a CSV column ``owns`` is ``ownsFiles``)."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,12 @@ class _Conversion:
         self.failed = False
 
     def problem(self, message: str) -> None:
+        """``message`` (which starts with the source key at fault) said with the key as the file names it."""
         self.failed = True
         where = self.record
+        key = next((key for key in where.names if message.startswith(key)), None)
+        if key is not None:
+            message = where.names[key] + message[len(key):]
         self.problems.append(Problem(self.path, where.line, where.column, f"{self.name}: {message}"))
 
     def item(self, taken: Set[str]) -> tracker.Item | None:
@@ -370,6 +376,7 @@ def _csv_records(text: str, path: str) -> Read:
     names = [name.strip() for name in header]
     names[:1] = [name.removeprefix("\ufeff") for name in names[:1]]
     columns = [_CSV_ALIASES.get(name, name) for name in names]
+    renamed = {column: name for column, name in zip(columns, names, strict=True) if column != name}
     repeated = [name for n, name in enumerate(columns) if name and name in columns[:n]]
     if repeated:
         raise ValidationError([Problem(path, 1, 1, f"the column {repeated[0]!r} appears more than once")])
@@ -391,7 +398,7 @@ def _csv_records(text: str, path: str) -> Read:
                     fields[name] = [part.strip() for part in cell.split(LIST_SEPARATOR) if part.strip()]
                 elif cell != "":
                     fields[name] = cell
-            records.append(Record(fields, line, 1))
+            records.append(Record(fields, line, 1, renamed))
     except csv.Error as exc:
         problems.append(Problem(path, reader.line_num, 1, f"not CSV: {exc}"))
     return records, problems

@@ -252,6 +252,11 @@ def check_droppable(item: HandState, *, force: bool = False) -> None:
 def check_editable(item: HandState) -> None:
     """``wavegit edit``: an item in flight is not edited (its worker has its prompt, and the hook and the
     planner hold its ownership)."""
-    if item.status in IN_FLIGHT:
-        raise NotAllowed(f"{item.id} is {item.status} in wave {item.wave}: its ownership is held while it is "
-                         f"in flight; edit it once it is done or back to todo (`wavegit reopen {item.id}`)")
+    if item.status == Status.IN_PROGRESS:
+        raise NotAllowed(f"{item.id} is in_progress in wave {item.wave}: its ownership is held while it is "
+                         "in flight; edit it once its wave has recorded it (`wavegit release --wave "
+                         f"{item.wave}` if its scheduler is gone)")
+    if item.status == Status.REVIEW:
+        where = f"PR #{item.pr}" if item.pr is not None else f"wave {item.wave}"
+        raise NotAllowed(f"{item.id} is in review ({where}): its ownership is held while it is in flight; "
+                         f"edit it once it is done or back to todo (`wavegit reopen {item.id} --reason ...`)")

@@ -393,7 +393,7 @@ _TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
 
 
 def reason(item: ItemReport) -> str:
-    """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``,
+    """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``, ``no change``,
     ``test exit N``, ``worker exit N``; ``—`` when it was verified and delivered."""
     last = item.attempt_records[-1] if item.attempt_records else None
     if item.verified:
@@ -402,15 +402,27 @@ def reason(item: ItemReport) -> str:
         return "not started"
     if item.ownership_violations:
         return "violation"
+    if not item.files_changed and item.exit_code == 0 and item.test_exit is None:
+        return "no change"  # the worker exited 0 and changed nothing, so there was nothing to test
     return timeline.failure(last.killed if last is not None else None, item.test_exit, item.exit_code)
 
+
+
+def attempts_cell(item: ItemReport) -> str:
+    """How many attempts this wave gave the item; with their numbers, counted across waves as the tracker's
+    ``attempts`` counts them, when earlier waves had some (``2 (#3-4)``)."""
+    records = item.attempt_records
+    if not records or records[0].attempt == 1:
+        return str(item.attempts)
+    first, last = records[0].attempt, records[-1].attempt
+    return f"{item.attempts} (#{first}{f'-{last}' if last != first else ''})"
 
 
 def _row(item: ItemReport) -> str:
     # File names are the worker's: in code, where GitHub links no @mention (a ping) and no URL.
     violations = _code(", ".join(item.ownership_violations)) if item.ownership_violations else "—"
     cells = [_code(item.id), _text(item.status), "yes" if item.verified else "no", _text(reason(item)),
-             str(item.attempts), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
+             attempts_cell(item), _maybe(item.test_exit), f"{item.duration_s:.1f}s",
              str(len(item.files_changed)), _money(item.cost), violations]
     return "| " + " | ".join(cells) + " |"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from wavegit import timeline
-from wavegit.report import ItemReport, WaveReport, facts, reason
+from wavegit.report import ItemReport, WaveReport, attempts_cell, facts, reason
 
 WIDTH = 960
 """The timeline's width in pixels; the labels take ``LABEL_WIDTH`` of it."""
@@ -68,7 +68,7 @@ def _row(item: ItemReport) -> str:
     cost = "—" if item.cost is None else f"${item.cost:.2f}"
     verified = '<span class="ok">yes</span>' if item.verified else '<span class="bad">no</span>'
     cells = [f"<code>{_e(item.id)}</code>", _e(item.title), _e(item.status), verified, _e(reason(item)),
-             str(item.attempts), f"{item.duration_s:.1f}s", str(len(item.files_changed)), cost,
+             _e(attempts_cell(item)), f"{item.duration_s:.1f}s", str(len(item.files_changed)), cost,
              _e(", ".join(item.ownership_violations) or "—"), _e(item.error or "")]
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 

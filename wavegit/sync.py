@@ -19,7 +19,8 @@ no-op). The rules, per item:
   :mod:`wavegit.sync_merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on the
   wave branch as the remote has it or as this repository does (a ``--no-push`` wave merged by hand); the
   change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
-  ``review`` unless a squash's trailers name them.
+  ``review`` unless a squash's trailers name them, and once it is gone here too, sync says so each time
+  (:func:`stranded`), with the commands that settle them.
 
 A shallow clone (``fetch-depth: 1`` in Actions) is deepened by that fetch (``--unshallow``): the rules
 walk the base branch's history. When that fails, or the shallow repository has no remote, sync stops
@@ -38,7 +39,7 @@ are deleted (:mod:`wavegit.sync_branches`; ``keep_branches`` keeps them, and the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cache
@@ -122,6 +123,8 @@ class SyncResult:
     """Half-made worktrees removed (on a dry run: found), one line each."""
     branches: list[sync_branches.BranchFate] = field(default_factory=list)
     """Branches of settled waves deleted, or kept because they hold work not in the base branch."""
+    stranded: list[Stranded] = field(default_factory=list)
+    """Items left in review that nothing sync watches can move any more."""
 
     def lines(self) -> list[str]:
         """What changed (or, on a dry run, would change)."""
@@ -130,12 +133,44 @@ class SyncResult:
 
     def notes(self) -> list[str]:
         """What sync leaves as it is and why: the branches it keeps (each once, when it becomes kept)."""
-        return [b.line() for b in self.branches if not b.deleted and not b.told]
+        return ([b.line() for b in self.branches if not b.deleted and not b.told]
+                + [stuck.line for stuck in self.stranded])
 
     def to_json(self) -> list[dict[str, object]]:
         repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
         return (repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
-                + [b.to_json() for b in self.branches])
+                + [b.to_json() for b in self.branches] + [stuck.to_json() for stuck in self.stranded])
+
+
+@dataclass(frozen=True)
+class Stranded:
+    """An item in review whose wave branch is gone, on the remote and here, with its change not in the base
+    branch and no pull request to ask: it stays in review (and holds its files) until someone decides."""
+
+    id: str
+    wave: str
+    line: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": "stranded", "id": self.id, "wave": self.wave, "detail": self.line}
+
+
+def stranded(items: Sequence[tracker.Item], changed: set[str], facts: Facts,
+             config: Config) -> list[Stranded]:
+    """The review items sync left as they are with nothing left to watch: no PR (or no GitHub to ask) and
+    no wave branch anywhere (a wave branch that is gone is no sign of a merge), each with what to do."""
+    found = []
+    for item in items:
+        if (item.status != Status.REVIEW or item.id in changed or item.wave is None
+                or (item.pr is not None and facts.github is not None) or facts.refs.heads(item.wave)):
+            continue
+        branch = worktree.wave_branch(item.wave)
+        where = f"on {facts.refs.where} and here" if facts.refs.remote else "here"
+        found.append(Stranded(item.id, item.wave, (
+            f"{item.id} stays in review: its wave branch {branch} is gone ({where}) and its change is not "
+            f"in {config.base_branch}; `wavegit reopen {item.id} --reason ...` runs it again, `wavegit done "
+            f"{item.id} --merge-sha SHA` records a merge sync cannot see")))
+    return found
 
 
 class WaveRefs:
@@ -448,6 +483,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
                      in (Status.IN_PROGRESS, Status.REVIEW)}
         result.branches = sync_branches.clean(facts.refs.branches(), unsettled, dry_run=dry_run,
                                               told_file=repo.kept_branches_file)
+    result.stranded = stranded(loaded.items, set(new_status), facts, config)
     if github is not None and result.commit is not None:
         result.errors = update_comments(github, result.items)
     return result

@@ -87,7 +87,9 @@ def _option_problem(problem: Problem, lines: list[str]) -> str:
     for line in reversed(lines):
         key = line.strip().removeprefix("- ").partition(":")[0]
         if key in _OPTION_OF_KEY:
-            return f"{_OPTION_OF_KEY[key]}: {problem.message.removeprefix(f'{key!r} ')}"
+            # "'owns': pattern ..." and "'test' cannot be split ..." both name the key the option stands for.
+            message = problem.message.removeprefix(f"{key!r}: ").removeprefix(f"{key!r} ")
+            return f"{_OPTION_OF_KEY[key]}: {message}"
     return f"the new item: {problem.message}"
 
 

@@ -14,8 +14,10 @@ import argparse
 from wavegit import agents, lifecycle, schema, tracker
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op, suggest
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
+from wavegit.config import protected_of
 from wavegit.errors import UsageError, ValidationError
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         item = read.item(args.id)
         lifecycle.check_editable(item)
         _check_dependencies(read, item.id, wanted.get("depends_on", ()))
+        _check_protected(wanted.get("owns", ()), protected_of(read.store.config) or DEFAULT_PROTECTED)
         agents.check_option(read.store.config, args.worker)
         changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
         if not changed:
@@ -84,8 +87,17 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None
         if complaint:
-            raise UsageError(f"--{name.replace('_', '-')}: '{name}' {complaint}")
+            raise UsageError(f"--{name.replace('_', '-')}: {complaint}")  # as add says it
     return wanted
+
+
+def _check_protected(owns: schema.Value, protected: tuple[str, ...]) -> None:
+    """No pattern of ``owns`` reaches a protected path, named by its option as ``add`` names it (not at a
+    line of a tracker that is never written)."""
+    for pattern in owns if isinstance(owns, tuple) else ():
+        guard = reached(str(pattern), protected)
+        if guard is not None:
+            raise UsageError(f"--owns: {refusal(str(pattern), guard)}")
 
 
 def _check_dependencies(read: Read, item_id: str, depends_on: schema.Value) -> None:

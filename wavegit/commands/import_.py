@@ -50,15 +50,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         apply(store.read())
-        summary = f"would add {{}} items to {tracker_path} on {store.target} (dry run: nothing written):"
+        summary = f"would add {{}} to {tracker_path} on {store.target} (dry run: nothing written):"
     else:
         result = mutate(store, apply, message=f"wavegit: import {name} ({args.source})",
                         deadline_s=args.deadline)
-        summary = f"imported {{}} items from {name}: {landed(result, store)}"
+        summary = f"imported {{}} from {name}: {landed(result, store)}"
     [imported] = found
     for key in imported.ignored_keys:
         print(f"wavegit: {name}: ignored key {key!r} (wavegit has no place for it)", file=sys.stderr)
-    print(summary.format(len(imported.items)))
+    count = len(imported.items)
+    print(summary.format(f"{count} item" if count == 1 else f"{count} items"))
     print(_listing(imported.items))
     return 0
 

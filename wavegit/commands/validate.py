@@ -93,7 +93,7 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
     if repo is None:
         raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
     if args.worktree:
-        text = read_tracker_text(repo.root / config.tracker_path, config.tracker_path)
+        text = read_tracker_text(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config))
         return Checked(text, None, f"the work tree's {config.tracker_path}")
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=args.fetch)
@@ -103,6 +103,17 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
     text = TrackerText(store.read_blob(blob_sha), blob_sha, config.tracker_path)
     _note_worktree_copy(repo, config, store, blob_sha)
     return Checked(text, store.target, store.source(blob_sha))
+
+
+def _worktree_hint(config: Config) -> str:
+    """What to do when the work tree has no tracker: init, or, once the tracker has a branch of its own (as
+    init makes it), check that branch's or a copy."""
+    if config.tracker_branch == config.base_branch:
+        return "create it with `wavegit init`"
+    branch = config.tracker_branch
+    return (f"the tracker lives on branch {branch}, not in this checkout: `wavegit validate` checks that "
+            "branch's, `wavegit validate --file PATH` a copy; items change with `wavegit add` and "
+            "`wavegit edit`")
 
 
 def _note_worktree_copy(repo: Repo, config: Config, store: GitStore, blob_sha: str) -> None:

@@ -1,9 +1,9 @@
 """``wavegit demo``: a whole wave in a throwaway repository, with a bare remote and a built-in worker.
 
 No network and nothing outside the demo directory is touched. The steps are the ones a user takes, each
-through the real CLI in a subprocess: ``wavegit init``, a backlog of six items (see
-:mod:`wavegit.demo.project`), ``wavegit plan``, ``wavegit run``, then a reviewer's merge of the wave
-branch, ``wavegit sync`` and the next ``wavegit plan``. The outcome of every item is checked against what
+through the real CLI in a subprocess: ``wavegit init`` (the tracker on its own branch), six ``wavegit add``
+(see :mod:`wavegit.demo.project`), ``wavegit plan``, ``wavegit run``, then a reviewer's merge of the
+wave branch, ``wavegit sync`` and the next ``wavegit plan``. The outcome of every item is checked against what
 the backlog was built to show; any difference makes the demo fail.
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import wavegit
-from wavegit import git, tracker
-from wavegit.config import CONFIG_PATH, TRACKER_PATH
+from wavegit import git
+from wavegit.config import CONFIG_PATH, TRACKER_PATH, load_config
 from wavegit.demo.project import FILES, ITEMS, DemoItem
 from wavegit.errors import EXIT_WORK_FAILED, UsageError, WavegitError
 from wavegit.lifecycle import Status
@@ -106,6 +106,7 @@ class Demo:
         self.say = say
         self.env = demo_env(dict(os.environ))
         self.python = sys.executable
+        self.tracker_branch = "main"  # until init names the branch of its own
 
     def wavegit(self, *args: str, expect: tuple[int, ...] = (0,), show_stderr: bool = False) -> str:
         """Run ``wavegit ARGS`` in the project; its stdout. An unexpected exit code stops the demo."""
@@ -146,28 +147,28 @@ class Demo:
         self.git("push", "-q", "-u", "origin", "main")
 
     def init_backlog(self) -> None:
-        self.say(self.wavegit("init", "--tracker-branch", "main").rstrip("\n"))
-        self.git("pull", "-q", "--ff-only")
-        text = tracker.initial_text()
-        for item in ITEMS:
-            text = tracker.append_item(text, self.tracker_item(item))
-        (self.project / TRACKER_PATH).write_text(text, encoding="utf-8")
+        """``wavegit init`` as a user runs it (the tracker on a branch of its own), the demo's config
+        committed to main, then one ``wavegit add`` per item, each a commit on the tracker branch."""
+        self.say(self.wavegit("init").rstrip("\n"))
+        self.tracker_branch = load_config(self.project, environ=self.env).tracker_branch
         (self.project / CONFIG_PATH).write_text(self.config_text(), encoding="utf-8")
-        self.git("add", TRACKER_PATH, CONFIG_PATH)
-        self.git("commit", "-q", "-m", "demo backlog and config")
+        self.git("add", CONFIG_PATH)
+        self.git("commit", "-q", "-m", "demo config")
         self.git("push", "-q", "origin", "main")
-        self.say(f"backlog: {', '.join(item.id for item in ITEMS)}")
+        for item in ITEMS:
+            self.say(self.wavegit(*self.add_args(item)).rstrip("\n"))
 
-    def tracker_item(self, item: DemoItem) -> tracker.Item:
+    def add_args(self, item: DemoItem) -> list[str]:
         prompt = f"{item.title}.\nOnly change: {', '.join(item.owns)}.\n"
-        return tracker.Item(id=item.id, title=item.title, prompt=prompt, owns=item.owns,
-                            test=self.unittest(item.test_module), priority=item.priority,
-                            depends_on=item.depends_on)
+        depends = ["--depends-on", *item.depends_on] if item.depends_on else []
+        return ["add", item.id, "--title", item.title, "--prompt", prompt, "--owns", *item.owns,
+                "--test", self.unittest(item.test_module), "--priority", item.priority, *depends]
 
     def config_text(self) -> str:
         worker = shlex.join([self.python, "-m", "wavegit.demo.worker"])
         wave_test = shlex.join([self.python, "-m", "unittest", "discover", "-q", "-s", "tests", "-t", "."])
         return (f"# wavegit demo configuration\nworker: {json.dumps(worker)}\nconcurrency: 3\n"
+                f"tracker_branch: {json.dumps(self.tracker_branch)}\n"
                 f"timeout_s: 30\nidle_timeout_s: 15\nattempts: 2\nwave_test: {json.dumps(wave_test)}\n"
                 # The kept repository shows the merged wave branch, which sync would otherwise delete.
                 "keep_branches: true\n"
@@ -184,11 +185,12 @@ class Demo:
     def tracker_diff(self, wave_id: str) -> str:
         """The tracker's diff from before the claim to the record: what the wave did to the backlog."""
         self.git("fetch", "-q", "origin")
-        log = self.git("log", "--format=%H %s", "origin/main")
+        log = self.git("log", "--format=%H %s", f"origin/{self.tracker_branch}")
         commits = {subject.split(" ")[1]: sha for sha, _, subject in
                    (line.partition(" ") for line in log.splitlines()) if wave_id in subject}
         if "claim" not in commits or "record" not in commits:
-            raise DemoError(f"the claim and record commits of {wave_id} are not on origin/main")
+            raise DemoError(f"the claim and record commits of {wave_id} are not on "
+                            f"origin/{self.tracker_branch}")
         return self.git("diff", f"{commits['claim']}^", commits["record"], "--", TRACKER_PATH)
 
     def merge_and_sync(self, branch: str) -> list[dict[str, object]]:

@@ -134,6 +134,13 @@ def prompt_with_feedback(prompt: str, feedback: str | None) -> str:
     return f"{prompt.rstrip()}\n\n---\nFeedback from wavegit on the previous attempt:\n{feedback}"
 
 
+def _not_started(context: AttemptContext, run: ItemRun, reason: str, attempt: int) -> None:
+    """``run`` ends before its next attempt; ``reason`` (``not started: ...``) is its error, and the event's
+    detail says why without saying "not started" a second time after its state."""
+    run.not_started = reason
+    context.events.event(run.item.id, "not started", reason.removeprefix("not started: "), attempt=attempt)
+
+
 def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason: Callable[[], str | None],
                  turn: int) -> None:
     """Up to ``tries`` attempts of ``run``'s item, until one is verified, the first at queue position
@@ -141,9 +148,8 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
     slot (halted, over budget, cancelled). ``run`` is filled in place."""
     item = run.item
     if tries < 1:
-        run.not_started = (f"not started: no attempt left ({item.attempts} of max_attempts "
-                           f"{context.config.max_attempts} used)")
-        context.events.event(item.id, "not started", run.not_started, attempt=item.attempts + 1)
+        _not_started(context, run, f"not started: no attempt left ({item.attempts} of max_attempts "
+                     f"{context.config.max_attempts} used)", item.attempts + 1)
         return
     feedback: str | None = None
     for number in range(1, tries + 1):
@@ -154,8 +160,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
             stop = stop_reason()
             if slot is None or stop is not None:
                 # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
-                run.not_started = stop or "not started: the batch stopped"
-                context.events.event(item.id, "not started", run.not_started, attempt=counted)
+                _not_started(context, run, stop or "not started: the batch stopped", counted)
                 return
             try:
                 attempt = run_attempt(context, item, number, feedback, slot)

@@ -184,6 +184,8 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
                             cleanup=wave.cleanup, confiner=wave.context.confiner)
+        if collected.wave_test is not None:
+            notes.note(collected.wave_test.verdict())  # the last long step, told as it ends
         if collected.pushed:
             notes.note(f"pushed {branch} to {config.remote}")
         if any(run.commit for run in runs):

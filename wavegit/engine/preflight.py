@@ -73,17 +73,19 @@ def check_worker(config: Config, environ: Mapping[str, str] | None = None,
     for name in dict.fromkeys(workers):
         agent = agents.resolve(config, name)
         what = f"worker {config.worker!r}" if name is None else f"worker profile {name!r}"
+        fix = (f"set `worker` in {CONFIG_PATH} (or WAVEGIT_WORKER)" if name is None
+               else f"change `workers.{name}` in {CONFIG_PATH}")
         try:
             argv = agent.argv(sandboxed=False)
         except UsageError as exc:
             raise UsageError(f"worker: {exc}; nothing was claimed") from exc
-        _check_program(what, argv[0], env)
+        _check_program(what, argv[0], env, fix)
         missing = agents.missing_credentials(agent, config, env)
         if missing is not None:
             raise UsageError(f"{what}: {missing}; nothing was claimed")
 
 
-def _check_program(what: str, program: str, environ: Mapping[str, str]) -> None:
+def _check_program(what: str, program: str, environ: Mapping[str, str], fix: str) -> None:
     path = environ.get("PATH", os.defpath)
     if "/" not in program:
         found = shutil.which(program, path=path) is not None
@@ -93,8 +95,7 @@ def _check_program(what: str, program: str, environ: Mapping[str, str]) -> None:
         return
     if not found:
         where = "on PATH" if "/" not in program else "an executable file"
-        raise UsageError(f"{what}: {program!r} is not {where}; install it, or set `worker` "
-                         f"in {CONFIG_PATH} (or WAVEGIT_WORKER); nothing was claimed")
+        raise UsageError(f"{what}: {program!r} is not {where}; install it, or {fix}; nothing was claimed")
 
 
 def check_items(items: list[tracker.Item], wave_id: str) -> None:

@@ -209,8 +209,7 @@ class Wave:
         if context.spend.exceeded:
             with self._flag_lock:
                 self.budget_exceeded = True
-            unreadable = " and a cost that could not be read" if context.spend.has_unreadable else ""
-            return f"not started: wave budget reached (${budget.format_usd(context.spend.spent)}{unreadable})"
+            return f"not started: wave budget reached ({context.spend.reached()})"
         reason = self.halt_watch.reason()
         if reason is not None:
             with self._flag_lock:
@@ -225,6 +224,12 @@ class WaveTest:
     exit_code: int | None
     log_path: Path
     error: str | None
+
+    def verdict(self) -> str:
+        """One line for the progress view and the event log: ``wave test passed``, or why not and where."""
+        if self.exit_code == 0:
+            return "wave test passed"
+        return f"wave test failed ({self.error or f'exit {self.exit_code}'}); log: {self.log_path}"
 
     def to_report(self, tail_lines: int = 30) -> report.WaveTestReport:
         failed = self.exit_code != 0 and self.log_path.is_file()

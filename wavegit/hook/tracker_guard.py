@@ -90,5 +90,6 @@ def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: s
     if len(found) > MAX_LISTED:
         lines.append(f"  ... and {len(found) - MAX_LISTED} more")
     lines.append("Every wavegit command would stop at it, and this hook could no longer check pushes against "
-                 f"work in flight: fix it (`wavegit validate` names each problem) and push again. {_SKIP}")
+                 "work in flight: fix it (`wavegit validate --worktree` names each problem, in a checkout of "
+                 f"it) and push again. {_SKIP}")
     return ["\n".join(lines)]
