@@ -4,16 +4,19 @@ On a repository of 20,000 files (2,000 with ``--quick``) in 400 directories, eac
 and interleaved (so load on the machine hits every step alike), after one untimed round:
 
 - the reference: a plain ``git worktree add --detach`` of the head, and its ``git worktree remove``;
-- an attempt tree (:func:`wavegit.workspace.create`: ``git init``, alternates, ``reset --hard``) plus its
+- an attempt tree (:func:`wavegit.attempts.workspace.create`: ``git init``, alternates, ``reset --hard``) plus
+its
   ``lstat`` baseline, what a wave makes (in the background, ahead of the attempt) per attempt;
-- reading it back as content with one file changed (:func:`wavegit.snapshot.read`: the walk, the hash of
+- reading it back as content with one file changed (:func:`wavegit.attempts.snapshot.read`: the walk, the hash
+of
   the changed file, one ``fast-import``);
-- the clean checkout the item's test runs in (:func:`wavegit.workspace.test_checkout`), on the critical
+- the clean checkout the item's test runs in (:func:`wavegit.attempts.workspace.test_checkout`), on the
+critical
   path of every attempt that gets that far;
-- removing a tree (:func:`wavegit.workspace.remove`).
+- removing a tree (:func:`wavegit.attempts.workspace.remove`).
 
-Reading the base once per wave (:meth:`wavegit.snapshot.Base.load`: ``ls-tree`` and the ``.gitignore``
-files) is timed once. Median (min-max) ms of N rounds (default 5).
+Reading the base once per wave (:meth:`wavegit.attempts.snapshot.Base.load`: ``ls-tree`` and the
+``.gitignore`` files) is timed once. Median (min-max) ms of N rounds (default 5).
 
     python bench/attempt_tree.py [--runs 5] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
 """
@@ -30,8 +33,8 @@ from pathlib import Path
 
 import common
 
-from wavegit import snapshot, workspace
-from wavegit.config import Config
+from wavegit.attempts import snapshot, workspace
+from wavegit.model.config import Config
 
 FILES = 20_000
 DIRECTORIES = 400

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import common
 
-from wavegit import tracker
+from wavegit.model import tracker
 
 WRITERS = (1, 2, 4, 8)
 TRACKER = ".wavegit/tracker.yaml"

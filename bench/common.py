@@ -153,7 +153,7 @@ def git_env(home: Path, cache_base: Path | None = None) -> dict[str, str]:
 
 def git(cwd: Path, env: Mapping[str, str], *args: str, stdin: str | None = None) -> str:
     """Run git for a benchmark's set-up or reference pipeline (wavegit itself runs git only through
-    ``wavegit.git``); stdout without the trailing newline."""
+    ``wavegit.core.git``); stdout without the trailing newline."""
     return run_process(["git", *args], env=env, cwd=cwd, stdin=stdin).stdout.rstrip("\n")
 
 

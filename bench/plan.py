@@ -73,11 +73,11 @@ def phases(repo: str) -> dict[str, tuple[float, float]]:
     collector paused as there), in a fresh process so that imports and first-call costs count as they do in
     the real command. (wall, CPU) each."""
     marks = [(time.perf_counter(), time.process_time())]
-    from wavegit import config, plancache
-    from wavegit.repo import discover
-    from wavegit.schema import gc_paused
-    from wavegit.select import select_columns
-    from wavegit.store import GitStore
+    from wavegit.core.repo import discover
+    from wavegit.core.schema import gc_paused
+    from wavegit.model import config, plancache
+    from wavegit.model.select import select_columns
+    from wavegit.trackerbranch.store import GitStore
 
     marks.append((time.perf_counter(), time.process_time()))
     with gc_paused():

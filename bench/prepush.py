@@ -32,8 +32,9 @@ from pathlib import Path
 import backlog
 import common
 
-from wavegit import config, git, lifecycle, repo
+from wavegit.core import git, repo
 from wavegit.hook import prepush
+from wavegit.model import config, lifecycle
 from wavegit.ownership.index import OwnershipIndex
 
 TARGET = 1.5
@@ -41,7 +42,8 @@ TARGET = 1.5
 # what later calls find cached (compiled regular expressions, lru caches).
 FIRST_CALL = """
 import sys, time
-from wavegit import config, repo
+from wavegit.model import config
+from wavegit.core import repo
 from wavegit.hook import prepush
 spec = prepush.default_tracker_spec("origin")
 found, blob = repo.discover_resolving(".", spec)
@@ -139,7 +141,7 @@ def floor_git_log(old: str, new: str) -> list[str]:
 def _import_us(py: str, env: dict[str, str]) -> int:
     """Microseconds ``python -X importtime`` gives for the modules the hook imports (cumulative), those it
     imports while the push's `git log` runs (config, repo, ownership) included."""
-    modules = ("wavegit.cli", "wavegit.commands.hook", "wavegit.config", "wavegit.repo",
+    modules = ("wavegit.cli", "wavegit.commands.hook", "wavegit.model.config", "wavegit.core.repo",
                "wavegit.ownership.index")
     rows = subprocess.run([py, "-X", "importtime", "-c", f"import {', '.join(modules)}"],
                           env=env, capture_output=True, text=True, check=True).stderr.splitlines()
@@ -244,8 +246,9 @@ def run(runs: int, n_items: int) -> common.Result:
         f"- Where warm - floor = {(warm - floor) * 1000:.0f} ms goes: imports {import_us / 1000:.0f} ms, the "
         f"first check_push {first_call * 1000:.0f} ms minus the git log the floor already counts "
         f"({git_t.wall.median * 1000:.0f} ms), discovering the repository and argument parsing the rest; "
-        "these overlap in the hook: its `git log` starts as soon as stdin is parsed, and wavegit.config, "
-        "wavegit.repo, wavegit.ownership are imported, the repository discovered (the same `git rev-parse` "
+        "these overlap in the hook: its `git log` starts as soon as stdin is parsed, and "
+        "wavegit.model.config, wavegit.core.repo, wavegit.ownership are imported, the repository discovered "
+        "(the same `git rev-parse` "
         "resolves the tracker's blob, so a warm run starts no `git cat-file`) and the in-flight items "
         "loaded (a thread) while it runs. The process ends without interpreter teardown (`FAST_EXIT`).",
         "- Cached, content-addressed by the tracker's blob SHA: the in-flight items and the tables of the "

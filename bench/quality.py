@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import backlog
 import common
 
-from wavegit import lifecycle, tracker
+from wavegit.model import lifecycle, tracker
+from wavegit.model.select import select
 from wavegit.ownership.index import OwnershipIndex
 from wavegit.ownership.overlap import overlaps
-from wavegit.select import select
 
 ALPHABET = ("a.py", "A.py", "b.py", "d/x.py", "d/y.py", "d/", "d/*.py", "d/**", "e/f.py", "e/", "e/?.py",
             "c/[ab].py", "c/a.py")

@@ -32,8 +32,9 @@ from pathlib import Path
 
 import common
 
-from wavegit import gitops_objects, sandbox, snapshot, workspace, worktree
-from wavegit.config import Config
+from wavegit.attempts import sandbox, snapshot, workspace, worktree
+from wavegit.core import gitops_objects
+from wavegit.model.config import Config
 
 ITEMS = 16
 CONCURRENCY = 8

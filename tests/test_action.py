@@ -24,7 +24,7 @@ from tests.helpers.ghserver import APP, APP_TOKEN, github_env, running
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo
 from wavegit.github import action, agent
-from wavegit.report import MARKER, WaveReport
+from wavegit.model.report import MARKER, WaveReport
 
 pytestmark = pytest.mark.slow  # the GitHub Action end to end
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
-from wavegit import tracker
+from wavegit.model import tracker
 
 TRACKER = ".wavegit/tracker.yaml"
 

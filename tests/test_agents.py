@@ -1,5 +1,6 @@
-"""Agent presets and worker profiles (wavegit.agents) in real waves, against fake ``claude`` and ``codex``
-executables (tests/agents/) that print exactly what Claude Code 2.1.197 and codex-cli 0.171.0 print."""
+"""Agent presets and worker profiles (wavegit.attempts.agents) in real waves, against fake ``claude`` and
+``codex`` executables (tests/agents/) that print exactly what Claude Code 2.1.197 and codex-cli 0.171.0
+print."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import pytest
 
 from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo, origin_tracker, run
-from wavegit import agents, config, sandbox
-from wavegit.agents import CLAUDE, CODEX, Agent
-from wavegit.errors import ValidationError
-from wavegit.report import AttemptRecord, WaveReport
+from wavegit.attempts import agents, sandbox
+from wavegit.attempts.agents import CLAUDE, CODEX, Agent
+from wavegit.core.errors import ValidationError
+from wavegit.model import config
+from wavegit.model.report import AttemptRecord, WaveReport
 
 AGENTS = TESTS / "agents"
 BWRAP = shutil.which(sandbox.BWRAP)

@@ -27,7 +27,7 @@ ARCHITECTURE = REPO_ROOT / "ARCHITECTURE.md"
 # Violation -> why it is tolerated for now. Issue 9's refactors remove each; an entry that no longer occurs
 # fails the test, so the list only shrinks.
 KNOWN_VIOLATIONS: dict[str, str] = {
-    "speed rule off the hot paths: wavegit.github.gate defers importing wavegit.tracker": "issue 9",
+    "speed rule off the hot paths: wavegit.github.gate defers importing wavegit.model.tracker": "issue 9",
 }
 
 
@@ -108,7 +108,7 @@ class Source:
     imports: list[Import] = field(default_factory=list)
     private_names: list[tuple[str, int]] = field(default_factory=list)  # ("wavegit.m._x", line)
     git_runs: list[int] = field(default_factory=list)  # lines passing a literal "git" as the program
-    git_commands: list[int] = field(default_factory=list)  # lines calling wavegit.git.run / .out
+    git_commands: list[int] = field(default_factory=list)  # lines calling wavegit.core.git.run / .out
     imports_subprocess: bool = False
     module_level_packages: set[str] = field(default_factory=set)  # outside wavegit: "yaml", "github", ...
     packages: set[str] = field(default_factory=set)  # outside wavegit, at module level or inside functions
@@ -129,8 +129,8 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 _RUNNERS = {"run", "Popen", "call", "check_call", "check_output"}
-_GIT_MODULE = f"{PACKAGE}.git"
-_GIT_COMMANDS = {"run", "out"}  # wavegit.git's functions that take a git command line
+_GIT_MODULE = f"{PACKAGE}.core.git"
+_GIT_COMMANDS = {"run", "out"}  # wavegit.core.git's functions that take a git command line
 _PROCESS_STARTERS = re.compile(r"^(exec|spawn|posix_spawn)")
 
 
@@ -142,7 +142,7 @@ class _Reader(ast.NodeVisitor):
         self.depth = 0  # function nesting
         self.bound: dict[str, str] = {}  # local name -> the wavegit module it is
         self.subprocess_names: set[str] = set()
-        self.git_command_names: set[str] = set()  # local names of wavegit.git.run / .out
+        self.git_command_names: set[str] = set()  # local names of wavegit.core.git.run / .out
 
     def _resolve(self, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -338,7 +338,7 @@ def git_outside_the_git_layer(sources: Mapping[str, Source], contract: Contract)
     for name, source in sources.items():
         if source.imports_subprocess and name not in contract.subprocess_users:
             yield f"subprocess: {name} imports subprocess", name
-        if name != f"{PACKAGE}.git":
+        if name != _GIT_MODULE:
             for line in source.git_runs:
                 yield f"git: {name} runs git itself", f"{name}:{line}"
 
@@ -429,8 +429,9 @@ def test_a_hot_paths_module_level_imports_stay_inside_its_declared_set(hot_path:
     # YAML and PyGithub cost tens of milliseconds: a hot path imports them only when it needs them.
     heavy = {m: sorted(SOURCES[m].module_level_packages & {"yaml", "github"}) for m in chains}
     assert {m: found for m, found in heavy.items() if found} == {}
-    assert all(CONTRACT.on_hot_path(m) for m in declared if m not in (PACKAGE, f"{PACKAGE}.commands",
-                                                                        f"{PACKAGE}.hook"))
+    packages = {PACKAGE, *(f"{PACKAGE}.{name}" for name in ("commands", "hook", "core", "model",
+                                                             "trackerbranch"))}
+    assert all(CONTRACT.on_hot_path(m) for m in declared if m not in packages)
 
 
 def test_only_the_github_client_and_its_retrier_import_pygithub_and_only_when_called() -> None:
@@ -478,7 +479,7 @@ def test_warm_hot_paths_import_exactly_their_declared_modules_and_no_yaml_nor_py
         assert code == cold_code == exit_code, hot_path  # the hook refuses the push: A-1 owns src/a.py
         loaded[hot_path] = (cold, warm)
     cold_hook, _ = loaded["wavegit hook pre-push"]
-    assert {"yaml", "wavegit.tracker"} <= set(cold_hook)  # the first run parsed the tracker
+    assert {"yaml", "wavegit.model.tracker"} <= set(cold_hook)  # the first run parsed the tracker
     for hot_path, (_, warm) in loaded.items():
         assert sorted(m for m in warm if m.split(".")[0] == PACKAGE) == sorted(CONTRACT.hot_imports[hot_path])
         assert not {m.split(".")[0] for m in warm} & {"yaml", "_yaml", "github"}, hot_path
@@ -537,7 +538,8 @@ def test_a_hot_path_started_as_a_process_loads_no_credentials(in_flight: RemoteR
                           env={**hook_env(), "GITHUB_TOKEN": "t0ken"}, check=False, timeout=120)
     loaded = json.loads(out.read_text())
     assert loaded["code"] == 0, done.stderr
-    assert "wavegit.commands.plan" in loaded["modules"] and "wavegit.credentials" not in loaded["modules"]
+    assert "wavegit.commands.plan" in loaded["modules"]
+    assert "wavegit.core.credentials" not in loaded["modules"]
 
 
 def test_fast_commands_import_no_other_command_module_and_no_pygithub() -> None:
@@ -569,11 +571,12 @@ def test_a_cycle_is_reported_with_its_path_also_through_a_deferred_import() -> N
 
 
 def test_an_import_upwards_or_sideways_breaks_the_layers() -> None:
-    sources = _fake(errors="from wavegit.commands import plan\n", hook="from wavegit import github\n",
-                    select="from wavegit import tracker, errors\n", github="", tracker="",
-                    **{"commands.plan": "", "newcomer": ""})
+    sources = _fake(hook="from wavegit import github\n", github="",
+                    **{"core.errors": "from wavegit.commands import plan\n",
+                       "model.select": "from wavegit.model import tracker\nfrom wavegit.core import errors\n",
+                       "model.tracker": "", "commands.plan": "", "newcomer": ""})
     assert sorted(v for v, _ in layer_breaches(sources, CONTRACT)) == [
-        "layer: wavegit.errors (core) imports wavegit.commands.plan (commands, a higher tier)",
+        "layer: wavegit.core.errors (core) imports wavegit.commands.plan (commands, a higher tier)",
         "layer: wavegit.hook (hook) imports wavegit.github (github, a sibling group)",
         "layer: wavegit.newcomer is in no group (or in several) of ARCHITECTURE.md",
     ]
@@ -590,47 +593,51 @@ def test_private_names_are_caught_by_import_and_by_attribute() -> None:
 
 
 def test_a_literal_git_program_or_a_new_subprocess_user_is_caught() -> None:
-    sources = _fake(store="import subprocess\nsubprocess.run(['git', 'status'])\n",
-                    halt="from subprocess import run as go\ngo(('git', 'log'))\n",
-                    budget="import os\nos.execvp('git', ['git'])\n",
-                    runner="import subprocess\nsubprocess.run(['sh', '-c', 'git status'])\n",
-                    git="import subprocess\nsubprocess.run(['git', 'status'])\n")
+    sources = _fake(**{"trackerbranch.store": "import subprocess\nsubprocess.run(['git', 'status'])\n",
+                       "trackerbranch.halt": "from subprocess import run as go\ngo(('git', 'log'))\n",
+                       "trackerbranch.budget": "import os\nos.execvp('git', ['git'])\n",
+                       "attempts.runner": "import subprocess\nsubprocess.run(['sh', '-c', 'git status'])\n",
+                       "core.git": "import subprocess\nsubprocess.run(['git', 'status'])\n"})
     assert sorted(v for v, _ in git_outside_the_git_layer(sources, CONTRACT)) == [
-        "git: wavegit.budget runs git itself", "git: wavegit.halt runs git itself",
-        "git: wavegit.store runs git itself", "subprocess: wavegit.halt imports subprocess",
-        "subprocess: wavegit.store imports subprocess"]
+        "git: wavegit.trackerbranch.budget runs git itself",
+        "git: wavegit.trackerbranch.halt runs git itself",
+        "git: wavegit.trackerbranch.store runs git itself",
+        "subprocess: wavegit.trackerbranch.halt imports subprocess",
+        "subprocess: wavegit.trackerbranch.store imports subprocess"]
 
 
 def test_a_git_command_line_outside_the_git_layer_is_caught_however_git_is_imported() -> None:
-    sources = _fake(store="from wavegit import git\ngit.run(['status'], cwd='.')\n",
-                    halt="import wavegit.git as g\ng.out(['var'], cwd='.')\n",
-                    budget="from wavegit.git import out as o\no(['log'], cwd='.')\n",
-                    sync="from wavegit import git\ngit.GitError(['log'], 1, '')\ngit.clean_env()\n",
-                    gitops="from wavegit import git\ngit.run(['fetch'], cwd='.')\n", git="")
+    sources = _fake(**{"trackerbranch.store": "from wavegit.core import git\ngit.run(['status'], cwd='.')\n",
+                       "trackerbranch.halt": "import wavegit.core.git as g\ng.out(['var'], cwd='.')\n",
+                       "trackerbranch.budget": "from wavegit.core.git import out as o\no(['log'], cwd='.')\n",
+                       "github.sync": "from wavegit.core import git\ngit.GitError(['log'], 1, '')\n"
+                                      "git.clean_env()\n",
+                       "core.gitops": "from wavegit.core import git\ngit.run(['fetch'], cwd='.')\n",
+                       "core.git": ""})
     assert sorted(v for v, _ in git_command_lines_outside_the_git_layer(sources, CONTRACT)) == [
-        "git command line: wavegit.budget calls git.run/git.out",
-        "git command line: wavegit.halt calls git.run/git.out",
-        "git command line: wavegit.store calls git.run/git.out"]
+        "git command line: wavegit.trackerbranch.budget calls git.run/git.out",
+        "git command line: wavegit.trackerbranch.halt calls git.run/git.out",
+        "git command line: wavegit.trackerbranch.store calls git.run/git.out"]
 
 
 def test_speed_rules_are_caught_off_the_hot_paths_and_allowed_on_them() -> None:
     rules = ("import functools, os\nfrom typing import NamedTuple\nclass R(NamedTuple):\n    x: int\n"
-             "@functools.lru_cache(maxsize=8)\ndef f() -> None:\n    from wavegit import errors\n"
+             "@functools.lru_cache(maxsize=8)\ndef f() -> None:\n    from wavegit.core import errors\n"
              "    with gc_paused():\n        os._exit(0)\n")
-    sources = _fake(sync=rules, tracker=rules, errors="")
+    sources = _fake(**{"github.sync": rules, "model.tracker": rules, "core.errors": ""})
     assert sorted(v for v, _ in speed_rules_off_the_hot_paths(sources, CONTRACT)) == [
-        "speed rule off the hot paths: wavegit.sync calls gc_paused()",
-        "speed rule off the hot paths: wavegit.sync calls os._exit()",
-        "speed rule off the hot paths: wavegit.sync defers importing wavegit.errors",
-        "speed rule off the hot paths: wavegit.sync.R is a NamedTuple",
-        "speed rule off the hot paths: wavegit.sync.f uses functools.lru_cache(maxsize=8)"]
+        "speed rule off the hot paths: wavegit.github.sync calls gc_paused()",
+        "speed rule off the hot paths: wavegit.github.sync calls os._exit()",
+        "speed rule off the hot paths: wavegit.github.sync defers importing wavegit.core.errors",
+        "speed rule off the hot paths: wavegit.github.sync.R is a NamedTuple",
+        "speed rule off the hot paths: wavegit.github.sync.f uses functools.lru_cache(maxsize=8)"]
 
 
 def test_the_contract_tables_are_read_from_architecture_md() -> None:
     assert CONTRACT.tier("core") < CONTRACT.tier("model") < CONTRACT.tier("engine") < CONTRACT.tier("cli")
     assert CONTRACT.group_of("wavegit") == "core" and CONTRACT.group_of("wavegit.hook.prepush") == "hook"
     assert set(CONTRACT.hot_imports) == {"wavegit hook pre-push", "wavegit plan"}
-    assert "wavegit.git" in CONTRACT.subprocess_users and CONTRACT.on_hot_path("wavegit.hook.prepush")
-    assert {"wavegit.git", "wavegit.gitops"} <= set(CONTRACT.git_builders)
-    assert "wavegit.store" not in CONTRACT.git_builders
-    assert not CONTRACT.on_hot_path("wavegit.sync")
+    assert "wavegit.core.git" in CONTRACT.subprocess_users and CONTRACT.on_hot_path("wavegit.hook.prepush")
+    assert {"wavegit.core.git", "wavegit.core.gitops"} <= set(CONTRACT.git_builders)
+    assert "wavegit.trackerbranch.store" not in CONTRACT.git_builders
+    assert not CONTRACT.on_hot_path("wavegit.github.sync")

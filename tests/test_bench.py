@@ -13,7 +13,7 @@ import pytest
 import quality
 import run
 
-from wavegit import tracker
+from wavegit.model import tracker
 
 pytestmark = pytest.mark.slow  # every benchmark in quick mode
 

@@ -14,9 +14,9 @@ import pytest
 
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.wave import WORKERS, item, make_wave_repo, origin_item, run
-from wavegit import budget
-from wavegit.config import Budget
-from wavegit.errors import BudgetExceededError
+from wavegit.core.errors import BudgetExceededError
+from wavegit.model.config import Budget
+from wavegit.trackerbranch import budget
 
 SCRIPTED = WORKERS / "scripted.py"
 NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # conftest dates every commit 2026-01-01T00:00Z

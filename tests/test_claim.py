@@ -13,12 +13,12 @@ import pytest
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.commands.run import summary
-from wavegit.config import Config, load_config
+from wavegit.core.errors import EXIT_HALTED, BudgetExceededError, HaltedError
+from wavegit.core.repo import Repo, discover
 from wavegit.engine.claim import claim
 from wavegit.engine.pipeline import run_wave
-from wavegit.errors import EXIT_HALTED, BudgetExceededError, HaltedError
-from wavegit.repo import Repo, discover
-from wavegit.store import Change, GitStore, Snapshot
+from wavegit.model.config import Config, load_config
+from wavegit.trackerbranch.store import Change, GitStore, Snapshot
 
 NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # conftest dates every commit 2026-01-01T00:00Z
 WAVE = "w-20260101-120000-abcd"

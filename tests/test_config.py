@@ -10,9 +10,9 @@ import pytest
 
 from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT, git, make_remote_repo
-from wavegit import config
-from wavegit.errors import UsageError, ValidationError
-from wavegit.repo import discover
+from wavegit.core.errors import UsageError, ValidationError
+from wavegit.core.repo import discover
+from wavegit.model import config
 
 
 def _write(root: Path, text: str) -> Path:
@@ -111,7 +111,7 @@ def test_warm_config_cache_does_not_import_yaml(tmp_path: Path) -> None:
     _write(tmp_path, "concurrency: 3\n")
     cache = tmp_path / "cache"
     assert config.load_config(tmp_path, cache, environ={}).concurrency == 3
-    code = ("import sys; from pathlib import Path; from wavegit.config import load_config\n"
+    code = ("import sys; from pathlib import Path; from wavegit.model.config import load_config\n"
             f"root, cache = Path({str(tmp_path)!r}), Path({str(cache)!r})\n"
             "assert load_config(root, cache, environ={}).concurrency == 3\n"
             "print('yaml' in sys.modules)")

@@ -1,5 +1,6 @@
-"""wavegit.cost: the cost a worker reports in its cost file, or its preset in its log (Claude Code's JSON
-result, Codex's usage events), in dollars and tokens, read as hostile; prices turn tokens into dollars."""
+"""wavegit.attempts.cost: the cost a worker reports in its cost file, or its preset in its log (Claude Code's
+JSON result, Codex's usage events), in dollars and tokens, read as hostile; prices turn tokens into
+dollars."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from wavegit.agents import CLAUDE, CODEX, Agent
-from wavegit.config import ModelPrice
-from wavegit.cost import CostReading, cost_reading, read_cost
+from wavegit.attempts.agents import CLAUDE, CODEX, Agent
+from wavegit.attempts.cost import CostReading, cost_reading, read_cost
+from wavegit.model.config import ModelPrice
 
 COMMAND = Agent("worker", None, command="custom")
 CLAUDE_AGENT = Agent("worker", CLAUDE)

@@ -27,8 +27,8 @@ from tests.helpers.halfmade import backdate_all_admin_dirs, make_half_made
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.sync import make_tracker_repo, origin_tracker
 from tests.helpers.wave import worktrees
-from wavegit import worktree
-from wavegit.sync import claimed_at
+from wavegit.attempts import worktree
+from wavegit.github.sync import claimed_at
 
 pytestmark = pytest.mark.slow  # real processes killed at every step, then recovered
 

@@ -1,4 +1,5 @@
-"""wavegit.credentials: the token leaves the environment for memory, from the variable, a pipe or a file."""
+"""wavegit.core.credentials: the token leaves the environment for memory, from the variable, a pipe or a
+file."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT
-from wavegit import credentials
+from wavegit.core import credentials
 from wavegit.github import api
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT, git, wavegit
-from wavegit import tracker
 from wavegit.demo import walkthrough
 from wavegit.demo.project import EDITS
-from wavegit.report import ItemReport, SkippedItem, WaveReport, WaveTestReport
+from wavegit.model import tracker
+from wavegit.model.report import ItemReport, SkippedItem, WaveReport, WaveTestReport
 
 pytestmark = pytest.mark.slow  # the demo project's whole wave
 

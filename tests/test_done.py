@@ -18,7 +18,7 @@ from tests.helpers.sync import (
     origin_tracker,
     tracker_text,
 )
-from wavegit import tracker
+from wavegit.model import tracker
 
 WAVE = "w-20260101-000001-ab01"
 

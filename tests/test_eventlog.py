@@ -14,7 +14,7 @@ from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.scheduler import hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_item
 from tests.helpers.wave import check, item, make_wave_repo, run
-from wavegit import wavelock
+from wavegit.core import wavelock
 from wavegit.engine import eventlog
 
 

@@ -27,15 +27,15 @@ from tests.helpers.reliability import (
 )
 from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
-from wavegit import report
-from wavegit.config import Config
 from wavegit.github import gate
 from wavegit.github.api import MAX_BODY_CHARS, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.publish import Publisher
 from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
-from wavegit.report import ItemReport, SkippedItem, WaveReport, to_markdown
+from wavegit.model import report
+from wavegit.model.config import Config
+from wavegit.model.report import ItemReport, SkippedItem, WaveReport, to_markdown
 
 
 def in_review(item_id: str, path: str) -> str:

@@ -20,7 +20,7 @@ from tests.helpers.ghserver import ALICE, github_env, merge_group_event, queue_b
 from tests.helpers.published import Published
 from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
-from wavegit import report
+from wavegit.model import report
 
 # The wave test fails once main holds BROKEN: a base change that breaks the merged result.
 WAVE_TEST = shlex.join([sys.executable, "-c", "import os, sys; sys.exit(os.path.exists('BROKEN'))"])

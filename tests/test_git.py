@@ -1,4 +1,4 @@
-"""wavegit.git: the one wrapper that runs git."""
+"""wavegit.core.git: the one wrapper that runs git."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import git as wgit
-from wavegit.errors import EXIT_WORK_FAILED
+from wavegit.core import git as wgit
+from wavegit.core.errors import EXIT_WORK_FAILED
 
 
 def test_out_returns_stdout_without_the_trailing_newline(remote_repo: RemoteRepo) -> None:

@@ -24,12 +24,12 @@ from tests.helpers.ghserver import (
     running,
 )
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.errors import UsageError
+from wavegit.core.errors import UsageError
 from wavegit.github import api, identity
 from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient, connect
 from wavegit.github.retry import RetryPolicy
-from wavegit.report import MARKER, ItemReport, WaveReport, to_markdown
+from wavegit.model.report import MARKER, ItemReport, WaveReport, to_markdown
 
 FAST = RetryPolicy(deadline_s=20.0, backoff_s=0.01, max_backoff_s=0.05)
 
@@ -313,7 +313,7 @@ def test_pr_state_for_sync_tells_open_merged_with_sha_and_closed(
 
 def test_mark_report_outcome_rewrites_one_line_of_our_comment_in_place(
         gh: Running, remote_repo: RemoteRepo) -> None:
-    from wavegit.report import parse_markdown
+    from wavegit.model.report import parse_markdown
 
     head = push_wave(remote_repo)
     wg = client(gh)

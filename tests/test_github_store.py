@@ -16,13 +16,13 @@ import pytest
 from tests.helpers.ghserver import BOT_TOKEN, Fault, Running, running
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
-from wavegit.config import Config
-from wavegit.errors import HaltedError, UsageError, ValidationError
+from wavegit.core.errors import HaltedError, UsageError, ValidationError
 from wavegit.github.api import Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
-from wavegit.store import OP_TRAILER, CasConflict, Change, Snapshot, TrackerStore, mutate
+from wavegit.model.config import Config
+from wavegit.trackerbranch.store import OP_TRAILER, CasConflict, Change, Snapshot, TrackerStore, mutate
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""wavegit.gitops: each named git operation against real repositories (a bare origin and a clone)."""
+"""wavegit.core.gitops: each named git operation against real repositories (a bare origin and a clone)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from tests.helpers.hook import commit
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import gitops, gitops_merges, gitops_worktrees
-from wavegit.git import GitError
+from wavegit.core import gitops, gitops_merges, gitops_worktrees
+from wavegit.core.git import GitError
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""wavegit.gitops_objects: the attempt-tree and bulk-object operations against real repositories."""
+"""wavegit.core.gitops_objects: the attempt-tree and bulk-object operations against real repositories."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from tests.helpers.hook import commit
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import gitops, gitops_objects
-from wavegit.git import GitError
+from wavegit.core import gitops, gitops_objects
+from wavegit.core.git import GitError
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo, write_and_push
-from wavegit import halt
+from wavegit.trackerbranch import halt
 
 
 def test_halt_commits_who_when_why_and_run_then_exits_3_claiming_nothing(tmp_path: Path) -> None:

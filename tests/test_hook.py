@@ -16,9 +16,10 @@ import pytest
 
 from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
-from wavegit import config, worktree
-from wavegit.errors import UsageError
+from wavegit.attempts import worktree
+from wavegit.core.errors import UsageError
 from wavegit.hook import prepush
+from wavegit.model import config
 
 Z40, Z64 = "0" * 40, "0" * 64
 W1, W2, W3, W9 = (f"w-20260101-000000-000{n}" for n in (1, 2, 3, 9))
@@ -650,8 +651,8 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
 
 
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:
-    from wavegit import config
-    from wavegit.repo import discover
+    from wavegit.core.repo import discover
+    from wavegit.model import config
 
     head = commit(flight.clone, {"src/auth/early.py": "x = 1\n"})
     updates = prepush.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")

@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import RemoteRepo, git, make_remote_repo
-from wavegit import repo as repo_mod
+from wavegit.core import repo as repo_mod
 from wavegit.hook import freshness, install
 
 WAVE, CLAIMING_WAVE = "w-20260101-000000-0001", "w-20260101-000000-0009"

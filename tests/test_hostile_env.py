@@ -25,7 +25,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, state_files, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
-from wavegit import runner, sandbox
+from wavegit.attempts import runner, sandbox
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])

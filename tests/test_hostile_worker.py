@@ -26,8 +26,8 @@ from tests.helpers.wave import (
     worktrees,
     write_and_push,
 )
-from wavegit.repo import discover
-from wavegit.report import ItemReport, WaveReport
+from wavegit.core.repo import discover
+from wavegit.model.report import ItemReport, WaveReport
 
 HOSTILE_WORKERS = Path(__file__).resolve().parent / "hostile_workers"
 HOSTILE = shlex.join([sys.executable, str(HOSTILE_WORKERS / "hostile.py")])

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
-from wavegit import tracker
+from wavegit.model import tracker
 
 TRACKER = ".wavegit/tracker.yaml"
 BRANCH = "wavegit-tracker"  # where `wavegit init` puts the tracker in a repository with a remote

@@ -1,4 +1,5 @@
-"""wavegit.importers: aesop JSON, JSONL and CSV backlogs read as tracker items, every problem at its line."""
+"""wavegit.model.importers: aesop JSON, JSONL and CSV backlogs read as tracker items, every problem at its
+line."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import json
 
 import pytest
 
-from wavegit import tracker
-from wavegit.errors import ValidationError
-from wavegit.importers import read_backlog
+from wavegit.core.errors import ValidationError
+from wavegit.model import tracker
+from wavegit.model.importers import read_backlog
 
 
 def record(slug: str, **extra: object) -> dict[str, object]:

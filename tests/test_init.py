@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from tests.helpers.repos import TESTS, CliResult, RemoteRepo, git, wavegit
-from wavegit import intake, tracker
-from wavegit.config import initial_config_text
+from wavegit.github import intake
+from wavegit.model import tracker
+from wavegit.model.config import initial_config_text
 
 TRACKER = ".wavegit/tracker.yaml"
 CONFIG = ".wavegit/config.yaml"

@@ -1,4 +1,4 @@
-"""GitHub issues as items: the issue form read back (wavegit.intake), and ``wavegit intake`` end to end
+"""GitHub issues as items: the issue form read back (wavegit.github.intake), and ``wavegit intake`` end to end
 through real PyGithub against tests/helpers/ghserver.py, with a real repository and bare origin."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import yaml
 from tests.helpers.ghserver import ALICE, MALLORY, Running, github_env, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import check, make_wave_repo
-from wavegit import intake, tracker
+from wavegit.github import intake
 from wavegit.github.api import Issue
+from wavegit.model import tracker
 
 TRACKER = ".wavegit/tracker.yaml"
 BRANCH = "wavegit-tracker"  # where `wavegit init` puts the tracker in a repository with a remote

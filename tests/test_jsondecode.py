@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wavegit import jsondecode
-from wavegit.jsondecode import CHECK, DecodeError, decode, decode_object
+from wavegit.core import jsondecode
+from wavegit.core.jsondecode import CHECK, DecodeError, decode, decode_object
 
 
 def _even(value: object) -> None:

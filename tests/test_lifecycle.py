@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wavegit import lifecycle, tracker
-from wavegit.lifecycle import CLAIM_FIELDS, KEPT, Status
+from wavegit.model import lifecycle, tracker
+from wavegit.model.lifecycle import CLAIM_FIELDS, KEPT, Status
 
 AT = "2026-01-02T03:04:05Z"
 

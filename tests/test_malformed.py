@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.repos import git, make_remote_repo, wavegit
-from wavegit import tracker
-from wavegit.errors import ValidationError
+from wavegit.core.errors import ValidationError
+from wavegit.model import tracker
 
 CORPUS = Path(__file__).parent / "malformed"
 FILES = sorted(CORPUS.glob("*.yaml"))

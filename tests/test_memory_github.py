@@ -13,16 +13,16 @@ import pytest
 from tests.helpers.fake_github import ALICE, BOT, MALLORY, MemoryGitHub, blob_sha
 from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import report
-from wavegit.config import Config
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK
+from wavegit.core.repo import discover
 from wavegit.github.api import OUTCOME_PREFIX, GitHubError, mark_report_outcome, pr_state_for_sync
 from wavegit.github.publish import Publisher
+from wavegit.github.review import Reviewer, reply_marker
 from wavegit.github.store import GitHubStore
-from wavegit.repo import discover
-from wavegit.review import Reviewer, reply_marker
-from wavegit.store import CasConflict, Change, mutate
-from wavegit.sync import ItemChange, update_comments
+from wavegit.github.sync import ItemChange, update_comments
+from wavegit.model import report
+from wavegit.model.config import Config
+from wavegit.trackerbranch.store import CasConflict, Change, mutate
 
 CONFIG = Config()
 HEAD = "ab" * 20

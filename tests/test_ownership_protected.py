@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from tests.helpers.ownership import small_patterns
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo
-from wavegit import tracker
-from wavegit.config import Config, protected_of
-from wavegit.errors import UsageError, ValidationError
+from wavegit.core.errors import UsageError, ValidationError
+from wavegit.model import tracker
+from wavegit.model.config import Config, protected_of
 from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, matches, ownable
 from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded, protected_set, reached

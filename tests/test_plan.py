@@ -293,5 +293,5 @@ def test_a_warm_plan_imports_neither_the_item_model_nor_dataclasses(tmp_path: Pa
     warm = wavegit(tmp_path, "plan", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert warm.returncode == 0, warm.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if "|" in line}
-    assert "wavegit.select" in imported, "the import log is empty"
-    assert not imported & {"dataclasses", "wavegit.tracker", "yaml"}
+    assert "wavegit.model.select" in imported, "the import log is empty"
+    assert not imported & {"dataclasses", "wavegit.model.tracker", "yaml"}

@@ -1,4 +1,4 @@
-"""The planning cache (wavegit.plancache): a tracker blob's planning columns, cold and warm."""
+"""The planning cache (wavegit.model.plancache): a tracker blob's planning columns, cold and warm."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import REPO_ROOT
-from wavegit import parsecache, plancache, select, tracker
-from wavegit.columns import columns
-from wavegit.errors import ValidationError
+from wavegit.core import parsecache
+from wavegit.core.errors import ValidationError
+from wavegit.model import plancache, select, tracker
+from wavegit.model.columns import columns
 from wavegit.ownership.index import index_keys
 
 EXAMPLE = (REPO_ROOT / "examples" / "tracker.yaml").read_text()
@@ -55,6 +56,6 @@ def test_a_warm_load_imports_neither_the_tracker_nor_dataclasses(tmp_path: Path)
     plancache.load_columns(sha, lambda: EXAMPLE, tmp_path, strict=False)
     probe = ("import sys; from pathlib import Path; from wavegit import plancache; "
              f"cols = plancache.load_columns({sha!r}, str, Path({str(tmp_path)!r}), strict=False); "
-             "print(len(cols.ids), 'wavegit.tracker' in sys.modules, 'dataclasses' in sys.modules)")
+             "print(len(cols.ids), 'wavegit.model.tracker' in sys.modules, 'dataclasses' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == [str(len(tracker.loads(EXAMPLE).items)), "False", "False"]

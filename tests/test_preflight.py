@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo
-from wavegit import tracker
-from wavegit.config import Config
+from wavegit.core.errors import UsageError, ValidationError
+from wavegit.core.parsecache import blob_sha
+from wavegit.core.repo import discover
 from wavegit.engine import preflight
-from wavegit.errors import UsageError, ValidationError
-from wavegit.parsecache import blob_sha
-from wavegit.repo import discover
-from wavegit.store import Snapshot
+from wavegit.model import tracker
+from wavegit.model.config import Config
+from wavegit.trackerbranch.store import Snapshot
 
 
 def _item(item_id: str, test: str = "true") -> tracker.Item:

@@ -1,4 +1,4 @@
-"""wavegit.progress: plain event lines off a terminal, an in-place table on one, thread safety."""
+"""wavegit.core.progress: plain event lines off a terminal, an in-place table on one, thread safety."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import pytest
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item
 from wavegit.cli import EXIT_BROKEN_PIPE
-from wavegit.progress import Progress, format_elapsed, inert
-from wavegit.repo import discover
-from wavegit.report import WaveReport
+from wavegit.core.progress import Progress, format_elapsed, inert
+from wavegit.core.repo import discover
+from wavegit.model.report import WaveReport
 
 
 class FakeClock:

@@ -1,4 +1,5 @@
-"""wavegit.prompt: the worker is told its item inside the contract it works under (``prompt_template``)."""
+"""wavegit.model.prompt: the worker is told its item inside the contract it works under
+(``prompt_template``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.wave import item, make_wave_repo, run
-from wavegit import config, prompt, tracker
-from wavegit.errors import ValidationError
+from wavegit.core.errors import ValidationError
+from wavegit.model import config, prompt, tracker
 
 ITEM = tracker.Item(id="AUTH-1", title="Rate limit", prompt="Add a limiter costing $5.\n",
                     owns=("src/limiter.py", "tests/limiter/"), test="pytest -q tests/limiter")

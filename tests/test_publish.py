@@ -15,12 +15,12 @@ from tests.helpers.ghserver import APP, APP_TOKEN, BOT, BOT_TOKEN, Running, gith
 from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit import report
-from wavegit.config import Config, load_config
+from wavegit.core.repo import discover
 from wavegit.github import api, publish
 from wavegit.github.store import GitHubStore
-from wavegit.repo import discover
-from wavegit.store import GitStore
+from wavegit.model import report
+from wavegit.model.config import Config, load_config
+from wavegit.trackerbranch.store import GitStore
 
 CONFIG = Config()
 PUBLISH_PATHS = ("/pulls", "/issues/", "/statuses/", "/user")

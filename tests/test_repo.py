@@ -1,4 +1,4 @@
-"""wavegit.repo: finding the repository and wavegit's state directory."""
+"""wavegit.core.repo: finding the repository and wavegit's state directory."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.errors import UsageError
-from wavegit.repo import discover, discover_resolving
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import discover, discover_resolving
 
 
 def test_discover_from_a_subdirectory_finds_the_top_and_git_dirs(remote_repo: RemoteRepo) -> None:

@@ -1,4 +1,4 @@
-"""wavegit.report: JSON round trip and strict validation, Markdown rendering, embedding and recovery."""
+"""wavegit.model.report: JSON round trip and strict validation, Markdown rendering, embedding and recovery."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wavegit.report import (
+from wavegit.model.report import (
     DEFAULT_MAX_CHARS,
     JSON_CLOSE,
     JSON_OPEN,
@@ -30,7 +30,7 @@ from wavegit.report import (
     to_markdown,
     utc_timestamp,
 )
-from wavegit.report_html import to_html
+from wavegit.model.report_html import to_html
 
 T0 = "2026-01-01T10:00:00Z"
 T1 = "2026-01-01T10:05:00Z"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.helpers.repos import git, make_remote_repo, wavegit
 from tests.helpers.wave import WORKERS, item, make_wave_repo, origin_item
-from wavegit.report import WaveReport
+from wavegit.model.report import WaveReport
 
 # A wave test that fails with a recognisable last line of output.
 WAVE_TEST = shlex.join([sys.executable, str(WORKERS / "check.py"), "src/nowhere.txt", "ok"])

@@ -15,8 +15,8 @@ from tests.helpers import published
 from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit import report, tracker
-from wavegit.review import Command, Refused, parse_command
+from wavegit.github.review import Command, Refused, parse_command
+from wavegit.model import report, tracker
 
 TRACKER = ".wavegit/tracker.yaml"
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, git, make_remote_repo, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item, untouched, worktrees
-from wavegit.report import WaveReport
+from wavegit.model.report import WaveReport
 
 
 def test_json_output_is_exactly_the_report_and_exit_0_on_success(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.repos import CliResult, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, untouched, write_and_push
-from wavegit.report import WaveReport
+from wavegit.model.report import WaveReport
 
 
 def run_json(clone: Path, *args: str, env: dict[str, str] | None = None) -> tuple[CliResult, WaveReport]:

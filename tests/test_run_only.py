@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item, untouched
-from wavegit.report import WaveReport
+from wavegit.model.report import WaveReport
 
 IN_FLIGHT = {"status": "in_progress", "wave": "w-20260101-000001-ab01", "claimed_at": "2026-01-01T00:00:00Z"}
 

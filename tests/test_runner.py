@@ -1,5 +1,5 @@
-"""wavegit.runner with real subprocess workers (tests/workers/*.py): exits, limits, group kills, logs,
-environment and presets; the cost a worker reports end to end."""
+"""wavegit.attempts.runner with real subprocess workers (tests/workers/*.py): exits, limits, group kills,
+logs, environment and presets; the cost a worker reports end to end."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from wavegit import runner
-from wavegit.agents import Agent
-from wavegit.cost import read_cost
-from wavegit.errors import UsageError
-from wavegit.runner import ProcessResult, command_argv, run_process
-from wavegit.workerenv import worker_env
+from wavegit.attempts import runner
+from wavegit.attempts.agents import Agent
+from wavegit.attempts.cost import read_cost
+from wavegit.attempts.runner import ProcessResult, command_argv, run_process
+from wavegit.attempts.workerenv import worker_env
+from wavegit.core.errors import UsageError
 
 WORKERS = Path(__file__).resolve().parent / "workers"
 

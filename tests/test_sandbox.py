@@ -1,4 +1,5 @@
-"""wavegit.sandbox: the bwrap command line, the mode decision, its config, and real sandboxed processes."""
+"""wavegit.attempts.sandbox: the bwrap command line, the mode decision, its config, and real sandboxed
+processes."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import make_remote_repo, wavegit
-from wavegit import sandbox
-from wavegit.config import SandboxConfig, parse_config_text
-from wavegit.errors import UsageError
-from wavegit.repo import discover
-from wavegit.runner import Confinement, new_marker, run_process
+from wavegit.attempts import sandbox
+from wavegit.attempts.runner import Confinement, new_marker, run_process
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import discover
+from wavegit.model.config import SandboxConfig, parse_config_text
 
 BWRAP = shutil.which(sandbox.BWRAP)
 PROBLEM = sandbox.probe(BWRAP) if BWRAP else "bwrap is not installed"

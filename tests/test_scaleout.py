@@ -14,9 +14,10 @@ import pytest
 from tests.helpers.ghserver import github_env, running
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
-from wavegit import report, scaleout, tracker
+from wavegit.core.errors import UsageError
 from wavegit.engine.records import Attempt, ItemRun, utc_now
-from wavegit.errors import UsageError
+from wavegit.github import scaleout
+from wavegit.model import report, tracker
 
 GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
         item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])]

@@ -8,8 +8,8 @@ from typing import Annotated, NamedTuple
 import pytest
 
 from tests.helpers.timing import fastest
-from wavegit import schema, yamlcompose
-from wavegit.errors import ValidationError
+from wavegit.core import schema, yamlcompose
+from wavegit.core.errors import ValidationError
 
 SCHEMA = schema.Schema("thing", (
     schema.Field("name", "str", required=True, hint="a name"),
@@ -114,7 +114,7 @@ def test_recursive_alias_is_refused() -> None:
 
 
 def test_an_owns_list_with_one_bad_pattern_keeps_its_good_ones_for_non_strict_readers() -> None:
-    from wavegit import tracker
+    from wavegit.model import tracker
 
     text = ("version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [src/a.py, ../escape]\n    test: t\n"
             "    status: in_progress\n")

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wavegit import select as select_mod
+from wavegit.model import select as select_mod
+from wavegit.model.select import Plan, Skip, select
+from wavegit.model.tracker import PRIORITIES, Item, Tracker
 from wavegit.ownership.overlap import overlaps
-from wavegit.select import Plan, Skip, select
-from wavegit.tracker import PRIORITIES, Item, Tracker
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""wavegit.snapshot: an attempt's tree read back as content, within limits, on real repositories."""
+"""wavegit.attempts.snapshot: an attempt's tree read back as content, within limits, on real repositories."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
-from wavegit import git as git_module
-from wavegit import snapshot
-from wavegit.snapshot import Limits, Snapshot, TreeRejected
+from wavegit.attempts import snapshot
+from wavegit.attempts.snapshot import Limits, Snapshot, TreeRejected
+from wavegit.core import git as git_module
 
 FILES = {"a.txt": "a\n", "old/name.txt": "n\n", "run.sh": "x\n", "gone.txt": "g\n", ".gitignore": "*.log\n",
          "sub/.gitignore": "/build/\n", "sub/kept.txt": "k\n"}

@@ -8,11 +8,11 @@ import pytest
 
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
-from wavegit import git as wgit
-from wavegit.config import Config
-from wavegit.errors import HaltedError, RaceLostError, ValidationError
-from wavegit.repo import discover
-from wavegit.store import (
+from wavegit.core import git as wgit
+from wavegit.core.errors import HaltedError, RaceLostError, ValidationError
+from wavegit.core.repo import discover
+from wavegit.model.config import Config
+from wavegit.trackerbranch.store import (
     OP_TRAILER,
     CasConflict,
     Change,

@@ -22,10 +22,10 @@ from tests.helpers.sync import (
     tracker_text,
     wave_id,
 )
-from wavegit import report, tracker
 from wavegit.github.api import OUTCOME_PREFIX, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
+from wavegit.model import report, tracker
 
 W1, W2 = wave_id(1), wave_id(2)
 

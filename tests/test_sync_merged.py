@@ -1,5 +1,5 @@
-"""``wavegit sync`` finds merges of every kind (wavegit/sync_merged.py): real waves, merged by hand in a
-reviewer's clone (squash, rebase, cherry-pick) and pushed to a bare origin, then ``wavegit sync --json``."""
+"""``wavegit sync`` finds merges of every kind (wavegit/github/sync_merged.py): real waves, merged by hand in
+a reviewer's clone (squash, rebase, cherry-pick) and pushed to a bare origin, then ``wavegit sync --json``."""
 
 from __future__ import annotations
 

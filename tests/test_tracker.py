@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo
-from wavegit import parsecache, select, tracker, yamledit
-from wavegit.errors import UsageError, ValidationError
+from wavegit.core import parsecache, yamledit
+from wavegit.core.errors import UsageError, ValidationError
+from wavegit.model import select, tracker
 
 EXAMPLE = (REPO_ROOT / "examples" / "tracker.yaml").read_text()
 
@@ -113,7 +114,7 @@ def test_warm_cache_hit_and_imports_do_not_import_yaml(tmp_path: Path) -> None:
     sha = parsecache.blob_sha(EXAMPLE)
     tracker.load_cached(EXAMPLE, sha, tmp_path)
     code = ("import sys; from pathlib import Path\n"
-            "import wavegit.tracker as t, wavegit.config, wavegit.schema\n"
+            "import wavegit.model.tracker as t, wavegit.model.config, wavegit.core.schema\n"
             f"text = Path({str(REPO_ROOT / 'examples' / 'tracker.yaml')!r}).read_text()\n"
             f"assert len(t.load_cached(text, {sha!r}, Path({str(tmp_path)!r})).items) == 8\n"
             "print('yaml' in sys.modules)")

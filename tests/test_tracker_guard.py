@@ -144,7 +144,7 @@ def test_the_refusal_lists_at_most_a_few_problems_and_counts_the_rest(tmp_path: 
 
 
 def test_the_default_settled_branches_are_the_configs_defaults() -> None:
-    from wavegit.config import Config
+    from wavegit.model.config import Config
 
     defaults = Config()
     assert prepush.settled_branches(defaults.tracker_branch, defaults.base_branch) == prepush.DEFAULT_SETTLED

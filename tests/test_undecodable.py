@@ -1,11 +1,12 @@
-"""wavegit.undecodable: text carrying bytes that were not UTF-8 becomes writable, and nothing else changes."""
+"""wavegit.core.undecodable: text carrying bytes that were not UTF-8 becomes writable, and nothing else
+changes."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wavegit.undecodable import escape, has_undecodable
+from wavegit.core.undecodable import escape, has_undecodable
 
 
 def test_an_undecodable_byte_is_shown_as_its_hex_escape() -> None:

@@ -24,8 +24,8 @@ from tests.helpers.wave import (
     worktrees,
     write_and_push,
 )
-from wavegit.errors import BudgetExceededError, HaltedError
-from wavegit.report import WaveReport
+from wavegit.core.errors import BudgetExceededError, HaltedError
+from wavegit.model.report import WaveReport
 
 
 def trailers(repo: Path, rev: str, key: str) -> list[str]:

@@ -20,9 +20,9 @@ from tests.helpers.repos import git, wavegit
 from tests.helpers.scheduler import Scheduler, hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_head, origin_item
 from tests.helpers.wave import item, make_wave_repo, run
-from wavegit import wavelock
-from wavegit.errors import HaltedError
-from wavegit.repo import Repo, discover
+from wavegit.core import wavelock
+from wavegit.core.errors import HaltedError
+from wavegit.core.repo import Repo, discover
 
 # -- the lock and its scheduler ----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""wavegit.workerenv: a worker's environment is an allowlist; tokens and workflow-steering variables
+"""wavegit.attempts.workerenv: a worker's environment is an allowlist; tokens and workflow-steering variables
 stay out."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from wavegit.runner import run_process
-from wavegit.workerenv import worker_env
+from wavegit.attempts.runner import run_process
+from wavegit.attempts.workerenv import worker_env
 
 ENV_DUMP = Path(__file__).resolve().parent / "workers" / "env_dump.py"
 

@@ -1,4 +1,5 @@
-"""wavegit.workspace: attempt trees with a git directory of their own, clean test checkouts, removal."""
+"""wavegit.attempts.workspace: attempt trees with a git directory of their own, clean test checkouts,
+removal."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import workspace, worktree
-from wavegit.git import GitError
+from wavegit.attempts import workspace, worktree
+from wavegit.core.git import GitError
 
 
 def _tree(remote: RemoteRepo, name: str = "t", branch: str | None = "wavegit/items/w-1/X") -> Path:

@@ -1,4 +1,5 @@
-"""wavegit.workspaces: attempt trees made ahead of their attempts and removed behind them, on real repos."""
+"""wavegit.attempts.workspaces: attempt trees made ahead of their attempts and removed behind them, on real
+repos."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import workspace, workspaces
-from wavegit.git import GitError
-from wavegit.workspaces import Spec, Workspaces
+from wavegit.attempts import workspace, workspaces
+from wavegit.attempts.workspaces import Spec, Workspaces
+from wavegit.core.git import GitError
 
 BRANCH = "wavegit/items/w-20260101-000000-0000/X"
 

@@ -14,10 +14,12 @@ import pytest
 from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from tests.helpers.wave import item, make_wave_repo, run_cli
-from wavegit import git as git_module
-from wavegit import gitops, tracker, worktree
-from wavegit.repo import discover
-from wavegit.worktree import Trailers
+from wavegit.attempts import worktree
+from wavegit.attempts.worktree import Trailers
+from wavegit.core import git as git_module
+from wavegit.core import gitops
+from wavegit.core.repo import discover
+from wavegit.model import tracker
 
 
 def test_wave_ids_are_utc_timestamped_unique_and_sort_by_start_time() -> None:

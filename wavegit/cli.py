@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from wavegit import __version__
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
 
 if TYPE_CHECKING:  # imported when parsing: `wavegit hook pre-push` as git runs it does without (see _quick)
     import argparse
@@ -55,7 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE, as a shell reports a program killed by a closed pipe."""
 
-# Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.credentials).
+# Commands that run workers or tests: started again without GITHUB_TOKEN (see wavegit.core.credentials).
 _RUNS_WORKERS = frozenset({"run", "work", "collect", "review", "gate-test"})
 
 
@@ -141,7 +141,7 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     fast_exit = getattr(module, "FAST_EXIT", False) is True
     if argv is None and not fast_exit:
         # The hot paths (the FAST_EXIT commands) never talk to GitHub nor run workers: no token to hold.
-        from wavegit import credentials
+        from wavegit.core import credentials
 
         credentials.protect(os.environ, restart=top.command in _RUNS_WORKERS)
     parser = parser_class(prog=f"wavegit {top.command}", description=summary)

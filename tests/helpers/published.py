@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from tests.helpers.ghserver import Running
 from tests.helpers.repos import RemoteRepo, git
-from wavegit import report
+from wavegit.model import report
 
 
 @dataclass

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator, Mapping
 
 from tests.helpers.repos import REPO_ROOT
-from wavegit.schema import Schema
+from wavegit.core.schema import Schema
 
 README = REPO_ROOT / "README.md"
 HEADER = ("| key | default | meaning |", "|---|---|---|")

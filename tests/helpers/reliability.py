@@ -17,13 +17,14 @@ from pathlib import Path
 
 from tests.helpers.ghserver import BOT_TOKEN, Running
 from tests.helpers.repos import TESTS, RemoteRepo, git
-from wavegit import cli, tracker
-from wavegit.config import TRACKER_PATH
-from wavegit.errors import ValidationError
+from wavegit import cli
+from wavegit.core.errors import ValidationError
 from wavegit.github.api import Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
-from wavegit.report import ItemReport, WaveReport, to_markdown
+from wavegit.model import tracker
+from wavegit.model.config import TRACKER_PATH
+from wavegit.model.report import ItemReport, WaveReport, to_markdown
 
 WORKERS = TESTS / "reliability_workers"
 LONG = os.environ.get("WAVEGIT_LONG_TESTS") == "1"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wavegit import snapshot
+    from wavegit.attempts import snapshot
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO_ROOT = TESTS.parent
@@ -88,11 +88,11 @@ def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:
 
 class AttemptTree:
     """An attempt's tree made as a wave makes it (``start``: a commit, default the clone's HEAD), and its
-    reading back (:func:`wavegit.snapshot.read`) into the clone; limits by default 1 KiB per file and 10
-    changed files."""
+    reading back (:func:`wavegit.attempts.snapshot.read`) into the clone; limits by default 1 KiB per file and
+    10 changed files."""
 
     def __init__(self, remote: RemoteRepo, name: str = "t", start: str = "HEAD") -> None:
-        from wavegit import snapshot, workspace
+        from wavegit.attempts import snapshot, workspace
 
         self.remote = remote
         self.base = git(remote.clone, "rev-parse", start)
@@ -102,7 +102,7 @@ class AttemptTree:
         self.compared_with = snapshot.Base.load(remote.clone, self.base, remote.base / "rules" / name)
 
     def read(self, limits: snapshot.Limits | None = None, deadline: float | None = None) -> snapshot.Snapshot:
-        from wavegit import snapshot
+        from wavegit.attempts import snapshot
 
         return snapshot.read(self.remote.clone, self.path, self.compared_with, self.untouched,
                              limits or snapshot.Limits(1024, 10), deadline)

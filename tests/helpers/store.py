@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.helpers.repos import git
-from wavegit.config import Config
-from wavegit.repo import discover
-from wavegit.store import Change, GitStore, Snapshot
+from wavegit.core.repo import discover
+from wavegit.model.config import Config
+from wavegit.trackerbranch.store import Change, GitStore, Snapshot
 
 TRACKER = ".wavegit/tracker.yaml"
 

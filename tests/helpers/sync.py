@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from tests.helpers.repos import RemoteRepo, git, make_remote_repo
-from wavegit import tracker
+from wavegit.model import tracker
 
 OLD_CLAIM = "2026-01-01T00:00:00Z"
 """A claim time far enough in the past for any lease in these tests to have expired."""

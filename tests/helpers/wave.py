@@ -12,12 +12,12 @@ import yaml
 from tests.helpers.repos import TESTS, RemoteRepo, git, make_remote_repo, wavegit
 from tests.helpers.sync import origin_item as origin_item  # re-exported: wave tests read origin's tracker too
 from tests.helpers.sync import origin_tracker as origin_tracker
-from wavegit.config import load_config
+from wavegit.core.repo import discover
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, WaveOptions, run_wave
-from wavegit.repo import discover
-from wavegit.report import WaveReport
-from wavegit.store import GitStore
+from wavegit.model.config import load_config
+from wavegit.model.report import WaveReport
+from wavegit.trackerbranch.store import GitStore
 
 WORKERS = TESTS / "wave_workers"
 WORKER = shlex.join([sys.executable, str(WORKERS / "scripted.py")])

@@ -9,9 +9,9 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from wavegit.config import CONFIG_PATH, IGNORED_WORKING_COPY, Config, load_config, load_governing
-from wavegit.repo import Repo, discover
-from wavegit.store import GitStore
+from wavegit.core.repo import Repo, discover
+from wavegit.model.config import CONFIG_PATH, IGNORED_WORKING_COPY, Config, load_config, load_governing
+from wavegit.trackerbranch.store import GitStore
 
 
 @dataclass(frozen=True)

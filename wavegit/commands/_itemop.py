@@ -13,11 +13,13 @@ import argparse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from wavegit import gitops, lifecycle, report, schema, tracker, worktree
+from wavegit.attempts import worktree
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.errors import UsageError
-from wavegit.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
+from wavegit.core import gitops, schema
+from wavegit.core.errors import UsageError
+from wavegit.model import lifecycle, report, tracker
+from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
 
 _SEP = "\x1f"
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit.errors import UsageError
+from wavegit.core.errors import UsageError
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.errors import Problem, UsageError, ValidationError
-from wavegit.parsecache import blob_sha
+from wavegit.core.errors import Problem, UsageError, ValidationError
+from wavegit.core.parsecache import blob_sha
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit import agents, tracker
+from wavegit.attempts import agents
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.config import protected_of
-from wavegit.errors import Problem, UsageError, ValidationError
+from wavegit.core.errors import Problem, UsageError, ValidationError
+from wavegit.core.parsecache import blob_sha
+from wavegit.model import tracker
+from wavegit.model.config import protected_of
+from wavegit.model.report import utc_timestamp
 from wavegit.ownership.patterns import PatternError, normalize
-from wavegit.parsecache import blob_sha
-from wavegit.report import utc_timestamp
-from wavegit.store import Change, Snapshot, check_tracker_text, mutate
+from wavegit.trackerbranch.store import Change, Snapshot, check_tracker_text, mutate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,9 +13,9 @@ import argparse
 import json
 import sys
 
-from wavegit import scaleout
 from wavegit.commands._context import Context
 from wavegit.commands.plan import matrix, positive_int
+from wavegit.github import scaleout
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit import scaleout
 from wavegit.commands._context import Context
 from wavegit.commands.run import summary
-from wavegit.github import publish
+from wavegit.github import publish, scaleout
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,8 +12,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, WavegitError
 from wavegit.demo import walkthrough
-from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, WavegitError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

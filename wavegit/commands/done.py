@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import re
 
-from wavegit import gitops, lifecycle
 from wavegit.commands._context import Context
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
 from wavegit.commands._write import open_target
-from wavegit.errors import UsageError
+from wavegit.core import gitops
+from wavegit.core.errors import UsageError
+from wavegit.model import lifecycle
 
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import lifecycle, tracker, yamledit
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
+from wavegit.core import yamledit
+from wavegit.model import lifecycle, tracker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

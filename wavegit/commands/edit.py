@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import agents, lifecycle, schema, tracker
+from wavegit.attempts import agents
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op, suggest
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
-from wavegit.config import protected_of
-from wavegit.errors import UsageError, ValidationError
+from wavegit.core import schema
+from wavegit.core.errors import UsageError, ValidationError
+from wavegit.model import lifecycle, tracker
+from wavegit.model.config import protected_of
 from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 

@@ -23,15 +23,15 @@ import argparse
 import os
 from pathlib import Path
 
-from wavegit import worktree
-from wavegit.config import Config, load_config
-from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.attempts import worktree
+from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.core.repo import discover
 from wavegit.github import api, gate
 from wavegit.github.api import GitHubClient
 from wavegit.github.client import connect
 from wavegit.github.store import GitHubStore
 from wavegit.github.verdict import read_verdict
-from wavegit.repo import discover
+from wavegit.model.config import Config, load_config
 
 NOT_A_WAVE = "not a wavegit pull request"
 

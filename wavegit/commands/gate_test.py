@@ -14,14 +14,14 @@ import argparse
 import os
 from pathlib import Path
 
-from wavegit.config import load_config
-from wavegit.errors import EXIT_OK
+from wavegit.core.errors import EXIT_OK
+from wavegit.core.repo import discover
 from wavegit.github import api, gate
 from wavegit.github.client import connect
 from wavegit.github.merged_test import merged_test
 from wavegit.github.store import GitHubStore
 from wavegit.github.verdict import write_verdict
-from wavegit.repo import discover
+from wavegit.model.config import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

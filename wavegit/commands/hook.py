@@ -7,13 +7,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.hook import prepush
 
 if TYPE_CHECKING:  # argparse only for `--help` and the unusual: `quick` parses what git passes
     import argparse
 
-    from wavegit.repo import Repo
+    from wavegit.core.repo import Repo
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only, its only
 # writes, parse-cache entries, are renamed into place and its threads are joined before it prints, and
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _discover(directory: str, spec: str) -> tuple[Repo, str | None]:
-    from wavegit.repo import discover_resolving
+    from wavegit.core.repo import discover_resolving
 
     return discover_resolving(directory, spec)
 
@@ -90,12 +90,12 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
     pushed = prepush.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None
     # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
     # repository (the warm hook needs no `git cat-file`; check_push ignores it if the config differs), in a
-    # thread too: it runs while wavegit.config is imported.
+    # thread too: it runs while wavegit.model.config is imported.
     spec = prepush.default_tracker_spec(remote)
     located = prepush.Background(lambda: _discover(directory, spec))
     try:
-        from wavegit import config
-        from wavegit.schema import gc_paused
+        from wavegit.core.schema import gc_paused
+        from wavegit.model import config
 
         # The cached config, in-flight items and ownership index load as many small acyclic objects: the
         # cyclic collector's passes over them would only cost time (the process ends right after).

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit.errors import EXIT_OK
+from wavegit.core.errors import EXIT_OK
+from wavegit.core.repo import discover
 from wavegit.hook import install
-from wavegit.repo import discover
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """``wavegit import FILE --from aesop|jsonl|csv [--dry-run]``: add another tool's backlog to the tracker.
 
-Every item of FILE is converted (see :mod:`wavegit.importers` for the mapping) and checked first; any
+Every item of FILE is converted (see :mod:`wavegit.model.importers` for the mapping) and checked first; any
 problem, in any item, is reported with FILE's line and nothing is written (exit 2). Then all of them are
 appended, oldest first, in one compare-and-swap commit. ``--dry-run`` prints what would be added and
 writes nothing.
@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit import importers, tracker
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.config import protected_of
-from wavegit.errors import UsageError
+from wavegit.core.errors import UsageError
+from wavegit.model import importers, tracker
+from wavegit.model.config import protected_of
 from wavegit.ownership.protected import DEFAULT_PROTECTED
-from wavegit.store import Change, Snapshot, mutate
+from wavegit.trackerbranch.store import Change, Snapshot, mutate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,12 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 
-from wavegit import checkout_sync, gitops, intake, tracker
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.config import CONFIG_PATH, ENV_PREFIX, Config, initial_config_text, parse_config_text
-from wavegit.errors import UsageError
-from wavegit.store import Change, GitStore, MutationResult, RemoteError, Snapshot, mutate
+from wavegit.core import gitops
+from wavegit.core.errors import UsageError
+from wavegit.github import intake
+from wavegit.model import tracker
+from wavegit.model.config import CONFIG_PATH, ENV_PREFIX, Config, initial_config_text, parse_config_text
+from wavegit.trackerbranch import checkout_sync
+from wavegit.trackerbranch.store import Change, GitStore, MutationResult, RemoteError, Snapshot, mutate
 
 OWN_BRANCH = "wavegit-tracker"
 """The tracker's branch when the repository has a remote and nothing else names one."""

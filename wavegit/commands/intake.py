@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import gitops, intake, tracker, yamledit
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.config import protected_of
-from wavegit.errors import UsageError
-from wavegit.github import api
+from wavegit.core import gitops, yamledit
+from wavegit.core.errors import UsageError
+from wavegit.github import api, intake
 from wavegit.github.client import connect
-from wavegit.lifecycle import Status
+from wavegit.model import tracker
+from wavegit.model.config import protected_of
+from wavegit.model.lifecycle import Status
 from wavegit.ownership.protected import DEFAULT_PROTECTED
-from wavegit.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
+from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
 
 _SEP = "\x1f"
 

@@ -7,9 +7,9 @@ import dataclasses
 import json
 import sys
 
-from wavegit import lifecycle, tracker
 from wavegit.commands._context import Context
-from wavegit.progress import inert
+from wavegit.core.progress import inert
+from wavegit.model import lifecycle, tracker
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 

@@ -14,14 +14,15 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from wavegit import config as config_mod
-from wavegit import gitops, plancache
-from wavegit.columns import Columns
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
-from wavegit.repo import discover
-from wavegit.schema import gc_paused
-from wavegit.select import Plan, select_columns
-from wavegit.store import GitStore
+from wavegit.core import gitops
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
+from wavegit.core.repo import discover
+from wavegit.core.schema import gc_paused
+from wavegit.model import config as config_mod
+from wavegit.model import plancache
+from wavegit.model.columns import Columns
+from wavegit.model.select import Plan, select_columns
+from wavegit.trackerbranch.store import GitStore
 
 # wavegit.cli may skip interpreter teardown after this command (see cli.main): it is read-only,
 # its only write, a parse-cache entry, is renamed into place before it prints,
@@ -99,11 +100,13 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob:
     """What ``run``'s claim would refuse, checked in its order: HALT, the day's budget, invalid items, items
     naming no worker profile."""
     if halt_blob is not None:
-        from wavegit import halt  # a halted repository is rare: the common plan does not import it
+        from wavegit.trackerbranch import (
+            halt,  # a halted repository is rare: the common plan does not import it
+        )
 
         return Refusal(halt.describe(store.read_blob(halt_blob)), EXIT_HALTED)
     if store.config.budget.day_usd > 0:
-        from wavegit import budget  # only with a day ceiling set: it reads the day's history
+        from wavegit.trackerbranch import budget  # only with a day ceiling set: it reads the day's history
 
         try:
             head = gitops.resolve_commit(store.repo.root, store.read_ref)
@@ -123,7 +126,7 @@ def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: str) -> Refu
     profiles = {profile.name for profile in store.config.workers}
     if all(worker is None or worker in profiles for worker in cols.workers):
         return None
-    from wavegit import agents  # rare: the common plan does not import it
+    from wavegit.attempts import agents  # rare: the common plan does not import it
 
     problems = agents.unknown_profiles(store.read_blob(tracker_blob), store.config.tracker_path, store.config,
                                        list(zip(cols.ids, cols.workers, strict=True)))

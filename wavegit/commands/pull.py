@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import checkout_sync
 from wavegit.commands._context import Context
-from wavegit.errors import UsageError
+from wavegit.core.errors import UsageError
+from wavegit.trackerbranch import checkout_sync
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,11 +1,11 @@
 """``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
 
 Each item the wave still holds ``in_progress`` gets what ``sync`` gives it once the lease expires
-(``wavegit.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave branch
-has its commit, else back to ``todo`` with one attempt counted (``failed`` at ``max_attempts``).
+(``wavegit.github.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
+branch has its commit, else back to ``todo`` with one attempt counted (``failed`` at ``max_attempts``).
 
 Refused (exit 2, nothing written) while the wave's scheduler runs on this machine (its lock,
-``wavegit.wavelock``, names a live process); a scheduler elsewhere cannot be seen from here, so releasing
+``wavegit.core.wavelock``, names a live process); a scheduler elsewhere cannot be seen from here, so releasing
 its wave is the user's call. One compare-and-swap commit with a ``Wavegit-Op: release W`` trailer; a wave
 released already is exit 0 with nothing written.
 """
@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from wavegit import sync, tracker, wavelock, worktree
+from wavegit.attempts import worktree
 from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
-from wavegit.errors import UsageError
-from wavegit.lifecycle import Status
+from wavegit.core import wavelock
+from wavegit.core.errors import UsageError
+from wavegit.github import sync
+from wavegit.model import tracker
+from wavegit.model.lifecycle import Status
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

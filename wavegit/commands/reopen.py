@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import lifecycle
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, reason_of, run_op
+from wavegit.model import lifecycle
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

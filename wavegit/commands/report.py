@@ -3,8 +3,8 @@
 Reports are the files ``wavegit run`` writes under ``<git dir>/wavegit/reports/`` (its last line names the
 path). The text view is ``run``'s summary plus, for each item that did not land, why (the report table's
 reason) and its last attempt's log; ``--json`` prints the report JSON, ``--markdown`` the PR comment (with
-its timeline, a Mermaid gantt), ``--html`` writes one self-contained page (``wavegit.report_html``) next to
-the JSON report, ``<wave>.html``, and prints its path. ``-o FILE`` writes any of them to FILE instead.
+its timeline, a Mermaid gantt), ``--html`` writes one self-contained page (``wavegit.model.report_html``) next
+to the JSON report, ``<wave>.html``, and prints its path. ``-o FILE`` writes any of them to FILE instead.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit import report, report_html, worktree
+from wavegit.attempts import worktree
 from wavegit.commands.run import summary
-from wavegit.errors import UsageError
-from wavegit.progress import inert
-from wavegit.repo import Repo, discover
+from wavegit.core.errors import UsageError
+from wavegit.core.progress import inert
+from wavegit.core.repo import Repo, discover
+from wavegit.model import report, report_html
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from wavegit import halt
 from wavegit.commands._context import Context
 from wavegit.commands._write import published
+from wavegit.trackerbranch import halt
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

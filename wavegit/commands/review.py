@@ -15,10 +15,10 @@ import os
 import sys
 
 from wavegit.commands._context import Context
-from wavegit.errors import EXIT_OK, UsageError
+from wavegit.core.errors import EXIT_OK, UsageError
 from wavegit.github import api
 from wavegit.github.client import connect
-from wavegit.review import Reviewer
+from wavegit.github.review import Reviewer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,14 +22,14 @@ from pathlib import Path
 from types import FrameType
 
 from wavegit.commands._context import Context
+from wavegit.core.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
+from wavegit.core.progress import Progress, inert
+from wavegit.core.repo import Repo
 from wavegit.engine.outcome import WaveOutcome, stopped
 from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
 from wavegit.engine.records import utc_now
-from wavegit.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
 from wavegit.github import publish
-from wavegit.progress import Progress, inert
-from wavegit.repo import Repo
-from wavegit.report import WaveReport
+from wavegit.model.report import WaveReport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

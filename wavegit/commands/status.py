@@ -3,10 +3,11 @@
 Read from the waves' event logs (``<git dir>/wavegit/events/<wave>.jsonl``, written as each wave runs): by
 default the waves that have not finished, newest first, each item with its latest state and attempt; with
 WAVE, that wave; with ``--all``, every logged wave. A wave whose scheduler was killed never logs its end, so
-its lock (``wavegit.wavelock``) tells the rest: a lock naming a process that is gone says so, with the command
-that returns its claims. With no lock (``sync`` and ``release`` remove it; ``collect`` never holds one), the
-process the log names tells: gone, the wave stopped without finishing and is listed only with ``--all`` or
-WAVE; alive, it is running. A scheduler holds its lock from before its claim until after it logs its end.
+its lock (``wavegit.core.wavelock``) tells the rest: a lock naming a process that is gone says so, with the
+command that returns its claims. With no lock (``sync`` and ``release`` remove it; ``collect`` never holds
+one), the process the log names tells: gone, the wave stopped without finishing and is listed only with
+``--all`` or WAVE; alive, it is running. A scheduler holds its lock from before its claim until after it logs
+its end.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import argparse
 import json
 from dataclasses import asdict
 
-from wavegit import wavelock
+from wavegit.core import wavelock
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import Repo, discover
 from wavegit.engine import eventlog
-from wavegit.errors import UsageError
-from wavegit.repo import Repo, discover
 
 RUNNING, GONE, RELEASED, FINISHED = "running", "gone", "released", "finished"
 """What became of a wave's scheduler: ``scheduler`` in ``--json``."""

@@ -13,11 +13,10 @@ import argparse
 import json
 import sys
 
-from wavegit import sync
 from wavegit.commands._context import Context
 from wavegit.commands._write import published
-from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
-from wavegit.github import api
+from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
+from wavegit.github import api, sync
 from wavegit.github.client import connect
 
 

@@ -15,12 +15,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import agents, tracker
+from wavegit.attempts import agents
 from wavegit.commands._workfile import TrackerText, read_tracker_text
-from wavegit.config import Config, load_config, protected_of
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
-from wavegit.repo import Repo, discover
-from wavegit.store import GitStore
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
+from wavegit.core.repo import Repo, discover
+from wavegit.model import tracker
+from wavegit.model.config import Config, load_config, protected_of
+from wavegit.trackerbranch.store import GitStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,8 +1,8 @@
 """``wavegit work --wave W --item ID``: run one claimed item of a scaled-out wave; push its result branch.
 
 The item runs as in ``wavegit run`` (worktree, worker, ownership, test, retries) from the wave's base, and
-``wavegit/items/<W>/<ID>`` is pushed with the result (see ``wavegit.scaleout``). Exit 0 when the item was
-verified, 1 when not (the result is pushed either way, for ``wavegit collect``), 2 when the item is not
+``wavegit/items/<W>/<ID>`` is pushed with the result (see ``wavegit.github.scaleout``). Exit 0 when the item
+was verified, 1 when not (the result is pushed either way, for ``wavegit collect``), 2 when the item is not
 claimed by that wave or the wave branch is missing, 3 over the day budget.
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit import scaleout, worktree
+from wavegit.attempts import worktree
 from wavegit.commands._context import Context
-from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED
+from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
+from wavegit.github import scaleout
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

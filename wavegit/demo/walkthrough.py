@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import wavegit
-from wavegit import git
-from wavegit.config import CONFIG_PATH, TRACKER_PATH, load_config
+from wavegit.core import git
+from wavegit.core.errors import EXIT_WORK_FAILED, UsageError, WavegitError
 from wavegit.demo.project import FILES, ITEMS, DemoItem
-from wavegit.errors import EXIT_WORK_FAILED, UsageError, WavegitError
-from wavegit.lifecycle import Status
-from wavegit.report import JSON_OPEN, WaveReport, to_markdown
+from wavegit.model.config import CONFIG_PATH, TRACKER_PATH, load_config
+from wavegit.model.lifecycle import Status
+from wavegit.model.report import JSON_OPEN, WaveReport, to_markdown
 
 STEP_TIMEOUT_S = 60.0
 # Variables of the caller that would change what the demo does (its config, GitHub) or where git acts.

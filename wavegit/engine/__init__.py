@@ -15,8 +15,8 @@
    ``concurrency`` workers at once (:mod:`.slots`: a slot is held while the worker runs, so the next worker
    starts while the previous attempt is read back and tested), its attempts one after another, at most
    ``attempts`` per wave and what ``max_attempts`` leaves. First attempts' worktrees are made up to one batch
-   ahead, in the background (:mod:`wavegit.workspaces`); a worktree is removed in the background once read
-   back, else by the wave's cleanup, all at once. Before every launch, once it has its slot: HALT re-read
+   ahead, in the background (:mod:`wavegit.attempts.workspaces`); a worktree is removed in the background once
+   read back, else by the wave's cleanup, all at once. Before every launch, once it has its slot: HALT re-read
    (a read under ``HALT_FRESH_S`` old, the claim's included, is shared by a burst of launches), the wave
    budget (with what is left of the day's), cancellation.
    An attempt is verified when the worker exits 0, every changed path (new, deleted, both sides of a
@@ -30,11 +30,11 @@
    the wave's :class:`.pipeline.Delivery` (the GitHub side, ``wavegit.github.publish``) may open its pull
    request; its number is recorded as ``pr`` on the verified items.
 5. **Record** (:func:`.outcome.record`) is one compare-and-swap commit with a ``Wavegit-Cost`` trailer; each
-   item's new status comes from :func:`wavegit.lifecycle.record`: verified items go to ``review``; failed
-   items to ``todo`` with ``attempts`` and ``last_error``, or ``failed`` once their total attempts reach
-   ``max_attempts``; items never started (halt, budget, a launch failure) back to ``todo`` with ``attempts``
-   unchanged. Verified items go to ``review`` even without a pull request; ``wavegit sync`` marks them
-   ``done`` when the wave branch is merged into the base branch. A failed ``wave_test`` leaves them in
+   item's new status comes from :func:`wavegit.model.lifecycle.record`: verified items go to ``review``;
+   failed items to ``todo`` with ``attempts`` and ``last_error``, or ``failed`` once their total attempts
+   reach ``max_attempts``; items never started (halt, budget, a launch failure) back to ``todo`` with
+   ``attempts`` unchanged. Verified items go to ``review`` even without a pull request; ``wavegit sync`` marks
+   them ``done`` when the wave branch is merged into the base branch. A failed ``wave_test`` leaves them in
    ``review`` (the combination is for a human to judge) but the wave is not a success. When the wave branch
    could not be built or pushed, its items go back to ``todo``.
 6. **Report** (:mod:`.outcome`): JSON and Markdown under ``<git dir>/wavegit/reports/``, its ``phase`` the

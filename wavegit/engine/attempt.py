@@ -11,16 +11,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import agents, budget, cost, runner, sandbox, snapshot, tracker, workerenv, workspace, worktree
-from wavegit.config import Config, protected_of
+from wavegit.attempts import agents, cost, runner, sandbox, snapshot, workerenv, workspace, worktree
+from wavegit.attempts.workspaces import Ready, Spec, Workspaces
+from wavegit.core.errors import WavegitError
+from wavegit.core.repo import Repo
 from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
-from wavegit.errors import WavegitError
-from wavegit.lifecycle import one_line
+from wavegit.model import tracker
+from wavegit.model.config import Config, protected_of
+from wavegit.model.lifecycle import one_line
+from wavegit.model.prompt import render as render_prompt
 from wavegit.ownership import changes
-from wavegit.prompt import render as render_prompt
-from wavegit.repo import Repo
-from wavegit.workspaces import Ready, Spec, Workspaces
+from wavegit.trackerbranch import budget
 
 FEEDBACK_TAIL_LINES = 40
 

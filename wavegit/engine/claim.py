@@ -8,12 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from wavegit import budget, gitops, halt, lifecycle, report, tracker, worktree
-from wavegit.config import Config, protected_of
-from wavegit.errors import UsageError
-from wavegit.repo import Repo
-from wavegit.select import Plan, Skip, select
-from wavegit.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.attempts import worktree
+from wavegit.core import gitops
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import Repo
+from wavegit.model import lifecycle, report, tracker
+from wavegit.model.config import Config, protected_of
+from wavegit.model.select import Plan, Skip, select
+from wavegit.trackerbranch import budget, halt
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 
 @dataclass

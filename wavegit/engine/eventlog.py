@@ -2,8 +2,8 @@
 wave runs, so a person (``wavegit status``) or a dashboard can follow it.
 
 Lines: ``{"at", "event": "claimed", "items", "process"}`` first (``process``: the process writing the log, as
-``wavegit.wavelock`` names one, so ``status`` can tell a wave whose writer is gone); then per item ``{"at",
-"item", "state", "attempt", "detail"}`` (queued, started, testing, verified, failed, not started);
+``wavegit.core.wavelock`` names one, so ``status`` can tell a wave whose writer is gone); then per item
+``{"at", "item", "state", "attempt", "detail"}`` (queued, started, testing, verified, failed, not started);
 ``{"at", "note"}`` for what the wave says on the way (pushed, collected); ``{"at", "event": "finished",
 "exit_code", "success"}`` last. A failure to write the log never stops a wave: the log is for watching, the
 tracker and the report are the record.
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit import wavelock
+from wavegit.core import wavelock
 from wavegit.engine.records import Events
 
 
@@ -89,7 +89,8 @@ class WaveState:
     notes: list[str] = field(default_factory=list)
     finished: dict[str, object] | None = None
     process: dict[str, object] | None = None
-    """Who wrote the log (``wavegit.wavelock.SchedulerLock`` fields); None in a log written before it was."""
+    """Who wrote the log (``wavegit.core.wavelock.SchedulerLock`` fields); None in a log written before it
+    was."""
 
 
 def read(path: Path) -> WaveState:

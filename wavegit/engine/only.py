@@ -1,11 +1,11 @@
 """``wavegit run --only ID...``: a wave of exactly these items, or none.
 
-The claim plans with :func:`planner` instead of the whole backlog's plan: the planner (``wavegit.select``)
-sees every other ``todo`` item as not ready, so it picks among the named items only, with the usual rules:
-ready (``todo``, valid, dependencies done), disjoint from every item in flight and from each other. Unless
-it picks every named item, nothing is claimed: bad input (exit 2), one line per item it would not take
-(unknown, not ready and why, or which item it overlaps). It runs in the claim's compare-and-swap, so a
-replayed claim checks the ids again on the tracker it writes.
+The claim plans with :func:`planner` instead of the whole backlog's plan: the planner
+(``wavegit.model.select``) sees every other ``todo`` item as not ready, so it picks among the named items
+only, with the usual rules: ready (``todo``, valid, dependencies done), disjoint from every item in flight and
+from each other. Unless it picks every named item, nothing is claimed: bad input (exit 2), one line per item
+it would not take (unknown, not ready and why, or which item it overlaps). It runs in the claim's
+compare-and-swap, so a replayed claim checks the ids again on the tracker it writes.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from wavegit import tracker
-from wavegit.errors import UsageError
-from wavegit.lifecycle import Status
-from wavegit.select import Plan, select
+from wavegit.core.errors import UsageError
+from wavegit.model import tracker
+from wavegit.model.lifecycle import Status
+from wavegit.model.select import Plan, select
 
 Planner = Callable[[tracker.Tracker, int, str], Plan]
 

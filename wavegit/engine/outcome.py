@@ -7,13 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from wavegit import budget, lifecycle, report, runner, tracker, worktree
-from wavegit.config import Budget, Config
-from wavegit.engine.attempt import tail_source
-from wavegit.engine.claim import load_tracker
-from wavegit.engine.records import ItemRun, utc_now
-from wavegit.engine.wave import WaveTest
-from wavegit.errors import (
+from wavegit.attempts import runner, worktree
+from wavegit.core.errors import (
     EXIT_OK,
     EXIT_RACE_LOST,
     EXIT_WORK_FAILED,
@@ -23,10 +18,17 @@ from wavegit.errors import (
     ValidationError,
     WavegitError,
 )
-from wavegit.lifecycle import Status
-from wavegit.repo import Repo
-from wavegit.store import Change, Snapshot, TrackerStore, mutate
-from wavegit.undecodable import escape
+from wavegit.core.repo import Repo
+from wavegit.core.undecodable import escape
+from wavegit.engine.attempt import tail_source
+from wavegit.engine.claim import load_tracker
+from wavegit.engine.records import ItemRun, utc_now
+from wavegit.engine.wave import WaveTest
+from wavegit.model import lifecycle, report, tracker
+from wavegit.model.config import Budget, Config
+from wavegit.model.lifecycle import Status
+from wavegit.trackerbranch import budget
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 REPORT_TAIL_LINES = 30
 

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
-from wavegit import budget, reaper, report, sandbox, wavelock, worktree
-from wavegit.config import Config
+from wavegit.attempts import reaper, sandbox, worktree
+from wavegit.core import wavelock
+from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
+from wavegit.core.repo import Repo
 from wavegit.engine import only, preflight
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog, Tee
@@ -25,10 +27,11 @@ from wavegit.engine.outcome import (
 )
 from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
-from wavegit.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
-from wavegit.lifecycle import one_line
-from wavegit.repo import Repo
-from wavegit.store import TrackerStore, tracker_source
+from wavegit.model import report
+from wavegit.model.config import Config
+from wavegit.model.lifecycle import one_line
+from wavegit.trackerbranch import budget
+from wavegit.trackerbranch.store import TrackerStore, tracker_source
 
 
 class Delivery(Protocol):
@@ -104,8 +107,8 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
              delivery: Delivery | None = None, options: WaveOptions | None = None) -> WaveOutcome:
     """Claim, run, collect, record, report (``wavegit run``). Halted or over the day budget: raises.
 
-    From before the claim to the end, the wave's lock names this process (``wavegit.wavelock``), so that a
-    ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
+    From before the claim to the end, the wave's lock names this process (``wavegit.core.wavelock``), so that
+    a ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
     the claims are settled (recorded, or none made); otherwise it stays, since they die with this process
     all the same, and a lock on a wave with no claim left costs a sync nothing."""
     started = utc_now()

@@ -15,12 +15,13 @@ import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 
-from wavegit import agents, runner, tracker, worktree
-from wavegit.config import CONFIG_PATH, Config, protected_of
-from wavegit.errors import UsageError
-from wavegit.repo import Repo
-from wavegit.select import Plan
-from wavegit.store import Snapshot
+from wavegit.attempts import agents, runner, worktree
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import Repo
+from wavegit.model import tracker
+from wavegit.model.config import CONFIG_PATH, Config, protected_of
+from wavegit.model.select import Plan
+from wavegit.trackerbranch.store import Snapshot
 
 Check = Callable[[Snapshot, Plan], None]
 

@@ -7,11 +7,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from wavegit import runner, tracker
+from wavegit.attempts import runner
+from wavegit.model import tracker
 
 
 class Events(Protocol):
-    """Where a wave tells what happens (``wavegit.progress.Progress``); thread-safe."""
+    """Where a wave tells what happens (``wavegit.core.progress.Progress``); thread-safe."""
 
     def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None: ...
 

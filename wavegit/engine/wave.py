@@ -12,16 +12,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import budget, gitops, halt, lifecycle, report, runner, sandbox, workspace, worktree
-from wavegit.config import HALT_PATH, Config
+from wavegit.attempts import runner, sandbox, workspace, worktree
+from wavegit.attempts.workspaces import Workspaces
+from wavegit.core import gitops
+from wavegit.core.errors import WavegitError
+from wavegit.core.repo import Repo
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
 from wavegit.engine.records import Events, ItemRun, NoEvents
 from wavegit.engine.slots import WorkerSlots
-from wavegit.errors import WavegitError
-from wavegit.repo import Repo
-from wavegit.store import TrackerStore
-from wavegit.workspaces import Workspaces
+from wavegit.model import lifecycle, report
+from wavegit.model.config import HALT_PATH, Config
+from wavegit.trackerbranch import budget, halt
+from wavegit.trackerbranch.store import TrackerStore
 
 HALT_FRESH_S = 0.5
 """A HALT read that started at most this long before a launch is reused by it (launches come in bursts)."""
@@ -93,7 +96,7 @@ class Cleanup:
         """Whether worktrees may exist that no cleanup has covered yet."""
 
     def run(self) -> None:
-        # One rename each; their files are removed after the wave returns (wavegit.reaper).
+        # One rename each; their files are removed after the wave returns (wavegit.attempts.reaper).
         workspace.move_to_trash(self.repo.wave_sandbox(self.wave_id), self.repo.trash_dir)
         workspace.move_to_trash(self.repo.wave_worktrees(self.wave_id), self.repo.trash_dir)
         # A linked worktree an older wavegit made there loses its admin entry.

@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, EXIT_WORK_FAILED, UsageError
-from wavegit.repo import discover
-from wavegit.report import ReportError, WaveReport, to_markdown
-from wavegit.select import Plan, Skip
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.core.repo import discover
+from wavegit.model.report import ReportError, WaveReport, to_markdown
+from wavegit.model.select import Plan, Skip
 
 OUTPUT_NAMES = ("wave-id", "pr", "success", "report-path", "exit-code")
 _PROBLEM = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")

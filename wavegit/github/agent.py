@@ -14,9 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from wavegit.config import load_config
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_OK, WavegitError
-from wavegit.repo import discover
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, WavegitError
+from wavegit.core.repo import discover
+from wavegit.model.config import load_config
 
 AGENT_PACKAGES: dict[str, tuple[str, str, str]] = {
     "claude": ("claude", "@anthropic-ai/claude-code", "2.1.332"),

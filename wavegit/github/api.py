@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from wavegit import credentials
-from wavegit.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
+from wavegit.core import credentials
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
 
 DEFAULT_API_URL = "https://api.github.com"
 STATUS_CONTEXT = "wavegit/gate"
@@ -68,7 +68,7 @@ class Settings:
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
     """GitHub settings from the environment; None when GITHUB_TOKEN or GITHUB_REPOSITORY is not set."""
     env = os.environ if env is None else env
-    # A command that runs workers holds the token in memory only (wavegit.credentials).
+    # A command that runs workers holds the token in memory only (wavegit.core.credentials).
     token = env.get("GITHUB_TOKEN", "") or credentials.held_token()
     repository = env.get("GITHUB_REPOSITORY", "")
     if not token or not repository:

@@ -28,15 +28,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wavegit import report, worktree
-from wavegit.config import Config
-from wavegit.errors import UsageError, ValidationError
+from wavegit.attempts import worktree
+from wavegit.core.errors import UsageError, ValidationError
 from wavegit.github import uptodate
 from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event
 from wavegit.github.verdict import Verdict
-from wavegit.lifecycle import Status
+from wavegit.model import report
+from wavegit.model.config import Config
+from wavegit.model.lifecycle import Status
 from wavegit.ownership.patterns import matches
-from wavegit.store import TrackerStore
+from wavegit.trackerbranch.store import TrackerStore
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: str, number: i
                     item_ids: Sequence[str]) -> list[str]:
     """The union of the reported items' ownership patterns in the tracker on the tracker branch; Unbound
     unless that tracker holds exactly these items in ``review`` for wave ``wave_id`` and PR ``number``."""
-    from wavegit import tracker
+    from wavegit.model import tracker
 
     snapshot = store.read()
     where = f"the tracker on {config.tracker_branch}"

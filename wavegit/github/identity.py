@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-from wavegit import credentials
-from wavegit.errors import EXIT_OK, EXIT_WORK_FAILED, WavegitError
+from wavegit.core import credentials
+from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, WavegitError
 from wavegit.github.api import settings_from_env
 from wavegit.github.client import PyGithubClient
 

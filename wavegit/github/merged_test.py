@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import os
 
-from wavegit import gitops, sandbox, tracker
-from wavegit.config import Config
+from wavegit.attempts import sandbox
+from wavegit.core import gitops
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import Repo
 from wavegit.engine.attempt import Confiner
 from wavegit.engine.wave import test_commit
-from wavegit.errors import UsageError
 from wavegit.github import gate
 from wavegit.github.api import GateClient
 from wavegit.github.verdict import TestRun, Verdict
-from wavegit.repo import Repo
-from wavegit.store import TrackerStore
+from wavegit.model import tracker
+from wavegit.model.config import Config
+from wavegit.trackerbranch.store import TrackerStore
 
 WAVE_TEST = "wave_test"
 

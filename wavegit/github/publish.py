@@ -11,8 +11,8 @@ here because a pull request opened with the Actions token starts no ``pull_reque
 most 10 API requests per wave, whatever its size: 2-3 for the pull request, 3 for the comment, 4 for the gate.
 
 No failure to build the comment leaves a PR without its report: the comment always fits GitHub's limit
-(:func:`wavegit.report.to_markdown` shortens it), and should rendering fail anyway, a minimal failed report
-(the wave, its head, no items: the gate fails it) is posted instead, saying why.
+(:func:`wavegit.model.report.to_markdown` shortens it), and should rendering fail anyway, a minimal failed
+report (the wave, its head, no items: the gate fails it) is posted instead, saying why.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wavegit import report, tracker
-from wavegit.config import Config
 from wavegit.engine.pipeline import Delivery, NoDelivery
 from wavegit.github import api, gate
 from wavegit.github.api import GitHubClient
 from wavegit.github.client import connect
-from wavegit.report import WaveReport
-from wavegit.store import TrackerStore
+from wavegit.model import report, tracker
+from wavegit.model.config import Config
+from wavegit.model.report import WaveReport
+from wavegit.trackerbranch.store import TrackerStore
 
 TITLE_ITEMS = 5
 """Item ids named in a PR title; the rest are counted."""

@@ -11,14 +11,14 @@ which re-reads and looks for its operation id in the new commits (``contains_op`
 
 from __future__ import annotations
 
-from wavegit.config import Config, protected_of
-from wavegit.errors import UsageError
+from wavegit.core.errors import UsageError
 from wavegit.github.api import GitHubClient, GitHubConflict
-from wavegit.store import OP_TRAILER, CasConflict, Change, Snapshot, check_tracker_text
+from wavegit.model.config import Config, protected_of
+from wavegit.trackerbranch.store import OP_TRAILER, CasConflict, Change, Snapshot, check_tracker_text
 
 
 class GitHubStore:
-    """:class:`wavegit.store.TrackerStore` on the Contents and Git Data APIs."""
+    """:class:`wavegit.trackerbranch.store.TrackerStore` on the Contents and Git Data APIs."""
 
     def __init__(self, client: GitHubClient, config: Config) -> None:
         self.client = client

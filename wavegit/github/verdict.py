@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit import jsondecode
-from wavegit.errors import UsageError
+from wavegit.core import jsondecode
+from wavegit.core.errors import UsageError
 
 
 @dataclass(frozen=True)

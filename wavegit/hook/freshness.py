@@ -12,10 +12,10 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from wavegit import git, gitops
+from wavegit.core import git, gitops
 
 if TYPE_CHECKING:  # imported by the hook while its `git log` runs (see wavegit.hook.prepush)
-    from wavegit.repo import Repo
+    from wavegit.core.repo import Repo
 
 
 def tracking_ref(remote: str, branch: str) -> str:

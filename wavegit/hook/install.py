@@ -14,9 +14,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit import gitops
-from wavegit.errors import UsageError
-from wavegit.repo import Repo
+from wavegit.core import gitops
+from wavegit.core.errors import UsageError
+from wavegit.core.repo import Repo
 
 HOOK_NAME = "pre-push"
 CHAINED_NAME = "pre-push.wavegit-chained"

@@ -17,7 +17,7 @@ merged branch is that branch's own commits, which are checked themselves unless 
 
 Ownership comes from the items ``in_progress`` or ``review`` of the tracker at the remote-tracking tracker
 branch ``refs/remotes/<remote>/<tracker_branch>`` (no network unless ``--fetch``). Branch names are those of
-``wavegit.worktree``: the wave branch ``wavegit/<wave-id>`` and its per-item branches
+``wavegit.attempts.worktree``: the wave branch ``wavegit/<wave-id>`` and its per-item branches
 ``wavegit/items/<wave-id>/<item-id>`` (not ``wavegit/<wave-id>/<item-id>``: git cannot hold a ref and a
 directory of refs with the same name). A per-item branch is checked against its whole wave, like the wave
 branch.
@@ -37,25 +37,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
-from wavegit import git, gitops, parsecache
-from wavegit.errors import UsageError, ValidationError
+from wavegit.core import git, gitops, parsecache
+from wavegit.core.errors import UsageError, ValidationError
 from wavegit.hook import freshness
 from wavegit.ownership.index import OwnershipIndex
 
 if TYPE_CHECKING:
-    from wavegit.config import Config
-    from wavegit.repo import Repo
+    from wavegit.core.repo import Repo
+    from wavegit.model.config import Config
 
 # The hook runs on every push, so import time counts: the records others read are NamedTuples (a dataclass
 # costs ~1 ms to create, a NamedTuple ~0.2 ms: its __new__ is compiled from source), the hook's own are plain
 # tuples; annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
-# wavegit.tracker / wavegit.worktree are imported only when needed. wavegit.config and wavegit.repo are
-# not imported here, so that `wavegit hook` can start the push's `git log` first and import them while it
-# runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a string annotation
-# would make typing run the process's first compile() (~3 ms: it builds Python's AST types).
+# wavegit.model.tracker / wavegit.attempts.worktree are imported only when needed. wavegit.model.config and
+# wavegit.core.repo are not imported here, so that `wavegit hook` can start the push's `git log` first and
+# import them while it runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a
+# string annotation would make typing run the process's first compile() (~3 ms: it builds Python's AST types).
 T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
-"""``refs/heads/`` + ``wavegit.worktree.BRANCH_PREFIX``: checked before importing worktree (~5 ms)."""
+"""``refs/heads/`` + ``wavegit.attempts.worktree.BRANCH_PREFIX``: checked before importing worktree (~5
+ms)."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
 STATE_PREFIX = ".wavegit/"
@@ -176,7 +177,7 @@ def wave_of_ref(remote_ref: str) -> str | None:
     """The wave whose wave branch or per-item branch ``remote_ref`` is, or None."""
     if not remote_ref.startswith(WAVE_REFS):
         return None
-    from wavegit import worktree
+    from wavegit.attempts import worktree
 
     item_branch = worktree.parse_item_branch(remote_ref)
     return item_branch[0] if item_branch else worktree.parse_wave_branch(remote_ref)
@@ -326,8 +327,8 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
     """("ok", (in-flight rows by id, their index's tables)) or ("error", message), from the full (cached)
     tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
     pattern."""
-    from wavegit import lifecycle, tracker
-    from wavegit.config import protected_of
+    from wavegit.model import lifecycle, tracker
+    from wavegit.model.config import protected_of
 
     text = gitops.read_blob(repo.root, blob_sha)
     try:

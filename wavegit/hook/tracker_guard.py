@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wavegit import git, gitops, tracker
-from wavegit.errors import ValidationError
-from wavegit.store import OP_TRAILER
+from wavegit.core import git, gitops
+from wavegit.core.errors import ValidationError
+from wavegit.model import tracker
+from wavegit.trackerbranch.store import OP_TRAILER
 
 if TYPE_CHECKING:
     from wavegit.hook.prepush import RefUpdate  # only a type here: prepush imports this module

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from wavegit.core.undecodable import escape
 from wavegit.ownership.patterns import matches
 from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded
-from wavegit.undecodable import escape
 
 SHOWN_VIOLATIONS = 5
 

@@ -1,0 +1,474 @@
+"""Running one process the way wavegit runs workers and tests.
+
+Each process gets its own session (so its whole process group can be signalled), its stdout and
+stderr merged into a log file, its stdin fed and closed, and a watchdog for a wall-clock limit, an
+idle limit (no output bytes) and cancellation. Stopping is SIGTERM to the group, then SIGKILL after
+a grace period. Everything runs in the calling thread with a selector: no reader threads to leak
+when a grandchild keeps the pipe open. The selector also watches a pidfd (Linux), so the leader's
+exit wakes the loop at once; elsewhere the exit is polled, quickly at first once the output closed.
+
+Every process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that launched it does, a
+``kill -9`` of wavegit included. A :class:`Confinement` runs it in the attempt's sandbox
+(:mod:`wavegit.attempts.sandbox`), or, unsandboxed, marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it
+leaves behind, even a daemon that left its session with ``setsid``, is found in ``/proc`` and killed when it
+ends.
+
+No git runs here (git goes through ``wavegit.core.git``), and nothing is ever run through a shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import math
+import os
+import secrets
+import selectors
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Literal
+
+from wavegit.attempts import sandbox
+from wavegit.attempts.workerenv import ATTEMPT_TOKEN_VAR
+from wavegit.core.errors import UsageError
+
+KillReason = Literal["wall", "idle", "cancelled"]
+
+# How often the limits and cancellation are looked at; output and (with a pidfd) exit wake the loop at once.
+_POLL_S = 0.05
+# Without a pidfd: the first wait for the leader's exit after its output closed (doubled up to _POLL_S).
+_EXIT_POLL_S = 0.001
+_CHUNK = 65536
+# After the leader exits, how long a descendant may keep the output pipe open before the group
+# is stopped (a worker that backgrounds a daemon must not hold the wave forever).
+DEFAULT_PIPE_LINGER_S = 1.0
+DEFAULT_KILL_GRACE_S = 5.0
+# After SIGKILL, a process that escaped the group (its own setsid) may still hold the pipe; stop
+# reading after this long rather than wait for it.
+_ABANDON_PIPE_S = 1.0
+LOG_TAIL_MAX_BYTES = 64 * 1024
+"""How much of a log's end a tail reads at most."""
+# The variables every worker gets from wavegit's environment (besides config `worker_env`).
+_PR_SET_PDEATHSIG = 1
+# bwrap reports a child killed by signal N as exit 128 + N.
+_SIGNAL_EXIT_BASE = 128
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How one process ended. ``exit_code`` is negative (-N) when a signal N ended it."""
+
+    exit_code: int | None
+    killed: KillReason | None
+    launch_error: str | None
+    duration_s: float
+    log_path: Path
+    started_at: datetime
+    finished_at: datetime
+    limit_s: float | None = None
+    """The limit that killed it (``timeout_s`` or ``idle_timeout_s``), for :meth:`describe`."""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and self.killed is None and self.launch_error is None
+
+    def describe(self) -> str:
+        """One line for humans: why the process ended."""
+        if self.launch_error is not None:
+            return self.launch_error
+        if self.killed == "cancelled":
+            return "cancelled"
+        if self.killed == "idle":
+            return f"killed: no output for {self.limit_s:g} s (idle_timeout_s)"
+        if self.killed == "wall":
+            return f"timed out after {self.limit_s:g} s (timeout_s)"
+        assert self.exit_code is not None
+        if self.exit_code < 0:
+            return f"killed by {_signal_name(-self.exit_code)}"
+        return f"exited {self.exit_code}"
+
+    def tail(self, n_lines: int) -> str:
+        """The last ``n_lines`` lines of the log (undecodable bytes replaced)."""
+        return log_tail(self.log_path, n_lines)
+
+
+def log_tail(path: Path, n_lines: int) -> str:
+    """The last ``n_lines`` lines of a log file, from at most its last ``LOG_TAIL_MAX_BYTES``; "" when there
+    is no log. The bound holds against a worker that prints gigabytes without a newline."""
+    if n_lines <= 0:
+        return ""
+    try:
+        with path.open("rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, end - LOG_TAIL_MAX_BYTES))
+            data = fh.read(LOG_TAIL_MAX_BYTES)
+    except FileNotFoundError:
+        return ""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines[-n_lines:])
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _leader_exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the leader has exited, WITHOUT reaping it where the OS allows.
+
+    An unreaped (zombie) leader keeps its pid, and so its process-group id, from being reused, so
+    signalling the group afterwards can never hit an unrelated process.
+    """
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return proc.poll() is not None
+    try:
+        info = waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid == proc.pid
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux pidfd), or None where there is none."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        fd: int = pidfd_open(pid)
+    except OSError:
+        return None
+    return fd
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """Where a worker or test runs: in bwrap with ``layout`` (``bwrap`` its path), or unsandboxed."""
+
+    bwrap: str | None
+    layout: sandbox.Layout
+    marker: str
+    """The value of WAVEGIT_ATTEMPT_TOKEN in the process's environment."""
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        return sandbox.bwrap_argv(self.bwrap, self.layout, argv) if self.bwrap else list(argv)
+
+
+def new_marker() -> str:
+    return secrets.token_hex(16)
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    """libc's prctl, looked up in the parent: the child between fork and exec must only call it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+_PRCTL = _libc_prctl()
+
+
+def _die_with_parent_hook() -> Callable[[], None] | None:
+    """A ``preexec_fn``: SIGKILL the child when the thread that launched it dies (``kill -9`` included)."""
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return hook
+
+
+def sweep(marker: str) -> list[int]:
+    """SIGKILL every process whose (initial) environment carries ``marker``; their pids.
+
+    This finds what a process group kill misses: a daemon that left the group with ``setsid``.
+    """
+    needle = f"{ATTEMPT_TOKEN_VAR}={marker}\0".encode()
+    killed = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+                found = needle in fh.read()
+        except OSError:
+            continue
+        if found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
+def _check_launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+                      layout: sandbox.Layout) -> None:
+    """Raise the OSError exec would, before bwrap hides it behind its own exit 1; also when the program, its
+    symlinks' target or its interpreter is in a directory the sandbox hides."""
+    program = argv[0]
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found = shutil.which(Path(cwd) / program if "/" in program else program, path=path)
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    hidden = sandbox.hidden_launch(layout, Path(found).absolute())
+    if hidden is not None:
+        raise FileNotFoundError(errno.ENOENT, hidden)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+class _StdinFeeder:
+    """Writes the prompt without blocking; a worker that never reads it cannot deadlock us."""
+
+    def __init__(self, stream: IO[bytes], text: str | None) -> None:
+        self.fd = stream.fileno()
+        self._stream = stream
+        self._pending = memoryview((text or "").encode("utf-8"))
+        os.set_blocking(self.fd, False)
+
+    def write_some(self) -> bool:
+        """Write what the pipe takes now; True when finished (all written or the reader is gone)."""
+        try:
+            written = os.write(self.fd, self._pending[:_CHUNK])
+        except BlockingIOError:
+            return False
+        except (BrokenPipeError, OSError):
+            return True
+        self._pending = self._pending[written:]
+        return not self._pending
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._stream.close()
+
+
+class _Watch:
+    """The loop state of one running process."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log: IO[bytes], stdin_text: str | None) -> None:
+        assert proc.stdout is not None and proc.stdin is not None
+        self.proc = proc
+        self.log = log
+        self.out_fd = proc.stdout.fileno()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.out_fd, selectors.EVENT_READ)
+        self.feeder: _StdinFeeder | None = _StdinFeeder(proc.stdin, stdin_text)
+        self.selector.register(self.feeder.fd, selectors.EVENT_WRITE)
+        self.exit_fd = _exit_fd(proc.pid)
+        if self.exit_fd is not None:
+            self.selector.register(self.exit_fd, selectors.EVENT_READ)
+        self.eof = False
+        self.last_output = time.monotonic()
+
+    def pump(self, timeout: float) -> None:
+        for key, _ in self.selector.select(timeout):
+            if key.fd == self.out_fd:
+                self._read()
+            elif key.fd == self.exit_fd:
+                # Readable for good once the leader exited: it has woken the loop, stop watching it.
+                self._close_exit_fd()
+            elif self.feeder is not None and self.feeder.write_some():
+                self._close_stdin()
+
+    def _read(self) -> None:
+        try:
+            data = os.read(self.out_fd, _CHUNK)
+        except OSError:
+            data = b""
+        if not data:
+            self.eof = True
+            self.selector.unregister(self.out_fd)
+            return
+        self.log.write(data)
+        self.last_output = time.monotonic()
+
+    def _close_stdin(self) -> None:
+        if self.feeder is not None:
+            self.selector.unregister(self.feeder.fd)
+            self.feeder.close()
+            self.feeder = None
+
+    def _close_exit_fd(self) -> None:
+        if self.exit_fd is not None:
+            self.selector.unregister(self.exit_fd)
+            os.close(self.exit_fd)
+            self.exit_fd = None
+
+    def close(self) -> None:
+        self._close_stdin()
+        self._close_exit_fd()
+        self.selector.close()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+
+
+def _limit(value: float | None) -> float:
+    """A limit in seconds; None or <= 0 means none."""
+    return value if value is not None and value > 0 else math.inf
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None,
+    stdin_text: str | None,
+    log_path: Path,
+    timeout_s: float | None,
+    idle_timeout_s: float | None,
+    cancel: threading.Event | None = None,
+    kill_grace_s: float = DEFAULT_KILL_GRACE_S,
+    pipe_linger_s: float = DEFAULT_PIPE_LINGER_S,
+    confine: Confinement | None = None,
+) -> ProcessResult:
+    """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
+
+    Setting ``cancel`` stops the process as a timeout would. The log file is created (parents
+    too) even when the launch fails, and then holds the launch error. With ``confine``, the process
+    runs in its sandbox, or unsandboxed its leftovers are swept when it ends.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started_at = _utc_now()
+    start = time.monotonic()
+    with log_path.open("wb") as log:
+        try:
+            if not argv:
+                raise ValueError("empty command")
+            if confine is not None and confine.bwrap:
+                _check_launchable(argv, cwd, env, confine.layout)
+            proc = subprocess.Popen(
+                confine.argv(argv) if confine is not None else list(argv), cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True, preexec_fn=_die_with_parent_hook(),
+            )
+        except (OSError, ValueError) as exc:
+            message = _launch_error(argv, exc)
+            log.write(f"wavegit: {message}\n".encode())
+            return ProcessResult(None, None, message, time.monotonic() - start, log_path,
+                                 started_at, _utc_now())
+        watch = _Watch(proc, log, stdin_text)
+        try:
+            killed = _supervise(watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
+                                kill_grace_s, pipe_linger_s)
+        finally:
+            # Stragglers in the group (daemons that closed their output) die with the attempt;
+            # the leader is still unreaped here, so the group id cannot have been reused.
+            _signal_group(proc.pid, signal.SIGKILL)
+            exit_code = proc.wait()
+            if confine is not None and not confine.bwrap:
+                sweep(confine.marker)
+            watch.close()
+    if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:
+        exit_code = _SIGNAL_EXIT_BASE - exit_code
+    limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")
+    return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now(),
+                         limit)
+
+
+def _supervise(watch: _Watch, start: float, wall: float, idle: float, cancel: threading.Event | None,
+               grace: float, linger: float) -> KillReason | None:
+    """Pump output until the leader has exited and the pipe is closed; enforce the limits."""
+    killed: KillReason | None = None
+    term_at: float | None = None
+    kill_at: float | None = None
+    exited_at: float | None = None
+    pgid = watch.proc.pid
+    exit_poll = _EXIT_POLL_S
+    while True:
+        if watch.eof and exited_at is None and watch.exit_fd is None:
+            # Output closed, no pidfd: the exit usually follows within a millisecond; poll fast, backing off.
+            watch.pump(exit_poll)
+            exit_poll = min(exit_poll * 2, _POLL_S)
+        else:
+            watch.pump(_POLL_S)
+        now = time.monotonic()
+        if exited_at is None and _leader_exited(watch.proc):
+            exited_at = now
+        if exited_at is not None and watch.eof:
+            return killed
+        if term_at is None:
+            if exited_at is None:
+                killed = _kill_reason(now - start, now - watch.last_output, wall, idle, cancel)
+            if killed is not None or (exited_at is not None and now - exited_at >= linger):
+                _signal_group(pgid, signal.SIGTERM)
+                term_at = now
+        elif kill_at is None and now - term_at >= grace:
+            _signal_group(pgid, signal.SIGKILL)
+            kill_at = now
+        elif kill_at is not None and exited_at is not None and now - kill_at >= _ABANDON_PIPE_S:
+            return killed
+
+
+def _kill_reason(elapsed: float, silent: float, wall: float, idle: float,
+                 cancel: threading.Event | None) -> KillReason | None:
+    if cancel is not None and cancel.is_set():
+        return "cancelled"
+    if elapsed >= wall:
+        return "wall"
+    if silent >= idle:
+        return "idle"
+    return None
+
+
+def _launch_error(argv: Sequence[str], exc: OSError | ValueError) -> str:
+    if isinstance(exc, ValueError):
+        return f"cannot launch: {exc}"
+    where = f": {exc.filename}" if exc.filename else ""
+    relative = "/" in argv[0] and not os.path.isabs(argv[0]) and exc.errno == errno.ENOENT
+    return f"cannot launch {argv[0]!r}: {exc.strerror or exc}{where}{_RELATIVE_HINT if relative else ''}"
+
+
+_RELATIVE_HINT = (" (relative to the item's tree, which holds only committed files: for an untracked "
+                  "virtualenv give its absolute path and add it to sandbox.ro_paths)")
+
+
+def command_argv(command: str) -> list[str]:
+    """Split a configured command line the way a POSIX shell would, without running a shell."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"cannot parse command {command!r}: {exc}") from exc
+    if not argv:
+        raise UsageError("command is empty")
+    return argv
+
+
+_DETACHED_ENV = ("PATH", "PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "LANG", "LC_ALL")
+"""What a detached wavegit helper keeps of wavegit's environment: enough to start the same Python and find
+the same wavegit, never a token."""
+
+
+def start_detached(argv: Sequence[str]) -> None:
+    """Start ``argv`` in a session of its own with no input or output, and do not wait for it: work that may
+    outlive the command (as ``git gc --auto`` detaches). Best effort: a failed start is ignored, since what it
+    would have done is done again later."""
+    env = {name: os.environ[name] for name in _DETACHED_ENV if name in os.environ}
+    with contextlib.suppress(OSError):
+        subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=env)
+
+

@@ -1,0 +1,147 @@
+"""A wave's attempt trees, made ahead of the attempts that need them, removed in the background.
+
+A small pool of background threads makes each tree (:func:`wavegit.attempts.workspace.create`: a repository of
+its own, so no lock is shared with the scheduler's git calls) and records its ``lstat`` baseline before its
+attempt asks for it, so an item thread's worker slot goes from one worker straight to the next. A tree
+asked for before a background thread began it is made by the thread that asks (the first batch's trees
+are made side by side, not two at a time). The wave bounds how far ahead it prepares, and has trees,
+test checkouts and private directories removed in the background once their attempt is done with them
+(:meth:`Workspaces.discard`); the rest go in the wave's cleanup, all at once. :meth:`Workspaces.close`
+joins the work begun and drops the rest, which that cleanup covers. The base a tree is later compared
+against (:class:`wavegit.attempts.snapshot.Base`) is read once per start commit, also in the background, and
+so is ``git init``'s git directory (:class:`wavegit.attempts.workspace.Skeleton`), once per wave.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from wavegit.attempts import snapshot, workspace
+from wavegit.core import gitops_objects
+
+WORKTREE_THREADS = 2
+"""Background threads making trees."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One tree to make: where, on which branch name (of its own repository), from which commit."""
+
+    path: Path
+    branch: str
+    start: str
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A tree as wavegit left it for its worker: what to compare it with when the worker is done."""
+
+    path: Path
+    loading: Future[snapshot.Base]
+    """The base, read in the background while the worker runs (the worker does not wait for it)."""
+    untouched: Mapping[str, snapshot.StatKey]
+
+    @property
+    def base(self) -> snapshot.Base:
+        return self.loading.result()
+
+
+class Workspaces:
+    def __init__(self, repo_root: Path, objects: Path | None = None) -> None:
+        """``objects``: the scheduler's object directory when known (else asked of git)."""
+        self._root = repo_root
+        self._objects = objects or workspace.objects_dir(repo_root)
+        self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
+        self._made: dict[Path, Future[Ready]] = {}
+        self._bases: dict[str, Future[snapshot.Base]] = {}
+        self._skeletons: dict[Path, workspace.Skeleton | None] = {}
+        self._idents: tuple[str, str] | None = None
+        self._warmed = False
+        self._base_lock = threading.Lock()
+        self._once = threading.Lock()
+        self._guard = threading.Lock()
+
+    @property
+    def objects(self) -> Path:
+        """The scheduler's object directory, which every tree borrows from."""
+        return self._objects
+
+    def prepare(self, spec: Spec) -> None:
+        """Start making ``spec``'s tree in the background (once)."""
+        with self._guard:
+            self._warm(spec)
+            if spec.path not in self._made:
+                self._made[spec.path] = self._pool.submit(self._make, spec)
+
+    def take(self, spec: Spec) -> Ready:
+        """``spec``'s tree, ready: the one prepared earlier, or made now (here, when its preparation had not
+        begun); its failure is raised here."""
+        with self._guard:
+            self._warm(spec)
+            made = self._made.pop(spec.path, None)
+        if made is None or made.cancel():
+            return self._make(spec)
+        return made.result()
+
+    def test_checkout(self, commit: str, path: Path) -> Path:
+        """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` at ``path``, its git directory
+        written from the wave's skeleton."""
+        return workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
+
+    def idents(self) -> tuple[str, str]:
+        """The author and committer git records here (:func:`wavegit.core.gitops_objects.idents`), read
+        once."""
+        with self._once:
+            if self._idents is None:
+                self._idents = gitops_objects.idents(self._root)
+            return self._idents
+
+    def release(self, spec: Spec) -> None:
+        """Remove ``spec``'s tree in the background."""
+        self.discard(spec.path)
+
+    def discard(self, path: Path) -> None:
+        """Remove the tree or directory at ``path`` in the background (it may be gone by the wave's cleanup
+        instead, when :meth:`close` comes first)."""
+        self._pool.submit(workspace.remove, path)
+
+    def close(self) -> None:
+        """Drop the work not begun yet and wait for the rest (it may fail): the wave's cleanup follows and
+        removes whatever trees are left in one go."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._guard:
+            self._made.clear()
+
+    def _warm(self, spec: Spec) -> None:
+        """Once (under the guard): have the base and the identities read in the background while the first
+        trees are made, not by the first attempt to verify."""
+        if not self._warmed:
+            self._warmed = True
+            self._base(spec)
+            self._pool.submit(self.idents)
+
+    def _base(self, spec: Spec) -> Future[snapshot.Base]:
+        with self._base_lock:
+            if spec.start not in self._bases:
+                rules = spec.path.parent / f"_ignore-rules-{spec.start[:12]}"
+                self._bases[spec.start] = self._pool.submit(snapshot.Base.load, self._root, spec.start, rules)
+            return self._bases[spec.start]
+
+    def _skeleton(self, folder: Path) -> workspace.Skeleton | None:
+        """What ``git init`` writes in ``folder`` (a wave's folder of trees), captured there once."""
+        with self._once:
+            if folder not in self._skeletons:
+                folder.mkdir(parents=True, exist_ok=True)
+                workspace.fence(folder)
+                self._skeletons[folder] = workspace.Skeleton.capture(folder / "_skeleton")
+            return self._skeletons[folder]
+
+    def _make(self, spec: Spec) -> Ready:
+        loading = self._base(spec)
+        workspace.create(self._objects, spec.path, start=spec.start, branch=spec.branch,
+                         skeleton=self._skeleton(spec.path.parent))
+        return Ready(spec.path, loading, snapshot.baseline(spec.path))

@@ -1,0 +1,172 @@
+"""The one place that runs git.
+
+Every git invocation in wavegit goes through :func:`run`. Its error carries the command, the exit
+code and stderr. Repository-locating variables inherited from a calling git (for example when
+running inside a hook) are removed, so git always acts on the directory it is pointed at.
+
+Every command runs hardened: ``core.hooksPath`` is ``/dev/null`` (:func:`no_hooks_dir`; no hook, the
+user's or one a worker planted, runs inside wavegit's git calls; a push of wavegit's runs no pre-push hook)
+and ``core.fsmonitor`` is off (a configured monitor is a program git would start).
+``git config`` itself is left as it is: it runs neither, and would report the override as the setting
+(``wavegit hooks install`` reads the user's ``core.hooksPath``).
+"""
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from wavegit.core.errors import EXIT_WORK_FAILED, WavegitError
+
+# What `git rev-parse --local-env-vars` prints (git clears the same set for submodules), plus
+# the quarantine directory git sets for pre-receive hooks.
+_LOCAL_ENV_VARS = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_QUARANTINE_PATH",
+    }
+)
+
+
+def no_hooks_dir() -> str:
+    """The hooks path of every git command wavegit runs: ``/dev/null``, below which no file can be.
+
+    Not an empty directory: any directory of this user's, however read-only, a worker running as this user
+    can fill (and root ignores its mode), and its hooks then ran in wavegit's own git calls.
+    """
+    return os.devnull
+
+
+def _hardened(args: Sequence[str]) -> list[str]:
+    """The argv that runs ``git ARGS`` with hooks and the file system monitor off."""
+    if args and args[0] == "config":
+        return ["git", *args]
+    return ["git", "-c", f"core.hooksPath={no_hooks_dir()}", "-c", "core.fsmonitor=false", *args]
+
+
+class GitError(WavegitError):
+    exit_code = EXIT_WORK_FAILED
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        self.command = ["git", *args]
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(f"`{' '.join(self.command)}` exited {returncode}: {_explanation(stderr)}")
+
+
+def _explanation(stderr: str) -> str:
+    """The lines of git's stderr that say why it failed, on one line.
+
+    git states the cause in ``fatal:``/``error:`` lines and relays a remote's reasons as ``remote:`` and
+    `` ! [rejected]`` lines; its last line alone is often just "failed to push some refs".
+    """
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    telling = [line for line in lines if line.startswith(("fatal:", "error:", "remote:", "!"))]
+    return " | ".join(telling or lines[-1:])[:2000] or "no output"
+
+
+# A NamedTuple, not a dataclass, and annotations not postponed: the pre-push hook imports this module, and
+# importing dataclasses (~4 ms) or creating a dataclass (~0.4 ms) would count on every push.
+class GitResult(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def without_repo_vars(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` without the GIT_* variables that point git at a particular repository."""
+    return {k: v for k, v in base.items() if k not in _LOCAL_ENV_VARS}
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment without repository-locating GIT_* variables, plus ``extra``."""
+    env = without_repo_vars(os.environ)
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: str | Path,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    timeout: float | None = None,
+) -> GitResult:
+    """Run ``git ARGS`` in ``cwd``; raise :class:`GitError` on a non-zero exit when ``check``.
+
+    ``env`` adds to (never replaces) the cleaned environment. ``timeout``: seconds after which git and every
+    process it started (its own process group: a transport such as ssh too) are killed, and GitError
+    (exit code :data:`TIMED_OUT`) is raised whatever ``check`` says.
+    """
+    if timeout is not None:
+        return _run_bounded(args, cwd, input, env, check, timeout)
+    try:
+        proc = subprocess.run(
+            _hardened(args),
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            env=clean_env(env),
+            check=False,
+        )
+    except OSError as exc:
+        raise GitError(args, 127, f"cannot run git: {exc}") from exc
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, proc.stderr)
+    return GitResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+TIMED_OUT = 124
+"""The exit code of a git command :func:`run` killed at its timeout (as ``timeout(1)`` reports it)."""
+
+
+def _run_bounded(args: Sequence[str], cwd: str | Path, input: str | None, env: Mapping[str, str] | None,
+                 check: bool, timeout: float) -> GitResult:
+    """:func:`run` with a time limit: git in a session of its own, the whole group killed at the limit."""
+    try:
+        proc = subprocess.Popen(_hardened(args), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="surrogateescape",
+                                env=clean_env(env), start_new_session=True)
+    except OSError as exc:
+        raise GitError(args, 127, f"cannot run git: {exc}") from exc
+    try:
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GitError(args, TIMED_OUT, f"fatal: timed out after {timeout:g} s") from None
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, stderr)
+    return GitResult(proc.returncode, stdout, stderr)
+
+
+def out(args: Sequence[str], *, cwd: str | Path, input: str | None = None,
+        env: Mapping[str, str] | None = None) -> str:
+    """stdout of a successful ``git ARGS`` with the trailing newline removed."""
+    return run(args, cwd=cwd, input=input, env=env).stdout.rstrip("\n")

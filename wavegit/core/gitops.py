@@ -1,0 +1,371 @@
+"""The git layer: the named git operations wavegit uses, with typed object ids, on top of :func:`git.run`.
+
+Only this module, :mod:`wavegit.core.gitops_objects` (attempt trees and bulk objects, which no hot path needs)
+and :mod:`wavegit.core.git` build git command lines (``tests/test_architecture.py`` checks it).
+Each operation takes the directory git runs in, raises :class:`~wavegit.core.git.GitError` (command, exit
+code, stderr) when git fails -- except where its docstring says what a failure returns instead -- and returns
+typed values: ``CommitSha``, ``BlobSha``, ``TreeSha`` are ``NewType``s of ``str`` (free at run time).
+Operations whose failures callers tell apart by git's message (fetch, push, update-ref) run git in the C
+locale, so the message is stable.
+
+Both hot paths import this module: records are NamedTuples and annotations are not postponed (see
+:class:`wavegit.core.git.GitResult`); it imports nothing but :mod:`wavegit.core.git` and the standard library.
+"""
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple, NewType
+
+from wavegit.core import git
+
+CommitSha = NewType("CommitSha", str)
+BlobSha = NewType("BlobSha", str)
+TreeSha = NewType("TreeSha", str)
+Branch = NewType("Branch", str)
+"""A branch name without ``refs/heads/``."""
+WaveId = NewType("WaveId", str)
+"""``w-YYYYMMDD-HHMMSS-xxxx`` (see ``wavegit.attempts.worktree.new_wave_id``)."""
+
+C_LOCALE = {"LC_ALL": "C"}
+"""Untranslated git messages, for callers that classify a failure by its text."""
+
+_FETCH_TRIES = 3
+FILE_MODE = "100644"
+"""The mode of a plain file in a tree."""
+
+
+# -- locating a repository -------------------------------------------------------------------------------
+
+class Location(NamedTuple):
+    root: Path
+    git_dir: Path
+    common_dir: Path
+    resolved: str | None
+    """The object name ``rev`` resolved to (None when not asked, or it does not resolve)."""
+
+
+def locate(start: Path, rev: str | None = None) -> Location | None:
+    """Top of the work tree, git dir and common dir around ``start`` -- and, in the same ``git rev-parse``,
+    the object ``rev`` names; None when ``start`` is not inside a work tree."""
+    extra = ["--verify", "--quiet", rev] if rev is not None else []
+    result = git.run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
+                      "--git-common-dir", *extra], cwd=start, check=False)
+    lines = result.stdout.splitlines()
+    # `--verify --quiet` exits 1, printing nothing more, when only ``rev`` does not resolve.
+    if result.returncode not in (0, 1 if extra else 0) or len(lines) < 3:
+        return None
+    return Location(Path(lines[0]), Path(lines[1]), Path(lines[2]), lines[3] if len(lines) > 3 else None)
+
+
+def remotes(root: Path) -> list[str]:
+    return git.out(["remote"], cwd=root).split()
+
+
+def config_value(root: Path, key: str) -> str | None:
+    """The value of a git config ``key`` (None when unset or empty)."""
+    return git.run(["config", "--get", key], cwd=root, check=False).stdout.strip() or None
+
+
+def committer_ident(root: Path) -> str:
+    """``Name <email>`` of the committer git would record here."""
+    # GIT_COMMITTER_IDENT ends with "<timestamp> <tz>"; keep the name and email.
+    return git.out(["var", "GIT_COMMITTER_IDENT"], cwd=root).rsplit(" ", 2)[0]
+
+
+# -- revisions -------------------------------------------------------------------------------------------
+
+def resolve_commit(root: Path, rev: str) -> CommitSha | None:
+    """The commit ``rev`` names (peeling tags), or None when it names none."""
+    result = git.run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root, check=False)
+    return CommitSha(result.stdout.strip()) if result.returncode == 0 else None
+
+
+def commit_of(root: Path, rev: str) -> CommitSha:
+    """The commit ``rev`` names; a GitError ("Needed a single revision") when it names none."""
+    return CommitSha(git.out(["rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=root))
+
+
+def tree_of(root: Path, rev: str) -> TreeSha:
+    return TreeSha(git.out(["rev-parse", "--verify", f"{rev}^{{tree}}"], cwd=root))
+
+
+def first_parent(root: Path, commit: str) -> CommitSha:
+    return CommitSha(git.out(["rev-parse", "--verify", f"{commit}^1"], cwd=root))
+
+
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    """Whether ``ancestor`` is reachable from ``descendant`` (a commit is its own ancestor; False when either
+    is not a commit here)."""
+    return git.run(["merge-base", "--is-ancestor", ancestor, descendant], cwd=root,
+                   check=False).returncode == 0
+
+
+def rev_list(root: Path, revs: Sequence[str], *, first_parent_only: bool = False,
+             ancestry_path: bool = False) -> list[CommitSha]:
+    """The commits ``git rev-list REVS`` lists, newest first."""
+    options = ["--first-parent"] if first_parent_only else []
+    options += ["--ancestry-path"] if ancestry_path else []
+    return [CommitSha(sha) for sha in git.out(["rev-list", *options, *revs], cwd=root).split()]
+
+
+def log(root: Path, revs: Sequence[str], fmt: str, *, first_parent_only: bool = False, reverse: bool = False,
+        since: str | None = None, grep: str | None = None, max_count: int | None = None) -> str:
+    """``git log --format=FMT`` of ``revs``; ``grep`` matches the message as a fixed string."""
+    options = [f"--format={fmt}"]
+    options += ["--first-parent"] if first_parent_only else []
+    options += ["--reverse"] if reverse else []
+    options += [f"--since={since}"] if since is not None else []
+    options += ["--fixed-strings", f"--grep={grep}"] if grep is not None else []
+    options += [f"--max-count={max_count}"] if max_count is not None else []
+    return git.out(["log", *options, *revs], cwd=root)
+
+
+def commit_message(root: Path, commit: str) -> str:
+    return log(root, [commit], "%B", max_count=1)
+
+
+# Porcelain `git log`, so pin everything user configuration could change in its output; the `-c` after
+# `log` is the combined diff of merges.
+_LOG_CHANGES = ("-c", "log.showSignature=false", "log", "-z", "--name-status", "--no-renames", "-c", "--root",
+                "--no-color", "--no-ext-diff", "--no-textconv")
+
+
+def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = (), *,
+                parents: bool = False) -> str:
+    """``git log -z --format=<mark>%H --name-status`` (no renames, merges' combined diff) of ``revs``, or of
+    exactly ``commits`` (``--no-walk``) when given; ``parents``: each commit as ``<mark>%H %P``."""
+    args = [*_LOG_CHANGES, f"--format={mark}%H{' %P' if parents else ''}"]
+    if commits:
+        return git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
+    return git.out([*args, *revs], cwd=root)
+
+
+# -- refs ------------------------------------------------------------------------------------------------
+
+def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
+    """Full ref name -> the object it points at, for every ref under ``prefix``."""
+    listing = git.out(["for-each-ref", "--format=%(objectname) %(refname)", prefix], cwd=root)
+    found = {}
+    for line in listing.splitlines():
+        sha, _, ref = line.partition(" ")
+        found[ref] = sha
+    return found
+
+
+def is_valid_ref_name(root: Path, ref: str) -> bool:
+    """Whether ``ref`` (a full name, e.g. ``refs/heads/wavegit/items/W/ID``) is a name git accepts for a
+    ref (``git check-ref-format``): ids like ``a..b`` or ``x.lock`` are not."""
+    return git.run(["check-ref-format", ref], cwd=root, check=False).returncode == 0
+
+
+def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
+               check: bool = True) -> bool:
+    """Point ``ref`` at ``new``; when ``old`` is given, only if it points there now ("" = does not exist).
+    Whether it moved; without ``check`` a failure returns False instead of raising."""
+    reason = ["-m", message] if message is not None else []
+    args = ["update-ref", *reason, ref, new, *([old] if old is not None else [])]
+    return git.run(args, cwd=root, env=C_LOCALE, check=check).returncode == 0
+
+
+def delete_ref(root: Path, ref: str) -> None:
+    git.run(["update-ref", "-d", ref], cwd=root, env=C_LOCALE)
+
+
+def delete_refs(root: Path, refs: Iterable[str]) -> None:
+    """Delete ``refs`` in one git call, ignoring any that do not exist."""
+    commands = "".join(f"delete {ref}\n" for ref in refs)
+    if commands:
+        git.run(["update-ref", "--stdin"], cwd=root, input=commands, check=False)
+
+
+# -- remotes ---------------------------------------------------------------------------------------------
+
+def is_shallow(root: Path) -> bool:
+    """Whether the repository is a shallow clone (``git clone --depth``, ``fetch-depth: 1`` in Actions): its
+    history stops at grafted commits, so ancestry and merge questions get wrong answers."""
+    return git.out(["rev-parse", "--is-shallow-repository"], cwd=root) == "true"
+
+
+def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = False,
+          unshallow: bool = False, timeout: float | None = None) -> None:
+    """``git fetch`` of ``refspecs`` from ``remote``: quiet, no tags, no FETCH_HEAD; ``prune`` drops the
+    tracking refs the refspecs cover that the remote no longer has; ``unshallow`` fetches the whole history
+    a shallow clone lacks (``--unshallow``), so that it is shallow no more; ``timeout`` bounds each git call
+    (``git.run``).
+
+    Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref"); a
+    tracking ref's lock older than :data:`STALE_TRACKING_LOCK_S` was left by a process that died (a ``kill
+    -9`` mid-fetch: git holds it for milliseconds) and is removed, once. Tracking refs are only a copy of the
+    remote's, which the next fetch rewrites.
+    """
+    # No auto-maintenance: a `gc --auto` must not stall a claim or a launch; the user's own commands run it.
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance",
+            *(["--prune"] if prune else []), *(["--unshallow"] if unshallow else []), remote, *refspecs]
+    for attempt in range(_FETCH_TRIES):
+        result = git.run(args, cwd=root, env=C_LOCALE, check=False, timeout=timeout)
+        if result.returncode == 0:
+            return
+        if "cannot lock ref" not in result.stderr:
+            raise git.GitError(args, result.returncode, result.stderr)
+        if attempt < _FETCH_TRIES - 1:
+            time.sleep(0.05 * (attempt + 1))
+    if _drop_stale_lock(result.stderr):
+        result = git.run(args, cwd=root, env=C_LOCALE, check=False, timeout=timeout)
+        if result.returncode == 0:
+            return
+    raise git.GitError(args, result.returncode, result.stderr)
+
+
+STALE_TRACKING_LOCK_S = 2.0
+
+
+def _drop_stale_lock(stderr: str) -> bool:
+    """Remove the tracking ref lock git names in ``stderr`` when it is stale; whether it did."""
+    marker = "Unable to create '"
+    start = stderr.find(marker)
+    end = stderr.find(".lock': File exists", start)
+    if start < 0 or end < 0:
+        return False
+    lock = Path(stderr[start + len(marker):end + len(".lock")])
+    try:
+        age = time.time() - lock.stat().st_mtime
+        stale = "/refs/remotes/" in lock.as_posix() and age > STALE_TRACKING_LOCK_S
+        if stale:
+            lock.unlink()
+    except OSError:
+        return False
+    return stale
+
+
+def missing_remote_ref(error: git.GitError) -> bool:
+    """Whether a failed :func:`fetch` failed because the remote has no such ref."""
+    return "couldn't find remote ref" in error.stderr
+
+
+def push(root: Path, remote: str, refspecs: Sequence[str], *, force: bool = False,
+         lease: Mapping[str, str] | None = None) -> None:
+    """``git push`` of ``refspecs``; ``lease``: ref -> the value it must have on the remote for the push to
+    replace it (``--force-with-lease``)."""
+    leases = [f"--force-with-lease={ref}:{old}" for ref, old in (lease or {}).items()]
+    git.run(["push", "--quiet", *(["--force"] if force else []), *leases, remote, *refspecs], cwd=root,
+            env=C_LOCALE)
+
+
+class PushOutcome(NamedTuple):
+    args: list[str]
+    result: git.GitResult
+    rejected: list[str]
+    """The ``--porcelain`` lines of refs the remote refused (``!\\t...``)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.result.returncode == 0 and not self.rejected
+
+    def error(self, detail: str | None = None) -> git.GitError:
+        """The failure as a GitError; ``detail`` in place of git's stderr."""
+        stderr = self.result.stderr if detail is None else detail
+        return git.GitError(self.args, self.result.returncode, stderr)
+
+
+def push_with_lease(root: Path, remote: str, commit: str, ref: str, old: str | None) -> PushOutcome:
+    """Set ``ref`` on ``remote`` to ``commit`` only if it is at ``old`` there (None: absent), the
+    compare-and-swap of a remote ref; a refusal is returned, not raised, for the caller to classify."""
+    args = ["push", "--porcelain", f"--force-with-lease={ref}:{old or ''}", remote, f"{commit}:{ref}"]
+    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+    return PushOutcome(args, result, [line for line in result.stdout.splitlines() if line.startswith("!\t")])
+
+
+def create_bundle(root: Path, bundle: Path, refs: Sequence[str]) -> None:
+    """A git bundle file holding ``refs`` and their history (fetch from it with :func:`fetch`)."""
+    git.run(["bundle", "create", "--quiet", str(bundle), *refs], cwd=root)
+
+
+# -- objects ---------------------------------------------------------------------------------------------
+
+def read_blob(root: Path, blob: str) -> str:
+    return git.run(["cat-file", "blob", blob], cwd=root).stdout
+
+
+def blob_at(root: Path, spec: str) -> BlobSha | None:
+    """The blob ``<rev>:<path>`` names, without reading it; None when it names no blob."""
+    # "<sha> blob <size>", or "<spec> missing" (and for a directory "<sha> tree <size>").
+    found = git.out(["cat-file", "--batch-check"], cwd=root, input=spec + "\n").split()
+    return BlobSha(found[0]) if len(found) == 3 and found[1] == "blob" else None
+
+
+def read_blob_at(root: Path, spec: str) -> tuple[BlobSha, str] | None:
+    """(blob sha, text) of ``<rev>:<path>``; None when it names no blob."""
+    result = git.run(["cat-file", "--batch"], cwd=root, input=spec + "\n")
+    header, _, rest = result.stdout.partition("\n")
+    fields = header.split()
+    if len(fields) != 3 or fields[1] != "blob":
+        return None
+    return BlobSha(fields[0]), rest[:-1]  # --batch ends each object with a newline of its own
+
+
+def hash_blob(root: Path, text: str, *, write: bool) -> BlobSha:
+    """The blob id of ``text`` exactly (no filters); stored in the object database when ``write``."""
+    return BlobSha(git.out(["hash-object", *(["-w"] if write else []), "--stdin"], cwd=root, input=text))
+
+
+def hash_file(worktree: Path, path: str) -> BlobSha:
+    """The blob id of the file ``path`` as ``git add`` would store it (through the user's filters)."""
+    return BlobSha(git.out(["hash-object", "--", path], cwd=worktree))
+
+
+class TreeEntry(NamedTuple):
+    mode: str
+    kind: str
+    sha: str
+    path: str
+
+
+def ls_tree(root: Path, treeish: str, paths: Sequence[str]) -> list[TreeEntry]:
+    """The entries of ``paths`` (full-tree paths) in ``treeish``."""
+    listing = git.out(["ls-tree", "-z", "--full-tree", treeish, "--", *paths], cwd=root)
+    entries = []
+    for entry in filter(None, listing.split("\0")):
+        meta, _, path = entry.partition("\t")
+        mode, kind, sha = meta.split()
+        entries.append(TreeEntry(mode, kind, sha, path))
+    return entries
+
+
+def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, str | None], *,
+               modes: Mapping[str, str] | None = None) -> TreeSha:
+    """``parent``'s tree (empty when None) with ``blobs`` written (path -> blob sha, mode 100644 unless
+    ``modes`` says otherwise) or removed (None), built in the scratch index file ``index``."""
+    env = {"GIT_INDEX_FILE": str(index)}
+    if parent:
+        git.run(["read-tree", parent], cwd=root, env=env)
+    mode = modes or {}
+    added = "".join(f"{mode.get(path, FILE_MODE)} {sha}\t{path}\n" for path, sha in blobs.items() if sha)
+    if added:
+        git.run(["update-index", "--add", "--index-info"], cwd=root, env=env, input=added)
+    removed = [path for path, sha in blobs.items() if sha is None]
+    if removed:
+        git.run(["update-index", "--force-remove", "--", *removed], cwd=root, env=env)
+    return TreeSha(git.out(["write-tree"], cwd=root, env=env))
+
+
+def changed_paths(root: Path, base: str, tree: str) -> list[str]:
+    """Every path that differs between the trees of ``base`` and ``tree`` (no rename detection), sorted."""
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=root)
+    return sorted(path for path in raw.split("\0") if path)
+
+
+def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:
+    """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
+    args = ["commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    return CommitSha(git.out(args, cwd=root, input=message))
+
+
+# -- a checkout's index and worktrees --------------------------------------------------------------------
+
+
+# -- merges by content and branch cleanup (``wavegit sync``) ---------------------------------------------
+
+

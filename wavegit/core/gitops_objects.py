@@ -1,0 +1,110 @@
+"""The git layer's second half: the operations on attempt trees and bulk objects, which no hot path needs.
+
+Making an attempt's repository (``init``, ``reset --hard``), reading a base tree whole (``ls-tree -r``,
+``cat-file --batch``, ``check-ignore``) and writing objects in bulk (``fast-import``). Kept apart from
+:mod:`wavegit.core.gitops` so that the pre-push hook, which imports that module, never loads this one; the
+same rules hold: typed ids, a :class:`~wavegit.core.git.GitError` when git fails unless a docstring says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from wavegit.core import git
+from wavegit.core.gitops import TreeEntry
+
+
+def git_path(root: Path, name: str) -> Path:
+    """Where the repository at ``root`` keeps ``name`` (``git rev-parse --git-path``), absolute."""
+    return (root / git.out(["rev-parse", "--git-path", name], cwd=root)).resolve()
+
+
+def absolute_git_dir(root: Path) -> Path:
+    return Path(git.out(["rev-parse", "--absolute-git-dir"], cwd=root))
+
+
+# An attempt's tree is made without the user's or the system's git config: a committed .gitattributes could
+# otherwise name a filter (as git-lfs's) defined there, which would run in wavegit's checkout, unsandboxed.
+_NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def init_repository(path: Path, branch: str) -> None:
+    """A new repository in the directory ``path``, on ``branch``, with no templates (no hooks, no
+    ``info/exclude``) and no user or system config."""
+    git.run(["init", "--quiet", "--template=", f"--initial-branch={branch}", "."], cwd=path,
+            env=_NO_USER_CONFIG)
+
+
+def reset_hard(worktree: Path, commit: str) -> None:
+    """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config)."""
+    git.run(["reset", "--hard", "--quiet", commit], cwd=worktree, env=_NO_USER_CONFIG)
+
+
+def ls_tree_recursive(root: Path, treeish: str) -> list[TreeEntry]:
+    """Every blob, symlink and gitlink in ``treeish``, with full-tree paths."""
+    listing = git.out(["ls-tree", "-r", "-z", "--full-tree", treeish], cwd=root)
+    entries = []
+    for record in filter(None, listing.split("\0")):
+        meta, path = record.split("\t", 1)
+        mode, kind, sha = meta.split(" ")
+        entries.append(TreeEntry(mode, kind, sha, path))
+    return entries
+
+
+def cat_file_batch(root: Path, blobs: Sequence[str]) -> list[bytes]:
+    """The exact bytes of each of ``blobs``, in order, from one ``git cat-file --batch``."""
+    if not blobs:
+        return []
+    batch = git.run(["cat-file", "--batch"], cwd=root, input="".join(f"{blob}\n" for blob in blobs)).stdout
+    raw = batch.encode("utf-8", "surrogateescape")
+    contents = []
+    at = 0
+    for _ in blobs:
+        header_end = raw.index(b"\n", at)
+        size = int(raw[at:header_end].split()[2])
+        contents.append(raw[header_end + 1: header_end + 1 + size])
+        at = header_end + 1 + size + 1  # each object ends with a newline of its own
+    return contents
+
+
+def missing_objects(root: Path, oids: Sequence[str]) -> list[bool]:
+    """For each of ``oids``, in order, whether the repository lacks it (one ``git cat-file``)."""
+    if not oids:
+        return []
+    listing = git.out(["cat-file", "--batch-check=%(objecttype)"], cwd=root,
+                      input="".join(f"{oid}\n" for oid in oids))
+    return [answer.endswith(" missing") for answer in listing.splitlines()]
+
+
+def check_ignore(git_dir: Path, work_tree: Path, paths: Sequence[str]) -> set[str]:
+    """Which of ``paths`` (relative to ``work_tree``) the ignore files in ``work_tree`` and ``git_dir``'s
+    exclude files ignore; the index plays no part (``--no-index``)."""
+    if not paths:
+        return set()
+    # Each path goes as ./PATH (and comes back so): a name like `:(exclude)x` is no pathspec magic.
+    found = git.run(["--git-dir", str(git_dir), "--work-tree", str(work_tree), "check-ignore",
+                     "--no-index", "-z", "--stdin"], cwd=work_tree,
+                    input="".join(f"./{path}\0" for path in paths), check=False)
+    if found.returncode not in (0, 1):  # 1: none of them is ignored
+        raise git.GitError(["check-ignore"], found.returncode, found.stderr)
+    return {path.removeprefix("./") for path in found.stdout.split("\0") if path}
+
+
+def idents(root: Path) -> tuple[str, str]:
+    """The author and committer lines git would record here now (``Name <email> <time> <tz>``)."""
+    return git.out(["var", "GIT_AUTHOR_IDENT"], cwd=root), git.out(["var", "GIT_COMMITTER_IDENT"], cwd=root)
+
+
+def fast_import(root: Path, stream: str, *, force: bool = False) -> str:
+    """Run ``git fast-import --quiet`` on ``stream``; what it printed (``get-mark``, ``ls`` answers).
+    ``force`` lets it move branches to commits that do not descend from where they are."""
+    return git.out(["fast-import", "--quiet", *(["--force"] if force else [])], cwd=root, input=stream)
+
+
+def check_out_unlogged(worktree: Path, commit: str) -> None:
+    """:func:`reset_hard` writing no reflog: a fresh tree needs none, and each is files to make and remove."""
+    git.run(["-c", "core.logAllRefUpdates=false", "reset", "--hard", "--quiet", commit], cwd=worktree,
+            env=_NO_USER_CONFIG)

@@ -1,0 +1,132 @@
+"""Locating the repository wavegit works on, and the layout of wavegit's private state in its git directory.
+
+Every path inside the state folder is named here, so no other module spells out ``state_dir / "..."``.
+"""
+
+import contextlib
+from pathlib import Path
+from typing import NamedTuple
+
+from wavegit.core import gitops
+from wavegit.core.errors import UsageError
+from wavegit.core.git import GitError
+
+
+# A NamedTuple, annotations not postponed: see wavegit.core.git.GitResult.
+class Repo(NamedTuple):
+    root: Path
+    """Top of the work tree."""
+    git_dir: Path
+    """This work tree's git directory (differs from ``common_dir`` inside a linked worktree)."""
+    common_dir: Path
+    """The repository's shared git directory: refs, objects, hooks."""
+
+    @property
+    def state_dir(self) -> Path:
+        """wavegit's private state (parse cache, logs, reports, worktrees), shared by all worktrees."""
+        return self.common_dir / "wavegit"
+
+    @property
+    def cache_dir(self) -> Path:
+        """The content-addressed parse and planning caches (``wavegit.core.parsecache``)."""
+        return self.state_dir / "cache"
+
+    @property
+    def worktrees_dir(self) -> Path:
+        """Every wave's item worktrees, one folder per wave."""
+        return self.state_dir / "worktrees"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.state_dir / "reports"
+
+    @property
+    def scratch_dir(self) -> Path:
+        """Short-lived files, such as the private index a tracker commit is built in."""
+        return self.state_dir / "tmp"
+
+    def wave_worktrees(self, wave_id: str) -> Path:
+        return self.worktrees_dir / wave_id
+
+    def wave_sandbox(self, wave_id: str) -> Path:
+        """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
+        return self.state_dir / "sandbox" / wave_id
+
+    @property
+    def trash_dir(self) -> Path:
+        """A finished wave's trees and private folders, moved here at once and removed after wavegit returned
+        (``wavegit.attempts.reaper``)."""
+        return self.state_dir / "trash"
+
+    def scheduler_lock(self, wave_id: str) -> Path:
+        """The lock file ``wavegit run`` keeps while it schedules the wave (``wavegit.core.wavelock``)."""
+        return self.locks_dir / f"{wave_id}.json"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.state_dir / "locks"
+
+    def wave_logs(self, wave_id: str) -> Path:
+        """The logs of a wave's workers and tests."""
+        return self.state_dir / "logs" / wave_id
+
+    @property
+    def events_dir(self) -> Path:
+        """Each wave's event log, ``<wave>.jsonl``, written as the wave runs (``wavegit status`` reads it)."""
+        return self.state_dir / "events"
+
+    @property
+    def kept_branches_file(self) -> Path:
+        """The branches ``sync`` keeps and has said so, to say it once (``wavegit.github.sync_branches``)."""
+        return self.state_dir / "kept-branches.json"
+
+    def report_file(self, wave_id: str, suffix: str) -> Path:
+        """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""
+        return self.reports_dir / f"{wave_id}{suffix}"
+
+    def fetch_stamp(self, tracking_ref: str) -> Path:
+        """Touched when the pre-push hook last fetched ``tracking_ref`` (``refs/remotes/<remote>/<branch>``):
+        git rewrites the ref's own file only when a fetch moves it."""
+        return self.state_dir / "fetched" / tracking_ref
+
+    def remotes(self) -> list[str]:
+        return gitops.remotes(self.root)
+
+    def has_remote(self, name: str) -> bool:
+        return name in self.remotes()
+
+    def show_file(self, ref: str, path: str) -> str | None:
+        """``path`` as committed at ``ref``; None when either is not there."""
+        found = gitops.read_blob_at(self.root, f"{ref}:{path}")
+        return None if found is None else found[1]
+
+    def branch_ref(self, remote: str, branch: str) -> tuple[str, str]:
+        """The ref holding ``branch`` as ``remote`` has it (fetched now), or the local branch when there is no
+        such remote; and its display name (``origin/main``)."""
+        if not self.has_remote(remote):
+            return f"refs/heads/{branch}", branch
+        ref = f"refs/remotes/{remote}/{branch}"
+        with contextlib.suppress(GitError):  # unreachable: the last fetched copy
+            gitops.fetch(self.root, remote, [f"+refs/heads/{branch}:{ref}"])
+        return ref, f"{remote}/{branch}"
+
+
+def discover(start: str | Path = ".") -> Repo:
+    """The repository containing ``start``; a clear error when there is none."""
+    return _locate(start, None)[0]
+
+
+def discover_resolving(start: str | Path, rev: str) -> tuple[Repo, str | None]:
+    """``discover(start)`` and the object name ``rev`` resolves to there (None when it does not), from the
+    same ``git rev-parse``: one process fewer for a caller that needs both (the pre-push hook)."""
+    return _locate(start, rev)
+
+
+def _locate(start: str | Path, rev: str | None) -> tuple[Repo, str | None]:
+    start_path = Path(start)
+    if not start_path.is_dir():
+        raise UsageError(f"{start}: no such directory")
+    found = gitops.locate(start_path, rev)
+    if found is None:
+        raise UsageError(f"{start_path.resolve()}: not inside a git work tree (run `git init` first)")
+    return Repo(root=found.root, git_dir=found.git_dir, common_dir=found.common_dir), found.resolved

@@ -1,0 +1,248 @@
+"""Minimal-diff edits of the tracker's YAML text: change, add or remove one item's keys; append an item.
+
+Positions come from the composed nodes' marks, so only the lines of the edited keys change; comments, key
+order, quoting and blank lines elsewhere are left exactly as they were. Items must be in block style (the
+format wavegit writes); anything else is refused with a clear error rather than rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from wavegit.core import schema, yamlcompose
+from wavegit.core.errors import UsageError
+from wavegit.core.schema import Mark, Node
+from wavegit.core.undecodable import escape
+
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_LINE_BREAKS = "\n\r\x85\u2028\u2029"
+_WIDTH = 1 << 30
+
+
+@dataclass(frozen=True)
+class _Edit:
+    start: int
+    end: int
+    text: str
+
+
+class _Text:
+    """The document text with its line starts (YAML's line breaks, as the marks count them)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0, *(m.end() for m in _BREAK.finditer(text))]
+        first = _BREAK.search(text)
+        self.newline = first.group() if first else "\n"
+
+    def line_start(self, line: int) -> int:
+        return self.starts[line] if line < len(self.starts) else len(self.text)
+
+    def is_blank(self, line: int) -> bool:
+        return not self.text[self.line_start(line):self.line_start(line + 1)].strip()
+
+    def last_line(self, first: int, end: Mark) -> int:
+        """The last line of a node from line ``first`` to ``end``, trailing blank lines excluded."""
+        last = end.line - 1 if end.column == 0 and end.line > first else end.line
+        while last > first and self.is_blank(last):
+            last -= 1
+        return last
+
+    def after_line(self, line: int) -> tuple[int, str]:
+        """Where text goes after ``line``, and the break to put first when the file lacks a final newline."""
+        position = self.line_start(line + 1)
+        if position == len(self.text) and self.text and not self.text.endswith(tuple(_LINE_BREAKS)):
+            return position, self.newline
+        return position, ""
+
+
+def render(value: object) -> str:
+    """One value as a single-line YAML scalar or flow sequence that loads back to exactly ``value``.
+
+    Text holding undecodable bytes (a worker's file name in an error) is written with them escaped:
+    ``\\xNN`` as text, never a surrogate the reader could not decode (``wavegit.core.undecodable``).
+    """
+    import yaml
+
+    value = _writable(value)
+    style = '"' if isinstance(value, str) and any(c in value for c in _LINE_BREAKS) else None
+    dumped = yaml.safe_dump(value, default_flow_style=True, default_style=style, width=_WIDTH,
+                            allow_unicode=True)
+    dumped = dumped.removesuffix("...\n").rstrip("\n")
+    if "\n" in dumped:
+        dumped = yaml.safe_dump(value, default_flow_style=True, default_style='"', width=_WIDTH,
+                                allow_unicode=True).rstrip("\n")
+    return dumped
+
+
+def _writable(value: object) -> object:
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, (list, tuple)):
+        return [_writable(element) for element in value]
+    return value
+
+
+def _render_block(value: str, indent: int, newline: str) -> str | None:
+    """A multi-line string as a literal block scalar indented below ``indent``, or None when not possible."""
+    import yaml
+
+    value = escape(value)
+    dumped = yaml.safe_dump(value, default_style="|", width=_WIDTH, allow_unicode=True).removesuffix("...\n")
+    if not dumped.startswith("|") or "+" in dumped.split("\n", 1)[0]:
+        return None
+    header, *lines = dumped.rstrip("\n").split("\n")
+    pad = " " * indent
+    return header + "".join(newline + (pad + line if line else "") for line in lines)
+
+
+def _item_nodes(root: Node | None) -> tuple[Node | None, Node | None]:
+    if root is None or root.id != "mapping":
+        raise UsageError("the tracker is not a mapping; run `wavegit validate`")
+    for key, value in root.value:
+        if schema.key_text(key) == "items":
+            return key, value
+    return None, None
+
+
+def _find_item(root: Node | None, item_id: str) -> Node:
+    _, items = _item_nodes(root)
+    if items is not None and items.id == "sequence":
+        for node in items.value:
+            if node.id != "mapping":
+                continue
+            for key, value in node.value:
+                if schema.key_text(key) == "id" and value.id == "scalar" and value.value == item_id:
+                    if node.flow_style:
+                        raise UsageError(f"item {item_id} is written in flow style ({{...}}); wavegit edits "
+                                         "only block-style items: put each key on its own line")
+                    return node  # type: ignore[no-any-return]
+    raise UsageError(f"no item with id '{item_id}' in the tracker")
+
+
+def _content_end(node: Node) -> Mark:
+    """Where a node's own text ends: block collections end at their last child, not at the next token."""
+    if node.id != "scalar" and not node.flow_style and node.value:
+        last = node.value[-1]
+        return _content_end(last[1] if node.id == "mapping" else last)
+    return node.end_mark
+
+
+def set_item_fields(text: str, item_id: str, fields: Mapping[str, object | None]) -> str:
+    return set_items_fields(text, {item_id: fields})
+
+
+def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None]]) -> str:
+    """Change (or add, or with None remove) fields of several items in one pass: the tracker is composed
+    once, however many items a claim or a record touches."""
+    if not changes:
+        return text
+    doc = _Text(text)
+    root = yamlcompose.compose(text, "tracker")
+    edits: list[_Edit] = []
+    for item_id, fields in changes.items():
+        edits += _item_edits(doc, _find_item(root, item_id), fields)
+    return _apply(text, edits)
+
+
+def _item_edits(doc: _Text, item: Node, fields: Mapping[str, object | None]) -> list[_Edit]:
+    pairs = {schema.key_text(k): (k, v) for k, v in item.value}
+    edits: list[_Edit] = []
+    added: list[str] = []
+    key_col = item.start_mark.column
+    for name, value in fields.items():
+        if name not in pairs:
+            if value is not None:
+                added.append(f"{' ' * key_col}{name}: {render(value)}{doc.newline}")
+            continue
+        key, node = pairs[name]
+        edits.append(_edit_pair(doc, item, key, node, value))
+    if added:
+        last_line = doc.last_line(item.start_mark.line, _content_end(item))
+        position, lead = doc.after_line(last_line)
+        edits.append(_Edit(position, position, lead + "".join(added)))
+    return edits
+
+
+def _edit_pair(doc: _Text, item: Node, key: Node, node: Node, value: object | None) -> _Edit:
+    first = key.start_mark.line
+    last = doc.last_line(first, _content_end(node))
+    if value is None:
+        if first == item.start_mark.line:
+            raise UsageError(f"cannot remove '{key.value}': it is the item's first key (on the '- ' line)")
+        return _Edit(doc.line_start(first), doc.line_start(last + 1), "")
+    rendered = render(value)
+    start, end = node.start_mark.index, _content_end(node).index
+    if last == first and node.start_mark.line == first:
+        if start == end:  # an empty value (`pr:`) has no text of its own to replace
+            rendered = " " + rendered
+        return _Edit(start, end, rendered)
+    # A multi-line value: keep the key as written, put the new value on the key's line.
+    line_end = doc.line_start(last + 1)
+    tail = doc.text[doc.line_start(last):line_end]
+    newline = tail[len(tail.rstrip(_LINE_BREAKS)):] or doc.newline
+    return _Edit(doc.line_start(first), line_end,
+                 doc.text[doc.line_start(first):key.end_mark.index] + ": " + rendered + newline)
+
+
+def _apply(text: str, edits: list[_Edit]) -> str:
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        text = text[:edit.start] + edit.text + text[edit.end:]
+    return text
+
+
+def append_item(text: str, fields: Mapping[str, object]) -> str:
+    """``text`` with an item (``fields`` in the order given) appended to ``items`` in block style."""
+    doc = _Text(text)
+    root = yamlcompose.compose(text, "tracker")
+    key, items = _item_nodes(root)
+    dash_col, key_col = 2, 4
+    if items is None or key is None:
+        lead = doc.newline if text and not text.endswith(tuple(_LINE_BREAKS)) else ""
+        block = _item_block(fields, dash_col, key_col, doc.newline)
+        return text + lead + "items:" + doc.newline + block
+    if items.id == "sequence" and not items.flow_style:
+        dash_col = items.start_mark.column
+        first = items.value[0]
+        key_col = first.start_mark.column if first.id == "mapping" else dash_col + 2
+        position, lead = doc.after_line(doc.last_line(items.start_mark.line, _content_end(items)))
+        return _apply(text, [_Edit(position, position, lead + _item_block(fields, dash_col, key_col,
+                                                                           doc.newline))])
+    if items.id == "sequence" and items.value:
+        raise UsageError("'items' is written in flow style ([...]); wavegit appends only to a block list")
+    if items.id == "sequence" or items.tag == schema.NULL:
+        start = items.start_mark.index
+        while start > 0 and doc.text[start - 1] == " " and items.id == "sequence":
+            start -= 1
+        position, lead = doc.after_line(items.end_mark.line)
+        return _apply(text, [_Edit(start, items.end_mark.index, ""),
+                             _Edit(position, position, lead + _item_block(fields, dash_col, key_col,
+                                                                          doc.newline))])
+    raise UsageError("'items' is not a list; run `wavegit validate`")
+
+
+def _item_block(fields: Mapping[str, object], dash_col: int, key_col: int, newline: str) -> str:
+    lines: list[str] = []
+    for name, value in fields.items():
+        rendered = None
+        if isinstance(value, str) and "\n" in value:
+            rendered = _render_block(value, key_col, newline)
+        lines.append(f"{name}: {rendered or render(value)}")
+    first = " " * dash_col + "-" + " " * (key_col - dash_col - 1)
+    return first + (newline + " " * key_col).join(lines) + newline
+
+
+def remove_item(text: str, item_id: str) -> str:
+    """``text`` without the item ``item_id``: the lines from its ``-`` to its last value; comments around it
+    and every other item stay as they are. The last item gone, ``items:`` is left empty (null)."""
+    doc = _Text(text)
+    item = _find_item(yamlcompose.compose(text, "tracker"), item_id)
+    first = item.start_mark.line
+    before_key = doc.text[doc.line_start(first):item.start_mark.index]
+    above = doc.text[doc.line_start(first - 1):doc.line_start(first)] if first > 0 else ""
+    if not before_key.strip() and above.strip() == "-":
+        first -= 1  # the dash on a line of its own
+    last = doc.last_line(item.start_mark.line, _content_end(item))
+    return _apply(text, [_Edit(doc.line_start(first), doc.line_start(last + 1), "")])

@@ -1,0 +1,404 @@
+"""Backlogs from other tools, read as tracker items (``wavegit import FILE --from SOURCE``).
+
+Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
+``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``.
+
+- ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
+- ``jsonl``: one record per line;
+- ``csv``: a header row naming columns (the record keys, or wavegit's: ``owns``, ``test``, ``created_at``,
+  ``title``), ``ownsFiles`` and ``notes`` separated by ``;`` within their cell.
+
+Each record becomes an :class:`~wavegit.model.tracker.Item`: ``slug`` is its title and, without an ``id``,
+gives it one (made a valid id, unique); paths lose ``./`` and turn ``\\`` into ``/``; a missing priority is
+``P3`` (as the source treats it); ``in_progress`` becomes ``todo`` with a note (nothing runs it any more);
+items are returned oldest first by ``createdAt`` (those without keep their order, after the rest). Every
+problem of every record is collected, each with the source's line and column, before anything is returned.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator, Mapping, Set
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from wavegit.core.errors import Problem, ValidationError
+from wavegit.model import tracker
+from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
+
+SOURCES = ("aesop", "jsonl", "csv")
+DEFAULT_PRIORITY = "P3"
+"""What the source scheduler takes an item without a priority for."""
+LIST_SEPARATOR = ";"
+"""Between the paths of ``ownsFiles`` and the lines of ``notes`` in a CSV cell."""
+
+_STATUSES = {"todo": "todo", "in_progress": "todo", "done": "done", "failed": "failed"}
+_CSV_ALIASES = {"owns": "ownsFiles", "test": "testCmd", "created_at": "createdAt", "title": "slug"}
+_KNOWN = ("id", "slug", "prompt", "ownsFiles", "testCmd", "priority", "status", "createdAt", "notes")
+_NOT_ID = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One source record and where it starts (1-based line and column)."""
+
+    fields: Mapping[str, object]
+    line: int
+    column: int
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Source key -> the name the file gave it, where they differ (a CSV column ``owns`` is ``ownsFiles``)."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    items: list[tracker.Item]
+    ignored_keys: list[str]
+    """Keys some record had that wavegit has no place for (reported, not an error)."""
+
+
+def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
+                 protected: tuple[str, ...] = DEFAULT_PROTECTED) -> Imported:
+    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``
+    nor owning a ``protected`` path; ValidationError with every problem, each at the source's line."""
+    reader = {"aesop": _aesop_records, "jsonl": _jsonl_records, "csv": _csv_records}[source]
+    records, problems = reader(text, path)
+    items: list[tuple[tracker.Item, int]] = []
+    taken = set(taken_ids)
+    explicit = {str(r.fields["id"]) for r in records if isinstance(r.fields.get("id"), str)}
+    ignored: dict[str, None] = {}
+    for n, record in enumerate(records):
+        ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
+        converted = _Conversion(record, n, path, problems, protected)
+        item = converted.item(taken | (explicit - {str(record.fields.get("id"))}))
+        if item is not None:
+            taken.add(item.id)
+            items.append((item, n))
+    if problems:
+        raise ValidationError(sorted(problems, key=lambda problem: (problem.line, problem.col)))
+    items.sort(key=lambda pair: _age_key(pair[0], pair[1]))
+    return Imported([item for item, _ in items], list(ignored))
+
+
+def _age_key(item: tracker.Item, position: int) -> tuple[int, datetime, int]:
+    if item.created_at is None:
+        return (1, datetime.min.replace(tzinfo=timezone.utc), position)
+    return (0, _parse_time(item.created_at), position)
+
+
+def _parse_time(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+class _Conversion:
+    """One record turned into an item, its problems added to the shared list."""
+
+    def __init__(self, record: Record, position: int, path: str, problems: list[Problem],
+                 protected: tuple[str, ...]) -> None:
+        self.record = record
+        self.protected = protected
+        self.fields = record.fields
+        self.path = path
+        self.problems = problems
+        slug = self.fields.get("slug")
+        self.name = f"item {position + 1}" + (f" ({slug})" if isinstance(slug, str) and slug else "")
+        self.failed = False
+
+    def problem(self, message: str) -> None:
+        """``message`` (which starts with the source key at fault) said with the key as the file names it."""
+        self.failed = True
+        where = self.record
+        key = next((key for key in where.names if message.startswith(key)), None)
+        if key is not None:
+            message = where.names[key] + message[len(key):]
+        self.problems.append(Problem(self.path, where.line, where.column, f"{self.name}: {message}"))
+
+    def item(self, taken: Set[str]) -> tracker.Item | None:
+        title = self.text("slug", required=False)
+        prompt = self.text("prompt", required=True)
+        test = self.text("testCmd", required=True)
+        if test:
+            self.check("test", "testCmd", test)
+        owns = self.owns()
+        priority = self.text("priority", required=False) or DEFAULT_PRIORITY
+        if priority not in tracker.PRIORITIES:
+            self.problem(f"priority {priority!r} is not one of {', '.join(tracker.PRIORITIES)}")
+        status, notes = self.status(), self.strings("notes")
+        if self.fields.get("status") == "in_progress":
+            notes = (*notes, "imported as todo: it was in_progress in the source, where nothing runs it now")
+        created_at = self.text("createdAt", required=False) or None
+        if created_at is not None and self.check("created_at", "createdAt", created_at):
+            self.real_time(created_at)
+        item_id = self.item_id(title, taken)
+        if self.failed or item_id is None:
+            return None
+        return tracker.Item(id=item_id, title=title, prompt=prompt, owns=owns, test=test, priority=priority,
+                            status=status, created_at=created_at, notes=notes)
+
+    def text(self, key: str, *, required: bool) -> str:
+        value = self.fields.get(key)
+        if value is None or value == "":
+            if required:
+                self.problem(f"{key} is missing")
+            return ""
+        if not isinstance(value, str):
+            self.problem(f"{key} must be a string, not {json.dumps(value)}")
+            return ""
+        return value
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self.fields.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
+            self.problem(f"{key} must be a list of strings")
+            return ()
+        return tuple(value)
+
+    def check(self, name: str, key: str, value: str) -> bool:
+        """``value`` against the tracker's own declaration of field ``name``; whether it passed."""
+        spec = tracker.ITEM_SCHEMA.field(name)
+        message = spec.check(value) if spec is not None and spec.check is not None else None
+        if message is not None:
+            self.problem(f"{key}: {message}")
+        return message is None
+
+    def real_time(self, text: str) -> None:
+        """The shape check passes a month 13 or a February 30th; the age order needs a real time."""
+        try:
+            _parse_time(text)
+        except ValueError as exc:
+            self.problem(f"createdAt {text!r} is not a real time: {exc}")
+
+    def owns(self) -> tuple[str, ...]:
+        if "ownsFiles" not in self.fields:
+            self.problem("ownsFiles is missing: list the files the item may change")
+            return ()
+        paths = self.strings("ownsFiles")
+        if not paths and not self.failed:
+            self.problem("ownsFiles is empty: list the files the item may change")
+        patterns = []
+        for raw in paths:
+            converted = raw.replace("\\", "/")
+            while converted.startswith("./"):
+                converted = converted[2:]
+            try:
+                pattern = normalize(converted)
+            except PatternError as exc:
+                self.problem(f"ownsFiles {raw!r}: {exc}")
+                continue
+            guard = reached(pattern, self.protected)
+            if guard is not None:
+                # Else the tracker refuses it after the append, at a line of a file never written.
+                self.problem(f"ownsFiles {raw!r}: {refusal(pattern, guard)}")
+            patterns.append(pattern)
+        return tuple(patterns)
+
+    def status(self) -> str:
+        status = self.fields.get("status", "todo")
+        if not isinstance(status, str) or status not in _STATUSES:
+            self.problem(f"status {json.dumps(status)} is not one of {', '.join(_STATUSES)}")
+            return "todo"
+        return _STATUSES[status]
+
+    def item_id(self, title: str, taken: Set[str]) -> str | None:
+        given = self.fields.get("id")
+        if given is not None:
+            if not isinstance(given, str):
+                self.problem(f"id must be a string, not {json.dumps(given)}")
+                return None
+            self.check("id", "id", given)
+            if given in taken:
+                self.problem(f"id {given!r} is already taken (in the tracker or earlier in this file)")
+            return given
+        base = _NOT_ID.sub("-", title).strip("-.")[:60].rstrip("-.") or "ITEM"
+        candidate, n = base, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{base}-{n}"
+        return candidate
+
+
+# -- the three sources ---------------------------------------------------------------------------------------
+
+Read = tuple[list[Record], list[Problem]]
+"""A source's records, and the problems of the entries that are no record at all."""
+
+
+class _DuplicateKey(ValueError):
+    """An object names a key twice: JSON keeps the last, a reader of the file may see the first."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
+
+
+def _repeated(exc: _DuplicateKey) -> str:
+    return f"the key {exc.args[0]!r} appears more than once in the item"
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_TOO_DEEP = "nested too deeply to be a backlog"
+
+
+def _aesop_records(text: str, path: str) -> Read:
+    try:
+        data = json.loads(text)
+        # The items are read from the first "items" key, json.loads keeps the last: there must be one.
+        outer = json.loads(text, object_pairs_hook=list) if isinstance(data, dict) else []
+    except json.JSONDecodeError as exc:
+        raise ValidationError([Problem(path, exc.lineno, exc.colno, f"not JSON: {exc.msg}",
+                                       hint=_other_source(text, path, exc))]) from None
+    except RecursionError:
+        raise ValidationError([Problem(path, 1, 1, f"not JSON: {_TOO_DEEP}")]) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ValidationError([Problem(path, 1, 1, f"not JSON: {exc}")]) from None
+    keys = [key for key, _ in outer]
+    repeated = [key for n, key in enumerate(keys) if key in keys[:n]]
+    if repeated:
+        raise ValidationError([Problem(path, 1, 1, f"the key {repeated[0]!r} appears more than once")])
+    if isinstance(data, dict) and not isinstance(data.get("items"), list):
+        raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
+    if not isinstance(data, (dict, list)):
+        raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
+    return _records(text, path, list(_element_starts(text, isinstance(data, dict))))
+
+
+def _other_source(text: str, path: str, exc: json.JSONDecodeError) -> str | None:
+    """The ``--from`` a file that is not one JSON document looks written for, as a hint; None if none."""
+    if exc.msg == "Extra data" and exc.lineno > 1 and text.lstrip().startswith("{"):
+        return "one record per line is `--from jsonl`"
+    if path.lower().endswith(".csv"):
+        return "a CSV file is `--from csv`"
+    return None
+
+
+def _records(text: str, path: str, starts: list[int]) -> Read:
+    records: list[Record] = []
+    problems: list[Problem] = []
+    for start in starts:
+        line, column = _position(text, start)
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except _DuplicateKey as exc:
+            problems.append(Problem(path, line, column, _repeated(exc)))
+            continue
+        if isinstance(value, dict):
+            records.append(Record(value, line, column))
+        else:
+            problems.append(Problem(path, line, column, _not_an_object(value)))
+    return records, problems
+
+
+def _not_an_object(value: object) -> str:
+    return f"an item must be an object, not {json.dumps(value)}"
+
+
+def _element_starts(text: str, in_object: bool) -> Iterator[int]:
+    """Where each element of the items array starts: the top-level array, or the value of ``items``
+    (``text`` is valid JSON of that shape: :func:`_aesop_records` checked it)."""
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0)
+    if in_object:
+        pos = _skip(text, pos + 1)
+        while True:
+            key, pos = decoder.raw_decode(text, pos)
+            pos = _skip(text, _skip(text, pos) + 1)
+            if key == "items":
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = _skip(text, _skip(text, pos) + 1)
+    pos = _skip(text, pos + 1)
+    while text[pos] != "]":
+        yield pos
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if text[pos] == ",":
+            pos = _skip(text, pos + 1)
+
+
+def _skip(text: str, pos: int) -> int:
+    while text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _jsonl_records(text: str, path: str) -> Read:
+    records: list[Record] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = _DECODER.decode(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(path, number, exc.colno, f"not JSON: {exc.msg}"))
+            continue
+        except _DuplicateKey as exc:
+            problems.append(Problem(path, number, 1, _repeated(exc)))
+            continue
+        except RecursionError:
+            problems.append(Problem(path, number, 1, f"not JSON: {_TOO_DEEP}"))
+            continue
+        except ValueError as exc:  # an integer of more digits than Python converts
+            problems.append(Problem(path, number, 1, f"not JSON: {exc}"))
+            continue
+        if isinstance(value, dict):
+            records.append(Record(value, number, 1))
+        else:
+            problems.append(Problem(path, number, 1, _not_an_object(value)))
+    return records, problems
+
+
+def _csv_records(text: str, path: str) -> Read:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ValidationError([Problem(path, 1, 1, "empty file: expected a header row")]) from None
+    except csv.Error as exc:
+        raise ValidationError([Problem(path, 1, 1, f"not CSV: {exc}")]) from None
+    # A spreadsheet's UTF-8 export starts with a byte order mark, which is no part of the first name.
+    names = [name.strip() for name in header]
+    names[:1] = [name.removeprefix("\ufeff") for name in names[:1]]
+    columns = [_CSV_ALIASES.get(name, name) for name in names]
+    renamed = {column: name for column, name in zip(columns, names, strict=True) if column != name}
+    repeated = [name for n, name in enumerate(columns) if name and name in columns[:n]]
+    if repeated:
+        raise ValidationError([Problem(path, 1, 1, f"the column {repeated[0]!r} appears more than once")])
+    records: list[Record] = []
+    problems: list[Problem] = []
+    try:
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            line = reader.line_num
+            if len(row) > len(columns):
+                problems.append(Problem(path, line, 1, f"{len(row)} cells; the header has {len(columns)}"))
+                continue
+            # Cells left off the end of a row are empty, as spreadsheets write them.
+            row += [""] * (len(columns) - len(row))
+            fields: dict[str, object] = {}
+            for name, cell in zip(columns, row, strict=True):
+                if name in ("ownsFiles", "notes"):
+                    fields[name] = [part.strip() for part in cell.split(LIST_SEPARATOR) if part.strip()]
+                elif cell != "":
+                    fields[name] = cell
+            records.append(Record(fields, line, 1, renamed))
+    except csv.Error as exc:
+        problems.append(Problem(path, reader.line_num, 1, f"not CSV: {exc}"))
+    return records, problems

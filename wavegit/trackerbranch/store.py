@@ -1,0 +1,478 @@
+"""Compare-and-swap writes of the tracker (and wavegit's few other files) as git commits.
+
+INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore``, ``MutationResult``,
+``mutate``, ``CasConflict`` and ``check_tracker_text`` are what other modules and backends code against.
+``GitStore`` is the git backend; the GitHub backend lives in ``wavegit.github.store``.
+"""
+
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from wavegit.core import git, gitops
+from wavegit.core.errors import EXIT_RACE_LOST, RaceLostError, UsageError, WavegitError
+from wavegit.core.repo import Repo
+from wavegit.model.config import Config, protected_of
+
+if TYPE_CHECKING:
+    from wavegit.model.tracker import Tracker
+
+OP_TRAILER = "Wavegit-Op"
+"""Commit trailer carrying a mutation's operation id, so a retry can tell that its write already landed."""
+
+# Reasons `git push --porcelain` gives when the branch moved under us (a lost race, worth retrying).
+_RACE_REASONS = ("stale info", "fetch first", "non-fast-forward", "failed to update ref",
+                 "failed to lock", "cannot lock ref", "incorrect old value")
+# How git names a ref lock another process holds: a live writer's (a race) or one a killed git left behind.
+_LOCK_HELD_RE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+STALE_LOCK_S = 10.0
+"""How long every write may fail on the same lock file, the branch not moving, before it is called stale.
+
+A live git holds a ref lock for milliseconds; one that stays this long was left by a git that was killed
+in the middle of a ref update (e.g. the remote's ``receive-pack``, between moving the branch and
+releasing ``HEAD.lock``) and will never go away by itself.
+"""
+
+
+# NamedTuple records, not dataclasses: `plan` imports this module, and importing `dataclasses` and making a
+# dataclass cost a warm plan milliseconds (ARCHITECTURE.md, speed rules). Hence no postponed annotations
+# here either.
+class Snapshot(NamedTuple):
+    """The tracker as read from the tracker branch's head."""
+
+    text: str | None
+    """None when the tracker file does not exist at ``commit``."""
+    blob_sha: str | None
+    commit: str | None
+    """None when the tracker branch does not exist yet."""
+
+
+class Change(NamedTuple):
+    tracker_text: str | None
+    """The new tracker text; None leaves the tracker as it is."""
+    files: Mapping[str, str | None] = MappingProxyType({})
+    """Other repo paths to write (text) or delete (None) in the same commit, e.g. .wavegit/HALT."""
+    exact: bool = False
+    """Land only on the expected commit itself, never on a moved head with the same tracker blob: for a
+    change whose preconditions live outside the tracker (a claim: HALT, the day's spend), which ``mutate``'s
+    ``guard`` re-checks on the moved head. The git backend always writes this way."""
+
+
+class CasConflict(WavegitError):
+    """The branch moved since the snapshot was read. Internal: ``mutate`` catches it and retries."""
+
+    exit_code = EXIT_RACE_LOST
+
+
+class LockHeld(CasConflict):
+    """The write failed on a lock file held by another (live or killed) git. Internal, like CasConflict."""
+
+    def __init__(self, message: str, lock_file: str, *, on_remote: bool) -> None:
+        super().__init__(message)
+        self.lock_file = lock_file
+        self.on_remote = on_remote
+
+
+class StaleLockError(RaceLostError):
+    """Every write failed on the same lock file for ``STALE_LOCK_S`` while the branch stood still.
+
+    Exit 4 like any write that gave up; the message names the lock file.
+    """
+
+
+class RemoteError(git.GitError):
+    """Fetching from or pushing to the remote failed for a reason other than a lost race."""
+
+    def __init__(self, action: str, cause: git.GitError) -> None:
+        super().__init__(cause.command[1:], cause.returncode, cause.stderr)
+        self.args = (f"{action}: {_reason(cause.stderr)} (git exit {cause.returncode})",)
+
+
+class TrackerStore(Protocol):
+    target: str
+    """Where writes land, for messages (e.g. ``origin/main``)."""
+
+    def read(self) -> Snapshot: ...
+
+    def read_file(self, snapshot: Snapshot, path: str) -> str | None: ...
+
+    def read_head_file(self, path: str) -> str | None:
+        """``path`` at the branch head as it is now (None: no such file), without reading the tracker."""
+        ...
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        """Commit ``change`` only if the tracker blob is still ``expected.blob_sha``; the new commit.
+
+        Raises ValidationError (nothing written) when ``change.tracker_text`` is not a valid tracker
+        (see ``check_tracker_text``), and CasConflict when the branch moved since ``expected``.
+        """
+        ...
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        """Whether a commit after ``since.commit`` up to ``head.commit`` carries ``Wavegit-Op: op_id``."""
+        ...
+
+
+class MutationResult(NamedTuple):
+    commit: str | None
+    """The commit that landed; None when ``apply`` decided there was nothing to do."""
+    snapshot: Snapshot
+    """The snapshot ``apply`` last ran against."""
+    attempts: int = 0
+    """Writes tried (0 when there was nothing to do)."""
+    reapplied: int = 0
+    """How often ``apply`` ran again because the tracker changed under us (replays do not count)."""
+    op_id: str = ""
+
+
+def tracker_source(target: str, path: str, blob_sha: str) -> str:
+    """Which tracker was read, for output: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
+    return f"{target}:{path} blob {blob_sha[:12]}"
+
+
+def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
+                       cache_dir: Path | None = None, protected: tuple[str, ...] | None = None) -> None:
+    """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing.
+
+    ``protected``: the config's protected paths (``config.protected_of``; None: the defaults)."""
+    # Imported here: the tracker module pulls in YAML, which commands that only read refs do not need.
+    from wavegit.model import tracker
+
+    if blob_sha is not None:
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True, protected=protected)
+    else:
+        tracker.loads(text, path, strict=True, protected=protected)
+
+
+def with_trailer(message: str, key: str, value: str) -> str:
+    """``message`` with ``key: value`` added to its trailer block (a new block if it has none)."""
+    body = message.rstrip("\n")
+    paragraphs = body.split("\n\n")
+    last = paragraphs[-1].splitlines()
+    has_block = len(paragraphs) > 1 and all(_is_trailer(line) for line in last)
+    separator = "\n" if has_block else "\n\n"
+    return f"{body}{separator}{key}: {value}\n"
+
+
+def _is_trailer(line: str) -> bool:
+    key, sep, _ = line.partition(": ")
+    return bool(sep) and bool(key) and all(ch.isalnum() or ch == "-" for ch in key)
+
+
+def mutate(
+    store: TrackerStore,
+    apply: Callable[[Snapshot], Change | None],
+    *,
+    message: str,
+    deadline_s: float = 120.0,
+    stale_lock_s: float = STALE_LOCK_S,
+    guard: Callable[[Snapshot], None] | None = None,
+) -> MutationResult:
+    """Read, apply, validate, write; on a lost race replay or re-apply with jittered backoff.
+
+    ``guard`` runs on every snapshot a write is about to rest on -- the first, every re-applied one and
+    every replayed one -- and raises to give up with nothing written: a precondition that lives outside
+    the tracker blob (HALT, the day's spend) is re-checked even when the change is replayed unchanged.
+
+    After a lost race: if our operation id is already in the branch's new history, our write landed
+    (e.g. the push went through but its answer was lost) and we stop. If the tracker blob is unchanged
+    (only unrelated commits), the same change is replayed on the new head without calling ``apply``.
+    Otherwise ``apply`` runs again on the new snapshot. Past ``deadline_s``: RaceLostError (exit 4).
+    A write failing on the same lock file for ``stale_lock_s`` while the branch does not move is no race:
+    StaleLockError names the lock file.
+    """
+    op_id = _unique_id()
+    full_message = with_trailer(message, OP_TRAILER, op_id)
+    started = time.monotonic()
+    snapshot = store.read()
+    first = snapshot
+    if guard is not None:
+        guard(snapshot)
+    change = apply(snapshot)
+    expected = snapshot
+    attempts = reapplied = 0
+    delay = 0.05
+    lock: LockHeld | None = None
+    lock_since = started
+
+    def result(commit: str | None) -> MutationResult:
+        return MutationResult(commit, snapshot, attempts, reapplied, op_id)
+
+    while change is not None:
+        attempts += 1
+        try:
+            return result(store.write(expected, change, full_message))
+        except LockHeld as exc:
+            if lock is None or exc.lock_file != lock.lock_file:
+                lock_since = time.monotonic()
+            lock = exc
+        except CasConflict:
+            lock = None
+        except RemoteError:
+            # The push may have landed even though we saw it fail; look before reporting failure.
+            head = store.read()
+            if store.contains_op(head, first, op_id):
+                return result(head.commit)
+            raise
+        import random  # only a lost race needs it; plan and the other read paths start faster without it
+
+        pause = random.uniform(delay / 2, delay)
+        out_of_time = time.monotonic() - started + pause > deadline_s
+        if not out_of_time:
+            time.sleep(pause)
+            delay = min(delay * 2, 2.0)
+        head = store.read()
+        if store.contains_op(head, first, op_id):
+            return result(head.commit)
+        if head.commit != expected.commit:
+            lock = None  # the branch moved: whoever held the lock was a live writer
+        elif lock is not None and (out_of_time or time.monotonic() - lock_since >= stale_lock_s):
+            # Only a lock on the remote is something another writer could have held; a local one is ours.
+            what = (f"lost the compare-and-swap race on {store.target} to a lock" if lock.on_remote
+                    else f"cannot write to {store.target}")
+            raise StaleLockError(
+                f"{what}: every attempt for {time.monotonic() - lock_since:.1f}s failed on the lock file "
+                f"{lock.lock_file} while the branch stood still (a git process killed in the middle of a ref "
+                "update leaves one); remove it once no git uses that repository; "
+                "nothing of this change was written")
+        if out_of_time:
+            raise RaceLostError(
+                f"lost the compare-and-swap race on {store.target} after {attempts} attempts "
+                f"in {time.monotonic() - started:.1f}s; nothing of this change was written, try again")
+        if guard is not None and head.commit != expected.commit:
+            guard(head)  # the same commit would pass the same way
+        if head.blob_sha != expected.blob_sha:
+            snapshot = head
+            change = apply(head)
+            reapplied += 1
+        expected = head
+    return result(None)
+
+
+class GitStore:
+    """The tracker on a branch of this repository, published to ``config.remote`` when it exists.
+
+    Commits are built with plumbing in a private index; the user's index and work tree are never
+    touched, with one exception: in a repo without the remote, when the tracker branch is checked out
+    and the changed files are clean there, they are brought up to date so ``git status`` stays clean.
+    """
+
+    def __init__(self, repo: Repo, config: Config) -> None:
+        self.repo = repo
+        self.config = config
+        self.branch_ref = f"refs/heads/{config.tracker_branch}"
+        self.remote = config.remote if repo.has_remote(config.remote) else None
+        self.tracking_ref = f"refs/remotes/{config.remote}/{config.tracker_branch}"
+        self.target = f"{self.remote}/{config.tracker_branch}" if self.remote else config.tracker_branch
+        self.cache_dir = repo.cache_dir
+        """Parse cache for trackers, keyed by blob SHA (shared with plan, ls, validate)."""
+
+    def read(self, fetch: bool = True) -> Snapshot:
+        """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
+        if self.remote and fetch:
+            self._fetch()
+        commit = self._resolve(self.read_ref)
+        if commit is None:
+            return Snapshot(None, None, None)
+        found = self._cat(commit, self.config.tracker_path)
+        if found is None:
+            return Snapshot(None, None, commit)
+        blob_sha, text = found
+        return Snapshot(text, blob_sha, commit)
+
+    def read_blob_sha(self, fetch: bool = True) -> str | None:
+        """The tracker's blob SHA at the branch head (None: no branch or no file), without reading the blob.
+
+        One git process, reading only the commit's trees. For read-only callers that look the blob up in a
+        content-addressed cache first (``wavegit plan``) and call ``read_blob`` only on a miss; writers use
+        ``read``, whose snapshot pairs the blob with its commit.
+        """
+        return self.read_blob_shas([self.config.tracker_path], fetch=fetch).get(self.config.tracker_path)
+
+    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, str]:
+        """The blob SHAs of those of ``paths`` that are files at the branch head, in the same one git
+        process as ``read_blob_sha`` (``plan`` learns of ``.wavegit/HALT`` at no extra cost)."""
+        if self.remote and fetch:
+            self._fetch()
+        try:
+            entries = gitops.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
+        except git.GitError:
+            return {}  # no such branch
+        return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
+
+    @property
+    def read_ref(self) -> str:
+        """The ref the tracker is read from: the remote's tracker branch as last fetched, else the local
+        branch."""
+        return self.tracking_ref if self.remote else self.branch_ref
+
+    def source(self, blob_sha: str) -> str:
+        """Which tracker a command read, for its output (:func:`tracker_source`)."""
+        return tracker_source(self.target, self.config.tracker_path, blob_sha)
+
+    def read_blob(self, blob_sha: str) -> str:
+        """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
+        return gitops.read_blob(self.repo.root, blob_sha)
+
+    def load_head(self, *, fetch: bool = False, strict: bool = False) -> "tuple[Tracker, str]":
+        """The parsed tracker at the branch head and its blob SHA, through the parse cache (the blob is
+        read only on a miss); a clear error (exit 2) when there is no tracker yet."""
+        from wavegit.model import tracker
+
+        blob_sha = self.read_blob_sha(fetch=fetch)
+        if blob_sha is None:
+            raise UsageError(f"no tracker at {self.target}:{self.config.tracker_path} (run `wavegit init`)")
+        loaded = tracker.load_blob(blob_sha, lambda: self.read_blob(blob_sha), self.cache_dir,
+                                   self.config.tracker_path, strict=strict,
+                                   protected=protected_of(self.config))
+        return loaded, blob_sha
+
+    def read_head_file(self, path: str) -> str | None:
+        # One fetch and one ls-tree: the HALT read before a wave's launches never reads the tracker's blob.
+        blob_sha = self.read_blob_shas([path]).get(path)
+        return None if blob_sha is None else self.read_blob(blob_sha)
+
+    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
+        if snapshot.commit is None:
+            return None
+        found = self._cat(snapshot.commit, path)
+        return None if found is None else found[1]
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        texts = dict(change.files)
+        if change.tracker_text is not None:
+            tracker_sha = self._hash(change.tracker_text, store=False)
+            check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
+                               protected_of(self.config))
+            texts[self.config.tracker_path] = change.tracker_text
+        blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
+        tree = self._tree(expected.commit, blobs)
+        parents = [expected.commit] if expected.commit else []
+        commit = gitops.commit_tree(self.repo.root, tree, parents, message)
+        if self.remote:
+            self._push(expected, commit)
+        else:
+            self._update_local(expected, commit, blobs)
+        return commit
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        if head.commit is None:
+            return False
+        revs = [head.commit] if since.commit is None else [f"{since.commit}..{head.commit}"]
+        values = gitops.log(self.repo.root, revs, f"%(trailers:key={OP_TRAILER},valueonly)")
+        return op_id in values.split()
+
+    def local_head(self) -> str | None:
+        """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
+        return gitops.resolve_commit(self.repo.root, self.branch_ref)
+
+    def _resolve(self, ref: str) -> str | None:
+        return gitops.resolve_commit(self.repo.root, ref)
+
+    def _cat(self, commit: str, path: str) -> tuple[str, str] | None:
+        """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
+        return gitops.read_blob_at(self.repo.root, f"{commit}:{path}")
+
+    def _hash(self, text: str, *, store: bool) -> str:
+        # No filters: blobs hold the text exactly, whatever the user's attributes set up.
+        return gitops.hash_blob(self.repo.root, text, write=store)
+
+    def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
+        """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
+        scratch = self.repo.scratch_dir
+        scratch.mkdir(parents=True, exist_ok=True)
+        index = scratch / f"index-{_unique_id()}"
+        try:
+            return gitops.build_tree(self.repo.root, index, parent, blobs)
+        finally:
+            index.unlink(missing_ok=True)
+
+    def _fetch(self) -> None:
+        assert self.remote is not None
+        try:
+            gitops.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}"])
+        except git.GitError as exc:
+            if not gitops.missing_remote_ref(exc):
+                what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"
+                raise RemoteError(what, exc) from exc
+            # The branch does not exist on the remote (yet): forget any stale tracking ref.
+            gitops.delete_ref(self.repo.root, self.tracking_ref)
+
+    def _push(self, expected: Snapshot, commit: str) -> None:
+        assert self.remote is not None
+        pushed = gitops.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
+        rejected = pushed.rejected
+        if pushed.ok:
+            # Best effort: only move the tracking ref forward from what we read.
+            gitops.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
+            return
+        stderr = pushed.result.stderr
+        if any(reason in line for line in rejected for reason in _RACE_REASONS):
+            held = _LOCK_HELD_RE.search(stderr)
+            if held:
+                raise LockHeld(f"{self.target} is locked by another git", held.group(1), on_remote=True)
+            raise CasConflict(f"{self.target} moved while writing")
+        detail = None
+        if rejected:
+            # The rejection's reason first, then what the remote's hooks said, if anything.
+            said = [line.removeprefix("remote:").strip() for line in stderr.splitlines()
+                    if line.startswith("remote:") and line.removeprefix("remote:").strip()]
+            detail = rejected[0].split("\t")[-1] + (f"; the remote said: {' / '.join(said)}" if said else "")
+        raise RemoteError(f"cannot push the tracker commit to {self.target}", pushed.error(detail))
+
+    def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
+        from wavegit.trackerbranch import (
+            checkout_sync,  # only a local-only write needs it; the read paths start faster
+        )
+
+        old = self._blobs_at(expected.commit, list(blobs))
+        checkout = checkout_sync.prepare(self.repo, self.branch_ref, old, blobs)
+        try:
+            gitops.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or "",
+                              message="wavegit: tracker commit")
+        except git.GitError as exc:
+            held = _LOCK_HELD_RE.search(exc.stderr)
+            if held:
+                what = f"{self.target} is locked by another git"
+                raise LockHeld(what, held.group(1), on_remote=False) from exc
+            if "cannot lock ref" in exc.stderr or self._resolve(self.branch_ref) != expected.commit:
+                raise CasConflict(f"{self.target} moved while writing") from exc
+            raise
+        if checkout is not None:
+            try:
+                checkout_sync.apply(checkout)
+            except git.GitError as exc:
+                # The commit has landed; a checkout we could not refresh only makes `git status` noisy.
+                import logging  # only this rare warning logs; importing logging costs every command ~4 ms
+
+                logging.getLogger(__name__).warning(
+                    "wavegit: committed %s but could not update %s in %s: %s",
+                    commit[:12], ", ".join(checkout.paths), checkout.worktree, exc)
+
+    def _blobs_at(self, commit: str | None, paths: list[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = dict.fromkeys(paths)
+        if commit is None:
+            return found
+        for entry in gitops.ls_tree(self.repo.root, commit, paths):
+            if entry.kind == "blob" and entry.path in found:
+                found[entry.path] = entry.sha
+        return found
+
+
+def _unique_id() -> str:
+    """128 random bits as 32 hex digits (what ``uuid.uuid4().hex`` gives, without importing uuid)."""
+    return os.urandom(16).hex()
+
+
+def _reason(stderr: str) -> str:
+    """The most telling line of git's stderr: the first fatal/error line, else the last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:", "[")):
+            return line
+    return lines[-1] if lines else "no output"
