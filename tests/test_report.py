@@ -381,6 +381,15 @@ def test_a_file_named_like_the_markers_leaves_the_report_with_one_marker_and_one
     assert parse_markdown(body) == report
 
 
+def test_attack_a_note_naming_a_team_mentions_nobody_in_the_comment() -> None:
+    # A worker's words reach the notes (a cost file's value): GitHub would notify @acme/maintainers from a
+    # comment a bot posts; a zero-width space after the @ stops the mention, and the note stays readable.
+    base = sample_report()
+    body = to_markdown(dataclasses.replace(base, notes=["cost got '@acme/maintainers'"]))
+    shown = body.split(JSON_OPEN)[0]
+    assert "@acme" not in shown and "cost got &#39;@&#8203;acme/maintainers&#39;" in shown
+
+
 def test_attack_a_file_name_that_mentions_people_or_links_is_quoted_as_code_in_the_comment() -> None:
     # A worker names a file to ping a team (GitHub notifies @mentions a bot posts) or to plant a link; in
     # code GitHub makes neither. Its text stays readable.
