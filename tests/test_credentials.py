@@ -44,7 +44,7 @@ def test_the_token_file_is_read_and_stays_where_it_is(tmp_path: Path) -> None:
 
 
 def test_restart_runs_the_same_command_again_without_the_variable_and_hands_the_token_over() -> None:
-    probe = ("import os, sys; from wavegit import credentials\n"
+    probe = ("import os, sys; from wavegit.core import credentials\n"
              "credentials.protect(os.environ, restart=True)\n"
              "initial = open(f'/proc/{os.getpid()}/environ', 'rb').read()\n"
              "print(credentials.held_token(), b'GITHUB_TOKEN' in initial, sys.argv[1:])\n")

@@ -54,7 +54,7 @@ def test_columns_format_follows_the_tracker_parse_format() -> None:
 def test_a_warm_load_imports_neither_the_tracker_nor_dataclasses(tmp_path: Path) -> None:
     sha = parsecache.blob_sha(EXAMPLE)
     plancache.load_columns(sha, lambda: EXAMPLE, tmp_path, strict=False)
-    probe = ("import sys; from pathlib import Path; from wavegit import plancache; "
+    probe = ("import sys; from pathlib import Path; from wavegit.model import plancache; "
              f"cols = plancache.load_columns({sha!r}, str, Path({str(tmp_path)!r}), strict=False); "
              "print(len(cols.ids), 'wavegit.model.tracker' in sys.modules, 'dataclasses' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
