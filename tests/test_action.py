@@ -24,7 +24,8 @@ from tests.helpers.ghserver import APP, APP_TOKEN, github_env, running
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo
 from wavegit.github import action, agent
-from wavegit.model.report import MARKER, WaveReport
+from wavegit.model.report import WaveReport
+from wavegit.model.report_markdown import MARKER
 
 pytestmark = pytest.mark.slow  # the GitHub Action end to end
 

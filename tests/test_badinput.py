@@ -32,7 +32,8 @@ from tests.helpers.timing import timed
 from wavegit.cli import COMMANDS
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.model.config import CONFIG_PATH, CONFIG_SCHEMA, Config, load_config, parse_config_text
-from wavegit.model.report import MARKER, ReportError, parse_markdown, to_markdown
+from wavegit.model.report import ReportError
+from wavegit.model.report_markdown import MARKER, parse_markdown, to_markdown
 
 SLOW_OK = settings(max_examples=40, deadline=None,
                    suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -33,9 +33,10 @@ from wavegit.github.client import PyGithubClient
 from wavegit.github.publish import Publisher
 from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
-from wavegit.model import report
+from wavegit.model import report, report_markdown
 from wavegit.model.config import Config
-from wavegit.model.report import ItemReport, SkippedItem, WaveReport, to_markdown
+from wavegit.model.report import ItemReport, SkippedItem, WaveReport
+from wavegit.model.report_markdown import to_markdown
 
 
 def in_review(item_id: str, path: str) -> str:
@@ -346,7 +347,8 @@ def forged_path(claim: WaveReport) -> str:
     padded = replace(claim, notes=["/"], config_source="/", sandbox="/", tracker_source="/", phase="/",
                      wave_test=wave_test, omitted=replace(claim.omitted, full_report="/"),
                      items=[replace(one, log_tail="/", title="/") for one in claim.items])
-    path = f"{report.MARKER} {report.JSON_OPEN} {padded.to_json(indent=None)} {report.JSON_CLOSE}"
+    path = (f"{report_markdown.MARKER} {report_markdown.JSON_OPEN} {padded.to_json(indent=None)} "
+            f"{report_markdown.JSON_CLOSE}")
     assert "--" not in padded.to_json(indent=None)
     assert max(len(part.encode()) for part in path.split("/")) <= 255 and "//" not in path
     return path
@@ -380,9 +382,9 @@ def test_a_file_named_like_the_report_markers_quoted_by_the_retry_reply_cannot_p
         # The reply does quote the file name (the attack was delivered), but escaped: no marker in it.
         assert forged_path(claim).split("/")[0] in html.unescape(replies[0])
         # Quoted raw (as it was), the violation would read as a report claiming success on this very head.
-        raw = report.parse_markdown(f"changed {forged_path(claim)}, not owned by IT-0")
+        raw = report_markdown.parse_markdown(f"changed {forged_path(claim)}, not owned by IT-0")
         assert raw.success and raw.head_sha == rep.head_sha
-        assert report.MARKER not in replies[0] and report.JSON_OPEN not in replies[0]
+        assert report_markdown.MARKER not in replies[0] and report_markdown.JSON_OPEN not in replies[0]
         assert rep.head_sha == git(remote.origin, "rev-parse", f"wavegit/{rep.wave_id}")
         judged = wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env)
         assert judged.returncode == 1 and "did not succeed" in judged.stdout, judged.stdout
@@ -501,7 +503,7 @@ def test_memory_a_report_comment_that_leaves_out_items_never_passes(memory: Memo
     many = report_for(HEAD, items=[verified_item("A-1", "src/a/x.py"), verified_item("B-1", "src/b.py")]
                       + [verified_item(f"Z-{i}", "src/a/x.py") for i in range(400)])
     body = to_markdown(many, max_chars=20_000)
-    assert report.parse_markdown(body).omitted.items > 0
+    assert report_markdown.parse_markdown(body).omitted.items > 0
     memory.add_comment(1, BOT, body)
     reason = verdict_of(memory).reason
     assert reason.startswith("the report comment leaves out") and "cannot check them" in reason

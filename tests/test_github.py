@@ -29,7 +29,8 @@ from wavegit.github import api, identity
 from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, Settings
 from wavegit.github.client import PyGithubClient, connect
 from wavegit.github.retry import RetryPolicy
-from wavegit.model.report import MARKER, ItemReport, WaveReport, to_markdown
+from wavegit.model.report import ItemReport, WaveReport
+from wavegit.model.report_markdown import MARKER, to_markdown
 
 FAST = RetryPolicy(deadline_s=20.0, backoff_s=0.01, max_backoff_s=0.05)
 
@@ -313,7 +314,7 @@ def test_pr_state_for_sync_tells_open_merged_with_sha_and_closed(
 
 def test_mark_report_outcome_rewrites_one_line_of_our_comment_in_place(
         gh: Running, remote_repo: RemoteRepo) -> None:
-    from wavegit.model.report import parse_markdown
+    from wavegit.model.report_markdown import parse_markdown
 
     head = push_wave(remote_repo)
     wg = client(gh)

@@ -20,7 +20,7 @@ from wavegit.github.publish import Publisher
 from wavegit.github.review import Reviewer, reply_marker
 from wavegit.github.store import GitHubStore
 from wavegit.github.sync import ItemChange, update_comments
-from wavegit.model import report
+from wavegit.model import report_markdown
 from wavegit.model.config import Config
 from wavegit.trackerbranch.store import CasConflict, Change, mutate
 
@@ -80,22 +80,22 @@ def test_an_unknown_pr_state_is_an_error_not_a_guess(gh: MemoryGitHub) -> None:
 
 
 def test_the_outcome_line_goes_under_the_marker_and_replaces_an_earlier_one(gh: MemoryGitHub) -> None:
-    body = report.to_markdown(sample_report(HEAD))
+    body = report_markdown.to_markdown(sample_report(HEAD))
     gh.add_comment(1, MALLORY, body)
     ours = gh.add_comment(1, BOT, body)
-    mark_report_outcome(gh, 1, report.MARKER, "first")
-    edited = mark_report_outcome(gh, 1, report.MARKER, "merged as cdcdcdcdcdcd")
+    mark_report_outcome(gh, 1, report_markdown.MARKER, "first")
+    edited = mark_report_outcome(gh, 1, report_markdown.MARKER, "merged as cdcdcdcdcdcd")
     assert edited is not None and edited.id == ours.id
     first, second, rest = edited.body.split("\n", 2)
-    assert (first, second) == (report.MARKER, f"{OUTCOME_PREFIX}merged as cdcdcdcdcdcd")
-    assert report.parse_markdown(edited.body) == report.parse_markdown(body)
+    assert (first, second) == (report_markdown.MARKER, f"{OUTCOME_PREFIX}merged as cdcdcdcdcdcd")
+    assert report_markdown.parse_markdown(edited.body) == report_markdown.parse_markdown(body)
     assert OUTCOME_PREFIX not in rest
     assert gh.comments[1][0].body == body  # someone else's copy of the marker is left alone
 
 
 def test_no_report_comment_of_ours_means_nothing_to_mark(gh: MemoryGitHub) -> None:
-    gh.add_comment(1, MALLORY, report.to_markdown(sample_report(HEAD)))
-    assert mark_report_outcome(gh, 1, report.MARKER, "merged") is None
+    gh.add_comment(1, MALLORY, report_markdown.to_markdown(sample_report(HEAD)))
+    assert mark_report_outcome(gh, 1, report_markdown.MARKER, "merged") is None
     assert "upsert_report_comment" not in gh.calls
 
 
@@ -106,7 +106,7 @@ def change(item_id: str, old: str, new: str, pr: int | None, merge_sha: str | No
 def test_sync_says_merged_or_closed_once_per_pr_and_only_for_review_items(gh: MemoryGitHub) -> None:
     closed = gh.open_pr("wavegit/w2", HEAD)
     for number in (1, closed):
-        gh.add_comment(number, BOT, report.to_markdown(sample_report(HEAD)))
+        gh.add_comment(number, BOT, report_markdown.to_markdown(sample_report(HEAD)))
     errors = update_comments(gh, [
         change("A-1", "review", "done", 1, "ef" * 20), change("A-2", "review", "done", 1, "ef" * 20),
         change("B-1", "review", "todo", closed), change("C-1", "in_progress", "todo", closed),
@@ -119,7 +119,7 @@ def test_sync_says_merged_or_closed_once_per_pr_and_only_for_review_items(gh: Me
 
 
 def test_a_pr_that_cannot_be_updated_is_reported_and_the_others_still_are(gh: MemoryGitHub) -> None:
-    gh.add_comment(1, BOT, report.to_markdown(sample_report(HEAD)))
+    gh.add_comment(1, BOT, report_markdown.to_markdown(sample_report(HEAD)))
     errors = update_comments(gh, [change("A-1", "review", "done", 1), change("G-1", "review", "todo", 99)])
     assert len(errors) == 1 and errors[0].startswith("PR #99: cannot update the report comment: ")
     assert gh.comments[1][0].body.splitlines()[1] == f"{OUTCOME_PREFIX}merged; `wavegit sync` marked A-1 done"

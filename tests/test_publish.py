@@ -18,7 +18,7 @@ from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.core.repo import discover
 from wavegit.github import api, publish
 from wavegit.github.store import GitHubStore
-from wavegit.model import report
+from wavegit.model import report, report_markdown
 from wavegit.model.config import Config, load_config
 from wavegit.trackerbranch.store import GitStore
 
@@ -63,7 +63,7 @@ def test_run_opens_one_pr_posts_one_comment_and_records_review_with_pr_in_the_re
     assert rep.wave_id in pr.title and "`IT-0`" in pr.body and "`IT-1`" in pr.body
     comments = gh.fake.issue_comments(rep.pr)
     assert len(comments) == 1 and comments[0].user == BOT
-    posted = report.parse_markdown(comments[0].body)
+    posted = report_markdown.parse_markdown(comments[0].body)
     assert (posted.pr, posted.head_sha, posted.success) == (rep.pr, rep.head_sha, True)
     assert posted.head_sha == git(wave_repo.origin, "rev-parse", f"wavegit/{rep.wave_id}")
     for item_id in ("IT-0", "IT-1"):
@@ -206,7 +206,7 @@ def test_a_wave_of_2500_changed_files_and_2400_skipped_items_posts_its_report_wi
         assert len(rep.to_json(indent=None)) > api.MAX_BODY_CHARS
         (comment,) = gh.fake.issue_comments(rep.pr or 0)
         assert len(comment.body) <= api.MAX_BODY_CHARS
-        posted = report.parse_markdown(comment.body)
+        posted = report_markdown.parse_markdown(comment.body)
         assert posted.omitted.skipped > 0 and posted.omitted.files_changed["GEN"] > 0
         assert posted.omitted.full_report == f"<git dir>/wavegit/reports/{rep.wave_id}.json"
         whole = discover(remote.clone).report_file(rep.wave_id, ".json")
@@ -222,10 +222,10 @@ def test_a_report_that_cannot_be_rendered_still_gets_a_minimal_failing_report_co
     broken = sample_report("ab" * 20)
     broken.items[0].cost = float("nan")  # JSON has no NaN: rendering the whole report raises
     with pytest.raises(ValueError):
-        report.to_markdown(broken)
+        report_markdown.to_markdown(broken)
     assert publish.Publisher(gh, CONFIG, GitHubStore(gh, CONFIG)).post_report(broken) == 1
     (comment,) = gh.comments[1]
-    posted = report.parse_markdown(comment.body)
+    posted = report_markdown.parse_markdown(comment.body)
     assert (posted.wave_id, posted.head_sha, posted.success) == (GATE_WAVE, "ab" * 20, False)
     assert posted.items == []
     assert "the full report could not be rendered (ValueError" in posted.notes[0]
@@ -254,7 +254,7 @@ def test_a_github_app_identity_posts_the_report_and_the_status_and_only_its_repo
         assert status is not None and (status.state, status.user) == ("success", APP)
         # Any workflow of the repository posts as github-actions[bot]: its "report" is not believed.
         forged = dataclasses.replace(rep, items=rep.items[:1])
-        gh.fake.add_comment(rep.pr or 0, BOT, report.to_markdown(forged))
+        gh.fake.add_comment(rep.pr or 0, BOT, report_markdown.to_markdown(forged))
         judged = wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env)
         assert judged.returncode == 0, judged.stdout + judged.stderr
         # Publishing again edits the App's comment in place.

@@ -12,10 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavegit.model.report import (
-    DEFAULT_MAX_CHARS,
-    JSON_CLOSE,
-    JSON_OPEN,
-    MARKER,
     AttemptRecord,
     BudgetReport,
     ItemReport,
@@ -24,13 +20,19 @@ from wavegit.model.report import (
     SkippedItem,
     WaveReport,
     WaveTestReport,
+    utc_timestamp,
+)
+from wavegit.model.report_html import to_html
+from wavegit.model.report_markdown import (
+    DEFAULT_MAX_CHARS,
+    JSON_CLOSE,
+    JSON_OPEN,
+    MARKER,
     attempts_cell,
     parse_markdown,
     reason,
     to_markdown,
-    utc_timestamp,
 )
-from wavegit.model.report_html import to_html
 
 T0 = "2026-01-01T10:00:00Z"
 T1 = "2026-01-01T10:05:00Z"

@@ -9,8 +9,9 @@ from pathlib import Path
 from tests.helpers.repos import wavegit
 from tests.helpers.wave import item, make_wave_repo, run
 from wavegit.model import timeline
-from wavegit.model.report import AttemptRecord, ItemReport, WaveReport, to_markdown
+from wavegit.model.report import AttemptRecord, ItemReport, WaveReport
 from wavegit.model.report_html import to_html
+from wavegit.model.report_markdown import to_markdown
 
 HOSTILE = "a: b # c; d %% e\nsection evil\n```\n</pre><script>alert(1)</script>"
 """Text with every character that means something to Mermaid, Markdown or HTML."""

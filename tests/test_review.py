@@ -16,7 +16,7 @@ from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.github.review import Command, Refused, parse_command
-from wavegit.model import report, tracker
+from wavegit.model import report, report_markdown, tracker
 
 TRACKER = ".wavegit/tracker.yaml"
 
@@ -34,12 +34,12 @@ class Published(published.Published):
         return [c.body for c in self.gh.fake.issue_comments(self.pr) if c.user == BOT]
 
     def posted_report(self) -> report.WaveReport:
-        (body,) = [b for b in self.bot_comments() if b.startswith(report.MARKER)]
-        return report.parse_markdown(body)
+        (body,) = [b for b in self.bot_comments() if b.startswith(report_markdown.MARKER)]
+        return report_markdown.parse_markdown(body)
 
     def replies(self) -> list[str]:
         """The bot's replies, their character references decoded (as GitHub shows them)."""
-        return [html.unescape(b) for b in self.bot_comments() if not b.startswith(report.MARKER)]
+        return [html.unescape(b) for b in self.bot_comments() if not b.startswith(report_markdown.MARKER)]
 
 
 @pytest.fixture

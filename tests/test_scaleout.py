@@ -17,7 +17,7 @@ from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
 from wavegit.core.errors import UsageError
 from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.github import scaleout
-from wavegit.model import report, tracker
+from wavegit.model import report, report_markdown, tracker
 
 GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
         item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])]
@@ -72,7 +72,7 @@ def test_claim_then_two_work_runners_then_collect_opens_the_pr_and_records_revie
         assert all(i.verified and i.files_changed for i in rep.items)
         assert list(gh.fake.pulls) == [rep.pr] and gh.fake.pulls[rep.pr].head == f"wavegit/{wave_id}"
         (comment,) = gh.fake.issue_comments(rep.pr)
-        assert report.parse_markdown(comment.body).head_sha == rep.head_sha
+        assert report_markdown.parse_markdown(comment.body).head_sha == rep.head_sha
     trailers = git(remote.origin, "log", "--reverse", "--format=%(trailers:key=Wavegit-Item,valueonly)",
                    f"{base}..wavegit/{wave_id}").split()
     assert trailers == ["IT-0", "IT-1"]

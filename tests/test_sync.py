@@ -25,7 +25,7 @@ from tests.helpers.sync import (
 from wavegit.github.api import OUTCOME_PREFIX, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
-from wavegit.model import report, tracker
+from wavegit.model import report, report_markdown, tracker
 
 W1, W2 = wave_id(1), wave_id(2)
 
@@ -247,7 +247,8 @@ def test_with_github_merged_and_closed_prs_settle_items_and_say_so_on_the_report
         for wave, item_id in ((W1, "A"), (W2, "B")):
             make_wave_branch(remote.clone, wave, [item_id])
             pr = client.find_or_create_pr(f"wavegit/{wave}", "main", f"wave {wave}", "a wave")
-            client.upsert_report_comment(pr.number, f"{report.MARKER}\nthe report of {wave}\n", report.MARKER)
+            marker = report_markdown.MARKER
+            client.upsert_report_comment(pr.number, f"{marker}\nthe report of {wave}\n", marker)
             numbers[item_id] = pr.number
         git(remote.clone, "checkout", "-q", "-B", "main", "origin/main")
         items = [entry("A", "review", wave=W1, pr=numbers["A"]),
@@ -266,7 +267,8 @@ def test_with_github_merged_and_closed_prs_settle_items_and_say_so_on_the_report
         assert b.last_error == f"PR #{numbers['B']} was closed without merging"
         bodies = {item_id: gh.fake.issue_comments(n)[0].body for item_id, n in numbers.items()}
         assert bodies["A"].splitlines()[:3] == [
-            report.MARKER, f"{OUTCOME_PREFIX}merged as {merge_sha[:12]}; `wavegit sync` marked A done",
+            report_markdown.MARKER,
+            f"{OUTCOME_PREFIX}merged as {merge_sha[:12]}; `wavegit sync` marked A done",
             f"the report of {W1}"]
         closed_line = f"{OUTCOME_PREFIX}closed without merging; `wavegit sync` returned B to todo"
         assert bodies["B"].splitlines()[1] == closed_line

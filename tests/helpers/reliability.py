@@ -24,7 +24,8 @@ from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
 from wavegit.model import tracker
 from wavegit.model.config import TRACKER_PATH
-from wavegit.model.report import ItemReport, WaveReport, to_markdown
+from wavegit.model.report import ItemReport, WaveReport
+from wavegit.model.report_markdown import to_markdown
 
 WORKERS = TESTS / "reliability_workers"
 LONG = os.environ.get("WAVEGIT_LONG_TESTS") == "1"

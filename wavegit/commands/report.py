@@ -18,7 +18,7 @@ from wavegit.commands.run import summary
 from wavegit.core.errors import UsageError
 from wavegit.core.progress import inert
 from wavegit.core.repo import Repo, discover
-from wavegit.model import report, report_html
+from wavegit.model import report, report_html, report_markdown
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.json:
         _emit(args.output, rep.to_json() + "\n")
     elif args.markdown:
-        _emit(args.output, report.to_markdown(rep))
+        _emit(args.output, report_markdown.to_markdown(rep))
     else:
         _emit(args.output, f"{text(rep)}\nreport: {path}\n")
     return 0
@@ -88,12 +88,12 @@ def report_path(repo: Repo, wave: str | None) -> Path:
 def text(rep: report.WaveReport) -> str:
     """``run``'s summary, then each item that did not land: the reason and its last attempt's log."""
     lines = [summary(rep)]
-    missed = [item for item in rep.items if report.reason(item) != "—"]
+    missed = [item for item in rep.items if report_markdown.reason(item) != "—"]
     if missed:
         width = max(len(item.id) for item in missed)
         lines.append("why not:")
         for item in missed:
             log = item.attempt_records[-1].log_path if item.attempt_records else ""
-            line = f"  {item.id:<{width}}  {report.reason(item)}" + (f"; log: {log}" if log else "")
+            line = f"  {item.id:<{width}}  {report_markdown.reason(item)}" + (f"; log: {log}" if log else "")
             lines.append(inert(line))
     return "\n".join(lines)

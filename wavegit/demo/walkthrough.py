@@ -25,7 +25,8 @@ from wavegit.core.errors import EXIT_WORK_FAILED, UsageError, WavegitError
 from wavegit.demo.project import FILES, ITEMS, DemoItem
 from wavegit.model.config import CONFIG_PATH, TRACKER_PATH, load_config
 from wavegit.model.lifecycle import Status
-from wavegit.model.report import JSON_OPEN, WaveReport, to_markdown
+from wavegit.model.report import WaveReport
+from wavegit.model.report_markdown import JSON_OPEN, to_markdown
 
 STEP_TIMEOUT_S = 60.0
 # Variables of the caller that would change what the demo does (its config, GitHub) or where git acts.

@@ -24,7 +24,7 @@ from wavegit.engine.attempt import tail_source
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.records import ItemRun, utc_now
 from wavegit.engine.wave import WaveTest
-from wavegit.model import lifecycle, report, tracker
+from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Budget, Config
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch import budget
@@ -161,6 +161,6 @@ def write_report(repo: Repo, rep: report.WaveReport) -> Path:
     repo.reports_dir.mkdir(parents=True, exist_ok=True)
     json_path = repo.report_file(rep.wave_id, ".json")
     json_path.write_text(rep.to_json() + "\n", encoding="utf-8", errors="backslashreplace")
-    repo.report_file(rep.wave_id, ".md").write_text(report.to_markdown(rep), encoding="utf-8",
+    repo.report_file(rep.wave_id, ".md").write_text(report_markdown.to_markdown(rep), encoding="utf-8",
                                                     errors="backslashreplace")
     return json_path

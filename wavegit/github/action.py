@@ -23,7 +23,8 @@ from pathlib import Path
 
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.core.repo import discover
-from wavegit.model.report import ReportError, WaveReport, to_markdown
+from wavegit.model.report import ReportError, WaveReport
+from wavegit.model.report_markdown import to_markdown
 from wavegit.model.select import Plan, Skip
 
 OUTPUT_NAMES = ("wave-id", "pr", "success", "report-path", "exit-code")

@@ -33,7 +33,7 @@ from wavegit.core.errors import UsageError, ValidationError
 from wavegit.github import uptodate
 from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event
 from wavegit.github.verdict import Verdict
-from wavegit.model import report
+from wavegit.model import report, report_markdown
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import Status
 from wavegit.ownership.patterns import matches
@@ -54,7 +54,7 @@ class Unbound(Exception):
 
 def is_report(body: str) -> bool:
     """Whether ``body`` is a report comment (it starts with the marker), not text that quotes one."""
-    return body.startswith(report.MARKER)
+    return body.startswith(report_markdown.MARKER)
 
 
 def trusted_report(comments: Iterable[Comment], authors: Sequence[str]) -> Comment | None:
@@ -101,7 +101,7 @@ def bound_report(client: PullRequests, pr: PullRequest, config: Config) -> repor
     if comment is None:
         raise Unbound(f"no wavegit report by a trusted author ({', '.join(config.report_authors)})")
     try:
-        wave = report.parse_markdown(comment.body)
+        wave = report_markdown.parse_markdown(comment.body)
     except report.ReportError as exc:
         raise Unbound(f"the report comment cannot be read: {exc}") from None
     _bind_report(wave, wave_id, pr.number)

@@ -24,7 +24,7 @@ from wavegit.engine.pipeline import Delivery, NoDelivery
 from wavegit.github import api, gate
 from wavegit.github.api import GitHubClient
 from wavegit.github.client import connect
-from wavegit.model import report, tracker
+from wavegit.model import report_markdown, tracker
 from wavegit.model.config import Config
 from wavegit.model.report import WaveReport
 from wavegit.trackerbranch.store import TrackerStore
@@ -85,7 +85,7 @@ class Publisher:
         if number is None:
             return None
         rep.pr = number
-        self.client.upsert_report_comment(number, report_body(rep), report.MARKER)
+        self.client.upsert_report_comment(number, report_body(rep), report_markdown.MARKER)
         gate.run_gate(self.client, number, self.config, self.store)
         return number
 
@@ -93,16 +93,16 @@ class Publisher:
 def report_body(rep: WaveReport) -> str:
     """The report comment of ``rep``; a minimal failed report when the whole one cannot be rendered."""
     try:
-        body = report.to_markdown(rep)
+        body = report_markdown.to_markdown(rep)
     except Exception as exc:  # whatever broke, the PR must still get a (failing) report
         # Only the fields the gate binds, all plain strings: this one renders whatever broke the other.
-        where = report.FULL_REPORT.format(wave=rep.wave_id)
+        where = report_markdown.FULL_REPORT.format(wave=rep.wave_id)
         minimal = WaveReport(
             wave_id=rep.wave_id, base_sha=rep.base_sha, head_sha=rep.head_sha, branch=rep.branch, pr=rep.pr,
             started_at=rep.started_at, finished_at=rep.finished_at, tracker_updated=rep.tracker_updated,
             notes=[f"the full report could not be rendered ({type(exc).__name__}: {str(exc)[:200]}); "
                    f"it is in {where} where the wave ran"])
-        body = report.to_markdown(minimal)
+        body = report_markdown.to_markdown(minimal)
     # A name with undecodable bytes (a lone surrogate) cannot be sent as UTF-8: send it escaped.
     return body.encode("utf-8", "backslashreplace").decode("utf-8")
 

@@ -45,7 +45,7 @@ from wavegit.github import gate
 from wavegit.github.api import Comment, GitHubClient
 from wavegit.github.publish import Publisher
 from wavegit.github.scaleout import remote_wave_tip, run_item, wave_items
-from wavegit.model import lifecycle, report, tracker
+from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch import budget
@@ -132,16 +132,17 @@ class Reviewer:
         if found is None:
             raise Refused(f"PR #{number} has no wavegit report to update.")
         try:
-            return report.parse_markdown(found.body)
+            return report_markdown.parse_markdown(found.body)
         except report.ReportError as exc:
-            raise Refused(f"the report comment of PR #{number} cannot be read: {report.quote(exc)}") from None
+            why = report_markdown.quote(exc)
+            raise Refused(f"the report comment of PR #{number} cannot be read: {why}") from None
 
     def _act(self, number: int, command: Command, author: str) -> tuple[int, str]:
         pr = self.client.pr_info(number)
         wave_id = worktree.parse_wave_branch(pr.head_ref)
         if wave_id is None or pr.state != "open":
             raise Refused(f"PR #{number} is not an open wavegit wave "
-                          f"(its branch is {report.quote(pr.head_ref)}).")
+                          f"(its branch is {report_markdown.quote(pr.head_ref)}).")
         snapshot = self.store.read()
         loaded = load_tracker(snapshot, self.repo, self.config)
         item = loaded.get(command.item_id)
@@ -154,10 +155,12 @@ class Reviewer:
         # The base the wave recorded; the branch must still grow from it.
         base, tip = published.base_sha, remote_wave_tip(self.repo, self.config, wave_id)
         if not gitops.is_ancestor(self.repo.root, base, tip):
-            raise Refused(f"{report.quote(pr.head_ref)} no longer grows from the wave's base {base[:12]}.")
+            head = report_markdown.quote(pr.head_ref)
+            raise Refused(f"{head} no longer grows from the wave's base {base[:12]}.")
         foreign = foreign_commits(self.repo, base, tip, published.head_sha or "")
         if foreign:
-            raise Refused(f"{report.quote(pr.head_ref)} has {len(foreign)} commit(s) wavegit did not make "
+            head = report_markdown.quote(pr.head_ref)
+            raise Refused(f"{head} has {len(foreign)} commit(s) wavegit did not make "
                           f"({'; '.join(foreign[:SHOWN_COMMITS])}"
                           f"{' and more' if len(foreign) > SHOWN_COMMITS else ''}). `/wavegit "
                           f"{command.action}` rebuilds the branch from the wave's base and would drop them, "
@@ -166,7 +169,7 @@ class Reviewer:
                           "afterwards) and comment again, or merge or close the pull request as it is.")
         on_branch = branch_items(self.repo, base, tip)
         if item.id not in on_branch:
-            raise Refused(f"`{item.id}` has no commit on {report.quote(pr.head_ref)}.")
+            raise Refused(f"`{item.id}` has no commit on {report_markdown.quote(pr.head_ref)}.")
         members = wave_items(loaded, wave_id, Status.REVIEW)
         rebuild = Rebuild(self, number, wave_id, base, tip, snapshot, members, on_branch, published)
         if command.action == "drop":
@@ -196,9 +199,9 @@ class Rebuild:
         run = run_item(r.repo, r.config, r.store, self.wave_id, item, self.base, self.snapshot)
         if not run.verified:
             self._record_spend(item, run.cost)
-            return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified "
-                                      f"({report.quote(run.error)}); the wave branch and the item's status "
-                                      "are unchanged (its cost is recorded).")
+            why = report_markdown.quote(run.error)
+            return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified ({why}); the wave branch "
+                                      "and the item's status are unchanged (its cost is recorded).")
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)
@@ -327,7 +330,8 @@ def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]
         if known and commit == reported:
             after = False
         if after or not item_id.strip():
-            found.append(f"{commit[:12]} by {report.quote(author)}: {report.quote(subject)}")
+            who, what = report_markdown.quote(author), report_markdown.quote(subject)
+            found.append(f"{commit[:12]} by {who}: {what}")
     return found
 
 

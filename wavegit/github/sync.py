@@ -51,7 +51,7 @@ from wavegit.core.errors import UsageError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.github import sync_branches, sync_merged
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
-from wavegit.model import lifecycle, report, tracker
+from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
@@ -495,7 +495,7 @@ def update_comments(github: GitHubClient, changes: list[ItemChange]) -> list[str
         outcome = (f"merged{' as ' + sha if sha else ''}; `wavegit sync` marked {ids} done" if merged
                    else f"closed without merging; `wavegit sync` returned {ids} to todo")
         try:
-            mark_report_outcome(github, number, report.MARKER, outcome)
+            mark_report_outcome(github, number, report_markdown.MARKER, outcome)
         except WavegitError as exc:
             errors.append(f"PR #{number}: cannot update the report comment: {exc}")
     return errors

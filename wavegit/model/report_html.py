@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 
 from wavegit.model import timeline
-from wavegit.model.report import ItemReport, WaveReport, attempts_cell, facts, reason
+from wavegit.model.report import ItemReport, WaveReport
+from wavegit.model.report_markdown import attempts_cell, facts, reason
 
 WIDTH = 960
 """The timeline's width in pixels; the labels take ``LABEL_WIDTH`` of it."""

@@ -1,7 +1,7 @@
 """A wave's timeline: one bar per attempt, from its start to its end, marked by its outcome.
 
 :func:`bars` reads them from a report's attempt records; :func:`gantt` draws them as a Mermaid gantt chart,
-which GitHub renders in the PR comment (``report.to_markdown`` places it under the item table);
+which GitHub renders in the PR comment (``report_markdown.to_markdown`` places it under the item table);
 ``report_html`` draws the same bars as inline SVG.
 
 Mermaid gives ``:``, ``;``, ``#``, ``%%`` and line ends a meaning in a gantt (task data, statement ends,
