@@ -451,7 +451,9 @@ def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRep
     assert "If this push merges" not in stderr
 
 
-def test_merging_a_wave_in_review_without_a_pr_is_refused_with_how_to_push_the_merge(tmp_path: Path) -> None:
+def reviewed_wave(tmp_path: Path) -> RemoteRepo:
+    """A clone whose wave W9 pushed its branch (a commit to src/auth/limiter.py, owned by AUTH-1) and whose
+    item is in review, with no pull request; the clone is on main, up to date."""
     remote = make_remote_repo(tmp_path, FILES)
     install_hook(remote.clone)
     branch(remote.clone, "wave")
@@ -460,7 +462,22 @@ def test_merging_a_wave_in_review_without_a_pr_is_refused_with_how_to_push_the_m
     publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], status="review", wave=W9)])
     git(remote.clone, "checkout", "-q", "main")
     git(remote.clone, "merge", "-q", "--ff-only", "origin/main")
+    return remote
+
+
+def test_merging_a_reviewed_waves_pushed_branch_lands_it_and_says_to_sync(tmp_path: Path) -> None:
+    remote = reviewed_wave(tmp_path)
     git(remote.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W9}")
+    stderr = allowed(push(remote.clone, "origin", "main"))
+    assert (f"this push lands the pushed branch of wave {W9}, whose items are in review: run `wavegit sync` "
+            "to mark them done") in stderr
+
+
+def test_a_change_to_a_reviewed_waves_file_beyond_its_branch_is_refused_with_how_to_push_it(
+        tmp_path: Path) -> None:
+    remote = reviewed_wave(tmp_path)
+    git(remote.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W9}")
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 10\n"})  # not the wave's: a squash or a hand edit
     stderr = refused(push(remote.clone, "origin", "main"))
     assert f"src/auth/limiter.py: owned by AUTH-1 (review, wave {W9}; pushed to {MAIN})" in stderr
     assert (f"If this push merges wave {W9} itself (no pull request), push it with `git push --no-verify`, "
