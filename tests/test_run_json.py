@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import CliResult, git, wavegit
+from tests.helpers.repos import REPO_ROOT, CliResult, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, untouched, write_and_push
 from wavegit.model.report import WaveReport
 
@@ -162,3 +166,31 @@ def test_a_record_the_remote_refuses_ends_in_phase_record_with_the_error(tmp_pat
     assert (result.returncode, report.phase, report.tracker_updated) == (1, "record", False)
     assert (report.error or "").startswith("the tracker update did not land")
     assert "main is frozen" in (report.error or "")
+
+
+def test_sigterm_while_the_claim_fetches_is_a_claim_phase_report_exit_130_and_nothing_claimed(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    # The remote answers the first fetch (the governing config's) and hangs on the second (the claim's).
+    calls, hanging = tmp_path / "calls", tmp_path / "hanging"
+    upload = tmp_path / "upload-pack"
+    upload.write_text(f'#!/bin/sh\necho x >> {calls}\n'
+                      f'if [ "$(wc -l < {calls})" -ge 2 ]; then touch {hanging}; sleep 8; fi\n'
+                      'exec git-upload-pack "$@"\n')
+    upload.chmod(0o755)
+    git(remote.clone, "config", "remote.origin.uploadpack", str(upload))
+    before = git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not hanging.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and stderr.strip() == "wavegit run: interrupted"
+    report = WaveReport.from_json(stdout)
+    assert (report.wave_id, report.phase, report.exit_code, report.items) == ("", "claim", 130, [])
+    assert report.error == "interrupted before its claim was settled"
+    assert git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)") == before

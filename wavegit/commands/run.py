@@ -87,6 +87,12 @@ def run(args: argparse.Namespace) -> int:
             raise
         print("wavegit run: interrupted", file=sys.stderr)
         outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        # Before the wave had claims to settle (after, it raises Interrupted with its report).
+        if not args.json:
+            raise
+        print("wavegit run: interrupted", file=sys.stderr)
+        outcome = stopped(exc, started)
     if args.json:
         print(outcome.report.to_json())
         return outcome.exit_code

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from wavegit.attempts import runner, worktree
 from wavegit.core.errors import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RACE_LOST,
     EXIT_WORK_FAILED,
@@ -140,17 +141,20 @@ PREFLIGHT_ERRORS = (UsageError, ValidationError, HaltedError, BudgetExceededErro
 any other error before the claim landed (a lost race, git failing) ends it in phase ``claim``."""
 
 
-def stopped(exc: WavegitError, started: datetime) -> WaveOutcome:
+def stopped(exc: WavegitError | KeyboardInterrupt, started: datetime) -> WaveOutcome:
     """The report of a wave that ended before anything was claimed (``run --json`` prints it): no wave id,
-    no items, ``phase``, ``error`` and, halted or over budget, ``halt_reason`` or ``ceiling_reason``."""
+    no items, ``phase``, ``error`` and, halted or over budget, ``halt_reason`` or ``ceiling_reason``. A
+    KeyboardInterrupt (Ctrl-C, SIGTERM) before the claim was settled ends it in phase ``claim``, exit 130."""
     halted = isinstance(exc, HaltedError)
     over = isinstance(exc, BudgetExceededError)
+    code = exc.exit_code if isinstance(exc, WavegitError) else EXIT_INTERRUPTED
+    error = escape(str(exc)) if isinstance(exc, WavegitError) else "interrupted before its claim was settled"
     rep = report.WaveReport(
         wave_id="", base_sha="", started_at=report.utc_timestamp(started), finished_at=report.utc_timestamp(),
         phase="preflight" if isinstance(exc, PREFLIGHT_ERRORS) else "claim", halted=halted,
         halt_reason=str(exc) if halted else None, ceiling_reason=str(exc) if over else None,
-        error=escape(str(exc)), exit_code=exc.exit_code, budget=report.BudgetReport(exceeded=over))
-    return WaveOutcome(rep, exc.exit_code)
+        error=error, exit_code=code, budget=report.BudgetReport(exceeded=over))
+    return WaveOutcome(rep, code)
 
 
 def write_report(repo: Repo, rep: report.WaveReport) -> Path:
