@@ -364,3 +364,11 @@ def test_attack_an_integer_of_more_digits_than_python_converts_is_a_located_prob
         tracker.loads(text)
     [problem] = raised.value.problems
     assert (problem.line, problem.col) == (7, 15) and "at most 4300 digits" in problem.message
+
+
+def test_an_empty_list_value_is_the_lists_default_not_a_crash() -> None:
+    # `depends_on:` with nothing after it (or `depends_on: # [A-1]`) is YAML null: no dependencies.
+    text = ("version: 1\nitems:\n  - id: A-1\n    prompt: p\n    owns: [a.txt]\n    test: 'true'\n"
+            "    depends_on: # [B-2]\n")
+    item = tracker.loads(text).get("A-1")
+    assert item is not None and item.depends_on == () and item.problems == ()

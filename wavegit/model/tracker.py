@@ -263,7 +263,7 @@ def _items(items_node: Node | None, where: schema.Located,
                      f"{first_line[item_id]})", item_id, "ids must be unique; rename one of them")
         else:
             first_line[item_id] = line
-        row = [values.get(name, _ITEM_DEFAULTS[name]) for name in _ITEM_FIELDS]
+        row = [_value_or_default(values, name) for name in _ITEM_FIELDS]
         row[0] = item_id
         row[-3:] = [index, line, tuple(_brief(p) for p in where.problems[before:])]
         attached += len(where.problems) - before
@@ -271,6 +271,13 @@ def _items(items_node: Node | None, where: schema.Located,
         item_nodes.append(node)
     attached += _check_dependencies(rows, item_nodes, where)
     return tuple(dict(zip(_ITEM_FIELDS, row, strict=True)) for row in rows), attached
+
+
+def _value_or_default(values: dict[str, schema.Value], name: str) -> object:
+    """The item's value for ``name``; its default when absent, or empty (``depends_on:``) for a list."""
+    value = values.get(name)
+    default = _ITEM_DEFAULTS[name]
+    return default if value is None and (name not in values or isinstance(default, tuple)) else value
 
 
 _DEPS = _ITEM_FIELDS.index("depends_on")
