@@ -66,7 +66,7 @@ def count_wave(base: Path, n_items: int) -> Count:
 
 def result(quick: bool) -> common.Result:
     sizes = QUICK_SIZES if quick else SIZES
-    with tempfile.TemporaryDirectory(prefix="wavegit-ghreq-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="wavegit-ghreq-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         common.warm_bytecode(common.python_env(base))
         counts = [count_wave(base, n) for n in sizes]

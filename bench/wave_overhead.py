@@ -83,7 +83,7 @@ def run_wave(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, object]
 
 def time_wave(cache: Path, items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
     """Wall time of one ``wavegit run`` and each item's attempt duration (worktree to removal)."""
-    with tempfile.TemporaryDirectory(prefix="wavegit-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         env = common.git_env(base / "home", cache)
         wall, report = run_wave(make_repo(base, env, items, sleep_s, mode=mode), env)
@@ -105,7 +105,7 @@ def _median_ms(step: Callable[[], None], repeat: int) -> float:
 
 def time_steps(repeat: int = 16) -> dict[str, float]:
     """Median milliseconds per item of the git steps a wave adds around each worker."""
-    with tempfile.TemporaryDirectory(prefix="wavegit-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         env = common.git_env(base / "home")
         clone = make_repo(base, env)
@@ -199,7 +199,8 @@ def measure(runs: int, sleep_s: float = SLEEP_S, step_repeat: int = 16) -> Figur
     modes = ["none"] + (["bwrap"] if bwrap_problem() is None else [])
     walls: dict[str, list[float]] = {mode: [] for mode in modes}
     durations: dict[str, list[float]] = {mode: [] for mode in modes}
-    with tempfile.TemporaryDirectory(prefix="wavegit-bench-cache-") as cache:
+    # A finished wave's detached reaper may still be removing its trash in there while this is removed.
+    with tempfile.TemporaryDirectory(prefix="wavegit-bench-cache-", ignore_cleanup_errors=True) as cache:
         common.warm_bytecode(common.python_env(Path(cache)))
         # Round by round, so that the machine's noise falls on both modes alike.
         for _ in range(runs):
