@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.store import WrappedStore
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.commands.run import summary
 from wavegit.core.errors import EXIT_HALTED, BudgetExceededError, HaltedError
@@ -24,27 +25,14 @@ NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)  # conftest dates every 
 WAVE = "w-20260101-120000-abcd"
 
 
-class RivalFirst:
+class RivalFirst(WrappedStore):
     """A clone's GitStore whose first write lets a rival clone push first: the deterministic moment between
     the claim's read and its push."""
 
     def __init__(self, inner: GitStore, rival: Callable[[], None]) -> None:
-        self.inner = inner
-        self.target = inner.target
+        super().__init__(inner)
         self.rival = rival
         self.writes = 0
-
-    def read(self) -> Snapshot:
-        return self.inner.read()
-
-    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
-        return self.inner.read_file(snapshot, path)
-
-    def read_head_file(self, path: str) -> str | None:
-        return self.inner.read_head_file(path)
-
-    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
-        return self.inner.contains_op(head, since, op_id)
 
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
         self.writes += 1

@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers.ghserver import BOT_TOKEN, Fault, Running, running
 from tests.helpers.repos import RemoteRepo, git
-from tests.helpers.store import TRACKER, Counting, commit_file, item_ids, store_at, tracker_text
+from tests.helpers.store import TRACKER, Counting, WrappedStore, commit_file, item_ids, store_at, tracker_text
 from wavegit.core.errors import HaltedError, UsageError, ValidationError
 from wavegit.github.api import Settings
 from wavegit.github.client import PyGithubClient
@@ -154,28 +154,12 @@ def test_contains_op_finds_only_our_operation_id_after_the_snapshot(backend: Bac
     assert not backend.store.contains_op(after, after, result.op_id)
 
 
-class AnswerLost:
+class AnswerLost(WrappedStore):
     """Wraps a store: the write lands, then the caller is told it lost the race."""
-
-    def __init__(self, inner: TrackerStore) -> None:
-        self.inner = inner
-        self.target = inner.target
-
-    def read(self) -> Snapshot:
-        return self.inner.read()
-
-    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
-        return self.inner.read_file(snapshot, path)
-
-    def read_head_file(self, path: str) -> str | None:
-        return self.inner.read_head_file(path)
 
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
         self.inner.write(expected, change, message)
         raise CasConflict("answer lost")
-
-    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
-        return self.inner.contains_op(head, since, op_id)
 
 
 def test_a_write_that_landed_unseen_is_found_by_its_op_id(backend: Backend) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.helpers.repos import git
 from wavegit.core.repo import discover
 from wavegit.model.config import Config
-from wavegit.trackerbranch.store import Change, GitStore, Snapshot
+from wavegit.trackerbranch.store import Change, GitStore, Snapshot, TrackerStore
 
 TRACKER = ".wavegit/tracker.yaml"
 
@@ -58,3 +58,26 @@ class Counting:
 def item_ids(text: str | None) -> list[str]:
     assert text is not None
     return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("  - id:")]
+
+
+class WrappedStore:
+    """A store that hands every call to ``inner``: a test subclass overrides the one call it bends."""
+
+    def __init__(self, inner: TrackerStore) -> None:
+        self.inner = inner
+        self.target = inner.target
+
+    def read(self) -> Snapshot:
+        return self.inner.read()
+
+    def read_file(self, snapshot: Snapshot, path: str) -> str | None:
+        return self.inner.read_file(snapshot, path)
+
+    def read_head_file(self, path: str) -> str | None:
+        return self.inner.read_head_file(path)
+
+    def contains_op(self, head: Snapshot, since: Snapshot, op_id: str) -> bool:
+        return self.inner.contains_op(head, since, op_id)
+
+    def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        return self.inner.write(expected, change, message)
