@@ -110,8 +110,8 @@ def test_worker_profiles_are_checked_where_they_are_written() -> None:
         ".wavegit/config.yaml:3:12: 'workers.neither' needs either `preset` or `command`",
         ".wavegit/config.yaml:4:11: 'workers.scalar' must be a mapping, got a string",
         ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, got 'gemini'",
-        ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model` and `args` only with a `preset` (put them in "
-        "the command)"]
+        ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` (put "
+        "them in the command)"]
 
 
 # ----------------------------------------------------------------------------------------- claude in waves

@@ -5,6 +5,9 @@ When the worker (``WAVEGIT_WORKER``, the action's ``worker`` input, else ``worke
 pinned version of :data:`AGENT_PACKAGES` or at ``VERSION`` (the ``agent-version`` input); for any other
 worker it prints nothing. ``action.yml`` installs the package with npm unless the executable is on
 ``PATH``. A ``VERSION`` that is not a version (it goes to npm) is exit 2 with one ``::error`` line.
+
+``python -m wavegit.github.agent --all`` prints every preset's executable and ``package@version`` at its pin,
+one a line: what ``.ci/install-agents`` installs for the tests, so CI and the Action run the same versions.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ def agent_install(worker: str, version: str = "") -> tuple[str, str] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--all"]:
+        for preset in AGENT_PACKAGES:
+            print(*(agent_install(preset) or ()))
+        return EXIT_OK
     version = args[0] if args else ""
     if len(args) > 1 or (version and not _VERSION.fullmatch(version)):
         print(f"::error title=wavegit action::input agent-version: {version!r} is not a version "

@@ -6,6 +6,7 @@ The parsed file is cached by its blob SHA (like the tracker), so a warm load doe
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple
@@ -115,8 +116,14 @@ def _profile(value: schema.Value) -> str | None:
         return None
     if bool(value.get("preset")) == bool(value.get("command")):
         return "needs either `preset` or `command`"
-    if value.get("command") and (value.get("model") or value.get("args")):
-        return "takes `model` and `args` only with a `preset` (put them in the command)"
+    if value.get("command") and (value.get("model") or value.get("args") or value.get("base_url")):
+        return "takes `model`, `args` and `base_url` only with a `preset` (put them in the command)"
+    return None
+
+
+def _http_url(value: schema.Value) -> str | None:
+    if isinstance(value, str) and value and not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", value):
+        return f"is {value!r}: it must be an http:// or https:// URL"
     return None
 
 
@@ -127,6 +134,9 @@ class WorkerProfile(NamedTuple):
     preset: Annotated[str, schema.key("a preset (`claude`, `codex`)", choices=PRESETS)] = ""
     model: Annotated[str, schema.key("the model the preset asks for; empty = the CLI's default")] = ""
     args: Annotated[tuple[str, ...], schema.key("extra arguments for the preset's command")] = ()
+    base_url: Annotated[str, schema.key(
+        "the model API (a gateway or proxy) the preset's CLI talks to, in the variable or option that CLI "
+        "reads; empty = the CLI's default", _http_url)] = ""
     command: Annotated[str, schema.key(
         "a command line instead of a preset", schema.command(required=False))] = ""
 
