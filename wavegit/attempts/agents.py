@@ -1,176 +1,32 @@
 """The agent CLIs wavegit drives, and the worker profiles that pick one for an item.
 
-A **preset** knows one CLI: how to build its command line for a model and for where it runs (inside
-wavegit's bubblewrap sandbox, which is then the boundary, or unsandboxed), how to read its account of the run
-(error, tokens, dollars) from the log, and which variables carry its credentials. Checked against Claude Code
-2.1.197 and codex-cli 0.171.0:
+A **preset** knows one CLI (:mod:`wavegit.attempts.preset`, one module per CLI): its command line and
+variables for a model, a gateway and for where it runs (inside wavegit's bubblewrap sandbox, which is then the
+boundary, or unsandboxed), the actions it streams, its account of the run (error, tokens, dollars), which
+failures will repeat, and which variables carry its credentials.
 
-- ``claude -p --output-format json`` reads the prompt on stdin and prints one JSON result: ``is_error`` with
-  its ``result`` text (e.g. "Not logged in") and ``permission_denials`` say why it failed, ``total_cost_usd``
-  and ``usage`` what it spent. In print mode ``acceptEdits`` lets it edit but run no command (not even the
-  item's test), so in the sandbox the preset grants every permission; unsandboxed it keeps edits only.
-- ``codex exec --json`` reads the prompt on stdin (``-``) and prints JSON events: ``turn.completed`` carries
-  ``usage`` (tokens only, so the config's ``prices`` give dollars), ``turn.failed`` and ``error`` why it
-  failed. Its own sandbox cannot nest inside bwrap: in wavegit's sandbox it runs with
-  ``--dangerously-bypass-approvals-and-sandbox`` (codex's flag for externally sandboxed environments),
-  otherwise with ``-s workspace-write``.
-
-A **profile** (config ``workers: {NAME: {preset, model, args} | {command}}``) is what an item names with
-``worker: NAME``; an item without one runs config ``worker`` (a preset name, a profile name or a command).
+A **profile** (config ``workers: {NAME: {preset, model, args, base_url} | {command}}``) is what an item
+names with ``worker: NAME``; an item without one runs config ``worker`` (a preset name, a profile name or a
+command).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
+from wavegit.attempts import preset as presets
+from wavegit.attempts.preset import Account, Launch, Preset
+from wavegit.attempts.preset_claude import CLAUDE
+from wavegit.attempts.preset_codex import CODEX
 from wavegit.attempts.runner import command_argv
 from wavegit.core import schema, yamlcompose
 from wavegit.core.errors import Problem, UsageError, ValidationError
-from wavegit.core.jsondecode import reject_constant
 from wavegit.model.config import Config, WorkerProfile
 
-LOG_SCAN_BYTES = 4 * 1024 * 1024
-"""How much of a log's end is scanned for an agent's JSON result or events."""
-
-_Amount = TypeVar("_Amount", int, float)
-
-MAX_TOKENS = 10**12
-"""The most tokens one attempt may report (a worker wrote the log: larger counts are not believed)."""
-
-
-@dataclass(frozen=True)
-class Account:
-    """What an agent's log says about its run; None where it says nothing."""
-
-    usd: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    error: str | None = None
-    """The agent's own reason for failing (Claude's ``is_error`` result, a Codex ``turn.failed``)."""
-    denied: str | None = None
-    """What it was not allowed to do (Claude's ``permission_denials``): why an attempt failed, maybe."""
-    found: bool = False
-    """Whether the log held the agent's result (Claude) or a usage event (Codex) at all."""
-
-
-@dataclass(frozen=True)
-class Preset:
-    """One agent CLI."""
-
-    name: str
-    credentials: tuple[str, ...]
-    """Variables that carry its credentials, any one of which will do."""
-    build: Callable[[str, bool], list[str]]
-    """``(model, sandboxed) -> argv`` before the profile's extra args."""
-    read: Callable[[Sequence[object]], Account]
-    """The account of a run from the JSON objects of its log, in order."""
-    tail: tuple[str, ...] = ()
-    """Arguments after the profile's extra args (Codex's ``-``: the prompt on stdin)."""
-    unsandboxed: str = ""
-    """What the report says of a run outside wavegit's sandbox, when it is given less there."""
-
-    def argv(self, model: str, args: Sequence[str], sandboxed: bool) -> list[str]:
-        return [*self.build(model, sandboxed), *args, *self.tail]
-
-
-def _claude_argv(model: str, sandboxed: bool) -> list[str]:
-    permissions = "bypassPermissions" if sandboxed else "acceptEdits"
-    return ["claude", "-p", "--output-format", "json", "--permission-mode", permissions,
-            *(["--model", model] if model else [])]
-
-
-def _codex_argv(model: str, sandboxed: bool) -> list[str]:
-    jail = ["--dangerously-bypass-approvals-and-sandbox"] if sandboxed else ["-s", "workspace-write"]
-    return ["codex", "exec", "--json", *jail, *(["-m", model] if model else [])]
-
-
-def _claude_read(objects: Sequence[object]) -> Account:
-    results = [_claude_result(o) for o in objects if isinstance(o, dict) and o.get("type") == "result"]
-    if len(results) <= 1:
-        return results[0] if results else Account()
-    # Claude prints one result, last; any other is a line something in the sandbox wrote into its output
-    # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it.
-    return replace(results[-1], usd=_most([r.usd for r in results]),
-                   input_tokens=_most([r.input_tokens for r in results]),
-                   output_tokens=_most([r.output_tokens for r in results]))
-
-
-def _most(amounts: Sequence[_Amount | None]) -> _Amount | None:
-    return None if any(a is None for a in amounts) else max(a for a in amounts if a is not None)
-
-
-def _claude_result(result: dict[str, object]) -> Account:
-    usage = result.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    inputs = [_count(usage.get(k)) for k in
-              ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
-    known = [n for n in inputs if n is not None]
-    text = result.get("result")
-    error = (f"claude: {text if isinstance(text, str) and text else result.get('subtype')}"
-             if result.get("is_error") is True else None)
-    return Account(usd=usd_amount(result.get("total_cost_usd")), input_tokens=sum(known) if known else None,
-                   output_tokens=_count(usage.get("output_tokens")), error=error,
-                   denied=_claude_denials(result.get("permission_denials")), found=True)
-
-
-def _claude_denials(denials: object) -> str | None:
-    if not isinstance(denials, list) or not denials:
-        return None
-    tools = sorted({str(d.get("tool_name", "?")) for d in denials if isinstance(d, dict)})
-    count = f"{len(denials)} denial{'s' if len(denials) != 1 else ''}"
-    return f"claude was denied permission for {', '.join(tools) or 'a tool'} ({count})"
-
-
-def _codex_read(objects: Sequence[object]) -> Account:
-    events = [o for o in objects if isinstance(o, dict)]
-    usages = [e["usage"] for e in events
-              if e.get("type") == "turn.completed" and isinstance(e.get("usage"), dict)]
-    errors = []
-    for event in events:
-        if event.get("type") == "turn.failed" and isinstance(event.get("error"), dict):
-            errors.append(str(event["error"].get("message", "turn failed")))
-        elif event.get("type") == "error":
-            errors.append(str(event.get("message", "error")))
-    error = f"codex: {'; '.join(dict.fromkeys(errors))}" if errors else None
-    if not usages:
-        return Account(error=error, found=bool(errors))
-    inputs = [_count(u.get("input_tokens")) for u in usages]
-    outputs = [_count(u.get("output_tokens")) for u in usages]
-    return Account(input_tokens=_total(inputs), output_tokens=_total(outputs), error=error, found=True)
-
-
-CLAUDE = Preset("claude", ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), _claude_argv, _claude_read,
-                unsandboxed="edits only: unsandboxed")
-CODEX = Preset("codex", ("OPENAI_API_KEY", "CODEX_API_KEY"), _codex_argv, _codex_read, tail=("-",))
 PRESETS: Mapping[str, Preset] = {preset.name: preset for preset in (CLAUDE, CODEX)}
-
-
-def usd_amount(value: object, limit: float = 1e6) -> float | None:
-    """``value`` as dollars when it is a number from 0 to ``limit``; else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        usd = float(value)
-    except OverflowError:  # an int too large for a float
-        return None
-    return usd if 0 <= usd <= limit else None
-
-
-def _count(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-        return None
-    return value
-
-
-def _total(counts: Sequence[int | None]) -> int | None:
-    if any(n is None for n in counts):
-        return None
-    return sum(n for n in counts if n is not None)
+__all__ = ["CLAUDE", "CODEX", "PRESETS", "Account", "Agent", "Preset"]
 
 
 @dataclass(frozen=True)
@@ -182,11 +38,19 @@ class Agent:
     model: str = ""
     args: tuple[str, ...] = ()
     command: str = ""
+    base_url: str = ""
+
+    def launch(self, sandboxed: bool) -> Launch:
+        return Launch(self.model, sandboxed, self.base_url)
 
     def argv(self, sandboxed: bool) -> list[str]:
         if self.preset is not None:
-            return self.preset.argv(self.model, self.args, sandboxed)
+            return self.preset.argv(self.launch(sandboxed), self.args)
         return command_argv(self.command)
+
+    def env(self, sandboxed: bool) -> dict[str, str]:
+        """What the preset's CLI gets on top of the worker's environment (nothing for a command)."""
+        return self.preset.env(self.launch(sandboxed)) if self.preset is not None else {}
 
     def label(self, sandboxed: bool) -> str:
         """What ran, for the report and the ``Wavegit-Worker`` trailer: ``deep (claude, opus)``, with the
@@ -200,8 +64,15 @@ class Agent:
         """The preset's account of the run in its log (nothing for a command)."""
         if self.preset is None:
             return Account()
-        return self.preset.read(list(_json_lines(log_path)))
+        return self.preset.read(*presets.read_log(log_path))
 
+    def action(self, line: bytes) -> str | None:
+        """The action one line of the worker's output says it is taking (None for a command)."""
+        return self.preset.action(presets.parse_line(line)) if self.preset is not None else None
+
+    def permanent(self, account: Account) -> str | None:
+        """Why a failed run of this agent will fail again on every try, or None."""
+        return self.preset.permanent(account) if self.preset is not None else None
 
 DEFAULT_PROFILE = "worker"
 """The profile name of config ``worker`` when it is not itself a profile's name."""
@@ -234,7 +105,7 @@ def check_option(config: Config, name: str | None) -> None:
 
 def _agent(profile: WorkerProfile) -> Agent:
     preset = PRESETS.get(profile.preset) if profile.preset else None
-    return Agent(profile.name, preset, profile.model, profile.args, profile.command)
+    return Agent(profile.name, preset, profile.model, profile.args, profile.command, profile.base_url)
 
 
 def _known(config: Config) -> str:
@@ -301,20 +172,8 @@ def missing_credentials(agent: Agent, config: Config, environ: Mapping[str, str]
             "HOME: your login does not reach them)")
 
 
-def _json_lines(log_path: Path) -> Iterator[object]:
-    """The JSON values of the lines of the last ``LOG_SCAN_BYTES`` of the log that parse as one."""
-    try:
-        with log_path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - LOG_SCAN_BYTES))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            yield json.loads(line, parse_constant=reject_constant)
-        except (ValueError, RecursionError):
-            continue
+
+def root_refusal(agent: Agent, argv: Sequence[str]) -> str | None:
+    """Why ``agent``'s CLI, started as root outside wavegit's sandbox with ``argv``, would refuse to run, with
+    the fix; else None."""
+    return agent.preset.refuses_root(argv) if agent.preset is not None else None
