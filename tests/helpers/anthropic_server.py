@@ -5,8 +5,9 @@ A test gives a :class:`Script`: the turns the main conversation's model answers,
 blocks (text, or a ``tool_use`` the CLI runs with its own Write/Edit/Bash tools), or a :class:`Fault` (an HTTP
 error status with Anthropic's error body, a hang, a slow trickle of pings, a dropped connection). A request
 is "main" when it offers tools and asks for the script's model; anything else the CLI sends on the side (a
-title, a quota probe, a haiku call) gets a one-word text answer. A ``Task`` tool_use makes the CLI start a
-sub-agent, whose requests (its own model, ``subagent_model``) get the sub-agent script.
+title, a quota probe, a haiku call) gets a one-word text answer. An ``Agent`` tool_use makes the CLI start a
+sub-agent, whose requests (on ``subagent_model``: the CLI's ``CLAUDE_CODE_SUBAGENT_MODEL``) get the sub-agent
+script.
 
 Every request is logged (:attr:`AnthropicServer.requests`) and every token the server reports is summed per
 model (:attr:`AnthropicServer.sent`), so a test compares what wavegit read with what was sent.
@@ -128,21 +129,20 @@ class AnthropicServer:
     # -- answering ------------------------------------------------------------------------------------
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[str, Turn]:
-        """The role of a request (main, subagent, side) and the turn that answers it."""
+        """The role of a request (main, subagent, side, count) and the turn that answers it."""
         model = str(body.get("model", ""))
-        has_tools = bool(body.get("tools"))
+        turn: Turn
         with self._lock:
             if path.startswith("/v1/messages/count_tokens"):
                 role, turn = "count", []
-            elif has_tools and model == self.script.model and not _is_subagent(body):
+            elif body.get("tools") and model == self.script.model:
                 role, turn = "main", self._main.next()
-            elif has_tools:
+            elif body.get("tools") and model == self.script.subagent_model:
                 role, turn = "subagent", self._sub.next()
             else:
                 role, turn = "side", [text("ok")]
-            self.requests.append({"path": path, "model": model, "role": role, "stream": bool(body.get("stream")),
-                                  "tools": [t.get("name") for t in body.get("tools", [])],
-                                  "fault": turn if isinstance(turn, Fault) else None})
+            fault = turn if isinstance(turn, Fault) else None
+            self.requests.append({"path": path, "model": model, "role": role, "fault": fault})
             return role, turn
 
     def usage(self, model: str) -> tuple[int, int]:
@@ -156,11 +156,6 @@ class AnthropicServer:
         with self._lock:
             self._ids += 1
             return f"{prefix}_{self._ids:024d}"
-
-
-def _is_subagent(body: dict[str, Any]) -> bool:
-    """A sub-agent's conversation has no Agent (formerly Task) tool of its own: the CLI does not nest them."""
-    return not any(t.get("name") in ("Agent", "Task") for t in body.get("tools", []))
 
 
 def _message(server: AnthropicServer, model: str, blocks: list[Block], cwd: str) -> dict[str, Any]:
@@ -205,7 +200,7 @@ def _handler(server: AnthropicServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             del format, args
 
         def do_GET(self) -> None:
