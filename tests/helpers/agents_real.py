@@ -1,9 +1,9 @@
 """The real agent CLIs for ``@pytest.mark.real`` tests, and an ordinary user to run waves as.
 
-``.ci/install-agents`` installs the versions pinned in ``wavegit/github/agent.py`` into ``$WAVEGIT_AGENTS_DIR``
-(default: ``.agents/`` in the checkout). :func:`agent_bin` finds an executable there at its pinned version and
-FAILS the test when it is missing or another version, naming the fix; only ``WAVEGIT_SKIP_REAL_AGENTS=1``
-turns that into a skip.
+``.ci/install-agents`` installs the versions pinned in ``wavegit/github/agent.py`` into
+``$WAVEGIT_AGENTS_DIR`` (default: ``.agents/`` in the checkout). :func:`agent_bin` finds an executable
+there at its pinned version and FAILS the test when it is missing or another version, naming the fix; only
+``WAVEGIT_SKIP_REAL_AGENTS=1`` turns that into a skip.
 
 Run as root, :func:`ordinary_user` makes the user :data:`TEST_USER` once (``useradd``) and the waves of the
 "user" rows run as it with ``runuser``; run as an ordinary user, that user is the one running the tests.
@@ -56,7 +56,7 @@ class User:
     gid: int
 
     def own(self, path: Path) -> None:
-        """Give ``path`` and everything under it to this user (nothing to do for the user running the tests)."""
+        """Give ``path`` and everything under it to this user (nothing to do for the tests' own user)."""
         if self.uid == os.geteuid():
             return
         for folder, dirs, files in os.walk(path):
@@ -98,4 +98,5 @@ def python_for(user: User) -> str:
         tried = user.run([candidate, "-c", "import yaml"], Path("/"), {"PATH": "/usr/bin:/bin"}, timeout=60)
         if tried.returncode == 0:
             return candidate
-    pytest.fail(f"no Python with PyYAML that the user {user.name} may run ({sys.executable}, /usr/bin/python3)")
+    pytest.fail(f"no Python with PyYAML that the user {user.name} may run (tried {sys.executable} and "
+                "/usr/bin/python3)")

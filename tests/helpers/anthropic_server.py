@@ -19,7 +19,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -54,15 +54,16 @@ class Fault:
 
 
 Turn = list[Block] | Fault
+Turns = Sequence[Turn]
 
 
 @dataclass
 class Script:
     """What the model of the main conversation answers, turn by turn (the last turn repeats)."""
 
-    turns: list[Turn]
+    turns: Turns
     model: str = "claude-sonnet-4-5"
-    subagent: list[Turn] = field(default_factory=lambda: [[text("Sub-agent done.")]])
+    subagent: Turns = field(default_factory=lambda: [[text("Sub-agent done.")]])
     subagent_model: str = "claude-haiku-4-5"
     input_tokens: int = 1000
     output_tokens: int = 100
@@ -77,7 +78,7 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
 class _Conversation:
     """Where one script stands: the next turn, and how often the current fault has been served."""
 
-    def __init__(self, turns: list[Turn]) -> None:
+    def __init__(self, turns: Turns) -> None:
         self.turns = turns
         self.index = 0
         self.served = 0
