@@ -27,6 +27,7 @@ from typing import NamedTuple, TypeVar
 
 from wavegit.attempts.runner import LINE_MAX_BYTES
 from wavegit.core.jsondecode import reject_constant
+from wavegit.core.progress import inert
 
 LOG_SCAN_BYTES = 4 * 1024 * 1024
 """How much of a log's end is scanned for an agent's JSON result or events."""
@@ -158,8 +159,9 @@ def parse_line(line: bytes | str) -> object:
 
 
 def short(text: str) -> str:
-    """``text`` on one line, at most :data:`ACTION_MAX_CHARS` characters."""
-    flat = " ".join(text.split())
+    """``text`` on one line, at most :data:`ACTION_MAX_CHARS` characters, control characters escaped (the
+    worker wrote it, and ``wavegit status`` prints it on a terminal)."""
+    flat = inert(" ".join(text.split()))
     return flat if len(flat) <= ACTION_MAX_CHARS else flat[:ACTION_MAX_CHARS - 3] + "..."
 
 
