@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from wavegit.attempts.runner import LINE_MAX_BYTES
 from wavegit.core.jsondecode import reject_constant
@@ -54,7 +54,8 @@ class Account:
     """Whether the log held the agent's result (Claude) or a usage event (Codex) at all."""
 
 
-class Launch(NamedTuple):
+@dataclass(frozen=True)
+class Launch:
     """One start of a preset's CLI."""
 
     model: str
