@@ -105,7 +105,7 @@ def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a
 
 def test_worker_profiles_are_checked_where_they_are_written() -> None:
     text = ("workers:\n  both: {preset: claude, command: x}\n  neither: {model: opus}\n  scalar: claude\n"
-            "  odd: {preset: gemini}\n  cmd: {command: x, model: m}\n")
+            "  odd: {preset: gemini}\n  cmd: {command: x, model: m}\n  gw: {preset: claude, base_url: ftp://x}\n")
     with pytest.raises(ValidationError) as raised:
         config.parse_config_text(text)
     assert [str(p).split(" (hint")[0] for p in raised.value.problems] == [
@@ -114,7 +114,8 @@ def test_worker_profiles_are_checked_where_they_are_written() -> None:
         ".wavegit/config.yaml:4:11: 'workers.scalar' must be a mapping, got a string",
         ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, got 'gemini'",
         ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` "
-        "(put them in the command)"]
+        "(put them in the command)",
+        ".wavegit/config.yaml:7:34: 'base_url' is 'ftp://x': it must be an http:// or https:// URL"]
 
 
 # ----------------------------------------------------------------------------------------- claude in waves
