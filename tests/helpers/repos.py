@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wavegit.core.repo import discover
+
 if TYPE_CHECKING:
     from wavegit.attempts import snapshot
 
@@ -115,11 +117,12 @@ class AttemptTree:
 
 
 def state_files(clone: Path) -> list[Path]:
-    """Every file in ``clone``'s wavegit state folder, once the detached reaper of its last wave (started as
-    ``wavegit run`` returns) has emptied the trash: what stays there, not what is being removed."""
-    state = clone / ".git" / "wavegit"
-    trash = state / "trash"
+    """Every file in ``clone``'s wavegit state folder and its attempt trees' folder, once the detached reaper
+    of its last wave (started as ``wavegit run`` returns) has emptied the trash: what stays, not what is
+    being removed."""
+    repo = discover(clone)
     deadline = time.monotonic() + 60
-    while trash.is_dir() and any(trash.iterdir()) and time.monotonic() < deadline:
+    while repo.trash_dir.is_dir() and any(repo.trash_dir.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return [path for path in state.rglob("*") if path.is_file()]
+    folders = (repo.state_dir, repo.trees_dir)
+    return [path for folder in folders for path in folder.rglob("*") if path.is_file()]

@@ -12,8 +12,9 @@ from pathlib import Path
 
 sys.stdin.read()
 tree = Path.cwd()
-# The attempt's tree lives under the checkout's git directory: <checkout>/.git/...
-git_dir = next(p for p in tree.parents if p.name == ".git")
+# The attempt's repository borrows the checkout's objects: its alternates file names <checkout>/.git/objects.
+objects = (tree / ".git" / "objects" / "info" / "alternates").read_text().splitlines()[0]
+git_dir = Path(objects).parent
 checkout = git_dir.parent
 targets = {
     checkout / "PWNED.txt": "pwned\n",

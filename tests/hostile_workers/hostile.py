@@ -66,11 +66,18 @@ def move_main(path: str) -> None:
     Path(path).unlink()
 
 
+def scheduler_git_dir() -> Path:
+    """The scheduler's git directory, found as a worker would: the tree's repository borrows its objects
+    (``.git/objects/info/alternates`` names ``<checkout>/.git/objects``)."""
+    alternates = Path(".git", "objects", "info", "alternates").read_text().splitlines()
+    return Path(alternates[0]).parent
+
+
 def unmount_and_write(marker: str) -> None:
     """Unmount what hides the checkout and its git directory (root's capabilities in the sandbox would
     allow it), remount ``/`` writable, then write MARKER into both; each failure is ignored."""
     libc = ctypes.CDLL(None, use_errno=True)
-    git_dir = next(p for p in Path.cwd().parents if p.name == ".git")
+    git_dir = scheduler_git_dir()
     tree = os.open(".", os.O_RDONLY)  # the tree's mount goes with its parent's; this keeps it reachable
     for path in (git_dir, git_dir.parent):
         libc.umount2(os.fsencode(path), 2)  # MNT_DETACH
@@ -142,7 +149,7 @@ def act(verb: str, args: list[str]) -> None:
             for name in HOOKS:
                 _script(target / name, f"planted:{name}", args[1])
     elif verb == "retarget-origin":
-        checkout = next(p for p in Path.cwd().parents if p.name == ".git").parent
+        checkout = scheduler_git_dir().parent
         subprocess.run(["git", "-C", str(checkout), "config", "remote.origin.url", args[0]], check=False)
     elif verb == "leak-token":
         Path(args[0]).write_text(os.environ.get("GITHUB_TOKEN", "") + "\n")
