@@ -535,6 +535,18 @@ def test_the_worker_cli_to_install_is_the_presets_pinned_package(
     assert (code, out.strip()) == (0, expected)
 
 
+def test_all_lists_every_presets_pinned_package_for_ci_to_install(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # .ci/install-agents installs these: the tests run the versions the action installs.
+    monkeypatch.chdir(tmp_path)
+    code, out = agent_answer("./my-worker.sh", ["--all"], capsys)
+    assert (code, out.splitlines()) == (0, [f"{exe} {package}@{pin}" for exe, package, pin in
+                                            agent.AGENT_PACKAGES.values()])
+    script = (REPO_ROOT / ".ci" / "install-agents").read_text()
+    assert "-m wavegit.github.agent --all" in script
+    assert ".ci/install-agents" in (REPO_ROOT / ".ci" / "run").read_text()
+
+
 @pytest.mark.parametrize(("worker", "version", "says"), [
     ("claude", "1.0; curl evil", "is not a version"),
     ("claude", "--registry=https://evil.example", "is not a version"),
