@@ -29,7 +29,7 @@ needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run:
 PROFILES = {"deep": {"preset": "claude", "model": "opus"},
             "gpt": {"preset": "codex", "model": "gpt-5-codex", "args": ["--skip-git-repo-check"]},
             "plain": {"command": WORKER}}
-KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+KEYS = ["ANTHROPIC_API_KEY", "CODEX_API_KEY"]
 PRICES = {"gpt-5-codex": {"input_per_mtok": 1.25, "output_per_mtok": 10.0}}
 # What the fake codex reports over its two turns, and that at PRICES.
 CODEX_INPUT, CODEX_OUTPUT = 24763 + 1237, 122 + 878
@@ -41,7 +41,7 @@ def fake_agents(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake CLIs first on PATH, with credentials set (each test's config lists them in worker_env)."""
     monkeypatch.setenv("PATH", f"{AGENTS}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test")
 
 
 def _repo(tmp_path: Path, items: list[dict[str, Any]], **overrides: Any) -> Any:
@@ -306,7 +306,7 @@ def test_a_preset_without_credentials_that_reach_the_worker_is_exit_2_before_the
 
 def test_a_profile_whose_program_is_missing_is_exit_2_naming_the_profile(tmp_path: Path) -> None:
     remote = _repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], worker="gpt")])
-    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin", "OPENAI_API_KEY": "sk"}
+    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin", "CODEX_API_KEY": "sk"}
     result = wavegit(remote.clone, "run", env=env)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [

@@ -26,8 +26,9 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
 
+from wavegit.attempts import preset_codex
+from wavegit.attempts.account import Account, count, most, usd_amount
 from wavegit.attempts.runner import command_argv
 from wavegit.core import schema, yamlcompose
 from wavegit.core.errors import Problem, UsageError, ValidationError
@@ -37,27 +38,6 @@ from wavegit.model.config import Config, WorkerProfile
 LOG_SCAN_BYTES = 4 * 1024 * 1024
 """How much of a log's end is scanned for an agent's JSON result or events."""
 
-_Amount = TypeVar("_Amount", int, float)
-
-MAX_TOKENS = 10**12
-"""The most tokens one attempt may report (a worker wrote the log: larger counts are not believed)."""
-
-
-@dataclass(frozen=True)
-class Account:
-    """What an agent's log says about its run; None where it says nothing."""
-
-    usd: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    error: str | None = None
-    """The agent's own reason for failing (Claude's ``is_error`` result, a Codex ``turn.failed``)."""
-    denied: str | None = None
-    """What it was not allowed to do (Claude's ``permission_denials``): why an attempt failed, maybe."""
-    found: bool = False
-    """Whether the log held the agent's result (Claude) or a usage event (Codex) at all."""
-
-
 @dataclass(frozen=True)
 class Preset:
     """One agent CLI."""
@@ -65,28 +45,26 @@ class Preset:
     name: str
     credentials: tuple[str, ...]
     """Variables that carry its credentials, any one of which will do."""
-    build: Callable[[str, bool], list[str]]
-    """``(model, sandboxed) -> argv`` before the profile's extra args."""
+    build: Callable[[str, bool, str], list[str]]
+    """``(model, sandboxed, base_url) -> argv`` before the profile's extra args."""
     read: Callable[[Sequence[object]], Account]
     """The account of a run from the JSON objects of its log, in order."""
     tail: tuple[str, ...] = ()
     """Arguments after the profile's extra args (Codex's ``-``: the prompt on stdin)."""
     unsandboxed: str = ""
     """What the report says of a run outside wavegit's sandbox, when it is given less there."""
+    misread: tuple[str, ...] = ()
+    """Variables users set for this CLI that it does not read for its credentials."""
 
-    def argv(self, model: str, args: Sequence[str], sandboxed: bool) -> list[str]:
-        return [*self.build(model, sandboxed), *args, *self.tail]
+    def argv(self, model: str, args: Sequence[str], sandboxed: bool, base_url: str = "") -> list[str]:
+        return [*self.build(model, sandboxed, base_url), *args, *self.tail]
 
 
-def _claude_argv(model: str, sandboxed: bool) -> list[str]:
+def _claude_argv(model: str, sandboxed: bool, base_url: str) -> list[str]:
+    del base_url
     permissions = "bypassPermissions" if sandboxed else "acceptEdits"
     return ["claude", "-p", "--output-format", "json", "--permission-mode", permissions,
             *(["--model", model] if model else [])]
-
-
-def _codex_argv(model: str, sandboxed: bool) -> list[str]:
-    jail = ["--dangerously-bypass-approvals-and-sandbox"] if sandboxed else ["-s", "workspace-write"]
-    return ["codex", "exec", "--json", *jail, *(["-m", model] if model else [])]
 
 
 def _claude_read(objects: Sequence[object]) -> Account:
@@ -95,26 +73,22 @@ def _claude_read(objects: Sequence[object]) -> Account:
         return results[0] if results else Account()
     # Claude prints one result, last; any other is a line something in the sandbox wrote into its output
     # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it.
-    return replace(results[-1], usd=_most([r.usd for r in results]),
-                   input_tokens=_most([r.input_tokens for r in results]),
-                   output_tokens=_most([r.output_tokens for r in results]))
-
-
-def _most(amounts: Sequence[_Amount | None]) -> _Amount | None:
-    return None if any(a is None for a in amounts) else max(a for a in amounts if a is not None)
+    return replace(results[-1], usd=most([r.usd for r in results]),
+                   input_tokens=most([r.input_tokens for r in results]),
+                   output_tokens=most([r.output_tokens for r in results]))
 
 
 def _claude_result(result: dict[str, object]) -> Account:
     usage = result.get("usage")
     usage = usage if isinstance(usage, dict) else {}
-    inputs = [_count(usage.get(k)) for k in
+    inputs = [count(usage.get(k)) for k in
               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
     known = [n for n in inputs if n is not None]
     text = result.get("result")
     error = (f"claude: {text if isinstance(text, str) and text else result.get('subtype')}"
              if result.get("is_error") is True else None)
     return Account(usd=usd_amount(result.get("total_cost_usd")), input_tokens=sum(known) if known else None,
-                   output_tokens=_count(usage.get("output_tokens")), error=error,
+                   output_tokens=count(usage.get("output_tokens")), error=error,
                    denied=_claude_denials(result.get("permission_denials")), found=True)
 
 
@@ -126,51 +100,11 @@ def _claude_denials(denials: object) -> str | None:
     return f"claude was denied permission for {', '.join(tools) or 'a tool'} ({count})"
 
 
-def _codex_read(objects: Sequence[object]) -> Account:
-    events = [o for o in objects if isinstance(o, dict)]
-    usages = [e["usage"] for e in events
-              if e.get("type") == "turn.completed" and isinstance(e.get("usage"), dict)]
-    errors = []
-    for event in events:
-        if event.get("type") == "turn.failed" and isinstance(event.get("error"), dict):
-            errors.append(str(event["error"].get("message", "turn failed")))
-        elif event.get("type") == "error":
-            errors.append(str(event.get("message", "error")))
-    error = f"codex: {'; '.join(dict.fromkeys(errors))}" if errors else None
-    if not usages:
-        return Account(error=error, found=bool(errors))
-    inputs = [_count(u.get("input_tokens")) for u in usages]
-    outputs = [_count(u.get("output_tokens")) for u in usages]
-    return Account(input_tokens=_total(inputs), output_tokens=_total(outputs), error=error, found=True)
-
-
 CLAUDE = Preset("claude", ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), _claude_argv, _claude_read,
                 unsandboxed="edits only: unsandboxed")
-CODEX = Preset("codex", ("OPENAI_API_KEY", "CODEX_API_KEY"), _codex_argv, _codex_read, tail=("-",))
+CODEX = Preset("codex", preset_codex.CREDENTIALS, preset_codex.argv, preset_codex.read, tail=("-",),
+               misread=preset_codex.MISREAD)
 PRESETS: Mapping[str, Preset] = {preset.name: preset for preset in (CLAUDE, CODEX)}
-
-
-def usd_amount(value: object, limit: float = 1e6) -> float | None:
-    """``value`` as dollars when it is a number from 0 to ``limit``; else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        usd = float(value)
-    except OverflowError:  # an int too large for a float
-        return None
-    return usd if 0 <= usd <= limit else None
-
-
-def _count(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-        return None
-    return value
-
-
-def _total(counts: Sequence[int | None]) -> int | None:
-    if any(n is None for n in counts):
-        return None
-    return sum(n for n in counts if n is not None)
 
 
 @dataclass(frozen=True)
@@ -182,10 +116,11 @@ class Agent:
     model: str = ""
     args: tuple[str, ...] = ()
     command: str = ""
+    base_url: str = ""
 
     def argv(self, sandboxed: bool) -> list[str]:
         if self.preset is not None:
-            return self.preset.argv(self.model, self.args, sandboxed)
+            return self.preset.argv(self.model, self.args, sandboxed, self.base_url)
         return command_argv(self.command)
 
     def label(self, sandboxed: bool) -> str:
@@ -234,7 +169,7 @@ def check_option(config: Config, name: str | None) -> None:
 
 def _agent(profile: WorkerProfile) -> Agent:
     preset = PRESETS.get(profile.preset) if profile.preset else None
-    return Agent(profile.name, preset, profile.model, profile.args, profile.command)
+    return Agent(profile.name, preset, profile.model, profile.args, profile.command, profile.base_url)
 
 
 def _known(config: Config) -> str:
@@ -297,6 +232,10 @@ def missing_credentials(agent: Agent, config: Config, environ: Mapping[str, str]
     if unlisted:
         return (f"{unlisted[0]} is set but not listed in `worker_env`, so the worker would not get it; add "
                 f"`worker_env: [{unlisted[0]}]` to .wavegit/config.yaml")
+    misread = [name for name in preset.misread if environ.get(name)]
+    if misread:
+        return (f"{preset.name} reads its key from {names}, not {misread[0]}: set {preset.credentials[0]} "
+                f"(e.g. {preset.credentials[0]}=${misread[0]}) and list it in `worker_env`")
     return (f"{preset.name} needs {names} set and listed in `worker_env` (workers get a private, empty "
             "HOME: your login does not reach them)")
 

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts.agents import MAX_TOKENS, Agent, usd_amount
+from wavegit.attempts.account import MAX_TOKENS, usd_amount
+from wavegit.attempts.agents import Agent
 from wavegit.core.jsondecode import reject_constant
 from wavegit.model.config import ModelPrice
 

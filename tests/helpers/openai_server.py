@@ -1,0 +1,279 @@
+"""A local OpenAI Responses API for the real ``codex`` CLI (codex-cli 0.171.0), scripted per test.
+
+Codex posts each model request to ``{openai_base_url}/responses``: first over a WebSocket (a ``GET`` with
+``Upgrade: websocket``, then one ``response.create`` message per request), else, when the upgrade is refused,
+as ``POST`` with an SSE stream. Both carry the same events: ``response.created``, ``response.output_item.added``
+and ``.done`` per output item, ``response.completed`` with the ``usage`` of the response.
+
+The model is scripted, not simulated: a request whose last input is not a tool's output is answered with the
+:class:`Script`'s ``commands`` as ``exec_command`` function calls (codex's own shell tool runs them in the
+attempt's tree), one that follows a tool's output with the final message. Every answered request is counted in
+:attr:`OpenAIServer.sent` (the tokens the server reported), so a test compares what wavegit read against it.
+
+Faults, for the failures codex retries and those it does not: an HTTP status with an OpenAI error body for
+every request (``always``: a bad key, an unknown model) or for the first few (``faults``: 429, 500), a hang
+(the request is read and never answered), and a transient disconnect (the stream ends before
+``response.completed``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import struct
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What one request gets instead of an answer: ``status`` (an HTTP error with ``message``), ``hang`` or
+    ``disconnect`` (the stream stops after ``response.created``)."""
+
+    kind: str
+    status: int = 0
+    message: str = ""
+    code: str = ""
+
+
+def status(code: int, message: str, error_code: str = "") -> Fault:
+    return Fault("status", code, message, error_code)
+
+
+HANG = Fault("hang")
+DISCONNECT = Fault("disconnect")
+UNAUTHORIZED = status(401, "Incorrect API key provided: sk-bad. You can find your API key at "
+                           "https://platform.openai.com/account/api-keys.", "invalid_api_key")
+UNKNOWN_MODEL = status(404, "The model `gpt-nope` does not exist or you do not have access to it.",
+                       "model_not_found")
+
+
+@dataclass
+class Script:
+    """What the model does in one test."""
+
+    commands: list[str] = field(default_factory=list)
+    """Shell commands of the first answer (exec_command calls); the answer after them is ``text``."""
+    text: str = "Done."
+    usage: tuple[int, int] = (1200, 80)
+    """(input, output) tokens each answer reports."""
+    faults: list[Fault] = field(default_factory=list)
+    """Given to the first requests, one each, before any is answered."""
+    always: Fault | None = None
+    websocket: bool = True
+    """Whether the WebSocket upgrade is accepted (else refused with 404, as a gateway without it does)."""
+
+
+@dataclass
+class Sent:
+    """What the server answered: responses completed and the tokens they reported."""
+
+    responses: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    upgrades: int = 0
+    authorization: list[str] = field(default_factory=list)
+
+
+class OpenAIServer:
+    """The server on 127.0.0.1 (a thread of the test process); ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script = script or Script()
+        self.sent = Sent()
+        self.started = 0
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        """Set when the test ends: hanging requests return."""
+        handler = type("Handler", (_Handler,), {"api": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> OpenAIServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def next_fault(self, authorization: str) -> Fault | None:
+        with self.lock:
+            self.sent.requests += 1
+            self.sent.authorization.append(authorization)
+            if self.script.always is not None:
+                return self.script.always
+            return self.script.faults.pop(0) if self.script.faults else None
+
+    def answer(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The events of the scripted answer to ``request``; its usage counts as sent with its last event."""
+        with self.lock:
+            self.started += 1
+            number = self.started
+        rid = f"resp_{number}"
+        yield {"type": "response.created", "response": {"id": rid, "status": "in_progress"}}
+        items = request.get("input") or []
+        after_tool = bool(items) and isinstance(items[-1], dict) and items[-1].get("type") in (
+            "function_call_output", "custom_tool_call_output")
+        if self.script.commands and not after_tool:
+            outputs = [{"type": "function_call", "id": f"fc_{number}_{i}", "call_id": f"call_{number}_{i}",
+                        "name": "exec_command", "arguments": json.dumps({"cmd": command}),
+                        "status": "completed"} for i, command in enumerate(self.script.commands)]
+        else:
+            outputs = [{"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": self.script.text, "annotations": []}]}]
+        for index, item in enumerate(outputs):
+            yield {"type": "response.output_item.added", "output_index": index, "item": item}
+            yield {"type": "response.output_item.done", "output_index": index, "item": item}
+        inputs, outputs_n = self.script.usage
+        with self.lock:
+            self.sent.responses += 1
+            self.sent.input_tokens += inputs
+            self.sent.output_tokens += outputs_n
+        yield {"type": "response.completed", "response": {
+            "id": rid, "status": "completed",
+            "usage": {"input_tokens": inputs, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": outputs_n, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": inputs + outputs_n}}}
+
+
+def _error_body(fault: Fault) -> bytes:
+    kind = "invalid_request_error" if fault.status in (401, 404) else "server_error"
+    return json.dumps({"error": {"message": fault.message or f"status {fault.status}", "type": kind,
+                                 "param": None, "code": fault.code or None}}).encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    api: OpenAIServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def do_GET(self) -> None:
+        if self.headers.get("Upgrade", "").lower() != "websocket" or not self.path.endswith("/responses"):
+            self._plain(404, b'{"error": {"message": "not found"}}')
+            return
+        with self.api.lock:
+            self.api.sent.upgrades += 1
+        if not self.api.script.websocket:
+            self._plain(404, b'{"error": {"message": "websockets are not served here"}}')
+            return
+        key = self.headers.get("Sec-WebSocket-Key", "")
+        accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.end_headers()
+        self.close_connection = True
+        authorization = self.headers.get("Authorization", "")
+        while True:
+            message = self._ws_read()
+            if message is None:
+                return
+            request = json.loads(message)
+            if request.get("type") != "response.create":
+                continue
+            if request.get("generate") is False:  # a prewarm: nothing generated, nothing counted
+                rid = "resp_prewarm"
+                self._ws_send({"type": "response.created", "response": {"id": rid}})
+                self._ws_send({"type": "response.completed", "response": {"id": rid, "status": "completed"}})
+                continue
+            fault = self.api.next_fault(authorization)
+            if fault is not None:
+                if fault.kind == "hang":
+                    self.api.release.wait()
+                    return
+                if fault.kind == "status":
+                    self._ws_send({"type": "error", "status": fault.status,
+                                   "error": json.loads(_error_body(fault))["error"]})
+                    return
+            for event in self.api.answer(request):
+                self._ws_send(event)
+                if fault is not None and fault.kind == "disconnect":
+                    return
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if not self.path.endswith("/responses"):
+            self._plain(404, b'{"error": {"message": "not found"}}')
+            return
+        fault = self.api.next_fault(self.headers.get("Authorization", ""))
+        if fault is not None and fault.kind == "hang":
+            self.api.release.wait()
+            self.close_connection = True
+            return
+        if fault is not None and fault.kind == "status":
+            self._plain(fault.status, _error_body(fault))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for event in self.api.answer(json.loads(body)):
+            self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+            if fault is not None and fault.kind == "disconnect":
+                return
+
+    def _plain(self, code: int, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+
+        self.wfile.write(body)
+
+    def _ws_read(self) -> str | None:
+        """The next text message from the client (frames joined), None when it closes."""
+        parts: list[bytes] = []
+        while True:
+            head = self.rfile.read(2)
+            if len(head) < 2:
+                return None
+            opcode, length = head[0] & 0x0F, head[1] & 0x7F
+            if length == 126:
+                (length,) = struct.unpack("!H", self.rfile.read(2))
+            elif length == 127:
+                (length,) = struct.unpack("!Q", self.rfile.read(8))
+            mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(length)))
+            if opcode == 0x8:
+                return None
+            if opcode == 0x9:
+                self._ws_frame(0xA, data)
+                continue
+            if opcode in (0x0, 0x1, 0x2):
+                parts.append(data)
+                if head[0] & 0x80:
+                    return b"".join(parts).decode()
+
+    def _ws_send(self, event: dict[str, Any]) -> None:
+        self._ws_frame(0x1, json.dumps(event).encode())
+
+    def _ws_frame(self, opcode: int, data: bytes) -> None:
+        size = len(data)
+        if size < 126:
+            head = struct.pack("!BB", 0x80 | opcode, size)
+        elif size < 1 << 16:
+            head = struct.pack("!BBH", 0x80 | opcode, 126, size)
+        else:
+            head = struct.pack("!BBQ", 0x80 | opcode, 127, size)
+        self.wfile.write(head + data)
+        self.wfile.flush()

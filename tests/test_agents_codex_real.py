@@ -1,0 +1,174 @@
+"""The real codex CLI (codex-cli 0.171.0 from npm, tests/helpers/real_agents.py) in real waves, against a
+local OpenAI Responses API (tests/helpers/openai_server.py) that drives codex's own shell tool to write the
+item's file: sandboxed and not, as root and as an ordinary user, and through the failures a real service
+has (a rejected key, an unknown model, 429, 500, a hang, a dropped stream, a gateway without WebSockets)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import openai_server as api
+from tests.helpers.openai_server import OpenAIServer, Script
+from tests.helpers.real_agents import agents_bin
+from tests.helpers.repos import wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_tracker, run
+from wavegit.attempts import preset_codex, sandbox
+from wavegit.model.report import WaveReport
+
+pytestmark = [pytest.mark.real, pytest.mark.slow]
+
+BWRAP = shutil.which(sandbox.BWRAP)
+PROBLEM = sandbox.probe(BWRAP) if BWRAP else "bwrap is not installed"
+needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run: {PROBLEM}")
+
+MODEL = "gpt-5-codex"
+PRICES = {MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10.0}}
+WRITE = "printf 'ok\\n' > src/a.txt"
+
+
+@pytest.fixture
+def codex_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed codex first on PATH and its key in CODEX_API_KEY (listed in each test's worker_env)."""
+    monkeypatch.setenv("PATH", f"{agents_bin()}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test-codex")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.fixture
+def server(codex_env: None) -> Iterator[OpenAIServer]:
+    with OpenAIServer(Script(commands=[WRITE])) as started:
+        yield started
+
+
+def _repo(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> Any:
+    profile = {"preset": "codex", "model": MODEL, "base_url": server.base_url}
+    settings: dict[str, Any] = {"workers": {"gpt": profile}, "worker": "gpt", "prices": PRICES,
+                                "worker_env": ["CODEX_API_KEY"], "sandbox": "none", "attempts": 2,
+                                "concurrency": 1, "timeout_s": 120, "idle_timeout_s": 60}
+    settings.update(overrides)
+    return make_wave_repo(tmp_path, [item("A", ["write ok to src/a.txt"], ["src/a.txt"])], **settings)
+
+
+def _wave(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> WaveReport:
+    return run(_repo(tmp_path, server, **overrides).clone).report
+
+
+def _assert_verified_as_sent(report: WaveReport, server: OpenAIServer) -> None:
+    """One attempt landed the edit, and wavegit read exactly the tokens the server sent."""
+    (entry,) = report.items
+    assert entry.verified, entry.error
+    (record,) = entry.attempt_records
+    assert (record.input_tokens, record.output_tokens) == (server.sent.input_tokens, server.sent.output_tokens)
+    assert record.cost == pytest.approx((server.sent.input_tokens * 1.25 + server.sent.output_tokens * 10) / 1e6)
+    assert server.sent.authorization and set(server.sent.authorization) == {"Bearer sk-test-codex"}
+
+
+# ------------------------------------------------------------------------------------------ it lands
+
+def test_unsandboxed_codex_lands_its_edit_and_its_tokens_are_what_the_server_sent(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    report = _wave(tmp_path, server)
+    _assert_verified_as_sent(report, server)
+    assert server.sent.responses == 2  # the shell call, then the final message
+
+
+@needs_bwrap
+def test_sandboxed_codex_lands_its_edit_and_its_tokens_are_what_the_server_sent(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    report = _wave(tmp_path, server, sandbox="bwrap")
+    _assert_verified_as_sent(report, server)
+
+
+# ------------------------------------------------------------------ recovered retries are no failures
+
+def test_a_stream_dropped_once_is_retried_by_codex_and_the_attempt_verified(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.websocket = False
+    server.script.faults = [api.DISCONNECT]
+    report = _wave(tmp_path, server)
+    log = Path(report.items[0].attempt_records[0].log_path).read_text()
+    assert "Reconnecting... 1/5 (stream disconnected before completion" in log
+    _assert_verified_as_sent(report, server)
+
+
+def test_a_gateway_without_websockets_costs_codex_retries_but_no_attempt(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.websocket = False
+    report = _wave(tmp_path, server)
+    assert "Falling back from WebSockets to HTTPS transport" in Path(
+        report.items[0].attempt_records[0].log_path).read_text()
+    _assert_verified_as_sent(report, server)
+
+
+def test_a_server_error_that_codex_retries_past_is_no_failure(tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.faults = [api.status(500, "The server had an error while processing your request.")]
+    _assert_verified_as_sent(_wave(tmp_path, server), server)
+
+
+# -------------------------------------------------------------------------- failures say their cause
+
+def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.always = api.UNAUTHORIZED
+    remote = _repo(tmp_path, server)
+    (entry,) = run(remote.clone).report.items
+    assert not entry.verified
+    assert entry.attempts == 1, "a rejected key fails every try: it is not retried"
+    assert entry.error is not None and "\n" not in entry.error
+    assert entry.error.startswith("worker exited 1: codex: unexpected status 401 Unauthorized: Incorrect API key")
+    assert "Reconnecting" not in entry.error
+    assert Path(entry.attempt_records[0].log_path).read_text().count("Reconnecting...") >= 5
+    assert origin_tracker(remote).items[0].last_error == entry.error
+
+
+def test_an_unknown_model_is_its_cause_counted_once_and_not_retried(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.always = api.UNKNOWN_MODEL
+    (entry,) = _wave(tmp_path, server).items
+    assert entry.attempts == 1
+    assert entry.error == ("worker exited 1: codex: The model `gpt-nope` does not exist or you do not have "
+                           "access to it.")
+
+
+def test_rate_limited_codex_fails_with_its_cause_and_is_retried(tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.faults = [api.status(429, "Rate limit reached for gpt-5-codex.", "rate_limit_exceeded")]
+    (entry,) = _wave(tmp_path, server).items
+    assert entry.verified, entry.error
+    first, second = entry.attempt_records
+    assert first.error == "worker exited 1: codex: exceeded retry limit, last status: 429 Too Many Requests"
+    assert second.error is None
+
+
+def test_a_hung_model_api_is_killed_by_the_idle_limit(tmp_path: Path, server: OpenAIServer) -> None:
+    server.script.faults = [api.HANG]
+    (entry,) = _wave(tmp_path, server, idle_timeout_s=5, attempts=1).items
+    assert not entry.verified
+    assert entry.error is not None and entry.error.startswith("worker killed: no output for 5 s")
+
+
+# ------------------------------------------------------------------------------------------ setup
+
+def test_a_key_in_openai_api_key_only_is_refused_before_anything_is_claimed(
+        tmp_path: Path, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CODEX_API_KEY")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai")
+    remote = _repo(tmp_path, server, worker_env=["OPENAI_API_KEY"])
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2
+    assert ("codex reads its key from CODEX_API_KEY, not OPENAI_API_KEY: set CODEX_API_KEY "
+            "(e.g. CODEX_API_KEY=$OPENAI_API_KEY) and list it in `worker_env`; nothing was claimed") in result.stderr
+    assert server.sent.requests == 0
+    assert origin_tracker(remote).items[0].status == "todo"
+
+
+def test_codex_progress_names_its_last_action() -> None:
+    event = {"type": "item.started", "item": {"id": "item_1", "type": "command_execution",
+                                              "command": "/bin/bash -lc \"printf 'ok\\\\n' > src/a.txt\"",
+                                              "status": "in_progress"}}
+    assert preset_codex.action(event) == "shell: printf 'ok\\n' > src/a.txt"
