@@ -64,8 +64,9 @@ def _assert_verified_as_sent(report: WaveReport, server: OpenAIServer) -> None:
     (entry,) = report.items
     assert entry.verified, entry.error
     (record,) = entry.attempt_records
-    assert (record.input_tokens, record.output_tokens) == (server.sent.input_tokens, server.sent.output_tokens)
-    assert record.cost == pytest.approx((server.sent.input_tokens * 1.25 + server.sent.output_tokens * 10) / 1e6)
+    sent = server.sent
+    assert (record.input_tokens, record.output_tokens) == (sent.input_tokens, sent.output_tokens)
+    assert record.cost == pytest.approx((sent.input_tokens * 1.25 + sent.output_tokens * 10) / 1e6)
     assert server.sent.authorization and set(server.sent.authorization) == {"Bearer sk-test-codex"}
 
 
@@ -121,7 +122,8 @@ def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
     assert not entry.verified
     assert entry.attempts == 1, "a rejected key fails every try: it is not retried"
     assert entry.error is not None and "\n" not in entry.error
-    assert entry.error.startswith("worker exited 1: codex: unexpected status 401 Unauthorized: Incorrect API key")
+    assert entry.error.startswith(
+        "worker exited 1: codex: unexpected status 401 Unauthorized: Incorrect API key")
     assert "Reconnecting" not in entry.error
     assert Path(entry.attempt_records[0].log_path).read_text().count("Reconnecting...") >= 5
     assert origin_tracker(remote).items[0].last_error == entry.error
@@ -162,7 +164,8 @@ def test_a_key_in_openai_api_key_only_is_refused_before_anything_is_claimed(
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2
     assert ("codex reads its key from CODEX_API_KEY, not OPENAI_API_KEY: set CODEX_API_KEY "
-            "(e.g. CODEX_API_KEY=$OPENAI_API_KEY) and list it in `worker_env`; nothing was claimed") in result.stderr
+            "(e.g. CODEX_API_KEY=$OPENAI_API_KEY) and list it in `worker_env`; nothing was claimed"
+            ) in result.stderr
     assert server.sent.requests == 0
     assert origin_tracker(remote).items[0].status == "todo"
 

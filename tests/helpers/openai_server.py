@@ -1,9 +1,10 @@
 """A local OpenAI Responses API for the real ``codex`` CLI (codex-cli 0.171.0), scripted per test.
 
 Codex posts each model request to ``{openai_base_url}/responses``: first over a WebSocket (a ``GET`` with
-``Upgrade: websocket``, then one ``response.create`` message per request), else, when the upgrade is refused,
-as ``POST`` with an SSE stream. Both carry the same events: ``response.created``, ``response.output_item.added``
-and ``.done`` per output item, ``response.completed`` with the ``usage`` of the response.
+``Upgrade: websocket``, then one ``response.create`` message per request), else, when the upgrade is
+refused, as ``POST`` with an SSE stream. Both carry the same events: ``response.created``,
+``response.output_item.added`` and ``.done`` per output item, ``response.completed`` with the ``usage`` of
+the response.
 
 The model is scripted, not simulated: a request whose last input is not a tool's output is answered with the
 :class:`Script`'s ``commands`` as ``exec_command`` function calls (codex's own shell tool runs them in the
@@ -160,7 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     api: OpenAIServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_GET(self) -> None:
