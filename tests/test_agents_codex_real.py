@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import openai_server as api
+from tests.helpers.as_user import ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
 from tests.helpers.real_agents import agents_bin
 from tests.helpers.repos import wavegit
@@ -30,6 +31,8 @@ needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run:
 MODEL = "gpt-5-codex"
 PRICES = {MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10.0}}
 WRITE = "printf 'ok\\n' > src/a.txt"
+TEST = "grep -qx ok src/a.txt"
+"""The item's test: a program any user may run (the interpreter of this test may be in root's HOME)."""
 
 
 @pytest.fixture
@@ -52,7 +55,7 @@ def _repo(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> Any:
                                 "worker_env": ["CODEX_API_KEY"], "sandbox": "none", "attempts": 2,
                                 "concurrency": 1, "timeout_s": 120, "idle_timeout_s": 60}
     settings.update(overrides)
-    return make_wave_repo(tmp_path, [item("A", ["write ok to src/a.txt"], ["src/a.txt"])], **settings)
+    return make_wave_repo(tmp_path, [item("A", ["write ok to src/a.txt"], ["src/a.txt"], TEST)], **settings)
 
 
 def _wave(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> WaveReport:
@@ -175,3 +178,21 @@ def test_codex_progress_names_its_last_action() -> None:
                                               "command": "/bin/bash -lc \"printf 'ok\\\\n' > src/a.txt\"",
                                               "status": "in_progress"}}
     assert preset_codex.action(event) == "shell: printf 'ok\\n' > src/a.txt"
+
+
+# ------------------------------------------------------------------------------------- an ordinary user
+
+@pytest.mark.parametrize("mode", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_codex_run_by_an_ordinary_user_lands_its_edit(mode: str, server: OpenAIServer) -> None:
+    user = ordinary_user()
+    try:
+        remote = _repo(user.base, server, sandbox=mode)
+        user.own(user.base)
+        result = user.wavegit(remote.clone, "run", "--json", env={
+            "PATH": os.environ["PATH"], "CODEX_API_KEY": "sk-test-codex"})
+        assert result.returncode == 0, result.stderr
+        report = WaveReport.from_json(result.stdout)
+        _assert_verified_as_sent(report, server)
+        assert Path(report.items[0].attempt_records[0].log_path).stat().st_uid == user.uid
+    finally:
+        shutil.rmtree(user.base, ignore_errors=True)
