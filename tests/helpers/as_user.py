@@ -38,9 +38,10 @@ class User(NamedTuple):
         identity = {k: v for k, v in os.environ.items() if k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
         full = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": _PYTHONPATH,
                 "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1", **identity, **env}
-        switch = {"user": self.uid, "group": self.gid, "extra_groups": []} if os.geteuid() == 0 else {}
+        root = os.geteuid() == 0
         return subprocess.run(argv, cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout,
-                              check=False, **switch)  # type: ignore[call-overload]
+                              check=False, user=self.uid if root else None, group=self.gid if root else None,
+                              extra_groups=[] if root else None)
 
     def wavegit(self, cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         return self.run([_PYTHON, "-m", "wavegit", *args], cwd, env)

@@ -129,6 +129,7 @@ class OpenAIServer:
         items = request.get("input") or []
         after_tool = bool(items) and isinstance(items[-1], dict) and items[-1].get("type") in (
             "function_call_output", "custom_tool_call_output")
+        outputs: list[dict[str, Any]]
         if self.script.commands and not after_tool:
             outputs = [{"type": "function_call", "id": f"fc_{number}_{i}", "call_id": f"call_{number}_{i}",
                         "name": "exec_command", "arguments": json.dumps({"cmd": command}),
