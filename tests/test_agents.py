@@ -17,6 +17,7 @@ from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo, origin_tracker, run
 from wavegit.attempts import agents, sandbox
 from wavegit.attempts.agents import CLAUDE, CODEX, Agent
+from wavegit.attempts.preset import Launch
 from wavegit.core.errors import ValidationError
 from wavegit.model import config
 from wavegit.model.report import AttemptRecord, WaveReport
@@ -74,21 +75,25 @@ def _argv(report: WaveReport, item_index: int = 0) -> list[str]:
 # ------------------------------------------------------------------------------------------ presets (unit)
 
 def test_the_claude_preset_grants_full_permissions_only_inside_the_sandbox() -> None:
-    assert CLAUDE.argv("opus", ["--verbose"], sandboxed=True) == [
-        "claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions",
-        "--model", "opus", "--verbose"]
-    assert CLAUDE.argv("", [], sandboxed=False) == [
-        "claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
+    assert CLAUDE.argv(Launch("opus", sandboxed=True), ["--max-turns", "3"]) == [
+        "claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+        "bypassPermissions", "--model", "opus", "--max-turns", "3"]
+    assert CLAUDE.argv(Launch("", sandboxed=False), []) == [
+        "claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"]
     deep = Agent("deep", CLAUDE, "opus")
     assert deep.label(sandboxed=False) == "deep (claude, opus, edits only: unsandboxed)"
     assert Agent("deep", CLAUDE, "opus").label(sandboxed=True) == "deep (claude, opus)"
 
 
 def test_the_codex_preset_leaves_sandboxing_to_bwrap_inside_it_and_reads_the_prompt_from_stdin() -> None:
-    assert CODEX.argv("gpt-5", ["--skip-git-repo-check"], sandboxed=True) == [
+    assert CODEX.argv(Launch("gpt-5", sandboxed=True), ["--skip-git-repo-check"]) == [
         "codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5",
         "--skip-git-repo-check", "-"]
-    assert CODEX.argv("", [], sandboxed=False) == ["codex", "exec", "--json", "-s", "workspace-write", "-"]
+    assert CODEX.argv(Launch("", sandboxed=False), []) == [
+        "codex", "exec", "--json", "-s", "workspace-write", "-"]
+    # codex ignores OPENAI_BASE_URL: a gateway goes in its config, as a TOML string.
+    assert CODEX.argv(Launch("", sandboxed=True, base_url="http://127.0.0.1:8080/v1"), [])[4:6] == [
+        "-c", 'openai_base_url="http://127.0.0.1:8080/v1"']
 
 
 def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a_command() -> None:
@@ -110,8 +115,8 @@ def test_worker_profiles_are_checked_where_they_are_written() -> None:
         ".wavegit/config.yaml:3:12: 'workers.neither' needs either `preset` or `command`",
         ".wavegit/config.yaml:4:11: 'workers.scalar' must be a mapping, got a string",
         ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, got 'gemini'",
-        ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` (put "
-        "them in the command)"]
+        ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` "
+        "(put them in the command)"]
 
 
 # ----------------------------------------------------------------------------------------- claude in waves
@@ -122,8 +127,8 @@ def test_a_claude_profile_runs_its_model_and_the_report_and_commit_name_profile_
     assert record.worker == "deep (claude, opus, edits only: unsandboxed)"
     assert (record.cost, record.input_tokens, record.output_tokens) == (0.0123, 150, 50)
     assert rep.items[0].tokens == 200
-    assert _argv(rep) == ["-p", "--output-format", "json", "--permission-mode", "acceptEdits",
-                          "--model", "opus"]
+    assert _argv(rep) == ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+                          "acceptEdits", "--model", "opus"]
     trailers = git(tmp_path / "origin.git", "log", "--format=%(trailers:key=Wavegit-Worker,valueonly)",
                    rep.branch)
     assert [t for t in trailers.splitlines() if t] == ["deep (claude, opus, edits only: unsandboxed)"]
@@ -135,7 +140,8 @@ def test_claude_not_logged_in_is_the_attempts_error_not_a_bare_exit_code(
                                    worker="deep")])
     (entry,) = run(remote.clone).report.items
     assert not entry.verified
-    assert entry.error == "worker exited 1: claude: Not logged in · Please run /login"
+    assert entry.error == ("worker exited 1: claude: Not logged in · Please run /login (not retried: no "
+                           "credentials reached the CLI)")
     assert origin_tracker(remote).items[0].last_error == entry.error
 
 
@@ -155,7 +161,7 @@ def test_sandboxed_claude_gets_full_permissions_and_may_run_commands(tmp_path: P
                                                                     fake_agents: None) -> None:
     rep, record = _one_verified(tmp_path, "deep", ("agent bash true",), sandbox="bwrap")
     assert record.worker == "deep (claude, opus)"
-    assert _argv(rep)[3:5] == ["--permission-mode", "bypassPermissions"]
+    assert _argv(rep)[4:6] == ["--permission-mode", "bypassPermissions"]
 
 
 # ------------------------------------------------------------------------------------------ codex in waves
@@ -284,8 +290,8 @@ def test_add_and_edit_refuse_an_unknown_worker_naming_the_option_and_write_nothi
 
 
 @pytest.mark.parametrize(("env", "listed", "message"), [
-    ({}, KEYS, "worker profile 'deep': claude needs ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN set and "
-               "listed in `worker_env`"),
+    ({}, KEYS, "worker profile 'deep': claude needs ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN or "
+               "CLAUDE_CODE_OAUTH_TOKEN set and listed in `worker_env`"),
     ({"ANTHROPIC_API_KEY": "sk"}, [], "worker profile 'deep': ANTHROPIC_API_KEY is set but not listed in "
                                       "`worker_env`, so the worker would not get it"),
 ])
@@ -354,7 +360,7 @@ def test_attack_an_items_worker_can_name_only_a_profile_never_a_preset_or_flags(
 
 def test_a_profiles_model_stays_the_value_of_its_option_whatever_it_says() -> None:
     # The model is config (committed, reviewed) text: even flag-shaped it is one argument, the option's value.
-    assert CLAUDE.argv("--dangerously-skip-permissions", [], sandboxed=False)[-2:] == [
+    assert CLAUDE.argv(Launch("--dangerously-skip-permissions", sandboxed=False), [])[-2:] == [
         "--model", "--dangerously-skip-permissions"]
-    assert CODEX.argv("-s danger-full-access", [], sandboxed=False)[-3:] == [
+    assert CODEX.argv(Launch("-s danger-full-access", sandboxed=False), [])[-3:] == [
         "-m", "-s danger-full-access", "-"]

@@ -49,13 +49,15 @@ def server(codex_env: None) -> Iterator[OpenAIServer]:
         yield started
 
 
-def _repo(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> Any:
+def _repo(tmp_path: Path, server: OpenAIServer, items: int = 1, **overrides: Any) -> Any:
     profile = {"preset": "codex", "model": MODEL, "base_url": server.base_url}
     settings: dict[str, Any] = {"workers": {"gpt": profile}, "worker": "gpt", "prices": PRICES,
                                 "worker_env": ["CODEX_API_KEY"], "sandbox": "none", "attempts": 2,
                                 "concurrency": 1, "timeout_s": 120, "idle_timeout_s": 60}
     settings.update(overrides)
-    return make_wave_repo(tmp_path, [item("A", ["write ok to src/a.txt"], ["src/a.txt"], TEST)], **settings)
+    tracker = [item(name, ["write ok to src/a.txt"], [f"src/{name}.txt"], TEST.replace("a.txt", f"{name}.txt"))
+               for name in "ab"[:items]]
+    return make_wave_repo(tmp_path, tracker, **settings)
 
 
 def _wave(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> WaveReport:
@@ -120,8 +122,8 @@ def test_a_server_error_that_codex_retries_past_is_no_failure(tmp_path: Path, se
 def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
         tmp_path: Path, server: OpenAIServer) -> None:
     server.script.always = api.UNAUTHORIZED
-    remote = _repo(tmp_path, server)
-    (entry,) = run(remote.clone).report.items
+    remote = _repo(tmp_path, server, items=2)
+    entry, other = run(remote.clone).report.items
     assert not entry.verified
     assert entry.attempts == 1, "a rejected key fails every try: it is not retried"
     assert entry.error is not None and "\n" not in entry.error
@@ -129,7 +131,10 @@ def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
         "worker exited 1: codex: unexpected status 401 Unauthorized: Incorrect API key")
     assert "Reconnecting" not in entry.error
     assert Path(entry.attempt_records[0].log_path).read_text().count("Reconnecting...") >= 5
+    assert entry.error.endswith("(not retried: the model API rejected the key (401): check CODEX_API_KEY)")
     assert origin_tracker(remote).items[0].last_error == entry.error
+    assert (other.attempts, other.error) == (0, "not started: worker profile 'gpt' failed for good (a attempt 1: "
+                                                "the model API rejected the key (401): check CODEX_API_KEY)")
 
 
 def test_an_unknown_model_is_its_cause_counted_once_and_not_retried(
@@ -138,7 +143,8 @@ def test_an_unknown_model_is_its_cause_counted_once_and_not_retried(
     (entry,) = _wave(tmp_path, server).items
     assert entry.attempts == 1
     assert entry.error == ("worker exited 1: codex: The model `gpt-nope` does not exist or you do not have "
-                           "access to it.")
+                           "access to it. (not retried: the model does not exist or the key has no access to "
+                           "it: check `model` of the profile)")
 
 
 def test_rate_limited_codex_fails_with_its_cause_and_is_retried(tmp_path: Path, server: OpenAIServer) -> None:

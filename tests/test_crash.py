@@ -28,6 +28,7 @@ from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.sync import make_tracker_repo, origin_tracker
 from tests.helpers.wave import worktrees
 from wavegit.attempts import worktree
+from wavegit.core.repo import discover
 from wavegit.github.sync import claimed_at
 
 pytestmark = pytest.mark.slow  # real processes killed at every step, then recovered
@@ -209,7 +210,7 @@ def half_made_in(crash: Crash, wave: str) -> Path:
 
     Where the kill really lands is a matter of timing; this makes the worst case certain.
     """
-    path = crash.remote.clone / ".git" / "wavegit" / "worktrees" / wave / "half-1"
+    path = discover(crash.remote.clone).worktrees_dir / wave / "half-1"
     return make_half_made(crash.remote.clone, path)
 
 
@@ -258,7 +259,7 @@ def test_kill_after_the_push_before_the_record_recovers_finished_items_from_the_
 
 
 def test_the_next_wave_repairs_a_half_made_worktree_before_its_claim(crash: Crash) -> None:
-    path = crash.remote.clone / ".git" / "wavegit" / "worktrees" / worktree.new_wave_id() / "A-1"
+    path = discover(crash.remote.clone).worktrees_dir / worktree.new_wave_id() / "A-1"
     admin = make_half_made(crash.remote.clone, path)
     result = wavegit(crash.remote.clone, "run", "--json", env=crash.env, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr

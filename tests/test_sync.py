@@ -22,6 +22,7 @@ from tests.helpers.sync import (
     tracker_text,
     wave_id,
 )
+from wavegit.core.repo import discover
 from wavegit.github.api import OUTCOME_PREFIX, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
@@ -173,7 +174,7 @@ def test_a_second_sync_changes_nothing_and_makes_no_commit(tmp_path: Path) -> No
 
 def test_dry_run_shows_the_changes_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", W1)])
-    leftover = remote.clone / ".git" / "wavegit" / "worktrees" / W1 / "A-1"
+    leftover = discover(remote.clone).worktrees_dir / W1 / "A-1"
     git(remote.clone, "worktree", "add", "-q", "--detach", str(leftover), "HEAD")
     before = origin_head(remote)
     code, out, _ = sync(remote.clone, "--dry-run")
@@ -189,7 +190,7 @@ def test_dry_run_shows_the_changes_and_writes_nothing(tmp_path: Path) -> None:
 def test_leftover_worktrees_and_item_branches_are_pruned_only_for_waves_not_in_flight(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", W1), claimed("B", W2, at=report.utc_timestamp())],
                                lease_ttl_s=3600)
-    state = remote.clone / ".git" / "wavegit" / "worktrees"
+    state = discover(remote.clone).worktrees_dir
     for wave, item_id in ((W1, "A"), (W2, "B")):
         git(remote.clone, "worktree", "add", "-q", "-b", f"wavegit/items/{wave}/{item_id}",
             str(state / wave / f"{item_id}-1"), "HEAD")
@@ -288,7 +289,7 @@ def _fetch_fails(clone: Path) -> bool:
 def test_sync_first_repairs_a_half_made_worktree_that_breaks_its_fetch_and_leaves_foreign_ones(
         tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", W1)])
-    state = remote.clone / ".git" / "wavegit" / "worktrees"
+    state = discover(remote.clone).worktrees_dir
     half = state / W1 / "A-1"
     admin = make_half_made(remote.clone, half)
     # Not wavegit's: an empty HEAD (which fetch tolerates), outside the state dir.
@@ -310,7 +311,7 @@ def test_sync_first_repairs_a_half_made_worktree_that_breaks_its_fetch_and_leave
 
 def test_dry_run_lists_a_half_made_worktree_without_repairing_it(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A")])
-    half = remote.clone / ".git" / "wavegit" / "worktrees" / W1 / "A-1"
+    half = discover(remote.clone).worktrees_dir / W1 / "A-1"
     admin = make_half_made(remote.clone, half, head="")
     code, out, _ = sync(remote.clone, "--dry-run")
     assert (code, out.splitlines()) == (0, [
@@ -321,7 +322,7 @@ def test_dry_run_lists_a_half_made_worktree_without_repairing_it(tmp_path: Path)
 
 def test_dry_run_blocked_by_a_half_made_worktree_says_so_in_one_line(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A")])
-    admin = make_half_made(remote.clone, remote.clone / ".git" / "wavegit" / "worktrees" / W1 / "A-1",
+    admin = make_half_made(remote.clone, discover(remote.clone).worktrees_dir / W1 / "A-1",
                            head=NULL_OID)
     code, out, err = sync(remote.clone, "--dry-run")
     assert (code, out) == (2, "")

@@ -120,7 +120,7 @@ def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_els
     assert (released.status, released.attempts, released.wave) == ("todo", 1, None)
     assert not (remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").exists()
     # Its worktrees went with the claim.
-    assert not (remote.clone / ".git" / "wavegit" / "worktrees" / wave).exists()
+    assert not (discover(remote.clone).worktrees_dir / wave).exists()
 
 
 REJECT_RECORDS = """#!/bin/sh

@@ -13,6 +13,7 @@ import pytest
 from tests.helpers.repos import RemoteRepo, git
 from wavegit.attempts import workspace, worktree
 from wavegit.core.git import GitError
+from wavegit.core.repo import discover
 
 
 def _tree(remote: RemoteRepo, name: str = "t", branch: str | None = "wavegit/items/w-1/X") -> Path:
@@ -119,17 +120,24 @@ def test_a_waves_cleanup_removes_its_trees_whatever_their_state(remote_repo: Rem
     assert not first.exists() and not second.exists() and not wave.exists()
 
 
-def test_without_its_git_dir_a_tree_in_the_state_dir_finds_no_repository(remote_repo: RemoteRepo) -> None:
+def test_without_its_git_dir_a_tree_finds_no_repository_even_in_a_cache_kept_in_git(
+        remote_repo: RemoteRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The trees lie in the user's cache, outside every git directory; a HOME kept in git holds that cache.
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    git(dotfiles, "init", "-q")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(dotfiles / ".cache"))
     clone = remote_repo.clone
-    path = clone / ".git" / "wavegit" / "worktrees" / "w-20260101-000000-0000" / "A-1"
+    path = discover(clone).worktrees_dir / "w-20260101-000000-0000" / "A-1"
+    assert path.is_relative_to(dotfiles / ".cache") and ".git" not in path.parts
     workspace.create(workspace.objects_dir(clone), path, start=git(clone, "rev-parse", "HEAD"))
     shutil.rmtree(path / ".git")
     found = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=path, capture_output=True, text=True,
                            check=False)
     assert found.returncode == 128 and "not a git repository" in found.stderr
-    # Without the fence git would have found the scheduler's git directory, a bare repository above it.
+    # Without the fence git would have found the repository the cache is in.
     (path.parent / ".git").unlink()
-    assert git(path, "rev-parse", "--git-dir") == str(clone / ".git")
+    assert git(path, "rev-parse", "--show-toplevel") == str(dotfiles)
 
 
 def _git_dir_listing(tree: Path) -> list[tuple[str, bytes | None]]:

@@ -220,7 +220,7 @@ def test_fetch_branch_returns_the_remote_head(remote_repo: RemoteRepo) -> None:
 # -- half-made worktrees (a `kill -9` inside `git worktree add`) -------------------------------------------
 
 def _state_path(remote: RemoteRepo, name: str = "A-1") -> Path:
-    return remote.clone / ".git" / "wavegit" / "worktrees" / "w-20260101-000000-0000" / name
+    return discover(remote.clone).worktrees_dir / "w-20260101-000000-0000" / name
 
 
 def _fetch(clone: Path) -> subprocess.CompletedProcess[str]:

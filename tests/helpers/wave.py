@@ -86,7 +86,7 @@ def worktrees(clone: Path) -> list[str]:
     ``worktrees`` folder (attempt trees, test checkouts, ignore rules), one entry per wave's folder entry."""
     listing = git(clone, "worktree", "list", "--porcelain")
     linked = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
-    state = clone / ".git" / "wavegit" / "worktrees"
+    state = discover(clone).worktrees_dir
     waves = sorted(state.iterdir()) if state.is_dir() else []
     return linked + [str(entry) for wave in waves for entry in sorted(wave.iterdir())]
 

@@ -1,110 +1,32 @@
 """The agent CLIs wavegit drives, and the worker profiles that pick one for an item.
 
-A **preset** knows one CLI: how to build its command line for a model and for where it runs (inside
-wavegit's bubblewrap sandbox, which is then the boundary, or unsandboxed), how to read its account of the run
-(error, tokens, dollars) from the log, and which variables carry its credentials. Checked against Claude Code
-2.1.197 and codex-cli 0.171.0:
+A **preset** knows one CLI (:mod:`wavegit.attempts.preset`, one module per CLI): its command line and
+variables for a model, a gateway and for where it runs (inside wavegit's bubblewrap sandbox, which is then the
+boundary, or unsandboxed), the actions it streams, its account of the run (error, tokens, dollars), which
+failures will repeat, and which variables carry its credentials.
 
-- ``claude -p --output-format json`` reads the prompt on stdin and prints one JSON result: ``is_error`` with
-  its ``result`` text (e.g. "Not logged in") and ``permission_denials`` say why it failed, ``total_cost_usd``
-  and ``usage`` what it spent. In print mode ``acceptEdits`` lets it edit but run no command (not even the
-  item's test), so in the sandbox the preset grants every permission; unsandboxed it keeps edits only.
-- ``codex exec --json`` reads the prompt on stdin (``-``) and prints JSON events: ``turn.completed`` carries
-  ``usage`` (tokens only, so the config's ``prices`` give dollars), ``turn.failed`` and ``error`` why it
-  failed. Its own sandbox cannot nest inside bwrap: in wavegit's sandbox it runs with
-  ``--dangerously-bypass-approvals-and-sandbox`` (codex's flag for externally sandboxed environments),
-  otherwise with ``-s workspace-write``.
-
-A **profile** (config ``workers: {NAME: {preset, model, args} | {command}}``) is what an item names with
-``worker: NAME``; an item without one runs config ``worker`` (a preset name, a profile name or a command).
+A **profile** (config ``workers: {NAME: {preset, model, args, base_url} | {command}}``) is what an item
+names with ``worker: NAME``; an item without one runs config ``worker`` (a preset name, a profile name or a
+command).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import preset_codex
-from wavegit.attempts.account import Account, count, most, usd_amount
+from wavegit.attempts import preset as presets
+from wavegit.attempts.preset import Account, Launch, Preset
+from wavegit.attempts.preset_claude import CLAUDE
+from wavegit.attempts.preset_codex import CODEX
 from wavegit.attempts.runner import command_argv
 from wavegit.core import schema, yamlcompose
 from wavegit.core.errors import Problem, UsageError, ValidationError
-from wavegit.core.jsondecode import reject_constant
 from wavegit.model.config import Config, WorkerProfile
 
-LOG_SCAN_BYTES = 4 * 1024 * 1024
-"""How much of a log's end is scanned for an agent's JSON result or events."""
-
-@dataclass(frozen=True)
-class Preset:
-    """One agent CLI."""
-
-    name: str
-    credentials: tuple[str, ...]
-    """Variables that carry its credentials, any one of which will do."""
-    build: Callable[[str, bool, str], list[str]]
-    """``(model, sandboxed, base_url) -> argv`` before the profile's extra args."""
-    read: Callable[[Sequence[object]], Account]
-    """The account of a run from the JSON objects of its log, in order."""
-    tail: tuple[str, ...] = ()
-    """Arguments after the profile's extra args (Codex's ``-``: the prompt on stdin)."""
-    unsandboxed: str = ""
-    """What the report says of a run outside wavegit's sandbox, when it is given less there."""
-    misread: tuple[str, ...] = ()
-    """Variables users set for this CLI that it does not read for its credentials."""
-
-    def argv(self, model: str, args: Sequence[str], sandboxed: bool, base_url: str = "") -> list[str]:
-        return [*self.build(model, sandboxed, base_url), *args, *self.tail]
-
-
-def _claude_argv(model: str, sandboxed: bool, base_url: str) -> list[str]:
-    del base_url
-    permissions = "bypassPermissions" if sandboxed else "acceptEdits"
-    return ["claude", "-p", "--output-format", "json", "--permission-mode", permissions,
-            *(["--model", model] if model else [])]
-
-
-def _claude_read(objects: Sequence[object]) -> Account:
-    results = [_claude_result(o) for o in objects if isinstance(o, dict) and o.get("type") == "result"]
-    if len(results) <= 1:
-        return results[0] if results else Account()
-    # Claude prints one result, last; any other is a line something in the sandbox wrote into its output
-    # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it.
-    return replace(results[-1], usd=most([r.usd for r in results]),
-                   input_tokens=most([r.input_tokens for r in results]),
-                   output_tokens=most([r.output_tokens for r in results]))
-
-
-def _claude_result(result: dict[str, object]) -> Account:
-    usage = result.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    inputs = [count(usage.get(k)) for k in
-              ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
-    known = [n for n in inputs if n is not None]
-    text = result.get("result")
-    error = (f"claude: {text if isinstance(text, str) and text else result.get('subtype')}"
-             if result.get("is_error") is True else None)
-    return Account(usd=usd_amount(result.get("total_cost_usd")), input_tokens=sum(known) if known else None,
-                   output_tokens=count(usage.get("output_tokens")), error=error,
-                   denied=_claude_denials(result.get("permission_denials")), found=True)
-
-
-def _claude_denials(denials: object) -> str | None:
-    if not isinstance(denials, list) or not denials:
-        return None
-    tools = sorted({str(d.get("tool_name", "?")) for d in denials if isinstance(d, dict)})
-    count = f"{len(denials)} denial{'s' if len(denials) != 1 else ''}"
-    return f"claude was denied permission for {', '.join(tools) or 'a tool'} ({count})"
-
-
-CLAUDE = Preset("claude", ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), _claude_argv, _claude_read,
-                unsandboxed="edits only: unsandboxed")
-CODEX = Preset("codex", preset_codex.CREDENTIALS, preset_codex.argv, preset_codex.read, tail=("-",),
-               misread=preset_codex.MISREAD)
 PRESETS: Mapping[str, Preset] = {preset.name: preset for preset in (CLAUDE, CODEX)}
+__all__ = ["CLAUDE", "CODEX", "PRESETS", "Account", "Agent", "Preset"]
 
 
 @dataclass(frozen=True)
@@ -118,10 +40,17 @@ class Agent:
     command: str = ""
     base_url: str = ""
 
+    def launch(self, sandboxed: bool) -> Launch:
+        return Launch(self.model, sandboxed, self.base_url)
+
     def argv(self, sandboxed: bool) -> list[str]:
         if self.preset is not None:
-            return self.preset.argv(self.model, self.args, sandboxed, self.base_url)
+            return self.preset.argv(self.launch(sandboxed), self.args)
         return command_argv(self.command)
+
+    def env(self, sandboxed: bool) -> dict[str, str]:
+        """What the preset's CLI gets on top of the worker's environment (nothing for a command)."""
+        return self.preset.env(self.launch(sandboxed)) if self.preset is not None else {}
 
     def label(self, sandboxed: bool) -> str:
         """What ran, for the report and the ``Wavegit-Worker`` trailer: ``deep (claude, opus)``, with the
@@ -135,8 +64,15 @@ class Agent:
         """The preset's account of the run in its log (nothing for a command)."""
         if self.preset is None:
             return Account()
-        return self.preset.read(list(_json_lines(log_path)))
+        return self.preset.read(*presets.read_log(log_path))
 
+    def action(self, line: bytes) -> str | None:
+        """The action one line of the worker's output says it is taking (None for a command)."""
+        return self.preset.action(presets.parse_line(line)) if self.preset is not None else None
+
+    def permanent(self, account: Account) -> str | None:
+        """Why a failed run of this agent will fail again on every try, or None."""
+        return self.preset.permanent(account) if self.preset is not None else None
 
 DEFAULT_PROFILE = "worker"
 """The profile name of config ``worker`` when it is not itself a profile's name."""
@@ -240,20 +176,8 @@ def missing_credentials(agent: Agent, config: Config, environ: Mapping[str, str]
             "HOME: your login does not reach them)")
 
 
-def _json_lines(log_path: Path) -> Iterator[object]:
-    """The JSON values of the lines of the last ``LOG_SCAN_BYTES`` of the log that parse as one."""
-    try:
-        with log_path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - LOG_SCAN_BYTES))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            yield json.loads(line, parse_constant=reject_constant)
-        except (ValueError, RecursionError):
-            continue
+
+def root_refusal(agent: Agent, argv: Sequence[str]) -> str | None:
+    """Why ``agent``'s CLI, started as root outside wavegit's sandbox with ``argv``, would refuse to run, with
+    the fix; else None."""
+    return agent.preset.refuses_root(argv) if agent.preset is not None else None

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts.account import MAX_TOKENS, usd_amount
 from wavegit.attempts.agents import Agent
+from wavegit.attempts.preset import MAX_TOKENS, usd_amount
 from wavegit.core.jsondecode import reject_constant
 from wavegit.model.config import ModelPrice
 
@@ -39,6 +39,8 @@ class CostReading:
     """The agent's own reason for failing, from its log (None for a command)."""
     denied: str | None = None
     """What the agent was not allowed to do, from its log."""
+    permanent: str | None = None
+    """Why the agent's failure will repeat on every try, from its log (:attr:`Preset.permanent`)."""
 
     @property
     def tokens(self) -> int | None:
@@ -77,7 +79,8 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
         note = (f"claude run: no result line with a readable total_cost_usd in {log_path}"
                 if agent.preset.name == "claude"
                 else f"{agent.preset.name} run: no readable usage in {log_path}")
-    return CostReading(usd, note, inputs, outputs, account.error, account.denied)
+    return CostReading(usd, note, inputs, outputs, account.error, account.denied,
+                       agent.permanent(account) if account.error else None)
 
 
 def read_cost(cost_file: Path, log_path: Path, agent: Agent) -> float | None:

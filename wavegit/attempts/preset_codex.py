@@ -27,11 +27,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-from wavegit.attempts.account import Account, count, short, total
-
-CREDENTIALS = ("CODEX_API_KEY",)
-MISREAD = ("OPENAI_API_KEY",)
-"""Variables a user may set for codex that it does not read for its key."""
+from wavegit.attempts.preset import Account, Launch, Preset, count, short, total
 
 _PERMANENT = (
     (re.compile(r"\b401 Unauthorized\b|invalid_api_key|Incorrect API key", re.IGNORECASE),
@@ -42,15 +38,14 @@ _PERMANENT = (
 _SHELLS = ("/bin/bash", "/bin/sh", "/usr/bin/bash", "bash", "sh", "/bin/zsh", "zsh")
 
 
-def argv(model: str, sandboxed: bool, base_url: str = "") -> list[str]:
-    """codex's argv before the profile's extra args."""
-    jail = ["--dangerously-bypass-approvals-and-sandbox"] if sandboxed else ["-s", "workspace-write"]
+def _argv(launch: Launch) -> list[str]:
+    jail = ["--dangerously-bypass-approvals-and-sandbox"] if launch.sandboxed else ["-s", "workspace-write"]
     # -c takes TOML: the URL as a quoted string (a JSON string of a URL is one).
-    gateway = ["-c", f"openai_base_url={json.dumps(base_url)}"] if base_url else []
-    return ["codex", "exec", "--json", *jail, *gateway, *(["-m", model] if model else [])]
+    gateway = ["-c", f"openai_base_url={json.dumps(launch.base_url)}"] if launch.base_url else []
+    return ["codex", "exec", "--json", *jail, *gateway, *(["-m", launch.model] if launch.model else [])]
 
 
-def read(objects: Sequence[object], last_words: str = "") -> Account:
+def _read(objects: Sequence[object], last_words: str) -> Account:
     """The account of a run: tokens summed over every ``turn.completed``; the error from ``turn.failed``,
     else (no turn completed) from the last ``error`` event or what codex said last on stderr."""
     events = [o for o in objects if isinstance(o, Mapping)]
@@ -105,8 +100,12 @@ def _unwrapped(command: str) -> str:
     return command
 
 
-def permanent(account: Account) -> str | None:
+def _permanent(account: Account) -> str | None:
     """Why a failed run will fail the same way on every try (a rejected key, an unknown model), or None."""
     if account.error is None:
         return None
     return next((why for pattern, why in _PERMANENT if pattern.search(account.error)), None)
+
+
+CODEX = Preset("codex", ("CODEX_API_KEY",), _argv, _read, tail=("-",), misread=("OPENAI_API_KEY",),
+               action=action, permanent=_permanent)

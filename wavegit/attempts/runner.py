@@ -58,6 +58,8 @@ DEFAULT_KILL_GRACE_S = 5.0
 _ABANDON_PIPE_S = 1.0
 LOG_TAIL_MAX_BYTES = 64 * 1024
 """How much of a log's end a tail reads at most."""
+LINE_MAX_BYTES = 1024 * 1024
+"""The longest output line handed to a ``run_process`` ``on_line`` watcher."""
 # The variables every worker gets from wavegit's environment (besides config `worker_env`).
 _PR_SET_PDEATHSIG = 1
 # bwrap reports a child killed by signal N as exit 128 + N.
@@ -268,10 +270,14 @@ class _StdinFeeder:
 class _Watch:
     """The loop state of one running process."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], log: IO[bytes], stdin_text: str | None) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], log: IO[bytes], stdin_text: str | None,
+                 on_line: Callable[[bytes], None] | None = None) -> None:
         assert proc.stdout is not None and proc.stdin is not None
         self.proc = proc
         self.log = log
+        self.on_line = on_line
+        self.partial = b""
+        """The unfinished last line so far, for ``on_line`` (dropped when over LINE_MAX_BYTES)."""
         self.out_fd = proc.stdout.fileno()
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.out_fd, selectors.EVENT_READ)
@@ -304,6 +310,16 @@ class _Watch:
             return
         self.log.write(data)
         self.last_output = time.monotonic()
+        if self.on_line is not None:
+            self._lines(data)
+
+    def _lines(self, data: bytes) -> None:
+        assert self.on_line is not None
+        *lines, rest = (self.partial + data).split(b"\n")
+        # A worker that never ends a line cannot make wavegit hold its output: an over-long line is skipped.
+        self.partial = rest if len(rest) <= LINE_MAX_BYTES else b""
+        for line in lines:
+            self.on_line(line)
 
     def _close_stdin(self) -> None:
         if self.feeder is not None:
@@ -343,12 +359,14 @@ def run_process(
     kill_grace_s: float = DEFAULT_KILL_GRACE_S,
     pipe_linger_s: float = DEFAULT_PIPE_LINGER_S,
     confine: Confinement | None = None,
+    on_line: Callable[[bytes], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
 
     Setting ``cancel`` stops the process as a timeout would. The log file is created (parents
     too) even when the launch fails, and then holds the launch error. With ``confine``, the process
-    runs in its sandbox, or unsandboxed its leftovers are swept when it ends.
+    runs in its sandbox, or unsandboxed its leftovers are swept when it ends. ``on_line`` is called with each
+    complete line of output as it arrives (from this thread: it must be quick).
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started_at = _utc_now()
@@ -370,7 +388,7 @@ def run_process(
             log.write(f"wavegit: {message}\n".encode())
             return ProcessResult(None, None, message, time.monotonic() - start, log_path,
                                  started_at, _utc_now())
-        watch = _Watch(proc, log, stdin_text)
+        watch = _Watch(proc, log, stdin_text, on_line)
         try:
             killed = _supervise(watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
                                 kill_grace_s, pipe_linger_s)

@@ -1,10 +1,10 @@
 """The sandbox a worker (and its item's test) runs in: bubblewrap on Linux, or nothing.
 
 Under ``bwrap`` the whole filesystem is read-only, the attempt's tree and a private HOME and TMPDIR are
-writable, and the user's checkout, the repository's git directory (wavegit's state, other attempts' trees),
-wavegit's own HOME, the runner's temporary directory and the token file's directory are replaced by empty
-read-only directories. The
-process sees only its own PID namespace (``/proc`` of outside processes, wavegit's included, is gone) and
+writable, and the user's checkout, the repository's git directory (wavegit's state), the folder of the
+attempt trees (other attempts), wavegit's own HOME, the runner's temporary directory and the token file's
+directory are replaced by empty read-only directories. The process sees only its own PID namespace
+(``/proc`` of outside processes, wavegit's included, is gone) and
 the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
 capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
 ``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
@@ -190,13 +190,14 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
                    environ: Mapping[str, str]) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
-    Hidden: the checkout, the repository's git directory (wavegit's state, logs, other attempts), the user's
+    Hidden: the checkout, the repository's git directory (wavegit's state, logs), the wave trees' folder
+    (other attempts), the user's
     HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file),
     and the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a
     worker could act as the user outside the sandbox.
     Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
     """
-    hidden = [repo.root, repo.git_dir, repo.common_dir, *AGENT_SOCKETS]
+    hidden = [repo.root, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
                for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),

@@ -126,9 +126,9 @@ _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git dire
 def fence(folder: Path) -> None:
     """Make git, run anywhere below ``folder`` without a repository of its own, stop with an error.
 
-    The trees lie in the state dir, inside the scheduler's git directory, which git's discovery from a tree
-    whose ``.git`` a worker removed would otherwise find (as a bare repository) and write to: its config,
-    its refs. A ``.git`` file naming no repository ends that discovery at ``folder``.
+    The trees lie in the user's cache, which may itself be inside a repository (a HOME kept in git) that git's
+    discovery from a tree whose ``.git`` a worker removed would otherwise find and write to: its config, its
+    refs. A ``.git`` file naming no repository ends that discovery at ``folder``.
     """
     barrier = folder / ".git"
     if not barrier.is_file():

@@ -4,6 +4,8 @@ Every path inside the state folder is named here, so no other module spells out 
 """
 
 import contextlib
+import hashlib
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,9 +34,21 @@ class Repo(NamedTuple):
         return self.state_dir / "cache"
 
     @property
+    def trees_dir(self) -> Path:
+        """Where this repository's waves make their attempt trees, their private HOMEs and their trash:
+        outside every git directory (an agent refuses to edit files below a ``.git`` folder), in the user's
+        cache (``$XDG_CACHE_HOME``, else ``~/.cache``), one folder per repository, named by its git
+        directory."""
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
+        if not cache.is_absolute():
+            cache = Path("~/.cache").expanduser()
+        digest = hashlib.sha256(os.fsencode(self.common_dir.absolute())).hexdigest()[:12]
+        return cache / "wavegit" / f"{self.root.name}-{digest}"
+
+    @property
     def worktrees_dir(self) -> Path:
         """Every wave's item worktrees, one folder per wave."""
-        return self.state_dir / "worktrees"
+        return self.trees_dir / "worktrees"
 
     @property
     def reports_dir(self) -> Path:
@@ -50,13 +64,13 @@ class Repo(NamedTuple):
 
     def wave_sandbox(self, wave_id: str) -> Path:
         """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
-        return self.state_dir / "sandbox" / wave_id
+        return self.trees_dir / "sandbox" / wave_id
 
     @property
     def trash_dir(self) -> Path:
         """A finished wave's trees and private folders, moved here at once and removed after wavegit returned
         (``wavegit.attempts.reaper``)."""
-        return self.state_dir / "trash"
+        return self.trees_dir / "trash"
 
     def scheduler_lock(self, wave_id: str) -> Path:
         """The lock file ``wavegit run`` keeps while it schedules the wave (``wavegit.core.wavelock``)."""

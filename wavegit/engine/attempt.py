@@ -4,6 +4,7 @@ item's test), and what the next attempt is told when one fails."""
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 import time
@@ -82,6 +83,9 @@ class AttemptContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     launch_error: str | None = None
     """Set by the first launch failure, which stops the batch."""
+    stopped_profiles: dict[str, str] = field(default_factory=dict)
+    """Profiles whose failure will repeat (a rejected key, an unknown model): no further attempt of them
+    starts in the wave; the value says why, for the report."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def agent(self, item: tracker.Item) -> agents.Agent:
@@ -98,6 +102,18 @@ class AttemptContext:
         return Spec(self.worktrees / f"{item.id}-{number}", worktree.item_branch(self.wave_id, item.id),
                     self.base)
 
+    def stop_profile(self, profile: str, why: str) -> None:
+        """A failure of ``profile`` will repeat: no further attempt of it starts in this wave."""
+        with self._lock:
+            self.stopped_profiles.setdefault(profile, why)
+
+    def profile_stopped(self, item: tracker.Item) -> str | None:
+        """Why ``item``'s profile gets no further attempt in this wave (``not started: ...``), or None."""
+        profile = self.agent(item).profile
+        with self._lock:
+            why = self.stopped_profiles.get(profile)
+        return None if why is None else f"not started: worker profile {profile!r} failed for good ({why})"
+
     def stop_batch(self, reason: str) -> None:
         """A worker could not be launched: cancel the running ones, start nothing new."""
         with self._lock:
@@ -109,6 +125,32 @@ class AttemptContext:
         """Cancel the running workers; no attempt starts any more."""
         self.cancel.set()
         self.slots.stop()
+
+
+WORKING = "working"
+"""The event of a running agent's latest action (its detail), which ``wavegit status`` shows."""
+ACTION_EVERY_S = 0.5
+"""At most one action event this often per attempt: a worker printing actions in a loop floods no log."""
+
+
+@dataclass
+class ActionWatch:
+    """Tells the wave's events the latest action a preset's agent streams (``Write src/a.py``)."""
+
+    events: Events
+    item_id: str
+    attempt: int
+    agent: agents.Agent
+    last: str | None = None
+    told_at: float = -math.inf
+
+    def line(self, raw: bytes) -> None:
+        action = self.agent.action(raw)
+        now = time.monotonic()
+        if action is None or action == self.last or now - self.told_at < ACTION_EVERY_S:
+            return
+        self.last, self.told_at = action, now
+        self.events.event(self.item_id, WORKING, action, attempt=self.attempt)
 
 
 def tail_source(attempt: Attempt) -> Path | None:
@@ -159,7 +201,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
         counted = item.attempts + number
         slot = context.slots.take(turn if number == 1 else None)
         try:
-            stop = stop_reason()
+            stop = stop_reason() or context.profile_stopped(item)
             if slot is None or stop is not None:
                 # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
                 _not_started(context, run, stop or "not started: the batch stopped", counted)
@@ -179,6 +221,10 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
             return
         context.events.event(item.id, "failed", attempt.error or "", attempt=counted)
         if attempt.launch_failed or not attempt.counted:
+            return
+        if attempt.permanent is not None:
+            # Counted once; the next try (of this item or any other of its profile) would fail the same way.
+            context.stop_profile(attempt.profile, f"{item.id} attempt {counted}: {attempt.permanent}")
             return
         feedback = attempt.feedback
 
@@ -208,6 +254,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
                                                 prompt_file=prompt_file, feedback_file=feedback_file,
                                                 pass_github_token=config.worker_github_token)
+    env.update(agent.env(sandboxed))
+    watch = ActionWatch(context.events, item.id, attempt.number, agent)
     try:
         ready = context.workspaces.take(spec)
         context.events.event(item.id, "started", attempt=attempt.number)
@@ -217,7 +265,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     stdin_text=prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                    confine=confinement)
+                                    confine=confinement,
+                                    on_line=watch.line if agent.preset is not None else None)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices)
         attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
@@ -233,6 +282,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         if attempt.commit is None and attempt.error and reading.denied:
             # A denied tool is no failure by itself (wavegit runs the test), but may say why one happened.
             attempt.error = f"{attempt.error}; {reading.denied}"
+        if attempt.commit is None and attempt.counted and reading.permanent is not None:
+            attempt.permanent = reading.permanent
+            attempt.error = f"{attempt.error} (not retried: {reading.permanent})"
     finally:
         attempt.finished_at = utc_now()
         # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.

@@ -138,7 +138,8 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, sta
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
     claimed = claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
-                    now=started, check=preflight.claim_checks(repo, config, wave_id),
+                    now=started,
+                    check=preflight.claim_checks(repo, config, wave_id, sandboxed=jail.bwrap is not None),
                     planner=only.planner(options.only) if options.only else None)
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  wave_tokens_limit=config.budget.wave_tokens,
@@ -240,6 +241,8 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         if wave.launch_error:
             rep.notes.append(wave.launch_error)
         rep.notes += wave.context.spend.notes
+        rep.notes += [f"worker profile {profile!r} failed for good ({why}): no further attempt of it "
+                      "started in this wave" for profile, why in wave.context.stopped_profiles.items()]
     # The day's total includes this wave; a ceiling is exceeded when passed, even by concurrent items.
     rep.budget.wave_spent_usd = round(spent, 6)
     rep.budget.day_spent_usd = round(claimed.day_spent + spent, 6)

@@ -26,15 +26,15 @@ from wavegit.trackerbranch.store import Snapshot
 Check = Callable[[Snapshot, Plan], None]
 
 
-def claim_checks(repo: Repo, config: Config, wave_id: str) -> Check:
-    """The check a claim of ``wave_id`` runs on its snapshot and plan."""
+def claim_checks(repo: Repo, config: Config, wave_id: str, *, sandboxed: bool = False) -> Check:
+    """The check a claim of ``wave_id`` runs on its snapshot and plan (its workers ``sandboxed`` or not)."""
 
     def check(snapshot: Snapshot, plan: Plan) -> None:
         loaded = check_tracker(repo, config, snapshot)
         check_profiles(config, snapshot, loaded)
         selected = set(plan.selected)
         items = [item for item in loaded.items if item.id in selected]
-        check_worker(config, workers=[item.worker for item in items] or [None])
+        check_worker(config, workers=[item.worker for item in items] or [None], sandboxed=sandboxed)
         check_items(items, wave_id)
 
     return check
@@ -63,11 +63,11 @@ def check_profiles(config: Config, snapshot: Snapshot, loaded: tracker.Tracker) 
 
 
 def check_worker(config: Config, environ: Mapping[str, str] | None = None,
-                 workers: Sequence[str | None] = (None,)) -> None:
+                 workers: Sequence[str | None] = (None,), *, sandboxed: bool = False) -> None:
     """UsageError unless the worker of each profile in ``workers`` (None: config ``worker``) parses and its
-    program is found (a bare name on ``PATH``, an absolute path executable), and a preset's credentials
-    variable is set and listed in ``worker_env``. A relative path is left to the launch: it is relative to
-    the item's tree."""
+    program is found (a bare name on ``PATH``, an absolute path executable), a preset's credentials
+    variable is set and listed in ``worker_env``, and, run as root outside the sandbox, its CLI would not
+    refuse to start. A relative path is left to the launch: it is relative to the item's tree."""
     env = environ if environ is not None else os.environ
     if config.wave_test.strip():
         _argv("wave_test", config.wave_test, runner.command_argv)
@@ -77,11 +77,13 @@ def check_worker(config: Config, environ: Mapping[str, str] | None = None,
         fix = (f"set `worker` in {CONFIG_PATH} (or WAVEGIT_WORKER)" if name is None
                else f"change `workers.{name}` in {CONFIG_PATH}")
         try:
-            argv = agent.argv(sandboxed=False)
+            argv = agent.argv(sandboxed)
         except UsageError as exc:
             raise UsageError(f"worker: {exc}; nothing was claimed") from exc
         _check_program(what, argv[0], env, fix)
         missing = agents.missing_credentials(agent, config, env)
+        if missing is None and not sandboxed and os.geteuid() == 0:
+            missing = agents.root_refusal(agent, argv)
         if missing is not None:
             raise UsageError(f"{what}: {missing}; nothing was claimed")
 

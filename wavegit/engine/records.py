@@ -65,6 +65,8 @@ class Attempt:
     counted: bool = True
     """Whether it counts toward the item's attempts: False when wavegit, not the item, stopped it."""
     launch_failed: bool = False
+    permanent: str | None = None
+    """Why its failure will repeat on every try (its agent's word: a rejected key, an unknown model)."""
 
     def failed(self, what: str, result: runner.ProcessResult) -> bool:
         """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why."""
