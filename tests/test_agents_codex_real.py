@@ -31,8 +31,6 @@ needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run:
 MODEL = "gpt-5-codex"
 PRICES = {MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10.0}}
 WRITE = "printf 'ok\\n' > src/a.txt"
-TEST = "grep -qx ok src/a.txt"
-"""The item's test: a program any user may run (the interpreter of this test may be in root's HOME)."""
 
 
 @pytest.fixture
@@ -55,7 +53,8 @@ def _repo(tmp_path: Path, server: OpenAIServer, items: int = 1, **overrides: Any
                                 "worker_env": ["CODEX_API_KEY"], "sandbox": "none", "attempts": 2,
                                 "concurrency": 1, "timeout_s": 120, "idle_timeout_s": 60}
     settings.update(overrides)
-    tracker = [item(name, ["write ok to src/a.txt"], [f"src/{name}.txt"], TEST.replace("a.txt", f"{name}.txt"))
+    # The item's test is a program any user may run (this test's interpreter may be under root's HOME).
+    tracker = [item(name, ["write ok to src/a.txt"], [f"src/{name}.txt"], f"grep -qx ok src/{name}.txt")
                for name in "ab"[:items]]
     return make_wave_repo(tmp_path, tracker, **settings)
 
@@ -133,8 +132,9 @@ def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
     assert Path(entry.attempt_records[0].log_path).read_text().count("Reconnecting...") >= 5
     assert entry.error.endswith("(not retried: the model API rejected the key (401): check CODEX_API_KEY)")
     assert origin_tracker(remote).items[0].last_error == entry.error
-    assert (other.attempts, other.error) == (0, "not started: worker profile 'gpt' failed for good (a attempt 1: "
-                                                "the model API rejected the key (401): check CODEX_API_KEY)")
+    assert (other.attempts, other.error) == (0, (
+        "not started: worker profile 'gpt' failed for good (a attempt 1: the model API rejected the key "
+        "(401): check CODEX_API_KEY)"))
 
 
 def test_an_unknown_model_is_its_cause_counted_once_and_not_retried(
