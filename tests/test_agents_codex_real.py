@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +20,9 @@ from tests.helpers import openai_server as api
 from tests.helpers.as_user import ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
 from tests.helpers.real_agents import agents_bin
-from tests.helpers.repos import wavegit
+from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_tracker, run
-from wavegit.attempts import preset_codex, sandbox
+from wavegit.attempts import sandbox
 from wavegit.model.report import WaveReport
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
@@ -179,11 +182,23 @@ def test_a_key_in_openai_api_key_only_is_refused_before_anything_is_claimed(
     assert origin_tracker(remote).items[0].status == "todo"
 
 
-def test_codex_progress_names_its_last_action() -> None:
-    event = {"type": "item.started", "item": {"id": "item_1", "type": "command_execution",
-                                              "command": "/bin/bash -lc \"printf 'ok\\\\n' > src/a.txt\"",
-                                              "status": "in_progress"}}
-    assert preset_codex.action(event) == "shell: printf 'ok\\n' > src/a.txt"
+def test_codex_steps_count_as_output_for_the_idle_limit_and_status_names_its_last_command(
+        tmp_path: Path, server: OpenAIServer) -> None:
+    # Three quiet 2 s steps: 6 s in all under a 3 s idle limit, each step's events the only output.
+    server.script.commands = ["sleep 2", "sleep 2", "sleep 2", WRITE]
+    remote = _repo(tmp_path, server, idle_timeout_s=3)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    wave = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    seen: set[str] = set()
+    while wave.poll() is None:
+        status = wavegit(remote.clone, "status").stdout
+        seen.update(line for line in status.splitlines() if "shell: " in line)
+        time.sleep(0.3)
+    report = WaveReport.from_json(wave.communicate()[0])
+    _assert_verified_as_sent(report, server)
+    assert any("shell: sleep 2" in line for line in seen), seen
+    assert server.sent.responses == 5
 
 
 # ------------------------------------------------------------------------------------- an ordinary user

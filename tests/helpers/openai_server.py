@@ -6,9 +6,9 @@ refused, as ``POST`` with an SSE stream. Both carry the same events: ``response.
 ``response.output_item.added`` and ``.done`` per output item, ``response.completed`` with the ``usage`` of
 the response.
 
-The model is scripted, not simulated: a request whose last input is not a tool's output is answered with the
-:class:`Script`'s ``commands`` as ``exec_command`` function calls (codex's own shell tool runs them in the
-attempt's tree), one that follows a tool's output with the final message. Every answered request is counted in
+The model is scripted, not simulated: it answers with the :class:`Script`'s ``commands`` one at a time, each
+an ``exec_command`` function call (codex's own shell tool runs it in the attempt's tree), the next once the
+request carries the previous one's output, then with the final message. Every answered request is counted in
 :attr:`OpenAIServer.sent` (the tokens the server reported), so a test compares what wavegit read against it.
 
 Faults, for the failures codex retries and those it does not: an HTTP status with an OpenAI error body for
@@ -60,7 +60,7 @@ class Script:
     """What the model does in one test."""
 
     commands: list[str] = field(default_factory=list)
-    """Shell commands of the first answer (exec_command calls); the answer after them is ``text``."""
+    """Shell commands, one an answer (exec_command calls); the answer after the last is ``text``."""
     text: str = "Done."
     usage: tuple[int, int] = (1200, 80)
     """(input, output) tokens each answer reports."""
@@ -126,14 +126,18 @@ class OpenAIServer:
             number = self.started
         rid = f"resp_{number}"
         yield {"type": "response.created", "response": {"id": rid, "status": "in_progress"}}
-        items = request.get("input") or []
-        after_tool = bool(items) and isinstance(items[-1], dict) and items[-1].get("type") in (
-            "function_call_output", "custom_tool_call_output")
+        # One command a response, as a model that reads each output before the next step: the step after the
+        # latest whose output the request carries (its call id names it; over a WebSocket codex sends only
+        # what is new since the previous response).
+        done = [int(str(item.get("call_id", "")).split("_")[1]) for item in request.get("input") or []
+                if isinstance(item, dict) and item.get("type") == "function_call_output"
+                and str(item.get("call_id", "")).startswith("call_")]
+        step = max(done) + 1 if done else 0
         outputs: list[dict[str, Any]]
-        if self.script.commands and not after_tool:
-            outputs = [{"type": "function_call", "id": f"fc_{number}_{i}", "call_id": f"call_{number}_{i}",
-                        "name": "exec_command", "arguments": json.dumps({"cmd": command}),
-                        "status": "completed"} for i, command in enumerate(self.script.commands)]
+        if step < len(self.script.commands):
+            outputs = [{"type": "function_call", "id": f"fc_{number}", "call_id": f"call_{step}_{number}",
+                        "name": "exec_command", "arguments": json.dumps({"cmd": self.script.commands[step]}),
+                        "status": "completed"}]
         else:
             outputs = [{"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed",
                         "content": [{"type": "output_text", "text": self.script.text, "annotations": []}]}]
