@@ -107,14 +107,14 @@ def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a
 
 def test_worker_profiles_are_checked_where_they_are_written() -> None:
     text = ("workers:\n  both: {preset: claude, command: x}\n  neither: {model: opus}\n  scalar: claude\n"
-            "  odd: {preset: gemini}\n  cmd: {command: x, model: m}\n")
+            "  odd: {preset: aider}\n  cmd: {command: x, model: m}\n")
     with pytest.raises(ValidationError) as raised:
         config.parse_config_text(text)
     assert [str(p).split(" (hint")[0] for p in raised.value.problems] == [
         ".wavegit/config.yaml:2:9: 'workers.both' needs either `preset` or `command`",
         ".wavegit/config.yaml:3:12: 'workers.neither' needs either `preset` or `command`",
         ".wavegit/config.yaml:4:11: 'workers.scalar' must be a mapping, got a string",
-        ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, got 'gemini'",
+        ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, gemini, got 'aider'",
         ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` "
         "(put them in the command)"]
 

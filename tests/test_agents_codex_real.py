@@ -19,9 +19,9 @@ import pytest
 from tests.helpers import openai_server as api
 from tests.helpers.as_user import ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
-from tests.helpers.real_agents import agents_bin
+from tests.helpers.real_agents import agent_repo, agents_bin, assert_verified_as_sent
 from tests.helpers.repos import REPO_ROOT, wavegit
-from tests.helpers.wave import item, make_wave_repo, origin_tracker, run
+from tests.helpers.wave import origin_tracker, run
 from wavegit.attempts import sandbox
 from wavegit.model.report import WaveReport
 
@@ -31,15 +31,13 @@ BWRAP = shutil.which(sandbox.BWRAP)
 PROBLEM = sandbox.probe(BWRAP) if BWRAP else "bwrap is not installed"
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run: {PROBLEM}")
 
-MODEL = "gpt-5-codex"
-PRICES = {MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10.0}}
 WRITE = "printf 'ok\\n' > src/a.txt"
 
 
 @pytest.fixture
 def codex_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The installed codex first on PATH and its key in CODEX_API_KEY (listed in each test's worker_env)."""
-    monkeypatch.setenv("PATH", f"{agents_bin()}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{agents_bin('codex')}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CODEX_API_KEY", "sk-test-codex")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
@@ -51,15 +49,8 @@ def server(codex_env: None) -> Iterator[OpenAIServer]:
 
 
 def _repo(tmp_path: Path, server: OpenAIServer, items: int = 1, **overrides: Any) -> Any:
-    profile = {"preset": "codex", "model": MODEL, "base_url": server.base_url}
-    settings: dict[str, Any] = {"workers": {"gpt": profile}, "worker": "gpt", "prices": PRICES,
-                                "worker_env": ["CODEX_API_KEY"], "sandbox": "none", "attempts": 2,
-                                "concurrency": 1, "timeout_s": 120, "idle_timeout_s": 60}
-    settings.update(overrides)
-    # The item's test is a program any user may run (this test's interpreter may be under root's HOME).
-    tracker = [item(name, ["write ok to src/a.txt"], [f"src/{name}.txt"], f"grep -qx ok src/{name}.txt")
-               for name in "ab"[:items]]
-    return make_wave_repo(tmp_path, tracker, **settings)
+    profile = {"preset": "codex", "model": "gpt-5-codex", "base_url": server.base_url}
+    return agent_repo(tmp_path, profile, "CODEX_API_KEY", items, **overrides)
 
 
 def _wave(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> WaveReport:
@@ -67,14 +58,7 @@ def _wave(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> WaveReport:
 
 
 def _assert_verified_as_sent(report: WaveReport, server: OpenAIServer) -> None:
-    """One attempt landed the edit, and wavegit read exactly the tokens the server sent."""
-    (entry,) = report.items
-    assert entry.verified, entry.error
-    (record,) = entry.attempt_records
-    sent = server.sent
-    assert (record.input_tokens, record.output_tokens) == (sent.input_tokens, sent.output_tokens)
-    assert record.cost == pytest.approx((sent.input_tokens * 1.25 + sent.output_tokens * 10) / 1e6)
-    assert server.sent.authorization and set(server.sent.authorization) == {"Bearer sk-test-codex"}
+    assert_verified_as_sent(report, server.sent, "Bearer sk-test-codex")
 
 
 # ------------------------------------------------------------------------------------------ it lands
@@ -136,7 +120,7 @@ def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
     assert entry.error.endswith("(not retried: the model API rejected the key (401): check CODEX_API_KEY)")
     assert origin_tracker(remote).items[0].last_error == entry.error
     assert (other.attempts, other.error) == (0, (
-        "not started: worker profile 'gpt' failed for good (a attempt 1: the model API rejected the key "
+        "not started: worker profile 'p' failed for good (a attempt 1: the model API rejected the key "
         "(401): check CODEX_API_KEY)"))
 
 

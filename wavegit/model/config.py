@@ -107,7 +107,7 @@ class SandboxConfig(NamedTuple):
     rw_paths: Annotated[tuple[str, ...], schema.key("extra paths sandboxed workers may write (caches)")] = ()
 
 
-PRESETS = ("claude", "codex")
+PRESETS = ("claude", "codex", "gemini")
 """The agent CLIs wavegit knows how to drive (``wavegit.attempts.agents``)."""
 
 
@@ -131,7 +131,7 @@ class WorkerProfile(NamedTuple):
     """One entry of config ``workers``: a named way to run a worker, which an item picks with ``worker:``."""
 
     name: str
-    preset: Annotated[str, schema.key("a preset (`claude`, `codex`)", choices=PRESETS)] = ""
+    preset: Annotated[str, schema.key("a preset (`claude`, `codex`, `gemini`)", choices=PRESETS)] = ""
     model: Annotated[str, schema.key("the model the preset asks for; empty = the CLI's default")] = ""
     args: Annotated[tuple[str, ...], schema.key("extra arguments for the preset's command")] = ()
     base_url: Annotated[str, schema.key(
