@@ -19,6 +19,7 @@ from wavegit.attempts import agents, sandbox
 from wavegit.attempts.agents import CLAUDE, CODEX, Agent
 from wavegit.attempts.preset import Launch
 from wavegit.core.errors import ValidationError
+from wavegit.core.repo import discover
 from wavegit.model import config
 from wavegit.model.report import AttemptRecord, WaveReport
 
@@ -107,7 +108,7 @@ def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a
 
 def test_worker_profiles_are_checked_where_they_are_written() -> None:
     text = ("workers:\n  both: {preset: claude, command: x}\n  neither: {model: opus}\n  scalar: claude\n"
-            "  odd: {preset: aider}\n  cmd: {command: x, model: m}\n")
+            "  odd: {preset: aider}\n  cmd: {command: x, model: m}\n  gw: {preset: claude, base_url: ftp://x}\n")
     with pytest.raises(ValidationError) as raised:
         config.parse_config_text(text)
     assert [str(p).split(" (hint")[0] for p in raised.value.problems] == [
@@ -116,7 +117,8 @@ def test_worker_profiles_are_checked_where_they_are_written() -> None:
         ".wavegit/config.yaml:4:11: 'workers.scalar' must be a mapping, got a string",
         ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, gemini, got 'aider'",
         ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` "
-        "(put them in the command)"]
+        "(put them in the command)",
+        ".wavegit/config.yaml:7:34: 'base_url' is 'ftp://x': it must be an http:// or https:// URL"]
 
 
 # ----------------------------------------------------------------------------------------- claude in waves
@@ -154,6 +156,27 @@ def test_unsandboxed_claude_keeps_edits_only_and_a_denied_command_says_why_an_at
     assert failed.error == "the worker changed nothing; claude was denied permission for Bash (1 denial)"
     # Denied but done: wavegit runs the item's test itself.
     assert verified.verified, verified.error
+
+
+def test_the_last_streamed_action_is_logged_for_status_with_the_path_it_names(
+        tmp_path: Path, fake_agents: None) -> None:
+    rep, _ = _one_verified(tmp_path, "deep")
+    states = [json.loads(line) for line in (discover(tmp_path / "work").events_dir / f"{rep.wave_id}.jsonl")
+              .read_text().splitlines()]
+    working = [s["detail"] for s in states if s.get("state") == "working"]
+    assert len(working) == 1 and working[0].startswith("Write /") and working[0].endswith("/src/a.txt")
+
+
+def test_attack_a_flood_of_streamed_actions_is_bounded_and_cannot_reach_a_terminal(
+        tmp_path: Path, fake_agents: None) -> None:
+    # 20000 actions naming paths with an OSC 52 (clipboard) sequence, then 2 MB without a newline: a few
+    # throttled events, escaped, and the wave goes on.
+    rep, _ = _one_verified(tmp_path, "deep", ("agent flood 20000",))
+    log = (discover(tmp_path / "work").events_dir / f"{rep.wave_id}.jsonl").read_text()
+    working = [json.loads(line)["detail"] for line in log.splitlines() if '"working"' in line]
+    assert 1 <= len(working) <= 10
+    assert all("\x1b" not in detail and "\x07" not in detail for detail in working)
+    assert any(detail.startswith("Write \\x1b]52;c;evil\\x07/src/") for detail in working), working
 
 
 @needs_bwrap

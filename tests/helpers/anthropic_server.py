@@ -19,7 +19,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,8 +43,8 @@ def write(path: str, content: str) -> Block:
 @dataclass(frozen=True)
 class Fault:
     """A turn the server fails: ``status`` (an HTTP error with Anthropic's body), or ``hang`` seconds of
-    silence, ``trickle`` seconds of SSE pings before the answer ``then``, or ``drop`` (the connection closed
-    mid-stream); ``times``: how many requests in a row get it before the script goes on."""
+    silence, ``trickle`` seconds of SSE pings (a stream that never gets to its message), or ``drop`` (the
+    connection closed mid-stream); ``times``: how many requests in a row get it before the script goes on."""
 
     status: int = 0
     hang: float = 0.0
@@ -54,18 +54,21 @@ class Fault:
 
 
 Turn = list[Block] | Fault
+Turns = Sequence[Turn]
 
 
 @dataclass
 class Script:
     """What the model of the main conversation answers, turn by turn (the last turn repeats)."""
 
-    turns: list[Turn]
+    turns: Turns
     model: str = "claude-sonnet-4-5"
-    subagent: list[Turn] = field(default_factory=lambda: [[text("Sub-agent done.")]])
+    subagent: Turns = field(default_factory=lambda: [[text("Sub-agent done.")]])
     subagent_model: str = "claude-haiku-4-5"
     input_tokens: int = 1000
     output_tokens: int = 100
+    delay: float = 0.0
+    """Seconds each answer of the main conversation takes before it starts (a model that thinks)."""
 
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -75,7 +78,7 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
 class _Conversation:
     """Where one script stands: the next turn, and how often the current fault has been served."""
 
-    def __init__(self, turns: list[Turn]) -> None:
+    def __init__(self, turns: Turns) -> None:
         self.turns = turns
         self.index = 0
         self.served = 0
@@ -225,6 +228,8 @@ def _handler(server: AnthropicServer) -> type[BaseHTTPRequestHandler]:
                 if self._fault(turn):
                     return
                 turn = [text("Recovered.")]
+            if role == "main":
+                time.sleep(server.script.delay)
             message = _message(server, model, turn, _cwd(body))
             if body.get("stream"):
                 self._stream(message)
@@ -242,14 +247,18 @@ def _handler(server: AnthropicServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(fault.hang)
                 self.close_connection = True
                 return True
-            if fault.drop:
+            if fault.drop or fault.trickle:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                self.wfile.write(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
-                self.wfile.flush()
                 self.close_connection = True
-                return True
+                end = time.monotonic() + fault.trickle
+                while True:
+                    self.wfile.write(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
+                    self.wfile.flush()
+                    if time.monotonic() >= end:
+                        return True
+                    time.sleep(0.5)
             return False
 
         def _json(self, status: int, payload: dict[str, Any]) -> None:
@@ -262,7 +271,7 @@ def _handler(server: AnthropicServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, message: dict[str, Any], trickle: float = 0.0) -> None:
+        def _stream(self, message: dict[str, Any]) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")

@@ -23,10 +23,11 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from wavegit.attempts.runner import LINE_MAX_BYTES
 from wavegit.core.jsondecode import reject_constant
+from wavegit.core.progress import inert
 
 LOG_SCAN_BYTES = 4 * 1024 * 1024
 """How much of a log's end is scanned for an agent's JSON result or events."""
@@ -53,7 +54,8 @@ class Account:
     """Whether the log held the agent's result (Claude) or a usage event (Codex) at all."""
 
 
-class Launch(NamedTuple):
+@dataclass(frozen=True)
+class Launch:
     """One start of a preset's CLI."""
 
     model: str
@@ -162,8 +164,9 @@ def parse_line(line: bytes | str) -> object:
 
 
 def short(text: str) -> str:
-    """``text`` on one line, at most :data:`ACTION_MAX_CHARS` characters."""
-    flat = " ".join(text.split())
+    """``text`` on one line, at most :data:`ACTION_MAX_CHARS` characters, control characters escaped (the
+    worker wrote it, and ``wavegit status`` prints it on a terminal)."""
+    flat = inert(" ".join(text.split()))
     return flat if len(flat) <= ACTION_MAX_CHARS else flat[:ACTION_MAX_CHARS - 3] + "..."
 
 

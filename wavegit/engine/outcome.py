@@ -122,7 +122,7 @@ def ceiling_reason(limits: Budget, wave_spent: float, day_spent: float, *, stopp
     """Which ceiling a wave reached (``stopped``: no new attempt started for it) or passed, with the amounts;
     ``day_spent`` includes the wave's."""
     reasons = []
-    if unreadable and (limits.wave_usd > 0 or limits.day_usd > 0):
+    if unreadable and (limits.wave_usd > 0 or limits.day_usd > 0 or limits.wave_tokens > 0):
         reasons.append("a cost that could not be read counts as over the ceiling")
     if limits.wave_usd > 0 and (wave_spent > limits.wave_usd or (stopped and wave_spent >= limits.wave_usd)):
         reasons.append(f"wave budget: spent ${budget.format_usd(wave_spent)} of "
