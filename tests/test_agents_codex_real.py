@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from tests.helpers import openai_server as api
-from tests.helpers.as_user import ordinary_user
+from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
-from tests.helpers.real_agents import agent_repo, agents_bin, assert_verified_as_sent
+from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, run_as, user_base
 from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import origin_tracker, run
 from wavegit.attempts import sandbox
@@ -37,7 +37,7 @@ WRITE = "printf 'ok\\n' > src/a.txt"
 @pytest.fixture
 def codex_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The installed codex first on PATH and its key in CODEX_API_KEY (listed in each test's worker_env)."""
-    monkeypatch.setenv("PATH", f"{agents_bin('codex')}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{agent_bin('codex')}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CODEX_API_KEY", "sk-test-codex")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
@@ -190,14 +190,8 @@ def test_codex_steps_count_as_output_for_the_idle_limit_and_status_names_its_las
 @pytest.mark.parametrize("mode", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_codex_run_by_an_ordinary_user_lands_its_edit(mode: str, server: OpenAIServer) -> None:
     user = ordinary_user()
-    try:
-        remote = _repo(user.base, server, sandbox=mode)
-        user.own(user.base)
-        result = user.wavegit(remote.clone, "run", "--json", env={
-            "PATH": os.environ["PATH"], "CODEX_API_KEY": "sk-test-codex"})
-        assert result.returncode == 0, result.stderr
-        report = WaveReport.from_json(result.stdout)
-        _assert_verified_as_sent(report, server)
+    with user_base() as base:
+        remote = _repo(base, server, sandbox=mode)
+        report = run_as(user, remote.clone, base, agent_bin("codex"), {"CODEX_API_KEY": "sk-test-codex"})
+        assert_verified_as_sent(report, server.sent, "Bearer sk-test-codex")
         assert Path(report.items[0].attempt_records[0].log_path).stat().st_uid == user.uid
-    finally:
-        shutil.rmtree(user.base, ignore_errors=True)

@@ -14,13 +14,12 @@ from typing import Any
 import pytest
 
 from tests.helpers import gemini_server
-from tests.helpers.as_user import ordinary_user
+from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.gemini_server import GeminiServer
 from tests.helpers.openai_server import Script, status
-from tests.helpers.real_agents import agent_repo, agents_bin, assert_verified_as_sent
+from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, run_as, user_base
 from tests.helpers.wave import run
 from wavegit.attempts import sandbox
-from wavegit.model.report import WaveReport
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 
@@ -34,7 +33,7 @@ KEY = "gemini-test-key"
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiServer]:
     """The installed gemini first on PATH, its key in GEMINI_API_KEY, and the API it talks to."""
-    monkeypatch.setenv("PATH", f"{agents_bin('gemini')}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{agent_bin('gemini')}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     with GeminiServer(Script(commands=["write_file src/a.txt ok"])) as started:
         yield started
@@ -64,17 +63,11 @@ def test_unsandboxed_gemini_edits_with_its_file_tool(tmp_path: Path, server: Gem
 @pytest.mark.parametrize("mode", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_gemini_run_by_an_ordinary_user_lands_its_edit(mode: str, server: GeminiServer) -> None:
     user = ordinary_user()
-    try:
-        remote = _repo(user.base, server, sandbox=mode)
-        user.own(user.base)
-        result = user.wavegit(remote.clone, "run", "--json",
-                              env={"PATH": os.environ["PATH"], "GEMINI_API_KEY": KEY})
-        report = WaveReport.from_json(result.stdout)
-        assert result.returncode == 0, (report.items[0].error, report.items[0].log_tail)
+    with user_base() as base:
+        remote = _repo(base, server, sandbox=mode)
+        report = run_as(user, remote.clone, base, agent_bin("gemini"), {"GEMINI_API_KEY": KEY})
         assert_verified_as_sent(report, server.sent, KEY)
         assert Path(report.items[0].attempt_records[0].log_path).stat().st_uid == user.uid
-    finally:
-        shutil.rmtree(user.base, ignore_errors=True)
 
 
 def test_a_server_error_gemini_retries_past_is_no_failure(tmp_path: Path, server: GeminiServer) -> None:

@@ -1,43 +1,24 @@
-"""The real agent CLIs for the ``real`` tests: installed by ``.ci/install-agents`` at the versions pinned in
-wavegit/github/agent.py, into ``$WAVEGIT_AGENTS_DIR`` (default ``.agents/`` in the checkout).
-
-A test that needs one and cannot get it fails; ``WAVEGIT_SKIP_REAL_AGENTS=1`` makes it skip instead (for a
-machine without npm).
-"""
+"""What the real-agent tests of codex and gemini share (tests/helpers/agents_real.py installs the CLIs and
+makes the ordinary user): a wave repository run by one preset profile against a local model API, run by a
+given user, and the check that it landed the edit with exactly the tokens the server sent."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.agents_real import User, python_for
 from tests.helpers.openai_server import Sent
-from tests.helpers.repos import TESTS
+from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import item, make_wave_repo
 from wavegit.model.report import WaveReport
-
-CHECKOUT = TESTS.parent
-SKIP_VARIABLE = "WAVEGIT_SKIP_REAL_AGENTS"
-
-
-def agents_bin(executable: str) -> Path:
-    """The folder holding the installed CLIs (``codex``, ``claude``, ``gemini``), installing them when
-    ``executable`` is missing."""
-    folder = Path(os.environ.get("WAVEGIT_AGENTS_DIR") or CHECKOUT / ".agents")
-    bin_dir = folder / "node_modules" / ".bin"
-    if os.environ.get(SKIP_VARIABLE) == "1":
-        pytest.skip(f"{SKIP_VARIABLE}=1: the real agent CLIs are not run")
-    if not (bin_dir / executable).exists():
-        result = subprocess.run([str(CHECKOUT / ".ci" / "install-agents")], cwd=CHECKOUT, capture_output=True,
-                                text=True, timeout=600, check=False)
-        if result.returncode != 0:
-            pytest.fail(f".ci/install-agents failed (set {SKIP_VARIABLE}=1 to skip the real agent tests):\n"
-                        f"{result.stdout}{result.stderr}")
-    return bin_dir
-
 
 PRICE = {"input_per_mtok": 1.25, "output_per_mtok": 10.0}
 
@@ -65,3 +46,32 @@ def assert_verified_as_sent(report: WaveReport, sent: Sent, key: str) -> None:
     usd = (sent.input_tokens * PRICE["input_per_mtok"] + sent.output_tokens * PRICE["output_per_mtok"]) / 1e6
     assert record.cost == pytest.approx(usd)
     assert sent.authorization and set(sent.authorization) == {key}
+
+
+@contextmanager
+def user_base() -> Iterator[Path]:
+    """A folder every user may enter (pytest's tmp_path is root's alone), removed afterwards."""
+    base = Path(tempfile.mkdtemp(prefix="wavegit-real-"))
+    os.chmod(base, 0o755)
+    (base / "home").mkdir()
+    (base / "home" / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run_as(user: User, clone: Path, base: Path, agent_bin: Path, env: dict[str, str]) -> WaveReport:
+    """``wavegit run --json`` in ``clone`` as ``user`` (HOME in ``base``), the agent CLIs of ``agent_bin``
+    on PATH and ``env``; its report."""
+    python = python_for(user)
+    home = base / "home"
+    path = os.pathsep.join([str(agent_bin), os.path.dirname(python), "/usr/local/bin:/usr/bin:/bin"])
+    full = {"PATH": path, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "GIT_CONFIG_NOSYSTEM": "1", "PYTHONPATH": str(REPO_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+            "LANG": "C.UTF-8",
+            **{k: v for k, v in os.environ.items() if k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}, **env}
+    user.own(base)
+    result = user.run([python, "-m", "wavegit", "run", "--json"], clone, full, timeout=300)
+    assert result.stdout.strip(), result.stderr
+    return WaveReport.from_json(result.stdout)
