@@ -232,7 +232,8 @@ class Config(NamedTuple):
         "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()
     protected_paths: Annotated[tuple[str, ...], schema.key(
         "paths no item may own nor any worker change, besides `.wavegit/`, `.github/workflows/`, "
-        "`.github/actions/`, `.gitmodules`, `.claude/`, `.codex/` and the tracker", _repo_paths)] = ()
+        "`.github/actions/`, `.gitmodules`, `.claude/`, `.codex/`, `.gemini/` and the tracker",
+        _repo_paths)] = ()
     allow_protected: Annotated[tuple[str, ...], schema.key(
         "protected paths items may own after all (each must equal one of them)", _repo_paths)] = ()
 
