@@ -173,7 +173,7 @@ class HookConfig(NamedTuple):
 class Config(NamedTuple):
     worker: Annotated[str, schema.key(
         "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
-        "`claude` and `codex`, or the name of a `workers` profile; items without `worker:` use it",
+        "`claude`, `codex` and `gemini`, or the name of a `workers` profile; items without `worker:` use it",
         schema.command(required=True))] = "claude"
     workers: Annotated[tuple[WorkerProfile, ...], schema.key(
         "worker profiles by name, `NAME: {preset: claude, model: opus, args: [..]}` or "
