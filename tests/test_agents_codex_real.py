@@ -6,7 +6,6 @@ has (a rejected key, an unknown model, 429, 500, a hang, a dropped stream, a gat
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,17 +18,13 @@ import pytest
 from tests.helpers import openai_server as api
 from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
-from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, run_as, user_base
+from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, needs_bwrap, run_as, user_base
 from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import origin_tracker, run
-from wavegit.attempts import sandbox
 from wavegit.model.report import WaveReport
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 
-BWRAP = shutil.which(sandbox.BWRAP)
-PROBLEM = sandbox.probe(BWRAP) if BWRAP else "bwrap is not installed"
-needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run: {PROBLEM}")
 
 WRITE = "printf 'ok\\n' > src/a.txt"
 

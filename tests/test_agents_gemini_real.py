@@ -6,7 +6,6 @@ error it retries past."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,16 +15,12 @@ import pytest
 from tests.helpers import gemini_server
 from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.gemini_server import GeminiServer
-from tests.helpers.openai_server import Script, status
-from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, run_as, user_base
+from tests.helpers.model_server import Script, status
+from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, needs_bwrap, run_as, user_base
 from tests.helpers.wave import run
-from wavegit.attempts import sandbox
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 
-BWRAP = shutil.which(sandbox.BWRAP)
-PROBLEM = sandbox.probe(BWRAP) if BWRAP else "bwrap is not installed"
-needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run: {PROBLEM}")
 
 KEY = "gemini-test-key"
 

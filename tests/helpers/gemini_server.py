@@ -1,5 +1,5 @@
 """A local Gemini API for the real ``gemini`` CLI (gemini-cli 0.61.0), scripted per test like
-tests/helpers/openai_server.py (its :class:`Script`, faults and :class:`Sent`).
+tests/helpers/openai_server.py (tests/helpers/model_server.py).
 
 The CLI posts every model request to ``{GOOGLE_GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent
 ?alt=sse`` with the whole conversation, the key in ``x-goog-api-key``; the answer is SSE ``data:`` chunks of
@@ -11,50 +11,24 @@ as its file tool), then its ``text``.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.helpers.openai_server import Fault, Script, Sent
+from tests.helpers.model_server import Fault, JsonHandler, Script, ScriptedServer
 
 API_KEY_INVALID = Fault("status", 400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")
 UNKNOWN_MODEL = Fault("status", 404, "models/gemini-nope is not found for API version v1beta, or is not "
                                      "supported for generateContent.", "NOT_FOUND")
 
 
-class GeminiServer:
-    """The server on 127.0.0.1; ``base_url`` is what ``GOOGLE_GEMINI_BASE_URL`` takes."""
+class GeminiServer(ScriptedServer):
+    """The Gemini API; ``base_url`` is what ``GOOGLE_GEMINI_BASE_URL`` takes."""
 
     def __init__(self, script: Script | None = None) -> None:
-        self.script = script or Script()
-        self.sent = Sent()
-        self.lock = threading.Lock()
-        self.release = threading.Event()
-        handler = type("Handler", (_Handler,), {"api": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(_Handler, script)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> GeminiServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def next_fault(self, key: str) -> Fault | None:
-        with self.lock:
-            self.sent.requests += 1
-            self.sent.authorization.append(key)
-            if self.script.always is not None:
-                return self.script.always
-            return self.script.faults.pop(0) if self.script.faults else None
+        return self.origin
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The one chunk of the scripted answer to ``request``, counted as sent."""
@@ -66,11 +40,7 @@ class GeminiServer:
             parts = [{"functionCall": _call(self.script.commands[step])}]
         else:
             parts = [{"text": self.script.text}]
-        inputs, outputs = self.script.usage
-        with self.lock:
-            self.sent.responses += 1
-            self.sent.input_tokens += inputs
-            self.sent.output_tokens += outputs
+        inputs, outputs = self.count()
         candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
         return {"candidates": [candidate],
                 "usageMetadata": {"promptTokenCount": inputs, "candidatesTokenCount": outputs,
@@ -85,17 +55,13 @@ def _call(command: str) -> dict[str, Any]:
     return {"name": "run_shell_command", "args": {"command": command}}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonHandler):
     api: GeminiServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if ":streamGenerateContent" not in self.path:
-            self._plain(404, {"error": {"code": 404, "message": f"not served here: {self.path}",
+            self.json_answer(404, {"error": {"code": 404, "message": f"not served here: {self.path}",
                                         "status": "NOT_FOUND"}})
             return
         fault = self.api.next_fault(self.headers.get("x-goog-api-key", ""))
@@ -104,7 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if fault is not None and fault.kind == "status":
-            self._plain(fault.status, {"error": {"code": fault.status, "message": fault.message,
+            self.json_answer(fault.status, {"error": {"code": fault.status, "message": fault.message,
                                                  "status": fault.code or "INTERNAL"}})
             return
         self.send_response(200)
@@ -115,11 +81,3 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "disconnect":
             return
         self.wfile.write(f"data: {json.dumps(self.api.answer(json.loads(body)))}\r\n\r\n".encode())
-
-    def _plain(self, code: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)

@@ -23,101 +23,32 @@ import base64
 import hashlib
 import json
 import struct
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.helpers.model_server import DISCONNECT, HANG, Fault, JsonHandler, Script, ScriptedServer, status
+
+__all__ = ["DISCONNECT", "HANG", "UNAUTHORIZED", "UNKNOWN_MODEL", "OpenAIServer", "Script", "status"]
 
 _WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
-@dataclass(frozen=True)
-class Fault:
-    """What one request gets instead of an answer: ``status`` (an HTTP error with ``message``), ``hang`` or
-    ``disconnect`` (the stream stops after ``response.created``)."""
-
-    kind: str
-    status: int = 0
-    message: str = ""
-    code: str = ""
-
-
-def status(code: int, message: str, error_code: str = "") -> Fault:
-    return Fault("status", code, message, error_code)
-
-
-HANG = Fault("hang")
-DISCONNECT = Fault("disconnect")
 UNAUTHORIZED = status(401, "Incorrect API key provided: sk-bad. You can find your API key at "
                            "https://platform.openai.com/account/api-keys.", "invalid_api_key")
 UNKNOWN_MODEL = status(404, "The model `gpt-nope` does not exist or you do not have access to it.",
                        "model_not_found")
 
 
-@dataclass
-class Script:
-    """What the model does in one test."""
-
-    commands: list[str] = field(default_factory=list)
-    """Shell commands, one an answer (exec_command calls); the answer after the last is ``text``."""
-    text: str = "Done."
-    usage: tuple[int, int] = (1200, 80)
-    """(input, output) tokens each answer reports."""
-    faults: list[Fault] = field(default_factory=list)
-    """Given to the first requests, one each, before any is answered."""
-    always: Fault | None = None
-    websocket: bool = True
-    """Whether the WebSocket upgrade is accepted (else refused with 404, as a gateway without it does)."""
-
-
-@dataclass
-class Sent:
-    """What the server answered: responses completed and the tokens they reported."""
-
-    responses: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    upgrades: int = 0
-    authorization: list[str] = field(default_factory=list)
-
-
-class OpenAIServer:
-    """The server on 127.0.0.1 (a thread of the test process); ``base_url`` ends in ``/v1``."""
+class OpenAIServer(ScriptedServer):
+    """The Responses API; ``base_url`` ends in ``/v1``."""
 
     def __init__(self, script: Script | None = None) -> None:
-        self.script = script or Script()
-        self.sent = Sent()
+        super().__init__(_Handler, script)
         self.started = 0
-        self.lock = threading.Lock()
-        self.release = threading.Event()
-        """Set when the test ends: hanging requests return."""
-        handler = type("Handler", (_Handler,), {"api": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> OpenAIServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def next_fault(self, authorization: str) -> Fault | None:
-        with self.lock:
-            self.sent.requests += 1
-            self.sent.authorization.append(authorization)
-            if self.script.always is not None:
-                return self.script.always
-            return self.script.faults.pop(0) if self.script.faults else None
+        return f"{self.origin}/v1"
 
     def answer(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """The events of the scripted answer to ``request``; its usage counts as sent with its last event."""
@@ -144,11 +75,7 @@ class OpenAIServer:
         for index, item in enumerate(outputs):
             yield {"type": "response.output_item.added", "output_index": index, "item": item}
             yield {"type": "response.output_item.done", "output_index": index, "item": item}
-        inputs, outputs_n = self.script.usage
-        with self.lock:
-            self.sent.responses += 1
-            self.sent.input_tokens += inputs
-            self.sent.output_tokens += outputs_n
+        inputs, outputs_n = self.count()
         yield {"type": "response.completed", "response": {
             "id": rid, "status": "completed",
             "usage": {"input_tokens": inputs, "input_tokens_details": {"cached_tokens": 0},
@@ -156,27 +83,23 @@ class OpenAIServer:
                       "total_tokens": inputs + outputs_n}}}
 
 
-def _error_body(fault: Fault) -> bytes:
+def _error(fault: Fault) -> dict[str, Any]:
     kind = "invalid_request_error" if fault.status in (401, 404) else "server_error"
-    return json.dumps({"error": {"message": fault.message or f"status {fault.status}", "type": kind,
-                                 "param": None, "code": fault.code or None}}).encode()
+    return {"message": fault.message or f"status {fault.status}", "type": kind, "param": None,
+            "code": fault.code or None}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonHandler):
     api: OpenAIServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_GET(self) -> None:
         if self.headers.get("Upgrade", "").lower() != "websocket" or not self.path.endswith("/responses"):
-            self._plain(404, b'{"error": {"message": "not found"}}')
+            self.json_answer(404, {"error": {"message": "not found"}})
             return
         with self.api.lock:
             self.api.sent.upgrades += 1
         if not self.api.script.websocket:
-            self._plain(404, b'{"error": {"message": "websockets are not served here"}}')
+            self.json_answer(404, {"error": {"message": "websockets are not served here"}})
             return
         key = self.headers.get("Sec-WebSocket-Key", "")
         accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()
@@ -206,7 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if fault.kind == "status":
                     self._ws_send({"type": "error", "status": fault.status,
-                                   "error": json.loads(_error_body(fault))["error"]})
+                                   "error": _error(fault)})
                     return
             for event in self.api.answer(request):
                 self._ws_send(event)
@@ -217,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
         if not self.path.endswith("/responses"):
-            self._plain(404, b'{"error": {"message": "not found"}}')
+            self.json_answer(404, {"error": {"message": "not found"}})
             return
         fault = self.api.next_fault(self.headers.get("Authorization", ""))
         if fault is not None and fault.kind == "hang":
@@ -225,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if fault is not None and fault.kind == "status":
-            self._plain(fault.status, _error_body(fault))
+            self.json_answer(fault.status, {"error": _error(fault)})
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -237,14 +160,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             if fault is not None and fault.kind == "disconnect":
                 return
-
-    def _plain(self, code: int, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-
-        self.wfile.write(body)
 
     def _ws_read(self) -> str | None:
         """The next text message from the client (frames joined), None when it closes."""

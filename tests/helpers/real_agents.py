@@ -15,12 +15,16 @@ from typing import Any
 import pytest
 
 from tests.helpers.agents_real import User, python_for
-from tests.helpers.openai_server import Sent
+from tests.helpers.model_server import Sent
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import item, make_wave_repo
+from wavegit.attempts import sandbox
 from wavegit.model.report import WaveReport
 
 PRICE = {"input_per_mtok": 1.25, "output_per_mtok": 10.0}
+_BWRAP = shutil.which(sandbox.BWRAP)
+_PROBLEM = sandbox.probe(_BWRAP) if _BWRAP else "bwrap is not installed"
+needs_bwrap = pytest.mark.skipif(_PROBLEM is not None, reason=f"bwrap cannot run: {_PROBLEM}")
 
 
 def agent_repo(base: Path, profile: dict[str, Any], key: str, items: int = 1, **overrides: Any) -> Any:
