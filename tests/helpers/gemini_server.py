@@ -65,19 +65,8 @@ class _Handler(JsonHandler):
                                         "status": "NOT_FOUND"}})
             return
         fault = self.api.next_fault(self.headers.get("x-goog-api-key", ""))
-        if fault is not None and fault.kind == "hang":
-            self.api.release.wait()
-            self.close_connection = True
-            return
-        if fault is not None and fault.kind == "status":
-            self.json_answer(fault.status, {"error": {"code": fault.status, "message": fault.message,
-                                                 "status": fault.code or "INTERNAL"}})
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        if fault is not None and fault.kind == "disconnect":
-            return
+        error = {"code": fault.status, "message": fault.message, "status": fault.code or "INTERNAL"
+                 } if fault else {}
+        if not self.start_stream(self.api, fault, error) or fault is not None:
+            return  # a disconnect: the stream ends before its chunk
         self.wfile.write(f"data: {json.dumps(self.api.answer(json.loads(body)))}\r\n\r\n".encode())

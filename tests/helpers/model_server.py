@@ -119,6 +119,23 @@ class JsonHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def start_stream(self, api: ScriptedServer, fault: Fault | None, error: dict[str, Any]) -> bool:
+        """Answer a request's ``fault``, a hang (until the test ends) or an HTTP error with the API's
+        ``error`` body, and return False; else start its SSE stream and return True."""
+        if fault is not None and fault.kind == "hang":
+            api.release.wait()
+            self.close_connection = True
+            return False
+        if fault is not None and fault.kind == "status":
+            self.json_answer(fault.status, {"error": error})
+            return False
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        return True
+
     def json_answer(self, code: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
         self.send_response(code)

@@ -143,18 +143,8 @@ class _Handler(JsonHandler):
             self.json_answer(404, {"error": {"message": "not found"}})
             return
         fault = self.api.next_fault(self.headers.get("Authorization", ""))
-        if fault is not None and fault.kind == "hang":
-            self.api.release.wait()
-            self.close_connection = True
+        if not self.start_stream(self.api, fault, _error(fault) if fault else {}):
             return
-        if fault is not None and fault.kind == "status":
-            self.json_answer(fault.status, {"error": _error(fault)})
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
         for event in self.api.answer(json.loads(body)):
             self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
             self.wfile.flush()
