@@ -1,4 +1,4 @@
-"""The real codex CLI (codex-cli 0.171.0 from npm, tests/helpers/real_agents.py) in real waves, against a
+"""The real codex CLI (codex-cli 0.171.0 from npm, tests/helpers/agents_real.py) in real waves, against a
 local OpenAI Responses API (tests/helpers/openai_server.py) that drives codex's own shell tool to write the
 item's file: sandboxed and not, as root and as an ordinary user, and through the failures a real service
 has (a rejected key, an unknown model, 429, 500, a hang, a dropped stream, a gateway without WebSockets)."""
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tests.helpers import openai_server as api
+from tests.helpers.agent_waves import agent_repo, assert_verified_as_sent, needs_bwrap, run_as, user_base
 from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
-from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, needs_bwrap, run_as, user_base
 from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import origin_tracker, run
 from wavegit.model.report import WaveReport

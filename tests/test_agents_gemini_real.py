@@ -1,4 +1,4 @@
-"""The real Gemini CLI (gemini-cli 0.61.0 from npm, tests/helpers/real_agents.py) in real waves, against a
+"""The real Gemini CLI (gemini-cli 0.61.0 from npm, tests/helpers/agents_real.py) in real waves, against a
 local Gemini API (tests/helpers/gemini_server.py) that drives the CLI's own shell and file tools: sandboxed
 (every tool) and not (edits only), as root and as an ordinary user, and through a rejected key and a server
 error it retries past."""
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from tests.helpers import gemini_server
+from tests.helpers.agent_waves import agent_repo, assert_verified_as_sent, needs_bwrap, run_as, user_base
 from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.gemini_server import GeminiServer
 from tests.helpers.model_server import Script, status
-from tests.helpers.real_agents import agent_repo, assert_verified_as_sent, needs_bwrap, run_as, user_base
 from tests.helpers.wave import run
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
