@@ -550,7 +550,7 @@ def test_all_lists_every_presets_pinned_package_for_ci_to_install(
 @pytest.mark.parametrize(("worker", "version", "says"), [
     ("claude", "1.0; curl evil", "is not a version"),
     ("claude", "--registry=https://evil.example", "is not a version"),
-    ("./my-worker.sh", "1.2.3", "applies to the workers claude and codex only"),
+    ("./my-worker.sh", "1.2.3", "applies to the workers claude, codex, gemini only"),
 ])
 def test_a_bad_agent_version_is_one_error_and_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

@@ -31,7 +31,7 @@ needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run:
 PROFILES = {"deep": {"preset": "claude", "model": "opus"},
             "gpt": {"preset": "codex", "model": "gpt-5-codex", "args": ["--skip-git-repo-check"]},
             "plain": {"command": WORKER}}
-KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+KEYS = ["ANTHROPIC_API_KEY", "CODEX_API_KEY"]
 PRICES = {"gpt-5-codex": {"input_per_mtok": 1.25, "output_per_mtok": 10.0}}
 # What the fake codex reports over its two turns, and that at PRICES.
 CODEX_INPUT, CODEX_OUTPUT = 24763 + 1237, 122 + 878
@@ -43,7 +43,7 @@ def fake_agents(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake CLIs first on PATH, with credentials set (each test's config lists them in worker_env)."""
     monkeypatch.setenv("PATH", f"{AGENTS}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test")
 
 
 def _repo(tmp_path: Path, items: list[dict[str, Any]], **overrides: Any) -> Any:
@@ -92,6 +92,9 @@ def test_the_codex_preset_leaves_sandboxing_to_bwrap_inside_it_and_reads_the_pro
         "--skip-git-repo-check", "-"]
     assert CODEX.argv(Launch("", sandboxed=False), []) == [
         "codex", "exec", "--json", "-s", "workspace-write", "-"]
+    # codex ignores OPENAI_BASE_URL: a gateway goes in its config, as a TOML string.
+    assert CODEX.argv(Launch("", sandboxed=True, base_url="http://127.0.0.1:8080/v1"), [])[4:6] == [
+        "-c", 'openai_base_url="http://127.0.0.1:8080/v1"']
 
 
 def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a_command() -> None:
@@ -105,14 +108,14 @@ def test_an_item_without_a_worker_runs_the_config_worker_a_preset_a_profile_or_a
 
 def test_worker_profiles_are_checked_where_they_are_written() -> None:
     text = ("workers:\n  both: {preset: claude, command: x}\n  neither: {model: opus}\n  scalar: claude\n"
-            "  odd: {preset: gemini}\n  cmd: {command: x, model: m}\n  gw: {preset: claude, base_url: ftp://x}\n")
+            "  odd: {preset: aider}\n  cmd: {command: x, model: m}\n  gw: {preset: claude, base_url: ftp://x}\n")
     with pytest.raises(ValidationError) as raised:
         config.parse_config_text(text)
     assert [str(p).split(" (hint")[0] for p in raised.value.problems] == [
         ".wavegit/config.yaml:2:9: 'workers.both' needs either `preset` or `command`",
         ".wavegit/config.yaml:3:12: 'workers.neither' needs either `preset` or `command`",
         ".wavegit/config.yaml:4:11: 'workers.scalar' must be a mapping, got a string",
-        ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, got 'gemini'",
+        ".wavegit/config.yaml:5:17: 'preset' must be one of claude, codex, gemini, got 'aider'",
         ".wavegit/config.yaml:6:8: 'workers.cmd' takes `model`, `args` and `base_url` only with a `preset` "
         "(put them in the command)",
         ".wavegit/config.yaml:7:34: 'base_url' is 'ftp://x': it must be an http:// or https:// URL"]
@@ -332,7 +335,7 @@ def test_a_preset_without_credentials_that_reach_the_worker_is_exit_2_before_the
 
 def test_a_profile_whose_program_is_missing_is_exit_2_naming_the_profile(tmp_path: Path) -> None:
     remote = _repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], worker="gpt")])
-    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin", "OPENAI_API_KEY": "sk"}
+    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin", "CODEX_API_KEY": "sk"}
     result = wavegit(remote.clone, "run", env=env)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [

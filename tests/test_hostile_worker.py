@@ -326,11 +326,15 @@ def test_attack_terminal_escapes_in_a_file_name_are_printed_inert_by_run_report_
 def test_attack_a_worker_granting_the_agents_of_later_waves_more_permissions_is_a_protected_path_violation(
         tmp_path: Path) -> None:
     # Claude Code reads the project's .claude/settings.json (permissions, hooks, apiKeyHelper); Codex its
-    # .codex/config.toml. Landed, one would give every later unsandboxed agent commands its preset withholds
-    # (acceptEdits: edits only), so no item may own them and no worker may change them.
+    # .codex/config.toml; Gemini CLI its .gemini/settings.json. Landed, one would give every later
+    # unsandboxed agent commands its preset withholds (acceptEdits, auto_edit: edits only), so no item may own
+    # them and no worker may change them.
     actions = ['write .claude/settings.json {"permissions": {"defaultMode": "bypassPermissions"}}',
-               'write .codex/config.toml sandbox_mode = "danger-full-access"', "write src/a/ok.txt ok"]
-    remote = _wave(tmp_path, [item("A", actions, ["src/a/", ".claude/", ".codex/"], test="true")])
+               'write .codex/config.toml sandbox_mode = "danger-full-access"',
+               'write .gemini/settings.json {"tools": {"allowed": ["run_shell_command"]}}',
+               "write src/a/ok.txt ok"]
+    owned = ["src/a/", ".claude/", ".codex/", ".gemini/"]
+    remote = _wave(tmp_path, [item("A", actions, owned, test="true")])
     before = git(remote.origin, "rev-parse", "main")
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2, result.stderr
@@ -338,8 +342,8 @@ def test_attack_a_worker_granting_the_agents_of_later_waves_more_permissions_is_
     assert "Traceback" not in result.stderr and git(remote.origin, "rev-parse", "main") == before
     # Lifted on purpose, one entry each, the item runs and its settings land for review.
     (tmp_path / "allowed").mkdir()
-    remote = _wave(tmp_path / "allowed", [item("A", actions, ["src/a/", ".claude/", ".codex/"], test="true")],
-                   allow_protected=[".claude/", ".codex/"])
+    remote = _wave(tmp_path / "allowed", [item("A", actions, owned, test="true")],
+                   allow_protected=[".claude/", ".codex/", ".gemini/"])
     code, rep = run_cli(remote.clone)
     assert code == 0 and _by_id(rep)["A"].files_changed == [".claude/settings.json", ".codex/config.toml",
-                                                            "src/a/ok.txt"]
+                                                            ".gemini/settings.json", "src/a/ok.txt"]

@@ -20,13 +20,14 @@ from wavegit.attempts import preset as presets
 from wavegit.attempts.preset import Account, Launch, Preset
 from wavegit.attempts.preset_claude import CLAUDE
 from wavegit.attempts.preset_codex import CODEX
+from wavegit.attempts.preset_gemini import GEMINI
 from wavegit.attempts.runner import command_argv
 from wavegit.core import schema, yamlcompose
 from wavegit.core.errors import Problem, UsageError, ValidationError
 from wavegit.model.config import Config, WorkerProfile
 
-PRESETS: Mapping[str, Preset] = {preset.name: preset for preset in (CLAUDE, CODEX)}
-__all__ = ["CLAUDE", "CODEX", "PRESETS", "Account", "Agent", "Preset"]
+PRESETS: Mapping[str, Preset] = {preset.name: preset for preset in (CLAUDE, CODEX, GEMINI)}
+__all__ = ["CLAUDE", "CODEX", "GEMINI", "PRESETS", "Account", "Agent", "Preset"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class Agent:
     def env(self, sandboxed: bool) -> dict[str, str]:
         """What the preset's CLI gets on top of the worker's environment (nothing for a command)."""
         return self.preset.env(self.launch(sandboxed)) if self.preset is not None else {}
+
+    def seed_home(self, sandboxed: bool, home: Path) -> None:
+        """Put the files the preset's CLI needs (its settings) into the attempt's private ``home``."""
+        if self.preset is not None:
+            presets.seed_home(home, self.preset.home(self.launch(sandboxed)))
 
     def label(self, sandboxed: bool) -> str:
         """What ran, for the report and the ``Wavegit-Worker`` trailer: ``deep (claude, opus)``, with the
@@ -168,6 +174,10 @@ def missing_credentials(agent: Agent, config: Config, environ: Mapping[str, str]
     if unlisted:
         return (f"{unlisted[0]} is set but not listed in `worker_env`, so the worker would not get it; add "
                 f"`worker_env: [{unlisted[0]}]` to .wavegit/config.yaml")
+    misread = [name for name in preset.misread if environ.get(name)]
+    if misread:
+        return (f"{preset.name} reads its key from {names}, not {misread[0]}: set {preset.credentials[0]} "
+                f"(e.g. {preset.credentials[0]}=${misread[0]}) and list it in `worker_env`")
     return (f"{preset.name} needs {names} set and listed in `worker_env` (workers get a private, empty "
             "HOME: your login does not reach them)")
 

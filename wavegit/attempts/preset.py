@@ -99,10 +99,14 @@ class Preset:
     """The account of a run from the JSON objects of its log, in order, and the log's last non-JSON line."""
     tail: tuple[str, ...] = ()
     """Arguments after the profile's extra args (Codex's ``-``: the prompt on stdin)."""
+    misread: tuple[str, ...] = ()
+    """Variables users set for it that it does not read for its credentials (the preflight names the fix)."""
     unsandboxed: str = ""
     """What the report says of a run outside wavegit's sandbox, when it is given less there."""
     env: Callable[[Launch], dict[str, str]] = _no_env
     """Variables the CLI gets besides the worker's environment (its gateway, unattended-mode switches)."""
+    home: Callable[[Launch], dict[str, str]] = _no_env
+    """Files (path under HOME -> text) the CLI finds in the attempt's private HOME: its settings."""
     action: Callable[[object], str | None] = _no_action
     """The current action from one JSON object it streamed, or None when the object is no action."""
     permanent: Callable[[Account], str | None] = _never
@@ -190,3 +194,23 @@ def _log_lines(log_path: Path) -> Iterator[str]:
         return
     yield from text.splitlines()
 
+
+
+def seed_home(home: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (path relative to ``home`` -> text) into a fresh private HOME, creating their folders.
+
+    The worker owns that HOME, so nothing already there is followed or overwritten: each folder and file
+    is created new (``O_EXCL``, no symlink), and one that exists keeps what it holds.
+    """
+    for relative, text in files.items():
+        path = home / relative
+        try:
+            for folder in reversed(path.relative_to(home).parents[:-1]):
+                (home / folder).mkdir(mode=0o700, exist_ok=True)
+                if (home / folder).is_symlink():
+                    raise FileExistsError(home / folder)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)

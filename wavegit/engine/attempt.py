@@ -255,6 +255,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                                 prompt_file=prompt_file, feedback_file=feedback_file,
                                                 pass_github_token=config.worker_github_token)
     env.update(agent.env(sandboxed))
+    agent.seed_home(sandboxed, Path(env["HOME"]))
     watch = ActionWatch(context.events, item.id, attempt.number, agent)
     try:
         ready = context.workspaces.take(spec)

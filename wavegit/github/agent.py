@@ -24,6 +24,7 @@ from wavegit.model.config import load_config
 AGENT_PACKAGES: dict[str, tuple[str, str, str]] = {
     "claude": ("claude", "@anthropic-ai/claude-code", "2.1.332"),
     "codex": ("codex", "@openai/codex", "0.171.0"),
+    "gemini": ("gemini", "@google/gemini-cli", "0.61.0"),
 }
 """preset -> (executable, npm package, pinned version)."""
 _VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*")
@@ -60,8 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     found = agent_install(worker, version)
     if found is None and version:
-        print("::error title=wavegit action::input agent-version applies to the workers claude and codex "
-              f"only, not {worker!r}")
+        print(f"::error title=wavegit action::input agent-version applies to the workers "
+              f"{', '.join(AGENT_PACKAGES)} only, not {worker!r}")
         return EXIT_BAD_INPUT
     if found is not None:
         print(*found)

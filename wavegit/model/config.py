@@ -107,7 +107,7 @@ class SandboxConfig(NamedTuple):
     rw_paths: Annotated[tuple[str, ...], schema.key("extra paths sandboxed workers may write (caches)")] = ()
 
 
-PRESETS = ("claude", "codex")
+PRESETS = ("claude", "codex", "gemini")
 """The agent CLIs wavegit knows how to drive (``wavegit.attempts.agents``)."""
 
 
@@ -131,7 +131,7 @@ class WorkerProfile(NamedTuple):
     """One entry of config ``workers``: a named way to run a worker, which an item picks with ``worker:``."""
 
     name: str
-    preset: Annotated[str, schema.key("a preset (`claude`, `codex`)", choices=PRESETS)] = ""
+    preset: Annotated[str, schema.key("a preset (`claude`, `codex`, `gemini`)", choices=PRESETS)] = ""
     model: Annotated[str, schema.key("the model the preset asks for; empty = the CLI's default")] = ""
     args: Annotated[tuple[str, ...], schema.key("extra arguments for the preset's command")] = ()
     base_url: Annotated[str, schema.key(
@@ -173,7 +173,7 @@ class HookConfig(NamedTuple):
 class Config(NamedTuple):
     worker: Annotated[str, schema.key(
         "command run in each item's worktree, prompt on stdin and in `$WAVEGIT_PROMPT_FILE`; presets "
-        "`claude` and `codex`, or the name of a `workers` profile; items without `worker:` use it",
+        "`claude`, `codex` and `gemini`, or the name of a `workers` profile; items without `worker:` use it",
         schema.command(required=True))] = "claude"
     workers: Annotated[tuple[WorkerProfile, ...], schema.key(
         "worker profiles by name, `NAME: {preset: claude, model: opus, args: [..]}` or "
@@ -232,7 +232,8 @@ class Config(NamedTuple):
         "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()
     protected_paths: Annotated[tuple[str, ...], schema.key(
         "paths no item may own nor any worker change, besides `.wavegit/`, `.github/workflows/`, "
-        "`.github/actions/`, `.gitmodules`, `.claude/`, `.codex/` and the tracker", _repo_paths)] = ()
+        "`.github/actions/`, `.gitmodules`, `.claude/`, `.codex/`, `.gemini/` and the tracker",
+        _repo_paths)] = ()
     allow_protected: Annotated[tuple[str, ...], schema.key(
         "protected paths items may own after all (each must equal one of them)", _repo_paths)] = ()
 

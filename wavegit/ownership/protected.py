@@ -20,9 +20,10 @@ from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
 
 DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules", ".claude/",
-                     ".codex/")
-"""``.claude/`` and ``.codex/`` hold the agents' project settings (permissions, hooks, sandbox mode): landed,
-they would give later agents what their presets withhold (an unsandboxed Claude: edits only)."""
+                     ".codex/", ".gemini/")
+"""``.claude/``, ``.codex/`` and ``.gemini/`` hold the agents' project settings (permissions, hooks, sandbox
+mode): landed, they would give later agents what their presets withhold (unsandboxed Claude and Gemini: edits
+only)."""
 
 
 def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
