@@ -221,6 +221,22 @@ def test_a_newline_in_a_file_name_cannot_smuggle_an_unowned_path(tmp_path: Path)
     assert "src/a/x\nsrc/b/y.txt" in listing and "src/b/y.txt" not in listing
 
 
+def test_a_cr_and_an_lf_in_two_owned_file_names_land_as_two_files_with_their_contents(tmp_path: Path) -> None:
+    # git's output read in text mode turned the CR into an LF: `p\rq` became `p\nq`, the two owned files
+    # collapsed into one and a content was lost.
+    actions = ["odd-name src/a/p\\rq carriage", "odd-name src/a/p\\nq newline", "write src/a/ok.txt ok"]
+    remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    assert code == 0 and rep.success, rep.notes
+    assert _by_id(rep)["A"].files_changed == ["src/a/ok.txt", "src/a/p\nq", "src/a/p\rq"]
+    assert rep.head_sha is not None
+    branch = f"wavegit/{rep.wave_id}"
+    listing = git(remote.origin, "ls-tree", "-r", "-z", "--name-only", branch, "--", "src/a/").split("\0")
+    assert sorted(filter(None, listing)) == ["src/a/ok.txt", "src/a/p\nq", "src/a/p\rq", "src/a/seed.txt"]
+    contents = [git(remote.origin, "cat-file", "blob", f"{branch}:src/a/p{c}q") for c in "\r\n"]
+    assert contents == ["carriage", "newline"]
+
+
 def test_a_committed_gitattributes_runs_no_filter_of_the_users_in_wavegits_checkouts(tmp_path: Path) -> None:
     # The user's git config names a filter (as git-lfs's does); the worker's `.gitattributes` asks for it,
     # and the clean test checkout, made by wavegit outside any sandbox, ran it on the worker's content.
