@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wavegit.core import gitops_worktrees
 from wavegit.core.credentials import TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
@@ -186,17 +187,24 @@ def private_dirs(private: Path) -> tuple[Path, Path]:
     return home, tmp
 
 
+def checkouts(repo: Repo) -> tuple[Path, ...]:
+    """Every checkout of the repository: the main work tree and each linked one (``git worktree list``),
+    whichever of them wavegit runs in; each holds untracked files (an ``.env``) no commit has."""
+    return tuple(found.path for found in gitops_worktrees.worktrees(repo.root))
+
+
 def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Path, shown: tuple[Path, ...],
-                   environ: Mapping[str, str]) -> Layout:
+                   environ: Mapping[str, str], others: Sequence[Path] = ()) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
-    Hidden: the checkout, the repository's git directory (wavegit's state, logs, other attempts), the user's
+    Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git
+    directory (wavegit's state, logs, other attempts), the user's
     HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file),
     and the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a
     worker could act as the user outside the sandbox.
     Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
     """
-    hidden = [repo.root, repo.git_dir, repo.common_dir, *AGENT_SOCKETS]
+    hidden = [repo.root, *others, repo.git_dir, repo.common_dir, *AGENT_SOCKETS]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
                for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
