@@ -48,3 +48,31 @@ def test_a_worker_reads_no_untracked_file_of_any_checkout_of_the_repository(tmp_
     landed = loot(remote, remote.clone if run_from == "main" else linked)
     assert "checkout-secret" not in landed, landed
     assert landed.count("refused ") == 2 and f"listed {linked}: []" in landed, landed
+
+
+def test_a_worker_reads_no_object_its_base_does_not_reach(tmp_path: Path) -> None:
+    # The trees borrowed the scheduler's whole object store, readable in the sandbox: a stashed password, a
+    # key staged and unstaged again (an unreachable blob) and a local branch were listed and landed.
+    clone = tmp_path / "work"
+    probes = ["git stash list", "git fsck --lost-found --unreachable", "git log --all --format=%H%x20%s -p",
+              "objects", f"objects {clone / '.git' / 'objects'}", f"list {clone / '.git'}"]
+    remote = looting_repo(tmp_path, probes)
+    (clone / "README.md").write_text("STASHED_PASSWORD=hunter2-in-the-stash\n")
+    git(clone, "stash", "--quiet")
+    (clone / "key.pem").write_text("PRIVATE KEY staged-then-unstaged\n")
+    git(clone, "add", "key.pem")
+    git(clone, "reset", "--quiet", "key.pem")
+    (clone / "key.pem").unlink()
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "notes.txt").write_text("a branch never pushed\n")
+    git(clone, "add", "notes.txt")
+    git(clone, "commit", "--quiet", "-m", "private notes")
+    git(clone, "switch", "--quiet", "main")
+    landed = loot(remote, clone)
+    for secret in ("hunter2", "staged-then-unstaged", "never pushed", "private notes"):
+        assert secret not in landed, secret
+    # The probes ran: the objects the base reaches are there to read, the scheduler's store is not.
+    assert "tracker and config" in landed and "hello" in landed, landed
+    assert f"objects {clone / '.git' / 'objects'}: fatal: not a git repository" in landed, landed
+    listed = next(line for line in landed.splitlines() if line.startswith(f"listed {clone / '.git'}: "))
+    assert "'objects'" not in listed and "'refs'" not in listed, listed

@@ -194,7 +194,8 @@ def checkouts(repo: Repo) -> tuple[Path, ...]:
 
 
 def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Path, shown: tuple[Path, ...],
-                   environ: Mapping[str, str], others: Sequence[Path] = ()) -> Layout:
+                   environ: Mapping[str, str], others: Sequence[Path] = (),
+                   objects: Path | None = None) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
     Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git
@@ -202,13 +203,15 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file),
     and the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a
     worker could act as the user outside the sandbox.
-    Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
+    Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
+    (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
+    unreachable blobs, other branches) is hidden with its git directory.
     """
     hidden = [repo.root, *others, repo.git_dir, repo.common_dir, *AGENT_SOCKETS]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
                for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
-                  readonly=(*shown, repo.common_dir / "objects", *_paths(settings.ro_paths, repo.root)),
+                  readonly=(*shown, *([objects] if objects else []), *_paths(settings.ro_paths, repo.root)),
                   writable=_paths(settings.rw_paths, repo.root), network=settings.network)
 
 

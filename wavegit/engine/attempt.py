@@ -12,7 +12,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit.attempts import agents, cost, runner, sandbox, snapshot, workerenv, workspace, worktree
+from wavegit.attempts import (
+    agents,
+    cost,
+    objectstore,
+    runner,
+    sandbox,
+    snapshot,
+    workerenv,
+    workspace,
+    worktree,
+)
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
@@ -62,7 +72,7 @@ class Confiner:
                                 passed=self.config.worker_env, marker=marker)
         shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
         layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ,
-                                        self.checkouts)
+                                        self.checkouts, objectstore.store_of(tree.parent))
         return runner.Confinement(self.jail.bwrap, layout, marker), env
 
     @staticmethod
