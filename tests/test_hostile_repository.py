@@ -21,16 +21,16 @@ pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot
 WORKER = shlex.join([sys.executable, str(Path(__file__).resolve().parent / "hostile_workers" / "env_act.py")])
 
 
-def looting_repo(tmp_path: Path, probes: list[str]) -> RemoteRepo:
+def looting_repo(tmp_path: Path, probes: list[str], worker: str = WORKER) -> RemoteRepo:
     """A wave repository whose one item A (owning src/a.txt) runs the ``loot`` worker with ``probes``."""
     entry = item("A", ["loot", *probes], ["src/a.txt"], check("src/a.txt"))
-    return make_wave_repo(tmp_path, [entry], worker=WORKER, sandbox="bwrap", attempts=1, concurrency=1)
+    return make_wave_repo(tmp_path, [entry], worker=worker, sandbox="bwrap", attempts=1, concurrency=1)
 
 
-def loot(remote: RemoteRepo, cwd: Path) -> str:
+def loot(remote: RemoteRepo, cwd: Path, env: dict[str, str] | None = None) -> str:
     """What the worker landed on the wave branch, the wave run from the checkout ``cwd``."""
     remote = dataclasses.replace(remote, clone=cwd)
-    rep, _ = run_json(remote)
+    rep, _ = run_json(remote, env)
     assert rep["sandbox"] == "bwrap"
     return committed(remote, rep, "src/a.txt")
 
