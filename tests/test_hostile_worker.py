@@ -324,19 +324,23 @@ def test_a_non_utf8_name_leaves_the_wave_recording_normally_with_the_name_escape
     assert "is not a UTF-8 file name" in (reports / f"{b.wave}.md").read_text(encoding="utf-8")
 
 
-def test_attack_terminal_escapes_in_a_file_name_are_printed_inert_by_run_report_and_ls(
+def test_attack_terminal_escapes_in_a_file_name_are_printed_inert_by_every_command(
         tmp_path: Path) -> None:
     # The violation message quotes the worker's file name: raw, it would retitle, clear or (OSC 52) set
-    # the clipboard of the terminal that runs wavegit.
+    # the clipboard of the terminal that runs wavegit. `status` printed it raw, and errors quote what they
+    # were given.
     name = "src/b/\\x1b]0;PWNED\\x07\\x1b[2J.txt"
     actions = [f"odd-name {name}", "write src/a/ok.txt ok"]
     remote = _wave(tmp_path, [item("A", actions, ["src/a/"], test="true")])
     ran = wavegit(remote.clone, "run")
     assert ran.returncode == 1
-    shown = [ran.stdout, ran.stderr, wavegit(remote.clone, "report").stdout,
-             wavegit(remote.clone, "ls").stdout]
+    status, plan = wavegit(remote.clone, "status", "--all"), wavegit(remote.clone, "plan")
+    refused = wavegit(remote.clone, "status", "w-\x1b]0;PWNED\x07")  # an error quoting its argument
+    shown = [ran.stdout, ran.stderr, wavegit(remote.clone, "report").stdout, status.stdout, refused.stderr,
+             wavegit(remote.clone, "ls").stdout, plan.stdout, plan.stderr]
     assert all("\x1b" not in text and "\x07" not in text for text in shown), shown
-    assert all(name in text for text in shown[:3])
+    assert all(name in text for text in shown[:4]), shown
+    assert refused.returncode == 2 and "w-\\x1b]0;PWNED\\x07: no event log" in refused.stderr
 
 
 def test_attack_a_worker_granting_the_agents_of_later_waves_more_permissions_is_a_protected_path_violation(
