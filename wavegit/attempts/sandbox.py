@@ -87,10 +87,9 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
     points into pyenv or uv) and a script's ``#!`` interpreter (``/usr/bin/env NAME``: NAME on
     ``search_path``), each resolved the same way. Each hidden step shows its install prefix:
     ``PREFIX/bin/NAME`` -> ``PREFIX`` (a Python's standard library, a virtualenv's ``pyvenv.cfg``, a node's
-    modules), a shim in
-    ``ROOT/shims`` -> ``ROOT`` (pyenv's shims run ``ROOT/libexec/pyenv``, which picks the version); a prefix
-    shared by unrelated programs (``~/.local``: its ``share`` holds keyrings) or holding a hidden directory
-    (the checkout, HOME itself) shows only that one file.
+    modules), a shim in ``ROOT/shims`` -> ``ROOT`` (pyenv's shims run ``ROOT/libexec/pyenv``, which picks the
+    version); a prefix shared by unrelated programs (``~/.local``: its ``share`` holds keyrings) or holding a
+    hidden directory (the checkout, HOME itself) shows only that one file.
     """
     shown: list[Path] = []
     for path in _launch_chain(program, search_path):
@@ -233,11 +232,10 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
                    objects: Path | None = None) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
-    Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git
-    directory (wavegit's state, logs, other attempts), the user's
-    HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file),
-    and the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a
-    worker could act as the user outside the sandbox.
+    Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git directory
+    (wavegit's state, logs, other attempts), the user's HOME (keys, logins, cloud credentials), the runner's
+    temporary directory (step scripts, the token file), and the well-known agent sockets (ssh-agent, the
+    session bus and gpg-agent, docker), through which a worker could act as the user outside the sandbox.
     Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
     (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
     unreachable blobs, other branches) is hidden with its git directory.
