@@ -32,7 +32,7 @@ from pathlib import Path
 
 import common
 
-from wavegit.attempts import sandbox, snapshot, workspace, worktree
+from wavegit.attempts import objectstore, sandbox, snapshot, workspace, worktree
 from wavegit.core import gitops_objects
 from wavegit.model.config import Config
 
@@ -123,15 +123,19 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     commits: list[tuple[str, str]] = []
     timings: list[float] = []
     objects = workspace.objects_dir(clone)
-    # As a wave makes its trees: git init's git directory captured once, written per tree.
+    # As a wave makes its trees: git init's git directory captured once, written per tree; the objects its
+    # base reaches packed once, the store every tree borrows from.
     skeleton = workspace.Skeleton.capture(base / "wt" / "_skeleton")
+    start = time.perf_counter()
+    store = objectstore.ensure(clone, base / "wt", head)
+    store_ms = (time.perf_counter() - start) * 1000
     compared_with = snapshot.Base.load(clone, head, base / "ignore-rules")
     limits = snapshot.Limits(Config().max_file_bytes, Config().max_changed_files)
     author, committer = gitops_objects.idents(clone)
 
     def add_remove() -> None:
         path = base / "wt" / f"a{next(counter)}"
-        workspace.create(objects, path, start=head, branch=f"wavegit/items/w-bench/{path.name}",
+        workspace.create(store, path, start=head, branch=f"wavegit/items/w-bench/{path.name}",
                          skeleton=skeleton)
         snapshot.baseline(path)
         workspace.remove(path)
@@ -139,7 +143,7 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     def stage_commit() -> None:
         n = next(counter)
         path = base / "wt" / f"c{n}"
-        workspace.create(objects, path, start=head, skeleton=skeleton)
+        workspace.create(store, path, start=head, skeleton=skeleton)
         untouched = snapshot.baseline(path)
         (path / f"file{n}.txt").write_text("x\n")
         message = f"item {n}\n\nWavegit-Item: {n}\n"
@@ -154,14 +158,18 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
 
     def test_checkout() -> None:
         n = next(counter)
-        path = workspace.test_checkout(objects, commits[n % len(commits)][0], base / "wt" / f"t{n}", skeleton)
+        commit = commits[n % len(commits)][0]
+        path = workspace.test_checkout(objects, commit, base / "wt" / f"t{n}", skeleton)
+        objectstore.narrow(path, commit, store)
         workspace.remove(path)
 
-    results = {"attempt tree create (own git dir, lstat baseline) + remove": _median_ms(add_remove, repeat)}
+    results = {"the wave's object store (what its base reaches, packed once per wave)": store_ms,
+               "attempt tree create (own git dir, lstat baseline) + remove": _median_ms(add_remove, repeat)}
     for _ in range(repeat):
         stage_commit()
     results["read the tree as content + changed paths + commit"] = statistics.median(timings)
-    results["clean test checkout of the item commit + remove"] = _median_ms(test_checkout, repeat)
+    results["clean test checkout of the item commit (its new objects its own) + remove"] = _median_ms(
+        test_checkout, repeat)
     start = time.perf_counter()
     worktree.combine(clone, head, commits)
     results["collect (replay one item commit)"] = (time.perf_counter() - start) * 1000 / len(commits)
@@ -254,8 +262,9 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "",
         common.table(["step", "ms"], [(name, f"{ms:.1f}") for name, ms in fig.steps.items()], numeric=(1,)),
         "",
-        "In the wave, attempt trees (each a repository of its own borrowing the scheduler's objects, its "
-        "git directory written from the one `git init` of the wave) are made up to one batch ahead by two "
+        "In the wave, attempt trees (each a repository of its own borrowing the wave's store of the objects "
+        "its base reaches, packed once per wave; its git directory written from the one `git init` of the "
+        "wave) are made up to one batch ahead by two "
         "background threads (the first batch's by their own item threads, side by side) and removed in the "
         "background once read back, so create + remove delays only the first batch. A worker slot is held "
         "while the worker runs: the next worker starts as soon as the previous one exits, while the "

@@ -262,6 +262,14 @@ def test_ls_tree_lists_the_given_paths_of_a_commit(clone: Path) -> None:
         gitops.ls_tree(clone, "refs/heads/nope^{commit}", ["README.md"])
 
 
+def test_build_tree_keeps_a_cr_and_an_lf_in_two_names_apart(clone: Path, tmp_path: Path) -> None:
+    # Index records went to update-index one per line: `p\nq` split in two, and text-mode output read the
+    # CR of `p\rq` as a newline.
+    blobs = {name: gitops.hash_blob(clone, f"{name!r}\n", write=True) for name in ("p\rq", "p\nq")}
+    tree = gitops.build_tree(clone, tmp_path / "index", None, blobs)
+    assert {entry.path: entry.sha for entry in gitops.ls_tree(clone, tree, [])} == blobs
+
+
 def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> None:
     base = _head(clone)
     blob = gitops.hash_blob(clone, "new\n", write=True)

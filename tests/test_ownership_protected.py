@@ -46,7 +46,9 @@ def test_a_pattern_that_misses_some_path_is_not_the_whole_repository(pattern: st
     (".WaveGit/", ".wavegit/"), ("[.]g*", ".github/workflows/"), (".github/*/x", ".github/workflows/"),
     (".github/", ".github/workflows/"), (".GitHub/Workflows/ci.yml", ".github/workflows/"),
     (".github/actions/**/*.yml", ".github/actions/"), (".gitmodules", ".gitmodules"),
-    ("?gitmodule?", ".gitmodules"),
+    ("?gitmodule?", ".gitmodules"), (".mcp.json", ".mcp.json"), ("src/CLAUDE.md", "**/CLAUDE.md"),
+    ("agents.md", "**/AGENTS.md"), (".cursor/rules/x.mdc", ".cursor/"), ("?gemini/", ".gemini/"),
+    (".github/copilot-instructions.md", ".github/copilot-instructions.md"),
 ])
 def test_a_pattern_that_can_reach_a_protected_path_is_refused_at_its_line_and_column(pattern: str,
                                                                                    guard: str) -> None:
@@ -59,7 +61,7 @@ def test_a_pattern_that_can_reach_a_protected_path_is_refused_at_its_line_and_co
 
 
 @pytest.mark.parametrize("pattern", ["src/", ".github/CODEOWNERS", ".github/ISSUE_TEMPLATE/", "src/.wavegit/",
-                                     "docs/**/*.md", ".gitignore", "[!.]*"])
+                                     "docs/**/*.md", ".gitignore", "[!.oO]*", "docs/", "docs/*.md"])
 def test_patterns_that_miss_every_protected_path_are_accepted(pattern: str) -> None:
     assert tracker.loads(_tracker(pattern)).items[0].owns == (pattern,)
 
@@ -71,7 +73,10 @@ def test_the_tracker_refuses_exactly_the_patterns_that_overlap_a_protected_path(
         owned = ownable(pattern)
     except PatternError:
         return
-    reaches = any(overlaps(owned, guard) for guard in DEFAULT_PROTECTED)
+    # A guard of every folder (`**/CLAUDE.md`) is reached by a pattern naming such a file, not a glob.
+    anywhere = [guard for guard in DEFAULT_PROTECTED if guard.startswith("**/")]
+    reaches = any(overlaps(owned, guard) for guard in DEFAULT_PROTECTED if guard not in anywhere) or (
+        not any(c in owned for c in "*?[") and guarded(owned, anywhere) is not None)
     try:
         tracker.loads(_tracker(pattern))
     except ValidationError as exc:

@@ -16,8 +16,9 @@ import pytest
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item
 from wavegit.cli import EXIT_BROKEN_PIPE
-from wavegit.core.progress import Progress, format_elapsed, inert
+from wavegit.core.progress import Progress, format_elapsed
 from wavegit.core.repo import discover
+from wavegit.core.terminal import inert
 from wavegit.model.report import WaveReport
 
 

@@ -154,22 +154,22 @@ def test_a_signal_inside_bwrap_reads_as_the_signal(tmp_path: Path) -> None:
 
 
 @needs_bwrap
-def test_a_worker_installed_in_a_hidden_directory_is_a_launch_failure_naming_the_fix(tmp_path: Path) -> None:
+def test_a_program_in_a_hidden_directory_starts_shown_alone_its_neighbours_stay_hidden(
+        tmp_path: Path) -> None:
+    # Its install prefix would be the checkout itself: only the program is shown.
     assert BWRAP is not None
     shown = layout(tmp_path)
-    program = tmp_path / "checkout" / "bin" / "agent"
+    checkout = tmp_path / "checkout"
+    (checkout / ".env").write_text("SECRET=in-the-checkout\n")
+    program = checkout / "bin" / "agent"
     program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n")
+    program.write_text(f"#!/bin/sh\ncat {checkout / '.env'} && exit 3\nls {checkout / 'bin'}\n")
     program.chmod(0o755)
-    result = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+    result = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin:/bin"}, stdin_text="",
                          log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
                          confine=Confinement(BWRAP, shown, new_marker()))
-    assert result.launch_error is not None and "sandbox.ro_paths" in result.launch_error
-    with_it = sandbox.Layout(shown.tree, shown.private, shown.hidden, readonly=(program.parent,))
-    ran = run_process([str(program)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
-                      log_path=tmp_path / "log2", timeout_s=5, idle_timeout_s=5,
-                      confine=Confinement(BWRAP, with_it, new_marker()))
-    assert ran.ok, ran.log_path.read_text()
+    log = result.log_path.read_text()
+    assert result.ok and "in-the-checkout" not in log and log.rstrip().endswith("agent"), log
 
 
 def test_bwrap_argv_binds_readonly_paths_only_inside_hidden_directories(tmp_path: Path) -> None:
@@ -203,39 +203,75 @@ def _hidden_toolchain(tmp_path: Path) -> Path:
     return real
 
 
-def test_a_symlink_to_a_hidden_program_names_its_target_and_the_directory_to_show(tmp_path: Path) -> None:
+def test_a_symlink_into_a_hidden_toolchain_shows_that_toolchains_prefix(tmp_path: Path) -> None:
     shown = layout(tmp_path)
     real = _hidden_toolchain(tmp_path)
     venv_python = tmp_path / "venv" / "bin" / "python"
     venv_python.parent.mkdir(parents=True)
     venv_python.symlink_to(real)
-    assert sandbox.hidden_launch(shown, venv_python) == (
-        f"{real} (via {venv_python}) is hidden by the sandbox (add {real.parent.parent} to sandbox.ro_paths)")
-    shows_it = sandbox.Layout(*_parts(shown), readonly=(real.parent.parent,))
-    assert sandbox.hidden_launch(shows_it, venv_python) is None
+    assert sandbox.with_toolchain(shown, venv_python, None).readonly == (real.parent.parent,)
 
 
-def test_a_script_whose_interpreter_is_hidden_names_the_interpreter(tmp_path: Path) -> None:
+def test_a_scripts_hidden_interpreter_shows_its_prefix_also_through_env(tmp_path: Path) -> None:
     shown = layout(tmp_path)
     real = _hidden_toolchain(tmp_path)
     script = tmp_path / "venv" / "bin" / "pytest"
     script.parent.mkdir(parents=True)
-    script.write_text(f"#!{real} -u\nimport pytest\n")
-    problem = sandbox.hidden_launch(shown, script)
-    assert problem is not None and problem.startswith(f"{real} (via {script}) is hidden")
+    for first_line in (f"#!{real} -u", "#!/usr/bin/env -S python3 -u"):
+        script.write_text(f"{first_line}\nimport pytest\n")
+        found = sandbox.with_toolchain(shown, script, f"{real.parent}:/usr/bin")
+        assert found.readonly == (real.parent.parent,)
     script.write_text("#!/bin/sh\nexit 0\n")
-    assert sandbox.hidden_launch(shown, script) is None
+    assert sandbox.with_toolchain(shown, script, f"{real.parent}:/usr/bin") == shown
+
+
+def _executable(path: Path, text: str | None = None, *, link: Path | str | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if link is not None:
+        path.symlink_to(link)
+    else:
+        path.write_text(text or "")
+        path.chmod(0o755)
+    return path
 
 
 @needs_bwrap
-def test_a_worker_symlinked_into_a_hidden_directory_is_a_launch_failure_naming_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("manager", ["nvm", "uv"])
+def test_an_agent_cli_installed_under_the_hidden_home_starts_and_homes_secrets_stay_hidden(
+        tmp_path: Path, manager: str) -> None:
+    # nvm: ~/.nvm/versions/node/V/bin/agent -> ../lib/node_modules/agent/cli.js, `#!/usr/bin/env node`.
+    # uv: ~/.local/bin/agent -> ~/.local/share/uv/tools/agent/bin/agent, whose `#!` python links into
+    # ~/.local/share/uv/python/cpython-V. (Their interpreters here are /bin/sh under another name.)
     assert BWRAP is not None
-    shown = layout(tmp_path)
-    real = _hidden_toolchain(tmp_path)
-    link = tmp_path / "python"
-    link.symlink_to(real)
-    result = run_process([str(link)], cwd=shown.tree, env={"PATH": "/usr/bin"}, stdin_text="",
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY of the user\n")
+    keyring = home / ".local" / "share" / "keyrings" / "login.keyring"
+    keyring.parent.mkdir(parents=True)
+    keyring.write_text("KEYRING of the user\n")
+    body = (f"cat {home / '.ssh' / 'id_ed25519'} {keyring}\necho listing\n"
+            f"ls -A {home} {home / '.local' / 'share'}\necho started\n")
+    if manager == "nvm":
+        prefix = home / ".nvm" / "versions" / "node" / "v20.0.0"
+        _executable(prefix / "bin" / "node", link="/bin/sh")
+        _executable(prefix / "lib" / "node_modules" / "agent" / "cli.js", "#!/usr/bin/env node\n" + body)
+        program = _executable(prefix / "bin" / "agent", link="../lib/node_modules/agent/cli.js")
+        path = f"{prefix / 'bin'}:/usr/bin:/bin"
+    else:
+        share = home / ".local" / "share" / "uv"
+        python = _executable(share / "python" / "cpython-3.12" / "bin" / "python3.12", link="/bin/sh")
+        tool = share / "tools" / "agent" / "bin"
+        _executable(tool / "python", link=python)
+        _executable(tool / "agent", f"#!{tool / 'python'}\n" + body)
+        program = _executable(home / ".local" / "bin" / "agent", link=tool / "agent")
+        path = f"{program.parent}:/usr/bin:/bin"
+    shown = sandbox.Layout(*_parts(layout(tmp_path)))
+    shown = sandbox.Layout(shown.tree, shown.private, (*shown.hidden, home))
+    result = run_process(["agent"], cwd=shown.tree, env={"PATH": path}, stdin_text="",
                          log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
                          confine=Confinement(BWRAP, shown, new_marker()))
-    assert result.launch_error is not None
-    assert f"add {real.parent.parent} to sandbox.ro_paths" in result.launch_error
+    log = result.log_path.read_text()
+    assert result.ok and log.rstrip().endswith("started"), log
+    assert "PRIVATE KEY" not in log and "KEYRING" not in log, log
+    listed = log.split("listing")[1].split("started")[0]
+    assert ".ssh" not in listed and "keyrings" not in listed, log

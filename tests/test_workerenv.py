@@ -26,7 +26,8 @@ def test_worker_env_sets_wavegit_variables_and_drops_tokens_and_git_locators(tmp
     base = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "secret1", "GH_TOKEN": "secret2",
             "GIT_DIR": "/elsewhere/.git", "GIT_INDEX_FILE": "/elsewhere/index", "HOME": "/home/w",
             "WAVEGIT_FEEDBACK_FILE": "/stale/feedback", "MY_API_KEY": "k", "AWS_SECRET_ACCESS_KEY": "a",
-            "WAVEGIT_ACTION_TOKEN": "t", "LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "dumb", "PASSED": "yes"}
+            "WAVEGIT_ACTION_TOKEN": "t", "LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "dumb", "PASSED": "yes",
+            "PYENV_VERSION": "3.12.1"}
     env = worker_env(base, item_id="AUTH-12", wave_id="w-1", prompt_file=tmp_path / "prompt.md",
                      cost_file=tmp_path / "cost.json", feedback_file=None,
                      owns=["src/auth/limiter.py", "tests/auth/"], pass_github_token=False,
@@ -38,7 +39,7 @@ def test_worker_env_sets_wavegit_variables_and_drops_tokens_and_git_locators(tmp
     assert seen["WAVEGIT_OWNS"].splitlines() == ["src/auth/limiter.py", "tests/auth/"]
     assert (seen["HOME"], seen["TMPDIR"]) == (str(tmp_path / "h"), str(tmp_path / "t"))
     assert (seen["LANG"], seen["LC_ALL"], seen["TERM"], seen["PASSED"]) == ("C.UTF-8", "C", "dumb", "yes")
-    assert seen["WAVEGIT_ATTEMPT_TOKEN"] == "m1"
+    assert seen["WAVEGIT_ATTEMPT_TOKEN"] == "m1" and seen["PYENV_VERSION"] == "3.12.1"
     for gone in ("GITHUB_TOKEN", "GH_TOKEN", "GIT_DIR", "GIT_INDEX_FILE", "WAVEGIT_FEEDBACK_FILE",
                  "MY_API_KEY", "AWS_SECRET_ACCESS_KEY", "WAVEGIT_ACTION_TOKEN", "ABSENT"):
         assert gone not in seen

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from wavegit import __version__
+from wavegit.core import terminal
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ValidationError, WavegitError
 
 if TYPE_CHECKING:  # imported when parsing: `wavegit hook pre-push` as git runs it does without (see _quick)
@@ -98,7 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     pre-push hook would otherwise spend after its answer). Only commands that register no atexit handler,
     start no thread and leave no file half-written may set it. A caller passing ``argv`` keeps its process.
     """
-    code, fast_exit = _run(argv)
+    # Whatever a command prints quotes workers' text: made inert for the terminal in one place.
+    with terminal.inert_output():
+        code, fast_exit = _run(argv)
     if argv is None and fast_exit:
         try:
             sys.stdout.flush()

@@ -22,11 +22,13 @@ EXAMPLE = REPO_ROOT / "examples" / "tracker.yaml"
 
 
 def git(cwd: Path, *args: str, input: str | None = None) -> str:
-    """Run git in a test repository (tests may call git directly; the product may not)."""
-    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, text=True, check=False)
+    """Run git in a test repository (tests may call git directly; the product may not); its output exactly (no
+    newline translation: a CR in a file name stays a CR)."""
+    proc = subprocess.run(["git", *args], cwd=cwd, input=None if input is None else input.encode(),
+                          capture_output=True, check=False)
     if proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc.stdout.rstrip("\n")
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr.decode()}")
+    return proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
 @dataclass

@@ -9,7 +9,8 @@ directory found through ``..``); ``wait-for PATH`` (up to 20 s); ``touch PATH`` 
 ``rm-git`` (``rm -rf .git``); ``git-anyway`` (``git config`` and ``git branch`` wherever git finds a
 repository from the tree, failures ignored); ``index-lock`` (leave ``.git/index.lock``); ``deep PATH
 LEVELS`` (nested directories whose full path is too long for the system to name); ``sparse PATH BYTES``
-(``truncate -s``); ``cost USD``; ``exit N``; ``odd-name PATH`` (escapes such as ``\\n``, ``\\xe9`` as bytes);
+(``truncate -s``); ``cost USD``; ``exit N``; ``odd-name PATH [TEXT]`` (escapes such as ``\\n``, ``\\r``,
+``\\xe9`` as bytes; its content TEXT, else ``odd``);
 ``cost-fifo``, ``cost-link TARGET``, ``cost-sparse BYTES`` (the cost file as a FIFO, a symlink, a huge file);
 ``flood BYTES`` (output without a newline); ``deep-home LEVELS`` (nested directories in ``$HOME``);
 ``unmount MARKER`` (unmount what hides the checkout, remount ``/`` writable, write MARKER there);
@@ -140,7 +141,7 @@ def act(verb: str, args: list[str]) -> None:
         name = args[0].encode().decode("unicode_escape").encode("latin-1")
         os.makedirs(os.path.dirname(name) or b".", exist_ok=True)
         with open(name, "wb") as handle:
-            handle.write(b"odd\n")
+            handle.write(f"{' '.join(args[1:]) or 'odd'}\n".encode())
     elif verb == "plant-in":
         # A directory wavegit trusts to stay empty (its own user may write any directory of its own).
         target = Path(args[0])

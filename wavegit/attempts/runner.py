@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import errno
 import math
 import os
@@ -223,18 +224,17 @@ def sweep(marker: str) -> list[int]:
     return killed
 
 
-def _check_launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
-                      layout: sandbox.Layout) -> None:
-    """Raise the OSError exec would, before bwrap hides it behind its own exit 1; also when the program, its
-    symlinks' target or its interpreter is in a directory the sandbox hides."""
+def _launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+                confine: Confinement) -> Confinement:
+    """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_toolchain`); raise the
+    OSError exec would, before bwrap hides it behind its own exit 1."""
     program = argv[0]
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
     found = shutil.which(Path(cwd) / program if "/" in program else program, path=path)
     if found is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-    hidden = sandbox.hidden_launch(layout, Path(found).absolute())
-    if hidden is not None:
-        raise FileNotFoundError(errno.ENOENT, hidden)
+    return dataclasses.replace(confine, layout=sandbox.with_toolchain(confine.layout, Path(found).absolute(),
+                                                                       path))
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -376,7 +376,7 @@ def run_process(
             if not argv:
                 raise ValueError("empty command")
             if confine is not None and confine.bwrap:
-                _check_launchable(argv, cwd, env, confine.layout)
+                confine = _launchable(argv, cwd, env, confine)
             proc = subprocess.Popen(
                 confine.argv(argv) if confine is not None else list(argv), cwd=cwd,
                 env=dict(env) if env is not None else None,
@@ -461,7 +461,7 @@ def _launch_error(argv: Sequence[str], exc: OSError | ValueError) -> str:
 
 
 _RELATIVE_HINT = (" (relative to the item's tree, which holds only committed files: for an untracked "
-                  "virtualenv give its absolute path and add it to sandbox.ro_paths)")
+                  "virtualenv give its absolute path)")
 
 
 def command_argv(command: str) -> list[str]:

@@ -24,9 +24,10 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from wavegit.core import gitops_worktrees
 from wavegit.core.credentials import TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
@@ -77,41 +78,75 @@ class Layout:
         return any(path.is_relative_to(visible) for visible in shown)
 
 
-def hidden_launch(layout: Layout, program: Path) -> str | None:
-    """Why ``program`` (absolute) cannot start in ``layout``, naming the ``sandbox.ro_paths`` fix, or None.
+def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> Layout:
+    """``layout`` also showing, read-only, the installs that launching ``program`` (absolute) needs and it
+    hides: a toolchain under the hidden HOME (pyenv, uv, nvm, an agent CLI installed there) then starts with
+    the default config, and nothing else of HOME shows.
 
-    Checks what exec really opens: the program, its symlinks' target (a virtualenv's ``python`` points into
-    pyenv or uv under the hidden HOME) and a script's ``#!`` interpreter, each resolved the same way.
+    What exec really opens is the launch chain: the program, its symlinks' target (a virtualenv's ``python``
+    points into pyenv or uv) and a script's ``#!`` interpreter (``/usr/bin/env NAME``: NAME on
+    ``search_path``), each resolved the same way. Each hidden step shows its install prefix:
+    ``PREFIX/bin/NAME`` -> ``PREFIX`` (a Python's standard library, a virtualenv's ``pyvenv.cfg``, a node's
+    modules), a shim in ``ROOT/shims`` -> ``ROOT`` (pyenv's shims run ``ROOT/libexec/pyenv``, which picks the
+    version); a prefix shared by unrelated programs (``~/.local``: its ``share`` holds keyrings) or holding a
+    hidden directory (the checkout, HOME itself) shows only that one file.
     """
-    for path in _launch_chain(program):
-        if not layout.shows(path):
-            via = "" if path == program else f" (via {program})"
-            return f"{path}{via} is hidden by the sandbox (add {_toolchain_dir(path)} to sandbox.ro_paths)"
-    return None
+    shown: list[Path] = []
+    for path in _launch_chain(program, search_path):
+        if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
+            continue
+        prefix = _install_prefix(path)
+        too_wide = prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix)
+                                                          for hidden in layout.hidden)
+        shown.append(path if too_wide else prefix)
+    return replace(layout, readonly=(*layout.readonly, *shown)) if shown else layout
 
 
-def _launch_chain(program: Path) -> list[Path]:
-    chain = [program, program.resolve()]
-    interpreter = _shebang(chain[-1])
-    if interpreter is not None:
-        chain += [interpreter, interpreter.resolve()]
-    return chain
+_SHARED_PREFIXES = frozenset({".local", ".config", ".cache"})
 
 
-def _shebang(script: Path) -> Path | None:
-    """The absolute interpreter of a ``#!`` script, or None."""
+def _install_prefix(path: Path) -> Path:
+    if path.parent.name == "shims":
+        root = path.parent.parent
+        # A plugin's shims (pyenv-virtualenv) run the tool they extend: ROOT/plugins/NAME/shims.
+        return root.parent.parent if root.parent.name == "plugins" else root
+    return path.parent.parent if path.parent.name == "bin" else path.parent
+
+
+def _launch_chain(program: Path, search_path: str | None = None) -> list[Path]:
+    chain = _hops(program)
+    interpreter = _shebang(chain[-1], search_path)
+    return chain + _hops(interpreter) if interpreter is not None else chain
+
+
+_MAX_HOPS = 40
+
+
+def _hops(path: Path) -> list[Path]:
+    """``path``, each symlink it leads through (``python`` -> ``python3`` -> ``~/.pyenv/.../python3.11``: each
+    in an install of its own, maybe) and the file it resolves to."""
+    hops = [path]
+    while hops[-1].is_symlink() and len(hops) < _MAX_HOPS:
+        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
+    return [*hops, path.resolve()]
+
+
+def _shebang(script: Path, search_path: str | None = None) -> Path | None:
+    """The absolute interpreter of a ``#!`` script (``#!/usr/bin/env [-S] NAME``: NAME found on
+    ``search_path``), or None."""
     try:
         with script.open("rb") as fh:
             first = fh.readline(256)
     except OSError:
         return None
-    words = first[2:].split() if first.startswith(b"#!") else []
-    return Path(os.fsdecode(words[0])) if words and words[0].startswith(b"/") else None
-
-
-def _toolchain_dir(path: Path) -> Path:
-    """The install a hidden program belongs to: ``.../bin/python3`` -> ``...``."""
-    return path.parent.parent if path.parent.name == "bin" else path.parent
+    words = [os.fsdecode(word) for word in first[2:].split()] if first.startswith(b"#!") else []
+    if not words or not words[0].startswith("/"):
+        return None
+    named = [word for word in words[1:] if not word.startswith("-")]
+    if Path(words[0]).name == "env" and named and search_path is not None:
+        found = shutil.which(named[0], path=search_path)
+        return Path(found).absolute() if found is not None else None
+    return Path(words[0])
 
 
 def probe(bwrap: str) -> str | None:
@@ -186,22 +221,30 @@ def private_dirs(private: Path) -> tuple[Path, Path]:
     return home, tmp
 
 
+def checkouts(repo: Repo) -> tuple[Path, ...]:
+    """Every checkout of the repository: the main work tree and each linked one (``git worktree list``),
+    whichever of them wavegit runs in; each holds untracked files (an ``.env``) no commit has."""
+    return tuple(found.path for found in gitops_worktrees.worktrees(repo.root))
+
+
 def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Path, shown: tuple[Path, ...],
-                   environ: Mapping[str, str]) -> Layout:
+                   environ: Mapping[str, str], others: Sequence[Path] = (),
+                   objects: Path | None = None) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
-    Hidden: the checkout, the repository's git directory (wavegit's state, logs), the wave trees' folder
-    (other attempts), the user's
-    HOME (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file),
-    and the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a
-    worker could act as the user outside the sandbox.
-    Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
+    Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git directory
+    (wavegit's state, logs), the wave trees' folder (other attempts), the user's HOME (keys, logins, cloud credentials), the runner's
+    temporary directory (step scripts, the token file), and the well-known agent sockets (ssh-agent, the
+    session bus and gpg-agent, docker), through which a worker could act as the user outside the sandbox.
+    Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
+    (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
+    unreachable blobs, other branches) is hidden with its git directory.
     """
-    hidden = [repo.root, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
+    hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
                for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
-                  readonly=(*shown, repo.common_dir / "objects", *_paths(settings.ro_paths, repo.root)),
+                  readonly=(*shown, *([objects] if objects else []), *_paths(settings.ro_paths, repo.root)),
                   writable=_paths(settings.rw_paths, repo.root), network=settings.network)
 
 

@@ -1,6 +1,6 @@
-"""The environment a worker or an item's test gets: an allowlist of wavegit's own (PATH, LANG, LC_*, TERM and
-config ``worker_env``), never the variables that steer a GitHub Actions job, the token only when the config
-says so; then its private HOME and TMPDIR and the ``WAVEGIT_*`` variables of DESIGN.md.
+"""The environment a worker or an item's test gets: an allowlist of wavegit's own (PATH, LANG, LC_*, TERM,
+PYENV_VERSION and config ``worker_env``), never the variables that steer a GitHub Actions job, the token only
+when the config says so; then its private HOME and TMPDIR and the ``WAVEGIT_*`` variables of DESIGN.md.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from wavegit.model.config import FORBIDDEN_WORKER_ENV, TOKEN_VARS
 
 ATTEMPT_TOKEN_VAR = "WAVEGIT_ATTEMPT_TOKEN"
 """Marks every process of an attempt run unsandboxed, so that what it leaves behind is found and killed."""
-_PASSED_ENV = ("PATH", "LANG", "TERM")
+_PASSED_ENV = ("PATH", "LANG", "TERM", "PYENV_VERSION")
+"""``PYENV_VERSION`` (``pyenv shell``) picks the Python a pyenv shim on PATH runs: without it a worker's
+``python3`` would be another version than wavegit's own caller's."""
 _PASSED_PREFIX = "LC_"
 
 
@@ -34,9 +36,9 @@ def worker_env(
 ) -> dict[str, str]:
     """The worker's environment, built from an allowlist: nothing else of ``base`` reaches it.
 
-    From ``base``: PATH, LANG, LC_*, TERM, the names in ``passed`` (config ``worker_env``; the variables
-    that steer a GitHub Actions job are refused there and never passed) and ``GITHUB_TOKEN`` only with
-    ``pass_github_token``. Then the private HOME and TMPDIR and DESIGN.md's WAVEGIT_* variables
+    From ``base``: PATH, LANG, LC_*, TERM, PYENV_VERSION, the names in ``passed`` (config ``worker_env``; the
+    variables that steer a GitHub Actions job are refused there and never passed) and ``GITHUB_TOKEN`` only
+    with ``pass_github_token``. Then the private HOME and TMPDIR and DESIGN.md's WAVEGIT_* variables
     (``WAVEGIT_FEEDBACK_FILE`` only on a retry, ``WAVEGIT_ATTEMPT_TOKEN`` the attempt's marker).
     """
     names = [*_PASSED_ENV, *(n for n in base if n.startswith(_PASSED_PREFIX)),

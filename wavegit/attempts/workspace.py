@@ -1,12 +1,13 @@
 """An attempt's tree: a directory with a git directory of its own, and the clean checkout its test runs in.
 
 An attempt's tree is not a linked worktree of the scheduler's repository: ``git init`` makes it a repository
-of its own whose ``objects/info/alternates`` names the scheduler's object directory (read by git, never
-written through), checked out at the start commit on the item's branch name. Nothing a worker writes in
-it -- config, hooks, refs, attributes, locks, or ``rm -rf .git`` -- is read by any git command wavegit
-runs on the scheduler's repository: wavegit reads the tree back as content (:mod:`wavegit.attempts.snapshot`)
-and runs no git in it after the worker started. Its folder is fenced (:func:`fence`): git finds no other
-repository from the tree, even once a worker removed its ``.git``.
+of its own whose ``objects/info/alternates`` names an object directory of wavegit's (the wave's store of
+what its base reaches, :mod:`wavegit.attempts.objectstore`; read by git, never written through), checked
+out at the start commit on the item's branch name. Nothing a worker writes in it -- config, hooks, refs,
+attributes, locks, or ``rm -rf .git`` -- is read by any git command wavegit runs on the scheduler's
+repository: wavegit reads the tree back as content (:mod:`wavegit.attempts.snapshot`) and runs no git in it
+after the worker started. Its folder is fenced (:func:`fence`): git finds no other repository from the tree,
+even once a worker removed its ``.git``.
 
 A wave runs ``git init`` once (:class:`Skeleton`) and writes the git directory it made again for each of
 its trees itself, before any worker sees the tree: one git process per tree fewer. The checkout writes no

@@ -9,7 +9,8 @@ test checkouts and private directories removed in the background once their atte
 (:meth:`Workspaces.discard`); the rest go in the wave's cleanup, all at once. :meth:`Workspaces.close`
 joins the work begun and drops the rest, which that cleanup covers. The base a tree is later compared
 against (:class:`wavegit.attempts.snapshot.Base`) is read once per start commit, also in the background, and
-so is ``git init``'s git directory (:class:`wavegit.attempts.workspace.Skeleton`), once per wave.
+so is ``git init``'s git directory (:class:`wavegit.attempts.workspace.Skeleton`), once per wave. Trees
+borrow objects only from the wave's store (:mod:`wavegit.attempts.objectstore`), made before the first tree.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import snapshot, workspace
+from wavegit.attempts import objectstore, snapshot, workspace
 from wavegit.core import gitops_objects
 
 WORKTREE_THREADS = 2
@@ -88,9 +89,12 @@ class Workspaces:
         return made.result()
 
     def test_checkout(self, commit: str, path: Path) -> Path:
-        """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` at ``path``, its git directory
-        written from the wave's skeleton."""
-        return workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
+        """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
+        wave folder's) at ``path``, its git directory written from the wave's skeleton, reading no object
+        but ``commit``'s own and the wave's store (:func:`wavegit.attempts.objectstore.narrow`)."""
+        workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
+        objectstore.narrow(path, commit, objectstore.store_of(path.parent))
+        return path
 
     def idents(self) -> tuple[str, str]:
         """The author and committer git records here (:func:`wavegit.core.gitops_objects.idents`), read
@@ -140,8 +144,13 @@ class Workspaces:
                 self._skeletons[folder] = workspace.Skeleton.capture(folder / "_skeleton")
             return self._skeletons[folder]
 
+    def _store(self, spec: Spec) -> Path:
+        """The wave folder's object store, holding what ``spec``'s start reaches (made once)."""
+        with self._once:
+            return objectstore.ensure(self._root, spec.path.parent, spec.start)
+
     def _make(self, spec: Spec) -> Ready:
         loading = self._base(spec)
-        workspace.create(self._objects, spec.path, start=spec.start, branch=spec.branch,
+        workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))

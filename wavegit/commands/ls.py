@@ -8,7 +8,7 @@ import json
 import sys
 
 from wavegit.commands._context import Context
-from wavegit.core.progress import inert
+from wavegit.core.terminal import inert
 from wavegit.model import lifecycle, tracker
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")

@@ -16,8 +16,8 @@ from pathlib import Path
 from wavegit.attempts import worktree
 from wavegit.commands.run import summary
 from wavegit.core.errors import UsageError
-from wavegit.core.progress import inert
 from wavegit.core.repo import Repo, discover
+from wavegit.core.terminal import inert
 from wavegit.model import report, report_html, report_markdown
 
 

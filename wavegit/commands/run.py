@@ -23,8 +23,9 @@ from types import FrameType
 
 from wavegit.commands._context import Context
 from wavegit.core.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
-from wavegit.core.progress import Progress, inert
+from wavegit.core.progress import Progress
 from wavegit.core.repo import Repo
+from wavegit.core.terminal import inert
 from wavegit.engine.outcome import WaveOutcome, stopped
 from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
 from wavegit.engine.records import utc_now

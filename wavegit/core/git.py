@@ -126,19 +126,30 @@ def run(
         proc = subprocess.run(
             _hardened(args),
             cwd=cwd,
-            input=input,
+            input=_encoded(input),
             capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="surrogateescape",
             env=clean_env(env),
             check=False,
         )
     except OSError as exc:
         raise GitError(args, 127, f"cannot run git: {exc}") from exc
-    if check and proc.returncode != 0:
-        raise GitError(args, proc.returncode, proc.stderr)
-    return GitResult(proc.returncode, proc.stdout, proc.stderr)
+    return _result(args, proc.returncode, proc.stdout, proc.stderr, check)
+
+
+def _encoded(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", "surrogateescape")
+
+
+def decoded(raw: bytes) -> str:
+    """git's output as text, exactly: UTF-8 with undecodable bytes kept as surrogates, and no newline
+    translation (text mode would read a CR in a file name as LF)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _result(args: Sequence[str], returncode: int, stdout: bytes, stderr: bytes, check: bool) -> GitResult:
+    if check and returncode != 0:
+        raise GitError(args, returncode, decoded(stderr))
+    return GitResult(returncode, decoded(stdout), decoded(stderr))
 
 
 TIMED_OUT = 124
@@ -150,20 +161,17 @@ def _run_bounded(args: Sequence[str], cwd: str | Path, input: str | None, env: M
     """:func:`run` with a time limit: git in a session of its own, the whole group killed at the limit."""
     try:
         proc = subprocess.Popen(_hardened(args), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="surrogateescape",
-                                env=clean_env(env), start_new_session=True)
+                                stderr=subprocess.PIPE, env=clean_env(env), start_new_session=True)
     except OSError as exc:
         raise GitError(args, 127, f"cannot run git: {exc}") from exc
     try:
-        stdout, stderr = proc.communicate(input, timeout=timeout)
+        stdout, stderr = proc.communicate(_encoded(input), timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise GitError(args, TIMED_OUT, f"fatal: timed out after {timeout:g} s") from None
-    if check and proc.returncode != 0:
-        raise GitError(args, proc.returncode, stderr)
-    return GitResult(proc.returncode, stdout, stderr)
+    return _result(args, proc.returncode, stdout, stderr, check)
 
 
 def out(args: Sequence[str], *, cwd: str | Path, input: str | None = None,

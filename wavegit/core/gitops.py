@@ -340,9 +340,9 @@ def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, 
     if parent:
         git.run(["read-tree", parent], cwd=root, env=env)
     mode = modes or {}
-    added = "".join(f"{mode.get(path, FILE_MODE)} {sha}\t{path}\n" for path, sha in blobs.items() if sha)
+    added = "".join(f"{mode.get(path, FILE_MODE)} {sha}\t{path}\0" for path, sha in blobs.items() if sha)
     if added:
-        git.run(["update-index", "--add", "--index-info"], cwd=root, env=env, input=added)
+        git.run(["update-index", "-z", "--add", "--index-info"], cwd=root, env=env, input=added)
     removed = [path for path, sha in blobs.items() if sha is None]
     if removed:
         git.run(["update-index", "--force-remove", "--", *removed], cwd=root, env=env)

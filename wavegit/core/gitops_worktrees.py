@@ -27,8 +27,8 @@ def refresh_files(worktree: Path, blobs: Mapping[str, str | None]) -> None:
     updated = [path for path, sha in blobs.items() if sha]
     removed = [path for path, sha in blobs.items() if sha is None]
     if updated:
-        entries = "".join(f"{FILE_MODE} {blobs[path]}\t{path}\n" for path in updated)
-        git.run(["update-index", "--add", "--index-info"], cwd=worktree, input=entries)
+        entries = "".join(f"{FILE_MODE} {blobs[path]}\t{path}\0" for path in updated)
+        git.run(["update-index", "-z", "--add", "--index-info"], cwd=worktree, input=entries)
         # checkout-index writes through the user's filters and records fresh stat data in the index.
         git.run(["checkout-index", "-f", "--", *updated], cwd=worktree)
     if removed:

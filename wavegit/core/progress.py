@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TextIO
 
+from wavegit.core.terminal import inert, raw
+
 # States after which an item's clock stops.
 FINAL_STATES = frozenset({"verified", "failed", "killed", "cancelled", "skipped", "not started", "error"})
 STARTED = "started"
@@ -31,21 +33,6 @@ QUEUED = "queued"
 _UP_LINES = "\x1b[{}F"  # cursor to the start of the line N lines up
 _CLEAR_LINE = "\x1b[2K"
 _CLEAR_BELOW = "\x1b[J"
-
-
-# C0 and C1 controls and DEL (terminal escapes, carriage returns, bells) and the bidirectional overrides
-# and isolates (text shown in another order than it reads).
-_INERT = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7f, 0xa0)]}
-_INERT.update({code: f"\\u{code:04x}" for code in [*range(0x202a, 0x202f), *range(0x2066, 0x206a)]})
-
-
-def inert(text: str) -> str:
-    """``text`` safe to print on a terminal: control characters as ``\\xNN`` escapes.
-
-    Workers choose file names and write logs, which wavegit's own messages quote: printed raw, an ESC
-    sequence in a file name would move the cursor, rewrite the screen or set the terminal's clipboard.
-    """
-    return text.translate(_INERT)
 
 
 def format_elapsed(seconds: float) -> str:
@@ -79,7 +66,7 @@ class Progress:
 
     def __init__(self, stream: TextIO | None = None, *, live: bool | None = None,
                  clock: Callable[[], float] = time.monotonic, refresh_s: float = 1.0) -> None:
-        self._stream = stream if stream is not None else sys.stderr
+        self._stream = stream if stream is not None else raw(sys.stderr)
         self.live = _is_live(self._stream) if live is None else live
         self._clock = clock
         self._refresh_s = refresh_s

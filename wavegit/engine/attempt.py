@@ -3,6 +3,7 @@ item's test), and what the next attempt is told when one fails."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -12,7 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit.attempts import agents, cost, runner, sandbox, snapshot, workerenv, workspace, worktree
+from wavegit.attempts import (
+    agents,
+    cost,
+    objectstore,
+    runner,
+    sandbox,
+    snapshot,
+    workerenv,
+    workspace,
+    worktree,
+)
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
@@ -42,6 +53,11 @@ class Confiner:
     def private_root(self) -> Path:
         return self.repo.wave_sandbox(self.wave_id)
 
+    @functools.cached_property
+    def checkouts(self) -> tuple[Path, ...]:
+        """The repository's checkouts, which every sandbox hides; listed once per wave."""
+        return sandbox.checkouts(self.repo) if self.jail.bwrap is not None else ()
+
     def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
                 feedback_file: Path | None,
                 pass_github_token: bool) -> tuple[runner.Confinement, dict[str, str]]:
@@ -56,7 +72,8 @@ class Confiner:
                                 pass_github_token=pass_github_token, home=home, tmp=tmp,
                                 passed=self.config.worker_env, marker=marker)
         shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
-        layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ)
+        layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ,
+                                        self.checkouts, objectstore.store_of(tree.parent))
         return runner.Confinement(self.jail.bwrap, layout, marker), env
 
     @staticmethod

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import runner, sandbox, workspace, worktree
+from wavegit.attempts import objectstore, runner, sandbox, workspace, worktree
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import gitops
 from wavegit.core.errors import WavegitError
@@ -287,7 +287,7 @@ def test_commit(repo: Repo, config: Config, head: str, command: str, stem: str,
     wave_id = confiner.wave_id
     path = repo.wave_worktrees(wave_id) / stem
     log_path = repo.wave_logs(wave_id) / f"{stem}.test.log"
-    workspace.test_checkout(workspace.objects_dir(repo.root), head, path)
+    workspace.test_checkout(objectstore.ensure(repo.root, path.parent, head), head, path)
     # The sandbox and environment of a worker with no item, and no write credentials.
     confinement, env = confiner.confine(path, stem, item_id="", owns=(), prompt_file=Path(os.devnull),
                                         feedback_file=None, pass_github_token=False)

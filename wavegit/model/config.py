@@ -225,15 +225,15 @@ class Config(NamedTuple):
         "pass `GITHUB_TOKEN` to workers (never, unless you say so)")] = False
     hook: Annotated[HookConfig, schema.key("the pre-push hook")] = HookConfig()
     worker_env: Annotated[tuple[str, ...], schema.key(
-        "variables passed to workers besides `PATH`, `LANG`/`LC_*`, `TERM` and wavegit's own `WAVEGIT_*` "
+        "variables passed to workers besides `PATH`, `LANG`/`LC_*`, `TERM`, `PYENV_VERSION` and "
+        "wavegit's own `WAVEGIT_*` "
         "(others are not passed)",
         _worker_env_names)] = ()
     sandbox: Annotated[SandboxConfig, schema.key(
         "where workers run: `sandbox: auto|bwrap|none`, or this mapping", shorthand="mode")] = SandboxConfig()
     protected_paths: Annotated[tuple[str, ...], schema.key(
         "paths no item may own nor any worker change, besides `.wavegit/`, `.github/workflows/`, "
-        "`.github/actions/`, `.gitmodules`, `.claude/`, `.codex/`, `.gemini/` and the tracker",
-        _repo_paths)] = ()
+        "`.github/actions/`, `.gitmodules`, the agents' files (below) and the tracker", _repo_paths)] = ()
     allow_protected: Annotated[tuple[str, ...], schema.key(
         "protected paths items may own after all (each must equal one of them)", _repo_paths)] = ()
 

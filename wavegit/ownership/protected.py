@@ -14,16 +14,31 @@ can own, compared case-insensitively, is protected, however it is spelled (``*``
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 
 from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
 
-DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules", ".claude/",
-                     ".codex/", ".gemini/")
-"""``.claude/``, ``.codex/`` and ``.gemini/`` hold the agents' project settings (permissions, hooks, sandbox
-mode): landed, they would give later agents what their presets withhold (unsandboxed Claude and Gemini: edits
-only)."""
+AGENT_FILES = (
+    # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder).
+    ".claude/", ".mcp.json", "**/CLAUDE.md", "**/CLAUDE.local.md",
+    # Codex, Gemini CLI, and the agents that read AGENTS.md.
+    ".codex/", "**/AGENTS.md", "**/AGENTS.override.md", ".gemini/", "**/GEMINI.md",
+    # GitHub Copilot and VS Code (MCP servers, tool auto-approval in settings).
+    ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/", ".github/chatmodes/",
+    ".vscode/mcp.json", ".vscode/settings.json",
+    # Cursor, Windsurf, Cline, Roo, Continue, Amazon Q, Junie, Kiro, Goose, Aider, OpenCode.
+    ".cursor/", ".cursorrules", ".windsurf/", ".windsurfrules", ".clinerules", ".roo/", ".roomodes",
+    ".continue/", ".amazonq/", ".junie/", ".kiro/", ".goosehints", ".aider.conf.yml", ".opencode/",
+    "opencode.json",
+)
+"""The agents' project settings, MCP servers and instruction files: landed, one would give later agents
+what their presets withhold (an unsandboxed Claude: edits only), start a program of the worker's choosing
+(an MCP server) or steer them (instructions). ``**/NAME`` entries are read in every folder: they refuse a
+pattern naming such a file and any change to one, not a folder that could hold one (see :func:`reached`)."""
+
+DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules", *AGENT_FILES)
 
 
 def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
@@ -45,9 +60,18 @@ def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
 
 
 def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
-    """The first protected pattern that the ownership ``pattern`` can reach, or None."""
+    """The first protected pattern that the ownership ``pattern`` can reach, or None.
+
+    A guard found in any folder (``**/CLAUDE.md``) is reached only by a pattern naming such a file
+    (``src/CLAUDE.md``); a folder or a glob that could hold one (``src/``) is not refused, its worker's change
+    to one is (:func:`guarded`).
+    """
     first = _first_name(pattern)
     for guard, other in _first_names(protected):
+        if guard.startswith(_ANYWHERE):
+            if not _GLOB.search(pattern) and owns_folded(guard, pattern):
+                return guard
+            continue
         # Every tracker load asks this of every pattern: two patterns that start with different literal
         # names (folded) own disjoint paths, which spares most of them the automata.
         if first and other and first != other:
@@ -55,6 +79,10 @@ def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
         if overlaps(pattern, guard):
             return guard
     return None
+
+
+_ANYWHERE = "**/"
+_GLOB = re.compile(r"[*?\[]")
 
 
 def _first_name(pattern: str) -> str:

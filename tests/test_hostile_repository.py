@@ -1,0 +1,78 @@
+"""Hostile workers looting the repository around their tree, in real sandboxed waves: the user's other
+checkouts (linked worktrees and the main one) and the objects no commit of the base reaches (a stash, a key
+staged and unstaged, other branches). The worker is ``tests/hostile_workers/env_loot.py``; whatever it finds
+it writes into the file its item owns, so a leak lands on the wave branch."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import RemoteRepo, git
+from tests.helpers.wave import check, item, make_wave_repo
+from tests.test_hostile_env import BWRAP_PROBLEM, committed, run_json
+
+pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+
+WORKER = shlex.join([sys.executable, str(Path(__file__).resolve().parent / "hostile_workers" / "env_act.py")])
+
+
+def looting_repo(tmp_path: Path, probes: list[str], worker: str = WORKER) -> RemoteRepo:
+    """A wave repository whose one item A (owning src/a.txt) runs the ``loot`` worker with ``probes``."""
+    entry = item("A", ["loot", *probes], ["src/a.txt"], check("src/a.txt"))
+    return make_wave_repo(tmp_path, [entry], worker=worker, sandbox="bwrap", attempts=1, concurrency=1)
+
+
+def loot(remote: RemoteRepo, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """What the worker landed on the wave branch, the wave run from the checkout ``cwd``."""
+    remote = dataclasses.replace(remote, clone=cwd)
+    rep, _ = run_json(remote, env)
+    assert rep["sandbox"] == "bwrap"
+    return committed(remote, rep, "src/a.txt")
+
+
+@pytest.mark.parametrize("run_from", ["main", "linked"])
+def test_a_worker_reads_no_untracked_file_of_any_checkout_of_the_repository(tmp_path: Path,
+                                                                            run_from: str) -> None:
+    # Run from a linked worktree (or from main with one linked), the worker read the other checkout's .env.
+    linked = tmp_path / "linked"
+    probes = [f"read {tmp_path / 'work' / '.env'}", f"read {linked / '.env'}", f"list {linked}"]
+    remote = looting_repo(tmp_path, probes)
+    git(remote.clone, "worktree", "add", "--quiet", "-b", "side", str(linked))
+    (remote.clone / ".env").write_text("MAIN_SECRET=main-checkout-secret\n")
+    (linked / ".env").write_text("LINKED_SECRET=linked-checkout-secret\n")
+    landed = loot(remote, remote.clone if run_from == "main" else linked)
+    assert "checkout-secret" not in landed, landed
+    assert landed.count("refused ") == 2 and f"listed {linked}: []" in landed, landed
+
+
+def test_a_worker_reads_no_object_its_base_does_not_reach(tmp_path: Path) -> None:
+    # The trees borrowed the scheduler's whole object store, readable in the sandbox: a stashed password, a
+    # key staged and unstaged again (an unreachable blob) and a local branch were listed and landed.
+    clone = tmp_path / "work"
+    probes = ["git stash list", "git fsck --lost-found --unreachable", "git log --all --format=%H%x20%s -p",
+              "objects", f"objects {clone / '.git' / 'objects'}", f"list {clone / '.git'}"]
+    remote = looting_repo(tmp_path, probes)
+    (clone / "README.md").write_text("STASHED_PASSWORD=hunter2-in-the-stash\n")
+    git(clone, "stash", "--quiet")
+    (clone / "key.pem").write_text("PRIVATE KEY staged-then-unstaged\n")
+    git(clone, "add", "key.pem")
+    git(clone, "reset", "--quiet", "key.pem")
+    (clone / "key.pem").unlink()
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "notes.txt").write_text("a branch never pushed\n")
+    git(clone, "add", "notes.txt")
+    git(clone, "commit", "--quiet", "-m", "private notes")
+    git(clone, "switch", "--quiet", "main")
+    landed = loot(remote, clone)
+    for secret in ("hunter2", "staged-then-unstaged", "never pushed", "private notes"):
+        assert secret not in landed, secret
+    # The probes ran: the objects the base reaches are there to read, the scheduler's store is not.
+    assert "tracker and config" in landed and "hello" in landed, landed
+    assert f"objects {clone / '.git' / 'objects'}: fatal: not a git repository" in landed, landed
+    listed = next(line for line in landed.splitlines() if line.startswith(f"listed {clone / '.git'}: "))
+    assert "'objects'" not in listed and "'refs'" not in listed, listed

@@ -1,0 +1,68 @@
+"""The objects a wave's trees may read: only those reachable from its base, in an object directory of its own.
+
+An attempt's repository borrowed the scheduler's whole object directory, readable in the sandbox: a stash,
+a key staged and unstaged again (an unreachable blob), every other branch. A worker listed them all (``git
+cat-file --batch-all-objects``) and landed them. Now each wave folder holds a store (:func:`ensure`) packed
+from what its base reaches (``git pack-objects --revs``, which reuses the packed deltas, so no object is
+compressed again), the only object directory a sandbox shows; each tree borrows from it, and a test
+checkout of a worker's commit keeps in its own repository what that commit adds (:func:`narrow`).
+
+The store goes with its wave's folder. It is made by wavegit before any worker of the wave runs and never
+written while one can read it: a new base adds a pack of its own (``BASE ^TIPS``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+from wavegit.core import gitops_objects
+
+STORE = "_objects"
+TIPS = "wavegit-tips"
+"""The file in a store naming, one per line, the commits whose every object it holds."""
+
+
+def store_of(folder: Path) -> Path:
+    """The store of the wave folder ``folder`` (where its trees are made)."""
+    return folder / STORE
+
+
+def tips(store: Path) -> list[str]:
+    """The commits whose closure ``store`` holds ([] when there is no store yet)."""
+    with contextlib.suppress(FileNotFoundError):
+        return (store / TIPS).read_text(encoding="ascii").split()
+    return []
+
+
+def ensure(root: Path, folder: Path, base: str) -> Path:
+    """The store of ``folder``, holding every object ``base`` (a commit id) reaches, packed from the
+    repository at ``root`` when it does not yet; callers serialise (one wave makes its trees under a lock)."""
+    store = store_of(folder)
+    held = tips(store)
+    if base in held:
+        return store
+    pack = store / "pack"
+    pack.mkdir(parents=True, exist_ok=True)
+    (store / "info").mkdir(exist_ok=True)
+    gitops_objects.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)])
+    _write_atomically(store / TIPS, "".join(f"{tip}\n" for tip in [*held, base]))
+    return store
+
+
+def narrow(tree: Path, commit: str, store: Path) -> None:
+    """Keep in ``tree``'s own object directory what ``commit`` adds to ``store`` (the tree was checked out
+    from the scheduler's objects) and make ``store`` its only alternate: the test that runs there reads
+    the worker's commit, and nothing its base does not reach."""
+    own = tree / ".git" / "objects"
+    (own / "pack").mkdir(parents=True, exist_ok=True)
+    gitops_objects.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))])
+    _write_atomically(own / "info" / "alternates", f"{store}\n")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    staged = path.with_name(f".{path.name}-{secrets.token_hex(4)}")
+    staged.write_text(text, encoding="utf-8")
+    os.replace(staged, path)
