@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wavegit.attempts import agents, cost, runner, sandbox, snapshot, workerenv, workspace, worktree
+from wavegit.attempts import agents, cost, limits, runner, sandbox, snapshot, workerenv, workspace, worktree
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
@@ -42,10 +42,11 @@ class Confiner:
         return self.repo.wave_sandbox(self.wave_id)
 
     def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
-                feedback_file: Path | None,
-                pass_github_token: bool) -> tuple[runner.Confinement, dict[str, str]]:
+                feedback_file: Path | None, pass_github_token: bool,
+                test: bool = False) -> tuple[runner.Confinement, dict[str, str]]:
         """The sandbox of one process run in ``tree`` (``stem`` names its private directory) and its
-        environment; :meth:`release` removes the private directory again."""
+        environment; :meth:`release` removes the private directory again. A ``test`` gets a network namespace
+        of its own: its servers listen on a loopback no worker or other test shares."""
         private = self.private_root / stem
         workspace.remove(private)
         home, tmp = sandbox.private_dirs(private)
@@ -55,8 +56,11 @@ class Confiner:
                                 pass_github_token=pass_github_token, home=home, tmp=tmp,
                                 passed=self.config.worker_env, marker=marker)
         shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
-        layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ)
-        return runner.Confinement(self.jail.bwrap, layout, marker), env
+        settings = self.config.sandbox
+        layout = sandbox.attempt_layout(self.repo, settings, tree, private, shown, os.environ,
+                                        isolated_network=test, hardened=self.jail.hardened)
+        ceilings = limits.Limits(pids=settings.pids, memory_bytes=settings.memory_bytes)
+        return runner.Confinement(self.jail.bwrap, layout, marker, ceilings), env
 
     @staticmethod
     def release(confinement: runner.Confinement) -> None:
@@ -217,7 +221,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     stdin_text=prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                    confine=confinement)
+                                    confine=confinement, log_bytes=config.sandbox.log_bytes)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices)
         attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
@@ -290,12 +294,12 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         return
     confinement, test_env = context.confiner.confine(
         checkout, f"{item.id}-{attempt.number}.test", item_id=item.id, owns=item.owns,
-        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False)
+        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False, test=True)
     try:
         test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env, stdin_text="",
                                   log_path=attempt.test_log_path, timeout_s=config.timeout_s,
                                   idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                  confine=confinement)
+                                  confine=confinement, log_bytes=config.sandbox.log_bytes)
     finally:
         context.workspaces.discard(confinement.layout.private)
         context.workspaces.discard(checkout)
