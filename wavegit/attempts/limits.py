@@ -92,12 +92,14 @@ class _SeccompHook:
         self._prctl = prctl
         self._buffer = ctypes.create_string_buffer(code, len(code))
         self._fprog = _SockFprog(len(code) // 8, ctypes.addressof(self._buffer))
+        # A pointer, not a Python int (ctypes would pass that as a 32-bit int).
+        self._fprog_at = ctypes.c_void_p(ctypes.addressof(self._fprog))
 
     def __call__(self) -> None:
         prctl = self._prctl
         # A filter that cannot be installed leaves the child unstarted rather than unfiltered.
         if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
-                prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(self._fprog), 0, 0) != 0:
+                prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self._fprog_at, 0, 0) != 0:
             os._exit(126)
 
 

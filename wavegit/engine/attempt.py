@@ -25,6 +25,9 @@ from wavegit.ownership import changes
 from wavegit.trackerbranch import budget
 
 FEEDBACK_TAIL_LINES = 40
+_EXHAUSTED = ("No space left on device", "Out of diskspace", "Resource temporarily unavailable",
+              "Cannot allocate memory", "Out of memory", "cannot fork")
+"""How git says the machine ran out of something, rather than that a tree is bad."""
 
 
 @dataclass(frozen=True)
@@ -288,6 +291,9 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     try:
         checkout = context.workspaces.test_checkout(commit, ready.path.with_name(f"{ready.path.name}.test"))
     except WavegitError as exc:
+        if any(sign in str(exc) for sign in _EXHAUSTED):
+            # The machine ran out (disk, processes, memory): wavegit's failure, not this worker's.
+            raise WavegitError(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
         # The base checked out, so the worker's paths did not (`.git.`, a symlinked `.gitmodules`): its
         # doing, and counted, or it would be retried without end.
         attempt.error = f"the worker's tree cannot be checked out: {one_line(str(exc))}"
