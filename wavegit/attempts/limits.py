@@ -5,7 +5,7 @@
   there (root, or a delegated cgroup); the child joins it before it runs anything, so all it starts is
   counted, and the count is its own: a fork bomb fails its own forks, not a sibling's or wavegit's. Without
   a writable cgroup, memory is ``RLIMIT_DATA`` per process and processes are unbounded but for the PID
-  namespace dying with the attempt (the report of such a wave says so through :func:`enforced`).
+  namespace dying with the attempt.
 - **The kernel keyring**: a seccomp filter makes ``add_key``, ``request_key`` and ``keyctl`` fail with
   EPERM, in every sandbox mode (bwrap installs it through ``--seccomp``; unsandboxed, the child installs it
   itself, with ``no_new_privs``), so a secret the user keeps there (``keyctl add user ... @u``) is out of
