@@ -354,9 +354,9 @@ def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbo
             assert result.returncode == 1 and not entry["verified"] and entry["test_exit"] == 1, rep
             assert tagged(tag) == []
         else:
-            # docs/security.md: unsandboxed without a writable cgroup, a process that re-executes with a cleaned
-            # environment outlives its attempt, and it can change the checkout the test judges: `bad` is
-            # verified and committed.
+            # docs/security.md: unsandboxed without a writable cgroup, a process that re-executes with a
+            # cleaned environment outlives its attempt, and it can change the checkout the test judges: `bad`
+            # is verified and committed.
             assert result.returncode == 0 and entry["verified"], rep
             assert committed(remote, rep, "src/a.txt") == "bad"
     finally:
