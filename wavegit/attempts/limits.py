@@ -25,7 +25,6 @@ import struct
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -97,13 +96,12 @@ class _SeccompHook:
 
     def __call__(self) -> None:
         prctl = self._prctl
-        # A filter that cannot be installed leaves the child unstarted rather than unfiltered.
+        # A filter that cannot be installed kills the child before it runs anything, rather than unfiltered.
         if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
                 prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self._fprog_at, 0, 0) != 0:
-            os._exit(126)
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
-@cache
 def _own_cgroups() -> dict[str, Path]:
     """The cgroup directory of this process for each controller we limit with, where one is mounted."""
     found: dict[str, Path] = {}
@@ -176,7 +174,6 @@ class Cgroup:
                     time.sleep(0.01)
 
 
-@cache
 def cgroups_work() -> bool:
     """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
     outlives it, a daemon in a clean environment included)."""
