@@ -239,3 +239,23 @@ def test_a_worker_symlinked_into_a_hidden_directory_is_a_launch_failure_naming_i
                          confine=Confinement(BWRAP, shown, new_marker()))
     assert result.launch_error is not None
     assert f"add {real.parent.parent} to sandbox.ro_paths" in result.launch_error
+
+
+@needs_bwrap
+def test_a_bwrap_without_the_newer_namespaces_runs_without_them_and_says_so(tmp_path: Path) -> None:
+    old = tmp_path / "bwrap"
+    # bubblewrap before 0.8 knows no --disable-userns.
+    old.write_text(f"""#!/bin/sh
+for arg in "$@"; do
+  [ "$arg" = --disable-userns ] && {{ echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }}
+done
+exec {BWRAP} "$@"
+""")
+    old.chmod(0o755)
+    decision = sandbox.decide(SandboxConfig(), {"PATH": str(tmp_path)})
+    assert decision.bwrap == str(old) and not decision.hardened
+    assert decision.warning is not None and "bubblewrap 0.8" in decision.warning
+    layout = sandbox.Layout(tree=tmp_path, private=tmp_path, hidden=(), tmp_bytes=1024, hardened=False)
+    argv = sandbox.bwrap_argv(str(old), layout, ["true"])
+    assert "--disable-userns" not in argv and "--size" not in argv
+    assert sandbox.decide(SandboxConfig(), {"PATH": str(Path(str(BWRAP)).parent)}).hardened
