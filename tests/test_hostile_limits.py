@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -266,3 +267,41 @@ def test_item_tests_reach_no_loopback_service_of_the_machine(tmp_path: Path) -> 
         remote = limits_repo(tmp_path, "bwrap", ("A", [], unreachable))
         code, rep, err = run_json(remote)
     assert code == 0 and by_id(rep)["A"]["verified"], (rep, err)
+
+
+NOBODY_RUN = """
+import sys
+from pathlib import Path
+from wavegit.attempts import limits, sandbox
+from wavegit.attempts.runner import Confinement, new_marker, run_process
+bwrap, worker, tree = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+confine = Confinement(bwrap, sandbox.Layout(tree=tree, private=tree, hidden=()), new_marker(),
+                      limits.Limits(pids=30))
+result = run_process([sys.executable, worker], cwd=tree, env={"PATH": "/usr/bin:/bin", "WAVEGIT_OWNS": "out"},
+                     stdin_text="forkbomb 500 3\\n", log_path=tree / "log", timeout_s=30, idle_timeout_s=30,
+                     confine=confine)
+print(result.describe())
+"""
+
+
+@needs_bwrap
+def test_an_ordinary_users_fork_bomb_stops_at_sandbox_pids_without_a_cgroup() -> None:
+    # Run as `nobody`, who may make no cgroup: RLIMIT_NPROC inside the sandbox's user namespace counts only
+    # the sandbox's processes (root would ignore it).
+    setpriv, python = shutil.which("setpriv"), shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or setpriv is None or python is None:
+        pytest.skip("needs root, setpriv and a system python3 to run as nobody")
+    # pytest's own temporary folders are root's alone: nobody's tree is a folder of its own in /tmp.
+    tree = Path(tempfile.mkdtemp(prefix="wavegit-nobody-"))
+    try:
+        os.chmod(tree, 0o777)
+        as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+        done = subprocess.run([*as_nobody, python, "-c", NOBODY_RUN, str(shutil.which("bwrap")),
+                               str(HOSTILE / "env_limits.py"), str(tree)],
+                              capture_output=True, text=True, timeout=120, check=False,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT), "HOME": str(tree)})
+        assert done.stdout.strip() == "exited 0", done.stdout + done.stderr
+        forked = (tree / "out").read_text().splitlines()[1]
+    finally:
+        shutil.rmtree(tree)
+    assert forked.startswith("forked ") and 20 < int(forked.split()[1]) < 30, forked

@@ -4,8 +4,10 @@
   ``memory.max`` or v1's ``memory.limit_in_bytes``), made under wavegit's own cgroup when wavegit may write
   there (root, or a delegated cgroup); the child joins it before it runs anything, so all it starts is
   counted, and the count is its own: a fork bomb fails its own forks, not a sibling's or wavegit's. Without
-  a writable cgroup, memory is ``RLIMIT_DATA`` per process and processes are unbounded but for the PID
-  namespace dying with the attempt.
+  a writable cgroup, memory is ``RLIMIT_DATA`` per process, and processes are ``RLIMIT_NPROC`` set inside
+  the sandbox's user namespace (by ``prlimit``, as the sandbox's first command), where the kernel counts
+  only that namespace's processes; root ignores ``RLIMIT_NPROC``, so wavegit run by root without a
+  writable cgroup bounds processes only by the PID namespace dying with the attempt.
 - **The kernel keyring**: a seccomp filter makes ``add_key``, ``request_key`` and ``keyctl`` fail with
   EPERM, in every sandbox mode (bwrap installs it through ``--seccomp``; unsandboxed, the child installs it
   itself, with ``no_new_privs``), so a secret the user keeps there (``keyctl add user ... @u``) is out of
@@ -20,6 +22,7 @@ import errno
 import os
 import platform
 import resource
+import shutil
 import signal
 import struct
 import time
@@ -208,6 +211,8 @@ class Launch:
     hooks: list[Callable[[], None]]
     seccomp_fd: int | None = None
     cgroup: Cgroup | None = None
+    prefix: tuple[str, ...] = ()
+    """What runs the command inside the sandbox (``prlimit --nproc``), or nothing."""
 
     def preexec(self) -> Callable[[], None]:
         hooks = self.hooks
@@ -219,18 +224,29 @@ class Launch:
         return run_all
 
 
+def _nproc_prefix(pids: int) -> tuple[str, ...]:
+    """``prlimit --nproc`` for a sandbox's first command, where it binds (not root) and is installed."""
+    found = shutil.which("prlimit", path=os.defpath)
+    if not pids or found is None or os.geteuid() == 0:
+        return ()
+    return (found, f"--nproc={pids}:{pids}", "--")
+
+
 @contextlib.contextmanager
-def launching(name: str, limits: Limits, *, bwrap: bool,
+def launching(name: str, limits: Limits, *, bwrap: bool, userns: bool,
               prctl: Callable[..., int] | None) -> Iterator[Launch]:
     """The :class:`Launch` of one process named ``name`` (unique), cleaned up on leaving: the cgroup
-    emptied and removed, the seccomp pipe closed. ``bwrap``: the filter goes to bwrap, not to its parent."""
+    emptied and removed, the seccomp pipe closed. ``bwrap``: the filter goes to bwrap, not to its parent;
+    ``userns``: the sandbox has a user namespace of its own."""
     launch = Launch([])
     launch.cgroup = Cgroup.make(name, limits)
     if launch.cgroup is not None:
         launch.hooks.append(launch.cgroup.join)
-    elif limits.memory_bytes > 0:
-        memory = limits.memory_bytes
-        launch.hooks.append(lambda: resource.setrlimit(resource.RLIMIT_DATA, (memory, memory)))
+    else:
+        launch.prefix = _nproc_prefix(limits.pids) if bwrap and userns else ()
+        if limits.memory_bytes > 0:
+            memory = limits.memory_bytes
+            launch.hooks.append(lambda: resource.setrlimit(resource.RLIMIT_DATA, (memory, memory)))
     write_end: int | None = None
     try:
         if bwrap:

@@ -164,10 +164,13 @@ class Confinement:
     layout: sandbox.Layout
     marker: str
     """The value of WAVEGIT_ATTEMPT_TOKEN in the process's environment."""
-    limits: limits.Limits = limits.NO_LIMITS
+    ceilings: limits.Limits = limits.NO_LIMITS
 
-    def argv(self, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
-        return sandbox.bwrap_argv(self.bwrap, self.layout, argv, seccomp_fd) if self.bwrap else list(argv)
+    def argv(self, argv: Sequence[str], launch: limits.Launch | None = None) -> list[str]:
+        if not self.bwrap:
+            return list(argv)
+        launch = launch or limits.Launch([])
+        return sandbox.bwrap_argv(self.bwrap, self.layout, [*launch.prefix, *argv], launch.seccomp_fd)
 
 
 def new_marker() -> str:
@@ -207,8 +210,8 @@ def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
     if confine is None:
         yield limits.Launch([die] if die is not None else [])
         return
-    with limits.launching(f"wavegit-{confine.marker}", confine.limits, bwrap=bool(confine.bwrap),
-                          prctl=_PRCTL) as launch:
+    with limits.launching(f"wavegit-{confine.marker}", confine.ceilings, bwrap=bool(confine.bwrap),
+                          userns=confine.layout.hardened, prctl=_PRCTL) as launch:
         if die is not None:
             launch.hooks.insert(0, die)
         yield launch
@@ -378,7 +381,7 @@ def run_process(
             if confine is not None and confine.bwrap:
                 _check_launchable(argv, cwd, env, confine.layout)
             proc = subprocess.Popen(
-                confine.argv(argv, launch.seccomp_fd) if confine is not None else list(argv), cwd=cwd,
+                confine.argv(argv, launch) if confine is not None else list(argv), cwd=cwd,
                 env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True, preexec_fn=launch.preexec(),
