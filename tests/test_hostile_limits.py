@@ -160,6 +160,7 @@ def machine_pids(tmp_path: Path) -> Any:
             time.sleep(0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @needs_cgroup
 def test_a_fork_bomb_exhausts_only_its_own_attempts_processes(tmp_path: Path, mode: str,
