@@ -27,12 +27,12 @@ import pytest
 import yaml
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
-from tests.helpers.wave import check, item, make_wave_repo, origin_item
+from tests.helpers.wave import check, item, make_wave_repo, origin_item, write_and_push
 from tests.test_hostile_env import BWRAP_PROBLEM, MODES
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
-NET_TEST = [sys.executable, str(HOSTILE / "net_test.py")]
+NET_CHECK = [sys.executable, str(HOSTILE / "netcheck.py")]
 MiB = 1 << 20
 
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
@@ -249,7 +249,7 @@ def free_port() -> int:
 @needs_bwrap
 def test_a_worker_squatting_a_siblings_test_port_cannot_forge_its_verdict(tmp_path: Path) -> None:
     port = free_port()
-    serve = shlex.join([*NET_TEST, "serve", str(port), "src/y.txt"])
+    serve = shlex.join([*NET_CHECK, "serve", str(port), "src/y.txt"])
     remote = limits_repo(tmp_path, "bwrap", ("X", [f"squat {port} 8"], None),
                          ("Y", [f"wait-port {port}", "content broken"], serve))
     _, rep, err = run_json(remote)
@@ -264,7 +264,7 @@ def test_item_tests_reach_no_loopback_service_of_the_machine(tmp_path: Path) -> 
         service.bind(("127.0.0.1", 0))
         service.listen()
         port = service.getsockname()[1]
-        unreachable = shlex.join([*NET_TEST, "unreachable", str(port)])
+        unreachable = shlex.join([*NET_CHECK, "unreachable", str(port)])
         remote = limits_repo(tmp_path, "bwrap", ("A", [], unreachable))
         code, rep, err = run_json(remote)
     assert code == 0 and by_id(rep)["A"]["verified"], (rep, err)
@@ -306,3 +306,15 @@ def test_an_ordinary_users_fork_bomb_stops_at_sandbox_pids_without_a_cgroup() ->
     finally:
         shutil.rmtree(tree)
     assert forked.startswith("forked ") and 20 < int(forked.split()[1]) < 30, forked
+
+
+@needs_bwrap
+@needs_mounts
+def test_a_worker_filling_the_disk_through_ignored_files_in_its_tree_is_judged_on_its_work(
+        tmp_path: Path) -> None:
+    # Its own test checkout finds the disk full: its tree is removed and the checkout tried again, so the
+    # attempt is judged (and counted) as any other, not retried for free as wavegit's own failure.
+    remote = limits_repo(tmp_path, "bwrap", ("A", ["write-owned", f"fill-quiet . {64 * MiB}"], None))
+    write_and_push(remote.clone, {".gitignore": "filler\n"}, "ignore filler")
+    code, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    assert code == 0 and by_id(rep)["A"]["verified"], (rep, err)

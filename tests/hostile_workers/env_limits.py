@@ -16,6 +16,7 @@ file the item owns.
 - ``wait-port PORT``: until something listens on 127.0.0.1:PORT.
 - ``connect PORT``: whether 127.0.0.1:PORT can be reached.
 - ``sleep S``: S seconds.
+- ``write-owned``: the owned files written now (the first line only), not at the end.
 - ``content TEXT``: TEXT instead of ``ok`` as the owned files' first line.
 """
 
@@ -40,6 +41,13 @@ KEY_SPEC_SESSION, KEY_SPEC_USER = -3, -4
 SHM_SECRET = b"SHM-SECRET-OF-AN-EARLIER-WAVE"
 
 found = ["ok"]
+written = False
+
+
+def write_owned() -> None:
+    for owned in os.environ["WAVEGIT_OWNS"].splitlines():
+        Path(owned).parent.mkdir(parents=True, exist_ok=True)
+        Path(owned).write_text("\n".join(found) + "\n")
 
 
 def flood(size: int) -> None:
@@ -188,8 +196,10 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
         found.append(f"connect: {'reached' if reachable(int(args[0])) else 'unreachable'}")
     elif action == "sleep":
         time.sleep(float(args[0]))
+    elif action == "write-owned":
+        write_owned()
+        written = True
     elif action == "content":
         found[0] = " ".join(args)
-for owned in os.environ["WAVEGIT_OWNS"].splitlines():
-    Path(owned).parent.mkdir(parents=True, exist_ok=True)
-    Path(owned).write_text("\n".join(found) + "\n")
+if not written:
+    write_owned()

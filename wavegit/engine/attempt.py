@@ -3,6 +3,7 @@ item's test), and what the next attempt is told when one fails."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import threading
@@ -289,11 +290,10 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
-        checkout = context.workspaces.test_checkout(commit, ready.path.with_name(f"{ready.path.name}.test"))
+        checkout = _test_checkout(context, ready, commit)
+    except _Exhausted:
+        raise
     except WavegitError as exc:
-        if any(sign in str(exc) for sign in _EXHAUSTED):
-            # The machine ran out (disk, processes, memory): wavegit's failure, not this worker's.
-            raise WavegitError(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
         # The base checked out, so the worker's paths did not (`.git.`, a symlinked `.gitmodules`): its
         # doing, and counted, or it would be retried without end.
         attempt.error = f"the worker's tree cannot be checked out: {one_line(str(exc))}"
@@ -313,6 +313,36 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     if attempt.failed("test", test):
         return
     attempt.message, attempt.commit = message, commit
+
+
+class _Exhausted(WavegitError):
+    """The machine ran out of disk, processes or memory: wavegit's failure, not counted against the item."""
+
+
+def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
+    """The clean checkout of ``commit`` the item's test runs in. When the machine ran out, perhaps through
+    this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
+    running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
+    path = ready.path.with_name(f"{ready.path.name}.test")
+    try:
+        return context.workspaces.test_checkout(commit, path)
+    except (WavegitError, OSError) as exc:
+        if not _ran_out(exc):
+            raise
+    workspace.remove(path)
+    workspace.remove(ready.path)
+    try:
+        return context.workspaces.test_checkout(commit, path)
+    except (WavegitError, OSError) as exc:
+        if _ran_out(exc):
+            raise _Exhausted(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
+        raise
+
+
+def _ran_out(exc: WavegitError | OSError) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.ENOMEM)
+    return any(sign in str(exc) for sign in _EXHAUSTED)
 
 
 def _dated_now(ident: str, pinned_by: str) -> str:
