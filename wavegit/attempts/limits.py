@@ -154,9 +154,11 @@ class Cgroup:
             return None
 
     def join(self) -> None:
-        """In the child before exec: move itself into the cgroups (async-signal-safe writes only)."""
+        """In the child before exec: move itself into the cgroups (async-signal-safe writes only). A move the
+        kernel refuses leaves the child where it was rather than unstarted."""
         for fd in self._procs:
-            os.write(fd, b"0")
+            with contextlib.suppress(OSError):
+                os.write(fd, b"0")
 
     def remove(self) -> None:
         """Once the process tree has ended: kill what is left in it, then remove the cgroups."""
