@@ -8,6 +8,10 @@ process sees only its own PID namespace (``/proc`` of outside processes, wavegit
 the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
 capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
 ``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
+It has a user namespace of its own (no further one inside it), its own System V IPC, host name and cgroup
+view, HOME and TMPDIR as tmpfs of ``sandbox.tmp_bytes``, and, for an item's or the wave's test (or with
+``sandbox.network: false``), a network namespace with nothing but its own loopback. Its cgroup, rlimits and
+keyring filter are :mod:`wavegit.attempts.limits`'.
 
 No ``--new-session``: the worker already starts in a session of its own, with pipes for stdin and output,
 so it has no controlling terminal to inject keystrokes into, and staying in bwrap's process group lets
