@@ -65,11 +65,13 @@ def run_on_small_disk(remote: RemoteRepo, size: int, keep: Path,
                       stop: Path | None = None) -> tuple[int, dict[str, Any], str]:
     """``wavegit run --json`` with the clone's state directory on a tmpfs of ``size`` bytes; its logs and
     reports are copied to ``keep`` before the tmpfs goes. With ``stop``: that file is then made (a worker's
-    daemon waits for it) and ``wavegit sync`` runs on the same tmpfs, its output in ``keep/sync``."""
+    daemon waits for it, then removes the ``held`` file it filled the disk with) and, once the disk has room,
+    ``wavegit sync`` runs on the same tmpfs, its output in ``keep/sync``."""
     state = remote.clone / ".git" / "wavegit"
     state.mkdir(exist_ok=True)
     then = ("" if stop is None else
-            f'touch {shlex.quote(str(stop))}; sleep 0.5; "$@" sync >"$KEEP/sync" 2>&1; ')
+            f'touch {shlex.quote(str(stop))}; i=0; while [ -e "$0/held" ] && [ $i -lt 50 ]; do sleep 0.1; '
+            'i=$((i+1)); done; rm -f "$0/held"; "$@" sync >"$KEEP/sync" 2>&1; ')
     script = ('mount -t tmpfs -o "size=$1" wavegit-small-disk "$2" || exit 99; shift 3; "$@" run --json; '
               f'code=$?; {then}cp -r "$0/logs" "$0/reports" "$KEEP" 2>/dev/null; exit $code')
     argv = [str(UNSHARE), "-m", "sh", "-c", script, str(state), str(size), str(state), "--",
