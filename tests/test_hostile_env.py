@@ -25,7 +25,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, state_files, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
-from wavegit.attempts import runner, sandbox
+from wavegit.attempts import limits, runner, sandbox
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
@@ -349,9 +349,14 @@ def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbo
             # The daemon dies with the worker's PID namespace and never saw the checkout: the test fails.
             assert result.returncode == 1 and not entry["verified"] and entry["test_exit"] == 1, rep
             assert tagged(tag) == []
+        elif limits.cgroups_work():
+            # Unsandboxed, the attempt's own cgroup holds the daemon too: it dies with the attempt.
+            assert result.returncode == 1 and not entry["verified"] and entry["test_exit"] == 1, rep
+            assert tagged(tag) == []
         else:
-            # docs/security.md: unsandboxed, a process that re-executes with a cleaned environment outlives
-            # its attempt, and it can change the checkout the test judges: `bad` is verified and committed.
+            # docs/security.md: unsandboxed without a writable cgroup, a process that re-executes with a
+            # cleaned environment outlives its attempt, and it can change the checkout the test judges: `bad`
+            # is verified and committed.
             assert result.returncode == 0 and entry["verified"], rep
             assert committed(remote, rep, "src/a.txt") == "bad"
     finally:

@@ -159,6 +159,23 @@ def test_lots_of_output_is_logged_completely_with_stderr_merged(tmp_path: Path) 
     assert result.tail(2).splitlines()[-1] == "last line"
 
 
+def test_output_past_the_log_cap_keeps_its_head_and_tail_and_says_what_was_dropped(tmp_path: Path) -> None:
+    result = run_process(worker("spew", "60000"), cwd=tmp_path, env=None, stdin_text="",
+                         log_path=tmp_path / "a.log", timeout_s=10, idle_timeout_s=10, log_bytes=64 * 1024)
+    assert result.ok
+    log = result.log_path.read_bytes()
+    assert len(log) < 64 * 1024 + 200
+    assert log.startswith(b"line 0000000 ") and log.endswith(b"line 0059999 " + b"x" * 80 + b"\nlast line\n")
+    assert b"bytes of output dropped here (sandbox.log_bytes 65536)" in log
+
+
+def test_a_log_on_a_full_disk_neither_stops_the_worker_nor_wavegit(tmp_path: Path) -> None:
+    # /dev/full refuses every write with ENOSPC: the output is still drained, the worker ends normally.
+    result = run_process(worker("spew", "60000"), cwd=tmp_path, env=None, stdin_text="",
+                         log_path=Path("/dev/full"), timeout_s=10, idle_timeout_s=10)
+    assert result.ok and result.killed is None
+
+
 def test_worker_that_ignores_a_large_stdin_does_not_deadlock(tmp_path: Path) -> None:
     result = run(tmp_path, worker("ignore_stdin"), stdin_text="p" * 2_000_000, timeout_s=10)
     assert result.ok

@@ -275,3 +275,23 @@ def test_an_agent_cli_installed_under_the_hidden_home_starts_and_homes_secrets_s
     assert "PRIVATE KEY" not in log and "KEYRING" not in log, log
     listed = log.split("listing")[1].split("started")[0]
     assert ".ssh" not in listed and "keyrings" not in listed, log
+
+
+@needs_bwrap
+def test_a_bwrap_without_the_newer_namespaces_runs_without_them_and_says_so(tmp_path: Path) -> None:
+    old = tmp_path / "bwrap"
+    # bubblewrap before 0.8 knows no --disable-userns.
+    old.write_text(f"""#!/bin/sh
+for arg in "$@"; do
+  [ "$arg" = --disable-userns ] && {{ echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }}
+done
+exec {BWRAP} "$@"
+""")
+    old.chmod(0o755)
+    decision = sandbox.decide(SandboxConfig(), {"PATH": str(tmp_path)})
+    assert decision.bwrap == str(old) and not decision.hardened
+    assert decision.warning is not None and "bubblewrap 0.8" in decision.warning
+    layout = sandbox.Layout(tree=tmp_path, private=tmp_path, hidden=(), tmp_bytes=1024, hardened=False)
+    argv = sandbox.bwrap_argv(str(old), layout, ["true"])
+    assert "--disable-userns" not in argv and "--size" not in argv
+    assert sandbox.decide(SandboxConfig(), {"PATH": str(Path(str(BWRAP)).parent)}).hardened

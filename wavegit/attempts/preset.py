@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from wavegit.attempts.runner import LINE_MAX_BYTES
 from wavegit.core.jsondecode import reject_constant
-from wavegit.core.progress import inert
+from wavegit.core.terminal import inert
 
 LOG_SCAN_BYTES = 4 * 1024 * 1024
 """How much of a log's end is scanned for an agent's JSON result or events."""

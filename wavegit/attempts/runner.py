@@ -33,13 +33,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Literal
 
-from wavegit.attempts import sandbox
+from wavegit.attempts import limits, logcap, sandbox
 from wavegit.attempts.workerenv import ATTEMPT_TOKEN_VAR
 from wavegit.core.errors import UsageError
 
@@ -167,9 +167,13 @@ class Confinement:
     layout: sandbox.Layout
     marker: str
     """The value of WAVEGIT_ATTEMPT_TOKEN in the process's environment."""
+    ceilings: limits.Limits = limits.NO_LIMITS
 
-    def argv(self, argv: Sequence[str]) -> list[str]:
-        return sandbox.bwrap_argv(self.bwrap, self.layout, argv) if self.bwrap else list(argv)
+    def argv(self, argv: Sequence[str], launch: limits.Launch | None = None) -> list[str]:
+        if not self.bwrap:
+            return list(argv)
+        launch = launch or limits.Launch([])
+        return sandbox.bwrap_argv(self.bwrap, self.layout, [*launch.prefix, *argv], launch.seccomp_fd)
 
 
 def new_marker() -> str:
@@ -200,6 +204,20 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return hook
+
+
+@contextlib.contextmanager
+def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
+    """How the process starts: dying with its launcher and, confined, within its limits and keyring filter."""
+    die = _die_with_parent_hook()
+    if confine is None:
+        yield limits.Launch([die] if die is not None else [])
+        return
+    with limits.launching(f"wavegit-{confine.marker}", confine.ceilings, bwrap=bool(confine.bwrap),
+                          userns=confine.layout.hardened, prctl=_PRCTL) as launch:
+        if die is not None:
+            launch.hooks.insert(0, die)
+        yield launch
 
 
 def sweep(marker: str) -> list[int]:
@@ -270,7 +288,7 @@ class _StdinFeeder:
 class _Watch:
     """The loop state of one running process."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], log: IO[bytes], stdin_text: str | None,
+    def __init__(self, proc: subprocess.Popen[bytes], log: logcap.CappedLog, stdin_text: str | None,
                  on_line: Callable[[bytes], None] | None = None) -> None:
         assert proc.stdout is not None and proc.stdin is not None
         self.proc = proc
@@ -360,32 +378,37 @@ def run_process(
     pipe_linger_s: float = DEFAULT_PIPE_LINGER_S,
     confine: Confinement | None = None,
     on_line: Callable[[bytes], None] | None = None,
+    log_bytes: int = 0,
 ) -> ProcessResult:
     """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
 
     Setting ``cancel`` stops the process as a timeout would. The log file is created (parents
-    too) even when the launch fails, and then holds the launch error. With ``confine``, the process
-    runs in its sandbox, or unsandboxed its leftovers are swept when it ends. ``on_line`` is called with each
+    too) even when the launch fails, and then holds the launch error; it keeps at most ``log_bytes`` of the
+    output (its head and tail; 0: all of it). With ``confine``, the process runs in its sandbox and limits,
+    or unsandboxed its leftovers are swept when it ends. ``on_line`` is called with each
     complete line of output as it arrives (from this thread: it must be quick).
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started_at = _utc_now()
     start = time.monotonic()
-    with log_path.open("wb") as log:
+    with log_path.open("wb", buffering=0) as raw, _launching(confine) as launch:
+        log = logcap.CappedLog(raw, log_bytes)
         try:
             if not argv:
                 raise ValueError("empty command")
             if confine is not None and confine.bwrap:
                 confine = _launchable(argv, cwd, env, confine)
             proc = subprocess.Popen(
-                confine.argv(argv) if confine is not None else list(argv), cwd=cwd,
+                confine.argv(argv, launch) if confine is not None else list(argv), cwd=cwd,
                 env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True, preexec_fn=_die_with_parent_hook(),
+                start_new_session=True, close_fds=True, preexec_fn=launch.preexec(),
+                pass_fds=() if launch.seccomp_fd is None else (launch.seccomp_fd,),
             )
         except (OSError, ValueError) as exc:
             message = _launch_error(argv, exc)
             log.write(f"wavegit: {message}\n".encode())
+            log.finish()
             return ProcessResult(None, None, message, time.monotonic() - start, log_path,
                                  started_at, _utc_now())
         watch = _Watch(proc, log, stdin_text, on_line)
@@ -400,6 +423,7 @@ def run_process(
             if confine is not None and not confine.bwrap:
                 sweep(confine.marker)
             watch.close()
+            log.finish()
     if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:
         exit_code = _SIGNAL_EXIT_BASE - exit_code
     limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")

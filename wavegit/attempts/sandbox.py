@@ -8,6 +8,10 @@ directory are replaced by empty read-only directories. The process sees only its
 the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
 capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
 ``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
+It has a user namespace of its own (no further one inside it), its own System V IPC, host name and cgroup
+view, HOME and TMPDIR as tmpfs of ``sandbox.tmp_bytes``, and, for an item's or the wave's test (or with
+``sandbox.network: false``), a network namespace with nothing but its own loopback. Its cgroup, rlimits and
+keyring filter are :mod:`wavegit.attempts.limits`'.
 
 No ``--new-session``: the worker already starts in a session of its own, with pipes for stdin and output,
 so it has no controlling terminal to inject keystrokes into, and staying in bwrap's process group lets
@@ -47,6 +51,9 @@ class Decision:
 
     bwrap: str | None
     warning: str | None = None
+    hardened: bool = True
+    """Whether this bwrap takes the user, IPC, UTS and cgroup namespaces and sized tmpfs (bubblewrap 0.8+);
+    an older one runs without them, and the wave's report says so."""
 
     @property
     def mode(self) -> str:
@@ -69,6 +76,11 @@ class Layout:
     writable: tuple[Path, ...] = ()
     """Extra writable paths (``sandbox.rw_paths``)."""
     network: bool = True
+    """False: a network namespace of its own, with nothing but its own loopback."""
+    tmp_bytes: int = 0
+    """The size of HOME's and TMPDIR's own tmpfs (0: no tmpfs, the private directory's disk)."""
+    hardened: bool = True
+    """See :attr:`Decision.hardened`."""
 
     def shows(self, path: Path) -> bool:
         """Whether ``path`` (absolute) is visible inside the sandbox."""
@@ -149,10 +161,11 @@ def _shebang(script: Path, search_path: str | None = None) -> Path | None:
     return Path(words[0])
 
 
-def probe(bwrap: str) -> str | None:
-    """None when ``bwrap`` can build a sandbox here, else why not (one line); a few milliseconds."""
+def probe(bwrap: str, extra: Sequence[str] = ()) -> str | None:
+    """None when ``bwrap`` can build a sandbox here (with ``extra`` options), else why not (one line); a few
+    milliseconds."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-            "--die-with-parent", "--tmpfs", "/tmp", "true"]
+            "--die-with-parent", *extra, "--tmpfs", "/tmp", "true"]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT_S, check=False)
@@ -170,8 +183,11 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
         return Decision(None)
     found = shutil.which(BWRAP, path=environ.get("PATH"))
     problem = probe(found) if found is not None else f"{BWRAP} not found on PATH"
-    if problem is None:
-        return Decision(found)
+    if problem is None and found is not None:
+        if probe(found, [*_ISOLATION, "--size", "65536", "--perms", "0700"]) is None:
+            return Decision(found)
+        return Decision(found, f"sandbox: {found} lacks the user, IPC and UTS namespaces or sized tmpfs "
+                        "(bubblewrap 0.8 or later has them): workers ran without them", hardened=False)
     if settings.mode == "bwrap":
         raise UsageError(f"sandbox: bwrap was asked for but cannot run ({problem})")
     if environ.get("GITHUB_ACTIONS") == "true":
@@ -180,14 +196,15 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
     return Decision(None, f"sandbox: bwrap cannot run here ({problem}); workers ran unsandboxed")
 
 
-def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
-    """``argv`` wrapped in bwrap with ``layout``; later mounts win, so hidden come before what shows."""
+def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
+    """``argv`` wrapped in bwrap with ``layout``; later mounts win, so hidden come before what shows.
+    ``seccomp_fd``: where bwrap reads the seccomp program it installs before ``argv`` runs."""
     # No capabilities: run by root, bwrap would leave them all, and CAP_SYS_ADMIN unmounts what hides the
     # checkout and remounts / writable.
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-           "--die-with-parent", "--cap-drop", "ALL"]
-    if not layout.network:
-        out.append("--unshare-net")
+           "--die-with-parent", "--cap-drop", "ALL", *_namespaces(layout)]
+    if seccomp_fd is not None:
+        out += ["--seccomp", str(seccomp_fd)]
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
     hidden = [p for p in sorted(set(layout.hidden), key=lambda p: len(p.parts))
               if p.is_dir() and p != Path("/")]
@@ -205,6 +222,7 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
     for path in (layout.private, *layout.writable, layout.tree):
         if path.exists():
             out += ["--bind", str(path), str(path)]
+    out += _sized_private_dirs(layout)
     # Read-only once the mount points inside them exist; the binds on those keep their own flags.
     for path in hidden:
         out += ["--remount-ro", str(path)]
@@ -212,9 +230,33 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str]) -> list[str]:
     return out
 
 
+_ISOLATION = ("--unshare-user", "--disable-userns", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+"""A user namespace (the kernel keyring's, and its own process count), with no further one inside it;
+System V IPC (shared memory, message queues, semaphores) that dies with the sandbox; its own host name and
+cgroup view."""
+_PRIVATE_DIRS = ("home", "tmp")
+
+
+def _namespaces(layout: Layout) -> list[str]:
+    """The namespaces the process gets besides its PID namespace; without network, its own loopback only."""
+    out = list(_ISOLATION) if layout.hardened else []
+    return out if layout.network else [*out, "--unshare-net"]
+
+
+def _sized_private_dirs(layout: Layout) -> list[str]:
+    """HOME and TMPDIR as tmpfs of ``tmp_bytes`` each: filling them is ENOSPC in the sandbox, not on the disk
+    that holds wavegit's state (gone with the sandbox; only the cost file stays in the private directory)."""
+    if not layout.tmp_bytes or not layout.hardened:
+        return []
+    out: list[str] = []
+    for name in _PRIVATE_DIRS:
+        out += ["--size", str(layout.tmp_bytes), "--perms", "0700", "--tmpfs", str(layout.private / name)]
+    return out
+
+
 def private_dirs(private: Path) -> tuple[Path, Path]:
     """(HOME, TMPDIR) inside an attempt's private directory, created empty."""
-    home, tmp = private / "home", private / "tmp"
+    home, tmp = (private / name for name in _PRIVATE_DIRS)
     for path in (home, tmp):
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o700)
@@ -229,23 +271,28 @@ def checkouts(repo: Repo) -> tuple[Path, ...]:
 
 def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Path, shown: tuple[Path, ...],
                    environ: Mapping[str, str], others: Sequence[Path] = (),
-                   objects: Path | None = None) -> Layout:
+                   objects: Path | None = None, *, isolated_network: bool = False,
+                   hardened: bool = True) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
     Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git directory
-    (wavegit's state, logs), the wave trees' folder (other attempts), the user's HOME (keys, logins, cloud credentials), the runner's
-    temporary directory (step scripts, the token file), and the well-known agent sockets (ssh-agent, the
-    session bus and gpg-agent, docker), through which a worker could act as the user outside the sandbox.
+    (wavegit's state, logs), the wave trees' folder (other attempts), the user's HOME (keys, logins, cloud
+    credentials), the runner's temporary directory (step scripts, the token file), and the well-known agent
+    sockets (ssh-agent, the session bus and gpg-agent, docker), through which a worker could act as the user
+    outside the sandbox.
     Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
     (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
     unreachable blobs, other branches) is hidden with its git directory.
+    ``isolated_network``: a network namespace of its own whatever ``sandbox.network`` says (a test's).
     """
     hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
     hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
                for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
                   readonly=(*shown, *([objects] if objects else []), *_paths(settings.ro_paths, repo.root)),
-                  writable=_paths(settings.rw_paths, repo.root), network=settings.network)
+                  writable=_paths(settings.rw_paths, repo.root),
+                  network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
+                  hardened=hardened)
 
 
 def _paths(configured: Sequence[str], root: Path) -> tuple[Path, ...]:

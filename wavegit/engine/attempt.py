@@ -3,6 +3,7 @@ item's test), and what the next attempt is told when one fails."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import math
@@ -16,6 +17,7 @@ from pathlib import Path
 from wavegit.attempts import (
     agents,
     cost,
+    limits,
     objectstore,
     runner,
     sandbox,
@@ -37,6 +39,9 @@ from wavegit.ownership import changes
 from wavegit.trackerbranch import budget
 
 FEEDBACK_TAIL_LINES = 40
+_EXHAUSTED = ("No space left on device", "Out of diskspace", "Resource temporarily unavailable",
+              "Cannot allocate memory", "Out of memory", "cannot fork")
+"""How git says the machine ran out of something, rather than that a tree is bad."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +64,11 @@ class Confiner:
         return sandbox.checkouts(self.repo) if self.jail.bwrap is not None else ()
 
     def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
-                feedback_file: Path | None,
-                pass_github_token: bool) -> tuple[runner.Confinement, dict[str, str]]:
+                feedback_file: Path | None, pass_github_token: bool,
+                test: bool = False) -> tuple[runner.Confinement, dict[str, str]]:
         """The sandbox of one process run in ``tree`` (``stem`` names its private directory) and its
-        environment; :meth:`release` removes the private directory again."""
+        environment; :meth:`release` removes the private directory again. A ``test`` gets a network namespace
+        of its own: its servers listen on a loopback no worker or other test shares."""
         private = self.private_root / stem
         workspace.remove(private)
         home, tmp = sandbox.private_dirs(private)
@@ -72,9 +78,12 @@ class Confiner:
                                 pass_github_token=pass_github_token, home=home, tmp=tmp,
                                 passed=self.config.worker_env, marker=marker)
         shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
-        layout = sandbox.attempt_layout(self.repo, self.config.sandbox, tree, private, shown, os.environ,
-                                        self.checkouts, objectstore.store_of(tree.parent))
-        return runner.Confinement(self.jail.bwrap, layout, marker), env
+        settings = self.config.sandbox
+        layout = sandbox.attempt_layout(self.repo, settings, tree, private, shown, os.environ,
+                                        self.checkouts, objectstore.store_of(tree.parent),
+                                        isolated_network=test, hardened=self.jail.hardened)
+        ceilings = limits.Limits(pids=settings.pids, memory_bytes=settings.memory_bytes)
+        return runner.Confinement(self.jail.bwrap, layout, marker, ceilings), env
 
     @staticmethod
     def release(confinement: runner.Confinement) -> None:
@@ -283,7 +292,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     stdin_text=prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                    confine=confinement,
+                                    confine=confinement, log_bytes=config.sandbox.log_bytes,
                                     on_line=watch.line if agent.preset is not None else None)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices)
@@ -352,7 +361,9 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
-        checkout = context.workspaces.test_checkout(commit, ready.path.with_name(f"{ready.path.name}.test"))
+        checkout = _test_checkout(context, ready, commit)
+    except _Exhausted:
+        raise
     except WavegitError as exc:
         # The base checked out, so the worker's paths did not (`.git.`, a symlinked `.gitmodules`): its
         # doing, and counted, or it would be retried without end.
@@ -360,12 +371,12 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         return
     confinement, test_env = context.confiner.confine(
         checkout, f"{item.id}-{attempt.number}.test", item_id=item.id, owns=item.owns,
-        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False)
+        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False, test=True)
     try:
         test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env, stdin_text="",
                                   log_path=attempt.test_log_path, timeout_s=config.timeout_s,
                                   idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                  confine=confinement)
+                                  confine=confinement, log_bytes=config.sandbox.log_bytes)
     finally:
         context.workspaces.discard(confinement.layout.private)
         context.workspaces.discard(checkout)
@@ -373,6 +384,36 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     if attempt.failed("test", test):
         return
     attempt.message, attempt.commit = message, commit
+
+
+class _Exhausted(WavegitError):
+    """The machine ran out of disk, processes or memory: wavegit's failure, not counted against the item."""
+
+
+def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
+    """The clean checkout of ``commit`` the item's test runs in. When the machine ran out, perhaps through
+    this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
+    running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
+    path = ready.path.with_name(f"{ready.path.name}.test")
+    try:
+        return context.workspaces.test_checkout(commit, path)
+    except (WavegitError, OSError) as exc:
+        if not _ran_out(exc):
+            raise
+    workspace.remove(path)
+    workspace.remove(ready.path)
+    try:
+        return context.workspaces.test_checkout(commit, path)
+    except (WavegitError, OSError) as exc:
+        if _ran_out(exc):
+            raise _Exhausted(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
+        raise
+
+
+def _ran_out(exc: WavegitError | OSError) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.ENOMEM)
+    return any(sign in str(exc) for sign in _EXHAUSTED)
 
 
 def _dated_now(ident: str, pinned_by: str) -> str:

@@ -197,7 +197,8 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
             if not collected.pushed:
                 rep.notes.append(f"wave branch {branch} was not pushed (--no-push or no remote "
                                  f"{config.remote!r}); it exists in this repository only")
-    except WavegitError as exc:
+    except (WavegitError, OSError) as exc:
+        # OSError: the disk wavegit's state is on is full, or gone; the claims are still recorded below.
         rep.error = one_line(str(exc))
         rep.notes.append(f"the wave stopped: {rep.error}")
     except KeyboardInterrupt:
@@ -274,7 +275,11 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
             _failed(rep, f"publishing failed: {one_line(str(exc))}")
     rep.finished_at = report.utc_timestamp()
     code = rep.exit_code = EXIT_INTERRUPTED if interrupted else exit_code(rep, race_lost)
-    write_report(repo, rep)
+    try:
+        write_report(repo, rep)
+    except OSError as exc:
+        # The claims are recorded and the report is still printed: only its file is missing.
+        _failed(rep, f"the report could not be written to {repo.reports_dir}: {exc.strerror or exc}")
     # The wave's trees went to the trash in its cleanup; their files go after it returns.
     reaper.reap_later(repo.trash_dir)
     if interrupted:

@@ -290,11 +290,12 @@ def test_commit(repo: Repo, config: Config, head: str, command: str, stem: str,
     workspace.test_checkout(objectstore.ensure(repo.root, path.parent, head), head, path)
     # The sandbox and environment of a worker with no item, and no write credentials.
     confinement, env = confiner.confine(path, stem, item_id="", owns=(), prompt_file=Path(os.devnull),
-                                        feedback_file=None, pass_github_token=False)
+                                        feedback_file=None, pass_github_token=False, test=True)
     try:
         result = runner.run_process(runner.command_argv(command), cwd=path, env=env,
                                     stdin_text="", log_path=log_path, timeout_s=config.timeout_s,
-                                    idle_timeout_s=config.idle_timeout_s, cancel=None, confine=confinement)
+                                    idle_timeout_s=config.idle_timeout_s, cancel=None, confine=confinement,
+                                    log_bytes=config.sandbox.log_bytes)
     finally:
         confiner.release(confinement)
         workspace.remove(path)

@@ -101,10 +101,25 @@ class SandboxConfig(NamedTuple):
     mode: Annotated[str, schema.key(
         "`auto`: bwrap when it works, else unsandboxed with a warning; `bwrap`; `none`",
         choices=("auto", "bwrap", "none"))] = "auto"
-    network: Annotated[bool, schema.key("whether sandboxed workers reach the network")] = True
+    network: Annotated[bool, schema.key(
+        "whether sandboxed workers reach the network (the machine's, its loopback included); item tests and "
+        "the wave test always get a network namespace of their own")] = True
     ro_paths: Annotated[tuple[str, ...], schema.key(
         "extra paths sandboxed workers see read-only (toolchains the sandbox hides)")] = ()
     rw_paths: Annotated[tuple[str, ...], schema.key("extra paths sandboxed workers may write (caches)")] = ()
+    log_bytes: Annotated[int, schema.key(
+        "bytes of a worker's or test's output kept in its log (head and tail, the middle dropped); 0 = all",
+        schema.at_least(0))] = 4 * 1024 * 1024
+    tmp_bytes: Annotated[int, schema.key(
+        "size of the tmpfs each sandboxed process gets as HOME and as TMPDIR (memory: only what is used); "
+        "0 = on disk, unlimited",
+        schema.at_least(0))] = 1024 * 1024 * 1024
+    pids: Annotated[int, schema.key(
+        "processes (and threads) one worker or test may run at once; 0 = unlimited",
+        schema.at_least(0))] = 1024
+    memory_bytes: Annotated[int, schema.key(
+        "memory one worker or test may use (its whole attempt with a writable cgroup, else each process); "
+        "0 = unlimited", schema.at_least(0))] = 4 * 1024 * 1024 * 1024
 
 
 PRESETS = ("claude", "codex", "gemini")

@@ -1,0 +1,266 @@
+"""What one worker or test may use of the machine, and what of the kernel it may not reach.
+
+- **Processes and memory**: a cgroup of its own per process wavegit starts (``pids.max``, and
+  ``memory.max`` or v1's ``memory.limit_in_bytes``), made under wavegit's own cgroup when wavegit may write
+  there (root, or a delegated cgroup); the child joins it before it runs anything, so all it starts is
+  counted, and the count is its own: a fork bomb fails its own forks, not a sibling's or wavegit's. Without
+  a writable cgroup, memory is ``RLIMIT_DATA`` per process, and processes are ``RLIMIT_NPROC`` set inside
+  the sandbox's user namespace (by ``prlimit``, as the sandbox's first command), where the kernel counts
+  only that namespace's processes; root ignores ``RLIMIT_NPROC``, so wavegit run by root without a
+  writable cgroup bounds processes only by the PID namespace dying with the attempt.
+- **The kernel keyring**: a seccomp filter makes ``add_key``, ``request_key`` and ``keyctl`` fail with
+  EPERM, in every sandbox mode (bwrap installs it through ``--seccomp``; unsandboxed, the child installs it
+  itself, with ``no_new_privs``), so a secret the user keeps there (``keyctl add user ... @u``) is out of
+  reach.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import platform
+import resource
+import shutil
+import signal
+import struct
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_CGROUP_ROOT = Path("/sys/fs/cgroup")
+_CONTROLLERS = ("pids", "memory")
+_V1_MEMORY_FILE = "memory.limit_in_bytes"
+_REMOVE_WAIT_S = 2.0
+
+# Classic BPF for seccomp (linux/filter.h, linux/seccomp.h): the syscall number is at offset 0 of
+# seccomp_data, the audit architecture at offset 4.
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_X32_BIT = 0x40000000
+_KEY_SYSCALLS = {  # audit arch -> (add_key, request_key, keyctl)
+    0xC000003E: (248, 249, 250),  # x86_64
+    0x40000003: (286, 287, 288),  # i386, also reachable from x86_64
+    0xC00000B7: (217, 218, 219),  # aarch64
+    0x40000028: (309, 310, 311),  # arm
+}
+_NATIVE_ARCHES = {"x86_64": (0xC000003E, 0x40000003), "aarch64": (0xC00000B7, 0x40000028)}
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The ceilings of one process tree; 0 = none."""
+
+    pids: int = 0
+    memory_bytes: int = 0
+
+
+NO_LIMITS = Limits()
+
+
+def keyring_filter() -> bytes:
+    """The seccomp program denying the keyring syscalls (EPERM) on this machine's architectures, allowing
+    everything else; on an architecture it does not know, it allows everything."""
+    program: list[tuple[int, int, int, int]] = []
+    for arch in _NATIVE_ARCHES.get(platform.machine(), ()):
+        numbers = _KEY_SYSCALLS[arch]
+        block = [(_LD_W_ABS, 0, 0, 0)]
+        # x32 syscalls (the x32 bit set on x86_64) are denied outright: nothing here needs them.
+        block += [(_JEQ_K, -1, 0, n) for n in numbers]
+        if arch == 0xC000003E:
+            block.append((_JGE_K, -1, 0, _X32_BIT))
+        block.append((_RET_K, 0, 0, _RET_ALLOW))
+        program += [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 0, len(block), arch), *block]
+    program.append((_RET_K, 0, 0, _RET_ALLOW))
+    deny = len(program)
+    program.append((_RET_K, 0, 0, _RET_ERRNO | errno.EPERM))
+    # A jump of -1 means "to the denying return": relative to the next instruction.
+    return b"".join(struct.pack("=HBBI", code, deny - pc - 1 if jt == -1 else jt, jf, k)
+                    for pc, (code, jt, jf, k) in enumerate(program))
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class _SeccompHook:
+    """A ``preexec_fn`` part installing :func:`keyring_filter` in the child (built here, in the parent)."""
+
+    def __init__(self, prctl: Callable[..., int]) -> None:
+        code = keyring_filter()
+        self._prctl = prctl
+        self._buffer = ctypes.create_string_buffer(code, len(code))
+        self._fprog = _SockFprog(len(code) // 8, ctypes.addressof(self._buffer))
+        # A pointer, not a Python int (ctypes would pass that as a 32-bit int).
+        self._fprog_at = ctypes.c_void_p(ctypes.addressof(self._fprog))
+
+    def __call__(self) -> None:
+        prctl = self._prctl
+        # A filter that cannot be installed kills the child before it runs anything, rather than unfiltered.
+        if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+                prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self._fprog_at, 0, 0) != 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _own_cgroups() -> dict[str, Path]:
+    """The cgroup directory of this process for each controller we limit with, where one is mounted."""
+    found: dict[str, Path] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers:
+            for name in set(controllers.split(",")) & set(_CONTROLLERS):
+                found[name] = _CGROUP_ROOT / name / path.lstrip("/")
+        elif (_CGROUP_ROOT / "cgroup.controllers").is_file():
+            own = _CGROUP_ROOT / path.lstrip("/")
+            with contextlib.suppress(OSError):
+                for name in set((own / "cgroup.subtree_control").read_text().split()) & set(_CONTROLLERS):
+                    found.setdefault(name, own)
+    return {name: path for name, path in found.items() if path.is_dir()}
+
+
+class Cgroup:
+    """The cgroups (one per hierarchy) one process tree is limited by."""
+
+    def __init__(self, dirs: list[Path]) -> None:
+        self.dirs = dirs
+        self._procs = [os.open(d / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) for d in dirs]
+
+    @classmethod
+    def make(cls, name: str, limits: Limits) -> Cgroup | None:
+        """A new cgroup holding ``limits``, or None when no limit is asked or wavegit may not make one."""
+        wanted = {"pids": limits.pids, "memory": limits.memory_bytes}
+        own = {c: d for c, d in _own_cgroups().items() if wanted[c] > 0}
+        if not own:
+            return None
+        made: list[Path] = []
+        try:
+            for directory in dict.fromkeys(own.values()):
+                made.append(directory / name)
+                made[-1].mkdir()
+            for controller, directory in own.items():
+                _write_limit(directory / name, controller, wanted[controller])
+            return cls(made)
+        except OSError:
+            for directory in made:
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            return None
+
+    def join(self) -> None:
+        """In the child before exec: move itself into the cgroups (async-signal-safe writes only). A move the
+        kernel refuses leaves the child where it was rather than unstarted."""
+        for fd in self._procs:
+            with contextlib.suppress(OSError):
+                os.write(fd, b"0")
+
+    def remove(self) -> None:
+        """Once the process tree has ended: kill what is left in it, then remove the cgroups."""
+        for fd in self._procs:
+            os.close(fd)
+        deadline = time.monotonic() + _REMOVE_WAIT_S
+        for directory in self.dirs:
+            while True:
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    _kill_members(directory)
+                    time.sleep(0.01)
+
+
+def cgroups_work() -> bool:
+    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
+    outlives it, a daemon in a clean environment included)."""
+    probe = Cgroup.make(f"wavegit-probe-{os.getpid()}", Limits(pids=1))
+    if probe is None:
+        return False
+    probe.remove()
+    return True
+
+
+def _write_limit(directory: Path, controller: str, value: int) -> None:
+    if controller == "pids":
+        (directory / "pids.max").write_text(str(value))
+    elif (directory / "memory.max").exists():
+        (directory / "memory.max").write_text(str(value))
+    else:
+        (directory / _V1_MEMORY_FILE).write_text(str(value))
+
+
+def _kill_members(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        for pid in (directory / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+@dataclass
+class Launch:
+    """How a process is started within its limits: the hooks its child runs before exec, the descriptor
+    bwrap reads the seccomp program from, and what to undo once it ended."""
+
+    hooks: list[Callable[[], None]]
+    seccomp_fd: int | None = None
+    cgroup: Cgroup | None = None
+    prefix: tuple[str, ...] = ()
+    """What runs the command inside the sandbox (``prlimit --nproc``), or nothing."""
+
+    def preexec(self) -> Callable[[], None]:
+        hooks = self.hooks
+
+        def run_all() -> None:
+            for hook in hooks:
+                hook()
+
+        return run_all
+
+
+def _nproc_prefix(pids: int) -> tuple[str, ...]:
+    """``prlimit --nproc`` for a sandbox's first command, where it binds (not root) and is installed."""
+    found = shutil.which("prlimit", path=os.defpath)
+    if not pids or found is None or os.geteuid() == 0:
+        return ()
+    return (found, f"--nproc={pids}:{pids}", "--")
+
+
+@contextlib.contextmanager
+def launching(name: str, limits: Limits, *, bwrap: bool, userns: bool,
+              prctl: Callable[..., int] | None) -> Iterator[Launch]:
+    """The :class:`Launch` of one process named ``name`` (unique), cleaned up on leaving: the cgroup
+    emptied and removed, the seccomp pipe closed. ``bwrap``: the filter goes to bwrap, not to its parent;
+    ``userns``: the sandbox has a user namespace of its own."""
+    launch = Launch([])
+    launch.cgroup = Cgroup.make(name, limits)
+    if launch.cgroup is not None:
+        launch.hooks.append(launch.cgroup.join)
+    else:
+        launch.prefix = _nproc_prefix(limits.pids) if bwrap and userns else ()
+        if limits.memory_bytes > 0:
+            memory = limits.memory_bytes
+            launch.hooks.append(lambda: resource.setrlimit(resource.RLIMIT_DATA, (memory, memory)))
+    write_end: int | None = None
+    try:
+        if bwrap:
+            launch.seccomp_fd, write_end = os.pipe()
+            os.write(write_end, keyring_filter())
+            os.close(write_end)
+        elif prctl is not None:
+            launch.hooks.append(_SeccompHook(prctl))
+        yield launch
+    finally:
+        if launch.seccomp_fd is not None:
+            os.close(launch.seccomp_fd)
+        if launch.cgroup is not None:
+            launch.cgroup.remove()
+
