@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Protocol
 
 from wavegit.attempts import reaper, sandbox, worktree
-from wavegit.core import wavelock
+from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.engine import only, preflight
@@ -110,10 +110,14 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     From before the claim to the end, the wave's lock names this process (``wavegit.core.wavelock``), so that
     a ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
     the claims are settled (recorded, or none made); otherwise it stays, since they die with this process
-    all the same, and a lock on a wave with no claim left costs a sync nothing."""
+    all the same, and a lock on a wave with no claim left costs a sync nothing. Every other clone sees the
+    scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
     wave_id = worktree.new_wave_id(started)
-    wavelock.write(repo, wavelock.this_process(wave_id))
+    scheduler = wavelock.this_process(wave_id)
+    wavelock.write(repo, scheduler)
+    remote = config.remote if repo.has_remote(config.remote) else None
+    beating = heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
     settled = False
     try:
         outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
@@ -127,6 +131,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
         settled = exc.settled
         raise
     finally:
+        beating.stop(settled=settled)
         if settled:
             wavelock.remove(repo, wave_id)
 
