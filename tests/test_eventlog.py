@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from tests.helpers.repos import REPO_ROOT, wavegit
@@ -109,7 +109,7 @@ def test_with_no_lock_status_judges_the_process_the_log_names_so_a_collect_shows
     # `wavegit collect` holds no lock: the log's writer (here, this test) is what says it still runs.
     for wave_id, pid in ((alive, os.getpid()), (gone, dead.pid)):
         writer = replace(wavelock.this_process(wave_id), pid=pid)
-        claimed = {"at": "t", "event": "claimed", "items": ["A"], "process": asdict(writer)}
+        claimed = {"at": "t", "event": "claimed", "items": ["A"], "process": writer._asdict()}
         (events / f"{wave_id}.jsonl").write_text(json.dumps(claimed) + "\n")
     shown = wavegit(remote.clone, "status").stdout
     assert shown.startswith(f"wave {alive}: running since") and gone not in shown

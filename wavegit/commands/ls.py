@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from wavegit.commands._context import Context
 from wavegit.core.progress import inert
 from wavegit.model import lifecycle, tracker
+from wavegit.model.columns import claims_of
 from wavegit.trackerbranch import claims
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     # On stderr, so the table and the JSON list stay what they are; `validate` reads this same tracker.
     print(f"tracker: {store.source(blob_sha)}", file=sys.stderr)
     now = datetime.now(timezone.utc)
-    for line in claims.lines(claims.held(context.repo, context.config, loaded.items, now), now):
+    held = claims.held(context.repo, context.config, claims_of(loaded.items), now)
+    for line in claims.lines(held, now):
         print(line, file=sys.stderr)
     invalid = sum(1 for item in items if item.problems)
     if invalid:

@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
                                   strict=False, protected=config_mod.protected_of(config))
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols, blob_sha)
-    held_text, held_json = _held(store) if "in_progress" in cols.statuses else ([], [])
+    held_text, held_json = _held(store, cols) if cols.claims else ([], [])
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
@@ -94,13 +94,13 @@ def _run(args: argparse.Namespace) -> int:
     return refusal.exit_code if refusal else EXIT_OK
 
 
-def _held(store: GitStore) -> tuple[list[str], list[dict[str, object]]]:
+def _held(store: GitStore, cols: Columns) -> tuple[list[str], list[dict[str, object]]]:
     """The waves holding claims whose scheduler does not run in this clone, as lines and as JSON (only a
-    tracker with items in flight pays for reading them)."""
+    tracker with items in flight imports what reads them)."""
     from wavegit.trackerbranch import claims
 
     now = datetime.now(timezone.utc)
-    held = claims.held(store.repo, store.config, store.load_head()[0].items, now)
+    held = claims.held(store.repo, store.config, cols.claims, now)
     return claims.lines(held, now), [wave.to_json(now) for wave in held]
 
 

@@ -22,6 +22,7 @@ from wavegit.core import wavelock
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo, discover
 from wavegit.engine import eventlog
+from wavegit.model.columns import claims_of
 from wavegit.trackerbranch import claims
 
 RUNNING, GONE, RELEASED, FINISHED = "running", "gone", "released", "finished"
@@ -67,7 +68,7 @@ def _held(args: argparse.Namespace, shown: set[str]) -> list[str]:
     except UsageError:
         return []  # no tracker yet: nobody holds a claim
     now = datetime.now(timezone.utc)
-    waves = claims.held(context.repo, context.config, loaded.items, now)
+    waves = claims.held(context.repo, context.config, claims_of(loaded.items), now)
     return claims.lines([wave for wave in waves if wave.wave not in shown], now)
 
 

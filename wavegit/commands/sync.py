@@ -19,6 +19,7 @@ from wavegit.commands._write import published
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
 from wavegit.github import api, sync
 from wavegit.github.client import connect
+from wavegit.model.columns import claims_of
 from wavegit.trackerbranch import claims
 
 
@@ -50,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         moved = {change.id for change in result.items}
         loaded = context.store.load_head()[0]
         now = datetime.now(timezone.utc)
-        held = claims.held(context.repo, context.config, [i for i in loaded.items if i.id not in moved], now)
+        held = claims.held(context.repo, context.config,
+                             claims_of(i for i in loaded.items if i.id not in moved), now)
         for line in claims.lines(held, now):
             print(line)
     for error in result.errors:

@@ -19,13 +19,11 @@ A beat older than ``STALE_BEATS`` periods says the scheduler has stopped beating
 or cut off from the remote. On the scheduler's own machine its pid says more (``SchedulerLock.alive``).
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import threading
-from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from wavegit.core import git, gitops, wavelock
 from wavegit.core.repo import Repo
@@ -46,9 +44,9 @@ def refspec(remote: str) -> str:
     return f"+{REF_PREFIX}*:{local_prefix(remote)}*"
 
 
-@dataclass(frozen=True)
-class Beat:
-    """A wave's last heartbeat as this clone has it."""
+class Beat(NamedTuple):
+    """A wave's last heartbeat as this clone has it (a NamedTuple: ``plan`` reads them when items are in
+    flight)."""
 
     scheduler: wavelock.SchedulerLock
     at: datetime
@@ -62,7 +60,7 @@ class Beat:
         return self.age_s(now) > STALE_BEATS * self.every_s
 
     def message(self) -> str:
-        record = {**asdict(self.scheduler), "at": self.at.isoformat(), "every_s": self.every_s}
+        record = {**self.scheduler._asdict(), "at": self.at.isoformat(), "every_s": self.every_s}
         return f"{_SUBJECT} {self.scheduler.wave}\n\n{json.dumps(record)}\n"
 
 
@@ -133,7 +131,7 @@ class Heartbeat:
         except git.GitError:
             pass  # the remote is unreachable for now: the beat ages there, as it should
 
-    def start(self) -> Heartbeat:
+    def start(self) -> "Heartbeat":
         """The first beat, then one every ``every_s`` in the background."""
         self.beat()
         self._thread.start()

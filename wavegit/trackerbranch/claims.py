@@ -8,17 +8,17 @@ else the heartbeat's record (on the same machine either names a pid that runs or
 heartbeat's age (another machine's scheduler that stopped beating), else nothing but the lease.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
 
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config
-from wavegit.model.lifecycle import Status
-from wavegit.model.tracker import Item
+
+Claim = tuple[str, str, str | None]
+"""An item ``in_progress``: (id, wave, claimed_at), as ``columns.claims_of`` lists them (``plan`` reads them
+from its cached columns, without an ``Item``)."""
 
 RUNNING, GONE, SILENT, UNKNOWN = "running", "gone", "silent", "unknown"
 """A scheduler that runs; one that is gone (its pid ended, on its machine); one that stopped beating (seen
@@ -51,8 +51,7 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True)
-class HeldWave:
+class HeldWave(NamedTuple):
     wave: str
     items: tuple[str, ...]
     lease_ends: datetime | None
@@ -115,13 +114,12 @@ def judge(scheduler: wavelock.SchedulerLock | None, beat: heartbeat.Beat | None,
     return UNKNOWN
 
 
-def held(repo: Repo, config: Config, items: Iterable[Item], now: datetime | None = None) -> list[HeldWave]:
-    """The waves holding claims in ``items`` whose scheduler does not run in this clone, by wave id."""
+def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | None = None) -> list[HeldWave]:
+    """The waves holding ``claims`` whose scheduler does not run in this clone, by wave id."""
     moment = now or datetime.now(timezone.utc)
-    by_wave: dict[str, list[Item]] = {}
-    for item in items:
-        if item.status == Status.IN_PROGRESS and item.wave:
-            by_wave.setdefault(item.wave, []).append(item)
+    by_wave: dict[str, list[Claim]] = {}
+    for claim in claims:
+        by_wave.setdefault(claim[1], []).append(claim)
     if not by_wave:
         return []
     beats = heartbeat.read(repo, config.remote if repo.has_remote(config.remote) else None)
@@ -132,9 +130,9 @@ def held(repo: Repo, config: Config, items: Iterable[Item], now: datetime | None
             continue  # scheduled from this clone, and running: `status` tells of it
         beat = beats.get(wave)
         scheduler = lock or (beat.scheduler if beat else None)
-        times = [t for t in (claim_time(item.claimed_at) for item in claimed) if t is not None]
+        times = [t for t in (claim_time(claim[2]) for claim in claimed) if t is not None]
         lease_ends = min(times) + timedelta(seconds=config.lease_ttl_s) if times else None
-        found.append(HeldWave(wave, tuple(item.id for item in claimed), lease_ends, scheduler, beat,
+        found.append(HeldWave(wave, tuple(claim[0] for claim in claimed), lease_ends, scheduler, beat,
                               judge(scheduler, beat, moment)))
     return found
 
