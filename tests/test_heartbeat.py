@@ -12,16 +12,16 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.repos import REPO_ROOT, git, wavegit
-from tests.helpers.scheduler import Scheduler, hanging_wave, kill_with_sigkill
+from tests.helpers.scheduler import Scheduler, forge_foreign_beat, hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_item
 from tests.helpers.wave import item, make_wave_repo
-from wavegit.core import heartbeat, wavelock
+from wavegit.core import heartbeat
 
 HOST = socket.gethostname()
 
@@ -117,15 +117,6 @@ def test_release_from_another_clone_on_the_same_machine_names_the_dead_scheduler
         in released.stdout
     assert "not on this machine" not in released.stdout
     assert (origin_item(remote, "A").status, origin_item(remote, "A").attempts) == ("todo", 0)
-
-
-def forge_foreign_beat(clone: Path, wave: str, age: timedelta) -> None:
-    """A heartbeat on origin from a scheduler on another machine, last beating ``age`` ago."""
-    scheduler = wavelock.SchedulerLock(wave, 4242, "1", "boot", "elsewhere.example")
-    beat = heartbeat.Beat(scheduler, datetime.now(timezone.utc) - age, 30.0)
-    empty = git(clone, "mktree", input="")
-    commit = git(clone, "commit-tree", empty, "-m", beat.message())
-    git(clone, "push", "-q", "-f", "--no-verify", "origin", f"{commit}:{heartbeat.REF_PREFIX}{wave}")
 
 
 def test_a_foreign_scheduler_that_stopped_beating_is_named_and_released_by_hand(scheduler: Scheduler) -> None:

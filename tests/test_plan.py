@@ -141,9 +141,9 @@ def test_plan_text_lists_selected_and_a_table_of_skip_reasons(tmp_path: Path) ->
     assert lines[5:] == ["skipped (3):", "  ID     REASON", "  OLD    overlaps BIG",
                          "  CORE   in flight: FLY", "  LATER  depends on BIG",
                          "claims held (1 wave(s) not running in this clone):",
-                         "  wave w1 holds FLY: its scheduler: unknown (no heartbeat here: `wavegit ls --fetch` "
-                         "fetches them); its lease has no valid claimed_at and ends at the next `wavegit sync`; "
-                         "`wavegit release --wave w1` returns them now"]
+                         "  wave w1 holds FLY: its scheduler: unknown (no heartbeat here: `wavegit ls "
+                         "--fetch` fetches them); its lease has no valid claimed_at and ends at the next "
+                         "`wavegit sync`; `wavegit release --wave w1` returns them now"]
 
 
 def test_plan_gives_the_same_answer_cold_and_warm_and_fills_the_cache(tmp_path: Path) -> None:
