@@ -43,6 +43,13 @@ def run(args: argparse.Namespace) -> int:
     held = claims.held(context.repo, context.config, claims_of(loaded.items), now)
     for line in claims.lines(held, now):
         print(line, file=sys.stderr)
+    reviewed: dict[str, list[str]] = {}
+    for item in loaded.items:
+        if item.status == lifecycle.Status.REVIEW and item.wave:
+            reviewed.setdefault(item.wave, []).append(item.id)
+    for wave, ids in sorted(reviewed.items()):
+        print(f"wave {wave} ({', '.join(ids)} in review): its report is `wavegit report {wave}`",
+              file=sys.stderr)
     invalid = sum(1 for item in items if item.problems)
     if invalid:
         print(f"{invalid} item(s) have problems; run `wavegit validate` for details", file=sys.stderr)

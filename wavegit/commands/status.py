@@ -100,7 +100,8 @@ def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
     else:
         end = wave.finished or {}
         verdict = "succeeded" if end.get("success") else "failed"
-        head = f"wave {wave.wave_id}: {verdict}, exit {end.get('exit_code')} at {end.get('at')}"
+        head = (f"wave {wave.wave_id}: {verdict}, exit {end.get('exit_code')} at {end.get('at')}; its "
+                f"report: `wavegit report {wave.wave_id}`")
     width = max((len(item_id) for item_id in wave.items), default=2)
     lines = [head]
     for item_id, item in wave.items.items():

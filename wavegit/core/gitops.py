@@ -364,9 +364,11 @@ def changed_paths(root: Path, base: str, tree: str) -> list[str]:
     return sorted(path for path in raw.split("\0") if path)
 
 
-def empty_tree(root: Path) -> TreeSha:
-    """The empty tree, written to the object store (a commit of it holds only its message)."""
-    return TreeSha(git.out(["mktree"], cwd=root, input=""))
+def flat_tree(root: Path, blobs: Mapping[str, str]) -> TreeSha:
+    """A tree of ``blobs`` (file name -> blob sha, no folders), written to the object store; ``{}``: the
+    empty tree (a commit of it holds only its message)."""
+    listing = "".join(f"{FILE_MODE} blob {sha}\t{name}\n" for name, sha in sorted(blobs.items()))
+    return TreeSha(git.out(["mktree"], cwd=root, input=listing))
 
 
 def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:

@@ -124,7 +124,7 @@ class Heartbeat:
         beat = Beat(self.scheduler, datetime.now(timezone.utc), self.every_s)
         try:
             root = self.repo.root
-            commit = gitops.commit_tree(root, gitops.empty_tree(root), [], beat.message())
+            commit = gitops.commit_tree(root, gitops.flat_tree(root, {}), [], beat.message())
             gitops.update_ref(root, self._local_ref, commit)
             gitops.push(root, self.remote, [f"{commit}:{REF_PREFIX}{self.scheduler.wave}"], force=True,
                         no_verify=True, timeout=self.every_s)

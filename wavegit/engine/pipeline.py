@@ -12,7 +12,7 @@ from wavegit.attempts import reaper, sandbox, worktree
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
-from wavegit.engine import only, preflight
+from wavegit.engine import only, preflight, shared_report
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog, Tee
 from wavegit.engine.outcome import (
@@ -276,6 +276,10 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
             _failed(rep, f"publishing failed: {one_line(str(exc))}")
     rep.finished_at = report.utc_timestamp()
     code = rep.exit_code = EXIT_INTERRUPTED if interrupted else exit_code(rep, race_lost)
+    if pushed:  # the report goes where the wave went, for every clone (`wavegit report W`)
+        unshared = shared_report.push(repo, config.remote, rep)
+        if unshared:
+            rep.notes.append(unshared)
     write_report(repo, rep)
     # The wave's trees went to the trash in its cleanup; their files go after it returns.
     reaper.reap_later(repo.trash_dir)
