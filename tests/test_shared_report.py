@@ -1,5 +1,5 @@
-"""Reports travel with the repository: a wave that pushed its branch pushed its report too, and `wavegit report
-W` in another clone fetches it; `ls` and `status` point to it."""
+"""Reports travel with the repository: a wave that pushed its branch pushed its report too, and `wavegit
+report W` in another clone fetches it; `ls` and `status` point to it."""
 
 from __future__ import annotations
 
