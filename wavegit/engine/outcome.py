@@ -55,7 +55,7 @@ def record(repo: Repo, config: Config, store: TrackerStore, wave_id: str, runs: 
         held = [item for item in loaded.items
                 if item.id in by_id and item.status == Status.IN_PROGRESS and item.wave == wave_id]
         changes = {item.id: item_update(by_id[item.id], item, config, now, pr).fields for item in held}
-        text = tracker.set_items_fields(snapshot.text, changes)
+        text = tracker.set_items_fields(snapshot.text, changes, loaded)
         return None if text == snapshot.text else Change(text)
 
     verified = sum(1 for run in runs if run.verified)

@@ -453,7 +453,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
         if not changes:
             return None
         assert snapshot.text is not None
-        return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}))
+        return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}, loaded))
 
     result = SyncResult(repaired=repaired)
     if dry_run:
