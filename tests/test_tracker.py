@@ -414,3 +414,11 @@ def test_editing_items_from_their_own_lines_writes_what_editing_the_whole_docume
     edited = tracker.loads(tracker.set_items_fields(SPAN_TRACKER, changes, loaded))
     assert [(i.id, i.status, i.wave, i.last_error) for i in edited.items] == [
         (item_id, "todo", None, f"released {item_id}: a\\b 'x'") for item_id in ("A", "B", "C", "D")]
+
+
+def test_equal_values_of_other_types_are_written_each_as_itself() -> None:
+    # False == 0 == 0.0 (and True == 1 == 1.0): rendering each once must not write one for another.
+    from wavegit.core import yamledit
+
+    assert [yamledit.render(v) for v in (False, 0, 0.0, True, 1, 1.0, "0")] == [
+        "false", "0", "0.0", "true", "1", "1.0", "'0'"]

@@ -78,7 +78,7 @@ def render(value: object) -> str:
     return _render(value)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096, typed=True)  # typed: False, 0 and 0.0 are equal keys otherwise
 def _render_scalar(value: str | int | float | None) -> str:
     return _render(value)
 

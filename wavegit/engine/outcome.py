@@ -75,7 +75,8 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
             test_exit=a.test_exit, cost=a.cost, profile=a.profile, model=a.model,
             input_tokens=a.input_tokens, output_tokens=a.output_tokens,
             log_path=str(a.log_path or ""), killed=a.killed,
-            error=None if a.error is None else escape(a.error))
+            error=None if a.error is None else escape(a.error), violated=bool(a.violations),
+            counted=a.counted)
         for a in run.attempts
     ]
     duration = sum(((a.finished_at or a.started_at) - a.started_at).total_seconds() for a in run.attempts)
