@@ -7,20 +7,16 @@ returns it without counting an attempt against the item. Real git, real ``wavegi
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.hook import install_hook
-from tests.helpers.repos import REPO_ROOT, git, wavegit
+from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import origin_item
-from tests.test_trial import add, ok, project, statuses, wave
+from tests.test_trial import add, kill_a_slow_wave, ok, project, statuses, wave
 
 pytestmark = pytest.mark.slow
 
@@ -71,28 +67,15 @@ def test_two_clones_run_review_squash_merge_and_recover_a_killed_wave_without_no
 
     # Clone A's scheduler dies mid-attempt: B sees who holds the claim, and sync there returns it uncounted.
     git(remote.clone, "pull", "-q", "--ff-only")
-    add(remote, "SLOW", ["sleep 120", "write slow.py SLOW = True"], ["slow.py"])
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    run = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while "started" not in wavegit(remote.clone, "status").stdout:
-            assert time.monotonic() < deadline and run.poll() is None, "the worker never started"
-            time.sleep(0.2)
-        slow = origin_item(remote, "SLOW")
-        assert slow.status == "in_progress" and slow.wave is not None
-    finally:
-        os.killpg(run.pid, signal.SIGKILL)
-        run.wait()
+    slow, pid = kill_a_slow_wave(remote)
     held = wavegit(teammate, "ls", "--fetch").stderr
-    assert (f"wave {slow.wave} holds SLOW: its scheduler, pid {run.pid} on {socket.gethostname()}, is gone; "
+    assert (f"wave {slow.wave} holds SLOW: its scheduler, pid {pid} on {socket.gethostname()}, is gone; "
             "last heartbeat ") in held
     assert "its lease ends at " in held and f"`wavegit release --wave {slow.wave}` returns them now" in held
     assert f"wave {slow.wave} holds SLOW" in ok(wavegit(teammate, "plan"))
     assert f"wave {slow.wave} holds SLOW" in ok(wavegit(teammate, "status"))
     released = ok(wavegit(teammate, "sync"))
-    assert released.startswith(f"SLOW: in_progress -> todo (its scheduler (pid {run.pid} on ")
+    assert released.startswith(f"SLOW: in_progress -> todo (its scheduler (pid {pid} on ")
     after = origin_item(remote, "SLOW")
     assert (after.status, after.attempts) == ("todo", 0)  # wavegit's death is not the item's
     plan = json.loads(ok(wavegit(teammate, "plan", "--json")))
