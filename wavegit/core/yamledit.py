@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import accumulate, count
 from operator import add
 
@@ -70,20 +69,7 @@ def render(value: object) -> str:
 
     Text holding undecodable bytes (a worker's file name in an error) is written with them escaped:
     ``\\xNN`` as text, never a surrogate the reader could not decode (``wavegit.core.undecodable``).
-    A scalar is rendered once per process: a sync or a claim writes the same status and time hundreds of
-    times.
     """
-    if isinstance(value, (str, int, float)) or value is None:
-        return _render_scalar(value)
-    return _render(value)
-
-
-@lru_cache(maxsize=4096, typed=True)  # typed: False, 0 and 0.0 are equal keys otherwise
-def _render_scalar(value: str | int | float | None) -> str:
-    return _render(value)
-
-
-def _render(value: object) -> str:
     import yaml
 
     value = _writable(value)
