@@ -4,7 +4,7 @@
     python bench/run.py --only cas wave    # rerun some; the other sections and targets are kept
     python bench/run.py --quick            # tiny sizes, single runs (< 60 s): prints, writes only with --out
 
-BENCHMARKS.md gets a header (method, machine, date, load), the targets of issues 2-6 next to the figures
+BENCHMARKS.md gets a header (method, machine, date, load), the targets of issues 2-6 and 22 beside the figures
 (saying plainly which are not met), and one section per benchmark, each stamped with its date and load.
 """
 
@@ -25,6 +25,7 @@ import plan_scaling
 import prepush
 import prepush_sizes
 import quality
+import read_scaling
 import wave_overhead
 
 Bench = Callable[[bool], common.Result]
@@ -43,6 +44,7 @@ def prepush_detail(quick: bool) -> common.Result:
 BENCHMARKS: dict[str, tuple[str, Bench]] = {
     "plan": ("plan", plan_detail),
     "scaling": ("plan scaling", plan_scaling.result),
+    "reads": ("read commands and sync scaling", read_scaling.result),
     "prepush": ("pre-push hook", prepush_detail),
     "prepush-sizes": ("pre-push hook: small and large", prepush_sizes.result),
     "cas": ("compare-and-swap throughput", cas.measure),
@@ -91,7 +93,7 @@ def summary(rows: Sequence[Sequence[str]]) -> str:
     lines = [
         f"## {SUMMARY}",
         "",
-        "Every target of issues 2-6 next to its figure from the sections below.",
+        "Every target of issues 2-6 and 22 next to its figure from the sections below.",
         "",
         common.table(SUMMARY_HEADERS, ordered),
         "",

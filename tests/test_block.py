@@ -59,3 +59,15 @@ def test_blocking_an_item_in_review_is_exit_2_naming_its_pr_and_writes_nothing(t
         "wavegit block: A is in review (PR #7): its change may still be merged; close the pull request "
         "(`wavegit sync` then returns it to todo) and block it after; nothing written")
     assert origin_head(remote) == head and origin_item(remote, "A").status == "review"
+
+
+def test_blocking_an_item_in_review_without_a_pr_says_to_reopen_it_not_to_close_a_pr(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave="w-20260101-000001-ab01")])
+    result = wavegit(remote.clone, "block", "A", "--reason", "x")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "wavegit block: A is in review (wave w-20260101-000001-ab01, no pull request): its change may still "
+        "be merged; `wavegit reopen A --reason ...` returns it to todo, then block it; nothing written")
+    assert "pull request " not in result.stderr.replace("no pull request", "")
+    assert wavegit(remote.clone, "reopen", "A", "--reason", "x").returncode == 0
+    assert wavegit(remote.clone, "block", "A", "--reason", "x").returncode == 0

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, replace
 from pathlib import Path
 
 from tests.helpers.repos import REPO_ROOT, wavegit
@@ -108,8 +107,8 @@ def test_with_no_lock_status_judges_the_process_the_log_names_so_a_collect_shows
     alive, gone = "w-20260101-000000-aa01", "w-20260101-000000-aa02"
     # `wavegit collect` holds no lock: the log's writer (here, this test) is what says it still runs.
     for wave_id, pid in ((alive, os.getpid()), (gone, dead.pid)):
-        writer = replace(wavelock.this_process(wave_id), pid=pid)
-        claimed = {"at": "t", "event": "claimed", "items": ["A"], "process": asdict(writer)}
+        writer = wavelock.this_process(wave_id)._replace(pid=pid)
+        claimed = {"at": "t", "event": "claimed", "items": ["A"], "process": writer._asdict()}
         (events / f"{wave_id}.jsonl").write_text(json.dumps(claimed) + "\n")
     shown = wavegit(remote.clone, "status").stdout
     assert shown.startswith(f"wave {alive}: running since") and gone not in shown

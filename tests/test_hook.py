@@ -452,12 +452,15 @@ def test_merging_an_in_flight_wave_branch_into_main_is_refused(flight: RemoteRep
 
 
 def reviewed_wave(tmp_path: Path) -> RemoteRepo:
-    """A clone whose wave W9 pushed its branch (a commit to src/auth/limiter.py, owned by AUTH-1) and whose
-    item is in review, with no pull request; the clone is on main, up to date."""
+    """A clone whose wave W9 pushed its branch (two commits to src/auth/, owned by AUTH-1; the second changes
+    limiter.py again) and whose item is
+    in review, with no pull request; main has moved on since (the tracker's commit); the clone is on main,
+    up to date."""
     remote = make_remote_repo(tmp_path, FILES)
     install_hook(remote.clone)
     branch(remote.clone, "wave")
     commit(remote.clone, {"src/auth/limiter.py": "limit = 9\n"})
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 19\n", "src/auth/session.py": "session = 9\n"})
     allowed(push(remote.clone, "origin", f"HEAD:refs/heads/wavegit/{W9}"))
     publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], status="review", wave=W9)])
     git(remote.clone, "checkout", "-q", "main")
@@ -465,24 +468,68 @@ def reviewed_wave(tmp_path: Path) -> RemoteRepo:
     return remote
 
 
-def test_merging_a_reviewed_waves_pushed_branch_lands_it_and_says_to_sync(tmp_path: Path) -> None:
+def land_by_hand(clone: Path, form: str) -> None:
+    """Bring wave W9's pushed branch onto main the way ``form`` does it."""
+    head = f"origin/wavegit/{W9}"
+    if form == "merge":
+        git(clone, "merge", "-q", "--no-ff", "--no-edit", head)
+    elif form == "squash":
+        git(clone, "merge", "-q", "--squash", head)
+        git(clone, "commit", "-q", "-m", f"wave {W9}, squashed")
+    elif form == "rebase":
+        git(clone, "checkout", "-q", "-b", "rebased", head)
+        git(clone, "rebase", "-q", "main")
+        git(clone, "checkout", "-q", "main")
+        git(clone, "merge", "-q", "--ff-only", "rebased")
+    else:
+        git(clone, "cherry-pick", f"origin/main..{head}")
+
+
+@pytest.mark.parametrize("form", ["merge", "squash", "rebase", "cherry-pick"])
+def test_a_reviewed_wave_landed_by_hand_in_any_form_passes_and_says_to_sync(tmp_path: Path,
+                                                                            form: str) -> None:
     remote = reviewed_wave(tmp_path)
-    git(remote.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W9}")
+    land_by_hand(remote.clone, form)
     stderr = allowed(push(remote.clone, "origin", "main"))
-    assert (f"this push lands the pushed branch of wave {W9}, whose items are in review: run `wavegit sync` "
-            "to mark them done") in stderr
+    assert (f"this push lands wave {W9} as pushed (its in-flight files as on origin/wavegit/<wave>), whose "
+            "items are in review: run `wavegit sync` to mark them done") in stderr
+    assert remote_oid(remote, MAIN) == git(remote.clone, "rev-parse", "HEAD").strip()
 
 
-def test_a_change_to_a_reviewed_waves_file_beyond_its_branch_is_refused_with_how_to_push_it(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["merge", "squash"])
+def test_a_change_to_a_reviewed_waves_file_beyond_its_pushed_head_is_refused_with_how_to_push_it(
+        tmp_path: Path, form: str) -> None:
     remote = reviewed_wave(tmp_path)
-    git(remote.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{W9}")
-    commit(remote.clone, {"src/auth/limiter.py": "limit = 10\n"})  # not the wave's: a squash or a hand edit
+    land_by_hand(remote.clone, form)
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 10\n"})  # not the wave's: a hand edit on top
     stderr = refused(push(remote.clone, "origin", "main"))
     assert f"src/auth/limiter.py: owned by AUTH-1 (review, wave {W9}; pushed to {MAIN})" in stderr
-    assert (f"If this push merges wave {W9} itself (no pull request), push it with `git push --no-verify`, "
-            "then run `wavegit sync` to mark its items done.") in stderr
-    assert push(remote.clone, "--no-verify", "origin", "main").returncode == 0
+    assert "src/auth/session.py" not in stderr  # as the wave pushed it
+    assert (f"If this push merges wave {W9} itself (no pull request), its files must be exactly as on "
+            f"origin/wavegit/{W9} (a merge, squash, rebase or cherry-pick of it as pushed): "
+            "`git fetch origin`, redo the merge from it, push, then run `wavegit sync` to mark its items "
+            "done; push a further change to those files after that.") in stderr
+    assert "--no-verify`, then" not in stderr
+
+
+def test_landing_part_of_a_reviewed_wave_is_refused(tmp_path: Path) -> None:
+    remote = reviewed_wave(tmp_path)
+    git(remote.clone, "cherry-pick", f"origin/wavegit/{W9}~1")  # its first commit only: limiter.py as it was
+    stderr = refused(push(remote.clone, "origin", "main"))
+    assert f"src/auth/limiter.py: owned by AUTH-1 (review, wave {W9}; pushed to {MAIN})" in stderr
+
+
+def test_a_reviewed_wave_landing_with_another_waves_file_is_refused_for_that_file(tmp_path: Path) -> None:
+    remote = reviewed_wave(tmp_path)
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], status="review", wave=W9),
+                             ItemSpec("BILL-1", ["src/billing/"], wave=W2)])
+    git(remote.clone, "merge", "-q", "--ff-only", "origin/main")
+    git(remote.clone, "merge", "-q", "--squash", f"origin/wavegit/{W9}")
+    git(remote.clone, "commit", "-q", "-m", "squash")
+    commit(remote.clone, {"src/billing/invoice.py": "invoice = 2\n"})
+    stderr = refused(push(remote.clone, "origin", "main"))
+    assert f"src/billing/invoice.py: owned by BILL-1 (in_progress, wave {W2}" in stderr
+    assert "src/auth/" not in stderr
 
 
 # --- the tracker --------------------------------------------------------------------------------------

@@ -119,3 +119,18 @@ def test_attack_a_hostile_backlog_is_exit_2_one_line_and_nothing_written(remote_
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.splitlines() == ["deep.json:1:1: not JSON: nested too deeply to be a backlog"]
     assert git(remote.origin, "rev-parse", BRANCH) == before
+
+
+def test_imported_dependencies_hold_the_dependent_back_in_plan(remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    records = [{"slug": "second", "prompt": "p", "ownsFiles": ["src/b.py"], "testCmd": "true",
+                "priority": "P0", "dependsOn": ["first"]},
+               {"slug": "first", "prompt": "p", "ownsFiles": ["src/a.py"], "testCmd": "true",
+                "priority": "P3"}]
+    result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
+    assert result.returncode == 0, result.stderr
+    assert "ignored key" not in result.stderr
+    assert origin_tracker(remote).get("second").depends_on == ("first",)  # type: ignore[union-attr]
+    plan = json.loads(wavegit(remote.clone, "plan", "--json").stdout)
+    assert plan["selected"] == ["first"]
+    assert {"id": "second", "reason": "depends on first"} in plan["skipped"]

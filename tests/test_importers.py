@@ -86,7 +86,7 @@ def test_every_problem_of_every_record_is_reported_at_its_line() -> None:
         "relative to the repository root, e.g. src/app.py",
         "backlog.json:2:3: item 1 (a): priority 'P9' is not one of P0, P1, P2, P3",
         "backlog.json:3:3: item 2 (b): ownsFiles is empty: list the files the item may change",
-        'backlog.json:3:3: item 2 (b): status "weird" is not one of todo, in_progress, done, failed',
+        'backlog.json:3:3: item 2 (b): status "weird" is not one of todo, in_progress, done, failed, blocked',
         "backlog.json:3:3: item 2 (b): createdAt: must be an ISO 8601 time",
         "backlog.json:4:2: item 3: id 'old' is already taken (in the tracker or earlier in this file)",
         'backlog.json:5:3: an item must be an object, not "not an object"']
@@ -201,3 +201,52 @@ def test_attack_a_record_owning_a_protected_path_is_a_problem_at_its_line() -> N
     assert problem.startswith("backlog.json:10:2: item 2 (steer): ownsFiles "
                               "'.github\\\\workflows\\\\ci.yml': pattern '.github/workflows/ci.yml' "
                               "can match the protected path")
+
+
+# --- every tracker key, from every format (issue 22) --------------------------------------------------------
+
+EVERY_KEY = {
+    "aesop": json.dumps({"items": [
+        record("base", id="BASE-1", worker="fast", issue=7),
+        record("next", dependsOn=["BASE-1", "base"], status="blocked"),
+        record("last", depends_on=["next"])]}),
+    "jsonl": "\n".join(json.dumps(r) for r in (
+        record("base", id="BASE-1", worker="fast", issue=7),
+        record("next", dependsOn=["BASE-1", "base"], status="blocked"),
+        record("last", depends_on=["next"]))),
+    "csv": ("id,slug,prompt,owns,test,worker,issue,depends_on,status\n"
+            "BASE-1,base,do base,src/base.py,true,fast,7,,\n"
+            ",next,do next,src/next.py,true,,,BASE-1;base,blocked\n"
+            ",last,do last,src/last.py,true,,,next,\n"),
+}
+
+
+@pytest.mark.parametrize("source", list(EVERY_KEY))
+def test_every_tracker_key_is_imported_from_every_format_dependencies_included(source: str) -> None:
+    imported = read_backlog(EVERY_KEY[source], "backlog", source, frozenset())
+    assert imported.ignored_keys == []
+    by_id = {item.id: item for item in imported.items}
+    assert (by_id["BASE-1"].worker, by_id["BASE-1"].issue) == ("fast", 7)
+    # A dependency names an id of the file or the slug of one: the slug stands for the id it was given.
+    assert by_id["next"].depends_on == ("BASE-1",) and by_id["next"].status == "blocked"
+    assert by_id["last"].depends_on == ("next",)
+
+
+def test_dependencies_are_checked_like_the_trackers_and_every_problem_of_a_record_is_reported() -> None:
+    text = json.dumps([
+        {"slug": "bad", "priority": "P9", "ownsFiles": [], "testCmd": "", "dependsOn": ["nope"],
+         "issue": 0, "worker": " "},
+        record("self", dependsOn=["self"]),
+        record("both", dependsOn=["self"], depends_on=["self"]),
+        record("known", dependsOn=["OLD-1"])])
+    assert problems_of(text, taken=frozenset({"OLD-1"})) == [
+        "backlog.json:1:2: item 1 (bad): prompt is missing",
+        "backlog.json:1:2: item 1 (bad): testCmd is missing",
+        "backlog.json:1:2: item 1 (bad): ownsFiles is empty: list the files the item may change",
+        "backlog.json:1:2: item 1 (bad): priority 'P9' is not one of P0, P1, P2, P3",
+        "backlog.json:1:2: item 1 (bad): worker: must not be empty",
+        "backlog.json:1:2: item 1 (bad): issue: must be at least 1",
+        "backlog.json:1:2: item 1 (bad): dependsOn 'nope': no such id in the tracker or this file, nor slug "
+        "in this file",
+        "backlog.json:1:119: item 2 (self): dependsOn 'self': an item cannot depend on itself",
+        "backlog.json:1:230: item 3 (both): dependsOn and depends_on are both given: keep one"]

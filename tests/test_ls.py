@@ -59,8 +59,10 @@ def test_ls_names_the_tracker_it_read_on_stderr_which_validate_checks_too(remote
     # The work tree's copy is fine: ls's hint to run validate must point at the tracker ls read.
     (clone / ".wavegit" / "tracker.yaml").write_text(EXAMPLE.read_text())
     result = wavegit(clone, "ls")
-    assert result.stderr.splitlines() == [f"tracker: origin/main:.wavegit/tracker.yaml blob {blob[:12]}",
-                                          "1 item(s) have problems; run `wavegit validate` for details"]
+    lines = result.stderr.splitlines()
+    assert [lines[0], lines[-1]] == [f"tracker: origin/main:.wavegit/tracker.yaml blob {blob[:12]}",
+                                     "1 item(s) have problems; run `wavegit validate` for details"]
+    assert lines[1] == "claims held (1 wave(s) not running in this clone):"  # API-7, in flight
     validate = wavegit(clone, "validate")
     assert validate.returncode == 2 and "API-8" in validate.stderr and "P7" in validate.stderr
 

@@ -81,7 +81,10 @@ def test_plan_json_takes_priority_first_disjoint_items_and_explains_the_rest(rem
     assert json.loads(result.stdout) == {
         "selected": ["BIG", "FREE1", "FREE2"], "skipped": EXPECTED_SKIPPED, "tracker_sha": blob,
         "tracker": {"ref": "origin/main", "path": ".wavegit/tracker.yaml", "blob": blob},
-        "would_start": True, "reason": None, "exit_code": 0}
+        "would_start": True, "reason": None, "exit_code": 0,
+        # FLY's wave w1 runs nowhere this clone knows of: no lock, no heartbeat, no claimed_at.
+        "held": [{"wave": "w1", "items": ["FLY"], "scheduler": "unknown", "host": None, "pid": None,
+                  "heartbeat_age_s": None, "lease_ends": None, "release": "wavegit release --wave w1"}]}
 
 
 def test_plan_reads_the_tracker_branch_not_the_work_tree(tmp_path: Path) -> None:
@@ -136,7 +139,11 @@ def test_plan_text_lists_selected_and_a_table_of_skip_reasons(tmp_path: Path) ->
     assert lines[0] == f"tracker main:.wavegit/tracker.yaml blob {blob[:12]}"  # no remote: the local branch
     assert lines[1:5] == ["selected (3):", "  BIG", "  FREE1", "  FREE2"]
     assert lines[5:] == ["skipped (3):", "  ID     REASON", "  OLD    overlaps BIG",
-                         "  CORE   in flight: FLY", "  LATER  depends on BIG"]
+                         "  CORE   in flight: FLY", "  LATER  depends on BIG",
+                         "claims held (1 wave(s) not running in this clone):",
+                         "  wave w1 holds FLY: its scheduler: unknown (no heartbeat here: `wavegit ls "
+                         "--fetch` fetches them); its lease has no valid claimed_at and ends at the next "
+                         "`wavegit sync`; `wavegit release --wave w1` returns them now"]
 
 
 def test_plan_gives_the_same_answer_cold_and_warm_and_fills_the_cache(tmp_path: Path) -> None:
@@ -265,7 +272,9 @@ GOLDEN = Path(__file__).parent / "fixtures" / "plan"
 """Trackers, and the exact output `plan` gave for them before its speed work (wavegit main at dd0b603).
 ``backlog.yaml``: 700 items of ``bench/backlog.py`` (seed 11) and hand-made ones that reach every rule
 (case-insensitive and glob overlaps with items in flight, directories, dependencies on stuck, in-flight and
-todo items, a tied component); ``invalid.yaml``: the hand-made ones and invalid items (exit 2)."""
+todo items, a tied component); ``invalid.yaml``: the hand-made ones and invalid items (exit 2). Since then
+the output ends with the claims the in-flight items' waves hold (``held`` in JSON), whose scheduler nothing
+here knows."""
 
 
 @pytest.mark.parametrize(("tracker", "args", "exit_code"), [

@@ -1,4 +1,4 @@
-"""``wavegit pull``: the local tracker branch fast-forwarded to the remote's, clean checkouts only."""
+"""``wavegit pull``: the local tracker branch fast-forwarded to the remote's (its checkout too, if clean)."""
 
 from __future__ import annotations
 
@@ -93,3 +93,16 @@ def test_pull_before_init_says_to_run_init(remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / ".wavegit" / "config.yaml").write_text(f"tracker_branch: {BRANCH}\n")
     refused(wavegit(remote_repo.clone, "pull"), f"origin/{BRANCH} does not exist: run `wavegit init` first")
+
+
+def test_a_dirty_checkout_of_another_branch_pulls_and_the_help_says_only_its_own_checkout_must_be_clean(
+        remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    assert wavegit(clone, "init").returncode == 0
+    add(clone, "A")
+    (clone / "README.md").write_text("an edit not committed\n")  # main is checked out, dirty
+    result = wavegit(clone, "pull")
+    assert result.returncode == 0, result.stderr
+    assert git(clone, "rev-parse", BRANCH) == git(remote_repo.origin, "rev-parse", BRANCH)
+    listed = wavegit(clone, "--help").stdout
+    assert "(its checkout too, if clean)" in listed and "clean checkouts only" not in listed

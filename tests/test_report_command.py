@@ -99,3 +99,22 @@ def test_attempt_numbers_agree_in_progress_lines_report_and_tracker(tmp_path: Pa
     assert [a.attempt for a in report.items[0].attempt_records] == [2, 3]
     git(remote.clone, "fetch", "-q")
     assert origin_item(remote, "A").attempts == 3
+
+
+def test_the_summary_names_no_attempt_for_a_launch_that_counted_none() -> None:
+    from wavegit.commands.run import summary
+    from wavegit.model.report import AttemptRecord, ItemReport, WaveReport
+
+    def record(counted: bool) -> AttemptRecord:
+        return AttemptRecord(attempt=1, worker="w", prompt_sha256="0" * 64, base_commit="c" * 40,
+                             started_at="2026-01-01T10:00:00Z", finished_at="2026-01-01T10:00:00Z",
+                             counted=counted)
+
+    failed = ItemReport(id="A", status="todo", attempts=1, attempt_records=[record(False)],
+                        error="launch failure: no such file")
+    ran = ItemReport(id="B", status="todo", attempts=1, attempt_records=[record(True)])
+    report = WaveReport(wave_id="w-20260101-100000-ab12", base_sha="a" * 40,
+                        started_at="2026-01-01T10:00:00Z", items=[failed, ran])
+    lines = summary(report).splitlines()
+    assert "  A: todo (launch failure: no such file) [no attempt counted]" in lines
+    assert "  B: todo [attempt 1]" in lines

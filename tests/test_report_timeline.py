@@ -201,3 +201,19 @@ def test_report_output_to_an_unwritable_place_is_one_line_exit_2(tmp_path: Path)
     json_out = tmp_path / "r.json"
     assert wavegit(remote.clone, "report", "--json", "-o", str(json_out)).returncode == 0
     assert WaveReport.from_json(json_out.read_text()).items[0].id == "A"
+
+
+def test_an_earlier_attempt_that_violated_ownership_is_a_violation_on_the_timeline_not_a_failure() -> None:
+    report = _report([ItemReport(id="A", status="review", attempts=2, verified=True, attempt_records=[
+        _record(1, "2026-01-01T10:00:00Z", "2026-01-01T10:00:10Z", exit_code=0, test_exit=0, violated=True),
+        _record(2, "2026-01-01T10:00:10Z", "2026-01-01T10:00:20Z", exit_code=0, test_exit=0)])])
+    assert [bar.outcome for bar in timeline.bars(report)] == ["violation", "verified"]
+
+
+def test_the_page_says_failed_as_the_comment_does_and_keeps_ids_on_one_line() -> None:
+    report = _report([ItemReport(id="AUTH-12", status="todo", attempts=1, attempt_records=[
+        _record(1, "2026-01-01T10:00:00Z", "2026-01-01T10:00:10Z", exit_code=1)])])
+    page = to_html(report)
+    assert '<span class="bad">failed</span>' in page and "not a success" not in page
+    assert "❌ failed" in to_markdown(report)
+    assert '<code class="id">AUTH-12</code>' in page and "code.id { white-space: nowrap; }" in page

@@ -179,7 +179,7 @@ def test_sigterm_while_the_claim_fetches_is_a_claim_phase_report_exit_130_and_no
                       'exec git-upload-pack "$@"\n')
     upload.chmod(0o755)
     git(remote.clone, "config", "remote.origin.uploadpack", str(upload))
-    before = git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)")
+    before = git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -193,4 +193,4 @@ def test_sigterm_while_the_claim_fetches_is_a_claim_phase_report_exit_130_and_no
     report = WaveReport.from_json(stdout)
     assert (report.wave_id, report.phase, report.exit_code, report.items) == ("", "claim", 130, [])
     assert report.error == "interrupted before its claim was settled"
-    assert git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/") == before

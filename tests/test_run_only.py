@@ -70,3 +70,11 @@ def test_only_with_max_items_is_bad_input(tmp_path: Path) -> None:
     assert result.stderr == ("wavegit run: --only and --max-items do not mix: --only takes exactly the items "
                              "it names\n")
     assert untouched(remote.origin, remote.clone) == before
+
+
+def test_an_unknown_only_id_close_to_a_todo_item_says_did_you_mean(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("AUTH-12", ["write src/a.txt ok"], ["src/a.txt"])])
+    result = wavegit(remote.clone, "run", "--only", "AUHT-12")
+    assert result.returncode == 2
+    said = "--only AUHT-12: no such item in the tracker; did you mean 'AUTH-12'?"
+    assert said in result.stderr.splitlines()

@@ -74,7 +74,8 @@ def test_a_live_lease_is_left_alone_until_it_expires(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", W1, at=report.utc_timestamp())], lease_ttl_s=3600)
     before = origin_head(remote)
     code, out, _ = sync(remote.clone)
-    assert (code, out.strip()) == (0, "in sync: nothing to change")
+    assert (code, out.splitlines()[0]) == (0, "in sync: nothing to change")
+    assert f"wave {W1} holds A: its scheduler: unknown" in out  # and how its claims come back
     assert origin_head(remote) == before
     # The same claim with a one-second lease (WAVEGIT_LEASE_TTL_S overrides the config) once it has passed.
     time.sleep(1.2)

@@ -372,3 +372,53 @@ def test_an_empty_list_value_is_the_lists_default_not_a_crash() -> None:
             "    depends_on: # [B-2]\n")
     item = tracker.loads(text).get("A-1")
     assert item is not None and item.depends_on == () and item.problems == ()
+
+
+SPAN_TRACKER = """\
+items:
+  # a comment above the first item
+  - id: A
+    prompt: a
+    owns: [src/a.py]
+    test: "true"
+    status: in_progress
+    wave: w1
+  -
+    id: B
+    prompt: &shared |
+      two
+      lines
+    owns: [src/b.py]
+    test: "true"
+  - id: C
+    prompt: *shared
+    owns: [src/c.py]
+    test: "true"
+    status: in_progress
+  - id: D
+    prompt: d
+    owns: [src/d.py]
+    test: "true"
+version: 1
+"""
+
+
+def test_editing_items_from_their_own_lines_writes_what_editing_the_whole_document_does() -> None:
+    # A's lines compose alone; B's dash is on a line of its own, C's alias names B's anchor, and D is
+    # followed by the root's version: those three are edited from the whole document, composed once.
+    loaded = tracker.loads(SPAN_TRACKER)
+    changes = {item_id: {"status": "todo", "wave": None, "last_error": f"released {item_id}: a\\b 'x'"}
+               for item_id in ("A", "B", "C", "D")}
+    assert tracker.set_items_fields(SPAN_TRACKER, changes, loaded) == tracker.set_items_fields(SPAN_TRACKER,
+                                                                                                changes)
+    edited = tracker.loads(tracker.set_items_fields(SPAN_TRACKER, changes, loaded))
+    assert [(i.id, i.status, i.wave, i.last_error) for i in edited.items] == [
+        (item_id, "todo", None, f"released {item_id}: a\\b 'x'") for item_id in ("A", "B", "C", "D")]
+
+
+def test_equal_values_of_other_types_are_written_each_as_itself() -> None:
+    # False == 0 == 0.0 (and True == 1 == 1.0): rendering each once must not write one for another.
+    from wavegit.core import yamledit
+
+    assert [yamledit.render(v) for v in (False, 0, 0.0, True, 1, 1.0, "0")] == [
+        "false", "0", "0.0", "true", "1", "1.0", "'0'"]

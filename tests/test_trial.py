@@ -18,6 +18,7 @@ import yaml
 
 from tests.helpers.repos import REPO_ROOT, TESTS, RemoteRepo, git, make_remote_repo, wavegit
 from tests.helpers.wave import origin_item
+from wavegit.model import tracker
 
 FIXTURE = TESTS / "fixtures" / "six"
 SCRIPTED = shlex.join([sys.executable, str(TESTS / "wave_workers" / "scripted.py")])
@@ -79,6 +80,26 @@ def merge(remote: RemoteRepo, wave_id: str, how: str) -> None:
     git(clone, "push", "-q", "origin", "main")
 
 
+def kill_a_slow_wave(remote: RemoteRepo) -> tuple[tracker.Item, int]:
+    """Add SLOW (its worker sleeps), run a wave from the clone, SIGKILL its scheduler once the worker has
+    started: SLOW as the origin has it then (in progress), and the scheduler's pid."""
+    add(remote, "SLOW", ["sleep 120", "write slow.py SLOW = True"], ["slow.py"])
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    run = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "started" not in wavegit(remote.clone, "status").stdout:
+            assert time.monotonic() < deadline and run.poll() is None, "the worker never started"
+            time.sleep(0.2)
+        slow = origin_item(remote, "SLOW")
+        assert slow.status == "in_progress" and slow.wave is not None
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    return slow, run.pid
+
+
 def test_a_teams_afternoon_on_a_real_library(tmp_path: Path) -> None:
     remote = project(tmp_path)
     add(remote, "NOTES", ["write NOTES.md six, kept in step with wavegit"], ["NOTES.md"])
@@ -99,21 +120,8 @@ def test_a_teams_afternoon_on_a_real_library(tmp_path: Path) -> None:
         assert f"{item_id}: review -> done by " in said, said
 
     # A wave whose scheduler dies: its claim holds the file until release returns it.
-    add(remote, "SLOW", ["sleep 120", "write slow.py SLOW = True"], ["slow.py"])
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    run = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while "started" not in wavegit(remote.clone, "status").stdout:
-            assert time.monotonic() < deadline and run.poll() is None, "the worker never started"
-            time.sleep(0.2)
-        slow = origin_item(remote, "SLOW")
-        assert slow.status == "in_progress" and slow.wave is not None
-    finally:
-        os.killpg(run.pid, signal.SIGKILL)
-        run.wait()
-    ok(wavegit(remote.clone, "release", "--wave", slow.wave))
+    slow, _ = kill_a_slow_wave(remote)
+    ok(wavegit(remote.clone, "release", "--wave", str(slow.wave)))
     assert statuses(remote, "SLOW") == ["todo"]
     ok(wavegit(remote.clone, "reopen", "SLOW", "--reason", "the scheduler was killed; run it again"))
     released = origin_item(remote, "SLOW")

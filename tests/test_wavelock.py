@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -47,7 +46,7 @@ def test_the_lock_names_this_process_and_it_is_alive(repo: Repo) -> None:
 def test_a_scheduler_whose_pid_ended_is_gone(repo: Repo) -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    lock = replace(wavelock.this_process("w-20260101-000000-ab12"), pid=child.pid)
+    lock = wavelock.this_process("w-20260101-000000-ab12")._replace(pid=child.pid)
     wavelock.write(repo, lock)
     assert lock.alive() is False
     assert wavelock.dead_waves(repo) == {lock.wave: f"pid {child.pid} on {socket.gethostname()}"}
@@ -57,7 +56,7 @@ def test_a_killed_scheduler_not_yet_reaped_is_gone(repo: Repo) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         lock = wavelock.this_process("w-20260101-000000-ab12")
-        lock = replace(lock, pid=child.pid, start_time=wavelock.process_start_time(child.pid))
+        lock = lock._replace(pid=child.pid, start_time=wavelock.process_start_time(child.pid))
         assert lock.alive() is True
         child.send_signal(signal.SIGKILL)
         # A zombie until its parent waits for it: its /proc entry stays, with the same start time.
@@ -72,10 +71,10 @@ def test_a_killed_scheduler_not_yet_reaped_is_gone(repo: Repo) -> None:
 
 def test_a_reused_pid_or_another_boot_is_gone_and_another_host_cannot_be_told(repo: Repo) -> None:
     mine = wavelock.this_process("w-20260101-000000-ab12")
-    assert replace(mine, start_time="1").alive() is False  # the pid now runs another process
-    assert replace(mine, boot_id="another-boot").alive() is False
-    assert replace(mine, host="elsewhere.example").alive() is None
-    wavelock.write(repo, replace(mine, host="elsewhere.example"))
+    assert mine._replace(start_time="1").alive() is False  # the pid now runs another process
+    assert mine._replace(boot_id="another-boot").alive() is False
+    assert mine._replace(host="elsewhere.example").alive() is None
+    wavelock.write(repo, mine._replace(host="elsewhere.example"))
     assert wavelock.dead_waves(repo) == {}
 
 
@@ -94,7 +93,7 @@ def scheduler(tmp_path: Path) -> Iterator[Scheduler]:
         yield state
 
 
-def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_elsewhere_the_lease_stands(
+def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_uncounted(
         scheduler: Scheduler) -> None:
     remote = scheduler.remote
     proc = scheduler.start()
@@ -106,9 +105,11 @@ def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_els
     assert wavegit(remote.clone, "sync").stdout.strip() == "in sync: nothing to change"
     kill_with_sigkill(proc)
     scheduler.kill_workers()
+    # Another clone on this machine judges it by its heartbeat just as well (tests/test_heartbeat.py);
+    # another machine cannot tell, and there the lease stands.
     other = remote.new_clone("other")
-    elsewhere = wavegit(other, "sync")
-    assert (elsewhere.returncode, elsewhere.stdout.strip()) == (0, "in sync: nothing to change")
+    elsewhere = wavegit(other, "sync", "--dry-run")
+    assert elsewhere.stdout.startswith("would move A: in_progress -> todo (its scheduler "), elsewhere.stdout
     head = origin_head(remote)
     here = wavegit(remote.clone, "sync", "--json")
     assert here.returncode == 0, here.stderr
@@ -117,7 +118,7 @@ def test_sync_on_the_machine_of_a_killed_run_releases_its_claims_at_once_and_els
     assert f"its scheduler (pid {proc.pid} on {socket.gethostname()}) is gone" in str(changes[0]["reason"])
     assert git(remote.origin, "rev-list", "--count", f"{head}..main") == "1"
     released = origin_item(remote, "A")
-    assert (released.status, released.attempts, released.wave) == ("todo", 1, None)
+    assert (released.status, released.attempts, released.wave) == ("todo", 0, None)  # wavegit's death
     assert not (remote.clone / ".git" / "wavegit" / "locks" / f"{wave}.json").exists()
     # Its worktrees went with the claim.
     assert not (discover(remote.clone).worktrees_dir / wave).exists()

@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "claim a wave, run its workers, verify, report"),
     "status": ("status", "the live state of waves run here, from their event logs"),
     "sync": ("sync", "reconcile in-flight waves with their branches, PRs and leases"),
-    "pull": ("pull", "fast-forward the local tracker branch to the remote's (clean checkouts only)"),
+    "pull": ("pull", "fast-forward the local tracker branch to the remote's (its checkout too, if clean)"),
     "halt": ("halt", "commit .wavegit/HALT so that no new wave starts"),
     "resume": ("resume", "remove .wavegit/HALT"),
     "demo": ("demo", "run a whole wave in a throwaway repository with a built-in worker"),

@@ -11,10 +11,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tests.helpers.repos import REPO_ROOT, TESTS, RemoteRepo
+from tests.helpers.repos import REPO_ROOT, TESTS, RemoteRepo, git
 from tests.helpers.sync import entry, make_tracker_repo
+from wavegit.core import heartbeat, wavelock
 
 WORKER = shlex.join([sys.executable, str(TESTS / "crash_workers" / "worker.py")])
 
@@ -77,3 +79,11 @@ def kill_with_sigkill(proc: subprocess.Popen[bytes]) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     assert proc.wait() == -signal.SIGKILL
 
+
+def forge_foreign_beat(clone: Path, wave: str, age: timedelta) -> None:
+    """A heartbeat on origin from a scheduler on another machine, last beating ``age`` ago."""
+    scheduler = wavelock.SchedulerLock(wave, 4242, "1", "boot", "elsewhere.example")
+    beat = heartbeat.Beat(scheduler, datetime.now(timezone.utc) - age, 30.0)
+    empty = git(clone, "mktree", input="")
+    commit = git(clone, "commit-tree", empty, "-m", beat.message())
+    git(clone, "push", "-q", "-f", "--no-verify", "origin", f"{commit}:{heartbeat.REF_PREFIX}{wave}")

@@ -106,5 +106,7 @@ def run_cli(clone: Path, env: dict[str, str] | None = None, timeout: float = 120
 def history_text(repo: Path) -> str:
     """Every path and every line of content of every commit on any ref of ``repo``, as one text; the
     tracker and config (whose prompts name what workers were told to do) left out."""
-    return git(repo, "log", "--all", "--no-renames", "-p", "--binary", "--format=commit %H", "--", ".",
+    # Branches and tags: wavegit's own metadata refs (refs/wavegit/: a report, a heartbeat) land no file.
+    return git(repo, "log", "--branches", "--tags", "--remotes", "--no-renames", "-p", "--binary",
+               "--format=commit %H", "--", ".",
                ":(exclude).wavegit")

@@ -2,9 +2,9 @@
 
 The reason becomes its ``last_error``. One compare-and-swap commit with a ``Wavegit-Op: block ID`` trailer;
 an item blocked already is exit 0 with nothing written, and keeps its first reason unless ``--force``.
-An item in review is refused (exit 2): its pull request may still be merged, and while it is open the hook
-and the planner hold its files; close the pull request (``sync`` returns the item to ``todo``), then block
-it.
+An item in review is refused (exit 2): its change may still be merged, and while it is in review the hook
+and the planner hold its files. With a pull request: close it (``sync`` returns the item to ``todo``), then
+block it; without one: ``reopen`` it, then block it.
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ def run(args: argparse.Namespace) -> int:
     def decide(read: Read) -> Outcome:
         item = read.item(args.id)
         if item.status == lifecycle.Status.REVIEW:
-            where = f"PR #{item.pr}" if item.pr is not None else f"wave {item.wave}"
+            if item.pr is not None:
+                raise lifecycle.NotAllowed(
+                    f"{item.id} is in review (PR #{item.pr}): its change may still be merged; close the pull "
+                    "request (`wavegit sync` then returns it to todo) and block it after")
             raise lifecycle.NotAllowed(
-                f"{item.id} is in review ({where}): its change may still be merged; close the pull request "
-                f"(`wavegit sync` then returns it to todo) and block it after")
+                f"{item.id} is in review (wave {item.wave}, no pull request): its change may still be "
+                f"merged; `wavegit reopen {item.id} --reason ...` returns it to todo, then block it")
         update = lifecycle.block(item, reason, read.at, force=args.force)
         if update is None:
             hint = "" if args.force else " (--force replaces the reason)"

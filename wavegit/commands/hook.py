@@ -118,5 +118,6 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
         if verdict.tolerated:
             print(f"wavegit hook: {messages.format_tolerated(verdict.tolerated)}", file=sys.stderr)
         if verdict.violations:
-            print(messages.format_refusal(verdict.violations), file=sys.stderr)
+            print(messages.format_refusal(verdict.violations, remote if remote != url else cfg.remote),
+                  file=sys.stderr)
     return EXIT_WORK_FAILED if verdict.violations or verdict.refusals else EXIT_OK

@@ -6,10 +6,13 @@ import argparse
 import dataclasses
 import json
 import sys
+from datetime import datetime, timezone
 
 from wavegit.commands._context import Context
 from wavegit.core.terminal import inert
 from wavegit.model import lifecycle, tracker
+from wavegit.model.columns import claims_of
+from wavegit.trackerbranch import claims
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 
@@ -24,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # The tracker as the tracker branch has it (what every scheduler sees), not the work-tree copy, which
     # `wavegit add` with a remote does not touch. Non-strict: invalid items are listed with their problems.
-    store = Context.open(args).store
+    context = Context.open(args)
+    store = context.store
     loaded, blob_sha = store.load_head(fetch=args.fetch)
     items = loaded.items
     if args.status:
@@ -35,6 +39,17 @@ def run(args: argparse.Namespace) -> int:
         print(_table(items))
     # On stderr, so the table and the JSON list stay what they are; `validate` reads this same tracker.
     print(f"tracker: {store.source(blob_sha)}", file=sys.stderr)
+    now = datetime.now(timezone.utc)
+    held = claims.held(context.repo, context.config, claims_of(loaded.items), now)
+    for line in claims.lines(held, now):
+        print(line, file=sys.stderr)
+    reviewed: dict[str, list[str]] = {}
+    for item in loaded.items:
+        if item.status == lifecycle.Status.REVIEW and item.wave:
+            reviewed.setdefault(item.wave, []).append(item.id)
+    for wave, ids in sorted(reviewed.items()):
+        print(f"wave {wave} ({', '.join(ids)} in review): its report is `wavegit report {wave}`",
+              file=sys.stderr)
     invalid = sum(1 for item in items if item.problems)
     if invalid:
         print(f"{invalid} item(s) have problems; run `wavegit validate` for details", file=sys.stderr)

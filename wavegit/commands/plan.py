@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import NamedTuple
 
 from wavegit.core import gitops
@@ -76,6 +77,7 @@ def _run(args: argparse.Namespace) -> int:
                                   strict=False, protected=config_mod.protected_of(config))
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols, blob_sha)
+    held_text, held_json = _held(store, cols) if cols.claims else ([], [])
     if args.matrix:
         sys.stdout.write(json.dumps(matrix(plan.selected)) + "\n")
     elif args.json:
@@ -83,11 +85,23 @@ def _run(args: argparse.Namespace) -> int:
             tracker={"ref": store.target, "path": config.tracker_path, "blob": blob_sha},
             would_start=refusal is None and bool(plan.selected),
             reason=refusal.reason if refusal else (None if plan.selected else "nothing is ready"),
-            exit_code=refusal.exit_code if refusal else EXIT_OK)
+            exit_code=refusal.exit_code if refusal else EXIT_OK,
+            held=held_json)
         sys.stdout.write(answer + "\n")
     else:
         sys.stdout.write(format_text(plan, store.source(blob_sha), refusal))
+        sys.stdout.writelines(f"{line}\n" for line in held_text)
     return refusal.exit_code if refusal else EXIT_OK
+
+
+def _held(store: GitStore, cols: Columns) -> tuple[list[str], list[dict[str, object]]]:
+    """The waves holding claims whose scheduler does not run in this clone, as lines and as JSON (only a
+    tracker with items in flight imports what reads them)."""
+    from wavegit.trackerbranch import claims
+
+    now = datetime.now(timezone.utc)
+    held = claims.held(store.repo, store.config, cols.claims, now)
+    return claims.lines(held, now), [wave.to_json(now) for wave in held]
 
 
 # Why ``wavegit run`` would not start a wave now, and the exit code it would give. The functional form: this

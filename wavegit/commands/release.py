@@ -1,13 +1,16 @@
 """``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
 
-Each item the wave still holds ``in_progress`` gets what ``sync`` gives it once the lease expires
+Each item the wave still holds ``in_progress`` gets what ``sync`` gives a wave whose scheduler is gone
 (``wavegit.github.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
-branch has its commit, else back to ``todo`` with one attempt counted (``failed`` at ``max_attempts``).
+branch has its commit, else back to ``todo`` with no attempt counted (the scheduler's death is not the
+item's).
 
-Refused (exit 2, nothing written) while the wave's scheduler runs on this machine (its lock,
-``wavegit.core.wavelock``, names a live process); a scheduler elsewhere cannot be seen from here, so releasing
-its wave is the user's call. One compare-and-swap commit with a ``Wavegit-Op: release W`` trailer; a wave
-released already is exit 0 with nothing written.
+Who the scheduler was comes from this clone's lock (``wavegit.core.wavelock``), else from the wave's
+heartbeat (``wavegit.core.heartbeat``, fetched first), so a clone on the same machine judges it as well as
+the one that ran it. Refused (exit 2, nothing written) while it names a live process on this machine; a
+scheduler on another machine cannot be seen from here, so releasing its wave is the user's call, and the
+message says how old its last heartbeat is. One compare-and-swap commit with a ``Wavegit-Op: release W``
+trailer; a wave released already is exit 0 with nothing written.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from datetime import datetime, timezone
 from wavegit.attempts import worktree
 from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
-from wavegit.core import wavelock
+from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import UsageError
 from wavegit.github import sync
 from wavegit.model import tracker
 from wavegit.model.lifecycle import Status
+from wavegit.trackerbranch import claims
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,12 +39,17 @@ def run(args: argparse.Namespace) -> int:
     if not worktree.WAVE_ID_RE.match(wave):
         raise UsageError(f"--wave {wave!r}: not a wave id (like w-20260101-120000-ab12)")
     context = open_target(args)
-    lock = wavelock.read(context.repo, wave)
-    alive = None if lock is None else lock.alive()
-    if lock is not None and alive:
-        raise UsageError(f"wave {wave}'s scheduler is alive on this machine ({lock.describe()}): stop it "
-                         f"(kill {lock.pid}) or let it finish; nothing written")
-    who = lock.describe() if lock is not None and alive is False else "not on this machine"
+    repo, config = context.repo, context.config
+    remote = config.remote if repo.has_remote(config.remote) else None
+    heartbeat.fetch(repo, remote)
+    lock = wavelock.read(repo, wave)
+    beat = heartbeat.read(repo, remote).get(wave)
+    scheduler = lock or (beat.scheduler if beat else None)
+    alive = None if scheduler is None else scheduler.alive()
+    if scheduler is not None and alive:
+        raise UsageError(f"wave {wave}'s scheduler is alive on this machine ({scheduler.describe()}): stop "
+                         f"it (kill {scheduler.pid}) or let it finish; nothing written")
+    who = _who(scheduler, alive, beat)
     # sync's rules for a wave whose scheduler is gone, applied to this wave alone.
     facts = sync.Facts(sync.WaveRefs(context.repo, context.config), None,
                        {wave: f"{who}; released by `wavegit release`"})
@@ -61,6 +70,17 @@ def run(args: argparse.Namespace) -> int:
     if lock is not None and alive is False:
         wavelock.remove(context.repo, wave)
     return code
+
+
+def _who(scheduler: wavelock.SchedulerLock | None, alive: bool | None, beat: heartbeat.Beat | None) -> str:
+    """The scheduler as the release message names it."""
+    if scheduler is None:
+        return "unknown: no lock in this clone and no heartbeat from the remote"
+    if alive is False:
+        return f"{scheduler.describe()}, gone"
+    age = (f", last heartbeat {claims.duration(beat.age_s(datetime.now(timezone.utc)))} ago" if beat
+           else "")
+    return f"{scheduler.describe()}, another machine{age}"
 
 
 def _nothing_held(read: Read, op: Op, wave: str) -> Outcome:

@@ -1,7 +1,9 @@
 """``wavegit report [WAVE] [--json | --markdown | --html] [-o FILE]``: the last wave's report, or WAVE's.
 
 Reports are the files ``wavegit run`` writes under ``<git dir>/wavegit/reports/`` (its last line names the
-path). The text view is ``run``'s summary plus, for each item that did not land, why (the report table's
+path). A wave that pushed its branch pushed its report too (``wavegit.engine.shared_report``): WAVE's report
+missing here is fetched from the remote, so any clone shows it. The text view is ``run``'s summary plus,
+for each item that did not land, why (the report table's
 reason) and its last attempt's log; ``--json`` prints the report JSON, ``--markdown`` the PR comment (with
 its timeline, a Mermaid gantt), ``--html`` writes one self-contained page (``wavegit.model.report_html``) next
 to the JSON report, ``<wave>.html``, and prints its path. ``-o FILE`` writes any of them to FILE instead.
@@ -18,7 +20,8 @@ from wavegit.commands.run import summary
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo, discover
 from wavegit.core.terminal import inert
-from wavegit.model import report, report_html, report_markdown
+from wavegit.engine import shared_report
+from wavegit.model import config, report, report_html, report_markdown
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,15 +77,26 @@ def report_path(repo: Repo, wave: str | None) -> Path:
         if not worktree.WAVE_ID_RE.match(wave_id):
             raise UsageError(f"WAVE {wave!r}: not a wave id (like w-20260101-120000-ab12) nor its branch")
         path = repo.report_file(wave_id, ".json")
-        if not path.is_file():
-            raise UsageError(f"no report for wave {wave_id!r} in {repo.reports_dir} "
+        if path.is_file():
+            return path
+        remote = config_remote(repo)
+        fetched = shared_report.fetch(repo, remote, wave_id)
+        if fetched is None:
+            where = f" nor on {remote} ({shared_report.ref(wave_id)})" if remote else ""
+            raise UsageError(f"no report for wave {wave_id!r} in {repo.reports_dir}{where} "
                              "(`wavegit report` shows the last one)")
-        return path
+        return fetched
     found = sorted(repo.reports_dir.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name)) \
         if repo.reports_dir.is_dir() else []
     if not found:
         raise UsageError(f"no wave report in {repo.reports_dir} yet (`wavegit run` writes one per wave)")
     return found[-1]
+
+
+def config_remote(repo: Repo) -> str | None:
+    """The configured remote, when this repository has it."""
+    remote = config.load_config(repo.root, repo.cache_dir).remote
+    return remote if repo.has_remote(remote) else None
 
 
 def text(rep: report.WaveReport) -> str:

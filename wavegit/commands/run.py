@@ -30,7 +30,7 @@ from wavegit.engine.outcome import WaveOutcome, stopped
 from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
 from wavegit.engine.records import utc_now
 from wavegit.github import publish
-from wavegit.model.report import WaveReport
+from wavegit.model.report import ItemReport, WaveReport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +49,15 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _attempt(item: ItemReport) -> str:
+    """`` [attempt N]`` of the item's last attempt, as the tracker counts it; a launch that failed counted
+    none."""
+    if not item.attempt_records:
+        return ""
+    last = item.attempt_records[-1]
+    return f" [attempt {last.attempt}]" if last.counted else " [no attempt counted]"
+
+
 def summary(report: WaveReport) -> str:
     """The wave for the terminal: outcome, one line per item (with its attempt number, as the progress
     lines and the tracker count it), a failed wave test's log and output tail, the notes."""
@@ -61,8 +70,7 @@ def summary(report: WaveReport) -> str:
              + (f", branch {report.branch}" if report.branch else "")]
     if report.tracker_source:
         lines.append(f"  tracker: {report.tracker_source}")
-    lines += [f"  {item.id}: {item.status}" + (f" ({item.error})" if item.error else "")
-              + (f" [attempt {item.attempt_records[-1].attempt}]" if item.attempt_records else "")
+    lines += [f"  {item.id}: {item.status}" + (f" ({item.error})" if item.error else "") + _attempt(item)
               for item in report.items]
     test = report.wave_test
     if test.command and test.exit_code != 0:

@@ -15,11 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from datetime import datetime, timezone
 
+from wavegit.commands._context import Context
 from wavegit.core import wavelock
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo, discover
 from wavegit.engine import eventlog
+from wavegit.model.columns import claims_of
+from wavegit.trackerbranch import claims
 
 RUNNING, GONE, RELEASED, FINISHED = "running", "gone", "released", "finished"
 """What became of a wave's scheduler: ``scheduler`` in ``--json``."""
@@ -44,12 +48,28 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([{**asdict(wave), "scheduler": state} for wave, state, _ in waves]))
         return 0
-    if not waves:
+    held = [] if args.wave else _held(args, {wave.wave_id for wave, _, _ in waves})
+    if not waves and not held:
         print("no wave is running" + ("" if args.all else " (--all lists finished ones)"))
         return 0
     for wave, state, who in waves:
         print(_describe(wave, state, who))
+    for line in held:
+        print(line)
     return 0
+
+
+def _held(args: argparse.Namespace, shown: set[str]) -> list[str]:
+    """The claims held in the tracker (as last fetched) by waves this clone has no event log of shown:
+    another clone's, another machine's, a dead one's."""
+    context = Context.open(args)
+    try:
+        loaded = context.store.load_head()[0]
+    except UsageError:
+        return []  # no tracker yet: nobody holds a claim
+    now = datetime.now(timezone.utc)
+    waves = claims.held(context.repo, context.config, claims_of(loaded.items), now)
+    return claims.lines([wave for wave in waves if wave.wave not in shown], now)
 
 
 def _scheduler(repo: Repo, wave: eventlog.WaveState) -> tuple[str, str]:
@@ -80,7 +100,8 @@ def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
     else:
         end = wave.finished or {}
         verdict = "succeeded" if end.get("success") else "failed"
-        head = f"wave {wave.wave_id}: {verdict}, exit {end.get('exit_code')} at {end.get('at')}"
+        head = (f"wave {wave.wave_id}: {verdict}, exit {end.get('exit_code')} at {end.get('at')}; its "
+                f"report: `wavegit report {wave.wave_id}`")
     width = max((len(item_id) for item_id in wave.items), default=2)
     lines = [head]
     for item_id, item in wave.items.items():

@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import datetime, timezone
 
 from wavegit.commands._context import Context
 from wavegit.commands._write import published
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
 from wavegit.github import api, sync
 from wavegit.github.client import connect
+from wavegit.model.columns import claims_of
+from wavegit.trackerbranch import claims
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +48,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"tracker commit {result.commit[:12]} {published(context.store)}")
         for note in result.notes():
             print(note)
+        moved = {change.id for change in result.items}
+        loaded = context.store.load_head()[0]
+        now = datetime.now(timezone.utc)
+        held = claims.held(context.repo, context.config,
+                             claims_of(i for i in loaded.items if i.id not in moved), now)
+        for line in claims.lines(held, now):
+            print(line)
     for error in result.errors:
         print(f"wavegit sync: {error}", file=sys.stderr)
     return EXIT_WORK_FAILED if result.errors else EXIT_OK

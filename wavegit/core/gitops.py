@@ -153,6 +153,13 @@ def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
     return found
 
 
+def ref_messages(root: Path, prefix: str) -> dict[str, str]:
+    """Full ref name -> the message of the commit it points at, for every ref under ``prefix``."""
+    listing = git.out(["for-each-ref", "--format=%(refname)%00%(contents)%00", prefix], cwd=root)
+    fields = listing.split("\0")
+    return {ref.strip("\n"): message for ref, message in zip(fields[::2], fields[1::2], strict=False)}
+
+
 def is_valid_ref_name(root: Path, ref: str) -> bool:
     """Whether ``ref`` (a full name, e.g. ``refs/heads/wavegit/items/W/ID``) is a name git accepts for a
     ref (``git check-ref-format``): ids like ``a..b`` or ``x.lock`` are not."""
@@ -244,12 +251,14 @@ def missing_remote_ref(error: git.GitError) -> bool:
 
 
 def push(root: Path, remote: str, refspecs: Sequence[str], *, force: bool = False,
-         lease: Mapping[str, str] | None = None) -> None:
+         lease: Mapping[str, str] | None = None, no_verify: bool = False,
+         timeout: float | None = None) -> None:
     """``git push`` of ``refspecs``; ``lease``: ref -> the value it must have on the remote for the push to
-    replace it (``--force-with-lease``)."""
+    replace it (``--force-with-lease``); ``no_verify``: without the pre-push hook (wavegit's own metadata
+    refs, which change no file)."""
     leases = [f"--force-with-lease={ref}:{old}" for ref, old in (lease or {}).items()]
-    git.run(["push", "--quiet", *(["--force"] if force else []), *leases, remote, *refspecs], cwd=root,
-            env=C_LOCALE)
+    git.run(["push", "--quiet", *(["--force"] if force else []), *(["--no-verify"] if no_verify else []),
+             *leases, remote, *refspecs], cwd=root, env=C_LOCALE, timeout=timeout)
 
 
 class PushOutcome(NamedTuple):
@@ -353,6 +362,13 @@ def changed_paths(root: Path, base: str, tree: str) -> list[str]:
     """Every path that differs between the trees of ``base`` and ``tree`` (no rename detection), sorted."""
     raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=root)
     return sorted(path for path in raw.split("\0") if path)
+
+
+def flat_tree(root: Path, blobs: Mapping[str, str]) -> TreeSha:
+    """A tree of ``blobs`` (file name -> blob sha, no folders), written to the object store; ``{}``: the
+    empty tree (a commit of it holds only its message)."""
+    listing = "".join(f"{FILE_MODE} blob {sha}\t{name}\n" for name, sha in sorted(blobs.items()))
+    return TreeSha(git.out(["mktree"], cwd=root, input=listing))
 
 
 def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:

@@ -95,7 +95,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
             return None
         assert snapshot.text is not None
         text = tracker.set_items_fields(snapshot.text, {item_id: update.fields
-                                                        for item_id, update in updates.items()})
+                                                        for item_id, update in updates.items()}, loaded)
         return Change(text, exact=True)
 
     message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"

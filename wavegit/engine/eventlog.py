@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -45,7 +45,7 @@ class EventLog:
 
     def claimed(self, wave_id: str, item_ids: Sequence[str]) -> None:
         self._write({"event": "claimed", "wave": wave_id, "items": list(item_ids),
-                     "process": asdict(wavelock.this_process(wave_id))})
+                     "process": wavelock.this_process(wave_id)._asdict()})
 
     def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None:
         self._write({"item": item_id, "state": state, "attempt": attempt, "detail": detail})

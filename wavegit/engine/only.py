@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from wavegit.core import schema
 from wavegit.core.errors import UsageError
 from wavegit.model import tracker
 from wavegit.model.lifecycle import Status
@@ -36,6 +37,7 @@ def planner(only: tuple[str, ...]) -> Planner:
         chosen = select(narrowed, max(max_items, len(only)), tracker_sha)
         reasons = {skip.id: skip.reason for skip in chosen.skipped}
         problems = [f"--only {item_id}: {_problem(by_id.get(item_id), reasons.get(item_id))}"
+                    + (_did_you_mean(item_id, by_id) if item_id not in by_id else "")
                     for item_id in only if item_id not in chosen.selected]
         if problems:
             count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
@@ -43,6 +45,12 @@ def planner(only: tuple[str, ...]) -> Planner:
         return Plan(chosen.selected, (), chosen.tracker_sha)
 
     return plan
+
+
+def _did_you_mean(item_id: str, by_id: dict[str, tracker.Item]) -> str:
+    """``; did you mean 'X'?`` for an unknown id close to a ``todo`` item's, else nothing."""
+    guess = schema.nearest(item_id, tuple(i for i, item in by_id.items() if item.status == Status.TODO.value))
+    return f"; did you mean '{guess}'?" if guess else ""
 
 
 def _problem(item: tracker.Item | None, reason: str | None) -> str:

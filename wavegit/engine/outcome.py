@@ -55,7 +55,7 @@ def record(repo: Repo, config: Config, store: TrackerStore, wave_id: str, runs: 
         held = [item for item in loaded.items
                 if item.id in by_id and item.status == Status.IN_PROGRESS and item.wave == wave_id]
         changes = {item.id: item_update(by_id[item.id], item, config, now, pr).fields for item in held}
-        text = tracker.set_items_fields(snapshot.text, changes)
+        text = tracker.set_items_fields(snapshot.text, changes, loaded)
         return None if text == snapshot.text else Change(text)
 
     verified = sum(1 for run in runs if run.verified)
@@ -75,7 +75,8 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
             test_exit=a.test_exit, cost=a.cost, profile=a.profile, model=a.model,
             input_tokens=a.input_tokens, output_tokens=a.output_tokens,
             log_path=str(a.log_path or ""), killed=a.killed,
-            error=None if a.error is None else escape(a.error))
+            error=None if a.error is None else escape(a.error), violated=bool(a.violations),
+            counted=a.counted)
         for a in run.attempts
     ]
     duration = sum(((a.finished_at or a.started_at) - a.started_at).total_seconds() for a in run.attempts)

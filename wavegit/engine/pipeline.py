@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Protocol
 
 from wavegit.attempts import reaper, sandbox, worktree
-from wavegit.core import wavelock
+from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
-from wavegit.engine import only, preflight
+from wavegit.engine import only, preflight, shared_report
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog, Tee
 from wavegit.engine.outcome import (
@@ -110,10 +110,14 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     From before the claim to the end, the wave's lock names this process (``wavegit.core.wavelock``), so that
     a ``sync`` on this machine releases the claims at once if the process is killed. It is removed only once
     the claims are settled (recorded, or none made); otherwise it stays, since they die with this process
-    all the same, and a lock on a wave with no claim left costs a sync nothing."""
+    all the same, and a lock on a wave with no claim left costs a sync nothing. Every other clone sees the
+    scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
     wave_id = worktree.new_wave_id(started)
-    wavelock.write(repo, wavelock.this_process(wave_id))
+    scheduler = wavelock.this_process(wave_id)
+    wavelock.write(repo, scheduler)
+    remote = config.remote if repo.has_remote(config.remote) else None
+    beating = heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
     settled = False
     try:
         outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
@@ -127,6 +131,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
         settled = exc.settled
         raise
     finally:
+        beating.stop(settled=settled)
         if settled:
             wavelock.remove(repo, wave_id)
 
@@ -275,6 +280,10 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
             _failed(rep, f"publishing failed: {one_line(str(exc))}")
     rep.finished_at = report.utc_timestamp()
     code = rep.exit_code = EXIT_INTERRUPTED if interrupted else exit_code(rep, race_lost)
+    if pushed:  # the report goes where the wave went, for every clone (`wavegit report W`)
+        unshared = shared_report.push(repo, config.remote, rep)
+        if unshared:
+            rep.notes.append(unshared)
     try:
         write_report(repo, rep)
     except OSError as exc:

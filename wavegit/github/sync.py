@@ -8,11 +8,13 @@ no-op). The rules, per item:
 - ``in_progress`` with an expired lease (``claimed_at`` older than ``lease_ttl_s``; a missing or unreadable
   ``claimed_at`` counts as expired):
   - the wave branch does not exist on the remote (in this repository when there is no remote) -> ``todo``
-    with ``attempts`` + 1, or ``failed`` once ``max_attempts`` is reached;
+    with ``attempts`` + 1, or ``failed`` once ``max_attempts`` is reached (no attempt counted when its
+    scheduler is known gone: wavegit's own death is not the item's);
   - the wave branch exists (the scheduler died after the push, before the record): items with a commit
     on it -> ``review``; the others -> ``todo`` / ``failed`` as above.
   - The same at once, lease or not, when the wave's scheduler ran on this machine and is gone
-    (``wavegit.core.wavelock``: its lock names a pid that ended or now runs another process).
+    (``wavegit.core.wavelock``: its lock, in this clone or in its heartbeat's record, names a pid that
+    ended or now runs another process; ``wavegit.trackerbranch.claims``).
 - ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
   unmerged -> ``todo``; the report comment then says so.
 - ``review`` otherwise: the item's changes in the base branch -> ``done``, by the rules of
@@ -46,7 +48,7 @@ from functools import cache
 from pathlib import Path
 
 from wavegit.attempts import workspace, worktree
-from wavegit.core import git, gitops, gitops_worktrees, wavelock
+from wavegit.core import git, gitops, gitops_worktrees, heartbeat, wavelock
 from wavegit.core.errors import UsageError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.github import sync_branches, sync_merged
@@ -54,6 +56,7 @@ from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_s
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import Status
+from wavegit.trackerbranch import claims
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 PR_RULE = "pr"
@@ -175,7 +178,7 @@ class WaveRefs:
         if remote is not None:
             prefix = f"refs/remotes/{remote}/"
             waves = f"{worktree.BRANCH_PREFIX}*"
-            _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}",
+            _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}", heartbeat.refspec(remote),
                                        f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"],
                    unshallow=gitops.is_shallow(repo.root))
             self.where = remote
@@ -277,7 +280,7 @@ class Facts:
         self.refs = refs
         self.github = github
         self.dead_waves = dead_waves or {}
-        """Waves whose scheduler on this machine is gone, each with who it was (``wavelock.dead_waves``)."""
+        """Waves whose scheduler on this machine is gone, each with who it was (``claims.dead_waves``)."""
         self.pr_state: Callable[[int], tuple[str, str | None]] = cache(self._pr_state)
 
     def _pr_state(self, number: int) -> tuple[str, str | None]:
@@ -287,14 +290,7 @@ class Facts:
 
 def claimed_at(item: tracker.Item) -> datetime | None:
     """The claim time, or None when it is missing or not an ISO 8601 timestamp."""
-    if not item.claimed_at:
-        return None
-    text = item.claimed_at.strip()
-    try:
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return claims.claim_time(item.claimed_at)
 
 
 def lease_expired(item: tracker.Item, ttl_s: float, now: datetime) -> bool:
@@ -341,7 +337,7 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
     if wave is None or facts.refs.tip(wave) is None:
         branch = worktree.wave_branch(wave) if wave else "(no wave)"
         where = facts.refs.where
-        return _release(item, config, f"{why}; no branch {branch} on {where}", now)
+        return _release(item, config, f"{why}; no branch {branch} on {where}", now, counted=dead is None)
     if on_branch:
         # The wave's record is lost, not its attempt: one attempt, verified.
         update = lifecycle.record(item, verified=True, used=1, cost=0.0, error=None,
@@ -349,11 +345,11 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
         return _change(item, update, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
                                      "before recording")
     return _release(item, config, f"{why}; {worktree.wave_branch(wave)} has no commit "
-                                  "of this item", now)
+                                  "of this item", now, counted=dead is None)
 
 
-def _release(item: tracker.Item, config: Config, reason: str, now: datetime) -> ItemChange:
-    update = lifecycle.release(item, reason, config.max_attempts, report.utc_timestamp(now))
+def _release(item: tracker.Item, config: Config, reason: str, now: datetime, *, counted: bool) -> ItemChange:
+    update = lifecycle.release(item, reason, config.max_attempts, report.utc_timestamp(now), counted=counted)
     if update.status == Status.FAILED:
         reason = f"{reason}; attempt {item.attempts + 1} of {config.max_attempts}"
     return _change(item, update, reason)
@@ -442,7 +438,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
                 else worktree.repair_half_made(repo))
     leftovers = find_leftovers(repo)
     try:
-        facts = Facts(WaveRefs(repo, config), github, wavelock.dead_waves(repo))
+        facts = Facts(WaveRefs(repo, config), github, claims.dead_waves(repo, config))
     except git.GitError as exc:
         if dry_run and repaired:
             raise UsageError(f"{exc}; a half-made worktree is in the way, which `wavegit sync` without "
@@ -457,7 +453,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
         if not changes:
             return None
         assert snapshot.text is not None
-        return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}))
+        return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}, loaded))
 
     result = SyncResult(repaired=repaired)
     if dry_run:

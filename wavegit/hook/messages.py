@@ -16,7 +16,7 @@ def _describe(violation: Violation) -> str:
             f"pushed to {violation.ref})")
 
 
-def format_refusal(violations: Sequence[Violation]) -> str:
+def format_refusal(violations: Sequence[Violation], remote: str = "origin") -> str:
     """The message printed when the push is refused: every path, its item, wave and PR, and what to do."""
     count = len({(v.ref, v.path) for v in violations})
     lines = [f"wavegit: push refused: {count} path(s) collide with work in flight:"]
@@ -29,8 +29,11 @@ def format_refusal(violations: Sequence[Violation]) -> str:
     by_hand = sorted({v.owner.wave for v in violations if v.owner is not None and v.owner.wave is not None
                       and v.owner.status == "review" and v.owner.pr is None})
     if by_hand:
-        lines.append(f"If this push merges wave {', '.join(by_hand)} itself (no pull request), push it with "
-                     "`git push --no-verify`, then run `wavegit sync` to mark its items done.")
+        heads = ", ".join(f"{remote}/wavegit/{wave}" for wave in by_hand)
+        lines.append(f"If this push merges wave {', '.join(by_hand)} itself (no pull request), its files "
+                     f"must be exactly as on {heads} (a merge, squash, rebase or cherry-pick of it as "
+                     f"pushed): `git fetch {remote}`, redo the merge from it, push, then run `wavegit sync` "
+                     "to mark its items done; push a further change to those files after that.")
     if any(v.owner is None for v in violations):
         lines.append("A wave branch carries only its own items' files: push other changes to another branch.")
     lines.append("`git push --no-verify` skips this check, at your own risk.")

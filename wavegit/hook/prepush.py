@@ -372,22 +372,6 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
     return found
 
 
-def _less_reviewed_waves(root: Path, updates: Sequence[RefUpdate], remote: str, settled: Sequence[str],
-                         violations: list[Violation], in_flight: _InFlight,
-                         tracker_branch: str) -> tuple[list[Violation], list[str]]:
-    """``violations`` less what a merge of reviewed waves' pushed branches brings: the commits already on
-    ``refs/remotes/<remote>/wavegit/<wave>`` of a wave in review are its own work landing, not a collision
-    with it. What is left, and the waves so landed."""
-    reviewed = sorted({v.owner.wave for v in violations
-                       if v.owner and v.owner.status == "review" and v.owner.wave})
-    if not reviewed:
-        return violations, []
-    changed = pushed_changes(root, updates, remote, (*settled, *(f"wavegit/{wave}" for wave in reviewed)))[0]
-    left = _violations(changed, in_flight, tracker_branch)[0]
-    still = {v.owner.wave for v in left if v.owner}
-    return left, [wave for wave in reviewed if wave not in still]
-
-
 def refuses(config: "Config", remote_ref: str) -> bool:
     """Whether a collision pushed to ``remote_ref`` refuses the push: on a wave branch (or item branch),
     and on the branches ``hook.refuse_on`` names (by default the base and tracker branches)."""
@@ -509,12 +493,14 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings), tuple(refusals))
     violations, unchecked = _violations(changed, loaded, config.tracker_branch)
-    if violations:
-        violations, landed = _less_reviewed_waves(repo.root, updates, tracking, settled, violations, loaded,
-                                                  config.tracker_branch)
+    if any(v.owner is not None and v.owner.status == "review" for v in violations):
+        from wavegit.hook import landing  # a push colliding with a wave in review: rare
+
+        violations, landed = landing.less_landing(repo.root, updates, tracking, violations)
         if landed:
-            warnings.append(f"this push lands the pushed branch of wave {', '.join(landed)}, whose items "
-                            "are in review: run `wavegit sync` to mark them done")
+            warnings.append(f"this push lands wave {', '.join(landed)} as pushed (its in-flight files as on "
+                            f"{tracking}/wavegit/<wave>), whose items are in review: run `wavegit sync` to "
+                            "mark them done")
     if unchecked:
         listed = ", ".join(repr(path) for path in unchecked)
         _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "

@@ -4,12 +4,13 @@ Apart from ``tracker`` so that a warm ``plan``, which loads the columns from the
 (``plancache``), never imports the item model and its dataclasses (ARCHITECTURE.md, hot paths).
 """
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from wavegit.ownership.index import FirstOverlapTables
 
 if TYPE_CHECKING:
-    from wavegit.model.tracker import Tracker
+    from wavegit.model.tracker import Item, Tracker
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 """The priority levels, first to last."""
@@ -33,6 +34,14 @@ class Columns(NamedTuple):
     """The tables of ``select.in_flight_lookup`` (``FirstOverlap.tables()``), in a cached load only."""
     workers: tuple[str | None, ...] = ()
     """Each item's ``worker`` profile (None: the config's default)."""
+    claims: tuple[tuple[str, str, str | None], ...] = ()
+    """``claims_of(items)``: who holds claims, without an ``Item``."""
+
+
+def claims_of(items: Iterable["Item"]) -> tuple[tuple[str, str, str | None], ...]:
+    """(id, wave, claimed_at) of each item ``in_progress`` in a wave."""
+    return tuple((item.id, item.wave, item.claimed_at) for item in items
+                 if item.status == "in_progress" and item.wave)
 
 
 def columns(tracker: "Tracker") -> Columns:
@@ -43,4 +52,5 @@ def columns(tracker: "Tracker") -> Columns:
         tuple(item.priority for item in items), tuple(item.depends_on for item in items),
         tuple(item.owns for item in items), tuple(item.index for item in items),
         tuple(item.problems for item in items), workers=tuple(item.worker for item in items),
+        claims=claims_of(items),
     )

@@ -219,6 +219,9 @@ class Config(NamedTuple):
         "run on the combined wave branch; empty = none", schema.command(required=False))] = ""
     lease_ttl_s: Annotated[float, schema.key(
         "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
+    heartbeat_s: Annotated[float, schema.key(
+        "a running wave pushes its scheduler's heartbeat (`refs/wavegit/heartbeat/<W>`) this often; "
+        "missing 4 says the scheduler is gone", schema.positive)] = 30.0
     keep_branches: Annotated[bool, schema.key(
         "`sync` keeps the wave and item branches of settled waves instead of deleting those whose work is "
         "in the base branch")] = False

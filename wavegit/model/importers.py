@@ -1,12 +1,15 @@
 """Backlogs from other tools, read as tracker items (``wavegit import FILE --from SOURCE``).
 
 Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
-``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``.
+``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``,
+``dependsOn`` (or ``depends_on``: ids or slugs of items of the tracker or of the file), and the tracker's own
+``worker`` and ``issue``: every key of an item a backlog can give. wavegit's bookkeeping (``wave``,
+``attempts``, ``pr``, ...) is not imported.
 
 - ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
 - ``jsonl``: one record per line;
 - ``csv``: a header row naming columns (the record keys, or wavegit's: ``owns``, ``test``, ``created_at``,
-  ``title``), ``ownsFiles`` and ``notes`` separated by ``;`` within their cell.
+  ``title``, ``depends_on``), ``ownsFiles``, ``notes`` and ``dependsOn`` separated by ``;`` within their cell.
 
 Each record becomes an :class:`~wavegit.model.tracker.Item`: ``slug`` is its title and, without an ``id``,
 gives it one (made a valid id, unique); paths lose ``./`` and turn ``\\`` into ``/``; a missing priority is
@@ -22,10 +25,11 @@ import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from wavegit.core.errors import Problem, ValidationError
+from wavegit.core.schema import Value
 from wavegit.model import tracker
 from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
@@ -36,9 +40,13 @@ DEFAULT_PRIORITY = "P3"
 LIST_SEPARATOR = ";"
 """Between the paths of ``ownsFiles`` and the lines of ``notes`` in a CSV cell."""
 
-_STATUSES = {"todo": "todo", "in_progress": "todo", "done": "done", "failed": "failed"}
-_CSV_ALIASES = {"owns": "ownsFiles", "test": "testCmd", "created_at": "createdAt", "title": "slug"}
-_KNOWN = ("id", "slug", "prompt", "ownsFiles", "testCmd", "priority", "status", "createdAt", "notes")
+_STATUSES = {"todo": "todo", "in_progress": "todo", "done": "done", "failed": "failed", "blocked": "blocked"}
+_CSV_ALIASES = {"owns": "ownsFiles", "test": "testCmd", "created_at": "createdAt", "title": "slug",
+                "depends_on": "dependsOn"}
+_LISTS = ("ownsFiles", "notes", "dependsOn")
+"""The keys whose CSV cell holds a list."""
+_KNOWN = ("id", "slug", "prompt", "ownsFiles", "testCmd", "priority", "status", "createdAt", "notes",
+          "dependsOn", "depends_on", "worker", "issue")
 _NOT_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -70,13 +78,22 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
     taken = set(taken_ids)
     explicit = {str(r.fields["id"]) for r in records if isinstance(r.fields.get("id"), str)}
     ignored: dict[str, None] = {}
+    conversions: list[tuple[_Conversion, tracker.Item | None]] = []
+    named: dict[str, str] = {}
+    """A record's slug -> the id it was given: a dependency may name either."""
     for n, record in enumerate(records):
         ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
         converted = _Conversion(record, n, path, problems, protected)
         item = converted.item(taken | (explicit - {str(record.fields.get("id"))}))
         if item is not None:
             taken.add(item.id)
-            items.append((item, n))
+            if item.title:
+                named.setdefault(item.title, item.id)
+        conversions.append((converted, item))
+    for converted, item in conversions:  # a record with other problems has its dependencies checked too
+        resolved = converted.dependencies(item.id if item else None, named, taken)
+        if item is not None and resolved is not None:
+            items.append((replace(item, depends_on=resolved), converted.position))
     if problems:
         raise ValidationError(sorted(problems, key=lambda problem: (problem.line, problem.col)))
     items.sort(key=lambda pair: _age_key(pair[0], pair[1]))
@@ -100,6 +117,9 @@ class _Conversion:
     def __init__(self, record: Record, position: int, path: str, problems: list[Problem],
                  protected: tuple[str, ...]) -> None:
         self.record = record
+        self.position = position
+        self.depends: tuple[str, ...] = ()
+        """The ids or slugs its dependency key names (resolved once every record has its id)."""
         self.protected = protected
         self.fields = record.fields
         self.path = path
@@ -133,11 +153,50 @@ class _Conversion:
         created_at = self.text("createdAt", required=False) or None
         if created_at is not None and self.check("created_at", "createdAt", created_at):
             self.real_time(created_at)
+        worker = self.text("worker", required=False) or None
+        if worker is not None:
+            self.check("worker", "worker", worker)
+        issue = self.issue()
+        self.depends = self.dependency_names()
         item_id = self.item_id(title, taken)
         if self.failed or item_id is None:
             return None
         return tracker.Item(id=item_id, title=title, prompt=prompt, owns=owns, test=test, priority=priority,
-                            status=status, created_at=created_at, notes=notes)
+                            status=status, created_at=created_at, notes=notes, worker=worker, issue=issue)
+
+    def issue(self) -> int | None:
+        value = self.fields.get("issue")
+        if value is None or value == "":
+            return None
+        if isinstance(value, str) and value.strip().isdigit():  # a CSV cell
+            value = int(value.strip())
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.problem(f"issue must be a whole number, not {json.dumps(value)}")
+            return None
+        self.check("issue", "issue", value)
+        return value
+
+    def dependency_names(self) -> tuple[str, ...]:
+        if "dependsOn" in self.fields and "depends_on" in self.fields:
+            self.problem("dependsOn and depends_on are both given: keep one")
+            return ()
+        return self.strings("dependsOn" if "dependsOn" in self.fields else "depends_on")
+
+    def dependencies(self, item_id: str | None, named: Mapping[str, str], known: Set[str]
+                     ) -> tuple[str, ...] | None:
+        """The ids the item (``item_id``, None when it has none) depends on (a slug of this file stands for
+        the id it was given), each one in the tracker or the file; None when one is not (a problem is
+        added)."""
+        key = "dependsOn" if "dependsOn" in self.fields else "depends_on"
+        resolved = []
+        for name in self.depends:
+            dep = name if name in known else named.get(name, name)
+            if dep == item_id:
+                self.problem(f"{key} {name!r}: an item cannot depend on itself")
+            elif dep not in known:
+                self.problem(f"{key} {name!r}: no such id in the tracker or this file, nor slug in this file")
+            resolved.append(dep)
+        return None if self.failed else tuple(dict.fromkeys(resolved))
 
     def text(self, key: str, *, required: bool) -> str:
         value = self.fields.get(key)
@@ -159,7 +218,7 @@ class _Conversion:
             return ()
         return tuple(value)
 
-    def check(self, name: str, key: str, value: str) -> bool:
+    def check(self, name: str, key: str, value: Value) -> bool:
         """``value`` against the tracker's own declaration of field ``name``; whether it passed."""
         spec = tracker.ITEM_SCHEMA.field(name)
         message = spec.check(value) if spec is not None and spec.check is not None else None
@@ -179,7 +238,7 @@ class _Conversion:
             self.problem("ownsFiles is missing: list the files the item may change")
             return ()
         paths = self.strings("ownsFiles")
-        if not paths and not self.failed:
+        if self.fields["ownsFiles"] == []:
             self.problem("ownsFiles is empty: list the files the item may change")
         patterns = []
         for raw in paths:
@@ -394,7 +453,7 @@ def _csv_records(text: str, path: str) -> Read:
             row += [""] * (len(columns) - len(row))
             fields: dict[str, object] = {}
             for name, cell in zip(columns, row, strict=True):
-                if name in ("ownsFiles", "notes"):
+                if name in _LISTS:
                     fields[name] = [part.strip() for part in cell.split(LIST_SEPARATOR) if part.strip()]
                 elif cell != "":
                     fields[name] = cell

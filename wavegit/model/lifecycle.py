@@ -160,8 +160,11 @@ def record(item: ItemState, *, verified: bool, used: int, cost: float, error: st
     return _update(status, at, last_error=last_error, **changes)
 
 
-def release(item: ItemState, reason: str, max_attempts: int, at: str) -> Update:
-    """A claim that ended with nothing to show (its lease expired, its wave was lost): one attempt more."""
+def release(item: ItemState, reason: str, max_attempts: int, at: str, *, counted: bool = True) -> Update:
+    """A claim that ended with nothing to show (its lease expired, its wave was lost): one attempt more --
+    none when ``counted`` is False (its scheduler is known to have died: wavegit's death, not the item's)."""
+    if not counted:
+        return _update(Status.TODO, at, last_error=f"{reason}; no attempt counted")
     attempts = item.attempts + 1
     return _update(after_failure(attempts, max_attempts), at, attempts=attempts, last_error=reason)
 

@@ -24,7 +24,7 @@ TRACKER_FORMAT = f"wavegit-tracker-cache-10-{__version__}"
 """``tracker.CACHE_FORMAT``, which the columns are derived from, spelled out so that a warm plan need not
 import ``tracker``; a test checks that the two agree."""
 # Bump the number when the fields of Columns change.
-COLUMNS_FORMAT = f"wavegit-columns-2-{TRACKER_FORMAT}"
+COLUMNS_FORMAT = f"wavegit-columns-3-{TRACKER_FORMAT}"
 
 
 def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,

@@ -66,6 +66,10 @@ class AttemptRecord:
     log_path: str = ""
     killed: str | None = None
     error: str | None = None
+    violated: bool = field(default=False, metadata=_ADDED)
+    """It changed files outside the item's ``owns`` (a violation, whatever its test said)."""
+    counted: bool = field(default=True, metadata=_ADDED)
+    """Whether it counts against the item's ``max_attempts`` (a worker that could not be launched: no)."""
 
 
 @dataclass(kw_only=True)

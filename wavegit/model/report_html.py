@@ -28,6 +28,7 @@ th { background: #f6f8fa; }
 code, pre { font-family: ui-monospace, monospace; }
 pre { background: #f6f8fa; padding: 8px; overflow-x: auto; white-space: pre-wrap; }
 .ok { color: #1a7f37; } .bad { color: #cf222e; }
+code.id { white-space: nowrap; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; }
 """
 
@@ -68,9 +69,10 @@ def _svg(report: WaveReport) -> str:
 def _row(item: ItemReport) -> str:
     cost = "—" if item.cost is None else f"${item.cost:.2f}"
     verified = '<span class="ok">yes</span>' if item.verified else '<span class="bad">no</span>'
-    cells = [f"<code>{_e(item.id)}</code>", _e(item.title), _e(item.status), verified, _e(reason(item)),
-             _e(attempts_cell(item)), f"{item.duration_s:.1f}s", str(len(item.files_changed)), cost,
-             _e(", ".join(item.ownership_violations) or "—"), _e(item.error or "")]
+    cells = [f'<code class="id">{_e(item.id)}</code>', _e(item.title), _e(item.status), verified,
+             _e(reason(item)), _e(attempts_cell(item)), f"{item.duration_s:.1f}s",
+             str(len(item.files_changed)), cost, _e(", ".join(item.ownership_violations) or "—"),
+             _e(item.error or "")]
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 
 
@@ -87,7 +89,7 @@ def to_html(report: WaveReport) -> str:
     """The page: summary, timeline, item table, reasons (halt, ceiling, error), notes, skipped items, the
     wave test's and items' log tails."""
     outcome = ('<span class="ok">success</span>' if report.success
-               else '<span class="bad">not a success</span>')
+               else '<span class="bad">failed</span>')  # as the PR comment says it
     body = [f"<h1>wavegit wave <code>{_e(report.wave_id)}</code>: {outcome}</h1>",
             "<p>" + " · ".join(_facts(report)) + "</p>"]
     stops = [(label, value) for label, value in (("error", report.error), ("halted", report.halt_reason),

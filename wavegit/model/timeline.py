@@ -81,7 +81,7 @@ def parse_timestamp(value: str) -> datetime:
 def _outcome(item: ItemReport, record: AttemptRecord, last: bool) -> str:
     if last and item.verified:
         return VERIFIED
-    if last and item.ownership_violations:
+    if record.violated or (last and item.ownership_violations):
         return "violation"
     return failure(record.killed, record.test_exit, record.exit_code)
 

@@ -453,15 +453,26 @@ def set_fields(text: str, item_id: str, fields: Mapping[str, object | None]) -> 
     return set_items_fields(text, {item_id: fields})
 
 
-def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None]]) -> str:
-    """:func:`set_fields` for several items at once (``changes``: id -> fields), the text parsed once."""
+def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None]],
+                     loaded: Tracker | None = None) -> str:
+    """:func:`set_fields` for several items at once (``changes``: id -> fields), the text parsed once; with
+    ``loaded``, the parse of this very text, only the changed items' lines are (``yamledit``'s spans)."""
     from wavegit.core import yamledit
 
     unknown = sorted({name for fields in changes.values() for name in fields
                       if ITEM_SCHEMA.field(name) is None})
     if unknown:
         raise UsageError(f"cannot set unknown item field(s): {', '.join(unknown)}")
-    return yamledit.set_items_fields(text, changes)
+    return yamledit.set_items_fields(text, changes, _spans(loaded) if loaded is not None else None)
+
+
+def _spans(loaded: Tracker) -> dict[str, tuple[int, int | None]]:
+    """Each item's first line and the next item's (None after the last), the first item of an id only."""
+    ordered = sorted(loaded.items, key=lambda item: item.line)
+    spans: dict[str, tuple[int, int | None]] = {}
+    for item, following in zip(ordered, [*ordered[1:], None], strict=True):
+        spans.setdefault(item.id, (item.line, following.line if following is not None else None))
+    return spans
 
 
 def append_item(text: str, item: Item) -> str:

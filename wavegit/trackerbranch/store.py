@@ -394,8 +394,11 @@ class GitStore:
 
     def _fetch(self) -> None:
         assert self.remote is not None
+        from wavegit.core import heartbeat  # who holds the tracker's claims comes with it
+
         try:
-            gitops.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}"])
+            gitops.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}",
+                                                       heartbeat.refspec(self.remote)])
         except git.GitError as exc:
             if not gitops.missing_remote_ref(exc):
                 what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"

@@ -1,0 +1,140 @@
+"""The scheduler's heartbeat and the claims it explains: a running wave beats on the remote, and every clone's
+`plan`, `ls`, `status` and `sync` name a dead or foreign wave's claims, its scheduler, the age of its
+heartbeat, the end of its lease and the `release` command. Two clones share a bare origin; the scheduler is a
+real `wavegit run`, killed with SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import REPO_ROOT, git, wavegit
+from tests.helpers.scheduler import Scheduler, forge_foreign_beat, hanging_wave, kill_with_sigkill
+from tests.helpers.sync import origin_item
+from tests.helpers.wave import item, make_wave_repo
+from wavegit.core import heartbeat
+
+HOST = socket.gethostname()
+
+
+@pytest.fixture
+def scheduler(tmp_path: Path) -> Iterator[Scheduler]:
+    with hanging_wave(tmp_path) as state:
+        yield state
+
+
+def beat_on_origin(origin: Path, wave: str) -> dict[str, object] | None:
+    """The record of the wave's heartbeat ref on the bare origin; None when there is none."""
+    ref = f"{heartbeat.REF_PREFIX}{wave}"
+    found = subprocess.run(["git", "log", "-1", "--format=%B", ref], cwd=origin, capture_output=True,
+                           text=True)
+    if found.returncode != 0:
+        return None
+    message = found.stdout
+    record: dict[str, object] = json.loads(message[message.index("{"):])
+    return record
+
+
+def test_a_running_wave_keeps_a_heartbeat_on_the_remote_and_removes_it_when_it_ends(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["sleep 1.5", "write src/a.txt ok"], ["src/a.txt"])],
+                            heartbeat_s=0.3)
+    seen: list[object] = []
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    while proc.poll() is None:
+        refs = git(remote.origin, "for-each-ref", "--format=%(refname)", heartbeat.REF_PREFIX).split()
+        for ref in refs:
+            record = beat_on_origin(remote.origin, ref.rsplit("/", 1)[1])
+            if record is not None and record["at"] not in seen:
+                seen.append(record["at"])
+                assert (record["pid"], record["host"], record["every_s"]) == (proc.pid, HOST, 0.3)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert len(seen) >= 3, seen  # it beat again and again while the worker ran
+    wave = json.loads(out)["wave_id"]
+    assert beat_on_origin(remote.origin, wave) is None  # settled: the ref is gone
+    assert git(remote.clone, "for-each-ref", heartbeat.local_prefix("origin")) == ""
+
+
+def test_a_killed_waves_claims_are_named_from_another_clone_and_its_sync_releases_them_uncounted(
+        scheduler: Scheduler) -> None:
+    remote = scheduler.remote
+    proc = scheduler.start()
+    wave = origin_item(remote, "A").wave
+    assert wave is not None
+    kill_with_sigkill(proc)
+    scheduler.kill_workers()
+    other = remote.new_clone("other")
+    listed = wavegit(other, "ls", "--fetch")
+    assert listed.returncode == 0, listed.stderr
+    said = re.search(rf"wave {wave} holds A: its scheduler, pid {proc.pid} on {re.escape(HOST)}, is gone; "
+                     r"last heartbeat (\d+) s ago \(one every 30 s\); its lease ends at (\S+) \(in 59 min\); "
+                     rf"`wavegit release --wave {wave}` returns them now", listed.stderr)
+    assert said, listed.stderr
+    claimed = datetime.fromisoformat(str(origin_item(remote, "A").claimed_at).replace("Z", "+00:00"))
+    assert said.group(2) == (claimed + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    planned = wavegit(other, "plan")
+    assert f"claims held (1 wave(s) not running in this clone):\n  wave {wave} holds A: its scheduler, pid " \
+           f"{proc.pid} on {HOST}, is gone" in planned.stdout
+    held = json.loads(wavegit(other, "plan", "--json").stdout)["held"]
+    assert [(h["wave"], h["items"], h["scheduler"], h["pid"], h["host"]) for h in held] == [
+        (wave, ["A"], "gone", proc.pid, HOST)]
+    assert f"wave {wave} holds A: its scheduler, pid {proc.pid}" in wavegit(other, "status").stdout
+    synced = wavegit(other, "sync")
+    assert synced.returncode == 0, synced.stderr
+    assert synced.stdout.startswith(f"A: in_progress -> todo (its scheduler (pid {proc.pid} on {HOST}) is "
+                                    "gone"), synced.stdout
+    released = origin_item(remote, "A")
+    assert (released.status, released.attempts) == ("todo", 0)  # wavegit's death is not the item's
+    assert "holds" not in wavegit(other, "sync").stdout
+
+
+def test_release_from_another_clone_on_the_same_machine_names_the_dead_scheduler(
+        scheduler: Scheduler) -> None:
+    remote = scheduler.remote
+    proc = scheduler.start()
+    wave = origin_item(remote, "A").wave
+    other = remote.new_clone("other")
+    refused = wavegit(other, "release", "--wave", str(wave))
+    assert refused.returncode == 2
+    assert (f"wave {wave}'s scheduler is alive on this machine (pid {proc.pid} on {HOST}): stop it "
+            f"(kill {proc.pid})") in refused.stderr
+    kill_with_sigkill(proc)
+    scheduler.kill_workers()
+    released = wavegit(other, "release", "--wave", str(wave))
+    assert released.returncode == 0, released.stderr
+    assert f"released wave {wave} (its scheduler: pid {proc.pid} on {HOST}, gone): A: in_progress -> todo" \
+        in released.stdout
+    assert "not on this machine" not in released.stdout
+    assert (origin_item(remote, "A").status, origin_item(remote, "A").attempts) == ("todo", 0)
+
+
+def test_a_foreign_scheduler_that_stopped_beating_is_named_and_released_by_hand(scheduler: Scheduler) -> None:
+    remote = scheduler.remote
+    proc = scheduler.start()
+    wave = str(origin_item(remote, "A").wave)
+    kill_with_sigkill(proc)
+    scheduler.kill_workers()
+    # As if it had run on another machine: its beat names that machine, and stopped 10 minutes ago.
+    forge_foreign_beat(remote.clone, wave, timedelta(minutes=10))
+    other = remote.new_clone("other")
+    synced = wavegit(other, "sync")
+    assert synced.returncode == 0, synced.stderr
+    assert (f"wave {wave} holds A: its scheduler, pid 4242 on elsewhere.example, stopped beating; last "
+            "heartbeat 10 min ago (one every 30 s); its lease ends at") in synced.stdout
+    assert synced.stdout.startswith("in sync: nothing to change")  # another machine: its lease stands
+    released = wavegit(other, "release", "--wave", wave)
+    assert released.returncode == 0, released.stderr
+    assert (f"released wave {wave} (its scheduler: pid 4242 on elsewhere.example, another machine, last "
+            "heartbeat 10 min ago): A: in_progress -> todo") in released.stdout
+    assert origin_item(remote, "A").attempts == 0

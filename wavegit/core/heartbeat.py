@@ -1,0 +1,157 @@
+"""The scheduler's heartbeat: a ref on the remote saying that a wave's scheduler still runs, for every clone.
+
+While ``wavegit run`` schedules wave W it keeps ``refs/wavegit/heartbeat/<W>`` on the remote at a parentless
+commit of the empty tree whose message names the scheduler (its ``wavelock`` fields: host, pid, start time,
+boot id) and the time of the beat. The first beat is pushed before the claim, then one every ``heartbeat_s``
+(a forced push of one small commit, without the pre-push hook: it changes no file); the ref is deleted once
+the wave's claims are settled. A ``kill -9`` leaves the last beat, which ages.
+
+Every fetch of the tracker branch also fetches these refs into ``refs/wavegit/heartbeats/<remote>/<W>`` (a
+scheduler updates its own copy as it beats), so ``plan``, ``ls`` and ``status`` read them offline and
+``sync`` and ``release`` fresh.
+
+Why a ref of its own and not the tracker branch: a beat there would be a compare-and-swap commit every few
+seconds racing every other writer of the tracker, and the branch's history would grow by one commit a beat.
+A beat ref conflicts with nothing and stays one commit. Why not the claim's ``claimed_at``: it is written
+once, and the lease it starts (``lease_ttl_s``, 2 h by default) must cover the longest wave.
+
+A beat older than ``STALE_BEATS`` periods says the scheduler has stopped beating: killed, its machine down
+or cut off from the remote. On the scheduler's own machine its pid says more (``SchedulerLock.alive``).
+"""
+
+import contextlib
+import json
+import threading
+from datetime import datetime, timezone
+from typing import NamedTuple
+
+from wavegit.core import git, gitops, wavelock
+from wavegit.core.repo import Repo
+
+REF_PREFIX = "refs/wavegit/heartbeat/"
+STALE_BEATS = 4
+"""A beat older than this many periods is stale: the scheduler stopped beating."""
+_SUBJECT = "wavegit heartbeat"
+
+
+def local_prefix(remote: str) -> str:
+    """Where this clone keeps its copies of ``remote``'s heartbeat refs."""
+    return f"refs/wavegit/heartbeats/{remote}/"
+
+
+def refspec(remote: str) -> str:
+    """The fetch refspec that copies ``remote``'s heartbeats here."""
+    return f"+{REF_PREFIX}*:{local_prefix(remote)}*"
+
+
+class Beat(NamedTuple):
+    """A wave's last heartbeat as this clone has it (a NamedTuple: ``plan`` reads them when items are in
+    flight)."""
+
+    scheduler: wavelock.SchedulerLock
+    at: datetime
+    every_s: float
+
+    def age_s(self, now: datetime) -> float:
+        return max(0.0, (now - self.at).total_seconds())
+
+    def stale(self, now: datetime) -> bool:
+        """Whether the scheduler has missed ``STALE_BEATS`` beats."""
+        return self.age_s(now) > STALE_BEATS * self.every_s
+
+    def message(self) -> str:
+        record = {**self.scheduler._asdict(), "at": self.at.isoformat(), "every_s": self.every_s}
+        return f"{_SUBJECT} {self.scheduler.wave}\n\n{json.dumps(record)}\n"
+
+
+def _parse(message: str) -> Beat | None:
+    """The beat a heartbeat commit's message holds; None for anything else (a forged or foreign ref)."""
+    try:
+        record = json.loads(message[message.index("{"):])
+        at = datetime.fromisoformat(str(record["at"]))
+        every_s = float(record["every_s"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    scheduler = wavelock.from_record(record)
+    if scheduler is None or every_s <= 0 or at.tzinfo is None:
+        return None
+    return Beat(scheduler, at, every_s)
+
+
+def read(repo: Repo, remote: str | None) -> dict[str, Beat]:
+    """wave -> its last heartbeat, from this clone's copies of ``remote``'s heartbeat refs (no network)."""
+    if remote is None:
+        return {}
+    prefix = local_prefix(remote)
+    found: dict[str, Beat] = {}
+    for ref, message in gitops.ref_messages(repo.root, prefix).items():
+        beat = _parse(message)
+        if beat is not None and beat.scheduler.wave == ref[len(prefix):]:
+            found[beat.scheduler.wave] = beat
+    return found
+
+
+def fetch(repo: Repo, remote: str | None) -> None:
+    """Bring this clone's copies of the remote's heartbeats up to date (a beat deleted there goes here too);
+    a remote that cannot be reached leaves the copies as they were."""
+    if remote is None:
+        return
+    # Unreachable: the copies stay as last fetched; their age says how old they are.
+    with contextlib.suppress(git.GitError):
+        gitops.fetch(repo.root, remote, [refspec(remote)], prune=True)
+
+
+class Heartbeat:
+    """The beats of one running wave, pushed from a thread of the scheduler's process."""
+
+    def __init__(self, repo: Repo, remote: str | None, scheduler: wavelock.SchedulerLock, every_s: float
+                 ) -> None:
+        self.repo = repo
+        self.remote = remote
+        self.scheduler = scheduler
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"heartbeat {scheduler.wave}", daemon=True)
+
+    @property
+    def _local_ref(self) -> str:
+        return f"{local_prefix(self.remote or '')}{self.scheduler.wave}"
+
+    def beat(self) -> None:
+        """Push one beat now (and update this clone's copy); a failed push is left to the next beat."""
+        if self.remote is None:
+            return
+        beat = Beat(self.scheduler, datetime.now(timezone.utc), self.every_s)
+        try:
+            root = self.repo.root
+            commit = gitops.commit_tree(root, gitops.flat_tree(root, {}), [], beat.message())
+            gitops.update_ref(root, self._local_ref, commit)
+            gitops.push(root, self.remote, [f"{commit}:{REF_PREFIX}{self.scheduler.wave}"], force=True,
+                        no_verify=True, timeout=self.every_s)
+        except git.GitError:
+            pass  # the remote is unreachable for now: the beat ages there, as it should
+
+    def start(self) -> "Heartbeat":
+        """The first beat, then one every ``every_s`` in the background."""
+        self.beat()
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.beat()
+
+    def stop(self, *, settled: bool) -> None:
+        """Stop beating; ``settled``: the wave holds no claim, so its heartbeat ref is deleted too (left
+        behind otherwise: it ages, as a dead scheduler's does)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if not settled or self.remote is None:
+            return
+        try:
+            gitops.delete_ref(self.repo.root, self._local_ref)
+            gitops.push(self.repo.root, self.remote, [f":{REF_PREFIX}{self.scheduler.wave}"], no_verify=True,
+                        timeout=self.every_s)
+        except git.GitError:
+            pass  # an unreachable remote keeps the ref: its age says the scheduler is gone

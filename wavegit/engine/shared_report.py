@@ -1,0 +1,60 @@
+"""A wave's report, pushed with the wave so that every clone can read it: ``refs/wavegit/reports/<wave>``.
+
+The ref is a parentless commit whose tree holds ``report.json`` (the report ``wavegit run`` writes under
+``<git dir>/wavegit/reports/``). ``wavegit run`` pushes it at the wave's end whenever the wave pushed its
+branch (and the remote is there); ``wavegit report W`` in a clone that has no such file fetches that one ref
+and keeps a copy in its own reports folder.
+
+Why a ref of its own rather than a file on the tracker branch: a report is written once, at the end, by
+the wave alone, and read only when asked for. On the tracker branch it would take a compare-and-swap commit
+racing every other writer, and every fetch of the tracker (each ``plan`` refresh, each claim) would carry
+every report ever written; a ref outside ``refs/heads/`` is fetched only by name, and only by whoever wants
+that report. The push goes without the pre-push hook: it changes no file of the repository.
+"""
+
+from pathlib import Path
+
+from wavegit.core import git, gitops
+from wavegit.core.repo import Repo
+from wavegit.model import report
+
+REF_PREFIX = "refs/wavegit/reports/"
+FILE = "report.json"
+
+
+def ref(wave_id: str) -> str:
+    return f"{REF_PREFIX}{wave_id}"
+
+
+def push(repo: Repo, remote: str, rep: report.WaveReport) -> str | None:
+    """Push ``rep`` as the wave's report ref (this clone's copy of the ref too); None, or why it failed."""
+    root = repo.root
+    text = rep.to_json() + "\n"
+    try:
+        blob = gitops.hash_blob(root, text.encode("utf-8", "backslashreplace").decode("utf-8"), write=True)
+        tree = gitops.flat_tree(root, {FILE: blob})
+        commit = gitops.commit_tree(root, tree, [], f"wavegit report {rep.wave_id}\n")
+        gitops.update_ref(root, ref(rep.wave_id), commit)
+        gitops.push(root, remote, [f"{commit}:{ref(rep.wave_id)}"], force=True, no_verify=True)
+    except git.GitError as exc:
+        return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
+    return None
+
+
+def fetch(repo: Repo, remote: str | None, wave_id: str) -> Path | None:
+    """The wave's report fetched from ``remote`` (or this clone's ref) into the reports folder; its path,
+    or None when neither has it."""
+    root = repo.root
+    if remote is not None:
+        try:
+            gitops.fetch(root, remote, [f"+{ref(wave_id)}:{ref(wave_id)}"])
+        except git.GitError as exc:
+            if not gitops.missing_remote_ref(exc):
+                raise
+    found = gitops.read_blob_at(root, f"{ref(wave_id)}:{FILE}")
+    if found is None:
+        return None
+    repo.reports_dir.mkdir(parents=True, exist_ok=True)
+    path = repo.report_file(wave_id, ".json")
+    path.write_text(found[1], encoding="utf-8")
+    return path

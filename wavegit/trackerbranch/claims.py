@@ -1,0 +1,148 @@
+"""Who holds the tracker's claims: each wave with items ``in_progress``, its scheduler and how it fares.
+
+Told by ``plan``, ``ls``, ``status`` and ``sync`` for every wave whose scheduler does not run in this clone
+(another clone's, another machine's, or a dead one's): its items, its scheduler's host and pid, the age of its
+heartbeat (``wavegit.core.heartbeat``), when its lease ends (``claimed_at`` + ``lease_ttl_s``), and the
+``release`` command. What the scheduler's state is rests on the best evidence at hand: this clone's lock,
+else the heartbeat's record (on the same machine either names a pid that runs or does not), else the
+heartbeat's age (another machine's scheduler that stopped beating), else nothing but the lease.
+"""
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
+
+from wavegit.core import heartbeat, wavelock
+from wavegit.core.repo import Repo
+from wavegit.model.config import Config
+
+Claim = tuple[str, str, str | None]
+"""An item ``in_progress``: (id, wave, claimed_at), as ``columns.claims_of`` lists them (``plan`` reads them
+from its cached columns, without an ``Item``)."""
+
+RUNNING, GONE, SILENT, UNKNOWN = "running", "gone", "silent", "unknown"
+"""A scheduler that runs; one that is gone (its pid ended, on its machine); one that stopped beating (seen
+from another machine); one nothing is known of (no lock here, no heartbeat)."""
+
+
+def claim_time(claimed_at: str | None) -> datetime | None:
+    """A ``claimed_at`` value as a time, or None when it is missing or not an ISO 8601 timestamp."""
+    if not claimed_at:
+        return None
+    text = claimed_at.strip()
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def duration(seconds: float) -> str:
+    """``12 s``, ``3 min``, ``2 h 5 min``."""
+    whole = int(seconds)
+    if whole < 120:
+        return f"{whole} s"
+    if whole < 7200:
+        return f"{whole // 60} min"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class HeldWave(NamedTuple):
+    wave: str
+    items: tuple[str, ...]
+    lease_ends: datetime | None
+    """The earliest of its items' ``claimed_at`` + ``lease_ttl_s``; None when none has a valid one."""
+    scheduler: wavelock.SchedulerLock | None
+    beat: heartbeat.Beat | None
+    state: str
+
+    def describe(self, now: datetime) -> str:
+        """One line: the wave, its items, its scheduler, heartbeat, lease, and how its claims come back."""
+        who = (self.scheduler.describe() if self.scheduler
+               else "unknown (no heartbeat here: `wavegit ls --fetch` fetches them)")
+        if self.state == GONE:
+            how = f"its scheduler, {who}, is gone"
+        elif self.state == SILENT:
+            how = f"its scheduler, {who}, stopped beating"
+        elif self.state == RUNNING:
+            how = f"its scheduler, {who}, runs"
+        else:
+            how = f"its scheduler: {who}"
+        if self.beat is not None:
+            how += (f"; last heartbeat {duration(self.beat.age_s(now))} ago (one every "
+                    f"{duration(self.beat.every_s)})")
+        if self.lease_ends is None:
+            lease = "its lease has no valid claimed_at and ends at the next `wavegit sync`"
+        elif self.lease_ends <= now:
+            lease = f"its lease ended at {_stamp(self.lease_ends)}"
+        else:
+            left = duration((self.lease_ends - now).total_seconds())
+            lease = f"its lease ends at {_stamp(self.lease_ends)} (in {left})"
+        release = f"`wavegit release --wave {self.wave}`"
+        action = (f"once it has stopped, {release} returns them" if self.state == RUNNING
+                  else f"{release} returns them now")
+        return f"wave {self.wave} holds {', '.join(self.items)}: {how}; {lease}; {action}"
+
+    def to_json(self, now: datetime) -> dict[str, object]:
+        return {"wave": self.wave, "items": list(self.items), "scheduler": self.state,
+                "host": self.scheduler.host if self.scheduler else None,
+                "pid": self.scheduler.pid if self.scheduler else None,
+                "heartbeat_age_s": round(self.beat.age_s(now), 1) if self.beat else None,
+                "lease_ends": _stamp(self.lease_ends) if self.lease_ends else None,
+                "release": f"wavegit release --wave {self.wave}"}
+
+
+def lines(waves: Sequence[HeldWave], now: datetime) -> list[str]:
+    """What ``plan``, ``ls``, ``status`` and ``sync`` print of ``waves``: nothing when there is none."""
+    if not waves:
+        return []
+    return [f"claims held ({len(waves)} wave(s) not running in this clone):",
+            *(f"  {wave.describe(now)}" for wave in waves)]
+
+
+def judge(scheduler: wavelock.SchedulerLock | None, beat: heartbeat.Beat | None, now: datetime) -> str:
+    """A scheduler's state from this clone's lock or its heartbeat's record (``scheduler``) and its beat."""
+    alive = scheduler.alive() if scheduler is not None else None
+    if alive is not None:
+        return RUNNING if alive else GONE
+    if beat is not None:
+        return SILENT if beat.stale(now) else RUNNING
+    return UNKNOWN
+
+
+def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | None = None) -> list[HeldWave]:
+    """The waves holding ``claims`` whose scheduler does not run in this clone, by wave id."""
+    moment = now or datetime.now(timezone.utc)
+    by_wave: dict[str, list[Claim]] = {}
+    for claim in claims:
+        by_wave.setdefault(claim[1], []).append(claim)
+    if not by_wave:
+        return []
+    beats = heartbeat.read(repo, config.remote if repo.has_remote(config.remote) else None)
+    found = []
+    for wave, claimed in sorted(by_wave.items()):
+        lock = wavelock.read(repo, wave)
+        if lock is not None and lock.alive():
+            continue  # scheduled from this clone, and running: `status` tells of it
+        beat = beats.get(wave)
+        scheduler = lock or (beat.scheduler if beat else None)
+        times = [t for t in (claim_time(claim[2]) for claim in claimed) if t is not None]
+        lease_ends = min(times) + timedelta(seconds=config.lease_ttl_s) if times else None
+        found.append(HeldWave(wave, tuple(claim[0] for claim in claimed), lease_ends, scheduler, beat,
+                              judge(scheduler, beat, moment)))
+    return found
+
+
+def dead_waves(repo: Repo, config: Config, now: datetime | None = None) -> dict[str, str]:
+    """The waves whose scheduler is known gone, each with who it was: ``wavelock.dead_waves`` (this clone's
+    locks) and the heartbeats whose record names a process gone from this machine."""
+    moment = now or datetime.now(timezone.utc)
+    found = wavelock.dead_waves(repo)
+    for wave, beat in heartbeat.read(repo, config.remote if repo.has_remote(config.remote) else None).items():
+        if wave not in found and judge(beat.scheduler, beat, moment) == GONE:
+            found[wave] = beat.scheduler.describe()
+    return found
