@@ -194,7 +194,7 @@ class Wave:
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
             with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
-                futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self._stop_reason,
+                futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self.stop_reason,
                                        turns.get(run.item.id, -1)) for run in queue]
                 try:
                     for future in futures:
@@ -205,7 +205,8 @@ class Wave:
         finally:
             context.workspaces.close()
 
-    def _stop_reason(self) -> str | None:
+    def stop_reason(self) -> str | None:
+        """Why no attempt of this wave may start now (cancelled, the wave's budget, HALT), or None."""
         context = self.context
         if context.cancel.is_set():
             return f"not started: the batch stopped ({context.launch_error or 'cancelled'})"
