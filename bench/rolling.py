@@ -118,7 +118,8 @@ def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: fl
     common.git(clone, env, "add", "-A")
     common.git(clone, env, "commit", "-q", "-m", "bench repo")
     common.git(clone, env, "push", "-q", "origin", "main")
-    entries = [{"id": item.id, "prompt": f"do {item.id}", "owns": [f"{item.id}.txt", *filter(None, [item.shares])],
+    entries = [{"id": item.id, "prompt": f"do {item.id}",
+                "owns": [f"{item.id}.txt", *filter(None, [item.shares])],
                 "test": "true", "status": "todo", "priority": item.priority,
                 **({"depends_on": list(item.depends_on)} if item.depends_on else {})} for item in items]
     common.git(clone, env, "checkout", "-q", "-b", TRACKER_BRANCH)
@@ -227,13 +228,14 @@ def continuous(clone: Path, env: dict[str, str], merger: Merger | None) -> Measu
         proc = common.run_process(argv, cwd=clone, env=env)
         return Measured(time.perf_counter() - start, waves_of(proc.stdout))
     with subprocess.Popen([*argv, "--watch"], cwd=clone, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as proc:
+                          stderr=subprocess.PIPE, text=True) as watching:
         merger.all_done.wait()
         makespan = time.perf_counter() - start
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    if proc.returncode not in (0, 130):
-        raise common.BenchError(f"wavegit run --continuous --watch failed ({proc.returncode}): {err.strip()}")
+        watching.send_signal(signal.SIGTERM)
+        out, err = watching.communicate(timeout=60)
+    if watching.returncode not in (0, 130):
+        raise common.BenchError(f"wavegit run --continuous --watch failed ({watching.returncode}): "
+                                f"{err.strip()}")
     return Measured(makespan, waves_of(out))
 
 
@@ -271,7 +273,7 @@ class Series:
         return common.Stats(tuple(m.makespan for m in self.runs))
 
     def waves(self) -> str:
-        median = self.runs[sorted(range(len(self.runs)), key=lambda n: self.runs[n].makespan)[len(self.runs) // 2]]
+        median = sorted(self.runs, key=lambda m: m.makespan)[len(self.runs) // 2]
         return f"{len(median.waves)}: {', '.join(map(str, median.waves))}"
 
 
@@ -285,8 +287,8 @@ def result(quick: bool, runs: int = 3) -> common.Result:
     series = [Series("24 independent: back-to-back `run`", small, False, default, False),
               Series("24 independent: `run --continuous`", small, True, default, False),
               Series("40-item backlog: back-to-back `run`", big, False, default, True),
-              *(Series(f"40-item backlog: `run --continuous --watch`, wave_window_s {w:g}", big, True, w, True)
-                for w in WINDOWS)]
+              *(Series(f"40-item backlog: `run --continuous --watch`, wave_window_s {w:g}", big, True, w,
+                       True) for w in WINDOWS)]
     for _ in range(runs):
         for entry in series:  # interleaved, round by round
             entry.runs.append(measure_once(cache, entry.items, entry.rolling, entry.window, entry.merged))
@@ -307,8 +309,8 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "## rolling waves",
         "",
         f"`python bench/rolling.py {'--quick' if quick else f'--runs {runs}'}`. Workers sleep a seeded "
-        f"lognormal time (median {MEDIAN_S * scale:g} s, sigma {SIGMA}, cap {CAP_S * scale:g} s), concurrency "
-        f"{CONCURRENCY}, max_items {MAX_ITEMS}, item test `true`, `sandbox: none`, local bare origin, the "
+        f"lognormal time (median {MEDIAN_S * scale:g} s, sigma {SIGMA}, cap {CAP_S * scale:g} s), "
+        f"concurrency {CONCURRENCY}, max_items {MAX_ITEMS}, item test `true`, `sandbox: none`, local bare origin, the "
         "tracker on a branch of its own. The 40-item backlog: 4 items 4 others depend on (P0), 4 pairs "
         "sharing a file (the first of each P1), 24 independent; a merger in a clone of its own merges each "
         "recorded wave into `main` and runs `wavegit sync` at once, so its time is the time until every item "
@@ -324,7 +326,8 @@ def result(quick: bool, runs: int = 3) -> common.Result:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
