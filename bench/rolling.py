@@ -310,13 +310,13 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "",
         f"`python bench/rolling.py {'--quick' if quick else f'--runs {runs}'}`. Workers sleep a seeded "
         f"lognormal time (median {MEDIAN_S * scale:g} s, sigma {SIGMA}, cap {CAP_S * scale:g} s), "
-        f"concurrency {CONCURRENCY}, max_items {MAX_ITEMS}, item test `true`, `sandbox: none`, local bare origin, the "
-        "tracker on a branch of its own. The 40-item backlog: 4 items 4 others depend on (P0), 4 pairs "
-        "sharing a file (the first of each P1), 24 independent; a merger in a clone of its own merges each "
-        "recorded wave into `main` and runs `wavegit sync` at once, so its time is the time until every item "
-        f"is `done`. Median (min-max) of {runs} fresh repositories, interleaved; waves and items per wave of "
-        "the median run, in the order the waves ended. Lower bound: the larger of total work / slots and the "
-        "critical path.",
+        f"concurrency {CONCURRENCY}, max_items {MAX_ITEMS}, item test `true`, `sandbox: none`, local bare "
+        "origin, the tracker on a branch of its own. The 40-item backlog: 4 items 4 others depend on (P0), "
+        "4 pairs sharing a file (the first of each P1), 24 independent; a merger in a clone of its own "
+        "merges each recorded wave into `main` and runs `wavegit sync` at once, so its time is the time "
+        f"until every item is `done`. Median (min-max) of {runs} fresh repositories, interleaved; waves and "
+        "items per wave of the median run, in the order the waves ended. Lower bound: the larger of "
+        "total work / slots and the critical path.",
         "",
         common.table(["run", "makespan", "work / slots, critical path", "ratio to bound",
                       "waves: items each"], rows),
