@@ -59,8 +59,9 @@ from wavegit.trackerbranch.store import TrackerStore
 
 POLL_S = 2.0
 """``--watch``: how often an idle scheduler asks the tracker for ready items."""
-EXIT_ORDER = (EXIT_INTERRUPTED, EXIT_BAD_INPUT, EXIT_HALTED)
-"""Exit codes that outrank any wave's, first first; below them the highest wave code wins (4, 1, 0)."""
+EXIT_ORDER = (EXIT_BAD_INPUT, EXIT_HALTED)
+"""Exit codes that outrank any wave's (bad input, then halted or over budget); below them the highest wave
+code wins (4, 1, 0). Ctrl-C or SIGTERM: 130, whatever came before."""
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,8 @@ class Scheduler:
         try:
             self._loop()
         except KeyboardInterrupt:
-            interrupted = self._interrupt()
+            interrupted = True
+            self._interrupt()
         self._reap()
         return RollingOutcome(self.outcomes, self._exit_code(interrupted), self.stopped)
 
@@ -392,11 +394,9 @@ class Scheduler:
                 self.outcomes.append(wave.outcome)
                 self.on_report(wave.outcome)
 
-    def _interrupt(self) -> bool:
+    def _interrupt(self) -> None:
         """Ctrl-C or SIGTERM: no new claim; every wave cancels its workers, records and reports. A claim cut
-        short keeps its wave's lock, so ``sync`` here returns whatever it took. Whether anything was in
-        flight (else ``--watch`` was idle, and ends as if nothing had stopped it)."""
-        busy = bool(self.waves) or self._claiming is not None
+        short keeps its wave's lock, so ``sync`` here returns whatever it took."""
         if self._claiming is not None:
             self._claiming.keep_lock = True
         self._close_open()
@@ -406,4 +406,3 @@ class Scheduler:
         for wave in list(self.waves):
             if wave.thread is not None:
                 wave.thread.join()
-        return busy
