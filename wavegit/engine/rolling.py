@@ -2,10 +2,12 @@
 across several waves at once; each wave is still claimed, run, combined, tested, pushed, recorded and
 reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
 
-- Whenever an item ends, the scheduler claims (one compare-and-swap commit, :func:`.claim.claim`) as many
-  ready items as slots are free; the planner never takes one that overlaps an item in flight
-  (``in_progress`` or ``review``), this scheduler's or another's. An item holds its slot from its claim until
-  its last attempt is judged.
+- Whenever a worker exits, the scheduler claims (one compare-and-swap commit, :func:`.claim.claim`) as many
+  ready items as worker slots are idle (:class:`RollingSlots`), plus ``concurrency`` more that wait for a
+  slot, so that a freed slot starts the next item at once rather than after a claim; the planner never takes
+  one that overlaps an item in flight (``in_progress`` or ``review``), this scheduler's or another's. The
+  exited worker's attempt is read back and tested meanwhile, as in a wave. A claim that found nothing ready
+  is retried once a wave was recorded, or after ``POLL_S``.
 - Claims go to the *open* wave. It closes to new items once it has ``max_items``, ``wave_window_s`` after its
   first claim, when its spend reached the wave ceiling, when an item became ``done`` since it opened (merged
   work: what depends on it or overlaps it must start from a base that has it), or when nothing is ready and
@@ -24,6 +26,7 @@ Each wave holds its lock (``wavegit.core.wavelock``) from before its first claim
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -49,7 +52,7 @@ from wavegit.engine.eventlog import EventLog
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, run_claimed
 from wavegit.engine.records import ItemRun, utc_now
-from wavegit.engine.slots import WorkerSlots
+from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.engine.wave import Wave
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config
@@ -62,6 +65,38 @@ POLL_S = 2.0
 EXIT_ORDER = (EXIT_BAD_INPUT, EXIT_HALTED)
 """Exit codes that outrank any wave's (bad input, then halted or over budget); below them the highest wave
 code wins (4, 1, 0). Ctrl-C or SIGTERM: 130, whatever came before."""
+
+
+class RollingSlots(WorkerSlots):
+    """The worker slots every wave of a scheduler shares, and how many are idle: free, less those that
+    retries wait for and those promised to items claimed but not started yet. A slot is held while a worker
+    runs, so the next item is claimed while the previous attempt is read back and tested."""
+
+    def __init__(self, size: int, on_free: Callable[[], None]) -> None:
+        """``on_free``: called whenever a slot is given back."""
+        super().__init__(size)
+        self._promised = 0
+        self._on_free = on_free
+
+    def promise(self, count: int) -> None:
+        with self._cond:
+            self._promised += count
+
+    def idle(self) -> int:
+        with self._cond:
+            return self._free - self._retries - self._promised
+
+    def take(self, turn: int | None) -> Slot | None:
+        """``turn`` not None: an item's first attempt, which takes the slot promised to it (a rolling wave's
+        items start as soon as they are claimed, in no queue); None: a retry."""
+        if turn is not None:
+            with self._cond:
+                self._promised -= 1
+        return super().take(None)
+
+    def put_back(self) -> None:
+        super().put_back()
+        self._on_free()
 
 
 @dataclass(frozen=True)
@@ -116,6 +151,9 @@ class RollingWave:
                 while batch:
                     for run in batch:
                         context.events.event(run.item.id, "queued")
+                        # Made in the background while it waits for its slot (its own thread makes it if
+                        # the slot comes first).
+                        context.workspaces.prepare(context.spec(run.item, 1))
                         tries = lifecycle.attempts_left(run.item, config.attempts, config.max_attempts)
                         futures.append(pool.submit(self._run_item, wave, run, tries))
                     with self._cond:
@@ -140,7 +178,7 @@ class RollingWave:
 
     def _run_item(self, wave: Wave, run: ItemRun, tries: int) -> None:
         try:
-            run_attempts(wave.context, run, tries, wave.stop_reason, None)
+            run_attempts(wave.context, run, tries, wave.stop_reason, 0)
         finally:
             with self._cond:
                 self.running -= 1
@@ -226,7 +264,10 @@ class Scheduler:
         self.rolling = rolling
         self.max_items = rolling.max_items or config.max_items
         self.concurrency = max(1, config.concurrency)
-        self.slots = WorkerSlots(self.concurrency)
+        self.slots = RollingSlots(self.concurrency, self.changed)
+        self.lookahead = self.concurrency
+        """Items claimed beyond the idle slots, waiting for one: a freed slot takes the next item at once
+        instead of after a claim (a fetch and a push), as a wave's items wait for their slots."""
         self.on_report = on_report
         self.open: RollingWave | None = None
         self.waves: list[RollingWave] = []
@@ -238,6 +279,8 @@ class Scheduler:
         self._unrecorded: list[RollingWave] = []
         """The waves whose spend the last claim's ``day_spent`` did not hold."""
         self._changes = 0
+        self._next_claim_at = 0.0
+        """No claim before this ``time.monotonic()``: the last one found nothing ready."""
         self._cond = threading.Condition()
         self._claiming: RollingWave | None = None
 
@@ -275,20 +318,24 @@ class Scheduler:
             wait: float | None = None
             if self.open is not None and self._closes(self.open):
                 self._close_open()
-            if self.stopped is None and not self.slots.stopped:
-                free = self.concurrency - sum(wave.running for wave in self.waves)
-                if free > 0:
-                    taken = self._claim(free)
-                    if taken:
-                        continue
-            if self.stopped is not None or self.slots.stopped:
+            stopping = self.stopped is not None or self.slots.stopped
+            wanted = self.slots.idle() + self.lookahead
+            if not stopping and wanted > 0 and time.monotonic() >= self._next_claim_at:
+                if self._claim(wanted):
+                    continue
+                # Nothing ready: only a wave's record (an item back to todo) or another writer makes more.
+                self._next_claim_at = time.monotonic() + self.rolling.poll_s
+            if stopping:
                 self._close_open()
             if not self.waves:
-                if self.stopped is not None or self.slots.stopped or not self.rolling.watch:
+                if stopping or not self.rolling.watch:
                     return
                 wait = self.rolling.poll_s
             elif self.open is not None and not self.open.closed:
                 wait = max(0.0, self.open.opened_at + self.config.wave_window_s - time.monotonic())
+            if wanted > 0 and not stopping:
+                wait = min(wait if wait is not None else math.inf,
+                           max(0.0, self._next_claim_at - time.monotonic()))
             self._wait(seen, wait)
 
     def _wait(self, seen: int, timeout: float | None) -> None:
@@ -324,6 +371,7 @@ class Scheduler:
             self._discard(wave)
             self._close_open()
             return 1
+        self.slots.promise(len(claimed.items))
         if not claimed.items:
             self._discard(wave)
             if wave.count and not wave.running:
@@ -388,6 +436,7 @@ class Scheduler:
         """Hand over the waves that were delivered; one that failed in wavegit itself raises here."""
         for wave in [wave for wave in self.waves if wave.thread is not None and not wave.thread.is_alive()]:
             self.waves.remove(wave)
+            self._next_claim_at = 0.0  # its record may have made items ready again
             if wave.error is not None:
                 raise wave.error
             if wave.outcome is not None:
