@@ -25,6 +25,7 @@ import plan_scaling
 import prepush
 import prepush_sizes
 import quality
+import rolling
 import wave_overhead
 
 Bench = Callable[[bool], common.Result]
@@ -50,6 +51,7 @@ BENCHMARKS: dict[str, tuple[str, Bench]] = {
     "attempt-tree": ("attempt trees", attempt_tree.result),
     "github": ("GitHub requests per wave", github_requests.result),
     "quality": ("selection quality", quality.measure),
+    "rolling": ("rolling waves", rolling.result),
 }
 """name -> (its section's heading, the function that measures it); in the order of BENCHMARKS.md."""
 SUMMARY = "targets"
