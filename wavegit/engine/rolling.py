@@ -279,6 +279,8 @@ class Scheduler:
         self._unrecorded: list[RollingWave] = []
         """The waves whose spend the last claim's ``day_spent`` did not hold."""
         self._changes = 0
+        self._failure: BaseException | None = None
+        """What a wave's thread raised (wavegit's own failure), raised once every other wave has ended."""
         self._next_claim_at = 0.0
         """No claim before this ``time.monotonic()``: the last one found nothing ready."""
         self._cond = threading.Condition()
@@ -298,6 +300,8 @@ class Scheduler:
             interrupted = True
             self._interrupt()
         self._reap()
+        if self._failure is not None:
+            raise self._failure
         return RollingOutcome(self.outcomes, self._exit_code(interrupted), self.stopped)
 
     def _exit_code(self, interrupted: bool) -> int:
@@ -318,7 +322,7 @@ class Scheduler:
             wait: float | None = None
             if self.open is not None and self._closes(self.open):
                 self._close_open()
-            stopping = self.stopped is not None or self.slots.stopped
+            stopping = self.stopped is not None or self.slots.stopped or self._failure is not None
             wanted = self.slots.idle() + self.lookahead
             if not stopping and wanted > 0 and time.monotonic() >= self._next_claim_at:
                 if self._claim(wanted):
@@ -433,12 +437,13 @@ class Scheduler:
             wavelock.remove(self.repo, wave.wave_id)
 
     def _reap(self) -> None:
-        """Hand over the waves that were delivered; one that failed in wavegit itself raises here."""
+        """Hand over the waves that were delivered."""
         for wave in [wave for wave in self.waves if wave.thread is not None and not wave.thread.is_alive()]:
             self.waves.remove(wave)
             self._next_claim_at = 0.0  # its record may have made items ready again
             if wave.error is not None:
-                raise wave.error
+                # wavegit's own failure in a wave: no new claim; the other waves end first, then it is raised.
+                self._failure = self._failure or wave.error
             if wave.outcome is not None:
                 self.outcomes.append(wave.outcome)
                 self.on_report(wave.outcome)
