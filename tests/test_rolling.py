@@ -222,3 +222,21 @@ def test_watch_picks_up_an_item_added_while_it_runs_until_interrupted(tmp_path: 
     assert all(wave.success for wave in reports(out))
     assert [[i.id for i in wave.items] for wave in reports(out)] == [["A"], ["B"]]
     assert git(remote.origin, "rev-parse", "--verify", "-q", "refs/heads/main")
+
+
+def test_a_hostile_worker_writing_another_waves_file_fails_its_own_item_and_leaves_that_wave_intact(
+        tmp_path: Path) -> None:
+    hostile = item("A", ["write src/b.txt hacked", "write src/a.txt ok"], ["src/a.txt"])
+    victim = item("B", ["sleep 0.5", "write src/b.txt ok"], ["src/b.txt"])
+    remote = make_wave_repo(tmp_path, [hostile, victim], concurrency=2, max_items=1, attempts=1,
+                            max_attempts=2)
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=120)
+    assert result.returncode == 1, result.stderr  # a wave's work failed
+    waves = reports(result.stdout)
+    [victims] = [wave for wave in waves if wave.items[0].id == "B"]
+    assert victims.success and git(remote.origin, "show", f"{victims.branch}:src/b.txt") == "ok"
+    # A is rejected in every wave that takes it (its record makes it ready again) until max_attempts.
+    hostiles = [wave for wave in waves if wave.items[0].id == "A"]
+    assert len(hostiles) == 2 and not any(wave.success or wave.branch for wave in hostiles)
+    assert all(wave.items[0].ownership_violations == ["src/b.txt"] for wave in hostiles)
+    assert statuses(remote) == {"A": ("failed", hostiles[-1].wave_id), "B": ("review", victims.wave_id)}
