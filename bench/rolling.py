@@ -23,9 +23,11 @@ number of waves and the items per wave. The 40-item backlog also runs with sever
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,6 +101,24 @@ def lower_bound(items: Sequence[Item], slots: int = CONCURRENCY) -> tuple[float,
         if item.shares:
             shared[item.shares] = shared.get(item.shares, 0.0) + item.seconds
     return sum(item.seconds for item in items) / slots, max([*chains, *shared.values()])
+
+
+def list_schedule(items: Sequence[Item], slots: int = CONCURRENCY) -> float:
+    """The makespan of independent ``items`` started in plan order, each as soon as a slot frees, with no
+    overhead: the best a scheduler that cannot know how long an item will take does."""
+    free = [0.0] * slots
+    for item in items:
+        heapq.heappush(free, heapq.heappop(free) + item.seconds)
+    return max(free)
+
+
+def seeds_ratio(seeds: int = 40) -> float:
+    """The median, over seeds, of :func:`list_schedule`'s ratio to the lower bound (24 independent items)."""
+    ratios = []
+    for seed in range(seeds):
+        items = independent(24, seed)
+        ratios.append(list_schedule(items) / max(lower_bound(items)))
+    return statistics.median(ratios)
 
 
 def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: float) -> Path:
@@ -299,6 +319,10 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         bound = max(work, path)
         rows.append((entry.label, f"{entry.makespans.s()} s", f"{work:.2f} / {path:.2f} s",
                      f"{entry.makespans.median / bound:.2f}x", entry.waves()))
+    ideal = list_schedule(small)
+    work, path = bounds[id(small)]
+    rows.insert(2, ("24 independent: items in plan order, each as a slot frees, no overhead (computed)",
+                    f"{ideal:.2f} s", f"{work:.2f} / {path:.2f} s", f"{ideal / max(work, path):.2f}x", ""))
     ratio_24 = series[1].makespans.median / max(bounds[id(small)])
     ratio_40 = series[-1].makespans.median / max(bounds[id(big)])
     targets = (common.Target(23, "24 lognormal items, `run --continuous` vs lower bound", f"≤ {TARGET_24}x",
@@ -316,7 +340,11 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "merges each recorded wave into `main` and runs `wavegit sync` at once, so its time is the time "
         f"until every item is `done`. Median (min-max) of {runs} fresh repositories, interleaved; waves and "
         "items per wave of the median run, in the order the waves ended. Lower bound: the larger of "
-        "total work / slots and the critical path.",
+        "total work / slots and the critical path. The computed row is the best a scheduler that cannot "
+        "know how long an item takes can do: it starts items in plan order as slots free; over seeds 0-39 "
+        f"of this workload its median ratio to the bound is {seeds_ratio():.2f}x, so a 1.2x target holds "
+        f"only when the long items happen to come first. Seed {SEED_24} is the first whose bound, like issue "
+        "23's (4.9 s), is the total work / slots within 0.1 s.",
         "",
         common.table(["run", "makespan", "work / slots, critical path", "ratio to bound",
                       "waves: items each"], rows),
