@@ -127,6 +127,8 @@ class RollingWave:
         self.error: BaseException | None = None
         self.settled = False
         self.keep_lock = False
+        self.ended = False
+        """Its thread is done: it takes no more items."""
         """A claim into it was cut short (Ctrl-C): what it took is unknown, so its lock stays for ``sync``."""
         self._pending: list[ItemRun] = []
         self._cond = threading.Condition()
@@ -185,12 +187,19 @@ class RollingWave:
             self.scheduler.changed()
 
     # The scheduler side, in its thread.
-    def add(self, items: Sequence[tracker.Item]) -> None:
+    def add(self, items: Sequence[tracker.Item]) -> bool:
+        """Hand over items claimed into this wave; False when it ended first (it failed before it could run
+        them): they stay claimed, and its lock is written again, so ``sync`` returns them once this process
+        is gone."""
         with self._cond:
+            if self.ended:
+                wavelock.write(self.scheduler.repo, wavelock.this_process(self.wave_id))
+                return False
             self.count += len(items)
             self.running += len(items)
             self._pending += [ItemRun(item) for item in items]
             self._cond.notify_all()
+            return True
 
     def close(self) -> None:
         with self._cond:
@@ -233,8 +242,11 @@ class RollingWave:
             except BaseException as exc:  # handed to the scheduler thread
                 self.error = exc
             finally:
-                if self.settled and not self.keep_lock:
-                    wavelock.remove(scheduler.repo, self.wave_id)
+                with self._cond:
+                    self.ended = True
+                    # Items handed over after it stopped taking them were never run nor recorded.
+                    if self.settled and not self.keep_lock and not self._pending:
+                        wavelock.remove(scheduler.repo, self.wave_id)
                 scheduler.changed()
 
         self.thread = threading.Thread(target=work, name=f"wavegit-{self.wave_id}", daemon=True)
@@ -389,7 +401,8 @@ class Scheduler:
         else:
             log = EventLog(self.repo.events_dir / f"{wave.wave_id}.jsonl")
             log.claimed(wave.wave_id, claimed.plan.selected)
-            wave.add(claimed.items)
+            if not wave.add(claimed.items):
+                self._close_open()
         return len(claimed.items)
 
     def _claim_into(self, wave: RollingWave, count: int) -> tuple[Claim, bool]:
@@ -440,6 +453,8 @@ class Scheduler:
         """Hand over the waves that were delivered."""
         for wave in [wave for wave in self.waves if wave.thread is not None and not wave.thread.is_alive()]:
             self.waves.remove(wave)
+            if wave is self.open:
+                self.open = None
             self._next_claim_at = 0.0  # its record may have made items ready again
             if wave.error is not None:
                 # wavegit's own failure in a wave: no new claim; the other waves end first, then it is raised.
