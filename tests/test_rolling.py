@@ -240,3 +240,20 @@ def test_a_hostile_worker_writing_another_waves_file_fails_its_own_item_and_leav
     assert len(hostiles) == 2 and not any(wave.success or wave.branch for wave in hostiles)
     assert all(wave.items[0].ownership_violations == ["src/b.txt"] for wave in hostiles)
     assert statuses(remote) == {"A": ("failed", hostiles[-1].wave_id), "B": ("review", victims.wave_id)}
+
+
+def test_a_wave_stopped_by_its_own_error_stops_new_claims_instead_of_retaking_its_items_forever(
+        tmp_path: Path) -> None:
+    items = [item(f"I{n}", [f"write src/i{n}.txt ok"], [f"src/i{n}.txt"]) for n in range(4)]
+    remote = make_wave_repo(tmp_path, items, concurrency=1, max_items=1, attempts=1)
+    # The branch waves start from does not exist: every wave stops before its first item, which goes back
+    # to todo as never started.
+    config = remote.clone / ".wavegit" / "config.yaml"
+    config.write_text(config.read_text() + "base_branch: missing\n")
+    result = wavegit(remote.clone, "run", "--continuous", "--json", env={"WAVEGIT_CONFIG_SOURCE": "checkout"},
+                     timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "no new claims: wave" in result.stderr and "missing" in result.stderr
+    waves = reports(result.stdout)
+    assert 1 <= len(waves) <= 2 and all(wave.error for wave in waves)  # the first, and one claimed ahead
+    assert all(status == "todo" for status, _ in statuses(remote).values())

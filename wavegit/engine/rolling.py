@@ -41,6 +41,7 @@ from wavegit.core.errors import (
     EXIT_HALTED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_WORK_FAILED,
     BudgetExceededError,
     WavegitError,
 )
@@ -97,6 +98,12 @@ class RollingSlots(WorkerSlots):
     def put_back(self) -> None:
         super().put_back()
         self._on_free()
+
+
+class WaveStopped(WavegitError):
+    """A rolling wave stopped on an error of its own: no new claim (exit 1, the wave's work failed)."""
+
+    exit_code = EXIT_WORK_FAILED
 
 
 @dataclass(frozen=True)
@@ -460,6 +467,11 @@ class Scheduler:
                 # wavegit's own failure in a wave: no new claim; the other waves end first, then it is raised.
                 self._failure = self._failure or wave.error
             if wave.outcome is not None:
+                error = wave.outcome.report.error
+                if error is not None and self.stopped is None and not self.slots.stopped:
+                    # What stopped it (a base that cannot be fetched, a record that did not land) would stop
+                    # the next wave too, and its items are back to todo for the next claim: no new claim.
+                    self.stopped = WaveStopped(f"wave {wave.wave_id} stopped: {error}")
                 self.outcomes.append(wave.outcome)
                 self.on_report(wave.outcome)
 
