@@ -134,9 +134,9 @@ class RollingWave:
         self.error: BaseException | None = None
         self.settled = False
         self.keep_lock = False
+        """A claim into it was cut short (Ctrl-C): what it took is unknown, so its lock stays for ``sync``."""
         self.ended = False
         """Its thread is done: it takes no more items."""
-        """A claim into it was cut short (Ctrl-C): what it took is unknown, so its lock stays for ``sync``."""
         self._pending: list[ItemRun] = []
         self._cond = threading.Condition()
         self.thread: threading.Thread | None = None
