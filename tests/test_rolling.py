@@ -161,20 +161,22 @@ def test_the_day_ceiling_counts_the_waves_in_flight_and_stops_new_claims(tmp_pat
     assert [status for status, _ in statuses(remote).values()] == ["review"] * 3 + ["todo"] * 2
 
 
-def sleeping_items(count: int, started: Path) -> list[dict[str, Any]]:
-    return [item(f"K{n}", [f"env {started}", "sleep 8", f"write src/k{n}.txt ok"], [f"src/k{n}.txt"])
-            for n in range(count)]
+def sleeping_items(count: int, started: Path, seconds: float = 8) -> list[dict[str, Any]]:
+    return [item(f"K{n}", [f"env {started}", f"sleep {seconds:g}", f"write src/k{n}.txt ok"],
+                 [f"src/k{n}.txt"]) for n in range(count)]
 
 
 def test_sigterm_cancels_every_wave_in_flight_each_recording_and_reporting_its_items(tmp_path: Path) -> None:
     started = tmp_path / "started.jsonl"
-    remote = make_wave_repo(tmp_path, sleeping_items(3, started), concurrency=2, max_items=1, attempts=1,
-                            idle_timeout_s=60, sandbox="none")
+    remote = make_wave_repo(tmp_path, sleeping_items(3, started, 50), concurrency=2, max_items=1, attempts=1,
+                            timeout_s=120, idle_timeout_s=120, sandbox="none")
     proc = start(remote.clone)
     wait_for(lambda: lines(started) == 2, "two workers to start", proc)
     # Two waves run an item each, a third item waits for a slot in a third wave: all three are in flight.
+    wait_for(lambda: len(json.loads(wavegit(remote.clone, "status", "--json").stdout)) == 3,
+             "the third wave to log its claim", proc)
     running = json.loads(wavegit(remote.clone, "status", "--json").stdout)
-    assert len(running) == 3 and {wave["scheduler"] for wave in running} == {"running"}
+    assert {wave["scheduler"] for wave in running} == {"running"}
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -191,6 +193,8 @@ def test_kill_9_leaves_each_wave_in_flight_to_sync_which_releases_every_claim(tm
                             idle_timeout_s=60, sandbox="none", lease_ttl_s=3600)
     proc = start(remote.clone)
     wait_for(lambda: lines(started) == 2, "two workers to start", proc)
+    wait_for(lambda: len(json.loads(wavegit(remote.clone, "status", "--json").stdout)) == 3,
+             "the third wave to log its claim", proc)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert {status for status, _ in statuses(remote).values()} == {"in_progress"}  # two run, one waits
