@@ -48,6 +48,14 @@ TARGET_24, TARGET_40 = 1.2, 1.3
 WINDOWS = (1.0, 3.0, 600.0)
 """``wave_window_s`` values the 40-item backlog runs with (the default last)."""
 TRACKER_BRANCH = "wavegit-tracker"
+WINDOW_NOTE = (
+    "`wave_window_s` (default 600 s): with items claimed ahead, a busy backlog fills each wave at once, "
+    "and a wave also closes when nothing is ready and none of its items runs, so a short window only "
+    "splits waves (more pull requests, each with its own collect, push and record) without shortening the "
+    "makespan; the window matters in `--watch`, where it bounds how long a wave waits for new items "
+    "before it is delivered."
+)
+
 WORKER = """set -- $(grep "^$WAVEGIT_ITEM_ID " "{durations}")
 sleep "$2"
 echo done > "$1.txt"
@@ -348,6 +356,8 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "",
         common.table(["run", "makespan", "work / slots, critical path", "ratio to bound",
                       "waves: items each"], rows),
+        "",
+        WINDOW_NOTE,
         "",
     ]
     return common.Result("rolling", "\n".join(lines), targets)
