@@ -54,7 +54,7 @@ from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, run_claimed
 from wavegit.engine.records import ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
-from wavegit.engine.wave import Wave
+from wavegit.engine.wave import Wave, await_items
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config
 from wavegit.model.select import Plan, select
@@ -169,11 +169,7 @@ class RollingWave:
                         self._cond.wait_for(lambda: bool(self._pending) or self.closed or self.interrupted)
                         batch, self._pending = self._pending, []
                     runs += batch
-                for future in futures:
-                    future.result()
-            except BaseException:
-                context.stop()
-                raise
+                await_items(context, futures)
             finally:
                 context.workspaces.close()
         # Reported and combined in tracker order, as a wave's items are.
