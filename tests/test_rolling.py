@@ -261,3 +261,14 @@ def test_a_wave_stopped_by_its_own_error_stops_new_claims_instead_of_retaking_it
     waves = reports(result.stdout)
     assert 1 <= len(waves) <= 2 and all(wave.error for wave in waves)  # the first, and one claimed ahead
     assert all(status == "todo" for status, _ in statuses(remote).values())
+
+
+def test_halted_before_its_first_claim_it_ends_as_run_does_with_one_json_line(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    assert wavegit(remote.clone, "halt", "--reason", "freeze").returncode == 0
+    before = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=120)
+    assert result.returncode == 3 and "freeze" in result.stderr
+    [refused] = reports(result.stdout)
+    assert (refused.wave_id, refused.halted, refused.exit_code) == ("", True, 3)
+    assert git(remote.origin, "rev-parse", "main") == before

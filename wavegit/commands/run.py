@@ -82,11 +82,11 @@ def summary(report: WaveReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.continuous or args.watch:
-        return _continuous(args)
     started = utc_now()
     repo: Repo | None = None
     try:
+        if args.continuous or args.watch:
+            return _continuous(args)
         outcome, repo = _wave(args)
     except WavegitError as exc:
         if not args.json:
@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         print("wavegit run: interrupted", file=sys.stderr)
         outcome = stopped(exc, started)
     if args.json:
-        print(outcome.report.to_json())
+        # --continuous prints JSON Lines: this report, of a run refused before its first claim, is one.
+        print(outcome.report.to_json(indent=None if args.continuous else 2))
         return outcome.exit_code
     print(summary(outcome.report))
     markdown = repo.report_file(outcome.report.wave_id, ".md") if repo is not None else None
@@ -147,7 +148,6 @@ def _continuous(args: argparse.Namespace) -> int:
         raise UsageError("--only and --continuous do not mix: --only runs one wave of exactly those items")
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
-    started = utc_now()
     context = Context.governed(args)
     repo = context.repo
 
@@ -164,20 +164,12 @@ def _continuous(args: argparse.Namespace) -> int:
     options = WaveOptions(push=not args.no_push, config_source=context.config_source)
     rolling = RollingOptions(max_items=args.max_items, watch=args.watch)
     delivery = publish.delivery(context.config, context.store)
-    try:
-        with Progress() as progress:
-            scheduler = Scheduler(repo, context.config, context.store, delivery=delivery,
-                                  options=options if args.json else replace(options, events=progress),
-                                  rolling=rolling, on_report=reported)
-            result = scheduler.run()
-    except WavegitError as exc:
-        # Before anything was claimed, as `wavegit run` ends.
-        if not args.json:
-            raise
-        print(exc if isinstance(exc, ValidationError) else f"wavegit run: {exc}", file=sys.stderr)
-        outcome = stopped(exc, started)
-        print(outcome.report.to_json(indent=None))
-        return outcome.exit_code
+    # Raised before anything was claimed (bad input, halted, over budget): it ends as `wavegit run` does.
+    with Progress() as progress:
+        scheduler = Scheduler(repo, context.config, context.store, delivery=delivery,
+                              options=options if args.json else replace(options, events=progress),
+                              rolling=rolling, on_report=reported)
+        result = scheduler.run()
     if result.stopped is not None:
         print(f"wavegit run: no new claims: {one_line(str(result.stopped))}", file=sys.stderr)
     return result.exit_code
