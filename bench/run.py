@@ -26,6 +26,7 @@ import prepush
 import prepush_sizes
 import quality
 import read_scaling
+import rolling
 import wave_overhead
 
 Bench = Callable[[bool], common.Result]
@@ -52,6 +53,7 @@ BENCHMARKS: dict[str, tuple[str, Bench]] = {
     "attempt-tree": ("attempt trees", attempt_tree.result),
     "github": ("GitHub requests per wave", github_requests.result),
     "quality": ("selection quality", quality.measure),
+    "rolling": ("rolling waves", rolling.result),
 }
 """name -> (its section's heading, the function that measures it); in the order of BENCHMARKS.md."""
 SUMMARY = "targets"

@@ -22,7 +22,7 @@ import yaml
 from tests.helpers.actions_log import obeyed_commands
 from tests.helpers.ghserver import APP, APP_TOKEN, github_env, running
 from tests.helpers.repos import REPO_ROOT, git, wavegit
-from tests.helpers.wave import WORKER, item, make_wave_repo
+from tests.helpers.wave import WORKER, item, make_wave_repo, origin_tracker
 from wavegit.github import action, agent
 from wavegit.model.report import WaveReport
 from wavegit.model.report_markdown import MARKER
@@ -325,6 +325,20 @@ def test_run_claims_a_wave_and_writes_outputs_and_the_report_summary(tmp_path: P
     assert result.annotations("error") == []
 
 
+def test_continuous_runs_rolling_waves_summarises_each_and_names_the_last_in_the_outputs(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item(i, [f"write src/{i}.txt ok"], [f"src/{i}.txt"]) for i in "ABC"],
+                            max_items=1, concurrency=1)
+    result = run_action(remote.clone, tmp_path, command="run", continuous="true")
+    assert result.returncode == 0, result.stdout + result.stderr
+    waves = {i.wave for i in origin_tracker(remote).items}
+    assert len(waves) == 3 and result.outputs["wave-id"] in waves
+    assert (result.outputs["success"], result.outputs["exit-code"]) == ("true", "0")
+    report = WaveReport.from_json(Path(result.outputs["report-path"]).read_text(encoding="utf-8"))
+    assert report.wave_id == result.outputs["wave-id"]
+    assert all(f"wavegit wave <code>{wave}</code>" in result.summary for wave in waves)
+
+
 def test_worker_input_overrides_the_config_and_no_worker_sees_the_token(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -429,6 +443,10 @@ def test_gate_with_a_pr_input_checks_that_pr_and_needs_github(tmp_path: Path) ->
     ({"command": "run", "dry_run": "true", "agent_version": "1.2.3"},
      "input agent-version applies to command run only"),
     ({"command": "gate", "pr": "-5"}, "input pr must be a pull request number"),
+    ({"command": "run", "continuous": "yes"}, "input continuous must be true or false"),
+    ({"command": "plan", "continuous": "true"}, "input continuous applies to command run only"),
+    ({"command": "run", "dry_run": "true", "continuous": "true"},
+     "input continuous applies to command run only"),
 ])
 def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, inputs: dict[str, str],
                                                                  complaint: str) -> None:

@@ -1,4 +1,7 @@
-"""``wavegit run [--max-items N | --only ID...] [--json] [--no-push]``: claim a wave, run it, record, report.
+"""``wavegit run [--max-items N | --only ID...] [--continuous [--watch]] [--json] [--no-push]``: claim a wave,
+run it, record, report; with ``--continuous``, rolling waves (``engine.rolling``) until nothing is ready and
+nothing runs (``--watch``: until interrupted), each wave's report as it ends (with ``--json``, one compact
+JSON report per line: JSON Lines).
 
 Exit 0 when the wave succeeded, 1 when some work failed, 2 on bad input, 3 when halted or over budget,
 4 when a compare-and-swap race was lost for good. The progress goes to stderr and a short summary to stdout;
@@ -29,7 +32,9 @@ from wavegit.core.terminal import inert
 from wavegit.engine.outcome import WaveOutcome, stopped
 from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
 from wavegit.engine.records import utc_now
+from wavegit.engine.rolling import RollingOptions, Scheduler
 from wavegit.github import publish
+from wavegit.model.lifecycle import one_line
 from wavegit.model.report import ItemReport, WaveReport
 
 
@@ -41,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print the report JSON on stdout, whatever the exit (no progress lines)")
     parser.add_argument("--no-push", action="store_true", help="keep the wave branch in this repository")
+    parser.add_argument("--continuous", action="store_true",
+                        help="rolling waves: keep `concurrency` workers busy until nothing is ready and "
+                             "nothing runs; each wave is delivered as soon as its last item ends")
+    parser.add_argument("--watch", action="store_true",
+                        help="with --continuous: keep polling the tracker for new items until interrupted")
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -84,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     started = utc_now()
     repo: Repo | None = None
     try:
+        if args.continuous or args.watch:
+            return _continuous(args)
         outcome, repo = _wave(args)
     except WavegitError as exc:
         if not args.json:
@@ -103,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         print("wavegit run: interrupted", file=sys.stderr)
         outcome = stopped(exc, started)
     if args.json:
-        print(outcome.report.to_json())
+        # --continuous prints JSON Lines: this report, of a run refused before its first claim, is one.
+        print(outcome.report.to_json(indent=None if args.continuous else 2))
         return outcome.exit_code
     print(summary(outcome.report))
     markdown = repo.report_file(outcome.report.wave_id, ".md") if repo is not None else None
@@ -135,6 +148,40 @@ def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
         outcome = run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
                            options=replace(options, events=progress))
     return outcome, repo
+
+
+def _continuous(args: argparse.Namespace) -> int:
+    if not args.continuous:
+        raise UsageError("--watch goes with --continuous")
+    if args.only:
+        raise UsageError("--only and --continuous do not mix: --only runs one wave of exactly those items")
+    if args.max_items is not None and args.max_items < 1:
+        raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
+    context = Context.governed(args)
+    repo = context.repo
+
+    def reported(outcome: WaveOutcome) -> None:
+        if args.json:
+            print(outcome.report.to_json(indent=None), flush=True)
+            return
+        print(summary(outcome.report))
+        markdown = repo.report_file(outcome.report.wave_id, ".md")
+        if markdown.is_file():
+            print(f"report: {_shown(markdown)}", flush=True)
+
+    signal.signal(signal.SIGTERM, _terminate)
+    options = WaveOptions(push=not args.no_push, config_source=context.config_source)
+    rolling = RollingOptions(max_items=args.max_items, watch=args.watch)
+    delivery = publish.delivery(context.config, context.store)
+    # Raised before anything was claimed (bad input, halted, over budget): it ends as `wavegit run` does.
+    with Progress() as progress:
+        scheduler = Scheduler(repo, context.config, context.store, delivery=delivery,
+                              options=options if args.json else replace(options, events=progress),
+                              rolling=rolling, on_report=reported)
+        result = scheduler.run()
+    if result.stopped is not None:
+        print(f"wavegit run: no new claims: {one_line(str(result.stopped))}", file=sys.stderr)
+    return result.exit_code
 
 
 def _shown(path: Path) -> str:

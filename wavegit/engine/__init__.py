@@ -44,6 +44,8 @@
 
 :mod:`.pipeline` runs these steps; its extension points are declared: an :class:`.pipeline.ItemSource` (the
 items run here, or their results are collected from scale-out runners) and a :class:`.pipeline.Delivery`.
+:mod:`.rolling` (``run --continuous``) keeps several waves in flight, each one an item source that is handed
+its items claim by claim, on worker slots they all share.
 
 What a ``kill -9`` of the scheduler can leave (each commit is atomic, the branch is pushed before the
 record): nothing at all; the claim only (items ``in_progress`` with this wave, no remote wave branch:

@@ -212,10 +212,11 @@ def _not_started(context: AttemptContext, run: ItemRun, reason: str, attempt: in
 
 
 def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason: Callable[[], str | None],
-                 turn: int) -> None:
+                 turn: int | None) -> None:
     """Up to ``tries`` attempts of ``run``'s item, until one is verified, the first at queue position
-    ``turn`` (:class:`WorkerSlots`); ``stop_reason`` is asked before each launch, once it has its worker
-    slot (halted, over budget, cancelled). ``run`` is filled in place."""
+    ``turn`` (:class:`WorkerSlots`; None: whenever a slot is free, as a retry); ``stop_reason`` is asked
+    before each launch, once it has its worker slot (halted, over budget, cancelled). ``run`` is filled in
+    place."""
     item = run.item
     if tries < 1:
         _not_started(context, run, f"not started: no attempt left ({item.attempts} of max_attempts "

@@ -1,7 +1,8 @@
 """A wave's event log: ``<git dir>/wavegit/events/<wave>.jsonl``, one JSON object per line, written as the
 wave runs, so a person (``wavegit status``) or a dashboard can follow it.
 
-Lines: ``{"at", "event": "claimed", "items", "process"}`` first (``process``: the process writing the log, as
+Lines: ``{"at", "event": "claimed", "items", "process"}`` first (again for each later batch of a rolling
+wave, which adds its items; ``process``: the process writing the log, as
 ``wavegit.core.wavelock`` names one, so ``status`` can tell a wave whose writer is gone); then per item
 ``{"at", "item", "state", "attempt", "detail"}`` (queued, started, testing, verified, failed, not started);
 ``{"at", "note"}`` for what the wave says on the way (pushed, collected); ``{"at", "event": "finished",
@@ -105,8 +106,9 @@ def read(path: Path) -> WaveState:
         if not isinstance(record, dict):
             continue
         if record.get("event") == "claimed":
-            wave.started_at = str(record.get("at", ""))
-            wave.items = {str(item_id): ItemState() for item_id in record.get("items", [])}
+            # A rolling wave (`run --continuous`) logs a claim for each batch it takes: items add up.
+            wave.started_at = wave.started_at or str(record.get("at", ""))
+            wave.items.update((str(item_id), ItemState()) for item_id in record.get("items", []))
             process = record.get("process")
             wave.process = process if isinstance(process, dict) else None
         elif record.get("event") == "finished":

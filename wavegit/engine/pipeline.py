@@ -146,6 +146,23 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, sta
                     now=started,
                     check=preflight.claim_checks(repo, config, wave_id, sandboxed=jail.bwrap is not None),
                     planner=only.planner(options.only) if options.only else None)
+    rep = claim_report(config, store, claimed, options, started)
+    if not claimed.items:
+        # Written only when the claim failed items with no attempt left.
+        rep.success, rep.tracker_updated = True, claimed.commit is not None
+        rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")
+        rep.finished_at = report.utc_timestamp()
+        return WaveOutcome(rep, EXIT_OK)
+    return run_claimed(repo, config, store, claimed, rep, source=RunHere(repo, config),
+                       delivery=delivery or NoDelivery(), options=options)
+
+
+def claim_report(config: Config, store: TrackerStore, claimed: Claim, options: WaveOptions,
+                 started: datetime) -> report.WaveReport:
+    """A claimed wave's report as its claim leaves it: what was skipped, the budget so far, the notes;
+    ``options.sandbox`` is the sandbox decided before the claim."""
+    assert options.sandbox is not None
+    jail = options.sandbox
     limits = report.BudgetReport(wave_usd_limit=config.budget.wave_usd, day_usd_limit=config.budget.day_usd,
                                  wave_tokens_limit=config.budget.wave_tokens,
                                  day_spent_usd=round(claimed.day_spent, 6))
@@ -160,14 +177,7 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, sta
         rep.notes.append(jail.warning)
     rep.notes += [f"{item_id}: no attempt left (max_attempts {config.max_attempts}); marked failed"
                   for item_id in claimed.exhausted]
-    if not claimed.items:
-        # Written only when the claim failed items with no attempt left.
-        rep.success, rep.tracker_updated = True, claimed.commit is not None
-        rep.notes.append("nothing selected: no ready item fits this wave; nothing was claimed")
-        rep.finished_at = report.utc_timestamp()
-        return WaveOutcome(rep, EXIT_OK)
-    return run_claimed(repo, config, store, claimed, rep, source=RunHere(repo, config),
-                       delivery=delivery or NoDelivery(), options=options)
+    return rep
 
 
 def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport, *,

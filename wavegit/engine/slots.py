@@ -57,6 +57,11 @@ class WorkerSlots:
             self._on_turn(turn)
         return Slot(self)
 
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called (a launch failure, Ctrl-C)."""
+        return self._stopped
+
     def put_back(self) -> None:
         """A slot is free again (:meth:`Slot.give_back`)."""
         with self._cond:

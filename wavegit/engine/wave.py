@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,18 +194,14 @@ class Wave:
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
             with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
-                futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self._stop_reason,
+                futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self.stop_reason,
                                        turns.get(run.item.id, -1)) for run in queue]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:
-                    context.stop()
-                    raise
+                await_items(context, futures)
         finally:
             context.workspaces.close()
 
-    def _stop_reason(self) -> str | None:
+    def stop_reason(self) -> str | None:
+        """Why no attempt of this wave may start now (cancelled, the wave's budget, HALT), or None."""
         context = self.context
         if context.cancel.is_set():
             return f"not started: the batch stopped ({context.launch_error or 'cancelled'})"
@@ -219,6 +215,16 @@ class Wave:
                 self.halted = reason
             return f"not started: {reason}"
         return None
+
+
+def await_items(context: AttemptContext, futures: Sequence[Future[None]]) -> None:
+    """Wait for every item's attempts; the first failure (Ctrl-C included) stops the batch and is raised."""
+    try:
+        for future in futures:
+            future.result()
+    except BaseException:
+        context.stop()
+        raise
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,17 @@ def report_path(report: WaveReport, cwd: Path) -> str:
     return str(path) if path.is_file() else ""
 
 
+def run_reports(stdout: str) -> list[WaveReport]:
+    """What ``wavegit run --json`` printed: one report, or (``--continuous``) one compact report per line."""
+    try:
+        return [WaveReport.from_json(stdout)]
+    except ReportError:
+        lines = [line for line in stdout.splitlines() if line.strip()]
+        if len(lines) < 2:
+            raise
+        return [WaveReport.from_json(line) for line in lines]
+
+
 def step_exit_code(exit_code: int) -> int:
     return EXIT_OK if exit_code == EXIT_HALTED else exit_code
 
@@ -161,20 +172,23 @@ def finish(command: str, exit_code: int, stdout: str, stderr: str, cwd: Path) ->
     summary = ""
     if command == "run" and stdout.strip():
         try:
-            report = WaveReport.from_json(stdout)
+            reports = run_reports(stdout)
         except ReportError as exc:
             annotations.append(annotation("error", f"wavegit run printed no readable report: {exc}"))
             exit_code = exit_code or EXIT_WORK_FAILED
         else:
-            if not report.wave_id:
+            waves = [report for report in reports if report.wave_id]
+            if not waves:
                 stdout = ""  # refused before its claim (no wave): its message on stderr is the summary
             else:
-                outputs.update({"wave-id": report.wave_id, "pr": "" if report.pr is None else str(report.pr),
-                                "success": "true" if report.success else "false",
-                                "report-path": report_path(report, cwd)})
-                summary = to_markdown(report)
-                if not report.success:
-                    annotations += report_annotations(report)
+                last = waves[-1]
+                outputs.update({"wave-id": last.wave_id, "pr": "" if last.pr is None else str(last.pr),
+                                "success": "true" if all(wave.success for wave in waves) else "false",
+                                "report-path": report_path(last, cwd)})
+                summary = "\n".join(to_markdown(wave) for wave in waves)
+                for wave in waves:
+                    if not wave.success:
+                        annotations += report_annotations(wave)
     elif command == "plan" and exit_code == EXIT_OK:
         try:
             summary = plan_markdown(parse_plan(stdout))

@@ -201,6 +201,9 @@ class Config(NamedTuple):
         "= the default, which says what it may change and what judges it", _prompt_template)] = ""
     concurrency: Annotated[int, schema.key("workers at once", schema.at_least(1))] = 4
     max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
+    wave_window_s: Annotated[float, schema.key(
+        "`run --continuous`: a wave takes new items for this long after its first claim (or until it has "
+        "`max_items`), then closes and is delivered once its last item ends", schema.positive)] = 600.0
     timeout_s: Annotated[float, schema.key(
         "wall-clock limit per attempt in seconds (the process group is killed: SIGTERM, then SIGKILL)",
         schema.positive)] = 1800.0
