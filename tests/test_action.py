@@ -185,7 +185,8 @@ def test_inputs_reach_the_script_only_through_env_and_every_input_is_used() -> N
     assert [var for var, name in through_env.items() if name not in declared] == []
     assert env["WAVEGIT_ACTION_PYTHON"] == "${{ steps.install.outputs.python }}"
     used = {input_name(value) for step in steps_of(ACTION)
-            for value in (*step.get("env", {}).values(), *step.get("with", {}).values())} - {""}
+            for value in (*step.get("env", {}).values(), *step.get("with", {}).values(),
+                          step.get("working-directory", ""))} - {""}
     assert used == declared
 
 
@@ -423,11 +424,18 @@ def test_gate_with_a_pr_input_checks_that_pr_and_needs_github(tmp_path: Path) ->
     ({"command": "plan", "max_items": "2; rm -rf /"}, "input max-items must be a whole number"),
     ({"command": "run", "dry_run": "yes"}, "input dry-run must be true or false"),
     ({"command": "sync", "dry_run": "true"}, "input dry-run applies to commands run and plan only"),
-    ({"command": "validate", "max_items": "3"}, "input max-items applies to commands run and plan only"),
-    ({"command": "run", "pr": "5"}, "input pr applies to command gate only"),
-    ({"command": "gate", "agent_version": "1.2.3"}, "input agent-version applies to command run only"),
+    ({"command": "validate", "max_items": "3"},
+     "input max-items applies to commands run, plan and claim only"),
+    ({"command": "run", "pr": "5"}, "input pr applies to commands gate and gate-test only"),
+    ({"command": "gate", "agent_version": "1.2.3"}, "input agent-version applies to commands run (not a dry"),
     ({"command": "run", "dry_run": "true", "agent_version": "1.2.3"},
-     "input agent-version applies to command run only"),
+     "input agent-version applies to commands run (not a dry run), work and review only"),
+    ({"command": "run", "sandbox": "yes"}, "input sandbox must be true, false or auto"),
+    ({"command": "work", "wave": "w-1"}, "command work needs input item"),
+    ({"command": "collect"}, "command collect needs input wave"),
+    ({"command": "run", "item": "A"}, "input item applies to command work only"),
+    ({"command": "gate", "bundles": "results"}, "input bundles applies to command collect only"),
+    ({"command": "gate-test", "pr": "3"}, "command gate-test needs input tree"),
     ({"command": "gate", "pr": "-5"}, "input pr must be a pull request number"),
 ])
 def test_bad_input_is_one_error_line_exit_2_and_nothing_written(tmp_path: Path, inputs: dict[str, str],

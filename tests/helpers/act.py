@@ -9,11 +9,11 @@ event JSON (``-e``), with a fresh HOME (no git identity: a fresh runner's).
 
 Hosted-runner mode reproduces GitHub's ``ubuntu-24.04`` image, where AppArmor keeps unprivileged user
 namespaces closed (``kernel.apparmor_restrict_unprivileged_userns=1``) until a step lifts it with
-``sudo sysctl``. A folder put first on PATH holds ``sysctl`` (reads and writes that one setting in a state
-file, starting at 1), ``sudo`` (runs its command: the runner's user may) and a ``bwrap`` that fails as
-bwrap fails there ("setting up uid map: Permission denied") while the setting is 1, and is the real bwrap
-once it is 0. Nothing else differs, so a job that works in this mode works only because one of its steps
-lifted the setting.
+``sudo sysctl``. A folder put first on PATH holds ``sysctl`` (reads and writes that one setting, 1 until
+written, kept under the job's ``$RUNNER_TEMP``: every job is a fresh runner), ``sudo`` (runs its command:
+the runner's user may) and a ``bwrap`` that fails as bwrap fails there ("setting up uid map: Permission
+denied") while the setting is 1, and is the real bwrap once it is 0. Nothing else differs, so a job that
+works in this mode works only because one of its own steps lifted the setting.
 
 Set ``WAVEGIT_SKIP_ENGINE_TESTS=1`` to skip the engine tests where act cannot run; otherwise a missing act
 fails them.
@@ -49,22 +49,24 @@ ACTION_FILES = ("action.yml", "action-requirements.txt", "pyproject.toml", "READ
 SKIP_VARIABLE = "WAVEGIT_SKIP_ENGINE_TESTS"
 
 HOSTED_SYSCTL = """#!/bin/sh
-# sysctl of the hosted-runner mode: one setting, kept in a state file (tests/helpers/act.py).
-state={state}/apparmor_restrict_unprivileged_userns
+# sysctl of the hosted-runner mode: one setting, 1 on a fresh runner, kept per job under $RUNNER_TEMP.
+state="$RUNNER_TEMP/hosted-apparmor_restrict_unprivileged_userns"
 key=kernel.apparmor_restrict_unprivileged_userns
 for arg in "$@"; do
   case "$arg" in
-    "$key") cat "$state" ;;
-    "$key="*) printf '%s\\n' "${{arg#*=}}" >"$state" ;;
+    "$key") cat "$state" 2>/dev/null || echo 1 ;;
+    "$key="*) printf '%s\\n' "${arg#*=}" >"$state" ;;
   esac
 done
 """
 HOSTED_SUDO = """#!/bin/sh
 exec "$@"
 """
+# wavegit starts bwrap with the worker's scrubbed environment: the job's RUNNER_TEMP is then its parent's.
 HOSTED_BWRAP = """#!/bin/sh
-# bwrap of the hosted-runner mode: fails as on ubuntu-24.04 until the AppArmor setting was lifted.
-if [ "$(cat {state}/apparmor_restrict_unprivileged_userns)" != 0 ]; then
+# bwrap of the hosted-runner mode: fails as on ubuntu-24.04 until this job lifted the AppArmor setting.
+temp="${RUNNER_TEMP:-$(tr '\\0' '\\n' </proc/$PPID/environ | sed -n 's/^RUNNER_TEMP=//p')}"
+if [ "$(cat "$temp/hosted-apparmor_restrict_unprivileged_userns" 2>/dev/null || echo 1)" != 0 ]; then
   echo "bwrap: setting up uid map: Permission denied" >&2
   exit 1
 fi
@@ -156,9 +158,10 @@ class Engine:
 
     def run(self, workflow: str, event_name: str, event: dict[str, Any] | None = None, *,
             token: str = BOT_TOKEN, job: str | None = None, timeout: float = 600,
-            actor: str = "alice", ref: str = "main") -> ActRun:
-        """One run of ``examples/workflows/<workflow>`` for ``event_name`` with ``event`` as its payload;
-        ``token`` is its GITHUB_TOKEN; ``ref``, the branch of the origin the run is for."""
+            actor: str = "alice", ref: str = "main", text: str | None = None) -> ActRun:
+        """One run of ``examples/workflows/<workflow>`` (or of ``text`` under that name) for ``event_name``
+        with ``event`` as its payload; ``token`` is its GITHUB_TOKEN; ``ref``, the origin's branch the run
+        is for."""
         self._runs += 1
         run_dir = self.work / f"run{self._runs}"
         project, home, artifacts = run_dir / "project", run_dir / "home", run_dir / "artifacts"
@@ -168,7 +171,8 @@ class Engine:
         git(run_dir, "clone", "-q", "--branch", ref, str(self.origin), "project")
         git(project, "remote", "set-url", "origin", f"https://github.com/{self.server.fake.repo}.git")
         (project / ".github" / "workflows").mkdir(parents=True)
-        shutil.copy(WORKFLOWS / workflow, project / ".github" / "workflows" / workflow)
+        shipped = (WORKFLOWS / workflow).read_text(encoding="utf-8")
+        (project / ".github" / "workflows" / workflow).write_text(text or shipped, encoding="utf-8")
         event_file = run_dir / "event.json"
         payload = dict(event or {})
         payload.setdefault("repository", {"full_name": self.server.fake.repo,
@@ -201,15 +205,13 @@ class Engine:
         return ActRun(proc.returncode, list(_records(proc.stdout)), proc.stderr)
 
     def _hosted_bin(self, run_dir: Path) -> Path:
-        folder, state = run_dir / "hosted-bin", run_dir / "hosted"
+        folder = run_dir / "hosted-bin"
         folder.mkdir()
-        state.mkdir()
-        (state / "apparmor_restrict_unprivileged_userns").write_text("1\n")
         real = shutil.which("bwrap")
         assert real, "hosted-runner mode wraps the real bwrap"
-        # The state's path is written into the scripts: wavegit gives the sandbox a scrubbed environment.
-        for name, text in (("sysctl", HOSTED_SYSCTL), ("sudo", HOSTED_SUDO), ("bwrap", HOSTED_BWRAP)):
-            (folder / name).write_text(text.format(state=shlex.quote(str(state)), real=shlex.quote(real)))
+        for name, text in (("sysctl", HOSTED_SYSCTL), ("sudo", HOSTED_SUDO),
+                           ("bwrap", HOSTED_BWRAP.replace("{real}", shlex.quote(real)))):
+            (folder / name).write_text(text)
             (folder / name).chmod(0o755)
         return folder
 
