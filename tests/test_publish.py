@@ -266,3 +266,34 @@ def test_a_github_app_identity_posts_the_report_and_the_status_and_only_its_repo
         assert publisher is not None and publisher.post_report(rep) == rep.pr
         app_comments = [c for c in gh.fake.issue_comments(rep.pr or 0) if c.user == APP]
         assert len(app_comments) == 1 and "again" in app_comments[0].body
+
+
+# --- one rule for trusted report authors (issue 20, point 3) ---------------------------------------------
+
+
+def test_a_wave_run_with_an_app_token_passes_its_own_gate_and_merge_group_with_no_setting(
+        tmp_path: Path) -> None:
+    """The default ``report_authors`` names only github-actions[bot]; the App that posts the report is
+    believed by ``run``'s own gate and by the ``merge_group`` path, learned from the token itself."""
+    from tests.helpers.ghserver import merge_group_event, queue_branch
+
+    remote = make_wave_repo(tmp_path, items(1), sandbox="none")
+    with running(remote.origin) as gh:
+        env = {**github_env(gh, APP_TOKEN), "GITHUB_ACTIONS": "true"}
+        code, rep = run_json(remote.clone, env)
+        assert code == 0, rep.notes
+        status = gh.fake.latest_status(rep.head_sha or "", api.STATUS_CONTEXT)
+        assert status is not None and (status.state, status.user) == ("success", APP), status
+        person = remote.new_clone("person")
+        git(person, "fetch", "-q", "origin")
+        git(person, "checkout", "-q", "-B", "queue", "origin/main")
+        git(person, "merge", "-q", "--no-ff", "--no-edit", rep.head_sha or "")
+        head, base = git(person, "rev-parse", "HEAD"), git(person, "rev-parse", "origin/main")
+        queued = queue_branch(rep.pr or 0, rep.head_sha or "")
+        git(person, "push", "-q", "origin", f"HEAD:refs/heads/{queued}")
+        event = tmp_path / "merge_group.json"
+        event.write_text(json.dumps(merge_group_event(head, rep.pr or 0, rep.head_sha or "", base)))
+        judged = wavegit(remote.clone, "gate", "--event", env={**env, "GITHUB_EVENT_PATH": str(event)})
+        assert judged.returncode == 0, judged.stdout + judged.stderr
+        group = gh.fake.latest_status(head, api.STATUS_CONTEXT)
+        assert group is not None and group.state == "success", group

@@ -282,15 +282,16 @@ ACTIONS_BOT = "github-actions[bot]"
 
 
 def trusted_authors(configured: tuple[str, ...], client: PullRequests) -> tuple[str, ...]:
-    """``report_authors`` and, when it is a dedicated GitHub App's bot, our own login: whoever holds our
-    token may set the gate's status anyway, so believing its reports grants nothing more. Never
-    ``github-actions[bot]`` unless configured: every workflow of the repository posts as that login."""
+    """Whose report comments wavegit believes, the one rule for the gate, ``run``, ``collect``, review
+    commands and merge groups: ``report_authors`` and the identity our token posts as (learned once per
+    process: ``GET /user`` for a user's token, GraphQL ``viewer`` for an installation's), since whoever
+    holds the token may set the gate's status anyway, so believing its reports grants nothing more.
+    Never ``github-actions[bot]`` unless configured: every workflow of the repository posts as that login."""
     try:
         me = client.whoami()
     except GitHubError:
         return configured
-    dedicated = me.endswith("[bot]") and me != ACTIONS_BOT and me not in configured
-    return (*configured, me) if dedicated else configured
+    return configured if me == ACTIONS_BOT or me in configured else (*configured, me)
 
 
 def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:

@@ -53,6 +53,10 @@ ACTIONS_MAY_NOT_OPEN_PRS = "not permitted to create or approve pull requests"
 """GitHub's 403 to ``GITHUB_TOKEN`` while the repository setting that lets Actions open PRs is off."""
 
 
+_LOGINS: dict[tuple[str, str], str] = {}
+"""(API URL, credential) -> the login it posts as, learned once per process (every client shares it)."""
+
+
 def _require(value: object, kind: type[T], what: str) -> T:
     """``value`` when it has the type GitHub documents; a clear error instead of a crash otherwise."""
     if isinstance(value, bool) and kind is not bool:
@@ -80,12 +84,17 @@ class PyGithubClient(GitHubClient):
                               timeout=self.policy.timeout_s, per_page=100, lazy=True,
                               seconds_between_requests=None, seconds_between_writes=None)
         self._repo: Repository = self._github.get_repo(settings.repository)
-        self._login: str | None = settings.login
+        self._login: str | None = settings.login or _LOGINS.get(self._identity_key)
         self._login_guessed = False
 
     # ---- identity ----
 
+    @property
+    def _identity_key(self) -> tuple[str, str]:
+        return self.settings.api_url, self.settings.token
+
     def whoami(self) -> str:
+        """The login our token posts as, asked once per process and credential."""
         if self._login is None:
             def fetch() -> str:
                 return _require(self._github.get_user().login, str, "user.login")
@@ -112,6 +121,8 @@ class PyGithubClient(GitHubClient):
                         raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
                     # Most likely the Actions bot; the first comment we create says for sure.
                     self._login, self._login_guessed = ACTIONS_BOT, True
+            if not self._login_guessed:
+                _LOGINS[self._identity_key] = self._login
         return self._login
 
     def user_id(self, login: str) -> int:
@@ -123,6 +134,7 @@ class PyGithubClient(GitHubClient):
         """The author of a comment we just created is our login, whatever was guessed."""
         if self._login_guessed:
             self._login, self._login_guessed = created.author, False
+            _LOGINS[self._identity_key] = created.author
         return created
 
     # ---- pull requests ----

@@ -42,7 +42,7 @@ from wavegit.engine.outcome import item_report, item_update, wave_succeeded
 from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.github import gate
-from wavegit.github.api import Comment, GitHubClient
+from wavegit.github.api import Comment, GitHubClient, trusted_authors
 from wavegit.github.publish import Publisher
 from wavegit.github.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.model import lifecycle, report, report_markdown, tracker
@@ -127,7 +127,7 @@ class Reviewer:
         return Outcome(code, text)
 
     def _current_report(self, number: int) -> report.WaveReport:
-        authors = (*self.config.report_authors, self.client.whoami())
+        authors = trusted_authors(self.config.report_authors, self.client)
         found = gate.trusted_report(self.client.list_comments(number), authors)
         if found is None:
             raise Refused(f"PR #{number} has no wavegit report to update.")
