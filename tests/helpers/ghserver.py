@@ -178,6 +178,9 @@ class FakeGitHub:
     actions_may_open_prs: bool = True
     """The repository setting "Allow GitHub Actions to create and approve pull requests" (off by default
     on GitHub): when False, the bot (``GITHUB_TOKEN``) gets 403 on opening a pull request."""
+    rulesets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """branch -> the rules a ruleset enforces on it: a write there through the API is refused as GitHub
+    refuses it, 409 (contents) or 422 (refs) "Repository rule violations found" and the rules, one a line."""
     mangle: dict[str, Callable[[JSON], JSON]] = field(default_factory=dict)
     """route name -> a function rewriting that route's JSON answer (malformed-response tests)."""
     requests: list[LoggedRequest] = field(default_factory=list)
@@ -874,6 +877,7 @@ class FakeGitHub:
         head = self._branch_sha(branch)
         if head is None:
             raise ApiError(404, f"Branch {branch} not found")
+        self._check_rules(branch, 409)
         current = self._blob_at(head, file)
         given = data.get("sha")
         if current is not None and not given:
@@ -887,6 +891,12 @@ class FakeGitHub:
         content = self._content_json(file, new_blob, branch, with_content=False) if new_blob else None
         answer = {"content": content, "commit": self._git_commit_json(commit)}
         return (201 if current is None else 200), {}, answer
+
+    def _check_rules(self, branch: str, status: int) -> None:
+        rules = self.rulesets.get(branch)
+        if rules:
+            listed = "".join(f"{rule}\n\n" for rule in rules)
+            raise ApiError(status, f"Repository rule violations found\n\n{listed}")
 
     def _put_contents(self, file: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         try:
@@ -926,6 +936,7 @@ class FakeGitHub:
                                check=False).returncode == 0
         if not is_ff and not data.get("force"):
             raise ApiError(422, "Update is not a fast forward")
+        self._check_rules(ref.removeprefix("heads/"), 422)
         self.git("update-ref", f"refs/{ref}", new, old)
         return 200, {}, self._ref_json(ref, new)
 

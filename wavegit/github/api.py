@@ -44,6 +44,13 @@ class GitHubNotFound(GitHubError):
     exit_code = EXIT_BAD_INPUT
 
 
+class GitHubRuleViolation(GitHubError):
+    """A write the repository's rules (a ruleset) refused, 409/422 "Repository rule violations found":
+    bad configuration (exit 2), never a lost race."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
 class GitHubConflict(GitHubError):
     """A compare-and-swap write lost: stale Contents ``sha`` (409/422) or a non-fast-forward ref update."""
 

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound
+from wavegit.core.errors import ruleset_refusal
+from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, GitHubRuleViolation
 
 T = TypeVar("T")
 
@@ -137,6 +138,9 @@ class Retrier:
                      self.token)
         if status == 404:
             return GitHubNotFound(text, status)
+        if status in (409, 422) and RULE_VIOLATIONS in message:
+            rules = [line.strip().removeprefix("- ") for line in message.splitlines()[1:] if line.strip()]
+            return GitHubRuleViolation(scrub(ruleset_refusal(what, rules), self.token), status)
         if status == 409 or (status == 422 and _is_stale_write(message)):
             return GitHubConflict(text, status)
         if status == 401:
@@ -145,6 +149,9 @@ class Retrier:
             return GitHubError(f"{text} ({_missing_permission(exc)})", status)
         return GitHubError(text, status)
 
+
+RULE_VIOLATIONS = "Repository rule violations"
+"""How GitHub begins its 409/422 to a write a ruleset refused (the rules follow, one per line)."""
 
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 """GitHub's 403 to an installation token (``GITHUB_TOKEN``, a GitHub App's) that lacks a permission."""
