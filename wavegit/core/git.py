@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -44,6 +44,23 @@ _LOCAL_ENV_VARS = frozenset(
         "GIT_QUARANTINE_PATH",
     }
 )
+
+
+_REMOTE_COMMANDS = frozenset({"fetch", "push", "ls-remote", "clone"})
+_remote_auth: list[Callable[[], Mapping[str, str]]] = []
+
+
+def set_remote_auth(auth: Callable[[], Mapping[str, str]] | None) -> None:
+    """``auth()`` gives the environment that authenticates a git command talking to a remote (a GitHub
+    App's current token, :mod:`wavegit.github.appauth`); it is called as each such command starts, so the
+    credential is fresh at push time, however long the wave ran. None: no such environment."""
+    _remote_auth[:] = [auth] if auth is not None else []
+
+
+def _with_remote_auth(args: Sequence[str], env: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    if not _remote_auth or not args or args[0] not in _REMOTE_COMMANDS:
+        return env
+    return {**(env or {}), **_remote_auth[0]()}
 
 
 def no_hooks_dir() -> str:
@@ -146,6 +163,7 @@ def run(
     process it started (its own process group: a transport such as ssh too) are killed, and GitError
     (exit code :data:`TIMED_OUT`) is raised whatever ``check`` says.
     """
+    env = _with_remote_auth(args, env)
     if timeout is not None:
         return _run_bounded(args, cwd, input, env, check, timeout)
     try:

@@ -76,11 +76,14 @@ class PyGithubClient(GitHubClient):
         self.settings = settings
         self.repository = settings.repository
         self.policy = policy or RetryPolicy()
-        self._retry = Retrier(self.policy, settings.token)
+        app = settings.app
+        self._retry = Retrier(self.policy, (lambda: app.minted) if app else settings.token)
         scrub_logs(settings.token)
         # PyGithub's own retry (which would repeat POSTs blindly) and its request throttling are off;
         # lazy objects make no request until a field is needed, which keeps the request count small.
-        self._github = Github(auth=Auth.Token(settings.token), base_url=settings.api_url, retry=None,
+        # An App's auth hands every request the current token, minting a new one shortly before expiry.
+        auth = app.auth if app else Auth.Token(settings.token)
+        self._github = Github(auth=auth, base_url=settings.api_url, retry=None,
                               timeout=self.policy.timeout_s, per_page=100, lazy=True,
                               seconds_between_requests=None, seconds_between_writes=None)
         self._repo: Repository = self._github.get_repo(settings.repository)
@@ -91,7 +94,8 @@ class PyGithubClient(GitHubClient):
 
     @property
     def _identity_key(self) -> tuple[str, str]:
-        return self.settings.api_url, self.settings.token
+        app = self.settings.app
+        return self.settings.api_url, app.identity if app else self.settings.token
 
     def whoami(self) -> str:
         """The login our token posts as, asked once per process and credential."""
@@ -105,7 +109,7 @@ class PyGithubClient(GitHubClient):
                 return _require(login, str, "viewer.login")
 
             try:
-                if self.settings.token.startswith(INSTALLATION_TOKEN_PREFIX):
+                if self.settings.app or self.settings.token.startswith(INSTALLATION_TOKEN_PREFIX):
                     # An installation token (GITHUB_TOKEN, a GitHub App's) never may read GET /user.
                     raise GitHubError("who am I: GET /user is not for installation tokens", 403)
                 self._login = self._retry.call("who am I (GET /user)", fetch)

@@ -76,13 +76,16 @@ class Budget(NamedTuple):
 # Variables that let a process steer the GitHub Actions job it runs in (later steps' environment, PATH,
 # outputs) or talk to the runner: a worker never gets them, listed or not.
 FORBIDDEN_WORKER_ENV = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_STATE")
-TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+              "WAVEGIT_APP_PRIVATE_KEY", "WAVEGIT_APP_PRIVATE_KEY_FILE")
 
 
 def _worker_env_names(value: schema.Value) -> str | None:
     for name in value if isinstance(value, tuple) else ():
         if name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_"):
             return f"must not list {name}: it would let a worker steer the workflow job"
+        if name in TOKEN_VARS and name.startswith("WAVEGIT_APP"):
+            return f"must not list {name}: a GitHub App's private key never reaches a worker"
         if name in TOKEN_VARS:
             return f"must not list {name}: set worker_github_token: true to pass the token"
         if not name or "=" in name or "\0" in name:
