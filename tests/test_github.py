@@ -72,7 +72,7 @@ def test_settings_come_from_the_environment_and_never_show_the_token() -> None:
     assert "sekrit" not in repr(settings)
     with pytest.raises(UsageError, match="owner/name"):
         api.settings_from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "just-a-name"})
-    with pytest.raises(UsageError, match="GITHUB_TOKEN and GITHUB_REPOSITORY"):
+    with pytest.raises(UsageError, match=r"GITHUB_TOKEN \(or .*_APP_PRIVATE_KEY\) and GITHUB_REPOSITORY"):
         api.require_settings({})
 
 
