@@ -153,7 +153,7 @@ class FakeGitHub:
     viewer_denied: frozenset[str] = frozenset()
     """Logins whose GraphQL ``viewer`` query answers "Resource not accessible by integration"."""
     token_permissions: dict[str, dict[str, str]] = field(default_factory=dict)
-    """token -> {resource: "read" | "write"} (resources: contents, pull_requests, issues, statuses), the
+    """token -> {resource: "read" | "write"} (contents, pull_requests, issues, statuses, actions), the
     ``permissions:`` of an installation token; a token not listed may do everything its login may. A
     resource missing from the mapping is "none". See :func:`_needed_permission`."""
     private: bool = True
@@ -182,8 +182,8 @@ class FakeGitHub:
     on GitHub): when False, the bot (``GITHUB_TOKEN``) gets 403 on opening a pull request."""
     app: FakeApp | None = None
     """A GitHub App installed on the repository (tests/helpers/ghapp.py): JWTs, minted tokens that expire."""
-    workflows: dict[str, list[dict[str, str]]] = field(default_factory=dict)
-    """Actions workflow file name -> the dispatches it got (``{"ref": ..., "user": ...}``)."""
+    dispatches: list[tuple[str, str, str]] = field(default_factory=list)
+    """(workflow file, ref, who) of every ``workflow_dispatch`` GitHub accepted."""
     rulesets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """branch -> the rules a ruleset enforces on it: a write there through the API is refused as GitHub
     refuses it, 409 (contents) or 422 (refs) "Repository rule violations found" and the rules, one a line."""
@@ -646,6 +646,8 @@ class FakeGitHub:
         yield "GET", r"/compare/(?P<base>.+?)\.\.\.(?P<head>.+)", "compare", self._compare
         yield "GET", r"/git/blobs/(?P<sha>[0-9a-f]{40})", "blob", self._get_blob
         yield "POST", r"/git/commits", "create commit", self._create_commit
+        yield ("POST", r"/actions/workflows/(?P<workflow>[^/]+)/dispatches", "dispatch",
+               self._dispatch_workflow)
 
     def _pull(self, number: str) -> PullRecord:
         pr = self.pulls.get(int(number))
@@ -948,6 +950,22 @@ class FakeGitHub:
         answer = {"content": content, "commit": self._git_commit_json(commit)}
         return (201 if current is None else 200), {}, answer
 
+    def _dispatch_workflow(self, workflow: str, data: JSON, user: str, **_: Any
+                           ) -> tuple[int, dict[str, str], JSON]:
+        """GitHub reads the workflow file on the ref it is asked to run on: no such file is 404, no
+        ``workflow_dispatch`` trigger in it (or no such ref) is 422."""
+        workflow, ref = unquote(workflow), str(data.get("ref") or "")
+        if self._blob_at(self.default_branch, f".github/workflows/{workflow}") is None:
+            raise ApiError(404, "Not Found")
+        head = self._branch_sha(ref.removeprefix("refs/heads/"))
+        if head is None:
+            raise ApiError(422, f"No ref found for: {ref}")
+        blob = self._blob_at(head, f".github/workflows/{workflow}")
+        if blob is None or "workflow_dispatch" not in self._blob_bytes(blob).decode("utf-8", "replace"):
+            raise ApiError(422, "Workflow does not have 'workflow_dispatch' trigger")
+        self.dispatches.append((workflow, ref, user))
+        return 204, {}, None
+
     def _check_rules(self, branch: str, status: int) -> None:
         rules = self.rulesets.get(branch)
         if rules:
@@ -1164,7 +1182,8 @@ def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
 
 
-_RESOURCES = (("/pulls", "pull_requests"), ("/issues", "issues"), ("/statuses", "statuses"),
+_RESOURCES = (("/actions/", "actions"), ("/pulls", "pull_requests"), ("/issues", "issues"),
+              ("/statuses", "statuses"),
               ("/commits", "statuses"), ("/contents", "contents"), ("/git/", "contents"))
 
 

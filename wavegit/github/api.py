@@ -201,6 +201,10 @@ class PullRequests(Protocol):
         """``admin``, ``maintain``, ``write``, ``triage``, ``read`` or ``none``."""
         ...
 
+    def dispatch_workflow(self, workflow: str, ref: str) -> None:
+        """Start the Actions workflow file ``workflow`` on branch ``ref`` (its ``workflow_dispatch``)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Comparison:

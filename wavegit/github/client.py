@@ -341,6 +341,10 @@ class PyGithubClient(GitHubClient):
         except GitHubNotFound:
             return "none"
 
+    def dispatch_workflow(self, workflow: str, ref: str) -> None:
+        self._retry.call(f"start the workflow {workflow} on {ref}",
+                         lambda: self._repo.get_workflow(workflow).create_dispatch(ref, throw=True))
+
     # ---- contents and commits (the tracker store) ----
 
     def branch_head(self, branch: str) -> str | None:
