@@ -44,6 +44,7 @@ from wavegit.engine.wave import collect
 from wavegit.github import gate
 from wavegit.github.api import Comment, GitHubClient, trusted_authors
 from wavegit.github.publish import Publisher
+from wavegit.github.review_check import WRITERS
 from wavegit.github.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config
@@ -52,7 +53,6 @@ from wavegit.trackerbranch import budget
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 ACTIONS = ("retry", "drop")
-WRITERS = ("admin", "maintain", "write")
 _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
 _SEP = "\x1f"
 
