@@ -78,7 +78,8 @@ class PyGithubClient(GitHubClient):
         self.policy = policy or RetryPolicy()
         app = settings.app
         self._retry = Retrier(self.policy, (lambda: app.minted) if app else settings.token)
-        scrub_logs(settings.token)
+        if settings.token:
+            scrub_logs(settings.token)
         # PyGithub's own retry (which would repeat POSTs blindly) and its request throttling are off;
         # lazy objects make no request until a field is needed, which keeps the request count small.
         # An App's auth hands every request the current token, minting a new one shortly before expiry.
