@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.core.credentials import TOKEN_FILE_VAR
+from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.model.config import SandboxConfig
@@ -186,6 +186,10 @@ def private_dirs(private: Path) -> tuple[Path, Path]:
     return home, tmp
 
 
+SECRET_FILE_VARS = (TOKEN_FILE_VAR, APP_KEY_FILE_VAR)
+"""Files of secrets (the token, a GitHub App's key) whose folders no attempt sees."""
+
+
 def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Path, shown: tuple[Path, ...],
                    environ: Mapping[str, str]) -> Layout:
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
@@ -197,8 +201,9 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     Git's object store stays readable, so git in the tree can read the objects it borrows from the repository.
     """
     hidden = [repo.root, repo.git_dir, repo.common_dir, *AGENT_SOCKETS]
-    hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
-               for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
+    named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
+    hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
+               for name in named if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
                   readonly=(*shown, repo.common_dir / "objects", *_paths(settings.ro_paths, repo.root)),
                   writable=_paths(settings.rw_paths, repo.root), network=settings.network)
