@@ -156,15 +156,15 @@ def test_event_filtered_workflows_serialise_jobs_not_the_workflow(workflow: Path
         assert "concurrency" not in data
 
 
-def test_review_commands_reach_the_job_with_secrets_only_from_known_authors_on_own_wave_prs() -> None:
+def test_review_commands_reach_the_job_with_secrets_only_when_the_api_says_the_commenter_may_write() -> None:
     review = load(REPO_ROOT / "examples" / "workflows" / "review.yml")
     check, job = review["jobs"]["check"], review["jobs"]["review"]
-    assert "author_association" in check["if"] and "OWNER" in check["if"]
-    assert check["permissions"] == {"pull-requests": "read"}
-    assert not any("secrets." in str(value) for value in check["steps"])
-    assert job["needs"] == "check" and "needs.check.outputs.wave-pr" in job["if"]
-    script = check["steps"][0]["run"]
-    assert '"$GITHUB_REPOSITORY wavegit/"*' in script
+    # author_association shows a private member of the organisation as CONTRIBUTOR or NONE: not asked.
+    assert "author_association" not in str(review)
+    assert check["permissions"] == {"pull-requests": "read"} and "secrets." not in str(check)
+    [step] = check["steps"]
+    assert step["with"] == {"command": "review-check"}
+    assert job["needs"] == "check" and job["if"] == "needs.check.outputs.obey == 'true'"
 
 
 def test_ci_workflow_runs_the_ci_script() -> None:
@@ -192,9 +192,11 @@ def test_inputs_reach_the_script_only_through_env_and_every_input_is_used() -> N
 
 def test_action_outputs_are_the_wavegit_steps_outputs() -> None:
     outputs = load(ACTION)["outputs"]
-    assert set(outputs) == set(action.OUTPUT_NAMES)
+    # obey: written by `wavegit review --check` itself, in the same step.
+    names = (*action.OUTPUT_NAMES, "obey")
+    assert set(outputs) == set(names)
     assert {name: spec["value"] for name, spec in outputs.items()} == {
-        name: f"${{{{ steps.wavegit.outputs.{name} }}}}" for name in action.OUTPUT_NAMES}
+        name: f"${{{{ steps.wavegit.outputs.{name} }}}}" for name in names}
 
 
 # ---- the step's Python half, directly ----
@@ -480,6 +482,26 @@ def test_a_wave_run_with_an_app_token_commits_posts_and_gates_as_the_app(tmp_pat
             remote.origin, "rev-parse", f"wavegit/{wave}"), "wavegit/gate")
         assert status is not None and (status.state, status.user) == ("success", APP)
         assert [r for r in gh.fake.requests if r.path == "/user"] == []
+
+
+@pytest.mark.parametrize(("runner_os", "arch", "code"), [
+    ("Linux", "X64", 0), ("Linux", "ARM64", 0), ("macOS", "ARM64", 0),
+    ("Windows", "X64", 2), ("macOS", "X64", 2), ("Linux", "ARM", 2)])
+def test_a_runner_without_pinned_wheels_stops_before_the_install_naming_its_platform(
+        tmp_path: Path, runner_os: str, arch: str, code: int) -> None:
+    [step] = [s for s in steps_of(ACTION) if s.get("id") == "venv-key"]
+    output = tmp_path / "output"
+    env = {**os.environ, "RUNNER_OS": runner_os, "RUNNER_ARCH": arch, "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_ACTION_PATH": str(REPO_ROOT), "GITHUB_OUTPUT": str(output), "PYTHON_VERSION": "3.11.7"}
+    proc = subprocess.run(["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    if code:
+        [line] = proc.stdout.splitlines()
+        assert line.startswith("::error ") and f"{runner_os} {arch} runner" in line
+        assert not output.exists()
+    else:
+        assert output.read_text().startswith(f"key=wavegit-venv-{runner_os}-{arch}-py3.11.7-")
 
 
 def requirement_lines(path: Path) -> list[str]:

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.act import WORKFLOWS, Engine
+from tests.helpers.ghapp import FakeApp, app_key_pair
 from tests.helpers.ghserver import (
     ALICE,
     ALICE_TOKEN,
+    APP,
     BOT,
     MALLORY,
     github_env,
@@ -281,3 +283,57 @@ def intake_body() -> str:
     """An issue filed with the form of `wavegit init --github`, as GitHub renders it."""
     return (f"### Prompt\n\nwrite src/hi.txt ok\n\n### Owned paths\n\nsrc/hi.txt\n\n"
             f"### Test command\n\n{check('src/hi.txt')}\n\n### Priority\n\nP1\n")
+
+
+def test_review_retry_without_the_sandbox_loses_the_retry_on_a_hosted_runner(
+        tmp_path: Path, session_dir: Path) -> None:
+    # What review.yml's job did before it asked the action for the sandbox: retry runs the worker.
+    shipped = (WORKFLOWS / "review.yml").read_text(encoding="utf-8")
+    unsandboxed = shipped.replace("sandbox: true", "sandbox: false")
+    with wave_pr(tmp_path, session_dir, True) as wave:
+        event = comment_event(wave, ALICE, "/wavegit retry A", "CONTRIBUTOR")
+        result = wave.engine.run("review.yml", "issue_comment", event, text=unsandboxed)
+        assert result.job_results()["review"] == ["failure"], result.explain()
+        assert "bwrap" in result.output_of("review")
+        assert origin_tracker_items(wave.engine.origin)[0].attempts == 1
+
+
+def test_waves_dry_run_on_dispatch_plans_and_claims_nothing(tmp_path: Path, session_dir: Path) -> None:
+    # Hosted: a dry run runs no worker, so it needs no sandbox.
+    for engine in engine_for(tmp_path, session_dir, True, FANOUT_ITEMS):
+        before = git(engine.origin, "for-each-ref")
+        result = engine.run("wavegit-waves.yml", "workflow_dispatch",
+                            {"inputs": {"max-items": "1", "dry-run": True}})
+        assert result.succeeded("wave"), result.explain()
+        assert "wavegit plan: 1 selected" in result.log
+        assert git(engine.origin, "for-each-ref") == before and engine.server.fake.pulls == {}
+
+
+# ---- a GitHub App: the variable WAVEGIT_APP_ID and the one secret WAVEGIT_APP_PRIVATE_KEY ----
+
+APP_ID = 31337
+
+
+def test_waves_and_gate_publish_and_believe_as_the_app_given_its_id_and_key(
+        tmp_path: Path, session_dir: Path) -> None:
+    remote = make_wave_repo(tmp_path, FANOUT_ITEMS)
+    with running(remote.origin, app=FakeApp(APP_ID, APP, app_key_pair()[1])) as server:
+        engine = Engine(remote.origin, server, tmp_path / "engine", session_dir,
+                        secrets={"WAVEGIT_APP_PRIVATE_KEY": app_key_pair()[0]},
+                        variables={"WAVEGIT_APP_ID": str(APP_ID)})
+        result = engine.run("wavegit-waves.yml", "workflow_dispatch",
+                            {"inputs": {"max-items": "", "dry-run": False}})
+        assert result.succeeded("wave"), result.explain()
+        [pr] = server.fake.pulls.values()
+        assert pr.user == APP and {c.user for c in server.fake.issue_comments(pr.number)} == {APP}
+        head = git(remote.origin, "rev-parse", pr.head)
+        status = server.fake.latest_status(head, "wavegit/gate")
+        assert status is not None and (status.state, status.user) == ("success", APP)
+        # The gate workflow, run with the App too, believes the App's report with no report_authors set.
+        wave = WavePR(engine, pr.number)
+        gate = engine.run("wavegit-gate.yml", "pull_request_target", pr_event(wave, pr.number, "synchronize"))
+        assert gate.succeeded("gate"), gate.explain()
+        latest = server.fake.latest_status(head, "wavegit/gate")
+        assert latest is not None and latest.user == APP
+        # Every token wavegit minted was revoked when its command ended.
+        assert server.fake.app is not None and set(server.fake.app.minted) <= set(server.fake.app.revoked)
