@@ -613,8 +613,15 @@ def test_a_preset_worker_cli_is_installed_with_npm_at_its_pin_unless_it_is_on_pa
     assert (code, calls) == (0, []), output
 
 
-def test_the_fanout_workflow_installs_the_worker_cli_at_wavegits_pin() -> None:
-    runs = [step.get("run", "") for step in steps_of(REPO_ROOT / "examples" / "workflows" / "fanout.yml")]
-    _, package, pin = agent.AGENT_PACKAGES["claude"]
-    assert any(f"npm install --global --no-fund --no-audit --loglevel=error {package}@{pin}" in run
-               for run in runs)
+def test_every_job_that_runs_the_worker_runs_it_through_the_action_which_installs_its_cli() -> None:
+    # The action installs a preset worker's CLI at wavegit's pin for run, work and review.
+    found = {}
+    for name in ("wavegit-waves.yml", "fanout.yml", "review.yml"):
+        for job in load(REPO_ROOT / "examples" / "workflows" / name)["jobs"].values():
+            for step in job["steps"]:
+                command = step.get("with", {}).get("command")
+                if command in ("run", "work", "review"):
+                    found[command] = step
+    assert set(found) == {"run", "work", "review"}
+    assert all(step["uses"].startswith("your-org/wavegit@") and step["with"]["sandbox"] is True
+               for step in found.values())
