@@ -25,7 +25,7 @@ from tests.helpers.ghserver import (
     running,
 )
 from tests.helpers.repos import git, wavegit
-from tests.helpers.wave import check, item, make_wave_repo
+from tests.helpers.wave import check, item, make_wave_repo, write_and_push
 from wavegit.model import tracker
 from wavegit.model.report_markdown import MARKER
 
@@ -49,10 +49,15 @@ def hosted(request: pytest.FixtureRequest) -> bool:
 
 
 def engine_for(tmp_path: Path, session_dir: Path, hosted: bool, items: list[dict[str, object]],
-               **config: object) -> Iterator[Engine]:
+               files: dict[str, str] | None = None, **config: object) -> Iterator[Engine]:
     remote = make_wave_repo(tmp_path, items, **config)
+    if files:
+        write_and_push(remote.clone, files, "more files")
     with running(remote.origin) as server:
         yield Engine(remote.origin, server, tmp_path / "engine", session_dir, hosted=hosted)
+
+
+CI = "on:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: true\n"
 
 
 def origin_tracker_items(origin: Path) -> tuple[tracker.Item, ...]:
@@ -62,7 +67,9 @@ def origin_tracker_items(origin: Path) -> tuple[tracker.Item, ...]:
 def test_waves_on_dispatch_runs_a_wave_opens_its_pr_and_gates_it(tmp_path: Path, session_dir: Path,
                                                                   hosted: bool) -> None:
     items = [item("A", ["write src/a.txt ok"], ["src/a.txt"])]
-    for engine in engine_for(tmp_path, session_dir, hosted, items):
+    # The repository's CI, which GitHub would not start for a PR of GITHUB_TOKEN: the wave dispatches it.
+    for engine in engine_for(tmp_path, session_dir, hosted, items, files={".github/workflows/ci.yml": CI},
+                             ci_workflows=["ci.yml"]):
         result = engine.run("wavegit-waves.yml", "workflow_dispatch",
                             {"inputs": {"max-items": "", "dry-run": "false"}})
         assert result.succeeded("wave"), result.explain()
@@ -70,6 +77,7 @@ def test_waves_on_dispatch_runs_a_wave_opens_its_pr_and_gates_it(tmp_path: Path,
         assert pr.head.startswith("wavegit/")
         status = engine.server.fake.latest_status(git(engine.origin, "rev-parse", pr.head), "wavegit/gate")
         assert status is not None and status.state == "success", result.explain()
+        assert engine.server.fake.dispatches == [("ci.yml", pr.head, BOT)]
 
 
 FANOUT_ITEMS = [item("A", ["write src/a.txt ok"], ["src/a.txt"]),

@@ -170,7 +170,7 @@ class Engine:
         # act reads the repository, its remote (github.repository), branch and commit from this clone.
         git(run_dir, "clone", "-q", "--branch", ref, str(self.origin), "project")
         git(project, "remote", "set-url", "origin", f"https://github.com/{self.server.fake.repo}.git")
-        (project / ".github" / "workflows").mkdir(parents=True)
+        (project / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
         shipped = (WORKFLOWS / workflow).read_text(encoding="utf-8")
         (project / ".github" / "workflows" / workflow).write_text(text or shipped, encoding="utf-8")
         event_file = run_dir / "event.json"
