@@ -161,8 +161,9 @@ def test_review_retry_by_a_private_org_member_reruns_the_item_in_the_sandbox(
         assert origin_tracker_items(wave.engine.origin)[0].attempts == 2
 
 
-def test_review_ignores_a_reader_in_the_job_without_secrets(tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+def test_review_ignores_a_reader_in_the_job_without_secrets(
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         event = comment_event(wave, MALLORY, "/wavegit drop A", "MEMBER")
         result = wave.engine.run("review.yml", "issue_comment", event)
         assert result.job_results() == {"check": ["success"]}, result.explain()
@@ -171,8 +172,8 @@ def test_review_ignores_a_reader_in_the_job_without_secrets(tmp_path: Path, sess
 
 
 def test_review_answers_a_command_that_a_later_one_superseded_while_it_waited(
-        tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         # The concurrency group cancelled the pending run of the first command: only the second runs.
         comment_event(wave, ALICE, "/wavegit drop A", "CONTRIBUTOR")
         event = comment_event(wave, ALICE, "/wavegit drop B", "CONTRIBUTOR")
@@ -210,8 +211,8 @@ def test_gate_on_pull_request_target_tests_a_wave_pr_in_the_sandbox_and_passes_i
 
 
 def test_gate_on_an_ordinary_pr_says_it_is_not_a_wave_and_runs_nothing_from_it(
-        tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         person = tmp_path / "person"
         git(tmp_path, "clone", "-q", str(wave.engine.origin), str(person))
         (person / "README.md").write_text("a person's change\n")
@@ -235,8 +236,9 @@ def github_pull(wave: WavePR, head: str) -> int:
     return int(repo.create_pull(title="docs", body="", head=head, base="main").number)
 
 
-def test_gate_on_merge_group_sets_the_status_on_the_groups_head(tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+def test_gate_on_merge_group_sets_the_status_on_the_groups_head(
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         fake = wave.engine.server.fake
         pr_head = git(wave.engine.origin, "rev-parse", fake.pulls[wave.pr].head)
         person = tmp_path / "queue"
@@ -250,8 +252,8 @@ def test_gate_on_merge_group_sets_the_status_on_the_groups_head(tmp_path: Path, 
         assert gate_status(wave, head) == "success"
 
 
-def test_gate_on_a_gate_comment_checks_the_pr_again(tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+def test_gate_on_a_gate_comment_checks_the_pr_again(tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         event = comment_event(wave, ALICE, "/wavegit gate", "CONTRIBUTOR")
         result = wave.engine.run("wavegit-gate.yml", "issue_comment", event)
         assert result.job_results() == {"gate": ["success"]}, result.explain()
@@ -261,24 +263,27 @@ def test_gate_on_a_gate_comment_checks_the_pr_again(tmp_path: Path, session_dir:
 
 # ---- sync (pull_request closed, schedule) and the waves workflow's other events ----
 
-def test_sync_on_a_merged_wave_pr_marks_its_items_done(tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+def test_sync_on_a_merged_wave_pr_marks_its_items_done(
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         wave.engine.server.fake.merge(wave.pr)
         result = wave.engine.run("wavegit-sync.yml", "pull_request", pr_event(wave, wave.pr, "closed"))
         assert result.succeeded("sync"), result.explain()
         assert [item.status for item in origin_tracker_items(wave.engine.origin)] == ["done", "done"]
 
 
-def test_sync_on_schedule_returns_a_closed_waves_items_to_todo(tmp_path: Path, session_dir: Path) -> None:
-    with wave_pr(tmp_path, session_dir, False) as wave:
+def test_sync_on_schedule_returns_a_closed_waves_items_to_todo(
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    with wave_pr(tmp_path, session_dir, hosted) as wave:
         wave.engine.server.fake.close(wave.pr)
         result = wave.engine.run("wavegit-sync.yml", "schedule", {"schedule": "41 * * * *"})
         assert result.succeeded("sync"), result.explain()
         assert [item.status for item in origin_tracker_items(wave.engine.origin)] == ["todo", "todo"]
 
 
-def test_waves_on_schedule_takes_a_labelled_issue_and_runs_it(tmp_path: Path, session_dir: Path) -> None:
-    for engine in engine_for(tmp_path, session_dir, False, []):
+def test_waves_on_schedule_takes_a_labelled_issue_and_runs_it(
+        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+    for engine in engine_for(tmp_path, session_dir, hosted, []):
         fake = engine.server.fake
         fake.open_issue("Say hi", intake_body(), ALICE, labels=("wavegit",))
         result = engine.run("wavegit-waves.yml", "schedule", {"schedule": "17 */4 * * *"})
