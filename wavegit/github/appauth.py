@@ -24,9 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wavegit.core import credentials
+from wavegit.core import credentials, git
 from wavegit.core.credentials import APP_KEY_FILE_VAR, APP_KEY_VAR
 from wavegit.core.errors import UsageError
+from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
 
 if TYPE_CHECKING:
     from github.Auth import AppInstallationAuth
@@ -101,8 +102,6 @@ class AppTokens:
         if self._auth is None:
             from github import Auth, GithubIntegration
 
-            from wavegit.github.retry import Retrier, RetryPolicy
-
             app_auth = Auth.AppAuth(int(self.app.app_id), self.app.private_key)
             integration = GithubIntegration(auth=app_auth, base_url=self.api_url, retry=None)
             installation = self.app.installation_id
@@ -116,8 +115,6 @@ class AppTokens:
 
     def token(self) -> str:
         """The current installation token (minted or refreshed as needed)."""
-        from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
-
         def current() -> str:
             return self.auth.token
 
@@ -176,8 +173,6 @@ def for_process(repository: str, api_url: str, env: Mapping[str, str] | None = N
         return None
     tokens = AppTokens(app, repository, api_url)
     _PROCESS.append(tokens)
-    from wavegit.core import git
-
     server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
     git.set_remote_auth(lambda: tokens.git_auth(server))
     atexit.register(_revoke_at_exit, tokens)
