@@ -15,12 +15,20 @@ from tests.helpers.ghapp import FakeApp, app_key_pair
 from tests.helpers.ghserver import ALICE, APP, Running, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit.github import api
+from wavegit.github import api, appauth
 from wavegit.github.api import GitHubError, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.model import report
 
 APP_ID = 31337
+
+
+@pytest.fixture(autouse=True)
+def the_process_forgets_the_app() -> Iterator[None]:
+    """The App's tokens are the process's: a test that made them in-process ends them, so that no later test
+    of this process sends a token of a server that is gone with its git commands."""
+    yield
+    appauth.end_process_tokens()
 
 
 def app_env(gh: Running, **extra: str) -> dict[str, str]:

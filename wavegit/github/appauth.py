@@ -179,6 +179,14 @@ def for_process(repository: str, api_url: str, env: Mapping[str, str] | None = N
     return tokens
 
 
+def end_process_tokens() -> None:
+    """Revoke the process's App tokens and stop sending them with git commands (at exit; in-process users
+    that end sooner, such as a test, call it themselves)."""
+    while _PROCESS:
+        _revoke_at_exit(_PROCESS.pop())
+    git.set_remote_auth(None)
+
+
 def _revoke_at_exit(tokens: AppTokens) -> None:
     import sys
 
