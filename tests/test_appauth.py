@@ -15,12 +15,20 @@ from tests.helpers.ghapp import FakeApp, app_key_pair
 from tests.helpers.ghserver import ALICE, APP, Running, running
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit.github import api
+from wavegit.github import api, appauth
 from wavegit.github.api import GitHubError, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.model import report
 
 APP_ID = 31337
+
+
+@pytest.fixture(autouse=True)
+def the_process_forgets_the_app() -> Iterator[None]:
+    """The App's tokens are the process's: a test that made them in-process ends them, so that no later test
+    of this process sends a token of a server that is gone with its git commands."""
+    yield
+    appauth.end_process_tokens()
 
 
 def app_env(gh: Running, **extra: str) -> dict[str, str]:
@@ -36,7 +44,7 @@ def installed(ttl_s: float = 3600.0) -> FakeApp:
 
 @pytest.fixture
 def wave_repo(tmp_path: Path) -> RemoteRepo:
-    return make_wave_repo(tmp_path, [item("IT-0", ["sleep 1.5", "write src/f0.txt ok"], ["src/f0.txt"])],
+    return make_wave_repo(tmp_path, [item("IT-0", ["sleep 2", "write src/f0.txt ok"], ["src/f0.txt"])],
                           sandbox="none")
 
 
@@ -63,12 +71,11 @@ def test_api_calls_mint_a_token_from_the_app_id_and_key_and_a_new_one_before_it_
 
 def test_the_server_refuses_an_expired_token_and_a_jwt_not_signed_by_the_apps_key(gh: Running) -> None:
     assert gh.fake.app is not None
-    gh.fake.app.token_ttl_s = 0.5
     token, _ = gh.fake.app.mint()
     gh.fake.tokens[token] = APP
     fixed = PyGithubClient(Settings(token, gh.fake.repo, gh.url))
     assert fixed.permission(ALICE) == "write"
-    time.sleep(0.6)
+    gh.fake.app.minted[token] = time.time() - 1  # its hour is over
     with pytest.raises(GitHubError, match="401"):
         fixed.permission(ALICE)
     from cryptography.hazmat.primitives import serialization
@@ -85,10 +92,11 @@ def test_the_server_refuses_an_expired_token_and_a_jwt_not_signed_by_the_apps_ke
 
 def test_a_wave_with_app_credentials_only_pushes_and_publishes_with_tokens_fresh_at_each_use(
         wave_repo: RemoteRepo, gh: Running) -> None:
-    """Tokens live one second here (GitHub: an hour; a wave may run four): every API call and every push
-    after the first second needs a token minted later than the wave's start."""
+    """Tokens live 21 s here (GitHub: an hour; a wave may run four), so PyGithub renews one once it is a
+    second old: the pushes after the worker's sleep must carry a token minted after the first push's, never
+    one fixed at the start (the server refuses an expired token, as GitHub does)."""
     assert gh.fake.app is not None
-    gh.fake.app.token_ttl_s = 1.0
+    gh.fake.app.token_ttl_s = 21.0
     # The clone reaches its origin as it would reach GitHub: over HTTP, with a token or not at all.
     git(wave_repo.clone, "remote", "set-url", "origin", f"{gh.url}/{gh.fake.repo}.git")
     result = wavegit(wave_repo.clone, "run", "--json", env=app_env(gh))
@@ -101,8 +109,9 @@ def test_a_wave_with_app_credentials_only_pushes_and_publishes_with_tokens_fresh
     pushes = [r for r in gh.fake.requests if r.path.endswith("/git-receive-pack")]
     assert len(pushes) >= 3 and all(r.user == APP for r in pushes)  # claim, wave branch, record
     assert not any(r.status == 401 and r.path.endswith("/git-receive-pack") for r in gh.fake.requests)
-    assert len(gh.fake.app.minted) > 3
-    leaked = [t for t in gh.fake.app.minted if t in result.stdout + result.stderr]
+    minted = list(gh.fake.app.minted)
+    assert minted.index(pushes[-1].token) > minted.index(pushes[0].token), "the last push reused a token"
+    leaked = [t for t in minted if t in result.stdout + result.stderr]
     assert leaked == [] and app_key_pair()[0].splitlines()[1] not in result.stdout + result.stderr
 
 

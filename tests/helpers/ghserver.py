@@ -75,6 +75,8 @@ class LoggedRequest:
     user: str | None
     status: int = 0
     fault: str | None = None
+    token: str = ""
+    """The token git sent (smart HTTP requests only)."""
 
 
 @dataclass
@@ -1109,7 +1111,8 @@ class _Handler(BaseHTTPRequestHandler):
         token = basic_token(headers.get("authorization", ""))
         with fake._lock:
             user = fake.token_user(token) if token else None
-            fake.requests.append(LoggedRequest(self.command, split.path, {}, user, 200 if user else 401))
+            fake.requests.append(LoggedRequest(self.command, split.path, {}, user, 200 if user else 401,
+                                               token=token or ""))
         if user is None:
             self.send_response(401)
             self.send_header("WWW-Authenticate", 'Basic realm="GitHub"')

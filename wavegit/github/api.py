@@ -16,13 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from wavegit.core import credentials
-from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
-
-if TYPE_CHECKING:
-    from wavegit.github.appauth import AppTokens
+from wavegit.core.errors import UsageError
+from wavegit.github import appauth
+from wavegit.github.errors import GitHubConflict as GitHubConflict
+from wavegit.github.errors import GitHubError as GitHubError
+from wavegit.github.errors import GitHubNotFound as GitHubNotFound
+from wavegit.github.errors import GitHubRuleViolation as GitHubRuleViolation
 
 DEFAULT_API_URL = "https://api.github.com"
 STATUS_CONTEXT = "wavegit/gate"
@@ -30,33 +32,6 @@ MAX_BODY_CHARS = 65536
 """GitHub's limit for pull request and comment bodies."""
 MAX_STATUS_DESCRIPTION = 140
 """GitHub's limit for a commit status description."""
-
-
-class GitHubError(WavegitError):
-    """A GitHub API call failed (after retries, where retrying made sense)."""
-
-    exit_code = EXIT_WORK_FAILED
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class GitHubNotFound(GitHubError):
-    """The pull request, file or branch does not exist (bad input, exit 2)."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
-class GitHubRuleViolation(GitHubError):
-    """A write the repository's rules (a ruleset) refused, 409/422 "Repository rule violations found":
-    bad configuration (exit 2), never a lost race."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
-class GitHubConflict(GitHubError):
-    """A compare-and-swap write lost: stale Contents ``sha`` (409/422) or a non-fast-forward ref update."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +45,7 @@ class Settings:
     run_url: str | None = None
     """The Actions run we are part of (``$GITHUB_SERVER_URL/<repo>/actions/runs/$GITHUB_RUN_ID``): the
     ``wavegit/gate`` status links to it, so a reviewer gets from the check to its log in one click."""
-    app: AppTokens | None = None
+    app: appauth.AppTokens | None = None
     """A GitHub App's tokens, minted by wavegit (:mod:`wavegit.github.appauth`); ``token`` is then ''."""
 
     def __repr__(self) -> str:
@@ -92,8 +67,6 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
     api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
     if not api_url.startswith(("https://", "http://")):
         raise UsageError(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
-    from wavegit.github import appauth
-
     # The App's own tokens win over a GITHUB_TOKEN that is also there (the Actions default).
     app = appauth.for_process(repository, api_url, env)
     if app is None and not token:

@@ -8,7 +8,7 @@ App auth signs a JWT with the key, finds the App's installation on ``GITHUB_REPO
 expires (GitHub's last an hour; a wave may run longer). API calls take the current token on every request;
 git pushes and fetches take it through the one git layer (:func:`wavegit.core.git.set_remote_auth`), as an
 ``http.<server>/.extraheader`` computed when each command starts, so a push after a four-hour wave still
-authenticates. At exit every token minted and not yet expired is revoked (``DELETE /installation/token``).
+authenticates. At exit every token minted is revoked (``DELETE /installation/token``).
 
 Nothing is asked of GitHub until the first token is needed; :func:`from_env` only reads the environment.
 """
@@ -20,13 +20,13 @@ import base64
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wavegit.core import credentials
+from wavegit.core import credentials, git
 from wavegit.core.credentials import APP_KEY_FILE_VAR, APP_KEY_VAR
 from wavegit.core.errors import UsageError
+from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
 
 if TYPE_CHECKING:
     from github.Auth import AppInstallationAuth
@@ -87,8 +87,8 @@ class AppTokens:
         self.repository = repository
         self.api_url = api_url
         self._auth: AppInstallationAuth | None = None
-        self.minted: dict[str, datetime] = {}
-        """Every token minted, with its expiry (revoked at exit)."""
+        self.minted: list[str] = []
+        """Every token minted, oldest first (revoked at exit)."""
 
     @property
     def identity(self) -> str:
@@ -100,8 +100,6 @@ class AppTokens:
         """PyGithub's installation auth: its ``token`` is the current token, minted anew when near expiry."""
         if self._auth is None:
             from github import Auth, GithubIntegration
-
-            from wavegit.github.retry import Retrier, RetryPolicy
 
             app_auth = Auth.AppAuth(int(self.app.app_id), self.app.private_key)
             integration = GithubIntegration(auth=app_auth, base_url=self.api_url, retry=None)
@@ -116,15 +114,13 @@ class AppTokens:
 
     def token(self) -> str:
         """The current installation token (minted or refreshed as needed)."""
-        from wavegit.github.retry import Retrier, RetryPolicy, scrub_logs
-
         def current() -> str:
             return self.auth.token
 
         token = Retrier(RetryPolicy(), "").call(f"mint a token of GitHub App {self.app.app_id}", current)
         if token not in self.minted:
             scrub_logs(token)
-            self.minted[token] = _expiry(self.auth)
+            self.minted.append(token)
         return token
 
     def git_auth(self, server_url: str) -> dict[str, str]:
@@ -134,31 +130,24 @@ class AppTokens:
                 "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}"}
 
     def revoke(self) -> list[str]:
-        """Revoke every minted token that has not expired; the problems met (never raises)."""
+        """Revoke every minted token; the problems met (never raises). One that expired already is
+        answered 401, which is what revoking it would have achieved."""
         from github import Auth, Github
         from github.GithubException import GithubException
         from requests.exceptions import RequestException
 
         problems = []
-        now = datetime.now(timezone.utc)
-        for token, expires in list(self.minted.items()):
-            del self.minted[token]
-            if expires <= now:
-                continue
+        while self.minted:
+            token = self.minted.pop(0)
             client = Github(auth=Auth.Token(token), base_url=self.api_url, retry=None, timeout=15)
             try:
                 client.requester.requestJsonAndCheck("DELETE", "/installation/token")
             except (GithubException, RequestException) as exc:
-                problems.append(f"revoking a token of GitHub App {self.app.app_id} failed: "
-                                f"{getattr(exc, 'status', type(exc).__name__)}")
+                status = getattr(exc, "status", None)
+                if status != 401:
+                    problems.append(f"revoking a token of GitHub App {self.app.app_id} failed: "
+                                    f"{status or type(exc).__name__}")
         return problems
-
-
-def _expiry(auth: AppInstallationAuth) -> datetime:
-    # PyGithub keeps the answer of the mint; its expiry is what GitHub said.
-    answer = getattr(auth, "_AppInstallationAuth__installation_authorization", None)
-    expires = getattr(answer, "expires_at", None)
-    return expires if isinstance(expires, datetime) else datetime.max.replace(tzinfo=timezone.utc)
 
 
 _PROCESS: list[AppTokens] = []
@@ -176,12 +165,18 @@ def for_process(repository: str, api_url: str, env: Mapping[str, str] | None = N
         return None
     tokens = AppTokens(app, repository, api_url)
     _PROCESS.append(tokens)
-    from wavegit.core import git
-
     server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
     git.set_remote_auth(lambda: tokens.git_auth(server))
     atexit.register(_revoke_at_exit, tokens)
     return tokens
+
+
+def end_process_tokens() -> None:
+    """Revoke the process's App tokens and stop sending them with git commands (at exit; in-process users
+    that end sooner, such as a test, call it themselves)."""
+    while _PROCESS:
+        _revoke_at_exit(_PROCESS.pop())
+    git.set_remote_auth(None)
 
 
 def _revoke_at_exit(tokens: AppTokens) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from wavegit.core.errors import ruleset_refusal
-from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound, GitHubRuleViolation
+from wavegit.github.errors import GitHubConflict, GitHubError, GitHubNotFound, GitHubRuleViolation
 
 T = TypeVar("T")
 
