@@ -434,9 +434,9 @@ def test_a_hot_paths_module_level_imports_stay_inside_its_declared_set(hot_path:
     assert all(CONTRACT.on_hot_path(m) for m in declared if m not in packages)
 
 
-def test_only_the_github_client_and_its_retrier_import_pygithub_and_only_when_called() -> None:
+def test_only_the_client_its_retrier_and_the_apps_tokens_import_pygithub_and_only_when_called() -> None:
     importers = {name for name, source in SOURCES.items() if "github" in source.packages}
-    assert importers == {f"{PACKAGE}.github.client", f"{PACKAGE}.github.retry"}
+    assert importers == {f"{PACKAGE}.github.client", f"{PACKAGE}.github.retry", f"{PACKAGE}.github.appauth"}
     assert {name for name, source in SOURCES.items() if "github" in source.module_level_packages} == set()
 
 

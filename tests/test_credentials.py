@@ -52,3 +52,14 @@ def test_restart_runs_the_same_command_again_without_the_variable_and_hands_the_
     done = subprocess.run([sys.executable, "-c", probe, "a", "b"], env=env, capture_output=True, text=True,
                           check=True)
     assert done.stdout.split("\n")[0] == "t-pipe False ['a', 'b']"
+
+
+def test_restart_hands_a_github_apps_private_key_over_and_leaves_it_in_no_environment() -> None:
+    probe = ("import os; from wavegit.core import credentials\n"
+             "credentials.protect(os.environ, restart=True)\n"
+             "initial = open(f'/proc/{os.getpid()}/environ', 'rb').read()\n"
+             "print(credentials.held_secret(credentials.APP_KEY_VAR) == 'KEY\\nPEM',\n"
+             "      b'PRIVATE_KEY=' in initial, credentials.APP_KEY_VAR in os.environ)\n")
+    env = {**os.environ, credentials.APP_KEY_VAR: "KEY\nPEM", "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[0] == "True False False"

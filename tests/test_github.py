@@ -72,7 +72,7 @@ def test_settings_come_from_the_environment_and_never_show_the_token() -> None:
     assert "sekrit" not in repr(settings)
     with pytest.raises(UsageError, match="owner/name"):
         api.settings_from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "just-a-name"})
-    with pytest.raises(UsageError, match="GITHUB_TOKEN and GITHUB_REPOSITORY"):
+    with pytest.raises(UsageError, match=r"GITHUB_TOKEN \(or .*_APP_PRIVATE_KEY\) and GITHUB_REPOSITORY"):
         api.require_settings({})
 
 
@@ -422,8 +422,17 @@ def test_a_spent_rate_limit_whose_reset_is_past_the_deadline_fails_at_once_with_
     assert gh.fake.count("GET", "/permission") == 3
 
 
-def test_the_gate_trusts_a_dedicated_apps_own_reports_but_never_adds_github_actions(gh: Running) -> None:
+def test_the_trusted_authors_are_the_configured_and_our_own_identity_but_never_github_actions_unasked(
+        gh: Running) -> None:
     assert api.trusted_authors(("alice",), client(gh, APP_TOKEN)) == ("alice", APP)
     assert api.trusted_authors((APP,), client(gh, APP_TOKEN)) == (APP,)
     assert api.trusted_authors((APP,), client(gh, BOT_TOKEN)) == (APP,)
-    assert api.trusted_authors((), client(gh, ALICE_TOKEN)) == ()
+    # A user's token posts as that user (GET /user), who could set the status with it anyway.
+    assert api.trusted_authors((), client(gh, ALICE_TOKEN)) == (ALICE,)
+
+
+def test_our_identity_is_learned_once_per_process_whatever_the_number_of_clients(gh: Running) -> None:
+    for _ in range(3):
+        assert api.trusted_authors((), client(gh, APP_TOKEN)) == (APP,)
+        assert api.trusted_authors((), client(gh, ALICE_TOKEN)) == (ALICE,)
+    assert gh.fake.count("POST", "/graphql") == 1 and gh.fake.count("GET", "/user") == 1

@@ -219,3 +219,28 @@ def test_a_missing_tracker_file_reads_as_none_at_the_branch_head(gh: Running, se
     assert (snap.text, snap.blob_sha, snap.commit) == (None, None, git(seeded.origin, "rev-parse", "main"))
     store.write(snap, Change(tracker_text("A-1")), "create")
     assert item_ids(store.read().text) == ["A-1"]
+
+
+# --- a ruleset refusal is bad configuration, not a lost race (issue 20, point 9) ---------------------------
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["contents-409", "ref-422"])
+def test_a_ruleset_refusal_through_the_api_exits_2_naming_the_rule_and_is_not_retried(
+        gh: Running, seeded: RemoteRepo, exact: bool) -> None:
+    from wavegit.core.errors import EXIT_BAD_INPUT
+    from wavegit.github.api import GitHubRuleViolation
+
+    rule = "Changes must be made through a pull request."
+    gh.fake.rulesets["main"] = (rule,)
+    store = github_store(gh)
+    head = origin_head_of(seeded)
+    with pytest.raises(GitHubRuleViolation) as refused:
+        mutate(store, lambda snap: Change(tracker_text("A-1"), exact=exact), message="add A-1")
+    assert refused.value.exit_code == EXIT_BAD_INPUT and rule in str(refused.value)
+    assert "repository's rules" in str(refused.value) and "race" not in str(refused.value)
+    writes = gh.fake.count("PATCH", "/git/ref") if exact else gh.fake.count("PUT", "/contents/")
+    assert writes == 1 and origin_head_of(seeded) == head
+
+
+def origin_head_of(remote: RemoteRepo) -> str:
+    return git(remote.origin, "rev-parse", "main")

@@ -30,6 +30,7 @@ from wavegit.attempts import limits, runner, sandbox
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
 SECRETS = {"GITHUB_TOKEN": "ghp_hostileEnvToken00000000000000000000",
+           "WAVEGIT_APP_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nhostile\n-----END PRIVATE KEY-----",
            "MY_API_KEY": "my-api-key-hostile-0000",
            "AWS_SECRET_ACCESS_KEY": "aws-secret-hostile-0000"}
 
@@ -86,8 +87,9 @@ def test_secrets_reach_no_worker_commit_log_or_report_and_github_env_is_out_of_r
     loot = committed(remote, rep, "src/a.txt").splitlines()[1:]
     ours = [line for line in loot if line.rpartition("=")[2] in {digest(v) for v in SECRETS.values()}]
     written = everything_written(remote, output)
-    assert SECRETS["GITHUB_TOKEN"] not in written, "the token leaked"
-    assert not any(digest(SECRETS["GITHUB_TOKEN"]) in line for line in loot), "the worker found the token"
+    for held in ("GITHUB_TOKEN", "WAVEGIT_APP_PRIVATE_KEY"):  # what wavegit holds in memory only
+        assert SECRETS[held] not in written, f"{held} leaked"
+        assert not any(digest(SECRETS[held]) in line for line in loot), f"the worker found {held}"
     assert github_env.read_text() == "" and "wrote GITHUB_ENV" not in loot
     if mode == "bwrap":
         assert ours == [] and not any(value in written for value in SECRETS.values())

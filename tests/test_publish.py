@@ -266,3 +266,87 @@ def test_a_github_app_identity_posts_the_report_and_the_status_and_only_its_repo
         assert publisher is not None and publisher.post_report(rep) == rep.pr
         app_comments = [c for c in gh.fake.issue_comments(rep.pr or 0) if c.user == APP]
         assert len(app_comments) == 1 and "again" in app_comments[0].body
+
+
+# --- one rule for trusted report authors (issue 20, point 3) ---------------------------------------------
+
+
+def test_a_wave_run_with_an_app_token_passes_its_own_gate_and_merge_group_with_no_setting(
+        tmp_path: Path) -> None:
+    """The default ``report_authors`` names only github-actions[bot]; the App that posts the report is
+    believed by ``run``'s own gate and by the ``merge_group`` path, learned from the token itself."""
+    from tests.helpers.ghserver import merge_group_event, queue_branch
+
+    remote = make_wave_repo(tmp_path, items(1), sandbox="none")
+    with running(remote.origin) as gh:
+        env = {**github_env(gh, APP_TOKEN), "GITHUB_ACTIONS": "true"}
+        code, rep = run_json(remote.clone, env)
+        assert code == 0, rep.notes
+        status = gh.fake.latest_status(rep.head_sha or "", api.STATUS_CONTEXT)
+        assert status is not None and (status.state, status.user) == ("success", APP), status
+        person = remote.new_clone("person")
+        git(person, "fetch", "-q", "origin")
+        git(person, "checkout", "-q", "-B", "queue", "origin/main")
+        git(person, "merge", "-q", "--no-ff", "--no-edit", rep.head_sha or "")
+        head, base = git(person, "rev-parse", "HEAD"), git(person, "rev-parse", "origin/main")
+        queued = queue_branch(rep.pr or 0, rep.head_sha or "")
+        git(person, "push", "-q", "origin", f"HEAD:refs/heads/{queued}")
+        event = tmp_path / "merge_group.json"
+        event.write_text(json.dumps(merge_group_event(head, rep.pr or 0, rep.head_sha or "", base)))
+        judged = wavegit(remote.clone, "gate", "--event", env={**env, "GITHUB_EVENT_PATH": str(event)})
+        assert judged.returncode == 0, judged.stdout + judged.stderr
+        group = gh.fake.latest_status(head, api.STATUS_CONTEXT)
+        assert group is not None and group.state == "success", group
+
+
+# --- GITHUB_TOKEN's pull requests start no workflow: the wave starts the CI (issue 20, point 5) -----------
+
+CI_WORKFLOW = "name: ci\non:\n  pull_request:\n  workflow_dispatch:\njobs: {}\n"
+
+
+def ci_repo(tmp_path: Path, workflows: list[str]) -> RemoteRepo:
+    from tests.helpers.wave import write_and_push
+
+    remote = make_wave_repo(tmp_path, items(1), sandbox="none", ci_workflows=workflows)
+    write_and_push(remote.clone, {".github/workflows/ci.yml": CI_WORKFLOW,
+                                  ".github/workflows/lint.yml": "on: [pull_request]\njobs: {}\n"}, "CI")
+    return remote
+
+
+def test_a_wave_published_with_github_token_starts_its_ci_workflows_on_its_branch(tmp_path: Path) -> None:
+    remote = ci_repo(tmp_path, ["ci.yml"])
+    with running(remote.origin) as gh:
+        code, rep = run_json(remote.clone, github_env(gh))
+        assert code == 0, rep.notes
+        assert gh.fake.dispatches == [("ci.yml", rep.branch, BOT)]
+
+
+def test_an_apps_pull_request_starts_the_ci_itself_so_nothing_is_dispatched(tmp_path: Path) -> None:
+    remote = ci_repo(tmp_path, ["ci.yml"])
+    with running(remote.origin) as gh:
+        code, rep = run_json(remote.clone, {**github_env(gh, APP_TOKEN), "GITHUB_ACTIONS": "true"})
+        assert code == 0, rep.notes
+        assert gh.fake.dispatches == [] and gh.fake.count("POST", "/dispatches") == 0
+
+
+def test_a_ci_workflow_that_cannot_start_is_a_note_of_the_report_not_a_failed_wave(tmp_path: Path) -> None:
+    remote = ci_repo(tmp_path, ["missing.yml", "lint.yml", "ci.yml"])
+    with running(remote.origin) as gh:
+        code, rep = run_json(remote.clone, github_env(gh))
+        assert code == 0 and rep.success, rep.notes
+        assert gh.fake.dispatches == [("ci.yml", rep.branch, BOT)]
+        notes = [note for note in rep.notes if "was not started" in note]
+        assert len(notes) == 2 and "missing.yml" in notes[0] and "404" in notes[0], notes
+        assert "lint.yml" in notes[1] and "does not have 'workflow_dispatch' trigger" in notes[1], notes
+        (comment,) = gh.fake.issue_comments(rep.pr or 0)
+        assert "missing.yml" in comment.body and "lint.yml" in comment.body
+        status = gh.fake.latest_status(rep.head_sha or "", api.STATUS_CONTEXT)
+        assert status is not None and status.state == "success"
+        # A job whose token lacks `actions: write` is told what to grant.
+        gh.fake.token_permissions[BOT_TOKEN] = {"contents": "write", "pull_requests": "write",
+                                                "issues": "write", "statuses": "write"}
+        publisher = publish.Publisher(publish.connect(api.settings_from_env(github_env(gh))),
+                                      load_config(remote.clone), GitStore(discover(remote.clone),
+                                                                          load_config(remote.clone)))
+        publisher.start_ci(rep)
+        assert "actions: write" in rep.notes[-1], rep.notes[-1]

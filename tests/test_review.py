@@ -305,3 +305,22 @@ def test_attack_a_human_commit_forging_wavegits_author_and_trailers_is_still_ref
     (reply,) = wave.replies()
     assert "1 commit(s) wavegit did not make" in reply and f"{forged[:12]} by <code>" in reply
     assert wave.tip() == forged and origin_item(wave.remote, "IT-0").status == "review"
+
+
+def test_a_writers_command_superseded_while_it_waited_gets_a_reply_saying_it_was_not_run(
+        wave: Published) -> None:
+    """Issue 20, point 7: the workflow's concurrency group cancels a waiting review run for a newer one
+    without a word; the newer run answers the command it replaced (a reader's command stays unanswered:
+    the check job ignored it)."""
+    assert wave.review(ALICE, "/wavegit drop IT-0")[0] == 0  # answered by its own run
+    wave.gh.fake.add_comment(wave.pr, ALICE, "/wavegit retry IT-1")  # its waiting run was cancelled
+    wave.gh.fake.add_comment(wave.pr, MALLORY, "/wavegit drop IT-1")  # ignored by the check job
+    code, _ = wave.review(ALICE, "/wavegit retry NOPE")
+    assert code == 2
+    replies = wave.replies()
+    assert len(replies) == 3, replies
+    superseded = [r for r in replies if "was not run" in r]
+    assert len(superseded) == 1 and superseded[0].startswith("<!-- wavegit:reply ")
+    assert f"@{ALICE}: `/wavegit retry IT-1` was not run: the newer command of @{ALICE}" in superseded[0]
+    assert not any(f"@{MALLORY}" in r for r in replies)
+    assert wave.review(ALICE, "/wavegit retry NOPE")[0] == 2 and len(wave.replies()) == 4  # said once

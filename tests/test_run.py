@@ -218,3 +218,39 @@ def test_a_halt_landing_mid_wave_after_a_record_exits_1_by_its_results_never_3(
     assert (origin_item(remote, "A").status, origin_item(remote, "B").status) == ("review", "todo")
     git(remote.clone, "fetch", "-q")
     assert wavegit(remote.clone, "plan").returncode == wavegit(remote.clone, "run").returncode == 3
+
+
+# --- a ruleset refusal of a push is bad configuration, not a lost race (issue 20, point 9) ----------------
+
+GH013_HOOK = """#!/bin/sh
+# What GitHub's receiving end prints for a push its rulesets refuse.
+while read old new ref; do
+  if [ "$ref" = "refs/heads/main" ]; then
+    echo "error: GH013: Repository rule violations found for refs/heads/main." >&2
+    echo "Review all repository rules at https://github.com/acme/widgets/rules?ref=refs%2Fheads%2Fmain" >&2
+    echo "" >&2
+    echo "- Changes must be made through a pull request." >&2
+    echo "" >&2
+    echo "- Required status check \\"ci\\" is expected." >&2
+    echo "" >&2
+    exit 1
+  fi
+done
+exit 0
+"""
+
+
+def test_a_push_a_ruleset_refuses_with_gh013_exits_2_naming_the_rules_and_claims_nothing(
+        tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"])])
+    hook = remote.origin / "hooks" / "pre-receive"
+    hook.write_text(GH013_HOOK)
+    hook.chmod(0o755)
+    before = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2, result.stdout + result.stderr
+    said = result.stderr.strip()
+    assert len(said.splitlines()) == 1 and "Traceback" not in said, said
+    assert "refused by the repository's rules: Changes must be made through a pull request.; " \
+           'Required status check "ci" is expected.' in said and "race" not in said
+    assert git(remote.origin, "rev-parse", "main") == before and origin_item(remote, "IT-0").status == "todo"

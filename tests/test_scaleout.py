@@ -194,15 +194,16 @@ def test_work_with_bundle_pushes_nothing_and_collect_takes_each_item_only_from_i
     artifacts = tmp_path / "artifacts"
     for item_id in ("IT-0", "IT-1"):
         runner_clone = remote.new_clone(f"runner-{item_id}")
-        (artifacts / item_id).mkdir(parents=True)
+        folder = artifacts / f"wavegit-result-{item_id}"  # download-artifact's layout
+        folder.mkdir(parents=True)
         result = wavegit(runner_clone, "work", "--wave", wave_id, "--item", item_id,
-                         "--bundle", str(artifacts / item_id / f"{item_id}.bundle"))
+                         "--bundle", str(folder / f"{item_id}.bundle"))
         assert result.returncode == 0, result.stderr
     assert git(remote.origin, "for-each-ref", "refs/heads/wavegit/items/") == ""
     # A forged bundle for IT-1 inside IT-0's artifact is never read: each item has its own file.
     forged = remote.new_clone("forger")
     git(forged, "checkout", "-q", "-b", f"wavegit/items/{wave_id}/IT-1")
-    git(forged, "bundle", "create", str(artifacts / "IT-0" / "IT-1-forged.bundle"),
+    git(forged, "bundle", "create", str(artifacts / "wavegit-result-IT-0" / "IT-1-forged.bundle"),
         f"refs/heads/wavegit/items/{wave_id}/IT-1")
     result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
     assert result.returncode == 0, result.stderr
@@ -211,13 +212,31 @@ def test_work_with_bundle_pushes_nothing_and_collect_takes_each_item_only_from_i
         ("IT-0", ["src/f0.txt"]), ("IT-1", ["src/f1.txt"])]
 
 
+def test_collect_reads_an_items_bundle_only_from_that_items_artifact_folder(tmp_path: Path) -> None:
+    remote = make_wave_repo(tmp_path, GOOD)
+    wave_id = str(claim(remote)["wave"])
+    artifacts = tmp_path / "artifacts"
+    # IT-0's job also wrote a bundle named after IT-1 (whose own job never finished) into its artifact.
+    own = artifacts / "wavegit-result-IT-0"
+    own.mkdir(parents=True)
+    runner = remote.new_clone("runner")
+    for item_id in ("IT-0", "IT-1"):
+        result = wavegit(runner, "work", "--wave", wave_id, "--item", item_id,
+                         "--bundle", str(own / f"{item_id}.bundle"))
+        assert result.returncode == 0, result.stderr
+    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
+    rep = report.WaveReport.from_json(result.stdout)
+    assert [(i.id, i.verified) for i in rep.items] == [("IT-0", True), ("IT-1", False)]
+    assert origin_item(remote, "IT-1").status == "todo"
+
+
 def test_collect_checks_ownership_again_on_a_result_it_did_not_run(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, GOOD[:1])
     wave_id = str(claim(remote)["wave"])
     artifacts = tmp_path / "artifacts"
-    artifacts.mkdir()
+    (artifacts / "wavegit-result-IT-0").mkdir(parents=True)
     runner_clone = remote.new_clone("runner")
-    bundle = artifacts / "IT-0.bundle"
+    bundle = artifacts / "wavegit-result-IT-0" / "IT-0.bundle"
     worked = wavegit(runner_clone, "work", "--wave", wave_id, "--item", "IT-0", "--bundle", str(bundle))
     assert worked.returncode == 0, worked.stderr
     # A hostile runner rewrites its verified result to also touch a file the item does not own.

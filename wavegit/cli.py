@@ -151,7 +151,22 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     module.add_arguments(parser)
     args = parser.parse_args(top.args)
     args.directory = top.directory
-    return _call(top.command, lambda: module.run(args), own_process=argv is None), fast_exit
+    def run() -> int:
+        if argv is None and not fast_exit:
+            _app_credentials()
+        code: int = module.run(args)
+        return code
+
+    return _call(top.command, run, own_process=argv is None), fast_exit
+
+
+def _app_credentials() -> None:
+    """With a GitHub App configured, the process's App tokens from the start, so that the first fetch and
+    push already carry one (:mod:`wavegit.github.appauth`); a malformed configuration is exit 2 here."""
+    if os.environ.get("WAVEGIT_APP_ID") and os.environ.get("GITHUB_REPOSITORY"):
+        from wavegit.github import api
+
+        api.settings_from_env()
 
 
 def _call(command: str, run: Callable[[], int], *, own_process: bool = True) -> int:

@@ -71,6 +71,8 @@ class MemoryGitHub(GitHubClient):
     comments: dict[int, list[Comment]] = field(default_factory=dict)
     """PR number -> its comments, oldest first."""
     statuses: list[Status] = field(default_factory=list)
+    dispatches: list[tuple[str, str]] = field(default_factory=list)
+    """(workflow file, ref) of every workflow started."""
     branches: dict[str, str] = field(default_factory=dict)
     """branch -> commit id."""
     commits: dict[str, Commit] = field(default_factory=dict)
@@ -187,6 +189,10 @@ class MemoryGitHub(GitHubClient):
     def permission(self, user: str) -> str:
         self.calls.append("permission")
         return self.permissions.get(user, "none")
+
+    def dispatch_workflow(self, workflow: str, ref: str) -> None:
+        self.calls.append("dispatch_workflow")
+        self.dispatches.append((workflow, ref))
 
     # ---- branches, files, commits (the tracker store) ----
 

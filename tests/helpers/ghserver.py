@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from tests.helpers.ghapp import AppError, FakeApp, basic_token, git_http_backend
+
 JSON = Any
 ZERO_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -73,6 +75,8 @@ class LoggedRequest:
     user: str | None
     status: int = 0
     fault: str | None = None
+    token: str = ""
+    """The token git sent (smart HTTP requests only)."""
 
 
 @dataclass
@@ -151,7 +155,7 @@ class FakeGitHub:
     viewer_denied: frozenset[str] = frozenset()
     """Logins whose GraphQL ``viewer`` query answers "Resource not accessible by integration"."""
     token_permissions: dict[str, dict[str, str]] = field(default_factory=dict)
-    """token -> {resource: "read" | "write"} (resources: contents, pull_requests, issues, statuses), the
+    """token -> {resource: "read" | "write"} (contents, pull_requests, issues, statuses, actions), the
     ``permissions:`` of an installation token; a token not listed may do everything its login may. A
     resource missing from the mapping is "none". See :func:`_needed_permission`."""
     private: bool = True
@@ -178,6 +182,13 @@ class FakeGitHub:
     actions_may_open_prs: bool = True
     """The repository setting "Allow GitHub Actions to create and approve pull requests" (off by default
     on GitHub): when False, the bot (``GITHUB_TOKEN``) gets 403 on opening a pull request."""
+    app: FakeApp | None = None
+    """A GitHub App installed on the repository (tests/helpers/ghapp.py): JWTs, minted tokens that expire."""
+    dispatches: list[tuple[str, str, str]] = field(default_factory=list)
+    """(workflow file, ref, who) of every ``workflow_dispatch`` GitHub accepted."""
+    rulesets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """branch -> the rules a ruleset enforces on it: a write there through the API is refused as GitHub
+    refuses it, 409 (contents) or 422 (refs) "Repository rule violations found" and the rules, one a line."""
     mangle: dict[str, Callable[[JSON], JSON]] = field(default_factory=dict)
     """route name -> a function rewriting that route's JSON answer (malformed-response tests)."""
     requests: list[LoggedRequest] = field(default_factory=list)
@@ -434,6 +445,8 @@ class FakeGitHub:
         split = urlsplit(raw_path)
         query = {k: v[-1] for k, v in parse_qs(split.query).items()}
         with self._lock:
+            if self.app is not None and self._is_app_route(split.path):
+                return self._app_request(method, split.path, headers)
             user = self._authenticate(headers)
             entry = LoggedRequest(method, split.path, query, user)
             self.requests.append(entry)
@@ -448,7 +461,10 @@ class FakeGitHub:
                 self._check_permission(method, split.path, headers)
                 if fault and not fault.after:
                     raise self._fault_error(fault, headers)
-                status, extra, payload = self._dispatch(method, split.path, query, body, user)
+                if method == "DELETE" and split.path == "/installation/token":
+                    status, extra, payload = self._revoke(headers)
+                else:
+                    status, extra, payload = self._dispatch(method, split.path, query, body, user)
                 if fault:
                     raise self._fault_error(fault, headers)
             except ApiError as exc:
@@ -491,7 +507,52 @@ class FakeGitHub:
         scheme, _, token = auth.partition(" ")
         if scheme.lower() not in ("token", "bearer"):
             return None
-        return self.tokens.get(token.strip())
+        return self.token_user(token.strip())
+
+    def token_user(self, token: str) -> str | None:
+        """Whose ``token`` is; None for an unknown, expired or revoked one (GitHub: 401 Bad credentials)."""
+        if self.app is not None and self.app.expired(token):
+            return None
+        return self.tokens.get(token)
+
+    # ---- a GitHub App: JWT routes, minted tokens, revocation (tests/helpers/ghapp.py) ----
+
+    def _is_app_route(self, path: str) -> bool:
+        return path.startswith("/app/") or path == f"/repos/{self.repo}/installation"
+
+    def _app_request(self, method: str, path: str, headers: dict[str, str]
+                     ) -> tuple[int, dict[str, str], JSON]:
+        assert self.app is not None
+        entry = LoggedRequest(method, path, {}, None)
+        self.requests.append(entry)
+        scheme, _, jwt_token = headers.get("authorization", "").partition(" ")
+        minted_at = f"/app/installations/{self.app.installation_id}/access_tokens"
+        try:
+            if scheme.lower() != "bearer":
+                raise AppError(401, "A JSON web token could not be decoded")
+            self.app.check_jwt(jwt_token.strip())
+            entry.user = f"app:{self.app.app_id}"
+            if method == "GET" and path == f"/repos/{self.repo}/installation":
+                status, payload = 200, self.app.installation_json(self.base_url, self.repo.split("/")[0])
+            elif method == "POST" and path == minted_at:
+                token, expires = self.app.mint()
+                self.tokens[token] = self.app.login
+                status, payload = 201, self.app.token_json(token, expires)
+            else:
+                raise AppError(404, "Not Found")
+        except AppError as exc:
+            status, payload = exc.status, {"message": exc.message,
+                                           "documentation_url": "https://docs.github.com/rest"}
+        entry.status = status
+        return status, {}, payload
+
+    def _revoke(self, headers: dict[str, str]) -> tuple[int, dict[str, str], JSON]:
+        token = headers.get("authorization", "").partition(" ")[2].strip()
+        if self.app is None or token not in self.app.minted:
+            raise ApiError(403, "Resource not accessible by integration")
+        self.tokens.pop(token, None)
+        self.app.revoked.append(token)
+        return 204, {}, None
 
     def _pick_fault(self, method: str) -> Fault | None:
         if self.faults:
@@ -587,6 +648,8 @@ class FakeGitHub:
         yield "GET", r"/compare/(?P<base>.+?)\.\.\.(?P<head>.+)", "compare", self._compare
         yield "GET", r"/git/blobs/(?P<sha>[0-9a-f]{40})", "blob", self._get_blob
         yield "POST", r"/git/commits", "create commit", self._create_commit
+        yield ("POST", r"/actions/workflows/(?P<workflow>[^/]+)/dispatches", "dispatch",
+               self._dispatch_workflow)
 
     def _pull(self, number: str) -> PullRecord:
         pr = self.pulls.get(int(number))
@@ -874,6 +937,7 @@ class FakeGitHub:
         head = self._branch_sha(branch)
         if head is None:
             raise ApiError(404, f"Branch {branch} not found")
+        self._check_rules(branch, 409)
         current = self._blob_at(head, file)
         given = data.get("sha")
         if current is not None and not given:
@@ -887,6 +951,28 @@ class FakeGitHub:
         content = self._content_json(file, new_blob, branch, with_content=False) if new_blob else None
         answer = {"content": content, "commit": self._git_commit_json(commit)}
         return (201 if current is None else 200), {}, answer
+
+    def _dispatch_workflow(self, workflow: str, data: JSON, user: str, **_: Any
+                           ) -> tuple[int, dict[str, str], JSON]:
+        """GitHub reads the workflow file on the ref it is asked to run on: no such file is 404, no
+        ``workflow_dispatch`` trigger in it (or no such ref) is 422."""
+        workflow, ref = unquote(workflow), str(data.get("ref") or "")
+        if self._blob_at(self.default_branch, f".github/workflows/{workflow}") is None:
+            raise ApiError(404, "Not Found")
+        head = self._branch_sha(ref.removeprefix("refs/heads/"))
+        if head is None:
+            raise ApiError(422, f"No ref found for: {ref}")
+        blob = self._blob_at(head, f".github/workflows/{workflow}")
+        if blob is None or "workflow_dispatch" not in self._blob_bytes(blob).decode("utf-8", "replace"):
+            raise ApiError(422, "Workflow does not have 'workflow_dispatch' trigger")
+        self.dispatches.append((workflow, ref, user))
+        return 204, {}, None
+
+    def _check_rules(self, branch: str, status: int) -> None:
+        rules = self.rulesets.get(branch)
+        if rules:
+            listed = "".join(f"{rule}\n\n" for rule in rules)
+            raise ApiError(status, f"Repository rule violations found\n\n{listed}")
 
     def _put_contents(self, file: str, data: JSON, **_: Any) -> tuple[int, dict[str, str], JSON]:
         try:
@@ -926,6 +1012,7 @@ class FakeGitHub:
                                check=False).returncode == 0
         if not is_ff and not data.get("force"):
             raise ApiError(422, "Update is not a fast forward")
+        self._check_rules(ref.removeprefix("heads/"), 422)
         self.git("update-ref", f"refs/{ref}", new, old)
         return 200, {}, self._ref_json(ref, new)
 
@@ -987,11 +1074,27 @@ class FakeGitHub:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+            length = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(length) if length else b""
+        chunks: list[bytes] = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+
     def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self._body()
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, extra, payload = self.server.fake.handle(self.command, self.path, headers, body)
+        fake = self.server.fake
+        if self.path.startswith(f"/{fake.repo}.git/"):
+            self._git(fake, headers, body)
+            return
+        status, extra, payload = fake.handle(self.command, self.path, headers, body)
         raw = b"" if status == 204 else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -1001,6 +1104,29 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(raw)
+
+    def _git(self, fake: FakeGitHub, headers: dict[str, str], body: bytes) -> None:
+        """git's smart HTTP: a token only as GitHub takes one from git (Basic ``x-access-token:<token>``)."""
+        split = urlsplit(self.path)
+        token = basic_token(headers.get("authorization", ""))
+        with fake._lock:
+            user = fake.token_user(token) if token else None
+            fake.requests.append(LoggedRequest(self.command, split.path, {}, user, 200 if user else 401,
+                                               token=token or ""))
+        if user is None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="GitHub"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        rest = split.path[len(f"/{fake.repo}.git"):]
+        answer = git_http_backend(fake.bare, rest, self.command, split.query, headers, body, user)
+        self.send_response(answer.status)
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(answer.body)))
+        self.end_headers()
+        self.wfile.write(answer.body)
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
@@ -1059,7 +1185,8 @@ def standard_fake(bare: Path, **kwargs: Any) -> FakeGitHub:
     return FakeGitHub(bare=bare, tokens=tokens, permissions=permissions, **kwargs)
 
 
-_RESOURCES = (("/pulls", "pull_requests"), ("/issues", "issues"), ("/statuses", "statuses"),
+_RESOURCES = (("/actions/", "actions"), ("/pulls", "pull_requests"), ("/issues", "issues"),
+              ("/statuses", "statuses"),
               ("/commits", "statuses"), ("/contents", "contents"), ("/git/", "contents"))
 
 

@@ -13,7 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-WANTED = ("GITHUB_TOKEN", "MY_API_KEY", "AWS_SECRET_ACCESS_KEY", "WAVEGIT_ACTION_TOKEN")
+WANTED = ("GITHUB_TOKEN", "MY_API_KEY", "AWS_SECRET_ACCESS_KEY", "WAVEGIT_ACTION_TOKEN",
+          "WAVEGIT_APP_PRIVATE_KEY")
 
 
 def environ_of(pid: str) -> dict[str, str]:

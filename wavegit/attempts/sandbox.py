@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wavegit.core import gitops_worktrees
-from wavegit.core.credentials import TOKEN_FILE_VAR
+from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.model.config import SandboxConfig
@@ -269,6 +269,10 @@ def checkouts(repo: Repo) -> tuple[Path, ...]:
     return tuple(found.path for found in gitops_worktrees.worktrees(repo.root))
 
 
+SECRET_FILE_VARS = (TOKEN_FILE_VAR, APP_KEY_FILE_VAR)
+"""Files of secrets (the token, a GitHub App's key) whose folders no attempt sees."""
+
+
 def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Path, shown: tuple[Path, ...],
                    environ: Mapping[str, str], others: Sequence[Path] = (),
                    objects: Path | None = None, *, isolated_network: bool = False,
@@ -286,8 +290,9 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     ``isolated_network``: a network namespace of its own whatever ``sandbox.network`` says (a test's).
     """
     hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
-    hidden += [Path(environ[name]).parent if name == TOKEN_FILE_VAR else Path(environ[name])
-               for name in ("HOME", "RUNNER_TEMP", TOKEN_FILE_VAR, *AGENT_SOCKET_VARS) if environ.get(name)]
+    named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
+    hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
+               for name in named if environ.get(name)]
     return Layout(tree=tree, private=private, hidden=tuple(hidden),
                   readonly=(*shown, *([objects] if objects else []), *_paths(settings.ro_paths, repo.root)),
                   writable=_paths(settings.rw_paths, repo.root),

@@ -19,8 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wave", required=True, metavar="W", help="the wave id printed by `wavegit claim`")
     parser.add_argument("--json", action="store_true", help="print the report JSON on stdout")
     parser.add_argument("--bundles", type=Path, metavar="DIR",
-                        help="also take item results from the <ITEM>.bundle files under DIR "
-                        "(written by `work --bundle`)")
+                        help="also take each item's result from DIR/wavegit-result-<ITEM>/<ITEM>.bundle "
+                        "(written by `work --bundle`, downloaded as the artifact wavegit-result-<ITEM>)")
 
 
 def run(args: argparse.Namespace) -> int:

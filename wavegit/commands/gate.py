@@ -63,12 +63,12 @@ def run(args: argparse.Namespace) -> int:
     if number < 1:
         raise UsageError(f"--pr {number}: not a pull request number")
     client = connect(settings)
-    config = config._replace(report_authors=api.trusted_authors(config.report_authors, client))
     pr = client.pr_info(number)
     own = (pr.head_ref.startswith(worktree.BRANCH_PREFIX) and pr.head_repo == client.repository
            and pr.base_ref == config.base_branch)
     # A PR with a report of its own is judged in full (a renamed wave branch fails its binding there).
-    if not own and gate.trusted_report(client.list_comments(number), config.report_authors) is None:
+    authors = api.trusted_authors(config.report_authors, client)
+    if not own and gate.trusted_report(client.list_comments(number), authors) is None:
         tips = client.branch_tips(worktree.BRANCH_PREFIX)
         waves = sorted(branch for branch, sha in tips.items() if sha == pr.head_sha)
         if waves:

@@ -1,5 +1,10 @@
 """``wavegit review --event | --pr N --comment-id C``: act on a ``/wavegit retry|drop <id>`` PR comment.
 
+``--check --event`` only decides, in a job without secrets, whether the review job should run: it prints
+``obey: ...`` or ``ignore: ...`` (why), writes ``obey=true|false`` to ``$GITHUB_OUTPUT`` when set, and exits 0
+either way (:mod:`wavegit.github.review_check`: a command, on a wave PR of this repository, by someone with
+write permission asked through the API). It needs no checkout and a token that may read pull requests.
+
 ``--event`` takes the PR and the comment from an ``issue_comment`` event in ``$GITHUB_EVENT_PATH``; other
 events, other actions than ``created`` and comments on plain issues are ignored (exit 0). The comment itself
 is always read back through the API. Exit 0 when the command was carried out, or was not a command, or
@@ -13,10 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from wavegit.commands._context import Context
 from wavegit.core.errors import EXIT_OK, UsageError
-from wavegit.github import api
+from wavegit.github import api, review_check
+from wavegit.github.action import write_outputs
 from wavegit.github.client import connect
 from wavegit.github.review import Reviewer
 
@@ -27,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="take the PR and comment from the issue_comment event in $GITHUB_EVENT_PATH")
     which.add_argument("--pr", type=int, metavar="N", help="the pull request (with --comment-id)")
     parser.add_argument("--comment-id", type=int, metavar="C", help="the comment holding the command")
+    parser.add_argument("--check", action="store_true",
+                        help="with --event: only say whether to obey the comment (obey=true|false in "
+                             "$GITHUB_OUTPUT), by the commenter's permission asked through the API")
 
 
 def event_target(event_path: str | None) -> tuple[int, int] | None:
@@ -43,7 +53,36 @@ def event_target(event_path: str | None) -> tuple[int, int] | None:
     return number, comment_id
 
 
+def event_comment(event_path: str | None) -> tuple[int, str, str] | None:
+    """(PR number, author, body) of a created ``issue_comment`` on a PR; None for anything else."""
+    if event_target(event_path) is None:
+        return None
+    event = api.read_event(event_path)
+    assert isinstance(event, dict)
+    comment, issue = event["comment"], event["issue"]
+    user = comment.get("user")
+    author, body = user.get("login") if isinstance(user, dict) else None, comment.get("body")
+    if not isinstance(author, str) or not isinstance(body, str):
+        raise UsageError(f"{event_path}: the issue_comment event has no comment author or body")
+    return int(issue["number"]), author, body
+
+
+def check(event_path: str | None) -> int:
+    """``--check --event``: obey=true|false, decided without a checkout or secrets."""
+    found = event_comment(event_path)
+    verdict = (review_check.check(connect(api.require_settings()), *found) if found is not None
+               else review_check.Verdict(False, "not a new comment on a pull request"))
+    print(f"{'obey' if verdict.obey else 'ignore'}: {verdict.reason}")
+    if os.environ.get("GITHUB_OUTPUT"):
+        write_outputs(Path(os.environ["GITHUB_OUTPUT"]), {"obey": "true" if verdict.obey else "false"})
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.check:
+        if not args.event:
+            raise UsageError("--check goes with --event")
+        return check(os.environ.get("GITHUB_EVENT_PATH"))
     if args.event and args.comment_id is not None:
         raise UsageError("--comment-id goes with --pr, not with --event")
     if args.pr is not None and (args.comment_id is None or args.pr < 1):

@@ -60,6 +60,14 @@ class BudgetExceededError(WavegitError):
     exit_code = EXIT_HALTED
 
 
+def ruleset_refusal(what: str, rules: list[str]) -> str:
+    """The one-line message of a write the repository's rules (a GitHub ruleset) refused: bad configuration,
+    never a lost race, so it names the rules instead of inviting a retry."""
+    named = "; ".join(rules) or "no rule named"
+    return (f"{what}: refused by the repository's rules: {named} (let wavegit's identity bypass that "
+            "ruleset, or exempt the branch from it: docs/action.md)")
+
+
 class RaceLostError(WavegitError):
     """A compare-and-swap write kept losing until its deadline passed."""
 

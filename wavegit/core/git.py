@@ -15,11 +15,11 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from wavegit.core.errors import EXIT_WORK_FAILED, WavegitError
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, WavegitError, ruleset_refusal
 
 # What `git rev-parse --local-env-vars` prints (git clears the same set for submodules), plus
 # the quarantine directory git sets for pre-receive hooks.
@@ -46,6 +46,23 @@ _LOCAL_ENV_VARS = frozenset(
 )
 
 
+_REMOTE_COMMANDS = frozenset({"fetch", "push", "ls-remote", "clone"})
+_remote_auth: list[Callable[[], Mapping[str, str]]] = []
+
+
+def set_remote_auth(auth: Callable[[], Mapping[str, str]] | None) -> None:
+    """``auth()`` gives the environment that authenticates a git command talking to a remote (a GitHub
+    App's current token, :mod:`wavegit.github.appauth`); it is called as each such command starts, so the
+    credential is fresh at push time, however long the wave ran. None: no such environment."""
+    _remote_auth[:] = [auth] if auth is not None else []
+
+
+def _with_remote_auth(args: Sequence[str], env: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    if not _remote_auth or not args or args[0] not in _REMOTE_COMMANDS:
+        return env
+    return {**(env or {}), **_remote_auth[0]()}
+
+
 def no_hooks_dir() -> str:
     """The hooks path of every git command wavegit runs: ``/dev/null``, below which no file can be.
 
@@ -70,6 +87,32 @@ class GitError(WavegitError):
         self.returncode = returncode
         self.stderr = stderr
         super().__init__(f"`{' '.join(self.command)}` exited {returncode}: {_explanation(stderr)}")
+
+
+RULESET_REFUSAL = "GH013"
+"""How GitHub's receiving end names a push a ruleset refused ("GH013: Repository rule violations found")."""
+
+
+class RuleViolation(GitError):
+    """A push the remote's rules refused (GitHub's ``GH013``): exit 2, naming the rules."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        super().__init__(args, returncode, stderr)
+        said = [line.strip().removeprefix("remote:").strip() for line in stderr.splitlines()]
+        rules = [line.removeprefix("- ").strip() for line in said if line.startswith("- ")]
+        # "error: GH013: Repository rule violations found for refs/heads/main."
+        refs = [line.rpartition(" for ")[2].rstrip(".") for line in said if RULESET_REFUSAL in line]
+        what = f"the push to {refs[0]}" if refs and refs[0] else f"`{' '.join(self.command)}`"
+        self.args = (ruleset_refusal(what, rules),)
+
+
+def failure(args: Sequence[str], returncode: int, stderr: str) -> GitError:
+    """The error of a failed ``git ARGS``: :class:`RuleViolation` when a ruleset refused it."""
+    if RULESET_REFUSAL in stderr:
+        return RuleViolation(args, returncode, stderr)
+    return GitError(args, returncode, stderr)
 
 
 def _explanation(stderr: str) -> str:
@@ -120,6 +163,7 @@ def run(
     process it started (its own process group: a transport such as ssh too) are killed, and GitError
     (exit code :data:`TIMED_OUT`) is raised whatever ``check`` says.
     """
+    env = _with_remote_auth(args, env)
     if timeout is not None:
         return _run_bounded(args, cwd, input, env, check, timeout)
     try:
@@ -148,7 +192,7 @@ def decoded(raw: bytes) -> str:
 
 def _result(args: Sequence[str], returncode: int, stdout: bytes, stderr: bytes, check: bool) -> GitResult:
     if check and returncode != 0:
-        raise GitError(args, returncode, decoded(stderr))
+        raise failure(args, returncode, decoded(stderr))
     return GitResult(returncode, decoded(stdout), decoded(stderr))
 
 

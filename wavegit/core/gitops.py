@@ -273,6 +273,8 @@ class PushOutcome(NamedTuple):
 
     def error(self, detail: str | None = None) -> git.GitError:
         """The failure as a GitError; ``detail`` in place of git's stderr."""
+        if git.RULESET_REFUSAL in self.result.stderr:
+            return git.RuleViolation(self.args, self.result.returncode, self.result.stderr)
         stderr = self.result.stderr if detail is None else detail
         return git.GitError(self.args, self.result.returncode, stderr)
 

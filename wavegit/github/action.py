@@ -27,7 +27,10 @@ from wavegit.model.report import ReportError, WaveReport
 from wavegit.model.report_markdown import to_markdown
 from wavegit.model.select import Plan, Skip
 
-OUTPUT_NAMES = ("wave-id", "pr", "success", "report-path", "exit-code")
+OUTPUT_NAMES = ("wave-id", "pr", "success", "report-path", "exit-code", "matrix", "result-dir",
+                "verdict-path")
+# The commands that print a wave's report JSON (with --json), and the outputs it fills.
+REPORTING = ("run", "collect")
 _PROBLEM = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<message>.+)$")
 _MEANING = {EXIT_OK: "ok", EXIT_WORK_FAILED: "the work failed", EXIT_BAD_INPUT: "bad input or configuration",
             EXIT_HALTED: "halted or over budget", 4: "lost a compare-and-swap race"}
@@ -159,6 +162,15 @@ def run_reports(stdout: str) -> list[WaveReport]:
         return [WaveReport.from_json(line) for line in lines]
 
 
+def claim_outputs(stdout: str) -> dict[str, str]:
+    """``wavegit claim``'s wave and matrix as outputs; ValueError when it printed something else."""
+    data = json.loads(stdout)
+    if not (isinstance(data, dict) and isinstance(data.get("wave"), str)
+            and isinstance(data.get("matrix"), dict)):
+        raise ValueError("not {wave, matrix}")
+    return {"wave-id": data["wave"], "matrix": json.dumps(data["matrix"])}
+
+
 def step_exit_code(exit_code: int) -> int:
     return EXIT_OK if exit_code == EXIT_HALTED else exit_code
 
@@ -170,11 +182,17 @@ def finish(command: str, exit_code: int, stdout: str, stderr: str, cwd: Path) ->
     outputs = dict.fromkeys(OUTPUT_NAMES, "")
     outputs.update(success="true" if exit_code == EXIT_OK else "false", **{"exit-code": str(exit_code)})
     summary = ""
-    if command == "run" and stdout.strip():
+    if command == "claim" and exit_code == EXIT_OK:
+        try:
+            outputs.update(claim_outputs(stdout))
+        except ValueError as exc:
+            annotations.append(annotation("error", f"wavegit claim printed no readable claim: {exc}"))
+            outputs["success"], exit_code = "false", EXIT_WORK_FAILED
+    elif command in REPORTING and stdout.strip():
         try:
             reports = run_reports(stdout)
         except ReportError as exc:
-            annotations.append(annotation("error", f"wavegit run printed no readable report: {exc}"))
+            annotations.append(annotation("error", f"wavegit {command} printed no readable report: {exc}"))
             exit_code = exit_code or EXIT_WORK_FAILED
         else:
             waves = [report for report in reports if report.wave_id]
@@ -230,6 +248,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     stderr = Path(args[3]).read_text(encoding="utf-8", errors="replace")
     sys.stdout.write(fenced(stdout + stderr))
     result = finish(command, exit_code, stdout, stderr, Path.cwd())
+    # Where work left its bundle and gate-test its verdict (the action's script chose the paths).
+    for output, variable in (("result-dir", "WAVEGIT_ACTION_RESULT_DIR"),
+                             ("verdict-path", "WAVEGIT_ACTION_VERDICT_PATH")):
+        result.outputs[output] = env.get(variable, "")
     for line in result.annotations:
         print(line)
     if env.get("GITHUB_OUTPUT"):

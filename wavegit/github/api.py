@@ -3,8 +3,9 @@ review and publish) and the :class:`TrackerFiles` side (used by the tracker stor
 their errors, the settings from the environment and the Actions event file.
 
 :mod:`wavegit.github.client` implements :class:`GitHubClient` on PyGithub; ``tests/helpers/fake_github.py``
-is an in-memory one. Configuration comes from ``GITHUB_TOKEN``, ``GITHUB_REPOSITORY`` and ``GITHUB_API_URL``
-(default ``https://api.github.com``; GitHub Enterprise and test servers alike).
+is an in-memory one. Configuration comes from ``GITHUB_TOKEN`` (or a GitHub App's id and key,
+:mod:`wavegit.github.appauth`), ``GITHUB_REPOSITORY`` and ``GITHUB_API_URL`` (default
+``https://api.github.com``; GitHub Enterprise and test servers alike).
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ from pathlib import Path
 from typing import Protocol
 
 from wavegit.core import credentials
-from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_WORK_FAILED, UsageError, WavegitError
+from wavegit.core.errors import UsageError
+from wavegit.github import appauth
+from wavegit.github.errors import GitHubConflict as GitHubConflict
+from wavegit.github.errors import GitHubError as GitHubError
+from wavegit.github.errors import GitHubNotFound as GitHubNotFound
+from wavegit.github.errors import GitHubRuleViolation as GitHubRuleViolation
 
 DEFAULT_API_URL = "https://api.github.com"
 STATUS_CONTEXT = "wavegit/gate"
@@ -26,26 +32,6 @@ MAX_BODY_CHARS = 65536
 """GitHub's limit for pull request and comment bodies."""
 MAX_STATUS_DESCRIPTION = 140
 """GitHub's limit for a commit status description."""
-
-
-class GitHubError(WavegitError):
-    """A GitHub API call failed (after retries, where retrying made sense)."""
-
-    exit_code = EXIT_WORK_FAILED
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class GitHubNotFound(GitHubError):
-    """The pull request, file or branch does not exist (bad input, exit 2)."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
-class GitHubConflict(GitHubError):
-    """A compare-and-swap write lost: stale Contents ``sha`` (409/422) or a non-fast-forward ref update."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +45,8 @@ class Settings:
     run_url: str | None = None
     """The Actions run we are part of (``$GITHUB_SERVER_URL/<repo>/actions/runs/$GITHUB_RUN_ID``): the
     ``wavegit/gate`` status links to it, so a reviewer gets from the check to its log in one click."""
+    app: appauth.AppTokens | None = None
+    """A GitHub App's tokens, minted by wavegit (:mod:`wavegit.github.appauth`); ``token`` is then ''."""
 
     def __repr__(self) -> str:
         # The token must never show up in a traceback or a log line.
@@ -71,7 +59,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
     # A command that runs workers holds the token in memory only (wavegit.core.credentials).
     token = env.get("GITHUB_TOKEN", "") or credentials.held_token()
     repository = env.get("GITHUB_REPOSITORY", "")
-    if not token or not repository:
+    if not repository:
         return None
     owner, sep, name = repository.partition("/")
     if not sep or not owner or not name or "/" in name:
@@ -79,16 +67,22 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings | None:
     api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
     if not api_url.startswith(("https://", "http://")):
         raise UsageError(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
+    # The App's own tokens win over a GITHUB_TOKEN that is also there (the Actions default).
+    app = appauth.for_process(repository, api_url, env)
+    if app is None and not token:
+        return None
     run_id, server = env.get("GITHUB_RUN_ID", ""), env.get("GITHUB_SERVER_URL", "").rstrip("/")
     run_url = f"{server}/{repository}/actions/runs/{run_id}" if run_id.isdigit() and server else None
-    return Settings(token, repository, api_url, env.get("WAVEGIT_GITHUB_LOGIN") or None, run_url)
+    return Settings("" if app else token, repository, api_url, env.get("WAVEGIT_GITHUB_LOGIN") or None,
+                    run_url, app)
 
 
 def require_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings = settings_from_env(env)
     if settings is None:
-        raise UsageError("GitHub is not configured: set GITHUB_TOKEN and GITHUB_REPOSITORY "
-                         "(and GITHUB_API_URL for GitHub Enterprise)")
+        raise UsageError("GitHub is not configured: set GITHUB_TOKEN (or a GitHub App's WAVEGIT_APP_ID and "
+                         "WAVEGIT_APP_PRIVATE_KEY) and GITHUB_REPOSITORY (and GITHUB_API_URL for GitHub "
+                         "Enterprise)")
     return settings
 
 
@@ -178,6 +172,10 @@ class PullRequests(Protocol):
 
     def permission(self, user: str) -> str:
         """``admin``, ``maintain``, ``write``, ``triage``, ``read`` or ``none``."""
+        ...
+
+    def dispatch_workflow(self, workflow: str, ref: str) -> None:
+        """Start the Actions workflow file ``workflow`` on branch ``ref`` (its ``workflow_dispatch``)."""
         ...
 
 
@@ -282,15 +280,16 @@ ACTIONS_BOT = "github-actions[bot]"
 
 
 def trusted_authors(configured: tuple[str, ...], client: PullRequests) -> tuple[str, ...]:
-    """``report_authors`` and, when it is a dedicated GitHub App's bot, our own login: whoever holds our
-    token may set the gate's status anyway, so believing its reports grants nothing more. Never
-    ``github-actions[bot]`` unless configured: every workflow of the repository posts as that login."""
+    """Whose report comments wavegit believes, the one rule for the gate, ``run``, ``collect``, review
+    commands and merge groups: ``report_authors`` and the identity our token posts as (learned once per
+    process: ``GET /user`` for a user's token, GraphQL ``viewer`` for an installation's), since whoever
+    holds the token may set the gate's status anyway, so believing its reports grants nothing more.
+    Never ``github-actions[bot]`` unless configured: every workflow of the repository posts as that login."""
     try:
         me = client.whoami()
     except GitHubError:
         return configured
-    dedicated = me.endswith("[bot]") and me != ACTIONS_BOT and me not in configured
-    return (*configured, me) if dedicated else configured
+    return configured if me == ACTIONS_BOT or me in configured else (*configured, me)
 
 
 def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:

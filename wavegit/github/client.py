@@ -53,6 +53,10 @@ ACTIONS_MAY_NOT_OPEN_PRS = "not permitted to create or approve pull requests"
 """GitHub's 403 to ``GITHUB_TOKEN`` while the repository setting that lets Actions open PRs is off."""
 
 
+_LOGINS: dict[tuple[str, str], str] = {}
+"""(API URL, credential) -> the login it posts as, learned once per process (every client shares it)."""
+
+
 def _require(value: object, kind: type[T], what: str) -> T:
     """``value`` when it has the type GitHub documents; a clear error instead of a crash otherwise."""
     if isinstance(value, bool) and kind is not bool:
@@ -72,20 +76,30 @@ class PyGithubClient(GitHubClient):
         self.settings = settings
         self.repository = settings.repository
         self.policy = policy or RetryPolicy()
-        self._retry = Retrier(self.policy, settings.token)
-        scrub_logs(settings.token)
+        app = settings.app
+        self._retry = Retrier(self.policy, (lambda: app.minted) if app else settings.token)
+        if settings.token:
+            scrub_logs(settings.token)
         # PyGithub's own retry (which would repeat POSTs blindly) and its request throttling are off;
         # lazy objects make no request until a field is needed, which keeps the request count small.
-        self._github = Github(auth=Auth.Token(settings.token), base_url=settings.api_url, retry=None,
+        # An App's auth hands every request the current token, minting a new one shortly before expiry.
+        auth = app.auth if app else Auth.Token(settings.token)
+        self._github = Github(auth=auth, base_url=settings.api_url, retry=None,
                               timeout=self.policy.timeout_s, per_page=100, lazy=True,
                               seconds_between_requests=None, seconds_between_writes=None)
         self._repo: Repository = self._github.get_repo(settings.repository)
-        self._login: str | None = settings.login
+        self._login: str | None = settings.login or _LOGINS.get(self._identity_key)
         self._login_guessed = False
 
     # ---- identity ----
 
+    @property
+    def _identity_key(self) -> tuple[str, str]:
+        app = self.settings.app
+        return self.settings.api_url, app.identity if app else self.settings.token
+
     def whoami(self) -> str:
+        """The login our token posts as, asked once per process and credential."""
         if self._login is None:
             def fetch() -> str:
                 return _require(self._github.get_user().login, str, "user.login")
@@ -96,7 +110,7 @@ class PyGithubClient(GitHubClient):
                 return _require(login, str, "viewer.login")
 
             try:
-                if self.settings.token.startswith(INSTALLATION_TOKEN_PREFIX):
+                if self.settings.app or self.settings.token.startswith(INSTALLATION_TOKEN_PREFIX):
                     # An installation token (GITHUB_TOKEN, a GitHub App's) never may read GET /user.
                     raise GitHubError("who am I: GET /user is not for installation tokens", 403)
                 self._login = self._retry.call("who am I (GET /user)", fetch)
@@ -112,6 +126,8 @@ class PyGithubClient(GitHubClient):
                         raise GitHubError(f"{exc}; set WAVEGIT_GITHUB_LOGIN to the token's login") from None
                     # Most likely the Actions bot; the first comment we create says for sure.
                     self._login, self._login_guessed = ACTIONS_BOT, True
+            if not self._login_guessed:
+                _LOGINS[self._identity_key] = self._login
         return self._login
 
     def user_id(self, login: str) -> int:
@@ -123,6 +139,7 @@ class PyGithubClient(GitHubClient):
         """The author of a comment we just created is our login, whatever was guessed."""
         if self._login_guessed:
             self._login, self._login_guessed = created.author, False
+            _LOGINS[self._identity_key] = created.author
         return created
 
     # ---- pull requests ----
@@ -324,6 +341,10 @@ class PyGithubClient(GitHubClient):
                                                      "permission"))
         except GitHubNotFound:
             return "none"
+
+    def dispatch_workflow(self, workflow: str, ref: str) -> None:
+        self._retry.call(f"start the workflow {workflow} on {ref}",
+                         lambda: self._repo.get_workflow(workflow).create_dispatch(ref, throw=True))
 
     # ---- contents and commits (the tracker store) ----
 

@@ -1,6 +1,7 @@
 """The merge gate: believe a PR's wave report only when it is trustworthy, bound to the PR, and still true.
 
-The report is the wave's own report comment: a comment by one of ``config.report_authors`` that *starts*
+The report is the wave's own report comment: a comment by a trusted author (``config.report_authors`` and
+our own token's identity, :func:`wavegit.github.api.trusted_authors`) that *starts*
 with the report marker (the report comment always does; a reply, or any comment that merely quotes the
 marker, does not; with several, the most recently edited wins). Every worker-supplied string in a comment
 wavegit posts is escaped, so no comment but the report can carry the marker at all.
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from wavegit.attempts import worktree
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.github import uptodate
-from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event
+from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event, trusted_authors
 from wavegit.github.verdict import Verdict
 from wavegit.model import report, report_markdown
 from wavegit.model.config import Config
@@ -97,9 +98,10 @@ def bound_report(client: PullRequests, pr: PullRequest, config: Config) -> repor
     if pr.base_ref != config.base_branch:
         # A PR retargeted to another branch would make that branch "the base" whose merges are believed.
         raise Unbound(f"the PR targets {pr.base_ref}, not the base branch {config.base_branch}")
-    comment = trusted_report(client.list_comments(pr.number), config.report_authors)
+    authors = trusted_authors(config.report_authors, client)
+    comment = trusted_report(client.list_comments(pr.number), authors)
     if comment is None:
-        raise Unbound(f"no wavegit report by a trusted author ({', '.join(config.report_authors)})")
+        raise Unbound(f"no wavegit report by a trusted author ({', '.join(authors)})")
     try:
         wave = report_markdown.parse_markdown(comment.body)
     except report.ReportError as exc:

@@ -7,8 +7,10 @@ the wave's ``Delivery`` (``wavegit.engine.pipeline``), called in the wave's orde
 ``base_branch``, so that the record commit already carries ``pr: N``; after the record,
 :meth:`Publisher.post_report` writes the report comment (one per PR, edited in place, describing the head it
 names) and runs the merge gate, whose ``wavegit/gate`` status branch protection can require. The gate runs
-here because a pull request opened with the Actions token starts no ``pull_request`` workflow. That is at
-most 10 API requests per wave, whatever its size: 2-3 for the pull request, 3 for the comment, 4 for the gate.
+here because a pull request opened with the Actions token starts no ``pull_request`` workflow; for the same
+reason, publishing with that token starts the repository's ``ci_workflows`` on the wave branch
+(:meth:`Publisher.start_ci`). That is at most 10 API requests per wave, whatever its size: 2-3 for the pull
+request, 3 for the comment, 4 for the gate (and one per CI workflow started).
 
 No failure to build the comment leaves a PR without its report: the comment always fits GitHub's limit
 (:func:`wavegit.model.report.to_markdown` shortens it), and should rendering fail anyway, a minimal failed
@@ -85,9 +87,30 @@ class Publisher:
         if number is None:
             return None
         rep.pr = number
+        self.start_ci(rep)
         self.client.upsert_report_comment(number, report_body(rep), report_markdown.MARKER)
         gate.run_gate(self.client, number, self.config, self.store)
         return number
+
+
+    def start_ci(self, rep: WaveReport) -> None:
+        """Start the ``ci_workflows`` on the wave branch when we publish as ``github-actions[bot]``: GitHub
+        starts no workflow for the pushes and pull requests of ``GITHUB_TOKEN`` (but does for its
+        ``workflow_dispatch``), so the repository's required checks would never report on the wave's PR. A
+        workflow that cannot be started is a note of the report, never the wave's failure."""
+        if not self.config.ci_workflows or not rep.branch:
+            return
+        try:
+            if self.client.whoami() != api.ACTIONS_BOT:
+                return  # a GitHub App's or a person's pull request starts the workflows itself
+        except api.GitHubError as exc:
+            rep.notes.append(f"the CI workflows were not started: who publishes is unknown ({exc})")
+            return
+        for workflow in self.config.ci_workflows:
+            try:
+                self.client.dispatch_workflow(workflow, rep.branch)
+            except api.GitHubError as exc:
+                rep.notes.append(f"the CI workflow {workflow} was not started on {rep.branch}: {exc}")
 
 
 def report_body(rep: WaveReport) -> str:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from wavegit.github.api import GitHubConflict, GitHubError, GitHubNotFound
+from wavegit.core.errors import ruleset_refusal
+from wavegit.github.errors import GitHubConflict, GitHubError, GitHubNotFound, GitHubRuleViolation
 
 T = TypeVar("T")
 
@@ -65,11 +66,17 @@ class RetryPolicy:
 class Retrier:
     """Runs one API call with wavegit's retry rules (see the module docstring)."""
 
-    def __init__(self, policy: RetryPolicy, token: str,
+    def __init__(self, policy: RetryPolicy, token: str | Callable[[], Iterable[str]],
                  sleep: Callable[[float], None] = time.sleep) -> None:
+        """``token``: the secret to keep out of messages, or what gives every one (a GitHub App's tokens)."""
         self.policy = policy
-        self.token = token
+        self._secrets = token if callable(token) else (lambda: (token,))
         self.sleep = sleep
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets():
+            text = scrub(text, secret)
+        return text
 
     def call(self, what: str, fn: Callable[[], T], landed: Callable[[], T | None] | None = None) -> T:
         """``fn()`` with retries. For a create, ``landed`` looks for the object a lost answer may have
@@ -93,14 +100,14 @@ class Retrier:
                 error = self._error(what, exc)
             except RequestException as exc:
                 wait, error = self._backoff(attempt), GitHubError(
-                    scrub(f"{what}: cannot reach GitHub: {type(exc).__name__}: {exc}", self.token))
+                    self._scrub(f"{what}: cannot reach GitHub: {type(exc).__name__}: {exc}"))
             except BadAttributeException as exc:
                 expected = getattr(exc.expected_type, "__name__", str(exc.expected_type))
-                raise GitHubError(scrub(f"{what}: unexpected answer from GitHub: a field holds "
-                                        f"{exc.actual_value!r}, expected {expected}", self.token)) from None
+                raise GitHubError(self._scrub(f"{what}: unexpected answer from GitHub: a field holds "
+                                              f"{exc.actual_value!r}, expected {expected}")) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise GitHubError(scrub(f"{what}: unexpected answer from GitHub ({type(exc).__name__}: "
-                                        f"{exc})", self.token)) from None
+                raise GitHubError(self._scrub(f"{what}: unexpected answer from GitHub ({type(exc).__name__}: "
+                                              f"{exc})")) from None
             if wait is None:
                 raise error from None
             if time.monotonic() + wait > deadline:
@@ -133,10 +140,12 @@ class Retrier:
     def _error(self, what: str, exc: object) -> GitHubError:
         status: int = getattr(exc, "status", 0) or 0
         message = _message(exc)
-        text = scrub(f"{what}: GitHub answered {status}: {message.splitlines()[0] if message else ''}",
-                     self.token)
+        text = self._scrub(f"{what}: GitHub answered {status}: {message.splitlines()[0] if message else ''}")
         if status == 404:
             return GitHubNotFound(text, status)
+        if status in (409, 422) and RULE_VIOLATIONS in message:
+            rules = [line.strip().removeprefix("- ") for line in message.splitlines()[1:] if line.strip()]
+            return GitHubRuleViolation(self._scrub(ruleset_refusal(what, rules)), status)
         if status == 409 or (status == 422 and _is_stale_write(message)):
             return GitHubConflict(text, status)
         if status == 401:
@@ -145,6 +154,9 @@ class Retrier:
             return GitHubError(f"{text} ({_missing_permission(exc)})", status)
         return GitHubError(text, status)
 
+
+RULE_VIOLATIONS = "Repository rule violations"
+"""How GitHub begins its 409/422 to a write a ruleset refused (the rules follow, one per line)."""
 
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 """GitHub's 403 to an installation token (``GITHUB_TOKEN``, a GitHub App's) that lacks a permission."""

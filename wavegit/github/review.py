@@ -22,7 +22,9 @@ The rebuilt branch replaces the old one with a lease (``--force-with-lease`` on 
 ``wave_test`` runs on it, and the report comment is updated (and the gate re-run) for the new head. Every
 reply carries a hidden marker naming the command's comment, so a retried run never replies twice; it is
 the only marker a reply carries: what a reply quotes (a worker's error naming its files, a branch name) is
-escaped, so a file named like the report marker cannot make a reply pass for the report.
+escaped, so a file named like the report marker cannot make a reply pass for the report. A writer's earlier
+command that no run answered (the workflow's concurrency group cancelled its waiting run for a newer one)
+gets a reply saying it was superseded and not run.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ from wavegit.engine.outcome import item_report, item_update, wave_succeeded
 from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.github import gate
-from wavegit.github.api import Comment, GitHubClient
+from wavegit.github.api import Comment, GitHubClient, trusted_authors
 from wavegit.github.publish import Publisher
+from wavegit.github.review_check import WRITERS, has_command
 from wavegit.github.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config
@@ -52,7 +55,6 @@ from wavegit.trackerbranch import budget
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 ACTIONS = ("retry", "drop")
-WRITERS = ("admin", "maintain", "write")
 _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
 _SEP = "\x1f"
 
@@ -90,6 +92,9 @@ def reply_marker(comment_id: int) -> str:
     return f"<!-- wavegit:reply {comment_id} -->"
 
 
+_REPLY_RE = re.compile(r"<!-- wavegit:reply ([0-9]+) -->")
+
+
 @dataclass(frozen=True)
 class Outcome:
     exit_code: int
@@ -116,10 +121,34 @@ class Reviewer:
                 return self._reply(number, comment, EXIT_OK,
                                    f"Thanks @{comment.author}! Only people with write access to this "
                                    "repository can run wavegit commands, so nothing was changed.")
+            self._answer_superseded(number, comment)
             code, text = self._act(number, command, comment.author)
         except Refused as exc:
             return self._reply(number, comment, EXIT_BAD_INPUT, f"@{comment.author}: {exc}")
         return self._reply(number, comment, code, f"@{comment.author}: {text}")
+
+    def _answer_superseded(self, number: int, comment: Comment) -> None:
+        """Reply to the writers' commands that came after the last answered one and before ``comment`` and
+        got no answer: GitHub keeps one waiting run per pull request (the workflow's concurrency group) and
+        cancels the older waiting one without a word, so its command was never run."""
+        comments = self.client.list_comments(number)
+        me = self.client.whoami()
+        answered = {int(found) for c in comments if c.author == me
+                    for found in _REPLY_RE.findall(c.body.partition("\n")[0])}
+        since = max((c.id for c in comments if c.id in answered and c.id < comment.id), default=0)
+        for waited in comments:
+            if not (since < waited.id < comment.id) or waited.id in answered or waited.author == me \
+                    or not has_command(waited.body) or self.client.permission(waited.author) not in WRITERS:
+                continue
+            try:
+                earlier = parse_command(waited.body)
+                what = f"`/wavegit {earlier.action} {earlier.item_id}`" if earlier else "your command"
+            except Refused:
+                what = "your command"
+            self._reply(number, waited, EXIT_OK,
+                        f"@{waited.author}: {what} was not run: the newer command of @{comment.author} "
+                        f"(comment {comment.id}) replaced it while it waited, as GitHub keeps only the "
+                        "newest waiting review run of a pull request. Comment it again if still wanted.")
 
     def _reply(self, number: int, comment: Comment, code: int, text: str) -> Outcome:
         marker = reply_marker(comment.id)
@@ -127,7 +156,7 @@ class Reviewer:
         return Outcome(code, text)
 
     def _current_report(self, number: int) -> report.WaveReport:
-        authors = (*self.config.report_authors, self.client.whoami())
+        authors = trusted_authors(self.config.report_authors, self.client)
         found = gate.trusted_report(self.client.list_comments(number), authors)
         if found is None:
             raise Refused(f"PR #{number} has no wavegit report to update.")

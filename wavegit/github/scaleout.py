@@ -233,6 +233,8 @@ def restore_run(item: tracker.Item, result: ItemResult, commit: str, logs: Path)
 
 # -- collect ------------------------------------------------------------------------------------------------
 
+RESULT_ARTIFACT_PREFIX = "wavegit-result-"
+"""The artifact a fan-out work job uploads its item's bundle as: ``wavegit-result-<ID>``."""
 NO_RESULT = "not started: no result from `wavegit work` (the runner did not finish)"
 
 
@@ -308,11 +310,13 @@ class ResultBranches:
 
 def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], prefix: str,
                    tracking: str) -> None:
-    """Each item's result from its own ``<ID>.bundle`` only: one item's job cannot speak for another."""
-    found = {path.stem: path for path in folder.rglob("*.bundle")}
+    """Each item's result only from its own artifact's folder, ``<folder>/wavegit-result-<ID>/<ID>.bundle``
+    (download-artifact puts each artifact in a folder named after it): one item's job cannot speak for
+    another, not even with a file named after it in its own artifact."""
     for item in items:
-        if item.id in found:
-            gitops.fetch(repo.root, str(found[item.id].resolve()),
+        bundle = folder / f"{RESULT_ARTIFACT_PREFIX}{item.id}" / f"{item.id}.bundle"
+        if bundle.is_file():
+            gitops.fetch(repo.root, str(bundle.resolve()),
                          [f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"])
 
 

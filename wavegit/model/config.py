@@ -42,6 +42,13 @@ def _repo_paths(value: schema.Value) -> str | None:
     return None
 
 
+def _workflow_files(value: schema.Value) -> str | None:
+    for name in value if isinstance(value, tuple) else ():
+        if "/" in name or not name.endswith((".yml", ".yaml")) or name.startswith("."):
+            return f"must list workflow file names of .github/workflows/ (like ci.yml), not {name!r}"
+    return None
+
+
 def protected_of(config: "Config") -> tuple[str, ...] | None:
     """The protected paths of ``config`` (``wavegit.ownership.protected``), or None when they are the
     defaults (so that a warm ``plan`` need not import the module that computes them)."""
@@ -77,13 +84,16 @@ class Budget(NamedTuple):
 # Variables that let a process steer the GitHub Actions job it runs in (later steps' environment, PATH,
 # outputs) or talk to the runner: a worker never gets them, listed or not.
 FORBIDDEN_WORKER_ENV = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_STATE")
-TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+TOKEN_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+              "WAVEGIT_APP_PRIVATE_KEY", "WAVEGIT_APP_PRIVATE_KEY_FILE")
 
 
 def _worker_env_names(value: schema.Value) -> str | None:
     for name in value if isinstance(value, tuple) else ():
         if name in FORBIDDEN_WORKER_ENV or name.startswith("ACTIONS_"):
             return f"must not list {name}: it would let a worker steer the workflow job"
+        if name in TOKEN_VARS and name.startswith("WAVEGIT_APP"):
+            return f"must not list {name}: a GitHub App's private key never reaches a worker"
         if name in TOKEN_VARS:
             return f"must not list {name}: set worker_github_token: true to pass the token"
         if not name or "=" in name or "\0" in name:
@@ -239,7 +249,12 @@ class Config(NamedTuple):
     remote: Annotated[str, schema.key(
         "the remote waves push to; without it everything stays local", schema.not_blank)] = "origin"
     report_authors: Annotated[tuple[str, ...], schema.key(
-        "whose report comments the merge gate believes")] = ("github-actions[bot]",)
+        "whose report comments the merge gate believes, besides the identity wavegit's own token posts as "
+        "(never `github-actions[bot]` unless listed)")] = ("github-actions[bot]",)
+    ci_workflows: Annotated[tuple[str, ...], schema.key(
+        "workflow files of `.github/workflows/` (with a `workflow_dispatch` trigger) that a wave starts on "
+        "its branch when it publishes with `GITHUB_TOKEN`, whose pull requests start no workflow",
+        _workflow_files)] = ()
     intake_label: Annotated[str, schema.key(
         "`wavegit intake` takes the open GitHub issues carrying this label", schema.not_blank)] = "wavegit"
     worker_github_token: Annotated[bool, schema.key(

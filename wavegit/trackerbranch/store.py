@@ -415,6 +415,8 @@ class GitStore:
             gitops.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
             return
         stderr = pushed.result.stderr
+        if git.RULESET_REFUSAL in stderr:
+            raise pushed.error()
         if any(reason in line for line in rejected for reason in _RACE_REASONS):
             held = _LOCK_HELD_RE.search(stderr)
             if held:

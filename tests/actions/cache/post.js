@@ -1,0 +1,13 @@
+// Save on a miss: `path` copied under the key, renamed into place whole (parallel jobs may race).
+const fs = require("fs");
+const path = require("path");
+const stored = path.join(process.env.WAVEGIT_TEST_CACHE, process.env.INPUT_KEY);
+if (process.env.STATE_hit !== "true" && fs.existsSync(process.env.INPUT_PATH) && !fs.existsSync(stored)) {
+  const partial = `${stored}.partial-${process.pid}`;
+  fs.cpSync(process.env.INPUT_PATH, partial, { recursive: true, verbatimSymlinks: true });
+  try {
+    fs.renameSync(partial, stored);
+  } catch (error) {
+    fs.rmSync(partial, { recursive: true, force: true });
+  }
+}
