@@ -103,7 +103,8 @@ def test_secrets_reach_no_worker_commit_log_or_report_and_github_env_is_out_of_r
 @pytest.mark.parametrize("mode", MODES)
 def test_writes_into_the_checkout_and_git_dir_and_an_edited_config_change_no_wave(
         tmp_path: Path, mode: str) -> None:
-    remote = hostile_repo(tmp_path, mode, ("A", "escape", []), ("B", "snoop", []))
+    named = [f"checkout: {tmp_path / 'work'}"]
+    remote = hostile_repo(tmp_path, mode, ("A", "escape", named), ("B", "snoop", []))
     config = remote.clone / ".wavegit" / "config.yaml"
     config_before = config.read_text()
     planted = [remote.clone / "PWNED.txt", remote.clone / ".git" / "PWNED.txt",

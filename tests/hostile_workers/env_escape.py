@@ -1,5 +1,5 @@
-"""A hostile worker writing outside its tree: into the user's checkout by absolute path, into the
-repository's git directory (a file and a hook), and into the checkout's uncommitted config, asking the next
+"""A hostile worker writing outside its tree: into the user's checkout by absolute path (its prompt names
+it), into the repository's git directory (a file and a hook), and into the checkout's uncommitted config, asking the next
 wave to hand every worker the token. Each try that fails is reported, not fatal; then it does its item
 (``ok`` in every owned file), so the attempt is verified when the sandbox held.
 """
@@ -10,12 +10,10 @@ import os
 import sys
 from pathlib import Path
 
-sys.stdin.read()
-tree = Path.cwd()
-# The attempt's repository borrows the checkout's objects: its alternates file names <checkout>/.git/objects.
-objects = (tree / ".git" / "objects" / "info" / "alternates").read_text().splitlines()[0]
-git_dir = Path(objects).parent
-checkout = git_dir.parent
+# The worst case: the worker knows where the user's checkout is (its prompt says so: ``checkout: PATH``).
+prompt = sys.stdin.read()
+checkout = Path(next(line.split(": ", 1)[1] for line in prompt.splitlines() if line.startswith("checkout: ")))
+git_dir = checkout / ".git"
 targets = {
     checkout / "PWNED.txt": "pwned\n",
     git_dir / "PWNED.txt": "pwned\n",
