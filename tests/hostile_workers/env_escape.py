@@ -1,7 +1,7 @@
 """A hostile worker writing outside its tree: into the user's checkout by absolute path (its prompt names
-it), into the repository's git directory (a file and a hook), and into the checkout's uncommitted config, asking the next
-wave to hand every worker the token. Each try that fails is reported, not fatal; then it does its item
-(``ok`` in every owned file), so the attempt is verified when the sandbox held.
+it), into the repository's git directory (a file and a hook), and into the checkout's uncommitted config,
+asking the next wave to hand every worker the token. Each try that fails is reported, not fatal; then it
+does its item (``ok`` in every owned file), so the attempt is verified when the sandbox held.
 """
 
 from __future__ import annotations
