@@ -135,7 +135,12 @@ def test_examples_cover_waves_gate_and_sync_triggers() -> None:
     waves, gate, sync = (load(REPO_ROOT / "examples" / "workflows" / f"wavegit-{name}.yml")
                          for name in ("waves", "gate", "sync"))
     assert {"schedule", "workflow_dispatch"} <= set(triggers(waves))
-    assert waves["concurrency"]["cancel-in-progress"] is False
+    # Runs overlap (a group per run: the claim's compare-and-swap keeps them apart) and are never cancelled.
+    assert waves["concurrency"] == {"group": "wavegit-waves-${{ github.run_id }}",
+                                   "cancel-in-progress": False}
+    run_step = next(step for step in waves["jobs"]["wave"]["steps"] if step.get("id") == "wave")
+    continuous = run_step["with"]["continuous"]
+    assert "inputs.continuous" in continuous and "!inputs.dry-run" in continuous
     assert set(triggers(gate)) == {"pull_request_target", "issue_comment", "merge_group"}
     assert set(triggers(gate)["pull_request_target"]["types"]) == {"opened", "synchronize", "reopened"}
     assert triggers(sync)["pull_request"]["types"] == ["closed"]
