@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wavegit.core.terminal import inert_lines
 from wavegit.model.report import (
     AttemptRecord,
     BudgetReport,
@@ -69,6 +70,15 @@ def test_json_round_trip_is_exact() -> None:
     report = sample_report()
     assert WaveReport.from_json(report.to_json()) == report
     assert WaveReport.from_json(report.to_json(indent=None)) == report
+
+
+def test_json_with_terminal_escapes_and_undecodable_names_stays_valid_once_printed_inert() -> None:
+    # A worker's file name or log line with C1 controls, DEL, a bidi override or an undecodable byte: printed
+    # through the inert stdout, a raw one became `\x9b`, which no JSON reader accepts.
+    hostile = "x\x9b[31m\u202eevil\udcff\x7f\x1b]52;c;QQ==\x07"
+    report = dataclasses.replace(sample_report(), notes=[hostile])
+    printed = inert_lines(report.to_json())
+    assert printed == report.to_json() and WaveReport.from_json(printed).notes == [hostile]
 
 
 def test_json_keys_follow_the_documented_order() -> None:

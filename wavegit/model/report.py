@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from wavegit.core import jsondecode
+from wavegit.core.terminal import inert_json
 
 # GitHub refuses comments over 65536 characters; leave room for the API's own accounting.
 
@@ -179,8 +180,8 @@ class WaveReport:
     def to_json(self, *, indent: int | None = 2) -> str:
         """JSON with keys in the documented (field) order; ``indent=None`` for the compact form."""
         separators = (",", ": ") if indent is not None else (",", ":")
-        return json.dumps(dataclasses.asdict(self), indent=indent, separators=separators,
-                          ensure_ascii=False, allow_nan=False)
+        return inert_json(json.dumps(dataclasses.asdict(self), indent=indent, separators=separators,
+                                     ensure_ascii=False, allow_nan=False))
 
     @classmethod
     def from_json(cls, text: str) -> WaveReport:
