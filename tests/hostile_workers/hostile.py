@@ -68,10 +68,24 @@ def move_main(path: str) -> None:
 
 
 def scheduler_git_dir() -> Path:
-    """The scheduler's git directory, found as a worker would: the tree's repository borrows its objects
-    (``.git/objects/info/alternates`` names ``<checkout>/.git/objects``)."""
-    alternates = Path(".git", "objects", "info", "alternates").read_text().splitlines()
-    return Path(alternates[0]).parent
+    """The scheduler's git directory, found as a worker would: unsandboxed, the working directory of an
+    ancestor process (``wavegit run`` runs in the checkout); sandboxed, the mount that hides it
+    (``/proc/self/mountinfo`` names every mount point)."""
+    tree, pid = Path.cwd().resolve(), os.getppid()
+    while pid > 1:
+        with contextlib.suppress(OSError):
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+            if (cwd / ".git").is_dir() and cwd != tree:
+                return cwd / ".git"
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point.endswith("/.git"):
+            return Path(point)
+    raise SystemExit("the scheduler's git directory was not found")
 
 
 def unmount_and_write(marker: str) -> None:
