@@ -18,6 +18,7 @@ import pytest
 from tests.helpers.reliability import dispatch_log, items_by_wave_branch, worker_command
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
+from wavegit.engine.wave import HALT_FRESH_S
 from wavegit.model.report import WaveReport
 
 pytestmark = pytest.mark.slow  # whole schedulers with sleeping workers
@@ -135,13 +136,15 @@ def test_a_halt_mid_run_stops_new_claims_and_lets_the_running_item_finish(tmp_pa
     wait_for(lambda: any(meet.iterdir()), "A's worker to start", proc)
     halted = wavegit(remote.new_clone("operator"), "halt", "--reason", "freeze")
     assert halted.returncode == 0, halted.stderr
+    # A launch reuses a HALT read at most HALT_FRESH_S old: past that, B's launch reads the HALT afresh.
+    time.sleep(HALT_FRESH_S)
     (meet / "go").touch()  # A's worker may finish now; the next claim sees the HALT
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 3, err
     assert "halted" in err and "freeze" in err
     # B was claimed ahead, waiting for A's slot: the HALT read before its launch kept it from starting.
     [wave] = reports(out)
-    assert [(i.id, i.verified, i.attempts) for i in wave.items] == [("A", True, 1), ("B", False, 0)]
+    assert [(i.id, i.verified, i.attempts) for i in wave.items] == [("A", True, 1), ("B", False, 0)], err
     assert "halted" in (wave.items[1].error or "")
     assert statuses(remote) == {"A": ("review", wave.wave_id), "B": ("todo", None), "C": ("todo", None)}
 
