@@ -20,6 +20,9 @@ from wavegit.github.api import GitHubError, Settings
 from wavegit.github.client import PyGithubClient
 from wavegit.model import report
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 APP_ID = 31337
 
 

@@ -38,6 +38,9 @@ from wavegit.model.config import Config
 from wavegit.model.report import ItemReport, SkippedItem, WaveReport
 from wavegit.model.report_markdown import to_markdown
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 
 def in_review(item_id: str, path: str) -> str:
     """A tracker entry for ``item_id`` owning ``path``, in review in the gate's wave and PR #1."""

@@ -22,6 +22,9 @@ from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from wavegit.model import report
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 # The wave test fails once main holds BROKEN: a base change that breaks the merged result.
 WAVE_TEST = shlex.join([sys.executable, "-c", "import os, sys; sys.exit(os.path.exists('BROKEN'))"])
 

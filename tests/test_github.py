@@ -32,6 +32,9 @@ from wavegit.github.retry import RetryPolicy
 from wavegit.model.report import ItemReport, WaveReport
 from wavegit.model.report_markdown import MARKER, to_markdown
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 FAST = RetryPolicy(deadline_s=20.0, backoff_s=0.01, max_backoff_s=0.05)
 
 

@@ -27,6 +27,9 @@ from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, state_files, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
 from wavegit.attempts import limits, runner, sandbox
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
 SECRETS = {"GITHUB_TOKEN": "ghp_hostileEnvToken00000000000000000000",

@@ -197,10 +197,7 @@ def test_a_memory_hog_is_stopped_at_its_attempts_ceiling_and_charged_to_it(tmp_p
     _, rep, err = run_json(remote)
     found = by_id(rep)
     assert found["B"]["verified"] and not found["A"]["verified"], (rep, err)
-    # What the scheduler could not record is settled as after its death: no attempt counted (a residual risk
-    # of `sandbox: none`, in docs/security.md; under bwrap the daemon dies with its attempt).
-    assert origin_item(remote, "A").attempts == 0
-    assert "no attempt counted" in (origin_item(remote, "A").last_error or "")
+    assert origin_item(remote, "A").attempts == 1
 
 
 def _shm_remove(key: int) -> None:
@@ -284,6 +281,9 @@ import sys
 from pathlib import Path
 from wavegit.attempts import limits, sandbox
 from wavegit.attempts.runner import Confinement, new_marker, run_process
+
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
 bwrap, worker, tree = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 confine = Confinement(bwrap, sandbox.Layout(tree=tree, private=tree, hidden=()), new_marker(),
                       limits.Limits(pids=30))

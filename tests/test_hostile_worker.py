@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers.reliability import tracker_history_problems
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import (
@@ -28,6 +30,9 @@ from tests.helpers.wave import (
 )
 from wavegit.core.repo import discover
 from wavegit.model.report import ItemReport, WaveReport
+
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
 
 HOSTILE_WORKERS = Path(__file__).resolve().parent / "hostile_workers"
 HOSTILE = shlex.join([sys.executable, str(HOSTILE_WORKERS / "hostile.py")])

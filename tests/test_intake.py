@@ -16,6 +16,9 @@ from wavegit.github import intake
 from wavegit.github.api import Issue
 from wavegit.model import tracker
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 TRACKER = ".wavegit/tracker.yaml"
 BRANCH = "wavegit-tracker"  # where `wavegit init` puts the tracker in a repository with a remote
 

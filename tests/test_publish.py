@@ -22,6 +22,9 @@ from wavegit.model import report, report_markdown
 from wavegit.model.config import Config, load_config
 from wavegit.trackerbranch.store import GitStore
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 CONFIG = Config()
 PUBLISH_PATHS = ("/pulls", "/issues/", "/statuses/", "/user")
 """Requests of the PR, the comment and the status (the gate's reads included); not the tracker's."""

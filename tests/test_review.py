@@ -18,6 +18,9 @@ from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.github.review import Command, Refused, parse_command
 from wavegit.model import report, report_markdown, tracker
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 TRACKER = ".wavegit/tracker.yaml"
 
 

@@ -19,6 +19,9 @@ from wavegit.engine.records import Attempt, ItemRun, utc_now
 from wavegit.github import scaleout
 from wavegit.model import report, report_markdown, tracker
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
         item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])]
 
