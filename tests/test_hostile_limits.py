@@ -30,6 +30,9 @@ from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, origin_item, write_and_push
 from tests.test_hostile_env import BWRAP_PROBLEM, MODES
 
+# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
+pytestmark = pytest.mark.slow
+
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
 NET_CHECK = [sys.executable, str(HOSTILE / "netcheck.py")]
@@ -282,8 +285,6 @@ from pathlib import Path
 from wavegit.attempts import limits, sandbox
 from wavegit.attempts.runner import Confinement, new_marker, run_process
 
-# A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
-pytestmark = pytest.mark.slow
 bwrap, worker, tree = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 confine = Confinement(bwrap, sandbox.Layout(tree=tree, private=tree, hidden=()), new_marker(),
                       limits.Limits(pids=30))
