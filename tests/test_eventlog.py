@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.scheduler import hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_item
@@ -39,6 +41,7 @@ def test_a_wave_logs_its_claim_every_attempt_and_its_end_in_order(tmp_path: Path
     assert (a.state, b.state, b.attempt) == ("verified", "failed", 2)
 
 
+@pytest.mark.slow
 def test_status_shows_a_running_wave_item_by_item_and_nothing_once_it_finished(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("SLOW", ["sleep 6", "write src/s.txt ok"], ["src/s.txt"]),
                                        item("FAST", ["write src/f.txt ok"], ["src/f.txt"])])

@@ -71,6 +71,7 @@ def test_overlaps_table(a: str, b: str, expected: bool) -> None:
     assert overlaps(b, a) is expected
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(small_patterns(), small_patterns())
 def test_overlaps_equals_brute_force_enumeration(a: str, b: str) -> None:

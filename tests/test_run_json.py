@@ -128,6 +128,7 @@ def test_a_wave_ceiling_reached_mid_wave_names_it_in_the_ceiling_reason(tmp_path
     assert [i.attempts for i in report.items] == [1, 0]
 
 
+@pytest.mark.slow
 def test_a_claim_that_loses_its_compare_and_swap_is_a_claim_report_with_exit_4(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
     # A ref lock left on the remote: every push of the claim fails until the write gives up.
