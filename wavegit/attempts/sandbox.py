@@ -251,6 +251,11 @@ def _sized_private_dirs(layout: Layout) -> list[str]:
     out: list[str] = []
     for name in _PRIVATE_DIRS:
         out += ["--size", str(layout.tmp_bytes), "--perms", "0700", "--tmpfs", str(layout.private / name)]
+    # What wavegit seeded into HOME before the launch (an agent CLI's settings) is shown again over the
+    # tmpfs, read-only: bwrap reads a bind's source on the host, where the tmpfs does not cover it.
+    seeded = sorted(path for path in (layout.private / "home").rglob("*") if path.is_file())
+    for path in seeded:
+        out += ["--ro-bind", str(path), str(path)]
     return out
 
 
