@@ -323,6 +323,19 @@ def test_waves_dry_run_on_dispatch_plans_and_claims_nothing(tmp_path: Path, sess
         assert git(engine.origin, "for-each-ref") == before and engine.server.fake.pulls == {}
 
 
+def test_waves_dispatched_continuous_runs_rolling_waves_each_opened_as_its_own_pr(
+        tmp_path: Path, session_dir: Path) -> None:
+    # max_items 1: every item its own rolling wave, each pushed, opened and recorded as it ends; the job's
+    # outputs name the last one, which the workflow's gate step checks. One run without it opens one PR.
+    for engine in engine_for(tmp_path, session_dir, True, FANOUT_ITEMS, max_items=1):
+        result = engine.run("wavegit-waves.yml", "workflow_dispatch",
+                            {"inputs": {"max-items": "", "dry-run": "false", "continuous": "true"}})
+        assert result.succeeded("wave"), result.explain()
+        pulls = list(engine.server.fake.pulls.values())
+        assert len(pulls) == 2 and len({pr.head for pr in pulls}) == 2, result.explain()
+        assert [item.status for item in origin_tracker_items(engine.origin)] == ["review", "review"]
+
+
 # ---- a GitHub App: the variable WAVEGIT_APP_ID and the one secret WAVEGIT_APP_PRIVATE_KEY ----
 
 APP_ID = 31337
