@@ -21,22 +21,28 @@ from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
 
 AGENT_FILES = (
-    # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder).
-    ".claude/", ".mcp.json", "**/CLAUDE.md", "**/CLAUDE.local.md",
-    # Codex, Gemini CLI, and the agents that read AGENTS.md.
-    ".codex/", "**/AGENTS.md", "**/AGENTS.override.md", ".gemini/", "**/GEMINI.md",
-    # GitHub Copilot and VS Code (MCP servers, tool auto-approval in settings).
+    # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder), skills
+    # (a folder's own `.claude/skills/` too, found when the agent works in that folder).
+    ".claude/", "**/*/.claude/", ".mcp.json", "**/CLAUDE.md", "**/CLAUDE.local.md",
+    # Codex (its project skills: `.agents/skills/` in every folder from the agent's own up to the root),
+    # Gemini CLI, and the agents that read AGENTS.md.
+    ".codex/", ".agents/", "**/*/.agents/", "**/AGENTS.md", "**/AGENTS.override.md", ".gemini/",
+    "**/GEMINI.md",
+    # GitHub Copilot and VS Code (MCP servers, tool auto-approval in settings, skills, custom agents).
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/", ".github/chatmodes/",
-    ".vscode/mcp.json", ".vscode/settings.json",
-    # Cursor, Windsurf, Cline, Roo, Continue, Amazon Q, Junie, Kiro, Goose, Aider, OpenCode.
-    ".cursor/", ".cursorrules", ".windsurf/", ".windsurfrules", ".clinerules", ".roo/", ".roomodes",
-    ".continue/", ".amazonq/", ".junie/", ".kiro/", ".goosehints", ".aider.conf.yml", ".opencode/",
-    "opencode.json",
+    ".github/skills/", ".github/agents/", ".vscode/mcp.json", ".vscode/settings.json",
+    # Cursor (rules in any folder's `.cursor/rules/`), Windsurf, Cline, Roo, Continue, Amazon Q, Junie, Kiro,
+    # Goose, Aider, OpenCode.
+    ".cursor/", "**/*/.cursor/", ".cursorrules", ".windsurf/", ".windsurfrules", ".clinerules", ".roo/",
+    ".roomodes", ".continue/", ".amazonq/", ".junie/", ".kiro/", ".goosehints", ".aider.conf.yml",
+    ".opencode/", "opencode.json",
 )
 """The agents' project settings, MCP servers and instruction files: landed, one would give later agents
 what their presets withhold (an unsandboxed Claude: edits only), start a program of the worker's choosing
 (an MCP server) or steer them (instructions). ``**/NAME`` entries are read in every folder: they refuse a
-pattern naming such a file and any change to one, not a folder that could hold one (see :func:`reached`)."""
+pattern naming such a file and any change to one, not a folder that could hold one (see :func:`reached`);
+``**/*/NAME/`` is such a folder in every folder but the root, which ``NAME/`` guards on its own (so that an
+``allow_protected`` entry ``NAME/`` lifts the root's alone)."""
 
 DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules", *AGENT_FILES)
 
