@@ -280,16 +280,17 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
     Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git directory
-    (wavegit's state, logs), the wave trees' folder (other attempts), the user's HOME (keys, logins, cloud
-    credentials), the runner's temporary directory (step scripts, the token file), and the well-known agent
-    sockets (ssh-agent, the session bus and gpg-agent, docker), through which a worker could act as the user
-    outside the sandbox.
+    (wavegit's state, logs), the folder of every repository's wave trees (other attempts), the user's HOME
+    (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file), and
+    the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a worker
+    could act as the user outside the sandbox.
     Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
     (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
     unreachable blobs, other branches) is hidden with its git directory.
     ``isolated_network``: a network namespace of its own whatever ``sandbox.network`` says (a test's).
     """
-    hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
+    # Every repository's trees, not only this one's: the cache may lie outside the hidden HOME.
+    hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir.parent, *AGENT_SOCKETS]
     named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
     hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
                for name in named if environ.get(name)]
