@@ -417,6 +417,14 @@ def test_attack_skills_for_later_agents_in_an_owned_folder_or_by_name_are_protec
         "src/a/.agents/skills/b/SKILL.md", "src/a/.claude/skills/build/SKILL.md",
         "src/a/.cursor/rules/build.mdc"]
     assert "evil.example" not in _history(remote)
+    # The folder itself as a symlink to a folder of skills the item owns elsewhere: the agent follows it.
+    actions = [f"write src/a/pack/skills/build/SKILL.md {skill}", "symlink src/a/.claude pack",
+               "symlink src/a/b/.agents ../pack", "write src/a/ok.txt ok"]
+    (tmp_path / "linked").mkdir()
+    remote = _wave(tmp_path / "linked", [item("A", actions, ["src/a/"], test="true")])
+    code, rep = run_cli(remote.clone)
+    assert code == 1 and _by_id(rep)["A"].ownership_violations == ["src/a/.claude", "src/a/b/.agents"]
+    assert "evil.example" not in _history(remote)
     for owned in (".agents/", ".github/skills/", ".github/agents/"):
         (tmp_path / owned.strip("/")).mkdir(parents=True)
         remote = _wave(tmp_path / owned.strip("/"),

@@ -75,7 +75,7 @@ def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
     first = _first_name(pattern)
     for guard, other in _first_names(protected):
         if guard.startswith(_ANYWHERE):
-            if not _GLOB.search(pattern) and owns_folded(guard, pattern):
+            if not _GLOB.search(pattern) and _guards(guard, pattern):
                 return guard
             continue
         # Every tracker load asks this of every pattern: two patterns that start with different literal
@@ -103,7 +103,13 @@ def _first_names(protected: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def guarded(path: str, protected: Iterable[str]) -> str | None:
     """The protected pattern owning the normalised changed ``path`` (case-insensitively), or None."""
-    return next((pattern for pattern in protected if owns_folded(pattern, path)), None)
+    return next((pattern for pattern in protected if _guards(pattern, path)), None)
+
+
+def _guards(pattern: str, path: str) -> bool:
+    """Whether the protected ``pattern`` owns ``path``, or ``path`` names the protected folder itself: a
+    symlink ``src/.claude`` to a folder of skills is that folder to the agent that follows it."""
+    return owns_folded(pattern, path) or (pattern.endswith("/") and owns_folded(pattern, f"{path}/-"))
 
 
 def refusal(pattern: str, guard: str) -> str:
