@@ -93,3 +93,28 @@ def test_a_worker_reads_no_tree_of_another_repositorys_wave_in_a_cache_outside_h
     assert "OTHER_REPOSITORY_SECRET" not in landed, landed
     assert f"refused {secret}" in landed and f"refused {other}" in landed, landed
     assert f"listed {cache / 'wavegit'}: ['{discover(remote.clone).trees_dir.name}']" in landed, landed
+
+
+def test_a_worker_reads_no_branch_of_a_remote_or_a_reference_repository_on_the_same_disk(
+        tmp_path: Path) -> None:
+    # The origin a bare repository on this machine (`remote.origin.url` a path), the clone borrowing from a
+    # mirror (`git clone --reference`): both were readable in the sandbox, and a worker fetched every branch
+    # of either into its tree's repository.
+    origin, mirror = tmp_path / "origin.git", tmp_path / "mirror.git"
+    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt",
+              f"list {mirror}", f"objects {mirror / 'objects'}"]
+    remote = looting_repo(tmp_path, probes)
+    assert remote.origin == origin
+    clone = remote.clone
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
+    git(clone, "add", "secret.txt")
+    git(clone, "commit", "--quiet", "-m", "private")
+    git(clone, "push", "--quiet", "origin", "private")
+    git(clone, "switch", "--quiet", "main")
+    git(clone, "branch", "--quiet", "-D", "private")
+    git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(mirror))
+    (clone / ".git" / "objects" / "info" / "alternates").write_text(f"{mirror / 'objects'}\n")
+    landed = loot(remote, clone)
+    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
+    assert f"listed {mirror}: []" in landed, landed

@@ -24,6 +24,7 @@ explicit ``bwrap`` that cannot run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -31,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wavegit.core import gitops_worktrees
+from wavegit.core import gitops, gitops_worktrees
 from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
@@ -267,6 +268,26 @@ def checkouts(repo: Repo) -> tuple[Path, ...]:
     """Every checkout of the repository: the main work tree and each linked one (``git worktree list``),
     whichever of them wavegit runs in; each holds untracked files (an ``.env``) no commit has."""
     return tuple(found.path for found in gitops_worktrees.worktrees(repo.root))
+
+
+def local_stores(repo: Repo) -> tuple[Path, ...]:
+    """The repositories on this machine the repository's objects come from or go to: each remote whose URL is
+    a path (a bare repository beside it, ``file://``) and each object directory it borrows from (``git clone
+    --reference``). Each holds every branch and object of its own, which no base limits."""
+    found: list[Path] = []
+    for url in gitops.remote_urls(repo.root):
+        path = url.removeprefix("file://")
+        if "://" in path or ":" in path.split("/", 1)[0]:
+            continue  # another machine's: `https://host/x`, `host:x`
+        found += [near for near in (repo.root / path, repo.root / f"{path}.git") if near.is_dir()]
+    alternates = repo.common_dir / "objects" / "info" / "alternates"
+    with contextlib.suppress(OSError):
+        lines = alternates.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        borrowed = [Path(os.path.normpath(alternates.parent.parent / line)) for line in lines
+                    if line and not line.startswith("#")]
+        # The git directory an object directory belongs to: its refs name every branch.
+        found += [store.parent if store.name == "objects" else store for store in borrowed]
+    return tuple(Path(os.path.normpath(path)) for path in found)
 
 
 SECRET_FILE_VARS = (TOKEN_FILE_VAR, APP_KEY_FILE_VAR)
