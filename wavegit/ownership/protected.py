@@ -109,7 +109,8 @@ def guarded(path: str, protected: Iterable[str]) -> str | None:
 def _guards(pattern: str, path: str) -> bool:
     """Whether the protected ``pattern`` owns ``path``, or ``path`` names the protected folder itself: a
     symlink ``src/.claude`` to a folder of skills is that folder to the agent that follows it."""
-    return owns_folded(pattern, path) or (pattern.endswith("/") and owns_folded(pattern, f"{path}/-"))
+    return owns_folded(pattern, path) or (pattern.endswith("/") and
+                                          owns_folded(pattern, f"{path.rstrip('/')}/-"))
 
 
 def refusal(pattern: str, guard: str) -> str:
