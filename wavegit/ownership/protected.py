@@ -24,10 +24,10 @@ AGENT_FILES = (
     # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder), skills
     # (a folder's own `.claude/skills/` too, found when the agent works in that folder).
     ".claude/", "**/*/.claude/", ".mcp.json", "**/CLAUDE.md", "**/CLAUDE.local.md",
-    # Codex (its project skills: `.agents/skills/` in every folder from the agent's own up to the root),
-    # Gemini CLI, and the agents that read AGENTS.md.
-    ".codex/", ".agents/", "**/*/.agents/", "**/AGENTS.md", "**/AGENTS.override.md", ".gemini/",
-    "**/GEMINI.md",
+    # Codex (its settings, `.codex/config.toml`, and its project skills, `.agents/skills/`, in every folder
+    # from the root down to the agent's own), Gemini CLI, and the agents that read AGENTS.md.
+    ".codex/", "**/*/.codex/", ".agents/", "**/*/.agents/", "**/AGENTS.md", "**/AGENTS.override.md",
+    ".gemini/", "**/GEMINI.md",
     # GitHub Copilot and VS Code (MCP servers, tool auto-approval in settings, skills, custom agents).
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/", ".github/chatmodes/",
     ".github/skills/", ".github/agents/", ".vscode/mcp.json", ".vscode/settings.json",
