@@ -384,3 +384,27 @@ def test_a_worker_writing_into_wavegits_stdout_cannot_spoil_the_json_report_in_t
     else:
         # Residual risk of `sandbox: none`: it writes into wavegit's stdout like any file its user may.
         assert "HIJACKED" in result.stdout
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_report_ref_forged_with_bytes_that_are_not_utf8_is_a_clear_error_in_another_clone(
+        tmp_path: Path, mode: str) -> None:
+    # Unsandboxed, a worker pushes with its user's rights (docs/security.md): a wave's report ref whose
+    # report.json is not UTF-8 made `wavegit report W` in another clone die with a traceback and leave an
+    # empty copy behind, read as the report from then on. In the sandbox the origin is read-only.
+    wave = "w-20260101-120000-ab12"
+    entry = item("A", [f"forge-report {tmp_path / 'origin.git'} {wave}", "write src/a.txt ok"], ["src/a.txt"],
+                 check("src/a.txt"))
+    worker = shlex.join([sys.executable, str(HOSTILE / "hostile.py")])
+    remote = make_wave_repo(tmp_path, [entry], worker=worker, sandbox=mode, attempts=1)
+    assert remote.origin == tmp_path / "origin.git"
+    run_json(remote)
+    forged = git(remote.origin, "for-each-ref", "--format=%(refname)", f"refs/wavegit/reports/{wave}")
+    assert bool(forged) == (mode == "none"), forged
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "--quiet", str(remote.origin), str(other))
+    for _ in range(2):
+        shown = wavegit(other, "report", wave)
+        assert shown.returncode == 2 and "Traceback" not in shown.stderr, shown.stderr
+        said = "cannot read the report" if mode == "none" else "no report for wave"
+        assert said in shown.stderr, shown.stderr

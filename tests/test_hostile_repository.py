@@ -15,6 +15,7 @@ import pytest
 from tests.helpers.repos import RemoteRepo, git
 from tests.helpers.wave import check, item, make_wave_repo
 from tests.test_hostile_env import BWRAP_PROBLEM, committed, run_json
+from wavegit.core.repo import discover
 
 pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
 
@@ -76,3 +77,44 @@ def test_a_worker_reads_no_object_its_base_does_not_reach(tmp_path: Path) -> Non
     assert f"objects {clone / '.git' / 'objects'}: fatal: not a git repository" in landed, landed
     listed = next(line for line in landed.splitlines() if line.startswith(f"listed {clone / '.git'}: "))
     assert "'objects'" not in listed and "'refs'" not in listed, listed
+
+
+def test_a_worker_reads_no_tree_of_another_repositorys_wave_in_a_cache_outside_home(tmp_path: Path) -> None:
+    # With $XDG_CACHE_HOME outside the hidden HOME (a CI runner's or a cluster's scratch disk), only this
+    # repository's folder of trees was hidden: a worker read another repository's attempt trees (a sibling
+    # wave's untracked work), its object store and its private folders, and landed them.
+    cache = tmp_path / "cache"
+    other = cache / "wavegit" / "other-0123456789ab"
+    secret = other / "worktrees" / "w-1" / "B-1" / "src" / "secret.txt"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("OTHER_REPOSITORY_SECRET\n")
+    remote = looting_repo(tmp_path, [f"read {secret}", f"list {cache / 'wavegit'}", f"list {other}"])
+    landed = loot(remote, remote.clone, env={"XDG_CACHE_HOME": str(cache)})
+    assert "OTHER_REPOSITORY_SECRET" not in landed, landed
+    assert f"refused {secret}" in landed and f"refused {other}" in landed, landed
+    assert f"listed {cache / 'wavegit'}: ['{discover(remote.clone).trees_dir.name}']" in landed, landed
+
+
+def test_a_worker_reads_no_branch_of_a_remote_or_a_reference_repository_on_the_same_disk(
+        tmp_path: Path) -> None:
+    # The origin a bare repository on this machine (`remote.origin.url` a path), the clone borrowing from a
+    # mirror (`git clone --reference`): both were readable in the sandbox, and a worker fetched every branch
+    # of either into its tree's repository.
+    origin, mirror = tmp_path / "origin.git", tmp_path / "mirror.git"
+    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt",
+              f"list {mirror}", f"objects {mirror / 'objects'}"]
+    remote = looting_repo(tmp_path, probes)
+    assert remote.origin == origin
+    clone = remote.clone
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
+    git(clone, "add", "secret.txt")
+    git(clone, "commit", "--quiet", "-m", "private")
+    git(clone, "push", "--quiet", "origin", "private")
+    git(clone, "switch", "--quiet", "main")
+    git(clone, "branch", "--quiet", "-D", "private")
+    git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(mirror))
+    (clone / ".git" / "objects" / "info" / "alternates").write_text(f"{mirror / 'objects'}\n")
+    landed = loot(remote, clone)
+    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
+    assert f"listed {mirror}: []" in landed, landed

@@ -49,6 +49,8 @@ def test_a_pattern_that_misses_some_path_is_not_the_whole_repository(pattern: st
     ("?gitmodule?", ".gitmodules"), (".mcp.json", ".mcp.json"), ("src/CLAUDE.md", "**/CLAUDE.md"),
     ("agents.md", "**/AGENTS.md"), (".cursor/rules/x.mdc", ".cursor/"), ("?gemini/", ".gemini/"),
     (".github/copilot-instructions.md", ".github/copilot-instructions.md"),
+    ("src/a/.claude/", "**/*/.claude/"), ("pkg/.Agents/skills/x/SKILL.md", "**/*/.agents/"),
+    ("src/.cursor", "**/*/.cursor/"), (".a*/", ".agents/"), (".github/skills/x/SKILL.md", ".github/skills/"),
 ])
 def test_a_pattern_that_can_reach_a_protected_path_is_refused_at_its_line_and_column(pattern: str,
                                                                                    guard: str) -> None:

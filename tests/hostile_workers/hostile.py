@@ -15,7 +15,8 @@ LEVELS`` (nested directories whose full path is too long for the system to name)
 ``flood BYTES`` (output without a newline); ``deep-home LEVELS`` (nested directories in ``$HOME``);
 ``unmount MARKER`` (unmount what hides the checkout, remount ``/`` writable, write MARKER there);
 ``connect SOCKET`` (``@NAME``: abstract); ``plant-in DIR MARKER`` (hooks in DIR); ``retarget-origin URL``
-(the checkout's ``remote.origin.url``); ``leak-token PATH``. Lines that are not actions (wavegit's
+(the checkout's ``remote.origin.url``); ``leak-token PATH``; ``forge-report URL WAVE`` (push to URL a report
+ref for WAVE whose ``report.json`` is not UTF-8, failures ignored). Lines that are not actions (wavegit's
 feedback) are ignored.
 """
 
@@ -65,6 +66,16 @@ def move_main(path: str) -> None:
                    check=True)
     subprocess.run(["git", "update-ref", "refs/heads/main", "HEAD"], check=True)
     Path(path).unlink()
+
+
+def forge_report(url: str, wave: str) -> None:
+    def git(*args: str, data: bytes = b"") -> str:
+        done = subprocess.run(["git", *args], input=data, capture_output=True, check=False)
+        return done.stdout.decode().strip()
+    blob = git("hash-object", "-w", "--stdin", data=b'{"wave_id": "\xff\xfe not UTF-8"}')
+    tree = git("mktree", data=f"100644 blob {blob}\treport.json\n".encode())
+    commit = git("-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "forged")
+    git("push", "-f", url, f"{commit}:refs/wavegit/reports/{wave}")
 
 
 def scheduler_git_dir() -> Path:
@@ -166,6 +177,8 @@ def act(verb: str, args: list[str]) -> None:
     elif verb == "retarget-origin":
         checkout = scheduler_git_dir().parent
         subprocess.run(["git", "-C", str(checkout), "config", "remote.origin.url", args[0]], check=False)
+    elif verb == "forge-report":
+        forge_report(args[0], args[1])
     elif verb == "leak-token":
         Path(args[0]).write_text(os.environ.get("GITHUB_TOKEN", "") + "\n")
     elif verb == "unmount":
@@ -198,7 +211,7 @@ def act(verb: str, args: list[str]) -> None:
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
            "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
            "cost-sparse", "flood", "deep-home", "unmount", "connect", "plant-in", "retarget-origin",
-           "leak-token"}
+           "leak-token", "forge-report"}
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ explicit ``bwrap`` that cannot run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -31,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wavegit.core import gitops_worktrees
+from wavegit.core import gitops, gitops_worktrees
 from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
@@ -274,6 +275,26 @@ def checkouts(repo: Repo) -> tuple[Path, ...]:
     return tuple(found.path for found in gitops_worktrees.worktrees(repo.root))
 
 
+def local_stores(repo: Repo) -> tuple[Path, ...]:
+    """The repositories on this machine the repository's objects come from or go to: each remote whose URL is
+    a path (a bare repository beside it, ``file://``) and each object directory it borrows from (``git clone
+    --reference``). Each holds every branch and object of its own, which no base limits."""
+    found: list[Path] = []
+    for url in gitops.remote_urls(repo.root):
+        path = url.removeprefix("file://")
+        if "://" in path or ":" in path.split("/", 1)[0]:
+            continue  # another machine's: `https://host/x`, `host:x`
+        found += [near for near in (repo.root / path, repo.root / f"{path}.git") if near.is_dir()]
+    alternates = repo.common_dir / "objects" / "info" / "alternates"
+    with contextlib.suppress(OSError):
+        lines = alternates.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        borrowed = [Path(os.path.normpath(alternates.parent.parent / line)) for line in lines
+                    if line and not line.startswith("#")]
+        # The git directory an object directory belongs to: its refs name every branch.
+        found += [store.parent if store.name == "objects" else store for store in borrowed]
+    return tuple(Path(os.path.normpath(path)) for path in found)
+
+
 SECRET_FILE_VARS = (TOKEN_FILE_VAR, APP_KEY_FILE_VAR)
 """Files of secrets (the token, a GitHub App's key) whose folders no attempt sees."""
 
@@ -285,16 +306,17 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     """One attempt's view: ``tree`` and ``private`` writable, ``shown`` files (the prompt) readable.
 
     Hidden: the checkout and the repository's ``others`` (:func:`checkouts`), the repository's git directory
-    (wavegit's state, logs), the wave trees' folder (other attempts), the user's HOME (keys, logins, cloud
-    credentials), the runner's temporary directory (step scripts, the token file), and the well-known agent
-    sockets (ssh-agent, the session bus and gpg-agent, docker), through which a worker could act as the user
-    outside the sandbox.
+    (wavegit's state, logs), the folder of every repository's wave trees (other attempts), the user's HOME
+    (keys, logins, cloud credentials), the runner's temporary directory (step scripts, the token file), and
+    the well-known agent sockets (ssh-agent, the session bus and gpg-agent, docker), through which a worker
+    could act as the user outside the sandbox.
     Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
     (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
     unreachable blobs, other branches) is hidden with its git directory.
     ``isolated_network``: a network namespace of its own whatever ``sandbox.network`` says (a test's).
     """
-    hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir, *AGENT_SOCKETS]
+    # Every repository's trees, not only this one's: the cache may lie outside the hidden HOME.
+    hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir.parent, *AGENT_SOCKETS]
     named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
     hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
                for name in named if environ.get(name)]

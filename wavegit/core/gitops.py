@@ -62,6 +62,13 @@ def remotes(root: Path) -> list[str]:
     return git.out(["remote"], cwd=root).split()
 
 
+def remote_urls(root: Path) -> list[str]:
+    """The fetch and push URL of every remote, as configured (``remote.<name>.url``, ``.pushurl``)."""
+    listing = git.run(["config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$"], cwd=root,
+                      check=False).stdout
+    return [entry.split("\n", 1)[1] for entry in listing.split("\0") if "\n" in entry]
+
+
 def config_value(root: Path, key: str) -> str | None:
     """The value of a git config ``key`` (None when unset or empty)."""
     return git.run(["config", "--get", key], cwd=root, check=False).stdout.strip() or None

@@ -59,9 +59,12 @@ class Confiner:
         return self.repo.wave_sandbox(self.wave_id)
 
     @functools.cached_property
-    def checkouts(self) -> tuple[Path, ...]:
-        """The repository's checkouts, which every sandbox hides; listed once per wave."""
-        return sandbox.checkouts(self.repo) if self.jail.bwrap is not None else ()
+    def others(self) -> tuple[Path, ...]:
+        """The repository's checkouts and the local repositories it shares objects with, which every sandbox
+        hides; listed once per wave."""
+        if self.jail.bwrap is None:
+            return ()
+        return (*sandbox.checkouts(self.repo), *sandbox.local_stores(self.repo))
 
     def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
                 feedback_file: Path | None, pass_github_token: bool,
@@ -80,7 +83,7 @@ class Confiner:
         shown = tuple(p for p in (prompt_file, feedback_file) if p is not None)
         settings = self.config.sandbox
         layout = sandbox.attempt_layout(self.repo, settings, tree, private, shown, os.environ,
-                                        self.checkouts, objectstore.store_of(tree.parent),
+                                        self.others, objectstore.store_of(tree.parent),
                                         isolated_network=test, hardened=self.jail.hardened)
         ceilings = limits.Limits(pids=settings.pids, memory_bytes=settings.memory_bytes)
         return runner.Confinement(self.jail.bwrap, layout, marker, ceilings), env

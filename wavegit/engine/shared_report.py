@@ -56,5 +56,7 @@ def fetch(repo: Repo, remote: str | None, wave_id: str) -> Path | None:
         return None
     repo.reports_dir.mkdir(parents=True, exist_ok=True)
     path = repo.report_file(wave_id, ".json")
-    path.write_text(found[1], encoding="utf-8")
+    # The ref's bytes exactly: whoever may push forges it, and bytes that are not UTF-8 are the reader's to
+    # refuse (a text write failed on them, leaving an empty copy read as the report from then on).
+    path.write_bytes(found[1].encode("utf-8", "surrogateescape"))
     return path

@@ -21,22 +21,28 @@ from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
 
 AGENT_FILES = (
-    # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder).
-    ".claude/", ".mcp.json", "**/CLAUDE.md", "**/CLAUDE.local.md",
-    # Codex, Gemini CLI, and the agents that read AGENTS.md.
-    ".codex/", "**/AGENTS.md", "**/AGENTS.override.md", ".gemini/", "**/GEMINI.md",
-    # GitHub Copilot and VS Code (MCP servers, tool auto-approval in settings).
+    # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder), skills
+    # (a folder's own `.claude/skills/` too, found when the agent works in that folder).
+    ".claude/", "**/*/.claude/", ".mcp.json", "**/CLAUDE.md", "**/CLAUDE.local.md",
+    # Codex (its settings, `.codex/config.toml`, and its project skills, `.agents/skills/`, in every folder
+    # from the root down to the agent's own), Gemini CLI, and the agents that read AGENTS.md.
+    ".codex/", "**/*/.codex/", ".agents/", "**/*/.agents/", "**/AGENTS.md", "**/AGENTS.override.md",
+    ".gemini/", "**/GEMINI.md",
+    # GitHub Copilot and VS Code (MCP servers, tool auto-approval in settings, skills, custom agents).
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/", ".github/chatmodes/",
-    ".vscode/mcp.json", ".vscode/settings.json",
-    # Cursor, Windsurf, Cline, Roo, Continue, Amazon Q, Junie, Kiro, Goose, Aider, OpenCode.
-    ".cursor/", ".cursorrules", ".windsurf/", ".windsurfrules", ".clinerules", ".roo/", ".roomodes",
-    ".continue/", ".amazonq/", ".junie/", ".kiro/", ".goosehints", ".aider.conf.yml", ".opencode/",
-    "opencode.json",
+    ".github/skills/", ".github/agents/", ".vscode/mcp.json", ".vscode/settings.json",
+    # Cursor (rules in any folder's `.cursor/rules/`), Windsurf, Cline, Roo, Continue, Amazon Q, Junie, Kiro,
+    # Goose, Aider, OpenCode.
+    ".cursor/", "**/*/.cursor/", ".cursorrules", ".windsurf/", ".windsurfrules", ".clinerules", ".roo/",
+    ".roomodes", ".continue/", ".amazonq/", ".junie/", ".kiro/", ".goosehints", ".aider.conf.yml",
+    ".opencode/", "opencode.json",
 )
 """The agents' project settings, MCP servers and instruction files: landed, one would give later agents
 what their presets withhold (an unsandboxed Claude: edits only), start a program of the worker's choosing
 (an MCP server) or steer them (instructions). ``**/NAME`` entries are read in every folder: they refuse a
-pattern naming such a file and any change to one, not a folder that could hold one (see :func:`reached`)."""
+pattern naming such a file and any change to one, not a folder that could hold one (see :func:`reached`);
+``**/*/NAME/`` is such a folder in every folder but the root, which ``NAME/`` guards on its own (so that an
+``allow_protected`` entry ``NAME/`` lifts the root's alone)."""
 
 DEFAULT_PROTECTED = (".wavegit/", ".github/workflows/", ".github/actions/", ".gitmodules", *AGENT_FILES)
 
@@ -69,7 +75,7 @@ def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
     first = _first_name(pattern)
     for guard, other in _first_names(protected):
         if guard.startswith(_ANYWHERE):
-            if not _GLOB.search(pattern) and owns_folded(guard, pattern):
+            if not _GLOB.search(pattern) and _guards(guard, pattern):
                 return guard
             continue
         # Every tracker load asks this of every pattern: two patterns that start with different literal
@@ -97,7 +103,14 @@ def _first_names(protected: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def guarded(path: str, protected: Iterable[str]) -> str | None:
     """The protected pattern owning the normalised changed ``path`` (case-insensitively), or None."""
-    return next((pattern for pattern in protected if owns_folded(pattern, path)), None)
+    return next((pattern for pattern in protected if _guards(pattern, path)), None)
+
+
+def _guards(pattern: str, path: str) -> bool:
+    """Whether the protected ``pattern`` owns ``path``, or ``path`` names the protected folder itself: a
+    symlink ``src/.claude`` to a folder of skills is that folder to the agent that follows it."""
+    return owns_folded(pattern, path) or (pattern.endswith("/") and
+                                          owns_folded(pattern, f"{path.rstrip('/')}/-"))
 
 
 def refusal(pattern: str, guard: str) -> str:
