@@ -21,6 +21,7 @@ from wavegit.core.repo import Repo
 from wavegit.model import tracker
 from wavegit.model.config import CONFIG_PATH, Config, protected_of
 from wavegit.model.select import Plan
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Snapshot
 
 Check = Callable[[Snapshot, Plan], None]
@@ -43,8 +44,7 @@ def claim_checks(repo: Repo, config: Config, wave_id: str, *, sandboxed: bool = 
 def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tracker:
     """The tracker at ``snapshot``; ValidationError with the lines of that blob when an item is invalid."""
     if snapshot.text is None or snapshot.blob_sha is None:
-        raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
-                         "(run `wavegit init`)")
+        raise no_tracker(repo.root, f"{config.tracker_path} on {config.tracker_branch}")
     # The claim has just loaded it leniently (a cache hit); a strict load, which raises, only when needed.
     text, blob, cache, path = snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path
     # The protected paths of this config (its allow_protected included), as the claim judged them.
