@@ -80,7 +80,9 @@ def check_worker(config: Config, environ: Mapping[str, str] | None = None,
             argv = agent.argv(sandboxed)
         except UsageError as exc:
             raise UsageError(f"worker: {exc}; nothing was claimed") from exc
-        _check_program(what, argv[0], env, fix)
+        npm = agent.preset.npm if agent.preset is not None else ("", "")
+        install = f"install it (`npm install -g {npm[0]}@{npm[1]}`)" if npm[0] else "install it"
+        _check_program(what, argv[0], env, f"{install}, or {fix}")
         missing = agents.missing_credentials(agent, config, env)
         if missing is None and not sandboxed and os.geteuid() == 0:
             missing = agents.root_refusal(agent, argv)
@@ -98,7 +100,7 @@ def _check_program(what: str, program: str, environ: Mapping[str, str], fix: str
         return
     if not found:
         where = "on PATH" if "/" not in program else "an executable file"
-        raise UsageError(f"{what}: {program!r} is not {where}; install it, or {fix}; nothing was claimed")
+        raise UsageError(f"{what}: {program!r} is not {where}; {fix}; nothing was claimed")
 
 
 def check_items(items: list[tracker.Item], wave_id: str) -> None:
