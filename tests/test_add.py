@@ -148,7 +148,7 @@ def test_add_to_a_tracker_with_an_invalid_item_names_its_line_on_the_branch(remo
 
 
 def test_add_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
-    assert_refused(wavegit(remote_repo.clone, *add_args("A-1")), "run `wavegit init` first")
+    assert_refused(wavegit(remote_repo.clone, *add_args("A-1")), "else run `wavegit init`)")
 
 
 def test_add_to_a_corrupt_tracker_reports_its_problems_and_writes_nothing(remote_repo: RemoteRepo) -> None:

@@ -339,8 +339,9 @@ def test_a_profile_whose_program_is_missing_is_exit_2_naming_the_profile(tmp_pat
     result = wavegit(remote.clone, "run", env=env)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "wavegit run: worker profile 'gpt': 'codex' is not on PATH; install it, or change `workers.gpt` in "
-        ".wavegit/config.yaml; nothing was claimed"]  # the item's own profile: `worker` would not change it
+        "wavegit run: worker profile 'gpt': 'codex' is not on PATH; install it (`npm install -g "
+        f"@openai/codex@{CODEX.npm[1]}`), or change `workers.gpt` in .wavegit/config.yaml; nothing was "
+        "claimed"]  # the item's own profile: `worker` would not change it
 
 
 # ------------------------------------------------------------------------ hostile cost reports (attack)

@@ -44,11 +44,15 @@ def beat_on_origin(origin: Path, wave: str) -> dict[str, object] | None:
     return record
 
 
-def test_a_running_wave_keeps_a_heartbeat_on_the_remote_and_removes_it_when_it_ends(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [[], ["--continuous"]], ids=["run", "continuous"])
+def test_a_running_wave_keeps_a_heartbeat_on_the_remote_and_removes_it_when_it_ends(
+        tmp_path: Path, mode: list[str]) -> None:
+    # `--continuous` beats per wave as `run` does: without it, another clone was told a live scheduler's
+    # claims were "unknown" and that `release` "returns them now".
     remote = make_wave_repo(tmp_path, [item("A", ["sleep 1.5", "write src/a.txt ok"], ["src/a.txt"])],
                             heartbeat_s=0.3)
     seen: list[object] = []
-    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone,
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", *mode, "--json"], cwd=remote.clone,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     while proc.poll() is None:

@@ -169,8 +169,30 @@ def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> No
     assert wavegit(remote_repo.clone, "init").returncode == 0
     heads = git(remote_repo.origin, "for-each-ref")
     refused = wavegit(remote_repo.clone, "init")
-    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}; use --force")
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}: --force replaces it")
     assert git(remote_repo.origin, "for-each-ref") == heads
+
+
+def test_a_clone_from_before_a_teammates_init_is_told_to_pull_not_to_init(remote_repo: RemoteRepo) -> None:
+    # The teammate cloned before init: no config in the checkout, so it looks for the tracker on main.
+    teammate = remote_repo.new_clone("teammate")
+    assert wavegit(remote_repo.clone, "init").returncode == 0
+    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    assert added.returncode == 0, added.stderr
+    pull_first = "if someone ran `wavegit init` already, `git pull` brings it"
+    for command in (["ls"], ["plan"], ["validate"], ["add", "B-1", "--prompt", "p", "--owns", "b.py",
+                                                     "--test", "true"]):
+        result = wavegit(teammate, *command)
+        assert result.returncode == 2 and pull_first in result.stderr, result
+        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    heads = git(remote_repo.origin, "for-each-ref")
+    refused = wavegit(teammate, "init")  # init, as the old message said: refused, and now it says to pull
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}: `git pull` brings its config "
+                   f"({CONFIG}) into this checkout; --force replaces it (its items would be dropped)")
+    assert git(remote_repo.origin, "for-each-ref") == heads
+    git(teammate, "pull", "-q")
+    listed = wavegit(teammate, "ls")
+    assert listed.returncode == 0 and listed.stdout.splitlines()[1].startswith("A-1"), listed
 
 
 def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -> None:
@@ -231,7 +253,7 @@ def test_init_with_a_tracker_already_on_its_branch_is_refused_before_main_gets_a
     git(remote_repo.clone, "reset", "-q", "--hard", before)
     heads = git(remote_repo.origin, "for-each-ref")
     refused = wavegit(remote_repo.clone, "init")
-    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}; use --force")
+    assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}: --force replaces it")
     assert git(remote_repo.origin, "for-each-ref") == heads
 
 

@@ -93,5 +93,7 @@ def test_ls_fetch_shows_an_item_another_clone_added(remote_repo: RemoteRepo) -> 
 def test_ls_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
     result = wavegit(remote_repo.clone, "ls")
     assert result.returncode == 2
-    assert result.stderr.strip() == ("wavegit ls: no tracker at origin/main:.wavegit/tracker.yaml "
-                                     "(run `wavegit init`)")
+    assert result.stderr.strip() == (
+        "wavegit ls: no tracker at origin/main:.wavegit/tracker.yaml (no .wavegit/config.yaml in this "
+        "checkout: if someone ran `wavegit init` already, `git pull` brings it and it says where the tracker "
+        "is; else run `wavegit init`)")

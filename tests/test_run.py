@@ -15,6 +15,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, git, make_remote_repo, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item, untouched, worktrees
+from wavegit.attempts.preset_claude import CLAUDE
 from wavegit.model.report import WaveReport
 
 
@@ -165,8 +166,9 @@ def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_pa
     result = wavegit(remote.clone, "run", env={"PATH": str(bin_dir)})
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "wavegit run: worker 'claude': 'claude' is not on PATH; install it, or set `worker` in "
-        ".wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
+        "wavegit run: worker 'claude': 'claude' is not on PATH; install it (`npm install -g "
+        f"@anthropic-ai/claude-code@{CLAUDE.npm[1]}`), or set `worker` in .wavegit/config.yaml (or "
+        "WAVEGIT_WORKER); nothing was claimed"]  # the default config's first wave on a new machine says how
     assert untouched(remote.origin, remote.clone) == before
 
 

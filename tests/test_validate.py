@@ -94,9 +94,10 @@ def test_validate_reports_config_and_tracker_problems_together(remote_repo: Remo
 def test_validate_missing_tracker_is_a_clear_error(remote_repo: RemoteRepo) -> None:
     result = wavegit(remote_repo.clone, "validate")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr == ("wavegit validate: no tracker at origin/main:.wavegit/tracker.yaml (run "
-                             "`wavegit init`; `wavegit validate --worktree` checks the file in your work "
-                             "tree)\n")
+    assert result.stderr == ("wavegit validate: no tracker at origin/main:.wavegit/tracker.yaml (no "
+                             ".wavegit/config.yaml in this checkout: if someone ran `wavegit init` already, "
+                             "`git pull` brings it and it says where the tracker is; else run `wavegit "
+                             "init`; `wavegit validate --worktree` checks the file in your work tree)\n")
     result = wavegit(remote_repo.clone, "validate", "--worktree")
     assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
 

@@ -113,6 +113,8 @@ class Preset:
     """Why a failed run (its account) will fail again on every try, or None when a retry may succeed."""
     refuses_root: Callable[[Sequence[str]], str | None] = _runs_as_root
     """Why it refuses to run as root outside wavegit's sandbox with this argv, with the fix; None: it runs."""
+    npm: tuple[str, str] = ("", "")
+    """Its npm package and the version CI and the GitHub Action pin (what the preflight says to install)."""
 
     def argv(self, launch: Launch, args: Sequence[str]) -> list[str]:
         return [*self.build(launch), *args, *self.tail]

@@ -161,4 +161,5 @@ def _refuses_root(argv: Sequence[str]) -> str | None:
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CLAUDE = Preset("claude", CREDENTIALS, _argv, _read, unsandboxed="edits only: unsandboxed", env=_env,
-                action=_action, permanent=_permanent, refuses_root=_refuses_root)
+                action=_action, permanent=_permanent, refuses_root=_refuses_root,
+                npm=("@anthropic-ai/claude-code", "2.1.332"))

@@ -108,4 +108,4 @@ def _permanent(account: Account) -> str | None:
 
 
 CODEX = Preset("codex", ("CODEX_API_KEY",), _argv, _read, tail=("-",), misread=("OPENAI_API_KEY",),
-               action=action, permanent=_permanent)
+               action=action, permanent=_permanent, npm=("@openai/codex", "0.171.0"))

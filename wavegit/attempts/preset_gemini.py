@@ -92,4 +92,4 @@ def _permanent(account: Account) -> str | None:
 
 
 GEMINI = Preset("gemini", ("GEMINI_API_KEY",), _argv, _read, unsandboxed="edits only: unsandboxed", env=_env,
-                home=_home, action=_action, permanent=_permanent)
+                home=_home, action=_action, permanent=_permanent, npm=("@google/gemini-cli", "0.61.0"))

@@ -19,6 +19,7 @@ from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core import gitops, schema
 from wavegit.core.errors import UsageError
 from wavegit.model import lifecycle, report, tracker
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
 
 _SEP = "\x1f"
@@ -135,7 +136,7 @@ def run_op(args: argparse.Namespace, op: Op, decide: Decide, context: Context | 
 
     def apply(snapshot: Snapshot) -> Change | None:
         if snapshot.text is None or snapshot.blob_sha is None:
-            raise UsageError(f"no {path} on {store.target}: run `wavegit init` first")
+            raise no_tracker(store.repo.root, f"{store.target}:{path}")
         loaded = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, path)
         try:
             outcome = decide(Read(loaded, snapshot.text, snapshot, store, report.utc_timestamp()))

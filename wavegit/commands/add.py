@@ -18,6 +18,7 @@ from wavegit.model import tracker
 from wavegit.model.config import protected_of
 from wavegit.model.report import utc_timestamp
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Change, Snapshot, check_tracker_text, mutate
 
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     def apply(snapshot: Snapshot) -> Change:
         if snapshot.text is None or snapshot.blob_sha is None:
-            raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
+            raise no_tracker(store.repo.root, f"{store.target}:{tracker_path}")
         current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path,
                                       protected=protected_of(target.config))
         if current.get(item.id) is not None:

@@ -17,6 +17,7 @@ from wavegit.core.errors import UsageError
 from wavegit.model import importers, tracker
 from wavegit.model.config import protected_of
 from wavegit.ownership.protected import DEFAULT_PROTECTED
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Change, Snapshot, mutate
 
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     def apply(snapshot: Snapshot) -> Change:
         if snapshot.text is None or snapshot.blob_sha is None:
-            raise UsageError(f"no {tracker_path} on {store.target}: run `wavegit init` first")
+            raise no_tracker(store.repo.root, f"{store.target}:{tracker_path}")
         current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
         imported = importers.read_backlog(text, name, args.source, {item.id for item in current.items},
                                           protected_of(target.config) or DEFAULT_PROTECTED)

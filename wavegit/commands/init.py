@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     lines: list[str] = []
     if base_head is not None:
         # Refused before the base branch gets its config commit: a refusal writes nothing.
-        _refuse_existing(args, store, store.read())
+        behind = (base is not None and base_store.read_file(base, CONFIG_PATH) is not None
+                  and not (target.repo.root / CONFIG_PATH).exists())
+        _refuse_existing(args, store, store.read(), behind=behind)
         lines.append(_config_on_base(args, base_store, config))
         lines.append(_created(store, base_store))
     result, written = _init_tracker(args, store, config, github=args.github and base_head is None)
@@ -77,10 +79,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse_existing(args: argparse.Namespace, store: GitStore, snapshot: Snapshot) -> None:
+def _refuse_existing(args: argparse.Namespace, store: GitStore, snapshot: Snapshot, *,
+                     behind: bool = False) -> None:
+    """``behind``: the base branch has the config and this checkout has not (a clone from before someone
+    else's init), so it needs a pull, not init."""
     if snapshot.text is not None and not args.force:
-        raise UsageError(f"{store.config.tracker_path} already exists on {store.target}; "
-                         "use --force to replace it (its items would be dropped)")
+        fix = f"`git pull` brings its config ({CONFIG_PATH}) into this checkout; " if behind else ""
+        raise UsageError(f"{store.config.tracker_path} already exists on {store.target}: {fix}"
+                         "--force replaces it (its items would be dropped)")
 
 
 def _tracker_branch(args: argparse.Namespace, target: Context, base_store: GitStore,

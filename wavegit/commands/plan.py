@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from wavegit.core import gitops
-from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, UsageError
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError
 from wavegit.core.repo import discover
 from wavegit.core.schema import gc_paused
 from wavegit.model import config as config_mod
@@ -70,7 +70,9 @@ def _run(args: argparse.Namespace) -> int:
     blobs = store.read_blob_shas([config.tracker_path, config_mod.HALT_PATH], fetch=False)
     blob_sha = blobs.get(config.tracker_path)
     if blob_sha is None:
-        raise UsageError(f"no tracker at {store.target}:{config.tracker_path} (run `wavegit init`)")
+        from wavegit.trackerbranch.missing import no_tracker  # only on this error: plan's imports are few
+
+        raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}")
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
     cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, config.tracker_path,

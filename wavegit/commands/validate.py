@@ -21,6 +21,7 @@ from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, Va
 from wavegit.core.repo import Repo, discover
 from wavegit.model import tracker
 from wavegit.model.config import Config, load_config, protected_of
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import GitStore
 
 
@@ -99,8 +100,8 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=args.fetch)
     if blob_sha is None:
-        raise UsageError(f"no tracker at {store.target}:{config.tracker_path} (run `wavegit init`; "
-                         "`wavegit validate --worktree` checks the file in your work tree)")
+        raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}",
+                         "; `wavegit validate --worktree` checks the file in your work tree")
     text = TrackerText(store.read_blob(blob_sha), blob_sha, config.tracker_path)
     _note_worktree_copy(repo, config, store, blob_sha)
     return Checked(text, store.target, store.source(blob_sha))

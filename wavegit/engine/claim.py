@@ -10,12 +10,12 @@ from datetime import datetime
 
 from wavegit.attempts import worktree
 from wavegit.core import gitops
-from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.select import Plan, Skip, select
 from wavegit.trackerbranch import budget, halt
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 
@@ -47,8 +47,7 @@ def earlier_claim(wave_id: str, items: tuple[tracker.Item, ...], snapshot: Snaps
 
 def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracker.Tracker:
     if snapshot.text is None or snapshot.blob_sha is None:
-        raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
-                         "(run `wavegit init`)")
+        raise no_tracker(store_repo.root, f"{config.tracker_path} on {config.tracker_branch}")
     return tracker.load_cached(snapshot.text, snapshot.blob_sha, store_repo.cache_dir,
                                config.tracker_path, strict=False, protected=protected_of(config))
 

@@ -114,10 +114,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
     wave_id = worktree.new_wave_id(started)
-    scheduler = wavelock.this_process(wave_id)
-    wavelock.write(repo, scheduler)
-    remote = config.remote if repo.has_remote(config.remote) else None
-    beating = heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
+    beating = hold(repo, config, wave_id)
     settled = False
     try:
         outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
@@ -134,6 +131,15 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
         beating.stop(settled=settled)
         if settled:
             wavelock.remove(repo, wave_id)
+
+
+def hold(repo: Repo, config: Config, wave_id: str) -> heartbeat.Heartbeat:
+    """Name this process as wave ``wave_id``'s scheduler before its claim: its lock here, for ``sync`` on
+    this machine, and its heartbeat on the remote, for every other clone (stopped by the caller)."""
+    scheduler = wavelock.this_process(wave_id)
+    wavelock.write(repo, scheduler)
+    remote = config.remote if repo.has_remote(config.remote) else None
+    return heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
 
 
 def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,

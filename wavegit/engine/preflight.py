@@ -21,6 +21,7 @@ from wavegit.core.repo import Repo
 from wavegit.model import tracker
 from wavegit.model.config import CONFIG_PATH, Config, protected_of
 from wavegit.model.select import Plan
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Snapshot
 
 Check = Callable[[Snapshot, Plan], None]
@@ -43,8 +44,7 @@ def claim_checks(repo: Repo, config: Config, wave_id: str, *, sandboxed: bool = 
 def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tracker:
     """The tracker at ``snapshot``; ValidationError with the lines of that blob when an item is invalid."""
     if snapshot.text is None or snapshot.blob_sha is None:
-        raise UsageError(f"no tracker at {config.tracker_path} on {config.tracker_branch} "
-                         "(run `wavegit init`)")
+        raise no_tracker(repo.root, f"{config.tracker_path} on {config.tracker_branch}")
     # The claim has just loaded it leniently (a cache hit); a strict load, which raises, only when needed.
     text, blob, cache, path = snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path
     # The protected paths of this config (its allow_protected included), as the claim judged them.
@@ -80,7 +80,9 @@ def check_worker(config: Config, environ: Mapping[str, str] | None = None,
             argv = agent.argv(sandboxed)
         except UsageError as exc:
             raise UsageError(f"worker: {exc}; nothing was claimed") from exc
-        _check_program(what, argv[0], env, fix)
+        npm = agent.preset.npm if agent.preset is not None else ("", "")
+        install = f"install it (`npm install -g {npm[0]}@{npm[1]}`)" if npm[0] else "install it"
+        _check_program(what, argv[0], env, f"{install}, or {fix}")
         missing = agents.missing_credentials(agent, config, env)
         if missing is None and not sandboxed and os.geteuid() == 0:
             missing = agents.root_refusal(agent, argv)
@@ -98,7 +100,7 @@ def _check_program(what: str, program: str, environ: Mapping[str, str], fix: str
         return
     if not found:
         where = "on PATH" if "/" not in program else "an executable file"
-        raise UsageError(f"{what}: {program!r} is not {where}; install it, or {fix}; nothing was claimed")
+        raise UsageError(f"{what}: {program!r} is not {where}; {fix}; nothing was claimed")
 
 
 def check_items(items: list[tracker.Item], wave_id: str) -> None:

@@ -20,8 +20,9 @@ reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
   tracker every ``POLL_S`` until interrupted.
 - Ctrl-C or SIGTERM: every wave's workers are cancelled, and each wave records and reports what it has.
 
-Each wave holds its lock (``wavegit.core.wavelock``) from before its first claim until its record landed, so
-``kill -9`` leaves what ``wavegit run`` leaves, once per wave in flight, and ``sync`` recovers it alike.
+Each wave holds its lock (``wavegit.core.wavelock``) and its heartbeat from before its first claim until its
+record landed, so ``kill -9`` leaves what ``wavegit run`` leaves, once per wave in flight, and ``sync``
+recovers it alike.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from wavegit.attempts import sandbox, worktree
-from wavegit.core import wavelock
+from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_HALTED,
@@ -51,7 +52,7 @@ from wavegit.engine.attempt import run_attempts
 from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog
 from wavegit.engine.outcome import WaveOutcome
-from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, run_claimed
+from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, hold, run_claimed
 from wavegit.engine.records import ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.engine.wave import Wave, await_items
@@ -135,6 +136,8 @@ class RollingWave:
         self.settled = False
         self.keep_lock = False
         """A claim into it was cut short (Ctrl-C): what it took is unknown, so its lock stays for ``sync``."""
+        self.beating: heartbeat.Heartbeat | None = None
+        """Its heartbeat on the remote, from before its first claim until its claims are settled."""
         self.ended = False
         """Its thread is done: it takes no more items."""
         self._pending: list[ItemRun] = []
@@ -248,8 +251,11 @@ class RollingWave:
                 with self._cond:
                     self.ended = True
                     # Items handed over after it stopped taking them were never run nor recorded.
-                    if self.settled and not self.keep_lock and not self._pending:
+                    settled = self.settled and not self.keep_lock and not self._pending
+                    if settled:
                         wavelock.remove(scheduler.repo, self.wave_id)
+                if self.beating is not None:
+                    self.beating.stop(settled=settled)
                 scheduler.changed()
 
         self.thread = threading.Thread(target=work, name=f"wavegit-{self.wave_id}", daemon=True)
@@ -372,7 +378,7 @@ class Scheduler:
         if wave is None:
             opened = time.monotonic()
             wave = RollingWave(self, worktree.new_wave_id(utc_now()), opened)
-            wavelock.write(self.repo, wavelock.this_process(wave.wave_id))
+            wave.beating = hold(self.repo, self.config, wave.wave_id)
         self._claiming = wave
         try:
             self._check_day()
@@ -451,6 +457,8 @@ class Scheduler:
         """A wave that was about to open claimed nothing: its lock goes."""
         if wave.count == 0:
             wavelock.remove(self.repo, wave.wave_id)
+            if wave.beating is not None:
+                wave.beating.stop(settled=True)
 
     def _reap(self) -> None:
         """Hand over the waves that were delivered."""

@@ -17,16 +17,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from wavegit.attempts.agents import PRESETS
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, WavegitError
 from wavegit.core.repo import discover
 from wavegit.model.config import load_config
 
 AGENT_PACKAGES: dict[str, tuple[str, str, str]] = {
-    "claude": ("claude", "@anthropic-ai/claude-code", "2.1.332"),
-    "codex": ("codex", "@openai/codex", "0.171.0"),
-    "gemini": ("gemini", "@google/gemini-cli", "0.61.0"),
-}
-"""preset -> (executable, npm package, pinned version)."""
+    name: (name, *preset.npm) for name, preset in PRESETS.items()}
+"""preset -> (executable, npm package, pinned version); the pins are the presets' own (``Preset.npm``)."""
 _VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*")
 
 

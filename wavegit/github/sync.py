@@ -57,6 +57,7 @@ from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch import claims
+from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 PR_RULE = "pr"
@@ -424,8 +425,7 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
 
 def _load(snapshot: Snapshot, repo: Repo, config: Config) -> tracker.Tracker:
     if snapshot.text is None or snapshot.blob_sha is None:
-        where = f"{config.tracker_path} on {config.tracker_branch}"
-        raise UsageError(f"no tracker at {where} (run `wavegit init`)")
+        raise no_tracker(repo.root, f"{config.tracker_path} on {config.tracker_branch}")
     return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path,
                                protected=protected_of(config))
 

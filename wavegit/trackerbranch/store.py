@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wavegit.core import git, gitops
-from wavegit.core.errors import EXIT_RACE_LOST, RaceLostError, UsageError, WavegitError
+from wavegit.core.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config, protected_of
 
@@ -42,6 +42,7 @@ releasing ``HEAD.lock``) and will never go away by itself.
 # NamedTuple records, not dataclasses: `plan` imports this module, and importing `dataclasses` and making a
 # dataclass cost a warm plan milliseconds (ARCHITECTURE.md, speed rules). Hence no postponed annotations
 # here either.
+
 class Snapshot(NamedTuple):
     """The tracker as read from the tracker branch's head."""
 
@@ -326,7 +327,9 @@ class GitStore:
 
         blob_sha = self.read_blob_sha(fetch=fetch)
         if blob_sha is None:
-            raise UsageError(f"no tracker at {self.target}:{self.config.tracker_path} (run `wavegit init`)")
+            from wavegit.trackerbranch.missing import no_tracker  # only on this error: not on plan's path
+
+            raise no_tracker(self.repo.root, f"{self.target}:{self.config.tracker_path}")
         loaded = tracker.load_blob(blob_sha, lambda: self.read_blob(blob_sha), self.cache_dir,
                                    self.config.tracker_path, strict=strict,
                                    protected=protected_of(self.config))
