@@ -1,6 +1,7 @@
 """The environment a worker or an item's test gets: an allowlist of wavegit's own (PATH, LANG, LC_*, TERM,
 PYENV_VERSION and config ``worker_env``), never the variables that steer a GitHub Actions job, the token only
-when the config says so; then its private HOME and TMPDIR and the ``WAVEGIT_*`` variables of DESIGN.md.
+when the config says so; then its private HOME and TMPDIR and the ``WAVEGIT_*`` variables of the
+README ("Configuration").
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def worker_env(
 
     From ``base``: PATH, LANG, LC_*, TERM, PYENV_VERSION, the names in ``passed`` (config ``worker_env``; the
     variables that steer a GitHub Actions job are refused there and never passed) and ``GITHUB_TOKEN`` only
-    with ``pass_github_token``. Then the private HOME and TMPDIR and DESIGN.md's WAVEGIT_* variables
+    with ``pass_github_token``. Then the private HOME and TMPDIR and the README's WAVEGIT_* variables
     (``WAVEGIT_FEEDBACK_FILE`` only on a retry, ``WAVEGIT_ATTEMPT_TOKEN`` the attempt's marker).
     """
     names = [*_PASSED_ENV, *(n for n in base if n.startswith(_PASSED_PREFIX)),

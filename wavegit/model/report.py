@@ -1,9 +1,9 @@
 """The wave report: its model and its JSON (the comment's Markdown is :mod:`wavegit.model.report_markdown`).
 
-The JSON is the contract of DESIGN.md ("Report JSON") plus extras (attempt records, log tails,
-budget and wave-test details, notes). :meth:`WaveReport.from_json` validates strictly, because the
-gate reads it back from a PR comment: wrong types, missing or unknown fields and malformed
-timestamps raise :class:`ReportError` naming the JSON path.
+The JSON is what ``run --json`` prints and the PR comment embeds (README, "Using it") plus extras
+(attempt records, log tails, budget and wave-test details, notes). :meth:`WaveReport.from_json` validates
+strictly, because the gate reads it back from a PR comment: wrong types, missing or unknown fields and
+malformed timestamps raise :class:`ReportError` naming the JSON path.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def utc_timestamp(moment: datetime | None = None) -> str:
 
 @dataclass(kw_only=True)
 class AttemptRecord:
-    """One run of the worker on one item (DESIGN: "Retries learn, records prove")."""
+    """One run of the worker on one item: what a retry is told and what the report proves."""
 
     attempt: int
     worker: str
