@@ -47,7 +47,7 @@ def ensure(root: Path, folder: Path, base: str) -> Path:
     pack = store / "pack"
     pack.mkdir(parents=True, exist_ok=True)
     (store / "info").mkdir(exist_ok=True)
-    gitops_objects.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)])
+    gitops_objects.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)], elsewhere=True)
     _write_atomically(store / TIPS, "".join(f"{tip}\n" for tip in [*held, base]))
     return store
 
