@@ -15,7 +15,9 @@ borrow objects only from the wave's store (:mod:`wavegit.attempts.objectstore`),
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -97,12 +99,13 @@ class Workspaces:
         return path
 
     def idents(self) -> tuple[str, str]:
-        """The author and committer git records here (:func:`wavegit.core.gitops_objects.idents`), read
-        once."""
+        """The author and committer git records here now (:func:`wavegit.core.gitops_objects.idents`, read
+        once, dated now)."""
         with self._once:
             if self._idents is None:
                 self._idents = gitops_objects.idents(self._root)
-            return self._idents
+            author, committer = self._idents
+        return _dated_now(author, "GIT_AUTHOR_DATE"), _dated_now(committer, "GIT_COMMITTER_DATE")
 
     def release(self, spec: Spec) -> None:
         """Remove ``spec``'s tree in the background."""
@@ -154,3 +157,12 @@ class Workspaces:
         workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
+
+
+def _dated_now(ident: str, pinned_by: str) -> str:
+    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
+    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
+    if pinned_by in os.environ:
+        return ident
+    person, _, zone = ident.rsplit(" ", 2)
+    return f"{person} {int(time.time())} {zone}"

@@ -343,10 +343,8 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
     trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256, attempt.worker)
     message = worktree.item_message(item.title, trailers)
-    author, committer = context.workspaces.idents()
     # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.
-    said = snapshot.CommitInfo(message, _dated_now(author, "GIT_AUTHOR_DATE"),
-                               _dated_now(committer, "GIT_COMMITTER_DATE"))
+    said = snapshot.CommitInfo(message, *context.workspaces.idents())
     try:
         taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline, said)
     except snapshot.TreeRejected as exc:
@@ -419,11 +417,3 @@ def _ran_out(exc: WavegitError | OSError) -> bool:
         return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.ENOMEM)
     return any(sign in str(exc) for sign in _EXHAUSTED)
 
-
-def _dated_now(ident: str, pinned_by: str) -> str:
-    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
-    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
-    if pinned_by in os.environ:
-        return ident
-    person, _, zone = ident.rsplit(" ", 2)
-    return f"{person} {int(time.time())} {zone}"

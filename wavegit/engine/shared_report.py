@@ -12,6 +12,7 @@ every report ever written; a ref outside ``refs/heads/`` is fetched only by name
 that report. The push goes without the pre-push hook: it changes no file of the repository.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from wavegit.core import git, gitops
@@ -26,8 +27,9 @@ def ref(wave_id: str) -> str:
     return f"{REF_PREFIX}{wave_id}"
 
 
-def push(repo: Repo, remote: str, rep: report.WaveReport) -> str | None:
-    """Push ``rep`` as the wave's report ref (this clone's copy of the ref too); None, or why it failed."""
+def push(repo: Repo, remote: str, rep: report.WaveReport, also: Sequence[str] = ()) -> str | None:
+    """Push ``rep`` as the wave's report ref (this clone's copy of the ref too), and the refspecs ``also``
+    in the same push (the heartbeat's deletion); None, or why it failed."""
     root = repo.root
     text = rep.to_json() + "\n"
     try:
@@ -35,7 +37,7 @@ def push(repo: Repo, remote: str, rep: report.WaveReport) -> str | None:
         tree = gitops.flat_tree(root, {FILE: blob})
         commit = gitops.commit_tree(root, tree, [], f"wavegit report {rep.wave_id}\n")
         gitops.update_ref(root, ref(rep.wave_id), commit)
-        gitops.push(root, remote, [f"{commit}:{ref(rep.wave_id)}"], force=True, no_verify=True)
+        gitops.push(root, remote, [f"{commit}:{ref(rep.wave_id)}", *also], force=True, no_verify=True)
     except git.GitError as exc:
         return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
     return None

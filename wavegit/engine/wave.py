@@ -257,16 +257,17 @@ class Collected:
 
 def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[ItemRun], *, push: bool,
             lease: str | None = None, cleanup: Cleanup | None = None,
-            confiner: Confiner | None = None) -> Collected:
+            confiner: Confiner | None = None, idents: tuple[str, str] | None = None) -> Collected:
     """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.
 
     ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
     replaces it, but only if it is still there. ``cleanup``: the wave's, running in the background.
     ``confiner``: the wave's sandbox, so the wave test runs in the one its items ran in (else decided here).
+    ``idents``: who the replayed commits are by (the wave's, already read: ``Workspaces.idents``).
     """
     commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
     branch = worktree.wave_branch(wave_id)
-    head = worktree.combine(repo.root, base, commits, branch=branch)
+    head = worktree.combine(repo.root, base, commits, branch=branch, idents=idents)
     wave_test = None
     if commits and config.wave_test.strip():
         if cleanup is not None:
