@@ -60,6 +60,8 @@ class Workspaces:
         self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
+        self._after: dict[Path, Spec] = {}
+        """A tree to prepare once the tree at the key has been taken (:meth:`prepare_after`)."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
         self._idents: tuple[str, str] | None = None
@@ -80,15 +82,26 @@ class Workspaces:
             if spec.path not in self._made:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
 
+    def prepare_after(self, first: Spec, then: Spec) -> None:
+        """Prepare ``then`` once ``first``'s tree has been taken: made ahead, but after the trees workers
+        are waiting for (two cores making a batch's trees and the next batch's at once delay both)."""
+        with self._guard:
+            self._after[first.path] = then
+
     def take(self, spec: Spec) -> Ready:
         """``spec``'s tree, ready: the one prepared earlier, or made now (here, when its preparation had not
         begun); its failure is raised here."""
         with self._guard:
             self._warm(spec)
             made = self._made.pop(spec.path, None)
-        if made is None or made.cancel():
-            return self._make(spec)
-        return made.result()
+            then = self._after.pop(spec.path, None)
+        try:
+            if made is None or made.cancel():
+                return self._make(spec)
+            return made.result()
+        finally:
+            if then is not None:
+                self.prepare(then)
 
     def test_checkout(self, commit: str, path: Path) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
@@ -122,6 +135,7 @@ class Workspaces:
         self._pool.shutdown(wait=True, cancel_futures=True)
         with self._guard:
             self._made.clear()
+            self._after.clear()
 
     def _warm(self, spec: Spec) -> None:
         """Once (under the guard): have the base and the identities read in the background while the first

@@ -9,7 +9,6 @@ did when an item kept its slot for all its attempts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 
 class Slot:
@@ -25,15 +24,13 @@ class Slot:
 
 
 class WorkerSlots:
-    def __init__(self, size: int, on_turn: Callable[[int], None] = lambda turn: None) -> None:
-        """``on_turn``: called with each first attempt's queue position once it has its slot."""
+    def __init__(self, size: int) -> None:
         self._free = max(1, size)
         self._turn = 0
         """The queue position whose first attempt takes the next slot."""
         self._retries = 0
         """Retries waiting for a slot."""
         self._stopped = False
-        self._on_turn = on_turn
         self._cond = threading.Condition()
 
     def take(self, turn: int | None) -> Slot | None:
@@ -53,8 +50,6 @@ class WorkerSlots:
             if self._stopped:
                 return None
             self._free -= 1
-        if turn is not None:
-            self._on_turn(turn)
         return Slot(self)
 
     @property

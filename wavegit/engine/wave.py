@@ -177,19 +177,14 @@ class Wave:
         # Queue positions (turns) of the items that have an attempt left, in order.
         starting = [run.item for run in queue if tries[run.item.id] >= 1]
         concurrency = max(1, config.concurrency)
-        # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
-        ahead = 2 * concurrency
-
-        def prepare_ahead(turn: int) -> None:
-            if turn + ahead < len(starting):
-                context.workspaces.prepare(context.spec(starting[turn + ahead], 1))
-
+        # The first batch's trees are made by their own item threads, side by side (Workspaces.take); each
+        # next one in the background once the tree of the item a batch earlier is taken: trees exist for the
+        # running items and the next batch, no more (disk).
         # A pool of its own (a closed one cannot be used again), on the same object directory.
         context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
-        context.slots = WorkerSlots(concurrency, prepare_ahead)
-        # The first batch's trees are made by their own item threads, side by side (Workspaces.take).
-        for item in starting[concurrency:ahead]:
-            context.workspaces.prepare(context.spec(item, 1))
+        context.slots = WorkerSlots(concurrency)
+        for earlier, later in zip(starting[:-concurrency], starting[concurrency:], strict=True):
+            context.workspaces.prepare_after(context.spec(earlier, 1), context.spec(later, 1))
         turns = {item.id: n for n, item in enumerate(starting)}
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
