@@ -175,4 +175,6 @@ def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_report
     assert sorted([beat, report]) in [sorted(refs) for refs in updated], pushes
     assert len(pushes) == 5, pushes  # beat, claim, wave branch, record, report with the beat's deletion
     assert beat_on_origin(remote.origin, wave) is None
-    assert git(remote.origin, "for-each-ref", "--format=%(refname)", report) == report
+    # The report's ref: one parentless commit holding report.json, the report the wave printed.
+    assert git(remote.origin, "rev-list", "--count", report) == "1"
+    assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["wave_id"] == wave

@@ -81,3 +81,26 @@ def test_stop_ends_every_wait_and_hands_out_nothing_more() -> None:
     for thread in waiting:
         thread.join(timeout=10)
     assert got == [None, None] and slots.take(2) is None
+
+
+def test_a_finished_attempt_waits_for_the_launch_its_slot_goes_to_not_longer() -> None:
+    slots = WorkerSlots(1)
+    first = slots.take(0)
+    assert first is not None
+    first.launched()
+    got: list[int | None] = []
+    nextone = _waiting(slots, 1, got, 1)
+    first.give_back()
+    nextone.join(timeout=10)
+    assert got == [1]
+    settled = threading.Event()
+    reader = threading.Thread(target=lambda: (slots.wait_for_launches(), settled.set()))
+    reader.start()
+    # The slot went to position 1, whose worker has not started yet: the read-back waits.
+    assert not settled.wait(0.3)
+    slots.launched()  # what Slot.launched of position 1's slot does
+    assert settled.wait(10)
+    reader.join(timeout=10)
+    # Nothing waits and nothing is about to start: no wait at all.
+    slots.put_back()
+    slots.wait_for_launches()

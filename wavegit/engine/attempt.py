@@ -290,6 +290,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     try:
         ready = context.workspaces.take(spec)
         context.events.event(item.id, "started", attempt=attempt.number)
+        slot.launched()
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
         result = runner.run_process(agent.argv(sandboxed), cwd=ready.path, env=env,
@@ -305,6 +306,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         # Counted before the next launch asks the budget.
         context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
         slot.give_back()
+        context.slots.wait_for_launches()
         try:
             verify(context, item, ready, attempt, result, deadline, reading.error)
         except (WavegitError, OSError) as exc:

@@ -223,7 +223,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
             _failed(rep, f"publishing failed: {one_line(str(exc))}")
     rep.finished_at = report.utc_timestamp()
     code = rep.exit_code = EXIT_INTERRUPTED if ran.interrupted else exit_code(rep, race_lost)
-    _share(repo, config, rep, ran.pushed, options.beating)
+    _share(repo, config, rep, ran, options.beating)
     try:
         write_report(repo, rep)
     except OSError as exc:
@@ -369,15 +369,17 @@ def _account(rep: report.WaveReport, config: Config, claimed: Claim, ran: _Ran) 
     rep.success = wave_succeeded(rep, wave_test)
 
 
-def _share(repo: Repo, config: Config, rep: report.WaveReport, pushed: bool,
+def _share(repo: Repo, config: Config, rep: report.WaveReport, ran: _Ran,
            beating: heartbeat.Heartbeat | None) -> None:
     """The report goes where the wave went, for every clone (``wavegit report W``); the heartbeat's
     deletion with it once the claims are settled."""
-    if not pushed:
+    if not ran.pushed or ran.wave is None:
         return
+    committer = ran.wave.context.workspaces.idents()[1]
     settled = rep.tracker_updated or not rep.items
     deletion = beating.retire() if beating is not None and settled else None
-    unshared = shared_report.push(repo, config.remote, rep, also=[deletion] if deletion else [])
+    unshared = shared_report.push(repo, config.remote, rep, committer,
+                                  also=[deletion] if deletion else [])
     if unshared:
         rep.notes.append(unshared)
 
