@@ -60,8 +60,9 @@ class Workspaces:
         self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
-        self._after: dict[Path, Spec] = {}
-        """A tree to prepare once the tree at the key has been taken (:meth:`prepare_after`)."""
+        self._taken = 0
+        self._after: list[tuple[int, Spec]] = []
+        """Trees to prepare once that many trees have been taken (:meth:`prepare_after`)."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
         self._idents: tuple[str, str] | None = None
@@ -82,11 +83,12 @@ class Workspaces:
             if spec.path not in self._made:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
 
-    def prepare_after(self, first: Spec, then: Spec) -> None:
-        """Prepare ``then`` once ``first``'s tree has been taken: made ahead, but after the trees workers
-        are waiting for (two cores making a batch's trees and the next batch's at once delay both)."""
+    def prepare_after(self, taken: int, spec: Spec) -> None:
+        """Prepare ``spec`` once ``taken`` trees have been taken: ahead of its attempt, but after the trees
+        workers are waiting for (on two cores, making a batch's trees and the next batch's at once delayed
+        the first batch's launches by up to 80 ms)."""
         with self._guard:
-            self._after[first.path] = then
+            self._after.append((taken, spec))
 
     def take(self, spec: Spec) -> Ready:
         """``spec``'s tree, ready: the one prepared earlier, or made now (here, when its preparation had not
@@ -94,14 +96,16 @@ class Workspaces:
         with self._guard:
             self._warm(spec)
             made = self._made.pop(spec.path, None)
-            then = self._after.pop(spec.path, None)
+            self._taken += 1
+            due = [later for taken, later in self._after if taken <= self._taken]
+            self._after = [(taken, later) for taken, later in self._after if taken > self._taken]
         try:
             if made is None or made.cancel():
                 return self._make(spec)
             return made.result()
         finally:
-            if then is not None:
-                self.prepare(then)
+            for later in due:
+                self.prepare(later)
 
     def test_checkout(self, commit: str, path: Path) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this

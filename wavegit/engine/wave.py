@@ -178,13 +178,13 @@ class Wave:
         starting = [run.item for run in queue if tries[run.item.id] >= 1]
         concurrency = max(1, config.concurrency)
         # The first batch's trees are made by their own item threads, side by side (Workspaces.take); each
-        # next one in the background once the tree of the item a batch earlier is taken: trees exist for the
-        # running items and the next batch, no more (disk).
+        # next batch's in the background once every tree of the batch before it is taken: trees exist for
+        # the running items and the next batch, no more (disk).
         # A pool of its own (a closed one cannot be used again), on the same object directory.
         context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
         context.slots = WorkerSlots(concurrency)
-        for earlier, later in zip(starting[:-concurrency], starting[concurrency:], strict=True):
-            context.workspaces.prepare_after(context.spec(earlier, 1), context.spec(later, 1))
+        for turn in range(concurrency, len(starting)):
+            context.workspaces.prepare_after(turn - turn % concurrency, context.spec(starting[turn], 1))
         turns = {item.id: n for n, item in enumerate(starting)}
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
