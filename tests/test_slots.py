@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from wavegit.engine.slots import Slot, WorkerSlots
 
@@ -94,7 +95,7 @@ def test_a_finished_attempt_waits_for_the_launch_its_slot_goes_to_not_longer() -
     nextone.join(timeout=10)
     assert got == [1]
     settled = threading.Event()
-    reader = threading.Thread(target=lambda: (slots.wait_for_launches(), settled.set()))
+    reader = threading.Thread(target=lambda: (slots.wait_for_launches(30), settled.set()))
     reader.start()
     # The slot went to position 1, whose worker has not started yet: the read-back waits.
     assert not settled.wait(0.3)
@@ -103,4 +104,11 @@ def test_a_finished_attempt_waits_for_the_launch_its_slot_goes_to_not_longer() -
     reader.join(timeout=10)
     # Nothing waits and nothing is about to start: no wait at all.
     slots.put_back()
-    slots.wait_for_launches()
+    started = time.monotonic()
+    slots.wait_for_launches(30)
+    assert time.monotonic() - started < 5
+    # However long a launch takes, the wait ends at its bound.
+    slots.take(None)
+    started = time.monotonic()
+    slots.wait_for_launches(0.2)
+    assert 0.2 <= time.monotonic() - started < 5

@@ -39,6 +39,8 @@ from wavegit.ownership import changes
 from wavegit.trackerbranch import budget
 
 FEEDBACK_TAIL_LINES = 40
+LAUNCH_WAIT_S = 1.0
+"""How long a finished attempt's read-back waits at most for the launches under way (WorkerSlots)."""
 _EXHAUSTED = ("No space left on device", "Out of diskspace", "Resource temporarily unavailable",
               "Cannot allocate memory", "Out of memory", "cannot fork")
 """How git says the machine ran out of something, rather than that a tree is bad."""
@@ -306,7 +308,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         # Counted before the next launch asks the budget.
         context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
         slot.give_back()
-        context.slots.wait_for_launches()
+        # A launch that takes long (a big tree made by its own thread) keeps no verdict waiting for long.
+        context.slots.wait_for_launches(min(LAUNCH_WAIT_S, max(0.0, deadline - time.monotonic())))
         try:
             verify(context, item, ready, attempt, result, deadline, reading.error)
         except (WavegitError, OSError) as exc:

@@ -75,12 +75,13 @@ class WorkerSlots:
             self._launching -= 1
             self._cond.notify_all()
 
-    def wait_for_launches(self) -> None:
-        """Wait while a worker is about to start, or an attempt waits for a free slot (it is about to take
-        it): a finished attempt's read-back and test go after the launches, not before them."""
+    def wait_for_launches(self, timeout_s: float) -> None:
+        """Wait, at most ``timeout_s``, while a worker is about to start, or an attempt waits for a free slot
+        (it is about to take it): a finished attempt's read-back and test go after the launches, not
+        before them."""
         with self._cond:
             self._cond.wait_for(lambda: self._stopped or (
-                self._launching == 0 and (self._free == 0 or self._waiting == 0)))
+                self._launching == 0 and (self._free == 0 or self._waiting == 0)), timeout=timeout_s)
 
     @property
     def stopped(self) -> bool:
