@@ -308,8 +308,6 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         # Counted before the next launch asks the budget.
         context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
         slot.give_back()
-        # A launch that takes long (a big tree made by its own thread) keeps no verdict waiting for long.
-        context.slots.wait_for_launches(min(LAUNCH_WAIT_S, max(0.0, deadline - time.monotonic())))
         try:
             verify(context, item, ready, attempt, result, deadline, reading.error)
         except (WavegitError, OSError) as exc:
@@ -350,6 +348,9 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     message = worktree.item_message(item.title, trailers)
     # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.
     said = snapshot.CommitInfo(message, *context.workspaces.idents())
+    # The read-back and the test (git processes) go after the launches under way, which they would delay;
+    # a launch that takes long (a big tree made by its own thread) keeps no verdict waiting for long.
+    context.slots.wait_for_launches(min(LAUNCH_WAIT_S, max(0.0, deadline - time.monotonic())))
     try:
         taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline, said)
     except snapshot.TreeRejected as exc:
