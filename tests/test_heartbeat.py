@@ -142,3 +142,39 @@ def test_a_foreign_scheduler_that_stopped_beating_is_named_and_released_by_hand(
     assert (f"released wave {wave} (its scheduler: pid 4242 on elsewhere.example, another machine, last "
             "heartbeat 10 min ago): A: in_progress -> todo") in released.stdout
     assert origin_item(remote, "A").attempts == 0
+
+
+def log_pushes(origin: Path) -> Path:
+    """A pre-receive hook on the bare ``origin`` writing one line per push it receives: the refs it
+    updates, then, for a push to main, the heartbeat refs the origin already held; the log's path."""
+    log = origin / "pushes.log"
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\n"
+                    f'refs=$(cut -d" " -f3 | tr "\\n" " ")\n'
+                    f'beats=$(git for-each-ref --format="%(refname)" {heartbeat.REF_PREFIX} | tr "\\n" " ")\n'
+                    f'echo "$refs| $beats" >> "{log}"\n')
+    hook.chmod(0o755)
+    return log
+
+
+def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_reports_push(tmp_path: Path
+                                                                                       ) -> None:
+    # The first beat is pushed while the claim is prepared; the claim still waits for it. Once the claims
+    # are recorded, the heartbeat's deletion goes in the push of the shared report, not one of its own.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    log = log_pushes(remote.origin)
+    done = wavegit(remote.clone, "run", "--json")
+    assert done.returncode == 0, done.stderr
+    wave = json.loads(done.stdout)["wave_id"]
+    beat, report = f"{heartbeat.REF_PREFIX}{wave}", f"refs/wavegit/reports/{wave}"
+    pushes = [line.split("|") for line in log.read_text().splitlines()]
+    updated = [refs.split() for refs, _ in pushes]
+    claim = next(n for n, refs in enumerate(updated) if refs == ["refs/heads/main"])
+    assert beat in pushes[claim][1].split(), pushes  # the beat was on the origin when the claim came
+    assert [beat] in updated[:claim], pushes  # pushed by a push of its own, before the claim's
+    assert sorted([beat, report]) in [sorted(refs) for refs in updated], pushes
+    assert len(pushes) == 5, pushes  # beat, claim, wave branch, record, report with the beat's deletion
+    assert beat_on_origin(remote.origin, wave) is None
+    # The report's ref: one parentless commit holding report.json, the report the wave printed.
+    assert git(remote.origin, "rev-list", "--count", report) == "1"
+    assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["wave_id"] == wave

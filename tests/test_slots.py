@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from wavegit.engine.slots import Slot, WorkerSlots
 
@@ -20,8 +21,7 @@ def _waiting(slots: WorkerSlots, turn: int | None, got: list[int | None],
 
 
 def test_first_attempts_take_their_slots_in_queue_order_whatever_order_they_ask_in() -> None:
-    turns: list[int] = []
-    slots = WorkerSlots(1, turns.append)
+    slots = WorkerSlots(1)
     first = slots.take(0)
     assert first is not None
     got: list[int | None] = []
@@ -33,7 +33,7 @@ def test_first_attempts_take_their_slots_in_queue_order_whatever_order_they_ask_
     assert got == [1] and late.is_alive()
     slots.put_back()
     late.join(timeout=10)
-    assert got == [1, 2] and turns == [0, 1, 2]
+    assert got == [1, 2]
 
 
 def test_a_retry_goes_before_the_first_attempts_waiting() -> None:
@@ -82,3 +82,33 @@ def test_stop_ends_every_wait_and_hands_out_nothing_more() -> None:
     for thread in waiting:
         thread.join(timeout=10)
     assert got == [None, None] and slots.take(2) is None
+
+
+def test_a_finished_attempt_waits_for_the_launch_its_slot_goes_to_not_longer() -> None:
+    slots = WorkerSlots(1)
+    first = slots.take(0)
+    assert first is not None
+    first.launched()
+    got: list[int | None] = []
+    nextone = _waiting(slots, 1, got, 1)
+    first.give_back()
+    nextone.join(timeout=10)
+    assert got == [1]
+    settled = threading.Event()
+    reader = threading.Thread(target=lambda: (slots.wait_for_launches(30), settled.set()))
+    reader.start()
+    # The slot went to position 1, whose worker has not started yet: the read-back waits.
+    assert not settled.wait(0.3)
+    slots.launched()  # what Slot.launched of position 1's slot does
+    assert settled.wait(10)
+    reader.join(timeout=10)
+    # Nothing waits and nothing is about to start: no wait at all.
+    slots.put_back()
+    started = time.monotonic()
+    slots.wait_for_launches(30)
+    assert time.monotonic() - started < 5
+    # However long a launch takes, the wait ends at its bound.
+    slots.take(None)
+    started = time.monotonic()
+    slots.wait_for_launches(0.2)
+    assert 0.2 <= time.monotonic() - started < 5

@@ -15,7 +15,9 @@ borrow objects only from the wave's store (:mod:`wavegit.attempts.objectstore`),
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -58,6 +60,9 @@ class Workspaces:
         self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
+        self._taken = 0
+        self._after: list[tuple[int, Spec]] = []
+        """Trees to prepare once that many trees have been taken (:meth:`prepare_after`)."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
         self._idents: tuple[str, str] | None = None
@@ -78,15 +83,29 @@ class Workspaces:
             if spec.path not in self._made:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
 
+    def prepare_after(self, taken: int, spec: Spec) -> None:
+        """Prepare ``spec`` once ``taken`` trees have been taken: ahead of its attempt, but after the trees
+        workers are waiting for (on two cores, making a batch's trees and the next batch's at once delayed
+        the first batch's launches by up to 80 ms)."""
+        with self._guard:
+            self._after.append((taken, spec))
+
     def take(self, spec: Spec) -> Ready:
         """``spec``'s tree, ready: the one prepared earlier, or made now (here, when its preparation had not
         begun); its failure is raised here."""
         with self._guard:
             self._warm(spec)
             made = self._made.pop(spec.path, None)
-        if made is None or made.cancel():
-            return self._make(spec)
-        return made.result()
+            self._taken += 1
+            due = [later for taken, later in self._after if taken <= self._taken]
+            self._after = [(taken, later) for taken, later in self._after if taken > self._taken]
+        try:
+            if made is None or made.cancel():
+                return self._make(spec)
+            return made.result()
+        finally:
+            for later in due:
+                self.prepare(later)
 
     def test_checkout(self, commit: str, path: Path) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
@@ -97,12 +116,13 @@ class Workspaces:
         return path
 
     def idents(self) -> tuple[str, str]:
-        """The author and committer git records here (:func:`wavegit.core.gitops_objects.idents`), read
-        once."""
+        """The author and committer git records here now (:func:`wavegit.core.gitops_objects.idents`, read
+        once, dated now)."""
         with self._once:
             if self._idents is None:
                 self._idents = gitops_objects.idents(self._root)
-            return self._idents
+            author, committer = self._idents
+        return _dated_now(author, "GIT_AUTHOR_DATE"), _dated_now(committer, "GIT_COMMITTER_DATE")
 
     def release(self, spec: Spec) -> None:
         """Remove ``spec``'s tree in the background."""
@@ -119,6 +139,7 @@ class Workspaces:
         self._pool.shutdown(wait=True, cancel_futures=True)
         with self._guard:
             self._made.clear()
+            self._after.clear()
 
     def _warm(self, spec: Spec) -> None:
         """Once (under the guard): have the base and the identities read in the background while the first
@@ -154,3 +175,12 @@ class Workspaces:
         workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
+
+
+def _dated_now(ident: str, pinned_by: str) -> str:
+    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
+    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
+    if pinned_by in os.environ:
+        return ident
+    person, _, zone = ident.rsplit(" ", 2)
+    return f"{person} {int(time.time())} {zone}"

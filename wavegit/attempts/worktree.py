@@ -256,21 +256,23 @@ class CombineConflict(GitError):
 
 
 def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
-            branch: str | None = None) -> str:
+            branch: str | None = None, idents: tuple[str, str] | None = None) -> str:
     """Replay each ``(item commit, its message)`` (parent = the wave's base) on top of ``start`` in order.
 
     Each replayed commit keeps its item's message (and so its trailers); the final commit is returned and,
     when ``branch`` is given, that branch is set to it. When every item commit sits directly on ``start``
     and no two change the same path (or a file and a directory holding it), each replay is its item's
-    own change applied as is, so one ``git fast-import`` writes the whole chain. Otherwise every commit
-    is merged with ``git merge-tree --write-tree`` (git >= 2.38; merge base: the item commit's parent).
+    own change applied as is, so one ``git fast-import`` writes the whole chain, as ``idents`` (author,
+    committer, dated) when given, else as git would record them here now. Otherwise every commit is merged
+    with ``git merge-tree --write-tree`` (git >= 2.38; merge base: the item commit's parent).
     """
     if not commits:
         head = start
     else:
         changes = _own_changes(repo_root, start, [commit for commit, _ in commits])
         if changes is not None and _disjoint(changes):
-            return _fast_import(repo_root, start, [message for _, message in commits], changes, branch)
+            return _fast_import(repo_root, start, [message for _, message in commits], changes, branch,
+                                idents or gitops_objects.idents(repo_root))
         head = _merge_chain(repo_root, start, commits)
     if branch is not None:
         set_branch(repo_root, branch, head)
@@ -311,9 +313,9 @@ def _disjoint(changes: Sequence[Sequence[Change]]) -> bool:
 
 
 def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: Sequence[Sequence[Change]],
-                 branch: str | None) -> str:
+                 branch: str | None, idents: tuple[str, str]) -> str:
     """The replay chain written by one ``git fast-import``; its last commit (``branch`` set to it)."""
-    author, committer = gitops_objects.idents(repo_root)
+    author, committer = idents
     # Without a branch the chain is built on a scratch ref that the closing `reset` (no `from`) drops.
     ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{secrets.token_hex(8)}"
     stream = ["feature done\n"]

@@ -18,6 +18,7 @@ With GITHUB_TOKEN and GITHUB_REPOSITORY set, the pushed wave gets its pull reque
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from dataclasses import replace
@@ -30,12 +31,13 @@ from wavegit.core.progress import Progress
 from wavegit.core.repo import Repo
 from wavegit.core.terminal import inert
 from wavegit.engine.outcome import WaveOutcome, stopped
-from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
+from wavegit.engine.pipeline import Delivery, Interrupted, NoDelivery, WaveOptions, run_wave
 from wavegit.engine.records import utc_now
 from wavegit.engine.rolling import RollingOptions, Scheduler
-from wavegit.github import publish
+from wavegit.model.config import Config
 from wavegit.model.lifecycle import one_line
 from wavegit.model.report import ItemReport, WaveReport
+from wavegit.trackerbranch.store import TrackerStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,7 +139,7 @@ def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
     only = _only(args)
     context = Context.governed(args)
     repo, config, store, source = context.repo, context.config, context.store, context.config_source
-    delivery = publish.delivery(config, store)
+    delivery = _delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
     options = WaveOptions(push=not args.no_push, config_source=source, only=only)
     if args.json:
@@ -172,7 +174,7 @@ def _continuous(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     options = WaveOptions(push=not args.no_push, config_source=context.config_source)
     rolling = RollingOptions(max_items=args.max_items, watch=args.watch)
-    delivery = publish.delivery(context.config, context.store)
+    delivery = _delivery(context.config, context.store)
     # Raised before anything was claimed (bad input, halted, over budget): it ends as `wavegit run` does.
     with Progress() as progress:
         scheduler = Scheduler(repo, context.config, context.store, delivery=delivery,
@@ -182,6 +184,17 @@ def _continuous(args: argparse.Namespace) -> int:
     if result.stopped is not None:
         print(f"wavegit run: no new claims: {one_line(str(result.stopped))}", file=sys.stderr)
     return result.exit_code
+
+
+def _delivery(config: Config, store: TrackerStore) -> Delivery:
+    """GitHub's delivery when GitHub is configured (``wavegit.github.publish.delivery``), else none."""
+    if not os.environ.get("GITHUB_REPOSITORY"):
+        # No GitHub without a repository to publish to (``github.api.settings_from_env``): a wave that
+        # stays a branch never imports the GitHub modules (15-50 ms of its start).
+        return NoDelivery()
+    from wavegit.github import publish
+
+    return publish.delivery(config, store)
 
 
 def _shown(path: Path) -> str:

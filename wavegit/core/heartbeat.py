@@ -2,7 +2,8 @@
 
 While ``wavegit run`` schedules wave W it keeps ``refs/wavegit/heartbeat/<W>`` on the remote at a parentless
 commit of the empty tree whose message names the scheduler (its ``wavelock`` fields: host, pid, start time,
-boot id) and the time of the beat. The first beat is pushed before the claim, then one every ``heartbeat_s``
+boot id) and the time of the beat. The first beat lands before the claim (pushed while the claim is
+prepared: the claim waits for it, :meth:`Heartbeat.landed`, before pushing), then one every ``heartbeat_s``
 (a forced push of one small commit, without the pre-push hook: it changes no file); the ref is deleted once
 the wave's claims are settled. A ``kill -9`` leaves the last beat, which ages.
 
@@ -111,6 +112,8 @@ class Heartbeat:
         self.scheduler = scheduler
         self.every_s = every_s
         self._stop = threading.Event()
+        self._first = threading.Event()
+        self._retired = False
         self._thread = threading.Thread(target=self._loop, name=f"heartbeat {scheduler.wave}", daemon=True)
 
     @property
@@ -132,26 +135,49 @@ class Heartbeat:
             pass  # the remote is unreachable for now: the beat ages there, as it should
 
     def start(self) -> "Heartbeat":
-        """The first beat, then one every ``every_s`` in the background."""
-        self.beat()
+        """Beat in the background: at once (:meth:`landed` waits for that first beat), then every
+        ``every_s``."""
         self._thread.start()
         return self
 
+    def landed(self) -> None:
+        """Wait until the first beat has been pushed (or has failed, as any beat may)."""
+        self._first.wait()
+
     def _loop(self) -> None:
+        try:
+            self.beat()
+        finally:
+            self._first.set()
         while not self._stop.wait(self.every_s):
             self.beat()
 
     def stop(self, *, settled: bool) -> None:
         """Stop beating; ``settled``: the wave holds no claim, so its heartbeat ref is deleted too (left
         behind otherwise: it ages, as a dead scheduler's does)."""
+        if not settled:
+            self._halt()
+            return
+        deletion = self.retire()
+        if deletion is None:
+            return
+        with contextlib.suppress(git.GitError):
+            # An unreachable remote keeps the ref: its age says the scheduler is gone.
+            gitops.push(self.repo.root, self.remote or "", [deletion], no_verify=True, timeout=self.every_s)
+
+    def retire(self) -> str | None:
+        """Stop beating and delete this clone's copy of the ref, once the wave holds no claim; the refspec
+        that deletes the ref on the remote, for the caller to push with what it pushes anyway (one push
+        fewer), or None when there is nothing to push (no remote, or retired already)."""
+        self._halt()
+        if self.remote is None or self._retired:
+            return None
+        self._retired = True
+        with contextlib.suppress(git.GitError):
+            gitops.delete_ref(self.repo.root, self._local_ref)
+        return f":{REF_PREFIX}{self.scheduler.wave}"
+
+    def _halt(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
-        if not settled or self.remote is None:
-            return
-        try:
-            gitops.delete_ref(self.repo.root, self._local_ref)
-            gitops.push(self.repo.root, self.remote, [f":{REF_PREFIX}{self.scheduler.wave}"], no_verify=True,
-                        timeout=self.every_s)
-        except git.GitError:
-            pass  # an unreachable remote keeps the ref: its age says the scheduler is gone

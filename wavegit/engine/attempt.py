@@ -39,6 +39,8 @@ from wavegit.ownership import changes
 from wavegit.trackerbranch import budget
 
 FEEDBACK_TAIL_LINES = 40
+LAUNCH_WAIT_S = 1.0
+"""How long a finished attempt's read-back waits at most for the launches under way (WorkerSlots)."""
 _EXHAUSTED = ("No space left on device", "Out of diskspace", "Resource temporarily unavailable",
               "Cannot allocate memory", "Out of memory", "cannot fork")
 """How git says the machine ran out of something, rather than that a tree is bad."""
@@ -290,6 +292,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     try:
         ready = context.workspaces.take(spec)
         context.events.event(item.id, "started", attempt=attempt.number)
+        slot.launched()
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
         result = runner.run_process(agent.argv(sandboxed), cwd=ready.path, env=env,
@@ -343,10 +346,11 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
     trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256, attempt.worker)
     message = worktree.item_message(item.title, trailers)
-    author, committer = context.workspaces.idents()
     # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.
-    said = snapshot.CommitInfo(message, _dated_now(author, "GIT_AUTHOR_DATE"),
-                               _dated_now(committer, "GIT_COMMITTER_DATE"))
+    said = snapshot.CommitInfo(message, *context.workspaces.idents())
+    # The read-back and the test (git processes) go after the launches under way, which they would delay;
+    # a launch that takes long (a big tree made by its own thread) keeps no verdict waiting for long.
+    context.slots.wait_for_launches(min(LAUNCH_WAIT_S, max(0.0, deadline - time.monotonic())))
     try:
         taken = snapshot.read(root, ready.path, ready.base, ready.untouched, limits, deadline, said)
     except snapshot.TreeRejected as exc:
@@ -419,11 +423,3 @@ def _ran_out(exc: WavegitError | OSError) -> bool:
         return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.ENOMEM)
     return any(sign in str(exc) for sign in _EXHAUSTED)
 
-
-def _dated_now(ident: str, pinned_by: str) -> str:
-    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
-    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
-    if pinned_by in os.environ:
-        return ident
-    person, _, zone = ident.rsplit(" ", 2)
-    return f"{person} {int(time.time())} {zone}"

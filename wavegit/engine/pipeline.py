@@ -30,8 +30,9 @@ from wavegit.engine.wave import Collected, Wave, collect
 from wavegit.model import report
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import one_line
+from wavegit.model.select import Plan
 from wavegit.trackerbranch import budget
-from wavegit.trackerbranch.store import TrackerStore, tracker_source
+from wavegit.trackerbranch.store import Snapshot, TrackerStore, tracker_source
 
 
 class Delivery(Protocol):
@@ -86,11 +87,14 @@ class WaveOptions:
     """False: the wave branch stays in this repository (``--no-push``)."""
     events: Events = field(default_factory=NoEvents)
     config_source: str = ""
+    """Where the config the wave obeys was read (the report's ``config_source``)."""
     sandbox: sandbox.Decision | None = None
     """The sandbox ``run_wave`` decided before its claim (else the wave decides it)."""
-    """Where the config the wave obeys was read (the report's ``config_source``)."""
     only: tuple[str, ...] = ()
     """``run --only``: claim exactly these items or nothing (:mod:`.only`); empty: plan the backlog."""
+    beating: heartbeat.Heartbeat | None = None
+    """The wave's heartbeat, when the wave may retire it: once its claims are settled, its deletion goes in
+    the push of the shared report (one push fewer)."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -114,11 +118,12 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
     wave_id = worktree.new_wave_id(started)
-    beating = hold(repo, config, wave_id)
+    # The first beat is pushed while the claim is prepared; the claim waits for it before its own push.
+    beating = hold(repo, config, wave_id, landed=False)
     settled = False
     try:
         outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
-                            options=options)
+                            options=replace(options or WaveOptions(), beating=beating))
         settled = outcome.report.tracker_updated or not outcome.report.items
         return outcome
     except WavegitError:
@@ -133,25 +138,35 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
             wavelock.remove(repo, wave_id)
 
 
-def hold(repo: Repo, config: Config, wave_id: str) -> heartbeat.Heartbeat:
+def hold(repo: Repo, config: Config, wave_id: str, *, landed: bool = True) -> heartbeat.Heartbeat:
     """Name this process as wave ``wave_id``'s scheduler before its claim: its lock here, for ``sync`` on
-    this machine, and its heartbeat on the remote, for every other clone (stopped by the caller)."""
+    this machine, and its heartbeat on the remote, for every other clone (stopped by the caller).
+    ``landed=False``: the first beat may still be on its way; the caller waits for it
+    (:meth:`~wavegit.core.heartbeat.Heartbeat.landed`) before its claim is pushed."""
     scheduler = wavelock.this_process(wave_id)
     wavelock.write(repo, scheduler)
     remote = config.remote if repo.has_remote(config.remote) else None
-    return heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
+    beating = heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
+    if landed:
+        beating.landed()
+    return beating
 
 
 def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,
-              max_items: int | None, delivery: Delivery | None, options: WaveOptions | None) -> WaveOutcome:
-    options = options or WaveOptions()
+              max_items: int | None, delivery: Delivery | None, options: WaveOptions) -> WaveOutcome:
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
+    preflight_check = preflight.claim_checks(repo, config, wave_id, sandboxed=jail.bwrap is not None)
+    beating = options.beating
+
+    def check(snapshot: Snapshot, plan: Plan) -> None:
+        preflight_check(snapshot, plan)
+        if beating is not None:
+            beating.landed()  # the last step before the claim's commit: its beat overlapped the reads
+
     claimed = claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
-                    now=started,
-                    check=preflight.claim_checks(repo, config, wave_id, sandboxed=jail.bwrap is not None),
-                    planner=only.planner(options.only) if options.only else None)
+                    now=started, check=check, planner=only.planner(options.only) if options.only else None)
     rep = claim_report(config, store, claimed, options, started)
     if not claimed.items:
         # Written only when the claim failed items with no attempt left.
@@ -189,13 +204,63 @@ def claim_report(config: Config, store: TrackerStore, claimed: Claim, options: W
 def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport, *,
                 source: ItemSource, delivery: Delivery, options: WaveOptions) -> WaveOutcome:
     """Run a claimed wave to its report: its items from ``source``, the pushed wave to ``delivery``."""
-    runs = [ItemRun(item) for item in claimed.items]
-    branch = worktree.wave_branch(claimed.wave_id)
     log = EventLog(repo.events_dir / f"{claimed.wave_id}.jsonl")
     log.claimed(claimed.wave_id, claimed.plan.selected)
     options = replace(options, events=Tee(options.events, log))
+    options.events.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
+    ran = _run(repo, config, store, claimed, rep, source, options)
+    pr = _open_pr(rep, ran, config, delivery)
+    race_lost = _record(repo, config, store, claimed, rep, ran.runs, pr)
+    _account(rep, config, claimed, ran)
+    rep.pr = pr
+    if rep.error is None:
+        rep.phase = "done"
+    if ran.pushed:
+        try:
+            rep.pr = delivery.post_report(rep) or pr
+        except WavegitError as exc:
+            rep.success = False
+            _failed(rep, f"publishing failed: {one_line(str(exc))}")
+    rep.finished_at = report.utc_timestamp()
+    code = rep.exit_code = EXIT_INTERRUPTED if ran.interrupted else exit_code(rep, race_lost)
+    _share(repo, config, rep, ran, options.beating)
+    try:
+        write_report(repo, rep)
+    except OSError as exc:
+        # The claims are recorded and the report is still printed: only its file is missing.
+        _failed(rep, f"the report could not be written to {repo.reports_dir}: {exc.strerror or exc}")
+    # The wave's trees went to the trash in its cleanup; their files go after it returns.
+    reaper.reap_later(repo.trash_dir)
+    if ran.interrupted:
+        # Its end is logged and, once its claims are recorded, its lock removed: `status` must not show a
+        # wave stopped this way as running, or as killed.
+        log.finished(EXIT_INTERRUPTED, False)
+        raise Interrupted(rep.tracker_updated or not rep.items, rep)
+    log.finished(code, rep.success)
+    return WaveOutcome(rep, code)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """A claimed wave once its items ran and its branch was built (and pushed), or it stopped trying."""
+
+    runs: list[ItemRun]
+    wave: Wave | None
+    collected: Collected | None
+    interrupted: bool
+
+    @property
+    def pushed(self) -> bool:
+        return self.collected is not None and self.collected.pushed
+
+
+def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
+         source: ItemSource, options: WaveOptions) -> _Ran:
+    """The items' runs (phase ``run``), then the wave branch combined, tested and pushed (``collect``); a
+    failure or an interruption on the way is the report's ``error``, and the claims are still recorded."""
+    runs = [ItemRun(item) for item in claimed.items]
+    branch = worktree.wave_branch(claimed.wave_id)
     notes = options.events
-    notes.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
     wave: Wave | None = None
     collected: Collected | None = None
     interrupted = False
@@ -208,7 +273,8 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         rep.phase = "collect"
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
-                            cleanup=wave.cleanup, confiner=wave.context.confiner)
+                            cleanup=wave.cleanup, confiner=wave.context.confiner,
+                            idents=wave.context.workspaces.idents())
         if collected.wave_test is not None:
             notes.note(collected.wave_test.verdict())  # the last long step, told as it ends
         if collected.pushed:
@@ -234,27 +300,43 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         for run in runs:
             if run.commit is not None:
                 run.undelivered = "verified, but the wave branch could not be built or pushed"
-    pushed = collected is not None and collected.pushed
-    pr: int | None = None
-    if pushed and any(run.verified for run in runs):
-        rep.items = [item_report(run, config) for run in runs]
-        try:
-            pr = delivery.open_pr(rep)
-        except WavegitError as exc:
-            rep.notes.append(f"opening the pull request failed: {one_line(str(exc))}")
-    race_lost = False
-    # What the runs cost: the wave's own attempts, or (scale-out) the runners' results it collected.
-    spent = sum(run.cost for run in runs)
+    return _Ran(runs, wave, collected, interrupted)
+
+
+def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delivery) -> int | None:
+    """The pushed wave's pull request (when an item was verified), opened with the report so far."""
+    if not (ran.pushed and any(run.verified for run in ran.runs)):
+        return None
+    rep.items = [item_report(run, config) for run in ran.runs]
+    try:
+        return delivery.open_pr(rep)
+    except WavegitError as exc:
+        rep.notes.append(f"opening the pull request failed: {one_line(str(exc))}")
+        return None
+
+
+def _record(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
+            runs: list[ItemRun], pr: int | None) -> bool:
+    """Every item's outcome on the tracker branch (phase ``record``); whether the race was lost for good."""
     if rep.error is None:
         rep.phase = "record"
+    # What the runs cost: the wave's own attempts, or (scale-out) the runners' results it collected.
+    spent = sum(run.cost for run in runs)
     try:
         rep.tracker_updated = record(repo, config, store, claimed.wave_id, runs, spent=spent, now=utc_now(),
                                      pr=pr) is not None
     except RaceLostError as exc:
-        race_lost = True
         _failed(rep, f"the tracker update did not land: {exc}")
+        return True
     except WavegitError as exc:
         _failed(rep, f"the tracker update did not land: {one_line(str(exc))}")
+    return False
+
+
+def _account(rep: report.WaveReport, config: Config, claimed: Claim, ran: _Ran) -> None:
+    """The report's account of the wave: HALT, notes, what it spent against its ceilings, the wave test,
+    its items, and whether it succeeded."""
+    wave = ran.wave
     if wave is not None:
         rep.halted = wave.halted is not None
         rep.halt_reason = wave.halted
@@ -265,55 +347,41 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         rep.notes += wave.context.spend.notes
         rep.notes += [f"worker profile {profile!r} failed for good ({why}): no further attempt of it "
                       "started in this wave" for profile, why in wave.context.stopped_profiles.items()]
+    spent = sum(run.cost for run in ran.runs)
     # The day's total includes this wave; a ceiling is exceeded when passed, even by concurrent items.
     rep.budget.wave_spent_usd = round(spent, 6)
     rep.budget.day_spent_usd = round(claimed.day_spent + spent, 6)
     unreadable = wave is not None and wave.context.spend.has_unreadable
     rep.budget.wave_spent_tokens = wave.context.spend.tokens if wave is not None else 0
-    rep.budget.exceeded = (wave is not None and wave.budget_exceeded) or budget.over_ceiling(
+    stopped = wave is not None and wave.budget_exceeded
+    rep.budget.exceeded = stopped or budget.over_ceiling(
         config.budget, spent, claimed.day_spent + spent, unreadable=unreadable,
         wave_tokens=rep.budget.wave_spent_tokens)
     if rep.budget.exceeded:
-        rep.ceiling_reason = ceiling_reason(config.budget, spent, claimed.day_spent + spent,
-                                            stopped=wave is not None and wave.budget_exceeded,
+        rep.ceiling_reason = ceiling_reason(config.budget, spent, claimed.day_spent + spent, stopped=stopped,
                                             unreadable=unreadable, wave_tokens=rep.budget.wave_spent_tokens)
-    wave_test = collected.wave_test if collected is not None else None
+    wave_test = ran.collected.wave_test if ran.collected is not None else None
     if wave_test is not None:
         rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)
         if wave_test.error:
             rep.notes.append(f"wave test {wave_test.error}")
-    rep.items = [item_report(run, config) for run in runs]
+    rep.items = [item_report(run, config) for run in ran.runs]
     rep.success = wave_succeeded(rep, wave_test)
-    rep.pr = pr
-    if rep.error is None:
-        rep.phase = "done"
-    rep.exit_code = exit_code(rep, race_lost)
-    if pushed:
-        try:
-            rep.pr = delivery.post_report(rep) or pr
-        except WavegitError as exc:
-            rep.success = False
-            _failed(rep, f"publishing failed: {one_line(str(exc))}")
-    rep.finished_at = report.utc_timestamp()
-    code = rep.exit_code = EXIT_INTERRUPTED if interrupted else exit_code(rep, race_lost)
-    if pushed:  # the report goes where the wave went, for every clone (`wavegit report W`)
-        unshared = shared_report.push(repo, config.remote, rep)
-        if unshared:
-            rep.notes.append(unshared)
-    try:
-        write_report(repo, rep)
-    except OSError as exc:
-        # The claims are recorded and the report is still printed: only its file is missing.
-        _failed(rep, f"the report could not be written to {repo.reports_dir}: {exc.strerror or exc}")
-    # The wave's trees went to the trash in its cleanup; their files go after it returns.
-    reaper.reap_later(repo.trash_dir)
-    if interrupted:
-        # Its end is logged and, once its claims are recorded, its lock removed: `status` must not show a
-        # wave stopped this way as running, or as killed.
-        log.finished(EXIT_INTERRUPTED, False)
-        raise Interrupted(rep.tracker_updated or not rep.items, rep)
-    log.finished(code, rep.success)
-    return WaveOutcome(rep, code)
+
+
+def _share(repo: Repo, config: Config, rep: report.WaveReport, ran: _Ran,
+           beating: heartbeat.Heartbeat | None) -> None:
+    """The report goes where the wave went, for every clone (``wavegit report W``); the heartbeat's
+    deletion with it once the claims are settled."""
+    if not ran.pushed or ran.wave is None:
+        return
+    committer = ran.wave.context.workspaces.idents()[1]
+    settled = rep.tracker_updated or not rep.items
+    deletion = beating.retire() if beating is not None and settled else None
+    unshared = shared_report.push(repo, config.remote, rep, committer,
+                                  also=[deletion] if deletion else [])
+    if unshared:
+        rep.notes.append(unshared)
 
 
 def _failed(rep: report.WaveReport, what: str) -> None:

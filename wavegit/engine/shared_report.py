@@ -12,9 +12,10 @@ every report ever written; a ref outside ``refs/heads/`` is fetched only by name
 that report. The push goes without the pre-push hook: it changes no file of the repository.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from wavegit.core import git, gitops
+from wavegit.core import fastimport, git, gitops, gitops_objects
 from wavegit.core.repo import Repo
 from wavegit.model import report
 
@@ -26,18 +27,23 @@ def ref(wave_id: str) -> str:
     return f"{REF_PREFIX}{wave_id}"
 
 
-def push(repo: Repo, remote: str, rep: report.WaveReport) -> str | None:
-    """Push ``rep`` as the wave's report ref (this clone's copy of the ref too); None, or why it failed."""
-    root = repo.root
-    text = rep.to_json() + "\n"
+def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: Sequence[str] = ()
+         ) -> str | None:
+    """Push ``rep`` as the wave's report ref (this clone's copy of the ref too), its commit by ``committer``
+    (``Name <email> <seconds> <tz>``), and the refspecs ``also`` in the same push (the heartbeat's
+    deletion); None, or why it failed."""
+    name = ref(rep.wave_id)
+    text = (rep.to_json() + "\n").encode("utf-8", "backslashreplace").decode("utf-8")
+    # One fast-import writes the blob, the tree and the parentless commit, and sets the ref (four git
+    # processes before: hash-object, mktree, commit-tree, update-ref).
+    stream = (f"feature done\nreset {name}\ncommit {name}\ncommitter {committer}\n"
+              f"{fastimport.data(f'wavegit report {rep.wave_id}')}M 100644 inline {FILE}\n"
+              f"{fastimport.data(text)}\ndone\n")
     try:
-        blob = gitops.hash_blob(root, text.encode("utf-8", "backslashreplace").decode("utf-8"), write=True)
-        tree = gitops.flat_tree(root, {FILE: blob})
-        commit = gitops.commit_tree(root, tree, [], f"wavegit report {rep.wave_id}\n")
-        gitops.update_ref(root, ref(rep.wave_id), commit)
-        gitops.push(root, remote, [f"{commit}:{ref(rep.wave_id)}"], force=True, no_verify=True)
+        gitops_objects.fast_import(repo.root, stream, force=True)
+        gitops.push(repo.root, remote, [f"{name}:{name}", *also], force=True, no_verify=True)
     except git.GitError as exc:
-        return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
+        return f"the report was not pushed to {remote} ({name}): {exc}"
     return None
 
 

@@ -177,19 +177,14 @@ class Wave:
         # Queue positions (turns) of the items that have an attempt left, in order.
         starting = [run.item for run in queue if tries[run.item.id] >= 1]
         concurrency = max(1, config.concurrency)
-        # Worktrees are made this many items ahead: the running ones and the next batch, no more (disk).
-        ahead = 2 * concurrency
-
-        def prepare_ahead(turn: int) -> None:
-            if turn + ahead < len(starting):
-                context.workspaces.prepare(context.spec(starting[turn + ahead], 1))
-
+        # The first batch's trees are made by their own item threads, side by side (Workspaces.take); each
+        # next batch's in the background once every tree of the batch before it is taken: trees exist for
+        # the running items and the next batch, no more (disk).
         # A pool of its own (a closed one cannot be used again), on the same object directory.
         context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
-        context.slots = WorkerSlots(concurrency, prepare_ahead)
-        # The first batch's trees are made by their own item threads, side by side (Workspaces.take).
-        for item in starting[concurrency:ahead]:
-            context.workspaces.prepare(context.spec(item, 1))
+        context.slots = WorkerSlots(concurrency)
+        for turn in range(concurrency, len(starting)):
+            context.workspaces.prepare_after(turn - turn % concurrency, context.spec(starting[turn], 1))
         turns = {item.id: n for n, item in enumerate(starting)}
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
@@ -257,16 +252,17 @@ class Collected:
 
 def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[ItemRun], *, push: bool,
             lease: str | None = None, cleanup: Cleanup | None = None,
-            confiner: Confiner | None = None) -> Collected:
+            confiner: Confiner | None = None, idents: tuple[str, str] | None = None) -> Collected:
     """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.
 
     ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
     replaces it, but only if it is still there. ``cleanup``: the wave's, running in the background.
     ``confiner``: the wave's sandbox, so the wave test runs in the one its items ran in (else decided here).
+    ``idents``: who the replayed commits are by (the wave's, already read: ``Workspaces.idents``).
     """
     commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
     branch = worktree.wave_branch(wave_id)
-    head = worktree.combine(repo.root, base, commits, branch=branch)
+    head = worktree.combine(repo.root, base, commits, branch=branch, idents=idents)
     wave_test = None
     if commits and config.wave_test.strip():
         if cleanup is not None:
