@@ -129,8 +129,9 @@ def seeds_ratio(seeds: int = 40) -> float:
     return statistics.median(ratios)
 
 
-def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: float) -> Path:
-    """A bare origin, the config on ``main``, the tracker on a branch of its own; the scheduler's clone."""
+def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: float, estimates: bool) -> Path:
+    """A bare origin, the config on ``main``, the tracker on a branch of its own; the scheduler's clone.
+    ``estimates``: each item's ``estimate_s`` is the time its worker sleeps (the scheduler knows it)."""
     durations_file = base / "durations.txt"
     durations_file.write_text("".join(f"{item.id} {item.seconds:g} {item.shares}\n" for item in items))
     worker = base / "worker.sh"
@@ -149,7 +150,8 @@ def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: fl
     entries = [{"id": item.id, "prompt": f"do {item.id}",
                 "owns": [f"{item.id}.txt", *filter(None, [item.shares])],
                 "test": "true", "status": "todo", "priority": item.priority,
-                **({"depends_on": list(item.depends_on)} if item.depends_on else {})} for item in items]
+                **({"depends_on": list(item.depends_on)} if item.depends_on else {}),
+                **({"estimate_s": item.seconds} if estimates else {})} for item in items]
     common.git(clone, env, "checkout", "-q", "-b", TRACKER_BRANCH)
     (clone / ".wavegit" / "tracker.yaml").write_text(yaml.safe_dump({"version": 1, "items": entries},
                                                                      sort_keys=False))
@@ -267,12 +269,13 @@ def continuous(clone: Path, env: dict[str, str], merger: Merger | None) -> Measu
     return Measured(makespan, waves_of(out))
 
 
-def measure_once(cache: Path, items: Sequence[Item], rolling: bool, window: float, merged: bool) -> Measured:
+def measure_once(cache: Path, series: Series) -> Measured:
+    items, window, merged = series.items, series.window, series.merged
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         env = common.git_env(base / "home", cache)
-        clone = make_repo(base, env, items, window)
-        run = continuous if rolling else back_to_back
+        clone = make_repo(base, env, items, window, series.estimates)
+        run = continuous if series.rolling else back_to_back
         if not merged:
             measured = run(clone, env, None)
         else:
@@ -294,6 +297,7 @@ class Series:
     rolling: bool
     window: float
     merged: bool
+    estimates: bool = True
     runs: list[Measured] = field(default_factory=list)
 
     @property
@@ -316,14 +320,15 @@ def result(quick: bool, runs: int = 3) -> common.Result:
     one, many = f"{len(small)} independent", f"{len(big)}-item backlog"
     default = WINDOWS[-1]
     rolling_small = Series(f"{one}: `run --continuous`", small, True, default, False)
+    blind_small = Series(f"{one}: `run --continuous`, no `estimate_s`", small, True, default, False, False)
     rolling_big = [Series(f"{many}: `run --continuous --watch`, wave_window_s {w:g}", big, True, w, True)
                    for w in (WINDOWS[-1:] if quick else WINDOWS)]
     series = ([rolling_small, *rolling_big] if quick else
-              [Series(f"{one}: back-to-back `run`", small, False, default, False), rolling_small,
+              [Series(f"{one}: back-to-back `run`", small, False, default, False), rolling_small, blind_small,
                Series(f"{many}: back-to-back `run`", big, False, default, True), *rolling_big])
     for _ in range(runs):
         for entry in series:  # interleaved, round by round
-            entry.runs.append(measure_once(cache, entry.items, entry.rolling, entry.window, entry.merged))
+            entry.runs.append(measure_once(cache, entry))
     bounds = {id(small): lower_bound(small), id(big): lower_bound(big)}
     rows = []
     for entry in series:

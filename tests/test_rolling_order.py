@@ -1,0 +1,91 @@
+"""Which items ``wavegit run --continuous`` starts first: within a priority, the longest chain of expected work
+(``estimate_s``), and claimed items take worker slots in the order they were claimed, across waves."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import wavegit
+from tests.helpers.wave import item, make_wave_repo
+from wavegit.engine.order import longest_first
+from wavegit.engine.slots import RollingSlots
+from wavegit.model import tracker
+
+
+def backlog(*rows: str) -> tracker.Tracker:
+    return tracker.loads("version: 1\nitems:\n" + "".join(
+        f"  - {{id: {row.split()[0]}, prompt: p, owns: [{row.split()[0]}.txt], test: 'true'"
+        f"{''.join(', ' + extra.replace(':', ': ', 1) for extra in row.split()[1:])}}}\n" for row in rows))
+
+
+def test_longest_first_orders_by_priority_then_the_longest_chain_of_estimates_then_the_file() -> None:
+    loaded = backlog("A estimate_s:1", "B estimate_s:6", "C", "D estimate_s:2", "E estimate_s:3",
+                     "P estimate_s:0.5 priority:P1", "R estimate_s:1", "S estimate_s:5 depends_on:[R]")
+    plan = longest_first(loaded, 8, "sha")
+    # P1 first whatever its length; R (1 s) carries S (5 s) after it: a 6 s chain, before E; C has no
+    # estimate and counts as the median of the known ones (2); S waits for R (not ready).
+    assert plan.selected == ("P", "B", "R", "E", "C", "D", "A")
+    assert [(skip.id, skip.reason) for skip in plan.skipped] == [("S", "depends on R")]
+
+
+def test_longest_first_leaves_the_shorter_ones_for_later_claims_skipped_in_file_order() -> None:
+    loaded = backlog("A estimate_s:1", "B estimate_s:6", "C estimate_s:2", "D estimate_s:4")
+    plan = longest_first(loaded, 2, "sha")
+    assert plan.selected == ("B", "D")
+    assert [(skip.id, skip.reason) for skip in plan.skipped] == [("A", "max items"), ("C", "max items")]
+
+
+def test_without_estimates_the_plan_order_stands() -> None:
+    loaded = backlog("A", "B", "C priority:P0")
+    assert longest_first(loaded, 3, "sha").selected == ("C", "A", "B")
+
+
+def test_a_negative_estimate_is_a_validation_problem_with_its_place() -> None:
+    with pytest.raises(tracker.ValidationError) as caught:
+        backlog("A estimate_s:-1")
+    assert "estimate_s" in str(caught.value) and ":3:" in str(caught.value)
+
+
+def test_claimed_items_take_slots_in_claim_order_whatever_order_their_threads_ask_in() -> None:
+    slots = RollingSlots(1, lambda: None)
+    slots.promise(range(4))
+    first = slots.take(0)
+    assert first is not None and slots.idle() == -3
+    started: list[int] = []
+
+    def run(turn: int) -> None:
+        slot = slots.take(turn)
+        assert slot is not None
+        started.append(turn)
+        slot.give_back()
+
+    # Turn 1 never asks (its wave stopped): it holds no other turn back once forgotten.
+    threads = [threading.Thread(target=run, args=(turn,)) for turn in (3, 2)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.05)  # 3 asks before 2
+    slots.forget(1)
+    first.give_back()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert started == [2, 3] and slots.idle() == 1
+
+
+@pytest.mark.slow
+def test_a_continuous_run_starts_the_longest_expected_items_first(tmp_path: Path) -> None:
+    log = tmp_path / "started.jsonl"
+    estimates = {"A": 1, "B": 6, "C": None, "D": 2, "F": 3}
+    items = [item(item_id, [f"env {log}", f"write src/{item_id}.txt ok"], [f"src/{item_id}.txt"],
+                  **({} if estimate is None else {"estimate_s": estimate}))
+             for item_id, estimate in estimates.items()]
+    remote = make_wave_repo(tmp_path, items, concurrency=1, attempts=1, sandbox="none")
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=120)
+    assert result.returncode == 0, result.stderr
+    started = [json.loads(line)["WAVEGIT_ITEM_ID"] for line in log.read_text().splitlines()]
+    # C has no estimate: the median of the others' (2.5 s), between F and D.
+    assert started == ["B", "F", "C", "D", "A"]
