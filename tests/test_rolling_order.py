@@ -51,11 +51,8 @@ def test_a_negative_estimate_is_a_validation_problem_with_its_place() -> None:
     assert "estimate_s" in str(caught.value) and ":3:" in str(caught.value)
 
 
-def test_claimed_items_take_slots_in_claim_order_whatever_order_their_threads_ask_in() -> None:
-    slots = RollingSlots(1, lambda: None)
-    slots.promise(range(4))
-    first = slots.take(0)
-    assert first is not None and slots.idle() == -3
+def run_in_threads(slots: RollingSlots, turns: list[int]) -> tuple[list[threading.Thread], list[int]]:
+    """A thread per turn, each asking for its slot in the order of ``turns``; the order they got one."""
     started: list[int] = []
 
     def run(turn: int) -> None:
@@ -64,16 +61,27 @@ def test_claimed_items_take_slots_in_claim_order_whatever_order_their_threads_as
         started.append(turn)
         slot.give_back()
 
-    # Turn 1 never asks (its wave stopped): it holds no other turn back once forgotten.
-    threads = [threading.Thread(target=run, args=(turn,)) for turn in (3, 2)]
+    threads = [threading.Thread(target=run, args=(turn,)) for turn in turns]
     for thread in threads:
         thread.start()
-        time.sleep(0.05)  # 3 asks before 2
+        time.sleep(0.05)  # in this order
+    return threads, started
+
+
+def test_claimed_items_take_slots_by_rank_then_claim_order_whatever_order_their_threads_ask_in() -> None:
+    slots = RollingSlots(1, lambda: None)
+    # Turns 0-3 from one claim, 4 from a later one that ranks it first (a longer item).
+    slots.promise({0: (2, -1.0), 1: (2, -1.0), 2: (2, -1.0), 3: (2, -1.0)})
+    slots.promise({4: (2, -5.0)})
+    first = slots.take(0)
+    assert first is not None and slots.idle() == -4
+    threads, started = run_in_threads(slots, [3, 2, 4])
+    # Turn 1 never asks (its wave stopped): it holds no other turn back once forgotten.
     slots.forget(1)
     first.give_back()
     for thread in threads:
         thread.join(timeout=10)
-    assert started == [2, 3] and slots.idle() == 1
+    assert started == [4, 2, 3] and slots.idle() == 1
 
 
 @pytest.mark.slow

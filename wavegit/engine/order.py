@@ -24,14 +24,24 @@ MAX_ITEMS = "max items"
 """The skip reason of an item left for a later claim (as ``select`` says it)."""
 
 
-def longest_first(loaded: tracker.Tracker, count: int, tracker_sha: str) -> Plan:
-    """``select``'s plan of at most ``count`` items, taken from its first ``max(count, POOL)`` by priority,
-    then the longest chain first, then plan order."""
-    plan = select(loaded, max(count, POOL), tracker_sha)
+Rank = tuple[int, float]
+"""An item's sort key: its priority's rank (P0 first), then its chain, negated (the longest first)."""
+
+
+def ranks(loaded: tracker.Tracker) -> dict[str, Rank]:
     chains = chain_estimates(loaded)
+    return {item.id: (PRIORITIES.index(item.priority) if item.priority in PRIORITIES else len(PRIORITIES),
+                      -chains[item.id]) for item in loaded.items}
+
+
+def longest_first(loaded: tracker.Tracker, count: int, tracker_sha: str,
+                  ranked: Mapping[str, Rank] | None = None) -> Plan:
+    """``select``'s plan of at most ``count`` items, taken from its first ``max(count, POOL)`` by priority,
+    then the longest chain first, then plan order (``ranked``: :func:`ranks` of ``loaded``)."""
+    plan = select(loaded, max(count, POOL), tracker_sha)
+    ranked = ranks(loaded) if ranked is None else ranked
     position = {item_id: n for n, item_id in enumerate(plan.selected)}
-    rank = {item.id: PRIORITIES.index(item.priority) for item in loaded.items if item.id in position}
-    ordered = sorted(plan.selected, key=lambda item_id: (rank[item_id], -chains[item_id], position[item_id]))
+    ordered = sorted(plan.selected, key=lambda item_id: (ranked[item_id], position[item_id]))
     taken, left = tuple(ordered[:count]), ordered[count:]
     if not left:
         return plan._replace(selected=taken)

@@ -3,8 +3,8 @@ across several waves at once; each wave is still claimed, run, combined, tested,
 reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
 
 - Whenever a worker exits, the scheduler claims (one compare-and-swap commit, :func:`.claim.claim`) as many
-  ready items as worker slots are idle (:class:`.slots.RollingSlots`), plus ``concurrency`` more that wait
-  for a slot, so that a freed slot starts the next item at once rather than after a claim; while no slot
+  ready items as worker slots are idle (:class:`.slots.RollingSlots`), plus ``2 * concurrency`` more that
+  wait for a slot, so that a freed slot starts the next item at once rather than after a claim; while no slot
   idles, it waits until half of those can be taken by one claim. The planner never takes one that overlaps
   an item in flight (``in_progress`` or ``review``), this scheduler's or another's, and takes, within a
   priority, the longest chain of expected work first (:mod:`.order`); claimed items start in the order they
@@ -112,9 +112,10 @@ class Scheduler:
         self.max_items = rolling.max_items or config.max_items
         self.concurrency = max(1, config.concurrency)
         self.slots = RollingSlots(self.concurrency, self.changed)
-        self.lookahead = self.concurrency
+        self.lookahead = 2 * self.concurrency
         """Items claimed beyond the idle slots, waiting for one: a freed slot takes the next item at once
-        instead of after a claim (a fetch and a push), as a wave's items wait for their slots."""
+        instead of after a claim (a fetch and a push), as a wave's items wait for their slots; two rounds of
+        slots, so that the next claim lands before the queue runs dry even when short items end in a burst."""
         self.batch = max(1, self.lookahead // 2)
         """While no slot idles, a claim waits until it can take this many items: fewer pushes."""
         self.on_report = on_report
@@ -132,12 +133,14 @@ class Scheduler:
         """What a wave's thread raised (wavegit's own failure), raised once every other wave has ended."""
         self._next_claim_at = 0.0
         """No claim before this ``time.monotonic()``: the last one found nothing ready."""
+        self._claimed_at = 0.0
+        """When the last claim (or look) started."""
         self._cond = threading.Condition()
         self._claiming: RollingWave | None = None
         self.halt_watch = HaltWatch(store, threading.Lock())
         """Every wave's HALT reads before launches: one read serves all of them, and each claim is one."""
         self._turns = itertools.count()
-        """Each claimed item's turn for a slot: the order the claims chose."""
+        """Each claimed item's turn: its place among the claimed items (the tie-break of their ranks)."""
         self._drained: str | None = None
         """The tracker's blob SHA when the last claim took fewer items than it asked for (None: it did not):
         until the tracker changes, nothing more is ready."""
@@ -183,8 +186,10 @@ class Scheduler:
             stopping = self.stopped is not None or self.slots.stopped or self._failure is not None
             idle = self.slots.idle()
             wanted = idle + self.lookahead
-            # A claim is a fetch and a push: it takes several items at once, unless a slot has nothing to run.
-            due = wanted > 0 and (idle > 0 or wanted >= self.batch)
+            # A claim is a fetch and a push: it takes several items at once, unless a slot has nothing to run
+            # or POLL_S passed since the last one (items made ready since, by a merge, may rank first).
+            polled_at = self._claimed_at + self.rolling.poll_s
+            due = wanted > 0 and (idle > 0 or wanted >= self.batch or time.monotonic() >= polled_at)
             if not stopping and due and time.monotonic() >= self._next_claim_at and self._claim(wanted):
                 continue
             if stopping:
@@ -195,9 +200,9 @@ class Scheduler:
                 wait = self.rolling.poll_s
             elif self.open is not None and not self.open.closed:
                 wait = max(0.0, self.open.opened_at + self.config.wave_window_s - time.monotonic())
-            if due and not stopping:
-                wait = min(wait if wait is not None else math.inf,
-                           max(0.0, self._next_claim_at - time.monotonic()))
+            if wanted > 0 and not stopping:
+                at = self._next_claim_at if due else max(self._next_claim_at, polled_at)
+                wait = min(wait if wait is not None else math.inf, max(0.0, at - time.monotonic()))
             self._wait(seen, wait)
 
     def _wait(self, seen: int, timeout: float | None) -> None:
@@ -212,6 +217,7 @@ class Scheduler:
         if wave is not None and self._closes(wave):
             self._close_open()
             wave = None
+        self._claimed_at = time.monotonic()
         if self._drained is not None and not self._ready():
             # Nothing ready: only a wave's record (an item back to todo) or another writer makes more.
             self._next_claim_at = time.monotonic() + self.rolling.poll_s
@@ -224,7 +230,7 @@ class Scheduler:
         try:
             self._check_day()
             asked = min(free, self.max_items - wave.count)
-            claimed, moved = self._claim_into(wave, asked)
+            claimed, moved, ranked = self._claim_into(wave, asked)
         except WavegitError as exc:
             self._claiming = None
             self._discard(wave)
@@ -241,7 +247,7 @@ class Scheduler:
         claimed_ids = {item.id for item in claimed.items}
         taken = [item_id for item_id in claimed.plan.selected if item_id in claimed_ids]
         turns = dict(zip(taken, itertools.islice(self._turns, len(taken)), strict=True))
-        self.slots.promise(turns.values())
+        self.slots.promise({turn: ranked.get(item_id, ()) for item_id, turn in turns.items()})
         # Fewer than asked: the backlog is drained until the tracker changes (a look costs a fetch, no push).
         self._drained = claimed.plan.tracker_sha if len(taken) < asked else None
         if self._drained is not None:
@@ -277,10 +283,11 @@ class Scheduler:
         self._drained = blob_sha
         return False
 
-    def _claim_into(self, wave: RollingWave, count: int) -> tuple[Claim, bool]:
+    def _claim_into(self, wave: RollingWave, count: int) -> tuple[Claim, bool, dict[str, order.Rank]]:
         """The claim of ``count`` items into ``wave``; True when it took nothing because an item became
-        ``done`` since ``wave`` opened."""
+        ``done`` since ``wave`` opened; the ranks of the items the plan was made on (:func:`.order.ranks`)."""
         moved: list[bool] = []
+        ranked: dict[str, order.Rank] = {}
 
         def planner(loaded: tracker.Tracker, max_items: int, tracker_sha: str) -> Plan:
             done = frozenset(item.id for item in loaded.items if item.status == lifecycle.Status.DONE.value)
@@ -289,7 +296,8 @@ class Scheduler:
                 return Plan((), (), tracker_sha)
             if not wave.count:
                 wave.done_at_open = done
-            return order.longest_first(loaded, max_items, tracker_sha)
+            ranked.update(order.ranks(loaded))
+            return order.longest_first(loaded, max_items, tracker_sha, ranked)
 
         claimed = claim(self.repo, self.config, self.store, max_items=count, wave_id=wave.wave_id,
                         now=utc_now(), check=preflight.claim_checks(self.repo, self.config, wave.wave_id),
@@ -297,7 +305,7 @@ class Scheduler:
         self.day_spent = claimed.day_spent
         self.halt_watch.found_none(claimed.halt_read_at)
         self._unrecorded = list(self.waves)
-        return claimed, bool(moved)
+        return claimed, bool(moved), ranked
 
     def _check_day(self) -> None:
         """The day ceiling against the day's recorded spend and what this scheduler's waves spent since."""

@@ -48,7 +48,7 @@ class RollingWave:
         self.ended = False
         """Its thread is done: it takes no more items."""
         self.turns: dict[str, int] = {}
-        """Item id -> its turn for a worker slot (:class:`.slots.RollingSlots`): the order of the claims."""
+        """Item id -> its turn for a worker slot (:class:`.slots.RollingSlots`)."""
         self._pending: list[ItemRun] = []
         self._cond = threading.Condition()
         self.thread: threading.Thread | None = None

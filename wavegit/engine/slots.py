@@ -9,7 +9,7 @@ did when an item kept its slot for all its attempts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 
 
 class Slot:
@@ -77,49 +77,55 @@ class WorkerSlots:
 
 class RollingSlots(WorkerSlots):
     """The worker slots every wave of a ``run --continuous`` scheduler shares, and how many are idle: free,
-    less those that retries wait for and those promised to items claimed but not started yet. First attempts
-    take their slots in the order they were claimed (``turn``: a number the scheduler gives each claimed
-    item), so the order the planner chose (the longest first) holds across waves; a turn whose item never
-    asks (its wave stopped) holds no other back, as only the waiting turns are compared."""
+    less those that retries wait for and those promised to items claimed but not started yet. Each claimed
+    item has a turn (a number) and a sort key: of the first attempts waiting, the one with the lowest key
+    takes the next slot, so an item claimed later that the planner ranks first (a longer one) overtakes those
+    still waiting, across waves; a turn whose item never asks (its wave stopped) holds no other back."""
 
     def __init__(self, size: int, on_free: Callable[[], None]) -> None:
         """``on_free``: called whenever a slot is given back."""
         super().__init__(size)
         self._promised: set[int] = set()
         self._waiting: set[int] = set()
+        self._keys: dict[int, tuple[float, ...]] = {}
         self._on_free = on_free
 
-    def promise(self, turns: Iterable[int]) -> None:
-        """A slot for each of ``turns``, items just claimed."""
+    def promise(self, keys: Mapping[int, tuple[float, ...]]) -> None:
+        """A slot for each turn of ``keys`` (items just claimed), taken in the order of their keys."""
         with self._cond:
-            self._promised.update(turns)
+            self._promised.update(keys)
+            self._keys.update(keys)
 
     def forget(self, turn: int) -> None:
         """``turn``'s item is over: a slot promised to it and never taken (no attempt left, its wave
         stopped) is idle again."""
         with self._cond:
             self._promised.discard(turn)
+            self._keys.pop(turn, None)
 
     def idle(self) -> int:
         with self._cond:
             return self._free - self._retries - len(self._promised) - len(self._waiting)
 
     def take(self, turn: int | None) -> Slot | None:
-        """``turn`` not None: an item's first attempt, which takes the slot promised to it once no earlier
-        turn and no retry waits; None: a retry, first."""
+        """``turn`` not None: an item's first attempt, which takes the slot promised to it once no retry and
+        no first attempt with a lower key waits; None: a retry, first."""
         if turn is None:
             return super().take(None)
         with self._cond:
             self._promised.discard(turn)
             self._waiting.add(turn)
             self._cond.wait_for(lambda: self._stopped or (
-                self._free > 0 and self._retries == 0 and min(self._waiting) == turn))
+                self._free > 0 and self._retries == 0 and min(self._waiting, key=self._key) == turn))
             self._waiting.discard(turn)
             self._cond.notify_all()
             if self._stopped:
                 return None
             self._free -= 1
         return Slot(self)
+
+    def _key(self, turn: int) -> tuple[float, ...]:
+        return (*self._keys.get(turn, ()), turn)
 
     def put_back(self) -> None:
         super().put_back()
