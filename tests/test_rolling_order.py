@@ -1,5 +1,5 @@
-"""Which items ``wavegit run --continuous`` starts first: within a priority, the longest chain of expected work
-(``estimate_s``), and claimed items take worker slots in the order they were claimed, across waves."""
+"""Which items ``wavegit run --continuous`` claims and starts first: within a priority, the longest chain of
+expected work (``estimate_s``), across waves; and what a drained backlog costs (a fetch, no heartbeat)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from tests.helpers.repos import wavegit
 from tests.helpers.wave import item, make_wave_repo
+from wavegit.core.errors import ValidationError
 from wavegit.engine.order import longest_first
 from wavegit.engine.slots import RollingSlots
 from wavegit.model import tracker
@@ -46,7 +47,7 @@ def test_without_estimates_the_plan_order_stands() -> None:
 
 
 def test_a_negative_estimate_is_a_validation_problem_with_its_place() -> None:
-    with pytest.raises(tracker.ValidationError) as caught:
+    with pytest.raises(ValidationError) as caught:
         backlog("A estimate_s:-1")
     assert "estimate_s" in str(caught.value) and ":3:" in str(caught.value)
 
@@ -88,12 +89,31 @@ def test_claimed_items_take_slots_by_rank_then_claim_order_whatever_order_their_
 def test_a_continuous_run_starts_the_longest_expected_items_first(tmp_path: Path) -> None:
     log = tmp_path / "started.jsonl"
     estimates = {"A": 1, "B": 6, "C": None, "D": 2, "F": 3}
-    items = [item(item_id, [f"env {log}", f"write src/{item_id}.txt ok"], [f"src/{item_id}.txt"],
-                  **({} if estimate is None else {"estimate_s": estimate}))
-             for item_id, estimate in estimates.items()]
+    items = [item(item_id, [f"env {log}", f"write src/{item_id}.txt ok"], [f"src/{item_id}.txt"])
+             for item_id in estimates]
+    for entry in items:
+        if estimates[entry["id"]] is not None:
+            entry["estimate_s"] = estimates[entry["id"]]
     remote = make_wave_repo(tmp_path, items, concurrency=1, attempts=1, sandbox="none")
     result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=120)
     assert result.returncode == 0, result.stderr
     started = [json.loads(line)["WAVEGIT_ITEM_ID"] for line in log.read_text().splitlines()]
     # C has no estimate: the median of the others' (2.5 s), between F and D.
     assert started == ["B", "F", "C", "D", "A"]
+
+
+@pytest.mark.slow
+def test_a_drained_backlog_opens_no_empty_wave_each_wave_pushes_one_heartbeat(tmp_path: Path) -> None:
+    items = [item(f"I{n}", ["sleep 0.3", f"write src/i{n}.txt ok"], [f"src/i{n}.txt"]) for n in range(5)]
+    remote = make_wave_repo(tmp_path, items, concurrency=2, max_items=2, attempts=1, sandbox="none")
+    # The origin logs every ref a push creates (the old value all zeros).
+    pushed = tmp_path / "created.log"
+    hook = remote.origin / "hooks" / "update"
+    hook.write_text(f'#!/bin/sh\ncase "$2" in *[!0]*) ;; *) echo "$1" >> {pushed} ;; esac\n')
+    hook.chmod(0o755)
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=120)
+    assert result.returncode == 0, result.stderr
+    waves = [json.loads(line)["wave_id"] for line in result.stdout.splitlines() if line.strip()]
+    heartbeats = [ref for ref in pushed.read_text().split() if ref.startswith("refs/wavegit/heartbeat/")]
+    # A look that finds nothing ready (the last claims, after each recorded wave) is a fetch, no heartbeat.
+    assert len(waves) == 3 and sorted(heartbeats) == sorted(f"refs/wavegit/heartbeat/{w}" for w in waves)

@@ -9,7 +9,7 @@ reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
   an item in flight (``in_progress`` or ``review``), this scheduler's or another's, and takes, within a
   priority, the longest chain of expected work first (:mod:`.order`); claimed items start in the order they
   were claimed. The exited worker's attempt is read back and tested meanwhile, as in a wave.
-- A claim that took fewer items than it asked for drained the backlog: the next look, once a wave was
+- A claim that left no ready item aside for want of room drained the backlog: the next look, once a wave was
   recorded or after ``POLL_S``, is a fetch (and a plan when the tracker changed), and claims, holding a new
   wave's heartbeat, only when something is ready.
 - Claims go to the *open* wave. It closes to new items once it has ``max_items``, ``wave_window_s`` after its
@@ -229,8 +229,7 @@ class Scheduler:
         self._claiming = wave
         try:
             self._check_day()
-            asked = min(free, self.max_items - wave.count)
-            claimed, moved, ranked = self._claim_into(wave, asked)
+            claimed, moved, ranked = self._claim_into(wave, min(free, self.max_items - wave.count))
         except WavegitError as exc:
             self._claiming = None
             self._discard(wave)
@@ -248,8 +247,10 @@ class Scheduler:
         taken = [item_id for item_id in claimed.plan.selected if item_id in claimed_ids]
         turns = dict(zip(taken, itertools.islice(self._turns, len(taken)), strict=True))
         self.slots.promise({turn: ranked.get(item_id, ()) for item_id, turn in turns.items()})
-        # Fewer than asked: the backlog is drained until the tracker changes (a look costs a fetch, no push).
-        self._drained = claimed.plan.tracker_sha if len(taken) < asked else None
+        # Nothing left for want of room: the backlog is drained until the tracker changes (a look costs a
+        # fetch, no push).
+        more = any(skip.reason == order.MAX_ITEMS for skip in claimed.plan.skipped)
+        self._drained = None if more else claimed.plan.tracker_sha
         if self._drained is not None:
             self._next_claim_at = time.monotonic() + self.rolling.poll_s
         if not claimed.items:
