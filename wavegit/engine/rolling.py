@@ -5,10 +5,11 @@ reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
 - Whenever a worker exits, the scheduler claims (one compare-and-swap commit, :func:`.claim.claim`) as many
   ready items as worker slots are idle (:class:`.slots.RollingSlots`), plus ``2 * concurrency`` more that
   wait for a slot, so that a freed slot starts the next item at once rather than after a claim; while no slot
-  idles, it waits until half of those can be taken by one claim. The planner never takes one that overlaps
-  an item in flight (``in_progress`` or ``review``), this scheduler's or another's, and takes, within a
-  priority, the longest chain of expected work first (:mod:`.order`); claimed items start in the order they
-  were claimed. The exited worker's attempt is read back and tested meanwhile, as in a wave.
+  idles, it waits until half of those can be taken by one claim, or ``POLL_S`` passed since the last one.
+  The planner never takes one that overlaps an item in flight (``in_progress`` or ``review``), this
+  scheduler's or another's, and takes, within a priority, the longest chain of expected work first
+  (:mod:`.order`); claimed items take the slots in that order, across waves. The exited worker's attempt is
+  read back and tested meanwhile, as in a wave.
 - A claim that left no ready item aside for want of room drained the backlog: the next look, once a wave was
   recorded or after ``POLL_S``, is a fetch (and a plan when the tracker changed), and claims, holding a new
   wave's heartbeat, only when something is ready.
@@ -142,8 +143,8 @@ class Scheduler:
         self._turns = itertools.count()
         """Each claimed item's turn: its place among the claimed items (the tie-break of their ranks)."""
         self._drained: str | None = None
-        """The tracker's blob SHA when the last claim took fewer items than it asked for (None: it did not):
-        until the tracker changes, nothing more is ready."""
+        """The tracker's blob SHA when the last claim (or look) left no ready item aside (None: it did): until
+        the tracker changes, nothing more is ready."""
 
     def changed(self) -> None:
         """An item or a wave ended: the scheduler looks again."""
@@ -218,10 +219,13 @@ class Scheduler:
             self._close_open()
             wave = None
         self._claimed_at = time.monotonic()
-        if self._drained is not None and not self._ready():
-            # Nothing ready: only a wave's record (an item back to todo) or another writer makes more.
-            self._next_claim_at = time.monotonic() + self.rolling.poll_s
-            return 0
+        try:
+            if self._drained is not None and not self._ready():
+                # Nothing ready: only a wave's record (an item back to todo) or another writer makes more.
+                self._next_claim_at = time.monotonic() + self.rolling.poll_s
+                return 0
+        except WavegitError as exc:
+            return self._stop_claims(exc)
         if wave is None:
             opened = time.monotonic()
             wave = RollingWave(self, worktree.new_wave_id(utc_now()), opened)
@@ -233,10 +237,7 @@ class Scheduler:
         except WavegitError as exc:
             self._claiming = None
             self._discard(wave)
-            if not (self.waves or self.outcomes):
-                raise  # nothing claimed yet: as `wavegit run` would
-            self.stopped = exc
-            return 0
+            return self._stop_claims(exc)
         self._claiming = None
         if moved:
             # Work was merged since the open wave branched: the next items start from a base that has it.
@@ -270,6 +271,14 @@ class Scheduler:
                     self.slots.forget(turn)
                 self._close_open()
         return len(claimed.items)
+
+    def _stop_claims(self, exc: WavegitError) -> int:
+        """A claim (or a look) failed: no new claim, the waves in flight end; nothing claimed yet, it is
+        raised, as `wavegit run` would."""
+        if not (self.waves or self.outcomes):
+            raise exc
+        self.stopped = exc
+        return 0
 
     def _ready(self) -> bool:
         """Whether a claim would find a ready item, from a fetch, and a plan only when the tracker changed
