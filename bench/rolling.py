@@ -14,9 +14,10 @@ origin; each worker sleeps its item's time, drawn lognormal (median 1 s, sigma 0
   is ``done``.
 
 Each item's ``estimate_s`` is the time its worker sleeps (the scheduler starts the longest first), except
-for one ``--continuous`` run of the 24 items without any. Each against its lower bound: the larger of total work / slots and the critical path (the longest item, the
-two items of a dependency, the two items of a shared file). Reported: makespan, its ratio to the bound, the
-number of waves and the items per wave. The 40-item backlog also runs with several ``wave_window_s``.
+for one ``--continuous`` run of the 24 items without any. Each against its lower bound: the larger of total
+work / slots and the critical path (the longest item, the two items of a dependency, the two items of a
+shared file). Reported: makespan, its ratio to the bound, the number of waves and the items per wave. The
+40-item backlog also runs with several ``wave_window_s``.
 
     python bench/rolling.py [--runs 3] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
 """
