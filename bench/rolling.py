@@ -13,9 +13,11 @@ origin; each worker sleeps its item's time, drawn lognormal (median 1 s, sigma 0
   ``wavegit run --continuous --watch``, stopped (SIGTERM) once every item is ``done``. Time until every item
   is ``done``.
 
-Each against its lower bound: the larger of total work / slots and the critical path (the longest item, the
-two items of a dependency, the two items of a shared file). Reported: makespan, its ratio to the bound, the
-number of waves and the items per wave. The 40-item backlog also runs with several ``wave_window_s``.
+Each item's ``estimate_s`` is the time its worker sleeps (the scheduler starts the longest first), except
+for one ``--continuous`` run of the 24 items without any. Each against its lower bound: the larger of total
+work / slots and the critical path (the longest item, the two items of a dependency, the two items of a
+shared file). Reported: makespan, its ratio to the bound, the number of waves and the items per wave. The
+40-item backlog also runs with several ``wave_window_s``.
 
     python bench/rolling.py [--runs 3] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
 """
@@ -33,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,17 +122,23 @@ def list_schedule(items: Sequence[Item], slots: int = CONCURRENCY) -> float:
     return max(free)
 
 
-def seeds_ratio(seeds: int = 40) -> float:
-    """The median, over seeds, of :func:`list_schedule`'s ratio to the lower bound (24 independent items)."""
+def longest(items: Sequence[Item]) -> list[Item]:
+    return sorted(items, key=lambda item: -item.seconds)
+
+
+def seeds_ratio(ordered: Callable[[Sequence[Item]], Sequence[Item]], seeds: int = 40) -> float:
+    """The median, over seeds, of :func:`list_schedule`'s ratio to the lower bound (24 independent items
+    started in the ``ordered`` order)."""
     ratios = []
     for seed in range(seeds):
         items = independent(24, seed)
-        ratios.append(list_schedule(items) / max(lower_bound(items)))
+        ratios.append(list_schedule(ordered(items)) / max(lower_bound(items)))
     return statistics.median(ratios)
 
 
-def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: float) -> Path:
-    """A bare origin, the config on ``main``, the tracker on a branch of its own; the scheduler's clone."""
+def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: float, estimates: bool) -> Path:
+    """A bare origin, the config on ``main``, the tracker on a branch of its own; the scheduler's clone.
+    ``estimates``: each item's ``estimate_s`` is the time its worker sleeps (the scheduler knows it)."""
     durations_file = base / "durations.txt"
     durations_file.write_text("".join(f"{item.id} {item.seconds:g} {item.shares}\n" for item in items))
     worker = base / "worker.sh"
@@ -149,7 +157,8 @@ def make_repo(base: Path, env: dict[str, str], items: Sequence[Item], window: fl
     entries = [{"id": item.id, "prompt": f"do {item.id}",
                 "owns": [f"{item.id}.txt", *filter(None, [item.shares])],
                 "test": "true", "status": "todo", "priority": item.priority,
-                **({"depends_on": list(item.depends_on)} if item.depends_on else {})} for item in items]
+                **({"depends_on": list(item.depends_on)} if item.depends_on else {}),
+                **({"estimate_s": item.seconds} if estimates else {})} for item in items]
     common.git(clone, env, "checkout", "-q", "-b", TRACKER_BRANCH)
     (clone / ".wavegit" / "tracker.yaml").write_text(yaml.safe_dump({"version": 1, "items": entries},
                                                                      sort_keys=False))
@@ -267,12 +276,13 @@ def continuous(clone: Path, env: dict[str, str], merger: Merger | None) -> Measu
     return Measured(makespan, waves_of(out))
 
 
-def measure_once(cache: Path, items: Sequence[Item], rolling: bool, window: float, merged: bool) -> Measured:
+def measure_once(cache: Path, series: Series) -> Measured:
+    items, window, merged = series.items, series.window, series.merged
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         env = common.git_env(base / "home", cache)
-        clone = make_repo(base, env, items, window)
-        run = continuous if rolling else back_to_back
+        clone = make_repo(base, env, items, window, series.estimates)
+        run = continuous if series.rolling else back_to_back
         if not merged:
             measured = run(clone, env, None)
         else:
@@ -294,6 +304,7 @@ class Series:
     rolling: bool
     window: float
     merged: bool
+    estimates: bool = True
     runs: list[Measured] = field(default_factory=list)
 
     @property
@@ -316,14 +327,15 @@ def result(quick: bool, runs: int = 3) -> common.Result:
     one, many = f"{len(small)} independent", f"{len(big)}-item backlog"
     default = WINDOWS[-1]
     rolling_small = Series(f"{one}: `run --continuous`", small, True, default, False)
+    blind_small = Series(f"{one}: `run --continuous`, no `estimate_s`", small, True, default, False, False)
     rolling_big = [Series(f"{many}: `run --continuous --watch`, wave_window_s {w:g}", big, True, w, True)
                    for w in (WINDOWS[-1:] if quick else WINDOWS)]
     series = ([rolling_small, *rolling_big] if quick else
-              [Series(f"{one}: back-to-back `run`", small, False, default, False), rolling_small,
+              [Series(f"{one}: back-to-back `run`", small, False, default, False), rolling_small, blind_small,
                Series(f"{many}: back-to-back `run`", big, False, default, True), *rolling_big])
     for _ in range(runs):
         for entry in series:  # interleaved, round by round
-            entry.runs.append(measure_once(cache, entry.items, entry.rolling, entry.window, entry.merged))
+            entry.runs.append(measure_once(cache, entry))
     bounds = {id(small): lower_bound(small), id(big): lower_bound(big)}
     rows = []
     for entry in series:
@@ -331,11 +343,12 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         bound = max(work, path)
         rows.append((entry.label, f"{entry.makespans.s()} s", f"{work:.2f} / {path:.2f} s",
                      f"{entry.makespans.median / bound:.2f}x", entry.waves()))
-    ideal = list_schedule(small)
     work, path = bounds[id(small)]
-    rows.insert(series.index(rolling_small) + 1,
-                (f"{one}: items in plan order, each as a slot frees, no overhead (computed)",
-                 f"{ideal:.2f} s", f"{work:.2f} / {path:.2f} s", f"{ideal / max(work, path):.2f}x", ""))
+    for after, (how, ordered) in enumerate((("in plan order", small), ("longest first", longest(small))), 1):
+        ideal = list_schedule(ordered)
+        rows.insert(series.index(rolling_small) + after,
+                    (f"{one}: items {how}, each as a slot frees, no overhead (computed)",
+                     f"{ideal:.2f} s", f"{work:.2f} / {path:.2f} s", f"{ideal / max(work, path):.2f}x", ""))
     ratio_24 = rolling_small.makespans.median / max(bounds[id(small)])
     ratio_40 = rolling_big[-1].makespans.median / max(bounds[id(big)])
     targets = (common.Target(23, "24 lognormal items, `run --continuous` vs lower bound", f"≤ {TARGET_24}x",
@@ -353,10 +366,14 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "merges each recorded wave into `main` and runs `wavegit sync` at once, so its time is the time "
         f"until every item is `done`. Median (min-max) of {runs} fresh repositories, interleaved; waves and "
         "items per wave of the median run, in the order the waves ended. Lower bound: the larger of "
-        "total work / slots and the critical path. The computed row is the best a scheduler that cannot "
-        "know how long an item takes can do: it starts items in plan order as slots free; over seeds 0-39 "
-        f"of this workload its median ratio to the bound is {seeds_ratio():.2f}x, so a 1.2x target holds "
-        f"only when the long items happen to come first. Seed {SEED_24} is the first whose bound, like issue "
+        "total work / slots and the critical path. What the scheduler is told: each item's `estimate_s` is "
+        "the time its worker sleeps (exact estimates, the best case of that information), except in the row "
+        "that says `no estimate_s`, where it starts items in plan order (oldest first). The computed rows "
+        "are the two orders with no overhead at all: in plan order, the best a scheduler that cannot know "
+        "how long an item takes does (over seeds 0-39 of this workload its median ratio to the bound is "
+        f"{seeds_ratio(list):.2f}x, so a 1.2x target holds only when the long items happen to come first); "
+        f"longest first, what exact estimates allow (median over seeds {seeds_ratio(longest):.2f}x). "
+        f"Seed {SEED_24} is the first whose bound, like issue "
         "23's (4.9 s), is the total work / slots within 0.1 s.",
         "",
         common.table(["run", "makespan", "work / slots, critical path", "ratio to bound",

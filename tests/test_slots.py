@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from wavegit.engine.slots import Slot, WorkerSlots
+from wavegit.engine.slots import RollingSlots, Slot, WorkerSlots
 
 
 def _waiting(slots: WorkerSlots, turn: int | None, got: list[int | None],
@@ -112,3 +112,23 @@ def test_a_finished_attempt_waits_for_the_launch_its_slot_goes_to_not_longer() -
     started = time.monotonic()
     slots.wait_for_launches(0.2)
     assert 0.2 <= time.monotonic() - started < 5
+
+
+def test_a_rolling_slot_counts_its_launch_so_a_read_back_after_it_does_not_wait() -> None:
+    slots = RollingSlots(2, lambda: None)
+    slots.promise({0: (1.0,)})
+    slot = slots.take(0)
+    assert slot is not None
+    done = threading.Event()
+    reader = threading.Thread(target=lambda: (slots.wait_for_launches(30), done.set()))
+    reader.start()
+    # Its worker has not started: a read-back waits for it, as with a wave's slots.
+    assert not done.wait(0.3)
+    slot.launched()
+    assert done.wait(10)
+    reader.join(timeout=10)
+    # Launched and given back: nothing is about to start, so nothing waits (the count never went below zero).
+    slot.give_back()
+    started = time.monotonic()
+    slots.wait_for_launches(30)
+    assert time.monotonic() - started < 5

@@ -3,11 +3,16 @@ across several waves at once; each wave is still claimed, run, combined, tested,
 reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
 
 - Whenever a worker exits, the scheduler claims (one compare-and-swap commit, :func:`.claim.claim`) as many
-  ready items as worker slots are idle (:class:`RollingSlots`), plus ``concurrency`` more that wait for a
-  slot, so that a freed slot starts the next item at once rather than after a claim; the planner never takes
-  one that overlaps an item in flight (``in_progress`` or ``review``), this scheduler's or another's. The
-  exited worker's attempt is read back and tested meanwhile, as in a wave. A claim that found nothing ready
-  is retried once a wave was recorded, or after ``POLL_S``.
+  ready items as worker slots are idle (:class:`.slots.RollingSlots`), plus ``2 * concurrency`` more that
+  wait for a slot, so that a freed slot starts the next item at once rather than after a claim; while no slot
+  idles, it waits until half of those can be taken by one claim, or ``POLL_S`` passed since the last one.
+  The planner never takes one that overlaps an item in flight (``in_progress`` or ``review``), this
+  scheduler's or another's, and takes, within a priority, the longest chain of expected work first
+  (:mod:`.order`); claimed items take the slots in that order, across waves. The exited worker's attempt is
+  read back and tested meanwhile, as in a wave.
+- A claim that left no ready item aside for want of room drained the backlog: the next look, once a wave was
+  recorded or after ``POLL_S``, is a fetch (and a plan when the tracker changed), and claims, holding a new
+  wave's heartbeat, only when something is ready.
 - Claims go to the *open* wave. It closes to new items once it has ``max_items``, ``wave_window_s`` after its
   first claim, when its spend reached the wave ceiling, when an item became ``done`` since it opened (merged
   work: what depends on it or overlaps it must start from a base that has it), or when nothing is ready and
@@ -16,8 +21,8 @@ reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
   record, report) while later waves run.
 - Every claim checks HALT and the day budget, the latter also against what this scheduler's unrecorded
   waves spent; a halt or a ceiling stops new claims and lets running items finish (exit 3).
-- Without ``watch`` the scheduler ends when nothing is ready and nothing is in flight; with it, it polls the
-  tracker every ``POLL_S`` until interrupted.
+- Without ``watch`` the scheduler ends when nothing is ready and nothing is in flight; with it, it looks
+  every ``POLL_S`` until interrupted.
 - Ctrl-C or SIGTERM: every wave's workers are cancelled, and each wave records and reports what it has.
 
 Each wave holds its lock (``wavegit.core.wavelock``) and its heartbeat from before its first claim until its
@@ -27,16 +32,16 @@ recovers it alike.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wavegit.attempts import sandbox, worktree
-from wavegit.core import heartbeat, wavelock
+from wavegit.core import wavelock
 from wavegit.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_HALTED,
@@ -47,58 +52,27 @@ from wavegit.core.errors import (
     WavegitError,
 )
 from wavegit.core.repo import Repo
-from wavegit.engine import preflight
-from wavegit.engine.attempt import run_attempts
-from wavegit.engine.claim import Claim, claim, resolve_base
+from wavegit.engine import order, preflight
+from wavegit.engine.claim import Claim, claim, load_tracker
 from wavegit.engine.eventlog import EventLog
 from wavegit.engine.outcome import WaveOutcome
-from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, hold, run_claimed
-from wavegit.engine.records import ItemRun, utc_now
-from wavegit.engine.slots import Slot, WorkerSlots
-from wavegit.engine.wave import Wave, await_items
-from wavegit.model import lifecycle, report, tracker
+from wavegit.engine.pipeline import Delivery, WaveOptions, hold
+from wavegit.engine.records import utc_now
+from wavegit.engine.rollingwave import RollingWave
+from wavegit.engine.slots import RollingSlots
+from wavegit.engine.wave import HaltWatch
+from wavegit.model import lifecycle, tracker
 from wavegit.model.config import Config
 from wavegit.model.select import Plan, select
 from wavegit.trackerbranch import budget
 from wavegit.trackerbranch.store import TrackerStore
 
-POLL_S = 2.0
-"""``--watch``: how often an idle scheduler asks the tracker for ready items."""
+POLL_S = 1.0
+"""How often a scheduler whose last claim drained the backlog looks for new ready items (a fetch, and a plan
+when the tracker changed); ``--watch`` polls so while nothing runs."""
 EXIT_ORDER = (EXIT_BAD_INPUT, EXIT_HALTED)
 """Exit codes that outrank any wave's (bad input, then halted or over budget); below them the highest wave
 code wins (4, 1, 0). Ctrl-C or SIGTERM: 130, whatever came before."""
-
-
-class RollingSlots(WorkerSlots):
-    """The worker slots every wave of a scheduler shares, and how many are idle: free, less those that
-    retries wait for and those promised to items claimed but not started yet. A slot is held while a worker
-    runs, so the next item is claimed while the previous attempt is read back and tested."""
-
-    def __init__(self, size: int, on_free: Callable[[], None]) -> None:
-        """``on_free``: called whenever a slot is given back."""
-        super().__init__(size)
-        self._promised = 0
-        self._on_free = on_free
-
-    def promise(self, count: int) -> None:
-        with self._cond:
-            self._promised += count
-
-    def idle(self) -> int:
-        with self._cond:
-            return self._free - self._retries - self._promised
-
-    def take(self, turn: int | None) -> Slot | None:
-        """``turn`` not None: an item's first attempt, which takes the slot promised to it (a rolling wave's
-        items start as soon as they are claimed, in no queue); None: a retry."""
-        if turn is not None:
-            with self._cond:
-                self._promised -= 1
-        return super().take(None)
-
-    def put_back(self) -> None:
-        super().put_back()
-        self._on_free()
 
 
 class WaveStopped(WavegitError):
@@ -113,153 +87,6 @@ class RollingOptions:
     """Items per wave (``--max-items``; default ``max_items``)."""
     watch: bool = False
     poll_s: float = POLL_S
-
-
-class RollingWave:
-    """One rolling wave: its items handed over claim by claim and run on the scheduler's slots; it is its own
-    :class:`.pipeline.ItemSource`, so :func:`.pipeline.run_claimed` delivers it once it is closed and its
-    last item ended."""
-
-    def __init__(self, scheduler: Scheduler, wave_id: str, opened_at: float) -> None:
-        self.scheduler = scheduler
-        self.wave_id = wave_id
-        self.opened_at = opened_at
-        self.done_at_open: frozenset[str] | None = None
-        """The ``done`` items when its first claim was planned: its base has their work."""
-        self.count = 0
-        self.running = 0
-        self.closed = False
-        self.interrupted = False
-        self.wave: Wave | None = None
-        self.outcome: WaveOutcome | None = None
-        self.error: BaseException | None = None
-        self.settled = False
-        self.keep_lock = False
-        """A claim into it was cut short (Ctrl-C): what it took is unknown, so its lock stays for ``sync``."""
-        self.beating: heartbeat.Heartbeat | None = None
-        """Its heartbeat on the remote, from before its first claim until its claims are settled."""
-        self.ended = False
-        """Its thread is done: it takes no more items."""
-        self._pending: list[ItemRun] = []
-        self._cond = threading.Condition()
-        self.thread: threading.Thread | None = None
-        self.report: report.WaveReport | None = None
-
-    # The ItemSource side, in the wave's own thread.
-    def base(self, claimed: Claim) -> str:
-        return resolve_base(self.scheduler.repo, self.scheduler.config, claimed.commit)
-
-    def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
-        config = self.scheduler.config
-        context = wave.context
-        context.slots = self.scheduler.slots
-        with self._cond:
-            self.wave = wave
-        futures: list[Future[None]] = []
-        batch = list(runs)
-        with ThreadPoolExecutor(max_workers=self.scheduler.max_items,
-                                thread_name_prefix="wavegit-item") as pool:
-            try:
-                while batch:
-                    for run in batch:
-                        context.events.event(run.item.id, "queued")
-                        # Made in the background while it waits for its slot (its own thread makes it if
-                        # the slot comes first).
-                        context.workspaces.prepare(context.spec(run.item, 1))
-                        tries = lifecycle.attempts_left(run.item, config.attempts, config.max_attempts)
-                        futures.append(pool.submit(self._run_item, wave, run, tries))
-                    with self._cond:
-                        self._cond.wait_for(lambda: bool(self._pending) or self.closed or self.interrupted)
-                        batch, self._pending = self._pending, []
-                    runs += batch
-                await_items(context, futures)
-            finally:
-                context.workspaces.close()
-        # Reported and combined in tracker order, as a wave's items are.
-        runs.sort(key=lambda run: run.item.index)
-        if self.report is not None:
-            # The first claim skipped, for want of room, items a later claim took into this wave.
-            taken = {run.item.id for run in runs}
-            self.report.skipped = [skip for skip in self.report.skipped if skip.id not in taken]
-        if self.interrupted:
-            raise KeyboardInterrupt
-
-    def _run_item(self, wave: Wave, run: ItemRun, tries: int) -> None:
-        try:
-            run_attempts(wave.context, run, tries, wave.stop_reason, 0)
-        finally:
-            with self._cond:
-                self.running -= 1
-            self.scheduler.changed()
-
-    # The scheduler side, in its thread.
-    def add(self, items: Sequence[tracker.Item]) -> bool:
-        """Hand over items claimed into this wave; False when it ended first (it failed before it could run
-        them): they stay claimed, and its lock is written again, so ``sync`` returns them once this process
-        is gone."""
-        with self._cond:
-            if self.ended:
-                wavelock.write(self.scheduler.repo, wavelock.this_process(self.wave_id))
-                return False
-            self.count += len(items)
-            self.running += len(items)
-            self._pending += [ItemRun(item) for item in items]
-            self._cond.notify_all()
-            return True
-
-    def close(self) -> None:
-        with self._cond:
-            self.closed = True
-            self._cond.notify_all()
-
-    def interrupt(self) -> None:
-        with self._cond:
-            self.interrupted = self.closed = True
-            wave = self.wave
-            self._cond.notify_all()
-        if wave is not None:
-            wave.context.stop()
-
-    @property
-    def spent(self) -> float:
-        wave = self.wave
-        return wave.spent if wave is not None else 0.0
-
-    def over_wave_budget(self) -> bool:
-        wave = self.wave
-        return wave is not None and wave.context.spend.exceeded
-
-    def deliver(self, claimed: Claim, options: WaveOptions, delivery: Delivery) -> None:
-        """Start the wave's thread: :func:`.pipeline.run_claimed` with this wave as its item source."""
-        scheduler = self.scheduler
-        started = utc_now()
-        self.count = self.running = len(claimed.items)
-        rep = self.report = claim_report(scheduler.config, scheduler.store, claimed, options, started)
-
-        def work() -> None:
-            try:
-                self.outcome = run_claimed(scheduler.repo, scheduler.config, scheduler.store, claimed, rep,
-                                           source=self, delivery=delivery, options=options)
-                self.settled = self.outcome.report.tracker_updated or not self.outcome.report.items
-            except Interrupted as exc:
-                self.settled = exc.settled
-                if exc.report is not None:
-                    self.outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
-            except BaseException as exc:  # handed to the scheduler thread
-                self.error = exc
-            finally:
-                with self._cond:
-                    self.ended = True
-                    # Items handed over after it stopped taking them were never run nor recorded.
-                    settled = self.settled and not self.keep_lock and not self._pending
-                    if settled:
-                        wavelock.remove(scheduler.repo, self.wave_id)
-                if self.beating is not None:
-                    self.beating.stop(settled=settled)
-                scheduler.changed()
-
-        self.thread = threading.Thread(target=work, name=f"wavegit-{self.wave_id}", daemon=True)
-        self.thread.start()
 
 
 @dataclass
@@ -286,9 +113,12 @@ class Scheduler:
         self.max_items = rolling.max_items or config.max_items
         self.concurrency = max(1, config.concurrency)
         self.slots = RollingSlots(self.concurrency, self.changed)
-        self.lookahead = self.concurrency
+        self.lookahead = 2 * self.concurrency
         """Items claimed beyond the idle slots, waiting for one: a freed slot takes the next item at once
-        instead of after a claim (a fetch and a push), as a wave's items wait for their slots."""
+        instead of after a claim (a fetch and a push), as a wave's items wait for their slots; two rounds of
+        slots, so that the next claim lands before the queue runs dry even when short items end in a burst."""
+        self.batch = max(1, self.lookahead // 2)
+        """While no slot idles, a claim waits until it can take this many items: fewer pushes."""
         self.on_report = on_report
         self.open: RollingWave | None = None
         self.waves: list[RollingWave] = []
@@ -304,8 +134,17 @@ class Scheduler:
         """What a wave's thread raised (wavegit's own failure), raised once every other wave has ended."""
         self._next_claim_at = 0.0
         """No claim before this ``time.monotonic()``: the last one found nothing ready."""
+        self._claimed_at = 0.0
+        """When the last claim (or look) started."""
         self._cond = threading.Condition()
         self._claiming: RollingWave | None = None
+        self.halt_watch = HaltWatch(store, threading.Lock())
+        """Every wave's HALT reads before launches: one read serves all of them, and each claim is one."""
+        self._turns = itertools.count()
+        """Each claimed item's turn: its place among the claimed items (the tie-break of their ranks)."""
+        self._drained: str | None = None
+        """The tracker's blob SHA when the last claim (or look) left no ready item aside (None: it did): until
+        the tracker changes, nothing more is ready."""
 
     def changed(self) -> None:
         """An item or a wave ended: the scheduler looks again."""
@@ -341,15 +180,19 @@ class Scheduler:
             self._reap()
             seen = self._changes
             wait: float | None = None
-            if self.open is not None and self._closes(self.open):
+            # Nothing ready and none of its items runs: nothing would join it soon.
+            if self.open is not None and (self._closes(self.open) or (
+                    self._drained is not None and not self.open.running)):
                 self._close_open()
             stopping = self.stopped is not None or self.slots.stopped or self._failure is not None
-            wanted = self.slots.idle() + self.lookahead
-            if not stopping and wanted > 0 and time.monotonic() >= self._next_claim_at:
-                if self._claim(wanted):
-                    continue
-                # Nothing ready: only a wave's record (an item back to todo) or another writer makes more.
-                self._next_claim_at = time.monotonic() + self.rolling.poll_s
+            idle = self.slots.idle()
+            wanted = idle + self.lookahead
+            # A claim is a fetch and a push: it takes several items at once, unless a slot has nothing to run
+            # or POLL_S passed since the last one (items made ready since, by a merge, may rank first).
+            polled_at = self._claimed_at + self.rolling.poll_s
+            due = wanted > 0 and (idle > 0 or wanted >= self.batch or time.monotonic() >= polled_at)
+            if not stopping and due and time.monotonic() >= self._next_claim_at and self._claim(wanted):
+                continue
             if stopping:
                 self._close_open()
             if not self.waves:
@@ -359,8 +202,8 @@ class Scheduler:
             elif self.open is not None and not self.open.closed:
                 wait = max(0.0, self.open.opened_at + self.config.wave_window_s - time.monotonic())
             if wanted > 0 and not stopping:
-                wait = min(wait if wait is not None else math.inf,
-                           max(0.0, self._next_claim_at - time.monotonic()))
+                at = self._next_claim_at if due else max(self._next_claim_at, polled_at)
+                wait = min(wait if wait is not None else math.inf, max(0.0, at - time.monotonic()))
             self._wait(seen, wait)
 
     def _wait(self, seen: int, timeout: float | None) -> None:
@@ -375,6 +218,14 @@ class Scheduler:
         if wave is not None and self._closes(wave):
             self._close_open()
             wave = None
+        self._claimed_at = time.monotonic()
+        try:
+            if self._drained is not None and not self._ready():
+                # Nothing ready: only a wave's record (an item back to todo) or another writer makes more.
+                self._next_claim_at = time.monotonic() + self.rolling.poll_s
+                return 0
+        except WavegitError as exc:
+            return self._stop_claims(exc)
         if wave is None:
             opened = time.monotonic()
             wave = RollingWave(self, worktree.new_wave_id(utc_now()), opened)
@@ -382,26 +233,31 @@ class Scheduler:
         self._claiming = wave
         try:
             self._check_day()
-            claimed, moved = self._claim_into(wave, min(free, self.max_items - wave.count))
+            claimed, moved, ranked = self._claim_into(wave, min(free, self.max_items - wave.count))
         except WavegitError as exc:
             self._claiming = None
             self._discard(wave)
-            if not (self.waves or self.outcomes):
-                raise  # nothing claimed yet: as `wavegit run` would
-            self.stopped = exc
-            return 0
+            return self._stop_claims(exc)
         self._claiming = None
         if moved:
             # Work was merged since the open wave branched: the next items start from a base that has it.
             self._discard(wave)
             self._close_open()
             return 1
-        self.slots.promise(len(claimed.items))
+        claimed_ids = {item.id for item in claimed.items}
+        taken = [item_id for item_id in claimed.plan.selected if item_id in claimed_ids]
+        turns = dict(zip(taken, itertools.islice(self._turns, len(taken)), strict=True))
+        self.slots.promise({turn: ranked.get(item_id, ()) for item_id, turn in turns.items()})
+        # Nothing left for want of room: the backlog is drained until the tracker changes (a look costs a
+        # fetch, no push).
+        more = any(skip.reason == order.MAX_ITEMS for skip in claimed.plan.skipped)
+        self._drained = None if more else claimed.plan.tracker_sha
+        if self._drained is not None:
+            self._next_claim_at = time.monotonic() + self.rolling.poll_s
         if not claimed.items:
             self._discard(wave)
-            if wave.count and not wave.running:
-                self._close_open()
             return 0
+        wave.turns.update(turns)
         if wave.count == 0:
             self.open = wave
             self.waves.append(wave)
@@ -411,13 +267,37 @@ class Scheduler:
             log = EventLog(self.repo.events_dir / f"{wave.wave_id}.jsonl")
             log.claimed(wave.wave_id, claimed.plan.selected)
             if not wave.add(claimed.items):
+                for turn in turns.values():
+                    self.slots.forget(turn)
                 self._close_open()
         return len(claimed.items)
 
-    def _claim_into(self, wave: RollingWave, count: int) -> tuple[Claim, bool]:
+    def _stop_claims(self, exc: WavegitError) -> int:
+        """A claim (or a look) failed: no new claim, the waves in flight end; nothing claimed yet, it is
+        raised, as `wavegit run` would."""
+        if not (self.waves or self.outcomes):
+            raise exc
+        self.stopped = exc
+        return 0
+
+    def _ready(self) -> bool:
+        """Whether a claim would find a ready item, from a fetch, and a plan only when the tracker changed
+        since the last claim found the backlog drained: a look costs no push (no heartbeat, no claim)."""
+        snapshot = self.store.read()
+        blob_sha = snapshot.blob_sha
+        if blob_sha == self._drained:
+            return False
+        loaded = load_tracker(snapshot, self.repo, self.config)
+        if select(loaded, 1, blob_sha or "").selected:
+            return True
+        self._drained = blob_sha
+        return False
+
+    def _claim_into(self, wave: RollingWave, count: int) -> tuple[Claim, bool, dict[str, order.Rank]]:
         """The claim of ``count`` items into ``wave``; True when it took nothing because an item became
-        ``done`` since ``wave`` opened."""
+        ``done`` since ``wave`` opened; the ranks of the items the plan was made on (:func:`.order.ranks`)."""
         moved: list[bool] = []
+        ranked: dict[str, order.Rank] = {}
 
         def planner(loaded: tracker.Tracker, max_items: int, tracker_sha: str) -> Plan:
             done = frozenset(item.id for item in loaded.items if item.status == lifecycle.Status.DONE.value)
@@ -426,14 +306,16 @@ class Scheduler:
                 return Plan((), (), tracker_sha)
             if not wave.count:
                 wave.done_at_open = done
-            return select(loaded, max_items, tracker_sha)
+            ranked.update(order.ranks(loaded))
+            return order.longest_first(loaded, max_items, tracker_sha, ranked)
 
         claimed = claim(self.repo, self.config, self.store, max_items=count, wave_id=wave.wave_id,
                         now=utc_now(), check=preflight.claim_checks(self.repo, self.config, wave.wave_id),
                         planner=planner)
         self.day_spent = claimed.day_spent
+        self.halt_watch.found_none(claimed.halt_read_at)
         self._unrecorded = list(self.waves)
-        return claimed, bool(moved)
+        return claimed, bool(moved), ranked
 
     def _check_day(self) -> None:
         """The day ceiling against the day's recorded spend and what this scheduler's waves spent since."""

@@ -11,6 +11,7 @@ read-backs and tests (five git processes each) delayed the next batch's launches
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 
 
 class Slot:
@@ -99,3 +100,64 @@ class WorkerSlots:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
+
+
+class RollingSlots(WorkerSlots):
+    """The worker slots every wave of a ``run --continuous`` scheduler shares, and how many are idle: free,
+    less those that retries wait for and those promised to items claimed but not started yet. Each claimed
+    item has a turn (a number) and a sort key: of the first attempts waiting, the one with the lowest key
+    takes the next slot, so an item claimed later that the planner ranks first (a longer one) overtakes those
+    still waiting, across waves; a turn whose item never asks (its wave stopped) holds no other back."""
+
+    def __init__(self, size: int, on_free: Callable[[], None]) -> None:
+        """``on_free``: called whenever a slot is given back."""
+        super().__init__(size)
+        self._promised: set[int] = set()
+        self._queued: set[int] = set()
+        """First attempts waiting for a slot, by turn."""
+        self._keys: dict[int, tuple[float, ...]] = {}
+        self._on_free = on_free
+
+    def promise(self, keys: Mapping[int, tuple[float, ...]]) -> None:
+        """A slot for each turn of ``keys`` (items just claimed), taken in the order of their keys."""
+        with self._cond:
+            self._promised.update(keys)
+            self._keys.update(keys)
+
+    def forget(self, turn: int) -> None:
+        """``turn``'s item is over: a slot promised to it and never taken (no attempt left, its wave
+        stopped) is idle again."""
+        with self._cond:
+            self._promised.discard(turn)
+            self._keys.pop(turn, None)
+
+    def idle(self) -> int:
+        with self._cond:
+            return self._free - self._retries - len(self._promised) - len(self._queued)
+
+    def take(self, turn: int | None) -> Slot | None:
+        """``turn`` not None: an item's first attempt, which takes the slot promised to it once no retry and
+        no first attempt with a lower key waits; None: a retry, first."""
+        if turn is None:
+            return super().take(None)
+        with self._cond:
+            self._promised.discard(turn)
+            self._queued.add(turn)
+            self._waiting += 1
+            self._cond.wait_for(lambda: self._stopped or (
+                self._free > 0 and self._retries == 0 and min(self._queued, key=self._key) == turn))
+            self._queued.discard(turn)
+            self._waiting -= 1
+            self._cond.notify_all()
+            if self._stopped:
+                return None
+            self._free -= 1
+            self._launching += 1
+        return Slot(self)
+
+    def _key(self, turn: int) -> tuple[float, ...]:
+        return (*self._keys.get(turn, ()), turn)
+
+    def put_back(self) -> None:
+        super().put_back()
+        self._on_free()

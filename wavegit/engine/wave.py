@@ -62,6 +62,12 @@ class HaltWatch:
                 self._read_started = started
             return self._reason
 
+    def found_none(self, read_at: float) -> None:
+        """A read that started at ``read_at`` (another claim's) found no HALT: launches may reuse it."""
+        with self._lock:
+            if read_at > self._read_started:
+                self._read_started, self._reason = read_at, None
+
 
 class _Background:
     """A function run in a daemon thread; :meth:`join` waits and raises what it raised."""

@@ -96,6 +96,9 @@ class Item:
     depends_on: Annotated[tuple[str, ...], schema.key(
         "ids of items that must be `done` before it is ready",
         hint="ids of items that must be done first")] = ()
+    estimate_s: Annotated[float | None, schema.key(
+        "how long its worker is expected to run, in seconds; `run --continuous` starts the longest first",
+        schema.at_least(0), hint="seconds, e.g. 900")] = None
     worker: Annotated[str | None, schema.key(
         "the worker profile that runs it (a name in config `workers`); none = config `worker`",
         schema.not_blank, hint="a profile name from `workers` in .wavegit/config.yaml")] = None
@@ -407,7 +410,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-10-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-11-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",
