@@ -610,8 +610,8 @@ def test_a_git_command_line_outside_the_git_layer_is_caught_however_git_is_impor
     sources = _fake(**{"trackerbranch.store": "from wavegit.core import git\ngit.run(['status'], cwd='.')\n",
                        "trackerbranch.halt": "import wavegit.core.git as g\ng.out(['var'], cwd='.')\n",
                        "trackerbranch.budget": "from wavegit.core.git import out as o\no(['log'], cwd='.')\n",
-                       "github.sync": "from wavegit.core import git\ngit.GitError(['log'], 1, '')\n"
-                                      "git.clean_env()\n",
+                       "sync.reconcile": "from wavegit.core import git\ngit.GitError(['log'], 1, '')\n"
+                                         "git.clean_env()\n",
                        "core.gitops": "from wavegit.core import git\ngit.run(['fetch'], cwd='.')\n",
                        "core.git": ""})
     assert sorted(v for v, _ in git_command_lines_outside_the_git_layer(sources, CONTRACT)) == [
@@ -624,13 +624,13 @@ def test_speed_rules_are_caught_off_the_hot_paths_and_allowed_on_them() -> None:
     rules = ("import functools, os\nfrom typing import NamedTuple\nclass R(NamedTuple):\n    x: int\n"
              "@functools.lru_cache(maxsize=8)\ndef f() -> None:\n    from wavegit.core import errors\n"
              "    with gc_paused():\n        os._exit(0)\n")
-    sources = _fake(**{"github.sync": rules, "model.tracker": rules, "core.errors": ""})
+    sources = _fake(**{"sync.reconcile": rules, "model.tracker": rules, "core.errors": ""})
     assert sorted(v for v, _ in speed_rules_off_the_hot_paths(sources, CONTRACT)) == [
-        "speed rule off the hot paths: wavegit.github.sync calls gc_paused()",
-        "speed rule off the hot paths: wavegit.github.sync calls os._exit()",
-        "speed rule off the hot paths: wavegit.github.sync defers importing wavegit.core.errors",
-        "speed rule off the hot paths: wavegit.github.sync.R is a NamedTuple",
-        "speed rule off the hot paths: wavegit.github.sync.f uses functools.lru_cache(maxsize=8)"]
+        "speed rule off the hot paths: wavegit.sync.reconcile calls gc_paused()",
+        "speed rule off the hot paths: wavegit.sync.reconcile calls os._exit()",
+        "speed rule off the hot paths: wavegit.sync.reconcile defers importing wavegit.core.errors",
+        "speed rule off the hot paths: wavegit.sync.reconcile.R is a NamedTuple",
+        "speed rule off the hot paths: wavegit.sync.reconcile.f uses functools.lru_cache(maxsize=8)"]
 
 
 def test_the_contract_tables_are_read_from_architecture_md() -> None:
@@ -640,4 +640,4 @@ def test_the_contract_tables_are_read_from_architecture_md() -> None:
     assert "wavegit.core.git" in CONTRACT.subprocess_users and CONTRACT.on_hot_path("wavegit.hook.prepush")
     assert {"wavegit.core.git", "wavegit.core.gitops"} <= set(CONTRACT.git_builders)
     assert "wavegit.trackerbranch.store" not in CONTRACT.git_builders
-    assert not CONTRACT.on_hot_path("wavegit.github.sync")
+    assert not CONTRACT.on_hot_path("wavegit.sync.reconcile")

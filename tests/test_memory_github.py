@@ -19,9 +19,9 @@ from wavegit.github.api import OUTCOME_PREFIX, GitHubError, mark_report_outcome,
 from wavegit.github.publish import Publisher
 from wavegit.github.review import Reviewer, reply_marker
 from wavegit.github.store import GitHubStore
-from wavegit.github.sync import ItemChange, update_comments
 from wavegit.model import report_markdown
 from wavegit.model.config import Config
+from wavegit.sync.reconcile import ItemChange, update_comments
 from wavegit.trackerbranch.store import CasConflict, Change, mutate
 
 CONFIG = Config()

@@ -1,7 +1,7 @@
 """``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
 
 Each item the wave still holds ``in_progress`` gets what ``sync`` gives a wave whose scheduler is gone
-(``wavegit.github.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
+(``wavegit.sync.reconcile``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
 branch has its commit, else back to ``todo`` with no attempt counted (the scheduler's death is not the
 item's).
 
@@ -23,9 +23,9 @@ from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import UsageError
-from wavegit.github import sync
 from wavegit.model import tracker
 from wavegit.model.lifecycle import Status
+from wavegit.sync import reconcile as sync
 from wavegit.trackerbranch import claims
 
 

@@ -17,9 +17,10 @@ from datetime import datetime, timezone
 from wavegit.commands._context import Context
 from wavegit.commands._write import published
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
-from wavegit.github import api, sync
+from wavegit.github import api
 from wavegit.github.client import connect
 from wavegit.model.columns import claims_of
+from wavegit.sync import reconcile as sync
 from wavegit.trackerbranch import claims
 
 

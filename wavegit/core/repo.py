@@ -91,7 +91,7 @@ class Repo(NamedTuple):
 
     @property
     def kept_branches_file(self) -> Path:
-        """The branches ``sync`` keeps and has said so, to say it once (``wavegit.github.sync_branches``)."""
+        """The branches ``sync`` keeps and has said so, to say it once (``wavegit.sync.branches``)."""
         return self.state_dir / "kept-branches.json"
 
     def report_file(self, wave_id: str, suffix: str) -> Path:

@@ -18,7 +18,7 @@ no-op). The rules, per item:
 - ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
   unmerged -> ``todo``; the report comment then says so.
 - ``review`` otherwise: the item's changes in the base branch -> ``done``, by the rules of
-  :mod:`wavegit.github.sync_merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on
+  :mod:`wavegit.sync.merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on
   the wave branch as the remote has it or as this repository does (a ``--no-push`` wave merged by hand); the
   change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
   ``review`` unless a squash's trailers name them, and once it is gone here too, sync says so each time
@@ -36,7 +36,7 @@ Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
 is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
 branches of waves with no item left ``in_progress`` or in ``review`` whose work is all in the base branch
-are deleted (:mod:`wavegit.github.sync_branches`; ``keep_branches`` keeps them, and the item branches above).
+are deleted (:mod:`wavegit.sync.branches`; ``keep_branches`` keeps them, and the item branches above).
 """
 
 from __future__ import annotations
@@ -51,11 +51,12 @@ from wavegit.attempts import workspace, worktree
 from wavegit.core import git, gitops, gitops_worktrees, heartbeat, wavelock
 from wavegit.core.errors import UsageError, WavegitError
 from wavegit.core.repo import Repo
-from wavegit.github import sync_branches, sync_merged
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import Status
+from wavegit.sync import branches as sync_branches
+from wavegit.sync import merged as sync_merged
 from wavegit.trackerbranch import claims
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
@@ -78,7 +79,7 @@ class ItemChange:
     pr: int | None = None
     merge_sha: str | None = None
     rule: str | None = None
-    """How a merge was found: ``pr``, or a rule of :mod:`wavegit.github.sync_merged`; None for other
+    """How a merge was found: ``pr``, or a rule of :mod:`wavegit.sync.merged`; None for other
     changes."""
 
     def line(self) -> str:
