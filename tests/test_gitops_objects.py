@@ -23,7 +23,7 @@ def test_git_path_and_absolute_git_dir(clone: Path) -> None:
     assert gitops_objects.absolute_git_dir(clone / "sub") == clone / ".git"
 
 
-def test_init_repository_has_no_templates_and_reset_hard_checks_out_a_commit(clone: Path,
+def test_init_repository_has_no_templates_and_checking_out_a_commit_writes_no_reflog(clone: Path,
                                                                               tmp_path: Path) -> None:
     tree = tmp_path / "attempt"
     tree.mkdir()
@@ -34,10 +34,11 @@ def test_init_repository_has_no_templates_and_reset_hard_checks_out_a_commit(clo
         f"{gitops_objects.git_path(clone, 'objects')}\n")
     head = commit(clone, {"dir/f.txt": "f\n"})
     (tree / "stray.txt").write_text("left over\n")
-    gitops_objects.reset_hard(tree, head)
+    gitops_objects.check_out_unlogged(tree, head)
     assert git(tree, "rev-parse", "HEAD") == head and (tree / "dir" / "f.txt").read_text() == "f\n"
+    assert not (tree / ".git" / "logs").exists()
     with pytest.raises(GitError):
-        gitops_objects.reset_hard(tree, "0" * 40)
+        gitops_objects.check_out_unlogged(tree, "0" * 40)
 
 
 def test_ls_tree_recursive_lists_every_file_with_full_paths(clone: Path) -> None:

@@ -38,11 +38,6 @@ def init_repository(path: Path, branch: str) -> None:
             env=_NO_USER_CONFIG)
 
 
-def reset_hard(worktree: Path, commit: str) -> None:
-    """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config)."""
-    git.run(["reset", "--hard", "--quiet", commit], cwd=worktree, env=_NO_USER_CONFIG)
-
-
 def ls_tree_recursive(root: Path, treeish: str) -> list[TreeEntry]:
     """Every blob, symlink and gitlink in ``treeish``, with full-tree paths."""
     listing = git.out(["ls-tree", "-r", "-z", "--full-tree", treeish], cwd=root)
@@ -122,6 +117,7 @@ def pack_reachable(root: Path, pack: Path, revs: Sequence[str], *, elsewhere: bo
 
 
 def check_out_unlogged(worktree: Path, commit: str) -> None:
-    """:func:`reset_hard` writing no reflog: a fresh tree needs none, and each is files to make and remove."""
+    """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config), writing no
+    reflog: a fresh tree needs none, and each is files to make and remove."""
     git.run(["-c", "core.logAllRefUpdates=false", "reset", "--hard", "--quiet", commit], cwd=worktree,
             env=_NO_USER_CONFIG)
