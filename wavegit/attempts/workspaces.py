@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.attempts import objectstore, snapshot, workspace
-from wavegit.core import gitops_objects
+from wavegit.core import git
 
 WORKTREE_THREADS = 2
 """Background threads making trees."""
@@ -97,11 +97,11 @@ class Workspaces:
         return path
 
     def idents(self) -> tuple[str, str]:
-        """The author and committer git records here (:func:`wavegit.core.gitops_objects.idents`), read
+        """The author and committer git records here (:func:`wavegit.core.git.idents`), read
         once."""
         with self._once:
             if self._idents is None:
-                self._idents = gitops_objects.idents(self._root)
+                self._idents = git.idents(self._root)
             return self._idents
 
     def release(self, spec: Spec) -> None:

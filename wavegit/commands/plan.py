@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError
 from wavegit.core.repo import discover
 from wavegit.core.schema import gc_paused
@@ -125,7 +125,7 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob:
         from wavegit.trackerbranch import budget  # only with a day ceiling set: it reads the day's history
 
         try:
-            head = gitops.resolve_commit(store.repo.root, store.read_ref)
+            head = git.resolve_commit(store.repo.root, store.read_ref)
             budget.check_day(store.config.budget, store.repo.root, head)
         except BudgetExceededError as exc:
             return Refusal(str(exc), EXIT_HALTED)

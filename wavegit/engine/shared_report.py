@@ -14,7 +14,7 @@ that report. The push goes without the pre-push hook: it changes no file of the 
 
 from pathlib import Path
 
-from wavegit.core import git, gitops
+from wavegit.core import git
 from wavegit.core.repo import Repo
 from wavegit.model import report
 
@@ -31,11 +31,11 @@ def push(repo: Repo, remote: str, rep: report.WaveReport) -> str | None:
     root = repo.root
     text = rep.to_json() + "\n"
     try:
-        blob = gitops.hash_blob(root, text.encode("utf-8", "backslashreplace").decode("utf-8"), write=True)
-        tree = gitops.flat_tree(root, {FILE: blob})
-        commit = gitops.commit_tree(root, tree, [], f"wavegit report {rep.wave_id}\n")
-        gitops.update_ref(root, ref(rep.wave_id), commit)
-        gitops.push(root, remote, [f"{commit}:{ref(rep.wave_id)}"], force=True, no_verify=True)
+        blob = git.hash_blob(root, text.encode("utf-8", "backslashreplace").decode("utf-8"), write=True)
+        tree = git.flat_tree(root, {FILE: blob})
+        commit = git.commit_tree(root, tree, [], f"wavegit report {rep.wave_id}\n")
+        git.update_ref(root, ref(rep.wave_id), commit)
+        git.push(root, remote, [f"{commit}:{ref(rep.wave_id)}"], force=True, no_verify=True)
     except git.GitError as exc:
         return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
     return None
@@ -47,11 +47,11 @@ def fetch(repo: Repo, remote: str | None, wave_id: str) -> Path | None:
     root = repo.root
     if remote is not None:
         try:
-            gitops.fetch(root, remote, [f"+{ref(wave_id)}:{ref(wave_id)}"])
+            git.fetch(root, remote, [f"+{ref(wave_id)}:{ref(wave_id)}"])
         except git.GitError as exc:
-            if not gitops.missing_remote_ref(exc):
+            if not git.missing_remote_ref(exc):
                 raise
-    found = gitops.read_blob_at(root, f"{ref(wave_id)}:{FILE}")
+    found = git.read_blob_at(root, f"{ref(wave_id)}:{FILE}")
     if found is None:
         return None
     repo.reports_dir.mkdir(parents=True, exist_ok=True)

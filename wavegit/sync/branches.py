@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wavegit.attempts import worktree
-from wavegit.core import gitops_merges, gitops_worktrees
+from wavegit.core import git
 from wavegit.sync.merged import Head, WaveMerges
 
 
@@ -122,7 +122,7 @@ def _write_told(path: Path, keys: list[str]) -> None:
 
 
 def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> list[BranchFate]:
-    checked_out = {wt.branch: wt.path for wt in gitops_worktrees.worktrees(branches.root) if wt.branch}
+    checked_out = {wt.branch: wt.path for wt in git.worktrees(branches.root) if wt.branch}
     judged: list[tuple[Candidate, BranchFate]] = []
     for candidate in branches.candidates(branches.waves() - set(in_flight)):
         merges = branches.merges(candidate.wave)
@@ -136,14 +136,14 @@ def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) ->
     if dry_run:
         return [fate for _, fate in judged]
     leases = {f"refs/heads/{c.branch}": c.head.sha for c, fate in judged if fate.deleted and not c.head.local}
-    refused = (gitops_merges.delete_remote_refs(branches.root, branches.remote, leases) if branches.remote
+    refused = (git.delete_remote_refs(branches.root, branches.remote, leases) if branches.remote
                else {})
     done = []
     for candidate, fate in judged:
         ref = f"refs/heads/{candidate.branch}"
         if fate.deleted and ref in refused and not candidate.head.local:
             fate = _kept(fate, f"{fate.where} refused to delete it: {refused[ref]}")
-        elif fate.deleted and candidate.head.local and not gitops_merges.delete_ref_at(branches.root, ref,
+        elif fate.deleted and candidate.head.local and not git.delete_ref_at(branches.root, ref,
                                                                                candidate.head.sha):
             fate = _kept(fate, "it moved while sync ran")
         done.append(fate)

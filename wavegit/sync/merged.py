@@ -28,7 +28,7 @@ from functools import cache, cached_property
 from pathlib import Path
 
 from wavegit.attempts import worktree
-from wavegit.core import gitops, gitops_merges
+from wavegit.core import git
 from wavegit.ownership.patterns import matches
 
 ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "content"
@@ -109,7 +109,7 @@ class WaveMerges:
         paths = sorted({path for sha in mine for path in changed[sha]})
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         found: dict[str, str] = {}
-        for commit, patch_id in gitops_merges.patch_ids(self.root, revs=revs, paths=paths).items():
+        for commit, patch_id in git.patch_ids(self.root, revs=revs, paths=paths).items():
             found[patch_id] = commit  # newest first: the oldest wins
         return found
 
@@ -122,7 +122,7 @@ class WaveMerges:
         wave_line = f"{worktree.TRAILER_WAVE}: {self.wave_id}"
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         grep = f"{worktree.TRAILER_ITEM}:" if self.heads else wave_line
-        listing = gitops.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
+        listing = git.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
         found: dict[str, str] = {}
         for record in listing.split(_END):
             sha, _, message = record.strip("\n").partition(_SEP)
@@ -141,7 +141,7 @@ class WaveMerges:
         """The commits ``revs`` list, oldest first, with their trailers."""
         fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, revs, fmt, grep=grep, reverse=True)
+        listing = git.log(self.root, revs, fmt, grep=grep, reverse=True)
         return [WaveCommit(sha, tuple(items.split()), tuple(waves.split()))
                 for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
 
@@ -170,7 +170,7 @@ class WaveMerges:
         """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
         missing = [sha for sha in dict.fromkeys(commits) if sha not in self._paths]
         if missing:
-            for sha, own in zip(missing, gitops_merges.changes_of_commits(self.root, missing), strict=True):
+            for sha, own in zip(missing, git.changes_of_commits(self.root, missing), strict=True):
                 self._paths[sha] = tuple(change.path for change in own.changes)
                 self._parents[sha] = tuple(own.parents)
         return self._paths
@@ -184,18 +184,18 @@ class WaveMerges:
         if commit not in self._patch_ids:
             batch = [*dict.fromkeys(sha for sha in [commit, *[c.sha for c in self.beyond_base(head)]]
                                     if sha not in self._patch_ids)]
-            found = gitops_merges.patch_ids(self.root, batch)
+            found = git.patch_ids(self.root, batch)
             self._patch_ids.update({sha: found.get(sha) for sha in batch})
         return self._patch_ids[commit]
 
     def merge_commit(self, commit: str) -> str:
         """The base commit that brought ``commit`` (reachable from base) in: a merge commit, or itself."""
-        chain = gitops.rev_list(self.root, [f"{commit}..{self.base}"], first_parent_only=True,
+        chain = git.rev_list(self.root, [f"{commit}..{self.base}"], first_parent_only=True,
                                 ancestry_path=True)
         if not chain:
             return commit
         oldest = chain[-1]
-        return commit if gitops.first_parent(self.root, oldest) == commit else oldest
+        return commit if git.first_parent(self.root, oldest) == commit else oldest
 
     def _commit_merged(self, commit: WaveCommit, head: str) -> Merged | None:
         """Whether ``commit`` (of a branch whose tip is ``head``) is in the base branch, by which rule."""
@@ -215,7 +215,7 @@ class WaveMerges:
             return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
         if paths and self._same_blobs(paths, head):
-            return Merged(CONTENT, gitops_merges.last_change(self.root, self.base, paths),
+            return Merged(CONTENT, git.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
 
@@ -249,7 +249,7 @@ class WaveMerges:
         changed = self.paths(shas)
         paths = sorted({path for sha in shas for path in changed[sha]})
         specs = [f"{rev}:{path}" for path in paths for rev in (self.base, head)]
-        blobs = gitops_merges.blobs_at(self.root, specs)
+        blobs = git.blobs_at(self.root, specs)
         return {path: base == mine for path, base, mine in zip(paths, blobs[0::2], blobs[1::2], strict=True)}
 
     # -- an item ----------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from functools import cache
 from pathlib import Path
 
 from wavegit.attempts import workspace, worktree
-from wavegit.core import git, gitops, gitops_worktrees, heartbeat, wavelock
+from wavegit.core import git, heartbeat, wavelock
 from wavegit.core.errors import UsageError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.github.api import GitHubClient, mark_report_outcome, pr_state_for_sync
@@ -182,17 +182,17 @@ class WaveRefs:
             waves = f"{worktree.BRANCH_PREFIX}*"
             _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}", heartbeat.refspec(remote),
                                        f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"],
-                   unshallow=gitops.is_shallow(repo.root))
+                   unshallow=git.is_shallow(repo.root))
             self.where = remote
         else:
-            if gitops.is_shallow(repo.root):
+            if git.is_shallow(repo.root):
                 raise UsageError(f"this repository is a shallow clone and has no remote {config.remote!r} to "
                                  "fetch its history from: merges cannot be found in a cut-off history "
                                  "(clone it in full, or set `remote`)")
             prefix = "refs/heads/"
             self.where = "this repository"
         self.remote = remote
-        self.base = gitops.resolve_commit(repo.root, f"{prefix}{config.base_branch}")
+        self.base = git.resolve_commit(repo.root, f"{prefix}{config.base_branch}")
         self.tips, self.item_tips = _branches(repo.root, prefix)
         # A `--no-push` wave's branch lives only here; merged by hand, it is found by its local tip.
         self.local_tips = _branches(repo.root, "refs/heads/")[0] if remote is not None else self.tips
@@ -228,7 +228,7 @@ class WaveRefs:
             return frozenset()
         fmt = (f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, [tip], fmt, grep=f"{worktree.TRAILER_WAVE}: {wave_id}")
+        listing = git.log(self.root, [tip], fmt, grep=f"{worktree.TRAILER_WAVE}: {wave_id}")
         found: set[str] = set()
         for line in listing.splitlines():
             waves, _, items = line.partition(_SEP)
@@ -241,7 +241,7 @@ def _branches(root: Path, prefix: str) -> tuple[dict[str, str], dict[str, dict[s
     """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
     waves: dict[str, str] = {}
     items: dict[str, dict[str, str]] = {}
-    for ref, sha in gitops.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
+    for ref, sha in git.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
         name = ref.removeprefix(prefix)
         wave_id = worktree.parse_wave_branch(name)
         if wave_id is not None:
@@ -256,14 +256,14 @@ def _fetch(root: Path, remote: str, refspecs: list[str], *, unshallow: bool) -> 
     """Fetch the wave and base branches; in a shallow clone (``fetch-depth: 1``) their whole history too,
     which the merge rules walk (a cut-off base branch would make every merged item look unmerged)."""
     try:
-        gitops.fetch(root, remote, refspecs, prune=True, unshallow=unshallow)
+        git.fetch(root, remote, refspecs, prune=True, unshallow=unshallow)
     except git.GitError as exc:
-        if gitops.missing_remote_ref(exc):
+        if git.missing_remote_ref(exc):
             raise UsageError(f"the base branch does not exist on {remote}: {exc.stderr.strip()}") from exc
         if unshallow:
             raise _still_shallow(remote, exc.stderr.strip() or str(exc)) from exc
         raise
-    if unshallow and gitops.is_shallow(root):
+    if unshallow and git.is_shallow(root):
         # A remote that is itself shallow answers the fetch and leaves the history cut off.
         raise _still_shallow(remote, f"{remote} has no more history to give")
 
@@ -393,7 +393,7 @@ def find_leftovers(repo: Repo) -> Leftovers:
     dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and worktree.WAVE_ID_RE.match(p.name)} \
         if root.is_dir() else {}
     branches: dict[str, list[str]] = {}
-    for ref in gitops.for_each_ref(repo.root, f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"):
+    for ref in git.for_each_ref(repo.root, f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"):
         parsed = worktree.parse_item_branch(ref)
         if parsed is not None:
             branches.setdefault(parsed[0], []).append(ref.removeprefix("refs/heads/"))
@@ -416,7 +416,7 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
                 worktree.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
-        gitops_worktrees.prune_worktrees(repo.root)
+        git.prune_worktrees(repo.root)
         # What a reaper that was killed (or never started) left of finished waves.
         workspace.empty_trash(repo.trash_dir)
     return done

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from wavegit.core import git, gitops
+from wavegit.core import git
 from wavegit.core.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config, protected_of
@@ -301,7 +301,7 @@ class GitStore:
         if self.remote and fetch:
             self._fetch()
         try:
-            entries = gitops.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
+            entries = git.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
         except git.GitError:
             return {}  # no such branch
         return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
@@ -318,7 +318,7 @@ class GitStore:
 
     def read_blob(self, blob_sha: str) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
-        return gitops.read_blob(self.repo.root, blob_sha)
+        return git.read_blob(self.repo.root, blob_sha)
 
     def load_head(self, *, fetch: bool = False, strict: bool = False) -> "tuple[Tracker, str]":
         """The parsed tracker at the branch head and its blob SHA, through the parse cache (the blob is
@@ -356,7 +356,7 @@ class GitStore:
         blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)
         parents = [expected.commit] if expected.commit else []
-        commit = gitops.commit_tree(self.repo.root, tree, parents, message)
+        commit = git.commit_tree(self.repo.root, tree, parents, message)
         if self.remote:
             self._push(expected, commit)
         else:
@@ -367,23 +367,23 @@ class GitStore:
         if head.commit is None:
             return False
         revs = [head.commit] if since.commit is None else [f"{since.commit}..{head.commit}"]
-        values = gitops.log(self.repo.root, revs, f"%(trailers:key={OP_TRAILER},valueonly)")
+        values = git.log(self.repo.root, revs, f"%(trailers:key={OP_TRAILER},valueonly)")
         return op_id in values.split()
 
     def local_head(self) -> str | None:
         """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
-        return gitops.resolve_commit(self.repo.root, self.branch_ref)
+        return git.resolve_commit(self.repo.root, self.branch_ref)
 
     def _resolve(self, ref: str) -> str | None:
-        return gitops.resolve_commit(self.repo.root, ref)
+        return git.resolve_commit(self.repo.root, ref)
 
     def _cat(self, commit: str, path: str) -> tuple[str, str] | None:
         """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
-        return gitops.read_blob_at(self.repo.root, f"{commit}:{path}")
+        return git.read_blob_at(self.repo.root, f"{commit}:{path}")
 
     def _hash(self, text: str, *, store: bool) -> str:
         # No filters: blobs hold the text exactly, whatever the user's attributes set up.
-        return gitops.hash_blob(self.repo.root, text, write=store)
+        return git.hash_blob(self.repo.root, text, write=store)
 
     def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
@@ -391,7 +391,7 @@ class GitStore:
         scratch.mkdir(parents=True, exist_ok=True)
         index = scratch / f"index-{_unique_id()}"
         try:
-            return gitops.build_tree(self.repo.root, index, parent, blobs)
+            return git.build_tree(self.repo.root, index, parent, blobs)
         finally:
             index.unlink(missing_ok=True)
 
@@ -400,22 +400,22 @@ class GitStore:
         from wavegit.core import heartbeat  # who holds the tracker's claims comes with it
 
         try:
-            gitops.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}",
+            git.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}",
                                                        heartbeat.refspec(self.remote)])
         except git.GitError as exc:
-            if not gitops.missing_remote_ref(exc):
+            if not git.missing_remote_ref(exc):
                 what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"
                 raise RemoteError(what, exc) from exc
             # The branch does not exist on the remote (yet): forget any stale tracking ref.
-            gitops.delete_ref(self.repo.root, self.tracking_ref)
+            git.delete_ref(self.repo.root, self.tracking_ref)
 
     def _push(self, expected: Snapshot, commit: str) -> None:
         assert self.remote is not None
-        pushed = gitops.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
+        pushed = git.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
         rejected = pushed.rejected
         if pushed.ok:
             # Best effort: only move the tracking ref forward from what we read.
-            gitops.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
+            git.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
             return
         stderr = pushed.result.stderr
         if git.RULESET_REFUSAL in stderr:
@@ -441,7 +441,7 @@ class GitStore:
         old = self._blobs_at(expected.commit, list(blobs))
         checkout = checkout_sync.prepare(self.repo, self.branch_ref, old, blobs)
         try:
-            gitops.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or "",
+            git.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or "",
                               message="wavegit: tracker commit")
         except git.GitError as exc:
             held = _LOCK_HELD_RE.search(exc.stderr)
@@ -466,7 +466,7 @@ class GitStore:
         found: dict[str, str | None] = dict.fromkeys(paths)
         if commit is None:
             return found
-        for entry in gitops.ls_tree(self.repo.root, commit, paths):
+        for entry in git.ls_tree(self.repo.root, commit, paths):
             if entry.kind == "blob" and entry.path in found:
                 found[entry.path] = entry.sha
         return found

@@ -1,15 +1,13 @@
 """The git layer's operations on work trees: the user's checkout after a local tracker commit (what is staged,
 refreshing files, whether it is clean, a fast-forward) and linked worktrees, which older wavegits made.
-
-Kept apart from :mod:`wavegit.core.gitops`, which both hot paths import; the same rules hold.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from wavegit.core import git
-from wavegit.core.gitops import C_LOCALE, FILE_MODE
+from wavegit.core.git import _runner as git
+from wavegit.core.git._ops import C_LOCALE, FILE_MODE
 
 
 def staged_entries(worktree: Path, path: str) -> list[tuple[str, str, str]]:
@@ -49,8 +47,7 @@ def fast_forward(worktree: Path, commit: str) -> None:
     git.run(["merge", "--ff-only", "--quiet", commit], cwd=worktree, env=C_LOCALE)
 
 
-@dataclass(frozen=True)
-class Worktree:
+class Worktree(NamedTuple):
     path: Path
     branch: str | None
     """The full ref checked out there (None: detached or bare)."""

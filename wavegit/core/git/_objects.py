@@ -1,11 +1,6 @@
-"""The git layer's second half: the operations on attempt trees and bulk objects, which no hot path needs.
-
-Making an attempt's repository (``init``, ``reset --hard``), reading a base tree whole (``ls-tree -r``,
-``cat-file --batch``, ``check-ignore``) and writing objects in bulk (``fast-import``). Kept apart from
-:mod:`wavegit.core.gitops` so that the pre-push hook, which imports that module, never loads this one; the
-same rules hold: typed ids, a :class:`~wavegit.core.git.GitError` when git fails unless a docstring says
-otherwise.
-"""
+"""The git layer's operations on attempt trees and bulk objects: making an attempt's repository (``init``,
+``reset --hard``), reading a base tree whole (``ls-tree -r``, ``cat-file --batch``, ``check-ignore``) and
+writing objects in bulk (``fast-import``)."""
 
 from __future__ import annotations
 
@@ -13,8 +8,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from wavegit.core import git
-from wavegit.core.gitops import TreeEntry
+from wavegit.core.git import _runner as git
+from wavegit.core.git._ops import TreeEntry
 
 
 def git_path(root: Path, name: str) -> Path:

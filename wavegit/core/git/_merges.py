@@ -1,21 +1,17 @@
 """The git layer's operations for settling waves: what each commit changed and whether a change is already
 in a branch (patch ids, the blobs of paths at many revisions, a merge's tree, the last commit to touch
 paths), and deleting a remote's or a local ref only where it still is what was seen.
-
-Kept apart from :mod:`wavegit.core.gitops`, which both hot paths import; the same rules hold (typed ids, a
-:class:`~wavegit.core.git.GitError` when git fails unless a docstring says otherwise).
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from wavegit.core import git
-from wavegit.core.gitops import C_LOCALE, BlobSha, CommitSha, TreeSha
+from wavegit.core.git import _runner as git
+from wavegit.core.git._ops import C_LOCALE, BlobSha, CommitSha, TreeSha
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A path a commit changed against its first parent: its new mode and blob (mode ``000000``: deleted)."""
 
     path: str
@@ -38,8 +34,7 @@ def own_changes(root: Path, commit: str) -> list[Change]:
     return changes
 
 
-@dataclass(frozen=True)
-class CommitChanges:
+class CommitChanges(NamedTuple):
     parents: list[str]
     changes: list[Change]
     """What the commit changed against its first parent (no rename detection)."""

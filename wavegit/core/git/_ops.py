@@ -1,23 +1,12 @@
-"""The git layer: the named git operations wavegit uses, with typed object ids, on top of :func:`git.run`.
-
-Only this module, :mod:`wavegit.core.gitops_objects` (attempt trees and bulk objects, which no hot path needs)
-and :mod:`wavegit.core.git` build git command lines (``tests/test_architecture.py`` checks it).
-Each operation takes the directory git runs in, raises :class:`~wavegit.core.git.GitError` (command, exit
-code, stderr) when git fails -- except where its docstring says what a failure returns instead -- and returns
-typed values: ``CommitSha``, ``BlobSha``, ``TreeSha`` are ``NewType``s of ``str`` (free at run time).
-Operations whose failures callers tell apart by git's message (fetch, push, update-ref) run git in the C
-locale, so the message is stable.
-
-Both hot paths import this module: records are NamedTuples and annotations are not postponed (see
-:class:`wavegit.core.git.GitResult`); it imports nothing but :mod:`wavegit.core.git` and the standard library.
-"""
+"""The git layer's common operations (the repository, history, refs, remotes, blobs, trees) and its typed
+ids, on top of :func:`~wavegit.core.git._runner.run`; callers use them through :mod:`wavegit.core.git`."""
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, NewType
 
-from wavegit.core import git
+from wavegit.core.git import _runner as git
 
 CommitSha = NewType("CommitSha", str)
 BlobSha = NewType("BlobSha", str)
