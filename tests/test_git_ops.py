@@ -140,9 +140,12 @@ def test_for_each_ref_update_ref_with_its_old_value_and_delete(clone: Path) -> N
     assert not wgit.update_ref(clone, "refs/heads/wavegit/x", older, older, check=False)
     assert wgit.update_ref(clone, "refs/heads/wavegit/x", older, head, message="moved")
     assert wgit.resolve_commit(clone, "refs/heads/wavegit/x") == older
-    wgit.delete_ref(clone, "refs/heads/wavegit/x")
-    wgit.delete_refs(clone, ["refs/heads/wavegit/y", "refs/heads/wavegit/never-was"])
-    wgit.delete_refs(clone, [])
+    refused = wgit.delete_refs(clone, {"refs/heads/wavegit/x": head, "refs/heads/wavegit/y": None})
+    assert list(refused) == ["refs/heads/wavegit/x", "refs/heads/wavegit/y"] and "expected" in refused[
+        "refs/heads/wavegit/x"]  # x moved to `older`: the transaction deletes neither
+    assert wgit.delete_refs(clone, {"refs/heads/wavegit/x": older, "refs/heads/wavegit/y": None,
+                                    "refs/heads/wavegit/never-was": None}) == {}
+    assert wgit.delete_refs(clone, {}) == {}
     assert wgit.for_each_ref(clone, "refs/heads/wavegit/") == {}
 
 
@@ -399,7 +402,7 @@ def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_c
     assert wgit.last_change(clone, first, ["b.txt"]) is None
 
 
-def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
+def test_delete_refs_on_a_remote_deletes_at_the_lease_and_reports_a_ref_that_moved(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     old = _head(clone)
@@ -407,8 +410,7 @@ def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
     new = commit(clone, {"m.txt": "m\n"})
     git(clone, "push", "-q", "origin", f"{new}:refs/heads/moved")
     leases = {"refs/heads/gone": old, "refs/heads/moved": old}
-    refused = wgit.delete_remote_refs(clone, "origin", leases)
+    refused = wgit.delete_refs(clone, leases, remote="origin")
     assert list(refused) == ["refs/heads/moved"] and "stale info" in refused["refs/heads/moved"]
     assert git(remote_repo.origin, "branch", "--list", "gone", "moved").split() == ["moved"]
-    assert wgit.delete_ref_at(clone, "refs/heads/main", old) is False
-    assert wgit.delete_remote_refs(clone, "origin", {}) == {}
+    assert wgit.delete_refs(clone, {}, remote="origin") == {}

@@ -241,7 +241,7 @@ def delete_branch(repo_root: Path, branch: str) -> None:
 
 def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
     """Delete local branches (one git call), ignoring any that do not exist."""
-    git.delete_refs(repo_root, [f"refs/heads/{branch}" for branch in branches])
+    git.delete_refs(repo_root, {f"refs/heads/{branch}": None for branch in branches})
 
 
 def item_branches(repo_root: Path, wave_id: str) -> list[Branch]:

@@ -150,7 +150,7 @@ class Heartbeat:
         if not settled or self.remote is None:
             return
         try:
-            git.delete_ref(self.repo.root, self._local_ref)
+            git.delete_refs(self.repo.root, {self._local_ref: None})
             git.push(self.repo.root, self.remote, [f":{REF_PREFIX}{self.scheduler.wave}"], no_verify=True,
                         timeout=self.every_s)
         except git.GitError:

@@ -265,7 +265,7 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
                           options=WaveOptions(push=push, events=events))
     if push and pushed:
         _delete_result_branches(repo, config, pushed, tracking, prefix, events)
-    git.delete_refs(repo.root, git.for_each_ref(repo.root, tracking))
+    git.delete_refs(repo.root, dict.fromkeys(git.for_each_ref(repo.root, tracking)))
     return outcome
 
 

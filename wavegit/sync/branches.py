@@ -136,15 +136,14 @@ def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) ->
     if dry_run:
         return [fate for _, fate in judged]
     leases = {f"refs/heads/{c.branch}": c.head.sha for c, fate in judged if fate.deleted and not c.head.local}
-    refused = (git.delete_remote_refs(branches.root, branches.remote, leases) if branches.remote
-               else {})
+    refused = git.delete_refs(branches.root, leases, remote=branches.remote) if branches.remote else {}
     done = []
     for candidate, fate in judged:
         ref = f"refs/heads/{candidate.branch}"
         if fate.deleted and ref in refused and not candidate.head.local:
             fate = _kept(fate, f"{fate.where} refused to delete it: {refused[ref]}")
-        elif fate.deleted and candidate.head.local and not git.delete_ref_at(branches.root, ref,
-                                                                               candidate.head.sha):
+        elif fate.deleted and candidate.head.local and git.delete_refs(branches.root,
+                                                                       {ref: candidate.head.sha}):
             fate = _kept(fate, "it moved while sync ran")
         done.append(fate)
     return done

@@ -407,7 +407,9 @@ class GitStore:
                 what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"
                 raise RemoteError(what, exc) from exc
             # The branch does not exist on the remote (yet): forget any stale tracking ref.
-            git.delete_ref(self.repo.root, self.tracking_ref)
+            if refused := git.delete_refs(self.repo.root, {self.tracking_ref: None}):
+                why = refused[self.tracking_ref]
+                raise WavegitError(f"cannot forget {self.tracking_ref}: {why}") from exc
 
     def _push(self, expected: Snapshot, commit: str) -> None:
         assert self.remote is not None

@@ -1,14 +1,14 @@
 """The git layer's operations for settling waves: what each commit changed and whether a change is already
 in a branch (patch ids, the blobs of paths at many revisions, a merge's tree, the last commit to touch
-paths), and deleting a remote's or a local ref only where it still is what was seen.
+paths).
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from wavegit.core.git import _runner as git
-from wavegit.core.git._ops import C_LOCALE, BlobSha, CommitSha, TreeSha
+from wavegit.core.git._ops import BlobSha, CommitSha, TreeSha
 
 
 class Change(NamedTuple):
@@ -107,28 +107,3 @@ def last_change(root: Path, rev: str, paths: Sequence[str]) -> CommitSha | None:
     found = git.out(["--literal-pathspecs", "log", "--max-count=1", "--format=%H", rev, "--", *paths],
                     cwd=root)
     return CommitSha(found) if found else None
-
-
-def delete_remote_refs(root: Path, remote: str, leases: Mapping[str, str]) -> dict[str, str]:
-    """Delete each ref on ``remote`` only if it still points at its lease (ref -> sha); the refs that were
-    not deleted -> why (one ``git push``: a refusal of one ref does not stop the others)."""
-    if not leases:
-        return {}
-    args = ["push", "--porcelain", *[f"--force-with-lease={ref}:{sha}" for ref, sha in leases.items()],
-            remote, *[f":{ref}" for ref in leases]]
-    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
-    refused = {}
-    for line in result.stdout.splitlines():
-        flag, _, rest = line.partition("\t")
-        if flag == "!":
-            refspec, _, why = rest.partition("\t")
-            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
-    if result.returncode != 0 and not refused:
-        why = git.GitError(args, result.returncode, result.stderr).args[0]
-        refused = dict.fromkeys(leases, why)
-    return refused
-
-
-def delete_ref_at(root: Path, ref: str, old: str) -> bool:
-    """Delete ``ref`` only if it points at ``old``; whether it was deleted (never raises)."""
-    return git.run(["update-ref", "-d", ref, old], cwd=root, env=C_LOCALE, check=False).returncode == 0

@@ -2,7 +2,7 @@
 ids, on top of :func:`~wavegit.core.git._runner.run`; callers use them through :mod:`wavegit.core.git`."""
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, NewType
 
@@ -171,15 +171,31 @@ def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, messag
     return git.run(args, cwd=root, env=C_LOCALE, check=check).returncode == 0
 
 
-def delete_ref(root: Path, ref: str) -> None:
-    git.run(["update-ref", "-d", ref], cwd=root, env=C_LOCALE)
+def delete_refs(root: Path, refs: Mapping[str, str | None], *, remote: str | None = None) -> dict[str, str]:
+    """Delete ``refs`` (full names), each -- when its expected old value is given -- only if it still points
+    there; the refs that were not deleted -> why (empty: all were). Never raises.
 
-
-def delete_refs(root: Path, refs: Iterable[str]) -> None:
-    """Delete ``refs`` in one git call, ignoring any that do not exist."""
-    commands = "".join(f"delete {ref}\n" for ref in refs)
-    if commands:
-        git.run(["update-ref", "--stdin"], cwd=root, input=commands, check=False)
+    In this repository (no ``remote``) it is one transaction (``git update-ref --stdin``): all are deleted or
+    none, and a ref that does not exist counts as deleted. On ``remote`` it is one ``git push``, the old
+    values its leases: a refusal of one ref does not stop the others."""
+    if not refs:
+        return {}
+    if remote is None:
+        commands = "".join(f"delete {ref}{f' {old}' if old else ''}\n" for ref, old in refs.items())
+        result = git.run(["update-ref", "--stdin"], cwd=root, input=commands, env=C_LOCALE, check=False)
+        return dict.fromkeys(refs, result.stderr.strip() or "rejected") if result.returncode else {}
+    leases = [f"--force-with-lease={ref}:{old}" for ref, old in refs.items() if old]
+    args = ["push", "--porcelain", *leases, remote, *[f":{ref}" for ref in refs]]
+    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+    refused = {}
+    for line in result.stdout.splitlines():
+        flag, _, rest = line.partition("\t")
+        if flag == "!":
+            refspec, _, why = rest.partition("\t")
+            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
+    if result.returncode != 0 and not refused:
+        refused = dict.fromkeys(refs, git.GitError(args, result.returncode, result.stderr).args[0])
+    return refused
 
 
 # -- remotes ---------------------------------------------------------------------------------------------
