@@ -91,7 +91,7 @@ def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Pa
     wanted = sorted(path for path, entry in entries.items()
                     if path.rsplit("/", 1)[-1] == ".gitignore" and entry.mode in ("100644", "100755"))
     rules.mkdir(parents=True, exist_ok=True)
-    contents = git.cat_file_batch(repo_root, [entries[path].sha for path in wanted])
+    contents = git.cat_file_batch(repo_root, [git.BlobSha(entries[path].sha) for path in wanted])
     for path, content in zip(wanted, contents, strict=True):
         target = rules / path
         target.parent.mkdir(parents=True, exist_ok=True)

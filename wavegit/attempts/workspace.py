@@ -63,7 +63,7 @@ class Skeleton:
         runs ``git init`` itself."""
         remove(scratch)
         scratch.mkdir(parents=True)
-        git.init_repository(scratch, SCRATCH_BRANCH)
+        git.init_repository(scratch, git.Branch(SCRATCH_BRANCH))
         git_dir = scratch / ".git"
         dirs: list[str] = []
         files: list[tuple[str, bytes]] = []
@@ -114,11 +114,11 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
     branch = branch or SCRATCH_BRANCH
     if skeleton is None or not skeleton.write(path, branch):
         # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
-        git.init_repository(path, branch)
+        git.init_repository(path, git.Branch(branch))
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
-    git.check_out_unlogged(path, start)
+    git.check_out_unlogged(path, git.CommitSha(start))
 
 
 _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"

@@ -231,7 +231,7 @@ def item_message(title: str, trailers: Trailers) -> str:
 
 
 def set_branch(repo_root: Path, branch: str, commit: str) -> None:
-    git.update_ref(repo_root, f"refs/heads/{branch}", commit)
+    git.update_ref(repo_root, f"refs/heads/{branch}", git.CommitSha(commit))
 
 
 def delete_branch(repo_root: Path, branch: str) -> None:
@@ -282,13 +282,13 @@ def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]
             tree = git.merge_tree(repo_root, head, commit)
         except GitError as error:
             raise CombineConflict(error.command[1:], error.returncode, error.stderr) from error
-        head = git.commit_tree(repo_root, tree, [head], message)
+        head = git.commit_tree(repo_root, tree, [git.CommitSha(head)], message)
     return head
 
 
 def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[Change]] | None:
     """Each commit's changes against its parent (one ``diff-tree``); None unless every parent is ``start``."""
-    found = git.changes_of_commits(repo_root, commits)
+    found = git.changes_of_commits(repo_root, [git.CommitSha(commit) for commit in commits])
     if len(found) != len(commits) or any(own.parents != [start] for own in found):
         return None
     return [own.changes for own in found]

@@ -112,7 +112,8 @@ def _held(store: GitStore, cols: Columns) -> tuple[list[str], list[dict[str, obj
 Refusal = NamedTuple("Refusal", [("reason", str), ("exit_code", int)])  # noqa: UP014 (see above)
 
 
-def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob: str) -> Refusal | None:
+def refused(store: GitStore, halt_blob: git.BlobSha | None, cols: Columns,
+            tracker_blob: git.BlobSha) -> Refusal | None:
     """What ``run``'s claim would refuse, checked in its order: HALT, the day's budget, invalid items, items
     naming no worker profile."""
     if halt_blob is not None:
@@ -138,7 +139,7 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob:
     return _unknown_profiles(store, cols, tracker_blob) if any(cols.workers) else None
 
 
-def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: str) -> Refusal | None:
+def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: git.BlobSha) -> Refusal | None:
     profiles = {profile.name for profile in store.config.workers}
     if all(worker is None or worker in profiles for worker in cols.workers):
         return None

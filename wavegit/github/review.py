@@ -291,7 +291,7 @@ class Rebuild:
     def _delivered(self, item: tracker.Item) -> ItemRun:
         """An item already on the branch, as the run whose commit is its own change on the base."""
         commit, message = self.on_branch[item.id]
-        own = own_commit(self.reviewer.repo, self.base, commit, message)
+        own = own_commit(self.reviewer.repo, git.CommitSha(self.base), git.CommitSha(commit), message)
         return ItemRun(item, attempts=[Attempt(1, "", "", self.base, utc_now(), commit=own, message=message)])
 
     def _push_and_report(self, runs: list[ItemRun], note: str, fresh: ItemRun | None) -> report.WaveReport:
@@ -378,7 +378,7 @@ def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-def own_commit(repo: Repo, base: str, commit: str, message: str) -> str:
+def own_commit(repo: Repo, base: git.CommitSha, commit: git.CommitSha, message: str) -> git.CommitSha:
     """``commit``'s own change (against its first parent) as a commit on ``base``.
 
     Items own disjoint paths, so the change is the set of paths it touched, taken as they are in

@@ -132,7 +132,7 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
     tree = git.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
-    commit = git.commit_tree(repo.root, tree, [base], message)
+    commit = git.commit_tree(repo.root, tree, [git.CommitSha(base)], message)
     branch = worktree.item_branch(wave_id, item.id)
     if bundle is None:
         git.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
@@ -269,8 +269,8 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     return outcome
 
 
-def _delete_result_branches(repo: Repo, config: Config, pushed: dict[str, str], tracking: str, prefix: str,
-                            events: Events) -> None:
+def _delete_result_branches(repo: Repo, config: Config, pushed: dict[str, git.CommitSha], tracking: str,
+                            prefix: str, events: Events) -> None:
     """The result branches the runners pushed, once the wave is recorded: each only while it is still the
     commit collect read (a lease), so a branch pushed since is kept. A failure leaves them, with a note."""
     remote_refs = {f"refs/heads/{prefix}{ref.removeprefix(tracking)}": sha for ref, sha in pushed.items()}

@@ -330,7 +330,7 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
     from wavegit.model import lifecycle, tracker
     from wavegit.model.config import protected_of
 
-    text = git.read_blob(repo.root, blob_sha)
+    text = git.read_blob(repo.root, git.BlobSha(blob_sha))
     try:
         loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
                                      protected=protected_of(config))

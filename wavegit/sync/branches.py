@@ -63,8 +63,8 @@ class Candidate:
 class Branches:
     """The wave and item branches sync saw, and the merge rules of each wave."""
 
-    def __init__(self, root: Path, remote: str | None, remote_waves: dict[str, str],
-                 remote_items: dict[str, dict[str, str]], local_waves: dict[str, str],
+    def __init__(self, root: Path, remote: str | None, remote_waves: dict[str, git.CommitSha],
+                 remote_items: dict[str, dict[str, git.CommitSha]], local_waves: dict[str, git.CommitSha],
                  merges: Callable[[str], WaveMerges | None]) -> None:
         self.root = root
         self.remote = remote

@@ -41,7 +41,7 @@ _OWN_COMMIT = "wavegit: "
 class Head:
     """A tip of a wave branch and where it was seen."""
 
-    sha: str
+    sha: git.CommitSha
     where: str
     """The remote's name, or ``local``."""
 
@@ -55,14 +55,14 @@ class Merged:
     """How a commit, or an item, reached the base branch."""
 
     rule: str
-    commit: str | None
+    commit: git.CommitSha | None
     """The base commit that brought it in (the merge commit, the rebased or squash commit)."""
     reason: str
 
 
 @dataclass(frozen=True)
 class WaveCommit:
-    sha: str
+    sha: git.CommitSha
     items: tuple[str, ...]
     """Its ``Wavegit-Item`` trailers."""
     waves: tuple[str, ...] = ()
@@ -90,14 +90,14 @@ class WaveMerges:
         self._beyond_shas = cache(self._beyond_set)
         self.commit_merged = cache(self._commit_merged)
         self.same_blobs = cache(self._same_blobs_at)
-        self._patch_ids: dict[str, str | None] = {}
-        self._paths: dict[str, tuple[str, ...]] = {}
-        self._parents: dict[str, tuple[str, ...]] = {}
+        self._patch_ids: dict[git.CommitSha, str | None] = {}
+        self._paths: dict[git.CommitSha, tuple[str, ...]] = {}
+        self._parents: dict[git.CommitSha, tuple[git.CommitSha, ...]] = {}
 
     # -- the base branch's new commits ------------------------------------------------------------------
 
     @cached_property
-    def base_patch_ids(self) -> dict[str, str]:
+    def base_patch_ids(self) -> dict[str, git.CommitSha]:
         """Patch id -> the oldest of the base branch's commits that no head of the wave reaches with it.
 
         Only base commits touching the paths the wave's branches change can carry one of their patches, so
@@ -108,13 +108,13 @@ class WaveMerges:
         changed = self.paths(mine)
         paths = sorted({path for sha in mine for path in changed[sha]})
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
-        found: dict[str, str] = {}
+        found: dict[str, git.CommitSha] = {}
         for commit, patch_id in git.patch_ids(self.root, revs=revs, paths=paths).items():
             found[patch_id] = commit  # newest first: the oldest wins
         return found
 
     @cached_property
-    def squashed(self) -> dict[str, str]:
+    def squashed(self) -> dict[str, git.CommitSha]:
         """Item id -> the oldest new base commit whose message names it for this wave.
 
         Without a head of the wave (its branch deleted after a squash merge) there is no telling new
@@ -123,7 +123,7 @@ class WaveMerges:
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         grep = f"{worktree.TRAILER_ITEM}:" if self.heads else wave_line
         listing = git.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
-        found: dict[str, str] = {}
+        found: dict[str, git.CommitSha] = {}
         for record in listing.split(_END):
             sha, _, message = record.strip("\n").partition(_SEP)
             if not sha or message.startswith(_OWN_COMMIT):
@@ -132,7 +132,7 @@ class WaveMerges:
             if (waves or not self.heads) and self.wave_id not in waves:
                 continue
             for item_id in named(message, worktree.TRAILER_ITEM):
-                found[item_id] = sha
+                found[item_id] = git.CommitSha(sha)
         return found
 
     # -- the wave's own commits -------------------------------------------------------------------------
@@ -142,7 +142,7 @@ class WaveMerges:
         fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
         listing = git.log(self.root, revs, fmt, grep=grep, reverse=True)
-        return [WaveCommit(sha, tuple(items.split()), tuple(waves.split()))
+        return [WaveCommit(git.CommitSha(sha), tuple(items.split()), tuple(waves.split()))
                 for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
 
     def _on_head(self, head: str) -> list[WaveCommit]:
@@ -162,11 +162,11 @@ class WaveMerges:
         """This wave's commits on ``head`` that the base branch does not reach, oldest first."""
         return [c for c in self.beyond_base(head) if self.wave_id in c.waves]
 
-    def in_base(self, commit: str, head: str) -> bool:
+    def in_base(self, commit: git.CommitSha, head: str) -> bool:
         """Whether the base branch reaches ``commit``, a commit of ``head``."""
         return commit not in self._beyond_shas(head)
 
-    def paths(self, commits: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    def paths(self, commits: Sequence[git.CommitSha]) -> dict[git.CommitSha, tuple[str, ...]]:
         """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
         missing = [sha for sha in dict.fromkeys(commits) if sha not in self._paths]
         if missing:
@@ -175,12 +175,12 @@ class WaveMerges:
                 self._parents[sha] = tuple(own.parents)
         return self._paths
 
-    def parents(self, commit: str, head: str) -> tuple[str, ...]:
+    def parents(self, commit: git.CommitSha, head: str) -> tuple[git.CommitSha, ...]:
         """``commit``'s parents (looked up with those of every commit of ``head`` beyond base)."""
         self.paths([commit, *[c.sha for c in self.beyond_base(head)]])
         return self._parents[commit]
 
-    def patch_id(self, commit: str, head: str) -> str | None:
+    def patch_id(self, commit: git.CommitSha, head: str) -> str | None:
         if commit not in self._patch_ids:
             batch = [*dict.fromkeys(sha for sha in [commit, *[c.sha for c in self.beyond_base(head)]]
                                     if sha not in self._patch_ids)]
@@ -188,7 +188,7 @@ class WaveMerges:
             self._patch_ids.update({sha: found.get(sha) for sha in batch})
         return self._patch_ids[commit]
 
-    def merge_commit(self, commit: str) -> str:
+    def merge_commit(self, commit: git.CommitSha) -> git.CommitSha:
         """The base commit that brought ``commit`` (reachable from base) in: a merge commit, or itself."""
         chain = git.rev_list(self.root, [f"{commit}..{self.base}"], first_parent_only=True,
                                 ancestry_path=True)
@@ -227,7 +227,7 @@ class WaveMerges:
         changed = self.paths([commit.sha, *squashes])
         return set(changed[commit.sha]) <= {path for sha in squashes for path in changed[sha]}
 
-    def _merge_merged(self, commit: WaveCommit, parents: Sequence[str], head: str) -> Merged | None:
+    def _merge_merged(self, commit: WaveCommit, parents: Sequence[git.CommitSha], head: str) -> Merged | None:
         """A merge on the branch (base merged into it, GitHub's "update branch") adds nothing of its own
         that counts: it is in when each parent is."""
         beyond = {c.sha: c for c in self.beyond_base(head)}
@@ -290,7 +290,7 @@ class WaveMerges:
             return self._squash(item_id)
         return None
 
-    def _touches(self, commit: str, owns: Sequence[str]) -> bool:
+    def _touches(self, commit: git.CommitSha, owns: Sequence[str]) -> bool:
         """Whether ``commit`` changes a path the patterns ``owns`` match: a message naming an item (anyone's
         to write) counts only on a commit that changes the item's files."""
         return any(matches(pattern, path) for path in self.paths([commit])[commit] for pattern in owns)

@@ -199,7 +199,7 @@ class WaveRefs:
         self.items_on = cache(self._items_on)
         self.merges = cache(self._merges)
 
-    def tip(self, wave_id: str) -> str | None:
+    def tip(self, wave_id: str) -> git.CommitSha | None:
         return self.tips.get(wave_id)
 
     def heads(self, wave_id: str) -> list[sync_merged.Head]:
@@ -237,10 +237,11 @@ class WaveRefs:
         return frozenset(found)
 
 
-def _branches(root: Path, prefix: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+def _branches(root: Path, prefix: str) -> tuple[dict[str, git.CommitSha],
+                                               dict[str, dict[str, git.CommitSha]]]:
     """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
-    waves: dict[str, str] = {}
-    items: dict[str, dict[str, str]] = {}
+    waves: dict[str, git.CommitSha] = {}
+    items: dict[str, dict[str, git.CommitSha]] = {}
     for ref, sha in git.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
         name = ref.removeprefix(prefix)
         wave_id = worktree.parse_wave_branch(name)

@@ -24,12 +24,12 @@ from wavegit.core.repo import Repo
 @dataclass(frozen=True)
 class CheckoutSync:
     worktree: Path
-    paths: Mapping[str, str | None]
+    paths: Mapping[str, git.BlobSha | None]
     """Repo path -> its new blob sha (None = delete), only for paths that were clean."""
 
 
-def prepare(repo: Repo, branch_ref: str, old: Mapping[str, str | None],
-            new: Mapping[str, str | None]) -> CheckoutSync | None:
+def prepare(repo: Repo, branch_ref: str, old: Mapping[str, git.BlobSha | None],
+            new: Mapping[str, git.BlobSha | None]) -> CheckoutSync | None:
     """What to refresh after ``branch_ref`` moves; call before moving it. None when nothing is due."""
     worktree = checked_out_at(repo, branch_ref)
     if worktree is None:
@@ -48,14 +48,14 @@ class Forwarded:
     """A local branch moved forward by :func:`fast_forward`."""
 
     branch: str
-    old: str | None
+    old: git.CommitSha | None
     """None: the branch was created."""
-    new: str
+    new: git.CommitSha
     worktree: Path | None
     """The checkout whose files followed (the branch is checked out there), if any."""
 
 
-def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forwarded | None:
+def fast_forward(repo: Repo, branch: str, commit: git.CommitSha, upstream: str) -> Forwarded | None:
     """Move the local ``branch`` to ``commit`` (``upstream``'s, e.g. ``origin/wavegit-tracker``), creating it
     when absent, and its checkout's files with it when it is checked out; None when it is there already.
 
@@ -73,7 +73,8 @@ def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forward
                          "then run wavegit pull again; nothing changed")
     worktree = checked_out_at(repo, ref)
     if worktree is None:
-        git.update_ref(repo.root, ref, commit, old or "", message=f"wavegit pull: from {upstream}")
+        git.update_ref(repo.root, ref, commit, old or git.CommitSha(""),
+                       message=f"wavegit pull: from {upstream}")
         return Forwarded(branch, old, commit, None)
     if not git.is_clean(worktree):
         raise UsageError(f"{worktree} has uncommitted changes and {branch} is checked out there: commit or "

@@ -48,8 +48,8 @@ class Snapshot(NamedTuple):
 
     text: str | None
     """None when the tracker file does not exist at ``commit``."""
-    blob_sha: str | None
-    commit: str | None
+    blob_sha: git.BlobSha | None
+    commit: git.CommitSha | None
     """None when the tracker branch does not exist yet."""
 
 
@@ -286,7 +286,7 @@ class GitStore:
         blob_sha, text = found
         return Snapshot(text, blob_sha, commit)
 
-    def read_blob_sha(self, fetch: bool = True) -> str | None:
+    def read_blob_sha(self, fetch: bool = True) -> git.BlobSha | None:
         """The tracker's blob SHA at the branch head (None: no branch or no file), without reading the blob.
 
         One git process, reading only the commit's trees. For read-only callers that look the blob up in a
@@ -295,7 +295,7 @@ class GitStore:
         """
         return self.read_blob_shas([self.config.tracker_path], fetch=fetch).get(self.config.tracker_path)
 
-    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, str]:
+    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, git.BlobSha]:
         """The blob SHAs of those of ``paths`` that are files at the branch head, in the same one git
         process as ``read_blob_sha`` (``plan`` learns of ``.wavegit/HALT`` at no extra cost)."""
         if self.remote and fetch:
@@ -316,7 +316,7 @@ class GitStore:
         """Which tracker a command read, for its output (:func:`tracker_source`)."""
         return tracker_source(self.target, self.config.tracker_path, blob_sha)
 
-    def read_blob(self, blob_sha: str) -> str:
+    def read_blob(self, blob_sha: git.BlobSha) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
         return git.read_blob(self.repo.root, blob_sha)
 
@@ -374,18 +374,18 @@ class GitStore:
         """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
         return git.resolve_commit(self.repo.root, self.branch_ref)
 
-    def _resolve(self, ref: str) -> str | None:
+    def _resolve(self, ref: str) -> git.CommitSha | None:
         return git.resolve_commit(self.repo.root, ref)
 
-    def _cat(self, commit: str, path: str) -> tuple[str, str] | None:
+    def _cat(self, commit: git.CommitSha, path: str) -> tuple[git.BlobSha, str] | None:
         """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
         return git.read_blob_at(self.repo.root, f"{commit}:{path}")
 
-    def _hash(self, text: str, *, store: bool) -> str:
+    def _hash(self, text: str, *, store: bool) -> git.BlobSha:
         # No filters: blobs hold the text exactly, whatever the user's attributes set up.
         return git.hash_blob(self.repo.root, text, write=store)
 
-    def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
+    def _tree(self, parent: str | None, blobs: Mapping[str, git.BlobSha | None]) -> git.TreeSha:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
         scratch = self.repo.scratch_dir
         scratch.mkdir(parents=True, exist_ok=True)
@@ -411,13 +411,14 @@ class GitStore:
                 why = refused[self.tracking_ref]
                 raise WavegitError(f"cannot forget {self.tracking_ref}: {why}") from exc
 
-    def _push(self, expected: Snapshot, commit: str) -> None:
+    def _push(self, expected: Snapshot, commit: git.CommitSha) -> None:
         assert self.remote is not None
         pushed = git.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
         rejected = pushed.rejected
         if pushed.ok:
             # Best effort: only move the tracking ref forward from what we read.
-            git.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
+            git.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or git.CommitSha(""),
+                           check=False)
             return
         stderr = pushed.result.stderr
         if git.RULESET_REFUSAL in stderr:
@@ -435,7 +436,8 @@ class GitStore:
             detail = rejected[0].split("\t")[-1] + (f"; the remote said: {' / '.join(said)}" if said else "")
         raise RemoteError(f"cannot push the tracker commit to {self.target}", pushed.error(detail))
 
-    def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
+    def _update_local(self, expected: Snapshot, commit: git.CommitSha,
+                      blobs: Mapping[str, git.BlobSha | None]) -> None:
         from wavegit.trackerbranch import (
             checkout_sync,  # only a local-only write needs it; the read paths start faster
         )
@@ -443,7 +445,7 @@ class GitStore:
         old = self._blobs_at(expected.commit, list(blobs))
         checkout = checkout_sync.prepare(self.repo, self.branch_ref, old, blobs)
         try:
-            git.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or "",
+            git.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or git.CommitSha(""),
                               message="wavegit: tracker commit")
         except git.GitError as exc:
             held = _LOCK_HELD_RE.search(exc.stderr)
@@ -464,8 +466,8 @@ class GitStore:
                     "wavegit: committed %s but could not update %s in %s: %s",
                     commit[:12], ", ".join(checkout.paths), checkout.worktree, exc)
 
-    def _blobs_at(self, commit: str | None, paths: list[str]) -> dict[str, str | None]:
-        found: dict[str, str | None] = dict.fromkeys(paths)
+    def _blobs_at(self, commit: git.CommitSha | None, paths: list[str]) -> dict[str, git.BlobSha | None]:
+        found: dict[str, git.BlobSha | None] = dict.fromkeys(paths)
         if commit is None:
             return found
         for entry in git.ls_tree(self.repo.root, commit, paths):

@@ -16,31 +16,31 @@ class Change(NamedTuple):
 
     path: str
     mode: str
-    sha: str
+    sha: BlobSha
 
     @property
     def deleted(self) -> bool:
         return self.mode == "000000"
 
 
-def own_changes(root: Path, commit: str) -> list[Change]:
+def own_changes(root: Path, commit: CommitSha) -> list[Change]:
     """What ``commit`` changed against its first parent (no rename detection)."""
     raw = git.out(["diff-tree", "-r", "-z", "--no-renames", f"{commit}^", commit], cwd=root)
     fields = raw.rstrip("\0").split("\0") if raw else []
     changes = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=True):
         _, new_mode, _, new_sha, _ = meta.lstrip(":").split(" ")
-        changes.append(Change(path, new_mode, new_sha))
+        changes.append(Change(path, new_mode, BlobSha(new_sha)))
     return changes
 
 
 class CommitChanges(NamedTuple):
-    parents: list[str]
+    parents: list[CommitSha]
     changes: list[Change]
     """What the commit changed against its first parent (no rename detection)."""
 
 
-def changes_of_commits(root: Path, commits: Sequence[str]) -> list[CommitChanges]:
+def changes_of_commits(root: Path, commits: Sequence[CommitSha]) -> list[CommitChanges]:
     """The parents and own changes of each of ``commits``, in order, from one ``git diff-tree --stdin``."""
     raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
                   cwd=root, input="".join(f"{commit}\n" for commit in commits))
@@ -50,9 +50,9 @@ def changes_of_commits(root: Path, commits: Sequence[str]) -> list[CommitChanges
         field = field.strip("\n")
         if field.startswith(":"):
             _, mode, _, sha, _ = field[1:].split(" ")
-            found[-1].changes.append(Change(next(fields), mode, sha))
+            found[-1].changes.append(Change(next(fields), mode, BlobSha(sha)))
         elif field:
-            found.append(CommitChanges(field.split(" ")[1:], []))
+            found.append(CommitChanges([CommitSha(p) for p in field.split(" ")[1:]], []))
     return found
 
 
@@ -66,8 +66,8 @@ def merge_tree(root: Path, ours: str, theirs: str) -> TreeSha:
     return TreeSha(result.stdout.split("\n", 1)[0].strip())
 
 
-def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = (),
-              paths: Sequence[str] = ()) -> dict[str, str]:
+def patch_ids(root: Path, commits: Sequence[CommitSha] = (), *, revs: Sequence[str] = (),
+              paths: Sequence[str] = ()) -> dict[CommitSha, str]:
     """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id), for
     exactly ``commits``, or for the commits ``revs`` lists that change any of ``paths`` (their patches cut
     down to those paths); merges and empty commits have none."""
@@ -85,7 +85,7 @@ def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = 
     found = {}
     for line in listing.splitlines():
         patch_id, _, commit = line.partition(" ")
-        found[commit] = patch_id
+        found[CommitSha(commit)] = patch_id
     return found
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wavegit.core.git import _runner as git
-from wavegit.core.git._ops import TreeEntry
+from wavegit.core.git._ops import BlobSha, Branch, CommitSha, TreeEntry
 
 
 def git_path(root: Path, name: str) -> Path:
@@ -26,7 +26,7 @@ def absolute_git_dir(root: Path) -> Path:
 _NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def init_repository(path: Path, branch: str) -> None:
+def init_repository(path: Path, branch: Branch) -> None:
     """A new repository in the directory ``path``, on ``branch``, with no templates (no hooks, no
     ``info/exclude``) and no user or system config."""
     git.run(["init", "--quiet", "--template=", f"--initial-branch={branch}", "."], cwd=path,
@@ -40,11 +40,11 @@ def ls_tree_recursive(root: Path, treeish: str) -> list[TreeEntry]:
     for record in filter(None, listing.split("\0")):
         meta, path = record.split("\t", 1)
         mode, kind, sha = meta.split(" ")
-        entries.append(TreeEntry(mode, kind, sha, path))
+        entries.append(TreeEntry(mode, kind, BlobSha(sha), path))
     return entries
 
 
-def cat_file_batch(root: Path, blobs: Sequence[str]) -> list[bytes]:
+def cat_file_batch(root: Path, blobs: Sequence[BlobSha]) -> list[bytes]:
     """The exact bytes of each of ``blobs``, in order, from one ``git cat-file --batch``."""
     if not blobs:
         return []
@@ -111,7 +111,7 @@ def pack_reachable(root: Path, pack: Path, revs: Sequence[str], *, elsewhere: bo
             cwd=root, input="".join(f"{rev}\n" for rev in revs), env=env)
 
 
-def check_out_unlogged(worktree: Path, commit: str) -> None:
+def check_out_unlogged(worktree: Path, commit: CommitSha) -> None:
     """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config), writing no
     reflog: a fresh tree needs none, and each is files to make and remove."""
     git.run(["-c", "core.logAllRefUpdates=false", "reset", "--hard", "--quiet", commit], cwd=worktree,
