@@ -33,7 +33,7 @@ from pathlib import Path
 import common
 
 from wavegit.attempts import objectstore, sandbox, snapshot, workspace, worktree
-from wavegit.core import gitops_objects
+from wavegit.core import git
 from wavegit.model.config import Config
 
 ITEMS = 16
@@ -131,7 +131,7 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     store_ms = (time.perf_counter() - start) * 1000
     compared_with = snapshot.Base.load(clone, head, base / "ignore-rules")
     limits = snapshot.Limits(Config().max_file_bytes, Config().max_changed_files)
-    author, committer = gitops_objects.idents(clone)
+    author, committer = git.idents(clone)
 
     def add_remove() -> None:
         path = base / "wt" / f"a{next(counter)}"

@@ -129,8 +129,9 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 _RUNNERS = {"run", "Popen", "call", "check_call", "check_output"}
-_GIT_MODULE = f"{PACKAGE}.core.git"
-_GIT_COMMANDS = {"run", "out"}  # wavegit.core.git's functions that take a git command line
+_GIT_RUNNER = f"{PACKAGE}.core.git._runner"  # the one module that starts git
+_GIT_MODULES = {f"{PACKAGE}.core.git", _GIT_RUNNER}  # the git layer's face, and the runner behind it
+_GIT_COMMANDS = {"run", "out"}  # their functions that take a git command line
 _PROCESS_STARTERS = re.compile(r"^(exec|spawn|posix_spawn)")
 
 
@@ -159,7 +160,8 @@ class _Reader(ast.NodeVisitor):
         if target in self.modules:
             self.source.imports.append(Import(target, line, self.depth > 0))
             parent, _, last = target.rpartition(".")
-            if _private(last) and not self.source.name.startswith(parent + "."):
+            inside = self.source.name == parent or self.source.name.startswith(parent + ".")
+            if _private(last) and not inside:
                 self.source.private_names.append((target, line))
 
     def visit_If(self, node: ast.If) -> None:
@@ -208,7 +210,7 @@ class _Reader(ast.NodeVisitor):
                 self.source.private_names.append((f"{base}.{alias.name}", node.lineno))
             if base == "subprocess" and alias.name in _RUNNERS:
                 self.subprocess_names.add(alias.asname or alias.name)
-            if base == _GIT_MODULE and alias.name in _GIT_COMMANDS:
+            if base in _GIT_MODULES and alias.name in _GIT_COMMANDS:
                 self.git_command_names.add(alias.asname or alias.name)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -226,7 +228,7 @@ class _Reader(ast.NodeVisitor):
                           or (owner == "os" and _PROCESS_STARTERS.match(called) is not None))
         if starts_process and any(_names_git(arg) for arg in node.args[:2]):
             self.source.git_runs.append(node.lineno)
-        if ((called in _GIT_COMMANDS and self.bound.get(owner, owner) == _GIT_MODULE)
+        if ((called in _GIT_COMMANDS and self.bound.get(owner, owner) in _GIT_MODULES)
                 or (not owner and func in self.git_command_names)):
             self.source.git_commands.append(node.lineno)
         if func.endswith("gc_paused"):
@@ -338,7 +340,7 @@ def git_outside_the_git_layer(sources: Mapping[str, Source], contract: Contract)
     for name, source in sources.items():
         if source.imports_subprocess and name not in contract.subprocess_users:
             yield f"subprocess: {name} imports subprocess", name
-        if name != _GIT_MODULE:
+        if name != _GIT_RUNNER:
             for line in source.git_runs:
                 yield f"git: {name} runs git itself", f"{name}:{line}"
 
@@ -592,12 +594,24 @@ def test_private_names_are_caught_by_import_and_by_attribute() -> None:
         "private name: wavegit.d imports wavegit.commands._write"]
 
 
+def test_the_git_layer_has_one_face_its_modules_are_private_to_it() -> None:
+    sources = read_sources({
+        "wavegit.core.git": ("from wavegit.core.git._ops import fetch\nfrom . import _runner\n", True),
+        "wavegit.core.git._runner": ("", False), "wavegit.core.git._ops": ("from . import _runner\n", False),
+        "wavegit.engine.claim": ("from wavegit.core import git\ngit.fetch\n", False),
+        "wavegit.engine.wave": ("from wavegit.core.git._ops import fetch\n", False),
+        "wavegit.sync.merged": ("from wavegit.core.git import _runner\n", False)})
+    assert sorted(v for v, _ in private_names(sources)) == [
+        "private name: wavegit.engine.wave imports wavegit.core.git._ops",
+        "private name: wavegit.sync.merged imports wavegit.core.git._runner"]
+
+
 def test_a_literal_git_program_or_a_new_subprocess_user_is_caught() -> None:
     sources = _fake(**{"trackerbranch.store": "import subprocess\nsubprocess.run(['git', 'status'])\n",
                        "trackerbranch.halt": "from subprocess import run as go\ngo(('git', 'log'))\n",
                        "trackerbranch.budget": "import os\nos.execvp('git', ['git'])\n",
                        "attempts.runner": "import subprocess\nsubprocess.run(['sh', '-c', 'git status'])\n",
-                       "core.git": "import subprocess\nsubprocess.run(['git', 'status'])\n"})
+                       "core.git._runner": "import subprocess\nsubprocess.run(['git', 'status'])\n"})
     assert sorted(v for v, _ in git_outside_the_git_layer(sources, CONTRACT)) == [
         "git: wavegit.trackerbranch.budget runs git itself",
         "git: wavegit.trackerbranch.halt runs git itself",
@@ -610,10 +624,11 @@ def test_a_git_command_line_outside_the_git_layer_is_caught_however_git_is_impor
     sources = _fake(**{"trackerbranch.store": "from wavegit.core import git\ngit.run(['status'], cwd='.')\n",
                        "trackerbranch.halt": "import wavegit.core.git as g\ng.out(['var'], cwd='.')\n",
                        "trackerbranch.budget": "from wavegit.core.git import out as o\no(['log'], cwd='.')\n",
-                       "github.sync": "from wavegit.core import git\ngit.GitError(['log'], 1, '')\n"
-                                      "git.clean_env()\n",
-                       "core.gitops": "from wavegit.core import git\ngit.run(['fetch'], cwd='.')\n",
-                       "core.git": ""})
+                       "sync.reconcile": "from wavegit.core import git\ngit.GitError(['log'], 1, '')\n"
+                                         "git.clean_env()\n",
+                       "core.git._ops": "from wavegit.core.git import _runner\n"
+                                        "_runner.run(['fetch'], cwd='.')\n",
+                       "core.git._runner": "", "core.git": ""})
     assert sorted(v for v, _ in git_command_lines_outside_the_git_layer(sources, CONTRACT)) == [
         "git command line: wavegit.trackerbranch.budget calls git.run/git.out",
         "git command line: wavegit.trackerbranch.halt calls git.run/git.out",
@@ -624,20 +639,21 @@ def test_speed_rules_are_caught_off_the_hot_paths_and_allowed_on_them() -> None:
     rules = ("import functools, os\nfrom typing import NamedTuple\nclass R(NamedTuple):\n    x: int\n"
              "@functools.lru_cache(maxsize=8)\ndef f() -> None:\n    from wavegit.core import errors\n"
              "    with gc_paused():\n        os._exit(0)\n")
-    sources = _fake(**{"github.sync": rules, "model.tracker": rules, "core.errors": ""})
+    sources = _fake(**{"sync.reconcile": rules, "model.tracker": rules, "core.errors": ""})
     assert sorted(v for v, _ in speed_rules_off_the_hot_paths(sources, CONTRACT)) == [
-        "speed rule off the hot paths: wavegit.github.sync calls gc_paused()",
-        "speed rule off the hot paths: wavegit.github.sync calls os._exit()",
-        "speed rule off the hot paths: wavegit.github.sync defers importing wavegit.core.errors",
-        "speed rule off the hot paths: wavegit.github.sync.R is a NamedTuple",
-        "speed rule off the hot paths: wavegit.github.sync.f uses functools.lru_cache(maxsize=8)"]
+        "speed rule off the hot paths: wavegit.sync.reconcile calls gc_paused()",
+        "speed rule off the hot paths: wavegit.sync.reconcile calls os._exit()",
+        "speed rule off the hot paths: wavegit.sync.reconcile defers importing wavegit.core.errors",
+        "speed rule off the hot paths: wavegit.sync.reconcile.R is a NamedTuple",
+        "speed rule off the hot paths: wavegit.sync.reconcile.f uses functools.lru_cache(maxsize=8)"]
 
 
 def test_the_contract_tables_are_read_from_architecture_md() -> None:
     assert CONTRACT.tier("core") < CONTRACT.tier("model") < CONTRACT.tier("engine") < CONTRACT.tier("cli")
     assert CONTRACT.group_of("wavegit") == "core" and CONTRACT.group_of("wavegit.hook.prepush") == "hook"
     assert set(CONTRACT.hot_imports) == {"wavegit hook pre-push", "wavegit plan"}
-    assert "wavegit.core.git" in CONTRACT.subprocess_users and CONTRACT.on_hot_path("wavegit.hook.prepush")
-    assert {"wavegit.core.git", "wavegit.core.gitops"} <= set(CONTRACT.git_builders)
+    assert "wavegit.core.git._runner" in CONTRACT.subprocess_users
+    assert CONTRACT.on_hot_path("wavegit.hook.prepush")
+    assert {"wavegit.core.git._runner", "wavegit.core.git._ops"} <= set(CONTRACT.git_builders)
     assert "wavegit.trackerbranch.store" not in CONTRACT.git_builders
-    assert not CONTRACT.on_hot_path("wavegit.github.sync")
+    assert not CONTRACT.on_hot_path("wavegit.sync.reconcile")

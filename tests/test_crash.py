@@ -30,7 +30,7 @@ from tests.helpers.sync import make_tracker_repo, origin_tracker
 from tests.helpers.wave import worktrees
 from wavegit.attempts import worktree
 from wavegit.core.repo import discover
-from wavegit.github.sync import claimed_at
+from wavegit.sync.rules import claimed_at
 
 pytestmark = pytest.mark.slow  # real processes killed at every step, then recovered
 

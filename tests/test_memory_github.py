@@ -15,13 +15,20 @@ from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK
 from wavegit.core.repo import discover
-from wavegit.github.api import OUTCOME_PREFIX, GitHubError, mark_report_outcome, pr_state_for_sync
+from wavegit.github.api import (
+    OUTCOME_PREFIX,
+    GitHubError,
+    SyncPullRequests,
+    mark_report_outcome,
+    pr_state_for_sync,
+)
 from wavegit.github.publish import Publisher
 from wavegit.github.review import Reviewer, reply_marker
 from wavegit.github.store import GitHubStore
-from wavegit.github.sync import ItemChange, update_comments
 from wavegit.model import report_markdown
 from wavegit.model.config import Config
+from wavegit.sync.reconcile import update_comments
+from wavegit.sync.rules import ItemChange
 from wavegit.trackerbranch.store import CasConflict, Change, mutate
 
 CONFIG = Config()
@@ -107,7 +114,7 @@ def test_sync_says_merged_or_closed_once_per_pr_and_only_for_review_items(gh: Me
     closed = gh.open_pr("wavegit/w2", HEAD)
     for number in (1, closed):
         gh.add_comment(number, BOT, report_markdown.to_markdown(sample_report(HEAD)))
-    errors = update_comments(gh, [
+    errors = update_comments(SyncPullRequests(gh, report_markdown.MARKER), [
         change("A-1", "review", "done", 1, "ef" * 20), change("A-2", "review", "done", 1, "ef" * 20),
         change("B-1", "review", "todo", closed), change("C-1", "in_progress", "todo", closed),
         change("D-1", "review", "todo", None)])
@@ -120,7 +127,8 @@ def test_sync_says_merged_or_closed_once_per_pr_and_only_for_review_items(gh: Me
 
 def test_a_pr_that_cannot_be_updated_is_reported_and_the_others_still_are(gh: MemoryGitHub) -> None:
     gh.add_comment(1, BOT, report_markdown.to_markdown(sample_report(HEAD)))
-    errors = update_comments(gh, [change("A-1", "review", "done", 1), change("G-1", "review", "todo", 99)])
+    errors = update_comments(SyncPullRequests(gh, report_markdown.MARKER),
+                             [change("A-1", "review", "done", 1), change("G-1", "review", "todo", 99)])
     assert len(errors) == 1 and errors[0].startswith("PR #99: cannot update the report comment: ")
     assert gh.comments[1][0].body.splitlines()[1] == f"{OUTCOME_PREFIX}merged; `wavegit sync` marked A-1 done"
 

@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from wavegit.attempts import snapshot
 from wavegit.attempts.snapshot import Limits, Snapshot, TreeRejected
-from wavegit.core import git as git_module
+from wavegit.core.git import _runner as git_module
 
 FILES = {"a.txt": "a\n", "old/name.txt": "n\n", "run.sh": "x\n", "gone.txt": "g\n", ".gitignore": "*.log\n",
          "sub/.gitignore": "/build/\n", "sub/kept.txt": "k\n"}

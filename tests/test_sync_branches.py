@@ -1,5 +1,5 @@
 """``wavegit sync`` deletes the branches of settled waves whose work is in main, and keeps the others
-(wavegit/github/sync_branches.py), on a real bare origin and in the clone."""
+(wavegit/sync/branches.py), on a real bare origin and in the clone."""
 
 from __future__ import annotations
 

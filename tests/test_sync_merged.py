@@ -1,4 +1,4 @@
-"""``wavegit sync`` finds merges of every kind (wavegit/github/sync_merged.py): real waves, merged by hand in
+"""``wavegit sync`` finds merges of every kind (wavegit/sync/merged.py): real waves, merged by hand in
 a reviewer's clone (squash, rebase, cherry-pick) and pushed to a bare origin, then ``wavegit sync --json``."""
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from tests.helpers.wave import item, make_wave_repo, run_cli
 from wavegit.attempts import worktree
 from wavegit.attempts.worktree import Trailers
-from wavegit.core import git as git_module
-from wavegit.core import gitops
+from wavegit.core import git as wgit
+from wavegit.core.git import _runner
 from wavegit.core.repo import discover
 from wavegit.model import tracker
 
@@ -64,7 +64,7 @@ def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: Remote
     (attempt.path / "x.txt").write_text("x\n")
     tree = attempt.read().tree
     message = worktree.item_message("Add x\nmore", Trailers("X-1", "w-20260101-000000-0000", "ab" * 32))
-    commit = gitops.commit_tree(remote_repo.clone, tree, [base], message)
+    commit = wgit.commit_tree(remote_repo.clone, tree, [base], message)
     assert git(remote_repo.clone, "rev-parse", f"{commit}^") == base
     assert git(remote_repo.clone, "log", "-1", "--format=%s", commit) == "X-1: Add x"
     assert git(remote_repo.clone, "log", "-1", "--format=%(trailers:key=Wavegit-Item,valueonly)",
@@ -76,7 +76,7 @@ def _item_commit(remote: RemoteRepo, name: str, change: Callable[[Path], object]
     attempt = AttemptTree(remote, name, start)
     change(attempt.path)
     message = f"{name}: ü\n\nWavegit-Item: {name}\n"
-    return gitops.commit_tree(remote.clone, attempt.read().tree, [start], message), message
+    return wgit.commit_tree(remote.clone, attempt.read().tree, [start], message), message
 
 
 def _writes(rel: str, text: str) -> Callable[[Path], int]:
@@ -302,8 +302,8 @@ def test_nothing_to_repair_runs_no_git_process(remote_repo: RemoteRepo,
 
     def without_git() -> list[str]:
         with monkeypatch.context() as patch:
-            patch.setattr(git_module, "run", no_git)
-            patch.setattr(git_module, "out", no_git)
+            patch.setattr(_runner, "run", no_git)
+            patch.setattr(_runner, "out", no_git)
             return worktree.repair_half_made(repo)
 
     repo = discover(remote_repo.clone)

@@ -18,7 +18,7 @@ import os
 import secrets
 from pathlib import Path
 
-from wavegit.core import gitops_objects
+from wavegit.core import git
 
 STORE = "_objects"
 TIPS = "wavegit-tips"
@@ -47,7 +47,7 @@ def ensure(root: Path, folder: Path, base: str) -> Path:
     pack = store / "pack"
     pack.mkdir(parents=True, exist_ok=True)
     (store / "info").mkdir(exist_ok=True)
-    gitops_objects.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)], elsewhere=True)
+    git.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)], elsewhere=True)
     _write_atomically(store / TIPS, "".join(f"{tip}\n" for tip in [*held, base]))
     return store
 
@@ -58,7 +58,7 @@ def narrow(tree: Path, commit: str, store: Path) -> None:
     the worker's commit, and nothing its base does not reach."""
     own = tree / ".git" / "objects"
     (own / "pack").mkdir(parents=True, exist_ok=True)
-    gitops_objects.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))])
+    git.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))])
     _write_atomically(own / "info" / "alternates", f"{store}\n")
 
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wavegit.core import gitops, gitops_worktrees
+from wavegit.core import git
 from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
@@ -272,7 +272,7 @@ def private_dirs(private: Path) -> tuple[Path, Path]:
 def checkouts(repo: Repo) -> tuple[Path, ...]:
     """Every checkout of the repository: the main work tree and each linked one (``git worktree list``),
     whichever of them wavegit runs in; each holds untracked files (an ``.env``) no commit has."""
-    return tuple(found.path for found in gitops_worktrees.worktrees(repo.root))
+    return tuple(found.path for found in git.worktrees(repo.root))
 
 
 def local_stores(repo: Repo) -> tuple[Path, ...]:
@@ -280,7 +280,7 @@ def local_stores(repo: Repo) -> tuple[Path, ...]:
     a path (a bare repository beside it, ``file://``) and each object directory it borrows from (``git clone
     --reference``). Each holds every branch and object of its own, which no base limits."""
     found: list[Path] = []
-    for url in gitops.remote_urls(repo.root):
+    for url in git.remote_urls(repo.root):
         path = url.removeprefix("file://")
         if "://" in path or ":" in path.split("/", 1)[0]:
             continue  # another machine's: `https://host/x`, `host:x`

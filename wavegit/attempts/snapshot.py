@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.core import fastimport, gitops, gitops_objects
+from wavegit.core import fastimport, git
 
 BATCH_BYTES = 64 * 1024 * 1024
 """Blob data handed to one fast-import process at most (so memory stays bounded)."""
@@ -75,15 +75,15 @@ class Base:
     def load(cls, repo_root: Path, commit: str, rules: Path) -> Base:
         """Read ``commit``'s entries and write its ``.gitignore`` files under ``rules``."""
         entries = {entry.path: Entry(entry.mode, entry.sha)
-                   for entry in gitops_objects.ls_tree_recursive(repo_root, commit)}
-        tree = gitops.tree_of(repo_root, commit)
-        git_dir = gitops_objects.absolute_git_dir(repo_root)
+                   for entry in git.ls_tree_recursive(repo_root, commit)}
+        tree = git.tree_of(repo_root, commit)
+        git_dir = git.absolute_git_dir(repo_root)
         _write_ignore_files(repo_root, entries, rules)
         return cls(commit, tree, entries, git_dir, rules)
 
     def ignored(self, paths: list[str]) -> set[str]:
         """Which of the (new) ``paths`` the base's ignore rules ignore."""
-        return gitops_objects.check_ignore(self.git_dir, self.rules, paths)
+        return git.check_ignore(self.git_dir, self.rules, paths)
 
 
 def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Path) -> None:
@@ -91,7 +91,7 @@ def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Pa
     wanted = sorted(path for path, entry in entries.items()
                     if path.rsplit("/", 1)[-1] == ".gitignore" and entry.mode in ("100644", "100755"))
     rules.mkdir(parents=True, exist_ok=True)
-    contents = gitops_objects.cat_file_batch(repo_root, [entries[path].sha for path in wanted])
+    contents = git.cat_file_batch(repo_root, [git.BlobSha(entries[path].sha) for path in wanted])
     for path, content in zip(wanted, contents, strict=True):
         target = rules / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -193,7 +193,7 @@ def _check_deadline(deadline: float | None) -> None:
 def _import(repo_root: Path, parts: list[str]) -> str:
     """Run one fast-import stream of ``parts``; what it printed."""
     stream = "feature done\n" + "".join(parts) + "done\n"
-    return gitops_objects.fast_import(repo_root, stream)
+    return git.fast_import(repo_root, stream)
 
 
 def _blob_sha(content: bytes, oid_length: int) -> str:

@@ -29,12 +29,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.core import gitops_objects
+from wavegit.core import git
 
 
 def objects_dir(repo_root: Path) -> Path:
     """The scheduler's object directory, which every attempt's repository borrows objects from."""
-    return gitops_objects.git_path(repo_root, "objects")
+    return git.git_path(repo_root, "objects")
 
 
 SCRATCH_BRANCH = "wavegit-attempt"
@@ -63,7 +63,7 @@ class Skeleton:
         runs ``git init`` itself."""
         remove(scratch)
         scratch.mkdir(parents=True)
-        gitops_objects.init_repository(scratch, SCRATCH_BRANCH)
+        git.init_repository(scratch, git.Branch(SCRATCH_BRANCH))
         git_dir = scratch / ".git"
         dirs: list[str] = []
         files: list[tuple[str, bytes]] = []
@@ -114,11 +114,11 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
     branch = branch or SCRATCH_BRANCH
     if skeleton is None or not skeleton.write(path, branch):
         # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
-        gitops_objects.init_repository(path, branch)
+        git.init_repository(path, git.Branch(branch))
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
-    gitops_objects.check_out_unlogged(path, start)
+    git.check_out_unlogged(path, git.CommitSha(start))
 
 
 _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"

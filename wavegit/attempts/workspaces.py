@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.attempts import objectstore, snapshot, workspace
-from wavegit.core import gitops_objects
+from wavegit.core import git
 
 WORKTREE_THREADS = 2
 """Background threads making trees."""
@@ -116,11 +116,11 @@ class Workspaces:
         return path
 
     def idents(self) -> tuple[str, str]:
-        """The author and committer git records here now (:func:`wavegit.core.gitops_objects.idents`, read
+        """The author and committer git records here now (:func:`wavegit.core.git.idents`, read
         once, dated now)."""
         with self._once:
             if self._idents is None:
-                self._idents = gitops_objects.idents(self._root)
+                self._idents = git.idents(self._root)
             author, committer = self._idents
         return _dated_now(author, "GIT_AUTHOR_DATE"), _dated_now(committer, "GIT_COMMITTER_DATE")
 

@@ -25,10 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.attempts import workspace
-from wavegit.core import fastimport, gitops, gitops_merges, gitops_objects, gitops_worktrees
-from wavegit.core.git import GitError
-from wavegit.core.gitops import Branch, WaveId
-from wavegit.core.gitops_merges import Change
+from wavegit.core import fastimport, git
+from wavegit.core.git import Branch, Change, GitError, WaveId
 from wavegit.core.repo import Repo
 
 BRANCH_PREFIX = "wavegit/"
@@ -72,9 +70,9 @@ def parse_item_branch(branch: str) -> tuple[WaveId, str] | None:
 
 def remove(repo_root: Path, path: Path) -> None:
     """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
-    if not gitops_worktrees.remove_worktree(repo_root, path):
+    if not git.remove_worktree(repo_root, path):
         shutil.rmtree(path, ignore_errors=True)
-        gitops_worktrees.prune_worktrees(repo_root)
+        git.prune_worktrees(repo_root)
 
 
 def remove_all_under(repo_root: Path, directory: Path) -> None:
@@ -85,14 +83,14 @@ def remove_all_under(repo_root: Path, directory: Path) -> None:
     """
     prefix = directory.resolve()
     locked: list[Path] = []
-    for found in gitops_worktrees.worktrees(repo_root):
+    for found in git.worktrees(repo_root):
         wt = found.path.resolve()
         if wt.is_relative_to(prefix):
             shutil.rmtree(wt, ignore_errors=True)
             if found.locked:
                 locked.append(wt)
     workspace.remove(directory)
-    gitops_worktrees.prune_worktrees(repo_root)
+    git.prune_worktrees(repo_root)
     for wt in locked:
         remove(repo_root, wt)
 
@@ -148,7 +146,7 @@ def find_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[Ha
             found.append(HalfMade(admin, path, why))
         elif head is not None and _OID_RE.match(head) and _initializing(admin):
             unsure.append((admin, path, head))
-    missing = gitops_objects.missing_objects(repo.root, [oid for _, _, oid in unsure])
+    missing = git.missing_objects(repo.root, [oid for _, _, oid in unsure])
     for (admin, path, oid), gone in zip(unsure, missing, strict=True):
         if gone:
             found.append(HalfMade(admin, path, f"HEAD names {oid[:12]}, not an object"))
@@ -159,11 +157,11 @@ def repair_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[
     """Remove the worktrees :func:`find_half_made` finds; one line for each that was repaired."""
     found = find_half_made(repo, min_age_s=min_age_s)
     for half in found:
-        if not gitops_worktrees.remove_worktree(repo.root, half.path) or half.admin.exists():
+        if not git.remove_worktree(repo.root, half.path) or half.admin.exists():
             # `git worktree prune` keeps a locked entry, so its admin dir goes by hand first.
             shutil.rmtree(half.path, ignore_errors=True)
             shutil.rmtree(half.admin, ignore_errors=True)
-            gitops_worktrees.prune_worktrees(repo.root)
+            git.prune_worktrees(repo.root)
     return [half.line() for half in found]
 
 
@@ -233,7 +231,7 @@ def item_message(title: str, trailers: Trailers) -> str:
 
 
 def set_branch(repo_root: Path, branch: str, commit: str) -> None:
-    gitops.update_ref(repo_root, f"refs/heads/{branch}", commit)
+    git.update_ref(repo_root, f"refs/heads/{branch}", git.CommitSha(commit))
 
 
 def delete_branch(repo_root: Path, branch: str) -> None:
@@ -243,11 +241,11 @@ def delete_branch(repo_root: Path, branch: str) -> None:
 
 def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
     """Delete local branches (one git call), ignoring any that do not exist."""
-    gitops.delete_refs(repo_root, [f"refs/heads/{branch}" for branch in branches])
+    git.delete_refs(repo_root, {f"refs/heads/{branch}": None for branch in branches})
 
 
 def item_branches(repo_root: Path, wave_id: str) -> list[Branch]:
-    refs = gitops.for_each_ref(repo_root, f"refs/heads/{ITEM_BRANCH_PREFIX}{wave_id}/")
+    refs = git.for_each_ref(repo_root, f"refs/heads/{ITEM_BRANCH_PREFIX}{wave_id}/")
     return [Branch(ref.removeprefix("refs/heads/")) for ref in refs]
 
 
@@ -272,7 +270,7 @@ def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
         changes = _own_changes(repo_root, start, [commit for commit, _ in commits])
         if changes is not None and _disjoint(changes):
             return _fast_import(repo_root, start, [message for _, message in commits], changes, branch,
-                                idents or gitops_objects.idents(repo_root))
+                                idents or git.idents(repo_root))
         head = _merge_chain(repo_root, start, commits)
     if branch is not None:
         set_branch(repo_root, branch, head)
@@ -283,16 +281,16 @@ def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]
     head = start
     for commit, message in commits:
         try:
-            tree = gitops_merges.merge_tree(repo_root, head, commit)
+            tree = git.merge_tree(repo_root, head, commit)
         except GitError as error:
             raise CombineConflict(error.command[1:], error.returncode, error.stderr) from error
-        head = gitops.commit_tree(repo_root, tree, [head], message)
+        head = git.commit_tree(repo_root, tree, [git.CommitSha(head)], message)
     return head
 
 
 def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[Change]] | None:
     """Each commit's changes against its parent (one ``diff-tree``); None unless every parent is ``start``."""
-    found = gitops_merges.changes_of_commits(repo_root, commits)
+    found = git.changes_of_commits(repo_root, [git.CommitSha(commit) for commit in commits])
     if len(found) != len(commits) or any(own.parents != [start] for own in found):
         return None
     return [own.changes for own in found]
@@ -331,11 +329,11 @@ def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: 
     if not branch:
         stream.append(f"reset {ref}\n\n")
     stream.append(f"get-mark :{len(messages)}\ndone\n")
-    return gitops_objects.fast_import(repo_root, "".join(stream), force=True)
+    return git.fast_import(repo_root, "".join(stream), force=True)
 
 
 def fetch_branch(repo_root: Path, remote: str, branch: str) -> str:
     """Fetch ``branch`` from ``remote`` into its remote-tracking ref; the commit it points at."""
     tracking = f"refs/remotes/{remote}/{branch}"
-    gitops.fetch(repo_root, remote, [f"+refs/heads/{branch}:{tracking}"])
-    return gitops.commit_of(repo_root, tracking)
+    git.fetch(repo_root, remote, [f"+refs/heads/{branch}:{tracking}"])
+    return git.commit_of(repo_root, tracking)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from wavegit.attempts import worktree
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.core import gitops, schema
+from wavegit.core import git, schema
 from wavegit.core.errors import UsageError
 from wavegit.model import lifecycle, report, tracker
 from wavegit.trackerbranch.missing import no_tracker
@@ -79,7 +79,7 @@ class Read:
         """The commit on the tracker branch, up to this read, that made ``op`` (its trailer); None if none."""
         if self.snapshot.commit is None:
             return None
-        listing = gitops.log(self.store.repo.root, [self.snapshot.commit],
+        listing = git.log(self.store.repo.root, [self.snapshot.commit],
                              f"%H{_SEP}%(trailers:key={OP_TRAILER},valueonly,separator=%x1f)",
                              grep=f"{OP_TRAILER}: {op.trailer}")
         for line in listing.splitlines():
@@ -93,7 +93,7 @@ class Read:
         its record, its items once merged)."""
         if self.snapshot.commit is None:
             return False
-        listing = gitops.log(self.store.repo.root, [self.snapshot.commit],
+        listing = git.log(self.store.repo.root, [self.snapshot.commit],
                              f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x1f)",
                              grep=f"{worktree.TRAILER_WAVE}: {wave}")
         return any(wave in line.split(_SEP) for line in listing.splitlines())

@@ -14,7 +14,7 @@ import re
 from wavegit.commands._context import Context
 from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op
 from wavegit.commands._write import open_target
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.model import lifecycle
 
@@ -50,11 +50,11 @@ def _on_base(context: Context, sha: str) -> str:
     """The full SHA of the commit ``sha`` names, which must be on the base branch."""
     root, config = context.repo.root, context.config
     ref, where = context.repo.branch_ref(config.remote, config.base_branch)
-    commit = gitops.resolve_commit(root, sha)
+    commit = git.resolve_commit(root, sha)
     if commit is None:
         raise UsageError(f"--merge-sha {sha}: no such commit in this repository (fetch it first, or check "
                          "the SHA); nothing written")
-    if not gitops.is_ancestor(root, commit, ref):
+    if not git.is_ancestor(root, commit, ref):
         raise UsageError(f"--merge-sha {sha}: commit {commit[:12]} is not on {where} (the base branch): give "
                          "the commit that brought the change there; nothing written")
     return commit

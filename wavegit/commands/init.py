@@ -24,7 +24,7 @@ import os
 
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.github import intake
 from wavegit.model import tracker
@@ -96,7 +96,7 @@ def _tracker_branch(args: argparse.Namespace, target: Context, base_store: GitSt
     config = target.config
     if args.tracker_branch is not None:
         name = str(args.tracker_branch)
-        if not gitops.is_valid_ref_name(target.repo.root, f"refs/heads/{name}") or name.startswith("-"):
+        if not git.is_valid_ref_name(target.repo.root, f"refs/heads/{name}") or name.startswith("-"):
             raise UsageError(f"--tracker-branch {name!r}: not a valid branch name")
         return name, ""
     if f"{ENV_PREFIX}TRACKER_BRANCH" in os.environ:
@@ -145,7 +145,7 @@ def _created(store: GitStore, base_store: GitStore) -> str:
         return ""
     start = base_store.read().commit
     assert start is not None
-    pushed = gitops.push_with_lease(store.repo.root, store.remote, start, store.branch_ref, None)
+    pushed = git.push_with_lease(store.repo.root, store.remote, start, store.branch_ref, None)
     if not pushed.ok and store.read().commit is None:
         raise RemoteError(f"cannot create {store.target}", pushed.error())
     return f"created {store.target} from {base_store.target} ({start[:12]})" if pushed.ok else ""
@@ -182,7 +182,7 @@ def _init_tracker(args: argparse.Namespace, store: GitStore, config: Config, *,
 def _checkout_follows(target: Context, base_store: GitStore, before: str) -> str:
     """Fast-forward the local base branch to the config commit when it was level with the remote's."""
     after = base_store.read(fetch=False).commit
-    local = gitops.resolve_commit(target.repo.root, base_store.branch_ref)
+    local = git.resolve_commit(target.repo.root, base_store.branch_ref)
     branch = target.config.base_branch
     later = f"git pull here (and in every clone) so that wavegit finds the tracker through {CONFIG_PATH}"
     if after is None or after == local:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from wavegit.commands._write import add_write_arguments, landed, open_target
-from wavegit.core import gitops, yamledit
+from wavegit.core import git, yamledit
 from wavegit.core.errors import UsageError
 from wavegit.github import api, intake
 from wavegit.github.client import connect
@@ -141,7 +141,7 @@ def _dropped(store: GitStore, snapshot: Snapshot, item_ids: list[str]) -> dict[s
     if not item_ids or snapshot.commit is None:
         return {}
     wanted = set(item_ids)
-    listing = gitops.log(store.repo.root, [snapshot.commit],
+    listing = git.log(store.repo.root, [snapshot.commit],
                          f"%H{_SEP}%(trailers:key={OP_TRAILER},valueonly,separator=%x1f)",
                          grep=f"{OP_TRAILER}: drop {intake.ITEM_PREFIX}")
     found: dict[str, str] = {}

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError
 from wavegit.core.repo import discover
 from wavegit.core.schema import gc_paused
@@ -112,7 +112,8 @@ def _held(store: GitStore, cols: Columns) -> tuple[list[str], list[dict[str, obj
 Refusal = NamedTuple("Refusal", [("reason", str), ("exit_code", int)])  # noqa: UP014 (see above)
 
 
-def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob: str) -> Refusal | None:
+def refused(store: GitStore, halt_blob: git.BlobSha | None, cols: Columns,
+            tracker_blob: git.BlobSha) -> Refusal | None:
     """What ``run``'s claim would refuse, checked in its order: HALT, the day's budget, invalid items, items
     naming no worker profile."""
     if halt_blob is not None:
@@ -125,7 +126,7 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob:
         from wavegit.trackerbranch import budget  # only with a day ceiling set: it reads the day's history
 
         try:
-            head = gitops.resolve_commit(store.repo.root, store.read_ref)
+            head = git.resolve_commit(store.repo.root, store.read_ref)
             budget.check_day(store.config.budget, store.repo.root, head)
         except BudgetExceededError as exc:
             return Refusal(str(exc), EXIT_HALTED)
@@ -138,7 +139,7 @@ def refused(store: GitStore, halt_blob: str | None, cols: Columns, tracker_blob:
     return _unknown_profiles(store, cols, tracker_blob) if any(cols.workers) else None
 
 
-def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: str) -> Refusal | None:
+def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: git.BlobSha) -> Refusal | None:
     profiles = {profile.name for profile in store.config.workers}
     if all(worker is None or worker in profiles for worker in cols.workers):
         return None

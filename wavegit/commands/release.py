@@ -1,7 +1,7 @@
 """``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
 
 Each item the wave still holds ``in_progress`` gets what ``sync`` gives a wave whose scheduler is gone
-(``wavegit.github.sync``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
+(``wavegit.sync.rules``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
 branch has its commit, else back to ``todo`` with no attempt counted (the scheduler's death is not the
 item's).
 
@@ -23,9 +23,10 @@ from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import UsageError
-from wavegit.github import sync
 from wavegit.model import tracker
 from wavegit.model.lifecycle import Status
+from wavegit.sync import rules
+from wavegit.sync.refs import WaveRefs
 from wavegit.trackerbranch import claims
 
 
@@ -51,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
                          f"it (kill {scheduler.pid}) or let it finish; nothing written")
     who = _who(scheduler, alive, beat)
     # sync's rules for a wave whose scheduler is gone, applied to this wave alone.
-    facts = sync.Facts(sync.WaveRefs(context.repo, context.config), None,
-                       {wave: f"{who}; released by `wavegit release`"})
+    facts = rules.Facts(WaveRefs(context.repo, context.config), None,
+                        {wave: f"{who}; released by `wavegit release`"})
     op = Op("release", wave)
 
     def decide(read: Read) -> Outcome:
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if not held:
             return _nothing_held(read, op, wave)
         now = datetime.now(timezone.utc)
-        changes = [change for item in held if (change := sync.decide(item, facts, context.config, now))]
+        changes = [change for item in held if (change := rules.decide(item, facts, context.config, now))]
         text = tracker.set_items_fields(read.text, {change.id: change.fields for change in changes})
         moves = "; ".join(f"{change.id}: {change.old} -> {change.new}" for change in changes)
         return Outcome(text, f"released wave {wave} (its scheduler: {who}): {moves}")

@@ -17,9 +17,11 @@ from datetime import datetime, timezone
 from wavegit.commands._context import Context
 from wavegit.commands._write import published
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
-from wavegit.github import api, sync
+from wavegit.github import api
 from wavegit.github.client import connect
+from wavegit.model import report_markdown
 from wavegit.model.columns import claims_of
+from wavegit.sync import reconcile as sync
 from wavegit.trackerbranch import claims
 
 
@@ -31,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     context = Context.open(args)
     settings = api.settings_from_env()
-    client = connect(settings) if settings is not None else None
-    result = sync.sync(context.repo, context.config, context.store, github=client, dry_run=args.dry_run)
+    pulls = api.SyncPullRequests(connect(settings), report_markdown.MARKER) if settings is not None else None
+    result = sync.sync(context.repo, context.config, context.store, pulls=pulls, dry_run=args.dry_run)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -26,7 +26,7 @@ import threading
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from wavegit.core import git, gitops, wavelock
+from wavegit.core import git, wavelock
 from wavegit.core.repo import Repo
 
 REF_PREFIX = "refs/wavegit/heartbeat/"
@@ -85,7 +85,7 @@ def read(repo: Repo, remote: str | None) -> dict[str, Beat]:
         return {}
     prefix = local_prefix(remote)
     found: dict[str, Beat] = {}
-    for ref, message in gitops.ref_messages(repo.root, prefix).items():
+    for ref, message in git.ref_messages(repo.root, prefix).items():
         beat = _parse(message)
         if beat is not None and beat.scheduler.wave == ref[len(prefix):]:
             found[beat.scheduler.wave] = beat
@@ -99,7 +99,7 @@ def fetch(repo: Repo, remote: str | None) -> None:
         return
     # Unreachable: the copies stay as last fetched; their age says how old they are.
     with contextlib.suppress(git.GitError):
-        gitops.fetch(repo.root, remote, [refspec(remote)], prune=True)
+        git.fetch(repo.root, remote, [refspec(remote)], prune=True)
 
 
 class Heartbeat:
@@ -127,9 +127,9 @@ class Heartbeat:
         beat = Beat(self.scheduler, datetime.now(timezone.utc), self.every_s)
         try:
             root = self.repo.root
-            commit = gitops.commit_tree(root, gitops.flat_tree(root, {}), [], beat.message())
-            gitops.update_ref(root, self._local_ref, commit)
-            gitops.push(root, self.remote, [f"{commit}:{REF_PREFIX}{self.scheduler.wave}"], force=True,
+            commit = git.commit_tree(root, git.flat_tree(root, {}), [], beat.message())
+            git.update_ref(root, self._local_ref, commit)
+            git.push(root, self.remote, [f"{commit}:{REF_PREFIX}{self.scheduler.wave}"], force=True,
                         no_verify=True, timeout=self.every_s)
         except git.GitError:
             pass  # the remote is unreachable for now: the beat ages there, as it should
@@ -163,7 +163,7 @@ class Heartbeat:
             return
         with contextlib.suppress(git.GitError):
             # An unreachable remote keeps the ref: its age says the scheduler is gone.
-            gitops.push(self.repo.root, self.remote or "", [deletion], no_verify=True, timeout=self.every_s)
+            git.push(self.repo.root, self.remote or "", [deletion], no_verify=True, timeout=self.every_s)
 
     def retire(self) -> str | None:
         """Stop beating and delete this clone's copy of the ref, once the wave holds no claim; the refspec
@@ -174,7 +174,7 @@ class Heartbeat:
             return None
         self._retired = True
         with contextlib.suppress(git.GitError):
-            gitops.delete_ref(self.repo.root, self._local_ref)
+            git.delete_refs(self.repo.root, {self._local_ref: None})
         return f":{REF_PREFIX}{self.scheduler.wave}"
 
     def _halt(self) -> None:

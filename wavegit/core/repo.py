@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.core.git import GitError
 
@@ -91,7 +91,7 @@ class Repo(NamedTuple):
 
     @property
     def kept_branches_file(self) -> Path:
-        """The branches ``sync`` keeps and has said so, to say it once (``wavegit.github.sync_branches``)."""
+        """The branches ``sync`` keeps and has said so, to say it once (``wavegit.sync.branches``)."""
         return self.state_dir / "kept-branches.json"
 
     def report_file(self, wave_id: str, suffix: str) -> Path:
@@ -104,14 +104,14 @@ class Repo(NamedTuple):
         return self.state_dir / "fetched" / tracking_ref
 
     def remotes(self) -> list[str]:
-        return gitops.remotes(self.root)
+        return git.remotes(self.root)
 
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
 
     def show_file(self, ref: str, path: str) -> str | None:
         """``path`` as committed at ``ref``; None when either is not there."""
-        found = gitops.read_blob_at(self.root, f"{ref}:{path}")
+        found = git.read_blob_at(self.root, f"{ref}:{path}")
         return None if found is None else found[1]
 
     def branch_ref(self, remote: str, branch: str) -> tuple[str, str]:
@@ -121,7 +121,7 @@ class Repo(NamedTuple):
             return f"refs/heads/{branch}", branch
         ref = f"refs/remotes/{remote}/{branch}"
         with contextlib.suppress(GitError):  # unreachable: the last fetched copy
-            gitops.fetch(self.root, remote, [f"+refs/heads/{branch}:{ref}"])
+            git.fetch(self.root, remote, [f"+refs/heads/{branch}:{ref}"])
         return ref, f"{remote}/{branch}"
 
 
@@ -140,7 +140,7 @@ def _locate(start: str | Path, rev: str | None) -> tuple[Repo, str | None]:
     start_path = Path(start)
     if not start_path.is_dir():
         raise UsageError(f"{start}: no such directory")
-    found = gitops.locate(start_path, rev)
+    found = git.locate(start_path, rev)
     if found is None:
         raise UsageError(f"{start_path.resolve()}: not inside a git work tree (run `git init` first)")
     return Repo(root=found.root, git_dir=found.git_dir, common_dir=found.common_dir), found.resolved

@@ -150,10 +150,6 @@ def _content_end(node: Node) -> Mark:
     return node.end_mark
 
 
-def set_item_fields(text: str, item_id: str, fields: Mapping[str, object | None]) -> str:
-    return set_items_fields(text, {item_id: fields})
-
-
 Span = tuple[int, int | None]
 """An item's lines: the 1-based line it starts on, and the line the next item starts on (None: the last)."""
 

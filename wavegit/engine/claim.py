@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wavegit.attempts import worktree
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.repo import Repo
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config, protected_of
@@ -127,4 +127,4 @@ def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
         return claim_commit
     if repo.has_remote(config.remote):
         return worktree.fetch_branch(repo.root, config.remote, config.base_branch)
-    return gitops.commit_of(repo.root, f"refs/heads/{config.base_branch}")
+    return git.commit_of(repo.root, f"refs/heads/{config.base_branch}")

@@ -15,7 +15,7 @@ that report. The push goes without the pre-push hook: it changes no file of the 
 from collections.abc import Sequence
 from pathlib import Path
 
-from wavegit.core import fastimport, git, gitops, gitops_objects
+from wavegit.core import fastimport, git
 from wavegit.core.repo import Repo
 from wavegit.model import report
 
@@ -40,8 +40,8 @@ def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: 
               f"{fastimport.data(f'wavegit report {rep.wave_id}')}M 100644 inline {FILE}\n"
               f"{fastimport.data(text)}\ndone\n")
     try:
-        gitops_objects.fast_import(repo.root, stream, force=True)
-        gitops.push(repo.root, remote, [f"{name}:{name}", *also], force=True, no_verify=True)
+        git.fast_import(repo.root, stream, force=True)
+        git.push(repo.root, remote, [f"{name}:{name}", *also], force=True, no_verify=True)
     except git.GitError as exc:
         return f"the report was not pushed to {remote} ({name}): {exc}"
     return None
@@ -53,11 +53,11 @@ def fetch(repo: Repo, remote: str | None, wave_id: str) -> Path | None:
     root = repo.root
     if remote is not None:
         try:
-            gitops.fetch(root, remote, [f"+{ref(wave_id)}:{ref(wave_id)}"])
+            git.fetch(root, remote, [f"+{ref(wave_id)}:{ref(wave_id)}"])
         except git.GitError as exc:
-            if not gitops.missing_remote_ref(exc):
+            if not git.missing_remote_ref(exc):
                 raise
-    found = gitops.read_blob_at(root, f"{ref(wave_id)}:{FILE}")
+    found = git.read_blob_at(root, f"{ref(wave_id)}:{FILE}")
     if found is None:
         return None
     repo.reports_dir.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from wavegit.attempts import objectstore, runner, sandbox, workspace, worktree
 from wavegit.attempts.workspaces import Workspaces
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
@@ -278,7 +278,7 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
                                                     sandbox.decide(config.sandbox, os.environ)))
     pushed = False
     if commits and push and repo.has_remote(config.remote):
-        gitops.push(repo.root, config.remote, [f"refs/heads/{branch}:refs/heads/{branch}"],
+        git.push(repo.root, config.remote, [f"refs/heads/{branch}:refs/heads/{branch}"],
                     lease={f"refs/heads/{branch}": lease} if lease else None)
         pushed = True
     return Collected(head, wave_test, pushed)

@@ -302,6 +302,21 @@ def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | Non
     return pr.state, None
 
 
+@dataclass(frozen=True)
+class SyncPullRequests:
+    """Pull requests as ``wavegit sync`` asks about them (``wavegit.sync.rules.PullRequests``): their state,
+    and a line on our report comment (the one under ``marker``)."""
+
+    client: PullRequests
+    marker: str
+
+    def state(self, number: int) -> tuple[str, str | None]:
+        return pr_state_for_sync(self.client, number)
+
+    def mark_outcome(self, number: int, outcome: str) -> None:
+        mark_report_outcome(self.client, number, self.marker, outcome)
+
+
 OUTCOME_PREFIX = "> **wavegit:** "
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from wavegit.attempts import sandbox
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.engine.attempt import Confiner
@@ -39,7 +39,7 @@ def merged_test(client: GateClient, number: int, config: Config, store: TrackerS
     if not merges:
         return Verdict(number, pr.head_sha, tested=False, passed=False,
                        reason="nothing to test: the report describes the PR's head")
-    checked_out = gitops.resolve_commit(tree.root, "HEAD")
+    checked_out = git.resolve_commit(tree.root, "HEAD")
     if checked_out != pr.head_sha:
         raise UsageError(f"--tree {tree.root}: it is at {(checked_out or 'no commit')[:12]}, the head of PR "
                          f"#{number} is {pr.head_sha[:12]}: check the PR's head out there")

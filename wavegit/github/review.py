@@ -36,7 +36,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from wavegit.attempts import worktree
-from wavegit.core import gitops, gitops_merges
+from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import load_tracker
@@ -183,7 +183,7 @@ class Reviewer:
         published = self._current_report(number)
         # The base the wave recorded; the branch must still grow from it.
         base, tip = published.base_sha, remote_wave_tip(self.repo, self.config, wave_id)
-        if not gitops.is_ancestor(self.repo.root, base, tip):
+        if not git.is_ancestor(self.repo.root, base, tip):
             head = report_markdown.quote(pr.head_ref)
             raise Refused(f"{head} no longer grows from the wave's base {base[:12]}.")
         foreign = foreign_commits(self.repo, base, tip, published.head_sha or "")
@@ -291,7 +291,7 @@ class Rebuild:
     def _delivered(self, item: tracker.Item) -> ItemRun:
         """An item already on the branch, as the run whose commit is its own change on the base."""
         commit, message = self.on_branch[item.id]
-        own = own_commit(self.reviewer.repo, self.base, commit, message)
+        own = own_commit(self.reviewer.repo, git.CommitSha(self.base), git.CommitSha(commit), message)
         return ItemRun(item, attempts=[Attempt(1, "", "", self.base, utc_now(), commit=own, message=message)])
 
     def _push_and_report(self, runs: list[ItemRun], note: str, fresh: ItemRun | None) -> report.WaveReport:
@@ -351,8 +351,8 @@ def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]
     so they would silently drop every one of these."""
     fmt = f"%H{_SEP}%an{_SEP}%s{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
     root = repo.root
-    known = gitops.resolve_commit(root, reported) is not None and gitops.is_ancestor(root, reported, tip)
-    listing = gitops.log(root, [f"{base}..{tip}"], fmt, first_parent_only=True)
+    known = git.resolve_commit(root, reported) is not None and git.is_ancestor(root, reported, tip)
+    listing = git.log(root, [f"{base}..{tip}"], fmt, first_parent_only=True)
     found, after = [], tip != reported
     for line in listing.splitlines():
         commit, author, subject, item_id = line.split(_SEP, 3)
@@ -367,7 +367,7 @@ def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]
 def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:
     """The item commits from ``base`` to ``tip``, oldest first: id -> (commit, message)."""
     fmt = f"%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20){_SEP}%B%x00"
-    listing = gitops.log(repo.root, [f"{base}..{tip}"], fmt, first_parent_only=True, reverse=True)
+    listing = git.log(repo.root, [f"{base}..{tip}"], fmt, first_parent_only=True, reverse=True)
     found: dict[str, tuple[str, str]] = {}
     for record in listing.split("\0"):
         if not record.strip():
@@ -378,15 +378,15 @@ def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-def own_commit(repo: Repo, base: str, commit: str, message: str) -> str:
+def own_commit(repo: Repo, base: git.CommitSha, commit: git.CommitSha, message: str) -> git.CommitSha:
     """``commit``'s own change (against its first parent) as a commit on ``base``.
 
     Items own disjoint paths, so the change is the set of paths it touched, taken as they are in
     ``commit``; a scratch index applies them to ``base``'s tree without a work tree.
     """
-    changes = gitops_merges.own_changes(repo.root, commit)
+    changes = git.own_changes(repo.root, commit)
     blobs = {change.path: None if change.deleted else change.sha for change in changes}
     with TemporaryDirectory() as scratch:
-        tree = gitops.build_tree(repo.root, Path(scratch) / "index", base, blobs,
+        tree = git.build_tree(repo.root, Path(scratch) / "index", base, blobs,
                                  modes={change.path: change.mode for change in changes})
-    return gitops.commit_tree(repo.root, tree, [base], message)
+    return git.commit_tree(repo.root, tree, [base], message)

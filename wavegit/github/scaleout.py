@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.attempts import runner, worktree
-from wavegit.core import git, gitops, jsondecode
+from wavegit.core import git, jsondecode
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
@@ -71,11 +71,11 @@ def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
         raise UsageError(f"scale-out needs the remote {config.remote!r}, where the runners meet")
     refspec = f"+refs/heads/{branch}:refs/remotes/{config.remote}/{branch}"
     try:
-        gitops.fetch(repo.root, config.remote, [refspec])
+        git.fetch(repo.root, config.remote, [refspec])
     except git.GitError as exc:
         raise UsageError(f"no wave branch {branch} on {config.remote} (claim the wave with `wavegit claim`)"
                          ) from exc
-    return gitops.commit_of(repo.root, f"refs/remotes/{config.remote}/{branch}")
+    return git.commit_of(repo.root, f"refs/remotes/{config.remote}/{branch}")
 
 
 # -- claim --------------------------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
         return Claimed("", ())
     base = resolve_base(repo, config, claimed.commit)
     branch = worktree.wave_branch(claimed.wave_id)
-    gitops.push(repo.root, config.remote, [f"{base}:refs/heads/{branch}"])
+    git.push(repo.root, config.remote, [f"{base}:refs/heads/{branch}"])
     return Claimed(claimed.wave_id, claimed.plan.selected)
 
 
@@ -130,16 +130,16 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
     run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
-    tree = gitops.tree_of(repo.root, run.commit or base)
+    tree = git.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
-    commit = gitops.commit_tree(repo.root, tree, [base], message)
+    commit = git.commit_tree(repo.root, tree, [git.CommitSha(base)], message)
     branch = worktree.item_branch(wave_id, item.id)
     if bundle is None:
-        gitops.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
+        git.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
         return run
     worktree.set_branch(repo.root, branch, commit)
     try:
-        gitops.create_bundle(repo.root, bundle.resolve(), [f"refs/heads/{branch}"])
+        git.create_bundle(repo.root, bundle.resolve(), [f"refs/heads/{branch}"])
     finally:
         worktree.delete_branch(repo.root, branch)
     return run
@@ -251,8 +251,8 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     base = remote_wave_tip(repo, config, wave_id)
     prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
-    gitops.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
-    pushed = gitops.for_each_ref(repo.root, tracking)
+    git.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
+    pushed = git.for_each_ref(repo.root, tracking)
     if bundles is not None:
         _fetch_bundles(repo, bundles, items, prefix, tracking)
     started = utc_now()
@@ -265,17 +265,17 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
                           options=WaveOptions(push=push, events=events))
     if push and pushed:
         _delete_result_branches(repo, config, pushed, tracking, prefix, events)
-    gitops.delete_refs(repo.root, gitops.for_each_ref(repo.root, tracking))
+    git.delete_refs(repo.root, dict.fromkeys(git.for_each_ref(repo.root, tracking)))
     return outcome
 
 
-def _delete_result_branches(repo: Repo, config: Config, pushed: dict[str, str], tracking: str, prefix: str,
-                            events: Events) -> None:
+def _delete_result_branches(repo: Repo, config: Config, pushed: dict[str, git.CommitSha], tracking: str,
+                            prefix: str, events: Events) -> None:
     """The result branches the runners pushed, once the wave is recorded: each only while it is still the
     commit collect read (a lease), so a branch pushed since is kept. A failure leaves them, with a note."""
     remote_refs = {f"refs/heads/{prefix}{ref.removeprefix(tracking)}": sha for ref, sha in pushed.items()}
     try:
-        gitops.push(repo.root, config.remote, [f":{ref}" for ref in remote_refs], lease=remote_refs)
+        git.push(repo.root, config.remote, [f":{ref}" for ref in remote_refs], lease=remote_refs)
     except git.GitError as exc:
         events.note(f"kept the result branches {prefix}*: could not delete them ({exc.stderr.strip()})")
 
@@ -316,7 +316,7 @@ def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], pr
     for item in items:
         bundle = folder / f"{RESULT_ARTIFACT_PREFIX}{item.id}" / f"{item.id}.bundle"
         if bundle.is_file():
-            gitops.fetch(repo.root, str(bundle.resolve()),
+            git.fetch(repo.root, str(bundle.resolve()),
                          [f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"])
 
 
@@ -325,7 +325,7 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str
     last = run.attempts[-1] if run.attempts else None
     if last is None or last.commit is None:
         return run
-    changed = gitops.changed_paths(repo.root, base, gitops.tree_of(repo.root, last.commit))
+    changed = git.changed_paths(repo.root, base, git.tree_of(repo.root, last.commit))
     judged = changes.judge(run.item.id, run.item.owns, protected, changed)
     if judged.error is not None:
         last.commit, last.files_changed, last.violations = None, judged.changed, judged.violations
@@ -335,12 +335,12 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str
 
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path,
                    protected: tuple[str, ...] | None) -> ItemRun:
-    commit = gitops.resolve_commit(repo.root, ref)
+    commit = git.resolve_commit(repo.root, ref)
     if commit is None:
         return ItemRun(item, not_started=NO_RESULT)
     where = ref.removeprefix("refs/remotes/")
-    result = result_from_message(gitops.commit_message(repo.root, commit), where)
-    parent = gitops.first_parent(repo.root, commit)
+    result = result_from_message(git.commit_message(repo.root, commit), where)
+    parent = git.first_parent(repo.root, commit)
     if result.base != base or parent != base:
         raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
     return _recheck_ownership(repo, restore_run(item, result, commit, logs), base, protected)

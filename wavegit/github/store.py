@@ -11,6 +11,7 @@ which re-reads and looks for its operation id in the new commits (``contains_op`
 
 from __future__ import annotations
 
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.github.api import GitHubClient, GitHubConflict
 from wavegit.model.config import Config, protected_of
@@ -35,8 +36,8 @@ class GitHubStore:
             return Snapshot(None, None, None)
         content = self.client.get_contents(self.path, commit)
         if content is None:
-            return Snapshot(None, None, commit)
-        return Snapshot(content.text, content.sha, commit)
+            return Snapshot(None, None, git.CommitSha(commit))
+        return Snapshot(content.text, git.BlobSha(content.sha), git.CommitSha(commit))
 
     def read_head_file(self, path: str) -> str | None:
         commit = self.client.branch_head(self.branch)

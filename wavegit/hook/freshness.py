@@ -12,7 +12,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from wavegit.core import git, gitops
+from wavegit.core import git
 
 if TYPE_CHECKING:  # imported by the hook while its `git log` runs (see wavegit.hook.prepush)
     from wavegit.core.repo import Repo
@@ -67,7 +67,7 @@ def refresh(repo: "Repo", remote: str, branch: str, timeout_s: float) -> str | N
     ref = tracking_ref(remote, branch)
     started = time.time()
     try:
-        gitops.fetch(repo.root, remote, [f"+refs/heads/{branch}:{ref}"], timeout=timeout_s)
+        git.fetch(repo.root, remote, [f"+refs/heads/{branch}:{ref}"], timeout=timeout_s)
     except git.GitError as exc:
         lines = exc.stderr.strip().splitlines()
         detail = lines[-1] if lines else "no output"

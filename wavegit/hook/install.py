@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 
@@ -71,7 +71,7 @@ def hooks_dir(repo: Repo, explicit: Path | None, *, refuse_hooks_path: bool = Tr
         return explicit.resolve()
     if not refuse_hooks_path:
         return repo.common_dir / "hooks"
-    configured = gitops.config_value(repo.root, "core.hooksPath")
+    configured = git.config_value(repo.root, "core.hooksPath")
     if configured:
         raise UsageError(f"core.hooksPath is set ({configured}), so git does not run hooks from "
                          f"{repo.common_dir / 'hooks'}; pass --hooks-dir to say where to install "

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wavegit.core import git, gitops
+from wavegit.core import git
 
 if TYPE_CHECKING:  # prepush imports this module when it needs it
     from wavegit.hook.prepush import RefUpdate, Violation
@@ -27,7 +27,7 @@ _Entry = tuple[str, str] | None
 def _entries(root: Path, treeish: str, paths: Sequence[str]) -> dict[str, _Entry] | None:
     """path -> its entry in ``treeish``; None when ``treeish`` cannot be read (no such ref here)."""
     try:
-        listed = gitops.ls_tree(root, treeish, paths)
+        listed = git.ls_tree(root, treeish, paths)
     except git.GitError:
         return None
     found: dict[str, _Entry] = dict.fromkeys(paths)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
-from wavegit.core import git, gitops, parsecache
+from wavegit.core import git, parsecache
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.hook import freshness
 from wavegit.ownership.index import OwnershipIndex
@@ -203,7 +203,7 @@ when the remote oid is one, the push is a fast-forward."""
 
 
 def _parse_log(output: str, parents: set[str] | None = None) -> dict[str, list[str]]:
-    """commit -> changed paths, from ``gitops.log_changes``; given ``parents`` (the log's ``parents``
+    """commit -> changed paths, from ``git.log_changes``; given ``parents`` (the log's ``parents``
     option), every listed commit's parents are added to it."""
     changed: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -229,17 +229,17 @@ def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
     if len(checked) == 1:
         # The usual push: one call lists the commits, their paths and their parents together.
         update, rests_on = checked[0], set[str]()
-        log = gitops.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
+        log = git.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
         paths = {p for found in _parse_log(log, rests_on).values() for p in found}
         return {update.remote_ref: paths}, {update.remote_ref: rests_on}
-    listed = {u.remote_ref: gitops.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
+    listed = {u.remote_ref: git.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
               for u in checked}
     commits = {ref: [c for c in found if not c.startswith("-")] for ref, found in listed.items()}
     rests = {ref: {c[1:] for c in found if c.startswith("-")} for ref, found in listed.items()}
     wanted = list(dict.fromkeys(c for found in commits.values() for c in found))
     if not wanted:  # `git log --stdin` with no input would fall back to HEAD
         return {ref: set() for ref in commits}, rests
-    by_commit = _parse_log(gitops.log_changes(root, _COMMIT_MARK, commits=wanted))
+    by_commit = _parse_log(git.log_changes(root, _COMMIT_MARK, commits=wanted))
     return {ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()}, rests
 
 
@@ -304,7 +304,7 @@ def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resol
         # Entries are written for blobs only, so a hit needs no type check; a miss takes the usual way.
         cached = parsecache.read(_cache_entry(repo, resolved[1]), fmt)
     if not isinstance(cached, tuple):
-        blob = gitops.blob_at(repo.root, spec)
+        blob = git.blob_at(repo.root, spec)
         if blob is None:
             raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
         entry = _cache_entry(repo, blob)
@@ -330,7 +330,7 @@ def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -
     from wavegit.model import lifecycle, tracker
     from wavegit.model.config import protected_of
 
-    text = gitops.read_blob(repo.root, blob_sha)
+    text = git.read_blob(repo.root, git.BlobSha(blob_sha))
     try:
         loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
                                      protected=protected_of(config))

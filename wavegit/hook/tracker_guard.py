@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wavegit.core import git, gitops
+from wavegit.core import git
 from wavegit.core.errors import ValidationError
 from wavegit.model import tracker
 from wavegit.trackerbranch.store import OP_TRAILER
@@ -35,7 +35,7 @@ def dropped_wavegit_commits(root: Path, update: RefUpdate) -> list[str] | None:
     when the remote oid is not in this repository, so what it drops cannot be told."""
     fmt = f"%h %s{_FIELD}%(trailers:key={OP_TRAILER},valueonly,separator=%x2C)"
     try:
-        listing = gitops.log(root, [update.remote_oid, "--not", update.local_oid], fmt)
+        listing = git.log(root, [update.remote_oid, "--not", update.local_oid], fmt)
     except git.GitError:
         return None
     return [line.partition(_FIELD)[0] for line in listing.splitlines() if line.partition(_FIELD)[2].strip()]
@@ -68,7 +68,7 @@ def problems(root: Path, cache_dir: Path, commit: str, path: str) -> list[str]:
     """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid); each a
     ``path:line:col: message`` line when the parser says where."""
     try:
-        found = gitops.read_blob_at(root, f"{commit}:{path}")
+        found = git.read_blob_at(root, f"{commit}:{path}")
     except git.GitError as exc:
         return [f"{path}: cannot be read at {commit[:12]} ({exc})"]
     if found is None:

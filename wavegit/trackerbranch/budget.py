@@ -14,7 +14,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import BudgetExceededError
 from wavegit.core.git import GitError
 from wavegit.model.config import Budget
@@ -55,7 +55,7 @@ def day_spend(repo_root: Path, commit: str | None, now: datetime | None = None) 
     # --since only prunes the walk (a day of slack for clock skew); the exact day is checked per commit.
     since = (day_start - timedelta(days=1)).isoformat()
     try:
-        listing = gitops.log(repo_root, [commit], fmt, since=since)
+        listing = git.log(repo_root, [commit], fmt, since=since)
     except GitError as exc:
         raise BudgetExceededError(f"cannot read the day's spend from the tracker history: {exc}") from exc
     total = 0.0

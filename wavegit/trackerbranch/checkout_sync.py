@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.core import gitops, gitops_worktrees
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.core.git import GitError
 from wavegit.core.repo import Repo
@@ -24,12 +24,12 @@ from wavegit.core.repo import Repo
 @dataclass(frozen=True)
 class CheckoutSync:
     worktree: Path
-    paths: Mapping[str, str | None]
+    paths: Mapping[str, git.BlobSha | None]
     """Repo path -> its new blob sha (None = delete), only for paths that were clean."""
 
 
-def prepare(repo: Repo, branch_ref: str, old: Mapping[str, str | None],
-            new: Mapping[str, str | None]) -> CheckoutSync | None:
+def prepare(repo: Repo, branch_ref: str, old: Mapping[str, git.BlobSha | None],
+            new: Mapping[str, git.BlobSha | None]) -> CheckoutSync | None:
     """What to refresh after ``branch_ref`` moves; call before moving it. None when nothing is due."""
     worktree = checked_out_at(repo, branch_ref)
     if worktree is None:
@@ -40,7 +40,7 @@ def prepare(repo: Repo, branch_ref: str, old: Mapping[str, str | None],
 
 def apply(sync: CheckoutSync) -> None:
     """Point the index entries at the new blobs and write (or delete) the files."""
-    gitops_worktrees.refresh_files(sync.worktree, sync.paths)
+    git.refresh_files(sync.worktree, sync.paths)
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,14 @@ class Forwarded:
     """A local branch moved forward by :func:`fast_forward`."""
 
     branch: str
-    old: str | None
+    old: git.CommitSha | None
     """None: the branch was created."""
-    new: str
+    new: git.CommitSha
     worktree: Path | None
     """The checkout whose files followed (the branch is checked out there), if any."""
 
 
-def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forwarded | None:
+def fast_forward(repo: Repo, branch: str, commit: git.CommitSha, upstream: str) -> Forwarded | None:
     """Move the local ``branch`` to ``commit`` (``upstream``'s, e.g. ``origin/wavegit-tracker``), creating it
     when absent, and its checkout's files with it when it is checked out; None when it is there already.
 
@@ -63,23 +63,24 @@ def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forward
     when it is checked out in a work tree with uncommitted changes.
     """
     ref = f"refs/heads/{branch}"
-    old = gitops.resolve_commit(repo.root, ref)
+    old = git.resolve_commit(repo.root, ref)
     if old == commit:
         return None
-    if old is not None and not gitops.is_ancestor(repo.root, old, commit):
-        how = ("is ahead of" if gitops.is_ancestor(repo.root, commit, old) else "has diverged from")
+    if old is not None and not git.is_ancestor(repo.root, old, commit):
+        how = ("is ahead of" if git.is_ancestor(repo.root, commit, old) else "has diverged from")
         raise UsageError(f"local branch {branch} {how} {upstream} (it has commits {upstream} does not): "
                          f"push them, or rebase it onto {upstream} (git rebase {upstream} {branch}), "
                          "then run wavegit pull again; nothing changed")
     worktree = checked_out_at(repo, ref)
     if worktree is None:
-        gitops.update_ref(repo.root, ref, commit, old or "", message=f"wavegit pull: from {upstream}")
+        git.update_ref(repo.root, ref, commit, old or git.CommitSha(""),
+                       message=f"wavegit pull: from {upstream}")
         return Forwarded(branch, old, commit, None)
-    if not gitops_worktrees.is_clean(worktree):
+    if not git.is_clean(worktree):
         raise UsageError(f"{worktree} has uncommitted changes and {branch} is checked out there: commit or "
                          "stash them (git stash), then run wavegit pull again; nothing changed")
     try:
-        gitops_worktrees.fast_forward(worktree, commit)
+        git.fast_forward(worktree, commit)
     except GitError as exc:  # an untracked file in the way: git names it
         detail = " ".join(exc.stderr.split()) or str(exc)
         raise UsageError(f"cannot fast-forward {branch} in {worktree}: {detail} (move the untracked files "
@@ -89,11 +90,11 @@ def fast_forward(repo: Repo, branch: str, commit: str, upstream: str) -> Forward
 
 def checked_out_at(repo: Repo, branch_ref: str) -> Path | None:
     """The work tree (main or linked) whose HEAD is ``branch_ref``, if any."""
-    return next((wt.path for wt in gitops_worktrees.worktrees(repo.root) if wt.branch == branch_ref), None)
+    return next((wt.path for wt in git.worktrees(repo.root) if wt.branch == branch_ref), None)
 
 
 def _is_clean(worktree: Path, path: str, old_sha: str | None) -> bool:
-    entries = gitops_worktrees.staged_entries(worktree, path)
+    entries = git.staged_entries(worktree, path)
     file = worktree / path
     if old_sha is None:
         return not entries and not file.exists() and not file.is_symlink()
@@ -102,4 +103,4 @@ def _is_clean(worktree: Path, path: str, old_sha: str | None) -> bool:
     _mode, sha, stage = entries[0]
     if stage != "0" or sha != old_sha or not file.is_file() or file.is_symlink():
         return False
-    return gitops.hash_file(worktree, path) == old_sha
+    return git.hash_file(worktree, path) == old_sha

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit.core import gitops
+from wavegit.core import git
 from wavegit.core.errors import HaltedError
 from wavegit.model.config import HALT_PATH
 from wavegit.trackerbranch.store import Change, MutationResult, Snapshot, TrackerStore, mutate
@@ -79,7 +79,7 @@ def check(store: TrackerStore, snapshot: Snapshot) -> None:
 
 def current_user(repo_root: Path) -> str:
     """The committer identity git would use (``Name <email>``)."""
-    return gitops.committer_ident(repo_root)
+    return git.committer_ident(repo_root)
 
 
 def halt(store: TrackerStore, *, reason: str, who: str, now: datetime | None = None,

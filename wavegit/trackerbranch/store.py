@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from wavegit.core import git, gitops
+from wavegit.core import git
 from wavegit.core.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config, protected_of
@@ -48,8 +48,8 @@ class Snapshot(NamedTuple):
 
     text: str | None
     """None when the tracker file does not exist at ``commit``."""
-    blob_sha: str | None
-    commit: str | None
+    blob_sha: git.BlobSha | None
+    commit: git.CommitSha | None
     """None when the tracker branch does not exist yet."""
 
 
@@ -286,7 +286,7 @@ class GitStore:
         blob_sha, text = found
         return Snapshot(text, blob_sha, commit)
 
-    def read_blob_sha(self, fetch: bool = True) -> str | None:
+    def read_blob_sha(self, fetch: bool = True) -> git.BlobSha | None:
         """The tracker's blob SHA at the branch head (None: no branch or no file), without reading the blob.
 
         One git process, reading only the commit's trees. For read-only callers that look the blob up in a
@@ -295,13 +295,13 @@ class GitStore:
         """
         return self.read_blob_shas([self.config.tracker_path], fetch=fetch).get(self.config.tracker_path)
 
-    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, str]:
+    def read_blob_shas(self, paths: list[str], fetch: bool = True) -> dict[str, git.BlobSha]:
         """The blob SHAs of those of ``paths`` that are files at the branch head, in the same one git
         process as ``read_blob_sha`` (``plan`` learns of ``.wavegit/HALT`` at no extra cost)."""
         if self.remote and fetch:
             self._fetch()
         try:
-            entries = gitops.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
+            entries = git.ls_tree(self.repo.root, f"{self.read_ref}^{{commit}}", paths)
         except git.GitError:
             return {}  # no such branch
         return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
@@ -316,9 +316,9 @@ class GitStore:
         """Which tracker a command read, for its output (:func:`tracker_source`)."""
         return tracker_source(self.target, self.config.tracker_path, blob_sha)
 
-    def read_blob(self, blob_sha: str) -> str:
+    def read_blob(self, blob_sha: git.BlobSha) -> str:
         """The text of the blob ``blob_sha`` (e.g. from ``read_blob_sha``)."""
-        return gitops.read_blob(self.repo.root, blob_sha)
+        return git.read_blob(self.repo.root, blob_sha)
 
     def load_head(self, *, fetch: bool = False, strict: bool = False) -> "tuple[Tracker, str]":
         """The parsed tracker at the branch head and its blob SHA, through the parse cache (the blob is
@@ -356,7 +356,7 @@ class GitStore:
         blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)
         parents = [expected.commit] if expected.commit else []
-        commit = gitops.commit_tree(self.repo.root, tree, parents, message)
+        commit = git.commit_tree(self.repo.root, tree, parents, message)
         if self.remote:
             self._push(expected, commit)
         else:
@@ -367,31 +367,31 @@ class GitStore:
         if head.commit is None:
             return False
         revs = [head.commit] if since.commit is None else [f"{since.commit}..{head.commit}"]
-        values = gitops.log(self.repo.root, revs, f"%(trailers:key={OP_TRAILER},valueonly)")
+        values = git.log(self.repo.root, revs, f"%(trailers:key={OP_TRAILER},valueonly)")
         return op_id in values.split()
 
     def local_head(self) -> str | None:
         """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
-        return gitops.resolve_commit(self.repo.root, self.branch_ref)
+        return git.resolve_commit(self.repo.root, self.branch_ref)
 
-    def _resolve(self, ref: str) -> str | None:
-        return gitops.resolve_commit(self.repo.root, ref)
+    def _resolve(self, ref: str) -> git.CommitSha | None:
+        return git.resolve_commit(self.repo.root, ref)
 
-    def _cat(self, commit: str, path: str) -> tuple[str, str] | None:
+    def _cat(self, commit: git.CommitSha, path: str) -> tuple[git.BlobSha, str] | None:
         """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
-        return gitops.read_blob_at(self.repo.root, f"{commit}:{path}")
+        return git.read_blob_at(self.repo.root, f"{commit}:{path}")
 
-    def _hash(self, text: str, *, store: bool) -> str:
+    def _hash(self, text: str, *, store: bool) -> git.BlobSha:
         # No filters: blobs hold the text exactly, whatever the user's attributes set up.
-        return gitops.hash_blob(self.repo.root, text, write=store)
+        return git.hash_blob(self.repo.root, text, write=store)
 
-    def _tree(self, parent: str | None, blobs: Mapping[str, str | None]) -> str:
+    def _tree(self, parent: str | None, blobs: Mapping[str, git.BlobSha | None]) -> git.TreeSha:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
         scratch = self.repo.scratch_dir
         scratch.mkdir(parents=True, exist_ok=True)
         index = scratch / f"index-{_unique_id()}"
         try:
-            return gitops.build_tree(self.repo.root, index, parent, blobs)
+            return git.build_tree(self.repo.root, index, parent, blobs)
         finally:
             index.unlink(missing_ok=True)
 
@@ -400,22 +400,25 @@ class GitStore:
         from wavegit.core import heartbeat  # who holds the tracker's claims comes with it
 
         try:
-            gitops.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}",
+            git.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}",
                                                        heartbeat.refspec(self.remote)])
         except git.GitError as exc:
-            if not gitops.missing_remote_ref(exc):
+            if not git.missing_remote_ref(exc):
                 what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"
                 raise RemoteError(what, exc) from exc
             # The branch does not exist on the remote (yet): forget any stale tracking ref.
-            gitops.delete_ref(self.repo.root, self.tracking_ref)
+            if refused := git.delete_refs(self.repo.root, {self.tracking_ref: None}):
+                why = refused[self.tracking_ref]
+                raise WavegitError(f"cannot forget {self.tracking_ref}: {why}") from exc
 
-    def _push(self, expected: Snapshot, commit: str) -> None:
+    def _push(self, expected: Snapshot, commit: git.CommitSha) -> None:
         assert self.remote is not None
-        pushed = gitops.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
+        pushed = git.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
         rejected = pushed.rejected
         if pushed.ok:
             # Best effort: only move the tracking ref forward from what we read.
-            gitops.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or "", check=False)
+            git.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or git.CommitSha(""),
+                           check=False)
             return
         stderr = pushed.result.stderr
         if git.RULESET_REFUSAL in stderr:
@@ -433,7 +436,8 @@ class GitStore:
             detail = rejected[0].split("\t")[-1] + (f"; the remote said: {' / '.join(said)}" if said else "")
         raise RemoteError(f"cannot push the tracker commit to {self.target}", pushed.error(detail))
 
-    def _update_local(self, expected: Snapshot, commit: str, blobs: Mapping[str, str | None]) -> None:
+    def _update_local(self, expected: Snapshot, commit: git.CommitSha,
+                      blobs: Mapping[str, git.BlobSha | None]) -> None:
         from wavegit.trackerbranch import (
             checkout_sync,  # only a local-only write needs it; the read paths start faster
         )
@@ -441,7 +445,7 @@ class GitStore:
         old = self._blobs_at(expected.commit, list(blobs))
         checkout = checkout_sync.prepare(self.repo, self.branch_ref, old, blobs)
         try:
-            gitops.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or "",
+            git.update_ref(self.repo.root, self.branch_ref, commit, expected.commit or git.CommitSha(""),
                               message="wavegit: tracker commit")
         except git.GitError as exc:
             held = _LOCK_HELD_RE.search(exc.stderr)
@@ -462,11 +466,11 @@ class GitStore:
                     "wavegit: committed %s but could not update %s in %s: %s",
                     commit[:12], ", ".join(checkout.paths), checkout.worktree, exc)
 
-    def _blobs_at(self, commit: str | None, paths: list[str]) -> dict[str, str | None]:
-        found: dict[str, str | None] = dict.fromkeys(paths)
+    def _blobs_at(self, commit: git.CommitSha | None, paths: list[str]) -> dict[str, git.BlobSha | None]:
+        found: dict[str, git.BlobSha | None] = dict.fromkeys(paths)
         if commit is None:
             return found
-        for entry in gitops.ls_tree(self.repo.root, commit, paths):
+        for entry in git.ls_tree(self.repo.root, commit, paths):
             if entry.kind == "blob" and entry.path in found:
                 found[entry.path] = entry.sha
         return found

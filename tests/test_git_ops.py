@@ -1,4 +1,4 @@
-"""wavegit.core.gitops: each named git operation against real repositories (a bare origin and a clone)."""
+"""wavegit.core.git: each named git operation against real repositories (a bare origin and a clone)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.hook import commit
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.core import gitops, gitops_merges, gitops_worktrees
+from wavegit.core import git as wgit
 from wavegit.core.git import GitError
 
 
@@ -28,26 +28,26 @@ def _head(repo: Path) -> str:
 
 def test_locate_finds_the_work_tree_from_a_subdirectory_and_resolves_a_rev_too(clone: Path) -> None:
     (clone / "sub").mkdir()
-    found = gitops.locate(clone / "sub", "HEAD:README.md")
+    found = wgit.locate(clone / "sub", "HEAD:README.md")
     assert found is not None
     assert (found.root, found.git_dir, found.common_dir) == (clone, clone / ".git", clone / ".git")
     assert found.resolved == git(clone, "rev-parse", "HEAD:README.md")
-    missing = gitops.locate(clone, "HEAD:no-such-file")
+    missing = wgit.locate(clone, "HEAD:no-such-file")
     assert missing is not None and missing.resolved is None and missing.root == clone
 
 
 def test_locate_outside_a_work_tree_is_none(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
-    assert gitops.locate(tmp_path / "plain") is None
+    assert wgit.locate(tmp_path / "plain") is None
 
 
 def test_remotes_config_value_and_committer_ident(clone: Path) -> None:
-    assert gitops.remotes(clone) == ["origin"]
-    assert gitops.config_value(clone, "core.hooksPath") is None
+    assert wgit.remotes(clone) == ["origin"]
+    assert wgit.config_value(clone, "core.hooksPath") is None
     git(clone, "config", "core.hooksPath", "hooks-here")
-    assert gitops.config_value(clone, "core.hooksPath") == "hooks-here"
+    assert wgit.config_value(clone, "core.hooksPath") == "hooks-here"
     # The test environment sets the committer (tests/conftest.py); the timestamp and zone are cut off.
-    assert gitops.committer_ident(clone) == (f"{os.environ['GIT_COMMITTER_NAME']} "
+    assert wgit.committer_ident(clone) == (f"{os.environ['GIT_COMMITTER_NAME']} "
                                              f"<{os.environ['GIT_COMMITTER_EMAIL']}>")
 
 
@@ -56,22 +56,22 @@ def test_remotes_config_value_and_committer_ident(clone: Path) -> None:
 def test_resolve_commit_peels_to_a_commit_and_is_none_for_what_names_none(clone: Path) -> None:
     head = _head(clone)
     git(clone, "tag", "-a", "-m", "v1", "v1")
-    assert gitops.resolve_commit(clone, "v1") == head  # an annotated tag peels to its commit
-    assert gitops.resolve_commit(clone, "refs/heads/main") == head
-    assert gitops.resolve_commit(clone, "refs/heads/nope") is None
-    assert gitops.resolve_commit(clone, "HEAD^{tree}") is None  # a tree is not a commit
+    assert wgit.resolve_commit(clone, "v1") == head  # an annotated tag peels to its commit
+    assert wgit.resolve_commit(clone, "refs/heads/main") == head
+    assert wgit.resolve_commit(clone, "refs/heads/nope") is None
+    assert wgit.resolve_commit(clone, "HEAD^{tree}") is None  # a tree is not a commit
 
 
 @pytest.mark.parametrize(("name", "valid"), [("A-1", True), ("x.y_z", True), ("a..b", False),
                                            ("x.lock", False), (".hidden", False), ("end.", False)])
 def test_is_valid_ref_name_asks_git_check_ref_format(clone: Path, name: str, valid: bool) -> None:
-    assert gitops.is_valid_ref_name(clone, f"refs/heads/wavegit/items/w-1/{name}") is valid
+    assert wgit.is_valid_ref_name(clone, f"refs/heads/wavegit/items/w-1/{name}") is valid
 
 
 def test_commit_of_raises_with_the_command_and_git_s_reason(clone: Path) -> None:
-    assert gitops.commit_of(clone, "HEAD") == _head(clone)
+    assert wgit.commit_of(clone, "HEAD") == _head(clone)
     with pytest.raises(GitError) as caught:
-        gitops.commit_of(clone, "refs/heads/nope")
+        wgit.commit_of(clone, "refs/heads/nope")
     assert caught.value.command == ["git", "rev-parse", "--verify", "refs/heads/nope^{commit}"]
     assert caught.value.returncode == 128 and "Needed a single revision" in caught.value.stderr
 
@@ -80,40 +80,40 @@ def test_tree_parent_ancestry_and_rev_list(clone: Path) -> None:
     first = _head(clone)
     second = commit(clone, {"a.txt": "a\n"})
     third = commit(clone, {"b.txt": "b\n"})
-    assert gitops.tree_of(clone, third) == git(clone, "rev-parse", f"{third}^{{tree}}")
-    assert gitops.first_parent(clone, third) == second
-    assert gitops.is_ancestor(clone, first, third) and gitops.is_ancestor(clone, third, third)
-    assert not gitops.is_ancestor(clone, third, first)
-    assert not gitops.is_ancestor(clone, "0" * 40, third)  # not an object here
-    assert gitops.rev_list(clone, [f"{first}..{third}"]) == [third, second]
+    assert wgit.tree_of(clone, third) == git(clone, "rev-parse", f"{third}^{{tree}}")
+    assert wgit.first_parent(clone, third) == second
+    assert wgit.is_ancestor(clone, first, third) and wgit.is_ancestor(clone, third, third)
+    assert not wgit.is_ancestor(clone, third, first)
+    assert not wgit.is_ancestor(clone, "0" * 40, third)  # not an object here
+    assert wgit.rev_list(clone, [f"{first}..{third}"]) == [third, second]
     git(clone, "checkout", "-q", "-b", "side", first)
     side = commit(clone, {"c.txt": "c\n"})
     git(clone, "checkout", "-q", "main")
     git(clone, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     merge = _head(clone)
-    assert gitops.rev_list(clone, [f"{side}..{merge}"], first_parent_only=True, ancestry_path=True) == [merge]
+    assert wgit.rev_list(clone, [f"{side}..{merge}"], first_parent_only=True, ancestry_path=True) == [merge]
 
 
 def test_log_formats_filters_and_reads_messages(clone: Path) -> None:
     one = commit(clone, {"a.txt": "a\n"}, "first\n\nWavegit-Op: op-1")
     two = commit(clone, {"b.txt": "b\n"}, "second\n\nWavegit-Op: op-2")
-    assert gitops.log(clone, [two], "%(trailers:key=Wavegit-Op,valueonly)").split() == ["op-2", "op-1"]
-    assert gitops.log(clone, [f"{one}..{two}"], "%H") == two
-    assert gitops.log(clone, [two], "%s", reverse=True, max_count=2).splitlines() == ["first", "second"]
-    assert gitops.log(clone, [two], "%s", grep="Wavegit-Op: op-1") == "first"
-    assert gitops.log(clone, [two], "%s", grep="op-.") == ""  # a fixed string, not a pattern
-    assert gitops.log(clone, [two], "%s", since="2999-01-01") == ""
-    assert gitops.commit_message(clone, two) == "second\n\nWavegit-Op: op-2"
+    assert wgit.log(clone, [two], "%(trailers:key=Wavegit-Op,valueonly)").split() == ["op-2", "op-1"]
+    assert wgit.log(clone, [f"{one}..{two}"], "%H") == two
+    assert wgit.log(clone, [two], "%s", reverse=True, max_count=2).splitlines() == ["first", "second"]
+    assert wgit.log(clone, [two], "%s", grep="Wavegit-Op: op-1") == "first"
+    assert wgit.log(clone, [two], "%s", grep="op-.") == ""  # a fixed string, not a pattern
+    assert wgit.log(clone, [two], "%s", since="2999-01-01") == ""
+    assert wgit.commit_message(clone, two) == "second\n\nWavegit-Op: op-2"
 
 
 def test_log_changes_lists_each_commit_s_paths_by_range_or_by_exact_commits(clone: Path) -> None:
     base = _head(clone)
     one = commit(clone, {"a.txt": "a\n"})
     two = commit(clone, {"a.txt": None, "b.txt": "b\n"})
-    by_range = gitops.log_changes(clone, "@", [two, "--not", base]).split("\0")
+    by_range = wgit.log_changes(clone, "@", [two, "--not", base]).split("\0")
     assert [t for t in by_range if t.startswith("@")] == [f"@{two}", f"@{one}"]
     assert {"a.txt", "b.txt"} <= set(by_range)
-    exact = gitops.log_changes(clone, "@", commits=[one]).split("\0")
+    exact = wgit.log_changes(clone, "@", commits=[one]).split("\0")
     assert [t for t in exact if t.startswith("@")] == [f"@{one}"] and "b.txt" not in exact
 
 
@@ -121,7 +121,7 @@ def test_log_changes_with_parents_names_each_commits_parents(clone: Path) -> Non
     base = _head(clone)
     one = commit(clone, {"a.txt": "a\n"})
     two = commit(clone, {"b.txt": "b\n"})
-    listed = gitops.log_changes(clone, "@", [two, "--not", base], parents=True).split("\0")
+    listed = wgit.log_changes(clone, "@", [two, "--not", base], parents=True).split("\0")
     assert [t for t in listed if t.startswith("@")] == [f"@{two} {one}", f"@{one} {base}"]
 
 
@@ -130,20 +130,23 @@ def test_log_changes_with_parents_names_each_commits_parents(clone: Path) -> Non
 def test_for_each_ref_update_ref_with_its_old_value_and_delete(clone: Path) -> None:
     head = _head(clone)
     older = commit(clone, {"a.txt": "a\n"})
-    gitops.update_ref(clone, "refs/heads/wavegit/x", head)
-    gitops.update_ref(clone, "refs/heads/wavegit/y", head, "")  # "" = must not exist yet
-    assert gitops.for_each_ref(clone, "refs/heads/wavegit/") == {"refs/heads/wavegit/x": head,
+    wgit.update_ref(clone, "refs/heads/wavegit/x", head)
+    wgit.update_ref(clone, "refs/heads/wavegit/y", head, "")  # "" = must not exist yet
+    assert wgit.for_each_ref(clone, "refs/heads/wavegit/") == {"refs/heads/wavegit/x": head,
                                                                  "refs/heads/wavegit/y": head}
     with pytest.raises(GitError) as caught:
-        gitops.update_ref(clone, "refs/heads/wavegit/x", older, older)  # x is not at `older`
+        wgit.update_ref(clone, "refs/heads/wavegit/x", older, older)  # x is not at `older`
     assert caught.value.command[:2] == ["git", "update-ref"] and "cannot lock ref" in caught.value.stderr
-    assert not gitops.update_ref(clone, "refs/heads/wavegit/x", older, older, check=False)
-    assert gitops.update_ref(clone, "refs/heads/wavegit/x", older, head, message="moved")
-    assert gitops.resolve_commit(clone, "refs/heads/wavegit/x") == older
-    gitops.delete_ref(clone, "refs/heads/wavegit/x")
-    gitops.delete_refs(clone, ["refs/heads/wavegit/y", "refs/heads/wavegit/never-was"])
-    gitops.delete_refs(clone, [])
-    assert gitops.for_each_ref(clone, "refs/heads/wavegit/") == {}
+    assert not wgit.update_ref(clone, "refs/heads/wavegit/x", older, older, check=False)
+    assert wgit.update_ref(clone, "refs/heads/wavegit/x", older, head, message="moved")
+    assert wgit.resolve_commit(clone, "refs/heads/wavegit/x") == older
+    refused = wgit.delete_refs(clone, {"refs/heads/wavegit/x": head, "refs/heads/wavegit/y": None})
+    assert list(refused) == ["refs/heads/wavegit/x", "refs/heads/wavegit/y"] and "expected" in refused[
+        "refs/heads/wavegit/x"]  # x moved to `older`: the transaction deletes neither
+    assert wgit.delete_refs(clone, {"refs/heads/wavegit/x": older, "refs/heads/wavegit/y": None,
+                                    "refs/heads/wavegit/never-was": None}) == {}
+    assert wgit.delete_refs(clone, {}) == {}
+    assert wgit.for_each_ref(clone, "refs/heads/wavegit/") == {}
 
 
 # -- remotes -------------------------------------------------------------------------------------------------
@@ -154,14 +157,14 @@ def test_fetch_and_prune_tracking_refs(remote_repo: RemoteRepo) -> None:
     git(other, "push", "-q", "origin", "main:refs/heads/wavegit/w1", "main:refs/heads/wavegit/w2")
     clone = remote_repo.clone
     spec = "+refs/heads/wavegit/*:refs/remotes/origin/wavegit/*"
-    gitops.fetch(clone, "origin", [spec])
-    assert set(gitops.for_each_ref(clone, "refs/remotes/origin/wavegit/").values()) == {pushed}
+    wgit.fetch(clone, "origin", [spec])
+    assert set(wgit.for_each_ref(clone, "refs/remotes/origin/wavegit/").values()) == {pushed}
     assert not (clone / ".git" / "FETCH_HEAD").exists()
     git(other, "push", "-q", "origin", ":refs/heads/wavegit/w2")
-    gitops.fetch(clone, "origin", [spec])  # without prune the stale tracking ref stays
-    assert len(gitops.for_each_ref(clone, "refs/remotes/origin/wavegit/")) == 2
-    gitops.fetch(clone, "origin", [spec], prune=True)
-    assert list(gitops.for_each_ref(clone, "refs/remotes/origin/")) == ["refs/remotes/origin/main",
+    wgit.fetch(clone, "origin", [spec])  # without prune the stale tracking ref stays
+    assert len(wgit.for_each_ref(clone, "refs/remotes/origin/wavegit/")) == 2
+    wgit.fetch(clone, "origin", [spec], prune=True)
+    assert list(wgit.for_each_ref(clone, "refs/remotes/origin/")) == ["refs/remotes/origin/main",
                                                                        "refs/remotes/origin/wavegit/w1"]
 
 
@@ -176,40 +179,40 @@ def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_removed_once_stale(remote
     fresh = time.time()
     os.utime(lock, (fresh, fresh))
     with pytest.raises(GitError, match="cannot lock ref"):
-        gitops.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])  # maybe a live fetch's
-    old = fresh - gitops.STALE_TRACKING_LOCK_S - 1
+        wgit.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])  # maybe a live fetch's
+    old = fresh - wgit.STALE_TRACKING_LOCK_S - 1
     os.utime(lock, (old, old))
-    gitops.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])
+    wgit.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])
     assert git(clone, "rev-parse", "refs/remotes/origin/main") == pushed and not lock.exists()
 
 
 def test_a_failed_fetch_says_whether_the_remote_ref_is_missing(clone: Path) -> None:
     with pytest.raises(GitError) as caught:
-        gitops.fetch(clone, "origin", ["+refs/heads/nope:refs/remotes/origin/nope"])
+        wgit.fetch(clone, "origin", ["+refs/heads/nope:refs/remotes/origin/nope"])
     assert caught.value.command[:2] == ["git", "fetch"] and caught.value.returncode != 0
-    assert gitops.missing_remote_ref(caught.value)
+    assert wgit.missing_remote_ref(caught.value)
     with pytest.raises(GitError) as unreachable:
-        gitops.fetch(clone, "no-such-remote", ["refs/heads/main"])
-    assert not gitops.missing_remote_ref(unreachable.value) and unreachable.value.stderr
+        wgit.fetch(clone, "no-such-remote", ["refs/heads/main"])
+    assert not wgit.missing_remote_ref(unreachable.value) and unreachable.value.stderr
 
 
 def test_push_force_and_lease(remote_repo: RemoteRepo) -> None:
     clone, origin = remote_repo.clone, remote_repo.origin
     base = _head(clone)
-    gitops.push(clone, "origin", [f"{base}:refs/heads/wavegit/w"])
+    wgit.push(clone, "origin", [f"{base}:refs/heads/wavegit/w"])
     assert git(origin, "rev-parse", "refs/heads/wavegit/w") == base
     ahead = commit(clone, {"a.txt": "a\n"})
     git(clone, "reset", "-q", "--hard", base)
     aside = commit(clone, {"b.txt": "b\n"})
-    gitops.push(clone, "origin", [f"{ahead}:refs/heads/wavegit/w"])
+    wgit.push(clone, "origin", [f"{ahead}:refs/heads/wavegit/w"])
     with pytest.raises(GitError) as caught:  # not a fast-forward
-        gitops.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"])
+        wgit.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"])
     assert caught.value.command[:2] == ["git", "push"] and "rejected" in caught.value.stderr
     with pytest.raises(GitError):  # the lease names a value the remote ref no longer has
-        gitops.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"], lease={"refs/heads/wavegit/w": base})
-    gitops.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"], lease={"refs/heads/wavegit/w": ahead})
+        wgit.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"], lease={"refs/heads/wavegit/w": base})
+    wgit.push(clone, "origin", [f"{aside}:refs/heads/wavegit/w"], lease={"refs/heads/wavegit/w": ahead})
     assert git(origin, "rev-parse", "refs/heads/wavegit/w") == aside
-    gitops.push(clone, "origin", [f"{base}:refs/heads/wavegit/w"], force=True)
+    wgit.push(clone, "origin", [f"{base}:refs/heads/wavegit/w"], force=True)
     assert git(origin, "rev-parse", "refs/heads/wavegit/w") == base
 
 
@@ -217,16 +220,16 @@ def test_push_with_lease_is_a_compare_and_swap_that_returns_a_refusal(remote_rep
     clone, origin = remote_repo.clone, remote_repo.origin
     base = _head(clone)
     ref = "refs/heads/tracker"
-    created = gitops.push_with_lease(clone, "origin", base, ref, None)
+    created = wgit.push_with_lease(clone, "origin", base, ref, None)
     assert created.ok and created.rejected == []
     moved = commit(clone, {"a.txt": "a\n"})
-    stale = gitops.push_with_lease(clone, "origin", moved, ref, moved)  # the remote is at base, not moved
+    stale = wgit.push_with_lease(clone, "origin", moved, ref, moved)  # the remote is at base, not moved
     assert not stale.ok and stale.rejected and "stale info" in stale.rejected[0]
     error = stale.error("why")
     assert error.command[:3] == ["git", "push", "--porcelain"] and error.stderr == "why"
     assert error.returncode == stale.result.returncode != 0
     assert git(origin, "rev-parse", ref) == base
-    assert gitops.push_with_lease(clone, "origin", moved, ref, base).ok
+    assert wgit.push_with_lease(clone, "origin", moved, ref, base).ok
     assert git(origin, "rev-parse", ref) == moved
 
 
@@ -234,61 +237,61 @@ def test_push_with_lease_is_a_compare_and_swap_that_returns_a_refusal(remote_rep
 
 def test_blobs_hash_read_and_look_up(clone: Path) -> None:
     expected = git(clone, "hash-object", "--stdin", input="text\n")
-    assert gitops.hash_blob(clone, "text\n", write=False) == expected
+    assert wgit.hash_blob(clone, "text\n", write=False) == expected
     with pytest.raises(GitError):
-        gitops.read_blob(clone, gitops.hash_blob(clone, "never stored\n", write=False))
-    sha = gitops.hash_blob(clone, "stored\n", write=True)
-    assert gitops.read_blob(clone, sha) == "stored\n"
+        wgit.read_blob(clone, wgit.hash_blob(clone, "never stored\n", write=False))
+    sha = wgit.hash_blob(clone, "stored\n", write=True)
+    assert wgit.read_blob(clone, sha) == "stored\n"
     readme = git(clone, "rev-parse", "HEAD:README.md")
-    assert gitops.blob_at(clone, "HEAD:README.md") == readme
-    assert gitops.blob_at(clone, "HEAD:nope") is None
-    assert gitops.read_blob_at(clone, "HEAD:README.md") == (readme, "hello\n")
-    assert gitops.read_blob_at(clone, "HEAD:nope") is None
+    assert wgit.blob_at(clone, "HEAD:README.md") == readme
+    assert wgit.blob_at(clone, "HEAD:nope") is None
+    assert wgit.read_blob_at(clone, "HEAD:README.md") == (readme, "hello\n")
+    assert wgit.read_blob_at(clone, "HEAD:nope") is None
     (clone / "dir").mkdir()
     commit(clone, {"dir/f.txt": "f\n"})
-    assert gitops.blob_at(clone, "HEAD:dir") is None  # a tree, not a blob
-    assert gitops.read_blob_at(clone, "HEAD:dir") is None
+    assert wgit.blob_at(clone, "HEAD:dir") is None  # a tree, not a blob
+    assert wgit.read_blob_at(clone, "HEAD:dir") is None
     (clone / "x.txt").write_text("x\n")
-    assert gitops.hash_file(clone, "x.txt") == gitops.hash_blob(clone, "x\n", write=False)
+    assert wgit.hash_file(clone, "x.txt") == wgit.hash_blob(clone, "x\n", write=False)
 
 
 def test_ls_tree_lists_the_given_paths_of_a_commit(clone: Path) -> None:
     head = commit(clone, {"dir/f.txt": "f\n"})
-    entries = gitops.ls_tree(clone, head, ["README.md", "dir", "nope"])
+    entries = wgit.ls_tree(clone, head, ["README.md", "dir", "nope"])
     assert [(e.path, e.kind, e.mode) for e in entries] == [("README.md", "blob", "100644"),
                                                            ("dir", "tree", "040000")]
     assert entries[0].sha == git(clone, "rev-parse", "HEAD:README.md")
     with pytest.raises(GitError):
-        gitops.ls_tree(clone, "refs/heads/nope^{commit}", ["README.md"])
+        wgit.ls_tree(clone, "refs/heads/nope^{commit}", ["README.md"])
 
 
 def test_build_tree_keeps_a_cr_and_an_lf_in_two_names_apart(clone: Path, tmp_path: Path) -> None:
     # Index records went to update-index one per line: `p\nq` split in two, and text-mode output read the
     # CR of `p\rq` as a newline.
-    blobs = {name: gitops.hash_blob(clone, f"{name!r}\n", write=True) for name in ("p\rq", "p\nq")}
-    tree = gitops.build_tree(clone, tmp_path / "index", None, blobs)
-    assert {entry.path: entry.sha for entry in gitops.ls_tree(clone, tree, [])} == blobs
+    blobs = {name: wgit.hash_blob(clone, f"{name!r}\n", write=True) for name in ("p\rq", "p\nq")}
+    tree = wgit.build_tree(clone, tmp_path / "index", None, blobs)
+    assert {entry.path: entry.sha for entry in wgit.ls_tree(clone, tree, [])} == blobs
 
 
 def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> None:
     base = _head(clone)
-    blob = gitops.hash_blob(clone, "new\n", write=True)
-    tree = gitops.build_tree(clone, tmp_path / "index", base, {"new.txt": blob, "README.md": None},
+    blob = wgit.hash_blob(clone, "new\n", write=True)
+    tree = wgit.build_tree(clone, tmp_path / "index", base, {"new.txt": blob, "README.md": None},
                              modes={"new.txt": "100755"})
     assert git(clone, "ls-tree", "-r", "--name-only", tree).split() == ["new.txt"]
     assert git(clone, "ls-tree", tree, "new.txt").split()[0] == "100755"
-    made = gitops.commit_tree(clone, tree, [base], "built\n")
+    made = wgit.commit_tree(clone, tree, [base], "built\n")
     assert git(clone, "log", "-1", "--format=%s %P", made) == f"built {base}"
-    assert gitops_merges.own_changes(clone, made) == [
-        gitops_merges.Change("README.md", "000000", "0" * len(blob)),
-        gitops_merges.Change("new.txt", "100755", blob)]
-    assert [c.deleted for c in gitops_merges.own_changes(clone, made)] == [True, False]
-    assert gitops.build_tree(clone, tmp_path / "index2", None, {"only.txt": blob}) == git(
+    assert wgit.own_changes(clone, made) == [
+        wgit.Change("README.md", "000000", "0" * len(blob)),
+        wgit.Change("new.txt", "100755", blob)]
+    assert [c.deleted for c in wgit.own_changes(clone, made)] == [True, False]
+    assert wgit.build_tree(clone, tmp_path / "index2", None, {"only.txt": blob}) == git(
         clone, "mktree", input=f"100644 blob {blob}\tonly.txt\n")
-    root = gitops.commit_tree(clone, tree, [], "no parent\n")
+    root = wgit.commit_tree(clone, tree, [], "no parent\n")
     assert git(clone, "log", "-1", "--format=%P", root) == ""
     with pytest.raises(GitError) as caught:
-        gitops.commit_tree(clone, "0" * 40, [base], "bad\n")
+        wgit.commit_tree(clone, "0" * 40, [base], "bad\n")
     assert caught.value.command[:2] == ["git", "commit-tree"] and caught.value.returncode == 128
 
 
@@ -296,10 +299,10 @@ def test_build_tree_own_changes_and_commit_tree(clone: Path, tmp_path: Path) -> 
 
 def test_staged_entries_and_refresh_files(clone: Path) -> None:
     readme = git(clone, "rev-parse", "HEAD:README.md")
-    assert gitops_worktrees.staged_entries(clone, "README.md") == [("100644", readme, "0")]
-    assert gitops_worktrees.staged_entries(clone, "*") == []  # the path is literal, not a pattern
-    blob = gitops.hash_blob(clone, "fresh\n", write=True)
-    gitops_worktrees.refresh_files(clone, {"README.md": None, "new.txt": blob})
+    assert wgit.staged_entries(clone, "README.md") == [("100644", readme, "0")]
+    assert wgit.staged_entries(clone, "*") == []  # the path is literal, not a pattern
+    blob = wgit.hash_blob(clone, "fresh\n", write=True)
+    wgit.refresh_files(clone, {"README.md": None, "new.txt": blob})
     assert not (clone / "README.md").exists() and (clone / "new.txt").read_text() == "fresh\n"
     assert git(clone, "status", "--porcelain") == "D  README.md\nA  new.txt"
 
@@ -308,14 +311,14 @@ def test_worktrees_lists_branch_and_lock_and_prune_drops_removed_ones(clone: Pat
     linked = tmp_path / "linked"
     git(clone, "worktree", "add", "-q", "-b", "feature", str(linked))
     git(clone, "worktree", "lock", str(linked))
-    found = gitops_worktrees.worktrees(clone)
+    found = wgit.worktrees(clone)
     assert [(w.path, w.branch, w.locked) for w in found] == [(clone, "refs/heads/main", False),
                                                             (linked, "refs/heads/feature", True)]
     git(clone, "worktree", "unlock", str(linked))
     git(clone, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
     shutil.rmtree(tmp_path / "detached")
-    gitops_worktrees.prune_worktrees(clone)
-    assert [w.path for w in gitops_worktrees.worktrees(clone)] == [clone, linked]
+    wgit.prune_worktrees(clone)
+    assert [w.path for w in wgit.worktrees(clone)] == [clone, linked]
 
 
 def test_remove_worktree_removes_a_dirty_locked_one_and_says_when_it_could_not(clone: Path,
@@ -324,9 +327,9 @@ def test_remove_worktree_removes_a_dirty_locked_one_and_says_when_it_could_not(c
     git(clone, "worktree", "add", "-q", "--detach", str(linked))
     git(clone, "worktree", "lock", str(linked))
     (linked / "dirty.txt").write_text("untracked\n")
-    assert gitops_worktrees.remove_worktree(clone, linked) is True
-    assert not linked.exists() and [w.path for w in gitops_worktrees.worktrees(clone)] == [clone]
-    assert gitops_worktrees.remove_worktree(clone, tmp_path / "never-made") is False
+    assert wgit.remove_worktree(clone, linked) is True
+    assert not linked.exists() and [w.path for w in wgit.worktrees(clone)] == [clone]
+    assert wgit.remove_worktree(clone, tmp_path / "never-made") is False
 
 
 # -- diffs and merges ----------------------------------------------------------------------------------------
@@ -337,23 +340,23 @@ def test_changed_paths_lists_both_sides_of_a_rename_and_mode_changes_sorted(clon
     git(clone, "mv", "a.txt", "z/a.txt")
     git(clone, "update-index", "--chmod=+x", "b.txt")
     git(clone, "commit", "-q", "-m", "move")
-    assert gitops.changed_paths(clone, base, "HEAD") == ["a.txt", "b.txt", "z/a.txt"]
-    assert gitops.changed_paths(clone, base, base) == []
+    assert wgit.changed_paths(clone, base, "HEAD") == ["a.txt", "b.txt", "z/a.txt"]
+    assert wgit.changed_paths(clone, base, base) == []
 
 
 def test_changes_of_commits_gives_each_commit_s_parents_and_own_changes_in_order(clone: Path) -> None:
     base = _head(clone)
     first = commit(clone, {"one.txt": "1\n"})
     second = commit(clone, {"one.txt": None, "two/t.txt": "2\n"})
-    empty = gitops.commit_tree(clone, gitops.tree_of(clone, second), [second], "empty\n")
-    found = gitops_merges.changes_of_commits(clone, [second, first, empty])
+    empty = wgit.commit_tree(clone, wgit.tree_of(clone, second), [second], "empty\n")
+    found = wgit.changes_of_commits(clone, [second, first, empty])
     blob = git(clone, "rev-parse", f"{second}:two/t.txt")
     one = git(clone, "rev-parse", f"{first}:one.txt")
     assert found == [
-        gitops_merges.CommitChanges([first], [gitops_merges.Change("one.txt", "000000", "0" * len(blob)),
-                                       gitops_merges.Change("two/t.txt", "100644", blob)]),
-        gitops_merges.CommitChanges([base], [gitops_merges.Change("one.txt", "100644", one)]),
-        gitops_merges.CommitChanges([second], []),  # --always: a commit that changed nothing is listed too
+        wgit.CommitChanges([first], [wgit.Change("one.txt", "000000", "0" * len(blob)),
+                                       wgit.Change("two/t.txt", "100644", blob)]),
+        wgit.CommitChanges([base], [wgit.Change("one.txt", "100644", one)]),
+        wgit.CommitChanges([second], []),  # --always: a commit that changed nothing is listed too
     ]
 
 
@@ -362,11 +365,11 @@ def test_merge_tree_merges_disjoint_changes_and_raises_on_a_conflict(clone: Path
     ours = commit(clone, {"ours.txt": "o\n"})
     git(clone, "checkout", "-q", "--detach", base)
     theirs = commit(clone, {"theirs.txt": "t\n"})
-    merged = gitops_merges.merge_tree(clone, ours, theirs)
+    merged = wgit.merge_tree(clone, ours, theirs)
     assert git(clone, "ls-tree", "--name-only", merged).split() == ["README.md", "ours.txt", "theirs.txt"]
     clash = commit(clone, {"ours.txt": "different\n"})
     with pytest.raises(GitError) as caught:
-        gitops_merges.merge_tree(clone, ours, clash)
+        wgit.merge_tree(clone, ours, clash)
     assert caught.value.command == ["git", "merge-tree", "--write-tree", ours, clash]
     assert caught.value.returncode == 1 and "ours.txt" in caught.value.stderr
 
@@ -380,11 +383,11 @@ def test_patch_ids_match_the_same_change_on_another_parent_and_skip_empty_commit
     moved = _head(clone)
     git(clone, "commit", "-q", "--allow-empty", "-m", "empty")
     empty = _head(clone)
-    found = gitops_merges.patch_ids(clone, [first, other, moved, empty])
+    found = wgit.patch_ids(clone, [first, other, moved, empty])
     assert moved != first and found[first] == found[moved] != found[other] and empty not in found
-    assert gitops_merges.patch_ids(clone, []) == {}
+    assert wgit.patch_ids(clone, []) == {}
     # A range: only the commits touching the paths, their patches cut down to them.
-    ranged = gitops_merges.patch_ids(clone, revs=[moved, f"^{base}"], paths=["a.txt"])
+    ranged = wgit.patch_ids(clone, revs=[moved, f"^{base}"], paths=["a.txt"])
     assert ranged == {moved: found[first]}
 
 
@@ -392,14 +395,14 @@ def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_c
     first = commit(clone, {"x/a.txt": "1\n"})
     second = commit(clone, {"x/a.txt": "2\n", "b.txt": "b\n"})
     specs = [f"{first}:x/a.txt", f"{second}:x/a.txt", f"{first}:b.txt", f"{first}:x"]
-    blobs = gitops_merges.blobs_at(clone, specs)
-    assert blobs[0] == gitops.blob_at(clone, f"{first}:x/a.txt") and blobs[1] != blobs[0]
+    blobs = wgit.blobs_at(clone, specs)
+    assert blobs[0] == wgit.blob_at(clone, f"{first}:x/a.txt") and blobs[1] != blobs[0]
     assert blobs[2:] == [None, None]
-    assert gitops_merges.last_change(clone, second, ["x/a.txt"]) == second
-    assert gitops_merges.last_change(clone, first, ["b.txt"]) is None
+    assert wgit.last_change(clone, second, ["x/a.txt"]) == second
+    assert wgit.last_change(clone, first, ["b.txt"]) is None
 
 
-def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
+def test_delete_refs_on_a_remote_deletes_at_the_lease_and_reports_a_ref_that_moved(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     old = _head(clone)
@@ -407,8 +410,7 @@ def test_delete_remote_refs_deletes_at_the_lease_and_reports_a_ref_that_moved(
     new = commit(clone, {"m.txt": "m\n"})
     git(clone, "push", "-q", "origin", f"{new}:refs/heads/moved")
     leases = {"refs/heads/gone": old, "refs/heads/moved": old}
-    refused = gitops_merges.delete_remote_refs(clone, "origin", leases)
+    refused = wgit.delete_refs(clone, leases, remote="origin")
     assert list(refused) == ["refs/heads/moved"] and "stale info" in refused["refs/heads/moved"]
     assert git(remote_repo.origin, "branch", "--list", "gone", "moved").split() == ["moved"]
-    assert gitops_merges.delete_ref_at(clone, "refs/heads/main", old) is False
-    assert gitops_merges.delete_remote_refs(clone, "origin", {}) == {}
+    assert wgit.delete_refs(clone, {}, remote="origin") == {}

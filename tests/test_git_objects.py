@@ -1,4 +1,4 @@
-"""wavegit.core.gitops_objects: the attempt-tree and bulk-object operations against real repositories."""
+"""wavegit.core.git: the attempt-tree and bulk-object operations against real repositories."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers.hook import commit
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.core import gitops, gitops_objects
+from wavegit.core import git as wgit
 from wavegit.core.git import GitError
 
 
@@ -19,30 +19,31 @@ def clone(remote_repo: RemoteRepo) -> Path:
 
 def test_git_path_and_absolute_git_dir(clone: Path) -> None:
     (clone / "sub").mkdir()
-    assert gitops_objects.git_path(clone, "objects") == (clone / ".git" / "objects").resolve()
-    assert gitops_objects.absolute_git_dir(clone / "sub") == clone / ".git"
+    assert wgit.git_path(clone, "objects") == (clone / ".git" / "objects").resolve()
+    assert wgit.absolute_git_dir(clone / "sub") == clone / ".git"
 
 
-def test_init_repository_has_no_templates_and_reset_hard_checks_out_a_commit(clone: Path,
+def test_init_repository_has_no_templates_and_checking_out_a_commit_writes_no_reflog(clone: Path,
                                                                               tmp_path: Path) -> None:
     tree = tmp_path / "attempt"
     tree.mkdir()
-    gitops_objects.init_repository(tree, "item/X-1")
+    wgit.init_repository(tree, "item/X-1")
     assert git(tree, "symbolic-ref", "HEAD") == "refs/heads/item/X-1"
     assert not (tree / ".git" / "hooks").exists() and not (tree / ".git" / "info" / "exclude").exists()
     (tree / ".git" / "objects" / "info" / "alternates").write_text(
-        f"{gitops_objects.git_path(clone, 'objects')}\n")
+        f"{wgit.git_path(clone, 'objects')}\n")
     head = commit(clone, {"dir/f.txt": "f\n"})
     (tree / "stray.txt").write_text("left over\n")
-    gitops_objects.reset_hard(tree, head)
+    wgit.check_out_unlogged(tree, head)
     assert git(tree, "rev-parse", "HEAD") == head and (tree / "dir" / "f.txt").read_text() == "f\n"
+    assert not (tree / ".git" / "logs").exists()
     with pytest.raises(GitError):
-        gitops_objects.reset_hard(tree, "0" * 40)
+        wgit.check_out_unlogged(tree, "0" * 40)
 
 
 def test_ls_tree_recursive_lists_every_file_with_full_paths(clone: Path) -> None:
     head = commit(clone, {"dir/deep/f.txt": "f\n"})
-    entries = gitops_objects.ls_tree_recursive(clone, head)
+    entries = wgit.ls_tree_recursive(clone, head)
     assert [(e.path, e.kind, e.mode) for e in entries] == [("README.md", "blob", "100644"),
                                                            ("dir/deep/f.txt", "blob", "100644")]
     assert entries[1].sha == git(clone, "rev-parse", f"{head}:dir/deep/f.txt")
@@ -50,15 +51,15 @@ def test_ls_tree_recursive_lists_every_file_with_full_paths(clone: Path) -> None
 
 def test_cat_file_batch_returns_exact_bytes_in_order(clone: Path) -> None:
     texts = ["no newline", "two\nlines\n", "", "ü\n"]
-    blobs = [gitops.hash_blob(clone, text, write=True) for text in texts]
-    assert gitops_objects.cat_file_batch(clone, [*reversed(blobs)]) == [t.encode() for t in reversed(texts)]
-    assert gitops_objects.cat_file_batch(clone, []) == []
+    blobs = [wgit.hash_blob(clone, text, write=True) for text in texts]
+    assert wgit.cat_file_batch(clone, [*reversed(blobs)]) == [t.encode() for t in reversed(texts)]
+    assert wgit.cat_file_batch(clone, []) == []
 
 
 def test_missing_objects_tells_which_ids_the_repository_lacks(clone: Path) -> None:
     head = git(clone, "rev-parse", "HEAD")
-    assert gitops_objects.missing_objects(clone, [head, "1" * 40, head]) == [False, True, False]
-    assert gitops_objects.missing_objects(clone, []) == []
+    assert wgit.missing_objects(clone, [head, "1" * 40, head]) == [False, True, False]
+    assert wgit.missing_objects(clone, []) == []
 
 
 def test_check_ignore_reads_only_the_given_work_tree_s_rules(clone: Path, tmp_path: Path) -> None:
@@ -66,35 +67,35 @@ def test_check_ignore_reads_only_the_given_work_tree_s_rules(clone: Path, tmp_pa
     (rules / "sub").mkdir(parents=True)
     (rules / ".gitignore").write_text("*.log\n")
     (rules / "sub" / ".gitignore").write_text("build/\n")
-    git_dir = gitops_objects.absolute_git_dir(clone)
+    git_dir = wgit.absolute_git_dir(clone)
     paths = ["a.log", "a.txt", "sub/build/x", ":(exclude)x.log", "build/y"]
-    assert gitops_objects.check_ignore(git_dir, rules, paths) == {"a.log", "sub/build/x", ":(exclude)x.log"}
-    assert gitops_objects.check_ignore(git_dir, rules, ["a.txt"]) == set()
-    assert gitops_objects.check_ignore(git_dir, rules, []) == set()
+    assert wgit.check_ignore(git_dir, rules, paths) == {"a.log", "sub/build/x", ":(exclude)x.log"}
+    assert wgit.check_ignore(git_dir, rules, ["a.txt"]) == set()
+    assert wgit.check_ignore(git_dir, rules, []) == set()
     with pytest.raises(GitError):
-        gitops_objects.check_ignore(tmp_path / "no-git-dir", rules, ["a.log"])
+        wgit.check_ignore(tmp_path / "no-git-dir", rules, ["a.log"])
 
 
 def test_idents_are_the_author_and_committer_lines_with_time(clone: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Ann Author")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Carl Committer")
-    author, committer = gitops_objects.idents(clone)
+    author, committer = wgit.idents(clone)
     assert author.startswith("Ann Author <") and committer.startswith("Carl Committer <")
-    assert committer.rsplit(" ", 2)[0] == gitops.committer_ident(clone)
+    assert committer.rsplit(" ", 2)[0] == wgit.committer_ident(clone)
     assert author.rsplit(" ", 2)[1].isdigit()
 
 
 def test_fast_import_writes_objects_and_needs_force_to_rewind_a_branch(clone: Path) -> None:
     head = git(clone, "rev-parse", "HEAD")
-    author, committer = gitops_objects.idents(clone)
+    author, committer = wgit.idents(clone)
     stream = (f"feature done\ncommit refs/heads/side\nmark :1\nauthor {author}\ncommitter {committer}\n"
               f"data 4\nnew\nfrom {head}\nM 100644 inline f.txt\ndata 2\nf\n\nget-mark :1\ndone\n")
-    made = gitops_objects.fast_import(clone, stream).strip()
+    made = wgit.fast_import(clone, stream).strip()
     assert git(clone, "rev-parse", "refs/heads/side") == made
     assert git(clone, "show", f"{made}:f.txt") == "f"
     rewind = f"feature done\nreset refs/heads/side\nfrom {head}\n\ndone\n"
     with pytest.raises(GitError):
-        gitops_objects.fast_import(clone, rewind)
-    gitops_objects.fast_import(clone, rewind, force=True)
+        wgit.fast_import(clone, rewind)
+    wgit.fast_import(clone, rewind, force=True)
     assert git(clone, "rev-parse", "refs/heads/side") == head

@@ -1,15 +1,13 @@
 """The git layer's operations on work trees: the user's checkout after a local tracker commit (what is staged,
 refreshing files, whether it is clean, a fast-forward) and linked worktrees, which older wavegits made.
-
-Kept apart from :mod:`wavegit.core.gitops`, which both hot paths import; the same rules hold.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from wavegit.core import git
-from wavegit.core.gitops import C_LOCALE, FILE_MODE
+from wavegit.core.git import _runner as git
+from wavegit.core.git._ops import C_LOCALE, FILE_MODE, BlobSha, CommitSha
 
 
 def staged_entries(worktree: Path, path: str) -> list[tuple[str, str, str]]:
@@ -22,7 +20,7 @@ def staged_entries(worktree: Path, path: str) -> list[tuple[str, str, str]]:
     return entries
 
 
-def refresh_files(worktree: Path, blobs: Mapping[str, str | None]) -> None:
+def refresh_files(worktree: Path, blobs: Mapping[str, BlobSha | None]) -> None:
     """Point ``worktree``'s index entries at ``blobs`` (None: remove) and write (or delete) the files."""
     updated = [path for path, sha in blobs.items() if sha]
     removed = [path for path, sha in blobs.items() if sha is None]
@@ -43,14 +41,13 @@ def is_clean(worktree: Path) -> bool:
     return git.out(["status", "--porcelain", "-z", "--untracked-files=no"], cwd=worktree) == ""
 
 
-def fast_forward(worktree: Path, commit: str) -> None:
+def fast_forward(worktree: Path, commit: CommitSha) -> None:
     """Fast-forward the branch checked out in ``worktree`` to ``commit``, index and files included
     (``git merge --ff-only``); a GitError when that is no fast-forward or a file is in the way."""
     git.run(["merge", "--ff-only", "--quiet", commit], cwd=worktree, env=C_LOCALE)
 
 
-@dataclass(frozen=True)
-class Worktree:
+class Worktree(NamedTuple):
     path: Path
     branch: str | None
     """The full ref checked out there (None: detached or bare)."""

@@ -1,51 +1,46 @@
 """The git layer's operations for settling waves: what each commit changed and whether a change is already
 in a branch (patch ids, the blobs of paths at many revisions, a merge's tree, the last commit to touch
-paths), and deleting a remote's or a local ref only where it still is what was seen.
-
-Kept apart from :mod:`wavegit.core.gitops`, which both hot paths import; the same rules hold (typed ids, a
-:class:`~wavegit.core.git.GitError` when git fails unless a docstring says otherwise).
+paths).
 """
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
-from wavegit.core import git
-from wavegit.core.gitops import C_LOCALE, BlobSha, CommitSha, TreeSha
+from wavegit.core.git import _runner as git
+from wavegit.core.git._ops import BlobSha, CommitSha, TreeSha
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A path a commit changed against its first parent: its new mode and blob (mode ``000000``: deleted)."""
 
     path: str
     mode: str
-    sha: str
+    sha: BlobSha
 
     @property
     def deleted(self) -> bool:
         return self.mode == "000000"
 
 
-def own_changes(root: Path, commit: str) -> list[Change]:
+def own_changes(root: Path, commit: CommitSha) -> list[Change]:
     """What ``commit`` changed against its first parent (no rename detection)."""
     raw = git.out(["diff-tree", "-r", "-z", "--no-renames", f"{commit}^", commit], cwd=root)
     fields = raw.rstrip("\0").split("\0") if raw else []
     changes = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=True):
         _, new_mode, _, new_sha, _ = meta.lstrip(":").split(" ")
-        changes.append(Change(path, new_mode, new_sha))
+        changes.append(Change(path, new_mode, BlobSha(new_sha)))
     return changes
 
 
-@dataclass(frozen=True)
-class CommitChanges:
-    parents: list[str]
+class CommitChanges(NamedTuple):
+    parents: list[CommitSha]
     changes: list[Change]
     """What the commit changed against its first parent (no rename detection)."""
 
 
-def changes_of_commits(root: Path, commits: Sequence[str]) -> list[CommitChanges]:
+def changes_of_commits(root: Path, commits: Sequence[CommitSha]) -> list[CommitChanges]:
     """The parents and own changes of each of ``commits``, in order, from one ``git diff-tree --stdin``."""
     raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
                   cwd=root, input="".join(f"{commit}\n" for commit in commits))
@@ -55,9 +50,9 @@ def changes_of_commits(root: Path, commits: Sequence[str]) -> list[CommitChanges
         field = field.strip("\n")
         if field.startswith(":"):
             _, mode, _, sha, _ = field[1:].split(" ")
-            found[-1].changes.append(Change(next(fields), mode, sha))
+            found[-1].changes.append(Change(next(fields), mode, BlobSha(sha)))
         elif field:
-            found.append(CommitChanges(field.split(" ")[1:], []))
+            found.append(CommitChanges([CommitSha(p) for p in field.split(" ")[1:]], []))
     return found
 
 
@@ -71,8 +66,8 @@ def merge_tree(root: Path, ours: str, theirs: str) -> TreeSha:
     return TreeSha(result.stdout.split("\n", 1)[0].strip())
 
 
-def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = (),
-              paths: Sequence[str] = ()) -> dict[str, str]:
+def patch_ids(root: Path, commits: Sequence[CommitSha] = (), *, revs: Sequence[str] = (),
+              paths: Sequence[str] = ()) -> dict[CommitSha, str]:
     """Commit -> its ``git patch-id --stable`` (the same change on another parent has the same id), for
     exactly ``commits``, or for the commits ``revs`` lists that change any of ``paths`` (their patches cut
     down to those paths); merges and empty commits have none."""
@@ -90,7 +85,7 @@ def patch_ids(root: Path, commits: Sequence[str] = (), *, revs: Sequence[str] = 
     found = {}
     for line in listing.splitlines():
         patch_id, _, commit = line.partition(" ")
-        found[commit] = patch_id
+        found[CommitSha(commit)] = patch_id
     return found
 
 
@@ -112,28 +107,3 @@ def last_change(root: Path, rev: str, paths: Sequence[str]) -> CommitSha | None:
     found = git.out(["--literal-pathspecs", "log", "--max-count=1", "--format=%H", rev, "--", *paths],
                     cwd=root)
     return CommitSha(found) if found else None
-
-
-def delete_remote_refs(root: Path, remote: str, leases: Mapping[str, str]) -> dict[str, str]:
-    """Delete each ref on ``remote`` only if it still points at its lease (ref -> sha); the refs that were
-    not deleted -> why (one ``git push``: a refusal of one ref does not stop the others)."""
-    if not leases:
-        return {}
-    args = ["push", "--porcelain", *[f"--force-with-lease={ref}:{sha}" for ref, sha in leases.items()],
-            remote, *[f":{ref}" for ref in leases]]
-    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
-    refused = {}
-    for line in result.stdout.splitlines():
-        flag, _, rest = line.partition("\t")
-        if flag == "!":
-            refspec, _, why = rest.partition("\t")
-            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
-    if result.returncode != 0 and not refused:
-        why = git.GitError(args, result.returncode, result.stderr).args[0]
-        refused = dict.fromkeys(leases, why)
-    return refused
-
-
-def delete_ref_at(root: Path, ref: str, old: str) -> bool:
-    """Delete ``ref`` only if it points at ``old``; whether it was deleted (never raises)."""
-    return git.run(["update-ref", "-d", ref, old], cwd=root, env=C_LOCALE, check=False).returncode == 0

@@ -1,23 +1,12 @@
-"""The git layer: the named git operations wavegit uses, with typed object ids, on top of :func:`git.run`.
-
-Only this module, :mod:`wavegit.core.gitops_objects` (attempt trees and bulk objects, which no hot path needs)
-and :mod:`wavegit.core.git` build git command lines (``tests/test_architecture.py`` checks it).
-Each operation takes the directory git runs in, raises :class:`~wavegit.core.git.GitError` (command, exit
-code, stderr) when git fails -- except where its docstring says what a failure returns instead -- and returns
-typed values: ``CommitSha``, ``BlobSha``, ``TreeSha`` are ``NewType``s of ``str`` (free at run time).
-Operations whose failures callers tell apart by git's message (fetch, push, update-ref) run git in the C
-locale, so the message is stable.
-
-Both hot paths import this module: records are NamedTuples and annotations are not postponed (see
-:class:`wavegit.core.git.GitResult`); it imports nothing but :mod:`wavegit.core.git` and the standard library.
-"""
+"""The git layer's common operations (the repository, history, refs, remotes, blobs, trees) and its typed
+ids, on top of :func:`~wavegit.core.git._runner.run`; callers use them through :mod:`wavegit.core.git`."""
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, NewType
 
-from wavegit.core import git
+from wavegit.core.git import _runner as git
 
 CommitSha = NewType("CommitSha", str)
 BlobSha = NewType("BlobSha", str)
@@ -97,7 +86,7 @@ def tree_of(root: Path, rev: str) -> TreeSha:
     return TreeSha(git.out(["rev-parse", "--verify", f"{rev}^{{tree}}"], cwd=root))
 
 
-def first_parent(root: Path, commit: str) -> CommitSha:
+def first_parent(root: Path, commit: CommitSha) -> CommitSha:
     return CommitSha(git.out(["rev-parse", "--verify", f"{commit}^1"], cwd=root))
 
 
@@ -128,7 +117,7 @@ def log(root: Path, revs: Sequence[str], fmt: str, *, first_parent_only: bool = 
     return git.out(["log", *options, *revs], cwd=root)
 
 
-def commit_message(root: Path, commit: str) -> str:
+def commit_message(root: Path, commit: CommitSha) -> str:
     return log(root, [commit], "%B", max_count=1)
 
 
@@ -150,13 +139,13 @@ def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequen
 
 # -- refs ------------------------------------------------------------------------------------------------
 
-def for_each_ref(root: Path, prefix: str) -> dict[str, str]:
+def for_each_ref(root: Path, prefix: str) -> dict[str, CommitSha]:
     """Full ref name -> the object it points at, for every ref under ``prefix``."""
     listing = git.out(["for-each-ref", "--format=%(objectname) %(refname)", prefix], cwd=root)
     found = {}
     for line in listing.splitlines():
         sha, _, ref = line.partition(" ")
-        found[ref] = sha
+        found[ref] = CommitSha(sha)
     return found
 
 
@@ -173,8 +162,8 @@ def is_valid_ref_name(root: Path, ref: str) -> bool:
     return git.run(["check-ref-format", ref], cwd=root, check=False).returncode == 0
 
 
-def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, message: str | None = None,
-               check: bool = True) -> bool:
+def update_ref(root: Path, ref: str, new: CommitSha, old: CommitSha | None = None, *,
+               message: str | None = None, check: bool = True) -> bool:
     """Point ``ref`` at ``new``; when ``old`` is given, only if it points there now ("" = does not exist).
     Whether it moved; without ``check`` a failure returns False instead of raising."""
     reason = ["-m", message] if message is not None else []
@@ -182,15 +171,32 @@ def update_ref(root: Path, ref: str, new: str, old: str | None = None, *, messag
     return git.run(args, cwd=root, env=C_LOCALE, check=check).returncode == 0
 
 
-def delete_ref(root: Path, ref: str) -> None:
-    git.run(["update-ref", "-d", ref], cwd=root, env=C_LOCALE)
+def delete_refs(root: Path, refs: Mapping[str, CommitSha | None], *,
+                remote: str | None = None) -> dict[str, str]:
+    """Delete ``refs`` (full names), each -- when its expected old value is given -- only if it still points
+    there; the refs that were not deleted -> why (empty: all were). Never raises.
 
-
-def delete_refs(root: Path, refs: Iterable[str]) -> None:
-    """Delete ``refs`` in one git call, ignoring any that do not exist."""
-    commands = "".join(f"delete {ref}\n" for ref in refs)
-    if commands:
-        git.run(["update-ref", "--stdin"], cwd=root, input=commands, check=False)
+    In this repository (no ``remote``) it is one transaction (``git update-ref --stdin``): all are deleted or
+    none, and a ref that does not exist counts as deleted. On ``remote`` it is one ``git push``, the old
+    values its leases: a refusal of one ref does not stop the others."""
+    if not refs:
+        return {}
+    if remote is None:
+        commands = "".join(f"delete {ref}{f' {old}' if old else ''}\n" for ref, old in refs.items())
+        result = git.run(["update-ref", "--stdin"], cwd=root, input=commands, env=C_LOCALE, check=False)
+        return dict.fromkeys(refs, result.stderr.strip() or "rejected") if result.returncode else {}
+    leases = [f"--force-with-lease={ref}:{old}" for ref, old in refs.items() if old]
+    args = ["push", "--porcelain", *leases, remote, *[f":{ref}" for ref in refs]]
+    result = git.run(args, cwd=root, env=C_LOCALE, check=False)
+    refused = {}
+    for line in result.stdout.splitlines():
+        flag, _, rest = line.partition("\t")
+        if flag == "!":
+            refspec, _, why = rest.partition("\t")
+            refused[refspec.rpartition(":")[2]] = why or "rejected"  # "(delete):<ref>"
+    if result.returncode != 0 and not refused:
+        refused = dict.fromkeys(refs, git.GitError(args, result.returncode, result.stderr).args[0])
+    return refused
 
 
 # -- remotes ---------------------------------------------------------------------------------------------
@@ -286,7 +292,8 @@ class PushOutcome(NamedTuple):
         return git.GitError(self.args, self.result.returncode, stderr)
 
 
-def push_with_lease(root: Path, remote: str, commit: str, ref: str, old: str | None) -> PushOutcome:
+def push_with_lease(root: Path, remote: str, commit: CommitSha, ref: str,
+                    old: CommitSha | None) -> PushOutcome:
     """Set ``ref`` on ``remote`` to ``commit`` only if it is at ``old`` there (None: absent), the
     compare-and-swap of a remote ref; a refusal is returned, not raised, for the caller to classify."""
     args = ["push", "--porcelain", f"--force-with-lease={ref}:{old or ''}", remote, f"{commit}:{ref}"]
@@ -301,7 +308,7 @@ def create_bundle(root: Path, bundle: Path, refs: Sequence[str]) -> None:
 
 # -- objects ---------------------------------------------------------------------------------------------
 
-def read_blob(root: Path, blob: str) -> str:
+def read_blob(root: Path, blob: BlobSha) -> str:
     return git.run(["cat-file", "blob", blob], cwd=root).stdout
 
 
@@ -335,7 +342,7 @@ def hash_file(worktree: Path, path: str) -> BlobSha:
 class TreeEntry(NamedTuple):
     mode: str
     kind: str
-    sha: str
+    sha: BlobSha
     path: str
 
 
@@ -346,11 +353,11 @@ def ls_tree(root: Path, treeish: str, paths: Sequence[str]) -> list[TreeEntry]:
     for entry in filter(None, listing.split("\0")):
         meta, _, path = entry.partition("\t")
         mode, kind, sha = meta.split()
-        entries.append(TreeEntry(mode, kind, sha, path))
+        entries.append(TreeEntry(mode, kind, BlobSha(sha), path))
     return entries
 
 
-def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, str | None], *,
+def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, BlobSha | None], *,
                modes: Mapping[str, str] | None = None) -> TreeSha:
     """``parent``'s tree (empty when None) with ``blobs`` written (path -> blob sha, mode 100644 unless
     ``modes`` says otherwise) or removed (None), built in the scratch index file ``index``."""
@@ -373,14 +380,14 @@ def changed_paths(root: Path, base: str, tree: str) -> list[str]:
     return sorted(path for path in raw.split("\0") if path)
 
 
-def flat_tree(root: Path, blobs: Mapping[str, str]) -> TreeSha:
+def flat_tree(root: Path, blobs: Mapping[str, BlobSha]) -> TreeSha:
     """A tree of ``blobs`` (file name -> blob sha, no folders), written to the object store; ``{}``: the
     empty tree (a commit of it holds only its message)."""
     listing = "".join(f"{FILE_MODE} blob {sha}\t{name}\n" for name, sha in sorted(blobs.items()))
     return TreeSha(git.out(["mktree"], cwd=root, input=listing))
 
 
-def commit_tree(root: Path, tree: str, parents: Sequence[str], message: str) -> CommitSha:
+def commit_tree(root: Path, tree: TreeSha, parents: Sequence[CommitSha], message: str) -> CommitSha:
     """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
     args = ["commit-tree", tree]
     for parent in parents:

@@ -28,7 +28,7 @@ from functools import cache, cached_property
 from pathlib import Path
 
 from wavegit.attempts import worktree
-from wavegit.core import gitops, gitops_merges
+from wavegit.core import git
 from wavegit.ownership.patterns import matches
 
 ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "content"
@@ -41,7 +41,7 @@ _OWN_COMMIT = "wavegit: "
 class Head:
     """A tip of a wave branch and where it was seen."""
 
-    sha: str
+    sha: git.CommitSha
     where: str
     """The remote's name, or ``local``."""
 
@@ -55,14 +55,14 @@ class Merged:
     """How a commit, or an item, reached the base branch."""
 
     rule: str
-    commit: str | None
+    commit: git.CommitSha | None
     """The base commit that brought it in (the merge commit, the rebased or squash commit)."""
     reason: str
 
 
 @dataclass(frozen=True)
 class WaveCommit:
-    sha: str
+    sha: git.CommitSha
     items: tuple[str, ...]
     """Its ``Wavegit-Item`` trailers."""
     waves: tuple[str, ...] = ()
@@ -90,14 +90,14 @@ class WaveMerges:
         self._beyond_shas = cache(self._beyond_set)
         self.commit_merged = cache(self._commit_merged)
         self.same_blobs = cache(self._same_blobs_at)
-        self._patch_ids: dict[str, str | None] = {}
-        self._paths: dict[str, tuple[str, ...]] = {}
-        self._parents: dict[str, tuple[str, ...]] = {}
+        self._patch_ids: dict[git.CommitSha, str | None] = {}
+        self._paths: dict[git.CommitSha, tuple[str, ...]] = {}
+        self._parents: dict[git.CommitSha, tuple[git.CommitSha, ...]] = {}
 
     # -- the base branch's new commits ------------------------------------------------------------------
 
     @cached_property
-    def base_patch_ids(self) -> dict[str, str]:
+    def base_patch_ids(self) -> dict[str, git.CommitSha]:
         """Patch id -> the oldest of the base branch's commits that no head of the wave reaches with it.
 
         Only base commits touching the paths the wave's branches change can carry one of their patches, so
@@ -108,13 +108,13 @@ class WaveMerges:
         changed = self.paths(mine)
         paths = sorted({path for sha in mine for path in changed[sha]})
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
-        found: dict[str, str] = {}
-        for commit, patch_id in gitops_merges.patch_ids(self.root, revs=revs, paths=paths).items():
+        found: dict[str, git.CommitSha] = {}
+        for commit, patch_id in git.patch_ids(self.root, revs=revs, paths=paths).items():
             found[patch_id] = commit  # newest first: the oldest wins
         return found
 
     @cached_property
-    def squashed(self) -> dict[str, str]:
+    def squashed(self) -> dict[str, git.CommitSha]:
         """Item id -> the oldest new base commit whose message names it for this wave.
 
         Without a head of the wave (its branch deleted after a squash merge) there is no telling new
@@ -122,8 +122,8 @@ class WaveMerges:
         wave_line = f"{worktree.TRAILER_WAVE}: {self.wave_id}"
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
         grep = f"{worktree.TRAILER_ITEM}:" if self.heads else wave_line
-        listing = gitops.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
-        found: dict[str, str] = {}
+        listing = git.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
+        found: dict[str, git.CommitSha] = {}
         for record in listing.split(_END):
             sha, _, message = record.strip("\n").partition(_SEP)
             if not sha or message.startswith(_OWN_COMMIT):
@@ -132,7 +132,7 @@ class WaveMerges:
             if (waves or not self.heads) and self.wave_id not in waves:
                 continue
             for item_id in named(message, worktree.TRAILER_ITEM):
-                found[item_id] = sha
+                found[item_id] = git.CommitSha(sha)
         return found
 
     # -- the wave's own commits -------------------------------------------------------------------------
@@ -141,8 +141,8 @@ class WaveMerges:
         """The commits ``revs`` list, oldest first, with their trailers."""
         fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
                f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, revs, fmt, grep=grep, reverse=True)
-        return [WaveCommit(sha, tuple(items.split()), tuple(waves.split()))
+        listing = git.log(self.root, revs, fmt, grep=grep, reverse=True)
+        return [WaveCommit(git.CommitSha(sha), tuple(items.split()), tuple(waves.split()))
                 for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
 
     def _on_head(self, head: str) -> list[WaveCommit]:
@@ -162,40 +162,40 @@ class WaveMerges:
         """This wave's commits on ``head`` that the base branch does not reach, oldest first."""
         return [c for c in self.beyond_base(head) if self.wave_id in c.waves]
 
-    def in_base(self, commit: str, head: str) -> bool:
+    def in_base(self, commit: git.CommitSha, head: str) -> bool:
         """Whether the base branch reaches ``commit``, a commit of ``head``."""
         return commit not in self._beyond_shas(head)
 
-    def paths(self, commits: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    def paths(self, commits: Sequence[git.CommitSha]) -> dict[git.CommitSha, tuple[str, ...]]:
         """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
         missing = [sha for sha in dict.fromkeys(commits) if sha not in self._paths]
         if missing:
-            for sha, own in zip(missing, gitops_merges.changes_of_commits(self.root, missing), strict=True):
+            for sha, own in zip(missing, git.changes_of_commits(self.root, missing), strict=True):
                 self._paths[sha] = tuple(change.path for change in own.changes)
                 self._parents[sha] = tuple(own.parents)
         return self._paths
 
-    def parents(self, commit: str, head: str) -> tuple[str, ...]:
+    def parents(self, commit: git.CommitSha, head: str) -> tuple[git.CommitSha, ...]:
         """``commit``'s parents (looked up with those of every commit of ``head`` beyond base)."""
         self.paths([commit, *[c.sha for c in self.beyond_base(head)]])
         return self._parents[commit]
 
-    def patch_id(self, commit: str, head: str) -> str | None:
+    def patch_id(self, commit: git.CommitSha, head: str) -> str | None:
         if commit not in self._patch_ids:
             batch = [*dict.fromkeys(sha for sha in [commit, *[c.sha for c in self.beyond_base(head)]]
                                     if sha not in self._patch_ids)]
-            found = gitops_merges.patch_ids(self.root, batch)
+            found = git.patch_ids(self.root, batch)
             self._patch_ids.update({sha: found.get(sha) for sha in batch})
         return self._patch_ids[commit]
 
-    def merge_commit(self, commit: str) -> str:
+    def merge_commit(self, commit: git.CommitSha) -> git.CommitSha:
         """The base commit that brought ``commit`` (reachable from base) in: a merge commit, or itself."""
-        chain = gitops.rev_list(self.root, [f"{commit}..{self.base}"], first_parent_only=True,
+        chain = git.rev_list(self.root, [f"{commit}..{self.base}"], first_parent_only=True,
                                 ancestry_path=True)
         if not chain:
             return commit
         oldest = chain[-1]
-        return commit if gitops.first_parent(self.root, oldest) == commit else oldest
+        return commit if git.first_parent(self.root, oldest) == commit else oldest
 
     def _commit_merged(self, commit: WaveCommit, head: str) -> Merged | None:
         """Whether ``commit`` (of a branch whose tip is ``head``) is in the base branch, by which rule."""
@@ -215,7 +215,7 @@ class WaveMerges:
             return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
         if paths and self._same_blobs(paths, head):
-            return Merged(CONTENT, gitops_merges.last_change(self.root, self.base, paths),
+            return Merged(CONTENT, git.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
 
@@ -227,7 +227,7 @@ class WaveMerges:
         changed = self.paths([commit.sha, *squashes])
         return set(changed[commit.sha]) <= {path for sha in squashes for path in changed[sha]}
 
-    def _merge_merged(self, commit: WaveCommit, parents: Sequence[str], head: str) -> Merged | None:
+    def _merge_merged(self, commit: WaveCommit, parents: Sequence[git.CommitSha], head: str) -> Merged | None:
         """A merge on the branch (base merged into it, GitHub's "update branch") adds nothing of its own
         that counts: it is in when each parent is."""
         beyond = {c.sha: c for c in self.beyond_base(head)}
@@ -249,7 +249,7 @@ class WaveMerges:
         changed = self.paths(shas)
         paths = sorted({path for sha in shas for path in changed[sha]})
         specs = [f"{rev}:{path}" for path in paths for rev in (self.base, head)]
-        blobs = gitops_merges.blobs_at(self.root, specs)
+        blobs = git.blobs_at(self.root, specs)
         return {path: base == mine for path, base, mine in zip(paths, blobs[0::2], blobs[1::2], strict=True)}
 
     # -- an item ----------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ class WaveMerges:
             return self._squash(item_id)
         return None
 
-    def _touches(self, commit: str, owns: Sequence[str]) -> bool:
+    def _touches(self, commit: git.CommitSha, owns: Sequence[str]) -> bool:
         """Whether ``commit`` changes a path the patterns ``owns`` match: a message naming an item (anyone's
         to write) counts only on a commit that changes the item's files."""
         return any(matches(pattern, path) for path in self.paths([commit])[commit] for pattern in owns)

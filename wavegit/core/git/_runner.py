@@ -1,4 +1,4 @@
-"""The one place that runs git.
+"""The one place that runs git (private to the git layer, :mod:`wavegit.core.git`).
 
 Every git invocation in wavegit goes through :func:`run`. Its error carries the command, the exit
 code and stderr. Repository-locating variables inherited from a calling git (for example when

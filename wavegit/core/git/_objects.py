@@ -1,11 +1,6 @@
-"""The git layer's second half: the operations on attempt trees and bulk objects, which no hot path needs.
-
-Making an attempt's repository (``init``, ``reset --hard``), reading a base tree whole (``ls-tree -r``,
-``cat-file --batch``, ``check-ignore``) and writing objects in bulk (``fast-import``). Kept apart from
-:mod:`wavegit.core.gitops` so that the pre-push hook, which imports that module, never loads this one; the
-same rules hold: typed ids, a :class:`~wavegit.core.git.GitError` when git fails unless a docstring says
-otherwise.
-"""
+"""The git layer's operations on attempt trees and bulk objects: making an attempt's repository (``init``,
+``reset --hard``), reading a base tree whole (``ls-tree -r``, ``cat-file --batch``, ``check-ignore``) and
+writing objects in bulk (``fast-import``)."""
 
 from __future__ import annotations
 
@@ -13,8 +8,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from wavegit.core import git
-from wavegit.core.gitops import TreeEntry
+from wavegit.core.git import _runner as git
+from wavegit.core.git._ops import BlobSha, Branch, CommitSha, TreeEntry
 
 
 def git_path(root: Path, name: str) -> Path:
@@ -31,16 +26,11 @@ def absolute_git_dir(root: Path) -> Path:
 _NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def init_repository(path: Path, branch: str) -> None:
+def init_repository(path: Path, branch: Branch) -> None:
     """A new repository in the directory ``path``, on ``branch``, with no templates (no hooks, no
     ``info/exclude``) and no user or system config."""
     git.run(["init", "--quiet", "--template=", f"--initial-branch={branch}", "."], cwd=path,
             env=_NO_USER_CONFIG)
-
-
-def reset_hard(worktree: Path, commit: str) -> None:
-    """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config)."""
-    git.run(["reset", "--hard", "--quiet", commit], cwd=worktree, env=_NO_USER_CONFIG)
 
 
 def ls_tree_recursive(root: Path, treeish: str) -> list[TreeEntry]:
@@ -50,11 +40,11 @@ def ls_tree_recursive(root: Path, treeish: str) -> list[TreeEntry]:
     for record in filter(None, listing.split("\0")):
         meta, path = record.split("\t", 1)
         mode, kind, sha = meta.split(" ")
-        entries.append(TreeEntry(mode, kind, sha, path))
+        entries.append(TreeEntry(mode, kind, BlobSha(sha), path))
     return entries
 
 
-def cat_file_batch(root: Path, blobs: Sequence[str]) -> list[bytes]:
+def cat_file_batch(root: Path, blobs: Sequence[BlobSha]) -> list[bytes]:
     """The exact bytes of each of ``blobs``, in order, from one ``git cat-file --batch``."""
     if not blobs:
         return []
@@ -121,7 +111,8 @@ def pack_reachable(root: Path, pack: Path, revs: Sequence[str], *, elsewhere: bo
             cwd=root, input="".join(f"{rev}\n" for rev in revs), env=env)
 
 
-def check_out_unlogged(worktree: Path, commit: str) -> None:
-    """:func:`reset_hard` writing no reflog: a fresh tree needs none, and each is files to make and remove."""
+def check_out_unlogged(worktree: Path, commit: CommitSha) -> None:
+    """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config), writing no
+    reflog: a fresh tree needs none, and each is files to make and remove."""
     git.run(["-c", "core.logAllRefUpdates=false", "reset", "--hard", "--quiet", commit], cwd=worktree,
             env=_NO_USER_CONFIG)

@@ -3,11 +3,11 @@
 A wave is settled when no item of the tracker is ``in_progress`` or in ``review`` with it. Its wave
 branch, on the remote and in this repository, and its item branches on the remote are then deleted when
 every commit they have that the base branch does not reach is in the base branch by one of the rules of
-:mod:`wavegit.github.sync_merged` (a squash or rebase merge leaves such commits) -- for an item branch, or on
+:mod:`wavegit.sync.merged` (a squash or rebase merge leaves such commits) -- for an item branch, or on
 the wave branch by patch id. A branch with any other commit is kept, and sync says so: wavegit never deletes
 work that is not in the base branch. A remote branch is deleted only at the tip sync saw (a lease), a local
 one only at its tip and when no work tree has it checked out. (Local item branches are scratch, pruned with
-the worktrees of waves no longer in flight: see :func:`wavegit.github.sync.prune`.)
+the worktrees of waves no longer in flight: see :func:`wavegit.sync.reconcile.prune`.)
 
 A kept branch is said once, when it becomes kept (or its tip moves): the branches told of are remembered in
 this clone's state folder (``Repo.kept_branches_file``), and a later sync marks them ``told`` (its
@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wavegit.attempts import worktree
-from wavegit.core import gitops_merges, gitops_worktrees
-from wavegit.github.sync_merged import Head, WaveMerges
+from wavegit.core import git
+from wavegit.sync.merged import Head, WaveMerges
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ class Candidate:
 class Branches:
     """The wave and item branches sync saw, and the merge rules of each wave."""
 
-    def __init__(self, root: Path, remote: str | None, remote_waves: dict[str, str],
-                 remote_items: dict[str, dict[str, str]], local_waves: dict[str, str],
+    def __init__(self, root: Path, remote: str | None, remote_waves: dict[str, git.CommitSha],
+                 remote_items: dict[str, dict[str, git.CommitSha]], local_waves: dict[str, git.CommitSha],
                  merges: Callable[[str], WaveMerges | None]) -> None:
         self.root = root
         self.remote = remote
@@ -122,7 +122,7 @@ def _write_told(path: Path, keys: list[str]) -> None:
 
 
 def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> list[BranchFate]:
-    checked_out = {wt.branch: wt.path for wt in gitops_worktrees.worktrees(branches.root) if wt.branch}
+    checked_out = {wt.branch: wt.path for wt in git.worktrees(branches.root) if wt.branch}
     judged: list[tuple[Candidate, BranchFate]] = []
     for candidate in branches.candidates(branches.waves() - set(in_flight)):
         merges = branches.merges(candidate.wave)
@@ -136,15 +136,14 @@ def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) ->
     if dry_run:
         return [fate for _, fate in judged]
     leases = {f"refs/heads/{c.branch}": c.head.sha for c, fate in judged if fate.deleted and not c.head.local}
-    refused = (gitops_merges.delete_remote_refs(branches.root, branches.remote, leases) if branches.remote
-               else {})
+    refused = git.delete_refs(branches.root, leases, remote=branches.remote) if branches.remote else {}
     done = []
     for candidate, fate in judged:
         ref = f"refs/heads/{candidate.branch}"
         if fate.deleted and ref in refused and not candidate.head.local:
             fate = _kept(fate, f"{fate.where} refused to delete it: {refused[ref]}")
-        elif fate.deleted and candidate.head.local and not gitops_merges.delete_ref_at(branches.root, ref,
-                                                                               candidate.head.sha):
+        elif fate.deleted and candidate.head.local and git.delete_refs(branches.root,
+                                                                       {ref: candidate.head.sha}):
             fate = _kept(fate, "it moved while sync ran")
         done.append(fate)
     return done

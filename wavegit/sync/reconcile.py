@@ -1,0 +1,199 @@
+"""``wavegit sync``: reconcile the tracker with what waves left behind — branches, pull requests, leases.
+
+All tracker changes are one compare-and-swap commit (none when nothing changed, so a second run is a
+no-op). The rules, per item:
+
+- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer that is in the base
+  branch (the rules below) -> ``done`` (the wave was merged before it was even recorded).
+- ``in_progress`` with an expired lease (``claimed_at`` older than ``lease_ttl_s``; a missing or unreadable
+  ``claimed_at`` counts as expired):
+  - the wave branch does not exist on the remote (in this repository when there is no remote) -> ``todo``
+    with ``attempts`` + 1, or ``failed`` once ``max_attempts`` is reached (no attempt counted when its
+    scheduler is known gone: wavegit's own death is not the item's);
+  - the wave branch exists (the scheduler died after the push, before the record): items with a commit
+    on it -> ``review``; the others -> ``todo`` / ``failed`` as above.
+  - The same at once, lease or not, when the wave's scheduler ran on this machine and is gone
+    (``wavegit.core.wavelock``: its lock, in this clone or in its heartbeat's record, names a pid that
+    ended or now runs another process; ``wavegit.trackerbranch.claims``).
+- ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
+  unmerged -> ``todo``; the report comment then says so.
+- ``review`` otherwise: the item's changes in the base branch -> ``done``, by the rules of
+  :mod:`wavegit.sync.merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on
+  the wave branch as the remote has it or as this repository does (a ``--no-push`` wave merged by hand); the
+  change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
+  ``review`` unless a squash's trailers name them, and once it is gone here too, sync says so each time
+  (:func:`stranded`), with the commands that settle them.
+
+A shallow clone (``fetch-depth: 1`` in Actions) is deepened by that fetch (``--unshallow``): the rules
+walk the base branch's history. When that fails, or the shallow repository has no remote, sync stops
+(exit 2) rather than say "in sync" about items that were merged.
+
+First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
+(they make every fetch in the clone fail) are removed by :func:`wavegit.attempts.worktree.repair_half_made`; a
+dry run only lists them.
+
+Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
+``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
+is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
+branches of waves with no item left ``in_progress`` or in ``review`` whose work is all in the base branch
+are deleted (:mod:`wavegit.sync.branches`; ``keep_branches`` keeps them, and the item branches above).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from wavegit.attempts import worktree
+from wavegit.core import git, wavelock
+from wavegit.core.errors import UsageError, WavegitError
+from wavegit.core.repo import Repo
+from wavegit.model import tracker
+from wavegit.model.config import Config, protected_of
+from wavegit.model.lifecycle import Status
+from wavegit.sync import branches as sync_branches
+from wavegit.sync.prune import Pruned, find_leftovers, prune
+from wavegit.sync.refs import WaveRefs
+from wavegit.sync.rules import Facts, ItemChange, PullRequests, decide
+from wavegit.trackerbranch import claims
+from wavegit.trackerbranch.missing import no_tracker
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
+
+SYNC_MESSAGE = "wavegit: sync: reconcile in-flight items with branches, pull requests and leases"
+
+
+@dataclass
+class SyncResult:
+    items: list[ItemChange] = field(default_factory=list)
+    pruned: list[Pruned] = field(default_factory=list)
+    commit: str | None = None
+    """The tracker commit; None when nothing changed or on a dry run."""
+    errors: list[str] = field(default_factory=list)
+    """What failed after the commit landed (report comments)."""
+    repaired: list[str] = field(default_factory=list)
+    """Half-made worktrees removed (on a dry run: found), one line each."""
+    branches: list[sync_branches.BranchFate] = field(default_factory=list)
+    """Branches of settled waves deleted, or kept because they hold work not in the base branch."""
+    stranded: list[Stranded] = field(default_factory=list)
+    """Items left in review that nothing sync watches can move any more."""
+
+    def lines(self) -> list[str]:
+        """What changed (or, on a dry run, would change)."""
+        return (self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+                + [b.line() for b in self.branches if b.deleted])
+
+    def notes(self) -> list[str]:
+        """What sync leaves as it is and why: the branches it keeps (each once, when it becomes kept)."""
+        return ([b.line() for b in self.branches if not b.deleted and not b.told]
+                + [stuck.line for stuck in self.stranded])
+
+    def to_json(self) -> list[dict[str, object]]:
+        repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
+        return (repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+                + [b.to_json() for b in self.branches] + [stuck.to_json() for stuck in self.stranded])
+
+
+@dataclass(frozen=True)
+class Stranded:
+    """An item in review whose wave branch is gone, on the remote and here, with its change not in the base
+    branch and no pull request to ask: it stays in review (and holds its files) until someone decides."""
+
+    id: str
+    wave: str
+    line: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": "stranded", "id": self.id, "wave": self.wave, "detail": self.line}
+
+
+def stranded(items: Sequence[tracker.Item], changed: set[str], facts: Facts,
+             config: Config) -> list[Stranded]:
+    """The review items sync left as they are with nothing left to watch: no PR (or no GitHub to ask) and
+    no wave branch anywhere (a wave branch that is gone is no sign of a merge), each with what to do."""
+    found = []
+    for item in items:
+        if (item.status != Status.REVIEW or item.id in changed or item.wave is None
+                or (item.pr is not None and facts.pulls is not None) or facts.refs.heads(item.wave)):
+            continue
+        branch = worktree.wave_branch(item.wave)
+        where = f"on {facts.refs.where} and here" if facts.refs.remote else "here"
+        found.append(Stranded(item.id, item.wave, (
+            f"{item.id} stays in review: its wave branch {branch} is gone ({where}) and its change is not "
+            f"in {config.base_branch}; `wavegit reopen {item.id} --reason ...` runs it again, `wavegit done "
+            f"{item.id} --merge-sha SHA` records a merge sync cannot see")))
+    return found
+
+
+def _load(snapshot: Snapshot, repo: Repo, config: Config) -> tracker.Tracker:
+    if snapshot.text is None or snapshot.blob_sha is None:
+        raise no_tracker(repo.root, f"{config.tracker_path} on {config.tracker_branch}")
+    return tracker.load_cached(snapshot.text, snapshot.blob_sha, repo.cache_dir, config.tracker_path,
+                               protected=protected_of(config))
+
+
+def sync(repo: Repo, config: Config, store: TrackerStore, *, pulls: PullRequests | None = None,
+         now: datetime | None = None, dry_run: bool = False) -> SyncResult:
+    """Apply the rules in one compare-and-swap commit, prune, then update report comments."""
+    moment = now or datetime.now(timezone.utc)
+    repaired = ([half.line() for half in worktree.find_half_made(repo)] if dry_run
+                else worktree.repair_half_made(repo))
+    leftovers = find_leftovers(repo)
+    try:
+        facts = Facts(WaveRefs(repo, config), pulls, claims.dead_waves(repo, config))
+    except git.GitError as exc:
+        if dry_run and repaired:
+            raise UsageError(f"{exc}; a half-made worktree is in the way, which `wavegit sync` without "
+                             "--dry-run repairs") from exc
+        raise
+    seen: list[tuple[tracker.Tracker, list[ItemChange]]] = []
+
+    def apply(snapshot: Snapshot) -> Change | None:
+        loaded = _load(snapshot, repo, config)
+        changes = [c for c in (decide(item, facts, config, moment) for item in loaded.items) if c is not None]
+        seen[:] = [(loaded, changes)]
+        if not changes:
+            return None
+        assert snapshot.text is not None
+        return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}, loaded))
+
+    result = SyncResult(repaired=repaired)
+    if dry_run:
+        apply(store.read())
+    else:
+        result.commit = mutate(store, apply, message=SYNC_MESSAGE).commit
+        wavelock.forget(repo, facts.dead_waves)  # their claims are released now
+    loaded, result.items = seen[0]
+    new_status = {c.id: c.new for c in result.items}
+    in_flight = {item.wave for item in loaded.items
+                 if item.wave and new_status.get(item.id, item.status) == Status.IN_PROGRESS}
+    result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run, branches=not config.keep_branches)
+    if not config.keep_branches:
+        unsettled = {item.wave for item in loaded.items if item.wave and new_status.get(item.id, item.status)
+                     in (Status.IN_PROGRESS, Status.REVIEW)}
+        result.branches = sync_branches.clean(facts.refs.branches(), unsettled, dry_run=dry_run,
+                                              told_file=repo.kept_branches_file)
+    result.stranded = stranded(loaded.items, set(new_status), facts, config)
+    if pulls is not None and result.commit is not None:
+        result.errors = update_comments(pulls, result.items)
+    return result
+
+
+def update_comments(pulls: PullRequests, changes: list[ItemChange]) -> list[str]:
+    """Say on each affected PR's report comment what sync did; the errors (the tracker commit stands)."""
+    by_pr: dict[int, list[ItemChange]] = {}
+    for change in changes:
+        if change.pr is not None and change.old == Status.REVIEW and change.new in (Status.DONE, Status.TODO):
+            by_pr.setdefault(change.pr, []).append(change)
+    errors: list[str] = []
+    for number, group in sorted(by_pr.items()):
+        ids = ", ".join(c.id for c in group)
+        merged = group[0].new == Status.DONE
+        sha = (group[0].merge_sha or "")[:12]
+        outcome = (f"merged{' as ' + sha if sha else ''}; `wavegit sync` marked {ids} done" if merged
+                   else f"closed without merging; `wavegit sync` returned {ids} to todo")
+        try:
+            pulls.mark_outcome(number, outcome)
+        except WavegitError as exc:
+            errors.append(f"PR #{number}: cannot update the report comment: {exc}")
+    return errors
