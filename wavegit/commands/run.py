@@ -26,7 +26,7 @@ from types import FrameType
 
 from wavegit.commands._context import Context
 from wavegit.core.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
-from wavegit.core.progress import Progress
+from wavegit.commands._progress import Progress
 from wavegit.core.repo import Repo
 from wavegit.core.terminal import inert
 from wavegit.engine.outcome import WaveOutcome, stopped
