@@ -31,7 +31,7 @@ from wavegit.core.repo import Repo
 from wavegit.core.terminal import inert
 from wavegit.engine.outcome import WaveOutcome, stopped
 from wavegit.engine.pipeline import Interrupted, WaveOptions, run_wave
-from wavegit.engine.records import utc_now
+from wavegit.engine.runs import utc_now
 from wavegit.engine.rolling import RollingOptions, Scheduler
 from wavegit.github import publish
 from wavegit.model.lifecycle import one_line

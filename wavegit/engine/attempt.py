@@ -29,7 +29,7 @@ from wavegit.attempts import (
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
-from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
+from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.model import tracker
 from wavegit.model.config import Config, protected_of

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.core import wavelock
-from wavegit.engine.records import Events
+from wavegit.engine.runs import Events
 
 
 def _now() -> str:

@@ -23,7 +23,7 @@ from wavegit.core.repo import Repo
 from wavegit.core.undecodable import escape
 from wavegit.engine.attempt import tail_source
 from wavegit.engine.claim import load_tracker
-from wavegit.engine.records import ItemRun, utc_now
+from wavegit.engine.runs import ItemRun, utc_now
 from wavegit.engine.wave import WaveTest
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Budget, Config

@@ -25,7 +25,7 @@ from wavegit.engine.outcome import (
     wave_succeeded,
     write_report,
 )
-from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
+from wavegit.engine.runs import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
 from wavegit.model import report
 from wavegit.model.config import Config

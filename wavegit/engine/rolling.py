@@ -53,7 +53,7 @@ from wavegit.engine.claim import Claim, claim, resolve_base
 from wavegit.engine.eventlog import EventLog
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, hold, run_claimed
-from wavegit.engine.records import ItemRun, utc_now
+from wavegit.engine.runs import ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.engine.wave import Wave, await_items
 from wavegit.model import lifecycle, report, tracker

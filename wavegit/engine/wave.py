@@ -19,7 +19,7 @@ from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
-from wavegit.engine.records import Events, ItemRun, NoEvents
+from wavegit.engine.runs import Events, ItemRun, NoEvents
 from wavegit.engine.slots import WorkerSlots
 from wavegit.model import lifecycle, report
 from wavegit.model.config import HALT_PATH, Config

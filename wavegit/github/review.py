@@ -41,7 +41,7 @@ from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_WORK_FAILED, Usage
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
-from wavegit.engine.records import Attempt, ItemRun, utc_now
+from wavegit.engine.runs import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.github import gate
 from wavegit.github.api import Comment, GitHubClient, trusted_authors

@@ -36,7 +36,7 @@ from wavegit.core.repo import Repo
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
 from wavegit.engine.pipeline import Delivery, NoDelivery, WaveOptions, run_claimed
-from wavegit.engine.records import Attempt, Events, ItemRun, NoEvents, utc_now
+from wavegit.engine.runs import Attempt, Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Wave
 from wavegit.model import report, tracker
 from wavegit.model.config import Config, protected_of
