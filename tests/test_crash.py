@@ -28,7 +28,7 @@ from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.scheduler import forge_foreign_beat
 from tests.helpers.sync import make_tracker_repo, origin_tracker
 from tests.helpers.wave import worktrees
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core.repo import discover
 from wavegit.github.sync import claimed_at
 
@@ -164,7 +164,7 @@ def recover_and_finish(crash: Crash, wave: str, expected: dict[str, str]) -> Non
     # fetch. Repair waits until one is older than HALF_MADE_AGE_S (it could be a live add of another
     # process); here the whole process group is dead, and a real sync would come long after, so the
     # admin dirs are aged past that margin instead of this test waiting it out.
-    backdate_all_admin_dirs(remote.clone, worktree.HALF_MADE_AGE_S + 1)
+    backdate_all_admin_dirs(remote.clone, wavebranch.HALF_MADE_AGE_S + 1)
     changes = sync_json(remote, WAVEGIT_LEASE_TTL_S="1")
     assert {str(c["id"]): str(c["to"]) for c in changes if c["kind"] == "item"} == expected
     assert git(remote.origin, "diff", "--name-only", "main~1", "main") == ".wavegit/tracker.yaml"
@@ -263,7 +263,7 @@ def test_kill_after_the_push_before_the_record_recovers_finished_items_from_the_
 
 
 def test_the_next_wave_repairs_a_half_made_worktree_before_its_claim(crash: Crash) -> None:
-    path = discover(crash.remote.clone).worktrees_dir / worktree.new_wave_id() / "A-1"
+    path = discover(crash.remote.clone).worktrees_dir / wavebranch.new_wave_id() / "A-1"
     admin = make_half_made(crash.remote.clone, path)
     result = wavegit(crash.remote.clone, "run", "--json", env=crash.env, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr

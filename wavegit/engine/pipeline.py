@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
-from wavegit.attempts import reaper, sandbox, worktree
+from wavegit.attempts import reaper, sandbox, wavebranch
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
@@ -113,7 +113,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     all the same, and a lock on a wave with no claim left costs a sync nothing. Every other clone sees the
     scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
-    wave_id = worktree.new_wave_id(started)
+    wave_id = wavebranch.new_wave_id(started)
     beating = hold(repo, config, wave_id)
     settled = False
     try:
@@ -190,7 +190,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
                 source: ItemSource, delivery: Delivery, options: WaveOptions) -> WaveOutcome:
     """Run a claimed wave to its report: its items from ``source``, the pushed wave to ``delivery``."""
     runs = [ItemRun(item) for item in claimed.items]
-    branch = worktree.wave_branch(claimed.wave_id)
+    branch = wavebranch.wave_branch(claimed.wave_id)
     log = EventLog(repo.events_dir / f"{claimed.wave_id}.jsonl")
     log.claimed(claimed.wave_id, claimed.plan.selected)
     options = replace(options, events=Tee(options.events, log))
@@ -202,7 +202,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     rep.phase = "run"
     try:
         rep.base_sha = source.base(claimed)
-        worktree.set_branch(repo.root, branch, rep.base_sha)
+        wavebranch.set_branch(repo.root, branch, rep.base_sha)
         wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
         source.fill(wave, runs)
         rep.phase = "collect"

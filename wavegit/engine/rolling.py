@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from wavegit.attempts import sandbox, worktree
+from wavegit.attempts import sandbox, wavebranch
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import (
     EXIT_BAD_INPUT,
@@ -377,7 +377,7 @@ class Scheduler:
             wave = None
         if wave is None:
             opened = time.monotonic()
-            wave = RollingWave(self, worktree.new_wave_id(utc_now()), opened)
+            wave = RollingWave(self, wavebranch.new_wave_id(utc_now()), opened)
             wave.beating = hold(self.repo, self.config, wave.wave_id)
         self._claiming = wave
         try:

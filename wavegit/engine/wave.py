@@ -12,7 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import objectstore, runner, sandbox, workspace, worktree
+from wavegit.attempts import objectstore, runner, sandbox, wavebranch, workspace
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import gitops
 from wavegit.core.errors import WavegitError
@@ -100,8 +100,8 @@ class Cleanup:
         workspace.move_to_trash(self.repo.wave_sandbox(self.wave_id), self.repo.trash_dir)
         workspace.move_to_trash(self.repo.wave_worktrees(self.wave_id), self.repo.trash_dir)
         # A linked worktree an older wavegit made there loses its admin entry.
-        worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
-        worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
+        wavebranch.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
+        wavebranch.delete_branches(self.repo.root, wavebranch.item_branches(self.repo.root, self.wave_id))
 
     def start(self) -> None:
         """:meth:`run` in a background thread; everything that reads worktree admin files (a ``fetch``,
@@ -265,8 +265,8 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
     ``confiner``: the wave's sandbox, so the wave test runs in the one its items ran in (else decided here).
     """
     commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
-    branch = worktree.wave_branch(wave_id)
-    head = worktree.combine(repo.root, base, commits, branch=branch)
+    branch = wavebranch.wave_branch(wave_id)
+    head = wavebranch.combine(repo.root, base, commits, branch=branch)
     wave_test = None
     if commits and config.wave_test.strip():
         if cleanup is not None:

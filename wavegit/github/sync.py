@@ -29,8 +29,8 @@ walk the base branch's history. When that fails, or the shallow repository has n
 (exit 2) rather than say "in sync" about items that were merged.
 
 First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
-(they make every fetch in the clone fail) are removed by :func:`wavegit.attempts.worktree.repair_half_made`; a
-dry run only lists them.
+(they make every fetch in the clone fail) are removed by
+:func:`wavegit.attempts.wavebranch.repair_half_made`; a dry run only lists them.
 
 Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
@@ -47,7 +47,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
-from wavegit.attempts import workspace, worktree
+from wavegit.attempts import wavebranch, workspace
 from wavegit.core import git, gitops, gitops_worktrees, heartbeat, wavelock
 from wavegit.core.errors import UsageError, WavegitError
 from wavegit.core.repo import Repo
@@ -160,7 +160,7 @@ def stranded(items: Sequence[tracker.Item], changed: set[str], facts: Facts,
         if (item.status != Status.REVIEW or item.id in changed or item.wave is None
                 or (item.pr is not None and facts.github is not None) or facts.refs.heads(item.wave)):
             continue
-        branch = worktree.wave_branch(item.wave)
+        branch = wavebranch.wave_branch(item.wave)
         where = f"on {facts.refs.where} and here" if facts.refs.remote else "here"
         found.append(Stranded(item.id, item.wave, (
             f"{item.id} stays in review: its wave branch {branch} is gone ({where}) and its change is not "
@@ -178,7 +178,7 @@ class WaveRefs:
         remote = config.remote if repo.has_remote(config.remote) else None
         if remote is not None:
             prefix = f"refs/remotes/{remote}/"
-            waves = f"{worktree.BRANCH_PREFIX}*"
+            waves = f"{wavebranch.BRANCH_PREFIX}*"
             _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}", heartbeat.refspec(remote),
                                        f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"],
                    unshallow=gitops.is_shallow(repo.root))
@@ -225,9 +225,9 @@ class WaveRefs:
         tip = self.tips.get(wave_id)
         if tip is None:
             return frozenset()
-        fmt = (f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
-               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = gitops.log(self.root, [tip], fmt, grep=f"{worktree.TRAILER_WAVE}: {wave_id}")
+        fmt = (f"%(trailers:key={wavebranch.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20)")
+        listing = gitops.log(self.root, [tip], fmt, grep=f"{wavebranch.TRAILER_WAVE}: {wave_id}")
         found: set[str] = set()
         for line in listing.splitlines():
             waves, _, items = line.partition(_SEP)
@@ -240,12 +240,12 @@ def _branches(root: Path, prefix: str) -> tuple[dict[str, str], dict[str, dict[s
     """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
     waves: dict[str, str] = {}
     items: dict[str, dict[str, str]] = {}
-    for ref, sha in gitops.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
+    for ref, sha in gitops.for_each_ref(root, f"{prefix}{wavebranch.BRANCH_PREFIX}").items():
         name = ref.removeprefix(prefix)
-        wave_id = worktree.parse_wave_branch(name)
+        wave_id = wavebranch.parse_wave_branch(name)
         if wave_id is not None:
             waves[wave_id] = sha
-        parsed = worktree.parse_item_branch(name)
+        parsed = wavebranch.parse_item_branch(name)
         if parsed is not None:
             items.setdefault(parsed[0], {})[name] = sha
     return waves, items
@@ -336,16 +336,16 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
     since = f"claimed at {item.claimed_at}" if claimed_at(item) else "no valid claimed_at"
     why = f"its scheduler ({dead}) is gone" if dead else f"lease expired ({since})"
     if wave is None or facts.refs.tip(wave) is None:
-        branch = worktree.wave_branch(wave) if wave else "(no wave)"
+        branch = wavebranch.wave_branch(wave) if wave else "(no wave)"
         where = facts.refs.where
         return _release(item, config, f"{why}; no branch {branch} on {where}", now, counted=dead is None)
     if on_branch:
         # The wave's record is lost, not its attempt: one attempt, verified.
         update = lifecycle.record(item, verified=True, used=1, cost=0.0, error=None,
                                   max_attempts=config.max_attempts, at=report.utc_timestamp(now))
-        return _change(item, update, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
+        return _change(item, update, f"recovered from {wavebranch.wave_branch(wave)}: the wave stopped "
                                      "before recording")
-    return _release(item, config, f"{why}; {worktree.wave_branch(wave)} has no commit "
+    return _release(item, config, f"{why}; {wavebranch.wave_branch(wave)} has no commit "
                                   "of this item", now, counted=dead is None)
 
 
@@ -389,11 +389,11 @@ class Leftovers:
 
 def find_leftovers(repo: Repo) -> Leftovers:
     root = repo.worktrees_dir
-    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and worktree.WAVE_ID_RE.match(p.name)} \
+    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and wavebranch.WAVE_ID_RE.match(p.name)} \
         if root.is_dir() else {}
     branches: dict[str, list[str]] = {}
-    for ref in gitops.for_each_ref(repo.root, f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"):
-        parsed = worktree.parse_item_branch(ref)
+    for ref in gitops.for_each_ref(repo.root, f"refs/heads/{wavebranch.ITEM_BRANCH_PREFIX}"):
+        parsed = wavebranch.parse_item_branch(ref)
         if parsed is not None:
             branches.setdefault(parsed[0], []).append(ref.removeprefix("refs/heads/"))
     return Leftovers(dirs, branches)
@@ -408,11 +408,11 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
         directory = leftovers.worktree_dirs.get(wave_id)
         if directory is not None:
             if not dry_run:
-                worktree.remove_all_under(repo.root, directory)
+                wavebranch.remove_all_under(repo.root, directory)
             done.append(Pruned("worktrees", wave_id, str(directory)))
         for branch in leftovers.item_branches.get(wave_id, []) if branches else []:
             if not dry_run:
-                worktree.delete_branch(repo.root, branch)
+                wavebranch.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
         gitops_worktrees.prune_worktrees(repo.root)
@@ -434,8 +434,8 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
          now: datetime | None = None, dry_run: bool = False) -> SyncResult:
     """Apply the rules in one compare-and-swap commit, prune, then update report comments."""
     moment = now or datetime.now(timezone.utc)
-    repaired = ([half.line() for half in worktree.find_half_made(repo)] if dry_run
-                else worktree.repair_half_made(repo))
+    repaired = ([half.line() for half in wavebranch.find_half_made(repo)] if dry_run
+                else wavebranch.repair_half_made(repo))
     leftovers = find_leftovers(repo)
     try:
         facts = Facts(WaveRefs(repo, config), github, claims.dead_waves(repo, config))

@@ -14,8 +14,8 @@ import pytest
 from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from tests.helpers.wave import item, make_wave_repo, run_cli
-from wavegit.attempts import worktree
-from wavegit.attempts.worktree import Trailers
+from wavegit.attempts import wavebranch
+from wavegit.attempts.wavebranch import Trailers
 from wavegit.core import git as git_module
 from wavegit.core import gitops
 from wavegit.core.repo import discover
@@ -23,30 +23,30 @@ from wavegit.model import tracker
 
 
 def test_wave_ids_are_utc_timestamped_unique_and_sort_by_start_time() -> None:
-    early = worktree.new_wave_id(datetime(2026, 11, 29, 14, 32, 5, tzinfo=timezone.utc))
-    late = worktree.new_wave_id(datetime(2026, 11, 29, 14, 32, 6, tzinfo=timezone.utc))
-    assert early.startswith("w-20261129-143205-") and worktree.WAVE_ID_RE.match(early)
+    early = wavebranch.new_wave_id(datetime(2026, 11, 29, 14, 32, 5, tzinfo=timezone.utc))
+    late = wavebranch.new_wave_id(datetime(2026, 11, 29, 14, 32, 6, tzinfo=timezone.utc))
+    assert early.startswith("w-20261129-143205-") and wavebranch.WAVE_ID_RE.match(early)
     assert early < late
-    assert len({worktree.new_wave_id() for _ in range(50)}) == 50
+    assert len({wavebranch.new_wave_id() for _ in range(50)}) == 50
 
 
 def test_branch_names_round_trip_and_item_branches_never_nest_under_the_wave_branch() -> None:
     wave_id = "w-20261129-143205-a1b2"
-    assert worktree.wave_branch(wave_id) == "wavegit/w-20261129-143205-a1b2"
-    assert worktree.item_branch(wave_id, "AUTH-12") == "wavegit/items/w-20261129-143205-a1b2/AUTH-12"
-    assert worktree.parse_wave_branch(f"refs/heads/{worktree.wave_branch(wave_id)}") == wave_id
-    assert worktree.parse_item_branch(worktree.item_branch(wave_id, "AUTH-12")) == (wave_id, "AUTH-12")
-    assert not worktree.item_branch(wave_id, "X").startswith(worktree.wave_branch(wave_id) + "/")
+    assert wavebranch.wave_branch(wave_id) == "wavegit/w-20261129-143205-a1b2"
+    assert wavebranch.item_branch(wave_id, "AUTH-12") == "wavegit/items/w-20261129-143205-a1b2/AUTH-12"
+    assert wavebranch.parse_wave_branch(f"refs/heads/{wavebranch.wave_branch(wave_id)}") == wave_id
+    assert wavebranch.parse_item_branch(wavebranch.item_branch(wave_id, "AUTH-12")) == (wave_id, "AUTH-12")
+    assert not wavebranch.item_branch(wave_id, "X").startswith(wavebranch.wave_branch(wave_id) + "/")
 
 
 @pytest.mark.parametrize("name", ["main", "wavegit/items/w-1/x", "wavegit/w-2026-x", "wavegit/"])
 def test_other_branch_names_are_not_wave_branches(name: str) -> None:
-    assert worktree.parse_wave_branch(name) is None
+    assert wavebranch.parse_wave_branch(name) is None
 
 
 def test_item_branch_parse_rejects_wave_branches_and_missing_item() -> None:
-    assert worktree.parse_item_branch("wavegit/w-20261129-143205-a1b2") is None
-    assert worktree.parse_item_branch("wavegit/items/w-20261129-143205-a1b2/") is None
+    assert wavebranch.parse_item_branch("wavegit/w-20261129-143205-a1b2") is None
+    assert wavebranch.parse_item_branch("wavegit/items/w-20261129-143205-a1b2/") is None
 
 
 def _worktree(remote: RemoteRepo, name: str = "wt") -> Path:
@@ -63,7 +63,7 @@ def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: Remote
     base = attempt.base
     (attempt.path / "x.txt").write_text("x\n")
     tree = attempt.read().tree
-    message = worktree.item_message("Add x\nmore", Trailers("X-1", "w-20260101-000000-0000", "ab" * 32))
+    message = wavebranch.item_message("Add x\nmore", Trailers("X-1", "w-20260101-000000-0000", "ab" * 32))
     commit = gitops.commit_tree(remote_repo.clone, tree, [base], message)
     assert git(remote_repo.clone, "rev-parse", f"{commit}^") == base
     assert git(remote_repo.clone, "log", "-1", "--format=%s", commit) == "X-1: Add x"
@@ -94,7 +94,7 @@ def test_combine_replays_item_commits_in_order_keeping_messages(remote_repo: Rem
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
     commits = _items_writing(remote_repo, base, "{name}.txt", "{name}\n")
-    head = worktree.combine(clone, base, commits)
+    head = wavebranch.combine(clone, base, commits)
     assert git(clone, "log", "--format=%s", f"{base}..{head}").splitlines() == ["two: ü", "one: ü"]
     assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
 
@@ -103,8 +103,8 @@ def test_combine_refuses_conflicting_commits(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
     commits = _items_writing(remote_repo, base, "README.md", "{name}\n")
-    with pytest.raises(worktree.CombineConflict):
-        worktree.combine(clone, base, commits)
+    with pytest.raises(wavebranch.CombineConflict):
+        wavebranch.combine(clone, base, commits)
 
 
 def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch
 
     commits = [_item_commit(remote, name, change, base)
                for name, change in (("one", one), ("two", two), ("three", three))]
-    head = worktree.combine(clone, base, commits, branch="wavegit/w-20260101-000000-cccc")
+    head = wavebranch.combine(clone, base, commits, branch="wavegit/w-20260101-000000-cccc")
     assert git(clone, "rev-parse", "wavegit/w-20260101-000000-cccc") == head
     subjects = git(clone, "log", "--format=%s", f"{base}..{head}").splitlines()
     assert subjects == ["three: ü", "two: ü", "one: ü"]
@@ -147,7 +147,7 @@ def test_combine_without_a_branch_leaves_no_ref_behind(remote_repo: RemoteRepo) 
     base = git(clone, "rev-parse", "HEAD")
     commits = _items_writing(remote_repo, base, "{name}.txt", "x\n")
     refs = git(clone, "for-each-ref")
-    head = worktree.combine(clone, base, commits)
+    head = wavebranch.combine(clone, base, commits)
     assert git(clone, "for-each-ref") == refs
     assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "one.txt", "two.txt"]
 
@@ -161,7 +161,7 @@ def test_combine_of_items_not_on_the_start_merges_them_onto_it(remote_repo: Remo
     git(clone, "add", "later.txt")
     git(clone, "commit", "-q", "-m", "later")
     start = git(clone, "rev-parse", "HEAD")
-    head = worktree.combine(clone, start, [commit])
+    head = wavebranch.combine(clone, start, [commit])
     assert git(clone, "rev-parse", f"{head}^") == start
     assert git(clone, "ls-tree", "--name-only", head).splitlines() == ["README.md", "later.txt", "one.txt"]
 
@@ -170,7 +170,7 @@ def test_combine_of_items_making_the_same_change_still_merges_cleanly(remote_rep
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")
     commits = _items_writing(remote_repo, base, "same.txt", "same\n")
-    head = worktree.combine(clone, base, commits)
+    head = wavebranch.combine(clone, base, commits)
     assert git(clone, "rev-list", "--count", f"{base}..{head}") == "2"
     assert git(clone, "show", f"{head}:same.txt") == "same"
 
@@ -179,9 +179,9 @@ def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) ->
     dirty = _worktree(remote_repo, "dirty")
     (dirty / "junk.txt").write_text("junk\n")
     vanished = _worktree(remote_repo, "vanished")
-    worktree.remove(remote_repo.clone, dirty)
+    wavebranch.remove(remote_repo.clone, dirty)
     shutil.rmtree(vanished)
-    worktree.remove(remote_repo.clone, vanished)
+    wavebranch.remove(remote_repo.clone, vanished)
     assert not dirty.exists()
     assert git(remote_repo.clone, "worktree", "list", "--porcelain").count("worktree ") == 1
 
@@ -192,7 +192,7 @@ def test_remove_all_under_removes_only_that_directory(remote_repo: RemoteRepo) -
     locked = _worktree(remote_repo, "wave/locked")
     git(remote_repo.clone, "worktree", "lock", "--reason", "testing", str(locked))
     outside = _worktree(remote_repo, "elsewhere")
-    worktree.remove_all_under(remote_repo.clone, folder)
+    wavebranch.remove_all_under(remote_repo.clone, folder)
     assert not inside.exists() and not locked.exists() and not folder.exists() and outside.exists()
     listed = git(remote_repo.clone, "worktree", "list", "--porcelain")
     assert str(folder) not in listed and str(outside) in listed
@@ -202,19 +202,19 @@ def test_item_branches_lists_and_deletes_only_that_waves_branches(remote_repo: R
     clone = remote_repo.clone
     head = git(clone, "rev-parse", "HEAD")
     for wave_id in ("w-20260101-000000-aaaa", "w-20260101-000000-bbbb"):
-        worktree.set_branch(clone, worktree.item_branch(wave_id, "X"), head)
-    found = worktree.item_branches(clone, "w-20260101-000000-aaaa")
+        wavebranch.set_branch(clone, wavebranch.item_branch(wave_id, "X"), head)
+    found = wavebranch.item_branches(clone, "w-20260101-000000-aaaa")
     assert found == ["wavegit/items/w-20260101-000000-aaaa/X"]
-    worktree.delete_branches(clone, [*found, "wavegit/items/never-existed"])
-    assert worktree.item_branches(clone, "w-20260101-000000-aaaa") == []
-    assert worktree.item_branches(clone, "w-20260101-000000-bbbb") != []
+    wavebranch.delete_branches(clone, [*found, "wavegit/items/never-existed"])
+    assert wavebranch.item_branches(clone, "w-20260101-000000-aaaa") == []
+    assert wavebranch.item_branches(clone, "w-20260101-000000-bbbb") != []
 
 
 def test_fetch_branch_returns_the_remote_head(remote_repo: RemoteRepo) -> None:
     other = remote_repo.new_clone("other")
     git(other, "commit", "-q", "--allow-empty", "-m", "moved")
     git(other, "push", "-q", "origin", "main")
-    assert worktree.fetch_branch(remote_repo.clone, "origin", "main") == git(other, "rev-parse", "HEAD")
+    assert wavebranch.fetch_branch(remote_repo.clone, "origin", "main") == git(other, "rev-parse", "HEAD")
 
 
 # -- half-made worktrees (a `kill -9` inside `git worktree add`) -------------------------------------------
@@ -241,11 +241,11 @@ def test_a_half_made_worktree_breaks_every_fetch_until_repaired(remote_repo: Rem
     git(other, "push", "-q", "origin", "HEAD:main")
     broken = _fetch(remote_repo.clone)
     assert broken.returncode != 0 and f"bad object worktrees/{admin.name}/HEAD" in broken.stderr
-    repaired = worktree.repair_half_made(discover(remote_repo.clone))
+    repaired = wavebranch.repair_half_made(discover(remote_repo.clone))
     assert len(repaired) == 1 and str(path) in repaired[0] and "half-made" in repaired[0]
     assert not admin.exists() and not path.exists() and str(path) not in _listed(remote_repo)
     assert _fetch(remote_repo.clone).returncode == 0
-    assert worktree.repair_half_made(discover(remote_repo.clone)) == []
+    assert wavebranch.repair_half_made(discover(remote_repo.clone)) == []
 
 
 @pytest.mark.parametrize("head", ["", None], ids=["empty", "missing"])
@@ -253,7 +253,7 @@ def test_a_half_made_worktree_with_an_empty_or_missing_head_is_repaired(remote_r
                                                                         head: str | None) -> None:
     admin = make_half_made(remote_repo.clone, _state_path(remote_repo), head=head)
     expected = "HEAD is empty" if head == "" else "HEAD is missing"
-    assert [expected in line for line in worktree.repair_half_made(discover(remote_repo.clone))] == [True]
+    assert [expected in line for line in wavebranch.repair_half_made(discover(remote_repo.clone))] == [True]
     assert not admin.exists()
 
 
@@ -262,18 +262,18 @@ def test_a_young_half_made_worktree_is_left_to_the_add_that_may_still_be_making_
     path = _state_path(remote_repo)
     admin = make_half_made(remote_repo.clone, path, age_s=5)
     repo = discover(remote_repo.clone)
-    assert worktree.repair_half_made(repo) == []
+    assert wavebranch.repair_half_made(repo) == []
     assert (admin / "locked").read_text() == "initializing\n" and str(path) in _listed(remote_repo)
     # Only its age kept it: past the margin, the same worktree is repaired.
-    backdate(admin, worktree.HALF_MADE_AGE_S + 1)
-    assert len(worktree.repair_half_made(repo)) == 1 and not admin.exists()
+    backdate(admin, wavebranch.HALF_MADE_AGE_S + 1)
+    assert len(wavebranch.repair_half_made(repo)) == 1 and not admin.exists()
 
 
 def test_a_half_made_worktree_outside_the_state_dir_is_never_touched(remote_repo: RemoteRepo,
                                                                      tmp_path: Path) -> None:
     foreign = tmp_path / "someone-elses"
     admin = make_half_made(remote_repo.clone, foreign)
-    assert worktree.repair_half_made(discover(remote_repo.clone)) == []
+    assert wavebranch.repair_half_made(discover(remote_repo.clone)) == []
     assert (admin / "HEAD").read_text() == f"{NULL_OID}\n" and (admin / "locked").exists()
     assert foreign.is_dir() and str(foreign) in _listed(remote_repo)
 
@@ -291,7 +291,7 @@ def test_finished_worktrees_are_left_alone_even_when_old_or_still_locked(remote_
     (admin_dir(locked) / "locked").write_text("initializing\n")
     for path in (finished, locked):
         backdate(admin_dir(path), 3600)
-    assert worktree.repair_half_made(discover(remote_repo.clone)) == []
+    assert wavebranch.repair_half_made(discover(remote_repo.clone)) == []
     assert str(finished) in _listed(remote_repo) and str(locked) in _listed(remote_repo)
 
 
@@ -304,7 +304,7 @@ def test_nothing_to_repair_runs_no_git_process(remote_repo: RemoteRepo,
         with monkeypatch.context() as patch:
             patch.setattr(git_module, "run", no_git)
             patch.setattr(git_module, "out", no_git)
-            return worktree.repair_half_made(repo)
+            return wavebranch.repair_half_made(repo)
 
     repo = discover(remote_repo.clone)
     assert without_git() == []  # no worktree at all
