@@ -22,9 +22,6 @@ becomes a DecodeError naming the path."""
 CHECK = "check"
 """Dataclass field metadata key: ``check(value)`` raises ValueError (the message, without the path) when a
 decoded value that is not None is not acceptable."""
-ADDED = "added"
-"""Field metadata: the field was added after reports were first written, so JSON written before it may
-lack it; the field then takes its default."""
 
 
 class DecodeError(ValueError):
@@ -84,8 +81,8 @@ def decode(value: object, hint: object, path: str, from_text: FromText | None = 
 
 
 def decode_object(cls: type[T], data: object, path: str, from_text: FromText | None = None) -> T:
-    """The dataclass ``cls`` from a JSON object holding exactly its fields (none missing but the ``ADDED``
-    ones, none unknown), each decoded against its annotation and checked by its ``CHECK`` metadata."""
+    """The dataclass ``cls`` from a JSON object holding exactly its fields (none missing, none unknown), each
+    decoded against its annotation and checked by its ``CHECK`` metadata."""
     if not isinstance(data, dict):
         raise _expected(path, "an object", data)
     hints = typing.get_type_hints(cls)
@@ -97,8 +94,6 @@ def decode_object(cls: type[T], data: object, path: str, from_text: FromText | N
     for spec in fields:
         where = f"{path}.{spec.name}"
         if spec.name not in data:
-            if spec.metadata.get(ADDED):
-                continue
             raise DecodeError(f"{where}: missing")
         value = decode(data[spec.name], hints[spec.name], where, from_text)
         check = spec.metadata.get(CHECK)
