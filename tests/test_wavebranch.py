@@ -1,24 +1,20 @@
-"""Branch names, worktrees, changed paths and combining item commits, on real repositories."""
+"""Branch names, item commits and combining them, on real repositories."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.halfmade import NULL_OID, admin_dir, backdate, make_half_made
 from tests.helpers.repos import AttemptTree, RemoteRepo, git, make_remote_repo
 from tests.helpers.wave import item, make_wave_repo, run_cli
 from wavegit.attempts import wavebranch
 from wavegit.attempts.wavebranch import Trailers
-from wavegit.core import git as git_module
 from wavegit.core import gitops
-from wavegit.core.repo import discover
 from wavegit.model import tracker
 
 
@@ -47,15 +43,6 @@ def test_other_branch_names_are_not_wave_branches(name: str) -> None:
 def test_item_branch_parse_rejects_wave_branches_and_missing_item() -> None:
     assert wavebranch.parse_item_branch("wavegit/w-20261129-143205-a1b2") is None
     assert wavebranch.parse_item_branch("wavegit/items/w-20261129-143205-a1b2/") is None
-
-
-def _worktree(remote: RemoteRepo, name: str = "wt") -> Path:
-    """A linked worktree, as a wavegit before attempt trees of their own made them (cleanup still removes
-    those)."""
-    path = remote.base / name
-    git(remote.clone, "worktree", "add", "-q", "-b", f"wavegit/items/w-20260101-000000-0000/{name}",
-        str(path), "HEAD")
-    return path
 
 
 def test_item_commit_has_the_base_as_parent_and_the_trailers(remote_repo: RemoteRepo) -> None:
@@ -175,29 +162,6 @@ def test_combine_of_items_making_the_same_change_still_merges_cleanly(remote_rep
     assert git(clone, "show", f"{head}:same.txt") == "same"
 
 
-def test_remove_handles_dirty_and_vanished_worktrees(remote_repo: RemoteRepo) -> None:
-    dirty = _worktree(remote_repo, "dirty")
-    (dirty / "junk.txt").write_text("junk\n")
-    vanished = _worktree(remote_repo, "vanished")
-    wavebranch.remove(remote_repo.clone, dirty)
-    shutil.rmtree(vanished)
-    wavebranch.remove(remote_repo.clone, vanished)
-    assert not dirty.exists()
-    assert git(remote_repo.clone, "worktree", "list", "--porcelain").count("worktree ") == 1
-
-
-def test_remove_all_under_removes_only_that_directory(remote_repo: RemoteRepo) -> None:
-    folder = remote_repo.base / "wave"
-    inside = _worktree(remote_repo, "wave/a")
-    locked = _worktree(remote_repo, "wave/locked")
-    git(remote_repo.clone, "worktree", "lock", "--reason", "testing", str(locked))
-    outside = _worktree(remote_repo, "elsewhere")
-    wavebranch.remove_all_under(remote_repo.clone, folder)
-    assert not inside.exists() and not locked.exists() and not folder.exists() and outside.exists()
-    listed = git(remote_repo.clone, "worktree", "list", "--porcelain")
-    assert str(folder) not in listed and str(outside) in listed
-
-
 def test_item_branches_lists_and_deletes_only_that_waves_branches(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     head = git(clone, "rev-parse", "HEAD")
@@ -215,102 +179,6 @@ def test_fetch_branch_returns_the_remote_head(remote_repo: RemoteRepo) -> None:
     git(other, "commit", "-q", "--allow-empty", "-m", "moved")
     git(other, "push", "-q", "origin", "main")
     assert wavebranch.fetch_branch(remote_repo.clone, "origin", "main") == git(other, "rev-parse", "HEAD")
-
-
-# -- half-made worktrees (a `kill -9` inside `git worktree add`) -------------------------------------------
-
-def _state_path(remote: RemoteRepo, name: str = "A-1") -> Path:
-    return discover(remote.clone).worktrees_dir / "w-20260101-000000-0000" / name
-
-
-def _fetch(clone: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "fetch", "-q", "origin"], cwd=clone, capture_output=True, text=True,
-                          check=False)
-
-
-def _listed(remote: RemoteRepo) -> str:
-    return git(remote.clone, "worktree", "list", "--porcelain")
-
-
-@pytest.mark.parametrize("head", [NULL_OID, "deadbeef" * 5], ids=["null-id", "unknown-object"])
-def test_a_half_made_worktree_breaks_every_fetch_until_repaired(remote_repo: RemoteRepo, head: str) -> None:
-    path = _state_path(remote_repo)
-    admin = make_half_made(remote_repo.clone, path, head=head)
-    other = remote_repo.new_clone("other")
-    git(other, "commit", "-q", "--allow-empty", "-m", "news")
-    git(other, "push", "-q", "origin", "HEAD:main")
-    broken = _fetch(remote_repo.clone)
-    assert broken.returncode != 0 and f"bad object worktrees/{admin.name}/HEAD" in broken.stderr
-    repaired = wavebranch.repair_half_made(discover(remote_repo.clone))
-    assert len(repaired) == 1 and str(path) in repaired[0] and "half-made" in repaired[0]
-    assert not admin.exists() and not path.exists() and str(path) not in _listed(remote_repo)
-    assert _fetch(remote_repo.clone).returncode == 0
-    assert wavebranch.repair_half_made(discover(remote_repo.clone)) == []
-
-
-@pytest.mark.parametrize("head", ["", None], ids=["empty", "missing"])
-def test_a_half_made_worktree_with_an_empty_or_missing_head_is_repaired(remote_repo: RemoteRepo,
-                                                                        head: str | None) -> None:
-    admin = make_half_made(remote_repo.clone, _state_path(remote_repo), head=head)
-    expected = "HEAD is empty" if head == "" else "HEAD is missing"
-    assert [expected in line for line in wavebranch.repair_half_made(discover(remote_repo.clone))] == [True]
-    assert not admin.exists()
-
-
-def test_a_young_half_made_worktree_is_left_to_the_add_that_may_still_be_making_it(
-        remote_repo: RemoteRepo) -> None:
-    path = _state_path(remote_repo)
-    admin = make_half_made(remote_repo.clone, path, age_s=5)
-    repo = discover(remote_repo.clone)
-    assert wavebranch.repair_half_made(repo) == []
-    assert (admin / "locked").read_text() == "initializing\n" and str(path) in _listed(remote_repo)
-    # Only its age kept it: past the margin, the same worktree is repaired.
-    backdate(admin, wavebranch.HALF_MADE_AGE_S + 1)
-    assert len(wavebranch.repair_half_made(repo)) == 1 and not admin.exists()
-
-
-def test_a_half_made_worktree_outside_the_state_dir_is_never_touched(remote_repo: RemoteRepo,
-                                                                     tmp_path: Path) -> None:
-    foreign = tmp_path / "someone-elses"
-    admin = make_half_made(remote_repo.clone, foreign)
-    assert wavebranch.repair_half_made(discover(remote_repo.clone)) == []
-    assert (admin / "HEAD").read_text() == f"{NULL_OID}\n" and (admin / "locked").exists()
-    assert foreign.is_dir() and str(foreign) in _listed(remote_repo)
-
-
-def _finished_under_state_dir(remote: RemoteRepo, name: str) -> Path:
-    path = _state_path(remote, name)
-    git(remote.clone, "worktree", "add", "-q", "--detach", str(path), "HEAD")
-    return path
-
-
-def test_finished_worktrees_are_left_alone_even_when_old_or_still_locked(remote_repo: RemoteRepo) -> None:
-    finished = _finished_under_state_dir(remote_repo, "done")
-    # Killed after HEAD was set, before the lock was removed: a valid HEAD, which fetch reads fine.
-    locked = _finished_under_state_dir(remote_repo, "locked")
-    (admin_dir(locked) / "locked").write_text("initializing\n")
-    for path in (finished, locked):
-        backdate(admin_dir(path), 3600)
-    assert wavebranch.repair_half_made(discover(remote_repo.clone)) == []
-    assert str(finished) in _listed(remote_repo) and str(locked) in _listed(remote_repo)
-
-
-def test_nothing_to_repair_runs_no_git_process(remote_repo: RemoteRepo,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_git(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"git was run: {args}")
-
-    def without_git() -> list[str]:
-        with monkeypatch.context() as patch:
-            patch.setattr(git_module, "run", no_git)
-            patch.setattr(git_module, "out", no_git)
-            return wavebranch.repair_half_made(repo)
-
-    repo = discover(remote_repo.clone)
-    assert without_git() == []  # no worktree at all
-    backdate(admin_dir(_finished_under_state_dir(remote_repo, "plain")), 3600)
-    _worktree(remote_repo, "elsewhere")
-    assert without_git() == []
 
 
 def test_attack_a_nul_byte_in_an_items_title_still_lets_its_verified_work_commit(tmp_path: Path) -> None:

@@ -32,8 +32,6 @@ class Claim:
     day_spent: float
     halt_read_at: float = -math.inf
     """``time.monotonic()`` when the HALT read the claim rests on had started, at the latest."""
-    repaired: tuple[str, ...] = ()
-    """Half-made worktrees the preflight removed (``wavebranch.repair_half_made``), one line each."""
     exhausted: tuple[str, ...] = ()
     """``todo`` items with no attempt left that the claim marked ``failed`` (``lifecycle.exhausted``)."""
 
@@ -58,8 +56,6 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`); ``check`` runs on the
     snapshot and its plan before anything is written (``preflight.claim_checks``) and may raise;
     ``planner`` makes the plan in place of ``select`` (``only.planner`` for ``run --only``)."""
-    # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
-    repaired = tuple(wavebranch.repair_half_made(repo))
     at = report.utc_timestamp(now)
     chosen: list[tuple[Plan, tuple[str, ...]]] = []
     tried: list[tuple[str, ...]] = []
@@ -108,7 +104,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
     plan = _with_lost(plan, tried[0], loaded)
     return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at,
-                 repaired, exhausted)
+                 exhausted)
 
 
 def _with_lost(plan: Plan, first_selected: tuple[str, ...], loaded: tracker.Tracker) -> Plan:

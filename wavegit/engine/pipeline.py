@@ -178,7 +178,6 @@ def claim_report(config: Config, store: TrackerStore, claimed: Claim, options: W
                             config_source=options.config_source, sandbox=jail.mode,
                             tracker_source=tracker_source(store.target, config.tracker_path,
                                                           claimed.plan.tracker_sha))
-    rep.notes += claimed.repaired
     if jail.warning:
         rep.notes.append(jail.warning)
     rep.notes += [f"{item_id}: no attempt left (max_attempts {config.max_attempts}); marked failed"

@@ -99,8 +99,6 @@ class Cleanup:
         # One rename each; their files are removed after the wave returns (wavegit.attempts.reaper).
         workspace.move_to_trash(self.repo.wave_sandbox(self.wave_id), self.repo.trash_dir)
         workspace.move_to_trash(self.repo.wave_worktrees(self.wave_id), self.repo.trash_dir)
-        # A linked worktree an older wavegit made there loses its admin entry.
-        wavebranch.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
         wavebranch.delete_branches(self.repo.root, wavebranch.item_branches(self.repo.root, self.wave_id))
 
     def start(self) -> None:

@@ -28,10 +28,6 @@ A shallow clone (``fetch-depth: 1`` in Actions) is deepened by that fetch (``--u
 walk the base branch's history. When that fails, or the shallow repository has no remote, sync stops
 (exit 2) rather than say "in sync" about items that were merged.
 
-First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
-(they make every fetch in the clone fail) are removed by
-:func:`wavegit.attempts.wavebranch.repair_half_made`; a dry run only lists them.
-
 Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
 is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
@@ -48,7 +44,7 @@ from functools import cache
 from pathlib import Path
 
 from wavegit.attempts import wavebranch, workspace
-from wavegit.core import git, gitops, gitops_worktrees, heartbeat, wavelock
+from wavegit.core import git, gitops, heartbeat, wavelock
 from wavegit.core.errors import UsageError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.github import sync_branches, sync_merged
@@ -115,8 +111,6 @@ class SyncResult:
     """The tracker commit; None when nothing changed or on a dry run."""
     errors: list[str] = field(default_factory=list)
     """What failed after the commit landed (report comments)."""
-    repaired: list[str] = field(default_factory=list)
-    """Half-made worktrees removed (on a dry run: found), one line each."""
     branches: list[sync_branches.BranchFate] = field(default_factory=list)
     """Branches of settled waves deleted, or kept because they hold work not in the base branch."""
     stranded: list[Stranded] = field(default_factory=list)
@@ -124,7 +118,7 @@ class SyncResult:
 
     def lines(self) -> list[str]:
         """What changed (or, on a dry run, would change)."""
-        return (self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+        return ([c.line() for c in self.items] + [p.line() for p in self.pruned]
                 + [b.line() for b in self.branches if b.deleted])
 
     def notes(self) -> list[str]:
@@ -133,8 +127,7 @@ class SyncResult:
                 + [stuck.line for stuck in self.stranded])
 
     def to_json(self) -> list[dict[str, object]]:
-        repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
-        return (repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+        return ([c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
                 + [b.to_json() for b in self.branches] + [stuck.to_json() for stuck in self.stranded])
 
 
@@ -408,14 +401,13 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
         directory = leftovers.worktree_dirs.get(wave_id)
         if directory is not None:
             if not dry_run:
-                wavebranch.remove_all_under(repo.root, directory)
+                workspace.remove(directory)
             done.append(Pruned("worktrees", wave_id, str(directory)))
         for branch in leftovers.item_branches.get(wave_id, []) if branches else []:
             if not dry_run:
                 wavebranch.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
-        gitops_worktrees.prune_worktrees(repo.root)
         # What a reaper that was killed (or never started) left of finished waves.
         workspace.empty_trash(repo.trash_dir)
     return done
@@ -434,16 +426,8 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
          now: datetime | None = None, dry_run: bool = False) -> SyncResult:
     """Apply the rules in one compare-and-swap commit, prune, then update report comments."""
     moment = now or datetime.now(timezone.utc)
-    repaired = ([half.line() for half in wavebranch.find_half_made(repo)] if dry_run
-                else wavebranch.repair_half_made(repo))
     leftovers = find_leftovers(repo)
-    try:
-        facts = Facts(WaveRefs(repo, config), github, claims.dead_waves(repo, config))
-    except git.GitError as exc:
-        if dry_run and repaired:
-            raise UsageError(f"{exc}; a half-made worktree is in the way, which `wavegit sync` without "
-                             "--dry-run repairs") from exc
-        raise
+    facts = Facts(WaveRefs(repo, config), github, claims.dead_waves(repo, config))
     seen: list[tuple[tracker.Tracker, list[ItemChange]]] = []
 
     def apply(snapshot: Snapshot) -> Change | None:
@@ -455,7 +439,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, github: GitHubClien
         assert snapshot.text is not None
         return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}, loaded))
 
-    result = SyncResult(repaired=repaired)
+    result = SyncResult()
     if dry_run:
         apply(store.read())
     else:
