@@ -149,6 +149,13 @@ def test_from_json_rejects_malformed_documents(text: str, message: str) -> None:
         WaveReport.from_json(text)
 
 
+def test_attack_a_report_naming_a_key_twice_is_refused() -> None:
+    # JSON keeps the last "success", a reader of the comment may see the first.
+    text = sample_report().to_json().replace("{", '{"success": true, ', 1)
+    with pytest.raises(ReportError, match=r"^\$: invalid JSON: the key 'success' appears more than once"):
+        WaveReport.from_json(text)
+
+
 def test_from_json_accepts_whole_numbers_for_float_fields() -> None:
     report = WaveReport.from_json(mutated("items.0.duration_s=3"))
     assert report.items[0].duration_s == 3.0 and isinstance(report.items[0].duration_s, float)

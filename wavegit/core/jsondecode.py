@@ -1,5 +1,9 @@
 """Typed decoding of untrusted JSON: a value checked against a type annotation, a dataclass field by field.
 
+Reports and imported backlogs are read by one strict JSON reader (:data:`DECODER`): NaN and Infinity (which
+Python writes, JSON has not) and a key named twice in one object (JSON keeps the last, a reader of the text
+may see the first) are refused.
+
 Every complaint is a ``DecodeError`` whose message starts with the JSON path (``$.items[0].id``), so a
 reader of a PR comment or a commit message can say exactly what is wrong and where.
 """
@@ -28,15 +32,37 @@ class DecodeError(ValueError):
     """JSON that does not fit the expected type: the message starts with the JSON path."""
 
 
+class DuplicateKey(ValueError):
+    """An object names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears more than once")
+        self.key = key
+
+
 def reject_constant(name: str) -> float:
     """``json.loads``' ``parse_constant``: NaN and Infinity are not JSON, though Python writes them."""
     raise ValueError(f"{name} is not allowed")
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise DuplicateKey(key)
+        found[key] = value
+    return found
+
+
+DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=reject_constant)
+"""The strict reader: its ``decode`` and ``raw_decode`` raise :class:`DuplicateKey` or a ValueError for NaN
+and Infinity besides ``json``'s own errors, and RecursionError for nesting past the interpreter's limit."""
+
+
 def loads(text: str) -> object:
-    """``json.loads`` refusing NaN and Infinity; a ValueError (a subclass) when ``text`` is not JSON."""
+    """``text`` read by :data:`DECODER`; a ValueError (a subclass) when it is not strict JSON."""
     try:
-        return json.loads(text, parse_constant=reject_constant)
+        return DECODER.decode(text)
     except RecursionError:
         # Nested past the interpreter's limit: what a hostile writer sends, never a record of ours.
         raise ValueError("nested too deeply") from None
