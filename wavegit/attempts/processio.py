@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import subprocess
 import time
 from collections.abc import Callable
 from typing import IO
@@ -62,20 +61,19 @@ class _StdinFeeder:
 class Watch:
     """The input and output of one running process, pumped by its supervisor's loop."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], log: logcap.CappedLog, stdin_text: str | None,
-                 on_line: Callable[[bytes], None] | None = None) -> None:
-        assert proc.stdout is not None and proc.stdin is not None
-        self.proc = proc
+    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes], log: logcap.CappedLog,
+                 stdin_text: str | None, on_line: Callable[[bytes], None] | None = None) -> None:
+        self.stdout = stdout
         self.log = log
         self.on_line = on_line
         self.partial = b""
         """The unfinished last line so far, for ``on_line`` (dropped when over LINE_MAX_BYTES)."""
-        self.out_fd = proc.stdout.fileno()
+        self.out_fd = stdout.fileno()
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.out_fd, selectors.EVENT_READ)
-        self.feeder: _StdinFeeder | None = _StdinFeeder(proc.stdin, stdin_text)
+        self.feeder: _StdinFeeder | None = _StdinFeeder(stdin, stdin_text)
         self.selector.register(self.feeder.fd, selectors.EVENT_WRITE)
-        self.exit_fd = _exit_fd(proc.pid)
+        self.exit_fd = _exit_fd(pid)
         if self.exit_fd is not None:
             self.selector.register(self.exit_fd, selectors.EVENT_READ)
         self.eof = False
@@ -129,5 +127,4 @@ class Watch:
         self._close_stdin()
         self._close_exit_fd()
         self.selector.close()
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
+        self.stdout.close()

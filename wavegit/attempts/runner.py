@@ -296,9 +296,10 @@ def run_process(
             log.finish()
             return ProcessResult(None, None, message, time.monotonic() - start, log_path,
                                  started_at, _utc_now())
-        watch = Watch(proc, log, stdin_text, on_line)
+        assert proc.stdin is not None and proc.stdout is not None
+        watch = Watch(proc.pid, proc.stdin, proc.stdout, log, stdin_text, on_line)
         try:
-            killed = _supervise(watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
+            killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
                                 kill_grace_s, pipe_linger_s)
         finally:
             # Stragglers in the group (daemons that closed their output) die with the attempt;
@@ -316,14 +317,14 @@ def run_process(
                          limit)
 
 
-def _supervise(watch: Watch, start: float, wall: float, idle: float, cancel: threading.Event | None,
-               grace: float, linger: float) -> KillReason | None:
+def _supervise(proc: subprocess.Popen[bytes], watch: Watch, start: float, wall: float, idle: float,
+               cancel: threading.Event | None, grace: float, linger: float) -> KillReason | None:
     """Pump output until the leader has exited and the pipe is closed; enforce the limits."""
     killed: KillReason | None = None
     term_at: float | None = None
     kill_at: float | None = None
     exited_at: float | None = None
-    pgid = watch.proc.pid
+    pgid = proc.pid
     exit_poll = _EXIT_POLL_S
     while True:
         if watch.eof and exited_at is None and watch.exit_fd is None:
@@ -333,7 +334,7 @@ def _supervise(watch: Watch, start: float, wall: float, idle: float, cancel: thr
         else:
             watch.pump(_POLL_S)
         now = time.monotonic()
-        if exited_at is None and _leader_exited(watch.proc):
+        if exited_at is None and _leader_exited(proc):
             exited_at = now
         if exited_at is not None and watch.eof:
             return killed
