@@ -32,7 +32,7 @@ from pathlib import Path
 
 import common
 
-from wavegit.attempts import objectstore, sandbox, snapshot, workspace, worktree
+from wavegit.attempts import objectstore, sandbox, snapshot, wavebranch, workspace
 from wavegit.core import git
 from wavegit.model.config import Config
 
@@ -171,7 +171,7 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     results["clean test checkout of the item commit (its new objects its own) + remove"] = _median_ms(
         test_checkout, repeat)
     start = time.perf_counter()
-    worktree.combine(clone, head, commits)
+    wavebranch.combine(clone, head, commits)
     results["collect (replay one item commit)"] = (time.perf_counter() - start) * 1000 / len(commits)
     return results
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -307,29 +306,16 @@ def test_staged_entries_and_refresh_files(clone: Path) -> None:
     assert git(clone, "status", "--porcelain") == "D  README.md\nA  new.txt"
 
 
-def test_worktrees_lists_branch_and_lock_and_prune_drops_removed_ones(clone: Path, tmp_path: Path) -> None:
+def test_worktrees_lists_each_work_tree_and_its_branch_main_first(clone: Path, tmp_path: Path) -> None:
     linked = tmp_path / "linked"
     git(clone, "worktree", "add", "-q", "-b", "feature", str(linked))
     git(clone, "worktree", "lock", str(linked))
+    detached = tmp_path / "detached"
+    git(clone, "worktree", "add", "-q", "--detach", str(detached))
     found = wgit.worktrees(clone)
-    assert [(w.path, w.branch, w.locked) for w in found] == [(clone, "refs/heads/main", False),
-                                                            (linked, "refs/heads/feature", True)]
-    git(clone, "worktree", "unlock", str(linked))
-    git(clone, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
-    shutil.rmtree(tmp_path / "detached")
-    wgit.prune_worktrees(clone)
-    assert [w.path for w in wgit.worktrees(clone)] == [clone, linked]
-
-
-def test_remove_worktree_removes_a_dirty_locked_one_and_says_when_it_could_not(clone: Path,
-                                                                               tmp_path: Path) -> None:
-    linked = tmp_path / "linked"
-    git(clone, "worktree", "add", "-q", "--detach", str(linked))
-    git(clone, "worktree", "lock", str(linked))
-    (linked / "dirty.txt").write_text("untracked\n")
-    assert wgit.remove_worktree(clone, linked) is True
-    assert not linked.exists() and [w.path for w in wgit.worktrees(clone)] == [clone]
-    assert wgit.remove_worktree(clone, tmp_path / "never-made") is False
+    assert found[0] == wgit.Worktree(clone, "refs/heads/main")
+    assert sorted((str(w.path), w.branch or "") for w in found[1:]) == [(str(detached), ""),
+                                                                      (str(linked), "refs/heads/feature")]
 
 
 # -- diffs and merges ----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core.errors import UsageError
 from wavegit.hook import prepush
 from wavegit.model import config
@@ -206,8 +206,8 @@ def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
     assert prepush.wave_of_ref("refs/heads/wavegit") is None
     assert prepush.wave_of_ref("refs/heads/main") is None
     assert prepush.wave_of_ref(f"refs/tags/wavegit/{W1}") is None
-    assert prepush.WAVE_REFS == "refs/heads/" + worktree.BRANCH_PREFIX
-    assert worktree.item_branch(W1, "X").startswith(worktree.BRANCH_PREFIX)
+    assert prepush.WAVE_REFS == "refs/heads/" + wavebranch.BRANCH_PREFIX
+    assert wavebranch.item_branch(W1, "X").startswith(wavebranch.BRANCH_PREFIX)
 
 
 def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None:

@@ -175,6 +175,9 @@ ITEM = '{"prompt": "p", "testCmd": "true", "ownsFiles": ["src/a.py"]}'
      "backlog.json:1:1: the column 'ownsFiles' appears more than once"),
     ('[{"id": ' + "9" * 5000 + "}]", "aesop", "backlog.json:1:1: not JSON: Exceeds the limit"),
     ('{"id": ' + "9" * 5000 + "}\n", "jsonl", "backlog.json:1:1: not JSON: Exceeds the limit"),
+    # NaN and Infinity are no JSON, though Python writes them: read as the reports are, they are refused.
+    ('[\n ' + ITEM[:-1] + ', "estimate": NaN}]', "aesop", "backlog.json:2:2: not JSON: NaN is not allowed"),
+    (ITEM[:-1] + ', "issue": -Infinity}\n', "jsonl", "backlog.json:1:1: not JSON: -Infinity is not allowed"),
 ])
 def test_attack_deep_nesting_huge_numbers_and_duplicate_keys_are_located_problems(text: str, source: str,
                                                                      says: str) -> None:

@@ -1,4 +1,4 @@
-"""wavegit.core.progress: plain event lines off a terminal, an in-place table on one, thread safety."""
+"""wavegit.commands._progress: plain event lines off a terminal, an in-place table on one, thread safety."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item
 from wavegit.cli import EXIT_BROKEN_PIPE
-from wavegit.core.progress import Progress, format_elapsed
+from wavegit.commands._progress import Progress, format_elapsed
 from wavegit.core.repo import discover
 from wavegit.core.terminal import inert
 from wavegit.model.report import WaveReport

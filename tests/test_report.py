@@ -117,6 +117,11 @@ def mutated(change: str) -> str:
          "$.items[0].attempt_records[1].exit_code: expected an integer"),
         ("-wave_id", "$.wave_id: missing"),
         ("-items.0.files_changed", "$.items[0].files_changed: missing"),
+        # No field may be missing because an older wavegit wrote the report: it is read as it was written.
+        ("-phase", "$.phase: missing"),
+        ("-items.0.title", "$.items[0].title: missing"),
+        ("-items.0.attempt_records.0.counted", "$.items[0].attempt_records[0].counted: missing"),
+        ("-budget.wave_tokens_limit", "$.budget.wave_tokens_limit: missing"),
         ("items.0.surprise=1", "$.items[0].surprise: unknown field"),
         ("success=null", "$.success: expected true/false, got null"),
         ("items={}", "$.items: expected a list, got an object"),
@@ -144,18 +149,11 @@ def test_from_json_rejects_malformed_documents(text: str, message: str) -> None:
         WaveReport.from_json(text)
 
 
-def test_a_report_written_before_the_phase_fields_and_item_titles_still_decodes() -> None:
-    data = json.loads(sample_report().to_json())
-    for name in ("phase", "halt_reason", "ceiling_reason", "error", "exit_code"):
-        del data[name]
-    for name in ("wave_tokens_limit", "wave_spent_tokens"):
-        del data["budget"][name]
-    for item in data["items"]:
-        del item["title"], item["tokens"]
-        for record in item["attempt_records"]:
-            del record["profile"], record["model"], record["input_tokens"], record["output_tokens"]
-    report = WaveReport.from_json(json.dumps(data))
-    assert (report.phase, report.exit_code, report.error, report.items[0].title) == ("done", 0, None, "")
+def test_attack_a_report_naming_a_key_twice_is_refused() -> None:
+    # JSON keeps the last "success", a reader of the comment may see the first.
+    text = sample_report().to_json().replace("{", '{"success": true, ', 1)
+    with pytest.raises(ReportError, match=r"^\$: invalid JSON: the key 'success' appears more than once"):
+        WaveReport.from_json(text)
 
 
 def test_from_json_accepts_whole_numbers_for_float_fields() -> None:

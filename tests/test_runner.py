@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wavegit.attempts import runner
+from wavegit.attempts import processio, runner
 from wavegit.attempts.agents import Agent
 from wavegit.attempts.cost import read_cost
 from wavegit.attempts.runner import ProcessResult, command_argv, run_process
@@ -131,7 +131,7 @@ def test_the_end_of_a_quick_process_is_noticed_without_waiting_a_poll_interval(
     poll_s = 60.0
     monkeypatch.setattr(runner, "_POLL_S", poll_s)
     if not pidfd:
-        monkeypatch.setattr(runner, "_exit_fd", lambda pid: None)
+        monkeypatch.setattr(processio, "_exit_fd", lambda pid: None)
     start = time.monotonic()
     result = run(tmp_path, ["sh", "-c", "exec >&- 2>&-; sleep 0.3"])
     assert result.ok

@@ -15,7 +15,7 @@ from tests.helpers.ghserver import github_env, running
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
 from wavegit.core.errors import UsageError
-from wavegit.engine.records import Attempt, ItemRun, utc_now
+from wavegit.engine.runs import Attempt, ItemRun, utc_now
 from wavegit.github import scaleout
 from wavegit.model import report, report_markdown, tracker
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.attempts import workspace, worktree
+from wavegit.attempts import workspace
 from wavegit.core.git import GitError
 from wavegit.core.repo import discover
 
@@ -116,7 +116,7 @@ def test_a_waves_cleanup_removes_its_trees_whatever_their_state(remote_repo: Rem
     first, second = _tree(remote_repo, "A-1"), _tree(remote_repo, "B-1")
     (second / "locked").mkdir()
     (second / "locked").chmod(0)
-    worktree.remove_all_under(remote_repo.clone, wave)
+    workspace.remove(wave)
     assert not first.exists() and not second.exists() and not wave.exists()
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from wavegit.attempts.runner import LINE_MAX_BYTES
+from wavegit.attempts.processio import LINE_MAX_BYTES
 from wavegit.core.jsondecode import reject_constant
 from wavegit.core.terminal import inert
 

@@ -25,7 +25,6 @@ import errno
 import math
 import os
 import secrets
-import selectors
 import shlex
 import shutil
 import signal
@@ -37,9 +36,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from wavegit.attempts import limits, logcap, sandbox
+from wavegit.attempts.processio import Watch
 from wavegit.attempts.workerenv import ATTEMPT_TOKEN_VAR
 from wavegit.core.errors import UsageError
 
@@ -49,7 +49,6 @@ KillReason = Literal["wall", "idle", "cancelled"]
 _POLL_S = 0.05
 # Without a pidfd: the first wait for the leader's exit after its output closed (doubled up to _POLL_S).
 _EXIT_POLL_S = 0.001
-_CHUNK = 65536
 # After the leader exits, how long a descendant may keep the output pipe open before the group
 # is stopped (a worker that backgrounds a daemon must not hold the wave forever).
 DEFAULT_PIPE_LINGER_S = 1.0
@@ -59,9 +58,6 @@ DEFAULT_KILL_GRACE_S = 5.0
 _ABANDON_PIPE_S = 1.0
 LOG_TAIL_MAX_BYTES = 64 * 1024
 """How much of a log's end a tail reads at most."""
-LINE_MAX_BYTES = 1024 * 1024
-"""The longest output line handed to a ``run_process`` ``on_line`` watcher."""
-# The variables every worker gets from wavegit's environment (besides config `worker_env`).
 _PR_SET_PDEATHSIG = 1
 # bwrap reports a child killed by signal N as exit 128 + N.
 _SIGNAL_EXIT_BASE = 128
@@ -145,18 +141,6 @@ def _leader_exited(proc: subprocess.Popen[bytes]) -> bool:
     except ChildProcessError:
         return True
     return info is not None and info.si_pid == proc.pid
-
-
-def _exit_fd(pid: int) -> int | None:
-    """A descriptor that becomes readable when ``pid`` exits (Linux pidfd), or None where there is none."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
-        return None
-    try:
-        fd: int = pidfd_open(pid)
-    except OSError:
-        return None
-    return fd
 
 
 @dataclass(frozen=True)
@@ -260,105 +244,6 @@ def _signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-class _StdinFeeder:
-    """Writes the prompt without blocking; a worker that never reads it cannot deadlock us."""
-
-    def __init__(self, stream: IO[bytes], text: str | None) -> None:
-        self.fd = stream.fileno()
-        self._stream = stream
-        self._pending = memoryview((text or "").encode("utf-8"))
-        os.set_blocking(self.fd, False)
-
-    def write_some(self) -> bool:
-        """Write what the pipe takes now; True when finished (all written or the reader is gone)."""
-        try:
-            written = os.write(self.fd, self._pending[:_CHUNK])
-        except BlockingIOError:
-            return False
-        except (BrokenPipeError, OSError):
-            return True
-        self._pending = self._pending[written:]
-        return not self._pending
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._stream.close()
-
-
-class _Watch:
-    """The loop state of one running process."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], log: logcap.CappedLog, stdin_text: str | None,
-                 on_line: Callable[[bytes], None] | None = None) -> None:
-        assert proc.stdout is not None and proc.stdin is not None
-        self.proc = proc
-        self.log = log
-        self.on_line = on_line
-        self.partial = b""
-        """The unfinished last line so far, for ``on_line`` (dropped when over LINE_MAX_BYTES)."""
-        self.out_fd = proc.stdout.fileno()
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(self.out_fd, selectors.EVENT_READ)
-        self.feeder: _StdinFeeder | None = _StdinFeeder(proc.stdin, stdin_text)
-        self.selector.register(self.feeder.fd, selectors.EVENT_WRITE)
-        self.exit_fd = _exit_fd(proc.pid)
-        if self.exit_fd is not None:
-            self.selector.register(self.exit_fd, selectors.EVENT_READ)
-        self.eof = False
-        self.last_output = time.monotonic()
-
-    def pump(self, timeout: float) -> None:
-        for key, _ in self.selector.select(timeout):
-            if key.fd == self.out_fd:
-                self._read()
-            elif key.fd == self.exit_fd:
-                # Readable for good once the leader exited: it has woken the loop, stop watching it.
-                self._close_exit_fd()
-            elif self.feeder is not None and self.feeder.write_some():
-                self._close_stdin()
-
-    def _read(self) -> None:
-        try:
-            data = os.read(self.out_fd, _CHUNK)
-        except OSError:
-            data = b""
-        if not data:
-            self.eof = True
-            self.selector.unregister(self.out_fd)
-            return
-        self.log.write(data)
-        self.last_output = time.monotonic()
-        if self.on_line is not None:
-            self._lines(data)
-
-    def _lines(self, data: bytes) -> None:
-        assert self.on_line is not None
-        *lines, rest = (self.partial + data).split(b"\n")
-        # A worker that never ends a line cannot make wavegit hold its output: an over-long line is skipped.
-        self.partial = rest if len(rest) <= LINE_MAX_BYTES else b""
-        for line in lines:
-            self.on_line(line)
-
-    def _close_stdin(self) -> None:
-        if self.feeder is not None:
-            self.selector.unregister(self.feeder.fd)
-            self.feeder.close()
-            self.feeder = None
-
-    def _close_exit_fd(self) -> None:
-        if self.exit_fd is not None:
-            self.selector.unregister(self.exit_fd)
-            os.close(self.exit_fd)
-            self.exit_fd = None
-
-    def close(self) -> None:
-        self._close_stdin()
-        self._close_exit_fd()
-        self.selector.close()
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-
-
 def _limit(value: float | None) -> float:
     """A limit in seconds; None or <= 0 means none."""
     return value if value is not None and value > 0 else math.inf
@@ -411,9 +296,10 @@ def run_process(
             log.finish()
             return ProcessResult(None, None, message, time.monotonic() - start, log_path,
                                  started_at, _utc_now())
-        watch = _Watch(proc, log, stdin_text, on_line)
+        assert proc.stdin is not None and proc.stdout is not None
+        watch = Watch(proc.pid, proc.stdin, proc.stdout, log, stdin_text, on_line)
         try:
-            killed = _supervise(watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
+            killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
                                 kill_grace_s, pipe_linger_s)
         finally:
             # Stragglers in the group (daemons that closed their output) die with the attempt;
@@ -431,14 +317,14 @@ def run_process(
                          limit)
 
 
-def _supervise(watch: _Watch, start: float, wall: float, idle: float, cancel: threading.Event | None,
-               grace: float, linger: float) -> KillReason | None:
+def _supervise(proc: subprocess.Popen[bytes], watch: Watch, start: float, wall: float, idle: float,
+               cancel: threading.Event | None, grace: float, linger: float) -> KillReason | None:
     """Pump output until the leader has exited and the pipe is closed; enforce the limits."""
     killed: KillReason | None = None
     term_at: float | None = None
     kill_at: float | None = None
     exited_at: float | None = None
-    pgid = watch.proc.pid
+    pgid = proc.pid
     exit_poll = _EXIT_POLL_S
     while True:
         if watch.eof and exited_at is None and watch.exit_fd is None:
@@ -448,7 +334,7 @@ def _supervise(watch: _Watch, start: float, wall: float, idle: float, cancel: th
         else:
             watch.pump(_POLL_S)
         now = time.monotonic()
-        if exited_at is None and _leader_exited(watch.proc):
+        if exited_at is None and _leader_exited(proc):
             exited_at = now
         if exited_at is not None and watch.eof:
             return killed

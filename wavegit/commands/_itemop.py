@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core import git, schema
@@ -94,8 +94,8 @@ class Read:
         if self.snapshot.commit is None:
             return False
         listing = git.log(self.store.repo.root, [self.snapshot.commit],
-                             f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x1f)",
-                             grep=f"{worktree.TRAILER_WAVE}: {wave}")
+                             f"%(trailers:key={wavebranch.TRAILER_WAVE},valueonly,separator=%x1f)",
+                             grep=f"{wavebranch.TRAILER_WAVE}: {wave}")
         return any(wave in line.split(_SEP) for line in listing.splitlines())
 
     def change(self, item: tracker.Item, update: lifecycle.Update, note: str = "") -> Outcome:

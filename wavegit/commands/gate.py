@@ -23,7 +23,7 @@ import argparse
 import os
 from pathlib import Path
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.core.repo import discover
 from wavegit.github import api, gate
@@ -64,12 +64,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--pr {number}: not a pull request number")
     client = connect(settings)
     pr = client.pr_info(number)
-    own = (pr.head_ref.startswith(worktree.BRANCH_PREFIX) and pr.head_repo == client.repository
+    own = (pr.head_ref.startswith(wavebranch.BRANCH_PREFIX) and pr.head_repo == client.repository
            and pr.base_ref == config.base_branch)
     # A PR with a report of its own is judged in full (a renamed wave branch fails its binding there).
     authors = api.trusted_authors(config.report_authors, client)
     if not own and gate.trusted_report(client.list_comments(number), authors) is None:
-        tips = client.branch_tips(worktree.BRANCH_PREFIX)
+        tips = client.branch_tips(wavebranch.BRANCH_PREFIX)
         waves = sorted(branch for branch, sha in tips.items() if sha == pr.head_sha)
         if waves:
             # Another PR at a wave branch's tip (a fork's, another branch or base): what its gate set on
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"fail: PR #{number}: its head {pr.head_sha[:12]} is the tip of {waves[0]} and it has no "
                   "wavegit report; the commit's status is left to the wave's own pull request")
             return EXIT_WORK_FAILED
-        if not pr.head_ref.startswith(worktree.BRANCH_PREFIX):
+        if not pr.head_ref.startswith(wavebranch.BRANCH_PREFIX):
             client.set_status(pr.head_sha, "success", NOT_A_WAVE)
             print(f"pass: PR #{number}: {NOT_A_WAVE} (head {pr.head_ref})")
             return EXIT_OK
@@ -90,7 +90,7 @@ def _merge_group(client: GitHubClient, group: gate.MergeGroup, config: Config) -
     """The status of a merge queue's group: judged as the wave PR it adds, or "not a wavegit pull
     request" when that PR's head branch is no ``wavegit/*`` branch."""
     pr = client.pr_info(group.pr)
-    if not pr.head_ref.startswith(worktree.BRANCH_PREFIX):
+    if not pr.head_ref.startswith(wavebranch.BRANCH_PREFIX):
         client.set_status(group.head_sha, "success", NOT_A_WAVE)
         print(f"pass: merge group {group.head_ref}: PR #{group.pr}: {NOT_A_WAVE} (head {pr.head_ref})")
         return EXIT_OK

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
 from wavegit.core import heartbeat, wavelock
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     wave = str(args.wave)
-    if not worktree.WAVE_ID_RE.match(wave):
+    if not wavebranch.WAVE_ID_RE.match(wave):
         raise UsageError(f"--wave {wave!r}: not a wave id (like w-20260101-120000-ab12)")
     context = open_target(args)
     repo, config = context.repo, context.config

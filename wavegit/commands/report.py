@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.commands.run import summary
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo, discover
@@ -73,8 +73,8 @@ def _write(target: Path, content: str) -> None:
 def report_path(repo: Repo, wave: str | None) -> Path:
     """The JSON report of ``wave`` (an id or its branch name), or the newest one; UsageError when none."""
     if wave is not None:
-        wave_id = worktree.parse_wave_branch(wave) or wave
-        if not worktree.WAVE_ID_RE.match(wave_id):
+        wave_id = wavebranch.parse_wave_branch(wave) or wave
+        if not wavebranch.WAVE_ID_RE.match(wave_id):
             raise UsageError(f"WAVE {wave!r}: not a wave id (like w-20260101-120000-ab12) nor its branch")
         path = repo.report_file(wave_id, ".json")
         if path.is_file():

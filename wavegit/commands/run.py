@@ -26,14 +26,14 @@ from pathlib import Path
 from types import FrameType
 
 from wavegit.commands._context import Context
+from wavegit.commands._progress import Progress
 from wavegit.core.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
-from wavegit.core.progress import Progress
 from wavegit.core.repo import Repo
 from wavegit.core.terminal import inert
 from wavegit.engine.outcome import WaveOutcome, stopped
 from wavegit.engine.pipeline import Delivery, Interrupted, NoDelivery, WaveOptions, run_wave
-from wavegit.engine.records import utc_now
 from wavegit.engine.rolling import RollingOptions, Scheduler
+from wavegit.engine.runs import utc_now
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import one_line
 from wavegit.model.report import ItemReport, WaveReport

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.commands._context import Context
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED
 from wavegit.github import scaleout
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     item_run = scaleout.work(context.repo, context.config, context.store, args.wave, args.item,
                              bundle=args.bundle)
     where = f"wrote {args.bundle}" if args.bundle else "pushed"
-    pushed = f"{where} {worktree.item_branch(args.wave, args.item)}"
+    pushed = f"{where} {wavebranch.item_branch(args.wave, args.item)}"
     if item_run.verified:
         print(f"{args.item}: verified; {pushed}")
         return EXIT_OK

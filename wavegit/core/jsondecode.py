@@ -1,5 +1,9 @@
 """Typed decoding of untrusted JSON: a value checked against a type annotation, a dataclass field by field.
 
+Reports and imported backlogs are read by one strict JSON reader (:data:`DECODER`): NaN and Infinity (which
+Python writes, JSON has not) and a key named twice in one object (JSON keeps the last, a reader of the text
+may see the first) are refused.
+
 Every complaint is a ``DecodeError`` whose message starts with the JSON path (``$.items[0].id``), so a
 reader of a PR comment or a commit message can say exactly what is wrong and where.
 """
@@ -22,13 +26,18 @@ becomes a DecodeError naming the path."""
 CHECK = "check"
 """Dataclass field metadata key: ``check(value)`` raises ValueError (the message, without the path) when a
 decoded value that is not None is not acceptable."""
-ADDED = "added"
-"""Field metadata: the field was added after reports were first written, so JSON written before it may
-lack it; the field then takes its default."""
 
 
 class DecodeError(ValueError):
     """JSON that does not fit the expected type: the message starts with the JSON path."""
+
+
+class DuplicateKey(ValueError):
+    """An object names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears more than once")
+        self.key = key
 
 
 def reject_constant(name: str) -> float:
@@ -36,10 +45,24 @@ def reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not allowed")
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise DuplicateKey(key)
+        found[key] = value
+    return found
+
+
+DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=reject_constant)
+"""The strict reader: its ``decode`` and ``raw_decode`` raise :class:`DuplicateKey` or a ValueError for NaN
+and Infinity besides ``json``'s own errors, and RecursionError for nesting past the interpreter's limit."""
+
+
 def loads(text: str) -> object:
-    """``json.loads`` refusing NaN and Infinity; a ValueError (a subclass) when ``text`` is not JSON."""
+    """``text`` read by :data:`DECODER`; a ValueError (a subclass) when it is not strict JSON."""
     try:
-        return json.loads(text, parse_constant=reject_constant)
+        return DECODER.decode(text)
     except RecursionError:
         # Nested past the interpreter's limit: what a hostile writer sends, never a record of ours.
         raise ValueError("nested too deeply") from None
@@ -84,8 +107,8 @@ def decode(value: object, hint: object, path: str, from_text: FromText | None = 
 
 
 def decode_object(cls: type[T], data: object, path: str, from_text: FromText | None = None) -> T:
-    """The dataclass ``cls`` from a JSON object holding exactly its fields (none missing but the ``ADDED``
-    ones, none unknown), each decoded against its annotation and checked by its ``CHECK`` metadata."""
+    """The dataclass ``cls`` from a JSON object holding exactly its fields (none missing, none unknown), each
+    decoded against its annotation and checked by its ``CHECK`` metadata."""
     if not isinstance(data, dict):
         raise _expected(path, "an object", data)
     hints = typing.get_type_hints(cls)
@@ -97,8 +120,6 @@ def decode_object(cls: type[T], data: object, path: str, from_text: FromText | N
     for spec in fields:
         where = f"{path}.{spec.name}"
         if spec.name not in data:
-            if spec.metadata.get(ADDED):
-                continue
             raise DecodeError(f"{where}: missing")
         value = decode(data[spec.name], hints[spec.name], where, from_text)
         check = spec.metadata.get(CHECK)

@@ -1,14 +1,12 @@
 """The wave engine: a wave from its claim to its report.
 
-1. **Preflight and claim** (:mod:`.claim`): first, worktrees half-made by an interrupted ``git worktree add``
-   (a killed wave's) are removed, since they make every fetch fail; they become report notes. Then one
-   compare-and-swap commit: its ``apply`` checks ``.wavegit/HALT`` and the day's budget on the snapshot it
-   edits, marks ``todo`` items with no attempt left ``failed`` (``max_attempts`` is a hard cap), re-plans
-   with the (deterministic) planner (``run --only``: :mod:`.only`, the named items or exit 2), runs the
-   preflight (:mod:`.preflight`: a valid tracker, a worker that resolves, tests that split, ids that name
-   branches; else exit 2) and marks the chosen items ``in_progress`` with ``wave`` and ``claimed_at``.
-   Halted or over budget: exit 3, nothing claimed. Nothing selected: an empty report, exit 0. A wave that
-   claimed never exits 3 (:func:`.outcome.exit_code`).
+1. **Preflight and claim** (:mod:`.claim`): one compare-and-swap commit: its ``apply`` checks
+   ``.wavegit/HALT`` and the day's budget on the snapshot it edits, marks ``todo`` items with no attempt left
+   ``failed`` (``max_attempts`` is a hard cap), re-plans with the (deterministic) planner (``run --only``:
+   :mod:`.only`, the named items or exit 2), runs the preflight (:mod:`.preflight`: a valid tracker, a worker
+   that resolves, tests that split, ids that name branches; else exit 2) and marks the chosen items
+   ``in_progress`` with ``wave`` and ``claimed_at``. Halted or over budget: exit 3, nothing claimed. Nothing
+   selected: an empty report, exit 0. A wave that claimed never exits 3 (:func:`.outcome.exit_code`).
 2. **The wave branch** ``wavegit/<wave-id>`` starts at the base branch head (the claim commit when the
    tracker lives on the base branch). Nothing on it edits the tracker.
 3. **Each item** (:mod:`.attempt`) runs in a fresh worktree on ``wavegit/items/<wave-id>/<item-id>``,

@@ -22,14 +22,14 @@ from wavegit.attempts import (
     runner,
     sandbox,
     snapshot,
+    wavebranch,
     workerenv,
     workspace,
-    worktree,
 )
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
-from wavegit.engine.records import Attempt, Events, ItemRun, utc_now
+from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.model import tracker
 from wavegit.model.config import Config, protected_of
@@ -130,7 +130,7 @@ class AttemptContext:
 
     def spec(self, item: tracker.Item, number: int) -> Spec:
         """The worktree of ``item``'s attempt ``number``."""
-        return Spec(self.worktrees / f"{item.id}-{number}", worktree.item_branch(self.wave_id, item.id),
+        return Spec(self.worktrees / f"{item.id}-{number}", wavebranch.item_branch(self.wave_id, item.id),
                     self.base)
 
     def stop_profile(self, profile: str, why: str) -> None:
@@ -344,8 +344,8 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         return
     root, config = context.repo.root, context.config
     limits = snapshot.Limits(config.max_file_bytes, config.max_changed_files)
-    trailers = worktree.Trailers(item.id, context.wave_id, attempt.prompt_sha256, attempt.worker)
-    message = worktree.item_message(item.title, trailers)
+    trailers = wavebranch.Trailers(item.id, context.wave_id, attempt.prompt_sha256, attempt.worker)
+    message = wavebranch.item_message(item.title, trailers)
     # Written with the tree by the read itself (one git process fewer); dangling unless it is verified.
     said = snapshot.CommitInfo(message, *context.workspaces.idents())
     # The read-back and the test (git processes) go after the launches under way, which they would delay;

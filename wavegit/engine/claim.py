@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core import git
 from wavegit.core.repo import Repo
 from wavegit.model import lifecycle, report, tracker
@@ -32,8 +32,6 @@ class Claim:
     day_spent: float
     halt_read_at: float = -math.inf
     """``time.monotonic()`` when the HALT read the claim rests on had started, at the latest."""
-    repaired: tuple[str, ...] = ()
-    """Half-made worktrees the preflight removed (``worktree.repair_half_made``), one line each."""
     exhausted: tuple[str, ...] = ()
     """``todo`` items with no attempt left that the claim marked ``failed`` (``lifecycle.exhausted``)."""
 
@@ -58,8 +56,6 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`); ``check`` runs on the
     snapshot and its plan before anything is written (``preflight.claim_checks``) and may raise;
     ``planner`` makes the plan in place of ``select`` (``only.planner`` for ``run --only``)."""
-    # A worktree half-made by a killed wave makes the claim's fetch (and every `worktree add`) fail.
-    repaired = tuple(worktree.repair_half_made(repo))
     at = report.utc_timestamp(now)
     chosen: list[tuple[Plan, tuple[str, ...]]] = []
     tried: list[tuple[str, ...]] = []
@@ -97,7 +93,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
                                                         for item_id, update in updates.items()}, loaded)
         return Change(text, exact=True)
 
-    message = f"wavegit: claim wave {wave_id}\n\n{worktree.TRAILER_WAVE}: {wave_id}"
+    message = f"wavegit: claim wave {wave_id}\n\n{wavebranch.TRAILER_WAVE}: {wave_id}"
     result = mutate(store, apply, message=message, guard=guard)
     # The claim landed on (or, writing nothing, was decided on) the last snapshot the guard passed: the
     # branch held no HALT when it did, so the wave's first launches may reuse that moment, never an earlier
@@ -108,7 +104,7 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
     items = tuple(sorted((i for i in loaded.items if i.id in plan.selected), key=lambda i: i.index))
     plan = _with_lost(plan, tried[0], loaded)
     return Claim(wave_id, plan, result.commit, result.snapshot.commit, items, day_spent, halt_read_at,
-                 repaired, exhausted)
+                 exhausted)
 
 
 def _with_lost(plan: Plan, first_selected: tuple[str, ...], loaded: tracker.Tracker) -> Plan:
@@ -126,5 +122,5 @@ def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
     if config.base_branch == config.tracker_branch and claim_commit:
         return claim_commit
     if repo.has_remote(config.remote):
-        return worktree.fetch_branch(repo.root, config.remote, config.base_branch)
+        return wavebranch.fetch_branch(repo.root, config.remote, config.base_branch)
     return git.commit_of(repo.root, f"refs/heads/{config.base_branch}")

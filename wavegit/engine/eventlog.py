@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.core import wavelock
-from wavegit.engine.records import Events
+from wavegit.engine.runs import Events
 
 
 def _now() -> str:
@@ -90,8 +90,7 @@ class WaveState:
     notes: list[str] = field(default_factory=list)
     finished: dict[str, object] | None = None
     process: dict[str, object] | None = None
-    """Who wrote the log (``wavegit.core.wavelock.SchedulerLock`` fields); None in a log written before it
-    was."""
+    """Who wrote the log (``wavegit.core.wavelock.SchedulerLock`` fields); None until a claim names it."""
 
 
 def read(path: Path) -> WaveState:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from wavegit.attempts import runner, worktree
+from wavegit.attempts import runner, wavebranch
 from wavegit.core.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -23,7 +23,7 @@ from wavegit.core.repo import Repo
 from wavegit.core.undecodable import escape
 from wavegit.engine.attempt import tail_source
 from wavegit.engine.claim import load_tracker
-from wavegit.engine.records import ItemRun, utc_now
+from wavegit.engine.runs import ItemRun, utc_now
 from wavegit.engine.wave import WaveTest
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Budget, Config
@@ -60,7 +60,7 @@ def record(repo: Repo, config: Config, store: TrackerStore, wave_id: str, runs: 
 
     verified = sum(1 for run in runs if run.verified)
     message = (f"wavegit: record wave {wave_id}: {verified} of {len(runs)} verified\n\n"
-               f"{worktree.TRAILER_WAVE}: {wave_id}\n{budget.cost_trailer(spent)}")
+               f"{wavebranch.TRAILER_WAVE}: {wave_id}\n{budget.cost_trailer(spent)}")
     return mutate(store, apply, message=message).commit
 
 

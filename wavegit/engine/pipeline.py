@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
-from wavegit.attempts import reaper, sandbox, worktree
+from wavegit.attempts import reaper, sandbox, wavebranch
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
@@ -25,7 +25,7 @@ from wavegit.engine.outcome import (
     wave_succeeded,
     write_report,
 )
-from wavegit.engine.records import Events, ItemRun, NoEvents, utc_now
+from wavegit.engine.runs import Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Collected, Wave, collect
 from wavegit.model import report
 from wavegit.model.config import Config
@@ -117,7 +117,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     all the same, and a lock on a wave with no claim left costs a sync nothing. Every other clone sees the
     scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
-    wave_id = worktree.new_wave_id(started)
+    wave_id = wavebranch.new_wave_id(started)
     # The first beat is pushed while the claim is prepared; the claim waits for it before its own push.
     beating = hold(repo, config, wave_id, landed=False)
     settled = False
@@ -193,7 +193,6 @@ def claim_report(config: Config, store: TrackerStore, claimed: Claim, options: W
                             config_source=options.config_source, sandbox=jail.mode,
                             tracker_source=tracker_source(store.target, config.tracker_path,
                                                           claimed.plan.tracker_sha))
-    rep.notes += claimed.repaired
     if jail.warning:
         rep.notes.append(jail.warning)
     rep.notes += [f"{item_id}: no attempt left (max_attempts {config.max_attempts}); marked failed"
@@ -259,7 +258,7 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
     """The items' runs (phase ``run``), then the wave branch combined, tested and pushed (``collect``); a
     failure or an interruption on the way is the report's ``error``, and the claims are still recorded."""
     runs = [ItemRun(item) for item in claimed.items]
-    branch = worktree.wave_branch(claimed.wave_id)
+    branch = wavebranch.wave_branch(claimed.wave_id)
     notes = options.events
     wave: Wave | None = None
     collected: Collected | None = None
@@ -267,7 +266,7 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
     rep.phase = "run"
     try:
         rep.base_sha = source.base(claimed)
-        worktree.set_branch(repo.root, branch, rep.base_sha)
+        wavebranch.set_branch(repo.root, branch, rep.base_sha)
         wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
         source.fill(wave, runs)
         rep.phase = "collect"

@@ -15,7 +15,7 @@ import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 
-from wavegit.attempts import agents, runner, worktree
+from wavegit.attempts import agents, runner, wavebranch
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.model import tracker
@@ -110,7 +110,7 @@ def check_items(items: list[tracker.Item], wave_id: str) -> None:
         # The tracker's id rule is git's ref-name rule for one component (no git process per item).
         problem = tracker.id_problem(item.id)
         if problem is not None:
-            branch = worktree.item_branch(wave_id, item.id)
+            branch = wavebranch.item_branch(wave_id, item.id)
             raise UsageError(f"item {item.id}: its id cannot name the git branch {branch}: {problem}; "
                              "rename it; nothing was claimed")
 

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from wavegit.attempts import sandbox, worktree
+from wavegit.attempts import sandbox, wavebranch
 from wavegit.core import wavelock
 from wavegit.core.errors import (
     EXIT_BAD_INPUT,
@@ -57,8 +57,8 @@ from wavegit.engine.claim import Claim, claim, load_tracker
 from wavegit.engine.eventlog import EventLog
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, WaveOptions, hold
-from wavegit.engine.records import utc_now
 from wavegit.engine.rollingwave import RollingWave
+from wavegit.engine.runs import utc_now
 from wavegit.engine.slots import RollingSlots
 from wavegit.engine.wave import HaltWatch
 from wavegit.model import lifecycle, tracker
@@ -228,7 +228,7 @@ class Scheduler:
             return self._stop_claims(exc)
         if wave is None:
             opened = time.monotonic()
-            wave = RollingWave(self, worktree.new_wave_id(utc_now()), opened)
+            wave = RollingWave(self, wavebranch.new_wave_id(utc_now()), opened)
             wave.beating = hold(self.repo, self.config, wave.wave_id)
         self._claiming = wave
         try:

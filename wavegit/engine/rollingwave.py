@@ -14,7 +14,7 @@ from wavegit.engine.attempt import run_attempts
 from wavegit.engine.claim import Claim, resolve_base
 from wavegit.engine.outcome import WaveOutcome
 from wavegit.engine.pipeline import Delivery, Interrupted, WaveOptions, claim_report, run_claimed
-from wavegit.engine.records import ItemRun, utc_now
+from wavegit.engine.runs import ItemRun, utc_now
 from wavegit.engine.wave import Wave, await_items
 from wavegit.model import lifecycle, report, tracker
 

@@ -12,14 +12,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import objectstore, runner, sandbox, workspace, worktree
+from wavegit.attempts import objectstore, runner, sandbox, wavebranch, workspace
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import git
 from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
-from wavegit.engine.records import Events, ItemRun, NoEvents
+from wavegit.engine.runs import Events, ItemRun, NoEvents
 from wavegit.engine.slots import WorkerSlots
 from wavegit.model import lifecycle, report
 from wavegit.model.config import HALT_PATH, Config
@@ -105,9 +105,7 @@ class Cleanup:
         # One rename each; their files are removed after the wave returns (wavegit.attempts.reaper).
         workspace.move_to_trash(self.repo.wave_sandbox(self.wave_id), self.repo.trash_dir)
         workspace.move_to_trash(self.repo.wave_worktrees(self.wave_id), self.repo.trash_dir)
-        # A linked worktree an older wavegit made there loses its admin entry.
-        worktree.remove_all_under(self.repo.root, self.repo.wave_worktrees(self.wave_id))
-        worktree.delete_branches(self.repo.root, worktree.item_branches(self.repo.root, self.wave_id))
+        wavebranch.delete_branches(self.repo.root, wavebranch.item_branches(self.repo.root, self.wave_id))
 
     def start(self) -> None:
         """:meth:`run` in a background thread; everything that reads worktree admin files (a ``fetch``,
@@ -267,8 +265,8 @@ def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[
     ``idents``: who the replayed commits are by (the wave's, already read: ``Workspaces.idents``).
     """
     commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
-    branch = worktree.wave_branch(wave_id)
-    head = worktree.combine(repo.root, base, commits, branch=branch, idents=idents)
+    branch = wavebranch.wave_branch(wave_id)
+    head = wavebranch.combine(repo.root, base, commits, branch=branch, idents=idents)
     wave_test = None
     if commits and config.wave_test.strip():
         if cleanup is not None:

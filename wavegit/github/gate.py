@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.github import uptodate
 from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event, trusted_authors
@@ -74,7 +74,7 @@ def _listing(found: Sequence[str]) -> str:
 
 def _wave_of(pr: PullRequest, repository: str) -> str:
     """The wave id of the PR's head branch; Unbound unless it is a wave branch of ``repository``."""
-    wave_id = worktree.parse_wave_branch(pr.head_ref)
+    wave_id = wavebranch.parse_wave_branch(pr.head_ref)
     if wave_id is None:
         raise Unbound(f"not a wave's pull request: its head branch {pr.head_ref!r} is not wavegit/<wave-id>")
     if pr.head_repo != repository:
@@ -84,9 +84,9 @@ def _wave_of(pr: PullRequest, repository: str) -> str:
 
 
 def _bind_report(wave: report.WaveReport, wave_id: str, number: int) -> None:
-    if wave.wave_id != wave_id or wave.branch != worktree.wave_branch(wave_id):
+    if wave.wave_id != wave_id or wave.branch != wavebranch.wave_branch(wave_id):
         raise Unbound(f"the report is about wave {wave.wave_id!r} (branch {wave.branch!r}), "
-                      f"the PR's branch is {worktree.wave_branch(wave_id)}")
+                      f"the PR's branch is {wavebranch.wave_branch(wave_id)}")
     if wave.pr != number:
         about = "no PR" if wave.pr is None else f"PR #{wave.pr}"
         raise Unbound(f"the report is about {about}, not #{number}")

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_WORK_FAILED, UsageError
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
-from wavegit.engine.records import Attempt, ItemRun, utc_now
+from wavegit.engine.runs import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.github import gate
 from wavegit.github.api import Comment, GitHubClient, trusted_authors
@@ -168,7 +168,7 @@ class Reviewer:
 
     def _act(self, number: int, command: Command, author: str) -> tuple[int, str]:
         pr = self.client.pr_info(number)
-        wave_id = worktree.parse_wave_branch(pr.head_ref)
+        wave_id = wavebranch.parse_wave_branch(pr.head_ref)
         if wave_id is None or pr.state != "open":
             raise Refused(f"PR #{number} is not an open wavegit wave "
                           f"(its branch is {report_markdown.quote(pr.head_ref)}).")
@@ -243,7 +243,7 @@ class Rebuild:
             update = item_update(run, current, r.config, utc_now(), pr)
             return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
 
-        trailers = f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(run.cost)}"
+        trailers = f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(run.cost)}"
         mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}\n\n{trailers}")
         self._post(rep)
         return EXIT_OK, (f"retried `{item.id}`: verified; `{rep.branch}` is now at "
@@ -267,7 +267,8 @@ class Rebuild:
             return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
 
         mutate(r.store, apply, message=f"wavegit: drop {item.id} from wave {self.wave_id}\n\n"
-                                       f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(0.0)}")
+                                       f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
+                                       f"{budget.cost_trailer(0.0)}")
         self._post(rep)
         return EXIT_OK, (f"dropped `{item.id}`: it is back to todo; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
@@ -286,7 +287,8 @@ class Rebuild:
             return Change(tracker.set_fields(snapshot.text, item.id, {"cost": round(current.cost + usd, 6)}))
 
         mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}: not verified\n\n"
-                                       f"{worktree.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(usd)}")
+                                       f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
+                                       f"{budget.cost_trailer(usd)}")
 
     def _delivered(self, item: tracker.Item) -> ItemRun:
         """An item already on the branch, as the run whose commit is its own change on the base."""
@@ -297,11 +299,11 @@ class Rebuild:
     def _push_and_report(self, runs: list[ItemRun], note: str, fresh: ItemRun | None) -> report.WaveReport:
         """Rebuild the branch from ``runs``, push it, and the report describing it (``fresh``: re-run)."""
         r = self.reviewer
-        branch = worktree.wave_branch(self.wave_id)
+        branch = wavebranch.wave_branch(self.wave_id)
         try:
             collected = collect(r.repo, r.config, self.wave_id, self.base, runs, push=True, lease=self.tip)
         finally:
-            worktree.delete_branch(r.repo.root, branch)
+            wavebranch.delete_branch(r.repo.root, branch)
         rep = self.published
         kept = {run.item.id for run in runs}
         gone = [one.id for one in rep.items if one.id not in kept]
@@ -349,7 +351,7 @@ def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]
     one line each: those after the head the report describes (an "Update branch" merge, a person's push)
     and those without a ``Wavegit-Item`` trailer. Retry and drop rebuild the branch from its item commits,
     so they would silently drop every one of these."""
-    fmt = f"%H{_SEP}%an{_SEP}%s{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)"
+    fmt = f"%H{_SEP}%an{_SEP}%s{_SEP}%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20)"
     root = repo.root
     known = git.resolve_commit(root, reported) is not None and git.is_ancestor(root, reported, tip)
     listing = git.log(root, [f"{base}..{tip}"], fmt, first_parent_only=True)
@@ -366,7 +368,7 @@ def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]
 
 def branch_items(repo: Repo, base: str, tip: str) -> dict[str, tuple[str, str]]:
     """The item commits from ``base`` to ``tip``, oldest first: id -> (commit, message)."""
-    fmt = f"%H{_SEP}%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20){_SEP}%B%x00"
+    fmt = f"%H{_SEP}%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20){_SEP}%B%x00"
     listing = git.log(repo.root, [f"{base}..{tip}"], fmt, first_parent_only=True, reverse=True)
     found: dict[str, tuple[str, str]] = {}
     for record in listing.split("\0"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.github.api import PullRequests
 
 
@@ -37,7 +37,7 @@ def check(client: PullRequests, number: int, author: str, body: str) -> Verdict:
     if author == client.whoami():
         return Verdict(False, f"the comment on PR #{number} is wavegit's own")
     pr = client.pr_info(number)
-    if worktree.parse_wave_branch(pr.head_ref) is None or pr.head_repo != client.repository:
+    if wavebranch.parse_wave_branch(pr.head_ref) is None or pr.head_repo != client.repository:
         return Verdict(False, f"PR #{number} is not a wave of {client.repository} "
                               f"(its head is {pr.head_repo or 'a deleted fork'}:{pr.head_ref})")
     permission = client.permission(author)

@@ -29,14 +29,14 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit.attempts import runner, worktree
+from wavegit.attempts import runner, wavebranch
 from wavegit.core import git, jsondecode
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
 from wavegit.engine.pipeline import Delivery, NoDelivery, WaveOptions, run_claimed
-from wavegit.engine.records import Attempt, Events, ItemRun, NoEvents, utc_now
+from wavegit.engine.runs import Attempt, Events, ItemRun, NoEvents, utc_now
 from wavegit.engine.wave import Wave
 from wavegit.model import report, tracker
 from wavegit.model.config import Config, protected_of
@@ -58,7 +58,7 @@ def wave_items(loaded: tracker.Tracker, wave_id: str, status: Status) -> tuple[t
 
 
 def check_wave_id(wave_id: str) -> str:
-    if not worktree.WAVE_ID_RE.match(wave_id):
+    if not wavebranch.WAVE_ID_RE.match(wave_id):
         raise UsageError(f"--wave {wave_id!r}: not a wave id (w-YYYYMMDD-HHMMSS-xxxx, as printed by "
                          "`wavegit claim`)")
     return wave_id
@@ -66,7 +66,7 @@ def check_wave_id(wave_id: str) -> str:
 
 def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
     """The wave branch's tip on the remote (fetched); before ``collect``, the base ``claim`` put it at."""
-    branch = worktree.wave_branch(wave_id)
+    branch = wavebranch.wave_branch(wave_id)
     if not repo.has_remote(config.remote):
         raise UsageError(f"scale-out needs the remote {config.remote!r}, where the runners meet")
     refspec = f"+refs/heads/{branch}:refs/remotes/{config.remote}/{branch}"
@@ -95,11 +95,11 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
     """Claim the next wave (at most :data:`MAX_MATRIX_JOBS` items) and push its branch at its base."""
     max_items = min(max_items, MAX_MATRIX_JOBS)
     now = utc_now()
-    claimed = claim(repo, config, store, max_items=max_items, wave_id=worktree.new_wave_id(now), now=now)
+    claimed = claim(repo, config, store, max_items=max_items, wave_id=wavebranch.new_wave_id(now), now=now)
     if not claimed.items:
         return Claimed("", ())
     base = resolve_base(repo, config, claimed.commit)
-    branch = worktree.wave_branch(claimed.wave_id)
+    branch = wavebranch.wave_branch(claimed.wave_id)
     git.push(repo.root, config.remote, [f"{base}:refs/heads/{branch}"])
     return Claimed(claimed.wave_id, claimed.plan.selected)
 
@@ -117,7 +117,7 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item
         wave.run_items([run])
     finally:
         # Only this item's branch: other items of the wave may be running in this clone.
-        worktree.delete_branch(repo.root, worktree.item_branch(wave_id, item.id))
+        wavebranch.delete_branch(repo.root, wavebranch.item_branch(wave_id, item.id))
     return run
 
 
@@ -133,15 +133,15 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     tree = git.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
     commit = git.commit_tree(repo.root, tree, [git.CommitSha(base)], message)
-    branch = worktree.item_branch(wave_id, item.id)
+    branch = wavebranch.item_branch(wave_id, item.id)
     if bundle is None:
         git.push(repo.root, config.remote, [f"{commit}:refs/heads/{branch}"], force=True)
         return run
-    worktree.set_branch(repo.root, branch, commit)
+    wavebranch.set_branch(repo.root, branch, commit)
     try:
         git.create_bundle(repo.root, bundle.resolve(), [f"refs/heads/{branch}"])
     finally:
-        worktree.delete_branch(repo.root, branch)
+        wavebranch.delete_branch(repo.root, branch)
     return run
 
 
@@ -249,7 +249,7 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, pu
     if not items:
         raise UsageError(f"--wave {wave_id}: no item is in progress in this wave (already collected?)")
     base = remote_wave_tip(repo, config, wave_id)
-    prefix = f"{worktree.ITEM_BRANCH_PREFIX}{wave_id}/"
+    prefix = f"{wavebranch.ITEM_BRANCH_PREFIX}{wave_id}/"
     tracking = f"refs/remotes/{config.remote}/{prefix}"
     git.fetch(repo.root, config.remote, [f"+refs/heads/{prefix}*:{tracking}*"], prune=True)
     pushed = git.for_each_ref(repo.root, tracking)

@@ -17,7 +17,7 @@ merged branch is that branch's own commits, which are checked themselves unless 
 
 Ownership comes from the items ``in_progress`` or ``review`` of the tracker at the remote-tracking tracker
 branch ``refs/remotes/<remote>/<tracker_branch>`` (no network unless ``--fetch``). Branch names are those of
-``wavegit.attempts.worktree``: the wave branch ``wavegit/<wave-id>`` and its per-item branches
+``wavegit.attempts.wavebranch``: the wave branch ``wavegit/<wave-id>`` and its per-item branches
 ``wavegit/items/<wave-id>/<item-id>`` (not ``wavegit/<wave-id>/<item-id>``: git cannot hold a ref and a
 directory of refs with the same name). A per-item branch is checked against its whole wave, like the wave
 branch.
@@ -49,13 +49,13 @@ if TYPE_CHECKING:
 # The hook runs on every push, so import time counts: the records others read are NamedTuples (a dataclass
 # costs ~1 ms to create, a NamedTuple ~0.2 ms: its __new__ is compiled from source), the hook's own are plain
 # tuples; annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
-# wavegit.model.tracker / wavegit.attempts.worktree are imported only when needed. wavegit.model.config and
+# wavegit.model.tracker / wavegit.attempts.wavebranch are imported only when needed. wavegit.model.config and
 # wavegit.core.repo are not imported here, so that `wavegit hook` can start the push's `git log` first and
 # import them while it runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a
 # string annotation would make typing run the process's first compile() (~3 ms: it builds Python's AST types).
 T = TypeVar("T")
 WAVE_REFS = "refs/heads/wavegit/"
-"""``refs/heads/`` + ``wavegit.attempts.worktree.BRANCH_PREFIX``: checked before importing worktree (~5
+"""``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch (~5
 ms)."""
 _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
@@ -177,10 +177,10 @@ def wave_of_ref(remote_ref: str) -> str | None:
     """The wave whose wave branch or per-item branch ``remote_ref`` is, or None."""
     if not remote_ref.startswith(WAVE_REFS):
         return None
-    from wavegit.attempts import worktree
+    from wavegit.attempts import wavebranch
 
-    item_branch = worktree.parse_item_branch(remote_ref)
-    return item_branch[0] if item_branch else worktree.parse_wave_branch(remote_ref)
+    item_branch = wavebranch.parse_item_branch(remote_ref)
+    return item_branch[0] if item_branch else wavebranch.parse_wave_branch(remote_ref)
 
 
 def settled_branches(tracker_branch: str, base_branch: str) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
+from wavegit.core import jsondecode
 from wavegit.core.errors import Problem, ValidationError
 from wavegit.core.schema import Value
 from wavegit.model import tracker
@@ -288,24 +289,10 @@ Read = tuple[list[Record], list[Problem]]
 """A source's records, and the problems of the entries that are no record at all."""
 
 
-class _DuplicateKey(ValueError):
-    """An object names a key twice: JSON keeps the last, a reader of the file may see the first."""
+def _repeated(exc: jsondecode.DuplicateKey) -> str:
+    return f"{exc} in the item"
 
 
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    found: dict[str, object] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _DuplicateKey(key)
-        found[key] = value
-    return found
-
-
-def _repeated(exc: _DuplicateKey) -> str:
-    return f"the key {exc.args[0]!r} appears more than once in the item"
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 _TOO_DEEP = "nested too deeply to be a backlog"
 
 
@@ -347,9 +334,12 @@ def _records(text: str, path: str, starts: list[int]) -> Read:
     for start in starts:
         line, column = _position(text, start)
         try:
-            value, _ = _DECODER.raw_decode(text, start)
-        except _DuplicateKey as exc:
+            value, _ = jsondecode.DECODER.raw_decode(text, start)
+        except jsondecode.DuplicateKey as exc:
             problems.append(Problem(path, line, column, _repeated(exc)))
+            continue
+        except ValueError as exc:  # NaN or Infinity, which the whole file's first read let pass
+            problems.append(Problem(path, line, column, f"not JSON: {exc}"))
             continue
         if isinstance(value, dict):
             records.append(Record(value, line, column))
@@ -403,17 +393,17 @@ def _jsonl_records(text: str, path: str) -> Read:
         if not line.strip():
             continue
         try:
-            value = _DECODER.decode(line)
+            value = jsondecode.DECODER.decode(line)
         except json.JSONDecodeError as exc:
             problems.append(Problem(path, number, exc.colno, f"not JSON: {exc.msg}"))
             continue
-        except _DuplicateKey as exc:
+        except jsondecode.DuplicateKey as exc:
             problems.append(Problem(path, number, 1, _repeated(exc)))
             continue
         except RecursionError:
             problems.append(Problem(path, number, 1, f"not JSON: {_TOO_DEEP}"))
             continue
-        except ValueError as exc:  # an integer of more digits than Python converts
+        except ValueError as exc:  # NaN, Infinity, or an integer of more digits than Python converts
             problems.append(Problem(path, number, 1, f"not JSON: {exc}"))
             continue
         if isinstance(value, dict):

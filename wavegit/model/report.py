@@ -29,8 +29,6 @@ def _check_timestamp(value: object) -> None:
 
 
 _TS = {jsondecode.CHECK: _check_timestamp}
-_ADDED = {jsondecode.ADDED: True}
-"""A field reports written before it existed lack (``jsondecode.ADDED``): older PR comments stay readable."""
 """The metadata of a timestamp field."""
 
 
@@ -58,25 +56,25 @@ class AttemptRecord:
     exit_code: int | None = None
     test_exit: int | None = None
     cost: float | None = None
-    profile: str = field(default="", metadata=_ADDED)
+    profile: str = ""
     """The worker profile (``worker`` for config ``worker``)."""
-    model: str = field(default="", metadata=_ADDED)
+    model: str = ""
     """The model its preset asked for; empty for the CLI's default or a command."""
-    input_tokens: int | None = field(default=None, metadata=_ADDED)
-    output_tokens: int | None = field(default=None, metadata=_ADDED)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     log_path: str = ""
     killed: str | None = None
     error: str | None = None
-    violated: bool = field(default=False, metadata=_ADDED)
+    violated: bool = False
     """It changed files outside the item's ``owns`` (a violation, whatever its test said)."""
-    counted: bool = field(default=True, metadata=_ADDED)
+    counted: bool = True
     """Whether it counts against the item's ``max_attempts`` (a worker that could not be launched: no)."""
 
 
 @dataclass(kw_only=True)
 class ItemReport:
     id: str
-    title: str = field(default="", metadata=_ADDED)
+    title: str = ""
     """The item's title in the tracker (may be empty)."""
     status: str
     verified: bool = False
@@ -87,7 +85,7 @@ class ItemReport:
     files_changed: list[str] = field(default_factory=list)
     ownership_violations: list[str] = field(default_factory=list)
     cost: float | None = None
-    tokens: int | None = field(default=None, metadata=_ADDED)
+    tokens: int | None = None
     """Input plus output tokens of its attempts, when every attempt reported them."""
     error: str | None = None
     log_tail: str = ""
@@ -106,8 +104,8 @@ class BudgetReport:
     day_usd_limit: float = 0.0
     wave_spent_usd: float = 0.0
     day_spent_usd: float = 0.0
-    wave_tokens_limit: int = field(default=0, metadata=_ADDED)
-    wave_spent_tokens: int = field(default=0, metadata=_ADDED)
+    wave_tokens_limit: int = 0
+    wave_spent_tokens: int = 0
     exceeded: bool = False
 
 
@@ -161,16 +159,16 @@ class WaveReport:
     """The tracker the wave claimed from: ``origin/main:.wavegit/tracker.yaml blob 1a2b3c4d5e6f``."""
     sandbox: str = ""
     """How workers ran: ``bwrap`` or ``none`` (unsandboxed; a note says why when it was not asked for)."""
-    phase: str = field(default="done", metadata=_ADDED)
+    phase: str = "done"
     """Where the wave ended: ``preflight``, ``claim``, ``run``, ``collect``, ``record`` (an error stopped it
     there), or ``done`` (it ran to its end; nothing selected included)."""
-    halt_reason: str | None = field(default=None, metadata=_ADDED)
+    halt_reason: str | None = None
     """Why no (new) attempt started because of ``.wavegit/HALT``: who halted, when, why."""
-    ceiling_reason: str | None = field(default=None, metadata=_ADDED)
+    ceiling_reason: str | None = None
     """Which cost ceiling stopped or was passed by the wave, with the amounts."""
-    error: str | None = field(default=None, metadata=_ADDED)
+    error: str | None = None
     """The first error that stopped or spoiled the wave (its message), else null."""
-    exit_code: int = field(default=0, metadata=_ADDED)
+    exit_code: int = 0
     """The exit code of ``wavegit run`` for this wave."""
     omitted: Omitted = field(default_factory=Omitted)
     """Set only in a report comment's shortened copy (``report_markdown.to_markdown``)."""

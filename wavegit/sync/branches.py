@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core import git
 from wavegit.sync.merged import Head, WaveMerges
 
@@ -75,7 +75,7 @@ class Branches:
 
     def candidates(self, settled: Collection[str]) -> Iterator[Candidate]:
         for wave_id in sorted(settled):
-            branch = worktree.wave_branch(wave_id)
+            branch = wavebranch.wave_branch(wave_id)
             if self.remote is not None and wave_id in self.remote_waves:
                 yield Candidate(branch, Head(self.remote_waves[wave_id], self.remote), wave_id, False)
             for name, sha in sorted(self.remote_items.get(wave_id, {}).items()):
@@ -171,7 +171,7 @@ def _judge(merges: WaveMerges, candidate: Candidate) -> BranchFate:
     if not commits:
         reason = f"merged into {base}"
     elif None in found:
-        reason = f"its commits are in {base} or on {worktree.wave_branch(candidate.wave)}"
+        reason = f"its commits are in {base} or on {wavebranch.wave_branch(candidate.wave)}"
     else:
         reason = f"its changes are in {base}: {', '.join(rules)}"
     return BranchFate(candidate.branch, where, candidate.wave, True, reason, tip)

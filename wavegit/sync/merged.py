@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core import git
 from wavegit.ownership.patterns import matches
 
@@ -119,19 +119,19 @@ class WaveMerges:
 
         Without a head of the wave (its branch deleted after a squash merge) there is no telling new
         commits from old, so the whole base branch is searched and the message must name this wave."""
-        wave_line = f"{worktree.TRAILER_WAVE}: {self.wave_id}"
+        wave_line = f"{wavebranch.TRAILER_WAVE}: {self.wave_id}"
         revs = [self.base, *[f"^{head.sha}" for head in self.heads]]
-        grep = f"{worktree.TRAILER_ITEM}:" if self.heads else wave_line
+        grep = f"{wavebranch.TRAILER_ITEM}:" if self.heads else wave_line
         listing = git.log(self.root, revs, f"%H{_SEP}%B{_END}", grep=grep)
         found: dict[str, git.CommitSha] = {}
         for record in listing.split(_END):
             sha, _, message = record.strip("\n").partition(_SEP)
             if not sha or message.startswith(_OWN_COMMIT):
                 continue
-            waves = named(message, worktree.TRAILER_WAVE)
+            waves = named(message, wavebranch.TRAILER_WAVE)
             if (waves or not self.heads) and self.wave_id not in waves:
                 continue
-            for item_id in named(message, worktree.TRAILER_ITEM):
+            for item_id in named(message, wavebranch.TRAILER_ITEM):
                 found[item_id] = git.CommitSha(sha)
         return found
 
@@ -139,8 +139,8 @@ class WaveMerges:
 
     def _log(self, revs: Sequence[str], grep: str | None = None) -> list[WaveCommit]:
         """The commits ``revs`` list, oldest first, with their trailers."""
-        fmt = (f"%H{_SEP}%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
-               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
+        fmt = (f"%H{_SEP}%(trailers:key={wavebranch.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20)")
         listing = git.log(self.root, revs, fmt, grep=grep, reverse=True)
         return [WaveCommit(git.CommitSha(sha), tuple(items.split()), tuple(waves.split()))
                 for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
@@ -148,7 +148,7 @@ class WaveMerges:
     def _on_head(self, head: str) -> list[WaveCommit]:
         """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), in base or not, oldest first:
         a walk of the whole history, so only asked for when those beyond base do not tell."""
-        found = self._log([head], grep=f"{worktree.TRAILER_WAVE}: {self.wave_id}")
+        found = self._log([head], grep=f"{wavebranch.TRAILER_WAVE}: {self.wave_id}")
         return [c for c in found if self.wave_id in c.waves]
 
     def _beyond_base(self, head: str) -> list[WaveCommit]:
@@ -255,7 +255,7 @@ class WaveMerges:
     # -- an item ----------------------------------------------------------------------------------------
 
     def branch_label(self, head: Head) -> str:
-        branch = worktree.wave_branch(self.wave_id)
+        branch = wavebranch.wave_branch(self.wave_id)
         return f"local branch {branch}" if head.local and len(self.heads) > 1 else branch
 
     def has_item(self, item_id: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import workspace, worktree
+from wavegit.attempts import wavebranch, workspace
 from wavegit.core import git
 from wavegit.core.repo import Repo
 
@@ -42,11 +42,11 @@ class Leftovers:
 
 def find_leftovers(repo: Repo) -> Leftovers:
     root = repo.worktrees_dir
-    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and worktree.WAVE_ID_RE.match(p.name)} \
+    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and wavebranch.WAVE_ID_RE.match(p.name)} \
         if root.is_dir() else {}
     branches: dict[str, list[str]] = {}
-    for ref in git.for_each_ref(repo.root, f"refs/heads/{worktree.ITEM_BRANCH_PREFIX}"):
-        parsed = worktree.parse_item_branch(ref)
+    for ref in git.for_each_ref(repo.root, f"refs/heads/{wavebranch.ITEM_BRANCH_PREFIX}"):
+        parsed = wavebranch.parse_item_branch(ref)
         if parsed is not None:
             branches.setdefault(parsed[0], []).append(ref.removeprefix("refs/heads/"))
     return Leftovers(dirs, branches)
@@ -61,14 +61,13 @@ def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: boo
         directory = leftovers.worktree_dirs.get(wave_id)
         if directory is not None:
             if not dry_run:
-                worktree.remove_all_under(repo.root, directory)
+                workspace.remove(directory)
             done.append(Pruned("worktrees", wave_id, str(directory)))
         for branch in leftovers.item_branches.get(wave_id, []) if branches else []:
             if not dry_run:
-                worktree.delete_branch(repo.root, branch)
+                wavebranch.delete_branch(repo.root, branch)
             done.append(Pruned("branch", wave_id, branch))
     if not dry_run:
-        git.prune_worktrees(repo.root)
         # What a reaper that was killed (or never started) left of finished waves.
         workspace.empty_trash(repo.trash_dir)
     return done

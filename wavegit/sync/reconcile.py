@@ -28,10 +28,6 @@ A shallow clone (``fetch-depth: 1`` in Actions) is deepened by that fetch (``--u
 walk the base branch's history. When that fails, or the shallow repository has no remote, sync stops
 (exit 2) rather than say "in sync" about items that were merged.
 
-First of all, before any fetch: worktrees half-made by a ``git worktree add`` that a ``kill -9`` interrupted
-(they make every fetch in the clone fail) are removed by :func:`wavegit.attempts.worktree.repair_half_made`; a
-dry run only lists them.
-
 Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
 ``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
 is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
@@ -45,9 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from wavegit.attempts import worktree
-from wavegit.core import git, wavelock
-from wavegit.core.errors import UsageError, WavegitError
+from wavegit.attempts import wavebranch
+from wavegit.core import wavelock
+from wavegit.core.errors import WavegitError
 from wavegit.core.repo import Repo
 from wavegit.model import tracker
 from wavegit.model.config import Config, protected_of
@@ -71,8 +67,6 @@ class SyncResult:
     """The tracker commit; None when nothing changed or on a dry run."""
     errors: list[str] = field(default_factory=list)
     """What failed after the commit landed (report comments)."""
-    repaired: list[str] = field(default_factory=list)
-    """Half-made worktrees removed (on a dry run: found), one line each."""
     branches: list[sync_branches.BranchFate] = field(default_factory=list)
     """Branches of settled waves deleted, or kept because they hold work not in the base branch."""
     stranded: list[Stranded] = field(default_factory=list)
@@ -80,7 +74,7 @@ class SyncResult:
 
     def lines(self) -> list[str]:
         """What changed (or, on a dry run, would change)."""
-        return (self.repaired + [c.line() for c in self.items] + [p.line() for p in self.pruned]
+        return ([c.line() for c in self.items] + [p.line() for p in self.pruned]
                 + [b.line() for b in self.branches if b.deleted])
 
     def notes(self) -> list[str]:
@@ -89,8 +83,7 @@ class SyncResult:
                 + [stuck.line for stuck in self.stranded])
 
     def to_json(self) -> list[dict[str, object]]:
-        repairs: list[dict[str, object]] = [{"kind": "repair", "detail": line} for line in self.repaired]
-        return (repairs + [c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
+        return ([c.to_json() for c in self.items] + [p.to_json() for p in self.pruned]
                 + [b.to_json() for b in self.branches] + [stuck.to_json() for stuck in self.stranded])
 
 
@@ -116,7 +109,7 @@ def stranded(items: Sequence[tracker.Item], changed: set[str], facts: Facts,
         if (item.status != Status.REVIEW or item.id in changed or item.wave is None
                 or (item.pr is not None and facts.pulls is not None) or facts.refs.heads(item.wave)):
             continue
-        branch = worktree.wave_branch(item.wave)
+        branch = wavebranch.wave_branch(item.wave)
         where = f"on {facts.refs.where} and here" if facts.refs.remote else "here"
         found.append(Stranded(item.id, item.wave, (
             f"{item.id} stays in review: its wave branch {branch} is gone ({where}) and its change is not "
@@ -136,16 +129,8 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, pulls: PullRequests
          now: datetime | None = None, dry_run: bool = False) -> SyncResult:
     """Apply the rules in one compare-and-swap commit, prune, then update report comments."""
     moment = now or datetime.now(timezone.utc)
-    repaired = ([half.line() for half in worktree.find_half_made(repo)] if dry_run
-                else worktree.repair_half_made(repo))
     leftovers = find_leftovers(repo)
-    try:
-        facts = Facts(WaveRefs(repo, config), pulls, claims.dead_waves(repo, config))
-    except git.GitError as exc:
-        if dry_run and repaired:
-            raise UsageError(f"{exc}; a half-made worktree is in the way, which `wavegit sync` without "
-                             "--dry-run repairs") from exc
-        raise
+    facts = Facts(WaveRefs(repo, config), pulls, claims.dead_waves(repo, config))
     seen: list[tuple[tracker.Tracker, list[ItemChange]]] = []
 
     def apply(snapshot: Snapshot) -> Change | None:
@@ -157,7 +142,7 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, pulls: PullRequests
         assert snapshot.text is not None
         return Change(tracker.set_items_fields(snapshot.text, {c.id: c.fields for c in changes}, loaded))
 
-    result = SyncResult(repaired=repaired)
+    result = SyncResult()
     if dry_run:
         apply(store.read())
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.core import git, heartbeat
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
@@ -27,7 +27,7 @@ class WaveRefs:
         remote = config.remote if repo.has_remote(config.remote) else None
         if remote is not None:
             prefix = f"refs/remotes/{remote}/"
-            waves = f"{worktree.BRANCH_PREFIX}*"
+            waves = f"{wavebranch.BRANCH_PREFIX}*"
             _fetch(repo.root, remote, [f"+refs/heads/{waves}:{prefix}{waves}", heartbeat.refspec(remote),
                                        f"+refs/heads/{config.base_branch}:{prefix}{config.base_branch}"],
                    unshallow=git.is_shallow(repo.root))
@@ -74,9 +74,9 @@ class WaveRefs:
         tip = self.tips.get(wave_id)
         if tip is None:
             return frozenset()
-        fmt = (f"%(trailers:key={worktree.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
-               f"%(trailers:key={worktree.TRAILER_ITEM},valueonly,separator=%x20)")
-        listing = git.log(self.root, [tip], fmt, grep=f"{worktree.TRAILER_WAVE}: {wave_id}")
+        fmt = (f"%(trailers:key={wavebranch.TRAILER_WAVE},valueonly,separator=%x20){_SEP}"
+               f"%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20)")
+        listing = git.log(self.root, [tip], fmt, grep=f"{wavebranch.TRAILER_WAVE}: {wave_id}")
         found: set[str] = set()
         for line in listing.splitlines():
             waves, _, items = line.partition(_SEP)
@@ -90,12 +90,12 @@ def _branches(root: Path, prefix: str) -> tuple[dict[str, git.CommitSha],
     """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
     waves: dict[str, git.CommitSha] = {}
     items: dict[str, dict[str, git.CommitSha]] = {}
-    for ref, sha in git.for_each_ref(root, f"{prefix}{worktree.BRANCH_PREFIX}").items():
+    for ref, sha in git.for_each_ref(root, f"{prefix}{wavebranch.BRANCH_PREFIX}").items():
         name = ref.removeprefix(prefix)
-        wave_id = worktree.parse_wave_branch(name)
+        wave_id = wavebranch.parse_wave_branch(name)
         if wave_id is not None:
             waves[wave_id] = sha
-        parsed = worktree.parse_item_branch(name)
+        parsed = wavebranch.parse_item_branch(name)
         if parsed is not None:
             items.setdefault(parsed[0], {})[name] = sha
     return waves, items

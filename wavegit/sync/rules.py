@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Protocol
 
-from wavegit.attempts import worktree
+from wavegit.attempts import wavebranch
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import Status
@@ -120,16 +120,16 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
     since = f"claimed at {item.claimed_at}" if claimed_at(item) else "no valid claimed_at"
     why = f"its scheduler ({dead}) is gone" if dead else f"lease expired ({since})"
     if wave is None or facts.refs.tip(wave) is None:
-        branch = worktree.wave_branch(wave) if wave else "(no wave)"
+        branch = wavebranch.wave_branch(wave) if wave else "(no wave)"
         where = facts.refs.where
         return _release(item, config, f"{why}; no branch {branch} on {where}", now, counted=dead is None)
     if on_branch:
         # The wave's record is lost, not its attempt: one attempt, verified.
         update = lifecycle.record(item, verified=True, used=1, cost=0.0, error=None,
                                   max_attempts=config.max_attempts, at=report.utc_timestamp(now))
-        return _change(item, update, f"recovered from {worktree.wave_branch(wave)}: the wave stopped "
+        return _change(item, update, f"recovered from {wavebranch.wave_branch(wave)}: the wave stopped "
                                      "before recording")
-    return _release(item, config, f"{why}; {worktree.wave_branch(wave)} has no commit "
+    return _release(item, config, f"{why}; {wavebranch.wave_branch(wave)} has no commit "
                                   "of this item", now, counted=dead is None)
 
 

@@ -102,9 +102,7 @@ from wavegit.core.git._worktrees import (
     Worktree,
     fast_forward,
     is_clean,
-    prune_worktrees,
     refresh_files,
-    remove_worktree,
     staged_entries,
     worktrees,
 )
@@ -119,8 +117,8 @@ __all__ = [
     "flat_tree", "for_each_ref", "git_path", "hash_blob", "hash_file", "idents", "init_repository",
     "is_ancestor", "is_clean", "is_shallow", "is_valid_ref_name", "last_change", "locate", "log",
     "log_changes", "ls_tree", "ls_tree_recursive", "merge_tree", "missing_objects", "missing_remote_ref",
-    "no_hooks_dir", "out", "own_changes", "pack_reachable", "patch_ids", "prune_worktrees", "push",
+    "no_hooks_dir", "out", "own_changes", "pack_reachable", "patch_ids", "push",
     "push_with_lease", "read_blob", "read_blob_at", "ref_messages", "refresh_files", "remote_urls",
-    "remotes", "remove_worktree", "resolve_commit", "rev_list", "run", "set_remote_auth", "staged_entries",
+    "remotes", "resolve_commit", "rev_list", "run", "set_remote_auth", "staged_entries",
     "tree_of", "update_ref", "without_repo_vars", "worktrees",
 ]

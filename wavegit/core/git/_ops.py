@@ -14,7 +14,7 @@ TreeSha = NewType("TreeSha", str)
 Branch = NewType("Branch", str)
 """A branch name without ``refs/heads/``."""
 WaveId = NewType("WaveId", str)
-"""``w-YYYYMMDD-HHMMSS-xxxx`` (see ``wavegit.attempts.worktree.new_wave_id``)."""
+"""``w-YYYYMMDD-HHMMSS-xxxx`` (see ``wavegit.attempts.wavebranch.new_wave_id``)."""
 
 C_LOCALE = {"LC_ALL": "C"}
 """Untranslated git messages, for callers that classify a failure by its text."""

@@ -1,5 +1,5 @@
 """The git layer's operations on work trees: the user's checkout after a local tracker commit (what is staged,
-refreshing files, whether it is clean, a fast-forward) and linked worktrees, which older wavegits made.
+refreshing files, whether it is clean, a fast-forward) and the list of its work trees (main and linked).
 """
 
 from collections.abc import Mapping
@@ -51,7 +51,6 @@ class Worktree(NamedTuple):
     path: Path
     branch: str | None
     """The full ref checked out there (None: detached or bare)."""
-    locked: bool
 
 
 def worktrees(root: Path) -> list[Worktree]:
@@ -63,17 +62,5 @@ def worktrees(root: Path) -> list[Worktree]:
         if not fields[0].startswith("worktree "):
             continue
         branch = next((f.removeprefix("branch ") for f in fields[1:] if f.startswith("branch ")), None)
-        locked = any(f == "locked" or f.startswith("locked ") for f in fields[1:])
-        found.append(Worktree(Path(fields[0].removeprefix("worktree ")), branch, locked))
+        found.append(Worktree(Path(fields[0].removeprefix("worktree ")), branch))
     return found
-
-
-def remove_worktree(root: Path, path: Path) -> bool:
-    """``git worktree remove`` of ``path``, dirty or locked; whether git removed it (never raises)."""
-    return git.run(["worktree", "remove", "--force", "--force", str(path)], cwd=root,
-                   check=False).returncode == 0
-
-
-def prune_worktrees(root: Path) -> None:
-    """Drop the admin entries of worktrees whose directories are gone (best effort)."""
-    git.run(["worktree", "prune"], cwd=root, check=False)

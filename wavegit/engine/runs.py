@@ -12,7 +12,7 @@ from wavegit.model import tracker
 
 
 class Events(Protocol):
-    """Where a wave tells what happens (``wavegit.core.progress.Progress``); thread-safe."""
+    """Where a wave tells what happens (``wavegit.commands._progress.Progress``); thread-safe."""
 
     def event(self, item_id: str, state: str, detail: str = "", *, attempt: int | None = None) -> None: ...
 

@@ -1,4 +1,4 @@
-"""Branch names, item commits and their combination, the cleanup of linked worktrees; on git.
+"""Branch names, item commits and their combination into the wave branch; on git.
 
 Branch naming (the pre-push hook imports these builders, so they live in one place):
 
@@ -7,27 +7,19 @@ Branch naming (the pre-push hook imports these builders, so they live in one pla
   because git cannot hold a ref and a directory of refs with the same name.
 
 Everything here works with plumbing in the given directory; nothing touches the user's index or work tree.
-An attempt's tree is no linked worktree (:mod:`wavegit.attempts.workspace`); the worktree functions here
-remove linked worktrees that a wavegit before it left under the state dir, and the worktrees half-made by a
-kill inside its ``git worktree add``, which make every fetch in the clone fail until removed.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
-import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit.attempts import workspace
 from wavegit.core import fastimport, git
 from wavegit.core.git import Branch, Change, GitError, WaveId
-from wavegit.core.repo import Repo
 
 BRANCH_PREFIX = "wavegit/"
 ITEM_BRANCH_PREFIX = "wavegit/items/"
@@ -66,144 +58,6 @@ def parse_item_branch(branch: str) -> tuple[WaveId, str] | None:
         return None
     wave_id, _, item_id = name.removeprefix(ITEM_BRANCH_PREFIX).partition("/")
     return (WaveId(wave_id), item_id) if WAVE_ID_RE.match(wave_id) and item_id else None
-
-
-def remove(repo_root: Path, path: Path) -> None:
-    """Remove a worktree, whatever state it is in (dirty, half-created, already gone)."""
-    if not git.remove_worktree(repo_root, path):
-        shutil.rmtree(path, ignore_errors=True)
-        git.prune_worktrees(repo_root)
-
-
-def remove_all_under(repo_root: Path, directory: Path) -> None:
-    """Remove every worktree of ``git worktree list`` below ``directory``, then the directory itself.
-
-    The files go first and one ``git worktree prune`` then drops the admin entries of them all; only a
-    locked worktree (which prune keeps) needs ``git worktree remove`` of its own.
-    """
-    prefix = directory.resolve()
-    locked: list[Path] = []
-    for found in git.worktrees(repo_root):
-        wt = found.path.resolve()
-        if wt.is_relative_to(prefix):
-            shutil.rmtree(wt, ignore_errors=True)
-            if found.locked:
-                locked.append(wt)
-    workspace.remove(directory)
-    git.prune_worktrees(repo_root)
-    for wt in locked:
-        remove(repo_root, wt)
-
-
-HALF_MADE_AGE_S = 60.0
-"""How long a half-made worktree's admin files must have been left untouched before it is repaired.
-
-``git worktree add`` writes them and finishes (HEAD set, lock removed) in well under a second, and each
-wavegit process serialises its own adds; so one untouched this long is not being made by any live
-process in this clone: its maker was killed (``kill -9`` in the middle of the add).
-"""
-
-_OID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-
-
-@dataclass(frozen=True)
-class HalfMade:
-    """A worktree left by an interrupted ``git worktree add``: its admin dir, its path and what is wrong."""
-
-    admin: Path
-    """``<common dir>/worktrees/<name>``."""
-    path: Path
-    why: str
-
-    def line(self) -> str:
-        return f"repair half-made worktree {self.path} ({self.why}: a `git worktree add` was interrupted)"
-
-
-def find_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[HalfMade]:
-    """Worktrees wavegit made (under ``<state dir>/worktrees``) whose HEAD is missing, empty or not an
-    object, and whose admin files are at least ``min_age_s`` old.
-
-    Every ``git fetch`` and ``git worktree add`` in the clone reads each worktree's HEAD and fails on one
-    holding the placeholder (null) id that the add writes first ("bad object worktrees/<name>/HEAD").
-    Only reads directories and small files, except that a well-formed id in a worktree still locked
-    "initializing" (the add did not finish) is looked up with one ``git cat-file`` for all of them.
-    """
-    try:
-        admins = sorted(p for p in (repo.common_dir / "worktrees").iterdir() if p.is_dir())
-    except FileNotFoundError:
-        return []
-    ours = repo.worktrees_dir.resolve()
-    now = time.time()
-    found: list[HalfMade] = []
-    unsure: list[tuple[Path, Path, str]] = []
-    for admin in admins:
-        path = _worktree_of(admin)
-        if path is None or not path.is_relative_to(ours) or now - _last_touched(admin) < min_age_s:
-            continue
-        head = _read(admin / "HEAD")
-        why = _bad_head(head)
-        if why is not None:
-            found.append(HalfMade(admin, path, why))
-        elif head is not None and _OID_RE.match(head) and _initializing(admin):
-            unsure.append((admin, path, head))
-    missing = git.missing_objects(repo.root, [oid for _, _, oid in unsure])
-    for (admin, path, oid), gone in zip(unsure, missing, strict=True):
-        if gone:
-            found.append(HalfMade(admin, path, f"HEAD names {oid[:12]}, not an object"))
-    return sorted(found, key=lambda half: half.admin)
-
-
-def repair_half_made(repo: Repo, *, min_age_s: float = HALF_MADE_AGE_S) -> list[str]:
-    """Remove the worktrees :func:`find_half_made` finds; one line for each that was repaired."""
-    found = find_half_made(repo, min_age_s=min_age_s)
-    for half in found:
-        if not git.remove_worktree(repo.root, half.path) or half.admin.exists():
-            # `git worktree prune` keeps a locked entry, so its admin dir goes by hand first.
-            shutil.rmtree(half.path, ignore_errors=True)
-            shutil.rmtree(half.admin, ignore_errors=True)
-            git.prune_worktrees(repo.root)
-    return [half.line() for half in found]
-
-
-def _worktree_of(admin: Path) -> Path | None:
-    """The worktree an admin dir belongs to (its ``gitdir`` file names ``<worktree>/.git``), resolved."""
-    gitdir = _read(admin / "gitdir")
-    if not gitdir:
-        return None
-    return (admin / gitdir).resolve().parent
-
-
-def _last_touched(admin: Path) -> float:
-    """The newest modification time of the admin dir and the files directly in it (now if it vanished)."""
-    try:
-        with os.scandir(admin) as entries:
-            return max([admin.stat().st_mtime, *(entry.stat().st_mtime for entry in entries)])
-    except FileNotFoundError:
-        return time.time()
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def _bad_head(head: str | None) -> str | None:
-    """What is wrong with a worktree's HEAD that needs no git to tell, or None."""
-    if head is None:
-        return "HEAD is missing"
-    if not head:
-        return "HEAD is empty"
-    if head.startswith("ref: "):
-        return None
-    if not _OID_RE.match(head):
-        return "HEAD is neither an object id nor a symbolic ref"
-    return "HEAD is the null id" if not head.strip("0") else None
-
-
-def _initializing(admin: Path) -> bool:
-    return _read(admin / "locked") == "initializing"
 
 
 @dataclass(frozen=True)
