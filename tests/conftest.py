@@ -1,9 +1,7 @@
 from __future__ import annotations
 
 import compileall
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,16 +12,11 @@ from tests.helpers.repos import REPO_ROOT, RemoteRepo, make_remote_repo
 collect_ignore_glob = ["fixtures/*"]
 
 
-# Bytecode, compiled once and kept in a cache outside the source tree that every process of the session
-# (the xdist workers, each ``python -m wavegit``, the git hooks) inherits through PYTHONPYCACHEPREFIX:
-# under PYTHONDONTWRITEBYTECODE=1 each of the thousands of ``python -m wavegit`` subprocesses would
-# otherwise compile every module it imports from source again. The test processes themselves write to it
-# whatever that variable says (it is there to keep the tree clean, and the cache is not the tree): each
-# xdist worker then imports the test modules, rewritten by pytest, without compiling them again.
-os.environ.setdefault("PYTHONPYCACHEPREFIX",
-                      str(Path(tempfile.gettempdir()) / f"wavegit-test-bytecode-{os.getuid()}"))
-sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]  # read at startup only: this process uses it too
-sys.dont_write_bytecode = False
+# Bytecode written beside the sources (in git-ignored __pycache__ folders), whatever PYTHONDONTWRITEBYTECODE
+# says: under it, each of the thousands of ``python -m wavegit`` subprocesses of a session would compile every
+# module it imports from source again (~120 ms each time). A prefix cache (PYTHONPYCACHEPREFIX) would not do:
+# it moves every module's bytecode there, the standard library's too, which then compiles in every process.
+sys.dont_write_bytecode = False  # the test processes: each xdist worker writes the rewritten test modules
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -54,3 +47,9 @@ def deterministic_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
 def remote_repo(tmp_path: Path) -> RemoteRepo:
     """A bare origin plus a clone with one commit on main, both under tmp_path."""
     return make_remote_repo(tmp_path)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow and real tests first, in their files' order: in a session that selects them with the fast
+    ones (`.ci/run`), the long tests start early and the short ones fill both workers at the end."""
+    items.sort(key=lambda item: not any(item.get_closest_marker(name) for name in ("slow", "real")))
