@@ -1,13 +1,29 @@
 from __future__ import annotations
 
+import compileall
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import RemoteRepo, make_remote_repo
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, make_remote_repo
 
 # A third-party library copied in as test data (tests/fixtures/six/README.md): its own tests are not ours.
 collect_ignore_glob = ["fixtures/*"]
+
+
+# Bytecode written beside the sources (in git-ignored __pycache__ folders), whatever PYTHONDONTWRITEBYTECODE
+# says: under it, each of the thousands of ``python -m wavegit`` subprocesses of a session would compile every
+# module it imports from source again (~120 ms each time). A prefix cache (PYTHONPYCACHEPREFIX) would not do:
+# it moves every module's bytecode there, the standard library's too, which then compiles in every process.
+sys.dont_write_bytecode = False  # the test processes: each xdist worker writes the rewritten test modules
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """wavegit's bytecode compiled once per session, before the xdist workers start and any subprocess
+    imports it."""
+    if not hasattr(config, "workerinput"):  # an xdist worker: its controller did it
+        compileall.compile_dir(REPO_ROOT / "wavegit", quiet=1)
 
 
 @pytest.fixture(autouse=True)
@@ -31,3 +47,9 @@ def deterministic_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
 def remote_repo(tmp_path: Path) -> RemoteRepo:
     """A bare origin plus a clone with one commit on main, both under tmp_path."""
     return make_remote_repo(tmp_path)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow and real tests first, in their files' order: in a session that selects them with the fast
+    ones (`.ci/run`), the long tests start early and the short ones fill both workers at the end."""
+    items.sort(key=lambda item: not any(item.get_closest_marker(name) for name in ("slow", "real")))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,18 +68,52 @@ class RemoteRepo:
 
 
 def make_remote_repo(base: Path, files: dict[str, str] | None = None) -> RemoteRepo:
-    origin = base / "origin.git"
-    git(base, "init", "-q", "--bare", "-b", "main", str(origin))
-    clone = base / "work"
-    git(base, "clone", "-q", str(origin), str(clone))
-    for rel, content in (files or {"README.md": "hello\n"}).items():
-        target = clone / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
-    git(clone, "add", "-A")
-    git(clone, "commit", "-q", "-m", "initial")
-    git(clone, "push", "-q", "origin", "main")
+    """A bare ``origin`` and a clone with ``files`` (default a README) committed and pushed on ``main``,
+    under ``base``: copied from a template this process built once for the same files and git settings, so
+    each test spends two git calls on it instead of a dozen processes (init, clone, add, commit, push)."""
+    files = files or {"README.md": "hello\n"}
+    template = _template(files)
+    shutil.copytree(template, base, symlinks=True, dirs_exist_ok=True)
+    origin, clone = base / "origin.git", base / "work"
+    git(clone, "remote", "set-url", "origin", str(origin))
+    # The copy has new inodes and change times: refreshed, the index says the files are unmodified again,
+    # as after a real clone, also to plumbing (diff-files) that does not refresh it itself.
+    git(clone, "update-index", "-q", "--refresh")
     return RemoteRepo(origin=origin, clone=clone, base=base)
+
+
+_TEMPLATES: dict[tuple[object, ...], Path] = {}
+
+
+def _template(files: dict[str, str]) -> Path:
+    """The folder holding ``origin.git`` and ``work`` built from scratch for ``files`` under the current git
+    identity, dates and global config, made once per process (and removed at its exit)."""
+    gitconfig = Path(os.environ.get("GIT_CONFIG_GLOBAL", os.devnull))
+    settings = sorted((k, v) for k, v in os.environ.items()
+                      if k.startswith("GIT_") and k != "GIT_CONFIG_GLOBAL")
+    key = (tuple(files.items()), tuple(settings), gitconfig.read_bytes() if gitconfig.is_file() else None)
+    if key not in _TEMPLATES:
+        if not _TEMPLATES:
+            atexit.register(shutil.rmtree, _template_root(), True)
+        base = Path(tempfile.mkdtemp(dir=_template_root()))
+        origin = base / "origin.git"
+        git(base, "init", "-q", "--bare", "-b", "main", str(origin))
+        clone = base / "work"
+        git(base, "clone", "-q", str(origin), str(clone))
+        for rel, content in files.items():
+            target = clone / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+        git(clone, "add", "-A")
+        git(clone, "commit", "-q", "-m", "initial")
+        git(clone, "push", "-q", "origin", "main")
+        _TEMPLATES[key] = base
+    return _TEMPLATES[key]
+
+
+@functools.cache
+def _template_root() -> Path:
+    return Path(tempfile.mkdtemp(prefix="wavegit-test-templates-"))
 
 
 def with_tracker(repo: RemoteRepo, text: str | None = None) -> Path:
