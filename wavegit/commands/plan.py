@@ -140,14 +140,11 @@ def refused(store: GitStore, halt_blob: git.BlobSha | None, cols: Columns,
 
 
 def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: git.BlobSha) -> Refusal | None:
-    profiles = {profile.name for profile in store.config.workers}
-    if all(worker is None or worker in profiles for worker in cols.workers):
-        return None
-    from wavegit.attempts import agents  # rare: the common plan does not import it
+    from wavegit.commands._profiles import unknown_profiles  # rare: only items naming a profile reach here
 
-    problems = agents.unknown_profiles(store.read_blob(tracker_blob), store.config.tracker_path, store.config,
-                                       list(zip(cols.ids, cols.workers, strict=True)))
-    return Refusal("; ".join(map(str, problems)), EXIT_BAD_INPUT)
+    problems = unknown_profiles(lambda: store.read_blob(tracker_blob), store.config.tracker_path,
+                                store.config, list(zip(cols.ids, cols.workers, strict=True)))
+    return Refusal("; ".join(map(str, problems)), EXIT_BAD_INPUT) if problems else None
 
 
 def matrix(item_ids: Sequence[str]) -> dict[str, object]:

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import agents
+from wavegit.commands._profiles import unknown_profiles
 from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.core.repo import Repo, discover
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
                                     protected=protected_of(config)).items
         count = len(items)
         if repo is not None:  # outside a repository there is no config to name profiles
-            problems.extend(agents.unknown_profiles(text.text, text.display_path, config,
-                                                    [(item.id, item.worker) for item in items]))
+            problems.extend(unknown_profiles(lambda: text.text, text.display_path, config,
+                                             [(item.id, item.worker) for item in items]))
     except ValidationError as exc:
         problems.extend(exc.problems)
     except UsageError:

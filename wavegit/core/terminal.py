@@ -36,11 +36,15 @@ def inert_json(document: str) -> str:
 
 def inert(text: str) -> str:
     """``text`` safe to print on a terminal as one field: every control character as a ``\\xNN`` escape."""
-    return text.translate(_INERT)
+    # Every character escaped is unprintable, and ``isprintable`` is a tenth of the cost of ``translate``:
+    # `ls` of 10,000 items makes 60,000 cells.
+    return text if text.isprintable() else text.translate(_INERT)
 
 
 def inert_lines(text: str) -> str:
     """``text`` safe to print on a terminal, its newlines and tabs kept."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
     return escape(text).translate(_INERT_LINES)
 
 
