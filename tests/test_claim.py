@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.store import WrappedStore
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit.commands.run import summary
+from wavegit.commands._summary import summary
 from wavegit.core.errors import EXIT_HALTED, BudgetExceededError, HaltedError
 from wavegit.core.repo import Repo, discover
 from wavegit.engine.claim import claim

@@ -102,7 +102,7 @@ def test_attempt_numbers_agree_in_progress_lines_report_and_tracker(tmp_path: Pa
 
 
 def test_the_summary_names_no_attempt_for_a_launch_that_counted_none() -> None:
-    from wavegit.commands.run import summary
+    from wavegit.commands._summary import summary
     from wavegit.model.report import AttemptRecord, ItemReport, WaveReport
 
     def record(counted: bool) -> AttemptRecord:

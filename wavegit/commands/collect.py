@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from wavegit.commands._context import Context
-from wavegit.commands.run import summary
+from wavegit.commands._summary import summary
 from wavegit.github import publish, scaleout
 
 

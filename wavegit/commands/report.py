@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from wavegit.attempts import wavebranch
-from wavegit.commands.run import summary
+from wavegit.commands._summary import summary
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo, discover
 from wavegit.core.terminal import inert
