@@ -57,19 +57,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(items: tuple[tracker.Item, ...]) -> str:
-    rows = [_COLUMNS] + [_row(item) for item in items]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
+    rows = [_COLUMNS, *map(_row, items)]
+    widths = [max(map(len, column)) for column in list(zip(*rows, strict=True))[:-1]]
     # The last column (title) is not padded, so no line carries trailing spaces.
-    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)), row[-1]])
-                     .rstrip() for row in rows)
+    return "\n".join("  ".join([*map(str.ljust, row[:-1], widths), row[-1]]).rstrip() for row in rows)
 
 
 def _row(item: tracker.Item) -> tuple[str, ...]:
     # An invalid item's fields hold defaults where its values were bad (`todoo` reads as todo): say so
     # rather than show values the file does not have.
-    return tuple("invalid" if item.problems and name == "status" else _cell(getattr(item, name))
-                 for name in _COLUMNS)
+    status = "invalid" if item.problems else _cell(item.status)
+    return (_cell(item.id), status, _cell(item.priority), _cell(item.wave), _cell(item.pr), _cell(item.title))
 
 
 def _cell(value: object) -> str:
-    return "-" if value is None or value == "" else inert(" ".join(str(value).split()))
+    if value is None or value == "":
+        return "-"
+    text = str(value)
+    # Printable text has no whitespace but the space: most cells need neither folding nor escaping.
+    if text.isprintable() and "  " not in text and not text.startswith(" ") and not text.endswith(" "):
+        return text
+    return inert(" ".join(text.split()))
