@@ -62,12 +62,16 @@ class WorkerSlots:
                     self._free > 0 and self._retries == 0 and self._turn == turn))
                 self._turn = max(self._turn, turn + 1)
             self._waiting -= 1
-            # Whoever waits may go now: the next turn, or first attempts once no retry waits.
-            self._cond.notify_all()
-            if self._stopped:
-                return None
-            self._free -= 1
-            self._launching += 1
+            return self._hand_out()
+
+    def _hand_out(self) -> Slot | None:
+        """After a wait, the condition held: a slot (its worker about to start), or None once stopped."""
+        # Whoever waits may go now: the next turn, or first attempts once no retry waits.
+        self._cond.notify_all()
+        if self._stopped:
+            return None
+        self._free -= 1
+        self._launching += 1
         return Slot(self)
 
     def launched(self) -> None:
@@ -148,12 +152,7 @@ class RollingSlots(WorkerSlots):
                 self._free > 0 and self._retries == 0 and min(self._queued, key=self._key) == turn))
             self._queued.discard(turn)
             self._waiting -= 1
-            self._cond.notify_all()
-            if self._stopped:
-                return None
-            self._free -= 1
-            self._launching += 1
-        return Slot(self)
+            return self._hand_out()
 
     def _key(self, turn: int) -> tuple[float, ...]:
         return (*self._keys.get(turn, ()), turn)
