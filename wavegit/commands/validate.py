@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.commands._profiles import unknown_profiles
 from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
+from wavegit.core.parsecache import blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
 from wavegit.model import tracker
 from wavegit.model.config import Config, load_config, protected_of
@@ -49,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
     count = 0
     try:
         checked = _read(args, repo, config)
-        text = checked.text
-        items = tracker.load_cached(text.text, text.blob_sha, _cache(repo), text.display_path,
-                                    protected=protected_of(config)).items
+        # The text is read only on a parse-cache miss, or to locate a profile the config lacks.
+        items = tracker.load_blob(checked.blob_sha, checked.read_text, _cache(repo), checked.display_path,
+                                  protected=protected_of(config)).items
         count = len(items)
         if repo is not None:  # outside a repository there is no config to name profiles
-            problems.extend(unknown_profiles(lambda: text.text, text.display_path, config,
+            problems.extend(unknown_profiles(checked.read_text, checked.display_path, config,
                                              [(item.id, item.worker) for item in items]))
     except ValidationError as exc:
         problems.extend(exc.problems)
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         # No tracker to check: the config's problems are still worth reporting, and are the exit 2.
     if args.json:
         tracker_json = None if checked is None else {
-            "ref": checked.ref, "path": checked.text.display_path, "blob": checked.text.blob_sha}
+            "ref": checked.ref, "path": checked.display_path, "blob": checked.blob_sha}
         print(json.dumps({"ok": not problems, "items": count, "tracker": tracker_json,
                           "problems": [_problem_json(p) for p in problems]}, indent=2))
         return EXIT_BAD_INPUT if problems else EXIT_OK
@@ -77,9 +79,11 @@ def run(args: argparse.Namespace) -> int:
 
 @dataclass(frozen=True)
 class Checked:
-    """The tracker text checked and where it came from."""
+    """The tracker checked and where it came from."""
 
-    text: TrackerText
+    blob_sha: str
+    read_text: Callable[[], str]
+    display_path: str
     ref: str | None
     """The tracker branch it was read from (``origin/main``); None: a file."""
     shown: str
@@ -91,20 +95,24 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
     if args.file is not None:
         missing = f"check the path given to --file; it is read from {Path(args.directory).resolve()}"
         text = read_tracker_text(Path(args.directory) / args.file, str(args.file), missing)
-        return Checked(text, None, "")
+        return _checked(text, None, "")
     if repo is None:
         raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
     if args.worktree:
         text = read_tracker_text(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config))
-        return Checked(text, None, f"the work tree's {config.tracker_path}")
+        return _checked(text, None, f"the work tree's {config.tracker_path}")
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=args.fetch)
     if blob_sha is None:
         raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}",
                          "; `wavegit validate --worktree` checks the file in your work tree")
-    text = TrackerText(store.read_blob(blob_sha), blob_sha, config.tracker_path)
     _note_worktree_copy(repo, config, store, blob_sha)
-    return Checked(text, store.target, store.source(blob_sha))
+    return Checked(blob_sha, lambda: store.read_blob(blob_sha), config.tracker_path, store.target,
+                   store.source(blob_sha))
+
+
+def _checked(text: TrackerText, ref: str | None, shown: str) -> Checked:
+    return Checked(text.blob_sha, lambda: text.text, text.display_path, ref, shown)
 
 
 def _worktree_hint(config: Config) -> str:
@@ -121,10 +129,10 @@ def _worktree_hint(config: Config) -> str:
 def _note_worktree_copy(repo: Repo, config: Config, store: GitStore, blob_sha: str) -> None:
     """Say so when the work tree holds another version of the tracker than the one checked."""
     try:
-        local = read_tracker_text(repo.root / config.tracker_path, config.tracker_path)
-    except (UsageError, ValidationError):
+        local = (repo.root / config.tracker_path).read_bytes()
+    except OSError:
         return
-    if local.blob_sha != blob_sha:
+    if blob_sha_of_bytes(local) != blob_sha:
         print(f"note: checked the tracker at {store.target}; your work tree's {config.tracker_path} differs "
               "(`wavegit validate --worktree` checks it)", file=sys.stderr)
 

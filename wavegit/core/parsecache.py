@@ -45,7 +45,11 @@ def path_key(path: str, protected: tuple[str, ...] | None = None) -> str:
 
 def blob_sha(text: str) -> str:
     """The git blob SHA-1 of ``text`` encoded as UTF-8, exactly as ``git hash-object`` computes it."""
+    return blob_sha_of_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def blob_sha_of_bytes(data: bytes) -> str:
+    """The git blob SHA-1 of ``data``, as ``git hash-object`` computes it."""
     import hashlib
 
-    data = text.encode("utf-8", "surrogatepass")
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
