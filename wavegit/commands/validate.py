@@ -21,7 +21,7 @@ from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.core.parsecache import blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
-from wavegit.model import tracker
+from wavegit.model import plancache
 from wavegit.model.config import Config, load_config, protected_of
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import GitStore
@@ -52,12 +52,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         checked = _read(args, repo, config)
         # The text is read only on a parse-cache miss, or to locate a profile the config lacks.
-        items = tracker.load_blob(checked.blob_sha, checked.read_text, _cache(repo), checked.display_path,
-                                  protected=protected_of(config)).items
-        count = len(items)
+        # Strict, as a wave reads it; the planning columns (ids, workers) are all a valid tracker needs here.
+        cols = plancache.load_columns(checked.blob_sha, checked.read_text, _cache(repo), checked.display_path,
+                                      protected=protected_of(config))
+        count = len(cols.ids)
         if repo is not None:  # outside a repository there is no config to name profiles
             problems.extend(unknown_profiles(checked.read_text, checked.display_path, config,
-                                             [(item.id, item.worker) for item in items]))
+                                             list(zip(cols.ids, cols.workers, strict=True))))
     except ValidationError as exc:
         problems.extend(exc.problems)
     except UsageError:
