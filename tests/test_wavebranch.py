@@ -23,7 +23,9 @@ def test_wave_ids_are_utc_timestamped_unique_and_sort_by_start_time() -> None:
     late = wavebranch.new_wave_id(datetime(2026, 11, 29, 14, 32, 6, tzinfo=timezone.utc))
     assert early.startswith("w-20261129-143205-") and wavebranch.WAVE_ID_RE.match(early)
     assert early < late
-    assert len({wavebranch.new_wave_id() for _ in range(50)}) == 50
+    # 2,000 in one second: 65,536 suffixes make a repeat all but certain unless the process remembers its own.
+    moment = datetime(2026, 11, 29, 14, 32, 7, tzinfo=timezone.utc)
+    assert len({wavebranch.new_wave_id(moment) for _ in range(2_000)}) == 2_000
 
 
 def test_branch_names_round_trip_and_item_branches_never_nest_under_the_wave_branch() -> None:

@@ -30,10 +30,20 @@ TRAILER_PROMPT = "Wavegit-Prompt-Sha256"
 TRAILER_WORKER = "Wavegit-Worker"
 
 
+_ISSUED: set[str] = set()
+"""The wave ids this process made: a rolling scheduler opens several waves a second, and two of 50 random
+suffixes in one second are alike about once in fifty."""
+
+
 def new_wave_id(now: datetime | None = None) -> WaveId:
-    """``w-YYYYMMDD-HHMMSS-xxxx`` in UTC: sortable by start time, unique by its random suffix."""
+    """``w-YYYYMMDD-HHMMSS-xxxx`` in UTC: sortable by start time, unique by its random suffix (never one this
+    process made before)."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return WaveId(f"w-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}")
+    while True:
+        wave_id = f"w-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        if wave_id not in _ISSUED:
+            _ISSUED.add(wave_id)
+            return WaveId(wave_id)
 
 
 def wave_branch(wave_id: str) -> Branch:
