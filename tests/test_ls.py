@@ -97,3 +97,12 @@ def test_ls_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
         "wavegit ls: no tracker at origin/main:.wavegit/tracker.yaml (no .wavegit/config.yaml in this "
         "checkout: if someone ran `wavegit init` already, `git pull` brings it and it says where the tracker "
         "is; else run `wavegit init`)")
+
+
+def test_a_valid_items_wave_and_title_print_their_terminal_escapes_inert(remote_repo: RemoteRepo) -> None:
+    # A valid item's wave and title are free text (its id, status, priority and pr are checked words).
+    hostile = EXAMPLE.read_text().replace("wave: w-20260101-0001", 'wave: "w-1\\e]52;c;cm0gLXJm\\a"', 1)
+    result = wavegit(with_tracker(remote_repo, hostile), "ls")
+    assert result.returncode == 0
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "w-1\\x1b]52;c;cm0gLXJm\\x07" in result.stdout

@@ -66,8 +66,12 @@ def _table(items: tuple[tracker.Item, ...]) -> str:
 def _row(item: tracker.Item) -> tuple[str, ...]:
     # An invalid item's fields hold defaults where its values were bad (`todoo` reads as todo): say so
     # rather than show values the file does not have.
-    status = "invalid" if item.problems else _cell(item.status)
-    return (_cell(item.id), status, _cell(item.priority), _cell(item.wave), _cell(item.pr), _cell(item.title))
+    if item.problems:
+        return (_cell(item.id), "invalid", _cell(item.priority), _cell(item.wave), _cell(item.pr),
+                _cell(item.title))
+    # A valid item's id, status, priority and pr are checked words and numbers: nothing to fold or escape.
+    pr = "-" if item.pr is None else str(item.pr)
+    return (item.id, item.status, item.priority, _cell(item.wave), pr, _cell(item.title))
 
 
 def _cell(value: object) -> str:
