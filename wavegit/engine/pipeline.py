@@ -209,7 +209,7 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     options.events.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
     ran = _run(repo, config, store, claimed, rep, source, options)
     pr = _open_pr(rep, ran, config, delivery)
-    race_lost = _record(repo, config, store, claimed, rep, ran.runs, pr)
+    race_lost = _record(repo, config, store, claimed, rep, ran, pr)
     _account(rep, config, claimed, ran)
     rep.pr = pr
     if rep.error is None:
@@ -251,6 +251,11 @@ class _Ran:
     @property
     def pushed(self) -> bool:
         return self.collected is not None and self.collected.pushed
+
+    @property
+    def spent(self) -> float:
+        """What the runs cost: the wave's own attempts, or (scale-out) the runners' results it collected."""
+        return sum(run.cost for run in self.runs)
 
 
 def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
@@ -315,15 +320,13 @@ def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delive
 
 
 def _record(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
-            runs: list[ItemRun], pr: int | None) -> bool:
+            ran: _Ran, pr: int | None) -> bool:
     """Every item's outcome on the tracker branch (phase ``record``); whether the race was lost for good."""
     if rep.error is None:
         rep.phase = "record"
-    # What the runs cost: the wave's own attempts, or (scale-out) the runners' results it collected.
-    spent = sum(run.cost for run in runs)
     try:
-        rep.tracker_updated = record(repo, config, store, claimed.wave_id, runs, spent=spent, now=utc_now(),
-                                     pr=pr) is not None
+        rep.tracker_updated = record(repo, config, store, claimed.wave_id, ran.runs, spent=ran.spent,
+                                     now=utc_now(), pr=pr) is not None
     except RaceLostError as exc:
         _failed(rep, f"the tracker update did not land: {exc}")
         return True
@@ -346,7 +349,7 @@ def _account(rep: report.WaveReport, config: Config, claimed: Claim, ran: _Ran) 
         rep.notes += wave.context.spend.notes
         rep.notes += [f"worker profile {profile!r} failed for good ({why}): no further attempt of it "
                       "started in this wave" for profile, why in wave.context.stopped_profiles.items()]
-    spent = sum(run.cost for run in ran.runs)
+    spent = ran.spent
     # The day's total includes this wave; a ceiling is exceeded when passed, even by concurrent items.
     rep.budget.wave_spent_usd = round(spent, 6)
     rep.budget.day_spent_usd = round(claimed.day_spent + spent, 6)
