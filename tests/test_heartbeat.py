@@ -178,3 +178,14 @@ def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_report
     # The report's ref: one parentless commit holding report.json, the report the wave printed.
     assert git(remote.origin, "rev-list", "--count", report) == "1"
     assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["wave_id"] == wave
+
+
+def test_a_heartbeat_copy_whose_wave_deleted_its_ref_is_pruned_by_the_next_tracker_fetch(
+        tmp_path: Path) -> None:
+    # A fetch that raced a wave's end can copy its heartbeat just before the remote ref is deleted.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    head = git(remote.clone, "rev-parse", "HEAD")
+    stale = f"{heartbeat.local_prefix('origin')}w-20260101-000000-dead"
+    git(remote.clone, "update-ref", stale, head)
+    assert wavegit(remote.clone, "ls", "--fetch").returncode == 0
+    assert git(remote.clone, "for-each-ref", "--format=%(refname)", heartbeat.local_prefix("origin")) == ""

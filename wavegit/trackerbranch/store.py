@@ -400,8 +400,9 @@ class GitStore:
         from wavegit.core import heartbeat  # who holds the tracker's claims comes with it
 
         try:
+            # Pruned: a heartbeat copy its wave deleted (a fetch raced the deletion) goes at the next fetch.
             git.fetch(self.repo.root, self.remote, [f"+{self.branch_ref}:{self.tracking_ref}",
-                                                       heartbeat.refspec(self.remote)])
+                                                       heartbeat.refspec(self.remote)], prune=True)
         except git.GitError as exc:
             if not git.missing_remote_ref(exc):
                 what = f"cannot fetch {self.config.tracker_branch} from {self.remote}"
