@@ -76,7 +76,8 @@ def test_a_bad_backlog_is_every_problem_at_its_line_exit_2_and_nothing_written(
     lines = result.stderr.splitlines()
     assert lines[0].startswith("backlog.json:2:3: item 1 (a): ownsFiles '../outside'")
     assert lines[1:] == ["backlog.json:10:3: item 2 (b): prompt is missing",
-                         "backlog.json:10:3: item 2 (b): priority 'high' is not one of P0, P1, P2, P3"]
+                         "backlog.json:10:3: item 2 (b): priority: must be one of P0, P1, P2, P3, got 'high' "
+                         "(hint: e.g. 'P0')"]
     assert git(remote.origin, "rev-parse", BRANCH) == before
 
 

@@ -81,13 +81,14 @@ def test_every_problem_of_every_record_is_reported_at_its_line() -> None:
         "]"])
     assert problems_of(text, taken=frozenset({"old"})) == [
         "backlog.json:2:3: item 1 (a): prompt is missing",
-        "backlog.json:2:3: item 1 (a): testCmd: cannot be split into words: No closing quotation",
+        "backlog.json:2:3: item 1 (a): testCmd: cannot be split into words: No closing quotation "
+        "(hint: a command; exit 0 means verified)",
         "backlog.json:2:3: item 1 (a): ownsFiles '/etc/passwd': pattern '/etc/passwd': is absolute; write it "
         "relative to the repository root, e.g. src/app.py",
-        "backlog.json:2:3: item 1 (a): priority 'P9' is not one of P0, P1, P2, P3",
+        "backlog.json:2:3: item 1 (a): priority: must be one of P0, P1, P2, P3, got 'P9' (hint: e.g. 'P0')",
         "backlog.json:3:3: item 2 (b): ownsFiles is empty: list the files the item may change",
         'backlog.json:3:3: item 2 (b): status "weird" is not one of todo, in_progress, done, failed, blocked',
-        "backlog.json:3:3: item 2 (b): createdAt: must be an ISO 8601 time",
+        "backlog.json:3:3: item 2 (b): createdAt: must be an ISO 8601 time (hint: e.g. 2026-01-31T09:30:00Z)",
         "backlog.json:4:2: item 3: id 'old' is already taken (in the tracker or earlier in this file)",
         'backlog.json:5:3: an item must be an object, not "not an object"']
 
@@ -98,7 +99,8 @@ def test_every_problem_of_every_record_is_reported_at_its_line() -> None:
     ('{"tasks": []}', 'backlog.json:1:1: expected a list of items or an object with "items"'),
     ("42", 'backlog.json:1:1: expected a list of items or an object with "items"'),
     ('[{"slug": "a", "prompt": 3, "ownsFiles": "src/a.py", "testCmd": "true"}]',
-     "backlog.json:1:2: item 1 (a): prompt must be a string, not 3"),
+     "backlog.json:1:2: item 1 (a): prompt: must be a string, got an integer (hint: what the worker is asked "
+     "to do)"),
 ])
 def test_a_file_that_is_not_an_aesop_backlog_is_one_located_problem(text: str, says: str) -> None:
     assert problems_of(text)[0] == says
@@ -246,9 +248,10 @@ def test_dependencies_are_checked_like_the_trackers_and_every_problem_of_a_recor
         "backlog.json:1:2: item 1 (bad): prompt is missing",
         "backlog.json:1:2: item 1 (bad): testCmd is missing",
         "backlog.json:1:2: item 1 (bad): ownsFiles is empty: list the files the item may change",
-        "backlog.json:1:2: item 1 (bad): priority 'P9' is not one of P0, P1, P2, P3",
-        "backlog.json:1:2: item 1 (bad): worker: must not be empty",
-        "backlog.json:1:2: item 1 (bad): issue: must be at least 1",
+        "backlog.json:1:2: item 1 (bad): priority: must be one of P0, P1, P2, P3, got 'P9' (hint: e.g. 'P0')",
+        "backlog.json:1:2: item 1 (bad): worker: must not be empty (hint: a profile name from `workers` in "
+        ".wavegit/config.yaml)",
+        "backlog.json:1:2: item 1 (bad): issue: must be at least 1 (hint: the issue number, e.g. 17)",
         "backlog.json:1:2: item 1 (bad): dependsOn 'nope': no such id in the tracker or this file, nor slug "
         "in this file",
         "backlog.json:1:119: item 2 (self): dependsOn 'self': an item cannot depend on itself",

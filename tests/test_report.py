@@ -111,10 +111,10 @@ def mutated(change: str) -> str:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ("items.0.verified=\"yes\"", "$.items[0].verified: expected true/false, got a string"),
-        ("items.1.attempts=true", "$.items[1].attempts: expected an integer, got true/false"),
+        ("items.0.verified=\"yes\"", "$.items[0].verified: must be true or false, got a string"),
+        ("items.1.attempts=true", "$.items[1].attempts: must be an integer, got a boolean"),
         ("items.0.attempt_records.1.exit_code=1.5",
-         "$.items[0].attempt_records[1].exit_code: expected an integer"),
+         "$.items[0].attempt_records[1].exit_code: must be an integer"),
         ("-wave_id", "$.wave_id: missing"),
         ("-items.0.files_changed", "$.items[0].files_changed: missing"),
         # No field may be missing because an older wavegit wrote the report: it is read as it was written.
@@ -123,10 +123,10 @@ def mutated(change: str) -> str:
         ("-items.0.attempt_records.0.counted", "$.items[0].attempt_records[0].counted: missing"),
         ("-budget.wave_tokens_limit", "$.budget.wave_tokens_limit: missing"),
         ("items.0.surprise=1", "$.items[0].surprise: unknown field"),
-        ("success=null", "$.success: expected true/false, got null"),
-        ("items={}", "$.items: expected a list, got an object"),
-        ("items.0.files_changed.0=3", "$.items[0].files_changed[0]: expected a string, got an integer"),
-        ("budget=[]", "$.budget: expected an object, got a list"),
+        ("success=null", "$.success: must be true or false, got nothing (null)"),
+        ("items={}", "$.items: must be a list, got an object"),
+        ("items.0.files_changed.0=3", "$.items[0].files_changed[0]: must be a string, got an integer"),
+        ("budget=[]", "$.budget: must be an object, got a list"),
         ("started_at=\"2026-01-01 10:00\"", "$.started_at: expected an ISO 8601 UTC timestamp"),
         ("finished_at=\"2026-01-01T10:00:00+02:00\"", "$.finished_at: expected an ISO 8601 UTC timestamp"),
         ("items.0.attempt_records.0.started_at=\"2026-13-01T10:00:00Z\"",
@@ -141,7 +141,7 @@ def test_from_json_rejects_bad_input_naming_the_json_path(change: str, message: 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("{", "$: invalid JSON"), ("[]", "$: expected an object, got a list"),
+    [("{", "$: invalid JSON"), ("[]", "$: must be an object, got a list"),
      ('{"wave_id": NaN}', "$: invalid JSON"), ("[" * 100_000, "$:")],
 )
 def test_from_json_rejects_malformed_documents(text: str, message: str) -> None:
@@ -368,7 +368,7 @@ def test_an_ownership_violation_list_is_cut_but_never_emptied() -> None:
         (lambda body: body + "\n" + body[body.index(JSON_OPEN):].replace(MARKER, ""), "present 2 times"),
         (lambda body: body.rstrip()[: -len(JSON_CLOSE)], "not closed"),
         (lambda body: body.replace('"verified":true', '"verified":1'),
-         "$.items[0].verified: expected true/false"),
+         "$.items[0].verified: must be true or false"),
         (lambda body: body.replace('{"wave_id"', '{"wave_id" "'), "$: invalid JSON"),
     ],
 )

@@ -17,6 +17,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from wavegit.core import schema
+
 T = TypeVar("T")
 
 FromText = Mapping[object, Callable[[str], object]]
@@ -24,8 +26,8 @@ FromText = Mapping[object, Callable[[str], object]]
 becomes a DecodeError naming the path."""
 
 CHECK = "check"
-"""Dataclass field metadata key: ``check(value)`` raises ValueError (the message, without the path) when a
-decoded value that is not None is not acceptable."""
+"""Dataclass field metadata key: a :data:`wavegit.core.schema.Check`, as a tracker or config key has, which
+judges a decoded value that is not None."""
 
 
 class DecodeError(ValueError):
@@ -95,15 +97,13 @@ def decode(value: object, hint: object, path: str, from_text: FromText | None = 
             return from_text[hint](text)
         except ValueError as exc:
             raise DecodeError(f"{path}: {exc}") from None
-    if hint is bool and isinstance(value, bool):
-        return value
-    if hint is int and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if hint is str and isinstance(value, str):
-        return value
-    raise _expected(path, _KINDS.get(hint, str(hint)), value)
+    kind = schema.KIND_OF_TYPE.get(hint)
+    if kind is None:
+        raise TypeError(f"{path}: {hint} is not a type reports hold")
+    try:
+        return schema.plain_value(value, schema.Field("", kind))
+    except schema.Refused as exc:
+        raise DecodeError(f"{path}: {exc}") from None
 
 
 def decode_object(cls: type[T], data: object, path: str, from_text: FromText | None = None) -> T:
@@ -123,19 +123,12 @@ def decode_object(cls: type[T], data: object, path: str, from_text: FromText | N
             raise DecodeError(f"{where}: missing")
         value = decode(data[spec.name], hints[spec.name], where, from_text)
         check = spec.metadata.get(CHECK)
-        if check is not None and value is not None:
-            try:
-                check(value)
-            except ValueError as exc:
-                raise DecodeError(f"{where}: {exc}") from None
+        complaint = check(value) if check is not None and value is not None else None
+        if complaint:
+            raise DecodeError(f"{where}: {complaint}")
         values[spec.name] = value
     return cls(**values)
 
 
-_KINDS: dict[object, str] = {bool: "true/false", int: "an integer", float: "a number", str: "a string",
-                             list: "a list", dict: "an object", type(None): "null"}
-
-
 def _expected(path: str, expected: str, value: object) -> DecodeError:
-    got = _KINDS.get(type(value), type(value).__name__)
-    return DecodeError(f"{path}: expected {expected}, got {got}")
+    return DecodeError(f"{path}: must be {expected}, got {schema.describe_plain(value)}")

@@ -130,7 +130,7 @@ def record_schema(what: str, record: type) -> Schema:
             fields.append(declared._replace(name=name, kind="records",
                                             nested=record_schema(name, get_args(base)[0])))
         else:
-            fields.append(declared._replace(name=name, kind=_KIND_OF_TYPE[_without_none(base)]))
+            fields.append(declared._replace(name=name, kind=KIND_OF_TYPE[_without_none(base)]))
     return Schema(what, tuple(fields), getattr(record, "_field_defaults", None))
 
 
@@ -154,7 +154,7 @@ def _without_none(annotation: object) -> object:
     return annotation
 
 
-_KIND_OF_TYPE: dict[object, Kind] = {str: "str", int: "int", float: "float", bool: "bool",
+KIND_OF_TYPE: dict[object, Kind] = {str: "str", int: "int", float: "float", bool: "bool",
                                      tuple[str, ...]: "str_list"}
 
 
@@ -323,18 +323,64 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
     value = _typed(node, spec, where, item_id)
     if isinstance(value, _Invalid):
         return value
+    refused = refusal(value, spec)
+    if refused is not None:
+        where.at(node, f"'{spec.name}' {refused}", item_id, refused.hint)
+        return _INVALID
+    return value
+
+
+class Refused(ValueError):
+    """A value its field does not accept: the message follows the key's name (``must be a string, got an
+    integer``); ``hint`` says how to fix it."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def refusal(value: Value, spec: Field) -> Refused | None:
+    """Why ``spec`` refuses an already typed ``value`` (not one of its choices, or its check's complaint)."""
     if spec.choices and value not in spec.choices:
         guess = (spec.meant or {}).get(str(value).strip().lower()) or nearest(str(value), spec.choices)
         hint = f"did you mean '{guess}'?" if guess else f"e.g. '{spec.choices[0]}'"
-        where.at(node, f"'{spec.name}' must be one of {', '.join(spec.choices)}, got '{value}'",
-                 item_id, hint)
-        return _INVALID
-    if spec.check is not None and spec.kind != "records":
-        complaint = spec.check(value)
-        if complaint:
-            where.at(node, f"'{spec.name}' {complaint}", item_id, spec.hint)
-            return _INVALID
-    return value
+        return Refused(f"must be one of {', '.join(spec.choices)}, got '{value}'", hint)
+    complaint = spec.check(value) if spec.check is not None and spec.kind != "records" else None
+    return Refused(complaint, spec.hint) if complaint else None
+
+
+def plain_value(value: object, spec: Field) -> Value:
+    """``value`` as JSON or a CSV cell gives it, typed and checked against ``spec`` as a YAML value is (a
+    whole number is a number; no string stands for another type); :class:`Refused` when it does not fit."""
+    kind = spec.kind
+    typed: Value | _Invalid = _INVALID
+    if kind in ("str", "text") and isinstance(value, str):
+        typed = value
+    elif isinstance(value, bool):
+        typed = value if kind == "bool" else _INVALID
+    elif kind == "int" and isinstance(value, int):
+        typed = value
+    elif kind == "float" and isinstance(value, (int, float)) and math.isfinite(value):
+        typed = float(value)
+    elif kind == "str_list" and isinstance(value, list) and all(isinstance(e, str) for e in value):
+        try:
+            typed = tuple(map(spec.element_map, value)) if spec.element_map else tuple(value)
+        except ValueError as exc:
+            raise Refused(str(exc), spec.hint) from None
+    if isinstance(typed, _Invalid):
+        raise Refused(f"must be {_EXPECTED[kind]}, got {describe_plain(value)}", spec.hint)
+    refused = refusal(typed, spec)
+    if refused is not None:
+        raise refused
+    return typed
+
+
+def describe_plain(value: object) -> str:
+    """What a JSON value is, in :func:`describe`'s words."""
+    if isinstance(value, bool):
+        return "a boolean"
+    return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object",
+            type(None): "nothing (null)"}.get(type(value), type(value).__name__)
 
 
 def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:

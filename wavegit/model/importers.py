@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
-from wavegit.core import jsondecode
+from wavegit.core import jsondecode, schema
 from wavegit.core.errors import Problem, ValidationError
 from wavegit.core.schema import Value
 from wavegit.model import tracker
@@ -129,53 +129,37 @@ class _Conversion:
         self.name = f"item {position + 1}" + (f" ({slug})" if isinstance(slug, str) and slug else "")
         self.failed = False
 
-    def problem(self, message: str) -> None:
+    def problem(self, message: str, hint: str | None = None) -> None:
         """``message`` (which starts with the source key at fault) said with the key as the file names it."""
         self.failed = True
         where = self.record
         key = next((key for key in where.names if message.startswith(key)), None)
         if key is not None:
             message = where.names[key] + message[len(key):]
-        self.problems.append(Problem(self.path, where.line, where.column, f"{self.name}: {message}"))
+        self.problems.append(Problem(self.path, where.line, where.column, f"{self.name}: {message}",
+                                     hint=hint))
 
     def item(self, taken: Set[str]) -> tracker.Item | None:
-        title = self.text("slug", required=False)
-        prompt = self.text("prompt", required=True)
-        test = self.text("testCmd", required=True)
-        if test:
-            self.check("test", "testCmd", test)
+        title = self.text("slug", "title")
+        prompt = self.text("prompt", "prompt", required=True)
+        test = self.text("testCmd", "test", required=True)
         owns = self.owns()
-        priority = self.text("priority", required=False) or DEFAULT_PRIORITY
-        if priority not in tracker.PRIORITIES:
-            self.problem(f"priority {priority!r} is not one of {', '.join(tracker.PRIORITIES)}")
+        priority = self.text("priority", "priority") or DEFAULT_PRIORITY
         status, notes = self.status(), self.strings("notes")
         if self.fields.get("status") == "in_progress":
             notes = (*notes, "imported as todo: it was in_progress in the source, where nothing runs it now")
-        created_at = self.text("createdAt", required=False) or None
-        if created_at is not None and self.check("created_at", "createdAt", created_at):
+        created_at = self.text("createdAt", "created_at") or None
+        if created_at is not None:
             self.real_time(created_at)
-        worker = self.text("worker", required=False) or None
-        if worker is not None:
-            self.check("worker", "worker", worker)
-        issue = self.issue()
+        worker = self.text("worker", "worker") or None
+        issue = self.value("issue", "issue")
         self.depends = self.dependency_names()
         item_id = self.item_id(title, taken)
         if self.failed or item_id is None:
             return None
         return tracker.Item(id=item_id, title=title, prompt=prompt, owns=owns, test=test, priority=priority,
-                            status=status, created_at=created_at, notes=notes, worker=worker, issue=issue)
-
-    def issue(self) -> int | None:
-        value = self.fields.get("issue")
-        if value is None or value == "":
-            return None
-        if isinstance(value, str) and value.strip().isdigit():  # a CSV cell
-            value = int(value.strip())
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.problem(f"issue must be a whole number, not {json.dumps(value)}")
-            return None
-        self.check("issue", "issue", value)
-        return value
+                            status=status, created_at=created_at, notes=notes, worker=worker,
+                            issue=issue if isinstance(issue, int) else None)
 
     def dependency_names(self) -> tuple[str, ...]:
         if "dependsOn" in self.fields and "depends_on" in self.fields:
@@ -199,33 +183,27 @@ class _Conversion:
             resolved.append(dep)
         return None if self.failed else tuple(dict.fromkeys(resolved))
 
-    def text(self, key: str, *, required: bool) -> str:
-        value = self.fields.get(key)
-        if value is None or value == "":
+    def value(self, key: str, name: str, *, required: bool = False) -> Value:
+        """The source's ``key`` decoded as the tracker's field ``name`` is (its type, choices and check);
+        None when it is absent or empty."""
+        raw = self.fields.get(key)
+        if raw is None or raw == "":
             if required:
                 self.problem(f"{key} is missing")
-            return ""
-        if not isinstance(value, str):
-            self.problem(f"{key} must be a string, not {json.dumps(value)}")
-            return ""
-        return value
+            return None
+        try:
+            return schema.plain_value(raw, tracker.ITEM_SCHEMA.index[name])
+        except schema.Refused as exc:
+            self.problem(f"{key}: {exc}", exc.hint)
+            return None
+
+    def text(self, key: str, name: str, *, required: bool = False) -> str:
+        value = self.value(key, name, required=required)
+        return value if isinstance(value, str) else ""
 
     def strings(self, key: str) -> tuple[str, ...]:
-        value = self.fields.get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
-            self.problem(f"{key} must be a list of strings")
-            return ()
-        return tuple(value)
-
-    def check(self, name: str, key: str, value: Value) -> bool:
-        """``value`` against the tracker's own declaration of field ``name``; whether it passed."""
-        spec = tracker.ITEM_SCHEMA.field(name)
-        message = spec.check(value) if spec is not None and spec.check is not None else None
-        if message is not None:
-            self.problem(f"{key}: {message}")
-        return message is None
+        value = self.value(key, "notes")  # a list of strings, as they are
+        return value if isinstance(value, tuple) else ()
 
     def real_time(self, text: str) -> None:
         """The shape check passes a month 13 or a February 30th; the age order needs a real time."""
@@ -266,15 +244,11 @@ class _Conversion:
         return _STATUSES[status]
 
     def item_id(self, title: str, taken: Set[str]) -> str | None:
-        given = self.fields.get("id")
-        if given is not None:
-            if not isinstance(given, str):
-                self.problem(f"id must be a string, not {json.dumps(given)}")
-                return None
-            self.check("id", "id", given)
+        if self.fields.get("id") not in (None, ""):
+            given = self.text("id", "id")
             if given in taken:
                 self.problem(f"id {given!r} is already taken (in the tracker or earlier in this file)")
-            return given
+            return given or None
         base = _NOT_ID.sub("-", title).strip("-.")[:60].rstrip("-.") or "ITEM"
         candidate, n = base, 1
         while candidate in taken:
@@ -445,8 +419,8 @@ def _csv_records(text: str, path: str) -> Read:
             for name, cell in zip(columns, row, strict=True):
                 if name in _LISTS:
                     fields[name] = [part.strip() for part in cell.split(LIST_SEPARATOR) if part.strip()]
-                elif cell != "":
-                    fields[name] = cell
+                elif cell != "":  # an issue number is one of the JSON sources' types
+                    fields[name] = int(cell) if name == "issue" and cell.strip().isdigit() else cell
             records.append(Record(fields, line, 1, renamed))
     except csv.Error as exc:
         problems.append(Problem(path, reader.line_num, 1, f"not CSV: {exc}"))

@@ -22,10 +22,14 @@ from wavegit.core.terminal import inert_json
 _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)")
 
 
-def _check_timestamp(value: object) -> None:
-    if not isinstance(value, str) or not _TS_RE.fullmatch(value):
-        raise ValueError(f"expected an ISO 8601 UTC timestamp like 2026-01-01T00:00:00Z, got {value!r}")
-    datetime.fromisoformat(value.replace("Z", "+00:00"))
+def _check_timestamp(value: object) -> str | None:
+    if isinstance(value, str) and _TS_RE.fullmatch(value):
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return None
+        except ValueError as exc:
+            return f"is not a real time: {exc}"
+    return f"expected an ISO 8601 UTC timestamp like 2026-01-01T00:00:00Z, got {value!r}"
 
 
 _TS = {jsondecode.CHECK: _check_timestamp}
