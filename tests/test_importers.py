@@ -87,7 +87,8 @@ def test_every_problem_of_every_record_is_reported_at_its_line() -> None:
         "relative to the repository root, e.g. src/app.py",
         "backlog.json:2:3: item 1 (a): priority: must be one of P0, P1, P2, P3, got 'P9' (hint: e.g. 'P0')",
         "backlog.json:3:3: item 2 (b): ownsFiles is empty: list the files the item may change",
-        'backlog.json:3:3: item 2 (b): status "weird" is not one of todo, in_progress, done, failed, blocked',
+        "backlog.json:3:3: item 2 (b): status: must be one of todo, in_progress, done, failed, blocked, got "
+        "'weird' (hint: e.g. 'todo')",
         "backlog.json:3:3: item 2 (b): createdAt: must be an ISO 8601 time (hint: e.g. 2026-01-31T09:30:00Z)",
         "backlog.json:4:2: item 3: id 'old' is already taken (in the tracker or earlier in this file)",
         'backlog.json:5:3: an item must be an object, not "not an object"']

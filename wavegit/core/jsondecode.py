@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -101,7 +102,7 @@ def decode(value: object, hint: object, path: str, from_text: FromText | None = 
     if kind is None:
         raise TypeError(f"{path}: {hint} is not a type reports hold")
     try:
-        return schema.plain_value(value, schema.Field("", kind))
+        return plain_value(value, schema.Field("", kind))
     except schema.Refused as exc:
         raise DecodeError(f"{path}: {exc}") from None
 
@@ -130,5 +131,42 @@ def decode_object(cls: type[T], data: object, path: str, from_text: FromText | N
     return cls(**values)
 
 
+def plain_value(value: object, spec: schema.Field) -> schema.Value:
+    """``value`` as JSON or a CSV cell gives it, typed and checked against ``spec`` as a YAML value is (a
+    whole number is a number; no string stands for another type); ``schema.Refused`` when it does not fit."""
+    typed = _typed(value, spec)
+    refused = schema.refusal(typed, spec)
+    if refused is not None:
+        raise refused
+    return typed
+
+
+def _typed(value: object, spec: schema.Field) -> schema.Value:
+    kind = spec.kind
+    if kind in ("str", "text") and isinstance(value, str):
+        return value
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if not isinstance(value, bool):
+        if kind == "int" and isinstance(value, int):
+            return value
+        if kind == "float" and isinstance(value, (int, float)) and math.isfinite(value):
+            return float(value)
+    if kind == "str_list" and isinstance(value, list) and all(isinstance(e, str) for e in value):
+        try:
+            return tuple(map(spec.element_map, value)) if spec.element_map else tuple(value)
+        except ValueError as exc:
+            raise schema.Refused(str(exc), spec.hint) from None
+    raise schema.Refused(f"must be {schema.EXPECTED[kind]}, got {describe(value)}", spec.hint)
+
+
+def describe(value: object) -> str:
+    """What a JSON value is, in the words of :func:`wavegit.core.schema.describe`."""
+    if isinstance(value, bool):
+        return "a boolean"
+    return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object",
+            type(None): "nothing (null)"}.get(type(value), type(value).__name__)
+
+
 def _expected(path: str, expected: str, value: object) -> DecodeError:
-    return DecodeError(f"{path}: must be {expected}, got {schema.describe_plain(value)}")
+    return DecodeError(f"{path}: must be {expected}, got {describe(value)}")

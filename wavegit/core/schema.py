@@ -349,40 +349,6 @@ def refusal(value: Value, spec: Field) -> Refused | None:
     return Refused(complaint, spec.hint) if complaint else None
 
 
-def plain_value(value: object, spec: Field) -> Value:
-    """``value`` as JSON or a CSV cell gives it, typed and checked against ``spec`` as a YAML value is (a
-    whole number is a number; no string stands for another type); :class:`Refused` when it does not fit."""
-    kind = spec.kind
-    typed: Value | _Invalid = _INVALID
-    if kind in ("str", "text") and isinstance(value, str):
-        typed = value
-    elif isinstance(value, bool):
-        typed = value if kind == "bool" else _INVALID
-    elif kind == "int" and isinstance(value, int):
-        typed = value
-    elif kind == "float" and isinstance(value, (int, float)) and math.isfinite(value):
-        typed = float(value)
-    elif kind == "str_list" and isinstance(value, list) and all(isinstance(e, str) for e in value):
-        try:
-            typed = tuple(map(spec.element_map, value)) if spec.element_map else tuple(value)
-        except ValueError as exc:
-            raise Refused(str(exc), spec.hint) from None
-    if isinstance(typed, _Invalid):
-        raise Refused(f"must be {_EXPECTED[kind]}, got {describe_plain(value)}", spec.hint)
-    refused = refusal(typed, spec)
-    if refused is not None:
-        raise refused
-    return typed
-
-
-def describe_plain(value: object) -> str:
-    """What a JSON value is, in :func:`describe`'s words."""
-    if isinstance(value, bool):
-        return "a boolean"
-    return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object",
-            type(None): "nothing (null)"}.get(type(value), type(value).__name__)
-
-
 def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
     kind = spec.kind
     if kind == "str_list":
@@ -397,7 +363,7 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
     if kind == "records":
         return _records(node, spec, where, item_id)
     if node.id != "scalar":
-        return _wrong(node, spec, _EXPECTED[kind], where, item_id)
+        return _wrong(node, spec, EXPECTED[kind], where, item_id)
     tag = node.tag
     if kind == "str" or kind == "text":
         if tag == STR or (kind == "text" and tag == TIMESTAMP):
@@ -415,7 +381,7 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
         return float(scalar)
     if kind == "bool" and isinstance(scalar, bool):
         return scalar
-    return _wrong(node, spec, _EXPECTED[kind], where, item_id)
+    return _wrong(node, spec, EXPECTED[kind], where, item_id)
 
 
 def _records(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
@@ -438,7 +404,7 @@ def _records(node: Node, spec: Field, where: Located, item_id: str | None) -> Va
     return out
 
 
-_EXPECTED: dict[str, str] = {"str": "a string", "text": "a string", "int": "an integer", "float": "a number",
+EXPECTED: dict[str, str] = {"str": "a string", "text": "a string", "int": "an integer", "float": "a number",
                              "bool": "true or false", "str_list": "a list of strings", "map": "a mapping",
                              "records": "a mapping of names to mappings"}
 

@@ -24,9 +24,10 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import partial
 
 from wavegit.core import jsondecode, schema
 from wavegit.core.errors import Problem, ValidationError
@@ -42,6 +43,8 @@ LIST_SEPARATOR = ";"
 """Between the paths of ``ownsFiles`` and the lines of ``notes`` in a CSV cell."""
 
 _STATUSES = {"todo": "todo", "in_progress": "todo", "done": "done", "failed": "failed", "blocked": "blocked"}
+_STATUS = schema.Field("status", "str", choices=tuple(_STATUSES))
+"""What a source's status may be (``in_progress`` is imported as ``todo``)."""
 _CSV_ALIASES = {"owns": "ownsFiles", "test": "testCmd", "created_at": "createdAt", "title": "slug",
                 "depends_on": "dependsOn"}
 _LISTS = ("ownsFiles", "notes", "dependsOn")
@@ -183,16 +186,17 @@ class _Conversion:
             resolved.append(dep)
         return None if self.failed else tuple(dict.fromkeys(resolved))
 
-    def value(self, key: str, name: str, *, required: bool = False) -> Value:
-        """The source's ``key`` decoded as the tracker's field ``name`` is (its type, choices and check);
-        None when it is absent or empty."""
+    def value(self, key: str, spec: str | schema.Field, *, required: bool = False) -> Value:
+        """The source's ``key`` decoded as the tracker's field ``spec`` (its name) is: its type, choices and
+        check; None when it is absent or empty."""
         raw = self.fields.get(key)
         if raw is None or raw == "":
             if required:
                 self.problem(f"{key} is missing")
             return None
         try:
-            return schema.plain_value(raw, tracker.ITEM_SCHEMA.index[name])
+            return jsondecode.plain_value(raw, spec if isinstance(spec, schema.Field)
+                                          else tracker.ITEM_SCHEMA.index[spec])
         except schema.Refused as exc:
             self.problem(f"{key}: {exc}", exc.hint)
             return None
@@ -237,11 +241,7 @@ class _Conversion:
         return tuple(patterns)
 
     def status(self) -> str:
-        status = self.fields.get("status", "todo")
-        if not isinstance(status, str) or status not in _STATUSES:
-            self.problem(f"status {json.dumps(status)} is not one of {', '.join(_STATUSES)}")
-            return "todo"
-        return _STATUSES[status]
+        return _STATUSES.get(str(self.value("status", _STATUS)), "todo")
 
     def item_id(self, title: str, taken: Set[str]) -> str | None:
         if self.fields.get("id") not in (None, ""):
@@ -261,10 +261,6 @@ class _Conversion:
 
 Read = tuple[list[Record], list[Problem]]
 """A source's records, and the problems of the entries that are no record at all."""
-
-
-def _repeated(exc: jsondecode.DuplicateKey) -> str:
-    return f"{exc} in the item"
 
 
 _TOO_DEEP = "nested too deeply to be a backlog"
@@ -303,27 +299,34 @@ def _other_source(text: str, path: str, exc: json.JSONDecodeError) -> str | None
 
 
 def _records(text: str, path: str, starts: list[int]) -> Read:
-    records: list[Record] = []
-    problems: list[Problem] = []
-    for start in starts:
-        line, column = _position(text, start)
-        try:
-            value, _ = jsondecode.DECODER.raw_decode(text, start)
-        except jsondecode.DuplicateKey as exc:
-            problems.append(Problem(path, line, column, _repeated(exc)))
-            continue
-        except ValueError as exc:  # NaN or Infinity, which the whole file's first read let pass
-            problems.append(Problem(path, line, column, f"not JSON: {exc}"))
-            continue
-        if isinstance(value, dict):
-            records.append(Record(value, line, column))
-        else:
-            problems.append(Problem(path, line, column, _not_an_object(value)))
-    return records, problems
+    return _split(_entry(partial(_value_at, text, start), path, *_position(text, start)) for start in starts)
 
 
-def _not_an_object(value: object) -> str:
-    return f"an item must be an object, not {json.dumps(value)}"
+def _value_at(text: str, start: int) -> object:
+    return jsondecode.DECODER.raw_decode(text, start)[0]
+
+
+def _entry(read: Callable[[], object], path: str, line: int, column: int) -> Record | Problem:
+    """The record ``read`` decodes (strictly: it may raise what ``jsondecode.DECODER`` does), or why it is
+    none, at ``line`` and ``column``."""
+    try:
+        value = read()
+    except json.JSONDecodeError as exc:
+        return Problem(path, line, exc.colno, f"not JSON: {exc.msg}")
+    except jsondecode.DuplicateKey as exc:
+        return Problem(path, line, column, f"{exc} in the item")
+    except RecursionError:
+        return Problem(path, line, column, f"not JSON: {_TOO_DEEP}")
+    except ValueError as exc:  # NaN, Infinity, or an integer of more digits than Python converts
+        return Problem(path, line, column, f"not JSON: {exc}")
+    if isinstance(value, dict):
+        return Record(value, line, column)
+    return Problem(path, line, column, f"an item must be an object, not {json.dumps(value)}")
+
+
+def _split(entries: Iterable[Record | Problem]) -> Read:
+    found = list(entries)
+    return [e for e in found if isinstance(e, Record)], [e for e in found if isinstance(e, Problem)]
 
 
 def _element_starts(text: str, in_object: bool) -> Iterator[int]:
@@ -361,30 +364,8 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 def _jsonl_records(text: str, path: str) -> Read:
-    records: list[Record] = []
-    problems: list[Problem] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = jsondecode.DECODER.decode(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path, number, exc.colno, f"not JSON: {exc.msg}"))
-            continue
-        except jsondecode.DuplicateKey as exc:
-            problems.append(Problem(path, number, 1, _repeated(exc)))
-            continue
-        except RecursionError:
-            problems.append(Problem(path, number, 1, f"not JSON: {_TOO_DEEP}"))
-            continue
-        except ValueError as exc:  # NaN, Infinity, or an integer of more digits than Python converts
-            problems.append(Problem(path, number, 1, f"not JSON: {exc}"))
-            continue
-        if isinstance(value, dict):
-            records.append(Record(value, number, 1))
-        else:
-            problems.append(Problem(path, number, 1, _not_an_object(value)))
-    return records, problems
+    return _split(_entry(partial(jsondecode.DECODER.decode, line), path, number, 1)
+                  for number, line in enumerate(text.splitlines(), 1) if line.strip())
 
 
 def _csv_records(text: str, path: str) -> Read:
