@@ -1,11 +1,13 @@
 """Typed decoding of untrusted JSON: a value checked against a type annotation, a dataclass field by field.
 
-Reports and imported backlogs are read by one strict JSON reader (:data:`DECODER`): NaN and Infinity (which
-Python writes, JSON has not) and a key named twice in one object (JSON keeps the last, a reader of the text
-may see the first) are refused.
+The scalars (and an imported backlog's values, against the tracker's own fields) are typed and judged by
+:func:`plain_value` with :mod:`wavegit.core.schema`'s kinds, choices, checks and words, so a wrong value reads
+the same in a report, an import, the tracker or the config. Reports and imported backlogs are read by one
+strict JSON reader (:data:`DECODER`): NaN and Infinity (which Python writes, JSON has not) and a key named
+twice in one object (JSON keeps the last, a reader of the text may see the first) are refused.
 
-Every complaint is a ``DecodeError`` whose message starts with the JSON path (``$.items[0].id``), so a
-reader of a PR comment or a commit message can say exactly what is wrong and where.
+Every complaint about a report is a ``DecodeError`` whose message starts with the JSON path
+(``$.items[0].id``), so a reader of a PR comment or a commit message can say exactly what is wrong and where.
 """
 
 from __future__ import annotations

@@ -434,14 +434,11 @@ def _env_value(values: dict[str, schema.Value], spec: schema.Field, var: str, en
         else:
             value = raw
     except ValueError:
-        expected = {"int": "an integer", "float": "a number", "bool": "true or false"}[spec.kind]
-        errors.append(f"environment variable {var}={raw!r}: expected {expected}")
+        errors.append(f"environment variable {var}={raw!r}: expected {schema.EXPECTED[spec.kind]}")
         return
-    complaint = spec.check(value) if spec.check is not None else None
-    if complaint is None and spec.choices and value not in spec.choices:
-        complaint = f"must be one of {', '.join(spec.choices)}"
-    if complaint:
-        errors.append(f"environment variable {var}={raw!r}: {spec.name} {complaint}")
+    refused = schema.refusal(value, spec)
+    if refused is not None:
+        errors.append(f"environment variable {var}={raw!r}: {spec.name} {refused}")
         return
     values[spec.name] = value
 
