@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.core import fastimport, git
+from wavegit.core.errors import UsageError
 from wavegit.core.git import Branch, Change, GitError, WaveId
 
 BRANCH_PREFIX = "wavegit/"
@@ -46,19 +47,32 @@ def new_wave_id(now: datetime | None = None) -> WaveId:
             return WaveId(wave_id)
 
 
-def wave_branch(wave_id: str) -> Branch:
+def wave_id_of(text: str) -> WaveId | None:
+    """``text`` (an argument, a file's or a branch's name) as a wave id; None when it is not one."""
+    return WaveId(text) if WAVE_ID_RE.match(text) else None
+
+
+def wave_option(text: str) -> WaveId:
+    """``--wave``'s value, parsed; UsageError when it is no wave id."""
+    wave_id = wave_id_of(text)
+    if wave_id is None:
+        raise UsageError(f"--wave {text!r}: not a wave id (w-YYYYMMDD-HHMMSS-xxxx, as printed by "
+                         "`wavegit claim`)")
+    return wave_id
+
+
+def wave_branch(wave_id: WaveId) -> Branch:
     return Branch(f"{BRANCH_PREFIX}{wave_id}")
 
 
-def item_branch(wave_id: str, item_id: str) -> Branch:
+def item_branch(wave_id: WaveId, item_id: str) -> Branch:
     return Branch(f"{ITEM_BRANCH_PREFIX}{wave_id}/{item_id}")
 
 
 def parse_wave_branch(branch: str) -> WaveId | None:
     """The wave id of a wave branch name (``refs/heads/`` optional), or None."""
     name = branch.removeprefix("refs/heads/")
-    wave_id = name.removeprefix(BRANCH_PREFIX)
-    return WaveId(wave_id) if name.startswith(BRANCH_PREFIX) and WAVE_ID_RE.match(wave_id) else None
+    return wave_id_of(name.removeprefix(BRANCH_PREFIX)) if name.startswith(BRANCH_PREFIX) else None
 
 
 def parse_item_branch(branch: str) -> tuple[WaveId, str] | None:
@@ -66,14 +80,15 @@ def parse_item_branch(branch: str) -> tuple[WaveId, str] | None:
     name = branch.removeprefix("refs/heads/")
     if not name.startswith(ITEM_BRANCH_PREFIX):
         return None
-    wave_id, _, item_id = name.removeprefix(ITEM_BRANCH_PREFIX).partition("/")
-    return (WaveId(wave_id), item_id) if WAVE_ID_RE.match(wave_id) and item_id else None
+    text, _, item_id = name.removeprefix(ITEM_BRANCH_PREFIX).partition("/")
+    wave_id = wave_id_of(text)
+    return (wave_id, item_id) if wave_id is not None and item_id else None
 
 
 @dataclass(frozen=True)
 class Trailers:
     item_id: str
-    wave_id: str
+    wave_id: WaveId
     prompt_sha256: str
     worker: str = ""
     """What ran it: the profile, preset and model (``deep (claude, opus)``)."""
@@ -108,7 +123,7 @@ def delete_branches(repo_root: Path, branches: Sequence[str]) -> None:
     git.delete_refs(repo_root, {f"refs/heads/{branch}": None for branch in branches})
 
 
-def item_branches(repo_root: Path, wave_id: str) -> list[Branch]:
+def item_branches(repo_root: Path, wave_id: WaveId) -> list[Branch]:
     refs = git.for_each_ref(repo_root, f"refs/heads/{ITEM_BRANCH_PREFIX}{wave_id}/")
     return [Branch(ref.removeprefix("refs/heads/")) for ref in refs]
 

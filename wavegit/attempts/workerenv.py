@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from wavegit.core import credentials
+from wavegit.core.git import WaveId
 from wavegit.model.config import FORBIDDEN_WORKER_ENV, TOKEN_VARS
 
 ATTEMPT_TOKEN_VAR = "WAVEGIT_ATTEMPT_TOKEN"
@@ -24,7 +25,7 @@ def worker_env(
     base: Mapping[str, str],
     *,
     item_id: str,
-    wave_id: str,
+    wave_id: WaveId,
     prompt_file: Path,
     cost_file: Path,
     feedback_file: Path | None,

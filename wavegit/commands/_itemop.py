@@ -18,6 +18,7 @@ from wavegit.commands._context import Context
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core import git, schema
 from wavegit.core.errors import UsageError
+from wavegit.core.git import WaveId
 from wavegit.model import lifecycle, report, tracker
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
@@ -88,7 +89,7 @@ class Read:
                 return commit
         return None
 
-    def ran(self, wave: str) -> bool:
+    def ran(self, wave: WaveId) -> bool:
         """Whether a commit on the tracker branch, up to this read, carries ``wave``'s trailer (its claim,
         its record, its items once merged)."""
         if self.snapshot.commit is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from wavegit.attempts import wavebranch
 from wavegit.commands._context import Context
 from wavegit.commands._summary import summary
 from wavegit.github import publish, scaleout
@@ -24,9 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    wave_id = wavebranch.wave_option(args.wave)
     context = Context.governed(args)
     delivery = publish.delivery(context.config, context.store)
-    outcome = scaleout.collect(context.repo, context.config, context.store, args.wave, delivery=delivery,
+    outcome = scaleout.collect(context.repo, context.config, context.store, wave_id, delivery=delivery,
                                bundles=args.bundles)
     print(outcome.report.to_json() if args.json else summary(outcome.report))
     return outcome.exit_code

@@ -23,6 +23,7 @@ from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import UsageError
+from wavegit.core.git import WaveId
 from wavegit.model import tracker
 from wavegit.model.lifecycle import Status
 from wavegit.sync import rules
@@ -36,9 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    wave = str(args.wave)
-    if not wavebranch.WAVE_ID_RE.match(wave):
-        raise UsageError(f"--wave {wave!r}: not a wave id (like w-20260101-120000-ab12)")
+    wave = wavebranch.wave_option(args.wave)
     context = open_target(args)
     repo, config = context.repo, context.config
     remote = config.remote if repo.has_remote(config.remote) else None
@@ -84,7 +83,7 @@ def _who(scheduler: wavelock.SchedulerLock | None, alive: bool | None, beat: hea
     return f"{scheduler.describe()}, another machine{age}"
 
 
-def _nothing_held(read: Read, op: Op, wave: str) -> Outcome:
+def _nothing_held(read: Read, op: Op, wave: WaveId) -> Outcome:
     earlier = read.earlier(op)
     if earlier is not None:
         return Outcome(None, f"wave {wave} was released already by commit {earlier[:12]}")

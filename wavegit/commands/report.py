@@ -73,8 +73,8 @@ def _write(target: Path, content: str) -> None:
 def report_path(repo: Repo, wave: str | None) -> Path:
     """The JSON report of ``wave`` (an id or its branch name), or the newest one; UsageError when none."""
     if wave is not None:
-        wave_id = wavebranch.parse_wave_branch(wave) or wave
-        if not wavebranch.WAVE_ID_RE.match(wave_id):
+        wave_id = wavebranch.parse_wave_branch(wave) or wavebranch.wave_id_of(wave)
+        if wave_id is None:
             raise UsageError(f"WAVE {wave!r}: not a wave id (like w-20260101-120000-ab12) nor its branch")
         path = repo.report_file(wave_id, ".json")
         if path.is_file():

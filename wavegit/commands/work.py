@@ -25,11 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    wave_id = wavebranch.wave_option(args.wave)
     context = Context.governed(args)
-    item_run = scaleout.work(context.repo, context.config, context.store, args.wave, args.item,
+    item_run = scaleout.work(context.repo, context.config, context.store, wave_id, args.item,
                              bundle=args.bundle)
     where = f"wrote {args.bundle}" if args.bundle else "pushed"
-    pushed = f"{where} {wavebranch.item_branch(args.wave, args.item)}"
+    pushed = f"{where} {wavebranch.item_branch(wave_id, args.item)}"
     if item_run.verified:
         print(f"{args.item}: verified; {pushed}")
         return EXIT_OK

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from wavegit.core import git, wavelock
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 
 REF_PREFIX = "refs/wavegit/heartbeat/"
@@ -79,12 +80,12 @@ def _parse(message: str) -> Beat | None:
     return Beat(scheduler, at, every_s)
 
 
-def read(repo: Repo, remote: str | None) -> dict[str, Beat]:
+def read(repo: Repo, remote: str | None) -> dict[WaveId, Beat]:
     """wave -> its last heartbeat, from this clone's copies of ``remote``'s heartbeat refs (no network)."""
     if remote is None:
         return {}
     prefix = local_prefix(remote)
-    found: dict[str, Beat] = {}
+    found: dict[WaveId, Beat] = {}
     for ref, message in git.ref_messages(repo.root, prefix).items():
         beat = _parse(message)
         if beat is not None and beat.scheduler.wave == ref[len(prefix):]:

@@ -100,7 +100,7 @@ def decode(value: object, hint: object, path: str, from_text: FromText | None = 
             return from_text[hint](text)
         except ValueError as exc:
             raise DecodeError(f"{path}: {exc}") from None
-    kind = schema.KIND_OF_TYPE.get(hint)
+    kind = schema.KIND_OF_TYPE.get(getattr(hint, "__supertype__", hint))  # WaveId: a str
     if kind is None:
         raise TypeError(f"{path}: {hint} is not a type reports hold")
     try:

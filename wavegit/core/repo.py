@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from wavegit.core import git
 from wavegit.core.errors import UsageError
-from wavegit.core.git import GitError
+from wavegit.core.git import GitError, WaveId
 
 
 # A NamedTuple, annotations not postponed: see wavegit.core.git.GitResult.
@@ -59,10 +59,10 @@ class Repo(NamedTuple):
         """Short-lived files, such as the private index a tracker commit is built in."""
         return self.state_dir / "tmp"
 
-    def wave_worktrees(self, wave_id: str) -> Path:
+    def wave_worktrees(self, wave_id: WaveId) -> Path:
         return self.worktrees_dir / wave_id
 
-    def wave_sandbox(self, wave_id: str) -> Path:
+    def wave_sandbox(self, wave_id: WaveId) -> Path:
         """The private HOME and TMPDIR folders of a wave's sandboxed processes."""
         return self.trees_dir / "sandbox" / wave_id
 
@@ -72,7 +72,7 @@ class Repo(NamedTuple):
         (``wavegit.attempts.reaper``)."""
         return self.trees_dir / "trash"
 
-    def scheduler_lock(self, wave_id: str) -> Path:
+    def scheduler_lock(self, wave_id: WaveId) -> Path:
         """The lock file ``wavegit run`` keeps while it schedules the wave (``wavegit.core.wavelock``)."""
         return self.locks_dir / f"{wave_id}.json"
 
@@ -80,7 +80,7 @@ class Repo(NamedTuple):
     def locks_dir(self) -> Path:
         return self.state_dir / "locks"
 
-    def wave_logs(self, wave_id: str) -> Path:
+    def wave_logs(self, wave_id: WaveId) -> Path:
         """The logs of a wave's workers and tests."""
         return self.state_dir / "logs" / wave_id
 
@@ -94,7 +94,7 @@ class Repo(NamedTuple):
         """The branches ``sync`` keeps and has said so, to say it once (``wavegit.sync.branches``)."""
         return self.state_dir / "kept-branches.json"
 
-    def report_file(self, wave_id: str, suffix: str) -> Path:
+    def report_file(self, wave_id: WaveId, suffix: str) -> Path:
         """The wave report written as ``<wave>.json`` or ``<wave>.md`` (``suffix`` with its dot)."""
         return self.reports_dir / f"{wave_id}{suffix}"
 

@@ -147,11 +147,10 @@ def _annotations(record: type) -> Mapping[str, object]:
 
 
 def _without_none(annotation: object) -> object:
-    """``X`` for ``X | None``; any other annotation as it is."""
+    """``X`` for ``X | None``, a NewType's type for it (``WaveId``: str); any other annotation as it is."""
     if get_origin(annotation) in (Union, UnionType):
-        (inner,) = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return inner
-    return annotation
+        (annotation,) = [arg for arg in get_args(annotation) if arg is not type(None)]
+    return getattr(annotation, "__supertype__", annotation)
 
 
 KIND_OF_TYPE: dict[object, Kind] = {str: "str", int: "int", float: "float", bool: "bool",

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 
 _PROC = Path("/proc")
@@ -29,7 +30,7 @@ class SchedulerLock(NamedTuple):
     """A scheduler process (a NamedTuple: ``plan`` reads one when items are in flight, and a dataclass
     costs ~1 ms to create)."""
 
-    wave: str
+    wave: WaveId
     pid: int
     start_time: str | None
     """Field 22 of ``/proc/<pid>/stat`` (clock ticks after boot); None where there is no ``/proc``."""
@@ -80,7 +81,7 @@ def _pid_runs(pid: int) -> bool:
     return True
 
 
-def this_process(wave_id: str) -> SchedulerLock:
+def this_process(wave_id: WaveId) -> SchedulerLock:
     pid = os.getpid()
     return SchedulerLock(wave_id, pid, process_start_time(pid), boot_id(), socket.gethostname())
 
@@ -94,7 +95,7 @@ def write(repo: Repo, lock: SchedulerLock) -> None:
     os.replace(partial, path)
 
 
-def read(repo: Repo, wave_id: str) -> SchedulerLock | None:
+def read(repo: Repo, wave_id: WaveId) -> SchedulerLock | None:
     """The wave's lock on this clone; None when there is none, or it cannot be read (the lease stands)."""
     return _load(repo.scheduler_lock(wave_id))
 
@@ -113,7 +114,7 @@ def from_record(data: object) -> SchedulerLock | None:
     if not isinstance(data, dict):
         return None
     try:
-        return SchedulerLock(str(data["wave"]), int(data["pid"]), _text(data.get("start_time")),
+        return SchedulerLock(WaveId(str(data["wave"])), int(data["pid"]), _text(data.get("start_time")),
                              _text(data.get("boot_id")), str(data["host"]))
     except (ValueError, KeyError, TypeError):
         return None
@@ -123,16 +124,16 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def remove(repo: Repo, wave_id: str) -> None:
+def remove(repo: Repo, wave_id: WaveId) -> None:
     repo.scheduler_lock(wave_id).unlink(missing_ok=True)
 
 
-def dead_waves(repo: Repo) -> dict[str, str]:
+def dead_waves(repo: Repo) -> dict[WaveId, str]:
     """The waves whose scheduler on this machine is gone, each with who it was (``pid N on HOST``)."""
     folder = repo.locks_dir
     if not folder.is_dir():
         return {}
-    found: dict[str, str] = {}
+    found: dict[WaveId, str] = {}
     for path in sorted(folder.glob("*.json")):
         lock = _load(path)
         if lock is not None and lock.alive() is False:
@@ -140,7 +141,7 @@ def dead_waves(repo: Repo) -> dict[str, str]:
     return found
 
 
-def forget(repo: Repo, waves: Mapping[str, str]) -> None:
+def forget(repo: Repo, waves: Mapping[WaveId, str]) -> None:
     """Remove the locks of ``waves`` once their claims are released."""
     for wave_id in waves:
         remove(repo, wave_id)

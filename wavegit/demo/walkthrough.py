@@ -22,6 +22,7 @@ from pathlib import Path
 import wavegit
 from wavegit.core import git
 from wavegit.core.errors import EXIT_WORK_FAILED, UsageError, WavegitError
+from wavegit.core.git import WaveId
 from wavegit.demo.project import FILES, ITEMS, DemoItem
 from wavegit.model.config import CONFIG_PATH, TRACKER_PATH, load_config
 from wavegit.model.lifecycle import Status
@@ -183,7 +184,7 @@ class Demo:
             raise DemoError(f"expected one wave report, found {len(reports)}")
         return WaveReport.from_json(reports[0].read_text(encoding="utf-8"))
 
-    def tracker_diff(self, wave_id: str) -> str:
+    def tracker_diff(self, wave_id: WaveId) -> str:
         """The tracker's diff from before the claim to the record: what the wave did to the backlog."""
         self.git("fetch", "-q", "origin")
         log = self.git("log", "--format=%H %s", f"origin/{self.tracker_branch}")

@@ -28,6 +28,7 @@ from wavegit.attempts import (
 )
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
@@ -53,7 +54,7 @@ class Confiner:
 
     repo: Repo
     config: Config
-    wave_id: str
+    wave_id: WaveId
     jail: sandbox.Decision
 
     @property
@@ -102,7 +103,7 @@ class AttemptContext:
 
     repo: Repo
     config: Config
-    wave_id: str
+    wave_id: WaveId
     base: str
     worktrees: Path
     logs: Path

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from wavegit.attempts import wavebranch
 from wavegit.core import git
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config, protected_of
@@ -21,7 +22,7 @@ from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
 
 @dataclass
 class Claim:
-    wave_id: str
+    wave_id: WaveId
     plan: Plan
     commit: str | None
     """The claim commit; None when nothing was written."""
@@ -36,7 +37,7 @@ class Claim:
     """``todo`` items with no attempt left that the claim marked ``failed`` (``lifecycle.exhausted``)."""
 
 
-def earlier_claim(wave_id: str, items: tuple[tracker.Item, ...], snapshot: Snapshot,
+def earlier_claim(wave_id: WaveId, items: tuple[tracker.Item, ...], snapshot: Snapshot,
                   day_spent: float) -> Claim:
     """A :class:`Claim` for a wave claimed earlier (by another process), to run or collect its items."""
     plan = Plan(tuple(item.id for item in items), (), snapshot.blob_sha or "")
@@ -50,7 +51,7 @@ def load_tracker(snapshot: Snapshot, store_repo: Repo, config: Config) -> tracke
                                config.tracker_path, strict=False, protected=protected_of(config))
 
 
-def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: str,
+def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wave_id: WaveId,
           now: datetime, check: Callable[[Snapshot, Plan], None] | None = None,
           planner: Callable[[tracker.Tracker, int, str], Plan] | None = None) -> Claim:
     """Preflight and claim in one compare-and-swap commit (see :mod:`wavegit.engine`); ``check`` runs on the

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.core import wavelock
+from wavegit.core.git import WaveId
 from wavegit.engine.runs import Events
 
 
@@ -44,7 +45,7 @@ class EventLog:
             except OSError:
                 pass
 
-    def claimed(self, wave_id: str, item_ids: Sequence[str]) -> None:
+    def claimed(self, wave_id: WaveId, item_ids: Sequence[str]) -> None:
         self._write({"event": "claimed", "wave": wave_id, "items": list(item_ids),
                      "process": wavelock.this_process(wave_id)._asdict()})
 
@@ -84,7 +85,7 @@ class ItemState:
 class WaveState:
     """What a wave's log says so far."""
 
-    wave_id: str
+    wave_id: WaveId
     started_at: str = ""
     items: dict[str, ItemState] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -96,7 +97,7 @@ class WaveState:
 def read(path: Path) -> WaveState:
     """The state of the wave logged at ``path``; lines that are not log records (a torn last line of a
     wave that is still writing, a log from a newer wavegit) are skipped."""
-    wave = WaveState(path.stem)
+    wave = WaveState(WaveId(path.stem))  # the log's name: wavegit named it
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)

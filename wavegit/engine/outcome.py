@@ -19,6 +19,7 @@ from wavegit.core.errors import (
     ValidationError,
     WavegitError,
 )
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.core.undecodable import escape
 from wavegit.engine.attempt import tail_source
@@ -43,7 +44,7 @@ def item_update(run: ItemRun, current: tracker.Item, config: Config, now: dateti
                             max_attempts=config.max_attempts, at=report.utc_timestamp(now), pr=pr)
 
 
-def record(repo: Repo, config: Config, store: TrackerStore, wave_id: str, runs: Sequence[ItemRun], *,
+def record(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, runs: Sequence[ItemRun], *,
            spent: float, now: datetime, pr: int | None = None) -> str | None:
     """One compare-and-swap commit with every item's outcome; the commit (None: nothing to write)."""
     by_id = {run.item.id: run for run in runs}
@@ -151,7 +152,8 @@ def stopped(exc: WavegitError | KeyboardInterrupt, started: datetime) -> WaveOut
     code = exc.exit_code if isinstance(exc, WavegitError) else EXIT_INTERRUPTED
     error = escape(str(exc)) if isinstance(exc, WavegitError) else "interrupted before its claim was settled"
     rep = report.WaveReport(
-        wave_id="", base_sha="", started_at=report.utc_timestamp(started), finished_at=report.utc_timestamp(),
+        wave_id=WaveId(""), base_sha="", started_at=report.utc_timestamp(started),
+        finished_at=report.utc_timestamp(),
         phase="preflight" if isinstance(exc, PREFLIGHT_ERRORS) else "claim", halted=halted,
         halt_reason=str(exc) if halted else None, ceiling_reason=str(exc) if over else None,
         error=error, exit_code=code, budget=report.BudgetReport(exceeded=over))

@@ -11,6 +11,7 @@ from typing import Protocol
 from wavegit.attempts import reaper, sandbox, wavebranch
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine import only, preflight, shared_report
 from wavegit.engine.claim import Claim, claim, resolve_base
@@ -138,7 +139,7 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
             wavelock.remove(repo, wave_id)
 
 
-def hold(repo: Repo, config: Config, wave_id: str, *, landed: bool = True) -> heartbeat.Heartbeat:
+def hold(repo: Repo, config: Config, wave_id: WaveId, *, landed: bool = True) -> heartbeat.Heartbeat:
     """Name this process as wave ``wave_id``'s scheduler before its claim: its lock here, for ``sync`` on
     this machine, and its heartbeat on the remote, for every other clone (stopped by the caller).
     ``landed=False``: the first beat may still be on its way; the caller waits for it
@@ -152,7 +153,7 @@ def hold(repo: Repo, config: Config, wave_id: str, *, landed: bool = True) -> he
     return beating
 
 
-def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: str, started: datetime, *,
+def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, started: datetime, *,
               max_items: int | None, delivery: Delivery | None, options: WaveOptions) -> WaveOutcome:
     # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
     jail = sandbox.decide(config.sandbox, os.environ)

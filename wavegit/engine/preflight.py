@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from wavegit.attempts import agents, runner, wavebranch
 from wavegit.core.errors import UsageError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model import tracker
 from wavegit.model.config import CONFIG_PATH, Config, protected_of
@@ -27,7 +28,7 @@ from wavegit.trackerbranch.store import Snapshot
 Check = Callable[[Snapshot, Plan], None]
 
 
-def claim_checks(repo: Repo, config: Config, wave_id: str, *, sandboxed: bool = False) -> Check:
+def claim_checks(repo: Repo, config: Config, wave_id: WaveId, *, sandboxed: bool = False) -> Check:
     """The check a claim of ``wave_id`` runs on its snapshot and plan (its workers ``sandboxed`` or not)."""
 
     def check(snapshot: Snapshot, plan: Plan) -> None:
@@ -103,7 +104,7 @@ def _check_program(what: str, program: str, environ: Mapping[str, str], fix: str
         raise UsageError(f"{what}: {program!r} is not {where}; {fix}; nothing was claimed")
 
 
-def check_items(items: list[tracker.Item], wave_id: str) -> None:
+def check_items(items: list[tracker.Item], wave_id: WaveId) -> None:
     """UsageError naming the first selected item whose test does not parse or whose id is no branch name."""
     for item in items:
         _argv(f"item {item.id}: test", item.test, runner.command_argv)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED
+from wavegit.core.git import WaveId
 from wavegit.engine.attempt import run_attempts
 from wavegit.engine.claim import Claim, resolve_base
 from wavegit.engine.outcome import WaveOutcome
@@ -27,7 +28,7 @@ class RollingWave:
     :class:`.pipeline.ItemSource`, so :func:`.pipeline.run_claimed` delivers it once it is closed and its
     last item ended."""
 
-    def __init__(self, scheduler: Scheduler, wave_id: str, opened_at: float) -> None:
+    def __init__(self, scheduler: Scheduler, wave_id: WaveId, opened_at: float) -> None:
         self.scheduler = scheduler
         self.wave_id = wave_id
         self.opened_at = opened_at

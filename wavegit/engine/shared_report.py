@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wavegit.core import fastimport, git
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model import report
 
@@ -23,7 +24,7 @@ REF_PREFIX = "refs/wavegit/reports/"
 FILE = "report.json"
 
 
-def ref(wave_id: str) -> str:
+def ref(wave_id: WaveId) -> str:
     return f"{REF_PREFIX}{wave_id}"
 
 
@@ -47,7 +48,7 @@ def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: 
     return None
 
 
-def fetch(repo: Repo, remote: str | None, wave_id: str) -> Path | None:
+def fetch(repo: Repo, remote: str | None, wave_id: WaveId) -> Path | None:
     """The wave's report fetched from ``remote`` (or this clone's ref) into the reports folder; its path,
     or None when neither has it."""
     root = repo.root

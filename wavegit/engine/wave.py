@@ -16,6 +16,7 @@ from wavegit.attempts import objectstore, runner, sandbox, wavebranch, workspace
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import git
 from wavegit.core.errors import WavegitError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
@@ -94,7 +95,7 @@ class Cleanup:
     """Removing a wave's worktrees and item branches, whatever state they are in; in the background while the
     wave branch is combined and pushed, which read no worktree admin files."""
 
-    def __init__(self, repo: Repo, wave_id: str) -> None:
+    def __init__(self, repo: Repo, wave_id: WaveId) -> None:
         self.repo = repo
         self.wave_id = wave_id
         self._tidy: _Background | None = None
@@ -254,7 +255,7 @@ class Collected:
     pushed: bool
 
 
-def collect(repo: Repo, config: Config, wave_id: str, base: str, runs: Sequence[ItemRun], *, push: bool,
+def collect(repo: Repo, config: Config, wave_id: WaveId, base: str, runs: Sequence[ItemRun], *, push: bool,
             lease: str | None = None, cleanup: Cleanup | None = None,
             confiner: Confiner | None = None, idents: tuple[str, str] | None = None) -> Collected:
     """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.

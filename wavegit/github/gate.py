@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from wavegit.attempts import wavebranch
 from wavegit.core.errors import UsageError, ValidationError
+from wavegit.core.git import WaveId
 from wavegit.github import uptodate
 from wavegit.github.api import Comment, GateClient, PullRequest, PullRequests, read_event, trusted_authors
 from wavegit.github.verdict import Verdict
@@ -72,7 +73,7 @@ def _listing(found: Sequence[str]) -> str:
     return uptodate.listing(list(found))
 
 
-def _wave_of(pr: PullRequest, repository: str) -> str:
+def _wave_of(pr: PullRequest, repository: str) -> WaveId:
     """The wave id of the PR's head branch; Unbound unless it is a wave branch of ``repository``."""
     wave_id = wavebranch.parse_wave_branch(pr.head_ref)
     if wave_id is None:
@@ -83,7 +84,7 @@ def _wave_of(pr: PullRequest, repository: str) -> str:
     return wave_id
 
 
-def _bind_report(wave: report.WaveReport, wave_id: str, number: int) -> None:
+def _bind_report(wave: report.WaveReport, wave_id: WaveId, number: int) -> None:
     if wave.wave_id != wave_id or wave.branch != wavebranch.wave_branch(wave_id):
         raise Unbound(f"the report is about wave {wave.wave_id!r} (branch {wave.branch!r}), "
                       f"the PR's branch is {wavebranch.wave_branch(wave_id)}")
@@ -124,7 +125,7 @@ def merges_since_report(client: GateClient, pr: PullRequest, wave: report.WaveRe
         raise Unbound(str(exc)) from None
 
 
-def _owned_patterns(store: TrackerStore, config: Config, wave_id: str, number: int,
+def _owned_patterns(store: TrackerStore, config: Config, wave_id: WaveId, number: int,
                     item_ids: Sequence[str]) -> list[str]:
     """The union of the reported items' ownership patterns in the tracker on the tracker branch; Unbound
     unless that tracker holds exactly these items in ``review`` for wave ``wave_id`` and PR ``number``."""

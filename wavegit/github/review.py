@@ -38,6 +38,7 @@ from tempfile import TemporaryDirectory
 from wavegit.attempts import wavebranch
 from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_WORK_FAILED, UsageError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import load_tracker
 from wavegit.engine.outcome import item_report, item_update, wave_succeeded
@@ -212,7 +213,7 @@ class Rebuild:
 
     reviewer: Reviewer
     number: int
-    wave_id: str
+    wave_id: WaveId
     base: str
     tip: str
     """The remote wave branch's tip that was read: the push replaces it only if it is still there."""

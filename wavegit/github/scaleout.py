@@ -32,6 +32,7 @@ from pathlib import Path
 from wavegit.attempts import runner, wavebranch
 from wavegit.core import git, jsondecode
 from wavegit.core.errors import UsageError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.claim import Claim, claim, earlier_claim, load_tracker, resolve_base
 from wavegit.engine.outcome import REPORT_TAIL_LINES, WaveOutcome
@@ -52,19 +53,12 @@ _LOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z")
 
 # -- the tracker and the wave branch ------------------------------------------------------------------------
 
-def wave_items(loaded: tracker.Tracker, wave_id: str, status: Status) -> tuple[tracker.Item, ...]:
+def wave_items(loaded: tracker.Tracker, wave_id: WaveId, status: Status) -> tuple[tracker.Item, ...]:
     """The items of ``wave_id`` in ``status``, in tracker order."""
     return tuple(item for item in loaded.items if item.wave == wave_id and item.status == status)
 
 
-def check_wave_id(wave_id: str) -> str:
-    if not wavebranch.WAVE_ID_RE.match(wave_id):
-        raise UsageError(f"--wave {wave_id!r}: not a wave id (w-YYYYMMDD-HHMMSS-xxxx, as printed by "
-                         "`wavegit claim`)")
-    return wave_id
-
-
-def remote_wave_tip(repo: Repo, config: Config, wave_id: str) -> str:
+def remote_wave_tip(repo: Repo, config: Config, wave_id: WaveId) -> str:
     """The wave branch's tip on the remote (fetched); before ``collect``, the base ``claim`` put it at."""
     branch = wavebranch.wave_branch(wave_id)
     if not repo.has_remote(config.remote):
@@ -86,7 +80,7 @@ MAX_MATRIX_JOBS = 256
 
 @dataclass(frozen=True)
 class Claimed:
-    wave_id: str
+    wave_id: WaveId
     """Empty when nothing was selected."""
     item_ids: tuple[str, ...]
 
@@ -97,7 +91,7 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
     now = utc_now()
     claimed = claim(repo, config, store, max_items=max_items, wave_id=wavebranch.new_wave_id(now), now=now)
     if not claimed.items:
-        return Claimed("", ())
+        return Claimed(WaveId(""), ())
     base = resolve_base(repo, config, claimed.commit)
     branch = wavebranch.wave_branch(claimed.wave_id)
     git.push(repo.root, config.remote, [f"{base}:refs/heads/{branch}"])
@@ -106,7 +100,7 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
 
 # -- one item -----------------------------------------------------------------------------------------------
 
-def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item: tracker.Item, base: str,
+def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, item: tracker.Item, base: str,
              snapshot: Snapshot, *, events: Events | None = None) -> ItemRun:
     """Run one item of a claimed wave from ``base`` the way a wave runs each of its items."""
     day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, utc_now())
@@ -121,11 +115,10 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item
     return run
 
 
-def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id: str, *,
+def work(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, item_id: str, *,
          events: Events | None = None, bundle: Path | None = None) -> ItemRun:
     """``wavegit work``: run a claimed item and push its result branch, or with ``bundle`` write it there
     as a git bundle (for a job whose token cannot push: the collecting job fetches it)."""
-    check_wave_id(wave_id)
     snapshot = store.read()
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
@@ -145,7 +138,7 @@ def work(repo: Repo, config: Config, store: TrackerStore, wave_id: str, item_id:
     return run
 
 
-def _claimed_item(loaded: tracker.Tracker, wave_id: str, item_id: str) -> tracker.Item:
+def _claimed_item(loaded: tracker.Tracker, wave_id: WaveId, item_id: str) -> tracker.Item:
     item = loaded.get(item_id)
     if item is None:
         raise UsageError(f"--item {item_id}: no such item in the tracker")
@@ -238,12 +231,11 @@ RESULT_ARTIFACT_PREFIX = "wavegit-result-"
 NO_RESULT = "not started: no result from `wavegit work` (the runner did not finish)"
 
 
-def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: str, *, push: bool = True,
+def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, *, push: bool = True,
             delivery: Delivery | None = None, events: Events | None = None,
             bundles: Path | None = None) -> WaveOutcome:
     """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring);
     with ``bundles``, from the ``<ITEM>.bundle`` files ``wavegit work --bundle`` wrote (found under it)."""
-    check_wave_id(wave_id)
     snapshot = store.read()
     items = wave_items(load_tracker(snapshot, repo, config), wave_id, Status.IN_PROGRESS)
     if not items:

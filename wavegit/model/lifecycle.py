@@ -39,6 +39,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import NamedTuple, Protocol
 
+from wavegit.core.git import WaveId
+
 
 class Status(str, Enum):
     """An item's status; a ``str``, so the tracker, the reports and the CLI read the same text."""
@@ -135,7 +137,7 @@ def exhausted(item: "HandState", max_attempts: int, at: str) -> Update | None:
         f"{item.id} --reason ...` resets them (or raise max_attempts) to try it again"))
 
 
-def claim(wave_id: str, at: str) -> Update:
+def claim(wave_id: WaveId, at: str) -> Update:
     """A ready item taken by wave ``wave_id``."""
     return _update(Status.IN_PROGRESS, at, wave=wave_id, claimed_at=at)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from wavegit.core import jsondecode
+from wavegit.core.git import WaveId
 from wavegit.core.terminal import inert_json
 
 # GitHub refuses comments over 65536 characters; leave room for the API's own accounting.
@@ -144,7 +145,7 @@ class Omitted:
 
 @dataclass(kw_only=True)
 class WaveReport:
-    wave_id: str
+    wave_id: WaveId
     base_sha: str
     head_sha: str | None = None
     branch: str | None = None

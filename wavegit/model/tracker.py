@@ -14,6 +14,7 @@ from typing import Annotated
 from wavegit import __version__
 from wavegit.core import parsecache, schema
 from wavegit.core.errors import Problem, UsageError, ValidationError
+from wavegit.core.git import WaveId
 from wavegit.core.schema import Node
 from wavegit.model.columns import (
     PRIORITIES as PRIORITIES,  # the levels an item may have; also tracker.PRIORITIES
@@ -114,7 +115,7 @@ class Item:
         "`todo`, `in_progress`, `review`, `done`, `failed` or `blocked`",
         choices=STATUSES, meant=_MEANT_STATUS)] = Status.TODO.value
     """A :class:`wavegit.model.lifecycle.Status` value, as the tracker holds it."""
-    wave: Annotated[str | None, schema.key("written by wavegit: the wave that claimed it")] = None
+    wave: Annotated[WaveId | None, schema.key("written by wavegit: the wave that claimed it")] = None
     attempts: Annotated[int, schema.key(
         "written by wavegit: attempts so far, across waves", schema.at_least(0),
         hint="attempts so far, 0 or more")] = 0

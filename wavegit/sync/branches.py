@@ -24,6 +24,7 @@ from pathlib import Path
 
 from wavegit.attempts import wavebranch
 from wavegit.core import git
+from wavegit.core.git import WaveId
 from wavegit.sync.merged import Head, WaveMerges
 
 
@@ -34,7 +35,7 @@ class BranchFate:
     branch: str
     where: str
     """The remote's name, or ``local``."""
-    wave: str
+    wave: WaveId
     deleted: bool
     reason: str
     tip: str = ""
@@ -56,16 +57,17 @@ class BranchFate:
 class Candidate:
     branch: str
     head: Head
-    wave: str
+    wave: WaveId
     item_branch: bool
 
 
 class Branches:
     """The wave and item branches sync saw, and the merge rules of each wave."""
 
-    def __init__(self, root: Path, remote: str | None, remote_waves: dict[str, git.CommitSha],
-                 remote_items: dict[str, dict[str, git.CommitSha]], local_waves: dict[str, git.CommitSha],
-                 merges: Callable[[str], WaveMerges | None]) -> None:
+    def __init__(self, root: Path, remote: str | None, remote_waves: dict[WaveId, git.CommitSha],
+                 remote_items: dict[WaveId, dict[str, git.CommitSha]],
+                 local_waves: dict[WaveId, git.CommitSha],
+                 merges: Callable[[WaveId], WaveMerges | None]) -> None:
         self.root = root
         self.remote = remote
         self.remote_waves = remote_waves if remote is not None else {}
@@ -73,7 +75,7 @@ class Branches:
         self.local_waves = local_waves
         self.merges = merges
 
-    def candidates(self, settled: Collection[str]) -> Iterator[Candidate]:
+    def candidates(self, settled: Collection[WaveId]) -> Iterator[Candidate]:
         for wave_id in sorted(settled):
             branch = wavebranch.wave_branch(wave_id)
             if self.remote is not None and wave_id in self.remote_waves:
@@ -84,11 +86,11 @@ class Branches:
             if wave_id in self.local_waves:
                 yield Candidate(branch, Head(self.local_waves[wave_id], "local"), wave_id, False)
 
-    def waves(self) -> set[str]:
+    def waves(self) -> set[WaveId]:
         return set(self.remote_waves) | set(self.remote_items) | set(self.local_waves)
 
 
-def clean(branches: Branches, in_flight: Collection[str], *, dry_run: bool,
+def clean(branches: Branches, in_flight: Collection[WaveId], *, dry_run: bool,
           told_file: Path | None = None) -> list[BranchFate]:
     """Delete (on a dry run: judge) the branches of the waves not ``in_flight``; one fate per branch, a kept
     one marked ``told`` when ``told_file`` lists it (a real run then writes the kept ones there)."""
@@ -121,7 +123,7 @@ def _write_told(path: Path, keys: list[str]) -> None:
     scratch.replace(path)
 
 
-def _decide(branches: Branches, in_flight: Collection[str], *, dry_run: bool) -> list[BranchFate]:
+def _decide(branches: Branches, in_flight: Collection[WaveId], *, dry_run: bool) -> list[BranchFate]:
     checked_out = {wt.branch: wt.path for wt in git.worktrees(branches.root) if wt.branch}
     judged: list[tuple[Candidate, BranchFate]] = []
     for candidate in branches.candidates(branches.waves() - set(in_flight)):

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from wavegit.attempts import wavebranch
 from wavegit.core import git
+from wavegit.core.git import WaveId
 from wavegit.ownership.patterns import matches
 
 ANCESTRY, PATCH_ID, TRAILER, CONTENT = "ancestry", "patch-id", "trailer", "content"
@@ -79,7 +80,8 @@ class WaveMerges:
     """The rules for one wave against the base branch at ``base``. Every lookup is cached by commit, and
     those per commit (patch ids, changed paths) are made for all of a branch's commits in one git call."""
 
-    def __init__(self, root: Path, base: str, base_branch: str, wave_id: str, heads: Sequence[Head]) -> None:
+    def __init__(self, root: Path, base: str, base_branch: str, wave_id: WaveId,
+                 heads: Sequence[Head]) -> None:
         self.root = root
         self.base = base
         self.base_branch = base_branch

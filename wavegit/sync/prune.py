@@ -9,6 +9,7 @@ from pathlib import Path
 
 from wavegit.attempts import wavebranch, workspace
 from wavegit.core import git
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 
 
@@ -18,7 +19,7 @@ class Pruned:
 
     kind: str
     """``worktrees`` or ``branch``."""
-    wave: str
+    wave: WaveId
     target: str
 
     def line(self) -> str:
@@ -33,18 +34,19 @@ class Pruned:
 class Leftovers:
     """Worktree directories and item branches per wave, as found before the tracker was read."""
 
-    worktree_dirs: dict[str, Path]
-    item_branches: dict[str, list[str]]
+    worktree_dirs: dict[WaveId, Path]
+    item_branches: dict[WaveId, list[str]]
 
-    def waves(self) -> set[str]:
+    def waves(self) -> set[WaveId]:
         return set(self.worktree_dirs) | set(self.item_branches)
 
 
 def find_leftovers(repo: Repo) -> Leftovers:
     root = repo.worktrees_dir
-    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and wavebranch.WAVE_ID_RE.match(p.name)} \
-        if root.is_dir() else {}
-    branches: dict[str, list[str]] = {}
+    named = ((wavebranch.wave_id_of(p.name), p) for p in sorted(root.iterdir()) if p.is_dir()) \
+        if root.is_dir() else ()
+    dirs = {wave_id: path for wave_id, path in named if wave_id is not None}
+    branches: dict[WaveId, list[str]] = {}
     for ref in git.for_each_ref(repo.root, f"refs/heads/{wavebranch.ITEM_BRANCH_PREFIX}"):
         parsed = wavebranch.parse_item_branch(ref)
         if parsed is not None:
@@ -52,7 +54,7 @@ def find_leftovers(repo: Repo) -> Leftovers:
     return Leftovers(dirs, branches)
 
 
-def prune(repo: Repo, leftovers: Leftovers, in_flight: set[str], *, dry_run: bool,
+def prune(repo: Repo, leftovers: Leftovers, in_flight: set[WaveId], *, dry_run: bool,
           branches: bool = True) -> list[Pruned]:
     """Remove the leftovers of waves not in ``in_flight`` (item branches only with ``branches``); what was
     (or, on a dry run, would be) removed."""

@@ -44,6 +44,7 @@ from datetime import datetime, timezone
 from wavegit.attempts import wavebranch
 from wavegit.core import wavelock
 from wavegit.core.errors import WavegitError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model import tracker
 from wavegit.model.config import Config, protected_of
@@ -93,7 +94,7 @@ class Stranded:
     branch and no pull request to ask: it stays in review (and holds its files) until someone decides."""
 
     id: str
-    wave: str
+    wave: WaveId
     line: str
 
     def to_json(self) -> dict[str, object]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from wavegit.attempts import wavebranch
 from wavegit.core import git, heartbeat
 from wavegit.core.errors import UsageError
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config
 from wavegit.sync import branches as sync_branches
@@ -47,10 +48,10 @@ class WaveRefs:
         self.items_on = cache(self._items_on)
         self.merges = cache(self._merges)
 
-    def tip(self, wave_id: str) -> git.CommitSha | None:
+    def tip(self, wave_id: WaveId) -> git.CommitSha | None:
         return self.tips.get(wave_id)
 
-    def heads(self, wave_id: str) -> list[sync_merged.Head]:
+    def heads(self, wave_id: WaveId) -> list[sync_merged.Head]:
         """The wave branch's tips: on the remote, then (when it differs) in this repository."""
         found = []
         if wave_id in self.tips:
@@ -64,12 +65,12 @@ class WaveRefs:
         return sync_branches.Branches(self.root, self.remote, self.tips, self.item_tips, self.local_tips,
                                       self.merges)
 
-    def _merges(self, wave_id: str) -> sync_merged.WaveMerges | None:
+    def _merges(self, wave_id: WaveId) -> sync_merged.WaveMerges | None:
         if self.base is None:
             return None
         return sync_merged.WaveMerges(self.root, self.base, self.base_branch, wave_id, self.heads(wave_id))
 
-    def _items_on(self, wave_id: str) -> frozenset[str]:
+    def _items_on(self, wave_id: WaveId) -> frozenset[str]:
         """Items with a commit of this wave (``Wavegit-Item`` + ``Wavegit-Wave`` trailers) on its branch."""
         tip = self.tips.get(wave_id)
         if tip is None:
@@ -85,11 +86,11 @@ class WaveRefs:
         return frozenset(found)
 
 
-def _branches(root: Path, prefix: str) -> tuple[dict[str, git.CommitSha],
-                                               dict[str, dict[str, git.CommitSha]]]:
+def _branches(root: Path, prefix: str) -> tuple[dict[WaveId, git.CommitSha],
+                                               dict[WaveId, dict[str, git.CommitSha]]]:
     """Wave id -> its wave branch's tip, and wave id -> {item branch: tip}, of the refs under ``prefix``."""
-    waves: dict[str, git.CommitSha] = {}
-    items: dict[str, dict[str, git.CommitSha]] = {}
+    waves: dict[WaveId, git.CommitSha] = {}
+    items: dict[WaveId, dict[str, git.CommitSha]] = {}
     for ref, sha in git.for_each_ref(root, f"{prefix}{wavebranch.BRANCH_PREFIX}").items():
         name = ref.removeprefix(prefix)
         wave_id = wavebranch.parse_wave_branch(name)

@@ -11,6 +11,7 @@ from functools import cache
 from typing import Protocol
 
 from wavegit.attempts import wavebranch
+from wavegit.core.git import WaveId
 from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import Status
@@ -37,7 +38,7 @@ class ItemChange:
     """One item's status change, with the tracker fields it writes."""
 
     id: str
-    wave: str | None
+    wave: WaveId | None
     old: str
     new: Status
     reason: str
@@ -61,7 +62,7 @@ class Facts:
     """What the rules look at besides the tracker; every lookup is made at most once per sync."""
 
     def __init__(self, refs: WaveRefs, pulls: PullRequests | None,
-                 dead_waves: Mapping[str, str] | None = None) -> None:
+                 dead_waves: Mapping[WaveId, str] | None = None) -> None:
         self.refs = refs
         self.pulls = pulls
         self.dead_waves = dead_waves or {}
@@ -140,7 +141,7 @@ def _release(item: tracker.Item, config: Config, reason: str, now: datetime, *, 
     return _change(item, update, reason)
 
 
-def _done_if_merged(item: tracker.Item, wave: str, facts: Facts, now: datetime) -> ItemChange | None:
+def _done_if_merged(item: tracker.Item, wave: WaveId, facts: Facts, now: datetime) -> ItemChange | None:
     merges = facts.refs.merges(wave)
     merged = merges.item(item.id, item.owns) if merges is not None else None
     if merged is None:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 from wavegit.core import heartbeat, wavelock
+from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config
 
@@ -52,7 +53,7 @@ def _stamp(moment: datetime) -> str:
 
 
 class HeldWave(NamedTuple):
-    wave: str
+    wave: WaveId
     items: tuple[str, ...]
     lease_ends: datetime | None
     """The earliest of its items' ``claimed_at`` + ``lease_ttl_s``; None when none has a valid one."""
@@ -117,9 +118,9 @@ def judge(scheduler: wavelock.SchedulerLock | None, beat: heartbeat.Beat | None,
 def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | None = None) -> list[HeldWave]:
     """The waves holding ``claims`` whose scheduler does not run in this clone, by wave id."""
     moment = now or datetime.now(timezone.utc)
-    by_wave: dict[str, list[Claim]] = {}
+    by_wave: dict[WaveId, list[Claim]] = {}
     for claim in claims:
-        by_wave.setdefault(claim[1], []).append(claim)
+        by_wave.setdefault(WaveId(claim[1]), []).append(claim)  # the tracker's word
     if not by_wave:
         return []
     beats = heartbeat.read(repo, config.remote if repo.has_remote(config.remote) else None)
@@ -137,7 +138,7 @@ def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | No
     return found
 
 
-def dead_waves(repo: Repo, config: Config, now: datetime | None = None) -> dict[str, str]:
+def dead_waves(repo: Repo, config: Config, now: datetime | None = None) -> dict[WaveId, str]:
     """The waves whose scheduler is known gone, each with who it was: ``wavelock.dead_waves`` (this clone's
     locks) and the heartbeats whose record names a process gone from this machine."""
     moment = now or datetime.now(timezone.utc)
