@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wavegit.attempts.agents import CLAUDE, CODEX, Agent
-from wavegit.attempts.cost import CostReading, cost_reading, read_cost
+from wavegit.attempts.cost import CostReading, cost_reading
 from wavegit.model.config import ModelPrice
 
 COMMAND = Agent("worker", None, command="custom")
@@ -53,14 +53,14 @@ def test_claude_preset_cost_and_tokens_come_from_the_json_result_in_the_log(tmp_
     reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
     assert reading.usd == pytest.approx(0.0731)
     assert (reading.input_tokens, reading.output_tokens, reading.error) == (22, 3, None)
-    assert read_cost(tmp_path / "cost.json", log, COMMAND) is None
+    assert cost_reading(tmp_path / "cost.json", log, COMMAND).usd is None
 
 
 def test_a_presets_cost_is_its_cli_account_never_the_cost_file(tmp_path: Path) -> None:
     # The agent's tools could write the cost file (a forged $0): a preset's cost is what its CLI reports.
     (tmp_path / "cost.json").write_text('{"usd": 0, "input_tokens": 0, "output_tokens": 0}')
     (tmp_path / "a.log").write_text('{"type": "result", "total_cost_usd": 9}\n')
-    assert read_cost(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT) == 9
+    assert cost_reading(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT).usd == 9
     (tmp_path / "a.log").write_text("killed mid-run\n")
     reading = cost_reading(tmp_path / "cost.json", tmp_path / "a.log", CLAUDE_AGENT)
     assert reading.usd is None and reading.note is not None and "no result line" in reading.note

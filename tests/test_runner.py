@@ -15,7 +15,7 @@ import pytest
 
 from wavegit.attempts import processio, runner
 from wavegit.attempts.agents import Agent
-from wavegit.attempts.cost import read_cost
+from wavegit.attempts.cost import cost_reading
 from wavegit.attempts.runner import ProcessResult, command_argv, run_process
 from wavegit.attempts.workerenv import worker_env
 from wavegit.core.errors import UsageError
@@ -242,5 +242,5 @@ def test_worker_cost_file_is_read_end_to_end(tmp_path: Path) -> None:
     env = worker_env(os.environ, item_id="A", wave_id="w", prompt_file=tmp_path / "p", cost_file=cost_file,
                      feedback_file=None, owns=[], pass_github_token=False, home=tmp_path, tmp=tmp_path)
     result = run(tmp_path, worker("cost", '{"usd": 0.42}'), env=env)
-    assert read_cost(cost_file, result.log_path, Agent("worker", None, command="python cost.py")) == \
+    assert cost_reading(cost_file, result.log_path, Agent("worker", None, command="python cost.py")).usd == \
         pytest.approx(0.42)

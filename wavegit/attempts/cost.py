@@ -83,11 +83,6 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
                        agent.permanent(account) if account.error else None)
 
 
-def read_cost(cost_file: Path, log_path: Path, agent: Agent) -> float | None:
-    """Just the USD amount of :func:`cost_reading` (None when unknown)."""
-    return cost_reading(cost_file, log_path, agent).usd
-
-
 MAX_ATTEMPT_USD = 1e6
 """The most one attempt may report: sums of larger ones overflow to infinity, which no report can hold."""
 

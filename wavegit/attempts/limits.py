@@ -179,16 +179,6 @@ class Cgroup:
                     time.sleep(0.01)
 
 
-def cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = Cgroup.make(f"wavegit-probe-{os.getpid()}", Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def _write_limit(directory: Path, controller: str, value: int) -> None:
     if controller == "pids":
         (directory / "pids.max").write_text(str(value))
