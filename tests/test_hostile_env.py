@@ -114,16 +114,6 @@ def test_secrets_reach_no_worker_commit_log_or_report_and_github_env_is_out_of_r
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_writes_into_the_checkout_and_git_dir_and_an_edited_config_change_no_wave(
         tmp_path: Path, mode: str) -> None:
     named = [f"checkout: {tmp_path / 'work'}"]
@@ -171,16 +161,6 @@ def wait_until(condition: object, what: str, timeout: float = 20.0) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_setsid_daemon_dies_when_its_attempt_ends(tmp_path: Path, mode: str) -> None:
     tag = f"hostile-daemon-{os.getpid()}-{mode}"
     remote = hostile_repo(tmp_path, mode, ("A", "daemon", [tag]))
@@ -190,16 +170,6 @@ def test_a_setsid_daemon_dies_when_its_attempt_ends(tmp_path: Path, mode: str) -
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_kill_9_of_the_scheduler_leaves_no_worker_running(tmp_path: Path, mode: str) -> None:
     tag = f"hostile-kill-{os.getpid()}-{mode}"
     remote = hostile_repo(tmp_path, mode, ("A", "daemon", [tag, "hold"]))
@@ -224,16 +194,6 @@ def test_kill_9_of_the_scheduler_leaves_no_worker_running(tmp_path: Path, mode: 
             os.kill(pid, signal.SIGKILL)
 
 
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_worker_github_token_true_hands_the_token_over_though_wavegit_holds_it_in_memory(
         tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["snoop"], ["src/a.txt"], check("src/a.txt"))],
@@ -256,16 +216,6 @@ def scripted_repo(tmp_path: Path, mode: str, *items: tuple[str, list[str]]) -> R
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_cost_file_that_is_a_fifo_a_device_or_huge_reads_as_no_cost_without_blocking(
         tmp_path: Path, mode: str) -> None:
     # Each once hung wavegit past every timeout (a FIFO no one writes, /dev/zero) or read gigabytes.
@@ -279,16 +229,6 @@ def test_a_cost_file_that_is_a_fifo_a_device_or_huge_reads_as_no_cost_without_bl
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_worker_flooding_its_log_without_newlines_gets_a_bounded_tail(tmp_path: Path, mode: str) -> None:
     # The tail for the report and the retry's feedback read the log back to its start, quadratically.
     remote = scripted_repo(tmp_path, mode, ("A", ["flood 67108864", "exit 1"]))
@@ -300,16 +240,6 @@ def test_a_worker_flooding_its_log_without_newlines_gets_a_bounded_tail(tmp_path
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_home_nested_past_the_recursion_limit_is_removed_without_a_crash(tmp_path: Path, mode: str) -> None:
     remote = scripted_repo(tmp_path, mode, ("A", ["deep-home 3000"]))
     rep, _ = run_json(remote)
@@ -318,16 +248,6 @@ def test_a_home_nested_past_the_recursion_limit_is_removed_without_a_crash(tmp_p
 
 
 @pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_worker_run_by_root_cannot_unmount_what_hides_the_checkout(tmp_path: Path) -> None:
     # bwrap started by root leaves the sandbox every capability unless told: CAP_SYS_ADMIN unmounted the
     # empty directory over the checkout and its .git, and a hook was planted in the scheduler's repository.
@@ -371,16 +291,6 @@ class Listener:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_the_users_ssh_agent_socket_is_out_of_reach(tmp_path: Path, mode: str) -> None:
     # A read-only mount does not stop connect(): the sandbox showed the user's ssh-agent (and every other
     # agent socket) to the worker, which could then sign in as the user anywhere.
@@ -397,16 +307,6 @@ def test_the_users_ssh_agent_socket_is_out_of_reach(tmp_path: Path, mode: str) -
 @pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
 @pytest.mark.xfail(strict=True, reason="the sandbox shares the network namespace (agents call their APIs), "
                    "so abstract unix sockets stay reachable unless sandbox.network: false")
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_an_abstract_unix_socket_is_out_of_reach(tmp_path: Path) -> None:
     name = f"wavegit-hostile-{os.getpid()}-{tmp_path.name}"
     with Listener("\0" + name) as listener:
@@ -417,16 +317,6 @@ def test_an_abstract_unix_socket_is_out_of_reach(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_forged_cost_is_refused_and_an_overflowing_one_cannot_crash_the_report(
         tmp_path: Path, mode: str) -> None:
     # Two attempts reporting 1e308 each summed to inf, which the report's JSON cannot hold: a traceback
@@ -442,16 +332,6 @@ def test_a_forged_cost_is_refused_and_an_overflowing_one_cannot_crash_the_report
 
 @pytest.mark.xfail(strict=True, reason="sandbox: none lets a worker rewrite the scheduler's .git/config: "
                    "the next wave fetches its governing config from a remote the worker chose")
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_an_unsandboxed_worker_cannot_choose_the_config_of_the_next_wave(tmp_path: Path) -> None:
     loot = tmp_path / "loot"
     remote = scripted_repo(tmp_path, "none", ("A", [f"retarget-origin {tmp_path / 'evil.git'}"]))
@@ -469,16 +349,6 @@ def test_an_unsandboxed_worker_cannot_choose_the_config_of_the_next_wave(tmp_pat
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbox(
         tmp_path: Path, mode: str) -> None:
     tag = f"hostile-forge-{os.getpid()}-{mode}"
@@ -511,16 +381,6 @@ def test_a_daemon_in_a_clean_environment_forges_the_test_only_without_the_sandbo
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_worker_writing_into_wavegits_stdout_cannot_spoil_the_json_report_in_the_sandbox(
         tmp_path: Path, mode: str) -> None:
     remote = hostile_repo(tmp_path, mode, ("A", "hijack", []))
@@ -537,16 +397,6 @@ def test_a_worker_writing_into_wavegits_stdout_cannot_spoil_the_json_report_in_t
 
 
 @pytest.mark.parametrize("mode", MODES)
-def _cgroups_work() -> bool:
-    """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
-    outlives it, a daemon in a clean environment included)."""
-    probe = limits.Cgroup.make(f"wavegit-probe-{os.getpid()}", limits.Limits(pids=1))
-    if probe is None:
-        return False
-    probe.remove()
-    return True
-
-
 def test_a_report_ref_forged_with_bytes_that_are_not_utf8_is_a_clear_error_in_another_clone(
         tmp_path: Path, mode: str) -> None:
     # Unsandboxed, a worker pushes with its user's rights (docs/security.md): a wave's report ref whose
