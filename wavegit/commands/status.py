@@ -61,18 +61,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _held(args: argparse.Namespace, shown: set[str]) -> list[str]:
-    """The claims held in the tracker (as last fetched) by waves this clone has no event log of shown:
-    another clone's, another machine's, a dead one's."""
+    """The claims held in the tracker (fetched first, with the heartbeats) by waves this clone has no event
+    log of shown: another clone's, another machine's, a dead one's."""
     context = Context.open(args)
     store, config = context.store, context.config
-    blob_sha = store.read_blob_sha()
+    blob_sha = store.read_blob_sha(fetch=True)
     if blob_sha is None:
         return []  # no tracker yet: nobody holds a claim
     # The claims from the planning columns `plan` reads too: a tenth of the items' load at 10,000 items.
     cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), context.repo.cache_dir,
                                   config.tracker_path, strict=False, protected=protected_of(config))
     now = datetime.now(timezone.utc)
-    waves = claims.held(context.repo, config, cols.claims, now)
+    waves = claims.held(context.repo, config, cols.claims, now, fetched=True)
     return claims.lines([wave for wave in waves if wave.wave not in shown], now)
 
 
