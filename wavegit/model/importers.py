@@ -2,9 +2,9 @@
 
 Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
 ``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``,
-``dependsOn`` (or ``depends_on``: ids or slugs of items of the tracker or of the file), and the tracker's own
-``worker`` and ``issue``: every key of an item a backlog can give. wavegit's bookkeeping (``wave``,
-``attempts``, ``pr``, ...) is not imported.
+``dependsOn`` (or ``depends_on``: ids or slugs of items of the tracker or of the file), and the tracker's
+own ``estimate_s``, ``worker`` and ``issue``: every key of an item a backlog can give. wavegit's
+bookkeeping (``wave``, ``attempts``, ``pr``, ...) is not imported.
 
 - ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
 - ``jsonl``: one record per line;
@@ -20,6 +20,7 @@ problem of every record is collected, each with the source's line and column, be
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -47,7 +48,7 @@ _CSV_ALIASES = {"owns": "ownsFiles", "test": "testCmd", "created_at": "createdAt
 _LISTS = ("ownsFiles", "notes", "dependsOn")
 """The keys whose CSV cell holds a list."""
 _KNOWN = ("id", "slug", "prompt", "ownsFiles", "testCmd", "priority", "status", "createdAt", "notes",
-          "dependsOn", "depends_on", "worker", "issue")
+          "dependsOn", "depends_on", "estimate_s", "worker", "issue")
 _NOT_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -158,24 +159,44 @@ class _Conversion:
         if worker is not None:
             self.check("worker", "worker", worker)
         issue = self.issue()
+        estimate_s = self.estimate()
         self.depends = self.dependency_names()
         item_id = self.item_id(title, taken)
         if self.failed or item_id is None:
             return None
         return tracker.Item(id=item_id, title=title, prompt=prompt, owns=owns, test=test, priority=priority,
-                            status=status, created_at=created_at, notes=notes, worker=worker, issue=issue)
+                            status=status, created_at=created_at, notes=notes, worker=worker, issue=issue,
+                            estimate_s=estimate_s)
 
     def issue(self) -> int | None:
         value = self.fields.get("issue")
-        if value is None or value == "":
-            return None
         if isinstance(value, str) and value.strip().isdigit():  # a CSV cell
             value = int(value.strip())
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.problem(f"issue must be a whole number, not {json.dumps(value)}")
+        if not self.given("issue", value, (int,), "a whole number") or not isinstance(value, int):
             return None
         self.check("issue", "issue", value)
         return value
+
+    def estimate(self) -> float | None:
+        value = self.fields.get("estimate_s")
+        if isinstance(value, str) and value.strip():  # a CSV cell; anything else is refused as written
+            with contextlib.suppress(ValueError):
+                value = float(value)
+        if not self.given("estimate_s", value, (int, float), "a number of seconds") \
+                or not isinstance(value, (int, float)):
+            return None
+        self.check("estimate_s", "estimate_s", value)
+        return float(value)
+
+    def given(self, key: str, value: object, kinds: tuple[type, ...], what: str) -> bool:
+        """Whether ``value`` of ``key`` is there and a number of ``kinds``; a problem when it is anything
+        else but absent or empty."""
+        if value is None or value == "":
+            return False
+        if isinstance(value, kinds) and not isinstance(value, bool):
+            return True
+        self.problem(f"{key} must be {what}, not {json.dumps(value)}")
+        return False
 
     def dependency_names(self) -> tuple[str, ...]:
         if "dependsOn" in self.fields and "depends_on" in self.fields:
