@@ -100,6 +100,27 @@ def test_status_says_a_killed_waves_scheduler_is_gone_and_after_sync_lists_it_on
             "released"]
 
 
+def test_a_killed_wave_whose_claims_another_clone_returned_is_not_told_to_sync_here_again(
+        tmp_path: Path) -> None:
+    # Seen in a trial: a teammate's clone synced a killed wave's claims back to todo; this clone's status
+    # still said the wave was not finished and that `wavegit sync` here would return its claims.
+    with hanging_wave(tmp_path) as scheduler:
+        proc = scheduler.start()
+        wave = origin_item(scheduler.remote, "A").wave
+        kill_with_sigkill(proc)
+        scheduler.kill_workers()
+        other = scheduler.remote.new_clone("other")
+        assert wavegit(other, "sync").returncode == 0
+        assert origin_item(scheduler.remote, "A").status == "todo"
+        clone = scheduler.remote.clone
+        assert wavegit(clone, "status").stdout.startswith("no wave is running")
+        listed = wavegit(clone, "status", "--all").stdout
+        assert listed.startswith(f"wave {wave}: stopped without finishing (started ")
+        assert f"pid {proc.pid} on " in listed and "its claims were returned" in listed
+        assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", "--all", "--json").stdout)] == [
+            "released"]
+
+
 def test_with_no_lock_status_judges_the_process_the_log_names_so_a_collect_shows_as_running(
         tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])

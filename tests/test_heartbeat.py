@@ -83,7 +83,7 @@ def test_a_killed_waves_claims_are_named_from_another_clone_and_its_sync_release
     assert listed.returncode == 0, listed.stderr
     said = re.search(rf"wave {wave} holds A: its scheduler, pid {proc.pid} on {re.escape(HOST)}, is gone; "
                      r"last heartbeat (\d+) s ago \(one every 30 s\); its lease ends at (\S+) \(in 59 min\); "
-                     rf"`wavegit release --wave {wave}` returns them now", listed.stderr)
+                     rf"`wavegit release --wave {wave}` returns them now$", listed.stderr, re.MULTILINE)
     assert said, listed.stderr
     claimed = datetime.fromisoformat(str(origin_item(remote, "A").claimed_at).replace("Z", "+00:00"))
     assert said.group(2) == (claimed + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -101,6 +101,28 @@ def test_a_killed_waves_claims_are_named_from_another_clone_and_its_sync_release
     released = origin_item(remote, "A")
     assert (released.status, released.attempts) == ("todo", 0)  # wavegit's death is not the item's
     assert "holds" not in wavegit(other, "sync").stdout
+
+
+def test_a_wave_that_ended_since_the_last_fetch_is_told_as_that_fetch_saw_it(scheduler: Scheduler) -> None:
+    # Seen in a trial: a teammate's clone fetched while a wave ran; the wave then ended as usual, and that
+    # clone's `plan` said its scheduler "is gone" and that `release` "returns them now", with no word that
+    # the claims it named were the last fetch's.
+    remote = scheduler.remote
+    proc = scheduler.start()
+    wave = origin_item(remote, "A").wave
+    other = remote.new_clone("other")
+    assert f"wave {wave} holds A: its scheduler, pid {proc.pid} on {HOST}, runs" in \
+        wavegit(other, "ls", "--fetch").stderr
+    scheduler.kill_workers()  # its one attempt fails: the wave records it and ends as usual
+    assert proc.wait(timeout=120) == 1
+    note = "(as last fetched: a wave that ended since holds nothing; `wavegit ls --fetch` tells)"
+    planned = wavegit(other, "plan")
+    assert f"wave {wave} holds A: its scheduler, pid {proc.pid} on {HOST}, is gone" in planned.stdout
+    assert planned.stdout.rstrip().endswith(f"`wavegit release --wave {wave}` returns them now {note}")
+    fetched = wavegit(other, "ls", "--fetch")
+    assert fetched.returncode == 0, fetched.stderr
+    assert "claims held" not in fetched.stderr  # the ended wave holds nothing
+    assert wavegit(other, "status").stdout == "no wave is running (--all lists finished ones)\n"
 
 
 def test_release_from_another_clone_on_the_same_machine_names_the_dead_scheduler(

@@ -128,7 +128,12 @@ def test_imported_dependencies_hold_the_dependent_back_in_plan(remote_repo: Remo
                 "priority": "P0", "dependsOn": ["first"]},
                {"slug": "first", "prompt": "p", "ownsFiles": ["src/a.py"], "testCmd": "true",
                 "priority": "P3"}]
-    result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
+    backlog = write_backlog(remote.clone, records)
+    # The listing says what each item waits for (a trial read a dry run without a word of it).
+    dry = wavegit(remote.clone, "import", backlog, "--from", "aesop", "--dry-run")
+    assert dry.stdout.splitlines()[1:] == ["  second  P0  todo    second  (after first)",
+                                           "  first   P3  todo    first"]
+    result = wavegit(remote.clone, "import", backlog, "--from", "aesop")
     assert result.returncode == 0, result.stderr
     assert "ignored key" not in result.stderr
     assert origin_tracker(remote).get("second").depends_on == ("first",)  # type: ignore[union-attr]

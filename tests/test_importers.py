@@ -213,17 +213,17 @@ def test_attack_a_record_owning_a_protected_path_is_a_problem_at_its_line() -> N
 
 EVERY_KEY = {
     "aesop": json.dumps({"items": [
-        record("base", id="BASE-1", worker="fast", issue=7),
+        record("base", id="BASE-1", worker="fast", issue=7, estimate_s=900),
         record("next", dependsOn=["BASE-1", "base"], status="blocked"),
         record("last", depends_on=["next"])]}),
     "jsonl": "\n".join(json.dumps(r) for r in (
-        record("base", id="BASE-1", worker="fast", issue=7),
+        record("base", id="BASE-1", worker="fast", issue=7, estimate_s=900),
         record("next", dependsOn=["BASE-1", "base"], status="blocked"),
         record("last", depends_on=["next"]))),
-    "csv": ("id,slug,prompt,owns,test,worker,issue,depends_on,status\n"
-            "BASE-1,base,do base,src/base.py,true,fast,7,,\n"
-            ",next,do next,src/next.py,true,,,BASE-1;base,blocked\n"
-            ",last,do last,src/last.py,true,,,next,\n"),
+    "csv": ("id,slug,prompt,owns,test,worker,issue,estimate_s,depends_on,status\n"
+            "BASE-1,base,do base,src/base.py,true,fast,7,900,,\n"
+            ",next,do next,src/next.py,true,,,,BASE-1;base,blocked\n"
+            ",last,do last,src/last.py,true,,,,next,\n"),
 }
 
 
@@ -232,7 +232,9 @@ def test_every_tracker_key_is_imported_from_every_format_dependencies_included(s
     imported = read_backlog(EVERY_KEY[source], "backlog", source, frozenset())
     assert imported.ignored_keys == []
     by_id = {item.id: item for item in imported.items}
-    assert (by_id["BASE-1"].worker, by_id["BASE-1"].issue) == ("fast", 7)
+    # estimate_s came with issue 23 and was "ignored (wavegit has no place for it)" on import.
+    assert (by_id["BASE-1"].worker, by_id["BASE-1"].issue, by_id["BASE-1"].estimate_s) == ("fast", 7, 900)
+    assert by_id["next"].estimate_s is None
     # A dependency names an id of the file or the slug of one: the slug stands for the id it was given.
     assert by_id["next"].depends_on == ("BASE-1",) and by_id["next"].status == "blocked"
     assert by_id["last"].depends_on == ("next",)
@@ -257,3 +259,12 @@ def test_dependencies_are_checked_like_the_trackers_and_every_problem_of_a_recor
         "in this file",
         "backlog.json:1:119: item 2 (self): dependsOn 'self': an item cannot depend on itself",
         "backlog.json:1:230: item 3 (both): dependsOn and depends_on are both given: keep one"]
+
+
+def test_an_estimate_is_a_number_of_seconds_checked_like_the_trackers() -> None:
+    header = "slug,prompt,testCmd,ownsFiles,estimate_s\n"
+    assert problems_of(f"{header}a,p,true,src/a.py,soon\nb,p,true,src/b.py,-5\n", "csv") == [
+        "backlog.json:2:1: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)",
+        "backlog.json:3:1: item 2 (b): estimate_s: must be at least 0 (hint: seconds, e.g. 900)"]
+    [taken] = read_backlog(f"{header}c,p,true,src/c.py,90.5\n", "b.csv", "csv", frozenset()).items
+    assert taken.estimate_s == 90.5

@@ -97,6 +97,20 @@ def test_every_wave_takes_at_most_max_items(tmp_path: Path) -> None:
     assert all({i.id for i in wave.items}.isdisjoint(s.id for s in wave.skipped) for wave in waves)
 
 
+def test_each_claim_into_the_open_wave_is_said_as_its_first_was(tmp_path: Path) -> None:
+    # One slot: the first claim takes three items (the idle slot and two rounds ahead), later claims add
+    # the other two to the same open wave; a trial saw those only as "queued".
+    items = [item(f"I{n}", ["sleep 0.3", f"write src/i{n}.txt ok"], [f"src/i{n}.txt"]) for n in range(5)]
+    remote = make_wave_repo(tmp_path, items, concurrency=1, attempts=1)
+    result = wavegit(remote.clone, "run", "--continuous", timeout=120)
+    assert result.returncode == 0, result.stderr
+    claims = [line for line in result.stderr.splitlines() if ": claimed " in line]  # the progress
+    waves = {line.split(":")[0] for line in claims}
+    assert len(claims) >= 2 and len(waves) == 1, claims  # one wave, claimed into more than once
+    said = [item_id for line in claims for item_id in line.split(": claimed ")[1].split(", ")]
+    assert sorted(said) == [f"I{n}" for n in range(5)]
+
+
 def race_items(count: int) -> list[dict[str, Any]]:
     """Every third item also owns ``src/shared.txt``: at most one of those may run (none is merged)."""
     return [{"id": f"R{n}", "prompt": f"make R{n}\n", "status": "todo", "test": "true",

@@ -134,6 +134,20 @@ def test_retry_succeeds_on_attempt_two_after_feedback(tmp_path: Path) -> None:
     assert origin_item(remote, "A").attempts == 2
 
 
+def test_the_first_attempt_of_a_wave_is_told_the_items_last_error(tmp_path: Path) -> None:
+    # Seen in a trial: `reopen ID --reason "..."` promised the next worker would be told the reason, and an
+    # item failed in an earlier wave started the next one untold; the scripted worker writes "ok" only when
+    # it is given feedback.
+    reason = "the classifier was misspelt: write ok"
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["no-feedback write src/a.txt bad", "if-feedback write src/a.txt ok"], ["src/a.txt"],
+             last_error=reason)], attempts=1)
+    rep = run(remote.clone).report
+    assert rep.success, rep.items[0].error
+    prompt = Path(rep.items[0].attempt_records[0].log_path).with_suffix(".prompt").read_text()
+    assert prompt.endswith(f"Feedback from wavegit on the previous attempt:\nBefore this wave: {reason}\n")
+
+
 def test_item_reaching_max_attempts_is_marked_failed(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt bad"], ["src/a.txt"], attempts=2)],
                             attempts=1, max_attempts=3)

@@ -78,5 +78,10 @@ def _read(args: argparse.Namespace) -> tuple[str, str]:
 
 def _listing(items: list[tracker.Item]) -> str:
     width = max(len(item.id) for item in items)
-    return "\n".join(f"  {item.id:<{width}}  {item.priority}  {item.status:<6}  {item.title}".rstrip()
-                     for item in items)
+    return "\n".join(f"  {item.id:<{width}}  {item.priority}  {item.status:<6}  {item.title}{_after(item)}"
+                     .rstrip() for item in items)
+
+
+def _after(item: tracker.Item) -> str:
+    """The dependencies, as the ids they became (a slug of the file names the id it was given)."""
+    return f"  (after {', '.join(item.depends_on)})" if item.depends_on else ""

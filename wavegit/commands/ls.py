@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     # On stderr, so the table and the JSON list stay what they are; `validate` reads this same tracker.
     print(f"tracker: {store.source(blob_sha)}", file=sys.stderr)
     now = datetime.now(timezone.utc)
-    held = claims.held(context.repo, context.config, claims_of(loaded.items), now)
+    held = claims.held(context.repo, context.config, claims_of(loaded.items), now, fetched=args.fetch)
     for line in claims.lines(held, now):
         print(line, file=sys.stderr)
     reviewed: dict[str, list[str]] = {}

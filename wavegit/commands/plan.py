@@ -102,7 +102,7 @@ def _held(store: GitStore, cols: Columns) -> tuple[list[str], list[dict[str, obj
     from wavegit.trackerbranch import claims
 
     now = datetime.now(timezone.utc)
-    held = claims.held(store.repo, store.config, cols.claims, now)
+    held = claims.held(store.repo, store.config, cols.claims, now, fetched=False)
     return claims.lines(held, now), [wave.to_json(now) for wave in held]
 
 

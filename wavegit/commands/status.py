@@ -4,16 +4,19 @@ Read from the waves' event logs (``<git dir>/wavegit/events/<wave>.jsonl``, writ
 default the waves that have not finished, newest first, each item with its latest state and attempt; with
 WAVE, that wave; with ``--all``, every logged wave. A wave whose scheduler was killed never logs its end, so
 its lock (``wavegit.core.wavelock``) tells the rest: a lock naming a process that is gone says so, with the
-command that returns its claims. With no lock (``sync`` and ``release`` remove it; ``collect`` never holds
-one), the process the log names tells: gone, the wave stopped without finishing and is listed only with
-``--all`` or WAVE; alive, it is running. A scheduler holds its lock from before its claim until after it logs
-its end.
+command that returns its claims, unless the tracker (fetched) shows them returned already (another clone's
+``sync`` or ``release``). With no lock (``sync`` and ``release`` remove it; ``collect`` never holds one),
+the process the log names tells: gone, the wave stopped without finishing and is listed only with ``--all``
+or WAVE (so is one whose claims were returned elsewhere); alive, it is running. A scheduler holds its lock
+from before its claim until after it logs its end.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
 
@@ -43,13 +46,14 @@ def run(args: argparse.Namespace) -> int:
         logs = [log for log in logs if log.stem == args.wave]
         if not logs:
             raise UsageError(f"{args.wave}: no event log of that wave in {repo.events_dir}")
-    waves = [(wave, *_scheduler(repo, wave)) for wave in map(eventlog.read, logs)]
+    tracker = functools.cache(lambda: _fetched_claims(args))
+    waves = [(wave, *_scheduler(repo, wave, tracker)) for wave in map(eventlog.read, logs)]
     if not (args.wave or args.all):
         waves = [entry for entry in waves if entry[1] in (RUNNING, GONE)]
     if args.json:
         print(json.dumps([{**asdict(wave), "scheduler": state} for wave, state, _ in waves]))
         return 0
-    held = [] if args.wave else _held(args, {wave.wave_id for wave, _, _ in waves})
+    held = [] if args.wave else _held(*tracker(), {wave.wave_id for wave, _, _ in waves})
     if not waves and not held:
         print("no wave is running" + ("" if args.all else " (--all lists finished ones)"))
         return 0
@@ -60,30 +64,41 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _held(args: argparse.Namespace, shown: set[str]) -> list[str]:
-    """The claims held in the tracker (as last fetched) by waves this clone has no event log of shown:
-    another clone's, another machine's, a dead one's."""
+def _fetched_claims(args: argparse.Namespace) -> tuple[Context, tuple[claims.Claim, ...]]:
+    """The claims in the tracker, fetched first (with the heartbeats), and the context that read them."""
     context = Context.open(args)
     store, config = context.store, context.config
-    blob_sha = store.read_blob_sha()
+    blob_sha = store.read_blob_sha(fetch=True)
     if blob_sha is None:
-        return []  # no tracker yet: nobody holds a claim
+        return context, ()  # no tracker yet: nobody holds a claim
     # The claims from the planning columns `plan` reads too: a tenth of the items' load at 10,000 items.
     cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), context.repo.cache_dir,
                                   config.tracker_path, strict=False, protected=protected_of(config))
+    return context, tuple(cols.claims)
+
+
+def _held(context: Context, found: tuple[claims.Claim, ...], shown: set[str]) -> list[str]:
+    """The claims held by waves this clone has no event log of shown: another clone's, another machine's,
+    a dead one's."""
     now = datetime.now(timezone.utc)
-    waves = claims.held(context.repo, config, cols.claims, now)
+    waves = claims.held(context.repo, context.config, found, now, fetched=True)
     return claims.lines([wave for wave in waves if wave.wave not in shown], now)
 
 
-def _scheduler(repo: Repo, wave: eventlog.WaveState) -> tuple[str, str]:
-    """The wave's scheduler state and, when a process is named, which (``pid N on HOST``)."""
+def _scheduler(repo: Repo, wave: eventlog.WaveState,
+               tracker: Callable[[], tuple[Context, tuple[claims.Claim, ...]]]) -> tuple[str, str]:
+    """The wave's scheduler state and, when a process is named, which (``pid N on HOST``); ``tracker``: the
+    fetched claims, asked for only when a dead scheduler's lock is left here."""
     if wave.finished is not None:
         return FINISHED, ""
     lock = wavelock.read(repo, wave.wave_id)
     if lock is not None:
         # Another machine's lock (None) cannot be judged from here: it counts as running, as the lease does.
-        return (GONE if lock.alive() is False else RUNNING), lock.describe()
+        if lock.alive() is not False:
+            return RUNNING, lock.describe()
+        # Another clone's `sync` or `release` may have returned its claims; this clone's next sync tidies.
+        holding = any(claim[1] == wave.wave_id for claim in tracker()[1])
+        return (GONE if holding else RELEASED), lock.describe()
     # No lock: the claims were returned already (sync, release), or the writer never held one (collect).
     writer = wavelock.from_record(wave.process)
     if writer is None or writer.alive() is not False:
@@ -100,7 +115,7 @@ def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
                 f"{wave.wave_id}`)")
     elif state == RELEASED:
         head = (f"wave {wave.wave_id}: stopped without finishing (started {wave.started_at}): {who} is gone "
-                "and no lock holds its claims")
+                "and its claims were returned")
     else:
         end = wave.finished or {}
         verdict = "succeeded" if end.get("success") else "failed"

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = context.store.load_head()[0]
         now = datetime.now(timezone.utc)
         held = claims.held(context.repo, context.config,
-                             claims_of(i for i in loaded.items if i.id not in moved), now)
+                             claims_of(i for i in loaded.items if i.id not in moved), now, fetched=True)
         for line in claims.lines(held, now):
             print(line)
     for error in result.errors:

@@ -204,6 +204,12 @@ def feedback_text(attempt: Attempt) -> str:
     return "\n".join(lines) + "\n"
 
 
+def earlier_feedback(item: tracker.Item) -> str | None:
+    """What a wave's first attempt of ``item`` is told: the tracker's ``last_error`` (an earlier wave's
+    failure, the reason given to ``wavegit reopen``), as a retry is told why the attempt before failed."""
+    return f"Before this wave: {item.last_error}\n" if item.last_error else None
+
+
 def prompt_with_feedback(prompt: str, feedback: str | None) -> str:
     if not feedback:
         return prompt
@@ -228,7 +234,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
         _not_started(context, run, f"not started: no attempt left ({item.attempts} of max_attempts "
                      f"{context.config.max_attempts} used)", item.attempts + 1)
         return
-    feedback: str | None = None
+    feedback = earlier_feedback(item)
     for number in range(1, tries + 1):
         # Numbered across waves, as the tracker counts them: the progress, the report and the tracker agree.
         counted = item.attempts + number

@@ -266,6 +266,9 @@ class Scheduler:
         else:
             log = EventLog(self.repo.events_dir / f"{wave.wave_id}.jsonl")
             log.claimed(wave.wave_id, claimed.plan.selected)
+            # Said as the wave's first claim is: without it, an item taken into the open wave appeared as
+            # "queued" with no word of its claim.
+            self.options.events.note(f"wave {wave.wave_id}: claimed {', '.join(claimed.plan.selected)}")
             if not wave.add(claimed.items):
                 for turn in turns.values():
                     self.slots.forget(turn)

@@ -2,9 +2,9 @@
 
 Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
 ``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``,
-``dependsOn`` (or ``depends_on``: ids or slugs of items of the tracker or of the file), and the tracker's own
-``worker`` and ``issue``: every key of an item a backlog can give. wavegit's bookkeeping (``wave``,
-``attempts``, ``pr``, ...) is not imported.
+``dependsOn`` (or ``depends_on``: ids or slugs of items of the tracker or of the file), and the tracker's
+own ``estimate_s``, ``worker`` and ``issue``: every key of an item a backlog can give. wavegit's
+bookkeeping (``wave``, ``attempts``, ``pr``, ...) is not imported.
 
 - ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
 - ``jsonl``: one record per line;
@@ -20,6 +20,7 @@ problem of every record is collected, each with the source's line and column, be
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -50,7 +51,7 @@ _CSV_ALIASES = {"owns": "ownsFiles", "test": "testCmd", "created_at": "createdAt
 _LISTS = ("ownsFiles", "notes", "dependsOn")
 """The keys whose CSV cell holds a list."""
 _KNOWN = ("id", "slug", "prompt", "ownsFiles", "testCmd", "priority", "status", "createdAt", "notes",
-          "dependsOn", "depends_on", "worker", "issue")
+          "dependsOn", "depends_on", "estimate_s", "worker", "issue")
 _NOT_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -156,13 +157,15 @@ class _Conversion:
             self.real_time(created_at)
         worker = self.text("worker", "worker") or None
         issue = self.value("issue", "issue")
+        estimate_s = self.value("estimate_s", "estimate_s")
         self.depends = self.dependency_names()
         item_id = self.item_id(title, taken)
         if self.failed or item_id is None:
             return None
         return tracker.Item(id=item_id, title=title, prompt=prompt, owns=owns, test=test, priority=priority,
                             status=status, created_at=created_at, notes=notes, worker=worker,
-                            issue=issue if isinstance(issue, int) else None)
+                            issue=issue if isinstance(issue, int) else None,
+                            estimate_s=estimate_s if isinstance(estimate_s, float) else None)
 
     def dependency_names(self) -> tuple[str, ...]:
         if "dependsOn" in self.fields and "depends_on" in self.fields:
@@ -400,9 +403,20 @@ def _csv_records(text: str, path: str) -> Read:
             for name, cell in zip(columns, row, strict=True):
                 if name in _LISTS:
                     fields[name] = [part.strip() for part in cell.split(LIST_SEPARATOR) if part.strip()]
-                elif cell != "":  # an issue number is one of the JSON sources' types
-                    fields[name] = int(cell) if name == "issue" and cell.strip().isdigit() else cell
+                elif cell != "":
+                    fields[name] = _cell_number(name, cell)
             records.append(Record(fields, line, 1, renamed))
     except csv.Error as exc:
         problems.append(Problem(path, reader.line_num, 1, f"not CSV: {exc}"))
     return records, problems
+
+
+def _cell_number(name: str, cell: str) -> object:
+    """A CSV cell as the JSON sources' type: an issue number and an estimate are numbers when they read as
+    one; anything else stays text, refused as written."""
+    if name == "issue" and cell.strip().isdigit():
+        return int(cell)
+    if name == "estimate_s":
+        with contextlib.suppress(ValueError):
+            return float(cell)
+    return cell

@@ -5,7 +5,9 @@ Told by ``plan``, ``ls``, ``status`` and ``sync`` for every wave whose scheduler
 heartbeat (``wavegit.core.heartbeat``), when its lease ends (``claimed_at`` + ``lease_ttl_s``), and the
 ``release`` command. What the scheduler's state is rests on the best evidence at hand: this clone's lock,
 else the heartbeat's record (on the same machine either names a pid that runs or does not), else the
-heartbeat's age (another machine's scheduler that stopped beating), else nothing but the lease.
+heartbeat's age (another machine's scheduler that stopped beating), else nothing but the lease. Read
+from the copies of the last fetch (``plan``, ``status``, ``ls`` without ``--fetch``), a scheduler that is
+gone or silent may have settled its claims since: the line says so, and how to look.
 """
 
 from collections.abc import Iterable, Sequence
@@ -60,6 +62,8 @@ class HeldWave(NamedTuple):
     scheduler: wavelock.SchedulerLock | None
     beat: heartbeat.Beat | None
     state: str
+    fetched: bool
+    """Whether the command fetched the tracker and the heartbeats first (else they are as last fetched)."""
 
     def describe(self, now: datetime) -> str:
         """One line: the wave, its items, its scheduler, heartbeat, lease, and how its claims come back."""
@@ -86,6 +90,9 @@ class HeldWave(NamedTuple):
         release = f"`wavegit release --wave {self.wave}`"
         action = (f"once it has stopped, {release} returns them" if self.state == RUNNING
                   else f"{release} returns them now")
+        if not self.fetched and self.state in (GONE, SILENT):
+            # A wave that ended well after the last fetch still looks so here: its copies are that fetch's.
+            action += " (as last fetched: a wave that ended since holds nothing; `wavegit ls --fetch` tells)"
         return f"wave {self.wave} holds {', '.join(self.items)}: {how}; {lease}; {action}"
 
     def to_json(self, now: datetime) -> dict[str, object]:
@@ -115,8 +122,10 @@ def judge(scheduler: wavelock.SchedulerLock | None, beat: heartbeat.Beat | None,
     return UNKNOWN
 
 
-def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | None = None) -> list[HeldWave]:
-    """The waves holding ``claims`` whose scheduler does not run in this clone, by wave id."""
+def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | None = None, *,
+         fetched: bool) -> list[HeldWave]:
+    """The waves holding ``claims`` whose scheduler does not run in this clone, by wave id; ``fetched``:
+    whether ``claims`` and the heartbeats come from a fetch this command made."""
     moment = now or datetime.now(timezone.utc)
     by_wave: dict[WaveId, list[Claim]] = {}
     for claim in claims:
@@ -134,7 +143,7 @@ def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | No
         times = [t for t in (claim_time(claim[2]) for claim in claimed) if t is not None]
         lease_ends = min(times) + timedelta(seconds=config.lease_ttl_s) if times else None
         found.append(HeldWave(wave, tuple(claim[0] for claim in claimed), lease_ends, scheduler, beat,
-                              judge(scheduler, beat, moment)))
+                              judge(scheduler, beat, moment), fetched))
     return found
 
 
