@@ -101,3 +101,24 @@ def run_cli_refused(clone: Path) -> bool:
     from tests.helpers.repos import wavegit
     done = wavegit(clone, "run")
     return done.returncode == 2 and "can match the protected path" in done.stderr
+
+
+def test_attack_a_worker_installed_with_cargo_reads_no_registry_token_beside_it(tmp_path: Path) -> None:
+    # An agent CLI installed with `cargo install` (`~/.cargo/bin/agent`): the toolchain shown to start it was
+    # its whole install prefix, `~/.cargo`, where cargo keeps the crates.io token (`credentials.toml`) and
+    # registry tokens in `config.toml`; the worker read them and landed them.
+    from tests.test_hostile_repository import loot, looting_repo
+    home = tmp_path / "home"
+    cargo = home / ".cargo"
+    (cargo / "bin").mkdir(parents=True)
+    (cargo / "credentials.toml").write_text('[registry]\ntoken = "cio-token-of-the-user"\n')
+    (cargo / "config.toml").write_text('[registries.corp]\ntoken = "corp-token-of-the-user"\n')
+    agent = cargo / "bin" / "agent"
+    agent.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} "
+                     f"{shlex.quote(str(HOSTILE_WORKERS / 'env_act.py'))}\n")
+    agent.chmod(0o755)
+    probes = [f"read {cargo / 'credentials.toml'}", f"read {cargo / 'config.toml'}", f"list {cargo}"]
+    remote = looting_repo(tmp_path, probes, shlex.quote(str(agent)))
+    landed = loot(remote, remote.clone, {"HOME": str(home)})
+    assert "token-of-the-user" not in landed, landed
+    assert f"listed {cargo}: ['bin']" in landed, landed
