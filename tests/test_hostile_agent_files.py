@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import git
+from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import history_text, item, make_wave_repo, run_cli
+from tests.test_hostile_repository import loot, looting_repo
 
 # A whole-flow suite (real waves): `.ci/run` runs it after the README's command.
 pytestmark = pytest.mark.slow
@@ -98,7 +99,6 @@ def test_attack_the_instructions_and_servers_of_other_agents_cannot_be_owned_or_
 
 
 def run_cli_refused(clone: Path) -> bool:
-    from tests.helpers.repos import wavegit
     done = wavegit(clone, "run")
     return done.returncode == 2 and "can match the protected path" in done.stderr
 
@@ -107,7 +107,6 @@ def test_attack_a_worker_installed_with_cargo_reads_no_registry_token_beside_it(
     # An agent CLI installed with `cargo install` (`~/.cargo/bin/agent`): the toolchain shown to start it was
     # its whole install prefix, `~/.cargo`, where cargo keeps the crates.io token (`credentials.toml`) and
     # registry tokens in `config.toml`; the worker read them and landed them.
-    from tests.test_hostile_repository import loot, looting_repo
     home = tmp_path / "home"
     cargo = home / ".cargo"
     (cargo / "bin").mkdir(parents=True)
