@@ -121,3 +121,28 @@ def test_attack_a_worker_installed_with_cargo_reads_no_registry_token_beside_it(
     landed = loot(remote, remote.clone, {"HOME": str(home)})
     assert "token-of-the-user" not in landed, landed
     assert f"listed {cargo}: ['bin']" in landed, landed
+
+
+NAMES = ['"quoted', "tab\\tname", "-n", "--output=x", ":(exclude)y", "back\\\\slash", "trailing\\x20", "*",
+         "[ab]", "~user", "esc\\x1b[2Jx", "nbsp\\xc2\\xa0"]
+
+
+def test_attack_names_git_or_a_shell_would_read_as_syntax_land_as_themselves_in_both_sandbox_modes(
+        tmp_path: Path) -> None:
+    # Quoted, tab, option-like, pathspec magic, backslash, trailing space, glob and escape names in an owned
+    # folder: each must land once, as itself, with its own content, and nothing outside the folder.
+    for mode in ("bwrap", "none"):
+        actions = [f"odd-name src/a/{name} content{n}" for n, name in enumerate(NAMES)]
+        (tmp_path / mode).mkdir()
+        remote = make_wave_repo(tmp_path / mode, [item("A", actions, ["src/a/"], test="true")],
+                                worker=HOSTILE, attempts=1, sandbox=mode)
+        code, rep = run_cli(remote.clone)
+        assert code == 0 and rep.success, (mode, rep.notes, rep.items[0].error)
+        branch = f"wavegit/{rep.wave_id}"
+        listing = git(remote.origin, "ls-tree", "-r", "-z", "--name-only", branch).split("\0")
+        expected = [f"src/a/{name.encode().decode('unicode_escape').encode('latin-1').decode()}"
+                    for name in NAMES]
+        assert sorted(path for path in listing if path.startswith("src/a/") and path != "src/a/seed.txt") == \
+            sorted(expected), mode
+        for n, path in enumerate(expected):
+            assert git(remote.origin, "cat-file", "blob", f"{branch}:{path}") == f"content{n}", path

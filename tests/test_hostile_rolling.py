@@ -1,0 +1,58 @@
+"""Hostile workers against ``wavegit run --continuous`` (issue 23): a worker that will not be stopped, in real
+rolling waves on a temporary repository with a bare origin, in both sandbox modes."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.wave import item, make_wave_repo, origin_tracker
+from tests.test_hostile_env import MODES
+from tests.test_rolling import reports, start, wait_for
+
+pytestmark = pytest.mark.slow  # whole schedulers
+
+STUBBORN = Path(__file__).resolve().parent / "hostile_workers" / "stubborn.py"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sigterm_ends_a_continuous_run_whose_workers_ignore_every_signal_and_fork_away(
+        tmp_path: Path, mode: str) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    pids = shared / "pids"
+    worker = shlex.join([sys.executable, str(STUBBORN), str(pids)])
+    items = [item(f"S{n}", ["stay"], [f"src/s{n}.txt"]) for n in range(2)]
+    remote = make_wave_repo(tmp_path, items, worker=worker, concurrency=2, max_items=1, attempts=1,
+                            timeout_s=600, idle_timeout_s=600,
+                            sandbox={"mode": mode, "rw_paths": [str(shared)]})
+    proc = start(remote.clone)
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 4, "both workers to start", proc)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except Exception:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    assert proc.returncode == 130, err
+    assert len(reports(out)) == 2
+    assert all(i.status == "todo" and i.wave is None for i in origin_tracker(remote).items)
+    time.sleep(0.5)
+    # In the sandbox the PID namespace takes the child too; unsandboxed, the attempt's cgroup or its sweep.
+    # (The recorded pids are the namespace's own under bwrap: only unsandboxed ones are the machine's.)
+    if mode == "none":
+        assert not [pid for pid in map(int, pids.read_text().split()) if _alive(pid)]
