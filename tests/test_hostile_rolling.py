@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.wave import item, make_wave_repo, origin_tracker
+from tests.helpers.repos import wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
 from tests.test_hostile_env import MODES
 from tests.test_rolling import reports, start, wait_for
 
@@ -56,3 +57,37 @@ def test_sigterm_ends_a_continuous_run_whose_workers_ignore_every_signal_and_for
     # (The recorded pids are the namespace's own under bwrap: only unsandboxed ones are the machine's.)
     if mode == "none":
         assert not [pid for pid in map(int, pids.read_text().split()) if _alive(pid)]
+
+
+FORGE = Path(__file__).resolve().parent / "hostile_workers" / "forge_heartbeat.py"
+
+
+OTHER_CLONE_XFAIL = pytest.mark.xfail(strict=True, reason=(
+    "another clone has nothing but the heartbeat's record to judge the scheduler by, and anyone who can "
+    "push a ref writes it; fixing it needs evidence no ref push forges (the scheduler named in the claim's "
+    "tracker commit, or the same beat seen unchanged for a heartbeat period before it is believed)"))
+
+
+@pytest.mark.parametrize("where", ["own clone", pytest.param("another clone", marks=OTHER_CLONE_XFAIL)])
+def test_a_forged_heartbeat_naming_an_ended_process_releases_no_claim_of_a_running_wave(
+        tmp_path: Path, where: str) -> None:
+    # The heartbeat's record names the scheduler; on its machine a pid that ended is taken as the scheduler's
+    # death, and `sync` releases the wave's claims at once, no attempt counted. Anyone who can push a ref can
+    # write that record: here the wave's own (unsandboxed) worker, whose wave then runs on while `sync` hands
+    # its item to the next scheduler.
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    worker = shlex.join([sys.executable, str(FORGE), str(tmp_path / "origin.git"), str(meet)])
+    remote = make_wave_repo(tmp_path, [item("A", ["forge"], ["src/a.txt"], test="true")], worker=worker,
+                            attempts=1, sandbox="none", lease_ttl_s=3600)
+    assert remote.origin == tmp_path / "origin.git"
+    proc = start(remote.clone)
+    try:
+        wait_for(lambda: (meet / "forged").exists(), "the forged heartbeat", proc)
+        clone = remote.clone if where == "own clone" else remote.new_clone("other")
+        synced = wavegit(clone, "sync")
+        assert synced.returncode == 0, synced.stderr
+        assert origin_item(remote, "A").status == "in_progress", synced.stdout
+    finally:
+        (meet / "go").touch()
+        proc.communicate(timeout=120)
