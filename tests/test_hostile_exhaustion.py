@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.wave import origin_item, write_and_push
-from tests.test_hostile_limits import MiB, by_id, limits_repo, needs_bwrap, needs_mounts, run_on_small_disk
+from tests.test_hostile_limits import (
+    MiB,
+    by_id,
+    committed,
+    limits_repo,
+    needs_bwrap,
+    needs_mounts,
+    run_json,
+    run_on_small_disk,
+)
 
 # A whole-flow suite (real waves): `.ci/run` runs it after the README's command.
 pytestmark = pytest.mark.slow
@@ -33,3 +42,17 @@ def test_a_worker_holding_the_shared_disk_full_costs_its_innocent_sibling_nothin
     b = origin_item(remote, "B")
     # The sibling is verified, or at worst not charged for what A did.
     assert found["B"]["verified"] or (b.attempts == 0 and b.status == "todo"), (found["B"], b, err)
+
+
+@needs_bwrap
+def test_dev_shm_and_dev_are_no_unsized_tmpfs_in_the_sandbox(tmp_path: Path) -> None:
+    # HOME and TMPDIR are tmpfs of sandbox.tmp_bytes, but bubblewrap's own /dev (and its /dev/shm) is a
+    # tmpfs of half the machine's memory: a worker filled 64 MB of RAM there past an 8 MB tmp_bytes (without
+    # a memory cgroup, nothing would have stopped it short of the machine's OOM killer).
+    remote = limits_repo(tmp_path, "bwrap", ("A", [f"fill-quiet /dev/shm {64 * MiB}",
+                                                   f"fill-quiet /dev {MiB}"], None),
+                         tmp_bytes=8 * MiB)
+    code, rep, err = run_json(remote)
+    assert code == 0 and by_id(rep)["A"]["verified"], (rep, err)
+    landed = committed(remote, rep, "src/a.txt")
+    assert "filled" not in landed, landed

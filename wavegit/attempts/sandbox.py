@@ -253,13 +253,17 @@ def _namespaces(layout: Layout) -> list[str]:
 
 
 def _sized_private_dirs(layout: Layout) -> list[str]:
-    """HOME and TMPDIR as tmpfs of ``tmp_bytes`` each: filling them is ENOSPC in the sandbox, not on the disk
-    that holds wavegit's state (gone with the sandbox; only the cost file stays in the private directory)."""
+    """HOME, TMPDIR and /dev/shm as tmpfs of ``tmp_bytes`` each: filling them is ENOSPC in the sandbox, not on
+    the disk that holds wavegit's state or in the machine's memory (gone with the sandbox; only the cost file
+    stays in the private directory)."""
     if not layout.tmp_bytes or not layout.hardened:
         return []
     out: list[str] = []
     for name in _PRIVATE_DIRS:
         out += ["--size", str(layout.tmp_bytes), "--perms", "0700", "--tmpfs", str(layout.private / name)]
+    # bwrap's own /dev is a writable tmpfs of half the machine's memory, /dev/shm with it: POSIX shared memory
+    # gets a sized tmpfs of its own, and /dev is read-only (its devices are still written to).
+    out += ["--size", str(layout.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     # What wavegit seeded into HOME before the launch (an agent CLI's settings) is shown again over the
     # tmpfs, read-only: bwrap reads a bind's source on the host, where the tmpfs does not cover it.
     seeded = sorted(path for path in (layout.private / "home").rglob("*") if path.is_file())
