@@ -146,3 +146,25 @@ def test_attack_names_git_or_a_shell_would_read_as_syntax_land_as_themselves_in_
             sorted(expected), mode
         for n, path in enumerate(expected):
             assert git(remote.origin, "cat-file", "blob", f"{branch}:{path}") == f"content{n}", path
+
+
+def test_attack_a_remote_on_this_disk_spelled_through_insteadof_is_hidden_too(tmp_path: Path) -> None:
+    # `url.<path>.insteadOf` (a team's shorthand for its mirrors) makes `remote.origin.url` `local:origin.git`
+    # a path on this disk that no configured URL names: the bare origin stayed visible in the sandbox, and the
+    # worker fetched a branch the base does not reach.
+    origin = tmp_path / "origin.git"
+    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt", f"list {origin}"]
+    remote = looting_repo(tmp_path, probes)
+    clone = remote.clone
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
+    git(clone, "add", "secret.txt")
+    git(clone, "commit", "--quiet", "-m", "private")
+    git(clone, "push", "--quiet", "origin", "private")
+    git(clone, "switch", "--quiet", "main")
+    git(clone, "branch", "--quiet", "-D", "private")
+    git(clone, "config", f"url.{tmp_path}/.insteadOf", "local:")
+    git(clone, "config", "remote.origin.url", "local:origin.git")
+    landed = loot(remote, clone)
+    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
+    assert f"listed {origin}: []" in landed, landed

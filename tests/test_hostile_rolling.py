@@ -91,3 +91,21 @@ def test_a_forged_heartbeat_naming_an_ended_process_releases_no_claim_of_a_runni
     finally:
         (meet / "go").touch()
         proc.communicate(timeout=120)
+
+
+HOSTILE = shlex.join([sys.executable, str(Path(__file__).resolve().parent / "hostile_workers" / "hostile.py")])
+
+
+def test_a_rolling_wave_over_its_ceiling_launches_none_of_the_items_it_claimed_ahead(tmp_path: Path) -> None:
+    # A rolling wave claims items ahead of its free slots; once an attempt's cost took the wave past
+    # budget.wave_usd, the items it still holds must not start in it (a later wave, with a ceiling of its own,
+    # may take them).
+    items = [item(f"C{n}", ["cost 2", f"write src/c{n}.txt ok"], [f"src/c{n}.txt"], test="true")
+             for n in range(3)]
+    remote = make_wave_repo(tmp_path, items, worker=HOSTILE, concurrency=1, max_items=3, attempts=1,
+                            sandbox="none", budget={"wave_usd": 1.0})
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=180)
+    waves = reports(result.stdout)
+    assert waves, result.stderr
+    spent = {wave.wave_id: [i.id for i in wave.items if i.attempts] for wave in waves}
+    assert all(len(ran) <= 1 for ran in spent.values()), spent
