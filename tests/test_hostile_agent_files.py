@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import history_text, item, make_wave_repo, run_cli
-from tests.test_hostile_repository import loot, looting_repo
+from tests.test_hostile_repository import loot, looting_repo, push_private_branch
 
 # A whole-flow suite (real waves): `.ci/run` runs it after the README's command.
 pytestmark = pytest.mark.slow
@@ -156,13 +156,7 @@ def test_attack_a_remote_on_this_disk_spelled_through_insteadof_is_hidden_too(tm
     probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt", f"list {origin}"]
     remote = looting_repo(tmp_path, probes)
     clone = remote.clone
-    git(clone, "switch", "--quiet", "-c", "private")
-    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
-    git(clone, "add", "secret.txt")
-    git(clone, "commit", "--quiet", "-m", "private")
-    git(clone, "push", "--quiet", "origin", "private")
-    git(clone, "switch", "--quiet", "main")
-    git(clone, "branch", "--quiet", "-D", "private")
+    push_private_branch(clone)
     git(clone, "config", f"url.{tmp_path}/.insteadOf", "local:")
     git(clone, "config", "remote.origin.url", "local:origin.git")
     landed = loot(remote, clone)

@@ -36,6 +36,18 @@ def loot(remote: RemoteRepo, cwd: Path, env: dict[str, str] | None = None) -> st
     return committed(remote, rep, "src/a.txt")
 
 
+def push_private_branch(clone: Path) -> None:
+    """A branch ``private`` on origin (``secret.txt``: PUSHED_PRIVATE_BRANCH_SECRET) that the clone's base
+    does not reach and the clone no longer has."""
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
+    git(clone, "add", "secret.txt")
+    git(clone, "commit", "--quiet", "-m", "private")
+    git(clone, "push", "--quiet", "origin", "private")
+    git(clone, "switch", "--quiet", "main")
+    git(clone, "branch", "--quiet", "-D", "private")
+
+
 @pytest.mark.parametrize("run_from", ["main", "linked"])
 def test_a_worker_reads_no_untracked_file_of_any_checkout_of_the_repository(tmp_path: Path,
                                                                             run_from: str) -> None:
@@ -106,13 +118,7 @@ def test_a_worker_reads_no_branch_of_a_remote_or_a_reference_repository_on_the_s
     remote = looting_repo(tmp_path, probes)
     assert remote.origin == origin
     clone = remote.clone
-    git(clone, "switch", "--quiet", "-c", "private")
-    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
-    git(clone, "add", "secret.txt")
-    git(clone, "commit", "--quiet", "-m", "private")
-    git(clone, "push", "--quiet", "origin", "private")
-    git(clone, "switch", "--quiet", "main")
-    git(clone, "branch", "--quiet", "-D", "private")
+    push_private_branch(clone)
     git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(mirror))
     (clone / ".git" / "objects" / "info" / "alternates").write_text(f"{mirror / 'objects'}\n")
     landed = loot(remote, clone)
