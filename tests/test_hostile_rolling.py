@@ -59,7 +59,7 @@ def test_sigterm_ends_a_continuous_run_whose_workers_ignore_every_signal_and_for
         assert not [pid for pid in map(int, pids.read_text().split()) if _alive(pid)]
 
 
-FORGE = Path(__file__).resolve().parent / "hostile_workers" / "forge_heartbeat.py"
+FORGE = STUBBORN.with_name("forge_heartbeat.py")
 
 
 OTHER_CLONE_XFAIL = pytest.mark.xfail(strict=True, reason=(
@@ -93,7 +93,7 @@ def test_a_forged_heartbeat_naming_an_ended_process_releases_no_claim_of_a_runni
         proc.communicate(timeout=120)
 
 
-HOSTILE = shlex.join([sys.executable, str(Path(__file__).resolve().parent / "hostile_workers" / "hostile.py")])
+HOSTILE = shlex.join([sys.executable, str(STUBBORN.with_name("hostile.py"))])
 
 
 def test_a_rolling_wave_over_its_ceiling_launches_none_of_the_items_it_claimed_ahead(tmp_path: Path) -> None:
