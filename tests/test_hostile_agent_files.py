@@ -1,7 +1,8 @@
-"""Hostile workers against the protection of the agents' files (issue 21, point 11), attacked again: the
-agents' instructions and tool settings reached through a symlink the repository already holds, and those of
-agents the first list left out. Each attack is a real ``wavegit run`` of ``tests/hostile_workers/hostile.py``
-on a temporary repository with a bare origin.
+"""Hostile workers against what later agents and the worker's own toolchain expose (issue 21), attacked again:
+the agents' instructions and tool settings reached through a symlink the repository already holds, those of
+agents the first list left out, the tokens a tool keeps beside its install under HOME, and file names that
+git or a shell would read as syntax. Each attack is a real ``wavegit run`` of a hostile worker
+(``tests/hostile_workers/``) on a temporary repository with a bare origin.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import history_text, item, make_wave_repo, run_cli
-from tests.test_hostile_repository import loot, looting_repo, push_private_branch
+from tests.test_hostile_repository import loot, looting_repo
 
 # A whole-flow suite (real waves): `.ci/run` runs it after the README's command.
 pytestmark = pytest.mark.slow
@@ -146,19 +147,3 @@ def test_attack_names_git_or_a_shell_would_read_as_syntax_land_as_themselves_in_
             sorted(expected), mode
         for n, path in enumerate(expected):
             assert git(remote.origin, "cat-file", "blob", f"{branch}:{path}") == f"content{n}", path
-
-
-def test_attack_a_remote_on_this_disk_spelled_through_insteadof_is_hidden_too(tmp_path: Path) -> None:
-    # `url.<path>.insteadOf` (a team's shorthand for its mirrors) makes `remote.origin.url` `local:origin.git`
-    # a path on this disk that no configured URL names: the bare origin stayed visible in the sandbox, and the
-    # worker fetched a branch the base does not reach.
-    origin = tmp_path / "origin.git"
-    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt", f"list {origin}"]
-    remote = looting_repo(tmp_path, probes)
-    clone = remote.clone
-    push_private_branch(clone)
-    git(clone, "config", f"url.{tmp_path}/.insteadOf", "local:")
-    git(clone, "config", "remote.origin.url", "local:origin.git")
-    landed = loot(remote, clone)
-    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
-    assert f"listed {origin}: []" in landed, landed

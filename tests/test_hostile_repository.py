@@ -124,3 +124,19 @@ def test_a_worker_reads_no_branch_of_a_remote_or_a_reference_repository_on_the_s
     landed = loot(remote, clone)
     assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
     assert f"listed {mirror}: []" in landed, landed
+
+
+def test_a_remote_on_this_disk_spelled_through_insteadof_is_hidden_too(tmp_path: Path) -> None:
+    # `url.<path>.insteadOf` (a team's shorthand for its mirrors) makes `remote.origin.url` `local:origin.git`
+    # a path on this disk that no configured URL names: the bare origin stayed visible in the sandbox, and the
+    # worker fetched a branch the base does not reach.
+    origin = tmp_path / "origin.git"
+    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt", f"list {origin}"]
+    remote = looting_repo(tmp_path, probes)
+    clone = remote.clone
+    push_private_branch(clone)
+    git(clone, "config", f"url.{tmp_path}/.insteadOf", "local:")
+    git(clone, "config", "remote.origin.url", "local:origin.git")
+    landed = loot(remote, clone)
+    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
+    assert f"listed {origin}: []" in landed, landed
