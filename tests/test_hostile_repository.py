@@ -36,6 +36,18 @@ def loot(remote: RemoteRepo, cwd: Path, env: dict[str, str] | None = None) -> st
     return committed(remote, rep, "src/a.txt")
 
 
+def push_private_branch(clone: Path) -> None:
+    """A branch ``private`` on origin (``secret.txt``: PUSHED_PRIVATE_BRANCH_SECRET) that the clone's base
+    does not reach and the clone no longer has."""
+    git(clone, "switch", "--quiet", "-c", "private")
+    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
+    git(clone, "add", "secret.txt")
+    git(clone, "commit", "--quiet", "-m", "private")
+    git(clone, "push", "--quiet", "origin", "private")
+    git(clone, "switch", "--quiet", "main")
+    git(clone, "branch", "--quiet", "-D", "private")
+
+
 @pytest.mark.parametrize("run_from", ["main", "linked"])
 def test_a_worker_reads_no_untracked_file_of_any_checkout_of_the_repository(tmp_path: Path,
                                                                             run_from: str) -> None:
@@ -106,15 +118,25 @@ def test_a_worker_reads_no_branch_of_a_remote_or_a_reference_repository_on_the_s
     remote = looting_repo(tmp_path, probes)
     assert remote.origin == origin
     clone = remote.clone
-    git(clone, "switch", "--quiet", "-c", "private")
-    (clone / "secret.txt").write_text("PUSHED_PRIVATE_BRANCH_SECRET\n")
-    git(clone, "add", "secret.txt")
-    git(clone, "commit", "--quiet", "-m", "private")
-    git(clone, "push", "--quiet", "origin", "private")
-    git(clone, "switch", "--quiet", "main")
-    git(clone, "branch", "--quiet", "-D", "private")
+    push_private_branch(clone)
     git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(mirror))
     (clone / ".git" / "objects" / "info" / "alternates").write_text(f"{mirror / 'objects'}\n")
     landed = loot(remote, clone)
     assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
     assert f"listed {mirror}: []" in landed, landed
+
+
+def test_a_remote_on_this_disk_spelled_through_insteadof_is_hidden_too(tmp_path: Path) -> None:
+    # `url.<path>.insteadOf` (a team's shorthand for its mirrors) makes `remote.origin.url` `local:origin.git`
+    # a path on this disk that no configured URL names: the bare origin stayed visible in the sandbox, and the
+    # worker fetched a branch the base does not reach.
+    origin = tmp_path / "origin.git"
+    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt", f"list {origin}"]
+    remote = looting_repo(tmp_path, probes)
+    clone = remote.clone
+    push_private_branch(clone)
+    git(clone, "config", f"url.{tmp_path}/.insteadOf", "local:")
+    git(clone, "config", "remote.origin.url", "local:origin.git")
+    landed = loot(remote, clone)
+    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
+    assert f"listed {origin}: []" in landed, landed

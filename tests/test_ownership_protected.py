@@ -63,7 +63,7 @@ def test_a_pattern_that_can_reach_a_protected_path_is_refused_at_its_line_and_co
 
 
 @pytest.mark.parametrize("pattern", ["src/", ".github/CODEOWNERS", ".github/ISSUE_TEMPLATE/", "src/.wavegit/",
-                                     "docs/**/*.md", ".gitignore", "[!.oO]*", "docs/", "docs/*.md"])
+                                     "docs/**/*.md", ".gitignore", "[!.cCoO]*", "docs/", "docs/*.md"])
 def test_patterns_that_miss_every_protected_path_are_accepted(pattern: str) -> None:
     assert tracker.loads(_tracker(pattern)).items[0].owns == (pattern,)
 

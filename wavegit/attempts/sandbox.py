@@ -102,20 +102,28 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
     ``PREFIX/bin/NAME`` -> ``PREFIX`` (a Python's standard library, a virtualenv's ``pyvenv.cfg``, a node's
     modules), a shim in ``ROOT/shims`` -> ``ROOT`` (pyenv's shims run ``ROOT/libexec/pyenv``, which picks the
     version); a prefix shared by unrelated programs (``~/.local``: its ``share`` holds keyrings) or holding a
-    hidden directory (the checkout, HOME itself) shows only that one file.
+    hidden directory (the checkout, HOME itself) shows only that one file; a prefix that is a hidden
+    directory's own folder (``~/.cargo``) shows only its install folders (:data:`_INSTALL_PARTS`).
     """
     shown: list[Path] = []
     for path in _launch_chain(program, search_path):
         if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
             continue
         prefix = _install_prefix(path)
-        too_wide = prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix)
-                                                          for hidden in layout.hidden)
-        shown.append(path if too_wide else prefix)
+        if prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix) for hidden in layout.hidden):
+            shown.append(path)
+        elif path.parent.name == "bin" and prefix.parent in layout.hidden:
+            shown += [prefix / part for part in _INSTALL_PARTS if (prefix / part).exists()]
+        else:
+            shown.append(prefix)
     return replace(layout, readonly=(*layout.readonly, *shown)) if shown else layout
 
 
 _SHARED_PREFIXES = frozenset({".local", ".config", ".cache"})
+_INSTALL_PARTS = ("bin", "lib", "lib64", "libexec", "share", "include", "etc", "tools", "pyvenv.cfg")
+"""What a program installed in a folder of HOME's own (``~/.cargo/bin/x``, ``~/miniconda3/bin/python``,
+``~/venv/bin/python``) may need of it. The rest of such a folder is the tool's own settings, often with its
+tokens: ``~/.cargo/credentials.toml``, ``~/.pulumi/credentials.json``, ``~/.fly/config.yml``."""
 
 
 def _install_prefix(path: Path) -> Path:
@@ -245,13 +253,17 @@ def _namespaces(layout: Layout) -> list[str]:
 
 
 def _sized_private_dirs(layout: Layout) -> list[str]:
-    """HOME and TMPDIR as tmpfs of ``tmp_bytes`` each: filling them is ENOSPC in the sandbox, not on the disk
-    that holds wavegit's state (gone with the sandbox; only the cost file stays in the private directory)."""
+    """HOME, TMPDIR and /dev/shm as tmpfs of ``tmp_bytes`` each: filling them is ENOSPC in the sandbox, not on
+    the disk that holds wavegit's state or in the machine's memory (gone with the sandbox; only the cost file
+    stays in the private directory)."""
     if not layout.tmp_bytes or not layout.hardened:
         return []
     out: list[str] = []
     for name in _PRIVATE_DIRS:
         out += ["--size", str(layout.tmp_bytes), "--perms", "0700", "--tmpfs", str(layout.private / name)]
+    # bwrap's own /dev is a writable tmpfs of half the machine's memory, /dev/shm with it: POSIX shared memory
+    # gets a sized tmpfs of its own, and /dev is read-only (its devices are still written to).
+    out += ["--size", str(layout.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     # What wavegit seeded into HOME before the launch (an agent CLI's settings) is shown again over the
     # tmpfs, read-only: bwrap reads a bind's source on the host, where the tmpfs does not cover it.
     seeded = sorted(path for path in (layout.private / "home").rglob("*") if path.is_file())

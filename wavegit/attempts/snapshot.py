@@ -70,6 +70,9 @@ class Base:
     git_dir: Path
     rules: Path
     """A directory holding only the base tree's ``.gitignore`` files, for ``git check-ignore``."""
+    links: Mapping[str, str]
+    """Every symlink of the base: path -> its target as written (a protected file reached through one is
+    protected too: ``protected.through_links``)."""
 
     @classmethod
     def load(cls, repo_root: Path, commit: str, rules: Path) -> Base:
@@ -79,11 +82,24 @@ class Base:
         tree = git.tree_of(repo_root, commit)
         git_dir = git.absolute_git_dir(repo_root)
         _write_ignore_files(repo_root, entries, rules)
-        return cls(commit, tree, entries, git_dir, rules)
+        return cls(commit, tree, entries, git_dir, rules, _links(repo_root, entries))
 
     def ignored(self, paths: list[str]) -> set[str]:
         """Which of the (new) ``paths`` the base's ignore rules ignore."""
         return git.check_ignore(self.git_dir, self.rules, paths)
+
+
+def links_of(repo_root: Path, commit: str) -> dict[str, str]:
+    """Every symlink of ``commit``: path -> its target as written."""
+    return _links(repo_root, {entry.path: Entry(entry.mode, entry.sha)
+                              for entry in git.ls_tree_recursive(repo_root, commit)})
+
+
+def _links(repo_root: Path, entries: Mapping[str, Entry]) -> dict[str, str]:
+    paths = sorted(path for path, entry in entries.items() if entry.mode == _SYMLINK)
+    targets = git.cat_file_batch(repo_root, [git.BlobSha(entries[path].sha) for path in paths])
+    return {path: target.decode("utf-8", "surrogateescape")
+            for path, target in zip(paths, targets, strict=True)}
 
 
 def _write_ignore_files(repo_root: Path, entries: Mapping[str, Entry], rules: Path) -> None:

@@ -364,7 +364,7 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         # The worker's doing (a limit, the clock, an unreadable tree): the attempt counts.
         attempt.error = str(exc)
         return
-    judged = changes.judge(item.id, item.owns, protected_of(config), taken.changed)
+    judged = changes.judge(item.id, item.owns, protected_of(config), taken.changed, ready.base.links)
     attempt.files_changed, attempt.violations = judged.changed, judged.violations
     if judged.error is not None:
         attempt.error = judged.error

@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit.attempts import runner, wavebranch
+from wavegit.attempts import runner, snapshot, wavebranch
 from wavegit.core import git, jsondecode
 from wavegit.core.errors import UsageError
 from wavegit.core.git import WaveId
@@ -318,7 +318,7 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str
     if last is None or last.commit is None:
         return run
     changed = git.changed_paths(repo.root, base, git.tree_of(repo.root, last.commit))
-    judged = changes.judge(run.item.id, run.item.owns, protected, changed)
+    judged = changes.judge(run.item.id, run.item.owns, protected, changed, snapshot.links_of(repo.root, base))
     if judged.error is not None:
         last.commit, last.files_changed, last.violations = None, judged.changed, judged.violations
         last.error = f"found by collect: {judged.error}"

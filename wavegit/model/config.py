@@ -121,8 +121,8 @@ class SandboxConfig(NamedTuple):
         "bytes of a worker's or test's output kept in its log (head and tail, the middle dropped); 0 = all",
         schema.at_least(0))] = 4 * 1024 * 1024
     tmp_bytes: Annotated[int, schema.key(
-        "size of the tmpfs each sandboxed process gets as HOME and as TMPDIR (memory: only what is used); "
-        "0 = on disk, unlimited",
+        "size of the tmpfs each sandboxed process gets as HOME, as TMPDIR and as /dev/shm (memory: only what "
+        "is used); 0 = on disk, unlimited",
         schema.at_least(0))] = 1024 * 1024 * 1024
     pids: Annotated[int, schema.key(
         "processes (and threads) one worker or test may run at once; 0 = unlimited",

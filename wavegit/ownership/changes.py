@@ -8,12 +8,12 @@ a worker on a system that writes NFD (macOS) changes the file its item owns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wavegit.core.undecodable import escape
 from wavegit.ownership.patterns import matches
-from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded
+from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded, through_links
 
 SHOWN_VIOLATIONS = 5
 
@@ -31,9 +31,10 @@ class Judgement:
 
 
 def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
-          changed: Sequence[str]) -> Judgement:
+          changed: Sequence[str], links: Mapping[str, str] | None = None) -> Judgement:
     """Judge the worker's ``changed`` paths of item ``item_id`` (owning ``owns``, normalised patterns);
-    ``protected``: ``config.protected_of`` (None: the defaults). A protected path is refused even when the
+    ``protected``: ``config.protected_of`` (None: the defaults); ``links``: the base's symlinks (path ->
+    target), through which a protected path reaches others. A protected path is refused even when the
     item's patterns own it (they were checked against the protected paths when the tracker was written, but
     the config may have changed since)."""
     listed = [escape(path) for path in changed]
@@ -41,7 +42,7 @@ def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
     if undecodable:
         more = f" (and {len(undecodable) - 1} more)" if len(undecodable) > 1 else ""
         return Judgement(listed, error=f"{undecodable[0]}{more} is not a UTF-8 file name; nothing staged")
-    guards = DEFAULT_PROTECTED if protected is None else protected
+    guards = through_links(DEFAULT_PROTECTED if protected is None else protected, links or {})
     forbidden = [path for path in changed if guarded(path, guards) is not None]
     if forbidden:
         return Judgement(listed, forbidden, f"protected path violation: changed {_some(forbidden)}, which no "

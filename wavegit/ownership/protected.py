@@ -14,11 +14,12 @@ can own, compared case-insensitively, is protected, however it is spelled (``*``
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from wavegit.ownership.overlap import overlaps
-from wavegit.ownership.patterns import PatternError, literal_head, normalize, owns_folded
+from wavegit.ownership.patterns import PatternError, fold, literal_head, normalize, owns_folded
 
 AGENT_FILES = (
     # Claude Code: settings (permissions, hooks), MCP servers, instructions (read in every folder), skills
@@ -32,10 +33,15 @@ AGENT_FILES = (
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/", ".github/chatmodes/",
     ".github/skills/", ".github/agents/", ".vscode/mcp.json", ".vscode/settings.json",
     # Cursor (rules in any folder's `.cursor/rules/`), Windsurf, Cline, Roo, Continue, Amazon Q, Junie, Kiro,
-    # Goose, Aider, OpenCode.
+    # Goose, Aider, OpenCode (JSON or JSONC).
     ".cursor/", "**/*/.cursor/", ".cursorrules", ".windsurf/", ".windsurfrules", ".clinerules", ".roo/",
     ".roomodes", ".continue/", ".amazonq/", ".junie/", ".kiro/", ".goosehints", ".aider.conf.yml",
-    ".opencode/", "opencode.json",
+    ".opencode/", "opencode.json", "opencode.jsonc",
+    # Qwen Code (a Gemini CLI: instructions in every folder), Crush, Warp, Amp (`AGENT.md`), Kilo Code, Zed
+    # (rules; MCP servers in its settings), Augment, Trae, and OpenHands (microagents, and a setup script
+    # it runs by itself).
+    "**/QWEN.md", ".qwen/", "**/CRUSH.md", ".crush.json", "crush.json", "**/WARP.md", "**/AGENT.md",
+    ".kilocode/", ".rules", ".zed/", ".augment/", ".augment-guidelines", ".trae/", ".openhands/",
 )
 """The agents' project settings, MCP servers and instruction files: landed, one would give later agents
 what their presets withhold (an unsandboxed Claude: edits only), start a program of the worker's choosing
@@ -111,6 +117,52 @@ def _guards(pattern: str, path: str) -> bool:
     symlink ``src/.claude`` to a folder of skills is that folder to the agent that follows it."""
     return owns_folded(pattern, path) or (pattern.endswith("/") and
                                           owns_folded(pattern, f"{path.rstrip('/')}/-"))
+
+
+def through_links(protected: Iterable[str], links: Mapping[str, str]) -> tuple[str, ...]:
+    """``protected`` and what it reaches through the base's symlinks ``links`` (path -> target as written):
+    a protected link's target (``CLAUDE.md -> docs/agents.md``, ``.claude/skills -> ../tools/skills``),
+    and a protected path below a linked folder (``.github -> ci/github`` protects ``ci/github/workflows/``).
+    Without it an item owning the target rewrites what every later agent reads with no protected path
+    changed."""
+    guards = tuple(protected)
+    extra: list[str] = []
+    for link in links:
+        seen = _resolve(link, links)
+        if not seen or seen == link:
+            continue
+        if guarded(link, guards) is not None:
+            extra += [seen, f"{seen}/"]
+        extra += [seen + guard[len(link):] for guard in guards if fold(guard).startswith(fold(link) + "/")]
+    found = list(guards)
+    for pattern in extra:
+        try:
+            found.append(normalize(pattern))
+        except PatternError:
+            continue  # a name no pattern can spell is no path a worker's change can name either
+    return tuple(dict.fromkeys(found))
+
+
+_MAX_LINKS = 40
+"""Symlinks followed to resolve one path, as the kernel's limit (a loop resolves to nothing)."""
+
+
+def _resolve(path: str, links: Mapping[str, str]) -> str | None:
+    """The repository path that ``path`` names once every symlink of ``links`` on its way is followed; None
+    when it leaves the repository (an absolute target, ``..`` past the root) or loops."""
+    rest, walked, hops = path.split("/"), [], 0
+    while rest:
+        walked.append(rest.pop(0))
+        here = "/".join(walked)
+        target = links.get(here)
+        if target is None:
+            continue
+        hops += 1
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(here), target))
+        if hops > _MAX_LINKS or target.startswith("/") or joined == ".." or joined.startswith("../"):
+            return None
+        rest, walked = ([] if joined == "." else joined.split("/")) + rest, []
+    return "/".join(walked)
 
 
 def refusal(pattern: str, guard: str) -> str:

@@ -149,10 +149,14 @@ def held(repo: Repo, config: Config, claims: Iterable[Claim], now: datetime | No
 
 def dead_waves(repo: Repo, config: Config, now: datetime | None = None) -> dict[WaveId, str]:
     """The waves whose scheduler is known gone, each with who it was: ``wavelock.dead_waves`` (this clone's
-    locks) and the heartbeats whose record names a process gone from this machine."""
+    locks) and the heartbeats whose record names a process gone from this machine. A wave this clone holds a
+    lock of is judged by that lock alone: anyone who can push a ref can write a heartbeat's record (a worker
+    naming a pid that ended would have its own running wave's claims released)."""
     moment = now or datetime.now(timezone.utc)
     found = wavelock.dead_waves(repo)
     for wave, beat in heartbeat.read(repo, config.remote if repo.has_remote(config.remote) else None).items():
-        if wave not in found and judge(beat.scheduler, beat, moment) == GONE:
+        if wave in found or wavelock.read(repo, wave) is not None:
+            continue
+        if judge(beat.scheduler, beat, moment) == GONE:
             found[wave] = beat.scheduler.describe()
     return found

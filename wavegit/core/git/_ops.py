@@ -52,10 +52,16 @@ def remotes(root: Path) -> list[str]:
 
 
 def remote_urls(root: Path) -> list[str]:
-    """The fetch and push URL of every remote, as configured (``remote.<name>.url``, ``.pushurl``)."""
+    """The fetch and push URLs of every remote, as configured (``remote.<name>.url``, ``.pushurl``) and as git
+    uses them (``url.<base>.insteadOf`` and ``pushInsteadOf`` applied: ``local:x`` may be a path)."""
     listing = git.run(["config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$"], cwd=root,
                       check=False).stdout
-    return [entry.split("\n", 1)[1] for entry in listing.split("\0") if "\n" in entry]
+    found = [entry.split("\n", 1)[1] for entry in listing.split("\0") if "\n" in entry]
+    for name in remotes(root):
+        for push in ([], ["--push"]):
+            found += git.run(["remote", "get-url", *push, "--all", name], cwd=root,
+                             check=False).stdout.splitlines()
+    return list(dict.fromkeys(found))
 
 
 def config_value(root: Path, key: str) -> str | None:
