@@ -33,7 +33,7 @@ import backlog
 import common
 
 from wavegit.core import git, repo
-from wavegit.hook import prepush
+from wavegit.hook import prepush, pushed
 from wavegit.model import config, lifecycle
 from wavegit.ownership.index import OwnershipIndex
 
@@ -44,11 +44,11 @@ FIRST_CALL = """
 import sys, time
 from wavegit.model import config
 from wavegit.core import repo
-from wavegit.hook import prepush
+from wavegit.hook import prepush, pushed
 spec = prepush.default_tracker_spec("origin")
 found, blob = repo.discover_resolving(".", spec)
 cfg = config.load_config(found.root, found.state_dir / "cache")
-updates = prepush.parse_updates(sys.argv[1])
+updates = pushed.parse_updates(sys.argv[1])
 start = time.perf_counter()
 prepush.check_push(found, cfg, "origin", "url", updates, resolved=(spec, blob))
 print(time.perf_counter() - start)
@@ -149,26 +149,26 @@ def _import_us(py: str, env: dict[str, str]) -> int:
     return sum(int(row.split("|")[1]) for row in rows if row.rstrip().endswith(ends))
 
 
-def _phases(clone: Path, update: prepush.RefUpdate) -> list[tuple[str, float]]:
+def _phases(clone: Path, update: pushed.RefUpdate) -> list[tuple[str, float]]:
     """Median seconds (of 5) per phase of the warm hook, in this process (imports excluded)."""
     spec = prepush.default_tracker_spec("origin")
     found, blob = repo.discover_resolving(clone, spec)
     resolved = (spec, blob)
     cfg = config.load_config(found.root, found.state_dir / "cache")
-    changed = prepush.pushed_paths(found.root, [update], "origin")
+    changed = pushed.pushed_paths(found.root, [update], "origin")
     in_flight = prepush.load_in_flight(found, cfg, "origin")
     owned = prepush._load_in_flight(found, cfg, "origin")[1]
-    pushed = sorted(changed[update.remote_ref])
+    paths = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("repo.discover_resolving (git rev-parse, also resolving the tracker's blob)",
          lambda: repo.discover_resolving(clone, spec)),
         ("config.load_config (cached)", lambda: config.load_config(found.root, found.state_dir / "cache")),
-        ("pushed paths (git log)", lambda: prepush.pushed_paths(found.root, [update], "origin")),
+        ("pushed paths (git log)", lambda: pushed.pushed_paths(found.root, [update], "origin")),
         (f"in-flight items and the cached index of their {sum(len(o.owns) for o in in_flight)} patterns "
          "(hook cache of the blob rev-parse resolved: no git process)",
          lambda: prepush._load_in_flight(found, cfg, "origin", resolved)),
-        (f"matching the {len(pushed)} pushed paths (OwnershipIndex.owners_of)",
-         lambda: owned.owners_of(pushed)),
+        (f"matching the {len(paths)} pushed paths (OwnershipIndex.owners_of)",
+         lambda: owned.owners_of(paths)),
         ("check_push, all of the above but discover and config (log and in-flight items side by side)",
          lambda: prepush.check_push(found, cfg, "origin", "url", [update], resolved=resolved)),
     ]
@@ -204,7 +204,7 @@ def run(runs: int, n_items: int) -> common.Result:
         common.time_process(pipelines[2])  # untimed: file system caches, .pyc files, parse cache
         timings = list(common.interleaved(pipelines, runs, warmup=False).values())
         common.time_process(pipelines[2])  # leave the cache warm for the breakdown
-        phases = _phases(clone, prepush.parse_updates(stdin)[0])
+        phases = _phases(clone, pushed.parse_updates(stdin)[0])
         import_us = statistics.median(_import_us(py, env) for _ in range(5))
         first_call = statistics.median(
             float(subprocess.run([py, "-c", FIRST_CALL, stdin], cwd=clone, env=env, capture_output=True,

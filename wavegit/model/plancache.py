@@ -24,7 +24,7 @@ TRACKER_FORMAT = f"wavegit-tracker-cache-11-{__version__}"
 """``tracker.CACHE_FORMAT``, which the columns are derived from, spelled out so that a warm plan need not
 import ``tracker``; a test checks that the two agree."""
 # Bump the number when the fields of Columns change.
-COLUMNS_FORMAT = f"wavegit-columns-3-{TRACKER_FORMAT}"
+COLUMNS_FORMAT = f"wavegit-columns-4-{TRACKER_FORMAT}"
 
 
 def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
@@ -75,4 +75,5 @@ def _shared(found: Columns) -> Columns:
         ids=share(found.ids), statuses=share(found.statuses), priorities=share(found.priorities),
         depends_on=tuple(map(share, found.depends_on)), owns=tuple(map(share, found.owns)),
         problems=tuple(map(share, found.problems)), patterns=share(found.patterns),
+        waves=tuple(strs.setdefault(w, w) if w else w for w in found.waves),
         keys=tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))
