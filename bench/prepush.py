@@ -45,12 +45,11 @@ import sys, time
 from wavegit.model import config
 from wavegit.core import repo
 from wavegit.hook import prepush, pushed
-spec = prepush.default_tracker_spec("origin")
-found, blob = repo.discover_resolving(".", spec)
+found = repo.discover(".")
 cfg = config.load_config(found.root, found.state_dir / "cache")
 updates = pushed.parse_updates(sys.argv[1])
 start = time.perf_counter()
-prepush.check_push(found, cfg, "origin", "url", updates, resolved=(spec, blob))
+prepush.check_push(found, cfg, "origin", "url", updates)
 print(time.perf_counter() - start)
 """
 N_COMMITS, FILES_PER_COMMIT = 200, 10
@@ -151,26 +150,23 @@ def _import_us(py: str, env: dict[str, str]) -> int:
 
 def _phases(clone: Path, update: pushed.RefUpdate) -> list[tuple[str, float]]:
     """Median seconds (of 5) per phase of the warm hook, in this process (imports excluded)."""
-    spec = prepush.default_tracker_spec("origin")
-    found, blob = repo.discover_resolving(clone, spec)
-    resolved = (spec, blob)
+    found = repo.discover(clone)
     cfg = config.load_config(found.root, found.state_dir / "cache")
     changed = pushed.pushed_paths(found.root, [update], "origin")
     in_flight = prepush.load_in_flight(found, cfg, "origin")
     owned = prepush._load_in_flight(found, cfg, "origin")[1]
     paths = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
-        ("repo.discover_resolving (git rev-parse, also resolving the tracker's blob)",
-         lambda: repo.discover_resolving(clone, spec)),
+        ("repo.discover (git rev-parse)", lambda: repo.discover(clone)),
         ("config.load_config (cached)", lambda: config.load_config(found.root, found.state_dir / "cache")),
         ("pushed paths (git log)", lambda: pushed.pushed_paths(found.root, [update], "origin")),
         (f"in-flight items and the cached index of their {sum(len(o.owns) for o in in_flight)} patterns "
-         "(hook cache of the blob rev-parse resolved: no git process)",
-         lambda: prepush._load_in_flight(found, cfg, "origin", resolved)),
+         "(hook cache, by the blob SHA one git cat-file names)",
+         lambda: prepush._load_in_flight(found, cfg, "origin")),
         (f"matching the {len(paths)} pushed paths (OwnershipIndex.owners_of)",
          lambda: owned.owners_of(paths)),
         ("check_push, all of the above but discover and config (log and in-flight items side by side)",
-         lambda: prepush.check_push(found, cfg, "origin", "url", [update], resolved=resolved)),
+         lambda: prepush.check_push(found, cfg, "origin", "url", [update])),
     ]
     timings = []
     for label, step in steps:

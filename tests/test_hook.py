@@ -19,7 +19,6 @@ from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wa
 from wavegit.attempts import wavebranch
 from wavegit.core.errors import UsageError
 from wavegit.hook import prepush, pushed
-from wavegit.model import config
 
 Z40, Z64 = "0" * 40, "0" * 64
 W1, W2, W3, W9 = (f"w-20260101-000000-000{n}" for n in (1, 2, 3, 9))
@@ -165,11 +164,6 @@ def test_what_the_quick_parse_does_not_know_argparse_rejects_with_exit_2(
 def test_hook_help_still_comes_from_argparse(tmp_path: Path) -> None:
     result = wavegit(tmp_path, "hook", "pre-push", "--help")
     assert result.returncode == 0 and "--no-fetch" in result.stdout and "hook.refuse_on" in result.stdout
-
-
-def test_the_tracker_the_hook_resolves_before_reading_the_config_is_the_default_configs() -> None:
-    defaults = config.Config()
-    assert (defaults.tracker_branch, defaults.tracker_path) == prepush.DEFAULT_TRACKER
 
 
 def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:
@@ -700,18 +694,18 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     base = git(flight.clone, "rev-parse", "origin/main")
     commit(flight.clone, {"docs/guide.md": "0\n"})
     line = f"refs/heads/main {git(flight.clone, 'rev-parse', 'HEAD')} {MAIN} {base}\n"
-    # rev-parse also resolves the tracker's blob, so a warm run needs no cat-file; cold, the blob's type is
-    # checked and its text read (two cat-files) to fill the cache. The log runs alongside: the order varies.
+    # A warm run names the tracker's blob (one cat-file) and finds it cached; cold, its text is read too (a
+    # second cat-file) to fill the cache. The log runs alongside: the order varies.
     assert sorted(_git_calls(flight, line)) == ["cat-file", "cat-file", "log", "rev-parse"]
     one = sorted(_git_calls(flight, line))
     for n in range(1, 30):
         commit(flight.clone, {f"docs/page{n}.md": f"{n}\n"})
     head = git(flight.clone, "rev-parse", "HEAD")
     many = sorted(_git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\n"))
-    assert one == many == ["log", "rev-parse"]
+    assert one == many == ["cat-file", "log", "rev-parse"]
     two_refs = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\nrefs/heads/main {head} "
                                   f"refs/heads/copy {Z40}\n")
-    assert sorted(two_refs) == ["log", "rev-list", "rev-list", "rev-parse"]
+    assert sorted(two_refs) == ["cat-file", "log", "rev-list", "rev-list", "rev-parse"]
 
 
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:

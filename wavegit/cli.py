@@ -122,11 +122,6 @@ def _quick(argv: Sequence[str]) -> Callable[[], int] | None:
     building the parsers would cost the hook more than the rest of its start-up); None for anything else."""
     if list(argv[:2]) != ["hook", "pre-push"]:
         return None
-    import gc
-
-    # A process of a few dozen milliseconds that ends without teardown (FAST_EXIT): the cyclic collector's
-    # passes over what its imports create would only cost time.
-    gc.disable()
     from wavegit.commands import hook
 
     return hook.quick(argv[2:])

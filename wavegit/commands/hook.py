@@ -67,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
     return pre_push(args.directory, args.remote, args.url, fetch=args.fetch, pre_commit=args.pre_commit)
 
 
-def _discover(directory: str, spec: str) -> tuple[Repo, str | None]:
-    from wavegit.core.repo import discover_resolving
+def _discover(directory: str) -> Repo:
+    from wavegit.core.repo import discover
 
-    return discover_resolving(directory, spec)
+    return discover(directory)
 
 
 def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool | None,
@@ -88,22 +88,14 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
     # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
     # read the repository and the config are imported and do so.
     listing = pushed.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None
-    # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
-    # repository (the warm hook needs no `git cat-file`; check_push ignores it if the config differs), in a
-    # thread too: it runs while wavegit.model.config is imported.
-    spec = prepush.default_tracker_spec(remote)
-    located = pushed.Background(lambda: _discover(directory, spec))
+    # The repository is found (its `git rev-parse`) in a thread too, while wavegit.model.config is imported.
+    located = pushed.Background(lambda: _discover(directory))
     try:
-        from wavegit.core.schema import gc_paused
         from wavegit.model import config
 
-        # The cached config, in-flight items and ownership index load as many small acyclic objects: the
-        # cyclic collector's passes over them would only cost time (the process ends right after).
-        with gc_paused():
-            repo, object_name = located.result()
-            cfg = config.load_config(repo.root, repo.cache_dir)
-            verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=listing,
-                                         resolved=(spec, object_name))
+        repo = located.result()
+        cfg = config.load_config(repo.root, repo.cache_dir)
+        verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=listing)
     finally:
         located.join()
         if listing is not None:

@@ -49,8 +49,6 @@ WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch (~5
 ms)."""
 STATE_PREFIX = ".wavegit/"
-DEFAULT_TRACKER = ("main", ".wavegit/tracker.yaml")
-"""``Config()``'s tracker branch and path: what ``default_tracker_spec`` names before config is imported."""
 _CACHE_FORMAT = "wavegit-hook-in-flight-3"
 
 
@@ -134,40 +132,23 @@ def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
     return f"refs/remotes/{remote}/{tracker_branch}:{tracker_path}"
 
 
-def default_tracker_spec(remote: str) -> str:
-    """``tracker_spec`` under the default config: what the hook resolves before it reads the config."""
-    return tracker_spec(remote, *DEFAULT_TRACKER)
-
-
-Resolved = tuple[str, str | None]
-"""(spec, object name): what a tracker spec resolved to before the config was read (see
-``repo.discover_resolving``)."""
-
-
-def _load_in_flight(repo: "Repo", config: "Config", remote: str, resolved: Resolved | None = None
-                    ) -> _InFlight:
+def _load_in_flight(repo: "Repo", config: "Config", remote: str) -> _InFlight:
     """``load_in_flight``, with the items by id and the ownership index of their patterns.
 
     They are cached by the tracker's blob SHA (content-addressed, never stale) apart from the full parse,
-    so a warm hook costs one ``git cat-file --batch-check`` -- or no git process at all when ``resolved``
-    already names the object at the tracker's spec: no tracker text, no 10,000-item parse.
+    so a warm hook costs one ``git cat-file --batch-check``: no tracker text, no 10,000-item parse.
     """
     spec = tracker_spec(remote, config.tracker_branch, config.tracker_path)
     # The tracker path is part of the format: messages name it.
     fmt = f"{_CACHE_FORMAT}:{config.tracker_path}"
-    cached = None
-    if resolved is not None and resolved[0] == spec and resolved[1] is not None:
-        # Entries are written for blobs only, so a hit needs no type check; a miss takes the usual way.
-        cached = parsecache.read(_cache_entry(repo, resolved[1]), fmt)
+    blob = git.blob_at(repo.root, spec)
+    if blob is None:
+        raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
+    entry = _cache_entry(repo, blob)
+    cached = parsecache.read(entry, fmt)
     if not isinstance(cached, tuple):
-        blob = git.blob_at(repo.root, spec)
-        if blob is None:
-            raise UsageError(f"no tracker at {spec} (fetch it, or run the hook with --fetch)")
-        entry = _cache_entry(repo, blob)
-        cached = parsecache.read(entry, fmt)
-        if not isinstance(cached, tuple):
-            cached = _parse_in_flight(repo, config, spec, blob)
-            parsecache.write(entry, fmt, cached)
+        cached = _parse_in_flight(repo, config, spec, blob)
+        parsecache.write(entry, fmt, cached)
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
@@ -246,8 +227,7 @@ def _unchecked(config: "Config", what: str, warnings: list[str]) -> None:
 
 
 def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
-               fetch: bool | None = False, pushed: PushedPaths | None = None,
-               resolved: Resolved | None = None) -> Verdict:
+               fetch: bool | None = False, pushed: PushedPaths | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
 
     ``fetch``: True, refresh the tracker branch from the remote first; None, only when the copy is older than
@@ -256,8 +236,6 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     Pushing to an unnamed remote (git passes the URL as the name) uses ``config.remote`` for both the
     tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
     updates, already running (started again when it was for another remote or other settled branches).
-    ``resolved``: a tracker spec guessed before the config was read and what it named then; used only when
-    it is the spec ``config`` gives, and never with ``fetch``.
     """
     if only_deletions(updates):
         return Verdict((), ())
@@ -273,12 +251,11 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
         pushed.join()
         pushed = None  # started for another remote or branches, or before the fetch: not the paths to check
     if fetch:
-        resolved = None  # resolved before the fetch moves the tracker branch
         failed = freshness.refresh(repo, tracking, config.tracker_branch, config.hook.fetch_timeout_s)
         if failed is not None:
             warnings.append(failed)
     # The in-flight items are read and indexed while `git log` lists the pushed paths.
-    in_flight = Background(lambda: _load_in_flight(repo, config, tracking, resolved))
+    in_flight = Background(lambda: _load_in_flight(repo, config, tracking))
     try:
         changed, rests_on = pushed.result() if pushed is not None else \
             pushed_changes(repo.root, updates, tracking, settled)
