@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from wavegit import __version__
 from wavegit.core import parsecache
-from wavegit.core.schema import gc_paused
 from wavegit.model.columns import Columns, columns
 from wavegit.model.select import in_flight_lookup
 from wavegit.ownership.index import index_keys
@@ -41,14 +40,13 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
         return columns(_load_tracker(blob_sha, read_text, cache_dir, path, strict, protected))
     entry = (cache_dir
              / f"columns-{blob_sha}-{'s' if strict else 'l'}-{parsecache.path_key(path, protected)}.marshal")
-    with gc_paused():
-        cached = parsecache.read(entry, COLUMNS_FORMAT)
-        if isinstance(cached, tuple):
-            return Columns(*cached)
-        found = columns(_load_tracker(blob_sha, read_text, cache_dir, path, strict, protected))
-        patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
-        found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
-        found = found._replace(in_flight=in_flight_lookup(found).tables())
+    cached = parsecache.read(entry, COLUMNS_FORMAT)
+    if isinstance(cached, tuple):
+        return Columns(*cached)
+    found = columns(_load_tracker(blob_sha, read_text, cache_dir, path, strict, protected))
+    patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
+    found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
+    found = found._replace(in_flight=in_flight_lookup(found).tables())
     parsecache.write(entry, COLUMNS_FORMAT, tuple(found))
     return found
 
