@@ -38,16 +38,9 @@ if TYPE_CHECKING:
     from wavegit.core.repo import Repo
     from wavegit.model.config import Config
 
-# The hook runs on every push, so import time counts: the records others read are NamedTuples (a dataclass
-# costs ~1 ms to create, a NamedTuple ~0.2 ms: its __new__ is compiled from source), the hook's own are plain
-# tuples; annotations are not postponed (typing would compile each string annotation of a NamedTuple), and
-# wavegit.model.tracker / wavegit.attempts.wavebranch are imported only when needed. wavegit.model.config and
-# wavegit.core.repo are not imported here, so that `wavegit hook` can start the push's `git log` first and
-# import them while it runs (see start_pushed_paths). wavegit.ownership.index is: `_InFlight` names it, and a
-# string annotation would make typing run the process's first compile() (~3 ms: it builds Python's AST types).
+# The hook's speed rules (NamedTuple records, deferred imports) are ARCHITECTURE.md's, with their figures.
 WAVE_REFS = "refs/heads/wavegit/"
-"""``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch (~5
-ms)."""
+"""``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch."""
 STATE_PREFIX = ".wavegit/"
 _CACHE_FORMAT = "wavegit-hook-in-flight-3"
 
@@ -72,9 +65,8 @@ class Violation(NamedTuple):
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
 
 
-# Records the hook builds on every run but nobody else reads are plain tuples (a NamedTuple class costs
-# ~0.2 ms to create): (violations, unchecked): the refused paths, and the pushed paths the ownership index
-# cannot look up (e.g. a name with a backslash or an unbalanced '[').
+# (violations, unchecked): the refused paths, and the pushed paths the ownership index cannot look up (e.g. a
+# name with a backslash or an unbalanced '[').
 Findings = tuple[list[Violation], list[str]]
 
 
