@@ -151,16 +151,16 @@ def _phases(clone: Path, update: pushed.RefUpdate) -> list[tuple[str, float]]:
     """Median seconds (of 5) per phase of the warm hook, in this process (imports excluded)."""
     found = repo.discover(clone)
     cfg = config.load_config(found.root, found.state_dir / "cache")
-    changed = pushed.pushed_paths(found.root, [update], "origin")
-    in_flight = prepush.load_in_flight(found, cfg, "origin")
-    owned = prepush._load_in_flight(found, cfg, "origin")[1]
+    changed = pushed.pushed_changes(found.root, [update], "origin")[0]
+    by_id, owned = prepush._load_in_flight(found, cfg, "origin")
     paths = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("repo.discover (git rev-parse)", lambda: repo.discover(clone)),
         ("config.load_config (cached)", lambda: config.load_config(found.root, found.state_dir / "cache")),
-        ("pushed paths (git log)", lambda: pushed.pushed_paths(found.root, [update], "origin")),
-        (f"in-flight items and the cached index of their {sum(len(o.owns) for o in in_flight)} patterns "
-         "(hook cache, by the blob SHA one git cat-file names)",
+        ("pushed paths (git log)",
+         lambda: pushed.pushed_changes(found.root, [update], "origin")),
+        (f"in-flight items and the cached index of their {sum(len(row[4]) for row in by_id.values())} "
+         "patterns (hook cache, by the blob SHA one git cat-file names)",
          lambda: prepush._load_in_flight(found, cfg, "origin")),
         (f"matching the {len(paths)} pushed paths (OwnershipIndex.owners_of)",
          lambda: owned.owners_of(paths)),

@@ -114,18 +114,14 @@ def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
     return {item.id: (item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight}, index
 
 
-def load_in_flight(repo: "Repo", config: "Config", remote: str) -> list[Owner]:
-    """The in-flight items of the tracker at the remote-tracking tracker branch; UsageError if unreadable."""
-    return [Owner(*row) for row in _load_in_flight(repo, config, remote)[0].values()]
-
-
 def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
     """``<ref>:<path>`` of the tracker at the remote-tracking tracker branch."""
     return f"refs/remotes/{remote}/{tracker_branch}:{tracker_path}"
 
 
 def _load_in_flight(repo: "Repo", config: "Config", remote: str) -> _InFlight:
-    """``load_in_flight``, with the items by id and the ownership index of their patterns.
+    """The in-flight items of the tracker at the remote-tracking tracker branch, by id, and the ownership
+    index of their patterns; UsageError if unreadable.
 
     They are cached by the tracker's blob SHA (content-addressed, never stale) apart from the full parse,
     so a warm hook costs one ``git cat-file --batch-check``: no tracker text, no 10,000-item parse.

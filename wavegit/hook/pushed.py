@@ -152,12 +152,6 @@ def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
     return {ref: {p for c in found for p in by_commit.get(c, ())} for ref, found in commits.items()}, rests
 
 
-def pushed_paths(root: Path, updates: Sequence[RefUpdate], remote: str,
-                 settled: Sequence[str] = DEFAULT_SETTLED) -> dict[str, set[str]]:
-    """remote ref -> paths changed by the commits the push adds to it (deletions left out)."""
-    return pushed_changes(root, updates, remote, settled)[0]
-
-
 class Background(threading.Thread, Generic[T]):
     """``work()`` running in a thread (git processes run side by side, Python fills the waits)."""
 

@@ -22,7 +22,6 @@ from wavegit.model.columns import (
 from wavegit.model.lifecycle import STATUSES, Status
 
 VERSION = 1
-WRITTEN_BY_WAVEGIT = ("wave", "attempts", "pr", "claimed_at", "updated_at", "last_error", "cost", "merge_sha")
 
 _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")
 _SHA_RE = re.compile(r"[0-9a-f]{7,64}\Z")
