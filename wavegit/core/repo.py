@@ -130,7 +130,7 @@ def discover(start: str | Path = ".") -> Repo:
     start_path = Path(start)
     if not start_path.is_dir():
         raise UsageError(f"{start}: no such directory")
-    found = git.locate(start_path, None)
+    found = git.locate(start_path)
     if found is None:
         raise UsageError(f"{start_path.resolve()}: not inside a git work tree (run `git init` first)")
     return Repo(root=found.root, git_dir=found.git_dir, common_dir=found.common_dir)
