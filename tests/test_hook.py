@@ -18,8 +18,7 @@ from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish
 from tests.helpers.repos import CliResult, RemoteRepo, git, make_remote_repo, wavegit
 from wavegit.attempts import wavebranch
 from wavegit.core.errors import UsageError
-from wavegit.hook import prepush
-from wavegit.model import config
+from wavegit.hook import prepush, pushed
 
 Z40, Z64 = "0" * 40, "0" * 64
 W1, W2, W3, W9 = (f"w-20260101-000000-000{n}" for n in (1, 2, 3, 9))
@@ -80,27 +79,27 @@ def branch(repo: Path, name: str, start: str = "origin/main") -> None:
 # --- git's stdin protocol -----------------------------------------------------------------------------
 
 def test_update_lines_are_split_from_the_right_so_a_local_ref_may_contain_spaces() -> None:
-    [update] = prepush.parse_updates(f"main@{{1 day ago}} {A40} refs/heads/x {B40}\n")
+    [update] = pushed.parse_updates(f"main@{{1 day ago}} {A40} refs/heads/x {B40}\n")
     assert (update.local_ref, update.local_oid, update.remote_ref, update.remote_oid) == (
         "main@{1 day ago}", A40, "refs/heads/x", B40)
 
 
 def test_all_zero_remote_oid_is_a_new_ref_for_sha1_and_sha256() -> None:
-    sha1, sha256 = prepush.parse_updates(f"refs/heads/a {A40} refs/heads/a {Z40}\n"
+    sha1, sha256 = pushed.parse_updates(f"refs/heads/a {A40} refs/heads/a {Z40}\n"
                                       f"refs/heads/b {A64} refs/heads/b {Z64}")
     assert sha1.is_new and sha256.is_new
     assert not sha1.is_delete and not sha256.is_delete
 
 
 def test_delete_lines_are_deletions_for_sha1_and_sha256() -> None:
-    updates = prepush.parse_updates(f"(delete) {Z40} refs/heads/a {A40}\n(delete) {Z64} refs/heads/b {A64}\n")
+    updates = pushed.parse_updates(f"(delete) {Z40} refs/heads/a {A40}\n(delete) {Z64} refs/heads/b {A64}\n")
     assert [u.is_delete for u in updates] == [True, True]
     assert [u.is_new for u in updates] == [False, False]
 
 
 def test_empty_and_blank_stdin_has_no_updates() -> None:
-    assert prepush.parse_updates("") == []
-    assert prepush.parse_updates("\n\n") == []
+    assert pushed.parse_updates("") == []
+    assert pushed.parse_updates("\n\n") == []
 
 
 @pytest.mark.parametrize(("line", "reason"), [
@@ -113,7 +112,7 @@ def test_empty_and_blank_stdin_has_no_updates() -> None:
 ])
 def test_malformed_stdin_lines_are_rejected_with_their_line_number(line: str, reason: str) -> None:
     with pytest.raises(UsageError, match=rf"^stdin line 2: .*{re.escape(reason)}"):
-        prepush.parse_updates(f"refs/heads/ok {A40} refs/heads/ok {B40}\n{line}\n")
+        pushed.parse_updates(f"refs/heads/ok {A40} refs/heads/ok {B40}\n{line}\n")
 
 
 def test_malformed_stdin_exits_2_with_one_clear_line(tmp_path: Path) -> None:
@@ -167,11 +166,6 @@ def test_hook_help_still_comes_from_argparse(tmp_path: Path) -> None:
     assert result.returncode == 0 and "--no-fetch" in result.stdout and "hook.refuse_on" in result.stdout
 
 
-def test_the_tracker_the_hook_resolves_before_reading_the_config_is_the_default_configs() -> None:
-    defaults = config.Config()
-    assert (defaults.tracker_branch, defaults.tracker_path) == prepush.DEFAULT_TRACKER
-
-
 def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:
     # tmp_path is no git repository at all: nothing but stdin may be looked at.
     for stdin in ("", f"(delete) {Z40} refs/heads/a {A40}\n"):
@@ -186,16 +180,16 @@ def test_missing_remote_arguments_are_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_pre_commit_variables_become_one_update() -> None:
-    remote, url, [update] = prepush.updates_from_pre_commit({
+    remote, url, [update] = pushed.updates_from_pre_commit({
         "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_URL": "/x.git", "PRE_COMMIT_TO_REF": A40,
         "PRE_COMMIT_FROM_REF": B40, "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/f",
         "PRE_COMMIT_REMOTE_BRANCH": f"refs/heads/wavegit/{W1}"})
     assert (remote, url) == ("origin", "/x.git")
-    assert update == prepush.RefUpdate("refs/heads/f", A40, f"refs/heads/wavegit/{W1}", B40)
+    assert update == pushed.RefUpdate("refs/heads/f", A40, f"refs/heads/wavegit/{W1}", B40)
     # A whole history down to its root commit: pre-commit sets no range, so there is nothing to check.
-    assert prepush.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o"}) == ("o", "o", [])
+    assert pushed.updates_from_pre_commit({"PRE_COMMIT_REMOTE_NAME": "o"}) == ("o", "o", [])
     with pytest.raises(UsageError, match="PRE_COMMIT_REMOTE_NAME is not set"):
-        prepush.updates_from_pre_commit({"PRE_COMMIT_TO_REF": A40, "PRE_COMMIT_FROM_REF": B40})
+        pushed.updates_from_pre_commit({"PRE_COMMIT_TO_REF": A40, "PRE_COMMIT_FROM_REF": B40})
 
 
 def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
@@ -700,18 +694,18 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     base = git(flight.clone, "rev-parse", "origin/main")
     commit(flight.clone, {"docs/guide.md": "0\n"})
     line = f"refs/heads/main {git(flight.clone, 'rev-parse', 'HEAD')} {MAIN} {base}\n"
-    # rev-parse also resolves the tracker's blob, so a warm run needs no cat-file; cold, the blob's type is
-    # checked and its text read (two cat-files) to fill the cache. The log runs alongside: the order varies.
+    # A warm run names the tracker's blob (one cat-file) and finds it cached; cold, its text is read too (a
+    # second cat-file) to fill the cache. The log runs alongside: the order varies.
     assert sorted(_git_calls(flight, line)) == ["cat-file", "cat-file", "log", "rev-parse"]
     one = sorted(_git_calls(flight, line))
     for n in range(1, 30):
         commit(flight.clone, {f"docs/page{n}.md": f"{n}\n"})
     head = git(flight.clone, "rev-parse", "HEAD")
     many = sorted(_git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\n"))
-    assert one == many == ["log", "rev-parse"]
+    assert one == many == ["cat-file", "log", "rev-parse"]
     two_refs = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\nrefs/heads/main {head} "
                                   f"refs/heads/copy {Z40}\n")
-    assert sorted(two_refs) == ["log", "rev-list", "rev-list", "rev-parse"]
+    assert sorted(two_refs) == ["cat-file", "log", "rev-list", "rev-list", "rev-parse"]
 
 
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:
@@ -719,17 +713,17 @@ def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight:
     from wavegit.model import config
 
     head = commit(flight.clone, {"src/auth/early.py": "x = 1\n"})
-    updates = prepush.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")
+    updates = pushed.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")
     found = discover(flight.clone / "src")
     cfg = config.load_config(found.root, None)
     # Started from a subdirectory, as the hook may be: git reports paths from the repository root.
-    early = prepush.start_pushed_paths(flight.clone / "src", updates, "origin")
+    early = pushed.start_pushed_paths(flight.clone / "src", updates, "origin")
     verdict = prepush.check_push(found, cfg, "origin", "url", updates, pushed=early)
     assert [(v.path, v.owner.id if v.owner else None) for v in verdict.violations] == [
         ("src/auth/early.py", "AUTH-1")]
     # Pushing to a URL (no remote name) checks against config.remote: a log started for the URL is redone.
     url = str(flight.origin)
-    for_url = prepush.start_pushed_paths(flight.clone, updates, url)
+    for_url = pushed.start_pushed_paths(flight.clone, updates, url)
     again = prepush.check_push(found, cfg, url, url, updates, pushed=for_url)
     assert again.violations == verdict.violations
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers.repos import EXAMPLE, RemoteRepo, git, wavegit
@@ -106,3 +108,27 @@ def test_a_valid_items_wave_and_title_print_their_terminal_escapes_inert(remote_
     assert result.returncode == 0
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "w-1\\x1b]52;c;cm0gLXJm\\x07" in result.stdout
+
+
+# In-process through cli.main, then the modules it loaded: the table comes from the cached columns.
+_MODULES = """
+import json, sys
+from wavegit import cli
+cli.main(sys.argv[1:])
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_warm_ls_table_builds_no_item_nor_imports_the_item_model(remote_repo: RemoteRepo) -> None:
+    # The item model (`model.tracker` and `dataclasses`, ~20 ms of imports, and 10,000 Items at 10,000 items)
+    # is what kept `ls` past 1.5x `plan`; `--json` alone, which prints every field, loads it.
+    clone = with_tracker(remote_repo)
+
+    def modules(*argv: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-c", _MODULES, *argv], cwd=clone, capture_output=True,
+                              text=True, check=True, timeout=120)
+        return set(json.loads(done.stdout.splitlines()[-1]))
+
+    modules("ls")  # fills the parse caches
+    assert not {"wavegit.model.tracker", "dataclasses", "yaml"} & modules("ls")
+    assert "wavegit.model.tracker" in modules("ls", "--json")

@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers.repos import RemoteRepo, git
 from wavegit.core.errors import UsageError
-from wavegit.core.repo import discover, discover_resolving
+from wavegit.core.repo import discover
 
 
 def test_discover_from_a_subdirectory_finds_the_top_and_git_dirs(remote_repo: RemoteRepo) -> None:
@@ -29,25 +29,6 @@ def test_a_linked_worktree_shares_the_common_dir_and_state(remote_repo: RemoteRe
     assert repo.git_dir != repo.common_dir
     assert repo.common_dir == remote_repo.clone / ".git"
     assert repo.state_dir == discover(remote_repo.clone).state_dir
-
-
-def test_discover_resolving_also_names_the_object_a_rev_resolves_to(remote_repo: RemoteRepo) -> None:
-    sub = remote_repo.clone / "a"
-    sub.mkdir()
-    found, name = discover_resolving(sub, "refs/remotes/origin/main:README.md")
-    assert found == discover(remote_repo.clone)
-    assert name == git(remote_repo.clone, "rev-parse", "origin/main:README.md")
-
-
-def test_discover_resolving_a_missing_rev_still_finds_the_repository(remote_repo: RemoteRepo) -> None:
-    assert discover_resolving(remote_repo.clone, "refs/remotes/origin/nope:README.md") == (
-        discover(remote_repo.clone), None)
-    assert discover_resolving(remote_repo.clone, "refs/remotes/origin/main:no-such-file")[1] is None
-
-
-def test_discover_resolving_outside_a_repository_is_the_same_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match=r"not inside a git work tree"):
-        discover_resolving(tmp_path, "HEAD")
 
 
 def test_remotes_are_listed(remote_repo: RemoteRepo) -> None:

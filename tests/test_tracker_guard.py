@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid, tracker_yaml
 from tests.helpers.repos import RemoteRepo, git, make_remote_repo, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
-from wavegit.hook import prepush, tracker_guard
+from wavegit.hook import prepush, pushed, tracker_guard
 
 TRACKER = ".wavegit/tracker.yaml"
 W1 = "w-20260101-000000-0001"
@@ -147,4 +147,4 @@ def test_the_default_settled_branches_are_the_configs_defaults() -> None:
     from wavegit.model.config import Config
 
     defaults = Config()
-    assert prepush.settled_branches(defaults.tracker_branch, defaults.base_branch) == prepush.DEFAULT_SETTLED
+    assert prepush.settled_branches(defaults.tracker_branch, defaults.base_branch) == pushed.DEFAULT_SETTLED

@@ -95,8 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; ``argv`` None means the process's own arguments (the console script, ``-m``).
 
     Then, for a command module with ``FAST_EXIT = True``, the process ends here once its output is flushed,
-    skipping the interpreter's teardown (freeing every object and module: milliseconds a warm ``plan`` or
-    pre-push hook would otherwise spend after its answer). Only commands that register no atexit handler,
+    skipping the interpreter's teardown (freeing every object and module), which costs a warm ``plan`` or
+    pre-push hook 13-19% (ARCHITECTURE.md, speed rules). Only commands that register no atexit handler,
     start no thread and leave no file half-written may set it. A caller passing ``argv`` keeps its process.
     """
     # Whatever a command prints quotes workers' text: made inert for the terminal in one place.
@@ -119,14 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _quick(argv: Sequence[str]) -> Callable[[], int] | None:
     """``wavegit hook pre-push ...``, which git runs on every push, parsed without argparse (importing it and
-    building the parsers would cost the hook more than the rest of its start-up); None for anything else."""
+    building the parsers cost the warm hook 16%); None for anything else."""
     if list(argv[:2]) != ["hook", "pre-push"]:
         return None
-    import gc
-
-    # A process of a few dozen milliseconds that ends without teardown (FAST_EXIT): the cyclic collector's
-    # passes over what its imports create would only cost time.
-    gc.disable()
     from wavegit.commands import hook
 
     return hook.quick(argv[2:])

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
-from wavegit.hook import prepush
+from wavegit.hook import prepush, pushed
 
 if TYPE_CHECKING:  # argparse only for `--help` and the unusual: `quick` parses what git passes
     import argparse
@@ -67,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
     return pre_push(args.directory, args.remote, args.url, fetch=args.fetch, pre_commit=args.pre_commit)
 
 
-def _discover(directory: str, spec: str) -> tuple[Repo, str | None]:
-    from wavegit.core.repo import discover_resolving
+def _discover(directory: str) -> Repo:
+    from wavegit.core.repo import discover
 
-    return discover_resolving(directory, spec)
+    return discover(directory)
 
 
 def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool | None,
@@ -78,36 +78,28 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
     """The hook: ``fetch`` True always fetches the tracker branch first, None when it is older than
     hook.max_age_s, False never (see ``prepush.check_push``)."""
     if pre_commit:
-        remote, url, updates = prepush.updates_from_pre_commit(os.environ)
+        remote, url, updates = pushed.updates_from_pre_commit(os.environ)
     elif remote is None or url is None:
         raise UsageError("pre-push needs REMOTE and URL (git passes them when it runs the hook)")
     else:
-        updates = prepush.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
-    if prepush.only_deletions(updates):
+        updates = pushed.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
+    if pushed.only_deletions(updates):
         return EXIT_OK  # before reading the config or the tracker, which a deletion does not need
     # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
     # read the repository and the config are imported and do so.
-    pushed = prepush.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None
-    # The tracker's spec under the default config is resolved by the `git rev-parse` that finds the
-    # repository (the warm hook needs no `git cat-file`; check_push ignores it if the config differs), in a
-    # thread too: it runs while wavegit.model.config is imported.
-    spec = prepush.default_tracker_spec(remote)
-    located = prepush.Background(lambda: _discover(directory, spec))
+    listing = pushed.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None
+    # The repository is found (its `git rev-parse`) in a thread too, while wavegit.model.config is imported.
+    located = pushed.Background(lambda: _discover(directory))
     try:
-        from wavegit.core.schema import gc_paused
         from wavegit.model import config
 
-        # The cached config, in-flight items and ownership index load as many small acyclic objects: the
-        # cyclic collector's passes over them would only cost time (the process ends right after).
-        with gc_paused():
-            repo, object_name = located.result()
-            cfg = config.load_config(repo.root, repo.cache_dir)
-            verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=pushed,
-                                         resolved=(spec, object_name))
+        repo = located.result()
+        cfg = config.load_config(repo.root, repo.cache_dir)
+        verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=listing)
     finally:
         located.join()
-        if pushed is not None:
-            pushed.join()
+        if listing is not None:
+            listing.join()
     for warning in verdict.warnings:
         print(f"wavegit hook: {warning}", file=sys.stderr)
     for refusal in verdict.refusals:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from datetime import datetime, timezone
 
-from wavegit.commands._context import Context
+from wavegit.core.git import BlobSha
+from wavegit.core.repo import discover
 from wavegit.core.terminal import inert
-from wavegit.model import lifecycle, tracker
-from wavegit.model.columns import claims_of
+from wavegit.model import config as config_mod
+from wavegit.model import lifecycle, plancache
+from wavegit.model.columns import Columns
 from wavegit.trackerbranch import claims
+from wavegit.trackerbranch.store import GitStore
 
 _COLUMNS = ("id", "status", "priority", "wave", "pr", "title")
 
@@ -27,51 +29,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # The tracker as the tracker branch has it (what every scheduler sees), not the work-tree copy, which
     # `wavegit add` with a remote does not touch. Non-strict: invalid items are listed with their problems.
-    context = Context.open(args)
-    store = context.store
-    loaded, blob_sha = store.load_head(fetch=args.fetch)
-    items = loaded.items
-    if args.status:
-        items = tuple(item for item in items if item.status in args.status)
+    repo = discover(args.directory)
+    config = config_mod.load_config(repo.root, repo.cache_dir)
+    store = GitStore(repo, config)
+    blob_sha = store.read_blob_sha(fetch=args.fetch)
+    if blob_sha is None:
+        from wavegit.trackerbranch.missing import no_tracker
+
+        raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}")
+    # The table needs only the columns `plan` reads (and titles, waves, PRs): no Item is built for it.
+    protected = config_mod.protected_of(config)
+    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), repo.cache_dir,
+                                  config.tracker_path, strict=False, protected=protected)
+    shown = [pos for pos, status in enumerate(cols.statuses) if not args.status or status in args.status]
     if args.json:
-        print(json.dumps([dataclasses.asdict(item) for item in items], indent=2))
+        print(json.dumps(_items_json(store, blob_sha, shown), indent=2))
     else:
-        print(_table(items))
+        print(_table(cols, shown))
     # On stderr, so the table and the JSON list stay what they are; `validate` reads this same tracker.
     print(f"tracker: {store.source(blob_sha)}", file=sys.stderr)
     now = datetime.now(timezone.utc)
-    held = claims.held(context.repo, context.config, claims_of(loaded.items), now, fetched=args.fetch)
-    for line in claims.lines(held, now):
+    for line in claims.lines(claims.held(repo, config, cols.claims, now, fetched=args.fetch), now):
         print(line, file=sys.stderr)
     reviewed: dict[str, list[str]] = {}
-    for item in loaded.items:
-        if item.status == lifecycle.Status.REVIEW and item.wave:
-            reviewed.setdefault(item.wave, []).append(item.id)
+    for item_id, status, wave in zip(cols.ids, cols.statuses, cols.waves, strict=True):
+        if status == lifecycle.Status.REVIEW and wave:
+            reviewed.setdefault(wave, []).append(item_id)
     for wave, ids in sorted(reviewed.items()):
         print(f"wave {wave} ({', '.join(ids)} in review): its report is `wavegit report {wave}`",
               file=sys.stderr)
-    invalid = sum(1 for item in items if item.problems)
+    invalid = sum(1 for pos in shown if cols.problems[pos])
     if invalid:
         print(f"{invalid} item(s) have problems; run `wavegit validate` for details", file=sys.stderr)
     return 0
 
 
-def _table(items: tuple[tracker.Item, ...]) -> str:
-    rows = [_COLUMNS, *map(_row, items)]
+def _items_json(store: GitStore, blob_sha: BlobSha, shown: list[int]) -> list[dict[str, object]]:
+    """Every field of the shown items: only ``--json`` loads the items themselves."""
+    import dataclasses
+
+    from wavegit.model import tracker
+
+    loaded = tracker.load_blob(blob_sha, lambda: store.read_blob(blob_sha), store.cache_dir,
+                               store.config.tracker_path, strict=False,
+                               protected=config_mod.protected_of(store.config))
+    return [dataclasses.asdict(loaded.items[pos]) for pos in shown]
+
+
+def _table(cols: Columns, shown: list[int]) -> str:
+    rows = [_COLUMNS, *(_row(cols, pos) for pos in shown)]
     widths = [max(map(len, column)) for column in list(zip(*rows, strict=True))[:-1]]
     # The last column (title) is not padded, so no line carries trailing spaces.
-    return "\n".join("  ".join([*map(str.ljust, row[:-1], widths), row[-1]]).rstrip() for row in rows)
+    line = "  ".join(f"{{:<{width}}}" for width in widths) + "  {}"
+    return "\n".join(line.format(*row).rstrip() for row in rows)
 
 
-def _row(item: tracker.Item) -> tuple[str, ...]:
+def _row(cols: Columns, pos: int) -> tuple[str, ...]:
+    item_id, status, priority, wave, pr, title = (cols.ids[pos], cols.statuses[pos], cols.priorities[pos],
+                                                  cols.waves[pos], cols.prs[pos], cols.titles[pos])
     # An invalid item's fields hold defaults where its values were bad (`todoo` reads as todo): say so
     # rather than show values the file does not have.
-    if item.problems:
-        return (_cell(item.id), "invalid", _cell(item.priority), _cell(item.wave), _cell(item.pr),
-                _cell(item.title))
+    if cols.problems[pos]:
+        return (_cell(item_id), "invalid", _cell(priority), _cell(wave), _cell(pr), _cell(title))
     # A valid item's id, status, priority and pr are checked words and numbers: nothing to fold or escape.
-    pr = "-" if item.pr is None else str(item.pr)
-    return (item.id, item.status, item.priority, _cell(item.wave), pr, _cell(item.title))
+    return (item_id, status, priority, _cell(wave), "-" if pr is None else str(pr), _cell(title))
 
 
 def _cell(value: object) -> str:

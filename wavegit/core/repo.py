@@ -127,20 +127,10 @@ class Repo(NamedTuple):
 
 def discover(start: str | Path = ".") -> Repo:
     """The repository containing ``start``; a clear error when there is none."""
-    return _locate(start, None)[0]
-
-
-def discover_resolving(start: str | Path, rev: str) -> tuple[Repo, str | None]:
-    """``discover(start)`` and the object name ``rev`` resolves to there (None when it does not), from the
-    same ``git rev-parse``: one process fewer for a caller that needs both (the pre-push hook)."""
-    return _locate(start, rev)
-
-
-def _locate(start: str | Path, rev: str | None) -> tuple[Repo, str | None]:
     start_path = Path(start)
     if not start_path.is_dir():
         raise UsageError(f"{start}: no such directory")
-    found = git.locate(start_path, rev)
+    found = git.locate(start_path)
     if found is None:
         raise UsageError(f"{start_path.resolve()}: not inside a git work tree (run `git init` first)")
-    return Repo(root=found.root, git_dir=found.git_dir, common_dir=found.common_dir), found.resolved
+    return Repo(root=found.root, git_dir=found.git_dir, common_dir=found.common_dir)

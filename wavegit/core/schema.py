@@ -235,6 +235,11 @@ def key_text(key: Node) -> str | None:
     return None
 
 
+def value_node(node: Node, key: str) -> Node | None:
+    """The value node of ``key`` in the mapping ``node`` (its first occurrence), or None."""
+    return next((value for key_node, value in node.value if key_text(key_node) == key), None)
+
+
 def describe(node: Node) -> str:
     """What a node is, for 'expected X, got Y' messages."""
     if node.id == "mapping":

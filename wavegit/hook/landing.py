@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from wavegit.core import git
 
 if TYPE_CHECKING:  # prepush imports this module when it needs it
-    from wavegit.hook.prepush import RefUpdate, Violation
+    from wavegit.hook.prepush import Violation
+    from wavegit.hook.pushed import RefUpdate
 
 _Entry = tuple[str, str] | None
 """(mode, object) of a path in a tree; None: absent."""

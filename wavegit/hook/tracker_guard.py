@@ -21,7 +21,7 @@ from wavegit.model import tracker
 from wavegit.trackerbranch.store import OP_TRAILER
 
 if TYPE_CHECKING:
-    from wavegit.hook.prepush import RefUpdate  # only a type here: prepush imports this module
+    from wavegit.hook.pushed import RefUpdate
 
 MAX_LISTED = 5
 """Problems (and dropped commits) named in a refusal; the rest are counted."""

@@ -1,4 +1,4 @@
-"""What the planner reads of a tracker: its planning columns (``Columns``) and the priority levels in order.
+"""What the read commands take of a tracker: its columns (``Columns``) and the priority levels in order.
 
 Apart from ``tracker`` so that a warm ``plan``, which loads the columns from the planning cache
 (``plancache``), never imports the item model and its dataclasses (ARCHITECTURE.md, hot paths).
@@ -17,7 +17,8 @@ PRIORITIES = ("P0", "P1", "P2", "P3")
 
 
 class Columns(NamedTuple):
-    """What planning reads of a tracker: one tuple per field, in item order (``Tracker.items``)."""
+    """What ``plan``, ``ls``, ``validate`` and ``status`` read of a tracker: one tuple per field, in item
+    order (``Tracker.items``)."""
 
     ids: tuple[str, ...]
     statuses: tuple[str, ...]
@@ -36,6 +37,10 @@ class Columns(NamedTuple):
     """Each item's ``worker`` profile (None: the config's default)."""
     claims: tuple[tuple[str, str, str | None], ...] = ()
     """``claims_of(items)``: who holds claims, without an ``Item``."""
+    waves: tuple[str | None, ...] = ()
+    """Each item's wave, for ``ls``'s table (as are ``prs`` and ``titles``)."""
+    prs: tuple[int | None, ...] = ()
+    titles: tuple[str, ...] = ()
 
 
 def claims_of(items: Iterable["Item"]) -> tuple[tuple[str, str, str | None], ...]:
@@ -52,5 +57,6 @@ def columns(tracker: "Tracker") -> Columns:
         tuple(item.priority for item in items), tuple(item.depends_on for item in items),
         tuple(item.owns for item in items), tuple(item.index for item in items),
         tuple(item.problems for item in items), workers=tuple(item.worker for item in items),
-        claims=claims_of(items),
+        claims=claims_of(items), waves=tuple(item.wave for item in items),
+        prs=tuple(item.pr for item in items), titles=tuple(item.title for item in items),
     )

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from wavegit import __version__
 from wavegit.core import parsecache
-from wavegit.core.schema import gc_paused
 from wavegit.model.columns import Columns, columns
 from wavegit.model.select import in_flight_lookup
 from wavegit.ownership.index import index_keys
@@ -24,7 +23,7 @@ TRACKER_FORMAT = f"wavegit-tracker-cache-11-{__version__}"
 """``tracker.CACHE_FORMAT``, which the columns are derived from, spelled out so that a warm plan need not
 import ``tracker``; a test checks that the two agree."""
 # Bump the number when the fields of Columns change.
-COLUMNS_FORMAT = f"wavegit-columns-3-{TRACKER_FORMAT}"
+COLUMNS_FORMAT = f"wavegit-columns-4-{TRACKER_FORMAT}"
 
 
 def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
@@ -41,14 +40,13 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
         return columns(_load_tracker(blob_sha, read_text, cache_dir, path, strict, protected))
     entry = (cache_dir
              / f"columns-{blob_sha}-{'s' if strict else 'l'}-{parsecache.path_key(path, protected)}.marshal")
-    with gc_paused():
-        cached = parsecache.read(entry, COLUMNS_FORMAT)
-        if isinstance(cached, tuple):
-            return Columns(*cached)
-        found = columns(_load_tracker(blob_sha, read_text, cache_dir, path, strict, protected))
-        patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
-        found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
-        found = found._replace(in_flight=in_flight_lookup(found).tables())
+    cached = parsecache.read(entry, COLUMNS_FORMAT)
+    if isinstance(cached, tuple):
+        return Columns(*cached)
+    found = columns(_load_tracker(blob_sha, read_text, cache_dir, path, strict, protected))
+    patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
+    found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))
+    found = found._replace(in_flight=in_flight_lookup(found).tables())
     parsecache.write(entry, COLUMNS_FORMAT, tuple(found))
     return found
 
@@ -75,4 +73,5 @@ def _shared(found: Columns) -> Columns:
         ids=share(found.ids), statuses=share(found.statuses), priorities=share(found.priorities),
         depends_on=tuple(map(share, found.depends_on)), owns=tuple(map(share, found.owns)),
         problems=tuple(map(share, found.problems)), patterns=share(found.patterns),
+        waves=tuple(strs.setdefault(w, w) if w else w for w in found.waves),
         keys=tuple((strs.setdefault(home, home), lit, is_dir) for home, lit, is_dir in found.keys))

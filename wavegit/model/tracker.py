@@ -16,6 +16,7 @@ from wavegit.core import parsecache, schema
 from wavegit.core.errors import Problem, UsageError, ValidationError
 from wavegit.core.git import WaveId
 from wavegit.core.schema import Node
+from wavegit.model import dependencies
 from wavegit.model.columns import (
     PRIORITIES as PRIORITIES,  # the levels an item may have; also tracker.PRIORITIES
 )
@@ -184,7 +185,7 @@ def loads(text: str, path: str = ".wavegit/tracker.yaml", *, strict: bool = True
 
 
 Row = dict[str, object]
-"""One item's fields by name: the ``__dict__`` of its ``Item`` (see ``_tracker``)."""
+"""One item's fields by name, as the parse cache stores them."""
 
 
 def _parse_rows(text: str, path: str, strict: bool, protected: Protected) -> tuple[int, tuple[Row, ...]]:
@@ -262,7 +263,7 @@ def _items(items_node: Node | None, where: schema.Located,
         _check_protected(node, values.get("owns"), guards, where, item_id)
         line = node.start_mark.line + 1
         if item_id in first_line:
-            where.at(_value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
+            where.at(schema.value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
                      f"{first_line[item_id]})", item_id, "ids must be unique; rename one of them")
         else:
             first_line[item_id] = line
@@ -272,7 +273,10 @@ def _items(items_node: Node | None, where: schema.Located,
         attached += len(where.problems) - before
         rows.append(row)
         item_nodes.append(node)
-    attached += _check_dependencies(rows, item_nodes, where)
+    graph = [(str(row[0]), row[_DEPS]) for row in rows]
+    for position, problem in dependencies.problems(graph, item_nodes, where):  # type: ignore[arg-type]
+        _attach(rows[position], problem)
+        attached += 1
     return tuple(dict(zip(_ITEM_FIELDS, row, strict=True)) for row in rows), attached
 
 
@@ -287,33 +291,6 @@ _DEPS = _ITEM_FIELDS.index("depends_on")
 _PROBLEMS = _ITEM_FIELDS.index("problems")
 
 
-def _check_dependencies(rows: list[list[object]], nodes: list[Node], where: schema.Located) -> int:
-    """Unknown dependency ids and cycles; returns the number of problems added (all item-level)."""
-    before = len(where.problems)
-    ids = {str(row[0]) for row in rows}
-    position = {str(row[0]): i for i, row in reversed(list(enumerate(rows)))}
-    for row, node in zip(rows, nodes, strict=True):
-        deps: tuple[str, ...] = row[_DEPS]  # type: ignore[assignment]
-        for dep in deps:
-            if dep not in ids:
-                # Never the item itself: depending on itself is no way out.
-                guess = schema.nearest(dep, tuple(ids - {str(row[0])}))
-                _attach(row, where.at(_dep_node(node, dep), f"depends on unknown id '{dep}'", str(row[0]),
-                                      f"did you mean '{guess}'?" if guess else "add that item or remove it"))
-    # The first item of an id stands for it (as in Tracker.get): a duplicate's depends_on naming the item it
-    # was copied from is no cycle, and the duplicate id is reported already.
-    graph = {str(row[0]): [d for d in row[_DEPS] if d in ids]  # type: ignore[attr-defined]
-             for i, row in enumerate(rows) if position[str(row[0])] == i}
-    for cycle in _cycles(graph):
-        text = " -> ".join((*cycle, cycle[0]))
-        for member in cycle:
-            row = rows[position[member]]
-            dep = cycle[(cycle.index(member) + 1) % len(cycle)]
-            _attach(row, where.at(_dep_node(nodes[position[member]], dep), f"dependency cycle: {text}",
-                                  member, "remove one of these depends_on entries"))
-    return len(where.problems) - before
-
-
 def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...], where: schema.Located,
                      item_id: str) -> None:
     """A problem at each ``owns`` element that can reach a protected path (wavegit.ownership.protected)."""
@@ -324,7 +301,7 @@ def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...],
         guard = reached(pattern, protected)
         if guard is None:
             continue
-        seq = _value_node(node, "owns")
+        seq = schema.value_node(node, "owns")
         elements: list[Node] = seq.value if seq is not None and seq.id == "sequence" else []
         at: Node = seq or node
         for element in elements:
@@ -345,32 +322,8 @@ def _brief(problem: Problem) -> str:
     return f"{problem.message} (line {problem.line})"
 
 
-def _cycles(graph: Mapping[str, list[str]]) -> list[tuple[str, ...]]:
-    """One cycle per strongly connected component that has one (iterative, so deep chains are fine)."""
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
-    found: list[tuple[str, ...]] = []
-    for start in graph:
-        if start in state:
-            continue
-        path: list[str] = [start]
-        iters = [iter(graph[start])]
-        state[start] = 1
-        while iters:
-            nxt = next(iters[-1], None)
-            if nxt is None:
-                state[path.pop()] = 2
-                iters.pop()
-            elif state.get(nxt) == 1:
-                found.append(tuple(path[path.index(nxt):]))
-            elif nxt not in state:
-                state[nxt] = 1
-                path.append(nxt)
-                iters.append(iter(graph[nxt]))
-    return found
-
-
 def _item_id(node: Node) -> str | None:
-    value = _value_node(node, "id")
+    value = schema.value_node(node, "id")
     if value is None or value.id != "scalar" or value.tag != schema.STR or not value.value:
         return None
     text = str(value.value)
@@ -379,34 +332,9 @@ def _item_id(node: Node) -> str | None:
     return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
-def _value_node(node: Node, key: str) -> Node | None:
-    found: Node | None = None
-    for key_node, value_node in node.value:
-        if schema.key_text(key_node) == key:
-            found = value_node
-            break
-    return found
-
-
-def _dep_node(item: Node, dep: str) -> Node:
-    seq = _value_node(item, "depends_on")
-    if seq is None:
-        return item
-    elements: list[Node] = seq.value if seq.id == "sequence" else []
-    return next((e for e in elements if e.value == dep), seq)
-
-
 def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
     version, rows = parsed
-    # Each row becomes its Item's __dict__ as it is: a frozen dataclass's __init__ costs a setattr per field,
-    # and even filling a fresh __dict__ costs 1 µs an item, 10 ms of a warm plan on 10,000 items.
-    items: list[Item] = []
-    new, set_dict = object.__new__, object.__setattr__
-    for row in rows:
-        item: Item = new(Item)
-        set_dict(item, "__dict__", row)
-        items.append(item)
-    return Tracker(version, tuple(items))
+    return Tracker(version, tuple(Item(**row) for row in rows))  # type: ignore[arg-type]
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
@@ -431,11 +359,9 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
         return loads(read_text(), path, strict=strict, protected=protected)
     key = parsecache.path_key(path, protected)
     entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{key}.marshal"
-    # Loading makes ~200,000 acyclic objects for 10,000 items; collector passes over them cost ~30%.
-    with schema.gc_paused():
-        cached = parsecache.read(entry, CACHE_FORMAT)
-        if isinstance(cached, tuple):
-            return _tracker_or_raise(cached, path)
+    cached = parsecache.read(entry, CACHE_FORMAT)
+    if isinstance(cached, tuple):
+        return _tracker_or_raise(cached, path)
     try:
         parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict, protected))
     except ValidationError as exc:
