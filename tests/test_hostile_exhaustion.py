@@ -27,10 +27,6 @@ pytestmark = pytest.mark.slow
 
 @needs_bwrap
 @needs_mounts
-@pytest.mark.xfail(strict=True, reason=(
-    "the attempt trees share wavegit's disk with no quota of their own: B's worker fails its own write with "
-    "ENOSPC and the attempt is counted against B (a tree per attempt on a sized filesystem, or a failure "
-    "while the trees' disk is full not counted unless the attempt's own tree filled it, would fix it)"))
 def test_a_worker_holding_the_shared_disk_full_costs_its_innocent_sibling_nothing(tmp_path: Path) -> None:
     # A fills the disk through an ignored file in its tree and keeps it full while B, which only writes the
     # file it owns, finishes: B's work is read back and checked out while the disk is full.
@@ -40,8 +36,9 @@ def test_a_worker_holding_the_shared_disk_full_costs_its_innocent_sibling_nothin
     _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
     found = by_id(rep)
     b = origin_item(remote, "B")
-    # The sibling is verified, or at worst not charged for what A did.
+    # The sibling is verified, or at worst not charged for what A did; A, whose tree holds the disk, pays.
     assert found["B"]["verified"] or (b.attempts == 0 and b.status == "todo"), (found["B"], b, err)
+    assert origin_item(remote, "A").attempts == 1, (found["A"], err)
 
 
 @needs_bwrap

@@ -12,6 +12,9 @@
   EPERM, in every sandbox mode (bwrap installs it through ``--seccomp``; unsandboxed, the child installs it
   itself, with ``no_new_privs``), so a secret the user keeps there (``keyctl add user ... @u``) is out of
   reach.
+- **Disk**: the attempt trees share one disk with no quota of their own. A failed attempt is counted only
+  when the disk had room, or when its own tree holds the most of what the trees hold
+  (:func:`disk_held_by_another`): a worker that fills the disk and holds it pays, its siblings do not.
 """
 
 from __future__ import annotations
@@ -254,3 +257,30 @@ def launching(name: str, limits: Limits, *, bwrap: bool, userns: bool,
         if launch.cgroup is not None:
             launch.cgroup.remove()
 
+
+FULL_BYTES = 4 << 20
+"""Less room than this on the trees' disk is a full disk: a write that needs more fails."""
+
+
+def disk_held_by_another(tree: Path, trees: Path) -> bool:
+    """Whether the disk of ``tree`` is full and another tree under ``trees`` (``<trees>/<wave>/<tree>``, every
+    wave's) holds more bytes than ``tree`` does: then its attempt's failure may be the disk's doing."""
+    try:
+        disk = os.statvfs(tree)
+        if disk.f_bavail * disk.f_frsize >= FULL_BYTES:
+            return False
+        own = _bytes_under(tree)
+        return any(_bytes_under(other) > own for wave in trees.iterdir() if wave.is_dir()
+                   for other in wave.iterdir() if other != tree and other.is_dir() and not other.is_symlink())
+    except OSError:
+        return False
+
+
+def _bytes_under(folder: Path) -> int:
+    """The disk space the files under ``folder`` take (links not followed; unreadable entries skipped)."""
+    total = 0
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(parent, name)).st_blocks * 512
+    return total

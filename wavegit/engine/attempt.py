@@ -320,6 +320,11 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         except (WavegitError, OSError) as exc:
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
+        if attempt.commit is None and attempt.counted \
+                and limits.disk_held_by_another(ready.path, context.repo.worktrees_dir):
+            attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and another "
+                             "attempt's tree holds more of it)")
+            attempt.counted = False
         if attempt.commit is None and attempt.error and reading.denied:
             # A denied tool is no failure by itself (wavegit runs the test), but may say why one happened.
             attempt.error = f"{attempt.error}; {reading.denied}"
