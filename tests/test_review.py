@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import published
-from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env, running
+from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env
+from tests.helpers.published_once import published_wave
 from tests.helpers.repos import RemoteRepo, git, wavegit
-from tests.helpers.wave import item, make_wave_repo, origin_item
+from tests.helpers.wave import item, origin_item
 from wavegit.github.review import Command, Refused, parse_command
 from wavegit.model import report, report_markdown, tracker
 
@@ -47,15 +48,13 @@ class Published(published.Published):
 
 @pytest.fixture
 def wave(tmp_path: Path) -> Iterator[Published]:
-    remote = make_wave_repo(tmp_path, [
+    """A published wave of IT-0 and IT-1 (LATER waits for IT-0), run once per process and copied."""
+    with published_wave(tmp_path, [
         item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
         item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"]),
         item("LATER", ["write src/later.txt ok"], ["src/later.txt"], depends_on=["IT-0"]),
-    ])
-    with running(remote.origin) as gh:
-        result = wavegit(remote.clone, "run", "--json", env=github_env(gh))
-        assert result.returncode == 0, result.stderr
-        yield Published(remote, gh, report.WaveReport.from_json(result.stdout))
+    ]) as (remote, gh, run_report):
+        yield Published(remote, gh, run_report)
 
 
 def branch_files(published: Published) -> dict[str, str]:

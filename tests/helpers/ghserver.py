@@ -21,6 +21,7 @@ Every request is logged for counting. Tests may call git directly; this file is 
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import os
 import random
@@ -1163,6 +1164,14 @@ def serve(fake: FakeGitHub) -> Running:
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="ghserver", daemon=True)
     thread.start()
     return Running(fake, server, thread)
+
+
+def copied(fake: FakeGitHub, bare: Path) -> FakeGitHub:
+    """A new fake in ``fake``'s state (pull requests, comments, statuses, request log, counters) on ``bare``,
+    a copy of its repository: a world built once and given to each test as its own (serve it anew)."""
+    fresh = copy.deepcopy(fake, {id(fake._lock): threading.RLock()})
+    fresh.bare = bare
+    return fresh
 
 
 BOT = "github-actions[bot]"
