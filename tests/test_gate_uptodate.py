@@ -18,6 +18,7 @@ import pytest
 from tests.helpers.actions_log import obeyed_commands
 from tests.helpers.ghserver import ALICE, github_env, merge_group_event, queue_branch, running
 from tests.helpers.published import Published
+from tests.helpers.published_once import published_wave
 from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from wavegit.model import report
@@ -88,14 +89,11 @@ class Wave(Published):
 
 @pytest.fixture
 def wave(tmp_path: Path) -> Iterator[Wave]:
-    remote = make_wave_repo(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
-                                       item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])],
-                            wave_test=WAVE_TEST, sandbox="none")
-    with running(remote.origin) as gh:
-        result = wavegit(remote.clone, "run", "--json", env=github_env(gh))
-        assert result.returncode == 0, result.stderr
-        person = remote.new_clone("person")
-        yield Wave(remote, gh, report.WaveReport.from_json(result.stdout), person)
+    """A published wave of IT-0 and IT-1 with a wave test, run once per process and copied."""
+    with published_wave(tmp_path, [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
+                                   item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])],
+                        wave_test=WAVE_TEST, sandbox="none") as (remote, gh, run_report):
+        yield Wave(remote, gh, run_report, remote.new_clone("person"))
 
 
 def test_an_updated_branch_passes_once_its_merged_result_is_tested(wave: Wave, tmp_path: Path) -> None:
