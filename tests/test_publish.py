@@ -12,6 +12,7 @@ import pytest
 
 from tests.helpers.fake_github import MemoryGitHub
 from tests.helpers.ghserver import APP, APP_TOKEN, BOT, BOT_TOKEN, Running, github_env, running
+from tests.helpers.published_once import published_wave
 from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
@@ -45,6 +46,14 @@ def gh(wave_repo: RemoteRepo) -> Iterator[Running]:
         yield server
 
 
+@pytest.fixture
+def published(tmp_path: Path) -> Iterator[tuple[RemoteRepo, Running, report.WaveReport]]:
+    """What ``wavegit run --json`` with the bot's token left of a wave of two items (exit code 0): run once
+    per process, each test given a copy of the repos and of the server's state."""
+    with published_wave(tmp_path, items(2)) as world:
+        yield world
+
+
 def run_json(clone: Path, env: dict[str, str]) -> tuple[int, report.WaveReport]:
     result = wavegit(clone, "run", "--json", env=env)
     assert result.stdout, result.stderr
@@ -57,9 +66,8 @@ def publish_requests(gh: Running) -> int:
 
 
 def test_run_opens_one_pr_posts_one_comment_and_records_review_with_pr_in_the_record_commit(
-        wave_repo: RemoteRepo, gh: Running) -> None:
-    code, rep = run_json(wave_repo.clone, github_env(gh))
-    assert code == 0, rep.notes
+        published: tuple[RemoteRepo, Running, report.WaveReport]) -> None:
+    wave_repo, gh, rep = published
     assert list(gh.fake.pulls) == [rep.pr]
     pr = gh.fake.pulls[rep.pr]
     assert (pr.head, pr.base, pr.state) == (f"wavegit/{rep.wave_id}", "main", "open")
@@ -92,9 +100,8 @@ def test_pr_comment_and_status_take_at_most_ten_requests_whatever_the_item_count
 
 
 def test_publishing_again_edits_the_same_comment_and_finds_the_same_pr(
-        wave_repo: RemoteRepo, gh: Running, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, rep = run_json(wave_repo.clone, github_env(gh))
-    assert code == 0
+        published: tuple[RemoteRepo, Running, report.WaveReport], monkeypatch: pytest.MonkeyPatch) -> None:
+    wave_repo, gh, rep = published
     first = gh.fake.issue_comments(rep.pr or 0)[0]
     for name, value in github_env(gh).items():
         monkeypatch.setenv(name, value)
@@ -172,9 +179,9 @@ def test_a_token_without_pull_requests_write_leaves_the_items_in_review_naming_t
 
 
 def test_a_gate_with_a_read_only_token_fails_in_one_line_naming_the_permission(
-        wave_repo: RemoteRepo, gh: Running) -> None:
-    code, rep = run_json(wave_repo.clone, github_env(gh))
-    assert code == 0 and rep.pr is not None
+        published: tuple[RemoteRepo, Running, report.WaveReport]) -> None:
+    wave_repo, gh, rep = published
+    assert rep.pr is not None
     statuses = list(gh.fake.statuses)
     gh.fake.token_permissions[BOT_TOKEN] = dict.fromkeys(
         ("contents", "pull_requests", "issues", "statuses"), "read")
