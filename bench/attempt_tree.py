@@ -1,7 +1,7 @@
 """The per-attempt cost of an attempt's own tree and of the clean test checkout, against ``git worktree add``.
 
-On a repository of 20,000 files (2,000 with ``--quick``) in 400 directories, each round times, in-process
-and interleaved (so load on the machine hits every step alike), after one untimed round:
+On a repository of 20,000 files (400 with ``--quick``, one a directory) in 400 directories, each round
+times, in-process and interleaved (so load on the machine hits every step alike), after one untimed round:
 
 - the reference: a plain ``git worktree add --detach`` of the head, and its ``git worktree remove``;
 - an attempt tree (:func:`wavegit.attempts.workspace.create`: ``git init``, alternates, ``reset --hard``) plus
@@ -136,7 +136,7 @@ def measure(files: int, runs: int) -> tuple[dict[str, common.Stats], float]:
 
 
 def result(quick: bool, runs: int = 5) -> common.Result:
-    files, runs = (2_000, 1) if quick else (FILES, runs)
+    files, runs = (DIRECTORIES, 1) if quick else (FILES, runs)
     stats, load_s = measure(files, runs)
     reference = stats[REFERENCE].median
     per_attempt = stats[CREATE].median + stats[BASELINE].median + stats[CHECKOUT].median
