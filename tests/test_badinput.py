@@ -125,9 +125,10 @@ def test_a_bad_config_refuses_validate_and_run_with_its_location_and_claims_noth
     remote = make_tracker_repo(tmp_path, [entry("A")])
     (remote.clone / CONFIG_PATH).write_text(config)
     check = unchanged(remote)
+    # In this process (the CLI's exit path through a real process: test_bad_arguments_through_a_real_process).
     for command in (["validate"], ["run"]):
-        result = wavegit(remote.clone, *command)
-        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        result = main_in_process(["-C", str(remote.clone), *command])
+        assert result.code == 2 and "Traceback" not in result.stderr, result.stderr
         lines = result.stderr.strip().splitlines()
         assert lines and all(re.match(rf"{re.escape(CONFIG_PATH)}:\d+:\d+: ", line) for line in lines), lines
     check()
