@@ -107,12 +107,15 @@ class Workspaces:
             for later in due:
                 self.prepare(later)
 
-    def test_checkout(self, commit: str, path: Path) -> Path:
+    def test_checkout(self, commit: str, path: Path, *, narrow: bool = True) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
-        wave folder's) at ``path``, its git directory written from the wave's skeleton, reading no object
-        but ``commit``'s own and the wave's store (:func:`wavegit.attempts.objectstore.narrow`)."""
+        wave folder's) at ``path``, its git directory written from the wave's skeleton; ``narrow``: reading
+        no object but ``commit``'s own and the wave's store (:func:`wavegit.attempts.objectstore.narrow`).
+        Unsandboxed, its test could read the scheduler's repository directly: no narrowing (a ``git
+        pack-objects`` per checkout fewer)."""
         workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
-        objectstore.narrow(path, commit, objectstore.store_of(path.parent))
+        if narrow:
+            objectstore.narrow(path, commit, objectstore.store_of(path.parent))
         return path
 
     def idents(self) -> tuple[str, str]:

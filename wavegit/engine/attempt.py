@@ -403,15 +403,16 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
     running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
     path = ready.path.with_name(f"{ready.path.name}.test")
+    narrow = context.confiner.jail.bwrap is not None
     try:
-        return context.workspaces.test_checkout(commit, path)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow)
     except (WavegitError, OSError) as exc:
         if not _ran_out(exc):
             raise
     workspace.remove(path)
     workspace.remove(ready.path)
     try:
-        return context.workspaces.test_checkout(commit, path)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow)
     except (WavegitError, OSError) as exc:
         if _ran_out(exc):
             raise _Exhausted(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
