@@ -18,29 +18,25 @@ With GITHUB_TOKEN and GITHUB_REPOSITORY set, the pushed wave gets its pull reque
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import signal
 import sys
-import threading
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
 
 from wavegit.commands._context import Context
 from wavegit.commands._progress import Progress
 from wavegit.commands._summary import summary
 from wavegit.core.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
 from wavegit.core.repo import Repo
+from wavegit.engine.outcome import WaveOutcome, stopped
+from wavegit.engine.pipeline import Delivery, Interrupted, NoDelivery, WaveOptions, run_wave
+from wavegit.engine.rolling import RollingOptions, Scheduler
+from wavegit.engine.runs import utc_now
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import one_line
 from wavegit.trackerbranch.store import TrackerStore
-
-if TYPE_CHECKING:  # the engine is imported while the wave's config is read (see Preload)
-    from wavegit.engine.outcome import WaveOutcome
-    from wavegit.engine.pipeline import Delivery
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,32 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --continuous: keep polling the tracker for new items until interrupted")
 
 
-class Preload:
-    """A module imported in a background thread while the main thread waits on git: the engine loads while
-    the wave's config is read and fetched, instead of before it. :meth:`wait` waits for it and raises what
-    the import raised; the caller then imports the module as usual, at no cost."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._load, name=f"wavegit-import {name}", daemon=True)
-        self._thread.start()
-
-    def _load(self) -> None:
-        try:
-            importlib.import_module(self._name)
-        except BaseException as exc:  # handed to the thread that needs the module
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-
-
-_ENGINE = "wavegit.engine.pipeline"
-
-
 def _terminate(signum: int, frame: FrameType | None) -> None:
     del signum, frame
     # Like Ctrl-C: the wave cancels its workers and removes its worktrees on the way out.
@@ -91,35 +61,29 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    started = datetime.now(timezone.utc)
+    started = utc_now()
     repo: Repo | None = None
-    engine = Preload(_ENGINE)
     try:
         if args.continuous or args.watch:
-            return _continuous(args, engine)
-        outcome, repo = _wave(args, engine)
+            return _continuous(args)
+        outcome, repo = _wave(args)
     except WavegitError as exc:
         if not args.json:
             raise
         # Said on stderr as the CLI would, and as a report on stdout for whoever parses it.
         print(exc if isinstance(exc, ValidationError) else f"wavegit run: {exc}", file=sys.stderr)
-        engine.wait()
-        from wavegit.engine.outcome import stopped
-
         outcome = stopped(exc, started)
+    except Interrupted as exc:
+        if not args.json or exc.report is None:
+            raise
+        print("wavegit run: interrupted", file=sys.stderr)
+        outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
     except KeyboardInterrupt as exc:
+        # Before the wave had claims to settle (after, it raises Interrupted with its report).
         if not args.json:
             raise
         print("wavegit run: interrupted", file=sys.stderr)
-        engine.wait()
-        from wavegit.engine.outcome import WaveOutcome, stopped
-        from wavegit.engine.pipeline import Interrupted
-
-        if isinstance(exc, Interrupted) and exc.report is not None:
-            outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
-        else:
-            # Before the wave had claims to settle (after, it raises Interrupted with its report).
-            outcome = stopped(exc, started)
+        outcome = stopped(exc, started)
     if args.json:
         # --continuous prints JSON Lines: this report, of a run refused before its first claim, is one.
         print(outcome.report.to_json(indent=None if args.continuous else 2))
@@ -137,16 +101,13 @@ def _only(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(args.only or ()))
 
 
-def _wave(args: argparse.Namespace, engine: Preload) -> tuple[WaveOutcome, Repo]:
+def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
     if args.max_items is not None and args.max_items < 1:
         raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
     only = _only(args)
     context = Context.governed(args)
     repo, config, store, source = context.repo, context.config, context.store, context.config_source
-    engine.wait()
-    from wavegit.engine.pipeline import NoDelivery, WaveOptions, run_wave
-
-    delivery = _delivery(config, store) or NoDelivery()
+    delivery = _delivery(config, store)
     signal.signal(signal.SIGTERM, _terminate)
     options = WaveOptions(push=not args.no_push, config_source=source, only=only)
     if args.json:
@@ -159,7 +120,7 @@ def _wave(args: argparse.Namespace, engine: Preload) -> tuple[WaveOutcome, Repo]
     return outcome, repo
 
 
-def _continuous(args: argparse.Namespace, engine: Preload) -> int:
+def _continuous(args: argparse.Namespace) -> int:
     if not args.continuous:
         raise UsageError("--watch goes with --continuous")
     if args.only:
@@ -179,13 +140,9 @@ def _continuous(args: argparse.Namespace, engine: Preload) -> int:
             print(f"report: {_shown(markdown)}", flush=True)
 
     signal.signal(signal.SIGTERM, _terminate)
-    engine.wait()
-    from wavegit.engine.pipeline import NoDelivery, WaveOptions
-    from wavegit.engine.rolling import RollingOptions, Scheduler
-
     options = WaveOptions(push=not args.no_push, config_source=context.config_source)
     rolling = RollingOptions(max_items=args.max_items, watch=args.watch)
-    delivery = _delivery(context.config, context.store) or NoDelivery()
+    delivery = _delivery(context.config, context.store)
     # Raised before anything was claimed (bad input, halted, over budget): it ends as `wavegit run` does.
     with Progress() as progress:
         scheduler = Scheduler(repo, context.config, context.store, delivery=delivery,
@@ -197,12 +154,12 @@ def _continuous(args: argparse.Namespace, engine: Preload) -> int:
     return result.exit_code
 
 
-def _delivery(config: Config, store: TrackerStore) -> Delivery | None:
-    """GitHub's delivery when GitHub is configured (``wavegit.github.publish.delivery``), else None."""
+def _delivery(config: Config, store: TrackerStore) -> Delivery:
+    """GitHub's delivery when GitHub is configured (``wavegit.github.publish.delivery``), else none."""
     if not os.environ.get("GITHUB_REPOSITORY"):
         # No GitHub without a repository to publish to (``github.api.settings_from_env``): a wave that
         # stays a branch never imports the GitHub modules (15-50 ms of its start).
-        return None
+        return NoDelivery()
     from wavegit.github import publish
 
     return publish.delivery(config, store)
