@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.act import WORKFLOWS, Engine
+from tests.helpers.act import WORKFLOWS, Engine, cache_store
 from tests.helpers.ghapp import FakeApp, app_key_pair
 from tests.helpers.ghserver import (
     ALICE,
@@ -37,12 +37,10 @@ pytestmark = [pytest.mark.real, pytest.mark.slow]
 
 @pytest.fixture(scope="session")
 def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The cache stand-in's store, kept beside pytest's temporary folders from one session to the next
-    (as a repository's Actions cache outlives a run); the action's copy, fresh per session."""
-    shared = tmp_path_factory.getbasetemp().parent / "wavegit-engine-cache"
-    shared.mkdir(exist_ok=True)
+    """The cache stand-in's store, kept from one session to the next (:func:`cache_store`); the action's
+    copy, fresh per session."""
     folder = tmp_path_factory.mktemp("engine-session")
-    (folder / "cache").symlink_to(shared)
+    (folder / "cache").symlink_to(cache_store(tmp_path_factory.getbasetemp()))
     return folder
 
 
