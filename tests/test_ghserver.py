@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from github import Auth, Github, GithubException
@@ -20,6 +22,7 @@ from tests.helpers.ghserver import (
     Fault,
     Running,
     running,
+    served,
 )
 from tests.helpers.repos import RemoteRepo, git
 
@@ -87,6 +90,28 @@ def test_merge_moves_the_base_branch_and_reports_the_merge_sha(gh: Running, remo
     assert merged.sha == main and git(remote_repo.origin, "rev-parse", "main^2") == head
     again = repo.get_pull(pr.number)
     assert (again.state, again.merged, again.merge_commit_sha) == ("closed", True, main)
+
+
+def test_a_copy_onto_a_copied_origin_serves_the_same_state_and_changes_apart_from_the_original(
+        gh: Running, remote_repo: RemoteRepo, tmp_path: Path) -> None:
+    push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
+    number = repo_as(gh).create_pull(base="main", head="feature", title="t", body="b").number
+    gh.fake.add_comment(number, ALICE, "first")
+    origin = tmp_path / "copy.git"
+    shutil.copytree(remote_repo.origin, origin, symlinks=True)
+    with served(gh.fake.copy_onto(origin)) as copy:
+        assert copy.url != gh.url
+        repo = repo_as(copy)
+        assert [c.body for c in repo.get_issue(number).get_comments()] == ["first"]
+        repo.get_pull(number).merge()
+        repo.get_issue(number).create_comment("second")
+        assert git(origin, "rev-parse", "main^2") == git(origin, "rev-parse", "feature")
+    # The original: its PR open, one comment, its origin's main not merged.
+    original = repo_as(gh)
+    assert original.get_pull(number).state == "open"
+    assert [c.body for c in original.get_issue(number).get_comments()] == ["first"]
+    assert git(remote_repo.origin, "rev-list", "--count", "main..feature") == "1"
+    assert git(remote_repo.origin, "rev-list", "--count", "feature..main") == "0"
 
 
 def test_comment_authors_are_the_token_users_and_only_they_may_edit(

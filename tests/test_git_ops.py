@@ -25,14 +25,11 @@ def _head(repo: Path) -> str:
 
 # -- locating and reading ----------------------------------------------------------------------------------
 
-def test_locate_finds_the_work_tree_from_a_subdirectory_and_resolves_a_rev_too(clone: Path) -> None:
+def test_locate_finds_the_work_tree_from_a_subdirectory(clone: Path) -> None:
     (clone / "sub").mkdir()
-    found = wgit.locate(clone / "sub", "HEAD:README.md")
+    found = wgit.locate(clone / "sub")
     assert found is not None
     assert (found.root, found.git_dir, found.common_dir) == (clone, clone / ".git", clone / ".git")
-    assert found.resolved == git(clone, "rev-parse", "HEAD:README.md")
-    missing = wgit.locate(clone, "HEAD:no-such-file")
-    assert missing is not None and missing.resolved is None and missing.root == clone
 
 
 def test_locate_outside_a_work_tree_is_none(tmp_path: Path) -> None:

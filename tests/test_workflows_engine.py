@@ -4,6 +4,7 @@ the strict test server for GitHub and a bare origin for git. See tests/helpers/a
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.act import WORKFLOWS, Engine
+from tests.helpers.act import WORKFLOWS, Engine, cache_store
 from tests.helpers.ghapp import FakeApp, app_key_pair
 from tests.helpers.ghserver import (
     ALICE,
@@ -19,10 +20,12 @@ from tests.helpers.ghserver import (
     APP,
     BOT,
     MALLORY,
+    FakeGitHub,
     github_env,
     merge_group_event,
     queue_branch,
     running,
+    served,
 )
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, write_and_push
@@ -34,18 +37,23 @@ pytestmark = [pytest.mark.real, pytest.mark.slow]
 
 @pytest.fixture(scope="session")
 def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The cache stand-in's store, kept beside pytest's temporary folders from one session to the next
-    (as a repository's Actions cache outlives a run); the action's copy, fresh per session."""
-    shared = tmp_path_factory.getbasetemp().parent / "wavegit-engine-cache"
-    shared.mkdir(exist_ok=True)
+    """The cache stand-in's store, kept from one session to the next (:func:`cache_store`); the action's
+    copy, fresh per session."""
     folder = tmp_path_factory.mktemp("engine-session")
-    (folder / "cache").symlink_to(shared)
+    (folder / "cache").symlink_to(cache_store(tmp_path_factory.getbasetemp()))
     return folder
 
 
 @pytest.fixture(params=[False, True], ids=["self-hosted", "hosted"])
 def hosted(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
+
+
+# The runner of a test whose jobs build no sandbox for worker or pull request code, or whose job's sandbox
+# another test proves on both runners (the waves job: its dispatch test): the two runners differ only in
+# the sandbox (bwrap fails on the hosted one until a step lifts AppArmor's setting), so one run proves the
+# rest; hosted-runner mode, as GitHub's ubuntu-latest is. The tests that build the sandbox run on both.
+ONE_RUNNER = True
 
 
 def engine_for(tmp_path: Path, session_dir: Path, hosted: bool, items: list[dict[str, object]],
@@ -122,15 +130,34 @@ class WavePR:
     pr: int
 
 
-@contextmanager
-def wave_pr(tmp_path: Path, session_dir: Path, hosted: bool) -> Iterator[WavePR]:
-    """A wave of two items published on the test server by ``wavegit run`` (its PR open for review)."""
-    remote = make_wave_repo(tmp_path, FANOUT_ITEMS)
+@dataclass
+class PublishedWave:
+    """The world after a wave was published: its bare origin, the test server's state, its PR's number."""
+
+    origin: Path
+    fake: FakeGitHub
+    pr: int
+
+
+@pytest.fixture(scope="module")
+def published_wave(tmp_path_factory: pytest.TempPathFactory) -> PublishedWave:
+    """A wave of two items published on the test server by ``wavegit run`` (its PR open for review), built
+    once: each test works on a copy (:func:`wave_pr`)."""
+    remote = make_wave_repo(tmp_path_factory.mktemp("published-wave"), FANOUT_ITEMS)
     with running(remote.origin) as server:
         result = wavegit(remote.clone, "run", "--json", env=github_env(server))
         assert result.returncode == 0, result.stderr
         [pr] = server.fake.pulls
-        yield WavePR(Engine(remote.origin, server, tmp_path / "engine", session_dir, hosted=hosted), pr)
+    return PublishedWave(remote.origin, server.fake, pr)
+
+
+@contextmanager
+def wave_pr(tmp_path: Path, session_dir: Path, hosted: bool, published: PublishedWave) -> Iterator[WavePR]:
+    """This test's own copy of the published wave: its origin and the test server's state, served anew."""
+    origin = tmp_path / "origin.git"
+    shutil.copytree(published.origin, origin, symlinks=True)
+    with served(published.fake.copy_onto(origin)) as server:
+        yield WavePR(Engine(origin, server, tmp_path / "engine", session_dir, hosted=hosted), published.pr)
 
 
 def comment_event(wave: WavePR, author: str, body: str, association: str) -> dict[str, object]:
@@ -149,9 +176,9 @@ def replies(wave: WavePR) -> list[str]:
 
 
 def test_review_retry_by_a_private_org_member_reruns_the_item_in_the_sandbox(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
+        tmp_path: Path, session_dir: Path, hosted: bool, published_wave: PublishedWave) -> None:
     # alice may write, but her organisation membership is private: GitHub says CONTRIBUTOR.
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+    with wave_pr(tmp_path, session_dir, hosted, published_wave) as wave:
         event = comment_event(wave, ALICE, "/wavegit retry A", "CONTRIBUTOR")
         result = wave.engine.run("review.yml", "issue_comment", event)
         assert result.job_results() == {"check": ["success"], "review": ["success"]}, result.explain()
@@ -162,8 +189,8 @@ def test_review_retry_by_a_private_org_member_reruns_the_item_in_the_sandbox(
 
 
 def test_review_ignores_a_reader_in_the_job_without_secrets(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         event = comment_event(wave, MALLORY, "/wavegit drop A", "MEMBER")
         result = wave.engine.run("review.yml", "issue_comment", event)
         assert result.job_results() == {"check": ["success"]}, result.explain()
@@ -172,8 +199,8 @@ def test_review_ignores_a_reader_in_the_job_without_secrets(
 
 
 def test_review_answers_a_command_that_a_later_one_superseded_while_it_waited(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         # The concurrency group cancelled the pending run of the first command: only the second runs.
         comment_event(wave, ALICE, "/wavegit drop A", "CONTRIBUTOR")
         event = comment_event(wave, ALICE, "/wavegit drop B", "CONTRIBUTOR")
@@ -201,8 +228,8 @@ def gate_status(wave: WavePR, sha: str) -> str:
 
 
 def test_gate_on_pull_request_target_tests_a_wave_pr_in_the_sandbox_and_passes_it(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, hosted: bool, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, hosted, published_wave) as wave:
         event = pr_event(wave, wave.pr, "synchronize")
         result = wave.engine.run("wavegit-gate.yml", "pull_request_target", event)
         assert result.job_results() == {"merged-test": ["success"], "gate": ["success"]}, result.explain()
@@ -211,8 +238,8 @@ def test_gate_on_pull_request_target_tests_a_wave_pr_in_the_sandbox_and_passes_i
 
 
 def test_gate_on_an_ordinary_pr_says_it_is_not_a_wave_and_runs_nothing_from_it(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         person = tmp_path / "person"
         git(tmp_path, "clone", "-q", str(wave.engine.origin), str(person))
         (person / "README.md").write_text("a person's change\n")
@@ -237,8 +264,8 @@ def github_pull(wave: WavePR, head: str) -> int:
 
 
 def test_gate_on_merge_group_sets_the_status_on_the_groups_head(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         fake = wave.engine.server.fake
         pr_head = git(wave.engine.origin, "rev-parse", fake.pulls[wave.pr].head)
         person = tmp_path / "queue"
@@ -252,8 +279,9 @@ def test_gate_on_merge_group_sets_the_status_on_the_groups_head(
         assert gate_status(wave, head) == "success"
 
 
-def test_gate_on_a_gate_comment_checks_the_pr_again(tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+def test_gate_on_a_gate_comment_checks_the_pr_again(tmp_path: Path, session_dir: Path,
+                                                   published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         event = comment_event(wave, ALICE, "/wavegit gate", "CONTRIBUTOR")
         result = wave.engine.run("wavegit-gate.yml", "issue_comment", event)
         assert result.job_results() == {"gate": ["success"]}, result.explain()
@@ -264,8 +292,8 @@ def test_gate_on_a_gate_comment_checks_the_pr_again(tmp_path: Path, session_dir:
 # ---- sync (pull_request closed, schedule) and the waves workflow's other events ----
 
 def test_sync_on_a_merged_wave_pr_marks_its_items_done(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         wave.engine.server.fake.merge(wave.pr)
         result = wave.engine.run("wavegit-sync.yml", "pull_request", pr_event(wave, wave.pr, "closed"))
         assert result.succeeded("sync"), result.explain()
@@ -273,8 +301,8 @@ def test_sync_on_a_merged_wave_pr_marks_its_items_done(
 
 
 def test_sync_on_schedule_returns_a_closed_waves_items_to_todo(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    with wave_pr(tmp_path, session_dir, hosted) as wave:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
+    with wave_pr(tmp_path, session_dir, ONE_RUNNER, published_wave) as wave:
         wave.engine.server.fake.close(wave.pr)
         result = wave.engine.run("wavegit-sync.yml", "schedule", {"schedule": "41 * * * *"})
         assert result.succeeded("sync"), result.explain()
@@ -282,8 +310,8 @@ def test_sync_on_schedule_returns_a_closed_waves_items_to_todo(
 
 
 def test_waves_on_schedule_takes_a_labelled_issue_and_runs_it(
-        tmp_path: Path, session_dir: Path, hosted: bool) -> None:
-    for engine in engine_for(tmp_path, session_dir, hosted, []):
+        tmp_path: Path, session_dir: Path) -> None:
+    for engine in engine_for(tmp_path, session_dir, ONE_RUNNER, []):
         fake = engine.server.fake
         fake.open_issue("Say hi", intake_body(), ALICE, labels=("wavegit",))
         result = engine.run("wavegit-waves.yml", "schedule", {"schedule": "17 */4 * * *"})
@@ -299,11 +327,11 @@ def intake_body() -> str:
 
 
 def test_review_retry_without_the_sandbox_loses_the_retry_on_a_hosted_runner(
-        tmp_path: Path, session_dir: Path) -> None:
+        tmp_path: Path, session_dir: Path, published_wave: PublishedWave) -> None:
     # What review.yml's job did before it asked the action for the sandbox: retry runs the worker.
     shipped = (WORKFLOWS / "review.yml").read_text(encoding="utf-8")
     unsandboxed = shipped.replace("sandbox: true", "sandbox: false")
-    with wave_pr(tmp_path, session_dir, True) as wave:
+    with wave_pr(tmp_path, session_dir, True, published_wave) as wave:
         event = comment_event(wave, ALICE, "/wavegit retry A", "CONTRIBUTOR")
         result = wave.engine.run("review.yml", "issue_comment", event, text=unsandboxed)
         assert result.job_results()["review"] == ["failure"], result.explain()

@@ -27,6 +27,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ OWN_ACTION = "your-org/wavegit@0000000000000000000000000000000000000000"
 # The files of the action (what a `uses: OWNER/wavegit@SHA` checkout needs), copied once per session.
 ACTION_FILES = ("action.yml", "action-requirements.txt", "pyproject.toml", "README.md", "wavegit")
 SKIP_VARIABLE = "WAVEGIT_SKIP_ENGINE_TESTS"
+CACHE_KEPT_DAYS = 2
 
 HOSTED_SYSCTL = """#!/bin/sh
 # sysctl of the hosted-runner mode: one setting, 1 on a fresh runner, kept per job under $RUNNER_TEMP.
@@ -72,6 +74,23 @@ if [ "$(cat "$temp/hosted-apparmor_restrict_unprivileged_userns" 2>/dev/null || 
 fi
 exec {real} "$@"
 """
+
+
+def cache_store(basetemp: Path) -> Path:
+    """The cache stand-in's store, kept beside pytest's numbered session folders (``pytest-of-<user>``) so
+    that it outlives a session as a repository's Actions cache outlives a run: a pytest-xdist worker's
+    basetemp is a ``popen-gwN`` folder inside the session's, which a green session removes, and every
+    session then installed wavegit's virtualenv again, once per worker. An entry that no run restored for
+    ``CACHE_KEPT_DAYS`` is removed (each is a virtualenv of some 60 MB, one per content of the action)."""
+    root = next((folder for folder in (basetemp, *basetemp.parents) if folder.name.startswith("pytest-of-")),
+                basetemp.parent)
+    store = root / "wavegit-engine-cache"
+    store.mkdir(exist_ok=True)
+    unused_since = time.time() - CACHE_KEPT_DAYS * 86400
+    for entry in store.iterdir():
+        if entry.lstat().st_mtime < unused_since:
+            shutil.rmtree(entry, ignore_errors=True)
+    return store
 
 
 def act_binary() -> str:

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -206,6 +206,14 @@ class FakeGitHub:
 
     def __post_init__(self) -> None:
         self._rng.seed(self.seed)
+
+    def copy_onto(self, bare: Path) -> FakeGitHub:
+        """A fake in this one's state serving ``bare`` (a copy of this one's repository), to serve anew: a
+        world built once (a published wave, say) that each test then changes on its own."""
+        with self._lock:
+            state = {name: copy.deepcopy(getattr(self, name)) for name in _STATE}
+            return replace(self, bare=bare, base_url="", _lock=threading.RLock(),
+                           _rng=copy.deepcopy(self._rng), **state)
 
     # ---- helpers for tests (direct state changes, no HTTP) ----
 
@@ -1156,6 +1164,11 @@ class Running:
         self.thread.join(timeout=5)
 
 
+# What requests change in a FakeGitHub (the rest is its configuration, shared by a copy as it is).
+_STATE = ("tokens", "permissions", "dispatches", "requests", "pulls", "comments", "issues", "statuses",
+          "_used", "faults")
+
+
 def serve(fake: FakeGitHub) -> Running:
     """Start ``fake`` on 127.0.0.1 and a free port, in a background thread."""
     server = _Server(("127.0.0.1", 0), _Handler)
@@ -1236,7 +1249,14 @@ def github_env(running: Running, token: str = BOT_TOKEN) -> dict[str, str]:
 @contextmanager
 def running(bare: Path, **kwargs: Any) -> Iterator[Running]:
     """:func:`standard_fake` on ``bare``, served for the duration of the block."""
-    server = serve(standard_fake(bare, **kwargs))
+    with served(standard_fake(bare, **kwargs)) as server:
+        yield server
+
+
+@contextmanager
+def served(fake: FakeGitHub) -> Iterator[Running]:
+    """``fake`` served for the duration of the block."""
+    server = serve(fake)
     try:
         yield server
     finally:

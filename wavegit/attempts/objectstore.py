@@ -37,9 +37,10 @@ def tips(store: Path) -> list[str]:
     return []
 
 
-def ensure(root: Path, folder: Path, base: str) -> Path:
+def ensure(root: Path, folder: Path, base: str, objects: Path | None = None) -> Path:
     """The store of ``folder``, holding every object ``base`` (a commit id) reaches, packed from the
-    repository at ``root`` when it does not yet; callers serialise (one wave makes its trees under a lock)."""
+    repository at ``root`` (its object directory ``objects``, asked of git when not given) when it does not
+    yet; callers serialise (one wave makes its trees under a lock)."""
     store = store_of(folder)
     held = tips(store)
     if base in held:
@@ -47,7 +48,8 @@ def ensure(root: Path, folder: Path, base: str) -> Path:
     pack = store / "pack"
     pack.mkdir(parents=True, exist_ok=True)
     (store / "info").mkdir(exist_ok=True)
-    git.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)], elsewhere=True)
+    git.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)],
+                       objects=objects or git.git_path(root, "objects"))
     _write_atomically(store / TIPS, "".join(f"{tip}\n" for tip in [*held, base]))
     return store
 

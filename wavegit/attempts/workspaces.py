@@ -68,7 +68,11 @@ class Workspaces:
         self._idents: tuple[str, str] | None = None
         self._warmed = False
         self._base_lock = threading.Lock()
-        self._once = threading.Lock()
+        # One lock each: the identities read in the background keep no tree from the store or skeleton it
+        # needs (they did, 25 ms of the first launches).
+        self._idents_lock = threading.Lock()
+        self._skeleton_lock = threading.Lock()
+        self._store_lock = threading.Lock()
         self._guard = threading.Lock()
 
     @property
@@ -107,18 +111,21 @@ class Workspaces:
             for later in due:
                 self.prepare(later)
 
-    def test_checkout(self, commit: str, path: Path) -> Path:
+    def test_checkout(self, commit: str, path: Path, *, narrow: bool = True) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
-        wave folder's) at ``path``, its git directory written from the wave's skeleton, reading no object
-        but ``commit``'s own and the wave's store (:func:`wavegit.attempts.objectstore.narrow`)."""
+        wave folder's) at ``path``, its git directory written from the wave's skeleton; ``narrow``: reading
+        no object but ``commit``'s own and the wave's store (:func:`wavegit.attempts.objectstore.narrow`).
+        Unsandboxed, its test could read the scheduler's repository directly: no narrowing (a ``git
+        pack-objects`` per checkout fewer)."""
         workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
-        objectstore.narrow(path, commit, objectstore.store_of(path.parent))
+        if narrow:
+            objectstore.narrow(path, commit, objectstore.store_of(path.parent))
         return path
 
     def idents(self) -> tuple[str, str]:
         """The author and committer git records here now (:func:`wavegit.core.git.idents`, read
         once, dated now)."""
-        with self._once:
+        with self._idents_lock:
             if self._idents is None:
                 self._idents = git.idents(self._root)
             author, committer = self._idents
@@ -142,10 +149,12 @@ class Workspaces:
             self._after.clear()
 
     def _warm(self, spec: Spec) -> None:
-        """Once (under the guard): have the base and the identities read in the background while the first
-        trees are made, not by the first attempt to verify."""
+        """Once (under the guard): have ``git init``'s skeleton captured, and the base and the identities
+        read, in the background while the first trees are made, not by the first attempt to verify."""
         if not self._warmed:
             self._warmed = True
+            # The skeleton first: every tree needs it, while the first trees wait for the store.
+            self._pool.submit(self._skeleton, spec.path.parent)
             self._base(spec)
             self._pool.submit(self.idents)
 
@@ -158,7 +167,7 @@ class Workspaces:
 
     def _skeleton(self, folder: Path) -> workspace.Skeleton | None:
         """What ``git init`` writes in ``folder`` (a wave's folder of trees), captured there once."""
-        with self._once:
+        with self._skeleton_lock:
             if folder not in self._skeletons:
                 folder.mkdir(parents=True, exist_ok=True)
                 workspace.fence(folder)
@@ -167,8 +176,8 @@ class Workspaces:
 
     def _store(self, spec: Spec) -> Path:
         """The wave folder's object store, holding what ``spec``'s start reaches (made once)."""
-        with self._once:
-            return objectstore.ensure(self._root, spec.path.parent, spec.start)
+        with self._store_lock:
+            return objectstore.ensure(self._root, spec.path.parent, spec.start, self._objects)
 
     def _make(self, spec: Spec) -> Ready:
         loading = self._base(spec)

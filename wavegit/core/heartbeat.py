@@ -122,16 +122,19 @@ class Heartbeat:
         return f"{local_prefix(self.remote or '')}{self.scheduler.wave}"
 
     def beat(self) -> None:
-        """Push one beat now (and update this clone's copy); a failed push is left to the next beat."""
+        """Push one beat now, then update this clone's copy; a failed push is left to the next beat. The
+        first beat counts as landed (:meth:`landed`) once pushed: the claim waiting for it does not wait
+        for the copy too."""
         if self.remote is None:
             return
         beat = Beat(self.scheduler, datetime.now(timezone.utc), self.every_s)
         try:
             root = self.repo.root
             commit = git.commit_tree(root, git.flat_tree(root, {}), [], beat.message())
-            git.update_ref(root, self._local_ref, commit)
             git.push(root, self.remote, [f"{commit}:{REF_PREFIX}{self.scheduler.wave}"], force=True,
                         no_verify=True, timeout=self.every_s)
+            self._first.set()
+            git.update_ref(root, self._local_ref, commit)
         except git.GitError:
             pass  # the remote is unreachable for now: the beat ages there, as it should
 

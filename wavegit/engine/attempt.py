@@ -290,14 +290,16 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                       profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
     assert attempt.log_path is not None
     spec = context.spec(item, number)
-    confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
-                                                prompt_file=prompt_file, feedback_file=feedback_file,
-                                                pass_github_token=config.worker_github_token)
-    env.update(agent.env(sandboxed))
-    agent.seed_home(sandboxed, Path(env["HOME"]))
     watch = ActionWatch(context.events, item.id, attempt.number, agent)
     try:
+        # The tree first: the first batch's are made here, while the sandbox's view of the repository's
+        # other checkouts and stores is read in the background (Wave.run_items).
         ready = context.workspaces.take(spec)
+        confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
+                                                    prompt_file=prompt_file, feedback_file=feedback_file,
+                                                    pass_github_token=config.worker_github_token)
+        env.update(agent.env(sandboxed))
+        agent.seed_home(sandboxed, Path(env["HOME"]))
         context.events.event(item.id, "started", attempt=attempt.number)
         slot.launched()
         # Reading the tree back counts against the attempt's wall clock too.
@@ -335,7 +337,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         attempt.finished_at = utc_now()
         # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
         context.workspaces.release(spec)
-        context.workspaces.discard(confinement.layout.private)
+        context.workspaces.discard(context.confiner.private_root / stem)
     if attempt.commit is None and attempt.counted:
         attempt.feedback = feedback_text(attempt)
     return attempt
@@ -415,15 +417,16 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
     running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
     path = ready.path.with_name(f"{ready.path.name}.test")
+    narrow = context.confiner.jail.bwrap is not None
     try:
-        return context.workspaces.test_checkout(commit, path)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow)
     except (WavegitError, OSError) as exc:
         if not _ran_out(exc):
             raise
     workspace.remove(path)
     workspace.remove(ready.path)
     try:
-        return context.workspaces.test_checkout(commit, path)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow)
     except (WavegitError, OSError) as exc:
         if _ran_out(exc):
             raise _Exhausted(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc

@@ -3,6 +3,7 @@ then the wave branch combined, tested and pushed (:func:`collect`) while its wor
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -191,6 +192,8 @@ class Wave:
         for turn in range(concurrency, len(starting)):
             context.workspaces.prepare_after(turn - turn % concurrency, context.spec(starting[turn], 1))
         turns = {item.id: n for n, item in enumerate(starting)}
+        threading.Thread(target=_read_ahead, args=(context.confiner,), name="wavegit-sandbox-view",
+                         daemon=True).start()
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
             with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
@@ -215,6 +218,13 @@ class Wave:
                 self.halted = reason
             return f"not started: {reason}"
         return None
+
+
+def _read_ahead(confiner: Confiner) -> None:
+    """What every sandbox of the wave hides (``Confiner.others``: two git calls, once per wave), read while
+    the first trees are made rather than by the first launch; a failure is raised again by that launch."""
+    with contextlib.suppress(WavegitError, OSError):
+        confiner.others  # noqa: B018 (a cached property, read for its cache)
 
 
 def await_items(context: AttemptContext, futures: Sequence[Future[None]]) -> None:

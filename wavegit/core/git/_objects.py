@@ -94,19 +94,19 @@ def fast_import(root: Path, stream: str, *, force: bool = False) -> str:
     return git.out(["fast-import", "--quiet", *(["--force"] if force else [])], cwd=root, input=stream)
 
 
-def pack_reachable(root: Path, pack: Path, revs: Sequence[str], *, elsewhere: bool = False) -> None:
+def pack_reachable(root: Path, pack: Path, revs: Sequence[str], *, objects: Path | None = None) -> None:
     """Pack every object ``revs`` reach (``^REV``: less what REV reaches) into ``pack``-HASH.pack and its
     index (``git pack-objects --revs``: packed deltas reused, none computed again); not synced to disk: the
     packs are a wave's, made again after a crash (an fsync costs ~20 ms on a busy disk).
 
-    ``elsewhere``: ``pack`` lies in another object directory (``OBJECTS/pack/NAME``) than ``root``'s, maybe
-    on another file system (the cache folder). git writes its temporary file in its object directory and
-    renames it, so that directory is made ``OBJECTS``, reading the repository's objects as an alternate."""
+    ``objects``: ``root``'s object directory, given when ``pack`` lies in another object directory
+    (``OBJECTS/pack/NAME``), maybe on another file system (the cache folder). git writes its temporary file
+    in its object directory and renames it, so that directory is made ``OBJECTS``, reading ``objects`` as
+    an alternate."""
     env = None
-    if elsewhere:
-        source = git.out(["rev-parse", "--path-format=absolute", "--git-path", "objects"], cwd=root).strip()
+    if objects is not None:
         env = {"GIT_OBJECT_DIRECTORY": str(pack.parent.parent.absolute()),
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES": source}
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)}
     git.run(["-c", "core.fsync=none", "pack-objects", "--revs", "--quiet", "--delta-base-offset", str(pack)],
             cwd=root, input="".join(f"{rev}\n" for rev in revs), env=env)
 

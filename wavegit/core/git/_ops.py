@@ -30,21 +30,17 @@ class Location(NamedTuple):
     root: Path
     git_dir: Path
     common_dir: Path
-    resolved: str | None
-    """The object name ``rev`` resolved to (None when not asked, or it does not resolve)."""
 
 
-def locate(start: Path, rev: str | None = None) -> Location | None:
-    """Top of the work tree, git dir and common dir around ``start`` -- and, in the same ``git rev-parse``,
-    the object ``rev`` names; None when ``start`` is not inside a work tree."""
-    extra = ["--verify", "--quiet", rev] if rev is not None else []
+def locate(start: Path) -> Location | None:
+    """Top of the work tree, git dir and common dir around ``start``; None when ``start`` is not inside a
+    work tree."""
     result = git.run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
-                      "--git-common-dir", *extra], cwd=start, check=False)
+                      "--git-common-dir"], cwd=start, check=False)
     lines = result.stdout.splitlines()
-    # `--verify --quiet` exits 1, printing nothing more, when only ``rev`` does not resolve.
-    if result.returncode not in (0, 1 if extra else 0) or len(lines) < 3:
+    if result.returncode != 0 or len(lines) < 3:
         return None
-    return Location(Path(lines[0]), Path(lines[1]), Path(lines[2]), lines[3] if len(lines) > 3 else None)
+    return Location(Path(lines[0]), Path(lines[1]), Path(lines[2]))
 
 
 def remotes(root: Path) -> list[str]:
