@@ -114,6 +114,14 @@ def test_a_copy_onto_a_copied_origin_serves_the_same_state_and_changes_apart_fro
     assert git(remote_repo.origin, "rev-list", "--count", "feature..main") == "0"
 
 
+def test_a_token_made_read_only_on_a_copy_keeps_its_rights_on_the_original(
+        gh: Running, remote_repo: RemoteRepo) -> None:
+    """A test takes a token's rights on its copy of a shared world (test_publish's read-only gate): the next
+    copy, and the original, still grant them."""
+    copy = gh.fake.copy_onto(remote_repo.origin)
+    copy.token_permissions[BOT_TOKEN] = {"statuses": "read"}
+    assert gh.fake.token_permissions == {} and gh.fake.copy_onto(remote_repo.origin).token_permissions == {}
+
 def test_comment_authors_are_the_token_users_and_only_they_may_edit(
         gh: Running, remote_repo: RemoteRepo) -> None:
     push_branch(remote_repo, "feature", {"src/a.py": "a\n"})

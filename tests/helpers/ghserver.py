@@ -1164,9 +1164,10 @@ class Running:
         self.thread.join(timeout=5)
 
 
-# What requests change in a FakeGitHub (the rest is its configuration, shared by a copy as it is).
-_STATE = ("tokens", "permissions", "dispatches", "requests", "pulls", "comments", "issues", "statuses",
-          "_used", "faults")
+# What requests change in a FakeGitHub, and the permissions a test takes from a token on its copy (the rest is
+# its configuration, shared by a copy as it is).
+_STATE = ("tokens", "permissions", "token_permissions", "dispatches", "requests", "pulls", "comments",
+          "issues", "statuses", "_used", "faults")
 
 
 def serve(fake: FakeGitHub) -> Running:
@@ -1177,14 +1178,6 @@ def serve(fake: FakeGitHub) -> Running:
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="ghserver", daemon=True)
     thread.start()
     return Running(fake, server, thread)
-
-
-def copied(fake: FakeGitHub, bare: Path) -> FakeGitHub:
-    """A new fake in ``fake``'s state (pull requests, comments, statuses, request log, counters) on ``bare``,
-    a copy of its repository: a world built once and given to each test as its own (serve it anew)."""
-    fresh = copy.deepcopy(fake, {id(fake._lock): threading.RLock()})
-    fresh.bare = bare
-    return fresh
 
 
 BOT = "github-actions[bot]"

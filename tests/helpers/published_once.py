@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.ghserver import FakeGitHub, Running, copied, github_env, running, serve
+from tests.helpers.ghserver import FakeGitHub, Running, github_env, running, served
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import make_wave_repo
 from wavegit.model import report
@@ -39,11 +39,8 @@ def published_wave(base: Path, items: list[dict[str, Any]], **config: Any
     remote = RemoteRepo(origin=base / "origin.git", clone=base / "work", base=base)
     git(remote.clone, "remote", "set-url", "origin", str(remote.origin))
     git(remote.clone, "update-index", "-q", "--refresh")  # new inodes: the files are unmodified again
-    server = serve(copied(built.fake, remote.origin))
-    try:
+    with served(built.fake.copy_onto(remote.origin)) as server:
         yield remote, server, report.WaveReport.from_json(built.stdout)
-    finally:
-        server.stop()
 
 
 def _built(items: list[dict[str, Any]], config: dict[str, Any]) -> _Built:
