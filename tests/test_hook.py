@@ -485,7 +485,7 @@ def test_a_reviewed_wave_landed_by_hand_in_any_form_passes_and_says_to_sync(tmp_
     remote = reviewed_wave(tmp_path)
     land_by_hand(remote.clone, form)
     stderr = allowed(push(remote.clone, "origin", "main"))
-    assert (f"this push lands wave {W9} as pushed (its in-flight files as on origin/wavegit/<wave>), whose "
+    assert (f"this push lands wave {W9} as pushed (in-flight files as on origin/wavegit/<wave>), whose "
             "items are in review: run `wavegit sync` to mark them done") in stderr
     assert remote_oid(remote, MAIN) == git(remote.clone, "rev-parse", "HEAD").strip()
 

@@ -277,7 +277,8 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
 
         violations, landed = landing.less_landing(repo.root, updates, tracking, violations)
         if landed:
-            warnings.append(f"this push lands wave {', '.join(landed)} as pushed (its in-flight files as on "
+            waves = f"wave {landed[0]}" if len(landed) == 1 else f"waves {', '.join(landed)}"
+            warnings.append(f"this push lands {waves} as pushed (in-flight files as on "
                             f"{tracking}/wavegit/<wave>), whose items are in review: run `wavegit sync` to "
                             "mark them done")
     if unchecked:
