@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, make_remote_repo
 
@@ -17,6 +18,11 @@ collect_ignore_glob = ["fixtures/*"]
 # module it imports from source again (~120 ms each time). A prefix cache (PYTHONPYCACHEPREFIX) would not do:
 # it moves every module's bytecode there, the standard library's too, which then compiles in every process.
 sys.dont_write_bytecode = False  # the test processes: each xdist worker writes the rewritten test modules
+
+# No per-example deadline: it is a timed assertion, and on two shared cores an example of a pure function
+# took 540 ms against hypothesis's 200 ms (three full runs failed on it this way, each passing alone).
+settings.register_profile("untimed", deadline=None)
+settings.load_profile("untimed")
 
 
 def pytest_configure(config: pytest.Config) -> None:
