@@ -79,7 +79,6 @@ def everything_written(remote: RemoteRepo, output: str) -> str:
     return "\n".join([*history, *files, output])
 
 
-@pytest.mark.parametrize("mode", MODES)
 def _cgroups_work() -> bool:
     """Whether wavegit can give a process a pids cgroup of its own here (then nothing the process starts
     outlives it, a daemon in a clean environment included)."""
@@ -90,6 +89,7 @@ def _cgroups_work() -> bool:
     return True
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_secrets_reach_no_worker_commit_log_or_report_and_github_env_is_out_of_reach(
         tmp_path: Path, mode: str) -> None:
     remote = hostile_repo(tmp_path, mode, ("A", "snoop", []))
