@@ -11,7 +11,7 @@ from wavegit.core.git import BlobSha
 from wavegit.core.repo import discover
 from wavegit.core.terminal import inert
 from wavegit.model import config as config_mod
-from wavegit.model import lifecycle, plancache
+from wavegit.model import lifecycle
 from wavegit.model.columns import Columns
 from wavegit.trackerbranch import claims
 from wavegit.trackerbranch.store import GitStore
@@ -38,9 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}")
     # The table needs only the columns `plan` reads (and titles, waves, PRs): no Item is built for it.
-    protected = config_mod.protected_of(config)
-    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), repo.cache_dir,
-                                  config.tracker_path, strict=False, protected=protected)
+    cols = store.planning_columns(blob_sha)
     shown = [pos for pos, status in enumerate(cols.statuses) if not args.status or status in args.status]
     if args.json:
         print(json.dumps(_items_json(store, blob_sha, shown), indent=2))

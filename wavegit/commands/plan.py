@@ -19,7 +19,6 @@ from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError
 from wavegit.core.repo import discover
 from wavegit.model import config as config_mod
-from wavegit.model import plancache
 from wavegit.model.columns import Columns
 from wavegit.model.select import Plan, select_columns
 from wavegit.trackerbranch.store import GitStore
@@ -67,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}")
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
-    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), cache_dir, config.tracker_path,
-                                  strict=False, protected=config_mod.protected_of(config))
+    cols = store.planning_columns(blob_sha)
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols, blob_sha)
     held_text, held_json = _held(store, cols) if cols.claims else ([], [])

@@ -25,8 +25,6 @@ from wavegit.core import wavelock
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo, discover
 from wavegit.engine import eventlog
-from wavegit.model import plancache
-from wavegit.model.config import protected_of
 from wavegit.trackerbranch import claims
 
 RUNNING, GONE, RELEASED, FINISHED = "running", "gone", "released", "finished"
@@ -67,13 +65,12 @@ def run(args: argparse.Namespace) -> int:
 def _fetched_claims(args: argparse.Namespace) -> tuple[Context, tuple[claims.Claim, ...]]:
     """The claims in the tracker, fetched first (with the heartbeats), and the context that read them."""
     context = Context.open(args)
-    store, config = context.store, context.config
+    store = context.store
     blob_sha = store.read_blob_sha(fetch=True)
     if blob_sha is None:
         return context, ()  # no tracker yet: nobody holds a claim
     # The claims from the planning columns `plan` reads too: a tenth of the items' load at 10,000 items.
-    cols = plancache.load_columns(blob_sha, lambda: store.read_blob(blob_sha), context.repo.cache_dir,
-                                  config.tracker_path, strict=False, protected=protected_of(config))
+    cols = store.planning_columns(blob_sha)
     return context, tuple(cols.claims)
 
 

@@ -19,6 +19,7 @@ from wavegit.core.repo import Repo
 from wavegit.model.config import Config, protected_of
 
 if TYPE_CHECKING:
+    from wavegit.model.columns import Columns
     from wavegit.model.tracker import Tracker
 
 OP_TRAILER = "Wavegit-Op"
@@ -334,6 +335,15 @@ class GitStore:
                                    self.config.tracker_path, strict=strict,
                                    protected=protected_of(self.config))
         return loaded, blob_sha
+
+    def planning_columns(self, blob_sha: git.BlobSha) -> "Columns":
+        """The planning columns of the tracker blob ``blob_sha`` (``plan``, ``ls``, ``status``: no Items),
+        through their parse cache, read leniently (an invalid item is listed with its problems)."""
+        from wavegit.model import plancache
+
+        return plancache.load_columns(blob_sha, lambda: self.read_blob(blob_sha), self.cache_dir,
+                                      self.config.tracker_path, strict=False,
+                                      protected=protected_of(self.config))
 
     def read_head_file(self, path: str) -> str | None:
         # One fetch and one ls-tree: the HALT read before a wave's launches never reads the tracker's blob.
