@@ -267,13 +267,21 @@ def disk_held_by_another(tree: Path, trees: Path) -> bool:
     wave's) holds more bytes than ``tree`` does: then its attempt's failure may be the disk's doing."""
     try:
         disk = os.statvfs(tree)
-        if disk.f_bavail * disk.f_frsize >= FULL_BYTES:
-            return False
-        own = _bytes_under(tree)
-        return any(_bytes_under(other) > own for wave in trees.iterdir() if wave.is_dir()
-                   for other in wave.iterdir() if other != tree and other.is_dir() and not other.is_symlink())
     except OSError:
         return False
+    if disk.f_bavail * disk.f_frsize >= FULL_BYTES:
+        return False
+    own = _bytes_under(tree)
+    # A wave's folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
+    others = (other for wave in _folders(trees) for other in _folders(wave) if other != tree)
+    return any(_bytes_under(other) > own for other in others)
+
+
+def _folders(path: Path) -> list[Path]:
+    try:
+        return [entry for entry in path.iterdir() if entry.is_dir() and not entry.is_symlink()]
+    except OSError:
+        return []
 
 
 def _bytes_under(folder: Path) -> int:
