@@ -490,6 +490,22 @@ def test_a_reviewed_wave_landed_by_hand_in_any_form_passes_and_says_to_sync(tmp_
     assert remote_oid(remote, MAIN) == git(remote.clone, "rev-parse", "HEAD").strip()
 
 
+def test_one_push_landing_two_reviewed_waves_names_both_waves(tmp_path: Path) -> None:
+    remote = reviewed_wave(tmp_path)
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], status="review", wave=W9),
+                             ItemSpec("UTIL-1", ["lib/util.py"], status="review", wave=W2)])
+    git(remote.clone, "merge", "-q", "--ff-only", "origin/main")
+    branch(remote.clone, "second")
+    commit(remote.clone, {"lib/util.py": "util = 2\n"})
+    allowed(push(remote.clone, "origin", f"HEAD:refs/heads/wavegit/{W2}"))
+    git(remote.clone, "checkout", "-q", "main")
+    for wave in (W9, W2):
+        git(remote.clone, "merge", "-q", "--no-ff", "--no-edit", f"origin/wavegit/{wave}")
+    stderr = allowed(push(remote.clone, "origin", "main"))
+    assert "this push lands waves " in stderr and W9 in stderr and W2 in stderr, stderr
+
+
+
 @pytest.mark.parametrize("form", ["merge", "squash"])
 def test_a_change_to_a_reviewed_waves_file_beyond_its_pushed_head_is_refused_with_how_to_push_it(
         tmp_path: Path, form: str) -> None:
