@@ -89,6 +89,25 @@ def test_the_tracker_refuses_exactly_the_patterns_that_overlap_a_protected_path(
     assert reaches or not any(matches(owned, path) for path in CONTROL_FILES)
 
 
+@pytest.mark.parametrize("pattern", [
+    "src/Claude.MD", "src/claude.md/", "src/CLAUDE.md.", "a/.Claude/x", ".claude", "src/x.env", "src/.env/",
+    "lib/SECRETS/a", "lib/secrets", "keys/a", "Keys/", "src/k*", "docs/a.md", "src/agents.md/x", "x/Ä.md",
+    "src/qwen.md", "deep/er/.Cursor/rules/a", "src/a.py", "[k]eys/", ".github/prompts/x.md",
+])
+def test_reached_names_the_first_guard_that_owns_what_the_pattern_can_reach(pattern: str) -> None:
+    """The indexed lookup (guards by first name and by literal name) agrees with trying every guard in order,
+    user-added guards included: one found in any folder with no literal name, a non-ASCII one, a rooted one."""
+    protected = protected_set(["**/*.env", "**/Secrets/", "keys/", "**/ä.md"])
+    owned = ownable(pattern)
+
+    def reaches(guard: str) -> bool:
+        if guard.startswith("**/"):
+            return not any(c in owned for c in "*?[") and guarded(owned, [guard]) is not None
+        return overlaps(owned, guard)
+
+    assert reached(owned, protected) == next(filter(reaches, protected), None)
+
+
 def test_protected_paths_adds_and_only_an_equal_allow_protected_entry_removes() -> None:
     assert protected_of(Config()) is None
     extra = protected_of(Config(protected_paths=("ops/deploy/",)))

@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, fold, literal_head, normalize, owns_folded
@@ -78,17 +80,20 @@ def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
     (``src/CLAUDE.md``); a folder or a glob that could hold one (``src/``) is not refused, its worker's change
     to one is (:func:`guarded`).
     """
-    first = _first_name(pattern)
-    for guard, other in _first_names(protected):
+    guards = _guard_index(protected)
+    candidates: Iterable[str] = guards.rooted.get(_first_name(pattern), guards.other_names)
+    if not _GLOB.search(pattern):
+        # A path that a guard found in any folder owns has the guard's literal name (folded) as one of its
+        # names: a pattern without it is spared the matchers (every tracker load asks this of every pattern).
+        names = fold(pattern if pattern.isascii() else unicodedata.normalize("NFC", pattern)).split("/")
+        found = [guard for name in names for guard in guards.anywhere.get(name, ())]
+        if found or guards.anywhere_unnamed:
+            candidates = sorted({*candidates, *found, *guards.anywhere_unnamed}, key=protected.index)
+    for guard in candidates:
         if guard.startswith(_ANYWHERE):
-            if not _GLOB.search(pattern) and _guards(guard, pattern):
+            if _guards(guard, pattern):
                 return guard
-            continue
-        # Every tracker load asks this of every pattern: two patterns that start with different literal
-        # names (folded) own disjoint paths, which spares most of them the automata.
-        if first and other and first != other:
-            continue
-        if overlaps(pattern, guard):
+        elif overlaps(pattern, guard):
             return guard
     return None
 
@@ -102,9 +107,36 @@ def _first_name(pattern: str) -> str:
     return literal_head(pattern).split("/", 1)[0]
 
 
+class _GuardIndex(NamedTuple):
+    rooted: dict[str, tuple[str, ...]]
+    """By a pattern's literal first name (folded; "" for a glob), the rooted guards it may reach: one rooted
+    at another literal first name owns paths disjoint from the pattern's."""
+    other_names: tuple[str, ...]
+    """The rooted guards a pattern may reach whose first name no guard starts with."""
+    anywhere: dict[str, tuple[str, ...]]
+    """The guards found in any folder (``**/...``), by their longest literal name (folded)."""
+    anywhere_unnamed: tuple[str, ...]
+    """Those with no literal name."""
+
+
 @functools.lru_cache(maxsize=16)
-def _first_names(protected: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    return tuple((guard, _first_name(guard)) for guard in protected)
+def _guard_index(protected: tuple[str, ...]) -> _GuardIndex:
+    rooted = [(guard, _first_name(guard)) for guard in protected if not guard.startswith(_ANYWHERE)]
+    names = {first for _, first in rooted if first} | {""}
+    anywhere: dict[str, tuple[str, ...]] = {}
+    unnamed: list[str] = []
+    for guard in protected:
+        if guard.startswith(_ANYWHERE):
+            literal = [fold(name) for name in guard.split("/") if name and not _GLOB.search(name)]
+            if literal:
+                longest = max(literal, key=len)
+                anywhere[longest] = (*anywhere.get(longest, ()), guard)
+            else:
+                unnamed.append(guard)
+    by_name = {name: tuple(guard for guard, first in rooted if not name or not first or first == name)
+               for name in names}
+    unanchored = tuple(guard for guard, first in rooted if not first)
+    return _GuardIndex(by_name, unanchored, anywhere, tuple(unnamed))
 
 
 def guarded(path: str, protected: Iterable[str]) -> str | None:
