@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -235,23 +236,14 @@ class Rebuild:
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)
-        pr = self.number
-
-        def apply(snapshot: Snapshot) -> Change | None:
-            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
-            if snapshot.text is None or current is None or current.wave != self.wave_id:
-                return None
-            update = item_update(run, current, r.config, utc_now(), pr)
-            return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
-
-        trailers = f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(run.cost)}"
-        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}\n\n{trailers}")
+        self._write(item.id, f"retry {item.id} in wave {self.wave_id}", run.cost, lambda current: (
+            item_update(run, current, r.config, utc_now(), self.number).fields
+            if current.wave == self.wave_id else None))
         self._post(rep)
         return EXIT_OK, (f"retried `{item.id}`: verified; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
 
     def drop(self, item: tracker.Item, author: str) -> tuple[int, str]:
-        r = self.reviewer
         kept = [other for other in self.members if other.id in self.on_branch and other.id != item.id]
         if not kept:
             raise Refused(f"`{item.id}` is the only item of wave `{self.wave_id}`; close the pull request "
@@ -259,17 +251,9 @@ class Rebuild:
         rep = self._push_and_report([self._delivered(other) for other in kept],
                                     f"{item.id} dropped (`/wavegit drop` by @{author})", None)
         reason = f"dropped from PR #{self.number} by @{author}"
-
-        def apply(snapshot: Snapshot) -> Change | None:
-            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
-            if snapshot.text is None or current is None or current.wave != self.wave_id:
-                return None
-            update = lifecycle.reopen(reason, report.utc_timestamp())
-            return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
-
-        mutate(r.store, apply, message=f"wavegit: drop {item.id} from wave {self.wave_id}\n\n"
-                                       f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
-                                       f"{budget.cost_trailer(0.0)}")
+        self._write(item.id, f"drop {item.id} from wave {self.wave_id}", 0.0, lambda current: (
+            lifecycle.reopen(reason, report.utc_timestamp()).fields
+            if current.wave == self.wave_id else None))
         self._post(rep)
         return EXIT_OK, (f"dropped `{item.id}`: it is back to todo; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
@@ -277,18 +261,23 @@ class Rebuild:
     def _record_spend(self, item: tracker.Item, usd: float) -> None:
         """A retry that was not verified still spent: its cost goes on the item, in a commit carrying the
         ``Wavegit-Cost`` trailer the day's budget sums (the branch and the item's status stay)."""
+        if usd > 0:
+            self._write(item.id, f"retry {item.id} in wave {self.wave_id}: not verified", usd,
+                        lambda current: {"cost": round(current.cost + usd, 6)})
+
+    def _write(self, item_id: str, subject: str, usd: float,
+               fields_of: Callable[[tracker.Item], Mapping[str, object | None] | None]) -> None:
+        """One tracker commit setting ``fields_of(item)`` on the item as the tracker holds it then (nothing
+        when it is gone or ``fields_of`` gives None), with the trailers the day's budget sums."""
         r = self.reviewer
-        if usd <= 0:
-            return
 
         def apply(snapshot: Snapshot) -> Change | None:
-            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
-            if snapshot.text is None or current is None:
+            current = load_tracker(snapshot, r.repo, r.config).get(item_id)
+            if snapshot.text is None or current is None or (fields := fields_of(current)) is None:
                 return None
-            return Change(tracker.set_fields(snapshot.text, item.id, {"cost": round(current.cost + usd, 6)}))
+            return Change(tracker.set_fields(snapshot.text, item_id, fields))
 
-        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}: not verified\n\n"
-                                       f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
+        mutate(r.store, apply, message=f"wavegit: {subject}\n\n{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
                                        f"{budget.cost_trailer(usd)}")
 
     def _delivered(self, item: tracker.Item) -> ItemRun:
