@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         checked = _read(args, repo, config)
         # The text is read only on a parse-cache miss, or to locate a profile the config lacks.
         # Strict, as a wave reads it; the planning columns (ids, workers) are all a valid tracker needs here.
-        cols = plancache.load_columns(checked.blob_sha, checked.read_text, _cache(repo), checked.display_path,
-                                      protected=protected_of(config))
+        cols = plancache.load_columns(checked.blob_sha, checked.read_text, repo.cache_dir if repo else None,
+                                      checked.display_path, protected=protected_of(config))
         count = len(cols.ids)
         if repo is not None:  # outside a repository there is no config to name profiles
             problems.extend(unknown_profiles(checked.read_text, checked.display_path, config,
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         tracker_json = None if checked is None else {
             "ref": checked.ref, "path": checked.display_path, "blob": checked.blob_sha}
         print(json.dumps({"ok": not problems, "items": count, "tracker": tracker_json,
-                          "problems": [_problem_json(p) for p in problems]}, indent=2))
+                          "problems": [{"path": p.path, "line": p.line, "col": p.col, "message": p.message,
+                                        "item": p.item_id, "hint": p.hint} for p in problems]}, indent=2))
         return EXIT_BAD_INPUT if problems else EXIT_OK
     if problems:
         raise ValidationError(problems)
@@ -136,15 +137,6 @@ def _note_worktree_copy(repo: Repo, config: Config, store: GitStore, blob_sha: s
     if blob_sha_of_bytes(local) != blob_sha:
         print(f"note: checked the tracker at {store.target}; your work tree's {config.tracker_path} differs "
               "(`wavegit validate --worktree` checks it)", file=sys.stderr)
-
-
-def _problem_json(problem: Problem) -> dict[str, object]:
-    return {"path": problem.path, "line": problem.line, "col": problem.col, "message": problem.message,
-            "item": problem.item_id, "hint": problem.hint}
-
-
-def _cache(repo: Repo | None) -> Path | None:
-    return repo.cache_dir if repo is not None else None
 
 
 def _repo(args: argparse.Namespace) -> Repo | None:

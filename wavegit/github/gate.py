@@ -54,14 +54,10 @@ class Unbound(Exception):
     """A binding of the report to the PR failed; the message says which."""
 
 
-def is_report(body: str) -> bool:
-    """Whether ``body`` is a report comment (it starts with the marker), not text that quotes one."""
-    return body.startswith(report_markdown.MARKER)
-
-
 def trusted_report(comments: Iterable[Comment], authors: Sequence[str]) -> Comment | None:
-    """The latest edited report comment (starting with the marker) by a trusted author."""
-    trusted = [c for c in comments if c.author in authors and is_report(c.body)]
+    """The latest edited report comment by a trusted author: one that starts with the marker, not text that
+    quotes one."""
+    trusted = [c for c in comments if c.author in authors and c.body.startswith(report_markdown.MARKER)]
     return max(trusted, key=lambda c: (c.updated_at, c.id), default=None)
 
 
