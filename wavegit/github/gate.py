@@ -1,26 +1,9 @@
 """The merge gate: believe a PR's wave report only when it is trustworthy, bound to the PR, and still true.
 
-The report is the wave's own report comment: a comment by a trusted author (``config.report_authors`` and
-our own token's identity, :func:`wavegit.github.api.trusted_authors`) that *starts*
-with the report marker (the report comment always does; a reply, or any comment that merely quotes the
-marker, does not; with several, the most recently edited wins). Every worker-supplied string in a comment
-wavegit posts is escaped, so no comment but the report can carry the marker at all.
-
-The report is then bound to the PR, and the gate fails, saying which binding failed, unless: the head
-branch is ``wavegit/<wave-id>`` of this repository (not a fork's) and its base the config's ``base_branch``
-(a PR retargeted to a branch of one's own would make that branch's merges believed); the report's wave is
-that wave and its PR this one; it describes the PR's current head; every item is verified, none violated
-its ownership, the wave succeeded; the tracker on the tracker branch holds exactly the reported items in
-``review`` for that wave and this PR; and the PR's real changed files (from the API, every page) are all
-owned by those items.
-Nothing from the PR is run.
-
-One other head keeps the report: one brought up to date with the base ("Update branch"), whose commits
-after the reported head are only merges of the base that change nothing beyond what the base brought
-(:mod:`wavegit.github.uptodate`); it passes only with a passing verdict of the tests run on exactly that
-head (:mod:`wavegit.github.verdict`, written by ``wavegit gate-test``). A merge queue's group is judged as
-the wave PR it adds, and must contain the reported head and add only owned paths
-(:func:`evaluate_merge_group`).
+The rules (the trusted report comment, its bindings to the PR, then the work) are docs/security.md, "Who the
+merge gate believes". A head brought up to date with the base keeps the report through
+:mod:`wavegit.github.uptodate` and a verdict of its merged result (:mod:`wavegit.github.verdict`); a merge
+queue's group is judged as the wave PR it adds (:func:`evaluate_merge_group`). Nothing from the PR is run.
 """
 
 from __future__ import annotations

@@ -1,30 +1,19 @@
 """Review commands in pull request comments: ``/wavegit retry <id>`` and ``/wavegit drop <id>``.
 
-The first line of a comment that starts with ``/wavegit`` is the command; a comment without one is not
-for wavegit (nothing happens). Only a user whose permission (asked through the API) is write, maintain or
-admin is obeyed; anyone else gets a polite reply and nothing changes. Only ``review`` items of the PR's
-wave can be named (the PR's head branch is ``wavegit/<wave>``); anything else gets a reply saying why.
+The first line of a comment that starts with ``/wavegit`` is the command. Only a writer (permission asked
+through the API) is obeyed, and only about a ``review`` item of the PR's wave; anyone else gets a reply.
 
-- **retry** runs the item again exactly as a wave does (``wavegit.github.scaleout.run_item``: a fresh worktree
-  from the wave's base, its worker, ownership check and test). Verified: the wave branch is rebuilt from
-  the base with every item's own change in order, the item's replaced; the item's ``attempts`` and
-  ``cost`` are recorded. Not verified: the branch and the item's status stay as they were, its ``cost``
-  is recorded, the reply says why. Every tracker commit of a command carries a ``Wavegit-Cost`` trailer,
-  so the day budget counts what retries spend.
-- **drop** rebuilds the wave branch without the item's change and returns the item to ``todo`` (one
-  compare-and-swap commit). The only item of a wave cannot be dropped: close the PR instead.
-- Both **refuse** (reply, exit 2, nothing changed) when the wave branch carries commits wavegit did not
-  make: any after the head the report describes (an "Update branch" merge of the base, a person's push)
-  or without a ``Wavegit-Item`` trailer. The rebuild would drop them; human commits are never carried
-  over nor silently dropped. The reply names them and says what to do.
+- **retry** runs the item again as a wave does (:func:`wavegit.github.scaleout.run_item`). Verified: the
+  wave branch is rebuilt from the base with every item's own change in order, the item's replaced, and its
+  ``attempts`` and ``cost`` recorded; not verified: only its ``cost`` is recorded.
+- **drop** rebuilds the wave branch without the item and returns it to ``todo``; a wave's only item cannot
+  be dropped (close the PR instead).
 
-The rebuilt branch replaces the old one with a lease (``--force-with-lease`` on the tip that was read),
-``wave_test`` runs on it, and the report comment is updated (and the gate re-run) for the new head. Every
-reply carries a hidden marker naming the command's comment, so a retried run never replies twice; it is
-the only marker a reply carries: what a reply quotes (a worker's error naming its files, a branch name) is
-escaped, so a file named like the report marker cannot make a reply pass for the report. A writer's earlier
-command that no run answered (the workflow's concurrency group cancelled its waiting run for a newer one)
-gets a reply saying it was superseded and not run.
+Both refuse a branch holding commits wavegit did not make, and a command superseded while it waited is
+answered (docs/action.md). The rebuilt branch replaces the old one with a lease on the tip that was read;
+``wave_test`` runs on it and the report comment and gate follow the new head. Every tracker commit carries
+a ``Wavegit-Cost`` trailer for the day's budget. A reply's only marker names the command's comment (a
+retried run never replies twice); whatever it quotes is escaped, so no reply passes for the report.
 """
 
 from __future__ import annotations

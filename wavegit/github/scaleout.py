@@ -1,24 +1,18 @@
-"""Scale-out: a wave's items on many runners (``wavegit claim`` -> ``wavegit work`` per item -> ``collect``).
+"""Scale-out: a wave's items on many runners (``wavegit claim`` -> ``wavegit work`` per item -> ``collect``;
+the workflow: docs/action.md, "Fan-out: the matrix").
 
-- **claim** is the wave's usual claim (one compare-and-swap commit), then the wave branch ``wavegit/<W>`` is
-  pushed at the wave's base, so every runner starts its item from the same commit. It prints a GitHub
-  Actions matrix ``{"include": [{"item": ID}, ...]}`` with the wave id beside it (at most
-  :data:`MAX_MATRIX_JOBS` items: GitHub's limit of jobs per matrix).
-- **work** runs one claimed item exactly as ``wavegit run`` runs each item (``Wave.run_items``: fresh
-  worktree, worker, ownership check, test, retries with feedback) and pushes its item branch
-  ``wavegit/items/<W>/<ID>`` (forced: a re-run replaces it). The branch holds ONE commit on the base: the
-  verified change (or, when the item was not verified, the base's own tree). Its message is
-  ``wavegit result: <ID> in <W>`` and then a paragraph ``Wavegit-Result-Json: {...}``: the attempts as the
-  report and the tracker record need them (numbers, exit codes, costs, errors, files, the item commit's
-  message) plus the tails of the last attempt's logs. No ``Wavegit-Item`` trailer: sync and the pre-push
-  hook do not take it for a delivered item.
-- **collect** fetches those branches and finishes the wave like ``wavegit run`` does after its items ran
-  (``engine.pipeline.run_claimed``, :class:`ResultBranches` its item source): combine the verified commits
-  in tracker order, run ``wave_test``, push, record, open the PR, post the report. An item without a result
-  branch goes back to ``todo`` (attempts unchanged), like an item that never started. Once the wave is
-  recorded, it deletes the result branches it read (with a lease: one pushed since is kept).
+- **claim** is the wave's usual claim, then pushes ``wavegit/<W>`` at the wave's base, where every runner
+  starts its item.
+- **work** runs one claimed item as ``wavegit run`` runs each item and pushes (forced) its item branch
+  ``wavegit/items/<W>/<ID>``: ONE commit on the base, holding the verified change (or the base's own tree),
+  whose message ``wavegit result: <ID> in <W>`` carries ``Wavegit-Result-Json: {...}``, the attempts as the
+  report and the tracker record need them plus the last logs' tails. No ``Wavegit-Item`` trailer: sync and
+  the hook do not take it for a delivered item.
+- **collect** finishes the wave like ``wavegit run`` (``engine.pipeline.run_claimed`` with
+  :class:`ResultBranches` as its item source); an item without a result branch goes back to ``todo`` as one
+  that never started. Once the wave is recorded it deletes the result branches it read, with a lease.
 
-The wave budget (``budget.wave_usd``) applies per runner here; the day budget is checked by every runner.
+The wave budget (``budget.wave_usd``) applies per runner; the day budget is checked by every runner.
 """
 
 from __future__ import annotations

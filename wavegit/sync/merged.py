@@ -1,22 +1,11 @@
 """Whether a wave's work is in the base branch, by ancestry or by content (for ``wavegit sync``).
 
-A commit of a wave is in the base branch by the first of these rules that holds:
-
-1. ``ancestry``: the base branch reaches it (a merge, a fast-forward);
-2. ``patch-id``: one of the base branch's new commits (those the wave's branch does not reach) has its
-   ``git patch-id --stable`` (a rebase merge, a cherry-pick);
-3. ``trailer``: a new base commit's message carries each ``Wavegit-Item: <id>`` of the commit and, if it
-   names waves at all, this wave's ``Wavegit-Wave`` (a squash merge keeps the squashed messages), and
-   those commits change every path the commit changed (a message alone is anyone's to write);
-4. ``content``: every path the commit changed has on the base branch the blob (or the absence) it has at
-   the head of the branch (the changes are all there, however they got there).
-
-A merge commit on the branch (the base branch merged into it) is in when each of its parents is.
-
-An item is merged when all its commits on a head of its wave (the branch on the remote, or in this
-repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell,
-and then only from a message naming this wave on a commit that changes files the item owns.
-wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
+A commit is in by the first rule that holds (README, "Merges of every kind"): ``ancestry``, ``patch-id``,
+``trailer`` (a squash's message names its items and the squash changes every path the commit changed) or
+``content``; a merge commit on the branch is in when each of its parents is. An item is merged when all
+its commits on a head of its wave (on the remote, or here: a ``--no-push`` wave merged by hand) are; with
+no commit of it anywhere, only a squash naming this wave on a commit that changes files the item owns can
+tell. wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
 """
 
 from __future__ import annotations
