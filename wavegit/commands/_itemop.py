@@ -78,26 +78,24 @@ class Read:
 
     def earlier(self, op: Op) -> str | None:
         """The commit on the tracker branch, up to this read, that made ``op`` (its trailer); None if none."""
-        if self.snapshot.commit is None:
-            return None
-        listing = git.log(self.store.repo.root, [self.snapshot.commit],
-                             f"%H{_SEP}%(trailers:key={OP_TRAILER},valueonly,separator=%x1f)",
-                             grep=f"{OP_TRAILER}: {op.trailer}")
-        for line in listing.splitlines():
-            commit, _, values = line.partition(_SEP)
-            if op.trailer in values.split(_SEP):
-                return commit
-        return None
+        return self._carrying(OP_TRAILER, op.trailer)
 
     def ran(self, wave: WaveId) -> bool:
         """Whether a commit on the tracker branch, up to this read, carries ``wave``'s trailer (its claim,
         its record, its items once merged)."""
+        return self._carrying(wavebranch.TRAILER_WAVE, wave) is not None
+
+    def _carrying(self, key: str, value: str) -> str | None:
+        """The newest commit on the tracker branch, up to this read, with the trailer ``key: value``."""
         if self.snapshot.commit is None:
-            return False
+            return None
         listing = git.log(self.store.repo.root, [self.snapshot.commit],
-                             f"%(trailers:key={wavebranch.TRAILER_WAVE},valueonly,separator=%x1f)",
-                             grep=f"{wavebranch.TRAILER_WAVE}: {wave}")
-        return any(wave in line.split(_SEP) for line in listing.splitlines())
+                          f"%H{_SEP}%(trailers:key={key},valueonly,separator=%x1f)", grep=f"{key}: {value}")
+        for line in listing.splitlines():
+            commit, _, values = line.partition(_SEP)
+            if value in values.split(_SEP):
+                return commit
+        return None
 
     def change(self, item: tracker.Item, update: lifecycle.Update, note: str = "") -> Outcome:
         """``update`` applied to ``item``, said as ``ID: old -> new``."""
