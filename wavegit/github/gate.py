@@ -48,10 +48,6 @@ def _short(sha: str | None) -> str:
     return (sha or "nothing")[:12]
 
 
-def _listing(found: Sequence[str]) -> str:
-    return uptodate.listing(list(found))
-
-
 def _wave_of(pr: PullRequest, repository: str) -> WaveId:
     """The wave id of the PR's head branch; Unbound unless it is a wave branch of ``repository``."""
     wave_id = wavebranch.parse_wave_branch(pr.head_ref)
@@ -113,7 +109,7 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: WaveId, number
     snapshot = store.read()
     where = f"the tracker on {config.tracker_branch}"
     if snapshot.text is None:
-        raise Unbound(f"not in {where}: {_listing(list(item_ids))}")
+        raise Unbound(f"not in {where}: {uptodate.listing(item_ids)}")
     try:
         loaded = tracker.loads(snapshot.text, strict=False)
     except ValidationError as exc:
@@ -121,21 +117,21 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: WaveId, number
     reported = set(item_ids)
     missing = [i for i in item_ids if loaded.get(i) is None]
     if missing:
-        raise Unbound(f"not in {where}: {_listing(missing)}")
+        raise Unbound(f"not in {where}: {uptodate.listing(missing)}")
     items = [loaded.get(i) for i in item_ids]
     elsewhere = [f"{i.id} ({i.status}, wave {i.wave or 'none'})" for i in items
                  if i is not None and (i.status != Status.REVIEW or i.wave != wave_id)]
     if elsewhere:
-        raise Unbound(f"not in review for wave {wave_id} in {where}: {_listing(elsewhere)}")
+        raise Unbound(f"not in review for wave {wave_id} in {where}: {uptodate.listing(elsewhere)}")
     other_pr = [f"{i.id} ({'no PR' if i.pr is None else f'#{i.pr}'})" for i in items
                 if i is not None and i.pr != number]
     if other_pr:
-        raise Unbound(f"not recorded for PR #{number} in {where}: {_listing(other_pr)}")
+        raise Unbound(f"not recorded for PR #{number} in {where}: {uptodate.listing(other_pr)}")
     unreported = [i.id for i in loaded.items
                   if i.wave == wave_id and i.status == Status.REVIEW and i.id not in reported]
     if unreported:
         raise Unbound(f"in review for wave {wave_id} in {where} but not in the report: "
-                      f"{_listing(unreported)}")
+                      f"{uptodate.listing(unreported)}")
     return [pattern for i in items if i is not None for pattern in i.owns]
 
 
@@ -167,10 +163,10 @@ def _judge(client: GateClient, pr: PullRequest, config: Config,
                       "limit; the gate cannot check them")
     unverified = [item.id for item in wave.items if not item.verified]
     if unverified:
-        raise Unbound(f"not verified: {_listing(unverified)}")
+        raise Unbound(f"not verified: {uptodate.listing(unverified)}")
     violated = [item.id for item in wave.items if item.ownership_violations]
     if violated:
-        raise Unbound(f"ownership violated by {_listing(violated)}")
+        raise Unbound(f"ownership violated by {uptodate.listing(violated)}")
     if not wave.success:
         raise Unbound(f"wave {wave.wave_id} did not succeed (wave test or tracker update failed)")
     patterns = _owned_patterns(store, config, wave.wave_id, pr.number, [item.id for item in wave.items])
@@ -181,7 +177,8 @@ def _judge(client: GateClient, pr: PullRequest, config: Config,
 def _require_owned(paths: Iterable[str], patterns: Sequence[str]) -> None:
     outside = [path for path in paths if not any(matches(pattern, path) for pattern in patterns)]
     if outside:
-        raise Unbound(f"{len(outside)} changed file(s) outside the wave's ownership: {_listing(outside)}")
+        raise Unbound(f"{len(outside)} changed file(s) outside the wave's ownership: "
+                      f"{uptodate.listing(outside)}")
 
 
 def _require_tested(pr: PullRequest, wave: report.WaveReport, merges: Sequence[str],

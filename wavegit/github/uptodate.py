@@ -13,6 +13,7 @@ the gate also wants the wave test to have passed on it (:mod:`wavegit.github.ver
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from wavegit.github.api import Histories
 
@@ -30,7 +31,7 @@ def _short(sha: str) -> str:
     return sha[:12]
 
 
-def listing(found: list[str]) -> str:
+def listing(found: Sequence[str]) -> str:
     """The first :data:`SHOWN_PATHS` of ``found``, the rest counted: for a one-line reason (a path with a
     line break or another control character in its name is quoted, JSON style)."""
     shown = ", ".join(path if path.isprintable() else json.dumps(path) for path in found[:SHOWN_PATHS])
