@@ -1,13 +1,8 @@
 """``wavegit intake``: turn labelled GitHub issues into backlog items, in one compare-and-swap commit.
 
-Every open issue carrying ``intake_label`` that no item names yet (``issue: N``) is read as the issue form
-``wavegit init --github`` writes. It is taken only when the label was put there by someone with write
-access (asked of the API: a label is how an issue asks to run agent code) and, for an issue whose author
-has no write access, when nothing changed on it since (the author may edit it after the label). Each
-issue gets one reply from wavegit, edited in place on later runs: the item it became, or what is wrong
-with the form or the label. An item still ``todo`` whose issue was closed by hand is dropped in the same
-commit (unless another item depends on it). Running it again takes nothing twice, nor an item that
-``wavegit drop`` removed. Exit 0 (problems are said on the issues and here), 2 bad input.
+Which issues are taken, the replies and the items dropped with their closed issues are README's "From GitHub
+issues". Running it again takes nothing twice, nor an item that ``wavegit drop`` removed. Exit 0 (problems
+are said on the issues and here), 2 bad input.
 """
 
 from __future__ import annotations
