@@ -107,13 +107,13 @@ def _read_issues(client: api.GitHubClient, label: str, taken: set[int], protecte
         labelled = client.labelled_by(issue.number, label)
         who = labelled.who if labelled is not None else None
         permission = client.permission(who) if who else "none"
-        if labelled is None or permission not in intake.WRITERS:
+        if labelled is None or permission not in api.WRITERS:
             by = f"@{who}" if who else "nobody known"
             replies[issue.number] = (f"Not taken: the `{label}` label was put here by {by}, who has "
                                      f"`{permission}` access. wavegit takes issues labelled by someone with "
                                      "write access.")
             continue
-        author_writes = bool(issue.author) and client.permission(issue.author) in intake.WRITERS
+        author_writes = bool(issue.author) and client.permission(issue.author) in api.WRITERS
         if intake.changed_since(issue, labelled.at) and not author_writes:
             replies[issue.number] = (f"Not taken: this issue changed after @{who} labelled it `{label}`, and "
                                      "a label vouches only for the text it was put on. Someone with write "

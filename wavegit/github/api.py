@@ -277,6 +277,9 @@ class GitHubClient(PullRequests, TrackerFiles, Issues, Histories, Protocol):
 
 ACTIONS_BOT = "github-actions[bot]"
 """The login of every workflow's ``GITHUB_TOKEN``."""
+WRITERS = ("admin", "maintain", "write")
+"""The permissions whose holders wavegit obeys: a review command, an intake label (which asks to run agent
+code)."""
 
 
 def trusted_authors(configured: tuple[str, ...], client: PullRequests) -> tuple[str, ...]:

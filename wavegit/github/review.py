@@ -35,9 +35,9 @@ from wavegit.engine.outcome import item_report, item_update, wave_succeeded
 from wavegit.engine.runs import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.github import gate
-from wavegit.github.api import Comment, GitHubClient, trusted_authors
+from wavegit.github.api import WRITERS, Comment, GitHubClient, trusted_authors
 from wavegit.github.publish import Publisher
-from wavegit.github.review_check import WRITERS, has_command
+from wavegit.github.review_check import has_command
 from wavegit.github.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config
