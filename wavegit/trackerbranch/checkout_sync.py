@@ -38,11 +38,6 @@ def prepare(repo: Repo, branch_ref: str, old: Mapping[str, git.BlobSha | None],
     return CheckoutSync(worktree, clean) if clean else None
 
 
-def apply(sync: CheckoutSync) -> None:
-    """Point the index entries at the new blobs and write (or delete) the files."""
-    git.refresh_files(sync.worktree, sync.paths)
-
-
 @dataclass(frozen=True)
 class Forwarded:
     """A local branch moved forward by :func:`fast_forward`."""
