@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.commands._profiles import unknown_profiles
-from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
-from wavegit.core.parsecache import blob_sha_of_bytes
+from wavegit.core.parsecache import blob_sha, blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
 from wavegit.model import plancache
 from wavegit.model.config import Config, load_config, protected_of
@@ -96,13 +95,12 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
     """The tracker text to check and where it came from."""
     if args.file is not None:
         missing = f"check the path given to --file; it is read from {Path(args.directory).resolve()}"
-        text = read_tracker_text(Path(args.directory) / args.file, str(args.file), missing)
-        return _checked(text, None, "")
+        return _from_file(Path(args.directory) / args.file, str(args.file), missing, "")
     if repo is None:
         raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
     if args.worktree:
-        text = read_tracker_text(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config))
-        return _checked(text, None, f"the work tree's {config.tracker_path}")
+        return _from_file(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config),
+                          f"the work tree's {config.tracker_path}")
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=args.fetch)
     if blob_sha is None:
@@ -113,8 +111,23 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
                    store.source(blob_sha))
 
 
-def _checked(text: TrackerText, ref: str | None, shown: str) -> Checked:
-    return Checked(text.blob_sha, lambda: text.text, text.display_path, ref, shown)
+def _from_file(file: Path, display_path: str, missing_hint: str, shown: str) -> Checked:
+    """The tracker file ``file`` (the work tree's, or ``--file``); a missing file or undecodable bytes are
+    clear errors (exit 2)."""
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{display_path}: no such file ({missing_hint})") from None
+    except OSError as exc:
+        raise UsageError(f"{display_path}: cannot read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[:exc.start]
+        line, col = before.count(b"\n") + 1, len(before) - (before.rfind(b"\n") + 1) + 1
+        raise ValidationError([Problem(display_path, line, col, "not valid UTF-8 text", None,
+                                       "save the file as UTF-8")]) from None
+    return Checked(blob_sha(text), lambda: text, display_path, None, shown)
 
 
 def _worktree_hint(config: Config) -> str:
