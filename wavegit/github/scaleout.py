@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -145,23 +145,22 @@ def _claimed_item(loaded: tracker.Tracker, wave_id: WaveId, item_id: str) -> tra
 # -- the result JSON ----------------------------------------------------------------------------------------
 
 def encode_result(run: ItemRun, base: str) -> str:
-    """One line of JSON: the item's attempts, why it stopped, its last logs' tails."""
-    attempts = []
-    for attempt in run.attempts:
-        data: dict[str, object] = {}
-        for spec in fields(Attempt):
-            value = getattr(attempt, spec.name)
-            if isinstance(value, datetime):
-                value = report.utc_timestamp(value)
-            elif isinstance(value, Path):
-                value = value.name
-            data[spec.name] = value
-        attempts.append(data)
+    """One line of JSON: the item's attempts (times as the report writes them, logs by file name), why it
+    stopped, its last logs' tails."""
     last = run.attempts[-1] if run.attempts else None
     logs = (last.log_path, last.test_log_path) if last is not None else ()
     tails = {path.name: runner.log_tail(path, REPORT_TAIL_LINES) for path in logs if path is not None}
+
+    def plain(value: object) -> str:
+        if isinstance(value, datetime):
+            return report.utc_timestamp(value)
+        if isinstance(value, Path):
+            return value.name
+        raise TypeError(f"{type(value).__name__} in a result")
+
     return json.dumps({"format": RESULT_FORMAT, "base": base, "not_started": run.not_started,
-                       "attempts": attempts, "tails": tails}, separators=(",", ":"), ensure_ascii=True)
+                       "attempts": [asdict(attempt) for attempt in run.attempts], "tails": tails},
+                      separators=(",", ":"), ensure_ascii=True, default=plain)
 
 
 @dataclass(frozen=True)
