@@ -272,9 +272,7 @@ def _aesop_records(text: str, path: str) -> Read:
     repeated = [key for n, key in enumerate(keys) if key in keys[:n]]
     if repeated:
         raise ValidationError([Problem(path, 1, 1, f"the key {repeated[0]!r} appears more than once")])
-    if isinstance(data, dict) and not isinstance(data.get("items"), list):
-        raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
-    if not isinstance(data, (dict, list)):
+    if not isinstance(data.get("items") if isinstance(data, dict) else data, list):
         raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
     return _records(text, path, list(_element_starts(text, isinstance(data, dict))))
 
