@@ -40,6 +40,5 @@ def main() -> int:
     return EXIT_OK
 
 
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -83,7 +83,6 @@ class Publisher:
         gate.run_gate(self.client, number, self.config, self.store)
         return number
 
-
     def start_ci(self, rep: WaveReport) -> None:
         """Start the ``ci_workflows`` on the wave branch when we publish as ``github-actions[bot]``: GitHub
         starts no workflow for the pushes and pull requests of ``GITHUB_TOKEN`` (but does for its

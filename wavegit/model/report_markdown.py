@@ -226,7 +226,6 @@ def reason(item: ItemReport) -> str:
     return timeline.failure(last.killed if last is not None else None, item.test_exit, item.exit_code)
 
 
-
 def attempts_cell(item: ItemReport) -> str:
     """How many attempts this wave gave the item; with their numbers, counted across waves as the tracker's
     ``attempts`` counts them, when earlier waves had some (``2 (#3-4)``)."""
