@@ -95,11 +95,11 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
 # -- one item -----------------------------------------------------------------------------------------------
 
 def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, item: tracker.Item, base: str,
-             snapshot: Snapshot, *, events: Events | None = None) -> ItemRun:
+             snapshot: Snapshot) -> ItemRun:
     """Run one item of a claimed wave from ``base`` the way a wave runs each of its items."""
     day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, utc_now())
     claimed = earlier_claim(wave_id, (item,), snapshot, day_spent)
-    wave = Wave(repo, config, store, claimed, base, events=events)
+    wave = Wave(repo, config, store, claimed, base)
     run = ItemRun(item)
     try:
         wave.run_items([run])
@@ -110,13 +110,13 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, i
 
 
 def work(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, item_id: str, *,
-         events: Events | None = None, bundle: Path | None = None) -> ItemRun:
+         bundle: Path | None = None) -> ItemRun:
     """``wavegit work``: run a claimed item and push its result branch, or with ``bundle`` write it there
     as a git bundle (for a job whose token cannot push: the collecting job fetches it)."""
     snapshot = store.read()
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
-    run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
+    run = run_item(repo, config, store, wave_id, item, base, snapshot)
     tree = git.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
     commit = git.commit_tree(repo.root, tree, [git.CommitSha(base)], message)
@@ -225,8 +225,7 @@ NO_RESULT = "not started: no result from `wavegit work` (the runner did not fini
 
 
 def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, *, push: bool = True,
-            delivery: Delivery | None = None, events: Events | None = None,
-            bundles: Path | None = None) -> WaveOutcome:
+            delivery: Delivery | None = None, bundles: Path | None = None) -> WaveOutcome:
     """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring);
     with ``bundles``, from the ``<ITEM>.bundle`` files ``wavegit work --bundle`` wrote (found under it)."""
     snapshot = store.read()
@@ -244,7 +243,7 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, *,
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
                                                        day_usd_limit=config.budget.day_usd))
-    events = events or NoEvents()
+    events = NoEvents()
     outcome = run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
                           source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
                           options=WaveOptions(push=push, events=events))

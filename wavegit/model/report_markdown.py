@@ -50,11 +50,10 @@ def _code(value: object) -> str:
     return f"<code>{_text(value)}</code>"
 
 
-def quote(value: object, limit: int = 500) -> str:
-    """``value`` (worker- or tracker-supplied) as inert inline code, at most ``limit`` characters of it:
+def quote(value: object) -> str:
+    """``value`` (worker- or tracker-supplied) as inert inline code, at most ``SHOWN_TEXT`` characters of it:
     for any comment wavegit posts (a reply quoting a file name cannot carry a marker or a tag)."""
-    text = str(value)
-    return _code(text if len(text) <= limit else text[:limit - 1] + "…")
+    return _code(_clipped(str(value)))
 
 
 def _money(usd: float | None) -> str:
