@@ -218,7 +218,9 @@ class Rebuild:
         r = self.reviewer
         run = run_item(r.repo, r.config, r.store, self.wave_id, item, self.base, self.snapshot)
         if not run.verified:
-            self._record_spend(item, run.cost)
+            if run.cost > 0:  # it still spent: the cost goes on the item, the branch and status stay
+                self._write(item.id, f"retry {item.id} in wave {self.wave_id}: not verified", run.cost,
+                            lambda current: {"cost": round(current.cost + run.cost, 6)})
             why = report_markdown.quote(run.error)
             return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified ({why}); the wave branch "
                                       "and the item's status are unchanged (its cost is recorded).")
@@ -246,13 +248,6 @@ class Rebuild:
         self._post(rep)
         return EXIT_OK, (f"dropped `{item.id}`: it is back to todo; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
-
-    def _record_spend(self, item: tracker.Item, usd: float) -> None:
-        """A retry that was not verified still spent: its cost goes on the item, in a commit carrying the
-        ``Wavegit-Cost`` trailer the day's budget sums (the branch and the item's status stay)."""
-        if usd > 0:
-            self._write(item.id, f"retry {item.id} in wave {self.wave_id}: not verified", usd,
-                        lambda current: {"cost": round(current.cost + usd, 6)})
 
     def _write(self, item_id: str, subject: str, usd: float,
                fields_of: Callable[[tracker.Item], Mapping[str, object | None] | None]) -> None:
