@@ -1,12 +1,8 @@
 """The GitHub Action's last step: a finished command becomes step outputs, a job summary and annotations.
 
-``action.yml`` runs the command with its stdout and stderr in files, then
-``python -m wavegit.github.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. This prints both back to the
-log (on stdout, between ``::stop-commands::`` fences: nothing in them is a workflow command), turns error
-lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
-``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` when they are set, and exits with the step's exit code:
-the command's own, except 3 (halted or over budget), which is a warning and exits 0 — a HALT file or a
-budget ceiling is a stop someone asked for, not a broken workflow.
+``action.yml`` runs the command with its stdout and stderr in files, then ``python -m wavegit.github.action
+COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. What comes out (the fenced log, the annotations, the outputs, the
+summary, the step's exit code: 3 passes with a warning) is docs/action.md, "Outputs" and "Exit codes".
 """
 
 from __future__ import annotations
