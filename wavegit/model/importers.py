@@ -357,7 +357,8 @@ def _jsonl_records(text: str, path: str) -> Read:
 
 
 def _csv_records(text: str, path: str) -> Read:
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: a quote left open runs to the end of the file, which is an error, not one long last cell.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -374,11 +375,13 @@ def _csv_records(text: str, path: str) -> Read:
         raise ValidationError([Problem(path, 1, 1, f"the column {repeated[0]!r} appears more than once")])
     records: list[Record] = []
     problems: list[Problem] = []
+    start = reader.line_num + 1
     try:
         for row in reader:
+            # A row's own first line: a quoted cell may span several.
+            line, start = start, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
-            line = reader.line_num
             if len(row) > len(columns):
                 problems.append(Problem(path, line, 1, f"{len(row)} cells; the header has {len(columns)}"))
                 continue
@@ -392,7 +395,10 @@ def _csv_records(text: str, path: str) -> Read:
                     fields[name] = _cell_number(name, cell)
             records.append(Record(fields, line, 1, renamed))
     except csv.Error as exc:
-        problems.append(Problem(path, reader.line_num, 1, f"not CSV: {exc}"))
+        unclosed = str(exc) == "unexpected end of data"
+        problems.append(Problem(path, start if unclosed else reader.line_num, 1,
+                                "a quote opened in this row is not closed before the end of the file"
+                                if unclosed else f"not CSV: {exc}"))
     return records, problems
 
 
