@@ -1,10 +1,9 @@
 """What the commands that change items by hand share (``done``, ``reopen``, ``block``, ``drop``, ``edit``,
-``release``): one compare-and-swap commit each, with a ``Wavegit-Op: <op> <subject>`` trailer.
+``release``): one compare-and-swap commit each, with a ``Wavegit-Op: <op> <subject>`` trailer (README, "A
+stuck item, by hand").
 
 A command decides on the tracker it read (:class:`Read`) and returns the new text and one line saying what
-changed, or no text and a line saying why nothing had to (the item is already there: a retried command is
-exit 0 and writes nothing). An unknown id is exit 2 with the nearest known id, and a note when an earlier
-``drop`` removed it. A refusal of the item's lifecycle (``lifecycle.NotAllowed``) is exit 2, nothing written.
+changed, or no text and a line saying why nothing had to (a retried command is exit 0 and writes nothing).
 """
 
 from __future__ import annotations
