@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import objectstore, runner, sandbox, wavebranch, workspace
+from wavegit.attempts import limits, objectstore, runner, sandbox, wavebranch, workspace
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import git
 from wavegit.core.errors import WavegitError
@@ -196,7 +196,9 @@ class Wave:
                          daemon=True).start()
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
-            with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
+            # Its threads carry the keyring filter: their unsandboxed processes inherit it as they start.
+            with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item",
+                                    initializer=limits.carry_keyring_filter) as pool:
                 futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self.stop_reason,
                                        turns.get(run.item.id, -1)) for run in queue]
                 await_items(context, futures)
