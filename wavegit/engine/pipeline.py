@@ -27,13 +27,13 @@ from wavegit.engine.outcome import (
     write_report,
 )
 from wavegit.engine.runs import Events, ItemRun, NoEvents, utc_now
-from wavegit.engine.wave import Collected, Wave, collect
+from wavegit.engine.wave import Collected, Wave, branch_refspec, collect, push_branch
 from wavegit.model import report
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import one_line
 from wavegit.model.select import Plan
 from wavegit.trackerbranch import budget
-from wavegit.trackerbranch.store import Snapshot, TrackerStore, tracker_source
+from wavegit.trackerbranch.store import GitStore, Snapshot, TrackerStore, tracker_source
 
 
 class Delivery(Protocol):
@@ -208,9 +208,15 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     log.claimed(claimed.wave_id, claimed.plan.selected)
     options = replace(options, events=Tee(options.events, log))
     options.events.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
-    ran = _run(repo, config, store, claimed, rep, source, options)
+    # Nothing to open between the branch's push and the record: one atomic push carries both.
+    riding = options.push and isinstance(delivery, NoDelivery) and isinstance(store, GitStore)
+    ran = _run(repo, config, store, claimed, rep, source, options, hold=riding)
     pr = _open_pr(rep, ran, config, delivery)
-    race_lost = _record(repo, config, store, claimed, rep, ran, pr)
+    if ran.collected is not None and ran.collected.held:
+        assert isinstance(store, GitStore)
+        ran, race_lost = _record_riding(repo, config, store, claimed, rep, ran, options.events)
+    else:
+        race_lost = _record(repo, config, store, claimed, rep, ran, pr)
     _account(rep, config, claimed, ran)
     rep.pr = pr
     if rep.error is None:
@@ -260,9 +266,10 @@ class _Ran:
 
 
 def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
-         source: ItemSource, options: WaveOptions) -> _Ran:
-    """The items' runs (phase ``run``), then the wave branch combined, tested and pushed (``collect``); a
-    failure or an interruption on the way is the report's ``error``, and the claims are still recorded."""
+         source: ItemSource, options: WaveOptions, *, hold: bool = False) -> _Ran:
+    """The items' runs (phase ``run``), then the wave branch combined, tested and pushed (``collect``; with
+    ``hold``, left for the record's push); a failure or an interruption on the way is the report's
+    ``error``, and the claims are still recorded."""
     runs = [ItemRun(item) for item in claimed.items]
     branch = wavebranch.wave_branch(claimed.wave_id)
     notes = options.events
@@ -279,14 +286,14 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
                             cleanup=wave.cleanup, confiner=wave.context.confiner,
-                            idents=wave.context.workspaces.idents())
+                            idents=wave.context.workspaces.idents(), hold=hold)
         if collected.wave_test is not None:
             notes.note(collected.wave_test.verdict())  # the last long step, told as it ends
         if collected.pushed:
             notes.note(f"pushed {branch} to {config.remote}")
         if any(run.commit for run in runs):
             rep.head_sha, rep.branch = collected.head, branch
-            if not collected.pushed:
+            if not collected.pushed and not collected.held:
                 rep.notes.append(f"wave branch {branch} was not pushed (--no-push or no remote "
                                  f"{config.remote!r}); it exists in this repository only")
     except (WavegitError, OSError) as exc:
@@ -302,10 +309,47 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
         if wave is not None:
             wave.cleanup.finish()
     if collected is None:
-        for run in runs:
-            if run.commit is not None:
-                run.undelivered = "verified, but the wave branch could not be built or pushed"
+        _undelivered(runs)
     return _Ran(runs, wave, collected, interrupted)
+
+
+def _undelivered(runs: list[ItemRun]) -> None:
+    for run in runs:
+        if run.commit is not None:
+            run.undelivered = "verified, but the wave branch could not be built or pushed"
+
+
+def _record_riding(repo: Repo, config: Config, store: GitStore, claimed: Claim, rep: report.WaveReport,
+                   ran: _Ran, events: Events) -> tuple[_Ran, bool]:
+    """The record's commit and the held wave branch in one atomic push (one push fewer at the wave's end);
+    a record that lands with the branch, or neither. When that push fails (or there is nothing to record),
+    the branch is pushed on its own and then recorded as a wave without it would be; whether the record's
+    race was lost for good."""
+    collected = ran.collected
+    assert collected is not None
+    pushed = replace(ran, collected=replace(collected, pushed=True, held=False))
+    wave_id = claimed.wave_id
+    if rep.error is None:
+        rep.phase = "record"
+    try:
+        with store.riding([branch_refspec(wave_id)]):
+            landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now())
+    except WavegitError:
+        landed = None  # the branch alone may be what was refused: each goes again on its own
+    if landed is None:
+        try:
+            push_branch(repo, config, wave_id)
+        except WavegitError as exc:
+            rep.error = one_line(str(exc))
+            rep.notes.append(f"the wave stopped: {rep.error}")
+            rep.head_sha = rep.branch = None  # as when the push in collect fails
+            _undelivered(ran.runs)
+            return replace(ran, collected=None), _record(repo, config, store, claimed, rep, ran, None)
+        events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
+        return pushed, _record(repo, config, store, claimed, rep, pushed, None)
+    rep.tracker_updated = True
+    events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
+    return pushed, False
 
 
 def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delivery) -> int | None:
