@@ -195,7 +195,9 @@ def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_report
     assert beat in pushes[claim][1].split(), pushes  # the beat was on the origin when the claim came
     assert [beat] in updated[:claim], pushes  # pushed by a push of its own, before the claim's
     assert sorted([beat, report]) in [sorted(refs) for refs in updated], pushes
-    assert len(pushes) == 5, pushes  # beat, claim, wave branch, record, report with the beat's deletion
+    # The record's push carries the wave branch (one atomic push).
+    assert sorted(["refs/heads/main", f"refs/heads/wavegit/{wave}"]) in [sorted(refs) for refs in updated]
+    assert len(pushes) == 4, pushes  # beat, claim, record with the branch, report with the beat's deletion
     assert beat_on_origin(remote.origin, wave) is None
     # The report's ref: one parentless commit holding report.json, the report the wave printed.
     assert git(remote.origin, "rev-list", "--count", report) == "1"
