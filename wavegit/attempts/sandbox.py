@@ -191,10 +191,11 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
     if settings.mode == "none":
         return Decision(None)
     found = shutil.which(BWRAP, path=environ.get("PATH"))
+    # The hardened sandbox first: where it runs (the usual case), one probe says all (20 ms fewer).
+    if found is not None and probe(found, [*_ISOLATION, "--size", "65536", "--perms", "0700"]) is None:
+        return Decision(found)
     problem = probe(found) if found is not None else f"{BWRAP} not found on PATH"
     if problem is None and found is not None:
-        if probe(found, [*_ISOLATION, "--size", "65536", "--perms", "0700"]) is None:
-            return Decision(found)
         return Decision(found, f"sandbox: {found} lacks the user, IPC and UTS namespaces or sized tmpfs "
                         "(bubblewrap 0.8 or later has them): workers ran without them", hardened=False)
     if settings.mode == "bwrap":

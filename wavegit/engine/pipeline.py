@@ -3,6 +3,7 @@ the items' runs come from (:class:`ItemSource`) and where a pushed wave goes (:c
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -212,24 +213,18 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     riding = options.push and isinstance(delivery, NoDelivery) and isinstance(store, GitStore)
     ran = _run(repo, config, store, claimed, rep, source, options, hold=riding)
     pr = _open_pr(rep, ran, config, delivery)
+    together = None
     if ran.collected is not None and ran.collected.held:
         assert isinstance(store, GitStore)
-        ran, race_lost = _record_riding(repo, config, store, claimed, rep, ran, options.events)
+        together = _land_together(repo, config, store, claimed, rep, ran, options)
+    if together is not None:
+        rep, ran, code = together
     else:
+        if ran.collected is not None and ran.collected.held:
+            ran = _push_held(repo, config, claimed.wave_id, rep, ran, options.events)
         race_lost = _record(repo, config, store, claimed, rep, ran, pr)
-    _account(rep, config, claimed, ran)
-    rep.pr = pr
-    if rep.error is None:
-        rep.phase = "done"
-    if ran.pushed:
-        try:
-            rep.pr = delivery.post_report(rep) or pr
-        except WavegitError as exc:
-            rep.success = False
-            _failed(rep, f"publishing failed: {one_line(str(exc))}")
-    rep.finished_at = report.utc_timestamp()
-    code = rep.exit_code = EXIT_INTERRUPTED if ran.interrupted else exit_code(rep, race_lost)
-    _share(repo, config, rep, ran, options.beating)
+        code = _conclude(rep, config, claimed, ran, race_lost, delivery, pr)
+        _share(repo, config, rep, ran, options.beating)
     try:
         write_report(repo, rep)
     except OSError as exc:
@@ -244,6 +239,25 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         raise Interrupted(rep.tracker_updated or not rep.items, rep)
     log.finished(code, rep.success)
     return WaveOutcome(rep, code)
+
+
+def _conclude(rep: report.WaveReport, config: Config, claimed: Claim, ran: _Ran, race_lost: bool,
+              delivery: Delivery, pr: int | None) -> int:
+    """The report's account once the record is made (or failed), the pull request's report posted; the
+    exit code."""
+    _account(rep, config, claimed, ran)
+    rep.pr = pr
+    if rep.error is None:
+        rep.phase = "done"
+    if ran.pushed:
+        try:
+            rep.pr = delivery.post_report(rep) or pr
+        except WavegitError as exc:
+            rep.success = False
+            _failed(rep, f"publishing failed: {one_line(str(exc))}")
+    rep.finished_at = report.utc_timestamp()
+    code = rep.exit_code = EXIT_INTERRUPTED if ran.interrupted else exit_code(rep, race_lost)
+    return code
 
 
 @dataclass(frozen=True)
@@ -319,37 +333,52 @@ def _undelivered(runs: list[ItemRun]) -> None:
             run.undelivered = "verified, but the wave branch could not be built or pushed"
 
 
-def _record_riding(repo: Repo, config: Config, store: GitStore, claimed: Claim, rep: report.WaveReport,
-                   ran: _Ran, events: Events) -> tuple[_Ran, bool]:
-    """The record's commit and the held wave branch in one atomic push (one push fewer at the wave's end);
-    a record that lands with the branch, or neither. When that push fails (or there is nothing to record),
-    the branch is pushed on its own and then recorded as a wave without it would be; whether the record's
-    race was lost for good."""
-    collected = ran.collected
-    assert collected is not None
-    pushed = replace(ran, collected=replace(collected, pushed=True, held=False))
+def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, rep: report.WaveReport,
+                   ran: _Ran, options: WaveOptions) -> tuple[report.WaveReport, _Ran, int] | None:
+    """The record's commit, the held wave branch, the shared report and the heartbeat's deletion in one
+    atomic push: two pushes fewer at the wave's end. The report is the one the record landing makes, since
+    it lands only with it. None when that push did not land, or there was nothing to record (then nothing
+    of it landed, and the heartbeat beats again): the caller goes on one push at a time."""
+    assert ran.collected is not None and ran.wave is not None
+    pushed = replace(ran, collected=replace(ran.collected, pushed=True, held=False))
+    final = copy.deepcopy(rep)
+    final.tracker_updated = True
+    code = _conclude(final, config, claimed, pushed, False, NoDelivery(), None)
     wave_id = claimed.wave_id
-    if rep.error is None:
-        rep.phase = "record"
+    riders = [branch_refspec(wave_id)]
+    beating = options.beating
     try:
-        with store.riding([branch_refspec(wave_id)]):
+        riders.append(shared_report.write(repo, final, ran.wave.context.workspaces.idents()[1]))
+        # Halted first: a beat pushed after the deletion would put the ref back.
+        deletion = beating.pause() if beating is not None else None
+        with store.riding([*riders, *([deletion] if deletion else [])]):
             landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now())
     except WavegitError:
-        landed = None  # the branch alone may be what was refused: each goes again on its own
+        landed = None  # the riders alone may be what was refused: each goes again on its own
     if landed is None:
-        try:
-            push_branch(repo, config, wave_id)
-        except WavegitError as exc:
-            rep.error = one_line(str(exc))
-            rep.notes.append(f"the wave stopped: {rep.error}")
-            rep.head_sha = rep.branch = None  # as when the push in collect fails
-            _undelivered(ran.runs)
-            return replace(ran, collected=None), _record(repo, config, store, claimed, rep, ran, None)
-        events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
-        return pushed, _record(repo, config, store, claimed, rep, pushed, None)
-    rep.tracker_updated = True
+        if beating is not None:
+            beating.resume()
+        return None
+    if beating is not None:
+        beating.retire()
+    options.events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
+    return final, pushed, code
+
+
+def _push_held(repo: Repo, config: Config, wave_id: WaveId, rep: report.WaveReport, ran: _Ran,
+               events: Events) -> _Ran:
+    """The held wave branch pushed on its own, as ``collect`` pushes it (a failure is the report's error)."""
+    try:
+        push_branch(repo, config, wave_id)
+    except WavegitError as exc:
+        rep.error = one_line(str(exc))
+        rep.notes.append(f"the wave stopped: {rep.error}")
+        rep.head_sha = rep.branch = None  # as when the push in collect fails
+        _undelivered(ran.runs)
+        return replace(ran, collected=None)
     events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
-    return pushed, False
+    assert ran.collected is not None
+    return replace(ran, collected=replace(ran.collected, pushed=True, held=False))
 
 
 def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delivery) -> int | None:
