@@ -265,10 +265,13 @@ def _filtered_thread(prctl: Callable[..., int]) -> bool:
     return bool(_THREAD.filtered)
 
 
-def die_with_launcher(launch: Launch, prctl: Callable[..., int] | None) -> None:
+def die_with_launcher(launch: Launch, prctl: Callable[..., int] | None, *, bwrap: bool = False) -> None:
     """The process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that launched it does, a
-    ``kill -9`` of wavegit included. Through ``setpriv --pdeathsig`` when no hook has to run in the child
-    anyway (see :meth:`Launch.preexec`), else as one more hook."""
+    ``kill -9`` of wavegit included. ``bwrap``: bwrap's own ``--die-with-parent`` does it (for bwrap and the
+    sandbox). Else through ``setpriv --pdeathsig`` when no hook has to run in the child anyway (see
+    :meth:`Launch.preexec`), or as one more hook."""
+    if bwrap:
+        return
     setpriv = _tool("setpriv")
     if not launch.hooks and setpriv is not None:
         launch.wrapper = (setpriv, "--pdeathsig", "KILL", "--", *launch.wrapper)

@@ -190,7 +190,7 @@ def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
         return
     with limits.launching(f"wavegit-{confine.marker}", confine.ceilings, bwrap=bool(confine.bwrap),
                           userns=confine.layout.hardened, prctl=_PRCTL) as launch:
-        limits.die_with_launcher(launch, _PRCTL)
+        limits.die_with_launcher(launch, _PRCTL, bwrap=bool(confine.bwrap))
         yield launch
 
 

@@ -7,7 +7,8 @@ directory are replaced by empty read-only directories. The process sees only its
 (``/proc`` of outside processes, wavegit's included, is gone) and
 the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
 capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
-``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
+``--die-with-parent`` kills bwrap and that first process when the thread of wavegit that launched bwrap
+dies (``kill -9`` of wavegit included).
 It has a user namespace of its own (no further one inside it), its own System V IPC, host name and cgroup
 view, HOME and TMPDIR as tmpfs of ``sandbox.tmp_bytes``, and, for an item's or the wave's test (or with
 ``sandbox.network: false``), a network namespace with nothing but its own loopback. Its cgroup, rlimits and
