@@ -228,6 +228,20 @@ def _found(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> Path
     return Path(found).absolute()
 
 
+def _executable(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> None:
+    """The OSError exec of ``program`` would raise, raised here: started through a wrapper, a program that
+    cannot run would only be the wrapper's exit 127 (its ``#!`` interpreter missing included)."""
+    found = _found(program, cwd, env)
+    try:
+        with found.open("rb") as script:
+            head = script.read(256)
+    except OSError:
+        return  # a program that cannot be read but may be run
+    interpreter = head[2:].split(b"\n", 1)[0].split()[:1] if head.startswith(b"#!") else []
+    if interpreter and not os.access(interpreter[0], os.X_OK):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 def _launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                 confine: Confinement) -> Confinement:
     """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_toolchain`); raise the
@@ -282,7 +296,7 @@ def run_process(
             if confine is not None and confine.bwrap:
                 confine = _launchable(argv, cwd, env, confine)
             elif launch.wrapper:
-                _found(argv[0], cwd, env)
+                _executable(argv[0], cwd, env)
             proc = subprocess.Popen(
                 [*launch.wrapper, *(confine.argv(argv, launch) if confine is not None else argv)], cwd=cwd,
                 env=dict(env) if env is not None else None,
