@@ -377,13 +377,13 @@ class GitStore:
         return None if found is None else found[1]
 
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
-        blobs: dict[str, git.BlobSha | None] = {
-            path: None if text is None else self._hash(text) for path, text in change.files.items()}
+        texts = dict(change.files)
         if change.tracker_text is not None:
-            # Stored before it is checked (one git process, not two): a blob no commit names is harmless.
-            tracker_sha = blobs[self.config.tracker_path] = self._hash(change.tracker_text)
+            tracker_sha = self._hash(change.tracker_text, store=False)
             check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
                                protected_of(self.config))
+            texts[self.config.tracker_path] = change.tracker_text
+        blobs = {path: None if text is None else self._hash(text, store=True) for path, text in texts.items()}
         tree = self._tree(expected.commit, blobs)
         parents = [expected.commit] if expected.commit else []
         commit = git.commit_tree(self.repo.root, tree, parents, message)
@@ -411,9 +411,9 @@ class GitStore:
         """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
         return git.read_blob_at(self.repo.root, f"{commit}:{path}")
 
-    def _hash(self, text: str) -> git.BlobSha:
+    def _hash(self, text: str, *, store: bool) -> git.BlobSha:
         # No filters: blobs hold the text exactly, whatever the user's attributes set up.
-        return git.hash_blob(self.repo.root, text, write=True)
+        return git.hash_blob(self.repo.root, text, write=store)
 
     def _tree(self, parent: str | None, blobs: Mapping[str, git.BlobSha | None]) -> git.TreeSha:
         """The parent's tree with ``blobs`` written (sha) or removed (None), via a private index."""
