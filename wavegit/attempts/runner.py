@@ -16,7 +16,8 @@ A :class:`Confinement` runs it in the attempt's sandbox (:mod:`wavegit.attempts.
 marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves behind, even a daemon that left its session
 with ``setsid``, is found in ``/proc`` and killed when it ends.
 
-No git runs here (git goes through ``wavegit.core.git``), and nothing is ever run through a shell.
+No git runs here (git goes through ``wavegit.core.git``), and no command is ever run through a shell (the
+one shell, joining a cgroup, runs a constant script of wavegit's own: ``limits.Cgroup.entry``).
 """
 
 from __future__ import annotations
