@@ -22,7 +22,8 @@ from wavegit.github.client import PyGithubClient
 from wavegit.github.retry import RetryPolicy
 from wavegit.github.store import GitHubStore
 from wavegit.model.config import Config
-from wavegit.trackerbranch.store import OP_TRAILER, CasConflict, Change, Snapshot, TrackerStore, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import OP_TRAILER, CasConflict, Change, Snapshot, TrackerStore
 
 
 @dataclass

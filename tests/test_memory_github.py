@@ -28,7 +28,8 @@ from wavegit.model import report_markdown
 from wavegit.model.config import Config
 from wavegit.sync.reconcile import update_comments
 from wavegit.sync.rules import ItemChange
-from wavegit.trackerbranch.store import CasConflict, Change, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import CasConflict, Change
 
 CONFIG = Config()
 HEAD = "ab" * 20

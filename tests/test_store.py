@@ -13,6 +13,7 @@ from wavegit.core import git as wgit
 from wavegit.core.errors import HaltedError, RaceLostError, ValidationError
 from wavegit.core.repo import discover
 from wavegit.model.config import Config
+from wavegit.trackerbranch.mutation import mutate, with_trailer
 from wavegit.trackerbranch.store import (
     OP_TRAILER,
     CasConflict,
@@ -21,8 +22,6 @@ from wavegit.trackerbranch.store import (
     RemoteError,
     Snapshot,
     StaleLockError,
-    mutate,
-    with_trailer,
 )
 
 

@@ -20,7 +20,8 @@ from wavegit.core.errors import UsageError
 from wavegit.core.git import WaveId
 from wavegit.model import lifecycle, report, tracker
 from wavegit.trackerbranch.missing import no_tracker
-from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot
 
 _SEP = "\x1f"
 

@@ -14,7 +14,8 @@ import math
 
 from wavegit.commands._context import Context
 from wavegit.core.errors import UsageError
-from wavegit.trackerbranch.store import GitStore, MutationResult
+from wavegit.trackerbranch.mutation import MutationResult
+from wavegit.trackerbranch.store import GitStore
 
 PUSH_HELP = ("publish to the remote's tracker branch; this is what happens anyway when the remote exists "
              "(the push is the compare-and-swap), and an error (exit 2) when it does not")

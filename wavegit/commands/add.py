@@ -19,7 +19,8 @@ from wavegit.model.config import protected_of
 from wavegit.model.report import utc_timestamp
 from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.trackerbranch.missing import no_tracker
-from wavegit.trackerbranch.store import Change, Snapshot, check_tracker_text, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import Change, Snapshot, check_tracker_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,8 @@ from wavegit.model import importers, tracker
 from wavegit.model.config import protected_of
 from wavegit.ownership.protected import DEFAULT_PROTECTED
 from wavegit.trackerbranch.missing import no_tracker
-from wavegit.trackerbranch.store import Change, Snapshot, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import Change, Snapshot
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,8 @@ from wavegit.github import intake
 from wavegit.model import tracker
 from wavegit.model.config import CONFIG_PATH, ENV_PREFIX, Config, initial_config_text, parse_config_text
 from wavegit.trackerbranch import checkout_sync
-from wavegit.trackerbranch.store import Change, GitStore, MutationResult, RemoteError, Snapshot, mutate
+from wavegit.trackerbranch.mutation import MutationResult, mutate
+from wavegit.trackerbranch.store import Change, GitStore, RemoteError, Snapshot
 
 OWN_BRANCH = "wavegit-tracker"
 """The tracker's branch when the repository has a remote and nothing else names one."""

@@ -18,7 +18,8 @@ from wavegit.model import tracker
 from wavegit.model.config import protected_of
 from wavegit.model.lifecycle import Status
 from wavegit.ownership.protected import DEFAULT_PROTECTED
-from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot
 
 _SEP = "\x1f"
 

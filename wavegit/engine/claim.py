@@ -17,7 +17,8 @@ from wavegit.model.config import Config, protected_of
 from wavegit.model.select import Plan, Skip, select
 from wavegit.trackerbranch import budget, halt
 from wavegit.trackerbranch.missing import no_tracker
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
 
 
 @dataclass

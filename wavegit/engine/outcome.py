@@ -30,7 +30,8 @@ from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Budget, Config
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch import budget
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
 
 REPORT_TAIL_LINES = 30
 

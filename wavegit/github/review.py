@@ -43,7 +43,8 @@ from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch import budget
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
 
 ACTIONS = ("retry", "drop")
 _ID_RE = re.compile(r"[A-Za-z0-9._-]+\Z")

@@ -4,7 +4,7 @@ A change of the tracker alone is one Contents API ``PUT`` whose ``sha`` is the t
 compare-and-swap GitHub itself enforces (409 on a stale ``sha``), so unrelated commits on the branch do
 not make it fail. A change that also writes other files (e.g. ``.wavegit/HALT``) must be one commit, so
 it goes through the Git Data API (tree, commit, ref update without force): the branch moves only if it
-is still at the snapshot's commit (422 otherwise). Either loss is a ``CasConflict`` for ``store.mutate``,
+is still at the snapshot's commit (422 otherwise). Either loss is a ``CasConflict`` for ``mutation.mutate``,
 which re-reads and looks for its operation id in the new commits (``contains_op``) before retrying: a
 409 after a retried request may just mean our own write landed.
 """

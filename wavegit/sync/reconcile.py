@@ -38,7 +38,8 @@ from wavegit.sync.refs import WaveRefs
 from wavegit.sync.rules import Facts, ItemChange, PullRequests, decide
 from wavegit.trackerbranch import claims
 from wavegit.trackerbranch.missing import no_tracker
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, mutate
+from wavegit.trackerbranch.mutation import mutate
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
 
 SYNC_MESSAGE = "wavegit: sync: reconcile in-flight items with branches, pull requests and leases"
 

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 
 from wavegit.core.errors import HaltedError
 from wavegit.model.config import HALT_PATH
-from wavegit.trackerbranch.store import Change, MutationResult, Snapshot, TrackerStore, mutate
+from wavegit.trackerbranch.mutation import MutationResult, mutate
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
 
 
 @dataclass(frozen=True)
