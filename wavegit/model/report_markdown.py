@@ -272,8 +272,10 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """The PR comment: marker, summary, item table, timeline (a Mermaid gantt, :mod:`wavegit.model.timeline`),
     log tails, skipped items, embedded JSON.
 
-    It always fits in ``max_chars``: over it, log tails are dropped first, then the timeline's bars, then
-    table rows and skipped items (each with a note counting what is left out). The embedded JSON is whole
+    It always fits in ``max_chars``: over it, skipped items are dropped first (a wave over a backlog of
+    thousands skips thousands, which said nothing the next ``plan`` does not, and left no room for what went
+    wrong), then log tails, then the timeline's bars, then table rows (each with a note counting what is
+    left out). The embedded JSON is whole
     when it fits beside the summary; otherwise it is the fullest shortened copy that does
     (:func:`_shortened`), and a note says what it leaves out and where the whole report is.
     """
@@ -290,11 +292,11 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     budget = max_chars - fixed - len(embedded)
     rows, rows_left = _fit([_row(item) for item in report.items], budget)
     budget -= sum(len(row) + 1 for row in rows)
-    skipped, skipped_left = _fit([f"- {_code(s.id)}: {_text(s.reason)}" for s in report.skipped], budget)
-    budget -= sum(len(line) + 1 for line in skipped)
     picture, bars_left = timeline.gantt(report, budget - _TIMELINE_NOTE_ROOM)
     budget -= len(picture) + 2 + (_TIMELINE_NOTE_ROOM if bars_left else 0)
     tails, tails_left = _fit([_details(item) for item in report.items if item.log_tail], budget)
+    budget -= sum(len(tail) + 1 for tail in tails)
+    skipped, skipped_left = _fit([f"- {_code(s.id)}: {_text(s.reason)}" for s in report.skipped], budget)
 
     parts = ["\n".join(head)]
     if report.items:
