@@ -240,6 +240,27 @@ def test_every_tracker_key_is_imported_from_every_format_dependencies_included(s
     assert by_id["last"].depends_on == ("next",)
 
 
+def test_a_dependency_cycle_in_the_file_is_a_problem_at_each_of_its_records() -> None:
+    # A trial's dry run said it would add a two-item cycle; the import itself was then refused at lines of a
+    # tracker it never got into (`.wavegit/tracker.yaml:18326:18`).
+    text = "".join(json.dumps(r) + "\n" for r in [
+        record("a", id="A-1", dependsOn=["b"]), record("b", id="B-1", dependsOn=["A-1"]),
+        record("c", dependsOn=["A-1"])])
+    assert problems_of(text, "jsonl") == [
+        "backlog.json:1:1: item 1 (a): dependsOn: dependency cycle: A-1 -> B-1 -> A-1 (hint: remove one of "
+        "these dependencies)",
+        "backlog.json:2:1: item 2 (b): dependsOn: dependency cycle: A-1 -> B-1 -> A-1 (hint: remove one of "
+        "these dependencies)"]
+
+
+def test_a_dependency_on_a_record_with_problems_of_its_own_is_not_called_unknown() -> None:
+    # A trial's CSV: the second record's bad path made the first's dependency on it "no such id".
+    text = "id,prompt,owns,test,depends_on\nQ-1,p,a.py,true,Q-2\nQ-2,p,/abs,true,\n"
+    assert problems_of(text, "csv") == [
+        "backlog.json:3:1: item 2: owns '/abs': pattern '/abs': is absolute; write it relative to the "
+        "repository root, e.g. src/app.py"]
+
+
 def test_dependencies_are_checked_like_the_trackers_and_every_problem_of_a_record_is_reported() -> None:
     text = json.dumps([
         {"slug": "bad", "priority": "P9", "ownsFiles": [], "testCmd": "", "dependsOn": ["nope"],

@@ -33,7 +33,7 @@ from functools import partial
 from wavegit.core import jsondecode, schema
 from wavegit.core.errors import Problem, ValidationError
 from wavegit.core.schema import Value
-from wavegit.model import tracker
+from wavegit.model import dependencies, tracker
 from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
@@ -86,6 +86,8 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
     conversions: list[tuple[_Conversion, tracker.Item | None]] = []
     named: dict[str, str] = {}
     """A record's slug -> the id it was given: a dependency may name either."""
+    unconverted: set[str] = set()
+    """The ids and slugs of records with problems of their own: a dependency naming one is not another."""
     for n, record in enumerate(records):
         ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
         converted = _Conversion(record, n, path, problems, protected)
@@ -94,15 +96,31 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
             taken.add(item.id)
             if item.title:
                 named.setdefault(item.title, item.id)
+        else:
+            unconverted.update(str(record.fields[key]) for key in ("id", "slug") if record.fields.get(key))
         conversions.append((converted, item))
     for converted, item in conversions:  # a record with other problems has its dependencies checked too
-        resolved = converted.dependencies(item.id if item else None, named, taken)
+        resolved = converted.dependencies(item.id if item else None, named, taken, unconverted)
         if item is not None and resolved is not None:
             items.append((replace(item, depends_on=resolved), converted.position))
+    _check_cycles(items, {item.id: converted for converted, item in conversions if item is not None})
     if problems:
         raise ValidationError(sorted(problems, key=lambda problem: (problem.line, problem.col)))
     items.sort(key=lambda pair: _age_key(pair[0], pair[1]))
     return Imported([item for item, _ in items], list(ignored))
+
+
+def _check_cycles(items: list[tuple[tracker.Item, int]],
+                  conversions: Mapping[str, _Conversion]) -> None:
+    """A problem at each record of a dependency cycle among the imported items (the tracker's own items
+    depend on none of them), where the file says it, not at the line of a tracker it never got into."""
+    graph = {item.id: [dep for dep in item.depends_on if dep in conversions] for item, _ in items}
+    for cycle in dependencies.cycles(graph):
+        text = " -> ".join((*cycle, cycle[0]))
+        for member in cycle:
+            converted = conversions[member]
+            key = "dependsOn" if "dependsOn" in converted.fields else "depends_on"
+            converted.problem(f"{key}: dependency cycle: {text}", "remove one of these dependencies")
 
 
 def _age_key(item: tracker.Item, position: int) -> tuple[int, datetime, int]:
@@ -173,18 +191,18 @@ class _Conversion:
             return ()
         return self.strings("dependsOn" if "dependsOn" in self.fields else "depends_on")
 
-    def dependencies(self, item_id: str | None, named: Mapping[str, str], known: Set[str]
-                     ) -> tuple[str, ...] | None:
+    def dependencies(self, item_id: str | None, named: Mapping[str, str], known: Set[str],
+                     unconverted: Set[str]) -> tuple[str, ...] | None:
         """The ids the item (``item_id``, None when it has none) depends on (a slug of this file stands for
         the id it was given), each one in the tracker or the file; None when one is not (a problem is
-        added)."""
+        added, unless it names a record of ``unconverted``, whose own problems are reported)."""
         key = "dependsOn" if "dependsOn" in self.fields else "depends_on"
         resolved = []
         for name in self.depends:
             dep = name if name in known else named.get(name, name)
             if dep == item_id:
                 self.problem(f"{key} {name!r}: an item cannot depend on itself")
-            elif dep not in known:
+            elif dep not in known and dep not in unconverted:
                 self.problem(f"{key} {name!r}: no such id in the tracker or this file, nor slug in this file")
             resolved.append(dep)
         return None if self.failed else tuple(dict.fromkeys(resolved))
