@@ -1,11 +1,14 @@
 """A content-addressed parse cache: plain data (tuples, dicts, str, numbers) stored with ``marshal``.
 
 Entries are keyed by what was parsed (a git blob SHA), so they are never stale; a missing, corrupt or
-foreign entry reads as None and is simply parsed again. Writes are atomic (tmp + rename).
+foreign entry reads as None and is simply parsed again. Writes are atomic (tmp + rename). Every tracker
+commit (each claim and record) is a new blob, so a write that takes the folder past :data:`BUDGET_BYTES`
+removes the oldest entries: a trial with a 2,100-item tracker left 117 MB of them after 15 minutes of waves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 from pathlib import Path
@@ -23,8 +26,13 @@ def read(entry: Path, fmt: str) -> object | None:
     return None
 
 
+BUDGET_BYTES = 64 * 2**20
+"""What the cache folder may hold: some 70 parses of a 2,000-item tracker, 15 of a 10,000-item one."""
+
+
 def write(entry: Path, fmt: str, data: object) -> None:
-    """Store ``data``; a failure (read-only dir, full disk) only costs speed, so it is ignored."""
+    """Store ``data``, then remove the oldest other entries while the folder holds more than
+    :data:`BUDGET_BYTES`; a failure (read-only dir, full disk) only costs speed, so it is ignored."""
     tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -32,6 +40,37 @@ def write(entry: Path, fmt: str, data: object) -> None:
         os.replace(tmp, entry)
     except (OSError, ValueError):
         tmp.unlink(missing_ok=True)
+        return
+    _prune(entry, BUDGET_BYTES)
+
+
+def _prune(written: Path, budget_bytes: int) -> None:
+    """Oldest written first: a hot entry written long ago is parsed once again at worst. Another process
+    reading an entry removed here reads None and parses."""
+    entries: list[tuple[float, int, str]] = []
+    try:
+        with os.scandir(written.parent) as listing:
+            for found in listing:
+                if found.name.endswith(".marshal") and found.name != written.name:
+                    info = _stat(found)
+                    if info is not None:
+                        entries.append((info.st_mtime, info.st_size, found.path))
+        total = written.stat().st_size + sum(size for _, size, _ in entries)
+    except OSError:
+        return
+    for _, size, path in sorted(entries):
+        if total <= budget_bytes:
+            break
+        with contextlib.suppress(OSError):  # removed by another process meanwhile: gone all the same
+            os.unlink(path)
+        total -= size
+
+
+def _stat(found: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return found.stat()
+    except OSError:
+        return None  # removed by another process since the listing
 
 
 def path_key(path: str, protected: tuple[str, ...] | None = None) -> str:
