@@ -196,8 +196,11 @@ def _summary(report: WaveReport) -> list[str]:
     if report.halted:
         extra.append("Halted: no new attempts were started.")
     if report.budget.exceeded:
-        extra.append(f"Over budget: wave spent {_money(report.budget.wave_spent_usd)} of "
-                     f"{_money(report.budget.wave_usd_limit)}; no new attempts were started.")
+        # The ceiling the wave reached, as the run said it: a day's ceiling read "wave spent $0.07 of $0.00".
+        spend = report.budget
+        reached = (_text(report.ceiling_reason) if report.ceiling_reason else
+                   f"wave spent {_money(spend.wave_spent_usd)} of {_money(spend.wave_usd_limit)}")
+        extra.append(f"Over budget: {reached}; no new attempts were started.")
     if not report.tracker_updated:
         extra.append("The tracker update did not land.")
     extra.extend(_prose(_clipped(note)) for note in report.notes[:SHOWN_NOTES])
