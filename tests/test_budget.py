@@ -93,16 +93,17 @@ def test_without_a_day_ceiling_an_unreadable_history_stops_nothing(remote_repo: 
 
 def test_wave_spend_is_exceeded_at_the_limit_and_never_without_one() -> None:
     spend = budget.WaveSpend(1.0)
-    threads = [threading.Thread(target=spend.add, args=(0.1,)) for _ in range(9)]
+    threads = [threading.Thread(target=spend.record, args=(f"A attempt {n}", 0.1, None, None))
+               for n in range(9)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert spend.spent == pytest.approx(0.9) and not spend.exceeded
-    spend.add(0.1 + 1e-9)
+    spend.record("B attempt 1", 0.1 + 1e-9, None, None)
     assert spend.exceeded
     unlimited = budget.WaveSpend(0.0)
-    unlimited.add(1e6)
+    unlimited.record("C attempt 1", 1e6, None, None)
     assert not unlimited.exceeded
 
 
@@ -218,7 +219,7 @@ def test_what_a_reached_ceiling_says_names_the_ceiling_and_its_amounts() -> None
     tokens.record("a attempt 1", 0.25, 1200, None)
     assert tokens.reached() == "1,200 of 1,000 tokens"  # not "$0.25", which no ceiling limits
     dollars = budget.WaveSpend(0.6)
-    dollars.add(1.0)
+    dollars.record("a attempt 1", 1.0, None, None)
     dollars.unreadable("b attempt 1: cost file c.json: not JSON")
     assert dollars.reached() == "$1 spent of $0.6 allowed; a cost that could not be read"
 

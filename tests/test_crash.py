@@ -27,7 +27,7 @@ from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.scheduler import forge_foreign_beat
 from tests.helpers.sync import make_tracker_repo, origin_tracker
 from tests.helpers.wave import worktrees
-from wavegit.sync.rules import claimed_at
+from wavegit.trackerbranch.claims import claim_time
 
 pytestmark = pytest.mark.slow  # real processes killed at every step, then recovered
 
@@ -141,7 +141,8 @@ def assert_claimed_by_one_wave(remote: RemoteRepo) -> str:
 
 
 def wait_out_the_lease(remote: RemoteRepo, ttl_s: float) -> None:
-    latest = max(claimed_at(item) or datetime.now(timezone.utc) for item in origin_tracker(remote).items)
+    latest = max(claim_time(item.claimed_at) or datetime.now(timezone.utc)
+                 for item in origin_tracker(remote).items)
     left = (latest - datetime.now(timezone.utc)).total_seconds() + ttl_s + 0.05
     time.sleep(max(left, 0.0))
 

@@ -308,11 +308,11 @@ def test_pr_state_for_sync_tells_open_merged_with_sha_and_closed(
     wg = client(gh)
     merged = wg.find_or_create_pr("wavegit/a", "main", "a", "").number
     closed = wg.find_or_create_pr("wavegit/b", "main", "b", "").number
-    assert api.pr_state_for_sync(wg, merged) == ("open", None)
+    assert api.SyncPullRequests(wg, MARKER).state(merged) == ("open", None)
     sha = gh.fake.merge(merged)
     gh.fake.close(closed)
-    assert api.pr_state_for_sync(wg, merged) == ("merged", sha)
-    assert api.pr_state_for_sync(wg, closed) == ("closed", None)
+    assert api.SyncPullRequests(wg, MARKER).state(merged) == ("merged", sha)
+    assert api.SyncPullRequests(wg, MARKER).state(closed) == ("closed", None)
 
 
 def test_mark_report_outcome_rewrites_one_line_of_our_comment_in_place(

@@ -154,6 +154,18 @@ def test_csv_problems_name_their_rows() -> None:
         "backlog.json:2:1: item 1 (b): ownsFiles is empty: list the files the item may change"]
 
 
+def test_a_csv_quote_left_open_is_named_at_the_row_it_opens_in_not_read_as_one_long_cell() -> None:
+    text = 'slug,prompt,owns,test\na,do,src/a.py,true\n\nb,"do it\nmore,src/b.py,true\n'
+    assert problems_of(text, "csv") == [
+        "backlog.json:4:1: a quote opened in this row is not closed before the end of the file"]
+
+
+def test_csv_problems_of_a_row_with_a_cell_over_several_lines_name_its_first_line() -> None:
+    text = 'slug,prompt,owns,test\na,"line one\nline two",,true\n'
+    assert problems_of(text, "csv") == [
+        "backlog.json:2:1: item 1 (a): owns is empty: list the files the item may change"]
+
+
 def test_keys_wavegit_has_no_place_for_are_listed_not_refused() -> None:
     imported = read_backlog(json.dumps([record("a", assignee="bob", estimate=3)]), "b.json", "aesop",
                             frozenset())

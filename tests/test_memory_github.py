@@ -20,7 +20,6 @@ from wavegit.github.api import (
     GitHubError,
     SyncPullRequests,
     mark_report_outcome,
-    pr_state_for_sync,
 )
 from wavegit.github.publish import Publisher
 from wavegit.github.review import Reviewer, reply_marker
@@ -72,18 +71,18 @@ def test_a_wave_without_a_branch_publishes_nothing(gh: MemoryGitHub) -> None:
 
 
 def test_pr_states_for_sync_are_open_merged_with_its_sha_or_closed(gh: MemoryGitHub) -> None:
-    assert pr_state_for_sync(gh, 1) == ("open", None)
+    assert SyncPullRequests(gh, report_markdown.MARKER).state(1) == ("open", None)
     gh.merge(1, "cd" * 20)
-    assert pr_state_for_sync(gh, 1) == ("merged", "cd" * 20)
+    assert SyncPullRequests(gh, report_markdown.MARKER).state(1) == ("merged", "cd" * 20)
     other = gh.open_pr("wavegit/w2", HEAD)
     gh.close(other)
-    assert pr_state_for_sync(gh, other) == ("closed", None)
+    assert SyncPullRequests(gh, report_markdown.MARKER).state(other) == ("closed", None)
 
 
 def test_an_unknown_pr_state_is_an_error_not_a_guess(gh: MemoryGitHub) -> None:
     gh.pulls[1] = replace(gh.pulls[1], state="draft")
     with pytest.raises(GitHubError, match="state 'draft'"):
-        pr_state_for_sync(gh, 1)
+        SyncPullRequests(gh, report_markdown.MARKER).state(1)
 
 
 def test_the_outcome_line_goes_under_the_marker_and_replaces_an_earlier_one(gh: MemoryGitHub) -> None:

@@ -1,10 +1,9 @@
 """What the commands that change items by hand share (``done``, ``reopen``, ``block``, ``drop``, ``edit``,
-``release``): one compare-and-swap commit each, with a ``Wavegit-Op: <op> <subject>`` trailer.
+``release``): one compare-and-swap commit each, with a ``Wavegit-Op: <op> <subject>`` trailer (README, "A
+stuck item, by hand").
 
 A command decides on the tracker it read (:class:`Read`) and returns the new text and one line saying what
-changed, or no text and a line saying why nothing had to (the item is already there: a retried command is
-exit 0 and writes nothing). An unknown id is exit 2 with the nearest known id, and a note when an earlier
-``drop`` removed it. A refusal of the item's lifecycle (``lifecycle.NotAllowed``) is exit 2, nothing written.
+changed, or no text and a line saying why nothing had to (a retried command is exit 0 and writes nothing).
 """
 
 from __future__ import annotations
@@ -78,26 +77,24 @@ class Read:
 
     def earlier(self, op: Op) -> str | None:
         """The commit on the tracker branch, up to this read, that made ``op`` (its trailer); None if none."""
-        if self.snapshot.commit is None:
-            return None
-        listing = git.log(self.store.repo.root, [self.snapshot.commit],
-                             f"%H{_SEP}%(trailers:key={OP_TRAILER},valueonly,separator=%x1f)",
-                             grep=f"{OP_TRAILER}: {op.trailer}")
-        for line in listing.splitlines():
-            commit, _, values = line.partition(_SEP)
-            if op.trailer in values.split(_SEP):
-                return commit
-        return None
+        return self._carrying(OP_TRAILER, op.trailer)
 
     def ran(self, wave: WaveId) -> bool:
         """Whether a commit on the tracker branch, up to this read, carries ``wave``'s trailer (its claim,
         its record, its items once merged)."""
+        return self._carrying(wavebranch.TRAILER_WAVE, wave) is not None
+
+    def _carrying(self, key: str, value: str) -> str | None:
+        """The newest commit on the tracker branch, up to this read, with the trailer ``key: value``."""
         if self.snapshot.commit is None:
-            return False
+            return None
         listing = git.log(self.store.repo.root, [self.snapshot.commit],
-                             f"%(trailers:key={wavebranch.TRAILER_WAVE},valueonly,separator=%x1f)",
-                             grep=f"{wavebranch.TRAILER_WAVE}: {wave}")
-        return any(wave in line.split(_SEP) for line in listing.splitlines())
+                          f"%H{_SEP}%(trailers:key={key},valueonly,separator=%x1f)", grep=f"{key}: {value}")
+        for line in listing.splitlines():
+            commit, _, values = line.partition(_SEP)
+            if value in values.split(_SEP):
+                return commit
+        return None
 
     def change(self, item: tracker.Item, update: lifecycle.Update, note: str = "") -> Outcome:
         """``update`` applied to ``item``, said as ``ID: old -> new``."""

@@ -1,10 +1,5 @@
-"""``wavegit block ID --reason TEXT [--force]``: keep an item out of every wave until it is reopened.
-
-The reason becomes its ``last_error``. One compare-and-swap commit with a ``Wavegit-Op: block ID`` trailer;
-an item blocked already is exit 0 with nothing written, and keeps its first reason unless ``--force``.
-An item in review is refused (exit 2): its change may still be merged, and while it is in review the hook
-and the planner hold its files. With a pull request: close it (``sync`` returns the item to ``todo``), then
-block it; without one: ``reopen`` it, then block it.
+"""``wavegit block ID --reason TEXT [--force]``: keep an item out of every wave until it is reopened; an item
+in review is refused, with the way out for a PR and for none (README, "A stuck item, by hand").
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``wavegit claim [--max-items N]``: claim a wave for scale-out; print its GitHub Actions matrix.
 
-Prints ``{"wave": W, "matrix": {"include": [{"item": ID}, ...]}}`` on stdout (``"wave": ""`` and no items
-when nothing is ready) after the claim commit and after pushing the wave branch at its base, where every
-``wavegit work`` starts. The matrix is what ``strategy.matrix: ${{ fromJSON(...) }}`` takes as it is; the wave
-id travels beside it as its own job output. A wave takes at most 256 items (GitHub's jobs per matrix).
-Exit 0; 2 bad input; 3 halted or over the day budget; 4 lost the compare-and-swap race.
+Prints ``{"wave": W, "matrix": {"include": [{"item": ID}, ...]}}`` (``"wave": ""`` when nothing is ready)
+once the claim is committed and the wave branch pushed at its base (:mod:`wavegit.github.scaleout`; at most
+256 items). Exit 0; 2 bad input; 3 halted or over the day budget; 4 lost the compare-and-swap race.
 """
 
 from __future__ import annotations

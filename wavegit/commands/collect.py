@@ -1,8 +1,5 @@
-"""``wavegit collect --wave W [--json]``: finish a scaled-out wave from its item branches.
-
-Combines the verified items, runs ``wave_test``, pushes ``wavegit/<W>``, records the tracker and, with
-GitHub configured, opens the PR and posts the report — like the end of ``wavegit run``, with its exit codes
-and its output (``--json``: the report JSON).
+"""``wavegit collect --wave W [--json]``: finish a scaled-out wave from its item branches, like the end of
+``wavegit run`` (:mod:`wavegit.github.scaleout`), with its exit codes and output (``--json``: the report).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """``wavegit done ID [--merge-sha SHA]``: mark an item done by hand (its change is in the base branch).
 
-One compare-and-swap commit with a ``Wavegit-Op: done ID`` trailer; an item done already is exit 0 with
-nothing written. An item in progress is refused (its wave's scheduler may still record it). ``--merge-sha``
-must name a commit of the base branch (``<remote>/<base_branch>``, fetched, or the local branch without the
-remote); it is recorded in full. Anything else is exit 2 with nothing written.
+``--merge-sha`` must name a commit of the base branch (``<remote>/<base_branch>``, fetched, or the local
+branch without the remote) and is recorded in full; the rest is README, "A stuck item, by hand".
 """
 
 from __future__ import annotations

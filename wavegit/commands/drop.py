@@ -1,9 +1,5 @@
-"""``wavegit drop ID [--force]``: remove an item from the tracker.
-
-Refused (exit 2, nothing written) while other items depend on it, naming them; ``--force`` drops it anyway
-and removes it from their ``depends_on``. An item in progress is never dropped; one in review only with
-``--force``. One compare-and-swap commit with a ``Wavegit-Op: drop ID`` trailer; an item dropped already
-(that commit is in the tracker branch's history) is exit 0 with nothing written.
+"""``wavegit drop ID [--force]``: remove an item from the tracker (README, "A stuck item, by hand": its
+dependents, review and ``--force``).
 """
 
 from __future__ import annotations

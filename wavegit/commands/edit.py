@@ -1,10 +1,8 @@
 """``wavegit edit ID [--prompt TEXT | --prompt-file FILE] [--owns PATTERN...] [--test CMD] [--priority P]
 [--title TEXT] [--depends-on [ID...]] [--worker NAME]``: change what an item asks for.
 
-Each option is checked as ``add`` checks it, naming the option; ``--depends-on`` replaces the list (given no
-ids, it empties it) and must name other items of the tracker without making a cycle. An item in flight is
-refused (its worker has its prompt; its ownership is held). One compare-and-swap commit with a
-``Wavegit-Op: edit ID`` trailer; values equal to the item's are exit 0 with nothing written.
+Each option is checked as ``add`` checks it, naming the option; what is refused and when nothing is written:
+README, "A stuck item, by hand".
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """``wavegit gate --pr N | --event``: check a PR's wave report and set the ``wavegit/gate`` status.
 
-Exit 0 when the gate passes, 1 when it fails (the status says why), 2 for bad input (no GitHub settings, no
-such PR, an event that is not about a PR). A pull request whose head is not a ``wavegit/*`` branch is no
-wave's: the gate sets ``success`` "not a wavegit pull request" on it and exits 0, so that a required
-``wavegit/gate`` check does not block every ordinary pull request. A status belongs to a commit, not to
-a PR: a PR other than a wave's own (``wavegit/<id>`` of this repository into ``base_branch``) whose head
-is the tip of a ``wavegit/*`` branch and which has no wave report (a fork's PR, another branch or base at
-a wave's head) gets no status and exit 1, so that the wave's own PR shows only its own verdict. The
-configuration (``report_authors``, ``tracker_branch``) is read from the checkout at ``-C``, which in a
-workflow must be the base branch, never the PR's code; the tracker is read from the tracker branch
-through the API.
-
-A wave PR brought up to date with its base ("Update branch": merges of the base after the reported head)
-passes only with ``--verdict FILE``, the verdict of ``wavegit gate-test`` on its current head. A
-``merge_group`` event (``--event``) sets the status on the merge queue's group head: judged as the wave PR
-the group adds (:func:`wavegit.github.gate.evaluate_merge_group`), or "not a wavegit pull request".
+Exit 0 when the gate passes (or the PR is no wave's: success "not a wavegit pull request"), 1 when it fails
+(the status says why; another PR at a wave branch's tip without a report gets no status), 2 for bad input.
+What it believes, ``--verdict`` and ``merge_group`` events: docs/action.md and docs/security.md. The config is
+read from the checkout at ``-C`` (in a workflow the base branch, never the PR's code), the tracker through
+the API.
 """
 
 from __future__ import annotations

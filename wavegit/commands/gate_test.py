@@ -1,11 +1,8 @@
 """``wavegit gate-test --pr N | --event --tree DIR --out FILE``: run the tests on a wave PR's merged result.
 
-For the gate workflow's job that holds no write token: when the PR's head merges the base into the head
-its report describes ("Update branch"), the reported items' tests and ``wave_test`` run on that head,
-checked out at ``--tree``; the verdict is written to ``--out`` for ``wavegit gate --verdict``. Any other
-head gets a verdict saying there was nothing to test. The configuration comes from the checkout at
-``-C`` (the base branch), the tracker from the tracker branch through the API. Exit 0 when the verdict is
-written (whatever it says), 2 for bad input.
+What runs, and when there is nothing to test: :mod:`wavegit.github.merged_test`; the verdict goes to
+``--out`` for ``wavegit gate --verdict``. Exit 0 when the verdict is written (whatever it says), 2 for bad
+input.
 """
 
 from __future__ import annotations

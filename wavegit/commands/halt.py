@@ -10,6 +10,7 @@ import argparse
 
 from wavegit.commands._context import Context
 from wavegit.commands._write import published
+from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.trackerbranch import halt
 
@@ -25,8 +26,8 @@ def run(args: argparse.Namespace) -> int:
     if not reason:
         raise UsageError("--reason must not be empty: say why work stops")
     context = Context.open(args)
-    who = halt.current_user(context.repo.root)
-    result = halt.halt(context.store, reason=reason, who=who, force=args.force)
+    result = halt.halt(context.store, reason=reason, who=git.committer_ident(context.repo.root),
+                       force=args.force)
     if result.commit is None:
         current = halt.halt_text(context.store, result.snapshot) or ""
         hint = "" if args.force else "; --force replaces it"

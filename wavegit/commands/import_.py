@@ -1,9 +1,7 @@
 """``wavegit import FILE --from aesop|jsonl|csv [--dry-run]``: add another tool's backlog to the tracker.
 
-Every item of FILE is converted (see :mod:`wavegit.model.importers` for the mapping) and checked first; any
-problem, in any item, is reported with FILE's line and nothing is written (exit 2). Then all of them are
-appended, oldest first, in one compare-and-swap commit. ``--dry-run`` prints what would be added and
-writes nothing.
+Every item is converted (:mod:`wavegit.model.importers`) and checked first: any problem is exit 2 with
+FILE's line, nothing written. Then all are appended, oldest first, in one compare-and-swap commit.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """``wavegit init [--push] [--force] [--github] [--tracker-branch NAME]``: commit the tracker and the config.
 
-Where the tracker lives: with the remote, on a branch of its own (``wavegit-tracker``, created from the
-remote's base branch), so that claims, records and syncs never land on the base branch and a workflow may
-push there while the base branch is protected. The config, which says where that branch is, is committed
-on the base branch too (one commit): every clone finds the tracker through its checkout. ``--tracker-branch
-NAME`` chooses the branch (``--tracker-branch main``: the tracker shares the base branch, as before);
-``WAVEGIT_TRACKER_BRANCH`` or a config already naming ``tracker_branch`` choose it too, and an existing
-config that names none keeps the tracker on the base branch unless ``--force``. Without the remote (or on a
-remote with no base branch yet) the tracker stays on the base branch.
-
-Tracker and config land in one compare-and-swap commit on the tracker branch (created when the repository has
-no commits yet). An existing tracker is kept unless ``--force``; an existing config is kept unless
-``--force`` too. The config written is the one init ran with (``WAVEGIT_*`` overrides included), so
-``WAVEGIT_TRACKER_BRANCH=x wavegit init`` commits a config naming branch ``x``. ``--github`` adds the issue
-form ``wavegit intake`` reads (``.github/ISSUE_TEMPLATE/wavegit-item.yml``, on the base branch, where GitHub
-looks for it), kept too when it exists unless ``--force``.
+Where the tracker goes, and the config naming it on the base branch, is README's "Where the tracker lives".
+Both land in one compare-and-swap commit on the tracker branch (created when the repository has no commits
+yet); an existing tracker, config or (``--github``) issue form ``.github/ISSUE_TEMPLATE/wavegit-item.yml``
+is kept unless ``--force``. The config written is the one init ran with (``WAVEGIT_*`` overrides included).
 """
 
 from __future__ import annotations

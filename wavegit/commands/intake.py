@@ -1,13 +1,8 @@
 """``wavegit intake``: turn labelled GitHub issues into backlog items, in one compare-and-swap commit.
 
-Every open issue carrying ``intake_label`` that no item names yet (``issue: N``) is read as the issue form
-``wavegit init --github`` writes. It is taken only when the label was put there by someone with write
-access (asked of the API: a label is how an issue asks to run agent code) and, for an issue whose author
-has no write access, when nothing changed on it since (the author may edit it after the label). Each
-issue gets one reply from wavegit, edited in place on later runs: the item it became, or what is wrong
-with the form or the label. An item still ``todo`` whose issue was closed by hand is dropped in the same
-commit (unless another item depends on it). Running it again takes nothing twice, nor an item that
-``wavegit drop`` removed. Exit 0 (problems are said on the issues and here), 2 bad input.
+Which issues are taken, the replies and the items dropped with their closed issues are README's "From GitHub
+issues". Running it again takes nothing twice, nor an item that ``wavegit drop`` removed. Exit 0 (problems
+are said on the issues and here), 2 bad input.
 """
 
 from __future__ import annotations
@@ -111,13 +106,13 @@ def _read_issues(client: api.GitHubClient, label: str, taken: set[int], protecte
         labelled = client.labelled_by(issue.number, label)
         who = labelled.who if labelled is not None else None
         permission = client.permission(who) if who else "none"
-        if labelled is None or permission not in intake.WRITERS:
+        if labelled is None or permission not in api.WRITERS:
             by = f"@{who}" if who else "nobody known"
             replies[issue.number] = (f"Not taken: the `{label}` label was put here by {by}, who has "
                                      f"`{permission}` access. wavegit takes issues labelled by someone with "
                                      "write access.")
             continue
-        author_writes = bool(issue.author) and client.permission(issue.author) in intake.WRITERS
+        author_writes = bool(issue.author) and client.permission(issue.author) in api.WRITERS
         if intake.changed_since(issue, labelled.at) and not author_writes:
             replies[issue.number] = (f"Not taken: this issue changed after @{who} labelled it `{label}`, and "
                                      "a label vouches only for the text it was put on. Someone with write "

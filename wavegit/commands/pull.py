@@ -1,10 +1,5 @@
-"""``wavegit pull``: bring the local tracker branch up to date with the remote's, by fast-forward only.
-
-It fetches ``<remote>/<tracker_branch>`` and moves the local tracker branch there (creating it when absent).
-When the tracker branch is the one checked out (the tracker lives on the checked-out branch), its files
-follow, as ``git merge --ff-only`` would do it, and only in a checkout without uncommitted changes to tracked
-files. A local tracker branch with commits the remote lacks, or a dirty checkout of it, is refused (exit 2,
-one line naming the fix, nothing changed).
+"""``wavegit pull``: bring the local tracker branch up to date with the remote's, by fast-forward only, its
+checkout's files with it (README, "Where the tracker lives"; refusals are exit 2, nothing changed).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """``wavegit release --wave W``: return the claims of a wave whose scheduler is gone, now.
 
-Each item the wave still holds ``in_progress`` gets what ``sync`` gives a wave whose scheduler is gone
-(``wavegit.sync.rules``): ``done`` when the wave branch is merged already, ``review`` when the pushed wave
-branch has its commit, else back to ``todo`` with no attempt counted (the scheduler's death is not the
-item's).
-
-Who the scheduler was comes from this clone's lock (``wavegit.core.wavelock``), else from the wave's
-heartbeat (``wavegit.core.heartbeat``, fetched first), so a clone on the same machine judges it as well as
-the one that ran it. Refused (exit 2, nothing written) while it names a live process on this machine; a
-scheduler on another machine cannot be seen from here, so releasing its wave is the user's call, and the
-message says how old its last heartbeat is. One compare-and-swap commit with a ``Wavegit-Op: release W``
-trailer; a wave released already is exit 0 with nothing written.
+Each item the wave still holds gets what ``sync`` gives a wave whose scheduler is gone
+(``wavegit.sync.rules``; README, "A wave killed with kill -9"). The scheduler is judged from this clone's
+lock, else the wave's heartbeat (fetched first); a live process on this machine is refused (exit 2). One
+compare-and-swap commit with a ``Wavegit-Op: release W`` trailer; a wave released already is exit 0.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""``wavegit reopen ID --reason TEXT``: send an item back to ``todo`` with its attempts reset.
-
-For a ``failed``, ``blocked``, ``done`` or ``review`` item (or a ``todo`` one with attempts counted). The
-reason becomes its ``last_error``, which the next worker is told. One compare-and-swap commit with a
-``Wavegit-Op: reopen ID`` trailer; an item ``todo`` with no attempt counted is exit 0, nothing written.
+"""``wavegit reopen ID --reason TEXT``: send an item back to ``todo`` with its attempts reset, the reason as
+its ``last_error`` (README, "A stuck item, by hand").
 """
 
 from __future__ import annotations

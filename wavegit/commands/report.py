@@ -79,7 +79,8 @@ def report_path(repo: Repo, wave: str | None) -> Path:
         path = repo.report_file(wave_id, ".json")
         if path.is_file():
             return path
-        remote = config_remote(repo)
+        configured = config.load_config(repo.root, repo.cache_dir).remote
+        remote = configured if repo.has_remote(configured) else None
         fetched = shared_report.fetch(repo, remote, wave_id)
         if fetched is None:
             where = f" nor on {remote} ({shared_report.ref(wave_id)})" if remote else ""
@@ -91,12 +92,6 @@ def report_path(repo: Repo, wave: str | None) -> Path:
     if not found:
         raise UsageError(f"no wave report in {repo.reports_dir} yet (`wavegit run` writes one per wave)")
     return found[-1]
-
-
-def config_remote(repo: Repo) -> str | None:
-    """The configured remote, when this repository has it."""
-    remote = config.load_config(repo.root, repo.cache_dir).remote
-    return remote if repo.has_remote(remote) else None
 
 
 def text(rep: report.WaveReport) -> str:

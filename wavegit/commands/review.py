@@ -1,16 +1,11 @@
 """``wavegit review --event | --pr N --comment-id C``: act on a ``/wavegit retry|drop <id>`` PR comment.
 
-``--check --event`` only decides, in a job without secrets, whether the review job should run: it prints
-``obey: ...`` or ``ignore: ...`` (why), writes ``obey=true|false`` to ``$GITHUB_OUTPUT`` when set, and exits 0
-either way (:mod:`wavegit.github.review_check`: a command, on a wave PR of this repository, by someone with
-write permission asked through the API). It needs no checkout and a token that may read pull requests.
-
-``--event`` takes the PR and the comment from an ``issue_comment`` event in ``$GITHUB_EVENT_PATH``; other
-events, other actions than ``created`` and comments on plain issues are ignored (exit 0). The comment itself
-is always read back through the API. Exit 0 when the command was carried out, or was not a command, or
-came from someone without write access (who gets a polite reply); 1 when a retried item was not verified;
-2 for a malformed command, an unknown item or one not under review in the PR's wave (a reply says which).
-Runs in a checkout of the repository (``-C``), which provides the configuration, the worker and the remote.
+``--check --event`` only decides, in a job without secrets, whether the review job should run (prints
+``obey: ...`` or ``ignore: ...``, writes ``obey=true|false`` to ``$GITHUB_OUTPUT``, exit 0; docs/action.md).
+``--event`` reads an ``issue_comment`` event (others are ignored, exit 0); the comment itself is read back
+through the API. Exit 0 when carried out (or not a command, or not a writer's), 1 when a retried item was
+not verified, 2 when the command is refused (a reply says why). Runs in a checkout (``-C``): its config,
+worker and remote.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """``wavegit status [WAVE] [--all] [--json]``: the live state of waves run from this repository.
 
-Read from the waves' event logs (``<git dir>/wavegit/events/<wave>.jsonl``, written as each wave runs): by
-default the waves that have not finished, newest first, each item with its latest state and attempt; with
-WAVE, that wave; with ``--all``, every logged wave. A wave whose scheduler was killed never logs its end, so
-its lock (``wavegit.core.wavelock``) tells the rest: a lock naming a process that is gone says so, with the
-command that returns its claims, unless the tracker (fetched) shows them returned already (another clone's
-``sync`` or ``release``). With no lock (``sync`` and ``release`` remove it; ``collect`` never holds one),
-the process the log names tells: gone, the wave stopped without finishing and is listed only with ``--all``
-or WAVE (so is one whose claims were returned elsewhere); alive, it is running. A scheduler holds its lock
-from before its claim until after it logs its end.
+Read from the waves' event logs (``<git dir>/wavegit/events/<wave>.jsonl``); what is shown is README's "Item
+lifecycle". A killed scheduler never logs its end, so its lock (``wavegit.core.wavelock``, held from before
+its claim until after it logs its end) tells the rest, or without one the process its log names.
 """
 
 from __future__ import annotations

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.commands._profiles import unknown_profiles
-from wavegit.commands._workfile import TrackerText, read_tracker_text
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
-from wavegit.core.parsecache import blob_sha_of_bytes
+from wavegit.core.parsecache import blob_sha, blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
 from wavegit.model import plancache
 from wavegit.model.config import Config, load_config, protected_of
@@ -53,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
         checked = _read(args, repo, config)
         # The text is read only on a parse-cache miss, or to locate a profile the config lacks.
         # Strict, as a wave reads it; the planning columns (ids, workers) are all a valid tracker needs here.
-        cols = plancache.load_columns(checked.blob_sha, checked.read_text, _cache(repo), checked.display_path,
-                                      protected=protected_of(config))
+        cols = plancache.load_columns(checked.blob_sha, checked.read_text, repo.cache_dir if repo else None,
+                                      checked.display_path, protected=protected_of(config))
         count = len(cols.ids)
         if repo is not None:  # outside a repository there is no config to name profiles
             problems.extend(unknown_profiles(checked.read_text, checked.display_path, config,
@@ -69,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         tracker_json = None if checked is None else {
             "ref": checked.ref, "path": checked.display_path, "blob": checked.blob_sha}
         print(json.dumps({"ok": not problems, "items": count, "tracker": tracker_json,
-                          "problems": [_problem_json(p) for p in problems]}, indent=2))
+                          "problems": [{"path": p.path, "line": p.line, "col": p.col, "message": p.message,
+                                        "item": p.item_id, "hint": p.hint} for p in problems]}, indent=2))
         return EXIT_BAD_INPUT if problems else EXIT_OK
     if problems:
         raise ValidationError(problems)
@@ -95,13 +95,12 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
     """The tracker text to check and where it came from."""
     if args.file is not None:
         missing = f"check the path given to --file; it is read from {Path(args.directory).resolve()}"
-        text = read_tracker_text(Path(args.directory) / args.file, str(args.file), missing)
-        return _checked(text, None, "")
+        return _from_file(Path(args.directory) / args.file, str(args.file), missing, "")
     if repo is None:
         raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
     if args.worktree:
-        text = read_tracker_text(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config))
-        return _checked(text, None, f"the work tree's {config.tracker_path}")
+        return _from_file(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config),
+                          f"the work tree's {config.tracker_path}")
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=args.fetch)
     if blob_sha is None:
@@ -112,8 +111,23 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
                    store.source(blob_sha))
 
 
-def _checked(text: TrackerText, ref: str | None, shown: str) -> Checked:
-    return Checked(text.blob_sha, lambda: text.text, text.display_path, ref, shown)
+def _from_file(file: Path, display_path: str, missing_hint: str, shown: str) -> Checked:
+    """The tracker file ``file`` (the work tree's, or ``--file``); a missing file or undecodable bytes are
+    clear errors (exit 2)."""
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{display_path}: no such file ({missing_hint})") from None
+    except OSError as exc:
+        raise UsageError(f"{display_path}: cannot read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[:exc.start]
+        line, col = before.count(b"\n") + 1, len(before) - (before.rfind(b"\n") + 1) + 1
+        raise ValidationError([Problem(display_path, line, col, "not valid UTF-8 text", None,
+                                       "save the file as UTF-8")]) from None
+    return Checked(blob_sha(text), lambda: text, display_path, None, shown)
 
 
 def _worktree_hint(config: Config) -> str:
@@ -136,15 +150,6 @@ def _note_worktree_copy(repo: Repo, config: Config, store: GitStore, blob_sha: s
     if blob_sha_of_bytes(local) != blob_sha:
         print(f"note: checked the tracker at {store.target}; your work tree's {config.tracker_path} differs "
               "(`wavegit validate --worktree` checks it)", file=sys.stderr)
-
-
-def _problem_json(problem: Problem) -> dict[str, object]:
-    return {"path": problem.path, "line": problem.line, "col": problem.col, "message": problem.message,
-            "item": problem.item_id, "hint": problem.hint}
-
-
-def _cache(repo: Repo | None) -> Path | None:
-    return repo.cache_dir if repo is not None else None
 
 
 def _repo(args: argparse.Namespace) -> Repo | None:

@@ -1,9 +1,6 @@
-"""``wavegit work --wave W --item ID``: run one claimed item of a scaled-out wave; push its result branch.
-
-The item runs as in ``wavegit run`` (worktree, worker, ownership, test, retries) from the wave's base, and
-``wavegit/items/<W>/<ID>`` is pushed with the result (see ``wavegit.github.scaleout``). Exit 0 when the item
-was verified, 1 when not (the result is pushed either way, for ``wavegit collect``), 2 when the item is not
-claimed by that wave or the wave branch is missing, 3 over the day budget.
+"""``wavegit work --wave W --item ID``: run one claimed item of a scaled-out wave; push its result branch
+(:mod:`wavegit.github.scaleout`). Exit 0 when verified, 1 when not (the result is pushed either way), 2 when
+the item is not claimed by that wave or the wave branch is missing, 3 over the day budget.
 """
 
 from __future__ import annotations

@@ -81,27 +81,15 @@ ITEMS: tuple[DemoItem, ...] = (
 
 EDITS: dict[str, dict[str, str]] = {
     "PRICE-1": {
-        "shop/pricing.py": '''"""Prices."""
-
-
-def subtotal(prices: list[float]) -> float:
-    return round(sum(prices), 2)
-
+        "shop/pricing.py": FILES["shop/pricing.py"] + '''
 
 def discount(amount: float, percent: float) -> float:
     if not 0 <= percent <= 100:
         raise ValueError(f"percent must be between 0 and 100, got {percent}")
     return round(amount * (100 - percent) / 100, 2)
 ''',
-        "tests/test_pricing.py": '''import unittest
-
-from shop.pricing import discount, subtotal
-
-
-class SubtotalTest(unittest.TestCase):
-    def test_sums_and_rounds(self) -> None:
-        self.assertEqual(subtotal([0.1, 0.2]), 0.3)
-
+        "tests/test_pricing.py": FILES["tests/test_pricing.py"].replace("import subtotal",
+                                                                       "import discount, subtotal") + '''
 
 class DiscountTest(unittest.TestCase):
     def test_takes_the_percentage_off(self) -> None:
@@ -113,21 +101,8 @@ class DiscountTest(unittest.TestCase):
 ''',
     },
     "MONEY-2": {
-        "shop/money.py": '''"""Money formatting."""
-
-
-def money(amount: float) -> str:
-    return f"${amount:,.2f}"
-''',
-        "tests/test_money.py": '''import unittest
-
-from shop.money import money
-
-
-class MoneyTest(unittest.TestCase):
-    def test_two_decimals(self) -> None:
-        self.assertEqual(money(3.5), "$3.50")
-
+        "shop/money.py": FILES["shop/money.py"].replace(":.2f", ":,.2f"),
+        "tests/test_money.py": FILES["tests/test_money.py"] + '''
     def test_thousands_separators(self) -> None:
         self.assertEqual(money(1234567.891), "$1,234,567.89")
 ''',
@@ -153,12 +128,7 @@ class VatTest(unittest.TestCase):
     },
     # Correct code, but the worker also "tidies" README.md, which STOCK-6 does not own.
     "STOCK-6": {
-        "shop/stock.py": '''"""Stock levels."""
-
-
-def in_stock(levels: dict[str, int], sku: str) -> bool:
-    return levels.get(sku, 0) > 0
-
+        "shop/stock.py": FILES["shop/stock.py"] + '''
 
 def restock(levels: dict[str, int], sku: str, n: int) -> dict[str, int]:
     return {**levels, sku: levels.get(sku, 0) + n}
@@ -172,6 +142,7 @@ class RestockTest(unittest.TestCase):
     def test_adds_to_the_level(self) -> None:
         self.assertEqual(restock({"a": 1}, "a", 2), {"a": 3})
 ''',
-        "README.md": "# shop\n\nA tiny example project for the wavegit demo. Now with restocking!\n",
+        "README.md": FILES["README.md"].replace("demo.", "demo. Now with restocking!"),
     },
 }
+"""What the built-in worker writes per item: the project's files with its additions, or new ones."""

@@ -1,12 +1,8 @@
 """The GitHub Action's last step: a finished command becomes step outputs, a job summary and annotations.
 
-``action.yml`` runs the command with its stdout and stderr in files, then
-``python -m wavegit.github.action COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. This prints both back to the
-log (on stdout, between ``::stop-commands::`` fences: nothing in them is a workflow command), turns error
-lines into ``::error`` annotations (``path:line:col:`` lines point at the file), writes
-``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY`` when they are set, and exits with the step's exit code:
-the command's own, except 3 (halted or over budget), which is a warning and exits 0 — a HALT file or a
-budget ceiling is a stop someone asked for, not a broken workflow.
+``action.yml`` runs the command with its stdout and stderr in files, then ``python -m wavegit.github.action
+COMMAND EXIT_CODE STDOUT_FILE STDERR_FILE``. What comes out (the fenced log, the annotations, the outputs, the
+summary, the step's exit code: 3 passes with a warning) is docs/action.md, "Outputs" and "Exit codes".
 """
 
 from __future__ import annotations
@@ -49,12 +45,9 @@ def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def annotation(level: str, message: str, **properties: str) -> str:
-    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+    props = ",".join(f"{key}={escape_data(value).replace(':', '%3A').replace(',', '%2C')}"
+                     for key, value in properties.items())
     return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
 
 
@@ -103,16 +96,12 @@ def parse_plan(text: str) -> Plan:
     selected, skipped, sha = data.get("selected"), data.get("skipped"), data.get("tracker_sha")
     if not (isinstance(selected, list) and all(isinstance(i, str) for i in selected)):
         raise ValueError("'selected' is not a list of ids")
-    if not (isinstance(skipped, list) and all(_is_skip(s) for s in skipped)):
+    if not (isinstance(skipped, list) and all(isinstance(s, dict) and isinstance(s.get("id"), str)
+                                              and isinstance(s.get("reason"), str) for s in skipped)):
         raise ValueError("'skipped' is not a list of {id, reason}")
     if not isinstance(sha, str):
         raise ValueError("'tracker_sha' is not a string")
     return Plan(tuple(selected), tuple(Skip(s["id"], s["reason"]) for s in skipped), sha)
-
-
-def _is_skip(value: object) -> bool:
-    return (isinstance(value, dict) and isinstance(value.get("id"), str)
-            and isinstance(value.get("reason"), str))
 
 
 def _cell(text: str) -> str:

@@ -1,13 +1,9 @@
 """The worker's CLI for the GitHub Action: ``python -m wavegit.github.agent [VERSION]``.
 
-When the worker (``WAVEGIT_WORKER``, the action's ``worker`` input, else ``worker`` of the checkout's
-``.wavegit/config.yaml``) is a preset, this prints its executable and the npm package to install, at the
-pinned version of :data:`AGENT_PACKAGES` or at ``VERSION`` (the ``agent-version`` input); for any other
-worker it prints nothing. ``action.yml`` installs the package with npm unless the executable is on
-``PATH``. A ``VERSION`` that is not a version (it goes to npm) is exit 2 with one ``::error`` line.
-
-``python -m wavegit.github.agent --all`` prints every preset's executable and ``package@version`` at its pin,
-one a line: what ``.ci/install-agents`` installs for the tests, so CI and the Action run the same versions.
+For a preset worker (``WAVEGIT_WORKER``, else the checkout's config) it prints the executable and the npm
+package at its pin or at ``VERSION`` (``agent-version``), which ``action.yml`` installs unless the executable
+is on ``PATH`` (docs/action.md, "Installs"); nothing for any other worker. A ``VERSION`` that is not a version
+is exit 2 with one ``::error`` line. ``--all`` prints every preset's, for ``.ci/install-agents``.
 """
 
 from __future__ import annotations

@@ -277,6 +277,9 @@ class GitHubClient(PullRequests, TrackerFiles, Issues, Histories, Protocol):
 
 ACTIONS_BOT = "github-actions[bot]"
 """The login of every workflow's ``GITHUB_TOKEN``."""
+WRITERS = ("admin", "maintain", "write")
+"""The permissions whose holders wavegit obeys: a review command, an intake label (which asks to run agent
+code)."""
 
 
 def trusted_authors(configured: tuple[str, ...], client: PullRequests) -> tuple[str, ...]:
@@ -292,16 +295,6 @@ def trusted_authors(configured: tuple[str, ...], client: PullRequests) -> tuple[
     return configured if me == ACTIONS_BOT or me in configured else (*configured, me)
 
 
-def pr_state_for_sync(client: PullRequests, number: int) -> tuple[str, str | None]:
-    """(``open`` | ``merged`` | ``closed``, the merge commit when merged) of PR ``number``."""
-    pr = client.pr_info(number)
-    if pr.merged:
-        return "merged", pr.merge_sha
-    if pr.state not in ("open", "closed"):
-        raise GitHubError(f"unexpected answer from GitHub: PR #{number} has state {pr.state!r}")
-    return pr.state, None
-
-
 @dataclass(frozen=True)
 class SyncPullRequests:
     """Pull requests as ``wavegit sync`` asks about them (``wavegit.sync.rules.PullRequests``): their state,
@@ -311,7 +304,13 @@ class SyncPullRequests:
     marker: str
 
     def state(self, number: int) -> tuple[str, str | None]:
-        return pr_state_for_sync(self.client, number)
+        """(``open`` | ``merged`` | ``closed``, the merge commit when merged) of PR ``number``."""
+        pr = self.client.pr_info(number)
+        if pr.merged:
+            return "merged", pr.merge_sha
+        if pr.state not in ("open", "closed"):
+            raise GitHubError(f"unexpected answer from GitHub: PR #{number} has state {pr.state!r}")
+        return pr.state, None
 
     def mark_outcome(self, number: int, outcome: str) -> None:
         mark_report_outcome(self.client, number, self.marker, outcome)

@@ -1,16 +1,9 @@
 """A GitHub App's installation tokens, minted, refreshed and revoked by wavegit itself.
 
-With ``WAVEGIT_APP_ID`` and the App's private key (``WAVEGIT_APP_PRIVATE_KEY``, the PEM text, or
-``WAVEGIT_APP_PRIVATE_KEY_FILE``, a file holding it) in the environment, wavegit needs no token: PyGithub's
-App auth signs a JWT with the key, finds the App's installation on ``GITHUB_REPOSITORY`` (``GET
-/repos/{owner}/{repo}/installation``, or ``WAVEGIT_APP_INSTALLATION_ID``) and mints an installation token
-(``POST /app/installations/{id}/access_tokens``), minting a new one shortly before the current one
-expires (GitHub's last an hour; a wave may run longer). API calls take the current token on every request;
-git pushes and fetches take it through the one git layer (:func:`wavegit.core.git.set_remote_auth`), as an
-``http.<server>/.extraheader`` computed when each command starts, so a push after a four-hour wave still
-authenticates. At exit every token minted is revoked (``DELETE /installation/token``).
-
-Nothing is asked of GitHub until the first token is needed; :func:`from_env` only reads the environment.
+What is minted when, how pushes carry the current token and what is revoked at exit: docs/action.md, "Token
+or App". API calls take the current token on every request; git takes it through the one git layer
+(:func:`wavegit.core.git.set_remote_auth`). Nothing is asked of GitHub until the first token is needed;
+:func:`credentials_from_env` only reads the environment.
 """
 
 from __future__ import annotations

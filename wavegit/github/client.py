@@ -282,17 +282,15 @@ class PyGithubClient(GitHubClient):
 
     def _comments(self, number: int) -> list[tuple[Comment, IssueComment]]:
         # The issue object is lazy: listing its comments is the only request.
-        return [(self._comment(raw), raw) for raw in self._repo.get_issue(number).get_comments()]
+        return self._retry.call(f"list the comments of PR #{number}", lambda: [
+            (self._comment(raw), raw) for raw in self._repo.get_issue(number).get_comments()])
 
     def list_comments(self, number: int) -> list[Comment]:
-        return [c for c, _ in self._retry.call(f"list the comments of PR #{number}",
-                                                lambda: self._comments(number))]
+        return [c for c, _ in self._comments(number)]
 
     def _own_marked(self, number: int, marker: str) -> list[tuple[Comment, IssueComment]]:
         me = self.whoami()
-        return [(c, raw) for c, raw in self._retry.call(f"list the comments of PR #{number}",
-                                                         lambda: self._comments(number))
-                if c.author == me and c.body.startswith(marker)]
+        return [(c, raw) for c, raw in self._comments(number) if c.author == me and c.body.startswith(marker)]
 
     def upsert_report_comment(self, number: int, body: str, marker: str) -> Comment:
         if marker not in body:

@@ -1,26 +1,9 @@
 """The merge gate: believe a PR's wave report only when it is trustworthy, bound to the PR, and still true.
 
-The report is the wave's own report comment: a comment by a trusted author (``config.report_authors`` and
-our own token's identity, :func:`wavegit.github.api.trusted_authors`) that *starts*
-with the report marker (the report comment always does; a reply, or any comment that merely quotes the
-marker, does not; with several, the most recently edited wins). Every worker-supplied string in a comment
-wavegit posts is escaped, so no comment but the report can carry the marker at all.
-
-The report is then bound to the PR, and the gate fails, saying which binding failed, unless: the head
-branch is ``wavegit/<wave-id>`` of this repository (not a fork's) and its base the config's ``base_branch``
-(a PR retargeted to a branch of one's own would make that branch's merges believed); the report's wave is
-that wave and its PR this one; it describes the PR's current head; every item is verified, none violated
-its ownership, the wave succeeded; the tracker on the tracker branch holds exactly the reported items in
-``review`` for that wave and this PR; and the PR's real changed files (from the API, every page) are all
-owned by those items.
-Nothing from the PR is run.
-
-One other head keeps the report: one brought up to date with the base ("Update branch"), whose commits
-after the reported head are only merges of the base that change nothing beyond what the base brought
-(:mod:`wavegit.github.uptodate`); it passes only with a passing verdict of the tests run on exactly that
-head (:mod:`wavegit.github.verdict`, written by ``wavegit gate-test``). A merge queue's group is judged as
-the wave PR it adds, and must contain the reported head and add only owned paths
-(:func:`evaluate_merge_group`).
+The rules (the trusted report comment, its bindings to the PR, then the work) are docs/security.md, "Who the
+merge gate believes". A head brought up to date with the base keeps the report through
+:mod:`wavegit.github.uptodate` and a verdict of its merged result (:mod:`wavegit.github.verdict`); a merge
+queue's group is judged as the wave PR it adds (:func:`evaluate_merge_group`). Nothing from the PR is run.
 """
 
 from __future__ import annotations
@@ -54,23 +37,15 @@ class Unbound(Exception):
     """A binding of the report to the PR failed; the message says which."""
 
 
-def is_report(body: str) -> bool:
-    """Whether ``body`` is a report comment (it starts with the marker), not text that quotes one."""
-    return body.startswith(report_markdown.MARKER)
-
-
 def trusted_report(comments: Iterable[Comment], authors: Sequence[str]) -> Comment | None:
-    """The latest edited report comment (starting with the marker) by a trusted author."""
-    trusted = [c for c in comments if c.author in authors and is_report(c.body)]
+    """The latest edited report comment by a trusted author: one that starts with the marker, not text that
+    quotes one."""
+    trusted = [c for c in comments if c.author in authors and c.body.startswith(report_markdown.MARKER)]
     return max(trusted, key=lambda c: (c.updated_at, c.id), default=None)
 
 
 def _short(sha: str | None) -> str:
     return (sha or "nothing")[:12]
-
-
-def _listing(found: Sequence[str]) -> str:
-    return uptodate.listing(list(found))
 
 
 def _wave_of(pr: PullRequest, repository: str) -> WaveId:
@@ -134,7 +109,7 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: WaveId, number
     snapshot = store.read()
     where = f"the tracker on {config.tracker_branch}"
     if snapshot.text is None:
-        raise Unbound(f"not in {where}: {_listing(list(item_ids))}")
+        raise Unbound(f"not in {where}: {uptodate.listing(item_ids)}")
     try:
         loaded = tracker.loads(snapshot.text, strict=False)
     except ValidationError as exc:
@@ -142,21 +117,21 @@ def _owned_patterns(store: TrackerStore, config: Config, wave_id: WaveId, number
     reported = set(item_ids)
     missing = [i for i in item_ids if loaded.get(i) is None]
     if missing:
-        raise Unbound(f"not in {where}: {_listing(missing)}")
+        raise Unbound(f"not in {where}: {uptodate.listing(missing)}")
     items = [loaded.get(i) for i in item_ids]
     elsewhere = [f"{i.id} ({i.status}, wave {i.wave or 'none'})" for i in items
                  if i is not None and (i.status != Status.REVIEW or i.wave != wave_id)]
     if elsewhere:
-        raise Unbound(f"not in review for wave {wave_id} in {where}: {_listing(elsewhere)}")
+        raise Unbound(f"not in review for wave {wave_id} in {where}: {uptodate.listing(elsewhere)}")
     other_pr = [f"{i.id} ({'no PR' if i.pr is None else f'#{i.pr}'})" for i in items
                 if i is not None and i.pr != number]
     if other_pr:
-        raise Unbound(f"not recorded for PR #{number} in {where}: {_listing(other_pr)}")
+        raise Unbound(f"not recorded for PR #{number} in {where}: {uptodate.listing(other_pr)}")
     unreported = [i.id for i in loaded.items
                   if i.wave == wave_id and i.status == Status.REVIEW and i.id not in reported]
     if unreported:
         raise Unbound(f"in review for wave {wave_id} in {where} but not in the report: "
-                      f"{_listing(unreported)}")
+                      f"{uptodate.listing(unreported)}")
     return [pattern for i in items if i is not None for pattern in i.owns]
 
 
@@ -188,10 +163,10 @@ def _judge(client: GateClient, pr: PullRequest, config: Config,
                       "limit; the gate cannot check them")
     unverified = [item.id for item in wave.items if not item.verified]
     if unverified:
-        raise Unbound(f"not verified: {_listing(unverified)}")
+        raise Unbound(f"not verified: {uptodate.listing(unverified)}")
     violated = [item.id for item in wave.items if item.ownership_violations]
     if violated:
-        raise Unbound(f"ownership violated by {_listing(violated)}")
+        raise Unbound(f"ownership violated by {uptodate.listing(violated)}")
     if not wave.success:
         raise Unbound(f"wave {wave.wave_id} did not succeed (wave test or tracker update failed)")
     patterns = _owned_patterns(store, config, wave.wave_id, pr.number, [item.id for item in wave.items])
@@ -202,7 +177,8 @@ def _judge(client: GateClient, pr: PullRequest, config: Config,
 def _require_owned(paths: Iterable[str], patterns: Sequence[str]) -> None:
     outside = [path for path in paths if not any(matches(pattern, path) for pattern in patterns)]
     if outside:
-        raise Unbound(f"{len(outside)} changed file(s) outside the wave's ownership: {_listing(outside)}")
+        raise Unbound(f"{len(outside)} changed file(s) outside the wave's ownership: "
+                      f"{uptodate.listing(outside)}")
 
 
 def _require_tested(pr: PullRequest, wave: report.WaveReport, merges: Sequence[str],

@@ -19,14 +19,10 @@ from wavegit.github.api import settings_from_env
 from wavegit.github.client import PyGithubClient
 
 
-def noreply_email(login: str, user_id: int) -> str:
-    return f"{user_id}+{login}@users.noreply.github.com"
-
-
 def commit_identity(client: PyGithubClient) -> tuple[str, str]:
     """(name, email) of the token's own account."""
     login = client.whoami()
-    return login, noreply_email(login, client.user_id(login))
+    return login, f"{client.user_id(login)}+{login}@users.noreply.github.com"
 
 
 def main() -> int:
@@ -42,7 +38,6 @@ def main() -> int:
     print(name)
     print(email)
     return EXIT_OK
-
 
 
 if __name__ == "__main__":

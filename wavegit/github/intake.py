@@ -22,8 +22,6 @@ PROMPT, OWNS, TEST, PRIORITY = "Prompt", "Owned paths", "Test command", "Priorit
 NO_RESPONSE = "_No response_"
 REPLY_MARKER = "<!-- wavegit:intake v1 -->"
 """Marks wavegit's one reply on an issue (edited in place on later runs, never posted twice)."""
-WRITERS = ("admin", "maintain", "write")
-"""Whose label wavegit obeys: a label is how an issue asks to run agent code."""
 
 
 def changed_since(issue: Issue, labelled_at: datetime) -> bool:

@@ -1,20 +1,11 @@
 """A wave on GitHub: its pull request, its report comment and its gate status.
 
-Used by ``wavegit run``, ``wavegit collect`` and ``wavegit review`` when ``GITHUB_TOKEN`` and
-``GITHUB_REPOSITORY`` are set; without them nothing here runs and waves stay local. A :class:`Publisher` is
-the wave's ``Delivery`` (``wavegit.engine.pipeline``), called in the wave's order: after the push,
-:meth:`Publisher.open_pr` opens (or finds and updates) the pull request of ``wavegit/<wave>`` against
-``base_branch``, so that the record commit already carries ``pr: N``; after the record,
-:meth:`Publisher.post_report` writes the report comment (one per PR, edited in place, describing the head it
-names) and runs the merge gate, whose ``wavegit/gate`` status branch protection can require. The gate runs
-here because a pull request opened with the Actions token starts no ``pull_request`` workflow; for the same
-reason, publishing with that token starts the repository's ``ci_workflows`` on the wave branch
-(:meth:`Publisher.start_ci`). That is at most 10 API requests per wave, whatever its size: 2-3 for the pull
-request, 3 for the comment, 4 for the gate (and one per CI workflow started).
-
-No failure to build the comment leaves a PR without its report: the comment always fits GitHub's limit
-(:func:`wavegit.model.report.to_markdown` shortens it), and should rendering fail anyway, a minimal failed
-report (the wave, its head, no items: the gate fails it) is posted instead, saying why.
+A :class:`Publisher` is the wave's ``Delivery`` (``wavegit.engine.pipeline``) when GitHub is configured:
+after the push :meth:`Publisher.open_pr` opens (or updates) the PR of ``wavegit/<wave>``, so the record
+commit carries ``pr: N``; after the record :meth:`Publisher.post_report` writes the report comment (one per
+PR, edited in place), starts ``ci_workflows`` when publishing as the Actions bot and runs the gate here
+(docs/action.md, "Why the wave job gates its own PR"): at most 10 API requests per wave, whatever its size,
+plus one per CI workflow. Should rendering the comment fail, a minimal failed report is posted instead.
 """
 
 from __future__ import annotations
@@ -91,7 +82,6 @@ class Publisher:
         self.client.upsert_report_comment(number, report_body(rep), report_markdown.MARKER)
         gate.run_gate(self.client, number, self.config, self.store)
         return number
-
 
     def start_ci(self, rep: WaveReport) -> None:
         """Start the ``ci_workflows`` on the wave branch when we publish as ``github-actions[bot]``: GitHub

@@ -131,7 +131,7 @@ class Retrier:
         if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
             # Reset is whole epoch seconds; half a second more avoids waking just before it.
             return max(int(reset) - time.time(), 0.0) + 0.5
-        if status == 429 or (status == 403 and _is_rate_limit(_message(exc))):
+        if status == 429 or (status == 403 and "rate limit" in _message(exc).lower()):
             return self.policy.secondary_wait_s * 2.0 ** (attempt - 1)
         if status >= 500:
             return self._backoff(attempt)
@@ -146,7 +146,7 @@ class Retrier:
         if status in (409, 422) and RULE_VIOLATIONS in message:
             rules = [line.strip().removeprefix("- ") for line in message.splitlines()[1:] if line.strip()]
             return GitHubRuleViolation(self._scrub(ruleset_refusal(what, rules)), status)
-        if status == 409 or (status == 422 and _is_stale_write(message)):
+        if status == 409 or (status == 422 and any(phrase in message.lower() for phrase in _STALE_WRITE)):
             return GitHubConflict(text, status)
         if status == 401:
             return GitHubError(f"{text} (check GITHUB_TOKEN)", status)
@@ -191,13 +191,3 @@ def _message(exc: object) -> str:
 # What GitHub says when a write lost a race: a ref moved ("Update is not a fast forward"), or a file was
 # created since we read it absent (a create without "sha": '"sha" wasn't supplied'). 409 is always one.
 _STALE_WRITE = ("not a fast forward", '"sha" wasn\'t supplied', "does not match")
-
-
-def _is_stale_write(message: str) -> bool:
-    lowered = message.lower()
-    return any(phrase in lowered for phrase in _STALE_WRITE)
-
-
-def _is_rate_limit(message: str) -> bool:
-    lowered = message.lower()
-    return "rate limit" in lowered

@@ -1,36 +1,26 @@
 """Review commands in pull request comments: ``/wavegit retry <id>`` and ``/wavegit drop <id>``.
 
-The first line of a comment that starts with ``/wavegit`` is the command; a comment without one is not
-for wavegit (nothing happens). Only a user whose permission (asked through the API) is write, maintain or
-admin is obeyed; anyone else gets a polite reply and nothing changes. Only ``review`` items of the PR's
-wave can be named (the PR's head branch is ``wavegit/<wave>``); anything else gets a reply saying why.
+The first line of a comment that starts with ``/wavegit`` is the command. Only a writer (permission asked
+through the API) is obeyed, and only about a ``review`` item of the PR's wave; anyone else gets a reply.
 
-- **retry** runs the item again exactly as a wave does (``wavegit.github.scaleout.run_item``: a fresh worktree
-  from the wave's base, its worker, ownership check and test). Verified: the wave branch is rebuilt from
-  the base with every item's own change in order, the item's replaced; the item's ``attempts`` and
-  ``cost`` are recorded. Not verified: the branch and the item's status stay as they were, its ``cost``
-  is recorded, the reply says why. Every tracker commit of a command carries a ``Wavegit-Cost`` trailer,
-  so the day budget counts what retries spend.
-- **drop** rebuilds the wave branch without the item's change and returns the item to ``todo`` (one
-  compare-and-swap commit). The only item of a wave cannot be dropped: close the PR instead.
-- Both **refuse** (reply, exit 2, nothing changed) when the wave branch carries commits wavegit did not
-  make: any after the head the report describes (an "Update branch" merge of the base, a person's push)
-  or without a ``Wavegit-Item`` trailer. The rebuild would drop them; human commits are never carried
-  over nor silently dropped. The reply names them and says what to do.
+- **retry** runs the item again as a wave does (:func:`wavegit.github.scaleout.run_item`). Verified: the
+  wave branch is rebuilt from the base with every item's own change in order, the item's replaced, and its
+  ``attempts`` and ``cost`` recorded; not verified: only its ``cost`` is recorded.
+- **drop** rebuilds the wave branch without the item and returns it to ``todo``; a wave's only item cannot
+  be dropped (close the PR instead).
 
-The rebuilt branch replaces the old one with a lease (``--force-with-lease`` on the tip that was read),
-``wave_test`` runs on it, and the report comment is updated (and the gate re-run) for the new head. Every
-reply carries a hidden marker naming the command's comment, so a retried run never replies twice; it is
-the only marker a reply carries: what a reply quotes (a worker's error naming its files, a branch name) is
-escaped, so a file named like the report marker cannot make a reply pass for the report. A writer's earlier
-command that no run answered (the workflow's concurrency group cancelled its waiting run for a newer one)
-gets a reply saying it was superseded and not run.
+Both refuse a branch holding commits wavegit did not make, and a command superseded while it waited is
+answered (docs/action.md). The rebuilt branch replaces the old one with a lease on the tip that was read;
+``wave_test`` runs on it and the report comment and gate follow the new head. Every tracker commit carries
+a ``Wavegit-Cost`` trailer for the day's budget. A reply's only marker names the command's comment (a
+retried run never replies twice); whatever it quotes is escaped, so no reply passes for the report.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -45,9 +35,9 @@ from wavegit.engine.outcome import item_report, item_update, wave_succeeded
 from wavegit.engine.runs import Attempt, ItemRun, utc_now
 from wavegit.engine.wave import collect
 from wavegit.github import gate
-from wavegit.github.api import Comment, GitHubClient, trusted_authors
+from wavegit.github.api import WRITERS, Comment, GitHubClient, trusted_authors
 from wavegit.github.publish import Publisher
-from wavegit.github.review_check import WRITERS, has_command
+from wavegit.github.review_check import has_command
 from wavegit.github.scaleout import remote_wave_tip, run_item, wave_items
 from wavegit.model import lifecycle, report, report_markdown, tracker
 from wavegit.model.config import Config
@@ -228,30 +218,23 @@ class Rebuild:
         r = self.reviewer
         run = run_item(r.repo, r.config, r.store, self.wave_id, item, self.base, self.snapshot)
         if not run.verified:
-            self._record_spend(item, run.cost)
+            if run.cost > 0:  # it still spent: the cost goes on the item, the branch and status stay
+                self._write(item.id, f"retry {item.id} in wave {self.wave_id}: not verified", run.cost,
+                            lambda current: {"cost": round(current.cost + run.cost, 6)})
             why = report_markdown.quote(run.error)
             return EXIT_WORK_FAILED, (f"the retry of `{item.id}` was not verified ({why}); the wave branch "
                                       "and the item's status are unchanged (its cost is recorded).")
         runs = [run if other.id == item.id else self._delivered(other) for other in self.members
                 if other.id in self.on_branch]
         rep = self._push_and_report(runs, f"{item.id} retried (`/wavegit retry` by @{author})", run)
-        pr = self.number
-
-        def apply(snapshot: Snapshot) -> Change | None:
-            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
-            if snapshot.text is None or current is None or current.wave != self.wave_id:
-                return None
-            update = item_update(run, current, r.config, utc_now(), pr)
-            return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
-
-        trailers = f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n{budget.cost_trailer(run.cost)}"
-        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}\n\n{trailers}")
+        self._write(item.id, f"retry {item.id} in wave {self.wave_id}", run.cost, lambda current: (
+            item_update(run, current, r.config, utc_now(), self.number).fields
+            if current.wave == self.wave_id else None))
         self._post(rep)
         return EXIT_OK, (f"retried `{item.id}`: verified; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
 
     def drop(self, item: tracker.Item, author: str) -> tuple[int, str]:
-        r = self.reviewer
         kept = [other for other in self.members if other.id in self.on_branch and other.id != item.id]
         if not kept:
             raise Refused(f"`{item.id}` is the only item of wave `{self.wave_id}`; close the pull request "
@@ -259,36 +242,26 @@ class Rebuild:
         rep = self._push_and_report([self._delivered(other) for other in kept],
                                     f"{item.id} dropped (`/wavegit drop` by @{author})", None)
         reason = f"dropped from PR #{self.number} by @{author}"
-
-        def apply(snapshot: Snapshot) -> Change | None:
-            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
-            if snapshot.text is None or current is None or current.wave != self.wave_id:
-                return None
-            update = lifecycle.reopen(reason, report.utc_timestamp())
-            return Change(tracker.set_fields(snapshot.text, item.id, update.fields))
-
-        mutate(r.store, apply, message=f"wavegit: drop {item.id} from wave {self.wave_id}\n\n"
-                                       f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
-                                       f"{budget.cost_trailer(0.0)}")
+        self._write(item.id, f"drop {item.id} from wave {self.wave_id}", 0.0, lambda current: (
+            lifecycle.reopen(reason, report.utc_timestamp()).fields
+            if current.wave == self.wave_id else None))
         self._post(rep)
         return EXIT_OK, (f"dropped `{item.id}`: it is back to todo; `{rep.branch}` is now at "
                          f"{(rep.head_sha or '')[:12]}.")
 
-    def _record_spend(self, item: tracker.Item, usd: float) -> None:
-        """A retry that was not verified still spent: its cost goes on the item, in a commit carrying the
-        ``Wavegit-Cost`` trailer the day's budget sums (the branch and the item's status stay)."""
+    def _write(self, item_id: str, subject: str, usd: float,
+               fields_of: Callable[[tracker.Item], Mapping[str, object | None] | None]) -> None:
+        """One tracker commit setting ``fields_of(item)`` on the item as the tracker holds it then (nothing
+        when it is gone or ``fields_of`` gives None), with the trailers the day's budget sums."""
         r = self.reviewer
-        if usd <= 0:
-            return
 
         def apply(snapshot: Snapshot) -> Change | None:
-            current = load_tracker(snapshot, r.repo, r.config).get(item.id)
-            if snapshot.text is None or current is None:
+            current = load_tracker(snapshot, r.repo, r.config).get(item_id)
+            if snapshot.text is None or current is None or (fields := fields_of(current)) is None:
                 return None
-            return Change(tracker.set_fields(snapshot.text, item.id, {"cost": round(current.cost + usd, 6)}))
+            return Change(tracker.set_fields(snapshot.text, item_id, fields))
 
-        mutate(r.store, apply, message=f"wavegit: retry {item.id} in wave {self.wave_id}: not verified\n\n"
-                                       f"{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
+        mutate(r.store, apply, message=f"wavegit: {subject}\n\n{wavebranch.TRAILER_WAVE}: {self.wave_id}\n"
                                        f"{budget.cost_trailer(usd)}")
 
     def _delivered(self, item: tracker.Item) -> ItemRun:

@@ -13,16 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wavegit.attempts import wavebranch
-from wavegit.github.api import PullRequests
+from wavegit.github.api import WRITERS, PullRequests
 
 
 @dataclass(frozen=True)
 class Verdict:
     obey: bool
     reason: str
-
-
-WRITERS = ("admin", "maintain", "write")
 
 
 def has_command(body: str) -> bool:

@@ -1,31 +1,25 @@
-"""Scale-out: a wave's items on many runners (``wavegit claim`` -> ``wavegit work`` per item -> ``collect``).
+"""Scale-out: a wave's items on many runners (``wavegit claim`` -> ``wavegit work`` per item -> ``collect``;
+the workflow: docs/action.md, "Fan-out: the matrix").
 
-- **claim** is the wave's usual claim (one compare-and-swap commit), then the wave branch ``wavegit/<W>`` is
-  pushed at the wave's base, so every runner starts its item from the same commit. It prints a GitHub
-  Actions matrix ``{"include": [{"item": ID}, ...]}`` with the wave id beside it (at most
-  :data:`MAX_MATRIX_JOBS` items: GitHub's limit of jobs per matrix).
-- **work** runs one claimed item exactly as ``wavegit run`` runs each item (``Wave.run_items``: fresh
-  worktree, worker, ownership check, test, retries with feedback) and pushes its item branch
-  ``wavegit/items/<W>/<ID>`` (forced: a re-run replaces it). The branch holds ONE commit on the base: the
-  verified change (or, when the item was not verified, the base's own tree). Its message is
-  ``wavegit result: <ID> in <W>`` and then a paragraph ``Wavegit-Result-Json: {...}``: the attempts as the
-  report and the tracker record need them (numbers, exit codes, costs, errors, files, the item commit's
-  message) plus the tails of the last attempt's logs. No ``Wavegit-Item`` trailer: sync and the pre-push
-  hook do not take it for a delivered item.
-- **collect** fetches those branches and finishes the wave like ``wavegit run`` does after its items ran
-  (``engine.pipeline.run_claimed``, :class:`ResultBranches` its item source): combine the verified commits
-  in tracker order, run ``wave_test``, push, record, open the PR, post the report. An item without a result
-  branch goes back to ``todo`` (attempts unchanged), like an item that never started. Once the wave is
-  recorded, it deletes the result branches it read (with a lease: one pushed since is kept).
+- **claim** is the wave's usual claim, then pushes ``wavegit/<W>`` at the wave's base, where every runner
+  starts its item.
+- **work** runs one claimed item as ``wavegit run`` runs each item and pushes (forced) its item branch
+  ``wavegit/items/<W>/<ID>``: ONE commit on the base, holding the verified change (or the base's own tree),
+  whose message ``wavegit result: <ID> in <W>`` carries ``Wavegit-Result-Json: {...}``, the attempts as the
+  report and the tracker record need them plus the last logs' tails. No ``Wavegit-Item`` trailer: sync and
+  the hook do not take it for a delivered item.
+- **collect** finishes the wave like ``wavegit run`` (``engine.pipeline.run_claimed`` with
+  :class:`ResultBranches` as its item source); an item without a result branch goes back to ``todo`` as one
+  that never started. Once the wave is recorded it deletes the result branches it read, with a lease.
 
-The wave budget (``budget.wave_usd``) applies per runner here; the day budget is checked by every runner.
+The wave budget (``budget.wave_usd``) applies per runner; the day budget is checked by every runner.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -101,11 +95,11 @@ def claim_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: in
 # -- one item -----------------------------------------------------------------------------------------------
 
 def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, item: tracker.Item, base: str,
-             snapshot: Snapshot, *, events: Events | None = None) -> ItemRun:
+             snapshot: Snapshot) -> ItemRun:
     """Run one item of a claimed wave from ``base`` the way a wave runs each of its items."""
     day_spent = budget.check_day(config.budget, repo.root, snapshot.commit, utc_now())
     claimed = earlier_claim(wave_id, (item,), snapshot, day_spent)
-    wave = Wave(repo, config, store, claimed, base, events=events)
+    wave = Wave(repo, config, store, claimed, base)
     run = ItemRun(item)
     try:
         wave.run_items([run])
@@ -116,13 +110,13 @@ def run_item(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, i
 
 
 def work(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, item_id: str, *,
-         events: Events | None = None, bundle: Path | None = None) -> ItemRun:
+         bundle: Path | None = None) -> ItemRun:
     """``wavegit work``: run a claimed item and push its result branch, or with ``bundle`` write it there
     as a git bundle (for a job whose token cannot push: the collecting job fetches it)."""
     snapshot = store.read()
     item = _claimed_item(load_tracker(snapshot, repo, config), wave_id, item_id)
     base = remote_wave_tip(repo, config, wave_id)
-    run = run_item(repo, config, store, wave_id, item, base, snapshot, events=events)
+    run = run_item(repo, config, store, wave_id, item, base, snapshot)
     tree = git.tree_of(repo.root, run.commit or base)
     message = f"wavegit result: {item.id} in {wave_id}\n\n{RESULT_KEY}: {encode_result(run, base)}\n"
     commit = git.commit_tree(repo.root, tree, [git.CommitSha(base)], message)
@@ -151,23 +145,22 @@ def _claimed_item(loaded: tracker.Tracker, wave_id: WaveId, item_id: str) -> tra
 # -- the result JSON ----------------------------------------------------------------------------------------
 
 def encode_result(run: ItemRun, base: str) -> str:
-    """One line of JSON: the item's attempts, why it stopped, its last logs' tails."""
-    attempts = []
-    for attempt in run.attempts:
-        data: dict[str, object] = {}
-        for spec in fields(Attempt):
-            value = getattr(attempt, spec.name)
-            if isinstance(value, datetime):
-                value = report.utc_timestamp(value)
-            elif isinstance(value, Path):
-                value = value.name
-            data[spec.name] = value
-        attempts.append(data)
+    """One line of JSON: the item's attempts (times as the report writes them, logs by file name), why it
+    stopped, its last logs' tails."""
     last = run.attempts[-1] if run.attempts else None
     logs = (last.log_path, last.test_log_path) if last is not None else ()
     tails = {path.name: runner.log_tail(path, REPORT_TAIL_LINES) for path in logs if path is not None}
+
+    def plain(value: object) -> str:
+        if isinstance(value, datetime):
+            return report.utc_timestamp(value)
+        if isinstance(value, Path):
+            return value.name
+        raise TypeError(f"{type(value).__name__} in a result")
+
     return json.dumps({"format": RESULT_FORMAT, "base": base, "not_started": run.not_started,
-                       "attempts": attempts, "tails": tails}, separators=(",", ":"), ensure_ascii=True)
+                       "attempts": [asdict(attempt) for attempt in run.attempts], "tails": tails},
+                      separators=(",", ":"), ensure_ascii=True, default=plain)
 
 
 @dataclass(frozen=True)
@@ -232,8 +225,7 @@ NO_RESULT = "not started: no result from `wavegit work` (the runner did not fini
 
 
 def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, *, push: bool = True,
-            delivery: Delivery | None = None, events: Events | None = None,
-            bundles: Path | None = None) -> WaveOutcome:
+            delivery: Delivery | None = None, bundles: Path | None = None) -> WaveOutcome:
     """``wavegit collect``: finish a scaled-out wave from its item branches (see the module docstring);
     with ``bundles``, from the ``<ITEM>.bundle`` files ``wavegit work --bundle`` wrote (found under it)."""
     snapshot = store.read()
@@ -251,7 +243,7 @@ def collect(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, *,
     rep = report.WaveReport(wave_id=wave_id, base_sha=base, started_at=report.utc_timestamp(started),
                             budget=report.BudgetReport(wave_usd_limit=config.budget.wave_usd,
                                                        day_usd_limit=config.budget.day_usd))
-    events = events or NoEvents()
+    events = NoEvents()
     outcome = run_claimed(repo, config, store, earlier_claim(wave_id, items, snapshot, 0.0), rep,
                           source=ResultBranches(repo, base, tracking), delivery=delivery or NoDelivery(),
                           options=WaveOptions(push=push, events=events))

@@ -1,18 +1,14 @@
 """A wave PR brought up to date with its base ("Update branch"): which merges lie between the reported head
-and the PR's head, and whether each only brings in the base branch.
-
-GitHub's "Update branch" (and ``git merge <base>`` on the wave branch) adds a merge commit whose first
-parent is the old head and whose second parent is on the base branch. Such a head keeps the wave's report
-when, walking first parents from the PR head back to the report's head, every commit is such a merge, its
-second parent is the base branch's head or one of its ancestors, and it changes no path beyond what the base
-brought: no path differs from both of its parents (a conflict resolved by hand, an edit slipped into the
-merge, or the base and the wave changing one file: all fail closed). The merged result is a new tree, so
-the gate also wants the wave test to have passed on it (:mod:`wavegit.github.verdict`).
+and the PR's head, and whether each only brings in the base branch (docs/security.md, "Who the merge gate
+believes"). Walking first parents back to the reported head, every commit must be a merge whose second
+parent is on the base branch and which changes no path that differs from both of its parents (a conflict
+resolved by hand, an edit slipped in, or both sides changing one file: all fail closed).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from wavegit.github.api import Histories
 
@@ -30,7 +26,7 @@ def _short(sha: str) -> str:
     return sha[:12]
 
 
-def listing(found: list[str]) -> str:
+def listing(found: Sequence[str]) -> str:
     """The first :data:`SHOWN_PATHS` of ``found``, the rest counted: for a one-line reason (a path with a
     line break or another control character in its name is quoted, JSON style)."""
     shown = ", ".join(path if path.isprintable() else json.dumps(path) for path in found[:SHOWN_PATHS])

@@ -1,21 +1,8 @@
 """Backlogs from other tools, read as tracker items (``wavegit import FILE --from SOURCE``).
 
-Three sources, one record shape (the JSON tracker of the "aesop" wave scheduler): ``slug``, ``prompt``,
-``ownsFiles``, ``testCmd``, ``priority`` (``P0``..``P3``), ``status``, ``createdAt``, ``notes``, ``id``,
-``dependsOn`` (or ``depends_on``: ids or slugs of items of the tracker or of the file), and the tracker's
-own ``estimate_s``, ``worker`` and ``issue``: every key of an item a backlog can give. wavegit's
-bookkeeping (``wave``, ``attempts``, ``pr``, ...) is not imported.
-
-- ``aesop``: a JSON file, an object with ``items`` or a bare list of records;
-- ``jsonl``: one record per line;
-- ``csv``: a header row naming columns (the record keys, or wavegit's: ``owns``, ``test``, ``created_at``,
-  ``title``, ``depends_on``), ``ownsFiles``, ``notes`` and ``dependsOn`` separated by ``;`` within their cell.
-
-Each record becomes an :class:`~wavegit.model.tracker.Item`: ``slug`` is its title and, without an ``id``,
-gives it one (made a valid id, unique); paths lose ``./`` and turn ``\\`` into ``/``; a missing priority is
-``P3`` (as the source treats it); ``in_progress`` becomes ``todo`` with a note (nothing runs it any more);
-items are returned oldest first by ``createdAt`` (those without keep their order, after the rest). Every
-problem of every record is collected, each with the source's line and column, before anything is returned.
+Three sources (``aesop``: a JSON object with ``items`` or a bare list; ``jsonl``; ``csv``), one record shape;
+how each key becomes an item's is README's "Bringing work in". Every problem of every record is collected,
+each with the source's line and column, before anything is returned; items come oldest first.
 """
 
 from __future__ import annotations
@@ -310,9 +297,7 @@ def _aesop_records(text: str, path: str) -> Read:
     repeated = [key for n, key in enumerate(keys) if key in keys[:n]]
     if repeated:
         raise ValidationError([Problem(path, 1, 1, f"the key {repeated[0]!r} appears more than once")])
-    if isinstance(data, dict) and not isinstance(data.get("items"), list):
-        raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
-    if not isinstance(data, (dict, list)):
+    if not isinstance(data.get("items") if isinstance(data, dict) else data, list):
         raise ValidationError([Problem(path, 1, 1, 'expected a list of items or an object with "items"')])
     return _records(text, path, list(_element_starts(text, isinstance(data, dict))))
 
@@ -397,7 +382,8 @@ def _jsonl_records(text: str, path: str) -> Read:
 
 
 def _csv_records(text: str, path: str) -> Read:
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: a quote left open runs to the end of the file, which is an error, not one long last cell.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -414,11 +400,13 @@ def _csv_records(text: str, path: str) -> Read:
         raise ValidationError([Problem(path, 1, 1, f"the column {repeated[0]!r} appears more than once")])
     records: list[Record] = []
     problems: list[Problem] = []
+    start = reader.line_num + 1
     try:
         for row in reader:
+            # A row's own first line: a quoted cell may span several.
+            line, start = start, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
-            line = reader.line_num
             if len(row) > len(columns):
                 problems.append(Problem(path, line, 1, f"{len(row)} cells; the header has {len(columns)}"))
                 continue
@@ -432,7 +420,10 @@ def _csv_records(text: str, path: str) -> Read:
                     fields[name] = _cell_number(name, cell)
             records.append(Record(fields, line, 1, renamed))
     except csv.Error as exc:
-        problems.append(Problem(path, reader.line_num, 1, f"not CSV: {exc}"))
+        unclosed = str(exc) == "unexpected end of data"
+        problems.append(Problem(path, start if unclosed else reader.line_num, 1,
+                                "a quote opened in this row is not closed before the end of the file"
+                                if unclosed else f"not CSV: {exc}"))
     return records, problems
 
 

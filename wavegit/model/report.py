@@ -18,8 +18,6 @@ from wavegit.core import jsondecode
 from wavegit.core.git import WaveId
 from wavegit.core.terminal import inert_json
 
-# GitHub refuses comments over 65536 characters; leave room for the API's own accounting.
-
 _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)")
 
 
@@ -206,9 +204,3 @@ class WaveReport:
     def total_cost(self) -> float | None:
         costs = [item.cost for item in self.items if item.cost is not None]
         return sum(costs) if costs else None
-
-
-# ---------------------------------------------------------------------------------------------- Markdown
-
-# Markdown punctuation that could start emphasis, code, links, tables or headings: written as
-# numeric references so report text renders literally.

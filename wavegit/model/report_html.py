@@ -80,18 +80,15 @@ _HEAD = ("item", "title", "status", "verified", "reason", "attempts", "duration"
          "ownership violations", "error")
 
 
-def _facts(report: WaveReport) -> list[str]:
-    return [*facts(report), f"phase {_e(report.phase)}", f"exit {report.exit_code}",
-            f"started {_e(report.started_at)}", f"finished {_e(report.finished_at or '—')}"]
-
-
 def to_html(report: WaveReport) -> str:
     """The page: summary, timeline, item table, reasons (halt, ceiling, error), notes, skipped items, the
     wave test's and items' log tails."""
     outcome = ('<span class="ok">success</span>' if report.success
                else '<span class="bad">failed</span>')  # as the PR comment says it
     body = [f"<h1>wavegit wave <code>{_e(report.wave_id)}</code>: {outcome}</h1>",
-            "<p>" + " · ".join(_facts(report)) + "</p>"]
+            "<p>" + " · ".join([*facts(report), f"phase {_e(report.phase)}", f"exit {report.exit_code}",
+                                f"started {_e(report.started_at)}",
+                                f"finished {_e(report.finished_at or '—')}"]) + "</p>"]
     stops = [(label, value) for label, value in (("error", report.error), ("halted", report.halt_reason),
                                                  ("over budget", report.ceiling_reason)) if value]
     body += [f"<p><strong>{label}:</strong> {_e(value)}</p>" for label, value in stops]

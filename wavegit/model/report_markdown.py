@@ -40,21 +40,14 @@ def _text(value: object) -> str:
     return _MD_ACTIVE.sub(lambda m: f"&#{ord(m.group())};", flat)
 
 
-def _prose(value: object) -> str:
-    """:func:`_text` for the report's notes, which may carry a worker's words (a cost file's value): an ``@``
-    gets a zero-width space after it, so GitHub makes no @mention (a notification) of ``@team`` in them."""
-    return _text(value).replace("@", "@&#8203;")
-
-
 def _code(value: object) -> str:
     return f"<code>{_text(value)}</code>"
 
 
-def quote(value: object, limit: int = 500) -> str:
-    """``value`` (worker- or tracker-supplied) as inert inline code, at most ``limit`` characters of it:
+def quote(value: object) -> str:
+    """``value`` (worker- or tracker-supplied) as inert inline code, at most ``SHOWN_TEXT`` characters of it:
     for any comment wavegit posts (a reply quoting a file name cannot carry a marker or a tag)."""
-    text = str(value)
-    return _code(text if len(text) <= limit else text[:limit - 1] + "…")
+    return _code(_clipped(str(value)))
 
 
 def _money(usd: float | None) -> str:
@@ -203,7 +196,9 @@ def _summary(report: WaveReport) -> list[str]:
         extra.append(f"Over budget: {reached}; no new attempts were started.")
     if not report.tracker_updated:
         extra.append("The tracker update did not land.")
-    extra.extend(_prose(_clipped(note)) for note in report.notes[:SHOWN_NOTES])
+    # Notes may carry a worker's words (a cost file's value): a zero-width space after each ``@`` keeps
+    # GitHub from making an @mention (a notification) of ``@team`` in them.
+    extra.extend(_text(_clipped(note)).replace("@", "@&#8203;") for note in report.notes[:SHOWN_NOTES])
     if len(report.notes) > SHOWN_NOTES:
         extra.append(f"_{len(report.notes) - SHOWN_NOTES} more notes not shown._")
     return [*lines, *(["", *extra] if extra else [])]
@@ -227,7 +222,6 @@ def reason(item: ItemReport) -> str:
     if not item.files_changed and item.exit_code == 0 and item.test_exit is None:
         return "no change"  # the worker exited 0 and changed nothing, so there was nothing to test
     return timeline.failure(last.killed if last is not None else None, item.test_exit, item.exit_code)
-
 
 
 def attempts_cell(item: ItemReport) -> str:

@@ -97,10 +97,10 @@ def bars(report: WaveReport) -> list[Bar]:
     return found
 
 
-def safe(text: str, limit: int = LABEL_CHARS) -> str:
+def safe(text: str) -> str:
     """``text`` as inert gantt text: on one line, only the characters Mermaid gives no meaning."""
     flat = " ".join(_UNSAFE.sub(" ", text).split())
-    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+    return flat if len(flat) <= LABEL_CHARS else flat[:LABEL_CHARS - 3] + "..."
 
 
 def _section(bar: Bar) -> str:

@@ -1,17 +1,9 @@
 """Deleting the branches of settled waves (for ``wavegit sync``), unless ``keep_branches`` is set.
 
-A wave is settled when no item of the tracker is ``in_progress`` or in ``review`` with it. Its wave
-branch, on the remote and in this repository, and its item branches on the remote are then deleted when
-every commit they have that the base branch does not reach is in the base branch by one of the rules of
-:mod:`wavegit.sync.merged` (a squash or rebase merge leaves such commits) -- for an item branch, or on
-the wave branch by patch id. A branch with any other commit is kept, and sync says so: wavegit never deletes
-work that is not in the base branch. A remote branch is deleted only at the tip sync saw (a lease), a local
-one only at its tip and when no work tree has it checked out. (Local item branches are scratch, pruned with
-the worktrees of waves no longer in flight: see :func:`wavegit.sync.reconcile.prune`.)
-
-A kept branch is said once, when it becomes kept (or its tip moves): the branches told of are remembered in
-this clone's state folder (``Repo.kept_branches_file``), and a later sync marks them ``told`` (its
-``--json`` still lists them). Losing that file only repeats the note.
+A wave is settled when none of its items is ``in_progress`` or in ``review``; its branches go only when all
+their work is in the base branch (README, "Branches"), a remote one only at the tip sync saw, a local one
+only when no work tree has it checked out. A kept branch is said once per tip: those told of are remembered
+in this clone's ``Repo.kept_branches_file`` (losing it only repeats the note).
 """
 
 from __future__ import annotations

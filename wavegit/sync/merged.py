@@ -1,22 +1,11 @@
 """Whether a wave's work is in the base branch, by ancestry or by content (for ``wavegit sync``).
 
-A commit of a wave is in the base branch by the first of these rules that holds:
-
-1. ``ancestry``: the base branch reaches it (a merge, a fast-forward);
-2. ``patch-id``: one of the base branch's new commits (those the wave's branch does not reach) has its
-   ``git patch-id --stable`` (a rebase merge, a cherry-pick);
-3. ``trailer``: a new base commit's message carries each ``Wavegit-Item: <id>`` of the commit and, if it
-   names waves at all, this wave's ``Wavegit-Wave`` (a squash merge keeps the squashed messages), and
-   those commits change every path the commit changed (a message alone is anyone's to write);
-4. ``content``: every path the commit changed has on the base branch the blob (or the absence) it has at
-   the head of the branch (the changes are all there, however they got there).
-
-A merge commit on the branch (the base branch merged into it) is in when each of its parents is.
-
-An item is merged when all its commits on a head of its wave (the branch on the remote, or in this
-repository: a ``--no-push`` wave merged by hand) are; with no commit of it anywhere, only rule 3 can tell,
-and then only from a message naming this wave on a commit that changes files the item owns.
-wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
+A commit is in by the first rule that holds (README, "Merges of every kind"): ``ancestry``, ``patch-id``,
+``trailer`` (a squash's message names its items and the squash changes every path the commit changed) or
+``content``; a merge commit on the branch is in when each of its parents is. An item is merged when all
+its commits on a head of its wave (on the remote, or here: a ``--no-push`` wave merged by hand) are; with
+no commit of it anywhere, only a squash naming this wave on a commit that changes files the item owns can
+tell. wavegit's own tracker commits (subject ``wavegit: ...``) are never taken for a squash.
 """
 
 from __future__ import annotations
@@ -89,7 +78,7 @@ class WaveMerges:
         self.heads = list(heads)
         self.on_head = cache(self._on_head)
         self.beyond_base = cache(self._beyond_base)
-        self._beyond_shas = cache(self._beyond_set)
+        self._beyond_shas = cache(lambda head: frozenset(c.sha for c in self.beyond_base(head)))
         self.commit_merged = cache(self._commit_merged)
         self.same_blobs = cache(self._same_blobs_at)
         self._patch_ids: dict[git.CommitSha, str | None] = {}
@@ -157,16 +146,9 @@ class WaveMerges:
         """Every commit of ``head`` the base branch does not reach, oldest first."""
         return self._log([head, f"^{self.base}"])
 
-    def _beyond_set(self, head: str) -> frozenset[str]:
-        return frozenset(c.sha for c in self.beyond_base(head))
-
     def wave_commits(self, head: str) -> list[WaveCommit]:
         """This wave's commits on ``head`` that the base branch does not reach, oldest first."""
         return [c for c in self.beyond_base(head) if self.wave_id in c.waves]
-
-    def in_base(self, commit: git.CommitSha, head: str) -> bool:
-        """Whether the base branch reaches ``commit``, a commit of ``head``."""
-        return commit not in self._beyond_shas(head)
 
     def paths(self, commits: Sequence[git.CommitSha]) -> dict[git.CommitSha, tuple[str, ...]]:
         """Commit -> the paths it changed (none for a merge), looked up together with its parents."""
@@ -202,7 +184,7 @@ class WaveMerges:
     def _commit_merged(self, commit: WaveCommit, head: str) -> Merged | None:
         """Whether ``commit`` (of a branch whose tip is ``head``) is in the base branch, by which rule."""
         short = commit.sha[:12]
-        if self.in_base(commit.sha, head):
+        if commit.sha not in self._beyond_shas(head):  # the base branch reaches it
             via = self.merge_commit(commit.sha)
             return Merged(ANCESTRY, via, f"commit {short} is in {self.base_branch}")
         parents = self.parents(commit.sha, head)
@@ -216,7 +198,7 @@ class WaveMerges:
                 and self._brings_paths(commit):
             return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
-        if paths and self._same_blobs(paths, head):
+        if paths and all(self.same_blobs(head).get(path, False) for path in paths):
             return Merged(CONTENT, git.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
@@ -239,10 +221,6 @@ class WaveMerges:
             return None
         rule = next((m.rule for m in reversed(found) if m is not None and m.rule != ANCESTRY), ANCESTRY)
         return Merged(rule, None, f"merge {commit.sha[:12]} joins commits that are in {self.base_branch}")
-
-    def _same_blobs(self, paths: list[str], head: str) -> bool:
-        same = self.same_blobs(head)
-        return all(same.get(path, False) for path in paths)
 
     def _same_blobs_at(self, head: str) -> dict[str, bool]:
         """Path -> whether base has the blob (or the absence) ``head`` has, for every path a commit of

@@ -23,8 +23,7 @@ class Pruned:
     target: str
 
     def line(self) -> str:
-        what = "worktrees" if self.kind == "worktrees" else "branch"
-        return f"prune {what} {self.target} (wave {self.wave})"
+        return f"prune {self.kind} {self.target} (wave {self.wave})"
 
     def to_json(self) -> dict[str, object]:
         return {"kind": "prune", "what": self.kind, "wave": self.wave, "target": self.target}

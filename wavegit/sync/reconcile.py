@@ -1,38 +1,21 @@
 """``wavegit sync``: reconcile the tracker with what waves left behind — branches, pull requests, leases.
 
-All tracker changes are one compare-and-swap commit (none when nothing changed, so a second run is a
-no-op). The rules, per item:
+All tracker changes are one compare-and-swap commit (none when nothing changed). The rules, per item
+(:mod:`wavegit.sync.rules`; README, "Item lifecycle" and "A wave killed with kill -9"):
 
-- ``in_progress`` whose wave branch carries a commit with its ``Wavegit-Item`` trailer that is in the base
-  branch (the rules below) -> ``done`` (the wave was merged before it was even recorded).
-- ``in_progress`` with an expired lease (``claimed_at`` older than ``lease_ttl_s``; a missing or unreadable
-  ``claimed_at`` counts as expired):
-  - the wave branch does not exist on the remote (in this repository when there is no remote) -> ``todo``
-    with ``attempts`` + 1, or ``failed`` once ``max_attempts`` is reached (no attempt counted when its
-    scheduler is known gone: wavegit's own death is not the item's);
-  - the wave branch exists (the scheduler died after the push, before the record): items with a commit
-    on it -> ``review``; the others -> ``todo`` / ``failed`` as above.
-  - The same at once, lease or not, when the wave's scheduler ran on this machine and is gone
-    (``wavegit.core.wavelock``: its lock, in this clone or in its heartbeat's record, names a pid that
-    ended or now runs another process; ``wavegit.trackerbranch.claims``).
-- ``review`` with ``pr`` while GitHub is configured: the PR merged -> ``done`` (``merge_sha``), closed
-  unmerged -> ``todo``; the report comment then says so.
-- ``review`` otherwise: the item's changes in the base branch -> ``done``, by the rules of
-  :mod:`wavegit.sync.merged` (ancestry, patch id, ``Wavegit-Item`` trailers of a squash, content), on
-  the wave branch as the remote has it or as this repository does (a ``--no-push`` wave merged by hand); the
-  change names the rule. A wave branch that is gone is not by itself a sign of a merge: such items stay in
-  ``review`` unless a squash's trailers name them, and once it is gone here too, sync says so each time
-  (:func:`stranded`), with the commands that settle them.
+- ``in_progress`` with its ``Wavegit-Item`` commit in the base branch -> ``done``. With an expired lease
+  (``claimed_at`` older than ``lease_ttl_s``, or unreadable), or at once when its scheduler ran on this
+  machine and is gone: a commit of it on the wave branch -> ``review``, else ``todo`` with ``attempts`` + 1
+  (``failed`` at ``max_attempts``; no attempt counted when its scheduler is known gone).
+- ``review`` with ``pr`` while GitHub is configured: merged -> ``done``, closed unmerged -> ``todo``, and
+  the report comment says so; otherwise ``done`` once its changes are in the base branch by a rule of
+  :mod:`wavegit.sync.merged`. An item whose wave branch is gone everywhere stays, said each time
+  (:func:`stranded`).
 
-A shallow clone (``fetch-depth: 1`` in Actions) is deepened by that fetch (``--unshallow``): the rules
-walk the base branch's history. When that fails, or the shallow repository has no remote, sync stops
-(exit 2) rather than say "in sync" about items that were merged.
-
-Then pruning, outside the commit: worktrees under ``<state dir>/worktrees/<wave>`` and item branches
-``wavegit/items/<wave>/*`` of waves with no item left ``in_progress``. They are listed before the tracker
-is read, so a wave that claims after that read cannot lose worktrees it has just created. Last, the
-branches of waves with no item left ``in_progress`` or in ``review`` whose work is all in the base branch
-are deleted (:mod:`wavegit.sync.branches`; ``keep_branches`` keeps them, and the item branches above).
+A shallow clone is deepened first (``--unshallow``), or sync stops (exit 2). Then, outside the commit, the
+attempt folders (listed before the tracker is read, so a wave claiming meanwhile keeps its own) and local item
+branches of waves with nothing ``in_progress`` are pruned, and settled waves' branches deleted
+(:mod:`wavegit.sync.branches`; ``keep_branches`` keeps both).
 """
 
 from __future__ import annotations

@@ -48,9 +48,6 @@ class WaveRefs:
         self.items_on = cache(self._items_on)
         self.merges = cache(self._merges)
 
-    def tip(self, wave_id: WaveId) -> git.CommitSha | None:
-        return self.tips.get(wave_id)
-
     def heads(self, wave_id: WaveId) -> list[sync_merged.Head]:
         """The wave branch's tips: on the remote, then (when it differs) in this repository."""
         found = []

@@ -74,16 +74,6 @@ class Facts:
         return self.pulls.state(number)
 
 
-def claimed_at(item: tracker.Item) -> datetime | None:
-    """The claim time, or None when it is missing or not an ISO 8601 timestamp."""
-    return claims.claim_time(item.claimed_at)
-
-
-def lease_expired(item: tracker.Item, ttl_s: float, now: datetime) -> bool:
-    claimed = claimed_at(item)
-    return claimed is None or now - claimed >= timedelta(seconds=ttl_s)
-
-
 def decide(item: tracker.Item, facts: Facts, config: Config, now: datetime) -> ItemChange | None:
     """The change the rules (module docstring) make to ``item``, or None."""
     if item.status == Status.REVIEW:
@@ -116,11 +106,12 @@ def _in_progress(item: tracker.Item, facts: Facts, config: Config, now: datetime
         if done is not None:
             return done
     dead = facts.dead_waves.get(wave) if wave is not None else None
-    if dead is None and not lease_expired(item, config.lease_ttl_s, now):
+    claimed = claims.claim_time(item.claimed_at)
+    if dead is None and claimed is not None and now - claimed < timedelta(seconds=config.lease_ttl_s):
         return None
-    since = f"claimed at {item.claimed_at}" if claimed_at(item) else "no valid claimed_at"
+    since = f"claimed at {item.claimed_at}" if claimed else "no valid claimed_at"
     why = f"its scheduler ({dead}) is gone" if dead else f"lease expired ({since})"
-    if wave is None or facts.refs.tip(wave) is None:
+    if wave is None or wave not in facts.refs.tips:
         branch = wavebranch.wave_branch(wave) if wave else "(no wave)"
         where = facts.refs.where
         return _release(item, config, f"{why}; no branch {branch} on {where}", now, counted=dead is None)

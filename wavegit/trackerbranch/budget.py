@@ -109,10 +109,6 @@ class WaveSpend:
         self._unreadable: list[str] = []
         self._lock = threading.Lock()
 
-    def add(self, usd: float) -> None:
-        with self._lock:
-            self._spent += usd
-
     def record(self, what: str, usd: float | None, tokens: int | None, note: str | None) -> None:
         """One attempt's reading (``what`` names it in notes): what it spent is added; a ``note`` (its cost
         could not be read) or, under a ceiling, no amount of that ceiling's kind is an unreadable cost."""
@@ -170,13 +166,9 @@ class WaveSpend:
 
     @property
     def exceeded(self) -> bool:
-        """Whether the ceiling (if any) is reached, so that no new attempt may start; an unreadable cost
-        reaches it."""
-        with self._lock:
-            ceiling = self.limit_usd > 0 or self.limit_tokens > 0
-            return ((ceiling and bool(self._unreadable))
-                    or (self.limit_usd > 0 and self._spent >= self.limit_usd)
-                    or (self.limit_tokens > 0 and self._tokens >= self.limit_tokens))
+        """Whether a ceiling (if any) is reached, so that no new attempt may start: :meth:`reached` names
+        one."""
+        return bool(self.reached())
 
 
 def over_ceiling(budget: Budget, wave_spent: float, day_spent: float, *, unreadable: bool = False,

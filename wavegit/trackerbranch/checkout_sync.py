@@ -1,12 +1,9 @@
 """The store's one exception to "never touch the user's checkout", and ``wavegit pull``'s fast-forward.
 
-In a repository without a remote, a tracker commit moves the local branch itself. If that branch is
-checked out somewhere, its index and files would suddenly look like they revert the commit. So for each
-changed file that was clean there (index and file equal to the old blob, or both absent), the index
-entry and the file are brought up to date. A file with any local change is left exactly as it is.
-
-:func:`fast_forward` moves a local branch to the remote's commit the way ``git merge --ff-only`` would, and
-only then: never over local commits the remote lacks, never in a checkout with uncommitted changes.
+Without a remote, a tracker commit moves the local branch itself; where that branch is checked out, each
+changed file that was clean there (index and file at the old blob, or both absent) is brought up to date,
+so the checkout does not seem to revert the commit. :func:`fast_forward` is ``git merge --ff-only`` for
+``wavegit pull`` (README, "Where the tracker lives").
 """
 
 from __future__ import annotations
@@ -36,11 +33,6 @@ def prepare(repo: Repo, branch_ref: str, old: Mapping[str, git.BlobSha | None],
         return None
     clean = {path: sha for path, sha in new.items() if _is_clean(worktree, path, old.get(path))}
     return CheckoutSync(worktree, clean) if clean else None
-
-
-def apply(sync: CheckoutSync) -> None:
-    """Point the index entries at the new blobs and write (or delete) the files."""
-    git.refresh_files(sync.worktree, sync.paths)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,8 @@
 """Who holds the tracker's claims: each wave with items ``in_progress``, its scheduler and how it fares.
 
-Told by ``plan``, ``ls``, ``status`` and ``sync`` for every wave whose scheduler does not run in this clone
-(another clone's, another machine's, or a dead one's): its items, its scheduler's host and pid, the age of its
-heartbeat (``wavegit.core.heartbeat``), when its lease ends (``claimed_at`` + ``lease_ttl_s``), and the
-``release`` command. What the scheduler's state is rests on the best evidence at hand: this clone's lock,
-else the heartbeat's record (on the same machine either names a pid that runs or does not), else the
-heartbeat's age (another machine's scheduler that stopped beating), else nothing but the lease. Read
-from the copies of the last fetch (``plan``, ``status``, ``ls`` without ``--fetch``), a scheduler that is
-gone or silent may have settled its claims since: the line says so, and how to look.
+The lines ``plan``, ``ls``, ``status`` and ``sync`` end with (README, "A wave killed with kill -9"). A
+scheduler's state rests on the best evidence at hand: this clone's lock, else the heartbeat's record (on the
+same machine it names a pid that runs or not), else the heartbeat's age, else nothing but the lease.
 """
 
 from collections.abc import Iterable, Sequence

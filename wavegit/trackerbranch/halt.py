@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
-from wavegit.core import git
 from wavegit.core.errors import HaltedError
 from wavegit.model.config import HALT_PATH
 from wavegit.trackerbranch.store import Change, MutationResult, Snapshot, TrackerStore, mutate
@@ -75,11 +73,6 @@ def check(store: TrackerStore, snapshot: Snapshot) -> None:
     text = halt_text(store, snapshot)
     if text is not None:
         raise HaltedError(describe(text))
-
-
-def current_user(repo_root: Path) -> str:
-    """The committer identity git would use (``Name <email>``)."""
-    return git.committer_ident(repo_root)
 
 
 def halt(store: TrackerStore, *, reason: str, who: str, now: datetime | None = None,

@@ -278,10 +278,10 @@ class GitStore:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
         if self.remote and fetch:
             self._fetch()
-        commit = self._resolve(self.read_ref)
+        commit = git.resolve_commit(self.repo.root, self.read_ref)
         if commit is None:
             return Snapshot(None, None, None)
-        found = self._cat(commit, self.config.tracker_path)
+        found = git.read_blob_at(self.repo.root, f"{commit}:{self.config.tracker_path}")
         if found is None:
             return Snapshot(None, None, commit)
         blob_sha, text = found
@@ -353,7 +353,7 @@ class GitStore:
     def read_file(self, snapshot: Snapshot, path: str) -> str | None:
         if snapshot.commit is None:
             return None
-        found = self._cat(snapshot.commit, path)
+        found = git.read_blob_at(self.repo.root, f"{snapshot.commit}:{path}")
         return None if found is None else found[1]
 
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
@@ -383,13 +383,6 @@ class GitStore:
     def local_head(self) -> str | None:
         """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
         return git.resolve_commit(self.repo.root, self.branch_ref)
-
-    def _resolve(self, ref: str) -> git.CommitSha | None:
-        return git.resolve_commit(self.repo.root, ref)
-
-    def _cat(self, commit: git.CommitSha, path: str) -> tuple[git.BlobSha, str] | None:
-        """(blob sha, text) of ``path`` at ``commit``; None when it is absent or not a file."""
-        return git.read_blob_at(self.repo.root, f"{commit}:{path}")
 
     def _hash(self, text: str, *, store: bool) -> git.BlobSha:
         # No filters: blobs hold the text exactly, whatever the user's attributes set up.
@@ -463,12 +456,12 @@ class GitStore:
             if held:
                 what = f"{self.target} is locked by another git"
                 raise LockHeld(what, held.group(1), on_remote=False) from exc
-            if "cannot lock ref" in exc.stderr or self._resolve(self.branch_ref) != expected.commit:
+            if "cannot lock ref" in exc.stderr or self.local_head() != expected.commit:
                 raise CasConflict(f"{self.target} moved while writing") from exc
             raise
         if checkout is not None:
             try:
-                checkout_sync.apply(checkout)
+                git.refresh_files(checkout.worktree, checkout.paths)  # index entries and files
             except git.GitError as exc:
                 # The commit has landed; a checkout we could not refresh only makes `git status` noisy.
                 import logging  # only this rare warning logs; importing logging costs every command ~4 ms
