@@ -2,8 +2,9 @@
 
 Entries are keyed by what was parsed (a git blob SHA), so they are never stale; a missing, corrupt or
 foreign entry reads as None and is simply parsed again. Writes are atomic (tmp + rename). Every tracker
-commit (each claim and record) is a new blob, so a write that takes the folder past :data:`BUDGET_BYTES`
-removes the oldest entries: a trial with a 2,100-item tracker left 117 MB of them after 15 minutes of waves.
+commit (each claim and record) is a new blob, so a write keeps the :data:`KEEP` newest entries of its kind
+and removes the older ones: a trial with a 2,100-item tracker left 117 MB of them after 15 minutes of waves.
+A count, not a size: at 100,000 items the entries of one blob alone weigh some 100 MB.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ def read(entry: Path, fmt: str) -> object | None:
     return None
 
 
-BUDGET_BYTES = 64 * 2**20
-"""What the cache folder may hold: some 70 parses of a 2,000-item tracker, 15 of a 10,000-item one."""
+KEEP = 8
+"""Entries kept per kind (``tracker``, ``columns``, ``config``, ``hook``: the name up to its first ``-``);
+the newest blobs' are what every command reads, a few kept for a clone that lags or races."""
 
 
 def write(entry: Path, fmt: str, data: object) -> None:
-    """Store ``data``, then remove the oldest other entries while the folder holds more than
-    :data:`BUDGET_BYTES`; a failure (read-only dir, full disk) only costs speed, so it is ignored."""
+    """Store ``data``, then remove all but the :data:`KEEP` newest entries of its kind; a failure
+    (read-only dir, full disk) only costs speed, so it is ignored."""
     tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -41,29 +43,26 @@ def write(entry: Path, fmt: str, data: object) -> None:
     except (OSError, ValueError):
         tmp.unlink(missing_ok=True)
         return
-    _prune(entry, BUDGET_BYTES)
+    _prune(entry, KEEP)
 
 
-def _prune(written: Path, budget_bytes: int) -> None:
-    """Oldest written first: a hot entry written long ago is parsed once again at worst. Another process
+def _prune(written: Path, keep: int) -> None:
+    """Newest written first: a hot entry written long ago is parsed once again at worst. Another process
     reading an entry removed here reads None and parses."""
-    entries: list[tuple[float, int, str]] = []
+    kind = written.name.split("-", 1)[0] + "-"
+    others: list[tuple[float, str]] = []
     try:
         with os.scandir(written.parent) as listing:
             for found in listing:
-                if found.name.endswith(".marshal") and found.name != written.name:
+                if found.name.startswith(kind) and found.name != written.name:  # not a ".name.tmp"
                     info = _stat(found)
                     if info is not None:
-                        entries.append((info.st_mtime, info.st_size, found.path))
-        total = written.stat().st_size + sum(size for _, size, _ in entries)
+                        others.append((info.st_mtime, found.path))
     except OSError:
         return
-    for _, size, path in sorted(entries):
-        if total <= budget_bytes:
-            break
+    for _, path in sorted(others, reverse=True)[max(keep - 1, 0):]:
         with contextlib.suppress(OSError):  # removed by another process meanwhile: gone all the same
             os.unlink(path)
-        total -= size
 
 
 def _stat(found: os.DirEntry[str]) -> os.stat_result | None:
