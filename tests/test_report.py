@@ -285,6 +285,31 @@ def test_over_the_limit_log_tails_go_first_and_the_json_stays_whole() -> None:
     assert parse_markdown(body) == report
 
 
+def test_a_wave_over_a_big_backlog_keeps_its_log_tails_and_timeline_and_cuts_the_skipped_list() -> None:
+    # A trial's wave over a 2,100-item backlog: its PR comment listed 1,375 skipped items ("depends on ...")
+    # and left out the failed item's log tail and part of the timeline for want of room.
+    base = sample_report()
+    skipped = [SkippedItem(id=f"GEN-{n}", reason=f"depends on GEN-{n - 1}") for n in range(3000)]
+    report = dataclasses.replace(base, skipped=skipped)
+    body = to_markdown(report)
+    assert len(body) <= DEFAULT_MAX_CHARS
+    assert body.count("<details>") == 2 and "edited README.md" in body
+    assert "log tails left out" not in body and "not shown in the timeline" not in body
+    shown = body.count("- <code>GEN-")
+    assert 0 < shown < 3000 and f"_{3000 - shown} more skipped items not shown (size limit)._" in body
+
+
+def test_a_wave_stopped_by_the_days_ceiling_says_so_not_a_wave_ceiling_of_zero() -> None:
+    # A trial with only budget.day_usd set: the comment read "Over budget: wave spent $0.07 of $0.00".
+    report = dataclasses.replace(
+        sample_report(), budget=BudgetReport(wave_usd_limit=0.0, day_usd_limit=1.49, wave_spent_usd=0.07,
+                                             day_spent_usd=1.51, exceeded=True),
+        ceiling_reason="daily budget: spent $1.51 of $1.49 today (UTC)")
+    body = to_markdown(report)
+    assert "Over budget: daily budget: spent $1.51 of $1.49 today &#40;UTC&#41;; no new attempts" in body
+    assert "of $0.00" not in body
+
+
 def test_far_over_the_limit_table_rows_are_truncated_with_a_note() -> None:
     report = big_report(items=300, tail_chars=0)
     limit = len(report.to_json(indent=None)) + 3000

@@ -181,7 +181,7 @@ NEW = tracker.Item(id="NEW-1", prompt="line one\n  indented two\n", owns=("src/n
                          ids=["empty-flow-list", "null-items-no-newline", "no-items-key", "example",
                               "example-no-newline"])
 def test_append_item_keeps_everything_before_and_loads_back(base: str) -> None:
-    after = tracker.append_item(base, NEW)
+    after = tracker.append_items(base, [NEW])
     loaded = tracker.loads(after)
     assert loaded.items[-1] == NEW
     assert loaded.items[:-1] == tracker.loads(base).items

@@ -43,10 +43,7 @@ def run(args: argparse.Namespace) -> int:
         if not imported.items:
             raise UsageError(f"{name}: no items to import")
         found[:] = [imported]
-        updated = snapshot.text
-        for item in imported.items:
-            updated = tracker.append_item(updated, item)
-        return Change(updated)
+        return Change(tracker.append_items(snapshot.text, imported.items))
 
     if args.dry_run:
         apply(store.read())

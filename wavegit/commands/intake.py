@@ -61,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
         text = snapshot.text or ""
         for item in dropped:
             text = yamledit.remove_item(text, item.id)
-        for item in added:
-            text = tracker.append_item(text, item)
+        text = tracker.append_items(text, added)
         return Change(text)
 
     if candidates or closed:

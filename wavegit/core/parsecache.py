@@ -1,11 +1,15 @@
 """A content-addressed parse cache: plain data (tuples, dicts, str, numbers) stored with ``marshal``.
 
 Entries are keyed by what was parsed (a git blob SHA), so they are never stale; a missing, corrupt or
-foreign entry reads as None and is simply parsed again. Writes are atomic (tmp + rename).
+foreign entry reads as None and is simply parsed again. Writes are atomic (tmp + rename). Every tracker
+commit (each claim and record) is a new blob, so a write keeps the :data:`KEEP` newest entries of its kind
+and removes the older ones: a trial with a 2,100-item tracker left 117 MB of them after 15 minutes of waves.
+A count, not a size: at 100,000 items the entries of one blob alone weigh some 100 MB.
 """
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 from pathlib import Path
@@ -23,8 +27,14 @@ def read(entry: Path, fmt: str) -> object | None:
     return None
 
 
+KEEP = 8
+"""Entries kept per kind (``tracker``, ``columns``, ``config``, ``hook``: the name up to its first ``-``);
+the newest blobs' are what every command reads, a few kept for a clone that lags or races."""
+
+
 def write(entry: Path, fmt: str, data: object) -> None:
-    """Store ``data``; a failure (read-only dir, full disk) only costs speed, so it is ignored."""
+    """Store ``data``, then remove all but the :data:`KEEP` newest entries of its kind; a failure
+    (read-only dir, full disk) only costs speed, so it is ignored."""
     tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -32,6 +42,34 @@ def write(entry: Path, fmt: str, data: object) -> None:
         os.replace(tmp, entry)
     except (OSError, ValueError):
         tmp.unlink(missing_ok=True)
+        return
+    _prune(entry, KEEP)
+
+
+def _prune(written: Path, keep: int) -> None:
+    """Newest written first: a hot entry written long ago is parsed once again at worst. Another process
+    reading an entry removed here reads None and parses."""
+    kind = written.name.split("-", 1)[0] + "-"
+    others: list[tuple[float, str]] = []
+    try:
+        with os.scandir(written.parent) as listing:
+            for found in listing:
+                if found.name.startswith(kind) and found.name != written.name:  # not a ".name.tmp"
+                    info = _stat(found)
+                    if info is not None:
+                        others.append((info.st_mtime, found.path))
+    except OSError:
+        return
+    for _, path in sorted(others, reverse=True)[max(keep - 1, 0):]:
+        with contextlib.suppress(OSError):  # removed by another process meanwhile: gone all the same
+            os.unlink(path)
+
+
+def _stat(found: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return found.stat()
+    except OSError:
+        return None  # removed by another process since the listing
 
 
 def path_key(path: str, protected: tuple[str, ...] | None = None) -> str:

@@ -8,7 +8,7 @@ format wavegit writes); anything else is refused with a clear error rather than 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, count
 from operator import add
@@ -249,33 +249,38 @@ def _apply(text: str, edits: list[_Edit]) -> str:
     return "".join(pieces)
 
 
-def append_item(text: str, fields: Mapping[str, object]) -> str:
-    """``text`` with an item (``fields`` in the order given) appended to ``items`` in block style."""
+def append_items(text: str, items: Sequence[Mapping[str, object]]) -> str:
+    """``text`` with ``items`` (each its fields in the order given) appended to ``items`` in block style.
+
+    The text is parsed once however many are appended: an import of thousands appends them all at once."""
+    if not items:
+        return text
     doc = _Text(text)
     root = yamlcompose.compose(text, "tracker")
-    key, items = _item_nodes(root)
+    key, listed = _item_nodes(root)
     dash_col, key_col = 2, 4
-    if items is None or key is None:
+
+    def blocks() -> str:
+        return "".join(_item_block(fields, dash_col, key_col, doc.newline) for fields in items)
+
+    if listed is None or key is None:
         lead = doc.newline if text and not text.endswith(tuple(_LINE_BREAKS)) else ""
-        block = _item_block(fields, dash_col, key_col, doc.newline)
-        return text + lead + "items:" + doc.newline + block
-    if items.id == "sequence" and not items.flow_style:
-        dash_col = items.start_mark.column
-        first = items.value[0]
+        return text + lead + "items:" + doc.newline + blocks()
+    if listed.id == "sequence" and not listed.flow_style:
+        dash_col = listed.start_mark.column
+        first = listed.value[0]
         key_col = first.start_mark.column if first.id == "mapping" else dash_col + 2
-        position, lead = doc.after_line(doc.last_line(items.start_mark.line, _content_end(items)))
-        return _apply(text, [_Edit(position, position, lead + _item_block(fields, dash_col, key_col,
-                                                                           doc.newline))])
-    if items.id == "sequence" and items.value:
+        position, lead = doc.after_line(doc.last_line(listed.start_mark.line, _content_end(listed)))
+        return _apply(text, [_Edit(position, position, lead + blocks())])
+    if listed.id == "sequence" and listed.value:
         raise UsageError("'items' is written in flow style ([...]); wavegit appends only to a block list")
-    if items.id == "sequence" or items.tag == schema.NULL:
-        start = items.start_mark.index
-        while start > 0 and doc.text[start - 1] == " " and items.id == "sequence":
+    if listed.id == "sequence" or listed.tag == schema.NULL:
+        start = listed.start_mark.index
+        while start > 0 and doc.text[start - 1] == " " and listed.id == "sequence":
             start -= 1
-        position, lead = doc.after_line(items.end_mark.line)
-        return _apply(text, [_Edit(start, items.end_mark.index, ""),
-                             _Edit(position, position, lead + _item_block(fields, dash_col, key_col,
-                                                                          doc.newline))])
+        position, lead = doc.after_line(listed.end_mark.line)
+        return _apply(text, [_Edit(start, listed.end_mark.index, ""),
+                             _Edit(position, position, lead + blocks())])
     raise UsageError("'items' is not a list; run `wavegit validate`")
 
 

@@ -24,7 +24,7 @@ def problems(items: Sequence[tuple[str, tuple[str, ...]]], nodes: Sequence[Node]
     # was copied from is no cycle, and the duplicate id is reported already.
     graph = {item_id: [d for d in deps if d in ids]
              for i, (item_id, deps) in enumerate(items) if position[item_id] == i}
-    for cycle in _cycles(graph):
+    for cycle in cycles(graph):
         text = " -> ".join((*cycle, cycle[0]))
         for member in cycle:
             dep = cycle[(cycle.index(member) + 1) % len(cycle)]
@@ -33,7 +33,7 @@ def problems(items: Sequence[tuple[str, tuple[str, ...]]], nodes: Sequence[Node]
                                              "remove one of these depends_on entries")
 
 
-def _cycles(graph: Mapping[str, list[str]]) -> list[tuple[str, ...]]:
+def cycles(graph: Mapping[str, list[str]]) -> list[tuple[str, ...]]:
     """One cycle per strongly connected component that has one (iterative, so deep chains are fine)."""
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
     found: list[tuple[str, ...]] = []

@@ -20,7 +20,7 @@ from functools import partial
 from wavegit.core import jsondecode, schema
 from wavegit.core.errors import Problem, ValidationError
 from wavegit.core.schema import Value
-from wavegit.model import tracker
+from wavegit.model import dependencies, tracker
 from wavegit.ownership.patterns import PatternError, normalize
 from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
 
@@ -73,23 +73,48 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
     conversions: list[tuple[_Conversion, tracker.Item | None]] = []
     named: dict[str, str] = {}
     """A record's slug -> the id it was given: a dependency may name either."""
+    unconverted: set[str] = set()
+    """The ids and slugs of records with problems of their own: a dependency naming one is not another."""
     for n, record in enumerate(records):
         ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
         converted = _Conversion(record, n, path, problems, protected)
-        item = converted.item(taken | (explicit - {str(record.fields.get("id"))}))
+        # A view, not a copy of the taken ids per record: copies made an import of 10,000 quadratic.
+        item = converted.item(partial(_is_taken, taken, explicit, str(record.fields.get("id"))))
         if item is not None:
             taken.add(item.id)
             if item.title:
                 named.setdefault(item.title, item.id)
+        else:
+            unconverted.update(str(record.fields[key]) for key in ("id", "slug") if record.fields.get(key))
         conversions.append((converted, item))
     for converted, item in conversions:  # a record with other problems has its dependencies checked too
-        resolved = converted.dependencies(item.id if item else None, named, taken)
+        resolved = converted.dependencies(item.id if item else None, named, taken, unconverted)
         if item is not None and resolved is not None:
             items.append((replace(item, depends_on=resolved), converted.position))
+    _check_cycles(items, {item.id: converted for converted, item in conversions if item is not None})
     if problems:
         raise ValidationError(sorted(problems, key=lambda problem: (problem.line, problem.col)))
     items.sort(key=lambda pair: _age_key(pair[0], pair[1]))
     return Imported([item for item, _ in items], list(ignored))
+
+
+def _is_taken(taken: Set[str], explicit: Set[str], own: str, name: str) -> bool:
+    """Whether a record may not have the id ``name``: the tracker or an earlier record has it, or another
+    record gives it explicitly (``own`` is the record's own explicit id)."""
+    return name in taken or (name != own and name in explicit)
+
+
+def _check_cycles(items: list[tuple[tracker.Item, int]],
+                  conversions: Mapping[str, _Conversion]) -> None:
+    """A problem at each record of a dependency cycle among the imported items (the tracker's own items
+    depend on none of them), where the file says it, not at the line of a tracker it never got into."""
+    graph = {item.id: [dep for dep in item.depends_on if dep in conversions] for item, _ in items}
+    for cycle in dependencies.cycles(graph):
+        text = " -> ".join((*cycle, cycle[0]))
+        for member in cycle:
+            converted = conversions[member]
+            key = "dependsOn" if "dependsOn" in converted.fields else "depends_on"
+            converted.problem(f"{key}: dependency cycle: {text}", "remove one of these dependencies")
 
 
 def _age_key(item: tracker.Item, position: int) -> tuple[int, datetime, int]:
@@ -130,7 +155,7 @@ class _Conversion:
         self.problems.append(Problem(self.path, where.line, where.column, f"{self.name}: {message}",
                                      hint=hint))
 
-    def item(self, taken: Set[str]) -> tracker.Item | None:
+    def item(self, taken: Callable[[str], bool]) -> tracker.Item | None:
         title = self.text("slug", "title")
         prompt = self.text("prompt", "prompt", required=True)
         test = self.text("testCmd", "test", required=True)
@@ -160,18 +185,18 @@ class _Conversion:
             return ()
         return self.strings("dependsOn" if "dependsOn" in self.fields else "depends_on")
 
-    def dependencies(self, item_id: str | None, named: Mapping[str, str], known: Set[str]
-                     ) -> tuple[str, ...] | None:
+    def dependencies(self, item_id: str | None, named: Mapping[str, str], known: Set[str],
+                     unconverted: Set[str]) -> tuple[str, ...] | None:
         """The ids the item (``item_id``, None when it has none) depends on (a slug of this file stands for
         the id it was given), each one in the tracker or the file; None when one is not (a problem is
-        added)."""
+        added, unless it names a record of ``unconverted``, whose own problems are reported)."""
         key = "dependsOn" if "dependsOn" in self.fields else "depends_on"
         resolved = []
         for name in self.depends:
             dep = name if name in known else named.get(name, name)
             if dep == item_id:
                 self.problem(f"{key} {name!r}: an item cannot depend on itself")
-            elif dep not in known:
+            elif dep not in known and dep not in unconverted:
                 self.problem(f"{key} {name!r}: no such id in the tracker or this file, nor slug in this file")
             resolved.append(dep)
         return None if self.failed else tuple(dict.fromkeys(resolved))
@@ -233,15 +258,15 @@ class _Conversion:
     def status(self) -> str:
         return _STATUSES.get(str(self.value("status", _STATUS)), "todo")
 
-    def item_id(self, title: str, taken: Set[str]) -> str | None:
+    def item_id(self, title: str, taken: Callable[[str], bool]) -> str | None:
         if self.fields.get("id") not in (None, ""):
             given = self.text("id", "id")
-            if given in taken:
+            if taken(given):
                 self.problem(f"id {given!r} is already taken (in the tracker or earlier in this file)")
             return given or None
         base = _NOT_ID.sub("-", title).strip("-.")[:60].rstrip("-.") or "ITEM"
         candidate, n = base, 1
-        while candidate in taken:
+        while taken(candidate):
             n += 1
             candidate = f"{base}-{n}"
         return candidate

@@ -189,8 +189,11 @@ def _summary(report: WaveReport) -> list[str]:
     if report.halted:
         extra.append("Halted: no new attempts were started.")
     if report.budget.exceeded:
-        extra.append(f"Over budget: wave spent {_money(report.budget.wave_spent_usd)} of "
-                     f"{_money(report.budget.wave_usd_limit)}; no new attempts were started.")
+        # The ceiling the wave reached, as the run said it: a day's ceiling read "wave spent $0.07 of $0.00".
+        spend = report.budget
+        reached = (_text(report.ceiling_reason) if report.ceiling_reason else
+                   f"wave spent {_money(spend.wave_spent_usd)} of {_money(spend.wave_usd_limit)}")
+        extra.append(f"Over budget: {reached}; no new attempts were started.")
     if not report.tracker_updated:
         extra.append("The tracker update did not land.")
     # Notes may carry a worker's words (a cost file's value): a zero-width space after each ``@`` keeps
@@ -266,8 +269,10 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """The PR comment: marker, summary, item table, timeline (a Mermaid gantt, :mod:`wavegit.model.timeline`),
     log tails, skipped items, embedded JSON.
 
-    It always fits in ``max_chars``: over it, log tails are dropped first, then the timeline's bars, then
-    table rows and skipped items (each with a note counting what is left out). The embedded JSON is whole
+    It always fits in ``max_chars``: over it, skipped items are dropped first (a wave over a backlog of
+    thousands skips thousands, which said nothing the next ``plan`` does not, and left no room for what went
+    wrong), then log tails, then the timeline's bars, then table rows (each with a note counting what is
+    left out). The embedded JSON is whole
     when it fits beside the summary; otherwise it is the fullest shortened copy that does
     (:func:`_shortened`), and a note says what it leaves out and where the whole report is.
     """
@@ -284,11 +289,11 @@ def to_markdown(report: WaveReport, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     budget = max_chars - fixed - len(embedded)
     rows, rows_left = _fit([_row(item) for item in report.items], budget)
     budget -= sum(len(row) + 1 for row in rows)
-    skipped, skipped_left = _fit([f"- {_code(s.id)}: {_text(s.reason)}" for s in report.skipped], budget)
-    budget -= sum(len(line) + 1 for line in skipped)
     picture, bars_left = timeline.gantt(report, budget - _TIMELINE_NOTE_ROOM)
     budget -= len(picture) + 2 + (_TIMELINE_NOTE_ROOM if bars_left else 0)
     tails, tails_left = _fit([_details(item) for item in report.items if item.log_tail], budget)
+    budget -= sum(len(tail) + 1 for tail in tails)
+    skipped, skipped_left = _fit([f"- {_code(s.id)}: {_text(s.reason)}" for s in report.skipped], budget)
 
     parts = ["\n".join(head)]
     if report.items:

@@ -5,7 +5,7 @@ keyed by the tracker's blob SHA stores plain tuples with ``marshal`` so that a w
 """
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -404,11 +404,11 @@ def _spans(loaded: Tracker) -> dict[str, tuple[int, int | None]]:
     return spans
 
 
-def append_item(text: str, item: Item) -> str:
-    """The text with ``item`` appended to ``items``; everything before it is unchanged."""
+def append_items(text: str, items: Iterable[Item]) -> str:
+    """The text with ``items`` appended to ``items``, parsed once; everything before them is unchanged."""
     from wavegit.core import yamledit
 
-    return yamledit.append_item(text, item_fields(item))
+    return yamledit.append_items(text, [item_fields(item) for item in items])
 
 
 def item_fields(item: Item) -> dict[str, object]:
