@@ -4,7 +4,6 @@ line."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -304,19 +303,3 @@ def test_an_estimate_is_a_number_of_seconds_checked_like_the_trackers() -> None:
     assert taken.estimate_s == 90.5
 
 
-def test_reading_a_backlog_grows_linearly_with_its_records() -> None:
-    # A trial's 10,000-record import took 12 s of CPU in read_backlog alone: each record was checked against
-    # a fresh copy of every id taken so far. Eight times the records must cost about eight times as much
-    # (CPU time, best of three, against a baseline measured here), not 72 times, as it did.
-    def cost(count: int) -> float:
-        text = "".join(json.dumps(record(f"item {n}", id=f"I-{n}")) + "\n" for n in range(count))
-        taken = frozenset(f"OLD-{n}" for n in range(count))
-
-        def once() -> float:
-            start = time.process_time()
-            read_backlog(text, "backlog.jsonl", "jsonl", taken)
-            return time.process_time() - start
-
-        return min(once() for _ in range(3))
-
-    assert cost(8000) < 25 * cost(1000)
