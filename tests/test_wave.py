@@ -253,6 +253,21 @@ def test_wave_budget_stops_new_attempts_and_says_so(tmp_path: Path) -> None:
     assert trailers(remote.origin, "main", "Wavegit-Cost")[0] == "1.2"
 
 
+@pytest.mark.parametrize(("budget", "reason"), [
+    ({"day_usd": 1.0}, "the day's budget reached ($1.2 spent of $1 left today)"),
+    ({"day_usd": 1.0, "wave_usd": 5.0}, "the day's budget reached ($1.2 spent of $1 left today)"),
+    ({"day_usd": 5.0, "wave_usd": 1.0}, "wave budget reached ($1.2 spent of $1 allowed)"),
+])
+def test_an_item_left_not_started_names_the_ceiling_that_stopped_it(tmp_path: Path, budget: dict[str, float],
+                                                                     reason: str) -> None:
+    # With only a day's ceiling it read "wave budget reached ($1.2 spent of $1 allowed)": no wave ceiling.
+    remote = make_wave_repo(tmp_path, [
+        item(name, ["cost 0.6", f"write src/{name}.txt ok"], [f"src/{name}.txt"]) for name in ("a", "b", "c")
+    ], concurrency=1, budget=budget)
+    rep = run(remote.clone).report
+    assert rep.items[2].error == f"not started: {reason}"
+
+
 def test_over_the_day_budget_nothing_is_claimed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
                             budget={"day_usd": 2.0})

@@ -32,12 +32,14 @@ HALT_FRESH_S = 0.5
 """A HALT read that started at most this long before a launch is reused by it (launches come in bursts)."""
 
 
-def spend_limit(config: Config, day_spent: float) -> float:
-    """What a wave may spend before no new attempt starts: its ceiling, or what is left of the day's."""
-    limits = [config.budget.wave_usd] if config.budget.wave_usd > 0 else []
-    if config.budget.day_usd > 0:
-        limits.append(max(config.budget.day_usd - day_spent, 0.0))
-    return min(limits) if limits else 0.0
+def wave_spend(config: Config, day_spent: float) -> budget.WaveSpend:
+    """What a wave may spend before no new attempt starts: its ceiling, or what is left of the day's when
+    that is less (then named the day's, so that an item left not started says which ceiling stopped it)."""
+    wave_usd, day_usd = config.budget.wave_usd, config.budget.day_usd
+    left_today = max(day_usd - day_spent, 0.0)
+    if day_usd > 0 and (wave_usd <= 0 or left_today < wave_usd):
+        return budget.WaveSpend(left_today, config.budget.wave_tokens, day=True)
+    return budget.WaveSpend(max(wave_usd, 0.0), config.budget.wave_tokens)
 
 
 class HaltWatch:
@@ -152,8 +154,7 @@ class Wave:
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
         self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
-                                       budget.WaveSpend(spend_limit(config, claimed.day_spent),
-                                                        config.budget.wave_tokens),
+                                       wave_spend(config, claimed.day_spent),
                                        Workspaces(repo.root),
                                        Confiner(repo, config, self.wave_id,
                                                 jail or sandbox.decide(config.sandbox, os.environ)),
@@ -213,7 +214,7 @@ class Wave:
         if context.spend.exceeded:
             with self._flag_lock:
                 self.budget_exceeded = True
-            return f"not started: wave budget reached ({context.spend.reached()})"
+            return f"not started: {context.spend.ceiling} budget reached ({context.spend.reached()})"
         reason = self.halt_watch.reason()
         if reason is not None:
             with self._flag_lock:

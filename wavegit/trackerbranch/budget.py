@@ -101,9 +101,12 @@ class WaveSpend:
     under a ceiling (:meth:`record`), counts as reaching the ceiling: no new attempt starts once one is seen.
     """
 
-    def __init__(self, limit_usd: float, limit_tokens: int = 0) -> None:
+    def __init__(self, limit_usd: float, limit_tokens: int = 0, *, day: bool = False) -> None:
+        """``day``: ``limit_usd`` is what is left of the day's ceiling, not the wave's own."""
         self.limit_usd = limit_usd
         self.limit_tokens = limit_tokens
+        self.ceiling = "the day's" if day else "wave"
+        """Which dollar ceiling ``limit_usd`` is, as a stopped item's reason names it."""
         self._spent = 0.0
         self._tokens = 0
         self._unreadable: list[str] = []
@@ -157,7 +160,8 @@ class WaveSpend:
         with self._lock:
             reasons = []
             if self.limit_usd > 0 and self._spent >= self.limit_usd:
-                reasons.append(f"${format_usd(self._spent)} spent of ${format_usd(self.limit_usd)} allowed")
+                allowed = "left today" if self.ceiling != "wave" else "allowed"
+                reasons.append(f"${format_usd(self._spent)} spent of ${format_usd(self.limit_usd)} {allowed}")
             if self.limit_tokens > 0 and self._tokens >= self.limit_tokens:
                 reasons.append(f"{self._tokens:,} of {self.limit_tokens:,} tokens")
             if self._unreadable and (self.limit_usd > 0 or self.limit_tokens > 0):
