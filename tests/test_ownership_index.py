@@ -117,7 +117,8 @@ def test_owners_of_many_plain_paths_at_once_is_owners_of_each(seed: int) -> None
     index: OwnershipIndex[int] = OwnershipIndex()
     for key in range(30):
         index.add(key, _random_pattern(rng))
-    pushed = [_path_like(_random_pattern(rng)) for _ in range(80)] + ["SRC/X.PY", ".env", "src/.x.py", "a b/c"]
+    pushed = [_path_like(_random_pattern(rng)) for _ in range(80)]
+    pushed += ["SRC/X.PY", ".env", "src/.x.py", "a b/c"]
     assert plain_folds(pushed) is not None
     owned, invalid = index.owners_of(pushed)
     assert invalid == []

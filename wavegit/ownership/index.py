@@ -11,8 +11,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 from wavegit.ownership.overlap import glob_walk, globs_overlap, literal_meets, literal_meets_glob
-from wavegit.ownership.patterns import (PatternError, fold, literal_head, normalize, owns_folded_path,
-                                        plain_folds)
+from wavegit.ownership.patterns import (
+    PatternError,
+    fold,
+    literal_head,
+    normalize,
+    owns_folded_path,
+    plain_folds,
+)
 
 K = TypeVar("K")
 
@@ -226,7 +232,7 @@ class OwnershipIndex(Generic[K]):
         busy = {parent for parent in set(parents)
                 if (above[parent] if parent in above else self._above_of(parent)) is not None}
         owned: dict[str, set[K]] = {}
-        for path, folded, parent in zip(paths, folds, parents):
+        for path, folded, parent in zip(paths, folds, parents, strict=True):
             if parent in busy or folded in files or folded in globs_at:
                 keys = self.owners(path, assume_normalized=True)
                 if keys:
