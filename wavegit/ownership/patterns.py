@@ -218,6 +218,7 @@ def parse(pattern: str) -> Pattern:
     return Pattern(text, segments, is_dir, is_literal(text))
 
 
+@functools.lru_cache(maxsize=65536)
 def ownable(pattern: str) -> str:
     """``normalize`` for an ownership pattern an item declares: also refuses one that owns every path.
 
