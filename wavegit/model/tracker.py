@@ -352,22 +352,38 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
     """``load_cached`` for a caller that has only the blob SHA: ``read_text()`` runs only on a cache miss."""
     if cache_dir is None:
         return loads(read_text(), path, strict=strict, protected=protected)
+    return _tracker(_cached_parse(blob_sha, read_text, cache_dir, path, strict, protected))
+
+
+def load_rows(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
+              path: str = ".wavegit/tracker.yaml", *, strict: bool = True,
+              protected: Protected = None) -> tuple[Row, ...]:
+    """``load_blob``'s items as the parse cache holds them, one ``Row`` each (the ``Item`` fields by name),
+    for a reader of a few fields of every item: no ``Item`` is built."""
+    if cache_dir is None:
+        return _parse_rows(read_text(), path, strict, protected)[1]
+    return _cached_parse(blob_sha, read_text, cache_dir, path, strict, protected)[1]
+
+
+def _cached_parse(blob_sha: str, read_text: Callable[[], str], cache_dir: Path, path: str, strict: bool,
+                  protected: Protected) -> tuple[int, tuple[Row, ...]]:
+    """``_parse_rows`` through the parse cache (its failures cached too, raised again)."""
     key = parsecache.path_key(path, protected)
     entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{key}.marshal"
     cached = parsecache.read(entry, CACHE_FORMAT)
     if isinstance(cached, tuple):
-        return _tracker_or_raise(cached, path)
+        return _rows_or_raise(cached, path)
     try:
         parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict, protected))
     except ValidationError as exc:
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
     parsecache.write(entry, CACHE_FORMAT, parsed)
-    return _tracker_or_raise(parsed, path)
+    return _rows_or_raise(parsed, path)
 
 
-def _tracker_or_raise(parsed: tuple[object, ...], path: str) -> Tracker:
+def _rows_or_raise(parsed: tuple[object, ...], path: str) -> tuple[int, tuple[Row, ...]]:
     if parsed[0] == "ok":
-        return _tracker(parsed[1:])  # type: ignore[arg-type]
+        return parsed[1:]  # type: ignore[return-value]
     problems = parsed[1]
     raise ValidationError([Problem(path, *p) for p in problems])  # type: ignore[attr-defined]
 
