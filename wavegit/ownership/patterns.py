@@ -290,6 +290,9 @@ _NOT_PLAIN = ("\\", "*", "?", "[", ":", "//", "./", " /", ".git/", "\n/", "\n~",
               ".git\n")
 
 
+_PRINTABLE = bytes(range(0x20, 0x7F))
+
+
 def plain_folds(paths: list[str]) -> list[str] | None:
     """``fold(normalize(path))`` of each of ``paths`` when every path is printable ASCII that ``normalize``
     keeps as it is and ``fold`` only lower-cases (git's usual paths), checked and folded for all at once in
@@ -298,7 +301,8 @@ def plain_folds(paths: list[str]) -> list[str] | None:
     A push lists thousands of paths: one by one, the two calls were most of the pre-push hook's matching.
     """
     text = "\n".join(paths)
-    if not text.isascii() or text.count("\n") != len(paths) - 1 or not text.replace("\n", "/").isprintable():
+    # Printable ASCII but for the separators: nothing else is left once the printable bytes are deleted.
+    if not text.isascii() or text.encode().translate(None, _PRINTABLE) != b"\n" * (len(paths) - 1):
         return None
     framed = f"\n{text}\n".lower()
     if any(mark in framed for mark in _NOT_PLAIN):
