@@ -1,7 +1,8 @@
 """wavegit's configuration: ``.wavegit/config.yaml`` with a default for every key, overridden by
 ``WAVEGIT_<KEY>`` environment variables (nested keys joined with ``_``: ``WAVEGIT_BUDGET_WAVE_USD``).
 
-The parsed file is cached by its text (a CRC-32 names the entry, which holds the text), so a warm load does not import yaml.
+The parsed file is cached by its text (a CRC-32 names the entry, which holds the text), so a warm load does
+not import yaml.
 """
 
 import math
