@@ -246,8 +246,8 @@ def run(runs: int, n_items: int) -> common.Result:
         "these overlap in the hook: its `git log` and the repository's `git rev-parse` start as soon as "
         "stdin is parsed, and wavegit.hook.prepush, wavegit.ownership, wavegit.model.config and "
         "wavegit.core.repo are imported, the config read, the tracker's blob named "
-        "(`git cat-file --batch-check`) and the in-flight items loaded (a thread) while the log runs. The process ends without interpreter teardown "
-        "(`FAST_EXIT`).",
+        "(`git cat-file --batch-check`) and the in-flight items loaded (a thread) while the log runs. "
+        "The process ends without interpreter teardown (`FAST_EXIT`).",
         "- Cached, content-addressed by the tracker's blob SHA: the in-flight items and the tables of the "
         "`OwnershipIndex` of their patterns (built once per tracker blob, loaded with `marshal`). The pushed "
         "paths, their lookup and the verdict are computed on every run.",
