@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.helpers.ownership import small_patterns
 from wavegit.ownership.index import FirstOverlap, OwnershipIndex
 from wavegit.ownership.overlap import overlaps
-from wavegit.ownership.patterns import PatternError, normalize, owns_folded
+from wavegit.ownership.patterns import PatternError, fold, normalize, owns_folded, plain_folds
 
 
 def _random_pattern(rng: random.Random) -> str:
@@ -108,6 +108,29 @@ def test_owners_of_many_paths_is_owners_of_each_and_lists_the_invalid_ones(seed:
     assert invalid == ["a\\b", "src/../x"]
     expected = {path: index.owners(path) for path in pushed if path not in invalid}
     assert owned == {path: keys for path, keys in expected.items() if keys}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_owners_of_many_plain_paths_at_once_is_owners_of_each(seed: int) -> None:
+    # Printable ASCII paths that normalize keeps (dotfiles, mixed case): matched in one batch, not one by one.
+    rng = random.Random(seed)
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for key in range(30):
+        index.add(key, _random_pattern(rng))
+    pushed = [_path_like(_random_pattern(rng)) for _ in range(80)]
+    pushed += ["SRC/X.PY", ".env", "src/.x.py", "a b/c"]
+    assert plain_folds(pushed) is not None
+    owned, invalid = index.owners_of(pushed)
+    assert invalid == []
+    assert owned == {path: index.owners(path) for path in pushed if index.owners(path)}
+
+
+@given(st.lists(st.text(alphabet="aB./ _~:*[\\\tg.it", max_size=8), min_size=1, max_size=4))
+def test_plain_folds_are_each_paths_fold_or_none(paths: list[str]) -> None:
+    folds = plain_folds(paths)
+    if folds is not None:  # every path is its own canonical form, folded by lower-casing
+        assert folds == [fold(normalize(path)) for path in paths]
+        assert all(normalize(path) == path for path in paths)
 
 
 def test_index_remove_forgets_every_pattern_of_a_key() -> None:

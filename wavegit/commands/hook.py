@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from wavegit.core.errors import EXIT_OK, EXIT_WORK_FAILED, UsageError
-from wavegit.hook import prepush, pushed
+from wavegit.hook import pushed
 
 if TYPE_CHECKING:  # argparse only for `--help` and the unusual: `quick` parses what git passes
     import argparse
@@ -86,11 +86,12 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
     if pushed.only_deletions(updates):
         return EXIT_OK  # before reading the config or the tracker, which a deletion does not need
     # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
-    # read the repository and the config are imported and do so.
+    # read the repository, the config and the in-flight items are imported and do so.
     listing = pushed.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None
-    # The repository is found (its `git rev-parse`) in a thread too, while wavegit.model.config is imported.
+    # The repository is found (its `git rev-parse`) in a thread too, while those modules are imported.
     located = pushed.Background(lambda: _discover(directory))
     try:
+        from wavegit.hook import prepush
         from wavegit.model import config
 
         repo = located.result()

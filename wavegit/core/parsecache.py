@@ -72,6 +72,29 @@ def _stat(found: os.DirEntry[str]) -> os.stat_result | None:
         return None  # removed by another process since the listing
 
 
+def text_entry(cache_dir: Path, kind: str, text: str) -> Path:
+    """Where data derived from the small ``text`` (a config file) is cached: named by a CRC-32 and the
+    length, not a cryptographic hash (importing hashlib, OpenSSL, cost a warm hook 3-4 ms); the entry holds
+    the text itself, which ``read_text_keyed`` compares, so a collision is only a miss."""
+    import zlib
+
+    data = text.encode("utf-8", "surrogatepass")
+    return cache_dir / f"{kind}-{zlib.crc32(data):08x}-{len(data)}.marshal"
+
+
+def read_text_keyed(entry: Path, fmt: str, text: str) -> object | None:
+    """What ``write_text_keyed`` stored under ``entry`` for exactly ``text``, else None."""
+    found = read(entry, fmt)
+    if isinstance(found, tuple) and len(found) == 2 and found[0] == text:
+        data: object = found[1]
+        return data
+    return None
+
+
+def write_text_keyed(entry: Path, fmt: str, text: str, data: object) -> None:
+    write(entry, fmt, (text, data))
+
+
 def path_key(path: str, protected: tuple[str, ...] | None = None) -> str:
     """A short key of a file's display path (messages name it) and of the protected paths (validation
     depends on them) for cache entry names."""

@@ -4,7 +4,6 @@ Every path inside the state folder is named here, so no other module spells out 
 """
 
 import contextlib
-import hashlib
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -42,6 +41,8 @@ class Repo(NamedTuple):
         cache = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
         if not cache.is_absolute():
             cache = Path("~/.cache").expanduser()
+        import hashlib  # only where trees are made: OpenSSL's import was 2-3 ms of every warm hook and plan
+
         digest = hashlib.sha256(os.fsencode(self.common_dir.absolute())).hexdigest()[:12]
         return cache / "wavegit" / f"{self.root.name}-{digest}"
 

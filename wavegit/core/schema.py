@@ -327,8 +327,14 @@ def read_value(node: Node, spec: Field, where: Located, item_id: str | None) -> 
             where.at(node, f"'{spec.name}' must not be empty", item_id, spec.hint)
             return _INVALID
         return None
-    value = _typed(node, spec, where, item_id)
-    if isinstance(value, _Invalid):
+    if node.tag == STR and (spec.kind == "str" or spec.kind == "text") and node.id == "scalar":
+        value: Value = str(node.value)  # most values of a tracker: _typed's answer, inline
+    else:
+        typed = _typed(node, spec, where, item_id)
+        if isinstance(typed, _Invalid):
+            return typed
+        value = typed
+    if not spec.choices and spec.check is None:
         return value
     refused = refusal(value, spec)
     if refused is not None:

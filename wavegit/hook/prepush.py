@@ -179,21 +179,19 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
     found: Findings = ([], [])
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
-        pushed = sorted(path for path in set(changed[ref])
-                        if ref != tracker_ref or not path.startswith(STATE_PREFIX))
+        pushed = sorted(set(changed[ref])) if ref != tracker_ref else \
+            sorted({path for path in changed[ref] if not path.startswith(STATE_PREFIX)})
         owned, invalid = index.owners_of(pushed)
+        found[1].extend(invalid)
         unchecked = set(invalid)
-        for path in pushed:
-            if path in unchecked:
-                found[1].append(path)
-                continue
+        # Off a wave branch only the owned paths can be refused: the usual push owns none of its thousands.
+        for path in pushed if wave is not None else sorted(owned):
             keys = owned.get(path)
-            if not keys:  # the usual case: nobody in flight owns it
-                if wave is not None:
-                    found[0].append(Violation(ref, path, None))
-                continue
-            found[0].extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
-                            if wave is None or by_id[key][2] != wave)
+            if keys:
+                found[0].extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
+                                if wave is None or by_id[key][2] != wave)
+            elif path not in unchecked:
+                found[0].append(Violation(ref, path, None))
     return found
 
 

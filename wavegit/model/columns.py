@@ -4,13 +4,14 @@ Apart from ``tracker`` so that a warm ``plan``, which loads the columns from the
 (``plancache``), never imports the item model and its dataclasses (ARCHITECTURE.md, hot paths).
 """
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wavegit.ownership.index import FirstOverlapTables
 
 if TYPE_CHECKING:
-    from wavegit.model.tracker import Item, Tracker
+    from wavegit.model.tracker import Item, Row, Tracker
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 """The priority levels, first to last."""
@@ -45,18 +46,34 @@ class Columns(NamedTuple):
 
 def claims_of(items: Iterable["Item"]) -> tuple[tuple[str, str, str | None], ...]:
     """(id, wave, claimed_at) of each item ``in_progress`` in a wave."""
-    return tuple((item.id, item.wave, item.claimed_at) for item in items
-                 if item.status == "in_progress" and item.wave)
+    return _claims((item.id, item.status, item.wave, item.claimed_at) for item in items)
+
+
+_Claim = tuple[str, str, str | None]
+
+
+def _claims(items: Iterable[tuple[str, str, str | None, str | None]]) -> tuple[_Claim, ...]:
+    return tuple((item_id, wave, claimed_at) for item_id, status, wave, claimed_at in items
+                 if status == "in_progress" and wave)
 
 
 def columns(tracker: "Tracker") -> Columns:
     """The planning columns of ``tracker``."""
-    items = tracker.items
-    return Columns(
-        tuple(item.id for item in items), tuple(item.status for item in items),
-        tuple(item.priority for item in items), tuple(item.depends_on for item in items),
-        tuple(item.owns for item in items), tuple(item.index for item in items),
-        tuple(item.problems for item in items), workers=tuple(item.worker for item in items),
-        claims=claims_of(items), waves=tuple(item.wave for item in items),
-        prs=tuple(item.pr for item in items), titles=tuple(item.title for item in items),
-    )
+    return _columns(tracker.items, attrgetter)
+
+
+def row_columns(rows: "Sequence[Row]") -> Columns:
+    """The planning columns of a tracker's items from their rows (``tracker.load_rows``): no ``Item``."""
+    return _columns(rows, itemgetter)
+
+
+def _columns(records: "Sequence[Item] | Sequence[Row]", getter: Callable[[str], Callable[[Any], Any]]
+             ) -> Columns:
+    """Each column one C-level pass over ``records``, reading a field with ``getter(name)``."""
+    ids, statuses, priorities, depends_on, owns, indexes, problems, workers, waves, claimed, prs, titles = (
+        tuple(map(getter(name), records)) for name in (
+            "id", "status", "priority", "depends_on", "owns", "index", "problems", "worker", "wave",
+            "claimed_at", "pr", "title"))
+    return Columns(ids, statuses, priorities, depends_on, owns, indexes, problems, workers=workers,
+                   claims=_claims(zip(ids, statuses, waves, claimed, strict=True)), waves=waves, prs=prs,
+                   titles=titles)

@@ -1,7 +1,8 @@
 """wavegit's configuration: ``.wavegit/config.yaml`` with a default for every key, overridden by
 ``WAVEGIT_<KEY>`` environment variables (nested keys joined with ``_``: ``WAVEGIT_BUDGET_WAVE_USD``).
 
-The parsed file is cached by its blob SHA (like the tracker), so a warm load does not import yaml.
+The parsed file is cached by its text (a CRC-32 names the entry, which holds the text), so a warm load does
+not import yaml.
 """
 
 import math
@@ -276,7 +277,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-6-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-7-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
@@ -354,15 +355,15 @@ def load_config(repo_root: Path, cache_dir: Path | None = None,
 
 
 def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
-    entry = cache_dir / f"config-{parsecache.blob_sha(text)}.marshal" if cache_dir is not None else None
-    cached = parsecache.read(entry, _CACHE_FORMAT) if entry is not None else None
+    entry = parsecache.text_entry(cache_dir, "config", text) if cache_dir is not None else None
+    cached = parsecache.read_text_keyed(entry, _CACHE_FORMAT, text) if entry is not None else None
     if not isinstance(cached, tuple):
         try:
             cached = ("ok", parse_config_text(text))
         except ValidationError as exc:
             cached = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
         if entry is not None:
-            parsecache.write(entry, _CACHE_FORMAT, cached)
+            parsecache.write_text_keyed(entry, _CACHE_FORMAT, text, cached)
     if cached[0] == "error":
         raise ValidationError([Problem(CONFIG_PATH, *p) for p in cached[1]])
     values: dict[str, schema.Value] = cached[1]

@@ -21,6 +21,8 @@ from wavegit.model.columns import (
     PRIORITIES as PRIORITIES,  # the levels an item may have; also tracker.PRIORITIES
 )
 from wavegit.model.lifecycle import STATUSES, Status
+from wavegit.ownership.patterns import PatternError, normalize, ownable
+from wavegit.ownership.protected import DEFAULT_PROTECTED, REFUSAL_HINT, reached, refusal
 
 VERSION = 1
 
@@ -68,12 +70,6 @@ _MEANT_STATUS = {"doing": "in_progress", "wip": "in_progress", "started": "in_pr
 """Status words from other trackers, for the "did you mean" of an unknown status."""
 
 
-def _normalize(pattern: str) -> str:
-    from wavegit.ownership.patterns import ownable
-
-    return ownable(pattern)
-
-
 # Every key of an item is declared once, here: name, type, default, validation and doc line. ITEM_SCHEMA and
 # the README's table of item keys come from it; the fields without a key are not read from the file.
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +84,7 @@ class Item:
     owns: Annotated[tuple[str, ...], schema.key(
         "what the item may change: paths, directories (trailing `/`), globs (`*`, `**`, `?`, `[..]`)",
         _not_empty_list, hint="list the files, directories (dir/) or globs the item may change",
-        required=True, element_map=_normalize)]
+        required=True, element_map=ownable)]
     """Normalised ownership patterns (see wavegit.ownership)."""
     test: Annotated[str, schema.key(
         "a command run in the item's worktree; exit 0 = verified", schema.command(required=True),
@@ -242,8 +238,6 @@ def _items(items_node: Node | None, where: schema.Located,
     """The item rows and how many problems are item-level (attached to an identifiable item)."""
     if items_node is None:
         return (), 0
-    from wavegit.ownership.protected import DEFAULT_PROTECTED
-
     guards = DEFAULT_PROTECTED if protected is None else protected
     rows: list[list[object]] = []
     item_nodes: list[Node] = []
@@ -267,7 +261,7 @@ def _items(items_node: Node | None, where: schema.Located,
                      f"{first_line[item_id]})", item_id, "ids must be unique; rename one of them")
         else:
             first_line[item_id] = line
-        row = [_value_or_default(values, name) for name in _ITEM_FIELDS]
+        row = _row(values)
         row[0] = item_id
         row[-3:] = [index, line, tuple(_brief(p) for p in where.problems[before:])]
         attached += len(where.problems) - before
@@ -280,13 +274,17 @@ def _items(items_node: Node | None, where: schema.Located,
     return tuple(dict(zip(_ITEM_FIELDS, row, strict=True)) for row in rows), attached
 
 
-def _value_or_default(values: dict[str, schema.Value], name: str) -> object:
-    """The item's value for ``name``; its default when absent, or empty (``depends_on:``) for a list."""
-    value = values.get(name)
-    default = _ITEM_DEFAULTS[name]
-    return default if value is None and (name not in values or isinstance(default, tuple)) else value
+def _row(values: dict[str, schema.Value]) -> list[object]:
+    """The item's fields in ``_ITEM_FIELDS`` order: its values, and the defaults of the absent ones; an empty
+    list (``depends_on:``) is its default, an empty value of another kind stays None."""
+    row = list(_ITEM_DEFAULTS.values())
+    for name, value in values.items():
+        if value is not None or not isinstance(_ITEM_DEFAULTS[name], tuple):
+            row[_POSITIONS[name]] = value
+    return row
 
 
+_POSITIONS = {name: position for position, name in enumerate(_ITEM_FIELDS)}
 _DEPS = _ITEM_FIELDS.index("depends_on")
 _PROBLEMS = _ITEM_FIELDS.index("problems")
 
@@ -294,9 +292,6 @@ _PROBLEMS = _ITEM_FIELDS.index("problems")
 def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...], where: schema.Located,
                      item_id: str) -> None:
     """A problem at each ``owns`` element that can reach a protected path (wavegit.ownership.protected)."""
-    from wavegit.ownership.patterns import PatternError, normalize
-    from wavegit.ownership.protected import REFUSAL_HINT, reached, refusal
-
     for pattern in owns if isinstance(owns, tuple) else ():
         guard = reached(pattern, protected)
         if guard is None:
@@ -357,22 +352,38 @@ def load_blob(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | Non
     """``load_cached`` for a caller that has only the blob SHA: ``read_text()`` runs only on a cache miss."""
     if cache_dir is None:
         return loads(read_text(), path, strict=strict, protected=protected)
+    return _tracker(_cached_parse(blob_sha, read_text, cache_dir, path, strict, protected))
+
+
+def load_rows(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | None,
+              path: str = ".wavegit/tracker.yaml", *, strict: bool = True,
+              protected: Protected = None) -> tuple[Row, ...]:
+    """``load_blob``'s items as the parse cache holds them, one ``Row`` each (the ``Item`` fields by name),
+    for a reader of a few fields of every item: no ``Item`` is built."""
+    if cache_dir is None:
+        return _parse_rows(read_text(), path, strict, protected)[1]
+    return _cached_parse(blob_sha, read_text, cache_dir, path, strict, protected)[1]
+
+
+def _cached_parse(blob_sha: str, read_text: Callable[[], str], cache_dir: Path, path: str, strict: bool,
+                  protected: Protected) -> tuple[int, tuple[Row, ...]]:
+    """``_parse_rows`` through the parse cache (its failures cached too, raised again)."""
     key = parsecache.path_key(path, protected)
     entry = cache_dir / f"tracker-{blob_sha}-{'s' if strict else 'l'}-{key}.marshal"
     cached = parsecache.read(entry, CACHE_FORMAT)
     if isinstance(cached, tuple):
-        return _tracker_or_raise(cached, path)
+        return _rows_or_raise(cached, path)
     try:
         parsed: tuple[object, ...] = ("ok", *_parse_rows(read_text(), path, strict, protected))
     except ValidationError as exc:
         parsed = ("error", tuple((p.line, p.col, p.message, p.item_id, p.hint) for p in exc.problems))
     parsecache.write(entry, CACHE_FORMAT, parsed)
-    return _tracker_or_raise(parsed, path)
+    return _rows_or_raise(parsed, path)
 
 
-def _tracker_or_raise(parsed: tuple[object, ...], path: str) -> Tracker:
+def _rows_or_raise(parsed: tuple[object, ...], path: str) -> tuple[int, tuple[Row, ...]]:
     if parsed[0] == "ok":
-        return _tracker(parsed[1:])  # type: ignore[arg-type]
+        return parsed[1:]  # type: ignore[return-value]
     problems = parsed[1]
     raise ValidationError([Problem(path, *p) for p in problems])  # type: ignore[attr-defined]
 

@@ -11,7 +11,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 from wavegit.ownership.overlap import glob_walk, globs_overlap, literal_meets, literal_meets_glob
-from wavegit.ownership.patterns import PatternError, fold, literal_head, normalize, owns_folded_path
+from wavegit.ownership.patterns import (
+    PatternError,
+    fold,
+    literal_head,
+    normalize,
+    owns_folded_path,
+    plain_folds,
+)
 
 K = TypeVar("K")
 
@@ -192,6 +199,10 @@ class OwnershipIndex(Generic[K]):
         lookups (what is filed at it, and at or above its directory), without building a set."""
         if not self._current:
             self._derive()
+        paths = list(paths)
+        folds = plain_folds(paths)
+        if folds is not None:
+            return self._plain_owners_of(paths, folds), []
         files, globs_at, above = self._files, self._globs_at, self._above
         owned: dict[str, set[K]] = {}
         invalid: list[str] = []
@@ -211,6 +222,22 @@ class OwnershipIndex(Generic[K]):
             if keys:
                 owned[path] = keys
         return owned, invalid
+
+    def _plain_owners_of(self, paths: list[str], folds: list[str]) -> dict[str, set[K]]:
+        """``owners_of`` for ``paths`` that are their own canonical form, ``folds`` their folds: each
+        distinct directory is looked up once, and a path is asked about only when something is filed at it
+        or at or above its directory."""
+        files, globs_at, above = self._files, self._globs_at, self._above
+        parents = [folded.rpartition("/")[0] for folded in folds]
+        busy = {parent for parent in set(parents)
+                if (above[parent] if parent in above else self._above_of(parent)) is not None}
+        owned: dict[str, set[K]] = {}
+        for path, folded, parent in zip(paths, folds, parents, strict=True):
+            if parent in busy or folded in files or folded in globs_at:
+                keys = self.owners(path, assume_normalized=True)
+                if keys:
+                    owned[path] = keys
+        return owned
 
     def tables(self) -> IndexTables[K]:
         """Everything the index holds, derived tables included, as plain data (for a content-addressed cache:

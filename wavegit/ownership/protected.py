@@ -73,6 +73,7 @@ def protected_set(extra: Iterable[str] = (), allowed: Iterable[str] = (),
     return tuple(protected)
 
 
+@functools.lru_cache(maxsize=65536)
 def reached(pattern: str, protected: tuple[str, ...]) -> str | None:
     """The first protected pattern that the ownership ``pattern`` can reach, or None.
 
