@@ -127,10 +127,11 @@ def main_in_process(argv: Sequence[str], stdin: bytes = b"") -> Outcome:
 
 def wavegit_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> CliResult:
     """``wavegit ARGS`` as :func:`tests.helpers.repos.wavegit` runs it in ``cwd`` with ``env`` added, but
-    through ``cli.main`` in this process: for a test about what a GitHub command (gate, intake) does, not
-    about its process, since such a process spends some 0.3 s of CPU importing PyGithub, which a test
-    process imports once. Not where the command runs a worker: a command that may starts itself again
-    without the token (``wavegit.core.credentials``), which only a real process does."""
+    through ``cli.main`` in this process: for a test about what a GitHub command (gate, intake, a review
+    that runs no worker) decides, not about its process, since such a process spends some 0.3 s of CPU
+    importing PyGithub, which a test process imports once. Not where the command runs a worker: a command
+    that may starts itself again without the token (``wavegit.core.credentials``), which only a real
+    process does."""
     with pytest.MonkeyPatch.context() as patch:
         for name, value in (env or {}).items():
             patch.setenv(name, value)
