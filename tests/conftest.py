@@ -37,7 +37,11 @@ def deterministic_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
     """Fixed identity and dates, no user or system git config, no token leaking in from outside."""
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text("[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n")
+    # No automatic maintenance: every commit, fetch and push into a test repository would otherwise start a
+    # `git maintenance run --auto` or `git gc --auto` process that finds nothing to do in repositories this
+    # small (some four per test).
+    gitconfig.write_text("[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n"
+                         "[maintenance]\n\tauto = false\n[receive]\n\tautoGc = false\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -24,6 +24,7 @@ from tests.helpers.reliability import (
     start_wave_branch,
     verified_item,
     wave_report,
+    wavegit_in_process,
 )
 from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
@@ -339,7 +340,7 @@ def gate_an_innocent_pr_at(remote: RemoteRepo, gh: Running, head: str, env: dict
     git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
     client = PyGithubClient(Settings(BOT_TOKEN, gh.fake.repo, gh.url))
     number = client.find_or_create_pr("innocent", "main", "docs", "").number
-    gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+    gated = wavegit_in_process(remote.clone, "gate", "--pr", str(number), env=env)
     assert gated.returncode == 1, gated.stdout
 
 
@@ -389,7 +390,7 @@ def test_a_file_named_like_the_report_markers_quoted_by_the_retry_reply_cannot_p
         assert raw.success and raw.head_sha == rep.head_sha
         assert report_markdown.MARKER not in replies[0] and report_markdown.JSON_OPEN not in replies[0]
         assert rep.head_sha == git(remote.origin, "rev-parse", f"wavegit/{rep.wave_id}")
-        judged = wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env)
+        judged = wavegit_in_process(remote.clone, "gate", "--pr", str(rep.pr), env=env)
         assert judged.returncode == 1 and "did not succeed" in judged.stdout, judged.stdout
         assert status_state(gh, rep) == "failure"
 
@@ -557,7 +558,7 @@ def test_attack_another_pr_at_a_passing_waves_head_cannot_turn_its_gate_red(tmp_
         else:
             git(remote.clone, "push", "-q", "origin", f"{head}:refs/heads/innocent")
             number = client.find_or_create_pr("innocent", "main", "docs", "").number
-        gated = wavegit(remote.clone, "gate", "--pr", str(number), env=env)
+        gated = wavegit_in_process(remote.clone, "gate", "--pr", str(number), env=env)
         assert gated.returncode == 1 and "left to the wave's own pull request" in gated.stdout, gated.stdout
         status = gh.fake.latest_status(head, "wavegit/gate")
         assert status is not None and status.state == "success", status
@@ -578,7 +579,7 @@ def test_attack_a_commit_pushed_on_a_wave_branch_cannot_be_turned_green_by_anoth
         git(remote.clone, "commit", "-q", "-am", "on top")
         git(remote.clone, "push", "-q", "origin", f"HEAD:refs/heads/{rep.branch}")
         head = git(remote.clone, "rev-parse", "HEAD")
-        assert wavegit(remote.clone, "gate", "--pr", str(rep.pr), env=env).returncode == 1
+        assert wavegit_in_process(remote.clone, "gate", "--pr", str(rep.pr), env=env).returncode == 1
         # ... and an ordinary PR at the same commit must not set the "not a wavegit pull request" success.
         gate_an_innocent_pr_at(remote, gh, head, env)
         status = gh.fake.latest_status(head, "wavegit/gate")

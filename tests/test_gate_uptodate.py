@@ -19,6 +19,7 @@ from tests.helpers.actions_log import obeyed_commands
 from tests.helpers.ghserver import ALICE, github_env, merge_group_event, queue_branch, running
 from tests.helpers.published import Published
 from tests.helpers.published_once import published_wave
+from tests.helpers.reliability import wavegit_in_process
 from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from wavegit.model import report
@@ -66,7 +67,9 @@ class Wave(Published):
         return git(self.person, "rev-parse", "HEAD")
 
     def gate(self, *args: str) -> tuple[int, str]:
-        result = wavegit(self.remote.clone, "gate", "--pr", str(self.pr), *args, env=github_env(self.gh))
+        """``wavegit gate`` in this process (test_gate.py runs it as a real process)."""
+        result = wavegit_in_process(self.remote.clone, "gate", "--pr", str(self.pr), *args,
+                                    env=github_env(self.gh))
         assert "Traceback" not in result.stderr, result.stderr
         return result.returncode, result.stdout + result.stderr
 
@@ -242,7 +245,7 @@ def queue(wave: Wave, pr: int, *, squash: bool = False, extra: dict[str, str] | 
 
 def gate_event(wave: Wave) -> tuple[int, str]:
     event = wave.remote.base / "merge_group.json"
-    result = wavegit(wave.remote.clone, "gate", "--event",
+    result = wavegit_in_process(wave.remote.clone, "gate", "--event",
                      env={**github_env(wave.gh), "GITHUB_EVENT_PATH": str(event)})
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, result.stdout + result.stderr
@@ -355,7 +358,7 @@ def test_a_file_name_on_the_pr_cannot_issue_workflow_commands_through_the_action
     name = "notes\n::warning title=wavegit gate::forged by a file name"
     wave.on_main({name: "base\n"})
     wave.update_branch(extra={name: "edited in the merge\n"})
-    result = wavegit(wave.remote.clone, "gate", "--pr", str(wave.pr), env=github_env(wave.gh))
+    result = wavegit_in_process(wave.remote.clone, "gate", "--pr", str(wave.pr), env=github_env(wave.gh))
     code = result.returncode
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     out.write_text(result.stdout)

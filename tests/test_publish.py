@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.fake_github import MemoryGitHub
 from tests.helpers.ghserver import APP, APP_TOKEN, BOT, BOT_TOKEN, Running, github_env, running
 from tests.helpers.published_once import published_wave
-from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report
+from tests.helpers.reliability import GATE_TRACKER, GATE_WAVE, sample_report, wavegit_in_process
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.core.repo import discover
@@ -185,7 +185,7 @@ def test_a_gate_with_a_read_only_token_fails_in_one_line_naming_the_permission(
     statuses = list(gh.fake.statuses)
     gh.fake.token_permissions[BOT_TOKEN] = dict.fromkeys(
         ("contents", "pull_requests", "issues", "statuses"), "read")
-    judged = wavegit(wave_repo.clone, "gate", "--pr", str(rep.pr), env=github_env(gh))
+    judged = wavegit_in_process(wave_repo.clone, "gate", "--pr", str(rep.pr), env=github_env(gh))
     assert judged.returncode == 1 and "Traceback" not in judged.stderr
     [line] = judged.stderr.strip().splitlines()
     assert "403" in line and "statuses: write" in line

@@ -14,6 +14,7 @@ import pytest
 from tests.helpers import published
 from tests.helpers.ghserver import ALICE, BOT, MALLORY, github_env
 from tests.helpers.published_once import published_wave
+from tests.helpers.reliability import wavegit_in_process
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.wave import item, origin_item
 from wavegit.github.review import Command, Refused, parse_command
@@ -31,6 +32,15 @@ class Published(published.Published):
         comment = self.gh.fake.add_comment(self.pr, author, body)
         result = wavegit(self.remote.clone, "review", "--pr", str(self.pr), "--comment-id", str(comment.id),
                          env=github_env(self.gh))
+        assert "Traceback" not in result.stderr, result.stderr
+        return result.returncode, result.stdout + result.stderr
+
+    def answer(self, author: str, body: str) -> tuple[int, str]:
+        """:meth:`review` in this process, for a command that runs no worker (a drop, a refusal, a reply):
+        the real process, which first starts itself again without the token, is :meth:`review`'s."""
+        comment = self.gh.fake.add_comment(self.pr, author, body)
+        result = wavegit_in_process(self.remote.clone, "review", "--pr", str(self.pr), "--comment-id",
+                                    str(comment.id), env=github_env(self.gh))
         assert "Traceback" not in result.stderr, result.stderr
         return result.returncode, result.stdout + result.stderr
 
@@ -122,7 +132,7 @@ def test_a_retry_of_an_item_with_no_attempt_left_runs_nothing_and_exits_1(wave: 
 
 def test_drop_by_a_writer_removes_the_items_commit_and_returns_it_to_todo_but_never_the_only_item(
         wave: Published) -> None:
-    code, output = wave.review(ALICE, "/wavegit drop IT-0")
+    code, output = wave.answer(ALICE, "/wavegit drop IT-0")
     assert code == 0, output
     assert tracker_spend(wave.remote) == "0"  # a drop carries a cost trailer too
     assert branch_files(wave) == {"src/f1.txt": "ok"}
@@ -134,7 +144,7 @@ def test_drop_by_a_writer_removes_the_items_commit_and_returns_it_to_todo_but_ne
     posted = wave.posted_report()
     assert posted.head_sha == wave.tip() and [i.id for i in posted.items] == ["IT-1"]
     assert len(wave.bot_comments()) == 2
-    code, output = wave.review(ALICE, "/wavegit drop IT-1")
+    code, output = wave.answer(ALICE, "/wavegit drop IT-1")
     assert code == 2 and "only item" in output
     assert branch_items(wave) == ["IT-1"]
 
@@ -142,7 +152,7 @@ def test_drop_by_a_writer_removes_the_items_commit_and_returns_it_to_todo_but_ne
 def test_after_the_rebuild_the_gate_waits_until_github_shows_the_pushed_head(wave: Published) -> None:
     wave.gh.fake.head_lag_reads = 4
     old = wave.tip()
-    code, output = wave.review(ALICE, "/wavegit drop IT-0")
+    code, output = wave.answer(ALICE, "/wavegit drop IT-0")
     assert code == 0, output
     new = wave.tip()
     assert new != old
@@ -154,7 +164,7 @@ def test_a_non_writer_gets_a_polite_reply_and_nothing_changes(wave: Published) -
     tip, tracker = wave.tip(), git(wave.remote.origin, "show", f"main:{TRACKER}")
     report_before = wave.posted_report()
     for _ in range(2):
-        code, _output = wave.review(MALLORY, "/wavegit drop IT-0")
+        code, _output = wave.answer(MALLORY, "/wavegit drop IT-0")
         assert code == 0
     assert wave.tip() == tip and git(wave.remote.origin, "show", f"main:{TRACKER}") == tracker
     assert wave.posted_report() == report_before
@@ -165,8 +175,8 @@ def test_a_non_writer_gets_a_polite_reply_and_nothing_changes(wave: Published) -
 def test_the_same_command_comment_is_answered_once_however_often_it_is_handled(wave: Published) -> None:
     comment = wave.gh.fake.add_comment(wave.pr, MALLORY, "/wavegit retry IT-1")
     for _ in range(2):
-        result = wavegit(wave.remote.clone, "review", "--pr", str(wave.pr), "--comment-id", str(comment.id),
-                         env=github_env(wave.gh))
+        result = wavegit_in_process(wave.remote.clone, "review", "--pr", str(wave.pr), "--comment-id",
+                                    str(comment.id), env=github_env(wave.gh))
         assert result.returncode == 0
     assert len(wave.replies()) == 1
 
@@ -180,7 +190,7 @@ def test_the_same_command_comment_is_answered_once_however_often_it_is_handled(w
 def test_unknown_foreign_or_malformed_commands_get_a_reply_and_exit_2(wave: Published, body: str,
                                                                        says: str) -> None:
     tip = wave.tip()
-    code, output = wave.review(ALICE, body)
+    code, output = wave.answer(ALICE, body)
     assert code == 2 and says in output
     (reply,) = wave.replies()
     assert says in reply
@@ -189,7 +199,7 @@ def test_unknown_foreign_or_malformed_commands_get_a_reply_and_exit_2(wave: Publ
 
 def test_a_comment_without_a_command_is_ignored(wave: Published) -> None:
     writes = sum(1 for r in wave.gh.fake.requests if r.method != "GET")
-    code, output = wave.review(ALICE, "LGTM, thanks /wavegit team")
+    code, output = wave.answer(ALICE, "LGTM, thanks /wavegit team")
     assert code == 0 and "nothing to do" in output
     assert wave.replies() == [] and sum(1 for r in wave.gh.fake.requests if r.method != "GET") == writes
 
@@ -270,7 +280,7 @@ def test_retry_and_drop_refuse_a_wave_branch_with_commits_wavegit_did_not_make(
         wave: Published, merge_base: bool, says: str, action: str) -> None:
     reported = wave.tip()
     pushed = push_to_wave_branch(wave, merge_base=merge_base)
-    code, output = wave.review(ALICE, f"/wavegit {action} IT-0")
+    code, output = wave.answer(ALICE, f"/wavegit {action} IT-0")
     assert code == 2, output
     (reply,) = wave.replies()
     assert "1 commit(s) wavegit did not make" in reply and says in reply
@@ -294,7 +304,7 @@ def test_attack_a_human_commit_forging_wavegits_author_and_trailers_is_still_ref
         f"--author={author}")
     git(person, "push", "-q", "origin", f"HEAD:{wave.branch}")
     forged = git(person, "rev-parse", "HEAD")
-    code, output = wave.review(ALICE, f"/wavegit {action} IT-0")
+    code, output = wave.answer(ALICE, f"/wavegit {action} IT-0")
     assert code == 2, output
     (reply,) = wave.replies()
     assert "1 commit(s) wavegit did not make" in reply and f"{forged[:12]} by <code>" in reply
@@ -306,10 +316,10 @@ def test_a_writers_command_superseded_while_it_waited_gets_a_reply_saying_it_was
     """Issue 20, point 7: the workflow's concurrency group cancels a waiting review run for a newer one
     without a word; the newer run answers the command it replaced (a reader's command stays unanswered:
     the check job ignored it)."""
-    assert wave.review(ALICE, "/wavegit drop IT-0")[0] == 0  # answered by its own run
+    assert wave.answer(ALICE, "/wavegit drop IT-0")[0] == 0  # answered by its own run
     wave.gh.fake.add_comment(wave.pr, ALICE, "/wavegit retry IT-1")  # its waiting run was cancelled
     wave.gh.fake.add_comment(wave.pr, MALLORY, "/wavegit drop IT-1")  # ignored by the check job
-    code, _ = wave.review(ALICE, "/wavegit retry NOPE")
+    code, _ = wave.answer(ALICE, "/wavegit retry NOPE")
     assert code == 2
     replies = wave.replies()
     assert len(replies) == 3, replies
@@ -317,4 +327,4 @@ def test_a_writers_command_superseded_while_it_waited_gets_a_reply_saying_it_was
     assert len(superseded) == 1 and superseded[0].startswith("<!-- wavegit:reply ")
     assert f"@{ALICE}: `/wavegit retry IT-1` was not run: the newer command of @{ALICE}" in superseded[0]
     assert not any(f"@{MALLORY}" in r for r in replies)
-    assert wave.review(ALICE, "/wavegit retry NOPE")[0] == 2 and len(wave.replies()) == 4  # said once
+    assert wave.answer(ALICE, "/wavegit retry NOPE")[0] == 2 and len(wave.replies()) == 4  # said once

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.ghserver import ALICE, BOT, BOT_TOKEN, MALLORY, Running, github_env, running
-from tests.helpers.repos import RemoteRepo, git, wavegit
+from tests.helpers.reliability import wavegit_in_process
+from tests.helpers.repos import RemoteRepo, git
 
 WAVE = "wavegit/w-20261202-120000-abcd"
 MAINTAINER = "pat"
@@ -39,7 +40,8 @@ def check(gh: Running, tmp_path: Path, *, author: str, body: str, association: s
     output = tmp_path / "output"
     output.write_text("")
     env = {**github_env(gh), "GITHUB_EVENT_PATH": str(event), "GITHUB_OUTPUT": str(output)}
-    result = wavegit(tmp_path, "review", "--check", "--event", env=env)
+    # In this process: the check job's real process runs in the Actions engine (test_workflows_engine.py).
+    result = wavegit_in_process(tmp_path, "review", "--check", "--event", env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = output.read_text().splitlines()
     return result.stdout.strip(), lines[1] if len(lines) == 3 and lines[0].startswith("obey<<") else ""

@@ -15,8 +15,10 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.ghserver import BOT_TOKEN, Running
-from tests.helpers.repos import TESTS, RemoteRepo, git
+from tests.helpers.repos import TESTS, CliResult, RemoteRepo, git
 from wavegit import cli
 from wavegit.core.errors import ValidationError
 from wavegit.github.api import Settings
@@ -121,6 +123,20 @@ def main_in_process(argv: Sequence[str], stdin: bytes = b"") -> Outcome:
     finally:
         sys.stdin = saved
     return Outcome(code, out.getvalue(), err.getvalue())
+
+
+def wavegit_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> CliResult:
+    """``wavegit ARGS`` as :func:`tests.helpers.repos.wavegit` runs it in ``cwd`` with ``env`` added, but
+    through ``cli.main`` in this process: for a test about what a GitHub command (gate, intake, a review
+    that runs no worker) decides, not about its process, since such a process spends some 0.3 s of CPU
+    importing PyGithub, which a test process imports once. Not where the command runs a worker: a command
+    that may starts itself again without the token (``wavegit.core.credentials``), which only a real
+    process does."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        outcome = main_in_process(["-C", str(cwd), *args])
+    return CliResult(outcome.code, outcome.stdout, outcome.stderr)
 
 
 GATE_WAVE = "w-20260101-000000-0001"
