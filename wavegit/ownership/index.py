@@ -200,8 +200,7 @@ class OwnershipIndex(Generic[K]):
         if not self._current:
             self._derive()
         paths = list(paths)
-        folds = plain_folds(paths)
-        if folds is not None:
+        if (folds := plain_folds(paths)) is not None:
             return self._plain_owners_of(paths, folds), []
         files, globs_at, above = self._files, self._globs_at, self._above
         owned: dict[str, set[K]] = {}
@@ -224,9 +223,8 @@ class OwnershipIndex(Generic[K]):
         return owned, invalid
 
     def _plain_owners_of(self, paths: list[str], folds: list[str]) -> dict[str, set[K]]:
-        """``owners_of`` for ``paths`` that are their own canonical form, ``folds`` their folds: each
-        distinct directory is looked up once, and a path is asked about only when something is filed at it
-        or at or above its directory."""
+        """``owners_of`` for canonical ``paths`` folded as ``folds``: each distinct directory is looked up
+        once; a path is asked about only when something is filed at it or at or above its directory."""
         files, globs_at, above = self._files, self._globs_at, self._above
         parents = [folded.rpartition("/")[0] for folded in folds]
         busy = {parent for parent in set(parents)
