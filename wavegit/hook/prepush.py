@@ -261,9 +261,11 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
 
         refusals += tracker_guard.rewind_refusals(repo.root, unsure, config.tracker_branch)
         if touched:
+            from wavegit.model.config import protected_of
+
             local = next(u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete)
             refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, local,
-                                                       config.tracker_path)
+                                                       config.tracker_path, protected_of(config))
     if not any(changed.values()):
         return Verdict((), tuple(warnings), tuple(refusals))
     try:

@@ -64,9 +64,11 @@ def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: st
     return refusals
 
 
-def problems(root: Path, cache_dir: Path, commit: str, path: str) -> list[str]:
-    """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid); each a
-    ``path:line:col: message`` line when the parser says where."""
+def problems(root: Path, cache_dir: Path, commit: str, path: str,
+             protected: tuple[str, ...] | None = None) -> list[str]:
+    """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid), with the
+    config's ``protected`` paths (``config.protected_of``): an item owning one the config adds stops every
+    later write; each a ``path:line:col: message`` line when the parser says where."""
     try:
         found = git.read_blob_at(root, f"{commit}:{path}")
     except git.GitError as exc:
@@ -75,15 +77,16 @@ def problems(root: Path, cache_dir: Path, commit: str, path: str) -> list[str]:
         return [f"{path}: the push removes the tracker"]
     blob_sha, text = found
     try:
-        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True)
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True, protected=protected)
     except ValidationError as exc:
         return [str(problem) for problem in exc.problems] or [str(exc)]
     return []
 
 
-def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str) -> list[str]:
+def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str,
+                     protected: tuple[str, ...] | None = None) -> list[str]:
     """The refusal of a push leaving an invalid tracker at ``commit`` on ``ref`` (none when it is valid)."""
-    found = problems(root, cache_dir, commit, path)
+    found = problems(root, cache_dir, commit, path, protected)
     if not found:
         return []
     lines = [f"wavegit: push refused: the tracker it leaves on {ref} is invalid:"]
