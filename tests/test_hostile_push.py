@@ -3,10 +3,12 @@ pushes through the installed hook, real ``plan``/``validate`` runs on temporary 
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid, tracker_yaml
-from tests.helpers.repos import RemoteRepo, make_remote_repo
+from tests.helpers.repos import RemoteRepo, make_remote_repo, wavegit
+from wavegit.ownership.protected import protected_set
 
 TRACKER = ".wavegit/tracker.yaml"
 CONFIG = ".wavegit/config.yaml"
@@ -33,3 +35,46 @@ def test_a_pushed_tracker_item_owning_a_path_the_config_protects_is_refused(tmp_
     assert "item B: 'owns': pattern 'ops/deploy/run.sh' can match the protected path 'ops/deploy/'" \
         in result.stderr
     assert remote_oid(remote, "refs/heads/main") == before
+
+
+def crc32_suffix(prefix: str, target: int, size: int = 12) -> str:
+    """``size`` characters of ``@A-O`` that give ``prefix`` + them + ``/`` the CRC-32 ``target``: CRC-32 is
+    affine over GF(2), so four free bits per character and one Gaussian elimination forge any value."""
+    def crc(bits: int) -> int:
+        pad = "".join(chr(0x40 | (bits >> (4 * i)) & 0xF) for i in range(size))
+        return zlib.crc32(f"{prefix}{pad}/".encode())
+
+    base = crc(0)
+    rows = [(crc(1 << j) ^ base, 1 << j) for j in range(4 * size)]  # (effect on the CRC, bits chosen)
+    want, chosen = target ^ base, 0
+    for bit in range(32):
+        pivot = next((row for row in rows if row[0] >> bit & 1), None)
+        if pivot is None:
+            continue
+        rows.remove(pivot)
+        rows = [(e ^ pivot[0], b ^ pivot[1]) if e >> bit & 1 else (e, b) for e, b in rows]
+        if want >> bit & 1:
+            want, chosen = want ^ pivot[0], chosen ^ pivot[1]
+    assert want == 0 and crc(chosen) == target
+    return "".join(chr(0x40 | (chosen >> (4 * i)) & 0xF) for i in range(size))
+
+
+def test_a_config_forged_to_collide_with_the_defaults_reads_no_cache_of_the_default_protected_paths(
+        tmp_path: Path) -> None:
+    """The parse and planning caches keyed a tracker blob's validation by a CRC-32 of the protected paths: a
+    config that protects one more folder, with a second entry chosen so that the CRC equals the defaults',
+    read the columns cached under the defaults, and `plan` selected the item that now owns a protected path
+    (`validate` called the tracker valid) in every clone that had planned before."""
+    remote = protecting(tmp_path, "report_authors: [me]\n")
+    publish_tracker(remote, [ItemSpec("B", ["ops/deploy/run.sh"], status="todo")])
+    assert "  B" in wavegit(remote.clone, "plan").stdout.split("skipped")[0]  # cached under the defaults
+    defaults = zlib.crc32(TRACKER.encode())
+    protected = protected_set(["ops/deploy/"], tracker_path=TRACKER)
+    prefix = "\0".join([TRACKER, "protected", *protected, "ops/keys-"])
+    forged = f"ops/keys-{crc32_suffix(prefix, defaults)}/"
+    publish_tracker(remote, [ItemSpec("B", ["ops/deploy/run.sh"], status="todo")],
+                    files={CONFIG: f"protected_paths: [ops/deploy/, {forged}]\n"})
+    planned = wavegit(remote.clone, "plan")
+    assert "  B   invalid: 'owns': pattern 'ops/deploy/run.sh' can match the protected path 'ops/deploy/'" \
+        in planned.stdout, planned.stdout
+    assert wavegit(remote.clone, "validate").returncode == 2

@@ -36,11 +36,12 @@ def write(entry: Path, fmt: str, data: object) -> None:
 
 def path_key(path: str, protected: tuple[str, ...] | None = None) -> str:
     """A short key of a file's display path (messages name it) and of the protected paths (validation
-    depends on them) for cache entry names."""
-    import zlib
+    depends on them) for cache entry names: a digest, not a checksum, since whoever commits the config
+    could otherwise choose protected paths whose key is another set's, and read its validation."""
+    import hashlib
 
     key = path if protected is None else "\0".join((path, "protected", *protected))
-    return format(zlib.crc32(key.encode("utf-8", "surrogatepass")), "08x")
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 def blob_sha(text: str) -> str:
