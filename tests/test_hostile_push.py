@@ -78,3 +78,23 @@ def test_a_config_forged_to_collide_with_the_defaults_reads_no_cache_of_the_defa
     assert "  B   invalid: 'owns': pattern 'ops/deploy/run.sh' can match the protected path 'ops/deploy/'" \
         in planned.stdout, planned.stdout
     assert wavegit(remote.clone, "validate").returncode == 2
+
+
+def test_a_pushed_config_protecting_a_path_an_item_owns_is_refused_and_a_config_without_a_tracker_passes(
+        tmp_path: Path) -> None:
+    """A push changing only the config left the tracker beside it invalid under the paths it now protects:
+    unchecked, and every later claim refused the whole tracker. Before the first tracker, a config passes."""
+    remote = protecting(tmp_path, "report_authors: [me]\n")
+    publish_tracker(remote, [ItemSpec("B", ["ops/deploy/run.sh"], status="todo")])
+    before = remote_oid(remote, "refs/heads/main")
+    commit(remote.clone, {CONFIG: "protected_paths: [ops/deploy/]\n"}, "protect the deploy scripts")
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 1, result.stderr
+    assert "item B: 'owns': pattern 'ops/deploy/run.sh' can match the protected path 'ops/deploy/'" \
+        in result.stderr
+    assert remote_oid(remote, "refs/heads/main") == before
+
+    fresh = make_remote_repo(tmp_path / "fresh", {"README.md": "hello\n"})
+    install_hook(fresh.clone)
+    commit(fresh.clone, {CONFIG: "protected_paths: [ops/deploy/]\n"}, "config first")
+    assert push(fresh.clone, "origin", "main").returncode == 0

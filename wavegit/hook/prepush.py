@@ -255,17 +255,19 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     unsure = [u for u in updates if u.remote_ref == tracker_ref and not u.is_new and not u.is_delete
               and u.remote_oid not in rests_on.get(u.remote_ref, ())]
     refusals: list[str] = []
-    touched = config.tracker_path in changed.get(tracker_ref, ())
+    from wavegit.model.config import CONFIG_PATH, protected_of  # loaded already: the hook read the config
+
+    # The tracker is checked when the push changes it, or the config beside it (its protected paths).
+    touched = {config.tracker_path, CONFIG_PATH} & set(changed.get(tracker_ref, ()))
     if unsure or touched:
         from wavegit.hook import tracker_guard  # rare pushes: the usual one imports nothing more
 
         refusals += tracker_guard.rewind_refusals(repo.root, unsure, config.tracker_branch)
         if touched:
-            from wavegit.model.config import protected_of
-
             local = next(u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete)
             refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, local,
-                                                       config.tracker_path, protected_of(config))
+                                                       config.tracker_path, protected_of(config),
+                                                       removable=config.tracker_path not in touched)
     if not any(changed.values()):
         return Verdict((), tuple(warnings), tuple(refusals))
     try:

@@ -65,16 +65,17 @@ def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: st
 
 
 def problems(root: Path, cache_dir: Path, commit: str, path: str,
-             protected: tuple[str, ...] | None = None) -> list[str]:
+             protected: tuple[str, ...] | None = None, *, removable: bool = False) -> list[str]:
     """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid), with the
     config's ``protected`` paths (``config.protected_of``): an item owning one the config adds stops every
-    later write; each a ``path:line:col: message`` line when the parser says where."""
+    later write; each a ``path:line:col: message`` line when the parser says where. ``removable``: no
+    tracker at all is fine (a config pushed before the first item)."""
     try:
         found = git.read_blob_at(root, f"{commit}:{path}")
     except git.GitError as exc:
         return [f"{path}: cannot be read at {commit[:12]} ({exc})"]
     if found is None:
-        return [f"{path}: the push removes the tracker"]
+        return [] if removable else [f"{path}: the push removes the tracker"]
     blob_sha, text = found
     try:
         tracker.load_cached(text, blob_sha, cache_dir, path, strict=True, protected=protected)
@@ -84,9 +85,9 @@ def problems(root: Path, cache_dir: Path, commit: str, path: str,
 
 
 def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str,
-                     protected: tuple[str, ...] | None = None) -> list[str]:
+                     protected: tuple[str, ...] | None = None, *, removable: bool = False) -> list[str]:
     """The refusal of a push leaving an invalid tracker at ``commit`` on ``ref`` (none when it is valid)."""
-    found = problems(root, cache_dir, commit, path, protected)
+    found = problems(root, cache_dir, commit, path, protected, removable=removable)
     if not found:
         return []
     lines = [f"wavegit: push refused: the tracker it leaves on {ref} is invalid:"]
