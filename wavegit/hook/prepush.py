@@ -18,9 +18,10 @@ branch.
   of that wave).
 - A path pushed to a wave branch must be owned by an in-flight item of that wave; anything else is refused.
 - On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass, but
-  a push whose commits change the tracker file is refused when the tracker it leaves is invalid, and one
-  that is not a fast-forward when the commits it drops include wavegit's own (``hook.tracker_guard``,
-  imported only for such pushes: a parent of the usual push's new commits is the remote oid).
+  a push whose commits change the tracker file (or the config) is refused when the tracker it leaves is
+  invalid, and one that is not a fast-forward when the commits it drops include wavegit's own
+  (``hook.tracker_guard``, imported only for such pushes: a parent of the usual push's new commits is the
+  remote oid).
 - Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
 """
 

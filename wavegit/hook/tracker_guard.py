@@ -4,9 +4,9 @@ push that needs them; the usual push does not).
 - A push that is not a fast-forward is refused when the commits it drops include wavegit's own (a
   ``Wavegit-Op`` trailer: claims, records, halts): undoing a claim returns its items to ``todo`` while they
   run, so they could run twice.
-- A push whose commits change the tracker file is refused when the tracker it leaves is invalid, saying
-  where: an invalid tracker stops every wavegit command that reads it, and turns every later pre-push check
-  into a warning that lets colliding pushes through.
+- A push whose commits change the tracker file (or the config: its protected paths) is refused when the
+  tracker it leaves is invalid, saying where: an invalid tracker stops every wavegit command that reads it,
+  and turns every later pre-push check into a warning that lets colliding pushes through.
 """
 
 from __future__ import annotations
