@@ -5,12 +5,18 @@ attempt's limits), each a real ``wavegit run`` on a temporary repository with a 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_hostile_limits import by_id, limits_repo, run_json
+from tests.helpers.repos import wavegit
+from tests.helpers.wave import check, item, make_wave_repo
+from tests.test_hostile_env import MODES
+from tests.test_hostile_limits import HOSTILE, WORKER, by_id, limits_repo, run_json
 
 pytestmark = pytest.mark.slow
 
@@ -35,5 +41,31 @@ def test_an_unsandboxed_worker_cannot_reach_the_keyring_through_the_schedulers_g
         assert code == 0 and by_id(rep)["A"]["status"] == "review", (rep, err)
         read = loot.read_text() if loot.exists() else ""
         assert secret.decode() not in read, read
+    finally:
+        libc.syscall(keyctl, 3, serial)  # KEYCTL_REVOKE
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_item_tests_and_the_wave_test_cannot_read_the_kernel_keyring(tmp_path: Path, mode: str) -> None:
+    """A worker may rewrite what its item's test runs; item tests and the wave test start from other threads
+    and paths than the worker does, and the keyring filter must hold for each (their failing output is
+    what the report shows)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+    description, secret = f"wavegit-atk-{os.getpid()}-{tmp_path.name}", b"keyring-secret-of-the-tests"
+    serial = libc.syscall(add_key, b"user", description.encode(), secret, len(secret), -4)  # @u
+    assert serial > 0, os.strerror(ctypes.get_errno())
+    dump = shlex.join([sys.executable, str(HOSTILE / "keyring_dump.py"), description, "-"])
+    try:
+        remote = make_wave_repo(tmp_path, [item("A", ["limits"], ["src/a.txt"], check("src/a.txt")),
+                                           item("B", ["limits"], ["src/b.txt"], dump)],
+                                worker=WORKER, sandbox={"mode": mode}, attempts=1, max_items=2, concurrency=2,
+                                wave_test=dump)
+        result = wavegit(remote.clone, "run", "--json")
+        rep = json.loads(result.stdout)
+        assert by_id(rep)["A"]["status"] == "review" and by_id(rep)["B"]["status"] != "review", rep
+        shown = result.stdout + result.stderr
+        assert secret.decode() not in shown
+        assert shown.count("keyring: Operation not permitted") >= 2, shown
     finally:
         libc.syscall(keyctl, 3, serial)  # KEYCTL_REVOKE

@@ -1,6 +1,7 @@
-"""Run by git, not by wavegit (``remote.origin.uploadpack`` and ``receivepack`` a worker planted in the
-scheduler's ``.git/config``): search the kernel keyring for a ``user`` key DESC and append what it read to
-OUT, with this process's seccomp mode. ``keyring_dump.py DESC OUT``"""
+"""Search the kernel keyring for a ``user`` key DESC and append what it read to OUT, with this process's
+seccomp mode: run by git (``remote.origin.uploadpack`` and ``receivepack`` a worker planted in the
+scheduler's ``.git/config``), or as a test (OUT ``-``: printed, and the test fails, so that its output is
+reported). ``keyring_dump.py DESC OUT``"""
 
 from __future__ import annotations
 
@@ -23,5 +24,9 @@ else:
     read = buffer.raw[:max(size, 0)].decode(errors="replace")
 status = Path("/proc/self/status").read_text().splitlines()
 seccomp = next(line for line in status if line.startswith("Seccomp:"))
+line = f"keyring: {read} (seccomp {seccomp.split()[1]})"
+if str(out) == "-":
+    print(line)
+    sys.exit(1)
 with out.open("a") as fh:
-    fh.write(f"{read} ({seccomp.split()[1]})\n")
+    fh.write(line + "\n")
