@@ -8,15 +8,28 @@ import ctypes
 import json
 import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import wavegit
+from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
 from tests.test_hostile_env import MODES
-from tests.test_hostile_limits import HOSTILE, WORKER, by_id, limits_repo, run_json
+from tests.test_hostile_limits import (
+    HOSTILE,
+    WORKER,
+    by_id,
+    committed,
+    limits_repo,
+    machine_pids,
+    needs_bwrap,
+    needs_cgroup,
+    run_json,
+)
+
+__all__ = ["machine_pids"]  # a fixture of test_hostile_limits, used here too
 
 pytestmark = pytest.mark.slow
 
@@ -69,3 +82,27 @@ def test_item_tests_and_the_wave_test_cannot_read_the_kernel_keyring(tmp_path: P
         assert shown.count("keyring: Operation not permitted") >= 2, shown
     finally:
         libc.syscall(keyctl, 3, serial)  # KEYCTL_REVOKE
+
+
+@pytest.mark.parametrize("mode", [
+    pytest.param("bwrap", marks=needs_bwrap),
+    pytest.param("none", marks=pytest.mark.xfail(strict=True, reason=(
+        "unsandboxed, the worker may write the cgroup file system wavegit made its cgroup in (root, or a "
+        "cgroup delegated to the user): it moves itself into wavegit's own cgroup, out of its limits")))])
+@needs_cgroup
+def test_a_worker_cannot_leave_its_attempts_cgroup_to_fork_past_its_pids_ceiling(
+        tmp_path: Path, mode: str, machine_pids: Path) -> None:
+    """docs/security.md: `sandbox.pids` holds in both modes where wavegit may make a cgroup."""
+    remote = limits_repo(tmp_path, mode, ("A", ["cgroup-escape", "forkbomb 120 3"], None), pids=40)
+    procs = os.open(machine_pids / "cgroup.procs", os.O_WRONLY)
+    try:
+        done = subprocess.run([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone,
+                              capture_output=True, text=True, timeout=300, check=False,
+                              preexec_fn=lambda: os.write(procs, b"0") and None,
+                              env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    finally:
+        os.close(procs)
+    rep = json.loads(done.stdout)
+    found = committed(remote, rep, "src/a.txt").splitlines()[1:]
+    forked = next(line for line in found if line.startswith("forked "))
+    assert int(forked.split()[1]) < 40, found

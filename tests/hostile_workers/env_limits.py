@@ -8,6 +8,8 @@ file the item owns.
 - ``fill-quiet DIR MAX``: the same, but the worker goes on (exit 0).
 - ``hold-full DIR STOP``: a daemon in a clean environment (so that the unsandboxed attempt's sweep misses it)
   that keeps the disk of DIR full until the file STOP exists (at most a minute).
+- ``cgroup-escape``: the worker moves itself out of its attempt's pids and memory cgroups into the ones
+  they were made under (wavegit's own), where it may write (root, or a cgroup delegated to its user).
 - ``forkbomb MAX SECONDS``: children that sleep SECONDS, forked until a fork fails or MAX are running.
 - ``hog N``: N bytes of memory, touched.
 - ``shm-leave KEY`` / ``shm-read KEY``: a System V shared memory segment left holding a secret / looked for.
@@ -92,6 +94,18 @@ def hold_full(where: str, stop: str) -> None:
                      start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
     time.sleep(0.5)
+
+
+def cgroup_escape() -> None:
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in set(controllers.split(",")) & {"pids", "memory"}:
+            above = Path("/sys/fs/cgroup", controller, path.lstrip("/")).parent
+            try:
+                (above / "cgroup.procs").write_text(str(os.getpid()))
+                found.append(f"left {controller} {path}")
+            except OSError as exc:
+                found.append(f"stayed in {controller} {path}: {exc.strerror}")
 
 
 def forkbomb(most: int, seconds: float) -> None:
@@ -192,6 +206,8 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
                 raise
     elif action == "hold-full":
         hold_full(args[0], args[1])
+    elif action == "cgroup-escape":
+        cgroup_escape()
     elif action == "forkbomb":
         forkbomb(int(args[0]), float(args[1]))
     elif action == "hog":
