@@ -8,13 +8,12 @@ import ctypes
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, wavegit
+from tests.helpers.repos import wavegit
 from tests.helpers.wave import check, item, make_wave_repo
 from tests.test_hostile_env import MODES
 from tests.test_hostile_limits import (
@@ -27,6 +26,7 @@ from tests.test_hostile_limits import (
     needs_bwrap,
     needs_cgroup,
     run_json,
+    run_json_in_cgroup,
 )
 
 __all__ = ["machine_pids"]  # a fixture of test_hostile_limits, used here too
@@ -94,15 +94,7 @@ def test_a_worker_cannot_leave_its_attempts_cgroup_to_fork_past_its_pids_ceiling
         tmp_path: Path, mode: str, machine_pids: Path) -> None:
     """docs/security.md: `sandbox.pids` holds in both modes where wavegit may make a cgroup."""
     remote = limits_repo(tmp_path, mode, ("A", ["cgroup-escape", "forkbomb 120 3"], None), pids=40)
-    procs = os.open(machine_pids / "cgroup.procs", os.O_WRONLY)
-    try:
-        done = subprocess.run([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone,
-                              capture_output=True, text=True, timeout=300, check=False,
-                              preexec_fn=lambda: os.write(procs, b"0") and None,
-                              env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
-    finally:
-        os.close(procs)
-    rep = json.loads(done.stdout)
+    rep = run_json_in_cgroup(remote, machine_pids)
     found = committed(remote, rep, "src/a.txt").splitlines()[1:]
     forked = next(line for line in found if line.startswith("forked "))
     assert int(forked.split()[1]) < 40, found
