@@ -7,7 +7,8 @@ import zlib
 from pathlib import Path
 
 from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid, tracker_yaml
-from tests.helpers.repos import RemoteRepo, make_remote_repo, wavegit
+from tests.helpers.repos import RemoteRepo, git, make_remote_repo, wavegit
+from tests.helpers.wave import item, make_wave_repo
 from wavegit.ownership.protected import protected_set
 
 TRACKER = ".wavegit/tracker.yaml"
@@ -98,3 +99,24 @@ def test_a_pushed_config_protecting_a_path_an_item_owns_is_refused_and_a_config_
     install_hook(fresh.clone)
     commit(fresh.clone, {CONFIG: "protected_paths: [ops/deploy/]\n"}, "config first")
     assert push(fresh.clone, "origin", "main").returncode == 0
+
+
+def test_deleting_the_tracker_branch_to_push_it_anew_at_an_older_commit_is_refused(tmp_path: Path) -> None:
+    """A force-push rewinding the tracker branch past a claim is refused; deleting the branch, then pushing
+    the older commit as a new branch (no rewind to check) undid the claim, and the tracker with it."""
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
+                            tracker_branch="claims")
+    git(remote.clone, "push", "-q", "--no-verify", "origin", "main:refs/heads/claims")
+    install_hook(remote.clone)
+    claimed = wavegit(remote.new_clone("scheduler"), "claim")
+    assert claimed.returncode == 0, claimed.stderr
+    git(remote.clone, "fetch", "-q", "origin")
+    claim, older = remote_oid(remote, "refs/heads/claims"), git(remote.clone, "rev-parse", "origin/claims~1")
+    assert push(remote.clone, "-f", "origin", f"{older}:refs/heads/claims").returncode == 1
+    deleted = push(remote.clone, "origin", ":claims")
+    assert deleted.returncode == 1 and "Traceback" not in deleted.stderr, deleted.stderr
+    assert "wavegit: push refused: it deletes refs/heads/claims, the tracker branch" in deleted.stderr
+    assert remote_oid(remote, "refs/heads/claims") == claim
+    git(remote.clone, "push", "-q", "--no-verify", "origin", "main:refs/heads/feature")
+    assert push(remote.clone, "origin", ":feature").returncode == 0  # any other branch: deleted
+    assert remote_oid(remote, "refs/heads/feature") == ""

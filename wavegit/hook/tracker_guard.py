@@ -4,6 +4,7 @@ push that needs them; the usual push does not).
 - A push that is not a fast-forward is refused when the commits it drops include wavegit's own (a
   ``Wavegit-Op`` trailer: claims, records, halts): undoing a claim returns its items to ``todo`` while they
   run, so they could run twice.
+- A push deleting the tracker branch is refused: deleting it and pushing an older commit anew is a rewind.
 - A push whose commits change the tracker file (or the config: its protected paths) is refused when the
   tracker it leaves is invalid, saying where: an invalid tracker stops every wavegit command that reads it,
   and turns every later pre-push check into a warning that lets colliding pushes through.
@@ -62,6 +63,13 @@ def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: st
                         f"{more}\nThat would undo claims and records (an item in flight back to todo runs "
                         f"twice): rebase your commits onto {tracker_branch} (`git pull --rebase`). {_SKIP}")
     return refusals
+
+
+def deletion_refusal(tracker_ref: str) -> str:
+    """The refusal of a push deleting the tracker branch: it drops every wavegit commit on it, and pushing
+    an older commit to it anew (a new branch, no rewind to check) would undo claims as a rewind does."""
+    return (f"wavegit: push refused: it deletes {tracker_ref}, the tracker branch: that drops every claim "
+            f"and record of the tracker (items in flight would run twice) and the tracker itself. {_SKIP}")
 
 
 def problems(root: Path, cache_dir: Path, commit: str, path: str,
