@@ -5,7 +5,6 @@ attempt's limits), each a real ``wavegit run`` on a temporary repository with a 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import shlex
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import wavegit
-from tests.helpers.wave import check, item, make_wave_repo
+from tests.helpers.wave import check, item, make_wave_repo, origin_item
 from tests.test_hostile_env import MODES
 from tests.test_hostile_limits import (
     HOSTILE,
@@ -59,10 +58,12 @@ def test_an_unsandboxed_worker_cannot_reach_the_keyring_through_the_schedulers_g
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_item_tests_and_the_wave_test_cannot_read_the_kernel_keyring(tmp_path: Path, mode: str) -> None:
+@pytest.mark.parametrize("how", [("run",), ("run", "--continuous")])
+def test_item_tests_and_the_wave_test_cannot_read_the_kernel_keyring(tmp_path: Path, mode: str,
+                                                                     how: tuple[str, ...]) -> None:
     """A worker may rewrite what its item's test runs; item tests and the wave test start from other threads
-    and paths than the worker does, and the keyring filter must hold for each (their failing output is
-    what the report shows)."""
+    and paths than the worker does (a rolling wave's too), and the keyring filter must hold for each (their
+    failing output is what the report shows)."""
     libc = ctypes.CDLL(None, use_errno=True)
     add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
     description, secret = f"wavegit-atk-{os.getpid()}-{tmp_path.name}", b"keyring-secret-of-the-tests"
@@ -74,9 +75,8 @@ def test_item_tests_and_the_wave_test_cannot_read_the_kernel_keyring(tmp_path: P
                                            item("B", ["limits"], ["src/b.txt"], dump)],
                                 worker=WORKER, sandbox={"mode": mode}, attempts=1, max_items=2, concurrency=2,
                                 wave_test=dump)
-        result = wavegit(remote.clone, "run", "--json")
-        rep = json.loads(result.stdout)
-        assert by_id(rep)["A"]["status"] == "review" and by_id(rep)["B"]["status"] != "review", rep
+        result = wavegit(remote.clone, *how, "--json")
+        assert origin_item(remote, "A").status == "review" and origin_item(remote, "B").status != "review"
         shown = result.stdout + result.stderr
         assert secret.decode() not in shown
         assert shown.count("keyring: Operation not permitted") >= 2, shown
