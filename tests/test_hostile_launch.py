@@ -7,14 +7,16 @@ from __future__ import annotations
 import ctypes
 import os
 import shlex
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import wavegit
+from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, origin_item
-from tests.test_hostile_env import MODES
+from tests.test_hostile_env import MODES, tagged, wait_until
 from tests.test_hostile_limits import (
     HOSTILE,
     WORKER,
@@ -98,3 +100,23 @@ def test_a_worker_cannot_leave_its_attempts_cgroup_to_fork_past_its_pids_ceiling
     found = committed(remote, rep, "src/a.txt").splitlines()[1:]
     forked = next(line for line in found if line.startswith("forked "))
     assert int(forked.split()[1]) < 40, found
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_kill_9_of_the_scheduler_ends_an_item_test_it_was_running(tmp_path: Path, mode: str) -> None:
+    """An item test (which its worker may have rewritten) is started as the worker is, from an item thread:
+    it dies with the scheduler too, and does not go on to write the checkout or the log."""
+    tag = f"atk-test-{os.getpid()}-{mode}"
+    forever = shlex.join([sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)", tag])
+    remote = limits_repo(tmp_path, mode, ("A", [], forever))
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: [pid for pid in tagged(tag) if pid != proc.pid], "the item test", 60)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        wait_until(lambda: tagged(tag) == [], "the item test to die with its scheduler")
+    finally:
+        for pid in tagged(tag):
+            os.kill(pid, signal.SIGKILL)
