@@ -96,7 +96,8 @@ def test_the_tracker_refuses_exactly_the_patterns_that_overlap_a_protected_path(
 ])
 def test_reached_names_the_first_guard_that_owns_what_the_pattern_can_reach(pattern: str) -> None:
     """The indexed lookup (guards by first name and by literal name) agrees with trying every guard in order,
-    user-added guards included: one found in any folder with no literal name, a non-ASCII one, a rooted one."""
+    user-added guards included: one found in any folder with no literal name, a non-ASCII one, a rooted
+    one."""
     protected = protected_set(["**/*.env", "**/Secrets/", "keys/", "**/ä.md"])
     owned = ownable(pattern)
 
