@@ -265,7 +265,8 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     from wavegit.model.config import CONFIG_PATH, protected_of  # loaded already: the hook read the config
 
     # The tracker is checked when the push changes it, or the config beside it (its protected paths).
-    touched = {config.tracker_path, CONFIG_PATH} & set(changed.get(tracker_ref, ()))
+    on_tracker = changed.get(tracker_ref, set())
+    touched = {path for path in (config.tracker_path, CONFIG_PATH) if path in on_tracker}
     if unsure or touched:
         from wavegit.hook import tracker_guard  # rare pushes: the usual one imports nothing more
 
