@@ -120,3 +120,23 @@ def test_deleting_the_tracker_branch_to_push_it_anew_at_an_older_commit_is_refus
     git(remote.clone, "push", "-q", "--no-verify", "origin", "main:refs/heads/feature")
     assert push(remote.clone, "origin", ":feature").returncode == 0  # any other branch: deleted
     assert remote_oid(remote, "refs/heads/feature") == ""
+
+
+def test_a_config_pushed_to_the_base_branch_is_checked_against_the_tracker_on_its_own_branch(
+        tmp_path: Path) -> None:
+    """With the tracker on a branch of its own, the config on the base branch decides its protected paths: a
+    push of the config alone protecting what an item owns left every claim refused, unchecked."""
+    remote = make_wave_repo(tmp_path, [item("B", ["write ops/deploy/run.sh ok"], ["ops/deploy/run.sh"])],
+                            tracker_branch="claims")
+    git(remote.clone, "push", "-q", "--no-verify", "origin", "main:refs/heads/claims")
+    install_hook(remote.clone)
+    git(remote.clone, "fetch", "-q", "origin")
+    before = remote_oid(remote, "refs/heads/main")
+    config = (remote.clone / CONFIG).read_text() + "protected_paths: [ops/deploy/]\n"
+    commit(remote.clone, {CONFIG: config}, "protect the deploy scripts")
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 1, result.stderr
+    assert "the tracker it leaves on refs/heads/claims is invalid" in result.stderr
+    assert "item B: 'owns': pattern 'ops/deploy/run.sh' can match the protected path 'ops/deploy/'" \
+        in result.stderr
+    assert remote_oid(remote, "refs/heads/main") == before

@@ -264,18 +264,22 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
               and u.remote_oid not in rests_on.get(u.remote_ref, ())]
     from wavegit.model.config import CONFIG_PATH, protected_of  # loaded already: the hook read the config
 
-    # The tracker is checked when the push changes it, or the config beside it (its protected paths).
+    # The tracker is checked when the push changes it, or the config (its protected paths) on the tracker or
+    # the base branch: the tracker pushed, else the remote's as last fetched.
     on_tracker = changed.get(tracker_ref, set())
-    touched = {path for path in (config.tracker_path, CONFIG_PATH) if path in on_tracker}
-    if unsure or touched:
+    tracker_pushed = config.tracker_path in on_tracker
+    on_base = changed.get(f"refs/heads/{config.base_branch}", set())
+    config_pushed = CONFIG_PATH in on_tracker or CONFIG_PATH in on_base
+    if unsure or tracker_pushed or config_pushed:
         from wavegit.hook import tracker_guard  # rare pushes: the usual one imports nothing more
 
         refusals += tracker_guard.rewind_refusals(repo.root, unsure, config.tracker_branch)
-        if touched:
-            local = next(u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete)
-            refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, local,
+        if tracker_pushed or config_pushed:
+            left = next((u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete),
+                        f"refs/remotes/{tracking}/{config.tracker_branch}")
+            refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, left,
                                                        config.tracker_path, protected_of(config),
-                                                       removable=config.tracker_path not in touched)
+                                                       removable=not tracker_pushed)
     if not any(changed.values()):
         return Verdict((), tuple(warnings), tuple(refusals))
     try:

@@ -77,11 +77,12 @@ def problems(root: Path, cache_dir: Path, commit: str, path: str,
     """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid), with the
     config's ``protected`` paths (``config.protected_of``): an item owning one the config adds stops every
     later write; each a ``path:line:col: message`` line when the parser says where. ``removable``: no
-    tracker at all is fine (a config pushed before the first item)."""
+    tracker at all is fine (a config pushed before the first item, or before a tracker branch was
+    fetched)."""
     try:
         found = git.read_blob_at(root, f"{commit}:{path}")
     except git.GitError as exc:
-        return [f"{path}: cannot be read at {commit[:12]} ({exc})"]
+        return [] if removable else [f"{path}: cannot be read at {commit[:12]} ({exc})"]
     if found is None:
         return [] if removable else [f"{path}: the push removes the tracker"]
     blob_sha, text = found
