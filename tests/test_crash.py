@@ -45,6 +45,20 @@ while read old new ref; do
   fi
 done
 """
+REFUSE_RIDING_HOOK = """#!/bin/sh
+# Refuse a push updating main and a wave branch at once (a record carrying the branch); hold a record
+# pushed alone (a slow network), after saying so.
+input=$(cat)
+case "$input" in *" refs/heads/wavegit/w-"*)
+  case "$input" in *" refs/heads/main"*) echo "one ref at a time" >&2; exit 1;; esac;;
+esac
+printf '%s\\n' "$input" | while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && git log -1 --format=%s "$new" | grep -q '^wavegit: record'; then
+    touch "$HOLD_MARKER"
+    sleep 60
+  fi
+done
+"""
 
 
 @dataclass
@@ -153,8 +167,9 @@ def sync_json(remote: RemoteRepo, **env: str) -> list[dict[str, object]]:
     return changes
 
 
-def recover_and_finish(crash: Crash, wave: str, expected: dict[str, str]) -> None:
-    """Sync after the lease (each item as ``expected``), then a following wave finishes the rest."""
+def recover_and_finish(crash: Crash, wave: str, expected: dict[str, str], kept: tuple[str, ...] = ()) -> None:
+    """Sync after the lease (each item as ``expected``), then a following wave finishes the rest;
+    ``kept``: wave branches of this clone that were never pushed, which every sync keeps and names."""
     remote = crash.remote
     wait_out_the_lease(remote, 1.0)
     changes = sync_json(remote, WAVEGIT_LEASE_TTL_S="1")
@@ -181,7 +196,9 @@ def recover_and_finish(crash: Crash, wave: str, expected: dict[str, str]) -> Non
                    git(remote.origin, "log", "--format=%(trailers:key=Wavegit-Item,valueonly)",
                        f"main..{branch}").split()]
     assert sorted(on_branches) == sorted(ITEMS)
-    assert sync_json(remote, WAVEGIT_LEASE_TTL_S="1") == []
+    last = sync_json(remote, WAVEGIT_LEASE_TTL_S="1")
+    assert [(c["kind"], c["action"], c["branch"], c["where"]) for c in last] == [
+        ("branch", "keep", branch, "local") for branch in kept]
 
 
 def kill_wave_once(crash: Crash, ready: Callable[[Crash], bool], what: str) -> str:
@@ -222,9 +239,27 @@ def test_kill_while_workers_run_leaves_a_claim_that_sync_on_another_machine_keep
     recover_and_finish(crash, wave, ALL_TODO)
 
 
-def test_kill_after_the_push_before_the_record_recovers_finished_items_from_the_branch(crash: Crash) -> None:
+def test_kill_during_the_record_carrying_the_branch_lands_neither_and_sync_releases_every_item(
+        crash: Crash) -> None:
+    # The record's push carries the wave branch, atomically: killed while it is held, neither landed.
     hook = crash.remote.origin / "hooks" / "pre-receive"
     hook.write_text(HOLD_RECORD_HOOK)
+    hook.chmod(0o755)
+    proc = crash.start_run(CRASH_FAIL_ITEMS="C")
+    wait_for(crash.marker.exists, "the record push to be held")
+    kill_scheduler(proc)
+    hook.unlink()
+    wave = assert_claimed_by_one_wave(crash.remote)
+    assert wave_branches(crash.remote) == []
+    # The work of A and B is on this clone's wave branch only, which sync keeps, never deletes.
+    recover_and_finish(crash, wave, ALL_TODO, kept=(f"wavegit/{wave}",))
+
+
+def test_kill_after_the_push_before_the_record_recovers_finished_items_from_the_branch(crash: Crash) -> None:
+    # The record's push carrying the branch is refused: the branch goes on its own, then the record alone,
+    # which is held.
+    hook = crash.remote.origin / "hooks" / "pre-receive"
+    hook.write_text(REFUSE_RIDING_HOOK)
     hook.chmod(0o755)
     proc = crash.start_run(CRASH_FAIL_ITEMS="C")
     wait_for(crash.marker.exists, "the record push to be held")

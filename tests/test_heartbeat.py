@@ -179,10 +179,10 @@ def log_pushes(origin: Path) -> Path:
     return log
 
 
-def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_reports_push(tmp_path: Path
+def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_records_push(tmp_path: Path
                                                                                        ) -> None:
-    # The first beat is pushed while the claim is prepared; the claim still waits for it. Once the claims
-    # are recorded, the heartbeat's deletion goes in the push of the shared report, not one of its own.
+    # The first beat is pushed while the claim is prepared; the claim still waits for it. The record's push
+    # carries the wave branch, the shared report and the heartbeat's deletion: one atomic push, all or none.
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
     log = log_pushes(remote.origin)
     done = wavegit(remote.clone, "run", "--json")
@@ -194,12 +194,39 @@ def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_report
     claim = next(n for n, refs in enumerate(updated) if refs == ["refs/heads/main"])
     assert beat in pushes[claim][1].split(), pushes  # the beat was on the origin when the claim came
     assert [beat] in updated[:claim], pushes  # pushed by a push of its own, before the claim's
-    assert sorted([beat, report]) in [sorted(refs) for refs in updated], pushes
-    assert len(pushes) == 5, pushes  # beat, claim, wave branch, record, report with the beat's deletion
+    assert sorted(updated[-1]) == sorted(["refs/heads/main", f"refs/heads/wavegit/{wave}", beat, report])
+    assert len(pushes) == 3, pushes  # beat, claim, the record with the branch, report and beat's deletion
     assert beat_on_origin(remote.origin, wave) is None
     # The report's ref: one parentless commit holding report.json, the report the wave printed.
     assert git(remote.origin, "rev-list", "--count", report) == "1"
     assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["wave_id"] == wave
+
+
+def test_a_refused_all_at_once_push_goes_one_push_at_a_time_and_still_lands_everything(tmp_path: Path
+                                                                                      ) -> None:
+    # A remote that takes one ref per push (a hook, a host's rule): the heartbeat beats again, and the wave
+    # ends as it did before the record carried the rest: branch, record, report with the beat's deletion.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    log = log_pushes(remote.origin)
+    hook = remote.origin / "hooks" / "pre-receive"
+    refuse = '[ "$(printf "%s\\n" "$input" | wc -l)" -gt 2 ] && { echo "one at a time" >&2; exit 1; }\n'
+    hook.write_text(hook.read_text().replace("#!/bin/sh\n", "#!/bin/sh\ninput=$(cat)\n", 1)
+                    .replace('refs=$(cut', 'refs=$(printf "%s\\n" "$input" | cut', 1) + refuse + "exit 0\n")
+    done = wavegit(remote.clone, "run", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rep = json.loads(done.stdout)
+    wave = rep["wave_id"]
+    assert rep["success"] is True and rep["tracker_updated"] is True
+    beat, report = f"{heartbeat.REF_PREFIX}{wave}", f"refs/wavegit/reports/{wave}"
+    updated = [sorted(line.split("|")[0].split()) for line in log.read_text().splitlines()]
+    # The beat that resumed is pushed from its own thread, beside the branch's push.
+    assert [beat] in updated[-5:]
+    assert [refs for refs in updated[-5:] if refs != [beat]] == [
+        sorted(["refs/heads/main", f"refs/heads/wavegit/{wave}", beat, report]),
+        [f"refs/heads/wavegit/{wave}"], ["refs/heads/main"], sorted([beat, report])]
+    assert origin_item(remote, "A").status == "review"
+    assert beat_on_origin(remote.origin, wave) is None
+    assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["tracker_updated"] is True
 
 
 def test_a_heartbeat_copy_whose_wave_deleted_its_ref_is_pruned_by_the_next_tracker_fetch(

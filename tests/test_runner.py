@@ -4,7 +4,9 @@ logs, environment and presets; the cost a worker reports end to end."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from wavegit.attempts import processio, runner
+from wavegit.attempts import processio, runner, sandbox
 from wavegit.attempts.agents import Agent
 from wavegit.attempts.cost import cost_reading
 from wavegit.attempts.runner import ProcessResult, command_argv, run_process
@@ -244,3 +246,61 @@ def test_worker_cost_file_is_read_end_to_end(tmp_path: Path) -> None:
     result = run(tmp_path, worker("cost", '{"usd": 0.42}'), env=env)
     assert cost_reading(cost_file, result.log_path, Agent("worker", None, command="python cost.py")).usd == \
         pytest.approx(0.42)
+
+
+
+_LAUNCHER = """
+import shutil, sys, threading
+from pathlib import Path
+from wavegit.attempts import limits, runner, sandbox
+mode, base = sys.argv[1], Path(sys.argv[2])
+layout = sandbox.Layout(base, base / "private", (), hardened=False)
+bwrap = shutil.which("bwrap") if mode == "bwrap" else None
+confine = None if mode == "bare" else runner.Confinement(bwrap, layout, runner.new_marker(),
+                                                         limits.Limits(pids=64, memory_bytes=1 << 30))
+
+def launch():
+    limits.carry_keyring_filter()  # as a wave's item thread: nothing runs in the child before exec
+    runner.run_process(["sh", "-c", "echo started > " + str(base / "started") + "; exec sleep 60"], cwd=base,
+                       env=None, stdin_text="", log_path=base / "w.log", timeout_s=60, idle_timeout_s=60,
+                       confine=confine)
+
+threading.Thread(target=launch, daemon=True).start()
+threading.Event().wait()
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living process below ``pid``, by the parent each names in /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+@pytest.mark.parametrize("mode", ["bare", "none", "bwrap"])
+def test_a_worker_dies_when_wavegit_is_killed(tmp_path: Path, mode: str) -> None:
+    # PR_SET_PDEATHSIG with no preexec hook: setpriv unsandboxed, bwrap's --die-with-parent in the sandbox.
+    if mode == "bwrap" and (shutil.which("bwrap") is None or sandbox.probe(str(shutil.which("bwrap")))):
+        pytest.skip("bwrap cannot run here")
+    (tmp_path / "private").mkdir()
+    launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER, mode, str(tmp_path)],
+                                start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "started").exists():
+        assert time.monotonic() < deadline and launcher.poll() is None, (tmp_path / "w.log").read_text()
+        time.sleep(0.02)
+    workers = _descendants(launcher.pid)
+    assert workers and all(alive(pid) for pid in workers)
+    os.kill(launcher.pid, signal.SIGKILL)
+    launcher.wait()
+    assert all(wait_gone(pid) for pid in workers), workers

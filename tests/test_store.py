@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -419,3 +420,49 @@ def test_push_to_an_unreachable_remote_is_tried_once_and_reported(seeded: Remote
         mutate(store_at(seeded.clone), apply, message="add A-1")
     assert apply.calls == 1
     assert git(seeded.origin, "rev-parse", "main") == head
+
+
+# --- riders: refs pushed with a tracker commit, atomically ----------------------------------------------
+
+
+def test_a_commit_riding_with_a_branch_lands_both_in_one_push(seeded: RemoteRepo) -> None:
+    store = store_at(seeded.clone)
+    git(seeded.clone, "branch", "wave", "HEAD")
+    with store.riding(["refs/heads/wave:refs/heads/wave"]):
+        result = mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1")
+    assert git(seeded.origin, "rev-parse", "main") == result.commit
+    assert git(seeded.origin, "rev-parse", "wave") == git(seeded.clone, "rev-parse", "wave")
+    # Outside the block, writes go alone again.
+    mutate(store, lambda snap: Change(tracker_text("A-2")), message="add A-2")
+    assert git(seeded.origin, "rev-parse", "wave") == git(seeded.clone, "rev-parse", "wave")
+
+
+def test_a_rider_refused_as_non_fast_forward_is_no_lost_race(seeded: RemoteRepo) -> None:
+    # Retried as a race, it would be refused again until the deadline; it is the caller's to push alone.
+    store = store_at(seeded.clone)
+    git(seeded.clone, "branch", "wave", "HEAD~1")
+    git(seeded.clone, "push", "-q", "origin", "HEAD:refs/heads/wave")
+    main = git(seeded.origin, "rev-parse", "main")
+    with store.riding(["refs/heads/wave:refs/heads/wave"]), pytest.raises(RemoteError):
+        mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1", deadline_s=30)
+    assert git(seeded.origin, "rev-parse", "main") == main  # nothing landed
+
+
+def test_a_tracker_moved_while_its_atomic_push_runs_is_a_lost_race_retried(seeded: RemoteRepo) -> None:
+    # The remote's ref transaction fails as a whole ("atomic transaction failed" on every ref); the race is
+    # told by its message naming the tracker's ref, and the write lands on the moved head.
+    hook = seeded.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\ngrep -q ' refs/heads/wave$' && [ ! -e \"$0.once\" ] && touch \"$0.once\" "
+                    "&& sleep 1\nexit 0\n")
+    hook.chmod(0o755)
+    other = seeded.new_clone("other")
+    store = store_at(seeded.clone)
+    git(seeded.clone, "branch", "wave", "HEAD")
+    mover = threading.Timer(0.4, lambda: commit_file(other, "elsewhere.txt", "moved\n"))
+    mover.start()
+    with store.riding(["refs/heads/wave:refs/heads/wave"]):
+        result = mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1", deadline_s=30)
+    mover.join()
+    assert result.attempts == 2
+    assert git(seeded.origin, "rev-parse", "main") == result.commit
+    assert git(seeded.origin, "show", "main:elsewhere.txt") == "moved"

@@ -8,12 +8,16 @@ when a grandchild keeps the pipe open. The selector also watches a pidfd (Linux)
 exit wakes the loop at once; elsewhere the exit is polled, quickly at first once the output closed.
 
 Every process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that launched it does, a
-``kill -9`` of wavegit included. A :class:`Confinement` runs it in the attempt's sandbox
-(:mod:`wavegit.attempts.sandbox`), or, unsandboxed, marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it
-leaves behind, even a daemon that left its session with ``setsid``, is found in ``/proc`` and killed when it
-ends.
+``kill -9`` of wavegit included. What the child must do before it runs (that, its memory ceiling, the keyring
+filter) is done by small programs it starts through, or inherited from a launching thread that carries the
+filter, so that no Python runs in the child (:meth:`wavegit.attempts.limits.Launch.preexec`).
 
-No git runs here (git goes through ``wavegit.core.git``), and nothing is ever run through a shell.
+A :class:`Confinement` runs it in the attempt's sandbox (:mod:`wavegit.attempts.sandbox`), or, unsandboxed,
+marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves behind, even a daemon that left its session
+with ``setsid``, is found in ``/proc`` and killed when it ends.
+
+No git runs here (git goes through ``wavegit.core.git``), and no command is ever run through a shell (the
+one shell, joining a cgroup, runs a constant script of wavegit's own: ``limits.Cgroup.entry``).
 """
 
 from __future__ import annotations
@@ -58,7 +62,6 @@ DEFAULT_KILL_GRACE_S = 5.0
 _ABANDON_PIPE_S = 1.0
 LOG_TAIL_MAX_BYTES = 64 * 1024
 """How much of a log's end a tail reads at most."""
-_PR_SET_PDEATHSIG = 1
 # bwrap reports a child killed by signal N as exit 128 + N.
 _SIGNAL_EXIT_BASE = 128
 
@@ -178,29 +181,17 @@ def _libc_prctl() -> Callable[..., int] | None:
 _PRCTL = _libc_prctl()
 
 
-def _die_with_parent_hook() -> Callable[[], None] | None:
-    """A ``preexec_fn``: SIGKILL the child when the thread that launched it dies (``kill -9`` included)."""
-    prctl = _PRCTL
-    if prctl is None:
-        return None
-
-    def hook() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-    return hook
-
-
 @contextlib.contextmanager
 def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
     """How the process starts: dying with its launcher and, confined, within its limits and keyring filter."""
-    die = _die_with_parent_hook()
     if confine is None:
-        yield limits.Launch([die] if die is not None else [])
+        launch = limits.Launch([])
+        limits.die_with_launcher(launch, _PRCTL)
+        yield launch
         return
     with limits.launching(f"wavegit-{confine.marker}", confine.ceilings, bwrap=bool(confine.bwrap),
                           userns=confine.layout.hardened, prctl=_PRCTL) as launch:
-        if die is not None:
-            launch.hooks.insert(0, die)
+        limits.die_with_launcher(launch, _PRCTL, bwrap=bool(confine.bwrap))
         yield launch
 
 
@@ -226,17 +217,39 @@ def sweep(marker: str) -> list[int]:
     return killed
 
 
+def _found(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> Path:
+    """Where ``program`` is (absolute), or the OSError exec would raise: started through a wrapper
+    (``setpriv``, ``bwrap``), it would fail only as the wrapper's exit code."""
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    target = Path(cwd) / program if "/" in program else program
+    found = shutil.which(target, path=path)
+    if found is None:
+        code = errno.EACCES if "/" in program and Path(target).is_file() else errno.ENOENT
+        raise OSError(code, os.strerror(code), program)
+    return Path(found).absolute()
+
+
+def _executable(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> None:
+    """The OSError exec of ``program`` would raise, raised here: started through a wrapper, a program that
+    cannot run would only be the wrapper's exit 127 (its ``#!`` interpreter missing included)."""
+    found = _found(program, cwd, env)
+    try:
+        with found.open("rb") as script:
+            head = script.read(256)
+    except OSError:
+        return  # a program that cannot be read but may be run
+    interpreter = head[2:].split(b"\n", 1)[0].split()[:1] if head.startswith(b"#!") else []
+    if interpreter and not os.access(interpreter[0], os.X_OK):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 def _launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                 confine: Confinement) -> Confinement:
     """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_toolchain`); raise the
     OSError exec would, before bwrap hides it behind its own exit 1."""
-    program = argv[0]
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    found = shutil.which(Path(cwd) / program if "/" in program else program, path=path)
-    if found is None:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-    return dataclasses.replace(confine, layout=sandbox.with_toolchain(confine.layout, Path(found).absolute(),
-                                                                       path))
+    return dataclasses.replace(confine, layout=sandbox.with_toolchain(confine.layout,
+                                                                       _found(argv[0], cwd, env), path))
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -283,8 +296,10 @@ def run_process(
                 raise ValueError("empty command")
             if confine is not None and confine.bwrap:
                 confine = _launchable(argv, cwd, env, confine)
+            elif launch.wrapper:
+                _executable(argv[0], cwd, env)
             proc = subprocess.Popen(
-                confine.argv(argv, launch) if confine is not None else list(argv), cwd=cwd,
+                [*launch.wrapper, *(confine.argv(argv, launch) if confine is not None else argv)], cwd=cwd,
                 env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True, preexec_fn=launch.preexec(),

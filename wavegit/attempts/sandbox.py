@@ -7,7 +7,8 @@ directory are replaced by empty read-only directories. The process sees only its
 (``/proc`` of outside processes, wavegit's included, is gone) and
 the namespace dies with its first process, so a ``setsid`` daemon cannot outlive the attempt; it holds no
 capabilities, even when wavegit runs as root (root's would unmount what hides the checkout);
-``--die-with-parent`` ties that first process to bwrap, which wavegit ties to itself (``PR_SET_PDEATHSIG``).
+``--die-with-parent`` kills bwrap and that first process when the thread of wavegit that launched bwrap
+dies (``kill -9`` of wavegit included).
 It has a user namespace of its own (no further one inside it), its own System V IPC, host name and cgroup
 view, HOME and TMPDIR as tmpfs of ``sandbox.tmp_bytes``, and, for an item's or the wave's test (or with
 ``sandbox.network: false``), a network namespace with nothing but its own loopback. Its cgroup, rlimits and
@@ -191,10 +192,11 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
     if settings.mode == "none":
         return Decision(None)
     found = shutil.which(BWRAP, path=environ.get("PATH"))
+    # The hardened sandbox first: where it runs (the usual case), one probe says all (20 ms fewer).
+    if found is not None and probe(found, [*_ISOLATION, "--size", "65536", "--perms", "0700"]) is None:
+        return Decision(found)
     problem = probe(found) if found is not None else f"{BWRAP} not found on PATH"
     if problem is None and found is not None:
-        if probe(found, [*_ISOLATION, "--size", "65536", "--perms", "0700"]) is None:
-            return Decision(found)
         return Decision(found, f"sandbox: {found} lacks the user, IPC and UTS namespaces or sized tmpfs "
                         "(bubblewrap 0.8 or later has them): workers ran without them", hardened=False)
     if settings.mode == "bwrap":

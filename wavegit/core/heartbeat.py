@@ -181,6 +181,21 @@ class Heartbeat:
             git.delete_refs(self.repo.root, {self._local_ref: None})
         return f":{REF_PREFIX}{self.scheduler.wave}"
 
+    def pause(self) -> str | None:
+        """Stop beating for a push that deletes the ref (a beat after it would put the ref back); the
+        refspec that deletes it, or None (no remote, or retired). :meth:`retire` once that push landed,
+        else :meth:`resume`."""
+        self._halt()
+        return None if self.remote is None or self._retired else f":{REF_PREFIX}{self.scheduler.wave}"
+
+    def resume(self) -> None:
+        """Beat again after :meth:`pause` (at once: the paused time counts against the beat's age)."""
+        if self._retired or self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name=self._thread.name, daemon=True)
+        self._thread.start()
+
     def _halt(self) -> None:
         self._stop.set()
         if self._thread.is_alive():

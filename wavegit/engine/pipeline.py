@@ -3,6 +3,7 @@ the items' runs come from (:class:`ItemSource`) and where a pushed wave goes (:c
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -27,13 +28,13 @@ from wavegit.engine.outcome import (
     write_report,
 )
 from wavegit.engine.runs import Events, ItemRun, NoEvents, utc_now
-from wavegit.engine.wave import Collected, Wave, collect
+from wavegit.engine.wave import Collected, Wave, branch_refspec, collect, push_branch
 from wavegit.model import report
 from wavegit.model.config import Config
 from wavegit.model.lifecycle import one_line
 from wavegit.model.select import Plan
 from wavegit.trackerbranch import budget
-from wavegit.trackerbranch.store import Snapshot, TrackerStore, tracker_source
+from wavegit.trackerbranch.store import GitStore, Snapshot, TrackerStore, tracker_source
 
 
 class Delivery(Protocol):
@@ -208,22 +209,25 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     log.claimed(claimed.wave_id, claimed.plan.selected)
     options = replace(options, events=Tee(options.events, log))
     options.events.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
-    ran = _run(repo, config, store, claimed, rep, source, options)
+    # Nothing to open between the branch's push and the record: one atomic push carries both.
+    riding = options.push and isinstance(delivery, NoDelivery) and isinstance(store, GitStore)
+    ran = _run(repo, config, store, claimed, rep, source, options, hold=riding)
     pr = _open_pr(rep, ran, config, delivery)
-    race_lost = _record(repo, config, store, claimed, rep, ran, pr)
-    _account(rep, config, claimed, ran)
-    rep.pr = pr
-    if rep.error is None:
-        rep.phase = "done"
-    if ran.pushed:
+    together = lost = None
+    if ran.collected is not None and ran.collected.held:
+        assert isinstance(store, GitStore)
         try:
-            rep.pr = delivery.post_report(rep) or pr
-        except WavegitError as exc:
-            rep.success = False
-            _failed(rep, f"publishing failed: {one_line(str(exc))}")
-    rep.finished_at = report.utc_timestamp()
-    code = rep.exit_code = EXIT_INTERRUPTED if ran.interrupted else exit_code(rep, race_lost)
-    _share(repo, config, rep, ran, options.beating)
+            together = _land_together(repo, config, store, claimed, rep, ran, options)
+        except RaceLostError as exc:
+            lost = exc  # lost for good: the branch goes alone, the record is not tried for as long again
+    if together is not None:
+        rep, ran, code = together
+    else:
+        if ran.collected is not None and ran.collected.held:
+            ran = _push_held(repo, config, claimed.wave_id, rep, ran, options.events)
+        race_lost = _record(repo, config, store, claimed, rep, ran, pr, lost)
+        code = _conclude(rep, config, claimed, ran, race_lost, delivery, pr)
+        _share(repo, config, rep, ran, options.beating)
     try:
         write_report(repo, rep)
     except OSError as exc:
@@ -238,6 +242,25 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
         raise Interrupted(rep.tracker_updated or not rep.items, rep)
     log.finished(code, rep.success)
     return WaveOutcome(rep, code)
+
+
+def _conclude(rep: report.WaveReport, config: Config, claimed: Claim, ran: _Ran, race_lost: bool,
+              delivery: Delivery, pr: int | None) -> int:
+    """The report's account once the record is made (or failed), the pull request's report posted; the
+    exit code."""
+    _account(rep, config, claimed, ran)
+    rep.pr = pr
+    if rep.error is None:
+        rep.phase = "done"
+    if ran.pushed:
+        try:
+            rep.pr = delivery.post_report(rep) or pr
+        except WavegitError as exc:
+            rep.success = False
+            _failed(rep, f"publishing failed: {one_line(str(exc))}")
+    rep.finished_at = report.utc_timestamp()
+    code = rep.exit_code = EXIT_INTERRUPTED if ran.interrupted else exit_code(rep, race_lost)
+    return code
 
 
 @dataclass(frozen=True)
@@ -260,9 +283,10 @@ class _Ran:
 
 
 def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
-         source: ItemSource, options: WaveOptions) -> _Ran:
-    """The items' runs (phase ``run``), then the wave branch combined, tested and pushed (``collect``); a
-    failure or an interruption on the way is the report's ``error``, and the claims are still recorded."""
+         source: ItemSource, options: WaveOptions, *, hold: bool = False) -> _Ran:
+    """The items' runs (phase ``run``), then the wave branch combined, tested and pushed (``collect``; with
+    ``hold``, left for the record's push); a failure or an interruption on the way is the report's
+    ``error``, and the claims are still recorded."""
     runs = [ItemRun(item) for item in claimed.items]
     branch = wavebranch.wave_branch(claimed.wave_id)
     notes = options.events
@@ -279,14 +303,14 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
                             cleanup=wave.cleanup, confiner=wave.context.confiner,
-                            idents=wave.context.workspaces.idents())
+                            idents=wave.context.workspaces.idents(), hold=hold)
         if collected.wave_test is not None:
             notes.note(collected.wave_test.verdict())  # the last long step, told as it ends
         if collected.pushed:
             notes.note(f"pushed {branch} to {config.remote}")
         if any(run.commit for run in runs):
             rep.head_sha, rep.branch = collected.head, branch
-            if not collected.pushed:
+            if not collected.pushed and not collected.held:
                 rep.notes.append(f"wave branch {branch} was not pushed (--no-push or no remote "
                                  f"{config.remote!r}); it exists in this repository only")
     except (WavegitError, OSError) as exc:
@@ -302,10 +326,66 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
         if wave is not None:
             wave.cleanup.finish()
     if collected is None:
-        for run in runs:
-            if run.commit is not None:
-                run.undelivered = "verified, but the wave branch could not be built or pushed"
+        _undelivered(runs)
     return _Ran(runs, wave, collected, interrupted)
+
+
+def _undelivered(runs: list[ItemRun]) -> None:
+    for run in runs:
+        if run.commit is not None:
+            run.undelivered = "verified, but the wave branch could not be built or pushed"
+
+
+def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, rep: report.WaveReport,
+                   ran: _Ran, options: WaveOptions) -> tuple[report.WaveReport, _Ran, int] | None:
+    """The record's commit, the held wave branch, the shared report and the heartbeat's deletion in one
+    atomic push: two pushes fewer at the wave's end. The report is the one the record landing makes, since
+    it lands only with it. None when that push did not land, or there was nothing to record (then nothing
+    of it landed, and the heartbeat beats again): the caller goes on one push at a time."""
+    assert ran.collected is not None and ran.wave is not None
+    pushed = replace(ran, collected=replace(ran.collected, pushed=True, held=False))
+    final = copy.deepcopy(rep)
+    final.tracker_updated = True
+    code = _conclude(final, config, claimed, pushed, False, NoDelivery(), None)
+    wave_id = claimed.wave_id
+    riders = [branch_refspec(wave_id)]
+    beating = options.beating
+    try:
+        riders.append(shared_report.write(repo, final, ran.wave.context.workspaces.idents()[1]))
+        # Halted first: a beat pushed after the deletion would put the ref back.
+        deletion = beating.pause() if beating is not None else None
+        with store.riding([*riders, *([deletion] if deletion else [])]):
+            landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now())
+    except RaceLostError:
+        if beating is not None:
+            beating.resume()
+        raise
+    except WavegitError:
+        landed = None  # the riders alone may be what was refused: each goes again on its own
+    if landed is None:
+        if beating is not None:
+            beating.resume()
+        return None
+    if beating is not None:
+        beating.retire()
+    options.events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
+    return final, pushed, code
+
+
+def _push_held(repo: Repo, config: Config, wave_id: WaveId, rep: report.WaveReport, ran: _Ran,
+               events: Events) -> _Ran:
+    """The held wave branch pushed on its own, as ``collect`` pushes it (a failure is the report's error)."""
+    try:
+        push_branch(repo, config, wave_id)
+    except WavegitError as exc:
+        rep.error = one_line(str(exc))
+        rep.notes.append(f"the wave stopped: {rep.error}")
+        rep.head_sha = rep.branch = None  # as when the push in collect fails
+        _undelivered(ran.runs)
+        return replace(ran, collected=None)
+    events.note(f"pushed {wavebranch.wave_branch(wave_id)} to {config.remote}")
+    assert ran.collected is not None
+    return replace(ran, collected=replace(ran.collected, pushed=True, held=False))
 
 
 def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delivery) -> int | None:
@@ -321,11 +401,14 @@ def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delive
 
 
 def _record(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
-            ran: _Ran, pr: int | None) -> bool:
-    """Every item's outcome on the tracker branch (phase ``record``); whether the race was lost for good."""
+            ran: _Ran, pr: int | None, lost: RaceLostError | None = None) -> bool:
+    """Every item's outcome on the tracker branch (phase ``record``); whether the race was lost for good
+    (``lost``: it was, by the record that carried the wave branch)."""
     if rep.error is None:
         rep.phase = "record"
     try:
+        if lost is not None:
+            raise lost
         rep.tracker_updated = record(repo, config, store, claimed.wave_id, ran.runs, spent=ran.spent,
                                      now=utc_now(), pr=pr) is not None
     except RaceLostError as exc:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from wavegit.attempts import limits
 from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED
 from wavegit.core.git import WaveId
@@ -68,8 +69,8 @@ class RollingWave:
             self.wave = wave
         futures: list[Future[None]] = []
         batch = sorted(runs, key=self._turn)
-        with ThreadPoolExecutor(max_workers=self.scheduler.max_items,
-                                thread_name_prefix="wavegit-item") as pool:
+        with ThreadPoolExecutor(max_workers=self.scheduler.max_items, thread_name_prefix="wavegit-item",
+                                initializer=limits.carry_keyring_filter) as pool:
             try:
                 while batch:
                     for run in batch:

@@ -28,11 +28,9 @@ def ref(wave_id: WaveId) -> str:
     return f"{REF_PREFIX}{wave_id}"
 
 
-def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: Sequence[str] = ()
-         ) -> str | None:
-    """Push ``rep`` as the wave's report ref (this clone's copy of the ref too), its commit by ``committer``
-    (``Name <email> <seconds> <tz>``), and the refspecs ``also`` in the same push (the heartbeat's
-    deletion); None, or why it failed."""
+def write(repo: Repo, rep: report.WaveReport, committer: str) -> str:
+    """Write ``rep`` as this clone's copy of the wave's report ref, its commit by ``committer`` (``Name
+    <email> <seconds> <tz>``); the refspec that pushes it (replacing what the remote holds)."""
     name = ref(rep.wave_id)
     text = (rep.to_json() + "\n").encode("utf-8", "backslashreplace").decode("utf-8")
     # One fast-import writes the blob, the tree and the parentless commit, and sets the ref (four git
@@ -40,11 +38,19 @@ def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: 
     stream = (f"feature done\nreset {name}\ncommit {name}\ncommitter {committer}\n"
               f"{fastimport.data(f'wavegit report {rep.wave_id}')}M 100644 inline {FILE}\n"
               f"{fastimport.data(text)}\ndone\n")
+    git.fast_import(repo.root, stream, force=True)
+    return f"+{name}:{name}"
+
+
+def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: Sequence[str] = ()
+         ) -> str | None:
+    """Push ``rep`` as the wave's report ref (:func:`write`), and the refspecs ``also`` in the same push
+    (the heartbeat's deletion); None, or why it failed."""
     try:
-        git.fast_import(repo.root, stream, force=True)
-        git.push(repo.root, remote, [f"{name}:{name}", *also], force=True, no_verify=True)
+        refspec = write(repo, rep, committer)
+        git.push(repo.root, remote, [refspec, *also], no_verify=True)
     except git.GitError as exc:
-        return f"the report was not pushed to {remote} ({name}): {exc}"
+        return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
     return None
 
 

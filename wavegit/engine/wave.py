@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import objectstore, runner, sandbox, wavebranch, workspace
+from wavegit.attempts import limits, objectstore, runner, sandbox, wavebranch, workspace
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import git
 from wavegit.core.errors import WavegitError
@@ -196,7 +196,9 @@ class Wave:
                          daemon=True).start()
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
-            with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item") as pool:
+            # Its threads carry the keyring filter: their unsandboxed processes inherit it as they start.
+            with ThreadPoolExecutor(max_workers=2 * concurrency, thread_name_prefix="wavegit-item",
+                                    initializer=limits.carry_keyring_filter) as pool:
                 futures = [pool.submit(run_attempts, context, run, tries[run.item.id], self.stop_reason,
                                        turns.get(run.item.id, -1)) for run in queue]
                 await_items(context, futures)
@@ -263,15 +265,32 @@ class Collected:
     """The wave branch's head (the base when nothing was verified)."""
     wave_test: WaveTest | None
     pushed: bool
+    held: bool = False
+    """Built to be pushed, but held for the record's push to carry it (``collect``'s ``hold``)."""
+
+
+def branch_refspec(wave_id: WaveId) -> str:
+    """What pushes wave ``wave_id``'s branch to the same name on the remote."""
+    branch = wavebranch.wave_branch(wave_id)
+    return f"refs/heads/{branch}:refs/heads/{branch}"
+
+
+def push_branch(repo: Repo, config: Config, wave_id: WaveId, lease: str | None = None) -> None:
+    """Push the wave branch (``lease``: see :func:`collect`)."""
+    branch = wavebranch.wave_branch(wave_id)
+    git.push(repo.root, config.remote, [branch_refspec(wave_id)],
+             lease={f"refs/heads/{branch}": lease} if lease else None)
 
 
 def collect(repo: Repo, config: Config, wave_id: WaveId, base: str, runs: Sequence[ItemRun], *, push: bool,
             lease: str | None = None, cleanup: Cleanup | None = None,
-            confiner: Confiner | None = None, idents: tuple[str, str] | None = None) -> Collected:
+            confiner: Confiner | None = None, idents: tuple[str, str] | None = None,
+            hold: bool = False) -> Collected:
     """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.
 
     ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
-    replaces it, but only if it is still there. ``cleanup``: the wave's, running in the background.
+    replaces it, but only if it is still there. ``hold``: a branch to push is not pushed here but left for
+    the record's push to carry (``Collected.held``). ``cleanup``: the wave's, running in the background.
     ``confiner``: the wave's sandbox, so the wave test runs in the one its items ran in (else decided here).
     ``idents``: who the replayed commits are by (the wave's, already read: ``Workspaces.idents``).
     """
@@ -285,12 +304,12 @@ def collect(repo: Repo, config: Config, wave_id: WaveId, base: str, runs: Sequen
         wave_test = _wave_test(repo, config, head,
                                confiner or Confiner(repo, config, wave_id,
                                                     sandbox.decide(config.sandbox, os.environ)))
-    pushed = False
     if commits and push and repo.has_remote(config.remote):
-        git.push(repo.root, config.remote, [f"refs/heads/{branch}:refs/heads/{branch}"],
-                    lease={f"refs/heads/{branch}": lease} if lease else None)
-        pushed = True
-    return Collected(head, wave_test, pushed)
+        if hold:
+            return Collected(head, wave_test, pushed=False, held=True)
+        push_branch(repo, config, wave_id, lease)
+        return Collected(head, wave_test, pushed=True)
+    return Collected(head, wave_test, pushed=False)
 
 
 def _wave_test(repo: Repo, config: Config, head: str, confiner: Confiner) -> WaveTest:

@@ -5,10 +5,12 @@ INTERFACE (owned by the store helper): ``Snapshot``, ``Change``, ``TrackerStore`
 ``GitStore`` is the git backend; the GitHub backend lives in ``wavegit.github.store``.
 """
 
+import contextlib
 import os
 import re
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -273,6 +275,24 @@ class GitStore:
         self.target = f"{self.remote}/{config.tracker_branch}" if self.remote else config.tracker_branch
         self.cache_dir = repo.cache_dir
         """Parse cache for trackers, keyed by blob SHA (shared with plan, ls, validate)."""
+        self._riding = threading.local()
+
+    @property
+    def _riders(self) -> tuple[str, ...]:
+        riders: tuple[str, ...] = getattr(self._riding, "refspecs", ())
+        return riders
+
+    @contextlib.contextmanager
+    def riding(self, refspecs: Sequence[str]) -> Iterator[None]:
+        """Within it, every tracker commit this thread writes is pushed with ``refspecs`` in one atomic push
+        (all land, or none): a wave's branch with its record (another wave's thread, or the claims of a
+        rolling scheduler, write without them). A refusal of any of them fails the write (a lost race only
+        when the tracker's own ref lost it), and the caller pushes them on their own."""
+        self._riding.refspecs = tuple(refspecs) if self.remote else ()
+        try:
+            yield
+        finally:
+            self._riding.refspecs = ()
 
     def read(self, fetch: bool = True) -> Snapshot:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
@@ -424,7 +444,8 @@ class GitStore:
 
     def _push(self, expected: Snapshot, commit: git.CommitSha) -> None:
         assert self.remote is not None
-        pushed = git.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit)
+        pushed = git.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit,
+                                     also=self._riders)
         rejected = pushed.rejected
         if pushed.ok:
             # Best effort: only move the tracking ref forward from what we read.
@@ -434,7 +455,12 @@ class GitStore:
         stderr = pushed.result.stderr
         if git.RULESET_REFUSAL in stderr:
             raise pushed.error()
-        if any(reason in line for line in rejected for reason in _RACE_REASONS):
+        # Only the tracker's own line tells a lost race: a rider refused as non-fast-forward is no race.
+        own = [line for line in rejected if line.split("\t")[1:2] == [f"{commit}:{self.branch_ref}"]]
+        if any("atomic transaction failed" in line for line in own):
+            # The remote's transaction failed as a whole: its message names the ref that failed it, and why.
+            own = [line for line in stderr.splitlines() if f"'{self.branch_ref}'" in line]
+        if any(reason in line for line in own for reason in _RACE_REASONS):
             held = _LOCK_HELD_RE.search(stderr)
             if held:
                 raise LockHeld(f"{self.target} is locked by another git", held.group(1), on_remote=True)

@@ -295,10 +295,12 @@ class PushOutcome(NamedTuple):
 
 
 def push_with_lease(root: Path, remote: str, commit: CommitSha, ref: str,
-                    old: CommitSha | None) -> PushOutcome:
+                    old: CommitSha | None, also: Sequence[str] = ()) -> PushOutcome:
     """Set ``ref`` on ``remote`` to ``commit`` only if it is at ``old`` there (None: absent), the
-    compare-and-swap of a remote ref; a refusal is returned, not raised, for the caller to classify."""
-    args = ["push", "--porcelain", f"--force-with-lease={ref}:{old or ''}", remote, f"{commit}:{ref}"]
+    compare-and-swap of a remote ref; a refusal is returned, not raised, for the caller to classify.
+    ``also``: refspecs pushed with it atomically (every ref is updated, or none)."""
+    args = ["push", "--porcelain", *(["--atomic"] if also else []), f"--force-with-lease={ref}:{old or ''}",
+            remote, f"{commit}:{ref}", *also]
     result = git.run(args, cwd=root, env=C_LOCALE, check=False)
     return PushOutcome(args, result, [line for line in result.stdout.splitlines() if line.startswith("!\t")])
 
