@@ -167,8 +167,9 @@ def test_hook_help_still_comes_from_argparse(tmp_path: Path) -> None:
 
 
 def test_empty_stdin_and_pure_deletions_pass_without_reading_a_repository(tmp_path: Path) -> None:
-    # tmp_path is no git repository at all: nothing but stdin may be looked at.
-    for stdin in ("", f"(delete) {Z40} refs/heads/a {A40}\n"):
+    # tmp_path is no git repository at all: nothing but stdin may be looked at (a branch's deletion reads
+    # the config: it may be the tracker branch's).
+    for stdin in ("", f"(delete) {Z40} refs/tags/a {A40}\n"):
         result = wavegit(tmp_path, "hook", "pre-push", "origin", "url", input=stdin)
         assert (result.returncode, result.stderr) == (0, "")
 

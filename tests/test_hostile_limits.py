@@ -169,13 +169,9 @@ def machine_pids(tmp_path: Path) -> Any:
             time.sleep(0.01)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", MODES)
-@needs_cgroup
-def test_a_fork_bomb_exhausts_only_its_own_attempts_processes(tmp_path: Path, mode: str,
-                                                              machine_pids: Path) -> None:
-    remote = limits_repo(tmp_path, mode, ("A", ["forkbomb 5000 6"], None), ("B", ["sleep 2"], None))
-    procs = os.open(machine_pids / "cgroup.procs", os.O_WRONLY)
+def run_json_in_cgroup(remote: RemoteRepo, group: Path) -> dict[str, Any]:
+    """``wavegit run --json``'s report, wavegit started in the cgroup ``group``."""
+    procs = os.open(group / "cgroup.procs", os.O_WRONLY)
     try:
         done = subprocess.run([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone,
                               capture_output=True, text=True, timeout=300, check=False,
@@ -183,7 +179,17 @@ def test_a_fork_bomb_exhausts_only_its_own_attempts_processes(tmp_path: Path, mo
                               env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     finally:
         os.close(procs)
-    rep = json.loads(done.stdout)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+@needs_cgroup
+def test_a_fork_bomb_exhausts_only_its_own_attempts_processes(tmp_path: Path, mode: str,
+                                                              machine_pids: Path) -> None:
+    remote = limits_repo(tmp_path, mode, ("A", ["forkbomb 5000 6"], None), ("B", ["sleep 2"], None))
+    rep = run_json_in_cgroup(remote, machine_pids)
     found = by_id(rep)
     assert found["B"]["verified"], found["B"]["error"]
     forked = committed(remote, rep, "src/a.txt").splitlines()[1]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers.ownership import small_patterns
 from tests.helpers.repos import RemoteRepo, git, wavegit
@@ -100,13 +101,43 @@ def test_reached_names_the_first_guard_that_owns_what_the_pattern_can_reach(patt
     rooted one."""
     protected = protected_set(["**/*.env", "**/Secrets/", "keys/", "**/ä.md"])
     owned = ownable(pattern)
+    assert reached(owned, protected) == first_reached_trying_every_guard(owned, protected)
 
+
+def first_reached_trying_every_guard(owned: str, protected: tuple[str, ...]) -> str | None:
+    """``reached`` without its index: every guard in order (a guard of every folder for a literal only)."""
     def reaches(guard: str) -> bool:
         if guard.startswith("**/"):
             return not any(c in owned for c in "*?[") and guarded(owned, [guard]) is not None
         return overlaps(owned, guard)
 
-    assert reached(owned, protected) == next(filter(reaches, protected), None)
+    return next(filter(reaches, protected), None)
+
+
+# Names that fold, compose or lose their tail differently (ß, İ, the Kelvin and Ohm signs, long s, ligatures,
+# a decomposed Ä, trailing dots and spaces), classes and stars, and the protected names they may spell.
+SPELLINGS = ["CLAUDE.md", "Claude.MD.", "claude.md ", "AGENT\u017f.md", "agents.md", ".Claude", ".claude.",
+             "[c]laude.md", "c*", "*.md", "**", "\u00df", "SS", "\u1e9e", "\u0130", "i\u0307", "\u212a", "k",
+             "\u2126", "\u03c9", "\ufb00", "ff", "A\u0308.md", "\u00e4.md", ".GitHub", "workflows", "Secrets",
+             "x.env", "[!x]", "?", "src", "-", "..."]
+GUARDS = st.lists(st.sampled_from(SPELLINGS), min_size=1, max_size=3).map("/".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SPELLINGS), min_size=1, max_size=4).map("/".join), st.booleans(),
+       st.lists(st.tuples(st.booleans(), GUARDS, st.booleans()), max_size=3))
+def test_reached_agrees_with_trying_every_guard_for_tricky_spellings(
+        body: str, is_dir: bool, extra: list[tuple[bool, str, bool]]) -> None:
+    """Case folding, Unicode composition, dropped trailing dots and spaces, classes and stars, in the owned
+    pattern and in guards the config adds (in any folder or rooted, a glob in their first name included):
+    the index never lets through what trying every guard refuses."""
+    try:
+        owned = ownable(body + ("/" if is_dir else ""))
+        protected = protected_set([("**/" if anywhere else "") + guard + ("/" if folder else "")
+                                   for anywhere, guard, folder in extra])
+    except PatternError:
+        return
+    assert reached(owned, protected) == first_reached_trying_every_guard(owned, protected)
 
 
 def test_protected_paths_adds_and_only_an_equal_allow_protected_entry_removes() -> None:

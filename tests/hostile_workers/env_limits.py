@@ -8,10 +8,15 @@ file the item owns.
 - ``fill-quiet DIR MAX``: the same, but the worker goes on (exit 0).
 - ``hold-full DIR STOP``: a daemon in a clean environment (so that the unsandboxed attempt's sweep misses it)
   that keeps the disk of DIR full until the file STOP exists (at most a minute).
+- ``cgroup-escape``: the worker moves itself out of its attempt's pids and memory cgroups into the ones
+  they were made under (wavegit's own), where it may write (root, or a cgroup delegated to its user).
 - ``forkbomb MAX SECONDS``: children that sleep SECONDS, forked until a fork fails or MAX are running.
 - ``hog N``: N bytes of memory, touched.
 - ``shm-leave KEY`` / ``shm-read KEY``: a System V shared memory segment left holding a secret / looked for.
 - ``keyring DESC``: the kernel keyring searched (user and session keyrings) for a ``user`` key DESC, read.
+- ``plant-git-config DESC OUT``: unsandboxed, the scheduler's repository (its working directory) gets a
+  ``remote.origin.uploadpack`` and ``receivepack`` that run ``keyring_dump.py DESC OUT`` first: wavegit's
+  own next fetch or push, outside the attempt and its filter, reads the keyring.
 - ``squat PORT SECONDS``: an HTTP server on 127.0.0.1:PORT answering ``ok``, until it served once.
 - ``wait-port PORT``: until something listens on 127.0.0.1:PORT.
 - ``connect PORT``: whether 127.0.0.1:PORT can be reached.
@@ -91,6 +96,18 @@ def hold_full(where: str, stop: str) -> None:
     time.sleep(0.5)
 
 
+def cgroup_escape() -> None:
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in set(controllers.split(",")) & {"pids", "memory"}:
+            above = Path("/sys/fs/cgroup", controller, path.lstrip("/")).parent
+            try:
+                (above / "cgroup.procs").write_text(str(os.getpid()))
+                found.append(f"left {controller} {path}")
+            except OSError as exc:
+                found.append(f"stayed in {controller} {path}: {exc.strerror}")
+
+
 def forkbomb(most: int, seconds: float) -> None:
     children = 0
     while children < most:
@@ -139,6 +156,15 @@ def keyring(description: str) -> None:
         found.append(f"keyring {ring}: {buffer.raw[:max(size, 0)].decode(errors='replace')}")
 
 
+def plant_git_config(description: str, out: str) -> None:
+    scheduler = Path(os.readlink(f"/proc/{os.getppid()}/cwd"))
+    dump = f"{sys.executable} {Path(__file__).with_name('keyring_dump.py')} {description} {out}"
+    for key, program in (("uploadpack", "git-upload-pack"), ("receivepack", "git-receive-pack")):
+        subprocess.run(["git", "config", "--file", str(scheduler / ".git" / "config"), f"remote.origin.{key}",
+                        f"{dump}; {program}"], check=True)
+    found.append(f"planted in {scheduler}")
+
+
 def squat(port: int, seconds: float) -> None:
     served = threading.Event()
 
@@ -180,6 +206,8 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
                 raise
     elif action == "hold-full":
         hold_full(args[0], args[1])
+    elif action == "cgroup-escape":
+        cgroup_escape()
     elif action == "forkbomb":
         forkbomb(int(args[0]), float(args[1]))
     elif action == "hog":
@@ -188,6 +216,8 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
         shm(int(args[0]), action == "shm-leave")
     elif action == "keyring":
         keyring(args[0])
+    elif action == "plant-git-config":
+        plant_git_config(args[0], args[1])
     elif action == "squat":
         squat(int(args[0]), float(args[1]))
     elif action == "wait-port":

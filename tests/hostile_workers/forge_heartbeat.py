@@ -1,6 +1,7 @@
 """A hostile worker (unsandboxed: it pushes with the user's credentials) that declares its own, running wave
 dead: it rewrites the wave's heartbeat on the remote ``argv[1]`` to name a process of this machine that has
-ended (again, should the scheduler beat over it), makes ``argv[2]/forged``, waits (up to a minute) for ``argv[2]/go``, then writes the files it owns."""
+ended (again, should the scheduler beat over it), makes ``argv[2]/forged``, waits (up to a minute) for
+``argv[2]/go``, then writes the files it owns."""
 
 from __future__ import annotations
 

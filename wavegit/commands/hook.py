@@ -83,8 +83,8 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
         raise UsageError("pre-push needs REMOTE and URL (git passes them when it runs the hook)")
     else:
         updates = pushed.parse_updates(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
-    if pushed.only_deletions(updates):
-        return EXIT_OK  # before reading the config or the tracker, which a deletion does not need
+    if pushed.only_deletions(updates) and not any(u.remote_ref.startswith("refs/heads/") for u in updates):
+        return EXIT_OK  # no branch deleted (the tracker's may not be): no config or tracker needed
     # The usual push (to a named remote, no fetch): `git log` lists the pushed paths while the modules that
     # read the repository, the config and the in-flight items are imported and do so.
     listing = pushed.start_pushed_paths(directory, updates, remote) if remote != url and not fetch else None

@@ -18,10 +18,13 @@ branch.
   of that wave).
 - A path pushed to a wave branch must be owned by an in-flight item of that wave; anything else is refused.
 - On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass, but
-  a push whose commits change the tracker file is refused when the tracker it leaves is invalid, and one
-  that is not a fast-forward when the commits it drops include wavegit's own (``hook.tracker_guard``,
-  imported only for such pushes: a parent of the usual push's new commits is the remote oid).
-- Deleting a ref always passes; so does a ref that adds no commit (a new branch at an existing commit).
+  a push whose commits change the tracker file (or the config) is refused when the tracker it leaves is
+  invalid, and one that is not a fast-forward when the commits it drops include wavegit's own
+  (``hook.tracker_guard``, imported only for such pushes: a parent of the usual push's new commits is the
+  remote oid).
+- Deleting a ref passes, but for the tracker branch's (it would drop every claim and record, and the tracker:
+  deleting then pushing an old commit anew would undo claims as a rewind does); so does a ref that adds no
+  commit (a new branch at an existing commit).
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -223,8 +226,14 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     tracker and the "already on the remote" exclusion. ``pushed``: ``start_pushed_paths`` of the same
     updates, already running (started again when it was for another remote or other settled branches).
     """
+    tracker_ref = f"refs/heads/{config.tracker_branch}"
+    refusals: list[str] = []
+    if any(u.is_delete and u.remote_ref == tracker_ref for u in updates):
+        from wavegit.hook import tracker_guard
+
+        refusals.append(tracker_guard.deletion_refusal(tracker_ref))
     if only_deletions(updates):
-        return Verdict((), ())
+        return Verdict((), (), tuple(refusals))
     tracking = remote if remote != url else config.remote
     # What the base branch has has landed; the tracker branch's commits only when it refuses collisions:
     # one that warns may hold an in-flight file pushed there to be moved onto the base branch later.
@@ -247,21 +256,28 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
             pushed_changes(repo.root, updates, tracking, settled)
     finally:
         in_flight.join()
-    tracker_ref = f"refs/heads/{config.tracker_branch}"
     # A push with the remote oid among its new commits' parents is a fast-forward; only another one (rare)
     # costs the `git log` of what it drops.
     unsure = [u for u in updates if u.remote_ref == tracker_ref and not u.is_new and not u.is_delete
               and u.remote_oid not in rests_on.get(u.remote_ref, ())]
-    refusals: list[str] = []
-    touched = config.tracker_path in changed.get(tracker_ref, ())
-    if unsure or touched:
+    from wavegit.model.config import CONFIG_PATH, protected_of  # loaded already: the hook read the config
+
+    # The tracker is checked when the push changes it, or the config (its protected paths) on the tracker or
+    # the base branch: the tracker pushed, else the remote's as last fetched.
+    on_tracker = changed.get(tracker_ref, set())
+    tracker_pushed = config.tracker_path in on_tracker
+    on_base = changed.get(f"refs/heads/{config.base_branch}", set())
+    config_pushed = CONFIG_PATH in on_tracker or CONFIG_PATH in on_base
+    if unsure or tracker_pushed or config_pushed:
         from wavegit.hook import tracker_guard  # rare pushes: the usual one imports nothing more
 
         refusals += tracker_guard.rewind_refusals(repo.root, unsure, config.tracker_branch)
-        if touched:
-            local = next(u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete)
-            refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, local,
-                                                       config.tracker_path)
+        if tracker_pushed or config_pushed:
+            left = next((u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete),
+                        f"refs/remotes/{tracking}/{config.tracker_branch}")
+            refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, left,
+                                                       config.tracker_path, protected_of(config),
+                                                       removable=not tracker_pushed)
     if not any(changed.values()):
         return Verdict((), tuple(warnings), tuple(refusals))
     try:

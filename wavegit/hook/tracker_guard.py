@@ -4,9 +4,10 @@ push that needs them; the usual push does not).
 - A push that is not a fast-forward is refused when the commits it drops include wavegit's own (a
   ``Wavegit-Op`` trailer: claims, records, halts): undoing a claim returns its items to ``todo`` while they
   run, so they could run twice.
-- A push whose commits change the tracker file is refused when the tracker it leaves is invalid, saying
-  where: an invalid tracker stops every wavegit command that reads it, and turns every later pre-push check
-  into a warning that lets colliding pushes through.
+- A push deleting the tracker branch is refused: deleting it and pushing an older commit anew is a rewind.
+- A push whose commits change the tracker file (or the config: its protected paths) is refused when the
+  tracker it leaves is invalid, saying where: an invalid tracker stops every wavegit command that reads it,
+  and turns every later pre-push check into a warning that lets colliding pushes through.
 """
 
 from __future__ import annotations
@@ -64,26 +65,38 @@ def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: st
     return refusals
 
 
-def problems(root: Path, cache_dir: Path, commit: str, path: str) -> list[str]:
-    """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid); each a
-    ``path:line:col: message`` line when the parser says where."""
+def deletion_refusal(tracker_ref: str) -> str:
+    """The refusal of a push deleting the tracker branch: it drops every wavegit commit on it, and pushing
+    an older commit to it anew (a new branch, no rewind to check) would undo claims as a rewind does."""
+    return (f"wavegit: push refused: it deletes {tracker_ref}, the tracker branch: that drops every claim "
+            f"and record of the tracker (items in flight would run twice) and the tracker itself. {_SKIP}")
+
+
+def problems(root: Path, cache_dir: Path, commit: str, path: str,
+             protected: tuple[str, ...] | None = None, *, removable: bool = False) -> list[str]:
+    """What is wrong with the tracker at ``commit`` as wavegit's own writes check it (empty: valid), with the
+    config's ``protected`` paths (``config.protected_of``): an item owning one the config adds stops every
+    later write; each a ``path:line:col: message`` line when the parser says where. ``removable``: no
+    tracker at all is fine (a config pushed before the first item, or before a tracker branch was
+    fetched)."""
     try:
         found = git.read_blob_at(root, f"{commit}:{path}")
     except git.GitError as exc:
-        return [f"{path}: cannot be read at {commit[:12]} ({exc})"]
+        return [] if removable else [f"{path}: cannot be read at {commit[:12]} ({exc})"]
     if found is None:
-        return [f"{path}: the push removes the tracker"]
+        return [] if removable else [f"{path}: the push removes the tracker"]
     blob_sha, text = found
     try:
-        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True)
+        tracker.load_cached(text, blob_sha, cache_dir, path, strict=True, protected=protected)
     except ValidationError as exc:
         return [str(problem) for problem in exc.problems] or [str(exc)]
     return []
 
 
-def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str) -> list[str]:
+def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str,
+                     protected: tuple[str, ...] | None = None, *, removable: bool = False) -> list[str]:
     """The refusal of a push leaving an invalid tracker at ``commit`` on ``ref`` (none when it is valid)."""
-    found = problems(root, cache_dir, commit, path)
+    found = problems(root, cache_dir, commit, path, protected, removable=removable)
     if not found:
         return []
     lines = [f"wavegit: push refused: the tracker it leaves on {ref} is invalid:"]
