@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -279,9 +280,10 @@ class ResultBranches:
 
     def fill(self, wave: Wave, runs: list[ItemRun]) -> None:
         events = wave.context.events
+        links = snapshot.links_of(self.repo.root, self.pinned)  # the base's: one read for every item
         for n, run in enumerate(runs):
             runs[n] = found = _collected_run(self.repo, run.item, f"{self.tracking}{run.item.id}",
-                                             self.pinned, wave.logs, protected_of(wave.config))
+                                             self.pinned, wave.logs, protected_of(wave.config), links)
             # The wave's event log (`wavegit status`) says how each item ended, as a wave run here does.
             last = found.attempts[-1] if found.attempts else None
             if found.commit is not None:
@@ -304,13 +306,15 @@ def _fetch_bundles(repo: Repo, folder: Path, items: tuple[tracker.Item, ...], pr
                          [f"+refs/heads/{prefix}{item.id}:{tracking}{item.id}"])
 
 
-def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str, ...] | None) -> ItemRun:
-    """The ownership check again, here, on the result's tree: the job that ran the worker is not trusted."""
+def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str, ...] | None,
+                       links: Mapping[str, str]) -> ItemRun:
+    """The ownership check again, here, on the result's tree: the job that ran the worker is not trusted;
+    ``links``: the base's symlinks."""
     last = run.attempts[-1] if run.attempts else None
     if last is None or last.commit is None:
         return run
     changed = git.changed_paths(repo.root, base, git.tree_of(repo.root, last.commit))
-    judged = changes.judge(run.item.id, run.item.owns, protected, changed, snapshot.links_of(repo.root, base))
+    judged = changes.judge(run.item.id, run.item.owns, protected, changed, links)
     if judged.error is not None:
         last.commit, last.files_changed, last.violations = None, judged.changed, judged.violations
         last.error = f"found by collect: {judged.error}"
@@ -318,7 +322,7 @@ def _recheck_ownership(repo: Repo, run: ItemRun, base: str, protected: tuple[str
 
 
 def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Path,
-                   protected: tuple[str, ...] | None) -> ItemRun:
+                   protected: tuple[str, ...] | None, links: Mapping[str, str]) -> ItemRun:
     commit = git.resolve_commit(repo.root, ref)
     if commit is None:
         return ItemRun(item, not_started=NO_RESULT)
@@ -327,4 +331,4 @@ def _collected_run(repo: Repo, item: tracker.Item, ref: str, base: str, logs: Pa
     parent = git.first_parent(repo.root, commit)
     if result.base != base or parent != base:
         raise UsageError(f"{where}: built on {parent[:12]}, not on the wave's base {base[:12]}")
-    return _recheck_ownership(repo, restore_run(item, result, commit, logs), base, protected)
+    return _recheck_ownership(repo, restore_run(item, result, commit, logs), base, protected, links)

@@ -31,7 +31,7 @@ class Judgement:
 
 
 def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
-          changed: Sequence[str], links: Mapping[str, str] | None = None) -> Judgement:
+          changed: Sequence[str], links: Mapping[str, str]) -> Judgement:
     """Judge the worker's ``changed`` paths of item ``item_id`` (owning ``owns``, normalised patterns);
     ``protected``: ``config.protected_of`` (None: the defaults); ``links``: the base's symlinks (path ->
     target), through which a protected path reaches others. A protected path is refused even when the
@@ -42,7 +42,7 @@ def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
     if undecodable:
         more = f" (and {len(undecodable) - 1} more)" if len(undecodable) > 1 else ""
         return Judgement(listed, error=f"{undecodable[0]}{more} is not a UTF-8 file name; nothing staged")
-    guards = through_links(DEFAULT_PROTECTED if protected is None else protected, links or {})
+    guards = through_links(DEFAULT_PROTECTED if protected is None else protected, links)
     forbidden = [path for path in changed if guarded(path, guards) is not None]
     if forbidden:
         return Judgement(listed, forbidden, f"protected path violation: changed {_some(forbidden)}, which no "
