@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import wavegit
+from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
 from tests.test_hostile_env import MODES
 from tests.test_rolling import reports, start, wait_for
@@ -87,6 +87,10 @@ def test_a_forged_heartbeat_naming_an_ended_process_releases_no_claim_of_a_runni
         clone = remote.clone if where == "own clone" else remote.new_clone("other")
         synced = wavegit(clone, "sync")
         assert synced.returncode == 0, synced.stderr
+        # What sync read was the forgery, not a beat of the live scheduler written over it.
+        wave = origin_item(remote, "A").wave
+        beat = git(remote.origin, "rev-parse", f"refs/wavegit/heartbeat/{wave}")
+        assert beat == (meet / "forged").read_text()
         assert origin_item(remote, "A").status == "in_progress", synced.stdout
     finally:
         (meet / "go").touch()

@@ -1,7 +1,7 @@
 """A hostile worker (unsandboxed: it pushes with the user's credentials) that declares its own, running wave
 dead: it rewrites the wave's heartbeat on the remote ``argv[1]`` to name a process of this machine that has
-ended (again, should the scheduler beat over it), makes ``argv[2]/forged``, waits (up to a minute) for
-``argv[2]/go``, then writes the files it owns."""
+ended (again, should the scheduler beat over it), writes its commit to ``argv[2]/forged``, waits (up to a
+minute) for ``argv[2]/go``, then writes the files it owns."""
 
 from __future__ import annotations
 
@@ -44,8 +44,10 @@ for _ in range(30):
     commit = forge()
     time.sleep(1)
     if git("ls-remote", url, ref).split("\t")[0] == commit:
+        (meet / "forged").write_text(commit)
         break
-(meet / "forged").touch()
+else:
+    sys.exit("the forged heartbeat never stood on the remote")
 for _ in range(600):
     if (meet / "go").exists():
         break
