@@ -25,6 +25,7 @@ import ctypes
 import errno
 import os
 import platform
+import re
 import resource
 import shutil
 import signal
@@ -331,9 +332,15 @@ def disk_held_by_another(tree: Path, trees: Path) -> bool:
     if disk.f_bavail * disk.f_frsize >= FULL_BYTES:
         return False
     own = _bytes_under(tree)
-    # A wave's folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
-    others = (other for wave in _folders(trees) for other in _folders(wave) if other != tree)
+    # Only attempt trees (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
+    # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
+    # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
+    others = (other for wave in _folders(trees) for other in _folders(wave)
+              if other != tree and _ATTEMPT_TREE.fullmatch(other.name))
     return any(_bytes_under(other) > own for other in others)
+
+
+_ATTEMPT_TREE = re.compile(r".+-[0-9]+")
 
 
 def _folders(path: Path) -> list[Path]:
