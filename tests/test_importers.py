@@ -165,6 +165,14 @@ def test_csv_problems_of_a_row_with_a_cell_over_several_lines_name_its_first_lin
         "backlog.json:2:1: item 1 (a): owns is empty: list the files the item may change"]
 
 
+def test_csv_numbers_that_only_look_like_numbers_are_refused_as_written_not_a_traceback() -> None:
+    # int("²") raised ValueError through read_backlog; float("nan") was "must be a number, got a number".
+    text = "slug,prompt,owns,test,issue,estimate_s\na,do,src/a.py,true,²,nan\n"
+    assert problems_of(text, "csv") == [
+        "backlog.json:2:1: item 1 (a): issue: must be an integer, got a string (hint: the issue number, e.g. 17)",
+        "backlog.json:2:1: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)"]
+
+
 def test_keys_wavegit_has_no_place_for_are_listed_not_refused() -> None:
     imported = read_backlog(json.dumps([record("a", assignee="bob", estimate=3)]), "b.json", "aesop",
                             frozenset())

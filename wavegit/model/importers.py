@@ -11,6 +11,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass, field, replace
@@ -430,9 +431,11 @@ def _csv_records(text: str, path: str) -> Read:
 def _cell_number(name: str, cell: str) -> object:
     """A CSV cell as the JSON sources' type: an issue number and an estimate are numbers when they read as
     one; anything else stays text, refused as written."""
-    if name == "issue" and cell.strip().isdigit():
+    if name == "issue" and cell.strip().isascii() and cell.strip().isdigit():  # "²" is a digit, no number
         return int(cell)
     if name == "estimate_s":
         with contextlib.suppress(ValueError):
-            return float(cell)
+            number = float(cell)
+            if math.isfinite(number):  # "nan" and "inf" stay text, refused as written
+                return number
     return cell
