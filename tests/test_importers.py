@@ -169,7 +169,8 @@ def test_csv_numbers_that_only_look_like_numbers_are_refused_as_written_not_a_tr
     # int("²") raised ValueError through read_backlog; float("nan") was "must be a number, got a number".
     text = "slug,prompt,owns,test,issue,estimate_s\na,do,src/a.py,true,²,nan\n"
     assert problems_of(text, "csv") == [
-        "backlog.json:2:1: item 1 (a): issue: must be an integer, got a string (hint: the issue number, e.g. 17)",
+        "backlog.json:2:1: item 1 (a): issue: must be an integer, got a string "
+        "(hint: the issue number, e.g. 17)",
         "backlog.json:2:1: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)"]
 
 
