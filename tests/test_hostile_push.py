@@ -101,6 +101,25 @@ def test_a_pushed_config_protecting_a_path_an_item_owns_is_refused_and_a_config_
     assert push(fresh.clone, "origin", "main").returncode == 0
 
 
+def test_the_config_a_push_leaves_decides_not_the_checkouts_file(tmp_path: Path) -> None:
+    """The hook read the protected paths from the checkout's config file: a pusher who commits a config
+    protecting what an item owns, then puts the old file back in the work tree, passed the check."""
+    remote = protecting(tmp_path, "report_authors: [me]\n")
+    publish_tracker(remote, [ItemSpec("B", ["ops/deploy/run.sh"], status="todo")])
+    before = remote_oid(remote, "refs/heads/main")
+    commit(remote.clone, {CONFIG: "protected_paths: [ops/deploy/]\n"}, "protect the deploy scripts")
+    git(remote.clone, "checkout", "HEAD~1", "--", CONFIG)  # the work tree's file: the old one, uncommitted
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 1, result.stderr
+    assert "pattern 'ops/deploy/run.sh' can match the protected path 'ops/deploy/'" in result.stderr
+    assert remote_oid(remote, "refs/heads/main") == before
+
+    commit(remote.clone, {CONFIG: "protected_paths: [ops/[deploy/]\n"}, "a config no wavegit can read")
+    git(remote.clone, "checkout", "HEAD~2", "--", CONFIG)
+    refused = push(remote.clone, "origin", "main")
+    assert refused.returncode == 1 and "the config it leaves is invalid" in refused.stderr, refused.stderr
+
+
 def test_deleting_the_tracker_branch_to_push_it_anew_at_an_older_commit_is_refused(tmp_path: Path) -> None:
     """A force-push rewinding the tracker branch past a claim is refused; deleting the branch, then pushing
     the older commit as a new branch (no rewind to check) undid the claim, and the tracker with it."""

@@ -275,8 +275,15 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
         if tracker_pushed or config_pushed:
             left = next((u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete),
                         f"refs/remotes/{tracking}/{config.tracker_branch}")
+            # The protected paths of the config the push leaves (the base branch's governs), not the
+            # checkout's file, which need not be what is pushed.
+            leaving = next((u.local_oid for ref in (f"refs/heads/{config.base_branch}", tracker_ref)
+                            if CONFIG_PATH in changed.get(ref, ()) for u in updates
+                            if u.remote_ref == ref and not u.is_delete), None)
+            guards = protected_of(config) if leaving is None else \
+                tracker_guard.pushed_protected(repo, leaving, refusals)
             refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, left,
-                                                       config.tracker_path, protected_of(config),
+                                                       config.tracker_path, guards,
                                                        removable=not tracker_pushed)
     if not any(changed.values()):
         return Verdict((), tuple(warnings), tuple(refusals))

@@ -12,16 +12,18 @@ push that needs them; the usual push does not).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wavegit.core import git
-from wavegit.core.errors import ValidationError
+from wavegit.core.errors import UsageError, ValidationError
 from wavegit.model import tracker
 from wavegit.trackerbranch.store import OP_TRAILER
 
 if TYPE_CHECKING:
+    from wavegit.core.repo import Repo
     from wavegit.hook.pushed import RefUpdate
 
 MAX_LISTED = 5
@@ -91,6 +93,18 @@ def problems(root: Path, cache_dir: Path, commit: str, path: str,
     except ValidationError as exc:
         return [str(problem) for problem in exc.problems] or [str(exc)]
     return []
+
+
+def pushed_protected(repo: Repo, commit: str, refusals: list[str]) -> tuple[str, ...] | None:
+    """The protected paths of the config at the pushed ``commit``; an invalid one adds its refusal to
+    ``refusals`` (and the defaults are used)."""
+    from wavegit.model.config import CONFIG_PATH, config_from, protected_of
+
+    try:
+        return protected_of(config_from(repo.show_file(commit, CONFIG_PATH), repo.cache_dir, os.environ))
+    except (ValidationError, UsageError) as exc:
+        refusals.append(f"wavegit: push refused: the config it leaves is invalid: {exc}. {_SKIP}")
+        return None
 
 
 def tracker_refusals(root: Path, cache_dir: Path, ref: str, commit: str, path: str,

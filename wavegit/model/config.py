@@ -317,17 +317,18 @@ def load_governing(repo: "Repo", cache_dir: Path | None = None,
     working = load_config(repo.root, cache_dir, env)
     if choice == "checkout":
         return Governing(working, f"checkout:{CONFIG_PATH}")
-    bootstrap = _config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
+    bootstrap = config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
     ref, where = repo.branch_ref(bootstrap.remote, bootstrap.base_branch)
     text = repo.show_file(ref, CONFIG_PATH)
-    governing = _config_from(text, cache_dir, env)
+    governing = config_from(text, cache_dir, env)
     source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
     if working != governing:
         source += IGNORED_WORKING_COPY
     return Governing(governing, source)
 
 
-def _config_from(text: str | None, cache_dir: Path | None, environ: Mapping[str, str]) -> Config:
+def config_from(text: str | None, cache_dir: Path | None, environ: Mapping[str, str]) -> Config:
+    """The configuration that the file text ``text`` (None: no file) gives, with ``environ``'s overrides."""
     values = _file_values(text, cache_dir) if text is not None else {}
     _apply_env(values, environ)
     return _build(values)
