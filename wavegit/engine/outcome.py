@@ -46,8 +46,9 @@ def item_update(run: ItemRun, current: tracker.Item, config: Config, now: dateti
 
 
 def record(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, runs: Sequence[ItemRun], *,
-           spent: float, now: datetime, pr: int | None = None) -> str | None:
-    """One compare-and-swap commit with every item's outcome; the commit (None: nothing to write)."""
+           spent: float, now: datetime, pr: int | None = None, deadline_s: float = 120.0) -> str | None:
+    """One compare-and-swap commit with every item's outcome; the commit (None: nothing to write). Lost
+    races are retried for ``deadline_s``."""
     by_id = {run.item.id: run for run in runs}
 
     def apply(snapshot: Snapshot) -> Change | None:
@@ -63,7 +64,7 @@ def record(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, run
     verified = sum(1 for run in runs if run.verified)
     message = (f"wavegit: record wave {wave_id}: {verified} of {len(runs)} verified\n\n"
                f"{wavebranch.TRAILER_WAVE}: {wave_id}\n{budget.cost_trailer(spent)}")
-    return mutate(store, apply, message=message).commit
+    return mutate(store, apply, message=message, deadline_s=deadline_s).commit
 
 
 def item_report(run: ItemRun, config: Config) -> report.ItemReport:

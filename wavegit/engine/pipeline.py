@@ -354,8 +354,10 @@ def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, 
         riders.append(shared_report.write(repo, final, ran.wave.context.workspaces.idents()[1]))
         # Halted first: a beat pushed after the deletion would put the ref back.
         deletion = beating.pause() if beating is not None else None
+        # The heartbeat is paused meanwhile: the race is given up before other clones would call it stale.
         with store.riding([*riders, *([deletion] if deletion else [])]):
-            landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now())
+            landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now(),
+                            deadline_s=(heartbeat.STALE_BEATS - 1) * config.heartbeat_s)
     except RaceLostError:
         if beating is not None:
             beating.resume()
