@@ -229,6 +229,26 @@ def test_a_refused_all_at_once_push_goes_one_push_at_a_time_and_still_lands_ever
     assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["tracker_updated"] is True
 
 
+def test_the_record_carrying_the_branch_gives_up_its_race_before_the_paused_beat_turns_stale(
+        tmp_path: Path) -> None:
+    # The heartbeat is paused while the record carrying the wave branch is pushed; that record retried lost
+    # races for 120 s, by when other clones took the beat (STALE_BEATS periods) for a dead scheduler's.
+    # Here every all-at-once push loses its race (the remote moves main under it): with 0.5 s beats the
+    # record gives up within 1.5 s and the branch goes alone.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], heartbeat_s=0.5)
+    hook = remote.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\n"
+                    'input=$(cat)\n'
+                    '[ "$(printf "%s\\n" "$input" | wc -l)" -gt 2 ] || exit 0\n'
+                    "unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n"
+                    'git update-ref refs/heads/main "$(git commit-tree main^{tree} -p main -m moved)"\n')
+    hook.chmod(0o755)
+    done = wavegit(remote.clone, "run", "--json", timeout=60)
+    rep = json.loads(done.stdout)
+    assert rep["tracker_updated"] is False and "did not land" in (rep["error"] or ""), done.stderr
+    assert git(remote.origin, "rev-parse", "--verify", "-q", f"refs/heads/wavegit/{rep['wave_id']}")
+
+
 def test_a_heartbeat_copy_whose_wave_deleted_its_ref_is_pruned_by_the_next_tracker_fetch(
         tmp_path: Path) -> None:
     # A fetch that raced a wave's end can copy its heartbeat just before the remote ref is deleted.
