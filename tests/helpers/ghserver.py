@@ -1167,7 +1167,7 @@ class Running:
 # What requests change in a FakeGitHub, and the permissions a test takes from a token on its copy (the rest is
 # its configuration, shared by a copy as it is).
 _STATE = ("tokens", "permissions", "token_permissions", "dispatches", "requests", "pulls", "comments",
-          "issues", "statuses", "_used", "faults")
+          "issues", "statuses", "_used", "faults", "rulesets", "mangle", "app")
 
 
 def serve(fake: FakeGitHub) -> Running:

@@ -105,8 +105,7 @@ class WaveSpend:
         """``day``: ``limit_usd`` is what is left of the day's ceiling, not the wave's own."""
         self.limit_usd = limit_usd
         self.limit_tokens = limit_tokens
-        self.ceiling = "the day's" if day else "wave"
-        """Which dollar ceiling ``limit_usd`` is, as a stopped item's reason names it."""
+        self.day = day
         self._spent = 0.0
         self._tokens = 0
         self._unreadable: list[str] = []
@@ -155,12 +154,17 @@ class WaveSpend:
         with self._lock:
             return tuple(f"unreadable cost, {what}: {note}" for note in self._unreadable)
 
+    @property
+    def ceiling(self) -> str:
+        """Which dollar ceiling ``limit_usd`` is, as a stopped item's reason names it."""
+        return "the day's" if self.day else "wave"
+
     def reached(self) -> str:
         """Which ceilings are reached, with the amounts, for the items left not started."""
         with self._lock:
             reasons = []
             if self.limit_usd > 0 and self._spent >= self.limit_usd:
-                allowed = "left today" if self.ceiling != "wave" else "allowed"
+                allowed = "left today" if self.day else "allowed"
                 reasons.append(f"${format_usd(self._spent)} spent of ${format_usd(self.limit_usd)} {allowed}")
             if self.limit_tokens > 0 and self._tokens >= self.limit_tokens:
                 reasons.append(f"{self._tokens:,} of {self.limit_tokens:,} tokens")
