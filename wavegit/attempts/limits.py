@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import functools
 import os
 import platform
 import re
@@ -235,7 +234,6 @@ class Launch:
         return run_all
 
 
-@functools.cache  # asked at every launch; the system's directories do not change under a wave
 def _tool(name: str) -> str | None:
     """util-linux's ``name`` (``setpriv``, ``prlimit``) in the system's directories, or None."""
     return shutil.which(name, path=os.defpath)

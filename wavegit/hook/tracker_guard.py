@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from wavegit.core import git
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.model import tracker
+from wavegit.model.config import CONFIG_PATH, config_from, protected_of
 from wavegit.trackerbranch.store import OP_TRAILER
 
 if TYPE_CHECKING:
@@ -98,8 +99,6 @@ def problems(root: Path, cache_dir: Path, commit: str, path: str,
 def pushed_protected(repo: Repo, commit: str, refusals: list[str]) -> tuple[str, ...] | None:
     """The protected paths of the config at the pushed ``commit``; an invalid one adds its refusal to
     ``refusals`` (and the defaults are used)."""
-    from wavegit.model.config import CONFIG_PATH, config_from, protected_of
-
     try:
         return protected_of(config_from(repo.show_file(commit, CONFIG_PATH), repo.cache_dir, os.environ))
     except (ValidationError, UsageError) as exc:
