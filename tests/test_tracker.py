@@ -189,6 +189,38 @@ def test_append_item_keeps_everything_before_and_loads_back(base: str) -> None:
     assert after.startswith(kept)
 
 
+AFTER_LAST = [
+    EXAMPLE,
+    EXAMPLE.rstrip("\n") + "\n\n# the end\n\n",
+    "version: 1\nitems:\n- id: A\n  prompt: |\n    one\n\n    two\n  owns: [a.py]\n  test: t\n",
+    "version: 1\nitems:\n  -\n    id: A\n    prompt: p\n    owns: [a.py]\n    test: t\n",
+    "items:\n  - id: A\n    prompt: p\n    owns: [a.py]\n    test: t\nversion: 1\n",
+    "version: 1\nitems:\n  - {id: A, prompt: p, owns: [a.py], test: t}\n",
+    "version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: [a.py]\n    test: t",
+]
+
+
+@pytest.mark.parametrize("base", AFTER_LAST, ids=["example", "trailing-comment", "block-scalar-last",
+                                                  "dash-alone", "root-key-after", "flow-item", "no-newline"])
+def test_append_after_the_last_items_lines_writes_what_the_whole_parse_writes(base: str) -> None:
+    assert tracker.append_items(base, [NEW], tracker.loads(base)) == tracker.append_items(base, [NEW])
+
+
+def test_append_with_the_parse_composes_only_the_last_items_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    composed: list[int] = []
+    compose = yamledit.yamlcompose.compose
+
+    def counted(text: str, path: str) -> object:
+        composed.append(text.count("\n"))
+        return compose(text, path)
+
+    loaded = tracker.loads(EXAMPLE)
+    monkeypatch.setattr(yamledit.yamlcompose, "compose", counted)
+    tracker.append_items(EXAMPLE, [NEW], loaded)
+    last = max(item.line for item in loaded.items)
+    assert composed == [EXAMPLE.count("\n") - last + 1]
+
+
 IDS = st.sampled_from([i.id for i in tracker.loads(EXAMPLE).items])
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\ufeff"), max_size=30)
 FIELD_VALUES = st.one_of(

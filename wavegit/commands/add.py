@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                                       protected=protected_of(target.config))
         if current.get(item.id) is not None:
             raise UsageError(f"item {item.id} already exists in {tracker_path} on {store.target}")
-        new_text = tracker.append_items(snapshot.text, [item])
+        new_text = tracker.append_items(snapshot.text, [item], current)
         _check_new_item(snapshot.text, new_text, tracker_path, store.cache_dir)
         return Change(new_text)
 

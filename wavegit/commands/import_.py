@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         if not imported.items:
             raise UsageError(f"{name}: no items to import")
         found[:] = [imported]
-        return Change(tracker.append_items(snapshot.text, imported.items))
+        return Change(tracker.append_items(snapshot.text, imported.items, current))
 
     if args.dry_run:
         apply(store.read())

@@ -249,13 +249,19 @@ def _apply(text: str, edits: list[_Edit]) -> str:
     return "".join(pieces)
 
 
-def append_items(text: str, items: Sequence[Mapping[str, object]]) -> str:
+def append_items(text: str, items: Sequence[Mapping[str, object]], last_item_line: int | None = None) -> str:
     """``text`` with ``items`` (each its fields in the order given) appended to ``items`` in block style.
 
-    The text is parsed once however many are appended: an import of thousands appends them all at once."""
+    The text is parsed once however many are appended: an import of thousands appends them all at once.
+    With ``last_item_line`` (the 1-based line the last item starts on, from a parse of this very text), only
+    the lines from there on are composed when they are that one block-style item: `add` on a tracker of
+    10,000 items then composes a few lines, not the whole file (``set_items_fields``'s spans, for the end)."""
     if not items:
         return text
     doc = _Text(text)
+    appended = _append_after_last(doc, items, last_item_line) if last_item_line is not None else None
+    if appended is not None:
+        return appended
     root = yamlcompose.compose(text, "tracker")
     key, listed = _item_nodes(root)
     dash_col, key_col = 2, 4
@@ -282,6 +288,24 @@ def append_items(text: str, items: Sequence[Mapping[str, object]]) -> str:
         return _apply(text, [_Edit(start, listed.end_mark.index, ""),
                              _Edit(position, position, lead + blocks())])
     raise UsageError("'items' is not a list; run `wavegit validate`")
+
+
+def _append_after_last(doc: _Text, items: Sequence[Mapping[str, object]], line: int) -> str | None:
+    """``append_items`` from the lines of the last item on (it starts on ``line``); None when they are not
+    one block-style item alone (a dash on a line of its own, root keys after it): the whole is composed."""
+    start = doc.line_start(line - 1)
+    piece = _Text(doc.text[start:])
+    try:
+        root = yamlcompose.compose(piece.text, "tracker")
+    except ValidationError:
+        return None
+    if root is None or root.id != "sequence" or root.flow_style or len(root.value) != 1:
+        return None
+    last = root.value[0]
+    key_col = last.start_mark.column if last.id == "mapping" else root.start_mark.column + 2
+    position, lead = piece.after_line(piece.last_line(0, _content_end(root)))
+    blocks = "".join(_item_block(fields, root.start_mark.column, key_col, doc.newline) for fields in items)
+    return _apply(doc.text, [_Edit(start + position, start + position, lead + blocks)])
 
 
 def _item_block(fields: Mapping[str, object], dash_col: int, key_col: int, newline: str) -> str:

@@ -415,11 +415,13 @@ def _spans(loaded: Tracker) -> dict[str, tuple[int, int | None]]:
     return spans
 
 
-def append_items(text: str, items: Iterable[Item]) -> str:
-    """The text with ``items`` appended to ``items``, parsed once; everything before them is unchanged."""
+def append_items(text: str, items: Iterable[Item], loaded: Tracker | None = None) -> str:
+    """The text with ``items`` appended to ``items``, parsed once; everything before them is unchanged. With
+    ``loaded``, the parse of this very text, only its last item's lines are (``yamledit.append_items``)."""
     from wavegit.core import yamledit
 
-    return yamledit.append_items(text, [item_fields(item) for item in items])
+    last_line = max((item.line for item in loaded.items), default=None) if loaded is not None else None
+    return yamledit.append_items(text, [item_fields(item) for item in items], last_line)
 
 
 def item_fields(item: Item) -> dict[str, object]:
