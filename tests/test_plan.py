@@ -304,3 +304,67 @@ def test_a_warm_plan_imports_neither_the_item_model_nor_dataclasses(tmp_path: Pa
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if "|" in line}
     assert "wavegit.model.select" in imported, "the import log is empty"
     assert not imported & {"dataclasses", "wavegit.model.tracker", "yaml"}
+
+
+# FREE1 runs the profile `deep`; BIG and FREE2 config `worker`.
+PROFILED = TRACKER.replace("    prompt: free\n    owns: [lib/x.py]\n",
+                           "    prompt: free\n    owns: [lib/x.py]\n    worker: deep\n")
+
+
+def worker_config(worker: str, deep: str = "true") -> str:
+    return f"max_items: 8\nworker: {worker}\nworkers:\n  deep:\n    command: {deep} --fast\n"
+
+
+def test_plan_warns_where_the_config_names_a_worker_program_that_is_not_found_and_exits_as_before(
+        tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, PROFILED, config=worker_config("'true'"))
+    found = wavegit(tmp_path, "plan", "--json")
+    assert (found.returncode, found.stderr) == (0, "")
+    (tmp_path / ".wavegit" / "config.yaml").write_text(worker_config("claud -p"))
+    typo = wavegit(tmp_path, "plan", "--json")
+    assert (typo.returncode, typo.stdout) == (0, found.stdout)
+    assert typo.stderr == (".wavegit/config.yaml:2:9: warning: the worker program 'claud' is not on PATH; "
+                           "`wavegit run` here refuses to start (exit 2) until it is: install it, or change "
+                           "`worker`\n")
+    text = wavegit(tmp_path, "plan")
+    assert text.returncode == 0 and text.stderr == typo.stderr
+
+
+def test_plan_warns_about_the_profile_a_selected_item_names_and_the_variable_that_sets_worker(
+        tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, PROFILED, config=worker_config("'true'", deep="no-such-agent-here"))
+    result = wavegit(tmp_path, "plan")
+    assert result.returncode == 0
+    assert result.stderr.startswith(".wavegit/config.yaml:5:14: warning: the worker program "
+                                    "'no-such-agent-here' is not on PATH;")
+    assert result.stderr.endswith("change `workers.deep.command`\n")
+    unselected = wavegit(tmp_path, "plan", "--max-items", "1")  # BIG alone: FREE1's profile would not run
+    assert (unselected.returncode, unselected.stderr) == (0, "")
+    from_env = wavegit(tmp_path, "plan", "--max-items", "1", env={"WAVEGIT_WORKER": "/no/such/agent"})
+    assert from_env.returncode == 0
+    assert from_env.stderr.startswith("WAVEGIT_WORKER: warning: the worker program '/no/such/agent' is not "
+                                      "an executable file;")
+    assert from_env.stderr.endswith("change WAVEGIT_WORKER\n")
+
+
+def test_plan_says_nothing_of_a_default_worker_not_found_nor_of_a_relative_path(tmp_path: Path) -> None:
+    # The default is no typo (`run` names it when it refuses), and a relative path is in the item's tree.
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER, config=worker_config("./agents/run.sh"))
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git") or "git")
+    relative = wavegit(tmp_path, "plan", "--json", env={"PATH": str(only_git)})
+    (tmp_path / ".wavegit" / "config.yaml").unlink()
+    default = wavegit(tmp_path, "plan", "--json", env={"PATH": str(only_git)})
+    assert (relative.returncode, relative.stderr, default.returncode, default.stderr) == (0, "", 0, "")
+
+
+def test_a_presets_program_is_its_name_as_plan_looks_it_up() -> None:
+    from wavegit.attempts.agents import PRESETS
+    from wavegit.attempts.preset import Launch
+
+    assert {name: preset.argv(Launch("", sandboxed, ""), ())[0] for name, preset in PRESETS.items()
+            for sandboxed in (False, True)} == {name: name for name in PRESETS}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -19,6 +20,7 @@ from wavegit.core import git
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError
 from wavegit.core.repo import discover
 from wavegit.model import config as config_mod
+from wavegit.model import workerprogram
 from wavegit.model.columns import Columns
 from wavegit.model.select import Plan, select_columns
 from wavegit.trackerbranch.store import GitStore
@@ -83,7 +85,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_text(plan, store.source(blob_sha), refusal))
         sys.stdout.writelines(f"{line}\n" for line in held_text)
+    # A warning, not run's exit 2: plan also runs where workers do not (the Action's planning job).
+    missing = workerprogram.unfound(repo.root, config, _workers(cols, plan.selected), os.environ)
+    if missing is not None:
+        sys.stderr.write(f"{missing}\n")
     return refusal.exit_code if refusal else EXIT_OK
+
+
+def _workers(cols: Columns, selected: Sequence[str]) -> list[str | None]:
+    """The profiles the selected items name (None: config ``worker``), as ``run`` checks them; with nothing
+    selected, config ``worker``."""
+    if not selected or not any(cols.workers):
+        return [None]
+    chosen = set(selected)
+    return [worker for item_id, worker in zip(cols.ids, cols.workers, strict=True) if item_id in chosen]
 
 
 def _held(store: GitStore, cols: Columns) -> tuple[list[str], list[dict[str, object]]]:

@@ -12,7 +12,6 @@ id makes a valid branch name. Any failure is bad input (exit 2) and nothing is c
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 
 from wavegit.attempts import agents, runner, wavebranch
@@ -22,6 +21,7 @@ from wavegit.core.repo import Repo
 from wavegit.model import tracker
 from wavegit.model.config import CONFIG_PATH, Config, protected_of
 from wavegit.model.select import Plan
+from wavegit.model.workerprogram import program_found
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Snapshot
 
@@ -92,14 +92,7 @@ def check_worker(config: Config, environ: Mapping[str, str] | None = None,
 
 
 def _check_program(what: str, program: str, environ: Mapping[str, str], fix: str) -> None:
-    path = environ.get("PATH", os.defpath)
-    if "/" not in program:
-        found = shutil.which(program, path=path) is not None
-    elif os.path.isabs(program):
-        found = os.path.isfile(program) and os.access(program, os.X_OK)
-    else:
-        return
-    if not found:
+    if not program_found(program, environ):
         where = "on PATH" if "/" not in program else "an executable file"
         raise UsageError(f"{what}: {program!r} is not {where}; {fix}; nothing was claimed")
 

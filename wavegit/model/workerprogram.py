@@ -1,0 +1,96 @@
+"""Whether the program a worker runs is found, and where the config names it: ``plan`` warns, before any
+wave, about a typo in ``worker:`` that ``run`` would refuse (exit 2) only when the wave starts.
+
+A preset's program is its name (``claude``, ``codex``, ``gemini``), so nothing here imports the presets; the
+config's text is composed to locate the key only when a program is not found.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from wavegit.core import schema
+from wavegit.model.config import CONFIG_PATH, ENV_PREFIX, Config
+
+
+def program_found(program: str, environ: Mapping[str, str]) -> bool:
+    """Whether ``program`` runs: a bare name on ``environ``'s ``PATH``, an absolute path an executable file.
+    A relative path is relative to the item's tree, which only the launch has: it counts as found."""
+    if "/" not in program:
+        return shutil.which(program, path=environ.get("PATH", os.defpath)) is not None
+    if os.path.isabs(program):
+        return os.path.isfile(program) and os.access(program, os.X_OK)
+    return True
+
+
+def unfound(root: Path, config: Config, workers: Iterable[str | None],
+            environ: Mapping[str, str]) -> str | None:
+    """One line for the first of ``workers`` (profile names; None: config ``worker``) whose program is not
+    found, starting with where it is configured (``path:line:col`` or the variable); None when each is found.
+    The default (``worker`` set nowhere) is left to ``run``: a repository not yet set up for agents plans
+    without a word. A profile the config lacks is skipped: ``plan`` refuses it by itself."""
+    profiles = {profile.name: profile for profile in config.workers}
+    for name in dict.fromkeys(workers):
+        profile = profiles.get(config.worker.strip() if name is None else name)
+        if profile is None and name is not None:
+            continue
+        keys: tuple[str, ...]
+        if profile is None:
+            keys, command = ("worker",), config.worker
+        else:
+            field = "command" if profile.command else "preset"
+            keys, command = ("workers", profile.name, field), profile.command or profile.preset
+        program = _program(command)
+        if program is None or program_found(program, environ):
+            continue
+        where = _where(root, keys, environ)
+        if where is None:
+            continue
+        key = ".".join(keys)
+        fix = f"change `{key}`" if where.startswith(CONFIG_PATH) else f"change {where}"
+        found_as = "on PATH" if "/" not in program else "an executable file"
+        return (f"{where}: warning: the worker program {program!r} is not {found_as}; `wavegit run` here "
+                f"refuses to start (exit 2) until it is: install it, or {fix}")
+    return None
+
+
+def _program(command: str) -> str | None:
+    """The program of a command line (its first word, split as ``run`` splits it); None when it does not
+    split (``run`` refuses that with its own message)."""
+    import shlex  # only for an item's worker: a few words
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def _where(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> str | None:
+    """Where ``keys`` is set: its variable (``WAVEGIT_WORKER``, which overrides the file) or the file's
+    ``path:line:col`` of its value; None when it is set nowhere (the default)."""
+    variable = ENV_PREFIX + keys[0].upper()
+    if len(keys) == 1 and variable in environ:
+        return variable
+    try:
+        text = (root / CONFIG_PATH).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    node = _value_node(text, keys) if text else None
+    if node is None:
+        return None
+    return f"{CONFIG_PATH}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+
+
+def _value_node(text: str, keys: tuple[str, ...]) -> schema.Node | None:
+    from wavegit.core.yamlcompose import compose  # only when a program is missing: plan reads no YAML warm
+
+    node = compose(text, CONFIG_PATH)
+    for key in keys:
+        if node is None or not schema.is_mapping(node):
+            return None
+        node = schema.value_node(node, key)
+    return node
