@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
 
@@ -368,3 +370,16 @@ def test_a_presets_program_is_its_name_as_plan_looks_it_up() -> None:
 
     assert {name: preset.argv(Launch("", sandboxed, ""), ())[0] for name, preset in PRESETS.items()
             for sandboxed in (False, True)} == {name: name for name in PRESETS}
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=20))
+def test_the_program_plan_looks_up_is_the_first_word_run_splits(command: str) -> None:
+    from wavegit.attempts.runner import command_argv
+    from wavegit.core.errors import UsageError
+    from wavegit.model.workerprogram import _program
+
+    try:
+        expected: str | None = command_argv(command)[0]
+    except UsageError:
+        expected = None
+    assert _program(command) == expected

@@ -60,7 +60,9 @@ def unfound(root: Path, config: Config, workers: Iterable[str | None],
 def _program(command: str) -> str | None:
     """The program of a command line (its first word, split as ``run`` splits it); None when it does not
     split (``run`` refuses that with its own message)."""
-    import shlex  # only for an item's worker: a few words
+    if command.isascii() and command.isprintable() and not any(mark in command for mark in "'\"\\"):
+        return next(iter(command.split()), None)  # plain words: no shlex (0.7 ms of a warm plan's imports)
+    import shlex
 
     try:
         words = shlex.split(command)
