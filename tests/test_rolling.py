@@ -292,3 +292,27 @@ def test_halted_before_its_first_claim_it_ends_as_run_does_with_one_json_line(tm
     [refused] = reports(result.stdout)
     assert (refused.wave_id, refused.halted, refused.exit_code) == ("", True, 3)
     assert git(remote.origin, "rev-parse", "main") == before
+
+
+def test_kill_int_stops_a_watch_a_shell_started_in_the_background_as_ctrl_c_does(tmp_path: Path) -> None:
+    # A shell without job control starts `cmd &` with SIGINT ignored; `kill -INT` must still end the watch.
+    ignored = subprocess.run(["sh", "-c", "grep SigIgn /proc/self/status & wait"], capture_output=True,
+                             text=True, check=True).stdout
+    assert int(ignored.split()[-1], 16) >> (signal.SIGINT - 1) & 1  # so this test starts wavegit that way
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], attempts=1)
+    pid_file = tmp_path / "pid"
+    shell = subprocess.Popen(
+        ["sh", "-c", '"$@" & echo $! > "$PID_FILE"; wait $!', "sh", sys.executable, "-m", "wavegit", "run",
+         "--continuous", "--json", "--watch"], cwd=remote.clone, env={**env(), "PID_FILE": str(pid_file)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: origin_item(remote, "A").status == "review", "A to be recorded", shell)
+        os.kill(int(pid_file.read_text()), signal.SIGINT)
+        out, err = shell.communicate(timeout=30)
+    finally:
+        if shell.poll() is None:
+            os.killpg(shell.pid, signal.SIGKILL)
+            shell.wait()
+    assert shell.returncode == 130, err
+    assert [[i.id for i in wave.items] for wave in reports(out)] == [["A"]]
+    assert list((remote.clone / ".git" / "wavegit" / "locks").iterdir()) == []

@@ -60,6 +60,13 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _stop_on_signals() -> None:
+    """SIGTERM, and SIGINT even when ignored at start, stop the run as Ctrl-C does: a shell without job
+    control starts ``wavegit run --watch &`` with SIGINT ignored, and ``kill -INT`` then did nothing."""
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run(args: argparse.Namespace) -> int:
     started = utc_now()
     repo: Repo | None = None
@@ -108,7 +115,7 @@ def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
     context = Context.governed(args)
     repo, config, store, source = context.repo, context.config, context.store, context.config_source
     delivery = _delivery(config, store)
-    signal.signal(signal.SIGTERM, _terminate)
+    _stop_on_signals()
     options = WaveOptions(push=not args.no_push, config_source=source, only=only)
     if args.json:
         # No progress lines: stderr then carries only what went wrong (the Action annotates every line).
@@ -139,7 +146,7 @@ def _continuous(args: argparse.Namespace) -> int:
         if markdown.is_file():
             print(f"report: {_shown(markdown)}", flush=True)
 
-    signal.signal(signal.SIGTERM, _terminate)
+    _stop_on_signals()
     options = WaveOptions(push=not args.no_push, config_source=context.config_source)
     rolling = RollingOptions(max_items=args.max_items, watch=args.watch)
     delivery = _delivery(context.config, context.store)
