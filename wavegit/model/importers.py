@@ -241,11 +241,8 @@ class _Conversion:
             self.problem("ownsFiles is empty: list the files the item may change")
         patterns = []
         for raw in paths:
-            converted = raw.replace("\\", "/")
-            while converted.startswith("./"):
-                converted = converted[2:]
             try:
-                pattern = normalize(converted)
+                pattern = normalize(raw.replace("\\", "/"))  # another tool's Windows path; normalize drops ./
             except PatternError as exc:
                 self.problem(f"ownsFiles {raw!r}: {exc}")
                 continue
