@@ -73,6 +73,10 @@ def loads(text: str) -> object:
         raise ValueError("nested too deeply") from None
 
 
+_PLAIN = {hint: schema.Field("", kind) for hint, kind in schema.KIND_OF_TYPE.items()}
+"""The field of each type a report holds bare: its kind, no choices, no check (nothing for ``refusal``)."""
+
+
 def decode(value: object, hint: object, path: str, from_text: FromText | None = None) -> Any:
     """``value`` checked against the annotation ``hint``: str, int, float (whole numbers become floats), bool,
     ``X | None``, ``list[X]``, ``dict[str, X]``, a dataclass (``decode_object``) or a type of ``from_text``.
@@ -100,11 +104,11 @@ def decode(value: object, hint: object, path: str, from_text: FromText | None = 
             return from_text[hint](text)
         except ValueError as exc:
             raise DecodeError(f"{path}: {exc}") from None
-    kind = schema.KIND_OF_TYPE.get(getattr(hint, "__supertype__", hint))  # WaveId: a str
-    if kind is None:
+    spec = _PLAIN.get(getattr(hint, "__supertype__", hint))  # WaveId: a str
+    if spec is None:
         raise TypeError(f"{path}: {hint} is not a type reports hold")
     try:
-        return plain_value(value, schema.Field("", kind))
+        return _typed(value, spec)
     except schema.Refused as exc:
         raise DecodeError(f"{path}: {exc}") from None
 
