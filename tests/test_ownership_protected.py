@@ -18,7 +18,7 @@ from wavegit.model import tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.ownership.overlap import overlaps
 from wavegit.ownership.patterns import PatternError, matches, ownable
-from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded, protected_set, reached
+from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded, protected_set, reached, through_links
 
 CONTROL_FILES = (".wavegit/config.yaml", ".wavegit/tracker.yaml", ".wavegit/HALT", ".github/workflows/ci.yml",
                  ".github/actions/setup/action.yml", ".gitmodules")
@@ -193,3 +193,16 @@ def test_run_with_a_committed_protected_pattern_claims_nothing(tmp_path: Path) -
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2 and "is the whole repository" in result.stderr, result.stderr
     assert git(remote.origin, "rev-parse", "main") == before and branches(remote.origin) == []
+
+
+def _chain(hops: int) -> dict[str, str]:
+    """``CLAUDE.md`` -> ``l1`` -> ... -> ``docs/agents.md``: ``hops`` symlinks to follow."""
+    names = ["CLAUDE.md", *(f"l{n}" for n in range(1, hops))]
+    return dict(zip(names, [*names[1:], "docs/agents.md"], strict=True))
+
+
+def test_a_protected_link_is_followed_as_far_as_the_kernel_would_and_a_loop_reaches_nothing() -> None:
+    # Linux follows 40 symlinks to resolve a path (ELOOP after): a worker's agent could read no further.
+    assert "docs/agents.md" in through_links(("CLAUDE.md",), _chain(40))
+    assert through_links(("CLAUDE.md",), _chain(41)) == ("CLAUDE.md",)
+    assert through_links(("CLAUDE.md",), {"CLAUDE.md": "x", "x": "y/../CLAUDE.md"}) == ("CLAUDE.md",)
