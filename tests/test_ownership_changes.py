@@ -52,3 +52,15 @@ def test_a_name_windows_reads_as_a_protected_path_is_a_protected_path_violation(
     judged = judge("A", (".wavegit?/",), None, [".wavegit./config.yaml", ".wavegit /HALT"], {})
     assert judged.violations == [".wavegit./config.yaml", ".wavegit /HALT"]
     assert (judged.error or "").startswith("protected path violation: ")
+
+
+def test_a_violation_made_only_of_build_output_says_to_commit_a_gitignore() -> None:
+    built = judge("A", ("src/a.py",), None, ["src/a.py", "src/__pycache__/a.cpython-311.pyc",
+                                             ".pytest_cache/v/cache/nodeids", "web/node_modules/x/i.js"], {})
+    assert built.error == ("ownership violation: changed src/__pycache__/a.cpython-311.pyc, "
+                           ".pytest_cache/v/cache/nodeids, web/node_modules/x/i.js, not owned by A; changes "
+                           "discarded; all build output: commit a .gitignore for it")
+    mixed = judge("A", ("src/a.py",), None, ["src/__pycache__/a.cpython-311.pyc", "src/b.py"], {})
+    assert (mixed.error or "").endswith("not owned by A; changes discarded")
+    named = judge("A", ("src/a.py",), None, ["src/node_modules", "docs/__pycache__.md"], {})
+    assert (named.error or "").endswith("not owned by A; changes discarded")

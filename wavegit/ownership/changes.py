@@ -49,10 +49,20 @@ def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
                                             "item may change; changes discarded")
     outside = [path for path in changed if not any(matches(pattern, path) for pattern in owns)]
     if outside:
+        built = "; all build output: commit a .gitignore for it" if all(map(_build_output, outside)) else ""
         return Judgement(listed, outside,
                          f"ownership violation: changed {_some(outside)}, not owned by {item_id}; "
-                         "changes discarded")
+                         f"changes discarded{built}")
     return Judgement(listed)
+
+
+_BUILD_DIRS = frozenset(("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules"))
+"""Folders only tools write (a test run, an install): a change there alone means no ``.gitignore`` hides it,
+and the retry will leave the same."""
+
+
+def _build_output(path: str) -> bool:
+    return path.endswith((".pyc", ".pyo")) or not _BUILD_DIRS.isdisjoint(path.split("/")[:-1])
 
 
 def _some(paths: Sequence[str]) -> str:
