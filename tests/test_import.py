@@ -172,3 +172,15 @@ def test_a_big_import_parses_the_tracker_a_fixed_number_of_times_not_once_per_it
 
     parses_for(2)  # the tracker's own parse, cached by blob from then on
     assert parses_for(40) == parses_for(2)
+
+
+def test_a_worker_profile_the_config_lacks_refuses_the_import_before_the_tracker_is_written(
+        remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    before = git(remote.origin, "rev-parse", BRANCH)
+    records = [{"slug": "a", "prompt": "p", "ownsFiles": ["a.py"], "testCmd": "true", "worker": "slow"}]
+    result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
+    assert (result.returncode, result.stderr) == (2, (
+        "backlog.json:2:3: item 1 (a): worker 'slow': no such profile in `workers` of the config "
+        "(it has none) (hint: add it to `workers` in .wavegit/config.yaml)\n"))
+    assert git(remote.origin, "rev-parse", BRANCH) == before

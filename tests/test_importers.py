@@ -69,6 +69,30 @@ def test_a_derived_id_never_takes_an_explicit_id_given_later_in_the_file() -> No
     assert [i.id for i in read_backlog(text, "b.json", "aesop", frozenset()).items] == ["later-2", "later"]
 
 
+def test_an_id_given_again_after_a_record_with_problems_is_still_taken() -> None:
+    # Reported only once the first record was fixed, one import after another, before.
+    records = (record("a", id="A-1", ownsFiles=["../a"]), record("b", id="A-1"))
+    assert problems_of("\n".join(json.dumps(r) for r in records), "jsonl") == [
+        "backlog.json:1:1: item 1 (a): ownsFiles '../a': pattern '../a': has a '..' segment; write it from "
+        "the repository root, no '..'",
+        "backlog.json:2:1: item 2 (b): id 'A-1' is already taken (in the tracker or earlier in this file)"]
+
+
+def test_a_worker_naming_no_profile_of_the_config_is_a_problem_at_its_line() -> None:
+    # Imported before, it made a tracker that validate, plan and run then refused whole.
+    text = "\n".join(json.dumps(r) for r in (record("a", worker="fsat"), record("b", worker="slow"),
+                                                record("c", worker="fast")))
+    with pytest.raises(ValidationError) as raised:
+        read_backlog(text, "b.jsonl", "jsonl", frozenset(), profiles=("fast", "deep"))
+    assert [str(problem) for problem in raised.value.problems] == [
+        "b.jsonl:1:1: item 1 (a): worker 'fsat': no such profile in `workers` of the config (fast, deep) "
+        "(hint: did you mean 'fast'?)",
+        "b.jsonl:2:1: item 2 (b): worker 'slow': no such profile in `workers` of the config (fast, deep) "
+        "(hint: add it to `workers` in .wavegit/config.yaml)"]
+    assert problems_of(text, "jsonl")[0].endswith("(it has none) (hint: add it to `workers` in "
+                                                  ".wavegit/config.yaml)")
+
+
 def test_every_problem_of_every_record_is_reported_at_its_line() -> None:
     text = "\n".join([
         "[",
@@ -250,7 +274,7 @@ EVERY_KEY = {
 
 @pytest.mark.parametrize("source", list(EVERY_KEY))
 def test_every_tracker_key_is_imported_from_every_format_dependencies_included(source: str) -> None:
-    imported = read_backlog(EVERY_KEY[source], "backlog", source, frozenset())
+    imported = read_backlog(EVERY_KEY[source], "backlog", source, frozenset(), profiles=("fast",))
     assert imported.ignored_keys == []
     by_id = {item.id: item for item in imported.items}
     # estimate_s came with issue 23 and was "ignored (wavegit has no place for it)" on import.

@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
             raise no_tracker(store.repo.root, f"{store.target}:{tracker_path}")
         current = tracker.load_cached(snapshot.text, snapshot.blob_sha, store.cache_dir, tracker_path)
         imported = importers.read_backlog(text, name, args.source, {item.id for item in current.items},
-                                          protected_of(target.config) or DEFAULT_PROTECTED)
+                                          protected_of(target.config) or DEFAULT_PROTECTED,
+                                          tuple(profile.name for profile in target.config.workers))
         if not imported.items:
             raise UsageError(f"{name}: no items to import")
         found[:] = [imported]

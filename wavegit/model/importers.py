@@ -62,9 +62,10 @@ class Imported:
 
 
 def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
-                 protected: tuple[str, ...] = DEFAULT_PROTECTED) -> Imported:
-    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``
-    nor owning a ``protected`` path; ValidationError with every problem, each at the source's line."""
+                 protected: tuple[str, ...] = DEFAULT_PROTECTED, profiles: tuple[str, ...] = ()) -> Imported:
+    """The items of ``text`` (a ``source`` backlog read from ``path``), none with an id in ``taken_ids``,
+    owning a ``protected`` path or naming a ``worker`` not in ``profiles`` (the config's profile names);
+    ValidationError with every problem, each at the source's line."""
     reader = {"aesop": _aesop_records, "jsonl": _jsonl_records, "csv": _csv_records}[source]
     records, problems = reader(text, path)
     items: list[tuple[tracker.Item, int]] = []
@@ -78,7 +79,7 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
     """The ids and slugs of records with problems of their own: a dependency naming one is not another."""
     for n, record in enumerate(records):
         ignored.update(dict.fromkeys(key for key in record.fields if key not in _KNOWN))
-        converted = _Conversion(record, n, path, problems, protected)
+        converted = _Conversion(record, n, path, problems, protected, profiles)
         # A view, not a copy of the taken ids per record: copies made an import of 10,000 quadratic.
         item = converted.item(partial(_is_taken, taken, explicit, str(record.fields.get("id"))))
         if item is not None:
@@ -87,6 +88,9 @@ def read_backlog(text: str, path: str, source: str, taken_ids: Set[str],
                 named.setdefault(item.title, item.id)
         else:
             unconverted.update(str(record.fields[key]) for key in ("id", "slug") if record.fields.get(key))
+            # Its id stays taken: a later record giving it again is a problem now, not after this one's fix.
+            if isinstance(record.fields.get("id"), str) and record.fields["id"]:
+                taken.add(str(record.fields["id"]))
         conversions.append((converted, item))
     for converted, item in conversions:  # a record with other problems has its dependencies checked too
         resolved = converted.dependencies(item.id if item else None, named, taken, unconverted)
@@ -133,8 +137,9 @@ class _Conversion:
     """One record turned into an item, its problems added to the shared list."""
 
     def __init__(self, record: Record, position: int, path: str, problems: list[Problem],
-                 protected: tuple[str, ...]) -> None:
+                 protected: tuple[str, ...], profiles: tuple[str, ...]) -> None:
         self.record = record
+        self.profiles = profiles
         self.position = position
         self.depends: tuple[str, ...] = ()
         """The ids or slugs its dependency key names (resolved once every record has its id)."""
@@ -169,6 +174,8 @@ class _Conversion:
         if created_at is not None:
             self.real_time(created_at)
         worker = self.text("worker", "worker") or None
+        if worker is not None:
+            self.profile(worker)
         issue = self.value("issue", "issue")
         estimate_s = self.value("estimate_s", "estimate_s")
         self.depends = self.dependency_names()
@@ -252,6 +259,14 @@ class _Conversion:
                 self.problem(f"ownsFiles {raw!r}: {refusal(pattern, guard)}")
             patterns.append(pattern)
         return tuple(patterns)
+
+    def profile(self, name: str) -> None:
+        """Else the tracker is written and then refused whole by ``validate``, ``plan`` and ``run``."""
+        if name not in self.profiles:
+            guess = schema.nearest(name, self.profiles)
+            known = ", ".join(self.profiles) or "it has none"
+            hint = f"did you mean '{guess}'?" if guess else "add it to `workers` in .wavegit/config.yaml"
+            self.problem(f"worker {name!r}: no such profile in `workers` of the config ({known})", hint)
 
     def status(self) -> str:
         return _STATUSES.get(str(self.value("status", _STATUS)), "todo")
