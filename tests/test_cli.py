@@ -78,6 +78,23 @@ def test_python_dash_m_wavegit_works(tmp_path: Path) -> None:
     assert result.returncode == 0 and result.stdout.strip() == f"wavegit {__version__}"
 
 
+def test_errors_into_a_closed_pipe_end_with_141_too_not_1(tmp_path: Path) -> None:
+    # `wavegit validate 2>&1 | head -1`: the error lines, printed outside the command, died with a
+    # traceback nobody saw, exit 1.
+    bad = tmp_path / "tracker.yaml"
+    bad.write_text("version: 1\nitems:\n  - id: A\n    prompt: p\n    owns: []\n    test: t\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "wavegit", "validate", "--file", str(bad)], cwd=tmp_path,
+                              env=env, stdout=write_end, stderr=write_end, timeout=60, check=False)
+    finally:
+        os.close(write_end)
+    assert done.returncode == cli.EXIT_BROKEN_PIPE
+
+
 @pytest.mark.parametrize("items", [3, 400], ids=["flushed-at-exit", "mid-output"])
 def test_output_into_a_closed_pipe_ends_quietly_with_141_like_git(tmp_path: Path, items: int) -> None:
     remote = make_wave_repo(tmp_path, [item(f"ITEM-{n}", ["write src/a.txt ok"], [f"src/{n}.txt"])

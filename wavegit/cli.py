@@ -167,6 +167,20 @@ def _app_credentials() -> None:
 def _call(command: str, run: Callable[[], int], *, own_process: bool = True) -> int:
     """``run()``'s exit code, or the one of the error it raised, said in one line."""
     try:
+        return _said(command, run)
+    except BrokenPipeError:
+        # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
+        # done; `wavegit validate 2>&1 | head -1` while it says what is wrong); a pipe to some other
+        # process breaking is a failure like any other.
+        if not own_process or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
+            raise
+        return _output_closed()
+
+
+def _said(command: str, run: Callable[[], int]) -> int:
+    """``run()``'s exit code, or the one of the error it raised, said on stderr (which may be a closed
+    pipe: :func:`_call` ends as SIGPIPE would then)."""
+    try:
         return run()
     except ValidationError as exc:
         # One `path:line:col: message` line per problem, nothing else, so editors can jump to them.
@@ -178,12 +192,6 @@ def _call(command: str, run: Callable[[], int], *, own_process: bool = True) -> 
     except KeyboardInterrupt:
         print(f"wavegit {command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # Ours only when the reader of our own output left (`wavegit run | head -2`, after the work was
-        # done); a pipe to some other process breaking is a failure like any other.
-        if not own_process or not any(map(_reader_gone, (sys.stdout, sys.stderr))):
-            raise
-        return _output_closed()
 
 
 def _reader_gone(stream: TextIO) -> bool:
