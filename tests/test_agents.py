@@ -267,8 +267,14 @@ def _ghost_repo(tmp_path: Path) -> Any:
 
 def _ghost_line(remote: Any) -> str:
     """Where ``worker: deeep`` is in the tracker: ``path:line:col``."""
+    return _ghost_line_of(remote, "B")
+
+
+def _ghost_line_of(remote: Any, item_id: str) -> str:
+    """Where item ``item_id``'s ``worker: deeep`` is in the tracker: ``path:line:col``."""
     lines = (remote.clone / ".wavegit/tracker.yaml").read_text().splitlines()
-    (number,) = [n for n, line in enumerate(lines, 1) if "worker: deeep" in line]
+    start = lines.index(f"- id: {item_id}")
+    number = next(n for n, line in enumerate(lines, 1) if n > start and "worker: deeep" in line)
     return f".wavegit/tracker.yaml:{number}:{lines[number - 1].index('deeep') + 1}"
 
 
@@ -283,6 +289,21 @@ def test_an_unknown_profile_is_located_by_validate_and_plan(tmp_path: Path) -> N
     plan = wavegit(remote.clone, "plan", "--json")
     assert plan.returncode == 2
     assert json.loads(plan.stdout)["reason"].startswith(f"{where}: item B: worker 'deeep'")
+
+
+def test_plan_names_the_first_unknown_profile_and_counts_the_rest_not_every_one_in_a_line(
+        tmp_path: Path) -> None:
+    # Before, its one line joined every problem with "; " (20 items of a 2,000-item backlog: 3,000 chars).
+    remote = _repo(tmp_path, [item(n, [f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="deeep")
+                              for n in ("A", "B", "C")])
+    where = _ghost_line_of(remote, "A")
+    plan = wavegit(remote.clone, "plan")
+    assert plan.returncode == 2
+    assert plan.stdout.splitlines()[1] == (
+        f"the next wave will not start (`wavegit run` would exit 2): {where}: item A: worker 'deeep' is no "
+        "profile of the config (config workers has 'deep', 'gpt', 'plain') (hint: did you mean 'deep'?) "
+        "(and 2 more: `wavegit validate` lists them)")
+    assert len(wavegit(remote.clone, "validate").stderr.splitlines()) == 3
 
 
 def test_an_unknown_profile_is_exit_2_at_run_and_nothing_is_claimed(tmp_path: Path) -> None:

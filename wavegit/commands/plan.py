@@ -149,7 +149,11 @@ def _unknown_profiles(store: GitStore, cols: Columns, tracker_blob: git.BlobSha)
 
     problems = unknown_profiles(lambda: store.read_blob(tracker_blob), store.config.tracker_path,
                                 store.config, list(zip(cols.ids, cols.workers, strict=True)))
-    return Refusal("; ".join(map(str, problems)), EXIT_BAD_INPUT) if problems else None
+    if not problems:
+        return None
+    # The first, located, and a count: not one line of every problem (2,000 items, 20 naming a typo).
+    more = f" (and {len(problems) - 1} more: `wavegit validate` lists them)" if len(problems) > 1 else ""
+    return Refusal(f"{problems[0]}{more}", EXIT_BAD_INPUT)
 
 
 def matrix(item_ids: Sequence[str]) -> dict[str, object]:
