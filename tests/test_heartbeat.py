@@ -83,7 +83,8 @@ def test_a_killed_waves_claims_are_named_from_another_clone_and_its_sync_release
     assert listed.returncode == 0, listed.stderr
     said = re.search(rf"wave {wave} holds A: its scheduler, pid {proc.pid} on {re.escape(HOST)}, is gone; "
                      r"last heartbeat (\d+) s ago \(one every 30 s\); its lease ends at (\S+) \(in 59 min\); "
-                     rf"`wavegit release --wave {wave}` returns them now$", listed.stderr, re.MULTILINE)
+                     rf"`wavegit sync` returns them now \(or `wavegit release --wave {wave}`\)$",
+                     listed.stderr, re.MULTILINE)
     assert said, listed.stderr
     claimed = datetime.fromisoformat(str(origin_item(remote, "A").claimed_at).replace("Z", "+00:00"))
     assert said.group(2) == (claimed + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -118,7 +119,8 @@ def test_a_wave_that_ended_since_the_last_fetch_is_told_as_that_fetch_saw_it(sch
     note = "(as last fetched: a wave that ended since holds nothing; `wavegit ls --fetch` tells)"
     planned = wavegit(other, "plan")
     assert f"wave {wave} holds A: its scheduler, pid {proc.pid} on {HOST}, is gone" in planned.stdout
-    assert planned.stdout.rstrip().endswith(f"`wavegit release --wave {wave}` returns them now {note}")
+    assert planned.stdout.rstrip().endswith(f"`wavegit sync` returns them now (or `wavegit release --wave "
+                                            f"{wave}`) {note}")
     fetched = wavegit(other, "ls", "--fetch")
     assert fetched.returncode == 0, fetched.stderr
     assert "claims held" not in fetched.stderr  # the ended wave holds nothing

@@ -71,7 +71,10 @@ def test_two_clones_run_review_squash_merge_and_recover_a_killed_wave_without_no
     held = wavegit(teammate, "ls", "--fetch").stderr
     assert (f"wave {slow.wave} holds SLOW: its scheduler, pid {pid} on {socket.gethostname()}, is gone; "
             "last heartbeat ") in held
-    assert "its lease ends at " in held and f"`wavegit release --wave {slow.wave}` returns them now" in held
+    # Seen in a trial: the clone that ran an interrupted wave whose record lost its race was told only of
+    # `release`; `sync`, which returns them here at once, is what the other lines of status say.
+    assert "its lease ends at " in held and \
+        f"`wavegit sync` returns them now (or `wavegit release --wave {slow.wave}`)" in held
     assert f"wave {slow.wave} holds SLOW" in ok(wavegit(teammate, "plan"))
     assert f"wave {slow.wave} holds SLOW" in ok(wavegit(teammate, "status"))
     released = ok(wavegit(teammate, "sync"))
