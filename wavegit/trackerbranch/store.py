@@ -274,7 +274,9 @@ class GitStore:
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
         texts = dict(change.files)
         if change.tracker_text is not None:
-            tracker_sha = self._hash(change.tracker_text, store=False)
+            # Named here, not by a git process, when the parent's id tells the repository's hash.
+            tracker_sha = (git.blob_id(change.tracker_text, expected.commit) if expected.commit
+                           else self._hash(change.tracker_text, store=False))
             check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
                                protected_of(self.config))
             texts[self.config.tracker_path] = change.tracker_text
