@@ -116,7 +116,8 @@ class Scheduler:
         self.lookahead = 2 * self.concurrency
         """Items claimed beyond the idle slots, waiting for one: a freed slot takes the next item at once
         instead of after a claim (a push, after the look's fetch), as a wave's items wait for their slots; two
-        rounds of slots, so that the next claim lands before the queue runs dry even when short items end in a burst."""
+        rounds of slots, so that the next claim lands before the queue runs dry even when short items end in a
+        burst."""
         self.batch = max(1, self.lookahead // 2)
         """While no slot idles, a claim waits until it can take this many items: fewer pushes."""
         self.on_report = on_report
