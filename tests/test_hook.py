@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import os
 import re
@@ -747,6 +749,21 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     two_refs = _git_calls(flight, f"refs/heads/main {head} {MAIN} {base}\nrefs/heads/main {head} "
                                   f"refs/heads/copy {Z40}\n")
     assert sorted(two_refs) == ["cat-file", "log", "rev-list", "rev-list", "rev-parse"]
+
+
+def test_the_hook_run_through_cli_main_in_process_leaves_the_callers_collector_running(
+        flight: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The hook's own process runs without the cyclic collector; a caller that passes argv keeps its process,
+    # and its collector.
+    from wavegit import cli
+
+    head = commit(flight.clone, {"src/auth/in_process.py": "x = 1\n"})
+    line = f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n"
+    monkeypatch.chdir(flight.clone)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(line.encode())))
+    assert gc.isenabled()
+    assert cli.main(["hook", "pre-push", "origin", str(flight.origin)]) == 1  # AUTH-1 owns src/auth/
+    assert gc.isenabled()
 
 
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:

@@ -189,6 +189,7 @@ def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: st
     tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
     pattern."""
     from wavegit.model import lifecycle, tracker
+
     text = git.read_blob(repo.root, git.BlobSha(blob_sha))
     try:
         loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
