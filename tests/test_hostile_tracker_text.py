@@ -1,0 +1,99 @@
+"""A hostile teammate's tracker: any text the hook accepts (valid YAML, a valid tracker) pushed to the tracker
+branch, crafted so that wavegit's minimal-diff edits (a claim, a record, `add`) land somewhere else than the
+item they are meant for, while the result still validates. An alias (``*t``) has no marks of its own in the
+composed document (its node is the anchor's, in another item), and a block scalar's end mark lies past the
+empty lines after it, which ``|+`` keeps: both put the edit's position elsewhere. Real pushes, real waves."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import RemoteRepo, git, make_remote_repo, wavegit
+from tests.helpers.wave import FILES, check, config_text, origin_item, origin_tracker, write_and_push
+from wavegit.model import tracker
+
+# c's title is anchored; b, the last item, ends with an alias to it: b's own text ends at `*t`, while its
+# node (the anchor's) ends on c's title line.
+ALIASED = """\
+version: 1
+items:
+  - id: c
+    prompt: write src/c.txt ok
+    owns: [src/c.txt]
+    title: &t shared title
+    test: {test_c}
+    depends_on: [b]
+  - id: b
+    prompt: write src/b.txt ok
+    owns: [src/b.txt]
+    test: {test_b}
+    title: *t
+"""
+
+
+def teammate_pushes(base: Path, tracker_text: str) -> RemoteRepo:
+    """A repository whose main holds ``tracker_text`` and the scripted worker's config, as a teammate pushed
+    them (the hook's checks are the validator's: the text is a valid tracker)."""
+    remote = make_remote_repo(base, FILES)
+    tracker.loads(tracker_text)  # what the hook accepts: a valid tracker
+    write_and_push(remote.clone, {".wavegit/tracker.yaml": tracker_text,
+                                  ".wavegit/config.yaml": config_text(attempts=1)}, "a teammate's tracker")
+    return remote
+
+
+def test_a_claim_lands_on_the_item_whose_last_value_is_an_alias_not_on_the_anchors(tmp_path: Path) -> None:
+    # The claim's fields for b were added after b's last value as its node says it ends: c's title line.
+    # Item c became in_progress in the wave (claimed by nobody who runs it) and b stayed todo, free for
+    # another scheduler to claim again.
+    text = ALIASED.format(test_c=shlex.quote(check("src/c.txt")), test_b=shlex.quote(check("src/b.txt")))
+    remote = teammate_pushes(tmp_path, text)
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    b, c = origin_item(remote, "b"), origin_item(remote, "c")
+    assert (b.status, b.title) == ("review", "shared title") and b.wave, b
+    assert (c.status, c.wave, c.title) == ("todo", None, "shared title"), c
+
+
+NEW = ["--prompt", "the new one", "--owns", "src/new.txt", "--test", "true"]
+
+
+@pytest.mark.parametrize(("last_item", "kept"), [
+    # The last value an alias: the new item went in after the anchor, taking the rest of b's keys.
+    ("  - id: b\n    prompt: pb\n    owns: [b/]\n    test: &t 'true'\n    title: *t\n", {"title": "true"}),
+    # A kept block scalar (|+): its trailing empty lines are its value; the new item went in before them.
+    ("  - id: b\n    owns: [b/]\n    test: 'true'\n    prompt: |+\n      text\n\n\n",
+     {"prompt": "text\n\n\n"}),
+    ("  - id: b\n    owns: [b/]\n    test: 'true'\n    prompt: >+\n      text\n\n", {"prompt": "text\n\n"}),
+    # A line of spaces longer than the scalar's indentation is a line of its value, clipped or not.
+    ("  - id: b\n    owns: [b/]\n    test: 'true'\n    prompt: |\n      text\n          \n",
+     {"prompt": "text\n    \n"}),
+    ("  - id: b\n    owns: [b/]\n    test: 'true'\n    prompt: |2\n       text\n        \n",
+     {"prompt": " text\n  \n"}),
+], ids=["alias", "literal-keep", "folded-keep", "spaces-line", "explicit-indent"])
+def test_add_after_a_crafted_last_item_leaves_its_values_as_they_were(tmp_path: Path, last_item: str,
+                                                                      kept: dict[str, str]) -> None:
+    text = "version: 1\nitems:\n  - id: a\n    prompt: pa\n    owns: [a/]\n    test: 'true'\n" + last_item
+    remote = teammate_pushes(tmp_path, text)
+    before = tracker.loads(text).items
+    assert {name: getattr(before[-1], name) for name in kept} == kept
+    result = wavegit(remote.clone, "add", "NEW", *NEW)
+    assert result.returncode == 0, result.stderr
+    after = origin_tracker(remote).items
+    assert [i.id for i in after] == ["a", "b", "NEW"]
+    assert after[:2] == before
+    assert (after[2].prompt, after[2].title, after[2].owns) == ("the new one", "", ("src/new.txt",))
+    assert git(tmp_path / "origin.git", "show", "main:.wavegit/tracker.yaml").startswith(text.rstrip("\n"))
+
+
+def test_a_drop_of_an_item_ending_in_an_alias_removes_its_lines_only(tmp_path: Path) -> None:
+    # b's lines were taken to end on c's title line (before b starts): the drop wrote c's tail twice.
+    text = ALIASED.format(test_c="'true'", test_b="'true'").replace("    depends_on: [b]\n", "")
+    remote = teammate_pushes(tmp_path, text)
+    result = wavegit(remote.clone, "drop", "b")
+    assert result.returncode == 0, result.stderr
+    shown = git(tmp_path / "origin.git", "show", "main:.wavegit/tracker.yaml")
+    assert shown + "\n" == text.split("  - id: b\n")[0]
+
