@@ -23,6 +23,7 @@ import backlog
 import common
 from plan import make_repo
 
+from wavegit.core.git import WaveId
 from wavegit.model import report
 
 SIZES = (1_000, 10_000, 100_000)
@@ -33,7 +34,7 @@ READ_RATIO = 1.5
 SYNC_SECONDS = 1.0
 COMMANDS = (("plan", ["plan", "--json"]), ("ls", ["ls"]), ("validate", ["validate"]), ("status", ["status"]),
             ("report", ["report"]), ("sync --dry-run", ["sync", "--dry-run"]))
-WAVE = "w-20260101-000000-ab12"
+WAVE = WaveId("w-20260101-000000-ab12")
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,15 @@ def test_push_with_lease_is_a_compare_and_swap_that_returns_a_refusal(remote_rep
 
 # -- objects -------------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_a_blob_id_named_without_git_is_the_one_git_gives(tmp_path: Path, object_format: str) -> None:
+    git(tmp_path, "init", "-q", f"--object-format={object_format}", "repo")
+    repo = tmp_path / "repo"
+    like = git(repo, "hash-object", "--stdin", input="")
+    for text in ["text\n", "", "caf\u00e9 \udcff\r\n"]:
+        assert wgit.blob_id(text, like) == wgit.hash_blob(repo, text, write=False)
+
+
 def test_blobs_hash_read_and_look_up(clone: Path) -> None:
     expected = git(clone, "hash-object", "--stdin", input="text\n")
     assert wgit.hash_blob(clone, "text\n", write=False) == expected

@@ -24,7 +24,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import platform
 import re
 import resource
 import shutil
@@ -74,7 +73,7 @@ def keyring_filter() -> bytes:
     """The seccomp program denying the keyring syscalls (EPERM) on this machine's architectures, allowing
     everything else; on an architecture it does not know, it allows everything."""
     program: list[tuple[int, int, int, int]] = []
-    for arch in _NATIVE_ARCHES.get(platform.machine(), ()):
+    for arch in _NATIVE_ARCHES.get(os.uname().machine, ()):
         numbers = _KEY_SYSCALLS[arch]
         block = [(_LD_W_ABS, 0, 0, 0)]
         # x32 syscalls (the x32 bit set on x86_64) are denied outright: nothing here needs them.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 from wavegit.core import git
@@ -65,6 +64,6 @@ def narrow(tree: Path, commit: str, store: Path) -> None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    staged = path.with_name(f".{path.name}-{secrets.token_hex(4)}")
+    staged = path.with_name(f".{path.name}-{os.urandom(4).hex()}")
     staged.write_text(text, encoding="utf-8")
     os.replace(staged, path)

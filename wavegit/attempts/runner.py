@@ -28,7 +28,6 @@ import dataclasses
 import errno
 import math
 import os
-import secrets
 import shlex
 import shutil
 import signal
@@ -164,7 +163,7 @@ class Confinement:
 
 
 def new_marker() -> str:
-    return secrets.token_hex(16)
+    return os.urandom(16).hex()
 
 
 def _libc_prctl() -> Callable[..., int] | None:

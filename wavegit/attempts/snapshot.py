@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterator, Mapping
@@ -175,7 +174,7 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
         return Snapshot(base.tree, [])
     _check_deadline(deadline)
     # A ref of its own (concurrent reads run at once), which the closing `reset` drops again.
-    ref = f"refs/wavegit-snapshot/{secrets.token_hex(8)}"
+    ref = f"refs/wavegit-snapshot/{os.urandom(8).hex()}"
     said = (f"author {commit.author}\ncommitter {commit.committer}\n{fastimport.data(commit.message)}"
             if commit is not None else f"committer {fastimport.SCRATCH_IDENT}\n{fastimport.data('')}")
     stream = [f"commit {ref}\nmark :1\n", f"{said}from {base.commit}\n"]

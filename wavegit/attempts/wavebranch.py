@@ -11,8 +11,8 @@ Everything here works with plumbing in the given directory; nothing touches the 
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -41,7 +41,7 @@ def new_wave_id(now: datetime | None = None) -> WaveId:
     process made before)."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     while True:
-        wave_id = f"w-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        wave_id = f"w-{moment:%Y%m%d-%H%M%S}-{os.urandom(2).hex()}"
         if wave_id not in _ISSUED:
             _ISSUED.add(wave_id)
             return WaveId(wave_id)
@@ -194,7 +194,7 @@ def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: 
     """The replay chain written by one ``git fast-import``; its last commit (``branch`` set to it)."""
     author, committer = idents
     # Without a branch the chain is built on a scratch ref that the closing `reset` (no `from`) drops.
-    ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{secrets.token_hex(8)}"
+    ref = f"refs/heads/{branch}" if branch else f"refs/wavegit-combine/{os.urandom(8).hex()}"
     stream = ["feature done\n"]
     for n, (message, own) in enumerate(zip(messages, changes, strict=True), start=1):
         stream.append(f"commit {ref}\nmark :{n}\nauthor {author}\ncommitter {committer}\n"

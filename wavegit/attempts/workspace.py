@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,7 +162,7 @@ def move_to_trash(path: Path, trash: Path) -> None:
         return
     try:
         trash.mkdir(parents=True, exist_ok=True)
-        os.rename(path, trash / f"{path.name}-{secrets.token_hex(6)}")
+        os.rename(path, trash / f"{path.name}-{os.urandom(6).hex()}")
     except OSError:
         remove(path)
 

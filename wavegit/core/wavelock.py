@@ -13,7 +13,6 @@ host (a clone on a shared file system) says nothing either way, and the lease (`
 
 import json
 import os
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -39,7 +38,7 @@ class SchedulerLock(NamedTuple):
 
     def alive(self) -> bool | None:
         """Whether the scheduler still runs: None when the lock is another machine's (nothing can be told)."""
-        if self.host != socket.gethostname():
+        if self.host != os.uname().nodename:
             return None
         if self.boot_id is not None and self.boot_id != boot_id():
             return False
@@ -83,7 +82,7 @@ def _pid_runs(pid: int) -> bool:
 
 def this_process(wave_id: WaveId) -> SchedulerLock:
     pid = os.getpid()
-    return SchedulerLock(wave_id, pid, process_start_time(pid), boot_id(), socket.gethostname())
+    return SchedulerLock(wave_id, pid, process_start_time(pid), boot_id(), os.uname().nodename)
 
 
 def write(repo: Repo, lock: SchedulerLock) -> None:

@@ -18,7 +18,7 @@ from wavegit.model.select import Plan, Skip, select
 from wavegit.trackerbranch import budget, halt
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.mutation import mutate
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, known
 
 
 @dataclass
@@ -96,7 +96,9 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
         return Change(text, exact=True)
 
     message = f"wavegit: claim wave {wave_id}\n\n{wavebranch.TRAILER_WAVE}: {wave_id}"
-    result = mutate(store, apply, message=message, guard=guard)
+    # On the tracker as last fetched (`run` fetched the base branch for its config just before): the claim's
+    # compare-and-swap tells whether it still was the head, and a fetch follows only when it was not.
+    result = mutate(store, apply, message=message, guard=guard, known=known(store))
     # The claim landed on (or, writing nothing, was decided on) the last snapshot the guard passed: the
     # branch held no HALT when it did, so the wave's first launches may reuse that moment, never an earlier
     # read.

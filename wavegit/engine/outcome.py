@@ -31,7 +31,7 @@ from wavegit.model.config import Budget, Config
 from wavegit.model.lifecycle import Status
 from wavegit.trackerbranch import budget
 from wavegit.trackerbranch.mutation import mutate
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore
+from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, known
 
 REPORT_TAIL_LINES = 30
 
@@ -64,7 +64,8 @@ def record(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, run
     verified = sum(1 for run in runs if run.verified)
     message = (f"wavegit: record wave {wave_id}: {verified} of {len(runs)} verified\n\n"
                f"{wavebranch.TRAILER_WAVE}: {wave_id}\n{budget.cost_trailer(spent)}")
-    return mutate(store, apply, message=message, deadline_s=deadline_s).commit
+    # On the tracker as the claim's push left it: a fetch follows only when another write came since.
+    return mutate(store, apply, message=message, deadline_s=deadline_s, known=known(store)).commit
 
 
 def item_report(run: ItemRun, config: Config) -> report.ItemReport:

@@ -115,8 +115,9 @@ class Scheduler:
         self.slots = RollingSlots(self.concurrency, self.changed)
         self.lookahead = 2 * self.concurrency
         """Items claimed beyond the idle slots, waiting for one: a freed slot takes the next item at once
-        instead of after a claim (a fetch and a push), as a wave's items wait for their slots; two rounds of
-        slots, so that the next claim lands before the queue runs dry even when short items end in a burst."""
+        instead of after a claim (a push, after the look's fetch), as a wave's items wait for their slots; two
+        rounds of slots, so that the next claim lands before the queue runs dry even when short items end in a
+        burst."""
         self.batch = max(1, self.lookahead // 2)
         """While no slot idles, a claim waits until it can take this many items: fewer pushes."""
         self.on_report = on_report
@@ -187,8 +188,8 @@ class Scheduler:
             stopping = self.stopped is not None or self.slots.stopped or self._failure is not None
             idle = self.slots.idle()
             wanted = idle + self.lookahead
-            # A claim is a fetch and a push: it takes several items at once, unless a slot has nothing to run
-            # or POLL_S passed since the last one (items made ready since, by a merge, may rank first).
+            # A claim is a push after a fetch: it takes several items at once, unless a slot has nothing to
+            # run or POLL_S passed since the last one (items made ready since, by a merge, may rank first).
             polled_at = self._claimed_at + self.rolling.poll_s
             due = wanted > 0 and (idle > 0 or wanted >= self.batch or time.monotonic() >= polled_at)
             if not stopping and due and time.monotonic() >= self._next_claim_at and self._claim(wanted):

@@ -1,11 +1,12 @@
 """The compare-and-swap loop every tracker write goes through: read, apply, validate, write, and on a lost
 race replay or re-apply (``mutate``), whatever the backend (``wavegit.trackerbranch.store.TrackerStore``)."""
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wavegit.core.errors import RaceLostError
+from wavegit.core.errors import RaceLostError, WavegitError
 from wavegit.trackerbranch.store import (
     OP_TRAILER,
     STALE_LOCK_S,
@@ -56,6 +57,7 @@ def mutate(
     deadline_s: float = 120.0,
     stale_lock_s: float = STALE_LOCK_S,
     guard: Callable[[Snapshot], None] | None = None,
+    known: Snapshot | None = None,
 ) -> MutationResult:
     """Read, apply, validate, write; on a lost race replay or re-apply with jittered backoff.
 
@@ -69,15 +71,32 @@ def mutate(
     Otherwise ``apply`` runs again on the new snapshot. Past ``deadline_s``: RaceLostError (exit 4).
     A write failing on the same lock file for ``stale_lock_s`` while the branch does not move is no race:
     StaleLockError names the lock file.
+
+    ``known``: the tracker as this clone last fetched it (``store.known``), read without asking the remote.
+    The first write rests on it, and its compare-and-swap tells whether it was still the remote's head: a
+    refusal goes on from a fetched read at once, without the backoff of a race. Nothing is decided on it
+    alone: should ``guard`` or ``apply`` raise on it or find nothing to do, they run again on a fetched read.
     """
     op_id = unique_id()
     full_message = with_trailer(message, OP_TRAILER, op_id)
     started = time.monotonic()
-    snapshot = store.read()
+
+    def prepared(snapshot: Snapshot) -> Change | None:
+        if guard is not None:
+            guard(snapshot)
+        return apply(snapshot)
+
+    change = None
+    if known is not None:
+        with contextlib.suppress(WavegitError):
+            change = prepared(known)
+    if change is None or known is None:
+        known = None
+        snapshot = store.read()
+        change = prepared(snapshot)
+    else:
+        snapshot = known
     first = snapshot
-    if guard is not None:
-        guard(snapshot)
-    change = apply(snapshot)
     expected = snapshot
     attempts = reapplied = 0
     delay = 0.05
@@ -105,9 +124,10 @@ def mutate(
             raise
         import random  # only a lost race needs it; plan and the other read paths start faster without it
 
-        pause = random.uniform(delay / 2, delay)
+        # A refused first write on the known snapshot may only have been behind: no backoff before the read.
+        pause = 0.0 if known is not None and attempts == 1 else random.uniform(delay / 2, delay)
         out_of_time = time.monotonic() - started + pause > deadline_s
-        if not out_of_time:
+        if pause and not out_of_time:
             time.sleep(pause)
             delay = min(delay * 2, 2.0)
         head = store.read()

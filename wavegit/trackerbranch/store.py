@@ -126,6 +126,11 @@ def tracker_source(target: str, path: str, blob_sha: str) -> str:
     return f"{target}:{path} blob {blob_sha[:12]}"
 
 
+def known(store: TrackerStore) -> Snapshot | None:
+    """:meth:`GitStore.known` for any store: other backends read the remote's head at every write."""
+    return store.known() if isinstance(store, GitStore) else None
+
+
 def check_tracker_text(text: str, path: str, blob_sha: str | None = None,
                        cache_dir: Path | None = None, protected: tuple[str, ...] | None = None) -> None:
     """Raise ValidationError unless ``text`` is a valid tracker; every backend calls this before writing.
@@ -188,6 +193,14 @@ class GitStore:
             return Snapshot(None, None, commit)
         blob_sha, text = found
         return Snapshot(text, blob_sha, commit)
+
+    def known(self) -> Snapshot | None:
+        """The tracker as this clone last fetched it (or last pushed it), without asking the remote: what
+        ``mutate`` first rests a write on (its ``known``). None without a remote or before any fetch."""
+        if self.remote is None:
+            return None
+        snapshot = self.read(fetch=False)
+        return snapshot if snapshot.commit is not None else None
 
     def read_blob_sha(self, fetch: bool = True) -> git.BlobSha | None:
         """The tracker's blob SHA at the branch head (None: no branch or no file), without reading the blob.
@@ -261,7 +274,9 @@ class GitStore:
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
         texts = dict(change.files)
         if change.tracker_text is not None:
-            tracker_sha = self._hash(change.tracker_text, store=False)
+            # Named here, not by a git process, when the parent's id tells the repository's hash.
+            tracker_sha = (git.blob_id(change.tracker_text, expected.commit) if expected.commit
+                           else self._hash(change.tracker_text, store=False))
             check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
                                protected_of(self.config))
             texts[self.config.tracker_path] = change.tracker_text

@@ -51,6 +51,7 @@ from wavegit.core.git._ops import (
     TreeSha,
     WaveId,
     blob_at,
+    blob_id,
     build_tree,
     changed_paths,
     commit_message,
@@ -110,7 +111,8 @@ from wavegit.core.git._worktrees import (
 __all__ = [
     "RULESET_REFUSAL", "STALE_TRACKING_LOCK_S", "BlobSha", "Branch", "Change", "CommitChanges", "CommitSha",
     "GitError", "GitResult", "Location", "PushOutcome", "RuleViolation", "TreeEntry", "TreeSha", "WaveId",
-    "Worktree", "absolute_git_dir", "blob_at", "blobs_at", "build_tree", "cat_file_batch", "changed_paths",
+    "Worktree", "absolute_git_dir", "blob_at", "blob_id", "blobs_at", "build_tree", "cat_file_batch",
+    "changed_paths",
     "changes_of_commits", "check_ignore", "check_out_unlogged", "clean_env", "commit_message", "commit_of",
     "commit_tree", "committer_ident", "config_value", "create_bundle",
     "delete_refs", "fast_forward", "fast_import", "fetch", "first_parent",
