@@ -97,3 +97,35 @@ def test_a_drop_of_an_item_ending_in_an_alias_removes_its_lines_only(tmp_path: P
     shown = git(tmp_path / "origin.git", "show", "main:.wavegit/tracker.yaml")
     assert shown + "\n" == text.split("  - id: b\n")[0]
 
+
+
+def test_a_claim_of_an_item_whose_status_is_an_alias_edits_the_alias_not_its_anchor(tmp_path: Path) -> None:
+    # b's status was edited where its node is written: c's title (the anchor), which lost its anchor.
+    text = ("version: 1\nitems:\n"
+            "  - id: c\n    prompt: write src/c.txt ok\n    owns: [src/c.txt]\n    test: {test_c}\n"
+            "    title: &s todo\n    depends_on: [b]\n"
+            "  - id: b\n    prompt: write src/b.txt ok\n    owns: [src/b.txt]\n    test: {test_b}\n"
+            "    status: *s\n").format(test_c=shlex.quote(check("src/c.txt")),
+                                       test_b=shlex.quote(check("src/b.txt")))
+    remote = teammate_pushes(tmp_path, text)
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    b, c = origin_item(remote, "b"), origin_item(remote, "c")
+    assert (b.status, c.status, c.title) == ("review", "todo", "todo")
+
+
+def test_a_claim_that_would_change_a_value_an_alias_repeats_is_refused_at_its_line(tmp_path: Path) -> None:
+    # Changing c's anchored status took the anchor from b's alias: the claim failed on a text nobody wrote,
+    # "not valid YAML" at a line of it.
+    text = ("version: 1\nitems:\n"
+            "  - id: c\n    prompt: pc\n    owns: [src/c.txt]\n    test: 'true'\n    status: &s todo\n"
+            "  - id: b\n    prompt: pb\n    owns: [src/b.txt]\n    test: 'true'\n    title: *s\n"
+            "    depends_on: [c]\n")
+    remote = teammate_pushes(tmp_path, text)
+    before = git(remote.origin, "rev-parse", "main")
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(
+        "cannot change 'status' (line 7): its value is the anchor &s, which an alias *s repeats elsewhere; "
+        "write the value out at both places"), result.stderr
+    assert git(remote.origin, "rev-parse", "main") == before

@@ -102,9 +102,13 @@ def _render_block(value: str, indent: int, newline: str) -> str | None:
     return header + "".join(newline + (pad + line if line else "") for line in lines)
 
 
+_ANCHOR = re.compile(r"(?<![^\s,\[\]{}])&[0-9A-Za-z_-]")
+"""What may be an anchor (``&name`` after a space or a flow indicator): a command's ``&&`` is not."""
+
+
 def _compose(text: str) -> Node | None:
-    """The tracker's nodes, each alias at its own place when it has anchors (``yamlcompose.Alias``)."""
-    return yamlcompose.compose(text, "tracker", aliases_in_place="&" in text)
+    """The tracker's nodes, each alias at its own place when it may have anchors (``yamlcompose.Alias``)."""
+    return yamlcompose.compose(text, "tracker", aliases_in_place=_ANCHOR.search(text) is not None)
 
 
 def _item_nodes(root: Node | None) -> tuple[Node | None, Node | None]:
@@ -237,6 +241,8 @@ def _edits_in_span(doc: _Text, item_id: str, fields: Mapping[str, object | None]
     first, following = span
     start = doc.line_start(first - 1)
     piece = doc.text[start:doc.line_start(following - 1) if following is not None else len(doc.text)]
+    if _ANCHOR.search(piece):
+        return None  # an anchor another item's alias may repeat: judged on the whole text (_check_unshared)
     try:
         root = _compose(piece)
     except ValidationError:
@@ -271,6 +277,7 @@ def _item_edits(doc: _Text, item: Node, fields: Mapping[str, object | None]) -> 
 
 
 def _edit_pair(doc: _Text, item: Node, key: Node, node: Node, value: object | None) -> _Edit:
+    _check_unshared(doc, key, node)
     first = key.start_mark.line
     last = doc.last_line(first, _content_end(doc, node, item.start_mark.column))
     if value is None:
@@ -289,6 +296,22 @@ def _edit_pair(doc: _Text, item: Node, key: Node, node: Node, value: object | No
     newline = tail[len(tail.rstrip(_LINE_BREAKS)):] or doc.newline
     return _Edit(doc.line_start(first), line_end,
                  doc.text[doc.line_start(first):key.end_mark.index] + ": " + rendered + newline)
+
+
+_ANCHORED = re.compile(r"(?:!\S*\s+)?&([0-9A-Za-z_-]+)")
+
+
+def _check_unshared(doc: _Text, key: Node, node: Node) -> None:
+    """Refuse to change a value anchored (``&name``) where an alias (``*name``) repeats it: the edit would
+    change the other place too, or take its anchor away from it."""
+    anchor = _ANCHORED.match(doc.text, node.start_mark.index)
+    if anchor is None:
+        return
+    name = re.escape(anchor.group(1))
+    if re.search(rf"(?<![^\s,\[\]{{}}])\*{name}(?![0-9A-Za-z_-])", doc.text):
+        raise UsageError(f"cannot change '{key.value}' (line {key.start_mark.line + 1}): its value is the "
+                         f"anchor &{anchor.group(1)}, which an alias *{anchor.group(1)} repeats elsewhere; "
+                         "write the value out at both places")
 
 
 def _apply(text: str, edits: list[_Edit]) -> str:
