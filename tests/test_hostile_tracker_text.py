@@ -6,7 +6,9 @@ empty lines after it, which ``|+`` keeps: both put the edit's position elsewhere
 
 from __future__ import annotations
 
+import itertools
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,41 @@ def test_a_claim_that_would_change_a_value_an_alias_repeats_is_refused_at_its_li
         "cannot change 'status' (line 7): its value is the anchor &s, which an alias *s repeats elsewhere; "
         "write the value out at both places"), result.stderr
     assert git(remote.origin, "rev-parse", "main") == before
+
+
+# The last values an item may end with, as a teammate may write them, and what may follow them.
+LAST_VALUES = {
+    "plain": "    prompt: pb\n", "quoted-lines": '    prompt: "pb\n      more"\n',
+    "plain-lines": "    prompt: pb\n      more\n",
+    "literal": "    prompt: |\n      text\n", "strip": "    prompt: |-\n      text\n",
+    "keep": "    prompt: |+\n      text\n", "folded": "    prompt: >\n      text\n      more\n",
+    "indicator": "    prompt: |2\n       text\n", "spaces-line": "    prompt: |\n      text\n        \n",
+    "hash-line": "    prompt: |\n      text\n      # not a comment\n",
+    "empty-first": "    prompt: |\n\n      text after empty\n",
+    "alias": "    prompt: &p pb\n    title: *p\n",
+    "block-list": "    prompt: pb\n    depends_on:\n      - a\n",
+    "flow-lines": "    prompt: pb\n    depends_on: [\n      a]\n", "empty": "    prompt: pb\n    title:\n",
+    "tagged": "    prompt: pb\n    title: !!str x\n", "comment": "    prompt: pb # comment\n",
+}
+AFTER_VALUE = ["", "\n", "\n\n", "  # c\n", "# c\n", "      # deep\n", "        \n", "\n# c\n\n"]
+ITEM_A = "version: 1\nitems:\n  - id: a\n    prompt: pa\n    owns: [a/]\n    test: 'true'\n"
+ITEM_B = "  - id: b\n    owns: [b/]\n    test: 'true'\n"
+ITEM_C = "  - id: c\n    prompt: pc\n    owns: [c/]\n    test: 'true'\n"
+APPENDED = tracker.Item(id="zz", prompt="line one\n  two\n", owns=("new/",), test="true", title="t: x")
+
+
+@pytest.mark.parametrize("last", list(LAST_VALUES.values()), ids=list(LAST_VALUES))
+def test_edits_after_any_last_value_change_only_what_they_change(last: str) -> None:
+    # A claim's fields for b, and an item appended after b, with b's last value written every way YAML
+    # allows, then blank, comment or space-only lines: every other value loads back as it was (120 of
+    # these edits changed another value before: a kept or spaced block scalar's lines, an alias's anchor).
+    claim = {"status": "in_progress", "wave": "w-1", "attempts": 2}
+    for after, newline, following in itertools.product(AFTER_VALUE, ["\n", "\r\n"], ["", ITEM_C]):
+        text = (ITEM_A + ITEM_B + last + after + following).replace("\n", newline)
+        before = tracker.loads(text)
+        for parse in (before, None):  # the cached parse's lines, and the whole text's
+            claimed = tracker.loads(tracker.set_items_fields(text, {"b": claim}, parse)).items
+            assert claimed == tuple(replace(i, **claim) if i.id == "b" else i for i in before.items), text
+            if not following:
+                assert tracker.loads(tracker.append_items(text, [APPENDED], parse)).items == (
+                    *before.items, APPENDED), text
