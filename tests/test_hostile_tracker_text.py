@@ -169,3 +169,13 @@ def test_edits_after_any_last_value_change_only_what_they_change(last: str) -> N
             if not following:
                 assert tracker.loads(tracker.append_items(text, [APPENDED], parse)).items == (
                     *before.items, APPENDED), text
+
+
+def test_an_anchor_right_after_the_byte_order_mark_is_one_too() -> None:
+    # `\ufeff&v version: 1` anchors the key `version`; the anchor was not recognised after the BOM, and the
+    # append went in after line 1, where the alias's node is.
+    text = "\ufeff&v version: 1\nitems:\n" + ITEM_B.replace("  - id: b\n", "  - id: b\n    prompt: pb\n") + \
+        "    title: *v\n"
+    before = tracker.loads(text)
+    assert before.items[-1].title == "version"
+    assert tracker.loads(tracker.append_items(text, [APPENDED], before)).items == (*before.items, APPENDED)

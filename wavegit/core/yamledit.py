@@ -102,8 +102,8 @@ def _render_block(value: str, indent: int, newline: str) -> str | None:
     return header + "".join(newline + (pad + line if line else "") for line in lines)
 
 
-_ANCHOR = re.compile(r"(?<![^\s,\[\]{}])&[0-9A-Za-z_-]")
-"""What may be an anchor (``&name`` after a space or a flow indicator): a command's ``&&`` is not."""
+_ANCHOR = re.compile(r"(?<![^\s,\[\]{}\ufeff])&[0-9A-Za-z_-]")
+"""What may be an anchor (``&name`` after a space, a flow indicator or the BOM): a command's ``&&`` is not."""
 
 
 def _compose(text: str) -> Node | None:
