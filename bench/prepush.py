@@ -42,11 +42,10 @@ from wavegit.ownership.index import OwnershipIndex
 # what later calls find cached (compiled regular expressions, lru caches).
 FIRST_CALL = """
 import sys, time
-from wavegit.model import config
 from wavegit.core import repo
 from wavegit.hook import prepush, pushed
 found = repo.discover(".")
-cfg = config.load_config(found.root, found.state_dir / "cache")
+cfg = prepush.load_settings(found)
 updates = pushed.parse_updates(sys.argv[1])
 start = time.perf_counter()
 prepush.check_push(found, cfg, "origin", "url", updates)
@@ -139,8 +138,8 @@ def floor_git_log(old: str, new: str) -> list[str]:
 
 def _import_us(py: str, env: dict[str, str]) -> int:
     """Microseconds ``python -X importtime`` gives for the modules the hook imports (cumulative), those it
-    imports while the push's `git log` runs (prepush, ownership, config, repo) included."""
-    modules = ("wavegit.cli", "wavegit.commands.hook", "wavegit.hook.prepush", "wavegit.model.config",
+    imports while the push's `git log` runs (prepush, ownership, hookconfig, repo) included."""
+    modules = ("wavegit.cli", "wavegit.commands.hook", "wavegit.hook.prepush", "wavegit.model.hookconfig",
                "wavegit.core.repo", "wavegit.ownership.index")
     rows = subprocess.run([py, "-X", "importtime", "-c", f"import {', '.join(modules)}"],
                           env=env, capture_output=True, text=True, check=True).stderr.splitlines()
@@ -151,13 +150,14 @@ def _import_us(py: str, env: dict[str, str]) -> int:
 def _phases(clone: Path, update: pushed.RefUpdate) -> list[tuple[str, float]]:
     """Median seconds (of 5) per phase of the warm hook, in this process (imports excluded)."""
     found = repo.discover(clone)
-    cfg = config.load_config(found.root, found.state_dir / "cache")
+    cfg = prepush.load_settings(found)
     changed = pushed.pushed_changes(found.root, [update], "origin")[0]
     by_id, owned = prepush._load_in_flight(found, cfg, "origin")
     paths = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("repo.discover (git rev-parse)", lambda: repo.discover(clone)),
-        ("config.load_config (cached)", lambda: config.load_config(found.root, found.state_dir / "cache")),
+        ("the config's keys the hook reads (prepush.load_settings, cached)",
+         lambda: prepush.load_settings(found)),
         ("pushed paths (git log)",
          lambda: pushed.pushed_changes(found.root, [update], "origin")),
         (f"in-flight items and the cached index of their {sum(len(row[4]) for row in by_id.values())} "
@@ -244,10 +244,10 @@ def run(runs: int, n_items: int) -> common.Result:
         f"first check_push {first_call * 1000:.0f} ms minus the git log the floor already counts "
         f"({git_t.wall.median * 1000:.0f} ms), discovering the repository and argument parsing the rest; "
         "these overlap in the hook: its `git log` and the repository's `git rev-parse` start as soon as "
-        "stdin is parsed, and wavegit.hook.prepush, wavegit.ownership, wavegit.model.config and "
-        "wavegit.core.repo are imported, the config read, the tracker's blob named "
-        "(`git cat-file --batch-check`) and the in-flight items loaded (a thread) while the log runs. "
-        "The process ends without interpreter teardown (`FAST_EXIT`).",
+        "stdin is parsed, and wavegit.hook.prepush, wavegit.ownership, wavegit.model.hookconfig and "
+        "wavegit.core.repo are imported, the config's keys read (cached without its schema), the tracker's "
+        "blob named (`git cat-file --batch-check`) and the in-flight items loaded (a thread) while the log "
+        "runs. The process ends without interpreter teardown (`FAST_EXIT`).",
         "- Cached, content-addressed by the tracker's blob SHA: the in-flight items and the tables of the "
         "`OwnershipIndex` of their patterns (built once per tracker blob, loaded with `marshal`). The pushed "
         "paths, their lookup and the verdict are computed on every run.",

@@ -59,7 +59,15 @@ def remote_repo(tmp_path: Path) -> RemoteRepo:
     return make_remote_repo(tmp_path)
 
 
+def run_order(item: pytest.Item) -> int:
+    """0 for a test that runs a real program and is slow (an Actions engine run: the longest, 10-35 s each),
+    1 for the other real or slow ones, 2 for the rest."""
+    slow, real = (item.get_closest_marker(name) is not None for name in ("slow", "real"))
+    return 0 if slow and real else 1 if slow or real else 2
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow and real tests first, in their files' order: in a session that selects them with the fast
-    ones (`.ci/run`), the long tests start early and the short ones fill both workers at the end."""
-    items.sort(key=lambda item: not any(item.get_closest_marker(name) for name in ("slow", "real")))
+    """The longest tests first, in their files' order: in a session that selects them with the fast ones
+    (`.ci/run`, whose workers take the tests one by one in this order: ``--dist load --maxschedchunk 1``),
+    the long tests start early and the short ones fill every worker at the end."""
+    items.sort(key=run_order)

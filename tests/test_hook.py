@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import os
 import re
@@ -590,6 +592,30 @@ def test_strict_mode_refuses_when_the_tracker_cannot_be_read(tmp_path: Path) -> 
     assert remote_oid(remote, "refs/heads/main") != head
 
 
+def test_the_hooks_cached_config_follows_the_files_text_and_the_environment(tmp_path: Path) -> None:
+    # A warm hook reads its keys from a cache entry named by the config's text: a changed file or a variable
+    # overriding a key must be obeyed at once, not the keys the entry holds.
+    remote = make_remote_repo(tmp_path, FILES)
+    head = commit(remote.clone, {"README.md": "cached\n"})
+    line = f"refs/heads/main {head} refs/heads/main {git(remote.clone, 'rev-parse', 'origin/main')}\n"
+
+    def hook(env: dict[str, str] | None = None) -> CliResult:
+        return wavegit(remote.clone, "hook", "pre-push", "origin", str(remote.origin), input=line, env=env)
+
+    assert [hook().returncode for _ in range(2)] == [0, 0]  # no tracker: a warning; the second run is warm
+    strict = hook({"WAVEGIT_HOOK_STRICT": "true"})
+    assert strict.returncode == 2 and "hook.strict is true" in strict.stderr
+    assert hook().returncode == 0
+    bad = hook({"WAVEGIT_HOOK_MAX_AGE_S": "soon"})
+    assert bad.returncode == 2 and "WAVEGIT_HOOK_MAX_AGE_S='soon'" in bad.stderr
+    (remote.clone / ".wavegit").mkdir()
+    (remote.clone / ".wavegit/config.yaml").write_text("hook:\n  strict: true\n")
+    assert hook().returncode == 2
+    (remote.clone / ".wavegit/config.yaml").write_text("hook:\n  strict: maybe\n")
+    invalid = hook()
+    assert invalid.returncode == 2 and ".wavegit/config.yaml:2:" in invalid.stderr
+
+
 def test_a_configured_tracker_branch_wins_over_the_default_one_resolved_early(flight: RemoteRepo) -> None:
     # The hook resolves the default tracker spec (origin/main) while it finds the repository; a tracker
     # branch set in the environment must still be the one checked, even with origin/main's entry cached.
@@ -725,14 +751,28 @@ def test_git_calls_do_not_grow_with_the_number_of_pushed_commits(flight: RemoteR
     assert sorted(two_refs) == ["cat-file", "log", "rev-list", "rev-list", "rev-parse"]
 
 
+def test_the_hook_run_through_cli_main_in_process_leaves_the_callers_collector_running(
+        flight: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The hook's own process runs without the cyclic collector; a caller that passes argv keeps its process,
+    # and its collector.
+    from wavegit import cli
+
+    head = commit(flight.clone, {"src/auth/in_process.py": "x = 1\n"})
+    line = f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n"
+    monkeypatch.chdir(flight.clone)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(line.encode())))
+    assert gc.isenabled()
+    assert cli.main(["hook", "pre-push", "origin", str(flight.origin)]) == 1  # AUTH-1 owns src/auth/
+    assert gc.isenabled()
+
+
 def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight: RemoteRepo) -> None:
     from wavegit.core.repo import discover
-    from wavegit.model import config
 
     head = commit(flight.clone, {"src/auth/early.py": "x = 1\n"})
     updates = pushed.parse_updates(f"refs/heads/main {head} refs/heads/main {remote_oid(flight, 'main')}\n")
     found = discover(flight.clone / "src")
-    cfg = config.load_config(found.root, None)
+    cfg = prepush.load_settings(found)
     # Started from a subdirectory, as the hook may be: git reports paths from the repository root.
     early = pushed.start_pushed_paths(flight.clone / "src", updates, "origin")
     verdict = prepush.check_push(found, cfg, "origin", "url", updates, pushed=early)

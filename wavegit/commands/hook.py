@@ -92,10 +92,9 @@ def pre_push(directory: str, remote: str | None, url: str | None, *, fetch: bool
     located = pushed.Background(lambda: _discover(directory))
     try:
         from wavegit.hook import prepush
-        from wavegit.model import config
 
         repo = located.result()
-        cfg = config.load_config(repo.root, repo.cache_dir)
+        cfg = prepush.load_settings(repo)
         verdict = prepush.check_push(repo, cfg, remote, url, updates, fetch=fetch, pushed=listing)
     finally:
         located.join()

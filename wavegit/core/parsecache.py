@@ -28,8 +28,8 @@ def read(entry: Path, fmt: str) -> object | None:
 
 
 KEEP = 8
-"""Entries kept per kind (``tracker``, ``columns``, ``config``, ``hook``: the name up to its first ``-``);
-the newest blobs' are what every command reads, a few kept for a clone that lags or races."""
+"""Entries kept per kind (``tracker``, ``columns``, ``config``, ``hookconfig``, ``hook``: the name up to its
+first ``-``); the newest blobs' are what every command reads, a few kept for a clone that lags or races."""
 
 
 def write(entry: Path, fmt: str, data: object) -> None:

@@ -27,6 +27,7 @@ branch.
   commit (a new branch at an existing commit).
 """
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -35,6 +36,8 @@ from wavegit.core import git, parsecache
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.hook import freshness
 from wavegit.hook.pushed import Background, PushedPaths, RefUpdate, only_deletions, pushed_changes
+from wavegit.model import hookconfig
+from wavegit.model.hookconfig import CONFIG_PATH, HookSettings
 from wavegit.ownership.index import OwnershipIndex
 
 if TYPE_CHECKING:
@@ -83,6 +86,36 @@ class Verdict(NamedTuple):
     """Collisions on other branches (a feature branch backed up): reported, the push goes on."""
 
 
+def settings_of(config: "Config") -> HookSettings:
+    """The keys of ``config`` the hook reads."""
+    from wavegit.model.config import protected_of
+
+    try:
+        protected, error = protected_of(config), None
+    except UsageError as exc:
+        protected, error = None, str(exc)
+    hook = config.hook
+    return HookSettings(config.tracker_branch, config.base_branch, config.tracker_path, config.remote,
+                        hook.strict, hook.max_age_s, hook.fetch_timeout_s, hook.refuse_on, protected, error)
+
+
+def load_settings(repo: "Repo") -> HookSettings:
+    """The config of ``repo`` as the hook reads it: cached (``wavegit.model.hookconfig``), else loaded as
+    every command loads it (ValidationError, UsageError alike), then cached."""
+    text = hookconfig.read_text(repo.root)
+    found = hookconfig.cached(repo.cache_dir, text, os.environ) if text is not None else None
+    if found is not None:
+        return found
+    from wavegit.model import config  # a changed config or environment: its schema checks them
+
+    if text is None:  # unreadable: load_config says why
+        return settings_of(config.load_config(repo.root, repo.cache_dir))
+    settings = settings_of(config.config_from(text, repo.cache_dir, os.environ))
+    variables = {var: os.environ.get(var) for _, _, var in config.env_targets()}
+    hookconfig.remember(repo.cache_dir, text, variables, settings)
+    return settings
+
+
 def wave_of_ref(remote_ref: str) -> str | None:
     """The wave whose wave branch or per-item branch ``remote_ref`` is, or None."""
     if not remote_ref.startswith(WAVE_REFS):
@@ -122,7 +155,7 @@ def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
     return f"refs/remotes/{remote}/{tracker_branch}:{tracker_path}"
 
 
-def _load_in_flight(repo: "Repo", config: "Config", remote: str) -> _InFlight:
+def _load_in_flight(repo: "Repo", config: HookSettings, remote: str) -> _InFlight:
     """The in-flight items of the tracker at the remote-tracking tracker branch, by id, and the ownership
     index of their patterns; UsageError if unreadable.
 
@@ -151,17 +184,16 @@ def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
     return repo.cache_dir / f"hook-in-flight-{blob_sha}.marshal"
 
 
-def _parse_in_flight(repo: "Repo", config: "Config", spec: str, blob_sha: str) -> tuple[str, object]:
+def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: str) -> tuple[str, object]:
     """("ok", (in-flight rows by id, their index's tables)) or ("error", message), from the full (cached)
     tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
     pattern."""
     from wavegit.model import lifecycle, tracker
-    from wavegit.model.config import protected_of
 
     text = git.read_blob(repo.root, git.BlobSha(blob_sha))
     try:
         loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
-                                     protected=protected_of(config))
+                                     protected=config.guards())
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
@@ -198,24 +230,24 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, trac
     return found
 
 
-def refuses(config: "Config", remote_ref: str) -> bool:
+def refuses(config: HookSettings, remote_ref: str) -> bool:
     """Whether a collision pushed to ``remote_ref`` refuses the push: on a wave branch (or item branch),
     and on the branches ``hook.refuse_on`` names (by default the base and tracker branches)."""
-    names = config.hook.refuse_on or settled_branches(config.tracker_branch, config.base_branch)
+    names = config.refuse_on or settled_branches(config.tracker_branch, config.base_branch)
     if "*" in names or wave_of_ref(remote_ref) is not None:
         return True
     return remote_ref.startswith("refs/heads/") and remote_ref[len("refs/heads/"):] in names
 
 
-def _unchecked(config: "Config", what: str, warnings: list[str]) -> None:
+def _unchecked(config: HookSettings, what: str, warnings: list[str]) -> None:
     """Warn that ``what`` went unchecked -- or, with ``hook.strict``, refuse the push."""
-    if config.hook.strict:
+    if config.strict:
         raise UsageError(f"{what}; refusing the push because hook.strict is true "
                          "(`git push --no-verify` skips this check at your own risk)")
     warnings.append(f"warning: {what} (set hook.strict: true in .wavegit/config.yaml to refuse instead)")
 
 
-def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: Sequence[RefUpdate], *,
+def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, updates: Sequence[RefUpdate], *,
                fetch: bool | None = False, pushed: PushedPaths | None = None) -> Verdict:
     """What the pre-push hook decides for ``updates`` pushed to ``remote``.
 
@@ -241,12 +273,12 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
                     if branch == config.base_branch or refuses(config, f"refs/heads/{branch}"))
     warnings: list[str] = []
     if fetch is None:
-        fetch = not freshness.is_fresh(repo, tracking, config.tracker_branch, config.hook.max_age_s)
+        fetch = not freshness.is_fresh(repo, tracking, config.tracker_branch, config.max_age_s)
     if pushed is not None and (fetch or pushed.remote != tracking or pushed.settled != settled):
         pushed.join()
         pushed = None  # started for another remote or branches, or before the fetch: not the paths to check
     if fetch:
-        failed = freshness.refresh(repo, tracking, config.tracker_branch, config.hook.fetch_timeout_s)
+        failed = freshness.refresh(repo, tracking, config.tracker_branch, config.fetch_timeout_s)
         if failed is not None:
             warnings.append(failed)
     # The in-flight items are read and indexed while `git log` lists the pushed paths.
@@ -260,8 +292,6 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
     # costs the `git log` of what it drops.
     unsure = [u for u in updates if u.remote_ref == tracker_ref and not u.is_new and not u.is_delete
               and u.remote_oid not in rests_on.get(u.remote_ref, ())]
-    from wavegit.model.config import CONFIG_PATH, protected_of  # loaded already: the hook read the config
-
     # The tracker is checked when the push changes it, or the config (its protected paths) on the tracker or
     # the base branch: the tracker pushed, else the remote's as last fetched.
     on_tracker = changed.get(tracker_ref, set())
@@ -280,7 +310,7 @@ def check_push(repo: "Repo", config: "Config", remote: str, url: str, updates: S
             leaving = next((u.local_oid for ref in (f"refs/heads/{config.base_branch}", tracker_ref)
                             if CONFIG_PATH in changed.get(ref, ()) for u in updates
                             if u.remote_ref == ref and not u.is_delete), None)
-            guards = protected_of(config) if leaving is None else \
+            guards = config.guards() if leaving is None else \
                 tracker_guard.pushed_protected(repo, leaving, refusals)
             refusals += tracker_guard.tracker_refusals(repo.root, repo.cache_dir, tracker_ref, left,
                                                        config.tracker_path, guards,

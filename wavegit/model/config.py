@@ -8,18 +8,18 @@ not import yaml.
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 from wavegit import __version__
 from wavegit.core import parsecache, schema
 from wavegit.core.errors import Problem, UsageError, ValidationError
+from wavegit.model.hookconfig import CONFIG_PATH as CONFIG_PATH
 
 if TYPE_CHECKING:
     from wavegit.core.repo import Repo
 
-CONFIG_PATH = ".wavegit/config.yaml"
 TRACKER_PATH = ".wavegit/tracker.yaml"
 HALT_PATH = ".wavegit/HALT"
 ENV_PREFIX = "WAVEGIT_"
@@ -389,23 +389,29 @@ def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Va
     return values
 
 
-def _apply_env(values: dict[str, schema.Value], environ: Mapping[str, str]) -> None:
-    errors: list[str] = []
+def env_targets() -> Iterator[tuple[str | None, schema.Field, str]]:
+    """(section, field, variable) of each variable that overrides a key (``section``: None at the top)."""
     for spec in CONFIG_SCHEMA.fields:
         if spec.kind == "records":
             continue  # set in the file only
         if spec.nested is None:
-            _env_value(values, spec, ENV_PREFIX + spec.name.upper(), environ, errors)
+            yield None, spec, ENV_PREFIX + spec.name.upper()
             continue
-        nested = values.get(spec.name)
-        section: dict[str, schema.Value] = dict(nested) if isinstance(nested, dict) else {}
         if spec.shorthand is not None:
             # WAVEGIT_SANDBOX=none sets the mode, as `sandbox: none` does in the file.
-            _env_value(section, spec.nested.index[spec.shorthand], ENV_PREFIX + spec.name.upper(), environ,
-                       errors)
+            yield spec.name, spec.nested.index[spec.shorthand], ENV_PREFIX + spec.name.upper()
         for sub in spec.nested.fields:
-            _env_value(section, sub, f"{ENV_PREFIX}{spec.name.upper()}_{sub.name.upper()}", environ, errors)
-        values[spec.name] = section
+            yield spec.name, sub, f"{ENV_PREFIX}{spec.name.upper()}_{sub.name.upper()}"
+
+
+def _apply_env(values: dict[str, schema.Value], environ: Mapping[str, str]) -> None:
+    errors: list[str] = []
+    for section, spec, var in env_targets():
+        target = values
+        if section is not None:  # a nested mapping's key
+            nested = values.get(section)
+            target = values[section] = dict(nested) if isinstance(nested, dict) else {}
+        _env_value(target, spec, var, environ, errors)
     if errors:
         raise UsageError("; ".join(errors))
 
