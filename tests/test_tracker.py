@@ -210,9 +210,9 @@ def test_append_with_the_parse_composes_only_the_last_items_lines(monkeypatch: p
     composed: list[int] = []
     compose = yamledit.yamlcompose.compose
 
-    def counted(text: str, path: str) -> object:
+    def counted(text: str, path: str, **options: bool) -> object:
         composed.append(text.count("\n"))
-        return compose(text, path)
+        return compose(text, path, **options)
 
     loaded = tracker.loads(EXAMPLE)
     monkeypatch.setattr(yamledit.yamlcompose, "compose", counted)

@@ -8,24 +8,27 @@ needs this module and PyYAML.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from wavegit.core.errors import Problem, ValidationError
 
 if TYPE_CHECKING:
-    from wavegit.core.schema import Node
+    from wavegit.core.schema import Mark, Node
 
 ALIAS_EXPANSION_LIMIT = 10_000
 """Nodes that aliases may add beyond the document's own; more is treated as an alias bomb."""
 
 
-def compose(text: str, path: str) -> Node | None:
-    """The document's root node (None for an empty document); YAML errors become ValidationError."""
+def compose(text: str, path: str, *, aliases_in_place: bool = False) -> Node | None:
+    """The document's root node (None for an empty document); YAML errors become ValidationError.
+
+    ``aliases_in_place``: each ``*alias`` is a node of its own (:class:`Alias`), at the alias's place in the
+    text, instead of the anchored node itself, whose marks are the anchor's: an edit made from the marks
+    (``wavegit.core.yamledit``) must land where the alias is written, not at its anchor (another item)."""
     import yaml
 
-
-    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader = loader_class(text)
+    loader = _alias_keeping_loader()(text) if aliases_in_place else \
+        getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         root = cast("Node | None", loader.get_single_node())
     except yaml.MarkedYAMLError as exc:
@@ -45,6 +48,41 @@ def compose(text: str, path: str) -> Node | None:
     if root is not None and "&" in text:
         _check_aliases(root, path)
     return root
+
+
+class Alias:
+    """An alias as written: the anchored node's kind, tag and value, at the alias's own marks. A collection
+    is seen as one token (``flow_style``): its children are the anchor's, written elsewhere."""
+
+    style = None
+
+    def __init__(self, target: Any, start_mark: Mark, end_mark: Mark) -> None:
+        self.id, self.tag, self.value = target.id, target.tag, target.value
+        self.flow_style = True
+        self.start_mark, self.end_mark = start_mark, end_mark
+
+
+def _alias_keeping_loader() -> type[Any]:
+    """The safe loader, composing in Python (over the C parser's events when there is one), each alias an
+    :class:`Alias`: the C composer would give the anchored node."""
+    import yaml
+    from yaml.composer import Composer
+
+    class KeepAliases(Composer):
+        def compose_node(self: Any, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent) and self.peek_event().anchor in self.anchors:
+                event = self.get_event()
+                return Alias(self.anchors[event.anchor], event.start_mark, event.end_mark)
+            return super().compose_node(parent, index)  # an unknown alias: the composer's error
+
+    base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def init(self: Any, text: str) -> None:
+        base.__init__(self, text)
+        Composer.__init__(self)
+
+    # Composer before the C loader: its Python get_single_node, which calls compose_node, comes first.
+    return type("AliasKeepingLoader", (KeepAliases, base), {"__init__": init})
 
 
 _YAML_HINT = "fix the YAML at this position (indent with spaces, close quotes and brackets)"

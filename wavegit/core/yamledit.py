@@ -8,6 +8,7 @@ format wavegit writes); anything else is refused with a clear error rather than 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, count
@@ -46,15 +47,12 @@ class _Text:
     def line_start(self, line: int) -> int:
         return self.starts[line] if line < len(self.starts) else len(self.text)
 
-    def is_blank(self, line: int) -> bool:
-        return not self.text[self.line_start(line):self.line_start(line + 1)].strip()
-
     def last_line(self, first: int, end: Mark) -> int:
-        """The last line of a node from line ``first`` to ``end``, trailing blank lines excluded."""
-        last = end.line - 1 if end.column == 0 and end.line > first else end.line
-        while last > first and self.is_blank(last):
-            last -= 1
-        return last
+        """The last line of a node from line ``first`` to ``end`` (``_content_end``)."""
+        return end.line - 1 if end.column == 0 and end.line > first else end.line
+
+    def line_text(self, line: int) -> str:
+        return self.text[self.line_start(line):self.line_start(line + 1)].rstrip(_LINE_BREAKS)
 
     def after_line(self, line: int) -> tuple[int, str]:
         """Where text goes after ``line``, and the break to put first when the file lacks a final newline."""
@@ -104,6 +102,15 @@ def _render_block(value: str, indent: int, newline: str) -> str | None:
     return header + "".join(newline + (pad + line if line else "") for line in lines)
 
 
+_ANCHOR = re.compile(r"(?<![^\s,\[\]{}\ufeff])&[0-9A-Za-z_-]")
+"""What may be an anchor (``&name`` after a space, a flow indicator or the BOM): a command's ``&&`` is not."""
+
+
+def _compose(text: str) -> Node | None:
+    """The tracker's nodes, each alias at its own place when it may have anchors (``yamlcompose.Alias``)."""
+    return yamlcompose.compose(text, "tracker", aliases_in_place=_ANCHOR.search(text) is not None)
+
+
 def _item_nodes(root: Node | None) -> tuple[Node | None, Node | None]:
     if root is None or root.id != "mapping":
         raise UsageError("the tracker is not a mapping; run `wavegit validate`")
@@ -142,12 +149,62 @@ def _find_item(by_id: Mapping[str, Node], item_id: str) -> Node:
     return node
 
 
-def _content_end(node: Node) -> Mark:
-    """Where a node's own text ends: block collections end at their last child, not at the next token."""
+def _content_end(doc: _Text, node: Node, parent_col: int = -1) -> Mark:
+    """Where a node's own text ends: block collections end at their last child, not at the next token; an
+    alias where its ``*name`` ends (composed by ``_compose``), not where its anchor's node does; a block
+    scalar after its value's last line. ``parent_col``: the column of the collection holding ``node``."""
     if node.id != "scalar" and not node.flow_style and node.value:
         last = node.value[-1]
-        return _content_end(last[1] if node.id == "mapping" else last)
+        return _content_end(doc, last[1] if node.id == "mapping" else last, node.start_mark.column)
+    if node.id == "scalar" and getattr(node, "style", None) in ("|", ">"):
+        return _block_scalar_end(doc, node, parent_col)
     return node.end_mark
+
+
+_BLOCK_HEADER = re.compile(r"(?:[&!]\S*\s+)*[|>]([1-9]?)([+-]?)([1-9]?)")
+
+
+@dataclass
+class _LineStart:
+    """A line's start, as a ``Mark``."""
+
+    index: int
+    line: int
+    column: int = 0
+
+
+def _block_scalar_end(doc: _Text, node: Node, parent_col: int) -> Mark:
+    """The start of the line after a block scalar's value. Its end mark is the next token's, past the
+    empty lines after it: they are its value's when it keeps them (``|+``), and a line of spaces longer than
+    its indentation is a line of its value whatever its chomping."""
+    header = _BLOCK_HEADER.match(doc.text, node.start_mark.index)
+    end = node.end_mark
+    last = end.line - 1 if end.column == 0 else end.line
+    if header is not None and header.group(2) != "+":
+        header_line = bisect_right(doc.starts, header.end()) - 1
+        explicit = header.group(1) or header.group(3)
+        indent = (max(parent_col, 0) + int(explicit) if explicit
+                  else _detected_indent(doc, range(header_line + 1, last + 1), parent_col))
+        while last > header_line and _empty_within(doc.line_text(last), indent):
+            last -= 1
+    return _LineStart(doc.line_start(last + 1), last + 1)
+
+
+def _empty_within(line: str, indent: int) -> bool:
+    """Whether a line below a block scalar is an empty line, not a line of its value."""
+    return len(line) <= indent and not line.strip(" ")
+
+
+def _detected_indent(doc: _Text, lines: range, parent_col: int) -> int:
+    """A block scalar's indentation as YAML detects it: its first written line's, or more when the empty
+    lines before it hold more spaces, and at least one more than its parent's."""
+    widths = [parent_col + 1, 1]
+    for line in lines:
+        text = doc.line_text(line)
+        widths.append(len(text) - len(text.lstrip(" ")))
+        if text.strip(" "):
+            break
+    return max(widths)
 
 
 Span = tuple[int, int | None]
@@ -171,7 +228,7 @@ def set_items_fields(text: str, changes: Mapping[str, Mapping[str, object | None
         span = spans.get(item_id) if spans is not None else None
         found = _edits_in_span(doc, item_id, fields, span) if span is not None else None
         if found is None:
-            whole = whole if whole is not None else _items_by_id(yamlcompose.compose(text, "tracker"))
+            whole = whole if whole is not None else _items_by_id(_compose(text))
             found = _item_edits(doc, _find_item(whole, item_id), fields)
         edits += found
     return _apply(text, edits)
@@ -184,8 +241,10 @@ def _edits_in_span(doc: _Text, item_id: str, fields: Mapping[str, object | None]
     first, following = span
     start = doc.line_start(first - 1)
     piece = doc.text[start:doc.line_start(following - 1) if following is not None else len(doc.text)]
+    if _ANCHOR.search(piece):
+        return None  # an anchor another item's alias may repeat: judged on the whole text (_check_unshared)
     try:
-        root = yamlcompose.compose(piece, "tracker")
+        root = _compose(piece)
     except ValidationError:
         return None
     if root is None or root.id != "sequence" or len(root.value) != 1:
@@ -211,21 +270,22 @@ def _item_edits(doc: _Text, item: Node, fields: Mapping[str, object | None]) -> 
         key, node = pairs[name]
         edits.append(_edit_pair(doc, item, key, node, value))
     if added:
-        last_line = doc.last_line(item.start_mark.line, _content_end(item))
+        last_line = doc.last_line(item.start_mark.line, _content_end(doc, item))
         position, lead = doc.after_line(last_line)
         edits.append(_Edit(position, position, lead + "".join(added)))
     return edits
 
 
 def _edit_pair(doc: _Text, item: Node, key: Node, node: Node, value: object | None) -> _Edit:
+    _check_unshared(doc, key, node)
     first = key.start_mark.line
-    last = doc.last_line(first, _content_end(node))
+    last = doc.last_line(first, _content_end(doc, node, item.start_mark.column))
     if value is None:
         if first == item.start_mark.line:
             raise UsageError(f"cannot remove '{key.value}': it is the item's first key (on the '- ' line)")
         return _Edit(doc.line_start(first), doc.line_start(last + 1), "")
     rendered = render(value)
-    start, end = node.start_mark.index, _content_end(node).index
+    start, end = node.start_mark.index, _content_end(doc, node, item.start_mark.column).index
     if last == first and node.start_mark.line == first:
         if start == end:  # an empty value (`pr:`) has no text of its own to replace
             rendered = " " + rendered
@@ -236,6 +296,22 @@ def _edit_pair(doc: _Text, item: Node, key: Node, node: Node, value: object | No
     newline = tail[len(tail.rstrip(_LINE_BREAKS)):] or doc.newline
     return _Edit(doc.line_start(first), line_end,
                  doc.text[doc.line_start(first):key.end_mark.index] + ": " + rendered + newline)
+
+
+_ANCHORED = re.compile(r"(?:!\S*\s+)?&([0-9A-Za-z_-]+)")
+
+
+def _check_unshared(doc: _Text, key: Node, node: Node) -> None:
+    """Refuse to change a value anchored (``&name``) where an alias (``*name``) repeats it: the edit would
+    change the other place too, or take its anchor away from it."""
+    anchor = _ANCHORED.match(doc.text, node.start_mark.index)
+    if anchor is None:
+        return
+    name = re.escape(anchor.group(1))
+    if re.search(rf"(?<![^\s,\[\]{{}}])\*{name}(?![0-9A-Za-z_-])", doc.text):
+        raise UsageError(f"cannot change '{key.value}' (line {key.start_mark.line + 1}): its value is the "
+                         f"anchor &{anchor.group(1)}, which an alias *{anchor.group(1)} repeats elsewhere; "
+                         "write the value out at both places")
 
 
 def _apply(text: str, edits: list[_Edit]) -> str:
@@ -262,7 +338,7 @@ def append_items(text: str, items: Sequence[Mapping[str, object]], last_item_lin
     appended = _append_after_last(doc, items, last_item_line) if last_item_line is not None else None
     if appended is not None:
         return appended
-    root = yamlcompose.compose(text, "tracker")
+    root = _compose(text)
     key, listed = _item_nodes(root)
     dash_col, key_col = 2, 4
 
@@ -276,7 +352,7 @@ def append_items(text: str, items: Sequence[Mapping[str, object]], last_item_lin
         dash_col = listed.start_mark.column
         first = listed.value[0]
         key_col = first.start_mark.column if first.id == "mapping" else dash_col + 2
-        position, lead = doc.after_line(doc.last_line(listed.start_mark.line, _content_end(listed)))
+        position, lead = doc.after_line(doc.last_line(listed.start_mark.line, _content_end(doc, listed)))
         return _apply(text, [_Edit(position, position, lead + blocks())])
     if listed.id == "sequence" and listed.value:
         raise UsageError("'items' is written in flow style ([...]); wavegit appends only to a block list")
@@ -296,14 +372,14 @@ def _append_after_last(doc: _Text, items: Sequence[Mapping[str, object]], line: 
     start = doc.line_start(line - 1)
     piece = _Text(doc.text[start:])
     try:
-        root = yamlcompose.compose(piece.text, "tracker")
+        root = _compose(piece.text)
     except ValidationError:
         return None
     if root is None or root.id != "sequence" or root.flow_style or len(root.value) != 1:
         return None
     last = root.value[0]
     key_col = last.start_mark.column if last.id == "mapping" else root.start_mark.column + 2
-    position, lead = piece.after_line(piece.last_line(0, _content_end(root)))
+    position, lead = piece.after_line(piece.last_line(0, _content_end(piece, root)))
     blocks = "".join(_item_block(fields, root.start_mark.column, key_col, doc.newline) for fields in items)
     return _apply(doc.text, [_Edit(start + position, start + position, lead + blocks)])
 
@@ -323,11 +399,11 @@ def remove_item(text: str, item_id: str) -> str:
     """``text`` without the item ``item_id``: the lines from its ``-`` to its last value; comments around it
     and every other item stay as they are. The last item gone, ``items:`` is left empty (null)."""
     doc = _Text(text)
-    item = _find_item(_items_by_id(yamlcompose.compose(text, "tracker")), item_id)
+    item = _find_item(_items_by_id(_compose(text)), item_id)
     first = item.start_mark.line
     before_key = doc.text[doc.line_start(first):item.start_mark.index]
     above = doc.text[doc.line_start(first - 1):doc.line_start(first)] if first > 0 else ""
     if not before_key.strip() and above.strip() == "-":
         first -= 1  # the dash on a line of its own
-    last = doc.last_line(item.start_mark.line, _content_end(item))
+    last = doc.last_line(item.start_mark.line, _content_end(doc, item))
     return _apply(text, [_Edit(doc.line_start(first), doc.line_start(last + 1), "")])

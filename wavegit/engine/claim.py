@@ -112,13 +112,19 @@ def claim(repo: Repo, config: Config, store: TrackerStore, *, max_items: int, wa
 
 
 def _with_lost(plan: Plan, first_selected: tuple[str, ...], loaded: tracker.Tracker) -> Plan:
-    """``plan`` with a skip reason for each item its first try selected that another scheduler claimed while
-    this claim was being written (a lost race leaves it neither selected nor skipped as not ready)."""
+    """``plan`` with a skip reason for each item its first try selected that changed on the tracker before
+    the claim landed (neither selected nor skipped as not ready): another scheduler's claim, or a change by
+    hand, such as `wavegit done`, since the tracker this clone last fetched, where the first try is made."""
     said = set(plan.selected) | {skip.id for skip in plan.skipped}
-    lost = tuple(Skip(item.id, f"lost the claim race: another scheduler claimed it first ({item.status}"
-                               + (f" in wave {item.wave})" if item.wave else ")"))
+    lost = tuple(Skip(item.id, _lost_reason(item))
                  for item in loaded.items if item.id in first_selected and item.id not in said)
     return plan._replace(skipped=plan.skipped + lost) if lost else plan
+
+
+def _lost_reason(item: tracker.Item) -> str:
+    if item.wave:
+        return f"lost the claim race: another scheduler claimed it first ({item.status} in wave {item.wave})"
+    return f"changed on the tracker before the claim landed: {item.status} now, in no wave"
 
 
 def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
