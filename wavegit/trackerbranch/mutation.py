@@ -86,16 +86,7 @@ def mutate(
             guard(snapshot)
         return apply(snapshot)
 
-    change = None
-    if known is not None:
-        with contextlib.suppress(WavegitError):
-            change = prepared(known)
-    if change is None or known is None:
-        known = None
-        snapshot = store.read()
-        change = prepared(snapshot)
-    else:
-        snapshot = known
+    snapshot, change, on_known = _first_change(store, prepared, known)
     first = snapshot
     expected = snapshot
     attempts = reapplied = 0
@@ -125,7 +116,7 @@ def mutate(
         import random  # only a lost race needs it; plan and the other read paths start faster without it
 
         # A refused first write on the known snapshot may only have been behind: no backoff before the read.
-        pause = 0.0 if known is not None and attempts == 1 else random.uniform(delay / 2, delay)
+        pause = 0.0 if on_known and attempts == 1 else random.uniform(delay / 2, delay)
         out_of_time = time.monotonic() - started + pause > deadline_s
         if pause and not out_of_time:
             time.sleep(pause)
@@ -136,14 +127,7 @@ def mutate(
         if head.commit != expected.commit:
             lock = None  # the branch moved: whoever held the lock was a live writer
         elif lock is not None and (out_of_time or time.monotonic() - lock_since >= stale_lock_s):
-            # Only a lock on the remote is something another writer could have held; a local one is ours.
-            what = (f"lost the compare-and-swap race on {store.target} to a lock" if lock.on_remote
-                    else f"cannot write to {store.target}")
-            raise StaleLockError(
-                f"{what}: every attempt for {time.monotonic() - lock_since:.1f}s failed on the lock file "
-                f"{lock.lock_file} while the branch stood still (a git process killed in the middle of a ref "
-                "update leaves one); remove it once no git uses that repository; "
-                "nothing of this change was written")
+            raise _stale_lock(store, lock, time.monotonic() - lock_since)
         if out_of_time:
             raise RaceLostError(
                 f"lost the compare-and-swap race on {store.target} after {attempts} attempts "
@@ -156,3 +140,26 @@ def mutate(
             reapplied += 1
         expected = head
     return result(None)
+
+
+def _first_change(store: TrackerStore, prepared: Callable[[Snapshot], Change | None],
+                  known: Snapshot | None) -> tuple[Snapshot, Change | None, bool]:
+    """The snapshot the first write rests on, its change, and whether that snapshot is ``known`` (the tracker
+    as last fetched): a refusal or nothing to do on it is decided again on a fetched read."""
+    if known is not None:
+        with contextlib.suppress(WavegitError):
+            change = prepared(known)
+            if change is not None:
+                return known, change, True
+    snapshot = store.read()
+    return snapshot, prepared(snapshot), False
+
+
+def _stale_lock(store: TrackerStore, lock: LockHeld, held_s: float) -> StaleLockError:
+    # Only a lock on the remote is something another writer could have held; a local one is ours.
+    what = (f"lost the compare-and-swap race on {store.target} to a lock" if lock.on_remote
+            else f"cannot write to {store.target}")
+    return StaleLockError(
+        f"{what}: every attempt for {held_s:.1f}s failed on the lock file {lock.lock_file} while the branch "
+        "stood still (a git process killed in the middle of a ref update leaves one); remove it once no git "
+        "uses that repository; nothing of this change was written")
