@@ -83,13 +83,10 @@ class HeldWave(NamedTuple):
             left = duration((self.lease_ends - now).total_seconds())
             lease = f"its lease ends at {_stamp(self.lease_ends)} (in {left})"
         release = f"`wavegit release --wave {self.wave}`"
-        if self.state == RUNNING:
-            action = f"once it has stopped, {release} returns them"
-        elif self.state == GONE:
-            # Gone is known only on its machine, where `sync` in any clone returns a dead scheduler's claims.
-            action = f"`wavegit sync` returns them now (or {release})"
-        else:
-            action = f"{release} returns them now"
+        # Gone is known only on its machine, where `sync` in any clone returns a dead scheduler's claims.
+        action = {RUNNING: f"once it has stopped, {release} returns them",
+                  GONE: f"`wavegit sync` returns them now (or {release})"}.get(self.state,
+                                                                              f"{release} returns them now")
         if not self.fetched and self.state in (GONE, SILENT):
             # A wave that ended well after the last fetch still looks so here: its copies are that fetch's.
             action += " (as last fetched: a wave that ended since holds nothing; `wavegit ls --fetch` tells)"
