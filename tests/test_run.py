@@ -114,6 +114,35 @@ def test_invalid_tracker_is_bad_input_with_its_location(tmp_path: Path) -> None:
     assert git(remote.origin, "rev-parse", "main") == head
 
 
+def test_an_interrupted_wave_still_delivers_what_its_workers_verified(tmp_path: Path) -> None:
+    # Ctrl-C or SIGTERM cancels the workers still running; an item already verified is combined, pushed and
+    # recorded for review, not thrown back to todo with its attempt counted (its work and tokens lost).
+    out = tmp_path / "out"
+    out.mkdir()
+    started, tested = out / "started.jsonl", out / "a-tested"
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["write src/a.txt ok"], ["src/a.txt"], test=f"touch {tested}"),
+        item("B", [f"env {started}", "sleep 30"], ["src/b.txt"])],
+        concurrency=2, idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not (started.exists() and tested.exists()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    time.sleep(1.0)  # A's test has ended: its attempt is read as verified a moment later
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    report = WaveReport.from_json(stdout)
+    assert report.error == "the wave was interrupted"
+    delivered, cancelled = origin_item(remote, "A"), origin_item(remote, "B")
+    assert (delivered.status, delivered.attempts) == ("review", 1), stdout
+    assert git(remote.origin, "show", f"wavegit/{report.wave_id}:src/a.txt") == "ok"
+    assert (cancelled.status, cancelled.attempts, cancelled.wave) == ("todo", 0, None)
+
+
 def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()

@@ -294,11 +294,8 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
     collected: Collected | None = None
     interrupted = False
     rep.phase = "run"
-    try:
-        rep.base_sha = source.base(claimed)
-        wavebranch.set_branch(repo.root, branch, rep.base_sha)
-        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
-        source.fill(wave, runs)
+
+    def deliver(wave: Wave) -> Collected:
         rep.phase = "collect"
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
@@ -313,15 +310,31 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
             if not collected.pushed and not collected.held:
                 rep.notes.append(f"wave branch {branch} was not pushed (--no-push or no remote "
                                  f"{config.remote!r}); it exists in this repository only")
+        return collected
+
+    try:
+        rep.base_sha = source.base(claimed)
+        wavebranch.set_branch(repo.root, branch, rep.base_sha)
+        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
+        source.fill(wave, runs)
+        collected = deliver(wave)
     except (WavegitError, OSError) as exc:
         # OSError: the disk wavegit's state is on is full, or gone; the claims are still recorded below.
         rep.error = one_line(str(exc))
         rep.notes.append(f"the wave stopped: {rep.error}")
     except KeyboardInterrupt:
-        # Ctrl-C or SIGTERM: workers were cancelled; still release the claim before leaving.
+        # Ctrl-C or SIGTERM: workers were cancelled. What they verified is still combined, tested and
+        # pushed (a second interrupt gives that up); the claims are recorded below either way.
         interrupted = True
         rep.error = "the wave was interrupted"
         rep.notes.append(rep.error)
+        if wave is not None and rep.phase == "run" and any(run.commit for run in runs):
+            try:
+                collected = deliver(wave)
+            except (WavegitError, OSError) as exc:
+                rep.notes.append(f"its verified items were not delivered: {one_line(str(exc))}")
+            except KeyboardInterrupt:
+                rep.notes.append("its verified items were not delivered: interrupted again")
     finally:
         if wave is not None:
             wave.cleanup.finish()
