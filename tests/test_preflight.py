@@ -13,7 +13,7 @@ from wavegit.core.parsecache import blob_sha
 from wavegit.core.repo import discover
 from wavegit.engine import preflight
 from wavegit.model import tracker
-from wavegit.model.config import Config
+from wavegit.model.config import Config, WorkerProfile
 from wavegit.trackerbranch.store import Snapshot
 
 
@@ -44,6 +44,23 @@ def test_a_worker_that_cannot_run_is_bad_input_saying_nothing_was_claimed(
     with pytest.raises(UsageError, match="nothing was claimed") as raised:
         preflight.check_worker(Config(worker=worker, wave_test=wave_test), {"PATH": str(tmp_path)})
     assert message in str(raised.value)
+
+
+def test_a_worker_program_not_found_is_said_where_the_config_sets_it(tmp_path: Path) -> None:
+    # As plan's warning does: a typo in `worker:` or a profile's command is named at its path:line:col.
+    (tmp_path / ".wavegit").mkdir()
+    (tmp_path / ".wavegit" / "config.yaml").write_text(
+        "worker: claud -p\nworkers:\n  slow:\n    command: slwo --x\n")
+    config = Config(worker="claud -p", workers=(WorkerProfile(name="slow", command="slwo --x"),))
+    with pytest.raises(UsageError) as raised:
+        preflight.check_worker(config, {"PATH": ""}, root=tmp_path)
+    assert str(raised.value).startswith(".wavegit/config.yaml:1:9: worker 'claud -p': 'claud' is not on PATH")
+    with pytest.raises(UsageError) as raised:
+        preflight.check_worker(config, {"PATH": ""}, ["slow"], root=tmp_path)
+    assert str(raised.value).startswith(".wavegit/config.yaml:4:14: worker profile 'slow': 'slwo' is not")
+    with pytest.raises(UsageError) as raised:
+        preflight.check_worker(config, {"PATH": "", "WAVEGIT_WORKER": "claud -p"}, root=tmp_path)
+    assert str(raised.value).startswith("WAVEGIT_WORKER: worker 'claud -p'")
 
 
 def test_a_non_executable_file_is_not_a_worker(tmp_path: Path) -> None:

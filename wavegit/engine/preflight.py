@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from wavegit.attempts import agents, runner, wavebranch
 from wavegit.core.errors import UsageError
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
-from wavegit.model import tracker
+from wavegit.model import tracker, workerprogram
 from wavegit.model.config import CONFIG_PATH, Config, protected_of
 from wavegit.model.select import Plan
-from wavegit.model.workerprogram import program_found
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import Snapshot
 
@@ -36,7 +36,8 @@ def claim_checks(repo: Repo, config: Config, wave_id: WaveId, *, sandboxed: bool
         check_profiles(config, snapshot, loaded)
         selected = set(plan.selected)
         items = [item for item in loaded.items if item.id in selected]
-        check_worker(config, workers=[item.worker for item in items] or [None], sandboxed=sandboxed)
+        check_worker(config, workers=[item.worker for item in items] or [None], sandboxed=sandboxed,
+                     root=repo.root)
         check_items(items, wave_id)
 
     return check
@@ -64,11 +65,14 @@ def check_profiles(config: Config, snapshot: Snapshot, loaded: tracker.Tracker) 
 
 
 def check_worker(config: Config, environ: Mapping[str, str] | None = None,
-                 workers: Sequence[str | None] = (None,), *, sandboxed: bool = False) -> None:
+                 workers: Sequence[str | None] = (None,), *, sandboxed: bool = False,
+                 root: Path | None = None) -> None:
     """UsageError unless the worker of each profile in ``workers`` (None: config ``worker``) parses and its
     program is found (a bare name on ``PATH``, an absolute path executable), a preset's credentials
     variable is set and listed in ``worker_env``, and, run as root outside the sandbox, its CLI would not
-    refuse to start. A relative path is left to the launch: it is relative to the item's tree."""
+    refuse to start. A relative path is left to the launch: it is relative to the item's tree. With the
+    repository's ``root``, a program not found is said at the config key's ``path:line:col`` (as ``plan``
+    warns of it)."""
     env = environ if environ is not None else os.environ
     if config.wave_test.strip():
         _argv("wave_test", config.wave_test, runner.command_argv)
@@ -83,18 +87,17 @@ def check_worker(config: Config, environ: Mapping[str, str] | None = None,
             raise UsageError(f"worker: {exc}; nothing was claimed") from exc
         npm = agent.preset.npm if agent.preset is not None else ("", "")
         install = f"install it (`npm install -g {npm[0]}@{npm[1]}`)" if npm[0] else "install it"
-        _check_program(what, argv[0], env, f"{install}, or {fix}")
+        if not workerprogram.program_found(argv[0], env):
+            keys = workerprogram.configured(config, name)
+            where = workerprogram.where_set(root, keys[0], env) if root is not None and keys else None
+            raise UsageError(f"{f'{where}: ' if where else ''}{what}: {argv[0]!r} is not "
+                             f"{workerprogram.found_as(argv[0])}; "
+                             f"{install}, or {fix}; nothing was claimed")
         missing = agents.missing_credentials(agent, config, env)
         if missing is None and not sandboxed and os.geteuid() == 0:
             missing = agents.root_refusal(agent, argv)
         if missing is not None:
             raise UsageError(f"{what}: {missing}; nothing was claimed")
-
-
-def _check_program(what: str, program: str, environ: Mapping[str, str], fix: str) -> None:
-    if not program_found(program, environ):
-        where = "on PATH" if "/" not in program else "an executable file"
-        raise UsageError(f"{what}: {program!r} is not {where}; {fix}; nothing was claimed")
 
 
 def check_items(items: list[tracker.Item], wave_id: WaveId) -> None:

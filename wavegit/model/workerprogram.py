@@ -26,35 +26,44 @@ def program_found(program: str, environ: Mapping[str, str]) -> bool:
     return True
 
 
+def found_as(program: str) -> str:
+    """What ``program`` would have to be to be found: ``on PATH`` (a bare name) or ``an executable file``."""
+    return "on PATH" if "/" not in program else "an executable file"
+
+
 def unfound(root: Path, config: Config, workers: Iterable[str | None],
             environ: Mapping[str, str]) -> str | None:
     """One line for the first of ``workers`` (profile names; None: config ``worker``) whose program is not
     found, starting with where it is configured (``path:line:col`` or the variable); None when each is found.
     The default (``worker`` set nowhere) is left to ``run``: a repository not yet set up for agents plans
     without a word. A profile the config lacks is skipped: ``plan`` refuses it by itself."""
-    profiles = {profile.name: profile for profile in config.workers}
     for name in dict.fromkeys(workers):
-        profile = profiles.get(config.worker.strip() if name is None else name)
-        if profile is None and name is not None:
+        found = configured(config, name)
+        if found is None:
             continue
-        keys: tuple[str, ...]
-        if profile is None:
-            keys, command = ("worker",), config.worker
-        else:
-            field = "command" if profile.command else "preset"
-            keys, command = ("workers", profile.name, field), profile.command or profile.preset
+        keys, command = found
         program = _program(command)
         if program is None or program_found(program, environ):
             continue
-        where = _where(root, keys, environ)
+        where = where_set(root, keys, environ)
         if where is None:
             continue
         key = ".".join(keys)
         fix = f"change `{key}`" if where.startswith(CONFIG_PATH) else f"change {where}"
-        found_as = "on PATH" if "/" not in program else "an executable file"
-        return (f"{where}: warning: the worker program {program!r} is not {found_as}; `wavegit run` here "
-                f"refuses to start (exit 2) until it is: install it, or {fix}")
+        return (f"{where}: warning: the worker program {program!r} is not {found_as(program)}; "
+                f"`wavegit run` here refuses to start (exit 2) until it is: install it, or {fix}")
     return None
+
+
+def configured(config: Config, name: str | None) -> tuple[tuple[str, ...], str] | None:
+    """The config keys that set the worker of profile ``name`` (None: config ``worker``) and their command;
+    None for a profile the config lacks."""
+    profile = next((p for p in config.workers if p.name == (config.worker.strip() if name is None else name)),
+                   None)
+    if profile is None:
+        return None if name is not None else (("worker",), config.worker)
+    field = "command" if profile.command else "preset"
+    return ("workers", profile.name, field), profile.command or profile.preset
 
 
 def _program(command: str) -> str | None:
@@ -71,7 +80,7 @@ def _program(command: str) -> str | None:
     return words[0] if words else None
 
 
-def _where(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> str | None:
+def where_set(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> str | None:
     """Where ``keys`` is set: its variable (``WAVEGIT_WORKER``, which overrides the file) or the file's
     ``path:line:col`` of its value; None when it is set nowhere (the default)."""
     variable = ENV_PREFIX + keys[0].upper()
