@@ -359,8 +359,12 @@ def test_a_profile_whose_program_is_missing_is_exit_2_naming_the_profile(tmp_pat
     env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin", "CODEX_API_KEY": "sk"}
     result = wavegit(remote.clone, "run", env=env)
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        "wavegit run: worker profile 'gpt': 'codex' is not on PATH; install it (`npm install -g "
+    config_lines = (remote.clone / ".wavegit" / "config.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(config_lines, 1) if text.strip().startswith("preset: codex"))
+    column = config_lines[line - 1].index("codex") + 1
+    assert result.stderr.splitlines() == [  # located at the profile's preset, as plan's warning is
+        f"wavegit run: .wavegit/config.yaml:{line}:{column}: "
+        "worker profile 'gpt': 'codex' is not on PATH; install it (`npm install -g "
         f"@openai/codex@{CODEX.npm[1]}`), or change `workers.gpt` in .wavegit/config.yaml; nothing was "
         "claimed"]  # the item's own profile: `worker` would not change it
 

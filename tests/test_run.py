@@ -172,6 +172,13 @@ def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_pa
     assert list((remote.clone / ".git" / "wavegit" / "locks").iterdir()) == []
 
 
+def _worker_key(clone: Path) -> str:
+    """Where the config sets ``worker``: its value's path:line:col, which the refusal names."""
+    lines = (clone / ".wavegit" / "config.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith("worker:"))
+    return f".wavegit/config.yaml:{line}:{len(lines[line - 1]) - len(lines[line - 1][7:].lstrip()) + 1}"
+
+
 def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
                             worker="claude-that-is-not-installed -p")
@@ -179,7 +186,8 @@ def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tm
     result = wavegit(remote.clone, "run")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        "wavegit run: worker 'claude-that-is-not-installed -p': 'claude-that-is-not-installed' is not on "
+        f"wavegit run: {_worker_key(remote.clone)}: worker 'claude-that-is-not-installed -p': "
+        "'claude-that-is-not-installed' is not on "
         "PATH; install it, or set `worker` in .wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
     assert untouched(remote.origin, remote.clone) == before
 
@@ -195,7 +203,8 @@ def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_pa
     result = wavegit(remote.clone, "run", env={"PATH": str(bin_dir)})
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "wavegit run: worker 'claude': 'claude' is not on PATH; install it (`npm install -g "
+        f"wavegit run: {_worker_key(remote.clone)}: worker 'claude': 'claude' is not on PATH; install it "
+        "(`npm install -g "
         f"@anthropic-ai/claude-code@{CLAUDE.npm[1]}`), or set `worker` in .wavegit/config.yaml (or "
         "WAVEGIT_WORKER); nothing was claimed"]  # the default config's first wave on a new machine says how
     assert untouched(remote.origin, remote.clone) == before
