@@ -141,6 +141,11 @@ def test_an_interrupted_wave_still_delivers_what_its_workers_verified(tmp_path: 
     assert (delivered.status, delivered.attempts) == ("review", 1), stdout
     assert git(remote.origin, "show", f"wavegit/{report.wave_id}:src/a.txt") == "ok"
     assert (cancelled.status, cancelled.attempts, cancelled.wave) == ("todo", 0, None)
+    # `status --all` says so too: B cancelled, no attempt of it numbered as if it had failed.
+    shown = {line.split()[0]: line.split()[1:] for line in
+             wavegit(remote.clone, "status", "--all").stdout.splitlines() if line.startswith("  ")}
+    assert shown["A"][:3] == ["verified", "attempt", "1"] and shown["B"][0] == "cancelled", shown
+    assert "attempt" not in shown["B"], shown
 
 
 def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:

@@ -258,7 +258,10 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
         if attempt.commit is not None:
             context.events.event(item.id, "verified", attempt=counted)
             return
-        context.events.event(item.id, "failed", attempt.error or "", attempt=counted)
+        # An attempt not counted is said without a number: `status` must not show it as a failed attempt.
+        state = "cancelled" if attempt.killed == "cancelled" else "failed"
+        shown = counted if attempt.counted else None
+        context.events.event(item.id, state, attempt.error or "", attempt=shown)
         if attempt.launch_failed or not attempt.counted:
             return
         if attempt.permanent is not None:

@@ -71,7 +71,7 @@ class Attempt:
     def failed(self, what: str, result: runner.ProcessResult) -> bool:
         """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why."""
         if result.killed == "cancelled":
-            self.error, self.counted = "cancelled: the batch stopped", False
+            self.error, self.counted, self.killed = "cancelled: the batch stopped", False, "cancelled"
             return True
         if result.launch_error is not None:
             # The setup's fault (a program missing or hidden by the sandbox), the same on every try: a test
