@@ -4,7 +4,8 @@ wave runs, so a person (``wavegit status``) or a dashboard can follow it.
 Lines: ``{"at", "event": "claimed", "items", "process"}`` first (again for each later batch of a rolling
 wave, which adds its items; ``process``: the process writing the log, as
 ``wavegit.core.wavelock`` names one, so ``status`` can tell a wave whose writer is gone); then per item
-``{"at", "item", "state", "attempt", "detail"}`` (queued, started, testing, verified, failed, not started);
+``{"at", "item", "state", "attempt", "detail"}`` (queued, started, testing, verified, failed, cancelled,
+not started; no attempt number for an attempt not counted);
 ``{"at", "note"}`` for what the wave says on the way (pushed, collected); ``{"at", "event": "finished",
 "exit_code", "success"}`` last. A failure to write the log never stops a wave: the log is for watching, the
 tracker and the report are the record.
