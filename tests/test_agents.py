@@ -325,6 +325,9 @@ def test_add_and_edit_refuse_an_unknown_worker_naming_the_option_and_write_nothi
     edited = wavegit(remote.clone, "edit", "A", "--worker", "nope")
     assert (edited.returncode, edited.stderr.splitlines()) == (2, [f"wavegit edit: {refusal}"])
     assert git(remote.origin, "rev-parse", "main") == before
+    typo = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
+                   "--worker", "deeep")  # as validate and import do, a near miss is named
+    assert typo.returncode == 2 and typo.stderr.rstrip().endswith("(deep, gpt, plain); did you mean 'deep'?")
     added = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
                     "--worker", "gpt")
     assert added.returncode == 0, added.stderr

@@ -104,9 +104,12 @@ def resolve(config: Config, name: str | None) -> Agent:
 
 def check_option(config: Config, name: str | None) -> None:
     """UsageError naming ``--worker`` unless ``name`` (None: not given) is a profile of ``config``."""
-    if name is not None and name not in {profile.name for profile in config.workers}:
-        names = ", ".join(profile.name for profile in config.workers) or "it has none"
-        raise UsageError(f"--worker {name!r}: no such profile in `workers` of the config ({names})")
+    known = tuple(profile.name for profile in config.workers)
+    if name is not None and name not in known:
+        guess = schema.nearest(name, known)
+        hint = f"; did you mean '{guess}'?" if guess else ""
+        raise UsageError(f"--worker {name!r}: no such profile in `workers` of the config "
+                         f"({', '.join(known) or 'it has none'}){hint}")
 
 
 def _agent(profile: WorkerProfile) -> Agent:
