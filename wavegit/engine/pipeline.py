@@ -213,19 +213,18 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     riding = options.push and isinstance(delivery, NoDelivery) and isinstance(store, GitStore)
     ran = _run(repo, config, store, claimed, rep, source, options, hold=riding)
     pr = _open_pr(rep, ran, config, delivery)
-    together = lost = None
+    together = None
     if ran.collected is not None and ran.collected.held:
         assert isinstance(store, GitStore)
-        try:
-            together = _land_together(repo, config, store, claimed, rep, ran, options)
-        except RaceLostError as exc:
-            lost = exc  # lost for good: the branch goes alone, the record is not tried for as long again
+        # Lost (its race given up before the paused beat turns stale) or refused: the branch goes alone,
+        # and the record is tried again on its own, the heartbeat beating.
+        together = _land_together(repo, config, store, claimed, rep, ran, options)
     if together is not None:
         rep, ran, code = together
     else:
         if ran.collected is not None and ran.collected.held:
             ran = _push_held(repo, config, claimed.wave_id, rep, ran, options.events)
-        race_lost = _record(repo, config, store, claimed, rep, ran, pr, lost)
+        race_lost = _record(repo, config, store, claimed, rep, ran, pr)
         code = _conclude(rep, config, claimed, ran, race_lost, delivery, pr)
         _share(repo, config, rep, ran, options.beating)
     try:
@@ -371,12 +370,9 @@ def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, 
         with store.riding([*riders, *([deletion] if deletion else [])]):
             landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now(),
                             deadline_s=(heartbeat.STALE_BEATS - 1) * config.heartbeat_s)
-    except RaceLostError:
-        if beating is not None:
-            beating.resume()
-        raise
     except WavegitError:
-        landed = None  # the riders alone may be what was refused: each goes again on its own
+        # A race lost, or the riders alone may be what was refused: each goes again on its own.
+        landed = None
     if landed is None:
         if beating is not None:
             beating.resume()
@@ -416,14 +412,11 @@ def _open_pr(rep: report.WaveReport, ran: _Ran, config: Config, delivery: Delive
 
 
 def _record(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: report.WaveReport,
-            ran: _Ran, pr: int | None, lost: RaceLostError | None = None) -> bool:
-    """Every item's outcome on the tracker branch (phase ``record``); whether the race was lost for good
-    (``lost``: it was, by the record that carried the wave branch)."""
+            ran: _Ran, pr: int | None) -> bool:
+    """Every item's outcome on the tracker branch (phase ``record``); whether the race was lost for good."""
     if rep.error is None:
         rep.phase = "record"
     try:
-        if lost is not None:
-            raise lost
         rep.tracker_updated = record(repo, config, store, claimed.wave_id, ran.runs, spent=ran.spent,
                                      now=utc_now(), pr=pr) is not None
     except RaceLostError as exc:
