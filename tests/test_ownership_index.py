@@ -97,13 +97,18 @@ def test_index_rebuilt_from_its_marshalled_tables_answers_like_the_original(seed
         assert rebuilt.owners(path) == index.owners(path), path
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_owners_of_many_paths_is_owners_of_each_and_lists_the_invalid_ones(seed: int) -> None:
-    rng = random.Random(seed)
+def _random_index_and_paths(rng: random.Random) -> tuple[OwnershipIndex[int], list[str]]:
+    """An index of 30 random patterns, and 80 paths like such patterns (owned by some, most by none)."""
     index: OwnershipIndex[int] = OwnershipIndex()
     for key in range(30):
         index.add(key, _random_pattern(rng))
-    pushed = [_path_like(_random_pattern(rng)) for _ in range(80)] + ["a\\b", "src/../x", "SRC/X.PY"]
+    return index, [_path_like(_random_pattern(rng)) for _ in range(80)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_owners_of_many_paths_is_owners_of_each_and_lists_the_invalid_ones(seed: int) -> None:
+    index, pushed = _random_index_and_paths(random.Random(seed))
+    pushed += ["a\\b", "src/../x", "SRC/X.PY"]
     owned, invalid = index.owners_of(pushed)
     assert invalid == ["a\\b", "src/../x"]
     expected = {path: index.owners(path) for path in pushed if path not in invalid}
@@ -113,11 +118,7 @@ def test_owners_of_many_paths_is_owners_of_each_and_lists_the_invalid_ones(seed:
 @pytest.mark.parametrize("seed", range(4))
 def test_owners_of_many_plain_paths_at_once_is_owners_of_each(seed: int) -> None:
     # Printable ASCII paths that normalize keeps (dotfiles, mixed case): matched in one batch, not one by one.
-    rng = random.Random(seed)
-    index: OwnershipIndex[int] = OwnershipIndex()
-    for key in range(30):
-        index.add(key, _random_pattern(rng))
-    pushed = [_path_like(_random_pattern(rng)) for _ in range(80)]
+    index, pushed = _random_index_and_paths(random.Random(seed))
     pushed += ["SRC/X.PY", ".env", "src/.x.py", "a b/c"]
     assert plain_folds(pushed) is not None
     owned, invalid = index.owners_of(pushed)
