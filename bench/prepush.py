@@ -7,7 +7,8 @@ the push is allowed. Measured as whole processes, interleaved round by round:
 
 - floor: ``python -c pass`` plus the one git command that lists the pushed paths
   (``git log -z --format=%H --name-status --no-renames <remote>..<local>``), each timed alone;
-- the hook, warm: ``python -m wavegit hook pre-push origin URL`` with git's stdin line (parse cache filled);
+- the hook, warm: wavegit's installed hook script run as git runs it (``.git/hooks/pre-push origin URL``,
+  git's stdin line; parse cache filled);
 - the hook, cold: the same with wavegit's cache directory deleted before each run.
 
 Budget: warm <= 60 ms (issue 24); warm / floor is a figure. Also prints an in-process breakdown of the warm
@@ -34,7 +35,7 @@ import backlog
 import common
 
 from wavegit.core import git, repo
-from wavegit.hook import prepush, pushed
+from wavegit.hook import install, prepush, pushed
 from wavegit.model import config, lifecycle
 from wavegit.ownership.index import OwnershipIndex
 
@@ -94,6 +95,11 @@ class Setup:
     tracker_bytes: int
     in_flight: int
 
+    def hook(self) -> list[str]:
+        """The argv git runs the installed hook with (``build`` installs it)."""
+        hook = self.clone / ".git" / "hooks" / install.HOOK_NAME
+        return [str(hook), "origin", str(self.clone.parent / "origin.git")]
+
 
 def build(base: Path, n_items: int, n_commits: int = N_COMMITS, files_per_commit: int = FILES_PER_COMMIT
           ) -> Setup:
@@ -104,6 +110,7 @@ def build(base: Path, n_items: int, n_commits: int = N_COMMITS, files_per_commit
     git.run(["init", "-q", "--bare", "-b", "main", str(origin)], cwd=base)
     git.run(["init", "-q", "-b", "main", str(clone)], cwd=base)
     git.run(["remote", "add", "origin", str(origin)], cwd=clone)
+    install.install(clone / ".git" / "hooks", sys.executable)
     pushed = _unowned_paths(items, n_commits * files_per_commit)
     tree = {path: f"# {path}\n" for path in pushed}
     _fast_import(clone, iter([("base", {config.TRACKER_PATH: tracker_text, **tree})]), None)
@@ -188,7 +195,7 @@ def run(runs: int, n_items: int) -> common.Result:
         env = common.python_env(base)
         py = sys.executable
         stdin = f"refs/heads/main {new} refs/heads/main {old}\n"
-        hook_argv = [py, "-m", "wavegit", "hook", "pre-push", "origin", str(base / "origin.git")]
+        hook_argv = setup.hook()
         pipelines = [
             common.Pipeline("floor: `python -c pass`", [py, "-c", "pass"], env, clone),
             common.Pipeline("floor: `git log --name-status` of the push", floor_git_log(old, new), env,

@@ -55,8 +55,7 @@ def measure_case(base: Path, n_items: int, commits: int, files: int, runs: int) 
     pipelines = [
         common.Pipeline(LABELS[0], [py, "-c", "pass"], env, setup.clone),
         common.Pipeline(LABELS[1], prepush.floor_git_log(setup.old, setup.new), env, setup.clone),
-        common.Pipeline(LABELS[2], [py, "-m", "wavegit", "hook", "pre-push", "origin",
-                                    str(where / "origin.git")], env, setup.clone, stdin,
+        common.Pipeline(LABELS[2], setup.hook(), env, setup.clone, stdin,
                         prepush.fetched_just_now(setup.clone)),
     ]
     return Case(n_items, commits, files * commits, common.interleaved(pipelines, runs))

@@ -193,6 +193,22 @@ def test_the_hook_quotes_a_python_path_with_shell_metacharacters(remote: RemoteR
     assert "(the Python that installed this hook) is gone" in gone.stderr
 
 
+def test_modules_in_the_repository_named_like_the_hooks_imports_never_run_in_the_hook(
+        remote: RemoteRepo) -> None:
+    """A hostile file at the repository's root named like a module the hook imports (the standard library's,
+    PyYAML, wavegit itself) would run with the pusher's rights if the repository were on the module path."""
+    install_hook(remote.clone)
+    marker = remote.base / "ran"
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for shadow in ("subprocess.py", "typing.py", "yaml.py", "wavegit/__init__.py"):
+        (remote.clone / shadow).parent.mkdir(exist_ok=True)
+        (remote.clone / shadow).write_text(payload)
+    commit(remote.clone, {"src/auth/a.py": "a = 11\n"})
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 1 and "src/auth/a.py: owned by AUTH-1" in result.stderr
+    assert not marker.exists()
+
+
 def test_the_repository_hook_script_runs_wavegit_from_path(remote: RemoteRepo) -> None:
     bin_dir = remote.base / "bin"
     bin_dir.mkdir()

@@ -3,16 +3,23 @@
 The hook goes into ``<git common dir>/hooks`` (shared by every linked worktree) unless a directory is given.
 A pre-push hook that is not wavegit's is kept as ``pre-push.wavegit-chained`` and run first, with the same
 arguments and the same stdin (buffered, since git writes it once); uninstalling puts it back. The script
-runs ``<python> -m wavegit hook pre-push`` with the Python that installed it, so wavegit must be importable
-by that interpreter (installed, not only on a PYTHONPATH).
+runs ``wavegit hook pre-push`` with the Python that installed it, isolated (``-I``: the repository's
+directory is not on the module path, so a file such as ``subprocess.py`` at its root cannot run in the
+hook, and no ``PYTHON*`` variable applies) and without ``site`` (``-S``): it puts on the path only the
+directories this Python imported wavegit and PyYAML from when the hook was installed. That skips the
+``.pth`` files of site-packages, whose import hooks (an editable install's) cost a hook ~8 ms warm.
+Reinstall the hook after moving wavegit to another environment.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from wavegit.core import git
 from wavegit.core.errors import UsageError
@@ -22,24 +29,32 @@ HOOK_NAME = "pre-push"
 CHAINED_NAME = "pre-push.wavegit-chained"
 MARKER = "# wavegit-managed pre-push hook"
 
-# {python} is substituted already shell-quoted; everything else is literal sh.
+# {python} and {boot} are substituted already shell-quoted; everything else is literal sh.
 _SCRIPT = """#!/bin/sh
 {marker} (written by `wavegit hooks install`; `wavegit hooks uninstall` removes it and
 # restores the hook it replaced). Reinstalling overwrites this file.
 python={python}
-# git writes the pushed refs to stdin once: keep them (trailing newlines too) for every hook that reads them.
+boot={boot}
+run_wavegit() {{
+    if [ ! -x "$python" ]; then
+        echo "wavegit: $python (the Python that installed this hook) is gone;" \\
+            "run \\`wavegit hooks install\\` again, or push with --no-verify at your own risk" >&2
+        exit 1
+    fi
+    exec "$python" -I -S -c "$boot" hook pre-push{options} "$@"
+}}
+case $0 in
+    */*) chained="${{0%/*}}/{chained}" ;;
+    *) chained="./{chained}" ;;
+esac
+if [ ! -x "$chained" ]; then
+    run_wavegit "$@"
+fi
+# git writes the pushed refs to stdin once: keep them (trailing newlines too) for both hooks.
 input=$(cat; echo x)
 input=${{input%x}}
-chained="$(dirname -- "$0")/{chained}"
-if [ -x "$chained" ]; then
-    printf '%s' "$input" | "$chained" "$@" || exit $?
-fi
-if [ ! -x "$python" ]; then
-    echo "wavegit: $python (the Python that installed this hook) is gone; run \\`wavegit hooks install\\`" \\
-        "again, or push with --no-verify at your own risk" >&2
-    exit 1
-fi
-printf '%s' "$input" | "$python" -m wavegit hook pre-push{options} "$@"
+printf '%s' "$input" | "$chained" "$@" || exit $?
+printf '%s' "$input" | run_wavegit "$@"
 """
 NO_FETCH = "--no-fetch"
 """In the script of a hook installed with ``--no-fetch``: it never refreshes the tracker branch."""
@@ -81,8 +96,17 @@ def hooks_dir(repo: Repo, explicit: Path | None, *, refuse_hooks_path: bool = Tr
 
 def render(python: str, *, fetch: bool = True) -> str:
     """The hook script that runs wavegit with ``python``; ``fetch`` False: one that never fetches."""
-    return _SCRIPT.format(marker=MARKER, python=shlex.quote(python), chained=CHAINED_NAME,
-                          options="" if fetch else f" {NO_FETCH}")
+    return _SCRIPT.format(marker=MARKER, python=shlex.quote(python), boot=shlex.quote(_boot()),
+                          chained=CHAINED_NAME, options="" if fetch else f" {NO_FETCH}")
+
+
+def _boot() -> str:
+    """The Python the hook runs: wavegit's CLI, with the directories this Python imported wavegit and PyYAML
+    from put after the standard library's (so that no module in them can shadow a standard one)."""
+    roots = dict.fromkeys(str(Path(file).resolve().parents[depth])
+                          for file, depth in ((__file__, 2), (yaml.__file__ or "", 1)))
+    return (f"import sys; sys.path += {json.dumps(list(roots))}; "
+            "from wavegit.cli import main; sys.exit(main())")
 
 
 def _fetches(hook: Path) -> bool:
