@@ -318,6 +318,20 @@ def test_run_refuses_a_checkout_that_persisted_its_token_and_claims_nothing(tmp_
     assert git(remote.origin, "rev-parse", "main") == before
 
 
+def test_a_file_in_the_checkout_named_like_a_module_wavegit_imports_never_runs_with_the_token(
+        tmp_path: Path) -> None:
+    """``python -m`` puts its working directory, the checkout, first on the module path: the action starts
+    its Pythons isolated (``-I``), so the checkout's ``subprocess.py`` cannot run beside the token file."""
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    marker = tmp_path / "ran"
+    for shadow in ("subprocess.py", "yaml.py", "wavegit/__init__.py"):
+        (remote.clone / shadow).parent.mkdir(exist_ok=True)
+        (remote.clone / shadow).write_text(f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n")
+    result = run_action(remote.clone, tmp_path, command="run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.outputs["success"] == "true" and not marker.exists()
+
+
 def test_run_claims_a_wave_and_writes_outputs_and_the_report_summary(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"]),
                                        item("B", ["write src/b.txt ok"], ["src/b.txt"])])

@@ -17,9 +17,11 @@ from wavegit.attempts import runner, workspace
 
 
 def reap_later(trash: Path) -> None:
-    """Empty ``trash`` in a detached process, when it holds anything."""
+    """Empty ``trash`` in a detached process, when it holds anything. It starts in wavegit's state folder,
+    not in the repository: ``python -m`` puts its directory first on the module path, where a repository
+    file named like a module it imports (``shutil.py``) would run."""
     if trash.is_dir() and any(os.scandir(trash)):
-        runner.start_detached([sys.executable, "-m", "wavegit.attempts.reaper", str(trash)])
+        runner.start_detached([sys.executable, "-m", "wavegit.attempts.reaper", str(trash)], cwd=trash.parent)
 
 
 def main(argv: list[str]) -> int:

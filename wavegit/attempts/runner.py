@@ -404,13 +404,13 @@ _DETACHED_ENV = ("PATH", "PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBY
 the same wavegit, never a token."""
 
 
-def start_detached(argv: Sequence[str]) -> None:
-    """Start ``argv`` in a session of its own with no input or output, and do not wait for it: work that may
-    outlive the command (as ``git gc --auto`` detaches). Best effort: a failed start is ignored, since what it
-    would have done is done again later."""
+def start_detached(argv: Sequence[str], cwd: Path) -> None:
+    """Start ``argv`` in ``cwd``, in a session of its own with no input or output, and do not wait for it:
+    work that may outlive the command (as ``git gc --auto`` detaches). Best effort: a failed start is
+    ignored, since what it would have done is done again later."""
     env = {name: os.environ[name] for name in _DETACHED_ENV if name in os.environ}
     with contextlib.suppress(OSError):
-        subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=env)
 
 
