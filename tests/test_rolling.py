@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers.reliability import dispatch_log, items_by_wave_branch, worker_command
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
-from tests.helpers.wave import item, make_wave_repo, origin_item, origin_tracker
+from tests.helpers.wave import check, item, make_wave_repo, origin_item, origin_tracker
 from wavegit.engine.wave import HALT_FRESH_S
 from wavegit.model.report import WaveReport
 
@@ -281,6 +281,37 @@ def test_a_wave_stopped_by_its_own_error_stops_new_claims_instead_of_retaking_it
     waves = reports(result.stdout)
     assert 1 <= len(waves) <= 2 and all(wave.error for wave in waves)  # the first, and one claimed ahead
     assert all(status == "todo" for status, _ in statuses(remote).values())
+
+
+def test_an_item_whose_test_cannot_launch_is_taken_once_not_again_in_a_new_wave_every_few_seconds(
+        tmp_path: Path) -> None:
+    # A launch failure counts no attempt, so the item went back to todo and the next claim took it again: a
+    # user's typo (`pytset`) made a wave (two tracker commits) every two seconds until Ctrl-C.
+    items = [item("A", ["write src/a.txt ok"], ["src/a.txt"], test="no-such-test-program -q"),
+             item("B", ["write src/b.txt ok"], ["src/b.txt"])]
+    remote = make_wave_repo(tmp_path, items, concurrency=2, attempts=2)
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=60)
+    assert result.returncode == 1, result.stderr
+    waves = reports(result.stdout)
+    assert [i.id for wave in waves for i in wave.items if i.id == "A"] == ["A"]
+    assert statuses(remote)["B"][0] == "review"
+    a = origin_item(remote, "A")
+    assert (a.status, a.attempts) == ("todo", 0)
+    assert "cannot launch 'no-such-test-program'" in (a.last_error or "")
+
+
+def test_an_unlaunchable_item_is_taken_again_once_its_test_is_edited(tmp_path: Path) -> None:
+    items = [item("A", ["write src/a.txt ok"], ["src/a.txt"], test="no-such-test-program -q")]
+    remote = make_wave_repo(tmp_path, items, attempts=1)
+    proc = start(remote.clone, "--watch")
+    wait_for(lambda: "cannot launch" in (origin_item(remote, "A").last_error or ""), "A's first wave", proc)
+    edited = wavegit(remote.clone, "edit", "A", "--test", check("src/a.txt"))
+    assert edited.returncode == 0, edited.stderr
+    wait_for(lambda: origin_item(remote, "A").status == "review", "A to be verified", proc)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert [[i.verified for i in wave.items] for wave in reports(out)] == [[False], [True]]
 
 
 def test_halted_before_its_first_claim_it_ends_as_run_does_with_one_json_line(tmp_path: Path) -> None:

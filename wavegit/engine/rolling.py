@@ -21,6 +21,8 @@ reported as one (:func:`.pipeline.run_claimed`), so it stays the unit of review.
   record, report) while later waves run.
 - Every claim checks HALT and the day budget, the latter also against what this scheduler's unrecorded
   waves spent; a halt or a ceiling stops new claims and lets running items finish (exit 3).
+- An item whose worker or test could not launch (no attempt counted, back to todo) is not claimed again by
+  this scheduler until its ``test`` or ``worker`` is edited: the same launch would fail the same way.
 - Without ``watch`` the scheduler ends when nothing is ready and nothing is in flight; with it, it looks
   every ``POLL_S`` until interrupted.
 - Ctrl-C or SIGTERM: every wave's workers are cancelled, and each wave records and reports what it has.
@@ -63,13 +65,14 @@ from wavegit.engine.slots import RollingSlots
 from wavegit.engine.wave import HaltWatch
 from wavegit.model import lifecycle, tracker
 from wavegit.model.config import Config
-from wavegit.model.select import Plan, select
+from wavegit.model.select import Plan, Skip, select
 from wavegit.trackerbranch import budget
 from wavegit.trackerbranch.store import TrackerStore
 
 POLL_S = 1.0
 """How often a scheduler whose last claim drained the backlog looks for new ready items (a fetch, and a plan
 when the tracker changed); ``--watch`` polls so while nothing runs."""
+UNLAUNCHABLE = "not taken again by this run: its worker or test could not launch (edit its test or worker)"
 EXIT_ORDER = (EXIT_BAD_INPUT, EXIT_HALTED)
 """Exit codes that outrank any wave's (bad input, then halted or over budget); below them the highest wave
 code wins (4, 1, 0). Ctrl-C or SIGTERM: 130, whatever came before."""
@@ -146,6 +149,28 @@ class Scheduler:
         self._drained: str | None = None
         """The tracker's blob SHA when the last claim (or look) left no ready item aside (None: it did): until
         the tracker changes, nothing more is ready."""
+        self._unlaunchable: dict[str, tuple[str, str | None]] = {}
+        """Item id -> its ``test`` and ``worker`` when its attempt could not launch: counted as no attempt, it
+        goes back to todo, and taking it again would fail the same way without end (a new wave every few
+        seconds), so this scheduler leaves it until either is edited."""
+
+    def unlaunchable(self, item: tracker.Item) -> None:
+        """``item``'s worker or test could not launch: not taken again as it is (:meth:`_plannable`)."""
+        with self._cond:
+            self._unlaunchable[item.id] = (item.test, item.worker)
+
+    def _plannable(self, loaded: tracker.Tracker) -> tuple[tracker.Tracker, tuple[Skip, ...]]:
+        """``loaded`` as this scheduler plans it: the todo items whose launch failed, not edited since, held
+        back (as blocked), with their skip reasons."""
+        with self._cond:
+            held = {item.id: item for item in loaded.items if item.status == lifecycle.Status.TODO.value
+                    and self._unlaunchable.get(item.id) == (item.test, item.worker)}
+        if not held:
+            return loaded, ()
+        planned = tracker.Tracker(loaded.version, tuple(
+            replace(item, status=lifecycle.Status.BLOCKED.value) if item.id in held else item
+            for item in loaded.items))
+        return planned, tuple(Skip(item_id, UNLAUNCHABLE) for item_id in held)
 
     def changed(self) -> None:
         """An item or a wave ended: the scheduler looks again."""
@@ -291,8 +316,8 @@ class Scheduler:
         blob_sha = snapshot.blob_sha
         if blob_sha == self._drained:
             return False
-        loaded = load_tracker(snapshot, self.repo, self.config)
-        if select(loaded, 1, blob_sha or "").selected:
+        planned, _ = self._plannable(load_tracker(snapshot, self.repo, self.config))
+        if select(planned, 1, blob_sha or "").selected:
             return True
         self._drained = blob_sha
         return False
@@ -310,8 +335,14 @@ class Scheduler:
                 return Plan((), (), tracker_sha)
             if not wave.count:
                 wave.done_at_open = done
+            planned, held = self._plannable(loaded)
             ranked.update(order.ranks(loaded))
-            return order.longest_first(loaded, max_items, tracker_sha, ranked)
+            plan = order.longest_first(planned, max_items, tracker_sha, ranked)
+            if not held:
+                return plan
+            index = {item.id: item.index for item in loaded.items}
+            skipped = sorted((*plan.skipped, *held), key=lambda skip: index[skip.id])
+            return plan._replace(skipped=tuple(skipped))
 
         claimed = claim(self.repo, self.config, self.store, max_items=count, wave_id=wave.wave_id,
                         now=utc_now(), check=preflight.claim_checks(self.repo, self.config, wave.wave_id),

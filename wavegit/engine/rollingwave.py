@@ -103,6 +103,8 @@ class RollingWave:
         turn = self._turn(run)
         try:
             run_attempts(wave.context, run, tries, wave.stop_reason, turn)
+            if run.attempts and run.attempts[-1].launch_failed:
+                self.scheduler.unlaunchable(run.item)
         finally:
             self.scheduler.slots.forget(turn)
             with self._cond:

@@ -65,6 +65,7 @@ class Attempt:
     counted: bool = True
     """Whether it counts toward the item's attempts: False when wavegit, not the item, stopped it."""
     launch_failed: bool = False
+    """Its worker or its test could not start: the same launch fails the same way until the setup changes."""
     permanent: str | None = None
     """Why its failure will repeat on every try (its agent's word: a rejected key, an unknown model)."""
 
@@ -76,7 +77,7 @@ class Attempt:
         if result.launch_error is not None:
             # The setup's fault (a program missing or hidden by the sandbox), the same on every try: a test
             # that cannot start is neither counted nor retried, as a worker that cannot start is not.
-            self.error, self.counted = f"{what} {result.describe()}", False
+            self.error, self.counted, self.launch_failed = f"{what} {result.describe()}", False, True
             return True
         if not result.ok:
             self.error = f"{what} {result.describe()}"
