@@ -148,6 +148,29 @@ def test_an_interrupted_wave_still_delivers_what_its_workers_verified(tmp_path: 
     assert "attempt" not in shown["B"], shown
 
 
+def test_an_interrupted_wave_says_its_summary_and_report_path_as_a_finished_one_does(tmp_path: Path) -> None:
+    # Ctrl-C printed only "wavegit run: interrupted", though the wave had recorded its items and written its
+    # report (and `run --json` and `run --continuous` print it).
+    out = tmp_path / "out"
+    out.mkdir()
+    started = out / "started.jsonl"
+    remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
+                            idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "wavegit run: interrupted" in stderr, stderr
+    summary, *_, shown = stdout.splitlines()
+    assert summary.startswith("wave w-") and "  A: todo (cancelled: the batch stopped)" in stdout, stdout
+    assert shown.startswith("report: ") and (remote.clone / shown.removeprefix("report: ")).is_file()
+
+
 def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()

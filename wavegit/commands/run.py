@@ -80,11 +80,6 @@ def run(args: argparse.Namespace) -> int:
         # Said on stderr as the CLI would, and as a report on stdout for whoever parses it.
         print(exc if isinstance(exc, ValidationError) else f"wavegit run: {exc}", file=sys.stderr)
         outcome = stopped(exc, started)
-    except Interrupted as exc:
-        if not args.json or exc.report is None:
-            raise
-        print("wavegit run: interrupted", file=sys.stderr)
-        outcome = WaveOutcome(exc.report, EXIT_INTERRUPTED)
     except KeyboardInterrupt as exc:
         # Before the wave had claims to settle (after, it raises Interrupted with its report).
         if not args.json:
@@ -117,14 +112,22 @@ def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
     delivery = _delivery(config, store)
     _stop_on_signals()
     options = WaveOptions(push=not args.no_push, config_source=source, only=only)
-    if args.json:
-        # No progress lines: stderr then carries only what went wrong (the Action annotates every line).
-        return run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
-                        options=options), repo
-    with Progress() as progress:
-        outcome = run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
-                           options=replace(options, events=progress))
-    return outcome, repo
+    try:
+        if args.json:
+            # No progress lines: stderr then carries only what went wrong (the Action annotates every line).
+            return run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
+                            options=options), repo
+        with Progress() as progress:
+            outcome = run_wave(repo, config, store, max_items=len(only) or args.max_items, delivery=delivery,
+                               options=replace(options, events=progress))
+        return outcome, repo
+    except Interrupted as exc:
+        if exc.report is None:
+            raise
+        # Its claims settled, it was recorded and reported: said as any wave's end is (its summary and report
+        # path, or the JSON), as `run --continuous` does; the text output said only "interrupted".
+        print("wavegit run: interrupted", file=sys.stderr)
+        return WaveOutcome(exc.report, EXIT_INTERRUPTED), repo
 
 
 def _continuous(args: argparse.Namespace) -> int:
