@@ -41,8 +41,9 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
     assert "  BAD: todo (test exited 1) [attempt 1]" in lines
     why = lines[lines.index("why not:") + 1:-1]
     assert len(why) == 1 and why[0].split()[:4] == ["BAD", "test", "exit", "1;"]
+    # The log that says why: the test's (the worker's said nothing of the failure).
     log = Path(why[0].split("log: ")[1])
-    assert log.is_file() and log.name == "BAD-1.log"
+    assert log.name == "BAD-1.test.log" and "check failed" in log.read_text()
     assert "    | check failed: src/nowhere.txt should contain 'ok', has None" in lines
 
     as_json = wavegit(remote.clone, "report", "--json")

@@ -102,7 +102,7 @@ def text(rep: report.WaveReport) -> str:
         width = max(len(item.id) for item in missed)
         lines.append("why not:")
         for item in missed:
-            log = item.attempt_records[-1].log_path if item.attempt_records else ""
+            log = item.attempt_records[-1].failure_log() if item.attempt_records else ""
             line = f"  {item.id:<{width}}  {report_markdown.reason(item)}" + (f"; log: {log}" if log else "")
             lines.append(inert(line))
     return "\n".join(lines)

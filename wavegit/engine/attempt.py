@@ -32,7 +32,7 @@ from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
-from wavegit.model import tracker
+from wavegit.model import report, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import one_line
 from wavegit.model.prompt import render as render_prompt
@@ -383,7 +383,7 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         attempt.error = "the worker changed nothing"
         return
     commit = taken.commit
-    attempt.test_log_path = context.logs / f"{item.id}-{attempt.number}.test.log"
+    attempt.test_log_path = report.item_test_log(context.logs / f"{item.id}-{attempt.number}.log")
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
         checkout = _test_checkout(context, ready, commit)

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 from wavegit.core import jsondecode
 from wavegit.core.git import WaveId
@@ -45,6 +46,11 @@ def utc_timestamp(moment: datetime | None = None) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def item_test_log(log_path: Path) -> Path:
+    """An attempt's item test log, beside its worker's log ``log_path`` (``A-1.log``: ``A-1.test.log``)."""
+    return log_path.with_suffix(".test.log")
+
+
 @dataclass(kw_only=True)
 class AttemptRecord:
     """One run of the worker on one item: what a retry is told and what the report proves."""
@@ -72,6 +78,12 @@ class AttemptRecord:
     """It changed files outside the item's ``owns`` (a violation, whatever its test said)."""
     counted: bool = True
     """Whether it counts against the item's ``max_attempts`` (a worker that could not be launched: no)."""
+
+    def failure_log(self) -> str:
+        """The log that says why it failed: its test's when the test ran and failed, else its worker's."""
+        if self.log_path and self.test_exit not in (None, 0):
+            return str(item_test_log(Path(self.log_path)))
+        return self.log_path
 
 
 @dataclass(kw_only=True)
