@@ -82,6 +82,19 @@ def test_plain_mode_prints_one_line_per_event() -> None:
     assert "\x1b" not in out.getvalue()
 
 
+def test_an_item_queued_again_by_a_later_wave_shows_no_attempt_number_of_the_last_one() -> None:
+    # `run --continuous` shares one view across waves: a real run printed "VIOL-1 attempt 2 queued", then
+    # "VIOL-1 attempt 3 started".
+    out = io.StringIO()
+    progress = Progress(out, live=False, clock=FakeClock())
+    progress.event("A", "queued")
+    progress.event("A", "started", attempt=2)
+    progress.event("A", "failed", "test exit 1", attempt=2)
+    progress.event("A", "queued")
+    progress.event("A", "started", attempt=3)
+    assert out.getvalue().splitlines()[3:] == ["A queued", "A attempt 3 started"]
+
+
 def test_clock_starts_at_the_first_active_state_and_restarts_for_a_retry() -> None:
     out, clock = io.StringIO(), FakeClock()
     progress = Progress(out, live=False, clock=clock)

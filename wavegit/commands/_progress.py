@@ -93,7 +93,8 @@ class Progress:
         """
         with self._lock:
             now = self._clock()
-            row = self._rows.setdefault(item_id, _Row())
+            # Queued again (a later wave of `run --continuous`): a new row, not the last wave's attempt.
+            row = self._rows[item_id] = _Row() if state == QUEUED else self._rows.get(item_id, _Row())
             row.state, row.detail = state, inert(detail)
             if attempt is not None:
                 row.attempt = attempt
