@@ -78,6 +78,35 @@ def test_a_rewind_among_several_pushed_refs_is_refused_and_a_fast_forward_among_
     assert git(remote.origin, "rev-parse", "main") == head
 
 
+def test_a_hand_edit_setting_a_claimed_item_back_to_todo_is_refused_and_the_claim_stays(
+        tmp_path: Path) -> None:
+    # Seen on a real project: a fast-forward returning a running item to todo passed, `plan` selected it
+    # again while its worker ran, and its wave's record then found it no longer claimed.
+    remote, _ = claimed_elsewhere(tmp_path)
+    git(remote.clone, "pull", "-q", "--ff-only")
+    claim = git(remote.origin, "rev-parse", "main")
+    text = (remote.clone / TRACKER).read_text()
+    commit(remote.clone, {TRACKER: text.replace("status: in_progress", "status: todo")}, "A: back to todo")
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "wavegit: push refused: it changes items in flight by hand:" in result.stderr
+    assert "A: back to todo: A (in_progress, wave w-" in result.stderr
+    assert git(remote.origin, "rev-parse", "main") == claim
+
+
+def test_a_hand_edit_of_other_items_passes_while_one_is_in_flight_also_merged_over_a_claim(
+        tmp_path: Path) -> None:
+    remote, _ = claimed_elsewhere(tmp_path)  # the user's clone has not fetched the claim yet
+    text = (remote.clone / TRACKER).read_text()
+    added = text.replace("items:\n", "items:\n- id: B\n  prompt: write src/b.txt ok\n  owns: [src/b.txt]\n"
+                                      "  test: 'true'\n", 1)
+    commit(remote.clone, {TRACKER: added}, "B, by hand")
+    git(remote.clone, "pull", "-q", "--no-rebase", "--no-edit")  # a merge with the claim, which changed A
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 0, result.stderr
+    assert origin_item(remote, "A").status == "in_progress" and origin_item(remote, "B").status == "todo"
+
+
 # --- the pushed tracker -------------------------------------------------------------------------------
 
 def published(tmp_path: Path) -> RemoteRepo:

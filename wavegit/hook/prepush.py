@@ -19,7 +19,8 @@ branch.
 - A path pushed to a wave branch must be owned by an in-flight item of that wave; anything else is refused.
 - On the tracker branch, paths under ``.wavegit/`` are wavegit's own compare-and-swap commits and pass, but
   a push whose commits change the tracker file (or the config) is refused when the tracker it leaves is
-  invalid, and one that is not a fast-forward when the commits it drops include wavegit's own
+  invalid or when its own commits (not wavegit's) change an item in flight, and one that is not a
+  fast-forward when the commits it drops include wavegit's own
   (``hook.tracker_guard``, imported only for such pushes: a parent of the usual push's new commits is the
   remote oid).
 - Deleting a ref passes, but for the tracker branch's (it would drop every claim and record, and the tracker:
@@ -302,6 +303,10 @@ def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, update
         from wavegit.hook import tracker_guard  # rare pushes: the usual one imports nothing more
 
         refusals += tracker_guard.rewind_refusals(repo.root, unsure, config.tracker_branch)
+        if tracker_pushed:
+            forward = [u for u in updates if u.remote_ref == tracker_ref and not u.is_new and not u.is_delete]
+            refusals += tracker_guard.in_flight_refusals(repo.root, repo.cache_dir, forward,
+                                                         config.tracker_path)
         if tracker_pushed or config_pushed:
             left = next((u.local_oid for u in updates if u.remote_ref == tracker_ref and not u.is_delete),
                         f"refs/remotes/{tracking}/{config.tracker_branch}")

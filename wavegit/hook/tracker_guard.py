@@ -4,6 +4,8 @@ push that needs them; the usual push does not).
 - A push that is not a fast-forward is refused when the commits it drops include wavegit's own (a
   ``Wavegit-Op`` trailer: claims, records, halts): undoing a claim returns its items to ``todo`` while they
   run, so they could run twice.
+- A push whose commits, not wavegit's own, change an item in flight (back to ``todo``, its ``owns``) is
+  refused: its wave's scheduler still holds it.
 - A push deleting the tracker branch is refused: deleting it and pushing an older commit anew is a rewind.
 - A push whose commits change the tracker file (or the config: its protected paths) is refused when the
   tracker it leaves is invalid, saying where: an invalid tracker stops every wavegit command that reads it,
@@ -21,12 +23,14 @@ from wavegit.core import git
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.model import tracker
 from wavegit.model.config import CONFIG_PATH, config_from, protected_of
+from wavegit.model.lifecycle import IN_FLIGHT
 from wavegit.trackerbranch.store import OP_TRAILER
 
 if TYPE_CHECKING:
     from wavegit.core.repo import Repo
     from wavegit.hook.pushed import RefUpdate
 
+_IN_FLIGHT = frozenset(status.value for status in IN_FLIGHT)
 MAX_LISTED = 5
 """Problems (and dropped commits) named in a refusal; the rest are counted."""
 _FIELD = "\x1f"
@@ -66,6 +70,55 @@ def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: st
                         f"{more}\nThat would undo claims and records (an item in flight back to todo runs "
                         f"twice): rebase your commits onto {tracker_branch} (`git pull --rebase`). {_SKIP}")
     return refusals
+
+
+def in_flight_refusals(root: Path, cache_dir: Path, updates: Sequence[RefUpdate], path: str) -> list[str]:
+    """A refusal for the items in flight that pushed commits not wavegit's own (no ``Wavegit-Op`` trailer)
+    change by hand: a claimed item set back to ``todo`` is planned again while it runs, so it runs twice (as
+    a rewind would make it), and a change to its ``owns`` moves what the hook and the planner hold while its
+    worker changes the files it was claimed with. A merge counts for the items it leaves unlike every parent.
+    ``updates``: fast-forwards of the tracker branch (a rewind is :func:`rewind_refusals`')."""
+    fmt = f"%H %P{_FIELD}%h %s{_FIELD}%(trailers:key={OP_TRAILER},valueonly,separator=%x2C)"
+    changed: list[str] = []
+    for update in updates:
+        try:
+            listing = git.log(root, [f"{update.remote_oid}..{update.local_oid}", "--", path], fmt)
+        except git.GitError:
+            continue
+        for line in listing.splitlines():
+            shas, subject, op = line.split(_FIELD)
+            if op.strip():
+                continue
+            commit, *parents = shas.split()
+            after = _items(root, cache_dir, commit, path)
+            before = [_items(root, cache_dir, parent, path) for parent in parents]
+            changed += [f"{subject}: {item.id} ({item.status}, wave {item.wave})"
+                        for item in _in_flight(before[0]) if all(after.get(item.id) != items.get(item.id)
+                                                                 for items in before)]
+    if not changed:
+        return []
+    listed = "".join(f"\n  {line}" for line in changed[:MAX_LISTED])
+    more = f"\n  ... and {len(changed) - MAX_LISTED} more" if len(changed) > MAX_LISTED else ""
+    return [f"wavegit: push refused: it changes items in flight by hand:{listed}{more}\nTheir wave's "
+            "scheduler still holds them (an item back to todo would run twice): leave them to it, `wavegit "
+            f"release --wave W` if it is gone, and change them once it has recorded them. {_SKIP}"]
+
+
+def _items(root: Path, cache_dir: Path, commit: str, path: str) -> dict[str, tracker.Item]:
+    """The items of the tracker at ``commit`` by id (none when it has no readable tracker)."""
+    found = git.read_blob_at(root, f"{commit}:{path}")
+    if found is None:
+        return {}
+    blob_sha, text = found
+    try:
+        loaded = tracker.load_cached(text, blob_sha, cache_dir, path, strict=False)
+    except ValidationError:
+        return {}
+    return {item.id: item for item in loaded.items}
+
+
+def _in_flight(items: dict[str, tracker.Item]) -> list[tracker.Item]:
+    return [item for item in items.values() if item.status in _IN_FLIGHT]
 
 
 def deletion_refusal(tracker_ref: str) -> str:
