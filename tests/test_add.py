@@ -113,7 +113,8 @@ def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
      "wavegit add: --test: cannot be split into words"),
     (["add", "C-1", "--prompt", "p", "--owns", "../outside.py", "--test", "true"], "--owns '../outside.py'"),
     (["add", "C-1", "--prompt", "p", "--owns", ".wavegit/", "--test", "true"],
-     "wavegit add: --owns: pattern '.wavegit/' can match the protected path '.wavegit/'\n"),  # said once
+     "wavegit add: --owns: pattern '.wavegit/' can match the protected path '.wavegit/' (hint: own narrower "
+     "paths; only allow_protected in .wavegit/config.yaml lifts a protected path)\n"),  # said once
     (["add", "C-1", "--prompt", "  ", "--owns", "a.py", "--test", "true"], "the prompt is empty"),
     (["add", "C-1", "--prompt-file", "missing.md", "--owns", "a.py", "--test", "true"],
      "--prompt-file missing.md: cannot read it"),

@@ -54,8 +54,10 @@ def test_a_bad_option_is_exit_2_naming_it_and_writes_nothing(tmp_path: Path) -> 
     test = wavegit(remote.clone, "edit", "A", "--test", "sh -c 'unterminated")
     assert test.returncode == 2 and test.stderr.startswith("wavegit edit: --test: cannot be split into words")
     protected = wavegit(remote.clone, "edit", "A", "--owns", ".wavegit/")
+    # Named as add names it, at no line of an unwritten file, with the way out.
     assert protected.stderr == ("wavegit edit: --owns: pattern '.wavegit/' can match the protected path "
-                                "'.wavegit/'\n")  # named as add names it, at no line of an unwritten file
+                                "'.wavegit/' (hint: own narrower paths; only allow_protected in "
+                                ".wavegit/config.yaml lifts a protected path)\n")
     nothing = wavegit(remote.clone, "edit", "A")
     assert nothing.returncode == 2 and "nothing to edit" in nothing.stderr
     assert origin_head(remote) == head

@@ -19,6 +19,7 @@ from wavegit.core import git, schema
 from wavegit.core.errors import UsageError
 from wavegit.core.git import WaveId
 from wavegit.model import lifecycle, report, tracker
+from wavegit.ownership.protected import REFUSAL_HINT, reached, refusal
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.mutation import mutate
 from wavegit.trackerbranch.store import OP_TRAILER, Change, GitStore, Snapshot
@@ -150,3 +151,12 @@ def run_op(args: argparse.Namespace, op: Op, decide: Decide, context: Context | 
     else:
         print(f"{said[0]}: {landed(result, store)}")
     return 0
+
+
+def check_protected(owns: schema.Value, protected: tuple[str, ...]) -> None:
+    """No pattern of ``owns`` (``add``'s or ``edit``'s ``--owns``) reaches a protected path: named by its
+    option, with the way out (not at a line of a tracker that is never written)."""
+    for pattern in owns if isinstance(owns, tuple) else ():
+        guard = reached(str(pattern), protected)
+        if guard is not None:
+            raise UsageError(f"--owns: {refusal(str(pattern), guard)} (hint: {REFUSAL_HINT})")

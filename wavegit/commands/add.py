@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from wavegit.attempts import agents
+from wavegit.commands._itemop import check_protected
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core.errors import Problem, UsageError, ValidationError
@@ -18,6 +19,7 @@ from wavegit.model import tracker
 from wavegit.model.config import protected_of
 from wavegit.model.report import utc_timestamp
 from wavegit.ownership.patterns import PatternError, normalize
+from wavegit.ownership.protected import DEFAULT_PROTECTED
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.mutation import mutate
 from wavegit.trackerbranch.store import Change, Snapshot, check_tracker_text
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
                         created_at=utc_timestamp(), worker=args.worker)
     target = open_target(args)
     agents.check_option(target.config, item.worker)
+    check_protected(item.owns, protected_of(target.config) or DEFAULT_PROTECTED)
     store, tracker_path = target.store, target.config.tracker_path
 
     def apply(snapshot: Snapshot) -> Change:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import argparse
 
 from wavegit.attempts import agents
-from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, run_op, suggest
+from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, check_protected, run_op, suggest
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.core import schema
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.model import lifecycle, tracker
 from wavegit.model.config import protected_of
 from wavegit.ownership.patterns import PatternError, normalize
-from wavegit.ownership.protected import DEFAULT_PROTECTED, reached, refusal
+from wavegit.ownership.protected import DEFAULT_PROTECTED
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         item = read.item(args.id)
         lifecycle.check_editable(item)
         _check_dependencies(read, item.id, wanted.get("depends_on", ()))
-        _check_protected(wanted.get("owns", ()), protected_of(read.store.config) or DEFAULT_PROTECTED)
+        check_protected(wanted.get("owns", ()), protected_of(read.store.config) or DEFAULT_PROTECTED)
         agents.check_option(read.store.config, args.worker)
         changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
         if not changed:
@@ -89,15 +89,6 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         if complaint:
             raise UsageError(f"--{name.replace('_', '-')}: {complaint}")  # as add says it
     return wanted
-
-
-def _check_protected(owns: schema.Value, protected: tuple[str, ...]) -> None:
-    """No pattern of ``owns`` reaches a protected path, named by its option as ``add`` names it (not at a
-    line of a tracker that is never written)."""
-    for pattern in owns if isinstance(owns, tuple) else ():
-        guard = reached(str(pattern), protected)
-        if guard is not None:
-            raise UsageError(f"--owns: {refusal(str(pattern), guard)}")
 
 
 def _check_dependencies(read: Read, item_id: str, depends_on: schema.Value) -> None:
