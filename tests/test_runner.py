@@ -76,6 +76,13 @@ def test_failing_worker_reports_its_exit_code(tmp_path: Path) -> None:
     assert result.describe() == "exited 3"
 
 
+def test_a_shells_command_not_found_is_explained_with_the_sandboxs_way_out(tmp_path: Path) -> None:
+    result = run(tmp_path, ["sh", "-c", "wavegit-no-such-program-here"])
+    assert result.exit_code == 127
+    assert result.describe().startswith("exited 127 (a shell's 'command not found': ")
+    assert "sandbox.ro_paths" in result.describe()
+
+
 def test_crash_by_signal_is_a_negative_exit_code_named_in_describe(tmp_path: Path) -> None:
     result = run(tmp_path, worker("crash", "SIGSEGV"))
     assert result.exit_code == -signal.SIGSEGV and result.killed is None

@@ -95,11 +95,19 @@ class ProcessResult:
         assert self.exit_code is not None
         if self.exit_code < 0:
             return f"killed by {_signal_name(-self.exit_code)}"
+        if self.exit_code == _NOT_FOUND:
+            return (f"exited {_NOT_FOUND} (a shell's 'command not found': a program it runs is missing, or "
+                    "hidden by the sandbox, which sandbox.ro_paths can show read-only)")
         return f"exited {self.exit_code}"
 
     def tail(self, n_lines: int) -> str:
         """The last ``n_lines`` lines of the log (undecodable bytes replaced)."""
         return log_tail(self.log_path, n_lines)
+
+
+_NOT_FOUND = 127
+"""The exit code of a POSIX shell that could not find a command (a wrapper script whose interpreter lives
+under the sandbox's hidden HOME exits with it)."""
 
 
 def log_tail(path: Path, n_lines: int) -> str:
