@@ -1,0 +1,41 @@
+"""Attacks on the pre-push hook by what a repository holds or a teammate commits: each one a real `git push`
+through the installed hook, which must refuse what collides with work in flight."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.helpers.hook import ItemSpec, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.repos import git, make_remote_repo
+
+W1 = "w-20260101-000000-0001"
+GITLINK_A, GITLINK_B = "a" * 40, "b" * 40
+
+
+def refused_with(result: subprocess.CompletedProcess[str], owner: str) -> None:
+    assert result.returncode != 0, result.stderr
+    assert "push refused" in result.stderr and f"owned by {owner}" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def set_gitlink(repo: Path, path: str, sha: str) -> str:
+    """Point the submodule entry ``path`` at ``sha`` and commit it (no submodule checkout needed)."""
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},{path}")
+    git(repo, "commit", "-q", "-m", f"bump {path}")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def test_attack_a_submodule_bump_hidden_by_gitmodules_ignore_all_is_refused(tmp_path: Path) -> None:
+    # `ignore = all` in a committed .gitmodules (a setting that quiets `git status`) hid a gitlink's change
+    # from every git diff and log, plumbing included: the hook saw a push of no path at all.
+    gitmodules = '[submodule "lib"]\n\tpath = vendor/lib\n\turl = ../lib.git\n\tignore = all\n'
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", ".gitmodules": gitmodules})
+    set_gitlink(remote.clone, "vendor/lib", GITLINK_A)
+    git(remote.clone, "push", "-q", "--no-verify", "origin", "main")
+    publish_tracker(remote, [ItemSpec("LIB-1", ["vendor/lib"], wave=W1)])
+    install_hook(remote.clone)
+    before = remote_oid(remote, "refs/heads/main")
+    set_gitlink(remote.clone, "vendor/lib", GITLINK_B)
+    refused_with(push(remote.clone, "origin", "main"), "LIB-1")
+    assert remote_oid(remote, "refs/heads/main") == before
