@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.helpers.hook import ItemSpec, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import git, make_remote_repo
 
 W1 = "w-20260101-000000-0001"
@@ -38,4 +38,18 @@ def test_attack_a_submodule_bump_hidden_by_gitmodules_ignore_all_is_refused(tmp_
     before = remote_oid(remote, "refs/heads/main")
     set_gitlink(remote.clone, "vendor/lib", GITLINK_B)
     refused_with(push(remote.clone, "origin", "main"), "LIB-1")
+    assert remote_oid(remote, "refs/heads/main") == before
+
+
+def test_attack_a_config_whose_allow_protected_is_invalid_still_has_the_push_checked(tmp_path: Path) -> None:
+    # The in-flight items were read with the config's protected paths, whose error (a typo in
+    # allow_protected, committed on main from the web editor) read as an unreadable tracker: a warning, and
+    # the push went through unchecked.
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", "src/auth/limiter.py": "limit = 1\n"})
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], wave=W1)],
+                    {".wavegit/config.yaml": "allow_protected: [src/]\n"})
+    install_hook(remote.clone)
+    before = remote_oid(remote, "refs/heads/main")
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 2\n"})
+    refused_with(push(remote.clone, "origin", "main"), "AUTH-1")
     assert remote_oid(remote, "refs/heads/main") == before

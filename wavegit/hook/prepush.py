@@ -192,8 +192,10 @@ def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: st
 
     text = git.read_blob(repo.root, git.BlobSha(blob_sha))
     try:
+        # Not ``guards()``: protected paths only add item problems here, and a config whose own are invalid
+        # (an ``allow_protected`` typo) must not leave the push unchecked (the cache key ignores them too).
         loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
-                                     protected=config.guards())
+                                     protected=config.protected)
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
