@@ -53,3 +53,20 @@ def test_attack_a_config_whose_allow_protected_is_invalid_still_has_the_push_che
     commit(remote.clone, {"src/auth/limiter.py": "limit = 2\n"})
     refused_with(push(remote.clone, "origin", "main"), "AUTH-1")
     assert remote_oid(remote, "refs/heads/main") == before
+
+
+def test_attack_a_timeout_too_long_to_wait_on_is_bad_input_not_a_traceback(tmp_path: Path) -> None:
+    # 1e29 s passed every check ("a positive finite number") and overflowed poll() in the hook's fetch.
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", "src/auth/limiter.py": "limit = 1\n"})
+    huge = "1" + "0" * 29
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], wave=W1)],
+                    {".wavegit/config.yaml": f"hook:\n  max_age_s: 0\n  fetch_timeout_s: {huge}\n"})
+    install_hook(remote.clone)
+    commit(remote.clone, {"README.md": "hello again\n"})
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert ".wavegit/config.yaml:3:20: 'fetch_timeout_s' must be at most 1000000000 seconds" in result.stderr
+    (remote.clone / ".wavegit/config.yaml").unlink()
+    result = push(remote.clone, "origin", "main", env={"WAVEGIT_HOOK_FETCH_TIMEOUT_S": huge})
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "WAVEGIT_HOOK_FETCH_TIMEOUT_S" in result.stderr and "at most" in result.stderr

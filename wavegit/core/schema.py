@@ -168,6 +168,22 @@ def positive(value: Value) -> str | None:
     return "must be greater than 0" if isinstance(value, (int, float)) and value <= 0 else None
 
 
+MAX_SECONDS = 1e9
+"""The longest time a key may give (some 31 years): far longer, Python's waits (``poll``, a thread's
+``wait``) and datetimes overflow, so a bigger value crashed whatever waited on it."""
+
+
+def seconds(lowest: Check = positive) -> Check:
+    """A duration in seconds: ``lowest``'s bound (greater than 0 unless given), and at most
+    :data:`MAX_SECONDS`."""
+    def check(value: Value) -> str | None:
+        if isinstance(value, (int, float)) and value > MAX_SECONDS:
+            return f"must be at most {MAX_SECONDS:.0f} seconds"
+        return lowest(value)
+
+    return check
+
+
 def not_blank(value: Value) -> str | None:
     return "must not be empty" if isinstance(value, str) and not value.strip() else None
 

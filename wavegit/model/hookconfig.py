@@ -18,7 +18,7 @@ from wavegit.core.errors import UsageError
 
 CONFIG_PATH = ".wavegit/config.yaml"
 # Bump when a field is added or what one means changes: entries are keyed by the config's text, not the code.
-_CACHE_FORMAT = f"wavegit-hook-config-1-{__version__}"
+_CACHE_FORMAT = f"wavegit-hook-config-2-{__version__}"
 
 
 # A NamedTuple, annotations not postponed: see wavegit.core.git.GitResult.
