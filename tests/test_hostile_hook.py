@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import git, make_remote_repo
 
@@ -70,3 +72,24 @@ def test_attack_a_timeout_too_long_to_wait_on_is_bad_input_not_a_traceback(tmp_p
     result = push(remote.clone, "origin", "main", env={"WAVEGIT_HOOK_FETCH_TIMEOUT_S": huge})
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
     assert "WAVEGIT_HOOK_FETCH_TIMEOUT_S" in result.stderr and "at most" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["src/auth/odd[name.py", "src/auth/a\\b.py", "src/auth/tab\there.py",
+                                  "src/auth/new\nline.py"])
+def test_attack_a_name_that_is_no_pattern_is_refused_in_an_in_flight_directory(tmp_path: Path,
+                                                                                name: str) -> None:
+    # A name the pattern syntax refuses ('[' unbalanced, a backslash, a control character) was only named
+    # in a warning, "not checked", and the push went through: src/auth/ is AUTH-1's whatever its files
+    # are called.
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", "src/auth/limiter.py": "limit = 1\n"})
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], wave=W1)])
+    install_hook(remote.clone)
+    before = remote_oid(remote, "refs/heads/main")
+    commit(remote.clone, {name: "x\n"})
+    refused_with(push(remote.clone, "origin", "main"), "AUTH-1")
+    assert remote_oid(remote, "refs/heads/main") == before
+    # The same name outside what is in flight is pushed without a word.
+    git(remote.clone, "reset", "-q", "--hard", "origin/main")
+    commit(remote.clone, {name.replace("auth", "free", 1).replace("AUTH", "free"): "x\n"})
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 0 and "wavegit" not in result.stderr, result.stderr

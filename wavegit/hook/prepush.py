@@ -71,11 +71,6 @@ class Violation(NamedTuple):
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
 
 
-# (violations, unchecked): the refused paths, and the pushed paths the ownership index cannot look up (e.g. a
-# name with a backslash or an unbalanced '[').
-Findings = tuple[list[Violation], list[str]]
-
-
 class Verdict(NamedTuple):
     violations: tuple[Violation, ...]
     """The collisions that refuse the push: on a branch of ``hook.refuse_on`` or a wave branch."""
@@ -205,30 +200,29 @@ def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: st
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
-                    tracker_branch: str) -> Findings:
+                    tracker_branch: str) -> list[Violation]:
     """Every pushed path the rules of the module docstring refuse, in ref and path order."""
     return _violations(changed, _indexed(in_flight), tracker_branch)
 
 
-def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
+def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
+                tracker_branch: str) -> list[Violation]:
     by_id, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
-    found: Findings = ([], [])
+    found: list[Violation] = []
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
         pushed = sorted(set(changed[ref])) if ref != tracker_ref else \
             sorted({path for path in changed[ref] if not path.startswith(STATE_PREFIX)})
-        owned, invalid = index.owners_of(pushed)
-        found[1].extend(invalid)
-        unchecked = set(invalid)
+        owned = index.owners_of(pushed)
         # Off a wave branch only the owned paths can be refused: the usual push owns none of its thousands.
         for path in pushed if wave is not None else sorted(owned):
             keys = owned.get(path)
             if keys:
-                found[0].extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
-                                if wave is None or by_id[key][2] != wave)
-            elif path not in unchecked:
-                found[0].append(Violation(ref, path, None))
+                found.extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
+                             if wave is None or by_id[key][2] != wave)
+            else:
+                found.append(Violation(ref, path, None))
     return found
 
 
@@ -324,7 +318,7 @@ def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, update
     except UsageError as exc:
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings), tuple(refusals))
-    violations, unchecked = _violations(changed, loaded, config.tracker_branch)
+    violations = _violations(changed, loaded, config.tracker_branch)
     if any(v.owner is not None and v.owner.status == "review" for v in violations):
         from wavegit.hook import landing  # a push colliding with a wave in review: rare
 
@@ -334,10 +328,6 @@ def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, update
             warnings.append(f"this push lands {waves} as pushed (in-flight files as on "
                             f"{tracking}/wavegit/<wave>), whose items are in review: run `wavegit sync` to "
                             "mark them done")
-    if unchecked:
-        listed = ", ".join(repr(path) for path in unchecked)
-        _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
-                   f"{listed}", warnings)
     refusing = {ref: refuses(config, ref) for ref in {v.ref for v in violations}}
     return Verdict(tuple(v for v in violations if refusing[v.ref]), tuple(warnings), tuple(refusals),
                    tuple(v for v in violations if not refusing[v.ref]))
