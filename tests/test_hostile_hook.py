@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
-from tests.helpers.repos import git, make_remote_repo
+from tests.helpers.repos import git, make_remote_repo, wavegit
 
 W1 = "w-20260101-000000-0001"
 GITLINK_A, GITLINK_B = "a" * 40, "b" * 40
@@ -93,3 +93,20 @@ def test_attack_a_name_that_is_no_pattern_is_refused_in_an_in_flight_directory(t
     commit(remote.clone, {name.replace("auth", "free", 1).replace("AUTH", "free"): "x\n"})
     result = push(remote.clone, "origin", "main")
     assert result.returncode == 0 and "wavegit" not in result.stderr, result.stderr
+
+
+def test_attack_a_number_past_a_floats_range_in_the_tracker_is_an_item_problem_for_every_reader(
+        tmp_path: Path) -> None:
+    # float(10**400) raises OverflowError, which no reader caught: the hook, ls, plan and validate all ended
+    # in a traceback on such an estimate.
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", "src/auth/limiter.py": "limit = 1\n"})
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], wave=W1, extra={"estimate_s": 10 ** 400})])
+    install_hook(remote.clone)
+    commit(remote.clone, {"src/auth/limiter.py": "limit = 2\n"})
+    refused_with(push(remote.clone, "origin", "main"), "AUTH-1")
+    for command in (["ls"], ["plan", "--json"], ["status"]):
+        result = wavegit(remote.clone, *command)
+        assert result.returncode in (0, 2) and "Traceback" not in result.stderr, (command, result.stderr)
+    result = wavegit(remote.clone, "validate")
+    assert result.returncode == 2, result.stderr
+    assert ".wavegit/tracker.yaml:9:17: item AUTH-1: 'estimate_s' must be a finite number" in result.stderr

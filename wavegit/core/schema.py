@@ -378,6 +378,16 @@ def refusal(value: Value, spec: Field) -> Refused | None:
     return Refused(complaint, spec.hint) if complaint else None
 
 
+def finite(number: int | float) -> float | None:
+    """``number`` as a float; None when it has none that is finite (NaN, an infinity, an integer of hundreds
+    of digits, which ``float`` and ``math.isfinite`` refuse with OverflowError)."""
+    try:
+        value = float(number)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
     kind = spec.kind
     if kind == "str_list":
@@ -405,9 +415,10 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
     if kind == "int" and isinstance(scalar, int) and not isinstance(scalar, bool):
         return scalar
     if kind == "float" and isinstance(scalar, (int, float)) and not isinstance(scalar, bool):
-        if not math.isfinite(scalar):
+        number = finite(scalar)
+        if number is None:
             return _wrong(node, spec, "a finite number", where, item_id)
-        return float(scalar)
+        return number
     if kind == "bool" and isinstance(scalar, bool):
         return scalar
     return _wrong(node, spec, EXPECTED[kind], where, item_id)
