@@ -110,3 +110,18 @@ def test_attack_a_number_past_a_floats_range_in_the_tracker_is_an_item_problem_f
     result = wavegit(remote.clone, "validate")
     assert result.returncode == 2, result.stderr
     assert ".wavegit/tracker.yaml:9:17: item AUTH-1: 'estimate_s' must be a finite number" in result.stderr
+
+
+def test_attack_one_id_twice_in_the_tracker_lends_no_wave_the_other_items_files(tmp_path: Path) -> None:
+    # In-flight items were looked up by id: the second X's wave stood for the first X's paths, so W2's
+    # wave branch took W1's file, and main's refusal named the wrong wave.
+    w2 = "w-20260101-000000-0002"
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", "src/a/x.py": "1\n", "src/b/y.py": "1\n"})
+    publish_tracker(remote, [ItemSpec("X", ["src/a/"], wave=W1), ItemSpec("X", ["src/b/"], wave=w2)])
+    install_hook(remote.clone)
+    git(remote.clone, "checkout", "-q", "-b", f"wavegit/{w2}")
+    commit(remote.clone, {"src/a/x.py": "2\n"})
+    result = push(remote.clone, "origin", f"wavegit/{w2}")
+    refused_with(result, "X")
+    assert f"src/a/x.py: owned by X (in_progress, wave {W1};" in result.stderr
+    assert remote_oid(remote, f"refs/heads/wavegit/{w2}") == ""

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch."""
 STATE_PREFIX = ".wavegit/"
-_CACHE_FORMAT = "wavegit-hook-in-flight-3"
+_CACHE_FORMAT = "wavegit-hook-in-flight-4"
 
 
 class Owner(NamedTuple):
@@ -128,21 +128,22 @@ def settled_branches(tracker_branch: str, base_branch: str) -> tuple[str, ...]:
 
 _Row = tuple[str, str, str | None, int | None, tuple[str, ...]]
 """An ``Owner``'s fields: the hook makes an ``Owner`` only of the items a push collides with."""
-_InFlight = tuple[dict[str, _Row], OwnershipIndex[str]]
-"""(by id, owned): the items in flight by id, and an ownership index of their patterns."""
+_InFlight = tuple[tuple[_Row, ...], OwnershipIndex[int]]
+"""(rows, owned): the items in flight, and an ownership index of their patterns keyed by position in rows
+(not by id: in a tracker holding one id twice, the second item's wave answered for the first's paths)."""
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
     from wavegit.ownership.patterns import PatternError
 
-    index: OwnershipIndex[str] = OwnershipIndex()
-    for item in in_flight:
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for position, item in enumerate(in_flight):
         for pattern in item.owns:
             try:
-                index.add(item.id, pattern)
+                index.add(position, pattern)
             except PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
-    return {item.id: (item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight}, index
+    return tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight), index
 
 
 def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
@@ -171,8 +172,8 @@ def _load_in_flight(repo: "Repo", config: HookSettings, remote: str) -> _InFligh
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    by_id, tables = payload
-    return by_id, OwnershipIndex.from_tables(tables)
+    rows, tables = payload
+    return rows, OwnershipIndex.from_tables(tables)
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
@@ -180,7 +181,7 @@ def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
 
 
 def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: str) -> tuple[str, object]:
-    """("ok", (in-flight rows by id, their index's tables)) or ("error", message), from the full (cached)
+    """("ok", (the in-flight rows, their index's tables)) or ("error", message), from the full (cached)
     tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
     pattern."""
     from wavegit.model import lifecycle, tracker
@@ -193,10 +194,9 @@ def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: st
                                      protected=config.protected)
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
-    rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
-                 if item.status in lifecycle.IN_FLIGHT)
-    by_id, index = _indexed([Owner(*row) for row in rows])
-    return "ok", (by_id, index.tables())
+    rows, index = _indexed([Owner(item.id, item.status, item.wave, item.pr, item.owns)
+                            for item in loaded.items if item.status in lifecycle.IN_FLIGHT])
+    return "ok", (rows, index.tables())
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
@@ -207,7 +207,7 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Ow
 
 def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
                 tracker_branch: str) -> list[Violation]:
-    by_id, index = in_flight
+    rows, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
     found: list[Violation] = []
     for ref in sorted(changed):
@@ -219,8 +219,8 @@ def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
         for path in pushed if wave is not None else sorted(owned):
             keys = owned.get(path)
             if keys:
-                found.extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
-                             if wave is None or by_id[key][2] != wave)
+                found.extend(Violation(ref, path, Owner(*rows[key])) for key in sorted(keys)
+                             if wave is None or rows[key][2] != wave)
             else:
                 found.append(Violation(ref, path, None))
     return found
