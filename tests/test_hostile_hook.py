@@ -3,12 +3,13 @@ through the installed hook, which must refuse what collides with work in flight.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.hook import ItemSpec, commit, install_hook, publish_tracker, push, remote_oid
+from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push, remote_oid
 from tests.helpers.repos import git, make_remote_repo, wavegit
 
 W1 = "w-20260101-000000-0001"
@@ -125,3 +126,39 @@ def test_attack_one_id_twice_in_the_tracker_lends_no_wave_the_other_items_files(
     refused_with(result, "X")
     assert f"src/a/x.py: owned by X (in_progress, wave {W1};" in result.stderr
     assert remote_oid(remote, f"refs/heads/wavegit/{w2}") == ""
+
+
+def test_attack_a_config_committed_as_a_symlink_to_a_fifo_or_a_device_is_bad_input_not_a_hang(
+        tmp_path: Path) -> None:
+    # The checkout's config was read as it is: through a symlink to a FIFO every command, the hook
+    # included, blocked for good; to /dev/zero, it read until memory ran out.
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n", "src/auth/limiter.py": "limit = 1\n"})
+    publish_tracker(remote, [ItemSpec("AUTH-1", ["src/auth/"], wave=W1)])
+    install_hook(remote.clone)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (remote.clone / ".wavegit/config.yaml").symlink_to(fifo)
+    git(remote.clone, "add", ".wavegit/config.yaml")
+    git(remote.clone, "commit", "-q", "-m", "config")
+    result = subprocess.run(["git", "push", "origin", "main"], cwd=remote.clone, capture_output=True,
+                            text=True, env=hook_env(), timeout=60, check=False)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert ".wavegit/config.yaml: cannot read: [Errno 22] not a regular file" in result.stderr
+    (remote.clone / ".wavegit/config.yaml").unlink()
+    (remote.clone / ".wavegit/config.yaml").symlink_to("/dev/zero")
+    for command in (["ls"], ["plan"], ["validate"], ["status"]):
+        listed = wavegit(remote.clone, *command, timeout=60)
+        assert listed.returncode == 2, (command, listed.stderr)
+        assert ".wavegit/config.yaml: cannot read: [Errno 22] not a regular file" in listed.stderr
+
+
+def test_attack_a_tracker_in_the_checkout_that_is_a_symlink_to_a_device_is_not_read(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n"})
+    publish_tracker(remote, [ItemSpec("A-1", ["src/a/"], status="todo")])
+    (remote.clone / ".wavegit/tracker.yaml").unlink()
+    (remote.clone / ".wavegit/tracker.yaml").symlink_to("/dev/zero")
+    checked = wavegit(remote.clone, "validate", timeout=60)
+    assert checked.returncode == 0 and "ok: 1 items" in checked.stdout, checked.stderr
+    worktree = wavegit(remote.clone, "validate", "--worktree", timeout=60)
+    assert worktree.returncode == 2
+    assert ".wavegit/tracker.yaml: cannot read: not a regular file" in worktree.stderr

@@ -16,6 +16,7 @@ from wavegit import __version__
 from wavegit.core import parsecache, schema
 from wavegit.core.errors import Problem, UsageError, ValidationError
 from wavegit.model.hookconfig import CONFIG_PATH as CONFIG_PATH
+from wavegit.model.hookconfig import read_file
 
 if TYPE_CHECKING:
     from wavegit.core.repo import Repo
@@ -342,17 +343,11 @@ def load_config(repo_root: Path, cache_dir: Path | None = None,
     ``os.environ``. File problems raise ValidationError; bad environment values raise UsageError naming
     the variable.
     """
-    file = repo_root / CONFIG_PATH
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        values: dict[str, schema.Value] = {}
+        text = read_file(repo_root)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{CONFIG_PATH}: cannot read: {exc}") from None
-    else:
-        values = _file_values(text, cache_dir)
-    _apply_env(values, os.environ if environ is None else environ)
-    return _build(values)
+    return config_from(text, cache_dir, os.environ if environ is None else environ)
 
 
 def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
