@@ -1,8 +1,10 @@
-"""Attacks on the pre-push hook by what a repository holds or a teammate commits: each one a real `git push`
-through the installed hook, which must refuse what collides with work in flight."""
+"""Attacks on wavegit's read path by what a repository holds or a teammate pushes: a real `git push` through
+the installed hook, which must refuse what collides with work in flight, or the real CLI (ls, plan, status,
+validate), which must answer without a traceback or a hang."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -162,3 +164,25 @@ def test_attack_a_tracker_in_the_checkout_that_is_a_symlink_to_a_device_is_not_r
     worktree = wavegit(remote.clone, "validate", "--worktree", timeout=60)
     assert worktree.returncode == 2
     assert ".wavegit/tracker.yaml: cannot read: not a regular file" in worktree.stderr
+
+
+@pytest.mark.parametrize("forged", [{"every_s": 10 ** 400}, {"every_s": float("nan")},
+                                    {"every_s": float("inf")}, {"pid": 10 ** 400}])
+def test_attack_a_forged_heartbeat_ref_is_no_heartbeat_to_any_reader(tmp_path: Path,
+                                                                      forged: dict[str, object]) -> None:
+    # Anyone who can push refs can push refs/wavegit/heartbeat/<W>, and every clone fetches it: a period of
+    # 400 digits, NaN or infinity, or a pid past a C int, made plan, ls, status, sync and release of every
+    # clone end in a traceback.
+    remote = make_remote_repo(tmp_path, {"README.md": "hello\n"})
+    publish_tracker(remote, [ItemSpec("A-1", ["src/a/"], wave=W1),
+                             ItemSpec("B-1", ["src/b/"], status="todo")])
+    record = {"wave": W1, "pid": 1, "host": os.uname().nodename, "at": "2026-01-01T00:00:00+00:00",
+              "every_s": 30, **forged}
+    message = f"wavegit heartbeat {W1}\n\n{json.dumps(record)}\n"
+    tree = git(remote.clone, "rev-parse", "HEAD^{tree}")
+    beat = subprocess.run(["git", "commit-tree", tree], cwd=remote.clone, input=message, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    git(remote.clone, "push", "-q", "--no-verify", "origin", f"{beat}:refs/wavegit/heartbeat/{W1}")
+    for command in (["sync", "--dry-run"], ["plan"], ["ls"], ["status"], ["release", "--wave", W1]):
+        result = wavegit(remote.clone, *command, timeout=60)
+        assert "Traceback" not in result.stderr and result.returncode in (0, 2), (command, result.stderr)
