@@ -186,3 +186,20 @@ def test_attack_a_forged_heartbeat_ref_is_no_heartbeat_to_any_reader(tmp_path: P
     for command in (["sync", "--dry-run"], ["plan"], ["ls"], ["status"], ["release", "--wave", W1]):
         result = wavegit(remote.clone, *command, timeout=60)
         assert "Traceback" not in result.stderr and result.returncode in (0, 2), (command, result.stderr)
+
+
+def test_attack_a_unicode_line_separator_in_a_value_leaves_every_later_position_at_the_files_line(
+        tmp_path: Path) -> None:
+    # YAML ends a line at U+2028, U+2029 and U+0085 too, which a quoted title may hold as they are: every
+    # problem after one was reported lines below where an editor, grep -n or git blame shows it.
+    text = ("\ufeffversion: 1\nitems:\n  - id: A-1\n    title: \"one\u2028two\u0085three\u2029four\"\n"
+            "    prompt: p\n    owns: [src/a/]\n    test: \"true\"\n  - id: A-2\n    prompt: p\n"
+            "    owns: [src/b/]\n    test: \"true\"\n    priority: high\n")
+    (tmp_path / "tracker.yaml").write_text(text, encoding="utf-8")
+    line = text.split("\n").index("    priority: high") + 1
+    result = wavegit(tmp_path, "validate", "--file", "tracker.yaml")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"tracker.yaml:{line}:15: item A-2: 'priority'"), result.stderr
+    (tmp_path / "broken.yaml").write_text(text.replace("owns: [src/b/]", "owns: [src/b/"), encoding="utf-8")
+    broken = wavegit(tmp_path, "validate", "--file", "broken.yaml")
+    assert broken.stderr.startswith(f"broken.yaml:{line - 1}:"), broken.stderr

@@ -209,16 +209,36 @@ def command(*, required: bool) -> Check:
     return check
 
 
-class Located:
-    """Where problems go: the file's display path plus the list they are collected in."""
+_YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
 
-    def __init__(self, path: str) -> None:
+
+def position(text: str, mark: Mark) -> tuple[int, int]:
+    """The 1-based line and column of ``mark`` in ``text`` as an editor, ``grep -n`` or ``git blame`` count
+    them: lines end at "\n". YAML also ends one at U+0085, U+2028 and U+2029, which a quoted value may hold
+    as they are, so its marks' lines ran ahead of the file's after one."""
+    if not any(char in text for char in _YAML_ONLY_BREAKS):
+        return mark.line + 1, mark.column + 1
+    import re  # only for such a text
+
+    # Where YAML's line ``mark.line`` starts, then the mark's offset: a column never counts a byte order mark.
+    starts = [0, *(found.end() for found in re.finditer("\r\n|[\r\n\x85\u2028\u2029]", text))]
+    bom = text.startswith("\ufeff")
+    offset = starts[min(mark.line, len(starts) - 1)] + mark.column + (bom and mark.line == 0)
+    start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - start + 1 - (bom and start == 0)
+
+
+class Located:
+    """Where problems go: the file's display path plus the list they are collected in; ``text``, the file's
+    text, places them (``position``)."""
+
+    def __init__(self, path: str, text: str) -> None:
         self.path = path
+        self.text = text
         self.problems: list[Problem] = []
 
     def at(self, node: Node, message: str, item_id: str | None = None, hint: str | None = None) -> Problem:
-        mark = node.start_mark
-        problem = Problem(self.path, mark.line + 1, mark.column + 1, message, item_id, hint)
+        problem = Problem(self.path, *position(self.text, node.start_mark), message, item_id, hint)
         self.problems.append(problem)
         return problem
 

@@ -278,7 +278,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-8-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-9-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
@@ -373,7 +373,7 @@ def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Va
     root = compose(text, path)
     if root is None or (root.id == "scalar" and root.tag == schema.NULL):
         return {}
-    where = schema.Located(path)
+    where = schema.Located(path, text)
     if root.id != "mapping":
         where.at(root, f"the config must be a mapping, got {schema.describe(root)}", None,
                  "write one 'key: value' per line")

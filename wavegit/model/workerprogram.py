@@ -91,7 +91,8 @@ def where_set(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> 
     node = _value_node(text, keys) if text else None
     if node is None:
         return None
-    return f"{CONFIG_PATH}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+    line, col = schema.position(text, node.start_mark)
+    return f"{CONFIG_PATH}:{line}:{col}"
 
 
 def _value_node(text: str, keys: tuple[str, ...]) -> schema.Node | None:
