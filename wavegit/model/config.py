@@ -347,7 +347,7 @@ def load_config(repo_root: Path, cache_dir: Path | None = None,
         text = read_file(repo_root)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{CONFIG_PATH}: cannot read: {exc}") from None
-    return config_from(text, cache_dir, os.environ if environ is None else environ)
+    return config_from(text or None, cache_dir, os.environ if environ is None else environ)  # "": no file
 
 
 def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
