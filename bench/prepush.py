@@ -159,7 +159,7 @@ def _phases(clone: Path, update: pushed.RefUpdate) -> list[tuple[str, float]]:
     found = repo.discover(clone)
     cfg = prepush.load_settings(found)
     changed = pushed.pushed_changes(found.root, [update], "origin")[0]
-    by_id, owned = prepush._load_in_flight(found, cfg, "origin")
+    rows, owned = prepush._load_in_flight(found, cfg, "origin")
     paths = sorted(changed[update.remote_ref])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("repo.discover (git rev-parse)", lambda: repo.discover(clone)),
@@ -167,7 +167,7 @@ def _phases(clone: Path, update: pushed.RefUpdate) -> list[tuple[str, float]]:
          lambda: prepush.load_settings(found)),
         ("pushed paths (git log)",
          lambda: pushed.pushed_changes(found.root, [update], "origin")),
-        (f"in-flight items and the cached index of their {sum(len(row[4]) for row in by_id.values())} "
+        (f"in-flight items and the cached index of their {sum(len(row[4]) for row in rows)} "
          "patterns (hook cache, by the blob SHA one git cat-file names)",
          lambda: prepush._load_in_flight(found, cfg, "origin")),
         (f"matching the {len(paths)} pushed paths (OwnershipIndex.owners_of)",

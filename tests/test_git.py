@@ -139,3 +139,22 @@ def test_the_hooks_path_is_dev_null_below_which_nothing_can_be_planted() -> None
     assert wgit.no_hooks_dir() == os.devnull
     with pytest.raises(NotADirectoryError):
         (Path(wgit.no_hooks_dir()) / "pre-push").write_text("#!/bin/sh\n")
+
+
+def test_every_change_listing_shows_a_gitlink_that_gitmodules_says_to_ignore(remote_repo: RemoteRepo) -> None:
+    # `ignore = all` hid the bump from diff-tree too: collect's ownership check and the wave's replay of
+    # its items' commits would have missed it.
+    clone = remote_repo.clone
+    (clone / ".gitmodules").write_text('[submodule "lib"]\n\tpath = lib\n\turl = ../l.git\n\tignore = all\n')
+    git(clone, "add", ".gitmodules")
+    git(clone, "update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},lib")
+    git(clone, "commit", "-q", "-m", "add lib")
+    base = wgit.CommitSha(git(clone, "rev-parse", "HEAD"))
+    git(clone, "update-index", "--cacheinfo", f"160000,{'b' * 40},lib")
+    git(clone, "commit", "-q", "-m", "bump lib")
+    bump = wgit.CommitSha(git(clone, "rev-parse", "HEAD"))
+    assert wgit.changed_paths(clone, base, bump) == ["lib"]
+    assert [change.path for change in wgit.own_changes(clone, bump)] == ["lib"]
+    [own] = wgit.changes_of_commits(clone, [bump])
+    assert [change.path for change in own.changes] == ["lib"]
+    assert wgit.patch_ids(clone, [bump])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -236,3 +237,21 @@ def test_pre_commit_manifest_runs_the_hook_from_pre_commits_variables(remote: Re
     result = wavegit(remote.clone, *args, env=env, input="")
     assert result.returncode == 1
     assert "src/auth/a.py: owned by AUTH-1" in result.stderr
+
+
+def test_a_wavegit_installed_under_a_directory_named_with_an_emoji_runs_in_the_hook(
+        remote: RemoteRepo) -> None:
+    # The boot line spelled the directories as JSON, whose escapes of a character past U+FFFF Python reads as
+    # two lone surrogates: the hook could not import wavegit and refused every push with a traceback.
+    tools = remote.base / "tools \U0001f680"
+    shutil.copytree(REPO_ROOT / "wavegit", tools / "wavegit")
+    boot = f"import sys; sys.path.insert(0, {str(tools)!r}); from wavegit.cli import main; sys.exit(main())"
+    installed = subprocess.run([sys.executable, "-c", boot, "hooks", "install"], cwd=remote.clone,
+                               env=hook_env(), capture_output=True, text=True, check=False)
+    assert installed.returncode == 0, installed.stderr
+    commit(remote.clone, {"src/auth/a.py": "a = 12\n"})
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode == 1 and "src/auth/a.py: owned by AUTH-1" in result.stderr, result.stderr
+    git(remote.clone, "reset", "-q", "--hard", "origin/main")
+    commit(remote.clone, {"README.md": "free\n"})
+    assert push(remote.clone, "origin", "main").returncode == 0

@@ -336,3 +336,12 @@ def test_an_estimate_is_a_number_of_seconds_checked_like_the_trackers() -> None:
     assert taken.estimate_s == 90.5
 
 
+
+
+def test_a_jsonl_string_holding_a_unicode_line_separator_is_one_record_lines_end_at_newlines_only() -> None:
+    records = (record("a", prompt="one\u2028two\u0085three\u2029four"), record("b", priority="high"))
+    text = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in records)
+    assert problems_of(text, "jsonl") == [
+        "backlog.json:2:1: item 2 (b): priority: must be one of P0, P1, P2, P3, got 'high' (hint: e.g. 'P0')"]
+    [item] = read_backlog(json.dumps(records[0], ensure_ascii=False), "b.jsonl", "jsonl", frozenset()).items
+    assert item.prompt == "one\u2028two\u0085three\u2029four"

@@ -46,6 +46,7 @@ def test_a_good_object_decodes_with_whole_numbers_as_floats_and_parsed_strings()
 
 @pytest.mark.parametrize(("data", "message"), [
     ({**GOOD, "ratio": True}, "$.ratio: must be a number, got a boolean"),
+    ({**GOOD, "ratio": 10 ** 400}, "$.ratio: must be a number, got an integer"),
     ({**GOOD, "tags": "a"}, "$.tags: must be a list, got a string"),
     ({**GOOD, "tags": [1]}, "$.tags[0]: must be a string, got an integer"),
     ({**GOOD, "by_name": {"a": "1"}}, "$.by_name.a: must be an integer, got a string"),

@@ -113,6 +113,8 @@ def mutated(change: str) -> str:
     [
         ("items.0.verified=\"yes\"", "$.items[0].verified: must be true or false, got a string"),
         ("items.1.attempts=true", "$.items[1].attempts: must be an integer, got a boolean"),
+        # A forged report ref: float(10**400) raised OverflowError past the decoder, a traceback.
+        ("items.0.duration_s=1" + "0" * 400, "$.items[0].duration_s: must be a number, got an integer"),
         ("items.0.attempt_records.1.exit_code=1.5",
          "$.items[0].attempt_records[1].exit_code: must be an integer"),
         ("-wave_id", "$.wave_id: missing"),

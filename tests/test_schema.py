@@ -22,7 +22,7 @@ SCHEMA = schema.Schema("thing", (
 
 
 def _read(text: str, declared: schema.Schema = SCHEMA) -> tuple[dict[str, schema.Value], list[str]]:
-    where = schema.Located("f.yaml")
+    where = schema.Located("f.yaml", text)
     root = yamlcompose.compose(text, "f.yaml")
     assert root is not None
     values = schema.read_mapping(root, declared, where)
@@ -123,3 +123,11 @@ def test_an_owns_list_with_one_bad_pattern_keeps_its_good_ones_for_non_strict_re
     assert len(item.problems) == 1 and "'..'" in item.problems[0]
     with pytest.raises(ValidationError):
         tracker.loads(text, strict=True)
+
+
+def test_a_position_counts_lines_as_the_file_does_past_yamls_own_line_breaks() -> None:
+    # U+0085, U+2028 and U+2029 end a line for YAML (its marks), not for an editor or grep -n.
+    _, problems = _read('tags: ["a\u2028b\u0085c"]\nenabled: 3\n')
+    assert "f.yaml:2:10: 'enabled' " in [problem[:23] for problem in problems]
+    _, problems = _read("\ufeffenabled: 3\n")
+    assert problems[0].startswith("f.yaml:1:10: ")

@@ -135,7 +135,7 @@ def unknown_profiles(text: str, path: str, config: Config,
     for item_id, node in _worker_nodes(yamlcompose.compose(text, path), set(bad)):
         guess = schema.nearest(bad[item_id], tuple(known))
         hint = f"did you mean '{guess}'?" if guess else "add it to `workers` in .wavegit/config.yaml"
-        problems.append(Problem(path, node.start_mark.line + 1, node.start_mark.column + 1,
+        problems.append(Problem(path, *schema.position(text, node.start_mark),
                                 f"worker '{bad[item_id]}' is no profile of the config ({_known(config)})",
                                 item_id, hint))
     return problems

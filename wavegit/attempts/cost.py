@@ -10,10 +10,7 @@ device (nothing blocks), a few kilobytes at most, and amounts that a report can 
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +18,7 @@ from pathlib import Path
 from wavegit.attempts.agents import Agent
 from wavegit.attempts.preset import MAX_TOKENS, usd_amount
 from wavegit.core.jsondecode import reject_constant
+from wavegit.core.smallfile import read_small_file
 from wavegit.model.config import ModelPrice
 
 COST_FILE_MAX_BYTES = 4096
@@ -93,7 +91,7 @@ def _usd(value: object) -> float | None:
 
 def _cost_file_reading(cost_file: Path) -> CostReading:
     try:
-        text = _read_small_file(cost_file, COST_FILE_MAX_BYTES)
+        text = read_small_file(cost_file, COST_FILE_MAX_BYTES, follow_symlinks=False).decode("utf-8")
     except FileNotFoundError:
         return CostReading(None, None)
     except (OSError, UnicodeDecodeError) as exc:
@@ -115,16 +113,3 @@ def _cost_file_reading(cost_file: Path) -> CostReading:
         return CostReading(None, f"cost file {cost_file}: input_tokens and output_tokens must both be whole "
                                  f"numbers from 0 to {MAX_TOKENS}, got {counts[0]!r} and {counts[1]!r}")
     return CostReading(usd, None, counts[0], counts[1])
-
-
-def _read_small_file(path: Path, limit: int) -> str:
-    """The text of the regular file ``path`` (a worker wrote it: a symlink, a FIFO or a device is refused
-    without blocking, and more than ``limit`` bytes is an error)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        content = handle.read(limit + 1)
-    if len(content) > limit:
-        raise OSError(errno.EFBIG, f"over {limit} bytes")
-    return content.decode("utf-8")

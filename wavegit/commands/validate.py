@@ -20,6 +20,7 @@ from wavegit.commands._profiles import unknown_profiles
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.core.parsecache import blob_sha, blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
+from wavegit.core.smallfile import read_small_file
 from wavegit.model import plancache
 from wavegit.model.config import Config, load_config, protected_of
 from wavegit.trackerbranch.missing import no_tracker
@@ -100,7 +101,7 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
         raise UsageError("not inside a git work tree; use --file PATH to validate a tracker file")
     if args.worktree:
         return _from_file(repo.root / config.tracker_path, config.tracker_path, _worktree_hint(config),
-                          f"the work tree's {config.tracker_path}")
+                          f"the work tree's {config.tracker_path}", _read_checkout)
     store = GitStore(repo, config)
     blob_sha = store.read_blob_sha(fetch=args.fetch)
     if blob_sha is None:
@@ -111,11 +112,22 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
                    store.source(blob_sha))
 
 
-def _from_file(file: Path, display_path: str, missing_hint: str, shown: str) -> Checked:
-    """The tracker file ``file`` (the work tree's, or ``--file``); a missing file or undecodable bytes are
-    clear errors (exit 2)."""
+_CHECKOUT_TRACKER_MAX_BYTES = 256 << 20
+"""Far past any tracker (10,000 items are 4.4 MB): the bound of reading one a commit may have made a symlink
+to ``/dev/zero``."""
+
+
+def _read_checkout(file: Path) -> bytes:
+    """The checkout's tracker file: a regular file only (``core.smallfile``), never a device or a FIFO."""
+    return read_small_file(file, _CHECKOUT_TRACKER_MAX_BYTES)
+
+
+def _from_file(file: Path, display_path: str, missing_hint: str, shown: str,
+               read: Callable[[Path], bytes] = Path.read_bytes) -> Checked:
+    """The tracker file ``file`` (the work tree's, or ``--file``: any file the user names, ``/dev/stdin``
+    too) as ``read`` reads it; a missing file or undecodable bytes are clear errors (exit 2)."""
     try:
-        data = file.read_bytes()
+        data = read(file)
     except FileNotFoundError:
         raise UsageError(f"{display_path}: no such file ({missing_hint})") from None
     except OSError as exc:
@@ -144,7 +156,7 @@ def _worktree_hint(config: Config) -> str:
 def _note_worktree_copy(repo: Repo, config: Config, store: GitStore, blob_sha: str) -> None:
     """Say so when the work tree holds another version of the tracker than the one checked."""
     try:
-        local = (repo.root / config.tracker_path).read_bytes()
+        local = _read_checkout(repo.root / config.tracker_path)
     except OSError:
         return
     if blob_sha_of_bytes(local) != blob_sha:

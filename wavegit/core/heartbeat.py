@@ -22,6 +22,7 @@ or cut off from the remote. On the scheduler's own machine its pid says more (``
 
 import contextlib
 import json
+import math
 import threading
 from datetime import datetime, timezone
 from typing import NamedTuple
@@ -72,10 +73,11 @@ def _parse(message: str) -> Beat | None:
         record = json.loads(message[message.index("{"):])
         at = datetime.fromisoformat(str(record["at"]))
         every_s = float(record["every_s"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):  # OverflowError: an integer of 400 digits
         return None
     scheduler = wavelock.from_record(record)
-    if scheduler is None or every_s <= 0 or at.tzinfo is None:
+    # NaN and infinity too: a period that is not a finite number of seconds crashed the readers' arithmetic.
+    if scheduler is None or not 0 < every_s < math.inf or at.tzinfo is None:
         return None
     return Beat(scheduler, at, every_s)
 

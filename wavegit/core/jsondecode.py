@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -156,8 +155,9 @@ def _typed(value: object, spec: schema.Field) -> schema.Value:
     if not isinstance(value, bool):
         if kind == "int" and isinstance(value, int):
             return value
-        if kind == "float" and isinstance(value, (int, float)) and math.isfinite(value):
-            return float(value)
+        number = schema.finite(value) if kind == "float" and isinstance(value, (int, float)) else None
+        if number is not None:
+            return number
     if kind == "str_list" and isinstance(value, list) and all(isinstance(e, str) for e in value):
         try:
             return tuple(map(spec.element_map, value)) if spec.element_map else tuple(value)

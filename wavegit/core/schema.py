@@ -168,6 +168,22 @@ def positive(value: Value) -> str | None:
     return "must be greater than 0" if isinstance(value, (int, float)) and value <= 0 else None
 
 
+MAX_SECONDS = 1e9
+"""The longest time a key may give (some 31 years): far longer, Python's waits (``poll``, a thread's
+``wait``) and datetimes overflow, so a bigger value crashed whatever waited on it."""
+
+
+def seconds(lowest: Check = positive) -> Check:
+    """A duration in seconds: ``lowest``'s bound (greater than 0 unless given), and at most
+    :data:`MAX_SECONDS`."""
+    def check(value: Value) -> str | None:
+        if isinstance(value, (int, float)) and value > MAX_SECONDS:
+            return f"must be at most {MAX_SECONDS:.0f} seconds"
+        return lowest(value)
+
+    return check
+
+
 def not_blank(value: Value) -> str | None:
     return "must not be empty" if isinstance(value, str) and not value.strip() else None
 
@@ -193,16 +209,36 @@ def command(*, required: bool) -> Check:
     return check
 
 
-class Located:
-    """Where problems go: the file's display path plus the list they are collected in."""
+_YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
 
-    def __init__(self, path: str) -> None:
+
+def position(text: str, mark: Mark) -> tuple[int, int]:
+    """The 1-based line and column of ``mark`` in ``text`` as an editor, ``grep -n`` or ``git blame`` count
+    them: lines end at "\n". YAML also ends one at U+0085, U+2028 and U+2029, which a quoted value may hold
+    as they are, so its marks' lines ran ahead of the file's after one."""
+    if not any(char in text for char in _YAML_ONLY_BREAKS):
+        return mark.line + 1, mark.column + 1
+    import re  # only for such a text
+
+    # Where YAML's line ``mark.line`` starts, then the mark's offset: a column never counts a byte order mark.
+    starts = [0, *(found.end() for found in re.finditer("\r\n|[\r\n\x85\u2028\u2029]", text))]
+    bom = text.startswith("\ufeff")
+    offset = starts[min(mark.line, len(starts) - 1)] + mark.column + (bom and mark.line == 0)
+    start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - start + 1 - (bom and start == 0)
+
+
+class Located:
+    """Where problems go: the file's display path plus the list they are collected in; ``text``, the file's
+    text, places them (``position``)."""
+
+    def __init__(self, path: str, text: str) -> None:
         self.path = path
+        self.text = text
         self.problems: list[Problem] = []
 
     def at(self, node: Node, message: str, item_id: str | None = None, hint: str | None = None) -> Problem:
-        mark = node.start_mark
-        problem = Problem(self.path, mark.line + 1, mark.column + 1, message, item_id, hint)
+        problem = Problem(self.path, *position(self.text, node.start_mark), message, item_id, hint)
         self.problems.append(problem)
         return problem
 
@@ -362,6 +398,16 @@ def refusal(value: Value, spec: Field) -> Refused | None:
     return Refused(complaint, spec.hint) if complaint else None
 
 
+def finite(number: int | float) -> float | None:
+    """``number`` as a float; None when it has none that is finite (NaN, an infinity, an integer of hundreds
+    of digits, which ``float`` and ``math.isfinite`` refuse with OverflowError)."""
+    try:
+        value = float(number)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Value | _Invalid:
     kind = spec.kind
     if kind == "str_list":
@@ -389,9 +435,10 @@ def _typed(node: Node, spec: Field, where: Located, item_id: str | None) -> Valu
     if kind == "int" and isinstance(scalar, int) and not isinstance(scalar, bool):
         return scalar
     if kind == "float" and isinstance(scalar, (int, float)) and not isinstance(scalar, bool):
-        if not math.isfinite(scalar):
+        number = finite(scalar)
+        if number is None:
             return _wrong(node, spec, "a finite number", where, item_id)
-        return float(scalar)
+        return number
     if kind == "bool" and isinstance(scalar, bool):
         return scalar
     return _wrong(node, spec, EXPECTED[kind], where, item_id)

@@ -22,6 +22,8 @@ from wavegit.core.repo import Repo
 
 _PROC = Path("/proc")
 _GONE_STATES = ("Z", "X")
+_PID_MAX = 2**31 - 1
+"""The largest ``pid_t``."""
 """A zombie has ended (only its exit status waits to be read); X is a process being torn down."""
 
 
@@ -113,10 +115,13 @@ def from_record(data: object) -> SchedulerLock | None:
     if not isinstance(data, dict):
         return None
     try:
-        return SchedulerLock(WaveId(str(data["wave"])), int(data["pid"]), _text(data.get("start_time")),
+        lock = SchedulerLock(WaveId(str(data["wave"])), int(data["pid"]), _text(data.get("start_time")),
                              _text(data.get("boot_id")), str(data["host"]))
     except (ValueError, KeyError, TypeError):
         return None
+    # A process id (a heartbeat ref is anyone's to push): os.kill of one past a C int raised OverflowError,
+    # and of 0 or -1 asks about a whole process group or every process, which always answers "alive".
+    return lock if 0 < lock.pid <= _PID_MAX else None
 
 
 def _text(value: object) -> str | None:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from wavegit.core.errors import Problem, ValidationError
+from wavegit.core.schema import position
 
 if TYPE_CHECKING:
     from wavegit.core.schema import Mark, Node
@@ -33,7 +34,7 @@ def compose(text: str, path: str, *, aliases_in_place: bool = False) -> Node | N
         root = cast("Node | None", loader.get_single_node())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        line, col = position(text, mark) if mark else (1, 1)
         message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
         raise ValidationError([Problem(path, line, col, f"not valid YAML: {message}", None,
                                        _YAML_HINT)]) from None
@@ -46,7 +47,7 @@ def compose(text: str, path: str, *, aliases_in_place: bool = False) -> Node | N
     finally:
         loader.dispose()
     if root is not None and "&" in text:
-        _check_aliases(root, path)
+        _check_aliases(root, path, text)
     return root
 
 
@@ -93,7 +94,7 @@ def _reader_position(text: str, position: int) -> tuple[int, int]:
     return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
 
 
-def _check_aliases(root: Node, path: str) -> None:
+def _check_aliases(root: Node, path: str, text: str) -> None:
     """Refuse recursive aliases and alias bombs (aliases share nodes, so expansion is computed, not done)."""
 
     sizes: dict[int, int] = {}
@@ -107,10 +108,10 @@ def _check_aliases(root: Node, path: str) -> None:
         if known is not None:
             extra += known
             if extra > ALIAS_EXPANSION_LIMIT:
-                raise _bomb(node, path, "aliases expand to too many nodes (alias bomb?)")
+                raise _bomb(node, path, text, "aliases expand to too many nodes (alias bomb?)")
             return known
         if key in on_stack:
-            raise _bomb(node, path, "recursive alias: a node contains an alias to itself")
+            raise _bomb(node, path, text, "recursive alias: a node contains an alias to itself")
         on_stack.add(key)
         total = 1 + sum(size(child) for child in _children(node))
         on_stack.discard(key)
@@ -123,11 +124,9 @@ def _check_aliases(root: Node, path: str) -> None:
         raise ValidationError([Problem(path, 1, 1, "YAML nesting is too deep")]) from None
 
 
-def _bomb(node: Node, path: str, message: str) -> Exception:
-
-    mark = node.start_mark
+def _bomb(node: Node, path: str, text: str, message: str) -> Exception:
     hint = f"anchors/aliases may add at most {ALIAS_EXPANSION_LIMIT} nodes; write the values out"
-    return ValidationError([Problem(path, mark.line + 1, mark.column + 1, message, None, hint)])
+    return ValidationError([Problem(path, *position(text, node.start_mark), message, None, hint)])
 
 
 def _children(node: Node) -> Iterator[Node]:

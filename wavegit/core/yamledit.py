@@ -310,7 +310,8 @@ def _check_unshared(doc: _Text, key: Node, node: Node) -> None:
         return
     name = re.escape(anchor.group(1))
     if re.search(rf"\*(?<![^\s,\[\]{{}}]\*){name}(?![0-9A-Za-z_-])", doc.text):
-        raise UsageError(f"cannot change '{key.value}' (line {key.start_mark.line + 1}): its value is the "
+        line = schema.position(doc.text, key.start_mark)[0]
+        raise UsageError(f"cannot change '{key.value}' (line {line}): its value is the "
                          f"anchor &{anchor.group(1)}, which an alias *{anchor.group(1)} repeats elsewhere; "
                          "write the value out at both places")
 

@@ -13,7 +13,6 @@ Reinstall the hook after moving wavegit to another environment.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from dataclasses import dataclass
@@ -105,7 +104,9 @@ def _boot() -> str:
     from put after the standard library's (so that no module in them can shadow a standard one)."""
     roots = dict.fromkeys(str(Path(file).resolve().parents[depth])
                           for file, depth in ((__file__, 2), (yaml.__file__ or "", 1)))
-    return (f"import sys; sys.path += {json.dumps(list(roots))}; "
+    # repr, not JSON: JSON spells a character past U+FFFF as two \u escapes, which Python reads as two lone
+    # surrogates, so a directory named with an emoji was not found and every push failed.
+    return (f"import sys; sys.path += {list(roots)!r}; "
             "from wavegit.cli import main; sys.exit(main())")
 
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch."""
 STATE_PREFIX = ".wavegit/"
-_CACHE_FORMAT = "wavegit-hook-in-flight-3"
+_CACHE_FORMAT = "wavegit-hook-in-flight-4"
 
 
 class Owner(NamedTuple):
@@ -70,11 +70,6 @@ class Violation(NamedTuple):
     path: str
     owner: Owner | None
     """The in-flight item of another wave owning it; None: the path lies outside the pushed wave's items."""
-
-
-# (violations, unchecked): the refused paths, and the pushed paths the ownership index cannot look up (e.g. a
-# name with a backslash or an unbalanced '[').
-Findings = tuple[list[Violation], list[str]]
 
 
 class Verdict(NamedTuple):
@@ -134,21 +129,22 @@ def settled_branches(tracker_branch: str, base_branch: str) -> tuple[str, ...]:
 
 _Row = tuple[str, str, str | None, int | None, tuple[str, ...]]
 """An ``Owner``'s fields: the hook makes an ``Owner`` only of the items a push collides with."""
-_InFlight = tuple[dict[str, _Row], OwnershipIndex[str]]
-"""(by id, owned): the items in flight by id, and an ownership index of their patterns."""
+_InFlight = tuple[tuple[_Row, ...], OwnershipIndex[int]]
+"""(rows, owned): the items in flight, and an ownership index of their patterns keyed by position in rows
+(not by id: in a tracker holding one id twice, the second item's wave answered for the first's paths)."""
 
 
 def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
     from wavegit.ownership.patterns import PatternError
 
-    index: OwnershipIndex[str] = OwnershipIndex()
-    for item in in_flight:
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for position, item in enumerate(in_flight):
         for pattern in item.owns:
             try:
-                index.add(item.id, pattern)
+                index.add(position, pattern)
             except PatternError:
                 continue  # an invalid pattern (reported by `wavegit validate`) owns no repository path
-    return {item.id: (item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight}, index
+    return tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in in_flight), index
 
 
 def tracker_spec(remote: str, tracker_branch: str, tracker_path: str) -> str:
@@ -177,8 +173,8 @@ def _load_in_flight(repo: "Repo", config: HookSettings, remote: str) -> _InFligh
     status, payload = cached
     if status != "ok":
         raise UsageError(str(payload))
-    by_id, tables = payload
-    return by_id, OwnershipIndex.from_tables(tables)
+    rows, tables = payload
+    return rows, OwnershipIndex.from_tables(tables)
 
 
 def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
@@ -186,48 +182,48 @@ def _cache_entry(repo: "Repo", blob_sha: str) -> Path:
 
 
 def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: str) -> tuple[str, object]:
-    """("ok", (in-flight rows by id, their index's tables)) or ("error", message), from the full (cached)
+    """("ok", (the in-flight rows, their index's tables)) or ("error", message), from the full (cached)
     tracker parse. The index is content-addressed data too: a warm hook loads it instead of filing each
     pattern."""
     from wavegit.model import lifecycle, tracker
 
     text = git.read_blob(repo.root, git.BlobSha(blob_sha))
     try:
+        # Not ``guards()``: protected paths only add item problems here, and a config whose own are invalid
+        # (an ``allow_protected`` typo) must not leave the push unchecked (the cache key ignores them too).
         loaded = tracker.load_cached(text, blob_sha, repo.cache_dir, config.tracker_path, strict=False,
-                                     protected=config.guards())
+                                     protected=config.protected)
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
-    rows = tuple((item.id, item.status, item.wave, item.pr, item.owns) for item in loaded.items
-                 if item.status in lifecycle.IN_FLIGHT)
-    by_id, index = _indexed([Owner(*row) for row in rows])
-    return "ok", (by_id, index.tables())
+    rows, index = _indexed([Owner(item.id, item.status, item.wave, item.pr, item.owns)
+                            for item in loaded.items if item.status in lifecycle.IN_FLIGHT])
+    return "ok", (rows, index.tables())
 
 
 def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
-                    tracker_branch: str) -> Findings:
+                    tracker_branch: str) -> list[Violation]:
     """Every pushed path the rules of the module docstring refuse, in ref and path order."""
     return _violations(changed, _indexed(in_flight), tracker_branch)
 
 
-def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight, tracker_branch: str) -> Findings:
-    by_id, index = in_flight
+def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
+                tracker_branch: str) -> list[Violation]:
+    rows, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
-    found: Findings = ([], [])
+    found: list[Violation] = []
     for ref in sorted(changed):
         wave = wave_of_ref(ref)
         pushed = sorted(set(changed[ref])) if ref != tracker_ref else \
             sorted({path for path in changed[ref] if not path.startswith(STATE_PREFIX)})
-        owned, invalid = index.owners_of(pushed)
-        found[1].extend(invalid)
-        unchecked = set(invalid)
+        owned = index.owners_of(pushed)
         # Off a wave branch only the owned paths can be refused: the usual push owns none of its thousands.
         for path in pushed if wave is not None else sorted(owned):
             keys = owned.get(path)
             if keys:
-                found[0].extend(Violation(ref, path, Owner(*by_id[key])) for key in sorted(keys)
-                                if wave is None or by_id[key][2] != wave)
-            elif path not in unchecked:
-                found[0].append(Violation(ref, path, None))
+                found.extend(Violation(ref, path, Owner(*rows[key])) for key in sorted(keys)
+                             if wave is None or rows[key][2] != wave)
+            else:
+                found.append(Violation(ref, path, None))
     return found
 
 
@@ -327,7 +323,7 @@ def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, update
     except UsageError as exc:
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings), tuple(refusals))
-    violations, unchecked = _violations(changed, loaded, config.tracker_branch)
+    violations = _violations(changed, loaded, config.tracker_branch)
     if any(v.owner is not None and v.owner.status == "review" for v in violations):
         from wavegit.hook import landing  # a push colliding with a wave in review: rare
 
@@ -337,10 +333,6 @@ def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, update
             warnings.append(f"this push lands {waves} as pushed (in-flight files as on "
                             f"{tracking}/wavegit/<wave>), whose items are in review: run `wavegit sync` to "
                             "mark them done")
-    if unchecked:
-        listed = ", ".join(repr(path) for path in unchecked)
-        _unchecked(config, f"pushed paths wavegit cannot look up were not checked against work in flight: "
-                   f"{listed}", warnings)
     refusing = {ref: refuses(config, ref) for ref in {v.ref for v in violations}}
     return Verdict(tuple(v for v in violations if refusing[v.ref]), tuple(warnings), tuple(refusals),
                    tuple(v for v in violations if not refusing[v.ref]))

@@ -16,6 +16,7 @@ from wavegit import __version__
 from wavegit.core import parsecache, schema
 from wavegit.core.errors import Problem, UsageError, ValidationError
 from wavegit.model.hookconfig import CONFIG_PATH as CONFIG_PATH
+from wavegit.model.hookconfig import read_file
 
 if TYPE_CHECKING:
     from wavegit.core.repo import Repo
@@ -187,10 +188,10 @@ class HookConfig(NamedTuple):
         "the pre-push hook refuses (instead of warning) when the tracker cannot be read")] = False
     max_age_s: Annotated[float, schema.key(
         "the pre-push hook fetches the tracker branch first when its copy is older than this; 0 = always",
-        schema.at_least(0))] = 60.0
+        schema.seconds(schema.at_least(0)))] = 60.0
     fetch_timeout_s: Annotated[float, schema.key(
         "how long that fetch may take before the hook warns and checks the copy it has",
-        schema.positive)] = 5.0
+        schema.seconds())] = 5.0
     refuse_on: Annotated[tuple[str, ...], schema.key(
         "branches to which a push touching files in flight is refused; elsewhere it is a warning; empty = "
         "`base_branch` and `tracker_branch`, `*` = every branch", _branch_names)] = ()
@@ -214,11 +215,11 @@ class Config(NamedTuple):
     max_items: Annotated[int, schema.key("items per wave", schema.at_least(1))] = 8
     wave_window_s: Annotated[float, schema.key(
         "`run --continuous`: a wave takes new items for this long after its first claim (or until it has "
-        "`max_items`), then closes and is delivered once its last item ends", schema.positive)] = 600.0
+        "`max_items`), then closes and is delivered once its last item ends", schema.seconds())] = 600.0
     timeout_s: Annotated[float, schema.key(
         "wall-clock limit per attempt in seconds (the process group is killed: SIGTERM, then SIGKILL)",
-        schema.positive)] = 1800.0
-    idle_timeout_s: Annotated[float, schema.key("no output for this long = hung", schema.positive)] = 600.0
+        schema.seconds())] = 1800.0
+    idle_timeout_s: Annotated[float, schema.key("no output for this long = hung", schema.seconds())] = 600.0
     attempts: Annotated[int, schema.key("tries per item per wave", schema.at_least(1))] = 2
     max_attempts: Annotated[int, schema.key(
         "tries per item across all waves; an item reaching it becomes `failed` instead of `todo`",
@@ -232,10 +233,10 @@ class Config(NamedTuple):
     wave_test: Annotated[str, schema.key(
         "run on the combined wave branch; empty = none", schema.command(required=False))] = ""
     lease_ttl_s: Annotated[float, schema.key(
-        "a claim with no wave branch after this long is released by `sync`", schema.positive)] = 7200.0
+        "a claim with no wave branch after this long is released by `sync`", schema.seconds())] = 7200.0
     heartbeat_s: Annotated[float, schema.key(
         "a running wave pushes its scheduler's heartbeat (`refs/wavegit/heartbeat/<W>`) this often; "
-        "missing 4 says the scheduler is gone", schema.positive)] = 30.0
+        "missing 4 says the scheduler is gone", schema.seconds())] = 30.0
     keep_branches: Annotated[bool, schema.key(
         "`sync` keeps the wave and item branches of settled waves instead of deleting those whose work is "
         "in the base branch")] = False
@@ -277,7 +278,7 @@ class Config(NamedTuple):
 CONFIG_SCHEMA = schema.record_schema("config", Config)
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-_CACHE_FORMAT = f"wavegit-config-cache-7-{__version__}"
+_CACHE_FORMAT = f"wavegit-config-cache-9-{__version__}"
 
 
 CONFIG_SOURCE_VAR = "WAVEGIT_CONFIG_SOURCE"
@@ -342,17 +343,11 @@ def load_config(repo_root: Path, cache_dir: Path | None = None,
     ``os.environ``. File problems raise ValidationError; bad environment values raise UsageError naming
     the variable.
     """
-    file = repo_root / CONFIG_PATH
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        values: dict[str, schema.Value] = {}
+        text = read_file(repo_root)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{CONFIG_PATH}: cannot read: {exc}") from None
-    else:
-        values = _file_values(text, cache_dir)
-    _apply_env(values, os.environ if environ is None else environ)
-    return _build(values)
+    return config_from(text or None, cache_dir, os.environ if environ is None else environ)  # "": no file
 
 
 def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
@@ -378,7 +373,7 @@ def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Va
     root = compose(text, path)
     if root is None or (root.id == "scalar" and root.tag == schema.NULL):
         return {}
-    where = schema.Located(path)
+    where = schema.Located(path, text)
     if root.id != "mapping":
         where.at(root, f"the config must be a mapping, got {schema.describe(root)}", None,
                  "write one 'key: value' per line")

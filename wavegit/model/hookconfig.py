@@ -15,10 +15,11 @@ from typing import NamedTuple
 from wavegit import __version__
 from wavegit.core import parsecache
 from wavegit.core.errors import UsageError
+from wavegit.core.smallfile import read_small_file
 
 CONFIG_PATH = ".wavegit/config.yaml"
 # Bump when a field is added or what one means changes: entries are keyed by the config's text, not the code.
-_CACHE_FORMAT = f"wavegit-hook-config-1-{__version__}"
+_CACHE_FORMAT = f"wavegit-hook-config-2-{__version__}"
 
 
 # A NamedTuple, annotations not postponed: see wavegit.core.git.GitResult.
@@ -46,13 +47,24 @@ class HookSettings(NamedTuple):
         return self.protected
 
 
-def read_text(repo_root: Path) -> str | None:
-    """The config file's text, "" when there is none (both mean the defaults), None when it cannot be read
-    (``config.load_config`` says why)."""
+CONFIG_MAX_BYTES = 1 << 20
+"""A config file is a few hundred bytes; past this it is refused unread."""
+
+
+def read_file(repo_root: Path) -> str:
+    """The config file's text, "" when there is none (both mean the defaults); OSError or UnicodeDecodeError
+    when it cannot be read. The checkout holds it, so a commit may make it a symlink to ``/dev/zero`` or a
+    FIFO: only a regular file of at most :data:`CONFIG_MAX_BYTES` is read (``core.smallfile``)."""
     try:
-        return (repo_root / CONFIG_PATH).read_text(encoding="utf-8")
+        return read_small_file(repo_root / CONFIG_PATH, CONFIG_MAX_BYTES).decode("utf-8")
     except FileNotFoundError:
         return ""
+
+
+def read_text(repo_root: Path) -> str | None:
+    """``read_file``, None when it cannot be read (``config.load_config`` says why)."""
+    try:
+        return read_file(repo_root)
     except (OSError, UnicodeDecodeError):
         return None
 

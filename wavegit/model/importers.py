@@ -390,8 +390,10 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 def _jsonl_records(text: str, path: str) -> Read:
+    # Lines end at "\n" only: ``splitlines`` also ends one at U+2028, U+2029 or U+0085, which a JSON string
+    # may hold as they are, and cut such a record in two, every later line numbered one too far.
     return _split(_entry(partial(jsondecode.DECODER.decode, line), path, number, 1)
-                  for number, line in enumerate(text.splitlines(), 1) if line.strip())
+                  for number, line in enumerate(text.split("\n"), 1) if line.strip())
 
 
 def _csv_records(text: str, path: str) -> Read:

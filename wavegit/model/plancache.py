@@ -19,7 +19,7 @@ from wavegit.ownership.index import index_keys
 if TYPE_CHECKING:
     from wavegit.model.tracker import Protected, Row
 
-TRACKER_FORMAT = f"wavegit-tracker-cache-11-{__version__}"
+TRACKER_FORMAT = f"wavegit-tracker-cache-12-{__version__}"
 """``tracker.CACHE_FORMAT``, which the columns are derived from, spelled out so that a warm plan need not
 import ``tracker``; a test checks that the two agree."""
 # Bump the number when the fields of Columns change.

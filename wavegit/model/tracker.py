@@ -185,7 +185,7 @@ Row = dict[str, object]
 
 
 def _parse_rows(text: str, path: str, strict: bool, protected: Protected) -> tuple[int, tuple[Row, ...]]:
-    where = schema.Located(path)
+    where = schema.Located(path, text)
     with schema.gc_paused():
         # The nodes are freed when _walk returns, still inside the pause, so the collector never scans them.
         rows, item_problems = _walk(text, where, protected)
@@ -204,7 +204,7 @@ def _document(root: Node | None, where: schema.Located) -> Node | None:
     """The ``items`` node; document-level problems raise at once."""
     if root is None or root.id != "mapping":
         got = "an empty file" if root is None else schema.describe(root)
-        line, col = (1, 1) if root is None else (root.start_mark.line + 1, root.start_mark.column + 1)
+        line, col = (1, 1) if root is None else schema.position(where.text, root.start_mark)
         raise ValidationError([Problem(where.path, line, col, f"the tracker must be a mapping, got {got}",
                                        None, "start with 'version: 1' and 'items:'")])
     version_node: Node | None = None
@@ -255,7 +255,7 @@ def _items(items_node: Node | None, where: schema.Located,
         if item_id is None:
             continue
         _check_protected(node, values.get("owns"), guards, where, item_id)
-        line = node.start_mark.line + 1
+        line = schema.position(where.text, node.start_mark)[0]
         if item_id in first_line:
             where.at(schema.value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
                      f"{first_line[item_id]})", item_id, "ids must be unique; rename one of them")
@@ -333,7 +333,7 @@ def _tracker(parsed: tuple[int, tuple[Row, ...]]) -> Tracker:
 
 
 # Bump when parsing or validation changes: entries are keyed by content, not by the code that parsed them.
-CACHE_FORMAT = f"wavegit-tracker-cache-11-{__version__}"
+CACHE_FORMAT = f"wavegit-tracker-cache-12-{__version__}"
 
 
 def load_cached(text: str, blob_sha: str, cache_dir: Path | None, path: str = ".wavegit/tracker.yaml",

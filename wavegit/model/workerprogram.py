@@ -14,6 +14,7 @@ from pathlib import Path
 
 from wavegit.core import schema
 from wavegit.model.config import CONFIG_PATH, ENV_PREFIX, Config
+from wavegit.model.hookconfig import read_text
 
 
 def program_found(program: str, environ: Mapping[str, str]) -> bool:
@@ -86,14 +87,12 @@ def where_set(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> 
     variable = ENV_PREFIX + keys[0].upper()
     if len(keys) == 1 and variable in environ:
         return variable
-    try:
-        text = (root / CONFIG_PATH).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
+    text = read_text(root) or ""
     node = _value_node(text, keys) if text else None
     if node is None:
         return None
-    return f"{CONFIG_PATH}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+    line, col = schema.position(text, node.start_mark)
+    return f"{CONFIG_PATH}:{line}:{col}"
 
 
 def _value_node(text: str, keys: tuple[str, ...]) -> schema.Node | None:

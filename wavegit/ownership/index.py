@@ -7,6 +7,7 @@ a literal query with dict lookups, and a glob query with the one shared lookup `
 
 import bisect
 import functools
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
@@ -193,24 +194,24 @@ class OwnershipIndex(Generic[K]):
         self._add_above(found, _parent(folded), folded, owns_folded_path)
         return found
 
-    def owners_of(self, paths: Iterable[str]) -> tuple[dict[str, set[K]], list[str]]:
-        """``owners`` of many concrete paths: those with an owner, with their owners; and the paths that
-        raise PatternError. Most paths of a push have no owner, so each is first ruled out with a few dict
-        lookups (what is filed at it, and at or above its directory), without building a set."""
+    def owners_of(self, paths: Iterable[str]) -> dict[str, set[K]]:
+        """``owners`` of many concrete paths: those with an owner, with their owners. A path is a name, not a
+        pattern: one that ``normalize`` refuses (a backslash, a control character, an unbalanced '[') is
+        looked up as it is, in NFC, so a directory above it that is owned owns it. Most paths of a push
+        have no owner, so each is first ruled out with a few dict lookups (what is filed at it, and at or
+        above its directory), without building a set."""
         if not self._current:
             self._derive()
         paths = list(paths)
         if (folds := plain_folds(paths)) is not None:
-            return self._plain_owners_of(paths, folds), []
+            return self._plain_owners_of(paths, folds)
         files, globs_at, above = self._files, self._globs_at, self._above
         owned: dict[str, set[K]] = {}
-        invalid: list[str] = []
         for path in paths:
             try:
                 text = normalize(path).rstrip("/")
             except PatternError:
-                invalid.append(path)
-                continue
+                text = unicodedata.normalize("NFC", path)
             folded = fold(text)
             end = folded.rfind("/")
             parent = folded[:end] if end > 0 else ""
@@ -220,7 +221,7 @@ class OwnershipIndex(Generic[K]):
             keys = self.owners(text, assume_normalized=True)
             if keys:
                 owned[path] = keys
-        return owned, invalid
+        return owned
 
     def _plain_owners_of(self, paths: list[str], folds: list[str]) -> dict[str, set[K]]:
         """``owners_of`` for canonical ``paths`` folded as ``folds``: each distinct directory is looked up

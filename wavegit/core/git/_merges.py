@@ -25,7 +25,8 @@ class Change(NamedTuple):
 
 def own_changes(root: Path, commit: CommitSha) -> list[Change]:
     """What ``commit`` changed against its first parent (no rename detection)."""
-    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", f"{commit}^", commit], cwd=root)
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", git.SUBMODULE_CHANGES, f"{commit}^", commit],
+                  cwd=root)
     fields = raw.rstrip("\0").split("\0") if raw else []
     changes = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=True):
@@ -42,8 +43,8 @@ class CommitChanges(NamedTuple):
 
 def changes_of_commits(root: Path, commits: Sequence[CommitSha]) -> list[CommitChanges]:
     """The parents and own changes of each of ``commits``, in order, from one ``git diff-tree --stdin``."""
-    raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--always", "--format=%H %P"],
-                  cwd=root, input="".join(f"{commit}\n" for commit in commits))
+    raw = git.out(["diff-tree", "--stdin", "-r", "-z", "--no-renames", git.SUBMODULE_CHANGES, "--always",
+                   "--format=%H %P"], cwd=root, input="".join(f"{commit}\n" for commit in commits))
     found: list[CommitChanges] = []
     fields = iter(raw.split("\0"))
     for field in fields:
@@ -74,7 +75,8 @@ def patch_ids(root: Path, commits: Sequence[CommitSha] = (), *, revs: Sequence[s
     if not commits and not (revs and paths):
         return {}
     args = ["-c", "log.showSignature=false", "--literal-pathspecs", "log", "-p", "--binary", "--no-merges",
-            "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--format=commit %H"]
+            "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", git.SUBMODULE_CHANGES,
+            "--format=commit %H"]
     if commits:
         patches = git.out([*args, "--no-walk=unsorted", "--stdin"], cwd=root, input="\n".join(commits) + "\n")
     else:

@@ -126,7 +126,7 @@ def commit_message(root: Path, commit: CommitSha) -> str:
 # Porcelain `git log`, so pin everything user configuration could change in its output; the `-c` after
 # `log` is the combined diff of merges.
 _LOG_CHANGES = ("-c", "log.showSignature=false", "log", "-z", "--name-status", "--no-renames", "-c", "--root",
-                "--no-color", "--no-ext-diff", "--no-textconv")
+                "--no-color", "--no-ext-diff", "--no-textconv", git.SUBMODULE_CHANGES)
 
 
 def log_changes(root: Path, mark: str, revs: Sequence[str] = (), commits: Sequence[str] = (), *,
@@ -392,7 +392,8 @@ def build_tree(root: Path, index: Path, parent: str | None, blobs: Mapping[str, 
 
 def changed_paths(root: Path, base: str, tree: str) -> list[str]:
     """Every path that differs between the trees of ``base`` and ``tree`` (no rename detection), sorted."""
-    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, tree], cwd=root)
+    raw = git.out(["diff-tree", "-r", "-z", "--no-renames", git.SUBMODULE_CHANGES, "--name-only", base, tree],
+                  cwd=root)
     return sorted(path for path in raw.split("\0") if path)
 
 

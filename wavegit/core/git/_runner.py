@@ -79,6 +79,11 @@ def _hardened(args: Sequence[str]) -> list[str]:
     return ["git", "-c", f"core.hooksPath={no_hooks_dir()}", "-c", "core.fsmonitor=false", *args]
 
 
+SUBMODULE_CHANGES = "--ignore-submodules=none"
+"""For every diff and log of changes: a submodule's ``ignore = all`` (a committed ``.gitmodules``, the user's
+config) would otherwise hide a gitlink's change from them, plumbing (``diff-tree``) included."""
+
+
 class GitError(WavegitError):
     exit_code = EXIT_WORK_FAILED
 

@@ -1,0 +1,26 @@
+"""Reading a file someone else chose: a regular file of bounded size, never a FIFO or a device.
+
+A worker writes its cost file; a repository's checkout holds ``.wavegit/config.yaml``, which a commit may
+make a symlink to ``/dev/zero`` or a FIFO: read as they are, every command (the pre-push hook included)
+read until memory ran out, or blocked for good.
+"""
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+def read_small_file(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file ``path``; OSError for anything else (opened without blocking: a FIFO
+    with no writer does not hang), for more than ``limit`` bytes, and, without ``follow_symlinks``, for a
+    symlink."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        content = handle.read(limit + 1)
+    if len(content) > limit:
+        raise OSError(errno.EFBIG, f"over {limit} bytes")
+    return content
