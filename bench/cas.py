@@ -169,14 +169,14 @@ class Row:
 
 
 def measure_writers(tmp: Path, label: str, writers: int, per_writer: int, runs: int) -> tuple[Row, bool]:
-    """``runs`` batches of each kind in fresh remotes under ``tmp/label``; bytecode cached under ``tmp``."""
+    """``runs`` batches of each kind in fresh remotes under ``tmp/label``."""
     batches: dict[str, list[Batch]] = {"wavegit": [], "raw": []}
     all_landed = True
     for run in range(runs):
         for kind in ("wavegit", "raw"):
             where = tmp / label / f"{kind}-{run}"
             where.mkdir(parents=True)
-            env = common.git_env(where / "home", tmp)
+            env = common.git_env(where / "home")
             clones = make_remote(where, env, writers)
             write = wavegit_write(env) if kind == "wavegit" else raw_write(env)
             batches[kind].append(run_batch(clones, per_writer, write))

@@ -15,6 +15,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -123,26 +124,34 @@ def interleaved(pipelines: Sequence[Pipeline], runs: int, warmup: bool = True) -
             for label, pairs in samples.items()}
 
 
-def python_env(base: Path) -> dict[str, str]:
-    """The environment for timed Python processes: wavegit from this checkout, bytecode cached under
-    ``base`` (as for an installed package, without writing into the source tree), C locale."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C", PYTHONPYCACHEPREFIX=str(base / "pycache"))
+# One bytecode cache for every benchmark process of this user, kept from one run to the next: with the
+# prefix, the standard library's and PyYAML's and PyGithub's bytecode moves there too, and a cache per
+# benchmark (as before) compiled them again in its first timed process, ~1.9 s of CPU each; the quick
+# benchmarks of tests/test_bench.py took 67 s of CPU with a cache each, 50 s with this one. Python checks
+# each file's size and mtime against its bytecode, so a cache older than the checkout is safe.
+PYCACHE = Path(tempfile.gettempdir()) / f"wavegit-bench-pycache-{os.getuid()}"
+
+
+def python_env() -> dict[str, str]:
+    """The environment for timed Python processes: wavegit from this checkout, bytecode cached in
+    :data:`PYCACHE` (as for an installed package, without writing into the source tree), C locale."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LC_ALL="C", PYTHONPYCACHEPREFIX=str(PYCACHE))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
-def warm_bytecode(env: Mapping[str, str]) -> None:
-    """Compile wavegit's bytecode into ``env``'s cache, untimed, so no timed process pays for it."""
-    run_process([sys.executable, "-m", "compileall", "-q", str(ROOT / "wavegit")], env=env)
+def warm_bytecode() -> None:
+    """Compile wavegit's bytecode into the cache, untimed, so no timed process pays for it."""
+    run_process([sys.executable, "-m", "compileall", "-q", str(ROOT / "wavegit")], env=python_env())
 
 
-def git_env(home: Path, cache_base: Path | None = None) -> dict[str, str]:
-    """:func:`python_env` (bytecode under ``cache_base``, default ``home``) plus a private HOME and git
-    identity: no user or system git config, no GitHub or wavegit settings leaking in from the caller."""
+def git_env(home: Path) -> dict[str, str]:
+    """:func:`python_env` plus a private HOME and git identity: no user or system git config, no GitHub or
+    wavegit settings leaking in from the caller."""
     home.mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[init]\n\tdefaultBranch = main\n")
-    env = {k: v for k, v in python_env(cache_base or home).items()
+    env = {k: v for k, v in python_env().items()
            if not k.startswith(("GIT_", "WAVEGIT_", "GITHUB_"))}
     env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(gitconfig))
     for role in ("AUTHOR", "COMMITTER"):

@@ -53,7 +53,7 @@ class Count:
 def count_wave(base: Path, n_items: int) -> Count:
     where = base / f"items-{n_items}"
     where.mkdir()
-    env = common.git_env(where / "home", base)
+    env = common.git_env(where / "home")
     clone = wave_overhead.make_repo(where, env, items=n_items, sleep_s=0)
     with ghserver.running(where / "origin.git") as server:
         _, report = wave_overhead.run_wave(clone, {**env, **ghserver.github_env(server)})
@@ -68,7 +68,7 @@ def result(quick: bool) -> common.Result:
     sizes = QUICK_SIZES if quick else SIZES
     with tempfile.TemporaryDirectory(prefix="wavegit-ghreq-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
-        common.warm_bytecode(common.python_env(base))
+        common.warm_bytecode()
         counts = [count_wave(base, n) for n in sizes]
     kinds = sorted({kind for c in counts for kind in c.by_kind}, key=lambda k: (k.split()[1], k))
     rows = [(f"`{kind}`", *(c.by_kind[kind] for c in counts)) for kind in kinds]

@@ -120,7 +120,7 @@ def run(runs: int, n_items: int) -> common.Result:
         state = repo / ".git" / "wavegit"
         # Bytecode is cached (in the temp dir, not the source tree) for every pipeline, as for an installed
         # package; otherwise each wavegit run would recompile all its modules.
-        env = common.python_env(base)
+        env = common.python_env()
         py = sys.executable
         wavegit = [py, "-m", "wavegit", "-C", str(repo), "plan", "--json"]
         pipelines = [

@@ -48,7 +48,7 @@ def measure_size(base: Path, n_items: int, runs: int) -> Size:
     where = base / f"n{n_items}"
     yaml_path, json_path = backlog.write(where / "data", n_items)
     repo = make_repo(where, yaml_path)
-    env = common.python_env(base)
+    env = common.python_env()
     py = sys.executable
     plan = [py, "-m", "wavegit", "-C", str(repo), "plan", "--json"]
     state = repo / ".git" / "wavegit"
@@ -78,7 +78,7 @@ def result(quick: bool) -> common.Result:
     plan_sizes = QUICK_SIZES if quick else SIZES
     with tempfile.TemporaryDirectory(prefix="wavegit-scaling-") as tmp:
         base = Path(tmp)
-        common.warm_bytecode(common.python_env(base))
+        common.warm_bytecode()
         sizes = [measure_size(base, n, runs_for(n, quick)) for n in plan_sizes]
     rows = []
     for size in sizes:

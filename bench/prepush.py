@@ -192,7 +192,7 @@ def run(runs: int, n_items: int) -> common.Result:
         setup = build(base, n_items)
         clone, old, new = setup.clone, setup.old, setup.new
         cache = clone / ".git" / "wavegit"
-        env = common.python_env(base)
+        env = common.python_env()
         py = sys.executable
         stdin = f"refs/heads/main {new} refs/heads/main {old}\n"
         hook_argv = setup.hook()

@@ -49,7 +49,7 @@ def measure_case(base: Path, n_items: int, commits: int, files: int, runs: int) 
     where = base / f"{n_items}-{commits}x{files}"
     where.mkdir()
     setup = prepush.build(where, n_items, commits, files)
-    env = common.python_env(base)
+    env = common.python_env()
     py = sys.executable
     stdin = f"refs/heads/main {setup.new} refs/heads/main {setup.old}\n"
     pipelines = [
@@ -65,7 +65,7 @@ def result(quick: bool) -> common.Result:
     trackers, runs = ((1_000,), 1) if quick else (TRACKERS, 9)
     with tempfile.TemporaryDirectory(prefix="wavegit-prepush-sizes-") as tmp:
         base = Path(tmp)
-        common.warm_bytecode(common.python_env(base))
+        common.warm_bytecode()
         cases = [measure_case(base, n, commits, files, runs) for n in trackers for commits, files in PUSHES]
     rows = [(f"{c.items:,}", f"{c.commits} / {c.files}", *(c.timings[label].wall.ms() for label in LABELS),
              f"{c.floor * 1000:.0f}", f"{c.ratio:.2f}x",

@@ -55,7 +55,7 @@ def measure_size(base: Path, n_items: int, runs: int) -> Size:
     reports.mkdir(parents=True)
     written = report.WaveReport(wave_id=WAVE, base_sha="0" * 40, started_at="2026-01-01T00:00:00Z")
     (reports / f"{WAVE}.json").write_text(written.to_json())
-    env = common.python_env(base)
+    env = common.python_env()
     pipelines = [common.Pipeline(label, [sys.executable, "-m", "wavegit", "-C", str(repo), *argv], env)
                  for label, argv in COMMANDS]
     for pipeline in pipelines:
@@ -72,7 +72,7 @@ def result(quick: bool) -> common.Result:
     sizes_wanted = QUICK_SIZES if quick else SIZES
     with tempfile.TemporaryDirectory(prefix="wavegit-reads-") as tmp:
         base = Path(tmp)
-        common.warm_bytecode(common.python_env(base))
+        common.warm_bytecode()
         sizes = [measure_size(base, n, runs_for(n, quick)) for n in sizes_wanted]
     labels = [label for label, _ in COMMANDS]
     rows = [(f"{size.items:,}", f"{size.in_flight:,}", *(size.timings[label].wall.ms() for label in labels),

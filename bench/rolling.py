@@ -276,11 +276,11 @@ def continuous(clone: Path, env: dict[str, str], merger: Merger | None) -> Measu
     return Measured(makespan, waves_of(out))
 
 
-def measure_once(cache: Path, series: Series) -> Measured:
+def measure_once(series: Series) -> Measured:
     items, window, merged = series.items, series.window, series.merged
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
-        env = common.git_env(base / "home", cache)
+        env = common.git_env(base / "home")
         clone = make_repo(base, env, items, window, series.estimates)
         run = continuous if series.rolling else back_to_back
         if not merged:
@@ -319,8 +319,7 @@ class Series:
 def result(quick: bool, runs: int = 3) -> common.Result:
     runs = 1 if quick else runs
     scale = 0.25 if quick else 1.0
-    cache = Path(tempfile.mkdtemp(prefix="wavegit-bench-pyc-"))
-    common.warm_bytecode(common.python_env(cache))
+    common.warm_bytecode()
     # Quick: 8 independent items and a 16-item backlog, the rolling runs only.
     small = independent(8 if quick else 24, SEED_24, scale)
     big = backlog(SEED_40, scale, 0 if quick else 24)
@@ -335,7 +334,7 @@ def result(quick: bool, runs: int = 3) -> common.Result:
                Series(f"{many}: back-to-back `run`", big, False, default, True), *rolling_big])
     for _ in range(runs):
         for entry in series:  # interleaved, round by round
-            entry.runs.append(measure_once(cache, entry))
+            entry.runs.append(measure_once(entry))
     bounds = {id(small): lower_bound(small), id(big): lower_bound(big)}
     rows = []
     for entry in series:

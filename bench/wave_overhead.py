@@ -81,11 +81,11 @@ def run_wave(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, object]
     return wall, report
 
 
-def time_wave(cache: Path, items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
+def time_wave(items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
     """Wall time of one ``wavegit run`` and each item's attempt duration (worktree to removal)."""
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
-        env = common.git_env(base / "home", cache)
+        env = common.git_env(base / "home")
         wall, report = run_wave(make_repo(base, env, items, sleep_s, mode=mode), env)
         if report.get("sandbox") != mode:
             raise common.BenchError(f"asked for sandbox {mode}, the wave ran with {report.get('sandbox')}")
@@ -207,15 +207,13 @@ def measure(runs: int, sleep_s: float = SLEEP_S, step_repeat: int = 16) -> Figur
     modes = ["none"] + (["bwrap"] if bwrap_problem() is None else [])
     walls: dict[str, list[float]] = {mode: [] for mode in modes}
     durations: dict[str, list[float]] = {mode: [] for mode in modes}
-    # A finished wave's detached reaper may still be removing its trash in there while this is removed.
-    with tempfile.TemporaryDirectory(prefix="wavegit-bench-cache-", ignore_cleanup_errors=True) as cache:
-        common.warm_bytecode(common.python_env(Path(cache)))
-        # Round by round, so that the machine's noise falls on both modes alike.
-        for _ in range(runs):
-            for mode in modes:
-                wall, item_durations = time_wave(Path(cache), ITEMS, sleep_s, mode)
-                walls[mode].append(wall)
-                durations[mode].extend(item_durations)
+    common.warm_bytecode()
+    # Round by round, so that the machine's noise falls on both modes alike.
+    for _ in range(runs):
+        for mode in modes:
+            wall, item_durations = time_wave(ITEMS, sleep_s, mode)
+            walls[mode].append(wall)
+            durations[mode].extend(item_durations)
     figures = {mode: ModeFigures(common.Stats(tuple(walls[mode])),
                                  (statistics.median(durations[mode]) - sleep_s) * 1000) for mode in modes}
     return Figures(figures, sleep_s, time_steps(step_repeat))

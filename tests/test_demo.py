@@ -55,9 +55,13 @@ def test_demo_runs_a_wave_where_each_item_ends_as_designed(tmp_path: Path) -> No
     assert "Now with restocking" not in git(origin, "show", "main:README.md")
 
 
-def test_demo_ignores_the_callers_wavegit_and_github_settings_and_deletes_its_repo(tmp_path: Path) -> None:
+def test_demo_ignores_the_callers_settings_works_with_its_python_under_the_hidden_home_and_deletes_its_repo(
+        tmp_path: Path) -> None:
+    # One demo run (a whole wave, ~6 s of CPU) for both: pyenv and uv install Python under HOME; the sandbox
+    # hides HOME, so the demo must show its toolchain.
+    home = Path(sys.base_prefix).resolve().parent
     caller = {"WAVEGIT_WORKER": "false", "WAVEGIT_CONCURRENCY": "not-a-number", "GITHUB_TOKEN": "ghp_x",
-              "GITHUB_REPOSITORY": "acme/widgets", "GITHUB_API_URL": "http://127.0.0.1:9"}
+              "GITHUB_REPOSITORY": "acme/widgets", "GITHUB_API_URL": "http://127.0.0.1:9", "HOME": str(home)}
     result = wavegit(tmp_path, "demo", env=caller)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -67,6 +71,7 @@ def test_demo_ignores_the_callers_wavegit_and_github_settings_and_deletes_its_re
     assert not directory.exists()
     for section in ("== 3. wavegit plan", "== 5. the wave report", "== 6. the tracker diff"):
         assert any(line.startswith(section) for line in lines), section
+    assert str(Path(sys.base_prefix).resolve()) in walkthrough.toolchain_paths()
 
 
 def test_keep_refuses_a_non_empty_directory_and_writes_nothing(tmp_path: Path) -> None:
@@ -127,12 +132,3 @@ def test_the_demos_verdict_names_every_item_that_did_not_behave_as_designed(tmp_
         "sync should mark PRICE-1, MONEY-2 done after the merge",
         "CART-4 should be ready once its dependency is merged",
     ]
-
-
-def test_demo_works_when_its_python_lives_under_the_home_the_sandbox_hides(tmp_path: Path) -> None:
-    # pyenv and uv install Python under HOME; the sandbox hides HOME, so the demo must show its toolchain.
-    home = Path(sys.base_prefix).resolve().parent
-    result = wavegit(tmp_path, "demo", "--json", env={"HOME": str(home)})
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert json.loads(result.stdout)["problems"] == []
-    assert str(Path(sys.base_prefix).resolve()) in walkthrough.toolchain_paths()

@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
+from tests.helpers.reliability import wavegit_in_process
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,10 @@ def publish_tracker(remote: RemoteRepo, items: Sequence[ItemSpec],
 
 
 def install_hook(repo: Path, *args: str) -> None:
-    result = wavegit(repo, "hooks", "install", *args)
+    """``wavegit hooks install ARGS`` in ``repo``, through ``cli.main`` in the test process: a process of
+    its own cost ~0.13 s of CPU, in some 35 tests whose subject is the installed hook, not its installing
+    (tests/test_hook_install.py installs through the real process)."""
+    result = wavegit_in_process(repo, "hooks", "install", *args)
     assert result.returncode == 0, result.stderr
 
 
