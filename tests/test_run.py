@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.repos import REPO_ROOT, git, make_remote_repo, wavegit
+from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, make_remote_repo, wavegit
 from tests.helpers.wave import branches, item, make_wave_repo, origin_item, untouched, worktrees
 from wavegit.attempts.preset_claude import CLAUDE
 from wavegit.model.report import WaveReport
@@ -148,21 +148,27 @@ def test_an_interrupted_wave_still_delivers_what_its_workers_verified(tmp_path: 
     assert "attempt" not in shown["B"], shown
 
 
-def test_an_interrupted_wave_says_its_summary_and_report_path_as_a_finished_one_does(tmp_path: Path) -> None:
-    # Ctrl-C printed only "wavegit run: interrupted", though the wave had recorded its items and written its
-    # report (and `run --json` and `run --continuous` print it).
+def _run_with_a_working_worker(tmp_path: Path, *args: str) -> tuple[RemoteRepo, subprocess.Popen[str]]:
+    """``wavegit run *args`` as a process, once its one item's worker (sleeping 30 s) has started."""
     out = tmp_path / "out"
     out.mkdir()
     started = out / "started.jsonl"
     remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
                             idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", *args], cwd=remote.clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
+    return remote, proc
+
+
+def test_an_interrupted_wave_says_its_summary_and_report_path_as_a_finished_one_does(tmp_path: Path) -> None:
+    # Ctrl-C printed only "wavegit run: interrupted", though the wave had recorded its items and written its
+    # report (and `run --json` and `run --continuous` print it).
+    remote, proc = _run_with_a_working_worker(tmp_path)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "wavegit run: interrupted" in stderr, stderr
@@ -172,18 +178,7 @@ def test_an_interrupted_wave_says_its_summary_and_report_path_as_a_finished_one_
 
 
 def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
-    started = out / "started.jsonl"
-    remote = make_wave_repo(tmp_path, [item("A", [f"env {started}", "sleep 30"], ["src/a.txt"])],
-                            idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run", "--json"], cwd=remote.clone, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while not started.exists():
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
+    remote, proc = _run_with_a_working_worker(tmp_path, "--json")
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted" in stderr
