@@ -7,6 +7,7 @@ node keeps its position; the walk over the nodes is ours, which is also what mak
 PyYAML is imported lazily, only when text actually has to be parsed.
 """
 
+import bisect
 import functools
 import gc
 import math
@@ -214,26 +215,33 @@ _YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
 @functools.lru_cache(maxsize=4)
-def _has_yaml_only_breaks(text: str) -> bool:
-    """Asked once per text, not once per mark: scanning a 10,000-item tracker for each of its ~40,000 marks
-    took a cold load 0.76 s (a str caches its hash, so looking the same text up again is cheap)."""
-    return any(char in text for char in _YAML_ONLY_BREAKS)
+def _line_starts(text: str) -> tuple[list[int], list[int]] | None:
+    """Where YAML's lines and the file's lines start in ``text``; None when the two agree (no U+0085, U+2028
+    or U+2029). Found once per text, not per mark: scanning a 10,000-item tracker for each of its ~40,000
+    marks took a cold load 0.76 s, and with such a break in it, far longer (a str caches its hash, so
+    looking the same text up again is cheap)."""
+    if not any(char in text for char in _YAML_ONLY_BREAKS):
+        return None
+    import re  # only for such a text
+
+    yaml_starts = [0, *(found.end() for found in re.finditer("\r\n|[\r\n\x85\u2028\u2029]", text))]
+    return yaml_starts, [found.end() for found in re.finditer("\n", text)]
 
 
 def position(text: str, mark: Mark) -> tuple[int, int]:
     """The 1-based line and column of ``mark`` in ``text`` as an editor, ``grep -n`` or ``git blame`` count
     them: lines end at "\n". YAML also ends one at U+0085, U+2028 and U+2029, which a quoted value may hold
     as they are, so its marks' lines ran ahead of the file's after one."""
-    if not _has_yaml_only_breaks(text):
+    starts = _line_starts(text)
+    if starts is None:
         return mark.line + 1, mark.column + 1
-    import re  # only for such a text
-
+    yaml_starts, line_starts = starts
     # Where YAML's line ``mark.line`` starts, then the mark's offset: a column never counts a byte order mark.
-    starts = [0, *(found.end() for found in re.finditer("\r\n|[\r\n\x85\u2028\u2029]", text))]
     bom = text.startswith("\ufeff")
-    offset = starts[min(mark.line, len(starts) - 1)] + mark.column + (bom and mark.line == 0)
-    start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - start + 1 - (bom and start == 0)
+    offset = yaml_starts[min(mark.line, len(yaml_starts) - 1)] + mark.column + (bom and mark.line == 0)
+    line = bisect.bisect_right(line_starts, offset)
+    start = line_starts[line - 1] if line else 0
+    return line + 1, offset - start + 1 - (bom and start == 0)
 
 
 class Located:
