@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_ls_tree_recursive_lists_every_file_with_full_paths(clone: Path) -> None
 
 def test_cat_file_batch_returns_exact_bytes_in_order(clone: Path) -> None:
     texts = ["no newline", "two\nlines\n", "", "ü\n"]
-    blobs = [wgit.hash_blob(clone, text, write=True) for text in texts]
+    blobs = [wgit.BlobSha(git(clone, "hash-object", "-w", "--stdin", input=text)) for text in texts]
     assert wgit.cat_file_batch(clone, [*reversed(blobs)]) == [t.encode() for t in reversed(texts)]
     assert wgit.cat_file_batch(clone, []) == []
 
@@ -84,6 +85,24 @@ def test_idents_are_the_author_and_committer_lines_with_time(clone: Path,
     assert author.startswith("Ann Author <") and committer.startswith("Carl Committer <")
     assert committer.rsplit(" ", 2)[0] == wgit.committer_ident(clone)
     assert author.rsplit(" ", 2)[1].isdigit()
+
+
+def test_idents_are_read_once_then_dated_now_unless_the_environment_pins_the_date(
+        clone: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GIT_AUTHOR_DATE", raising=False)
+    monkeypatch.delenv("GIT_COMMITTER_DATE", raising=False)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ann Author")
+    wgit.idents(clone)
+    (clone / ".git" / "config").write_text("this config no longer parses [\n")  # git var would fail now
+    for now in (1_800_000_000, 1_800_000_060):  # dated at each call, not when first read
+        monkeypatch.setattr(time, "time", lambda now=now: now + 0.5)
+        author, committer = wgit.idents(clone)
+        assert author.startswith("Ann Author <") and author.rsplit(" ", 2)[1] == str(now)
+        assert committer.rsplit(" ", 2)[1] == str(now)
+    monkeypatch.undo()
+    # Another environment (monkeypatch.undo restored the pinned dates): asked again.
+    with pytest.raises(GitError):
+        wgit.idents(clone)
 
 
 def test_fast_import_writes_objects_and_needs_force_to_rewind_a_branch(clone: Path) -> None:

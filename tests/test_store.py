@@ -170,6 +170,26 @@ def test_write_with_a_remote_leaves_index_work_tree_and_local_branch_alone(seede
     assert not (clone / "docs").exists()
 
 
+def test_a_tracker_commit_holds_the_text_exactly_by_gits_identity_and_leaves_no_ref(
+        local_repo: Path) -> None:
+    # A committed attribute that would rewrite the text on its way into git (CRLF conversion, a filter)
+    # plays no part, and the one fast-import that writes the commit leaves no ref of its own behind.
+    (local_repo / ".gitattributes").write_text("* text eol=crlf filter=upper\n")
+    git(local_repo, "config", "filter.upper.clean", "tr a-z A-Z")
+    git(local_repo, "add", ".gitattributes")
+    git(local_repo, "commit", "-q", "-m", "attributes")
+    refs_before = git(local_repo, "for-each-ref", "--format=%(refname)")
+    store = store_at(local_repo)
+    text = tracker_text("A-1").replace("\n", "\r\n", 1)
+    commit = store.write(store.read(), Change(text, {"notes/caf\u00e9 \"x\".txt": "lower\n"}), "add A-1")
+    assert git(local_repo, "cat-file", "blob", f"{commit}:{TRACKER}") + "\n" == text
+    assert git(local_repo, "cat-file", "blob", f"{commit}:notes/caf\u00e9 \"x\".txt") == "lower"
+    said = git(local_repo, "log", "-1", "--format=%an <%ae> %ad|%cn <%ce> %cd|%s", "--date=raw", commit)
+    assert said == "|".join([git(local_repo, "var", "GIT_AUTHOR_IDENT"),
+                             git(local_repo, "var", "GIT_COMMITTER_IDENT"), "add A-1"])
+    assert git(local_repo, "for-each-ref", "--format=%(refname)") == refs_before
+
+
 def test_write_changes_and_deletes_other_files_in_the_same_commit(local_repo: Path) -> None:
     store = store_at(local_repo)
     commit = store.write(store.read(), Change(None, {".wavegit/HALT": "stop\n", "README.md": None}), "halt")

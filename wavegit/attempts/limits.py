@@ -175,6 +175,7 @@ class Cgroup:
         """Once the process tree has ended: kill what is left in it, then remove the cgroups."""
         deadline = time.monotonic() + _REMOVE_WAIT_S
         for directory in self.dirs:
+            pause = 0.001  # a PID namespace's last processes go within milliseconds of its first
             while True:
                 try:
                     directory.rmdir()
@@ -185,7 +186,8 @@ class Cgroup:
                     if time.monotonic() > deadline:
                         break
                     _kill_members(directory)
-                    time.sleep(0.01)
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.01)
 
 
 def _write_limit(directory: Path, controller: str, value: int) -> None:

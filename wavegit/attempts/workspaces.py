@@ -15,9 +15,7 @@ borrow objects only from the wave's store (:mod:`wavegit.attempts.objectstore`),
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -65,12 +63,9 @@ class Workspaces:
         """Trees to prepare once that many trees have been taken (:meth:`prepare_after`)."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
-        self._idents: tuple[str, str] | None = None
         self._warmed = False
         self._base_lock = threading.Lock()
-        # One lock each: the identities read in the background keep no tree from the store or skeleton it
-        # needs (they did, 25 ms of the first launches).
-        self._idents_lock = threading.Lock()
+        # One lock each: the store and the skeleton are made apart.
         self._skeleton_lock = threading.Lock()
         self._store_lock = threading.Lock()
         self._guard = threading.Lock()
@@ -123,13 +118,8 @@ class Workspaces:
         return path
 
     def idents(self) -> tuple[str, str]:
-        """The author and committer git records here now (:func:`wavegit.core.git.idents`, read
-        once, dated now)."""
-        with self._idents_lock:
-            if self._idents is None:
-                self._idents = git.idents(self._root)
-            author, committer = self._idents
-        return _dated_now(author, "GIT_AUTHOR_DATE"), _dated_now(committer, "GIT_COMMITTER_DATE")
+        """The author and committer git records here now (:func:`wavegit.core.git.idents`)."""
+        return git.idents(self._root)
 
     def release(self, spec: Spec) -> None:
         """Remove ``spec``'s tree in the background."""
@@ -184,12 +174,3 @@ class Workspaces:
         workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
-
-
-def _dated_now(ident: str, pinned_by: str) -> str:
-    """``ident`` (read once per wave) dated now, as ``commit-tree`` would date it, unless the environment
-    variable ``pinned_by`` fixes the date (``git var`` then printed it)."""
-    if pinned_by in os.environ:
-        return ident
-    person, _, zone = ident.rsplit(" ", 2)
-    return f"{person} {int(time.time())} {zone}"

@@ -55,11 +55,6 @@ class Repo(NamedTuple):
     def reports_dir(self) -> Path:
         return self.state_dir / "reports"
 
-    @property
-    def scratch_dir(self) -> Path:
-        """Short-lived files, such as the private index a tracker commit is built in."""
-        return self.state_dir / "tmp"
-
     def wave_worktrees(self, wave_id: WaveId) -> Path:
         return self.worktrees_dir / wave_id
 

@@ -5,6 +5,7 @@ writing objects in bulk (``fast-import``)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -83,9 +84,28 @@ def check_ignore(git_dir: Path, work_tree: Path, paths: Sequence[str]) -> set[st
     return {path.removeprefix("./") for path in found.stdout.split("\0") if path}
 
 
+_IDENT_VARS = ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")
+_DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+_idents_read: dict[tuple[Path, frozenset[tuple[str, str]]], tuple[str, str]] = {}
+
+
 def idents(root: Path) -> tuple[str, str]:
-    """The author and committer lines git would record here now (``Name <email> <time> <tz>``)."""
-    return git.out(["var", "GIT_AUTHOR_IDENT"], cwd=root), git.out(["var", "GIT_COMMITTER_IDENT"], cwd=root)
+    """The author and committer lines git would record here now (``Name <email> <time> <tz>``): asked of
+    ``git var`` once per repository and environment in a process, then dated now as ``commit-tree`` would,
+    unless ``GIT_AUTHOR_DATE`` or ``GIT_COMMITTER_DATE`` fixes the date (``git var`` printed it)."""
+    key = (root.absolute(), frozenset(item for item in os.environ.items() if item[0].startswith("GIT_")))
+    found = _idents_read.get(key)
+    if found is None:
+        author, committer = (git.out(["var", name], cwd=root) for name in _IDENT_VARS)
+        found = _idents_read[key] = (author, committer)
+    return _dated_now(found[0], _DATE_VARS[0]), _dated_now(found[1], _DATE_VARS[1])
+
+
+def _dated_now(ident: str, pinned_by: str) -> str:
+    if pinned_by in os.environ:
+        return ident
+    person, _, zone = ident.rsplit(" ", 2)
+    return f"{person} {int(time.time())} {zone}"
 
 
 def fast_import(root: Path, stream: str, *, force: bool = False) -> str:

@@ -333,14 +333,9 @@ def read_blob_at(root: Path, spec: str) -> tuple[BlobSha, str] | None:
     return BlobSha(fields[0]), rest[:-1]  # --batch ends each object with a newline of its own
 
 
-def hash_blob(root: Path, text: str, *, write: bool) -> BlobSha:
-    """The blob id of ``text`` exactly (no filters); stored in the object database when ``write``."""
-    return BlobSha(git.out(["hash-object", *(["-w"] if write else []), "--stdin"], cwd=root, input=text))
-
-
 def blob_id(text: str, like: str) -> BlobSha:
-    """What ``hash_blob(.., write=False)`` says, without a git process: ``like`` is an object id of the same
-    repository, whose length tells SHA-1 from SHA-256."""
+    """The blob id of ``text`` exactly (``git hash-object --stdin``'s, without a git process): ``like`` is
+    an object id of the same repository, whose length tells SHA-1 from SHA-256."""
     import hashlib  # OpenSSL's, 3.8 ms: only the tracker's writers need it, never the hook nor plan
 
     data = text.encode("utf-8", "surrogateescape")
