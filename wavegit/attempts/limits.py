@@ -14,8 +14,8 @@
   item pool carries it, with ``no_new_privs``, and every process it starts inherits it; elsewhere the
   child installs it itself), so a secret the user keeps there (``keyctl add user ... @u``) is out of reach.
 - **Disk**: the attempt trees share one disk with no quota of their own. A failed attempt is counted only
-  when the disk had room, or when its own tree holds the most of what the trees hold
-  (:func:`disk_held_by_another`): a worker that fills the disk and holds it pays, its siblings do not.
+  when the disk had room, or when its own tree holds clearly the most of what the trees hold
+  (:func:`excused_by_full_disk`): a worker that fills the disk and holds it pays, its siblings do not.
 """
 
 from __future__ import annotations
@@ -323,9 +323,10 @@ FULL_BYTES = 4 << 20
 """Less room than this on the trees' disk is a full disk: a write that needs more fails."""
 
 
-def disk_held_by_another(tree: Path, trees: Path) -> bool:
-    """Whether the disk of ``tree`` is full and another tree under ``trees`` (``<trees>/<wave>/<tree>``, every
-    wave's) holds more bytes than ``tree`` does: then its attempt's failure may be the disk's doing."""
+def excused_by_full_disk(tree: Path, trees: Path) -> bool:
+    """Whether the disk of ``tree`` is full and not by this attempt's doing: its tree does not hold at least
+    ``FULL_BYTES`` more than every other attempt tree under ``trees`` (``<trees>/<wave>/<tree>``, every
+    wave's). A sibling's bigger tree, or space held outside every tree, excuses its failure."""
     try:
         disk = os.statvfs(tree)
     except OSError:
@@ -338,7 +339,7 @@ def disk_held_by_another(tree: Path, trees: Path) -> bool:
     # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
     others = (other for wave in _folders(trees) for other in _folders(wave)
               if other != tree and _ATTEMPT_TREE.fullmatch(other.name))
-    return any(_bytes_under(other) > own for other in others)
+    return own < max((_bytes_under(other) for other in others), default=0) + FULL_BYTES
 
 
 _ATTEMPT_TREE = re.compile(r".+-[0-9]+")

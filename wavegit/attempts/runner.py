@@ -41,9 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from wavegit.attempts import limits, logcap, sandbox
+from wavegit.attempts import limits, logcap, sandbox, sweep
 from wavegit.attempts.processio import Watch
-from wavegit.attempts.workerenv import ATTEMPT_TOKEN_VAR
 from wavegit.core.errors import UsageError
 
 KillReason = Literal["wall", "idle", "cancelled"]
@@ -202,28 +201,6 @@ def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
         yield launch
 
 
-def sweep(marker: str) -> list[int]:
-    """SIGKILL every process whose (initial) environment carries ``marker``; their pids.
-
-    This finds what a process group kill misses: a daemon that left the group with ``setsid``.
-    """
-    needle = f"{ATTEMPT_TOKEN_VAR}={marker}\0".encode()
-    killed = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as fh:
-                found = needle in fh.read()
-        except OSError:
-            continue
-        if found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed.append(int(entry.name))
-    return killed
-
-
 def _found(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> Path:
     """Where ``program`` is (absolute), or the OSError exec would raise: started through a wrapper
     (``setpriv``, ``bwrap``), it would fail only as the wrapper's exit code."""
@@ -305,6 +282,7 @@ def run_process(
                 confine = _launchable(argv, cwd, env, confine)
             elif launch.wrapper:
                 _executable(argv[0], cwd, env)
+            launched_after = sweep.mark() if confine is not None and not confine.bwrap else None
             proc = subprocess.Popen(
                 [*launch.wrapper, *(confine.argv(argv, launch) if confine is not None else argv)], cwd=cwd,
                 env=dict(env) if env is not None else None,
@@ -329,7 +307,7 @@ def run_process(
             _signal_group(proc.pid, signal.SIGKILL)
             exit_code = proc.wait()
             if confine is not None and not confine.bwrap:
-                sweep(confine.marker)
+                sweep.sweep(confine.marker, launched_after)
             watch.close()
             log.finish()
     if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:

@@ -326,9 +326,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
         if attempt.commit is None and attempt.counted \
-                and limits.disk_held_by_another(ready.path, context.repo.worktrees_dir):
-            attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and another "
-                             "attempt's tree holds more of it)")
+                and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir):
+            attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and not by "
+                             "this attempt's tree)")
             attempt.counted = False
         if attempt.commit is None and attempt.error and reading.denied:
             # A denied tool is no failure by itself (wavegit runs the test), but may say why one happened.
