@@ -10,7 +10,9 @@ create + remove, reading it back + commit, and replaying one item commit onto th
     python bench/wave_overhead.py [--runs 3] [--quick]   # bench/run.py puts its section in BENCHMARKS.md
 
 The wave runs twice per round: unsandboxed (``sandbox: none``) and, where bubblewrap can run, with every
-worker and item test in the sandbox (``sandbox: bwrap``); both against the same ideal and target.
+worker and item test in the sandbox (``sandbox: bwrap``); both against the same ideal and target. Run as
+root, each also runs with its files on a private tmpfs (``unshare --mount``): this machine's disk (ext4
+without a journal) makes every new inode costly, the tmpfs shows wavegit's own overhead.
 
 ``--quick`` (a smoke test): one run, workers sleeping 0.25 s.
 """
@@ -82,7 +84,8 @@ def run_wave(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, object]
 
 
 def time_wave(items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
-    """Wall time of one ``wavegit run`` and each item's attempt duration (worktree to removal)."""
+    """Wall time of one ``wavegit run`` and each item's attempt duration (worktree to removal), its files
+    (repository, origin, HOME with the attempt trees) in ``TMPDIR``."""
     with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         env = common.git_env(base / "home")
@@ -92,6 +95,32 @@ def time_wave(items: int, sleep_s: float, mode: str) -> tuple[float, list[float]
         entries = report["items"]
         assert isinstance(entries, list)
         return wall, [float(item["duration_s"]) for item in entries]
+
+
+_IN_TMPFS = 'mount -t tmpfs -o mode=1777 wavegit-bench "$TMPDIR" && exec "$@"'
+"""Run in a private mount namespace: ``TMPDIR`` becomes a tmpfs that only the command sees."""
+
+
+def tmpfs_problem() -> str | None:
+    """None when a wave can run on a private tmpfs here (root, ``unshare``), else why not."""
+    if os.geteuid() != 0:
+        return "a private tmpfs needs root"
+    return None if shutil.which("unshare") else "unshare is not installed"
+
+
+def time_wave_on_tmpfs(items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
+    """:func:`time_wave` in a process of its own whose ``TMPDIR`` is a private tmpfs: every file of the wave
+    in memory, none on this machine's disk."""
+    scratch = tempfile.mkdtemp(prefix="wavegit-bench-tmpfs-")
+    try:
+        argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _IN_TMPFS, "sh",
+                sys.executable, __file__, "--one-wave", mode, "--items", str(items),
+                "--sleep", f"{sleep_s:g}"]
+        done = common.run_process(argv, env={**os.environ, "TMPDIR": scratch})
+    finally:
+        os.rmdir(scratch)
+    wall, durations = json.loads(done.stdout)
+    return float(wall), [float(d) for d in durations]
 
 
 def _median_ms(step: Callable[[], None], repeat: int) -> float:
@@ -203,19 +232,27 @@ def bwrap_problem() -> str | None:
     return sandbox.probe(found) if found else "bwrap is not installed"
 
 
+TMPFS = "tmpfs"
+"""The suffix of a run whose files were on a private tmpfs (:func:`time_wave_on_tmpfs`)."""
+
+
 def measure(runs: int, sleep_s: float = SLEEP_S, step_repeat: int = 16) -> Figures:
     modes = ["none"] + (["bwrap"] if bwrap_problem() is None else [])
-    walls: dict[str, list[float]] = {mode: [] for mode in modes}
-    durations: dict[str, list[float]] = {mode: [] for mode in modes}
+    places = [""] + ([TMPFS] if tmpfs_problem() is None else [])
+    keys = [f"{mode}, {place}" if place else mode for place in places for mode in modes]
+    walls: dict[str, list[float]] = {key: [] for key in keys}
+    durations: dict[str, list[float]] = {key: [] for key in keys}
     common.warm_bytecode()
-    # Round by round, so that the machine's noise falls on both modes alike.
+    # Round by round, so that the machine's noise falls on every mode and place alike.
     for _ in range(runs):
-        for mode in modes:
-            wall, item_durations = time_wave(ITEMS, sleep_s, mode)
-            walls[mode].append(wall)
-            durations[mode].extend(item_durations)
-    figures = {mode: ModeFigures(common.Stats(tuple(walls[mode])),
-                                 (statistics.median(durations[mode]) - sleep_s) * 1000) for mode in modes}
+        for key in keys:
+            mode, _, place = key.partition(", ")
+            timed = time_wave_on_tmpfs if place else time_wave
+            wall, item_durations = timed(ITEMS, sleep_s, mode)
+            walls[key].append(wall)
+            durations[key].extend(item_durations)
+    figures = {key: ModeFigures(common.Stats(tuple(walls[key])),
+                                (statistics.median(durations[key]) - sleep_s) * 1000) for key in keys}
     return Figures(figures, sleep_s, time_steps(step_repeat))
 
 
@@ -225,10 +262,11 @@ def result(quick: bool, runs: int = 3) -> common.Result:
     fig = measure(1, 0.25, 4) if quick else measure(runs)
     rows: list[tuple[str, str]] = []
     targets = []
-    for mode, figures in fig.modes.items():
-        ratio = fig.ratio(mode)
+    for key, figures in fig.modes.items():
+        mode, _, place = key.partition(", ")
+        ratio = fig.ratio(key)
         met = ratio <= TARGET
-        label = f"`sandbox: {mode}`:"
+        label = f"`sandbox: {mode}`{', files on a tmpfs' if place else ''}:"
         per_item = (figures.walls.median - fig.ideal) / (ITEMS / CONCURRENCY) * 1000
         rows += [
             (f"{label} wall time, median (min-max)", f"{figures.walls.s()} s"),
@@ -239,18 +277,23 @@ def result(quick: bool, runs: int = 3) -> common.Result:
              f"{per_item:.0f} ms"),
         ]
         what = (f"wave of {ITEMS} x {fig.sleep_s:g} s items at concurrency {CONCURRENCY} vs ideal, "
-                f"sandbox {mode}")
+                f"sandbox {mode}" + (", files on a tmpfs" if place else ""))
         issue = 3 if mode == "none" else 10
         targets.append(common.Target(issue, what, f"≤ {TARGET}x", f"{ratio:.2f}x", met))
-    problem = bwrap_problem()
-    skipped = [] if problem is None else [f"The sandboxed run was skipped: {problem}.", ""]
+    problem, tmpfs = bwrap_problem(), tmpfs_problem()
+    skipped = ([] if problem is None else [f"The sandboxed run was skipped: {problem}.", ""]) + (
+        [] if tmpfs is None else [f"The runs on a tmpfs were skipped: {tmpfs}.", ""])
     lines = [
         "## wave",
         "",
         f"`python bench/wave_overhead.py {'--quick' if quick else f'--runs {runs}'}`. A whole `wavegit run` "
         f"({ITEMS} items, worker sleeps {fig.sleep_s:g} s, concurrency {CONCURRENCY}, item test `true`, "
         f"local bare origin), as a process, median of {runs} fresh repositories (bytecode compiled "
-        "beforehand, untimed):",
+        "beforehand, untimed). Each wave runs twice per round: its files (repository, origin, the attempt "
+        "trees in its HOME) on this machine's disk, and on a private tmpfs (`unshare --mount`, as root). "
+        "The disk is ext4 without a journal, where each new inode is searched for past the recently "
+        "deleted ones (`recently_deleted` was 8% of a wave's CPU in `perf`, more while other processes "
+        "delete files): the tmpfs rows are wavegit's own overhead, the disk rows what this machine adds.",
         "",
         common.table(["measure", "value"], [
             (f"ideal ({ITEMS} / {CONCURRENCY} x {fig.sleep_s:g} s)", f"{fig.ideal:.2f} s"), *rows]),
@@ -292,7 +335,14 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="one run")
+    parser.add_argument("--one-wave", choices=["none", "bwrap"],
+                        help="time one wave in this process's TMPDIR and print [wall, durations] as JSON")
+    parser.add_argument("--items", type=int, default=ITEMS)
+    parser.add_argument("--sleep", type=float, default=SLEEP_S)
     args = parser.parse_args()
+    if args.one_wave:
+        print(json.dumps(time_wave(args.items, args.sleep, args.one_wave)))
+        return
     print(result(args.quick, max(args.runs, 1)).section)
 
 
