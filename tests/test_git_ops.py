@@ -265,6 +265,21 @@ def test_blobs_hash_read_and_look_up(clone: Path) -> None:
     assert wgit.hash_file(clone, "x.txt") == git(clone, "hash-object", "--stdin", input="x\n")
 
 
+def test_a_commit_and_a_file_in_it_are_read_in_one_go_exactly(clone: Path) -> None:
+    text = "caf\u00e9 \udcff\r\nno newline"  # not UTF-8, a CR, no final newline
+    (clone / "dir").mkdir()
+    (clone / "dir" / "f.txt").write_bytes(text.encode("utf-8", "surrogateescape"))
+    git(clone, "add", "dir/f.txt")
+    head = commit(clone, {"empty.txt": ""})
+    blob = git(clone, "rev-parse", "HEAD:dir/f.txt")
+    assert wgit.read_commit_and_blob(clone, "HEAD", "dir/f.txt") == (head, (blob, text))
+    empty = git(clone, "rev-parse", "HEAD:empty.txt")
+    assert wgit.read_commit_and_blob(clone, "HEAD", "empty.txt") == (head, (empty, ""))
+    assert wgit.read_commit_and_blob(clone, "HEAD", "dir") == (head, None)  # a tree, not a file
+    assert wgit.read_commit_and_blob(clone, "HEAD", "nope") == (head, None)
+    assert wgit.read_commit_and_blob(clone, "refs/heads/nope", "dir/f.txt") == (None, None)
+
+
 def test_ls_tree_lists_the_given_paths_of_a_commit(clone: Path) -> None:
     head = commit(clone, {"dir/f.txt": "f\n"})
     entries = wgit.ls_tree(clone, head, ["README.md", "dir", "nope"])

@@ -185,10 +185,9 @@ class GitStore:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
         if self.remote and fetch:
             self._fetch()
-        commit = git.resolve_commit(self.repo.root, self.read_ref)
+        commit, found = git.read_commit_and_blob(self.repo.root, self.read_ref, self.config.tracker_path)
         if commit is None:
             return Snapshot(None, None, None)
-        found = git.read_blob_at(self.repo.root, f"{commit}:{self.config.tracker_path}")
         if found is None:
             return Snapshot(None, None, commit)
         blob_sha, text = found

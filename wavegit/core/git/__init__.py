@@ -78,6 +78,7 @@ from wavegit.core.git._ops import (
     push_with_lease,
     read_blob,
     read_blob_at,
+    read_commit_and_blob,
     ref_messages,
     remote_urls,
     remotes,
@@ -119,7 +120,8 @@ __all__ = [
     "is_ancestor", "is_clean", "is_shallow", "is_valid_ref_name", "last_change", "locate", "log",
     "log_changes", "ls_tree", "ls_tree_recursive", "merge_tree", "missing_objects", "missing_remote_ref",
     "no_hooks_dir", "out", "own_changes", "pack_reachable", "patch_ids", "push",
-    "push_with_lease", "read_blob", "read_blob_at", "ref_messages", "refresh_files", "remote_urls",
+    "push_with_lease", "read_blob", "read_blob_at", "read_commit_and_blob", "ref_messages", "refresh_files",
+    "remote_urls",
     "remotes", "resolve_commit", "rev_list", "run", "set_remote_auth", "staged_entries",
     "tree_of", "update_ref", "without_repo_vars", "worktrees",
 ]

@@ -333,6 +333,26 @@ def read_blob_at(root: Path, spec: str) -> tuple[BlobSha, str] | None:
     return BlobSha(fields[0]), rest[:-1]  # --batch ends each object with a newline of its own
 
 
+def read_commit_and_blob(root: Path, rev: str,
+                         path: str) -> tuple[CommitSha | None, tuple[BlobSha, str] | None]:
+    """The commit ``rev`` names (None: none) and the (blob sha, text) of ``path`` in it (None: no such
+    file), from one ``git cat-file --batch`` where ``resolve_commit`` and ``read_blob_at`` take two."""
+    commit = f"{rev}^{{commit}}"
+    raw = git.run(["cat-file", "--batch"], cwd=root, input=f"{commit}\n{commit}:{path}\n").stdout.encode(
+        "utf-8", "surrogateescape")
+    # Each answer is "<sha> <type> <size>\n<content>\n", or "<spec> missing\n" (ambiguous, ...).
+    header, _, rest = raw.partition(b"\n")
+    fields = header.split()
+    if len(fields) != 3 or fields[1] != b"commit":
+        return None, None
+    header, _, rest = rest[int(fields[2]) + 1:].partition(b"\n")
+    found = header.split()
+    named = CommitSha(fields[0].decode())
+    if len(found) != 3 or found[1] != b"blob":
+        return named, None
+    return named, (BlobSha(found[0].decode()), rest[:int(found[2])].decode("utf-8", "surrogateescape"))
+
+
 def blob_id(text: str, like: str) -> BlobSha:
     """The blob id of ``text`` exactly (``git hash-object --stdin``'s, without a git process): ``like`` is
     an object id of the same repository, whose length tells SHA-1 from SHA-256."""
