@@ -14,7 +14,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from wavegit.attempts.workerenv import ATTEMPT_TOKEN_VAR
 
@@ -22,7 +22,8 @@ _RESERVED_PIDS = 300
 """Ids below this are skipped when the counter wraps (the kernel's RESERVED_PIDS)."""
 
 
-class PidMark(NamedTuple):
+@dataclass(frozen=True)
+class PidMark:
     """Where the pid counter (this PID namespace's last id) and the machine's fork count stood."""
 
     last_pid: int

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from wavegit.core import fastimport, git
+from wavegit.core import git
 from wavegit.core.errors import EXIT_RACE_LOST, RaceLostError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.model.config import Config, protected_of
@@ -303,6 +303,8 @@ class GitStore:
         """A commit of ``parent``'s tree with ``texts`` written (mode 100644, exactly: no filters) or removed
         (None), by git's identities here, in one ``git fast-import`` (five plumbing processes before); on a
         scratch ref that the closing ``reset`` (no ``from``) drops again, so no ref moves."""
+        from wavegit.core import fastimport  # only writers need it; plan and the hook start without it
+
         author, committer = git.idents(self.repo.root)
         ref = f"refs/wavegit-commit/{unique_id()}"
         stream = [f"feature done\ncommit {ref}\nmark :1\nauthor {author}\ncommitter {committer}\n",
