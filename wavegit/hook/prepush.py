@@ -197,7 +197,7 @@ def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: st
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
     rows, index = indexed([Owner(item.id, item.status, item.wave, item.pr, item.owns)
-                            for item in loaded.items if item.status in lifecycle.IN_FLIGHT])
+                           for item in loaded.items if item.status in lifecycle.IN_FLIGHT])
     return "ok", (rows, index.tables())
 
 
