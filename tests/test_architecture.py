@@ -264,7 +264,8 @@ def package_files(root: Path = REPO_ROOT) -> dict[str, tuple[str, bool]]:
             for path in sorted((root / PACKAGE).rglob("*.py"))}
 
 
-SOURCES = read_sources(package_files())
+FILES = package_files()
+SOURCES = read_sources(FILES)
 
 
 # --- the checks: each yields (violation, where) ------------------------------------------------------------
@@ -378,6 +379,17 @@ def static_import_closure(sources: Mapping[str, Source], entry: str) -> dict[str
     return chains
 
 
+MAX_LINES = 500
+
+
+def long_modules(files: Mapping[str, tuple[str, bool]]) -> Found:
+    """Modules over ``MAX_LINES`` lines: a longer one is split along a seam of what it does."""
+    for name, (text, _) in files.items():
+        lines = len(text.splitlines())
+        if lines > MAX_LINES:
+            yield f"size: {name} is over {MAX_LINES} lines", f"{name}: {lines} lines"
+
+
 def unexpected(found: Iterable[tuple[str, str]]) -> list[str]:
     """Violations not in KNOWN_VIOLATIONS, with where they are."""
     return [f"{violation}  [{where}]" for violation, where in found if violation not in KNOWN_VIOLATIONS]
@@ -387,7 +399,7 @@ def all_violations() -> set[str]:
     checks = [cycles(SOURCES), layer_breaches(SOURCES, CONTRACT), private_names(SOURCES),
               git_outside_the_git_layer(SOURCES, CONTRACT),
               git_command_lines_outside_the_git_layer(SOURCES, CONTRACT),
-              speed_rules_off_the_hot_paths(SOURCES, CONTRACT)]
+              speed_rules_off_the_hot_paths(SOURCES, CONTRACT), long_modules(FILES)]
     return {violation for check in checks for violation, _ in check}
 
 
@@ -395,6 +407,10 @@ def all_violations() -> set[str]:
 
 def test_no_import_cycle_among_wavegit_modules() -> None:
     assert unexpected(cycles(SOURCES)) == []
+
+
+def test_no_module_is_over_500_lines() -> None:
+    assert unexpected(long_modules(FILES)) == []
 
 
 def test_lower_layers_never_import_higher_ones_nor_sibling_groups() -> None:
@@ -570,6 +586,11 @@ def test_a_cycle_is_reported_with_its_path_also_through_a_deferred_import() -> N
     typed = _fake(a="from wavegit import b\n", b="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                                "    from wavegit import a\n")
     assert list(cycles(typed)) == []
+
+
+def test_a_module_over_500_lines_is_caught_and_one_of_500_is_not() -> None:
+    files = {"wavegit.long": ("x = 1\n" * 501, False), "wavegit.full": ("x = 1\n" * 500, False)}
+    assert list(long_modules(files)) == [("size: wavegit.long is over 500 lines", "wavegit.long: 501 lines")]
 
 
 def test_an_import_upwards_or_sideways_breaks_the_layers() -> None:

@@ -216,7 +216,7 @@ def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None
         "refs/heads/tracker": [".wavegit/tracker.yaml", "src/a/z.py"],
     }
     found = [(v.ref, v.path, v.owner.id if v.owner else None)
-             for v in prepush.find_violations(changed, in_flight, "tracker")]
+             for v in prepush.find_violations(changed, prepush.indexed(in_flight), "tracker")]
     assert found == [
         (MAIN, "src/a/x.py", "A"), (MAIN, "src/b.py", "B"),
         ("refs/heads/tracker", "src/a/z.py", "A"),

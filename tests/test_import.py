@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
-from wavegit.core.schema import Node
+from wavegit.core.yamlread import Node
 from wavegit.model import tracker
 
 TRACKER = ".wavegit/tracker.yaml"

@@ -8,7 +8,7 @@ from typing import Annotated, NamedTuple
 import pytest
 
 from tests.helpers.timing import fastest
-from wavegit.core import schema, yamlcompose
+from wavegit.core import schema, yamlcompose, yamlread
 from wavegit.core.errors import ValidationError
 
 SCHEMA = schema.Schema("thing", (
@@ -22,10 +22,10 @@ SCHEMA = schema.Schema("thing", (
 
 
 def _read(text: str, declared: schema.Schema = SCHEMA) -> tuple[dict[str, schema.Value], list[str]]:
-    where = schema.Located("f.yaml", text)
+    where = yamlread.Located("f.yaml", text)
     root = yamlcompose.compose(text, "f.yaml")
     assert root is not None
-    values = schema.read_mapping(root, declared, where)
+    values = yamlread.read_mapping(root, declared, where)
     return values, [str(p) for p in where.problems]
 
 

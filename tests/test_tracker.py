@@ -114,7 +114,7 @@ def test_warm_cache_hit_and_imports_do_not_import_yaml(tmp_path: Path) -> None:
     sha = parsecache.blob_sha(EXAMPLE)
     tracker.load_cached(EXAMPLE, sha, tmp_path)
     code = ("import sys; from pathlib import Path\n"
-            "import wavegit.model.tracker as t, wavegit.model.config, wavegit.core.schema\n"
+            "import wavegit.model.tracker as t, wavegit.model.config, wavegit.core.yamlread\n"
             f"text = Path({str(REPO_ROOT / 'examples' / 'tracker.yaml')!r}).read_text()\n"
             f"assert len(t.load_cached(text, {sha!r}, Path({str(tmp_path)!r})).items) == 8\n"
             "print('yaml' in sys.modules)")

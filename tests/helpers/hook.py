@@ -24,7 +24,7 @@ class ItemSpec:
 
 
 def tracker_yaml(items: Sequence[ItemSpec]) -> str:
-    """A tracker in the block format of DESIGN.md (json.dumps renders valid YAML scalars)."""
+    """A tracker in the block format of README.md, "The tracker" (json.dumps renders valid YAML scalars)."""
     lines = ["version: 1", "items:" if items else "items: []"]
     for item in items:
         lines += [f"  - id: {item.id}", f"    prompt: {json.dumps('work on ' + item.id)}",

@@ -22,7 +22,7 @@ from wavegit.attempts.preset_claude import CLAUDE
 from wavegit.attempts.preset_codex import CODEX
 from wavegit.attempts.preset_gemini import GEMINI
 from wavegit.attempts.runner import command_argv
-from wavegit.core import schema, yamlcompose
+from wavegit.core import schema, yamlcompose, yamlread
 from wavegit.core.errors import Problem, UsageError, ValidationError
 from wavegit.model.config import Config, WorkerProfile
 
@@ -135,21 +135,21 @@ def unknown_profiles(text: str, path: str, config: Config,
     for item_id, node in _worker_nodes(yamlcompose.compose(text, path), set(bad)):
         guess = schema.nearest(bad[item_id], tuple(known))
         hint = f"did you mean '{guess}'?" if guess else "add it to `workers` in .wavegit/config.yaml"
-        problems.append(Problem(path, *schema.position(text, node.start_mark),
+        problems.append(Problem(path, *yamlread.position(text, node.start_mark),
                                 f"worker '{bad[item_id]}' is no profile of the config ({_known(config)})",
                                 item_id, hint))
     return problems
 
 
-def _worker_nodes(root: schema.Node | None, ids: set[str]) -> Iterator[tuple[str, schema.Node]]:
+def _worker_nodes(root: yamlread.Node | None, ids: set[str]) -> Iterator[tuple[str, yamlread.Node]]:
     """The ``worker:`` value nodes of the items (the first of each id) whose id is in ``ids``."""
-    if root is None or not schema.is_mapping(root):
+    if root is None or not yamlread.is_mapping(root):
         return
-    items = next((value for key, value in root.value if schema.key_text(key) == "items"), None)
-    for entry in items.value if items is not None and schema.is_sequence(items) else ():
-        if not schema.is_mapping(entry):
+    items = next((value for key, value in root.value if yamlread.key_text(key) == "items"), None)
+    for entry in items.value if items is not None and yamlread.is_sequence(items) else ():
+        if not yamlread.is_mapping(entry):
             continue
-        fields = {schema.key_text(key): value for key, value in entry.value}
+        fields = {yamlread.key_text(key): value for key, value in entry.value}
         item_id = fields.get("id")
         if item_id is not None and item_id.value in ids and "worker" in fields:
             ids.discard(item_id.value)

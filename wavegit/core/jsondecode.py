@@ -167,7 +167,7 @@ def _typed(value: object, spec: schema.Field) -> schema.Value:
 
 
 def describe(value: object) -> str:
-    """What a JSON value is, in the words of :func:`wavegit.core.schema.describe`."""
+    """What a JSON value is, in the words of :func:`wavegit.core.yamlread.describe`."""
     if isinstance(value, bool):
         return "a boolean"
     return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object",

@@ -10,8 +10,10 @@ A count, not a size: at 100,000 items the entries of one blob alone weigh some 1
 from __future__ import annotations
 
 import contextlib
+import gc
 import marshal
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -119,3 +121,20 @@ def blob_sha_of_bytes(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a big node tree is built and walked (a parse that fills
+    the cache).
+
+    Composing allocates hundreds of thousands of acyclic objects, and the collector's repeated passes over
+    them cost more than the parse itself (measured: 3-4x on a 10k-item tracker).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

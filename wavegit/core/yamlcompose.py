@@ -1,8 +1,7 @@
 """Composing YAML safely: the document's node tree (positions kept, nothing constructed), with YAML errors,
 recursive aliases and alias bombs turned into located ``ValidationError``s.
 
-Apart from :mod:`wavegit.core.schema`, which every hot path imports when warm: only a parse (a cache miss)
-needs this module and PyYAML.
+Only a parse (a cache miss) needs this module and PyYAML.
 """
 
 from __future__ import annotations
@@ -11,10 +10,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from wavegit.core.errors import Problem, ValidationError
-from wavegit.core.schema import position
+from wavegit.core.yamlread import position
 
 if TYPE_CHECKING:
-    from wavegit.core.schema import Mark, Node
+    from wavegit.core.yamlread import Mark, Node
 
 ALIAS_EXPANSION_LIMIT = 10_000
 """Nodes that aliases may add beyond the document's own; more is treated as an alias bomb."""

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from itertools import accumulate, count
 from operator import add
 
-from wavegit.core import schema, yamlcompose
+from wavegit.core import yamlcompose, yamlread
 from wavegit.core.errors import UsageError, ValidationError
-from wavegit.core.schema import Mark, Node
 from wavegit.core.undecodable import escape
+from wavegit.core.yamlread import Mark, Node
 
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _LINE_BREAKS = "\n\r\x85\u2028\u2029"
@@ -116,7 +116,7 @@ def _item_nodes(root: Node | None) -> tuple[Node | None, Node | None]:
     if root is None or root.id != "mapping":
         raise UsageError("the tracker is not a mapping; run `wavegit validate`")
     for key, value in root.value:
-        if schema.key_text(key) == "items":
+        if yamlread.key_text(key) == "items":
             return key, value
     return None, None
 
@@ -134,7 +134,7 @@ def _by_id(nodes: Iterable[Node]) -> dict[str, Node]:
         if node.id != "mapping":
             continue
         for key, value in node.value:
-            if value.id == "scalar" and schema.key_text(key) == "id":
+            if value.id == "scalar" and yamlread.key_text(key) == "id":
                 found.setdefault(value.value, node)
                 break
     return found
@@ -259,7 +259,7 @@ def _edits_in_span(doc: _Text, item_id: str, fields: Mapping[str, object | None]
 
 
 def _item_edits(doc: _Text, item: Node, fields: Mapping[str, object | None]) -> list[_Edit]:
-    pairs = {schema.key_text(k): (k, v) for k, v in item.value}
+    pairs = {yamlread.key_text(k): (k, v) for k, v in item.value}
     edits: list[_Edit] = []
     added: list[str] = []
     key_col = item.start_mark.column
@@ -310,7 +310,7 @@ def _check_unshared(doc: _Text, key: Node, node: Node) -> None:
         return
     name = re.escape(anchor.group(1))
     if re.search(rf"\*(?<![^\s,\[\]{{}}]\*){name}(?![0-9A-Za-z_-])", doc.text):
-        line = schema.position(doc.text, key.start_mark)[0]
+        line = yamlread.position(doc.text, key.start_mark)[0]
         raise UsageError(f"cannot change '{key.value}' (line {line}): its value is the "
                          f"anchor &{anchor.group(1)}, which an alias *{anchor.group(1)} repeats elsewhere; "
                          "write the value out at both places")
@@ -358,7 +358,7 @@ def append_items(text: str, items: Sequence[Mapping[str, object]], last_item_lin
         return _apply(text, [_Edit(position, position, lead + blocks())])
     if listed.id == "sequence" and listed.value:
         raise UsageError("'items' is written in flow style ([...]); wavegit appends only to a block list")
-    if listed.id == "sequence" or listed.tag == schema.NULL:
+    if listed.id == "sequence" or listed.tag == yamlread.NULL:
         start = listed.start_mark.index
         while start > 0 and doc.text[start - 1] == " " and listed.id == "sequence":
             start -= 1

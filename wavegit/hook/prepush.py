@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 WAVE_REFS = "refs/heads/wavegit/"
 """``refs/heads/`` + ``wavegit.attempts.wavebranch.BRANCH_PREFIX``: checked before importing wavebranch."""
 STATE_PREFIX = ".wavegit/"
-_CACHE_FORMAT = "wavegit-hook-in-flight-4"
+_CACHE_FORMAT = "wavegit-hook-in-flight-5"
 
 
 class Owner(NamedTuple):
@@ -134,7 +134,8 @@ _InFlight = tuple[tuple[_Row, ...], OwnershipIndex[int]]
 (not by id: in a tracker holding one id twice, the second item's wave answered for the first's paths)."""
 
 
-def _indexed(in_flight: Sequence[Owner]) -> _InFlight:
+def indexed(in_flight: Sequence[Owner]) -> _InFlight:
+    """The rows of the items ``in_flight`` and an ownership index of their patterns."""
     from wavegit.ownership.patterns import PatternError
 
     index: OwnershipIndex[int] = OwnershipIndex()
@@ -195,19 +196,15 @@ def _parse_in_flight(repo: "Repo", config: HookSettings, spec: str, blob_sha: st
                                      protected=config.protected)
     except ValidationError as exc:
         return "error", f"the tracker at {spec} is invalid: {exc.problems[0] if exc.problems else exc}"
-    rows, index = _indexed([Owner(item.id, item.status, item.wave, item.pr, item.owns)
-                            for item in loaded.items if item.status in lifecycle.IN_FLIGHT])
+    rows, index = indexed([Owner(item.id, item.status, item.wave, item.pr, item.owns)
+                           for item in loaded.items if item.status in lifecycle.IN_FLIGHT])
     return "ok", (rows, index.tables())
 
 
-def find_violations(changed: Mapping[str, Iterable[str]], in_flight: Sequence[Owner],
+def find_violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
                     tracker_branch: str) -> list[Violation]:
-    """Every pushed path the rules of the module docstring refuse, in ref and path order."""
-    return _violations(changed, _indexed(in_flight), tracker_branch)
-
-
-def _violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
-                tracker_branch: str) -> list[Violation]:
+    """Every pushed path the rules of the module docstring refuse, in ref and path order; ``in_flight`` is
+    ``indexed``'s answer."""
     rows, index = in_flight
     tracker_ref = f"refs/heads/{tracker_branch}"
     found: list[Violation] = []
@@ -323,7 +320,7 @@ def check_push(repo: "Repo", config: HookSettings, remote: str, url: str, update
     except UsageError as exc:
         _unchecked(config, f"{exc}; the push is not checked against work in flight", warnings)
         return Verdict((), tuple(warnings), tuple(refusals))
-    violations = _violations(changed, loaded, config.tracker_branch)
+    violations = find_violations(changed, loaded, config.tracker_branch)
     if any(v.owner is not None and v.owner.status == "review" for v in violations):
         from wavegit.hook import landing  # a push colliding with a wave in review: rare
 

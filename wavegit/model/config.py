@@ -368,17 +368,19 @@ def _file_values(text: str, cache_dir: Path | None) -> dict[str, schema.Value]:
 
 def parse_config_text(text: str, path: str = CONFIG_PATH) -> dict[str, schema.Value]:
     """The typed values the config text sets (a subset of the keys); ValidationError lists every problem."""
-    from wavegit.core.yamlcompose import compose  # a parse only: a warm run never composes
+    # A parse only: a warm run never composes.
+    from wavegit.core import yamlread
+    from wavegit.core.yamlcompose import compose
 
     root = compose(text, path)
-    if root is None or (root.id == "scalar" and root.tag == schema.NULL):
+    if root is None or (root.id == "scalar" and root.tag == yamlread.NULL):
         return {}
-    where = schema.Located(path, text)
+    where = yamlread.Located(path, text)
     if root.id != "mapping":
-        where.at(root, f"the config must be a mapping, got {schema.describe(root)}", None,
+        where.at(root, f"the config must be a mapping, got {yamlread.describe(root)}", None,
                  "write one 'key: value' per line")
         raise ValidationError(where.problems)
-    values = schema.read_mapping(root, CONFIG_SCHEMA, where)
+    values = yamlread.read_mapping(root, CONFIG_SCHEMA, where)
     if where.problems:
         raise ValidationError(where.problems)
     return values

@@ -2,13 +2,13 @@
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from wavegit.core import schema
+from wavegit.core import schema, yamlread
 from wavegit.core.errors import Problem
-from wavegit.core.schema import Node
+from wavegit.core.yamlread import Node
 
 
 def problems(items: Sequence[tuple[str, tuple[str, ...]]], nodes: Sequence[Node],
-             where: schema.Located) -> Iterator[tuple[int, Problem]]:
+             where: yamlread.Located) -> Iterator[tuple[int, Problem]]:
     """(position in ``items``, problem) for each unknown dependency id and each member of a cycle, recorded
     in ``where`` too; ``items`` holds (id, depends_on) of each item, ``nodes`` their mapping nodes."""
     ids = {item_id for item_id, _ in items}
@@ -58,7 +58,7 @@ def cycles(graph: Mapping[str, list[str]]) -> list[tuple[str, ...]]:
 
 
 def _dep_node(item: Node, dep: str) -> Node:
-    seq = schema.value_node(item, "depends_on")
+    seq = yamlread.value_node(item, "depends_on")
     if seq is None:
         return item
     elements: list[Node] = seq.value if seq.id == "sequence" else []

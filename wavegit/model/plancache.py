@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wavegit import __version__
-from wavegit.core import parsecache, schema
+from wavegit.core import parsecache
 from wavegit.model.columns import Columns, row_columns
 from wavegit.model.select import in_flight_lookup
 from wavegit.ownership.index import index_keys
@@ -45,7 +45,7 @@ def load_columns(blob_sha: str, read_text: Callable[[], str], cache_dir: Path | 
         return Columns(*cached)
     # The collector stays paused until the rows are freed: resumed while they live, its next passes scanned
     # them all (cold plan CPU +15% at 10,000 items).
-    with schema.gc_paused():
+    with parsecache.gc_paused():
         found = row_columns(_load_rows(blob_sha, read_text, cache_dir, path, strict, protected))
         patterns = tuple(dict.fromkeys(pattern for owned in found.owns for pattern in owned))
         found = _shared(found._replace(patterns=patterns, keys=index_keys(patterns)))

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 from wavegit import __version__
-from wavegit.core import parsecache, schema
+from wavegit.core import parsecache, schema, yamlread
 from wavegit.core.errors import Problem, UsageError, ValidationError
 from wavegit.core.git import WaveId
-from wavegit.core.schema import Node
+from wavegit.core.yamlread import Node
 from wavegit.model import dependencies
 from wavegit.model.columns import (
     PRIORITIES as PRIORITIES,  # the levels an item may have; also tracker.PRIORITIES
@@ -185,8 +185,8 @@ Row = dict[str, object]
 
 
 def _parse_rows(text: str, path: str, strict: bool, protected: Protected) -> tuple[int, tuple[Row, ...]]:
-    where = schema.Located(path, text)
-    with schema.gc_paused():
+    where = yamlread.Located(path, text)
+    with parsecache.gc_paused():
         # The nodes are freed when _walk returns, still inside the pause, so the collector never scans them.
         rows, item_problems = _walk(text, where, protected)
     if where.problems and (strict or len(where.problems) > item_problems):
@@ -194,46 +194,47 @@ def _parse_rows(text: str, path: str, strict: bool, protected: Protected) -> tup
     return VERSION, rows
 
 
-def _walk(text: str, where: schema.Located, protected: Protected) -> tuple[tuple[Row, ...], int]:
+def _walk(text: str, where: yamlread.Located, protected: Protected) -> tuple[tuple[Row, ...], int]:
     from wavegit.core.yamlcompose import compose  # a parse only: a warm run never composes
 
     return _items(_document(compose(text, where.path), where), where, protected)
 
 
-def _document(root: Node | None, where: schema.Located) -> Node | None:
+def _document(root: Node | None, where: yamlread.Located) -> Node | None:
     """The ``items`` node; document-level problems raise at once."""
     if root is None or root.id != "mapping":
-        got = "an empty file" if root is None else schema.describe(root)
-        line, col = (1, 1) if root is None else schema.position(where.text, root.start_mark)
+        got = "an empty file" if root is None else yamlread.describe(root)
+        line, col = (1, 1) if root is None else yamlread.position(where.text, root.start_mark)
         raise ValidationError([Problem(where.path, line, col, f"the tracker must be a mapping, got {got}",
                                        None, "start with 'version: 1' and 'items:'")])
     version_node: Node | None = None
     items_node: Node | None = None
-    for key, key_node, value_node in schema.iter_pairs(root, where):
+    for key, key_node, value_node in yamlread.iter_pairs(root, where):
         if key == "version":
             version_node = value_node
         elif key == "items":
             items_node = value_node
         else:
             where.at(key_node, f"unknown top-level key '{key}'", None,
-                     schema.unknown_key_hint(key, _ROOT_KEYS))
+                     yamlread.unknown_key_hint(key, _ROOT_KEYS))
     if version_node is None:
         where.at(root, "missing 'version'", None, f"add 'version: {VERSION}' at the top")
-    elif version_node.id != "scalar" or version_node.tag != schema.INT:
-        where.at(version_node, f"'version' must be the number {VERSION}, got {schema.describe(version_node)}",
-                 None, f"write 'version: {VERSION}' without quotes")
-    elif schema.scalar_value(version_node) != VERSION:
+    elif version_node.id != "scalar" or version_node.tag != yamlread.INT:
+        got = yamlread.describe(version_node)
+        where.at(version_node, f"'version' must be the number {VERSION}, got {got}", None,
+                 f"write 'version: {VERSION}' without quotes")
+    elif yamlread.scalar_value(version_node) != VERSION:
         where.at(version_node, f"unknown tracker version {version_node.value}", None,
                  f"this wavegit reads version {VERSION}")
-    if items_node is not None and items_node.id != "sequence" and items_node.tag != schema.NULL:
-        where.at(items_node, f"'items' must be a list, got {schema.describe(items_node)}", None,
+    if items_node is not None and items_node.id != "sequence" and items_node.tag != yamlread.NULL:
+        where.at(items_node, f"'items' must be a list, got {yamlread.describe(items_node)}", None,
                  "write each item as '- id: ...'")
     if where.problems:
         raise ValidationError(where.problems)
     return items_node if items_node is not None and items_node.id == "sequence" else None
 
 
-def _items(items_node: Node | None, where: schema.Located,
+def _items(items_node: Node | None, where: yamlread.Located,
            protected: Protected) -> tuple[tuple[Row, ...], int]:
     """The item rows and how many problems are item-level (attached to an identifiable item)."""
     if items_node is None:
@@ -246,18 +247,18 @@ def _items(items_node: Node | None, where: schema.Located,
     for index, node in enumerate(items_node.value):
         before = len(where.problems)
         if node.id != "mapping":
-            where.at(node, f"each item must be a mapping, got {schema.describe(node)}", f"#{index + 1}",
+            where.at(node, f"each item must be a mapping, got {yamlread.describe(node)}", f"#{index + 1}",
                      "start the item with '- id: ...'")
             continue
         item_id = _item_id(node)
         # Items without a usable id are named by position in messages.
-        values = schema.read_mapping(node, ITEM_SCHEMA, where, item_id or f"#{index + 1}")
+        values = yamlread.read_mapping(node, ITEM_SCHEMA, where, item_id or f"#{index + 1}")
         if item_id is None:
             continue
         _check_protected(node, values.get("owns"), guards, where, item_id)
-        line = schema.position(where.text, node.start_mark)[0]
+        line = yamlread.position(where.text, node.start_mark)[0]
         if item_id in first_line:
-            where.at(schema.value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
+            where.at(yamlread.value_node(node, "id") or node, f"duplicate id '{item_id}' (first at line "
                      f"{first_line[item_id]})", item_id, "ids must be unique; rename one of them")
         else:
             first_line[item_id] = line
@@ -289,14 +290,14 @@ _DEPS = _ITEM_FIELDS.index("depends_on")
 _PROBLEMS = _ITEM_FIELDS.index("problems")
 
 
-def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...], where: schema.Located,
+def _check_protected(node: Node, owns: schema.Value, protected: tuple[str, ...], where: yamlread.Located,
                      item_id: str) -> None:
     """A problem at each ``owns`` element that can reach a protected path (wavegit.ownership.protected)."""
     for pattern in owns if isinstance(owns, tuple) else ():
         guard = reached(pattern, protected)
         if guard is None:
             continue
-        seq = schema.value_node(node, "owns")
+        seq = yamlread.value_node(node, "owns")
         elements: list[Node] = seq.value if seq is not None and seq.id == "sequence" else []
         at: Node = seq or node
         for element in elements:
@@ -318,8 +319,8 @@ def _brief(problem: Problem) -> str:
 
 
 def _item_id(node: Node) -> str | None:
-    value = schema.value_node(node, "id")
-    if value is None or value.id != "scalar" or value.tag != schema.STR or not value.value:
+    value = yamlread.value_node(node, "id")
+    if value is None or value.id != "scalar" or value.tag != yamlread.STR or not value.value:
         return None
     text = str(value.value)
     # An unprintable id cannot label a one-line message: it is labelled escaped (its own problem shows it

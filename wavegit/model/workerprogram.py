@@ -12,7 +12,6 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from wavegit.core import schema
 from wavegit.model.config import CONFIG_PATH, ENV_PREFIX, Config
 from wavegit.model.hookconfig import read_text
 
@@ -88,19 +87,19 @@ def where_set(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> 
     if len(keys) == 1 and variable in environ:
         return variable
     text = read_text(root) or ""
-    node = _value_node(text, keys) if text else None
-    if node is None:
-        return None
-    line, col = schema.position(text, node.start_mark)
-    return f"{CONFIG_PATH}:{line}:{col}"
+    found = _value_position(text, keys) if text else None
+    return f"{CONFIG_PATH}:{found[0]}:{found[1]}" if found is not None else None
 
 
-def _value_node(text: str, keys: tuple[str, ...]) -> schema.Node | None:
-    from wavegit.core.yamlcompose import compose  # only when a program is missing: plan reads no YAML warm
+def _value_position(text: str, keys: tuple[str, ...]) -> tuple[int, int] | None:
+    """The line and column of the value of ``keys`` (nested) in the config ``text``; None when not set."""
+    # Only when a program is missing: a warm plan reads no YAML.
+    from wavegit.core import yamlread
+    from wavegit.core.yamlcompose import compose
 
     node = compose(text, CONFIG_PATH)
     for key in keys:
-        if node is None or not schema.is_mapping(node):
+        if node is None or not yamlread.is_mapping(node):
             return None
-        node = schema.value_node(node, key)
-    return node
+        node = yamlread.value_node(node, key)
+    return None if node is None else yamlread.position(text, node.start_mark)

@@ -2,16 +2,16 @@
 this path" (``OwnershipIndex``), or "which lowest key overlaps this pattern" (``FirstOverlap``, for planning).
 
 Both file patterns under folded text (literals under themselves, globs under their literal prefix), answer
-a literal query with dict lookups, and a glob query with the one shared lookup ``_glob_hits``.
+a literal query with dict lookups, and a glob query with the one shared lookup ``overlapping_keys``.
 """
 
 import bisect
 import functools
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
-from wavegit.ownership.overlap import glob_walk, globs_overlap, literal_meets, literal_meets_glob
+from wavegit.ownership.overlap import literal_meets, lowest_meeting, overlapping_keys
 from wavegit.ownership.patterns import (
     PatternError,
     fold,
@@ -89,8 +89,7 @@ text), the ones filed at the root included. A plain tuple, like ``_Up``: a gener
 about a millisecond of every hook's and plan's start-up."""
 
 
-IndexTables = tuple[dict[str, set[K]], dict[str, set[K]], dict[str, set[tuple[K, str]]], dict[K, set[str]],
-                    set[str], list[str]]
+IndexTables = tuple[dict[str, set[K]], dict[str, set[K]], dict[str, set[tuple[K, str]]], set[str], list[str]]
 """``OwnershipIndex.tables()``: its filed patterns and the tables derived from them."""
 
 
@@ -116,7 +115,6 @@ class OwnershipIndex(Generic[K]):
         """Literal non-directory patterns (a directory pattern does not own a file of its own name)."""
         self._globs_at: dict[str, set[tuple[K, str]]] = {}
         """Glob patterns by their literal prefix."""
-        self._patterns: dict[K, set[str]] = {}
         # Derived tables, valid while _current is True.
         self._current = False
         self._dirs: set[str] = set()
@@ -126,17 +124,10 @@ class OwnershipIndex(Generic[K]):
         self._above: dict[str, _Above[K] | None] = {}
         """Per directory reached by a query: what is filed at or above it (None: nothing)."""
 
-    def __len__(self) -> int:
-        return len(self._patterns)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._patterns
-
     def add(self, key: K, pattern: str, *, assume_normalized: bool = False) -> None:
         """Record that ``key`` owns ``pattern``; raises PatternError for a bad one."""
         text = pattern if assume_normalized else normalize(pattern)
         home, literal, is_dir = _ENTRIES.get(text) or _entry(text)
-        self._patterns.setdefault(key, set()).add(text)
         self._current = False
         if not literal:
             self._globs_at.setdefault(home, set()).add((key, text))
@@ -144,17 +135,6 @@ class OwnershipIndex(Generic[K]):
         self._at.setdefault(home, set()).add(key)
         if not is_dir:
             self._files.setdefault(home, set()).add(key)
-
-    def remove(self, key: K) -> None:
-        """Forget every pattern of ``key`` (no-op for an unknown key)."""
-        for text in self._patterns.pop(key, set()):
-            home, literal, _ = _entry(text)
-            self._current = False
-            if not literal:
-                self._globs_at[home].discard((key, text))
-                continue
-            self._at[home].discard(key)
-            self._files.get(home, set()).discard(key)
 
     def conflicts(self, pattern: str, *, assume_normalized: bool = False) -> set[K]:
         """The keys with a pattern that overlaps ``pattern`` (see ``overlaps``)."""
@@ -243,13 +223,13 @@ class OwnershipIndex(Generic[K]):
         ``from_tables`` rebuilds the index without normalising, folding or filing a pattern again)."""
         if not self._current:
             self._derive()
-        return self._at, self._files, self._globs_at, self._patterns, self._dirs, self._sorted
+        return self._at, self._files, self._globs_at, self._dirs, self._sorted
 
     @classmethod
     def from_tables(cls, tables: IndexTables[K]) -> "OwnershipIndex[K]":
         """The index ``tables()`` was taken from."""
         index: OwnershipIndex[K] = cls()
-        index._at, index._files, index._globs_at, index._patterns, index._dirs, index._sorted = tables
+        index._at, index._files, index._globs_at, index._dirs, index._sorted = tables
         index._current = True
         return index
 
@@ -313,29 +293,9 @@ class OwnershipIndex(Generic[K]):
         literals = ((key, filed) for filed in (*prefixes[1:], *below) for key in at.get(filed, ()))
         globs = (glob for filed in (*prefixes, *below) for glob in globs_at.get(filed, ()))
         found: set[K] = set()
-        for key in _glob_hits(text, literals, globs, lambda key: key not in found):
+        for key in overlapping_keys(text, literals, globs, lambda key: key not in found):
             found.add(key)
         return found
-
-
-def _glob_hits(text: str, literals: Iterable[tuple[K, str]], globs: Iterable[tuple[K, str]],
-               wanted: Callable[[K], bool]) -> Iterator[K]:
-    """The lookup both indexes make for the glob query ``text``: the keys of the filed ``literals`` (key,
-    folded home) at, above or below its literal prefix and of the filed ``globs`` (key, pattern) that overlap
-    it, in the order given. A key is tested only if ``wanted`` (asked just before its test, so a caller may
-    narrow it as hits come in).
-
-    A literal at or above the query's prefix owns everything the query owns, so they overlap iff the query
-    owns anything; one below it overlaps iff the query owns something there. A universal query (see
-    ``Walk``) does both.
-    """
-    universal = glob_walk(text).universal
-    for key, filed in literals:
-        if wanted(key) and (universal or literal_meets_glob(filed, text)):
-            yield key
-    for key, glob in globs:
-        if wanted(key) and globs_overlap(glob, text):
-            yield key
 
 
 def _texts_below(texts: list[str], directory: str) -> list[str]:
@@ -419,13 +379,9 @@ class FirstOverlap:
         built._at, built._down, built._globs_at, built._globs_down = tables
         return built
 
-    def first(self, pattern: str) -> int | None:
-        """The lowest key overlapping the normalised ``pattern`` (None: none)."""
-        return self.per_list(((pattern,),), first_hit=True)[0]
-
     def per_list(self, lists: Iterable[Iterable[str]], *, first_hit: bool) -> list[int | None]:
-        """``first`` for each list of normalised patterns: of its first pattern that overlaps something
-        (``first_hit``), or the lowest over all its patterns. One call for many lists, as planning asks
+        """The lowest key overlapping, for each list of normalised patterns, its first pattern that overlaps
+        something (``first_hit``), or any of its patterns. One call for many lists, as planning asks
         about thousands of items: most of their patterns are answered from the memo, and a literal one
         (the usual kind) is looked up inline, in a few dict lookups, not in a call per pattern."""
         memo, above, down, globs_down = self._memo, self._above, self._down, self._globs_down
@@ -448,7 +404,7 @@ class FirstOverlap:
                         if below is not None and (key is None or below < key):
                             key = below
                         if globs or home in globs_down:
-                            key = _lowest_meeting(key, (*globs, *globs_down.get(home, ())), home)
+                            key = lowest_meeting(key, (*globs, *globs_down.get(home, ())), home)
                     memo[pattern] = key
                 if key is not None and (best is None or key < best):
                     best = key
@@ -458,7 +414,7 @@ class FirstOverlap:
         return found
 
     def _first_glob(self, text: str, home: str) -> int | None:
-        """``first`` of the glob ``text`` filed at ``home``: the lookup of ``OwnershipIndex.conflicts``."""
+        """The lowest key overlapping the glob ``text`` (filed at ``home``), found as ``conflicts`` does."""
         if self._homes is None:
             self._homes = sorted(self._at)
         at, prefixes = self._at, _segment_prefixes(home)
@@ -469,7 +425,7 @@ class FirstOverlap:
         globs = [glob for filed in prefixes[:-1] for glob in self._globs_at.get(filed, ())]
         globs.extend(self._globs_down.get(home, ()))
         hits: list[int] = []  # each lower than the one before
-        for key in _glob_hits(text, (*above, *below), globs, lambda key: not hits or key < hits[-1]):
+        for key in overlapping_keys(text, (*above, *below), globs, lambda key: not hits or key < hits[-1]):
             hits.append(key)
         return hits[-1] if hits else None
 
@@ -490,12 +446,3 @@ class FirstOverlap:
                 globs = (*globs, *more)
             memo[current] = best, globs
         return memo[directory]
-
-
-def _lowest_meeting(found: int | None, globs: Iterable[tuple[int, str]], home: str) -> int | None:
-    """The lowest of ``found`` and the keys of the (key, glob) pairs that overlap the folded literal
-    ``home`` (filed at, above or below it); a glob's exact test only when its key would be lower."""
-    for key, glob in globs:
-        if (found is None or key < found) and literal_meets(glob, home):
-            found = key
-    return found

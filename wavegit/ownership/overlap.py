@@ -1,15 +1,17 @@
 """The exact overlap test of two ownership patterns: automata intersected in case-folded space.
 
 ``overlaps(a, b)`` is true iff some valid path, existing or not, is owned by ``a`` and has the same fold as a
-path owned by ``b`` (see ``wavegit.ownership.patterns``). It never looks at a file system.
+path owned by ``b`` (see ``wavegit.ownership.patterns``). It never looks at a file system. The indexes
+(``wavegit.ownership.index``) pick a query's candidates; ``overlapping_keys`` and ``lowest_meeting`` test
+them.
 """
 
 import functools
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple, TypeVar
 
 from wavegit.ownership.patterns import (
     STAR,
@@ -32,6 +34,8 @@ from wavegit.ownership.patterns import (
     normalize,
     parse_segment,
 )
+
+K = TypeVar("K")
 
 _ANY_CHAR = CharSet(True, ())
 _ANY_SEGMENT: Glob = (STAR,)
@@ -326,3 +330,32 @@ def globs_overlap(a: str, b: str) -> bool:
 def literal_meets(glob: str, home: str) -> bool:
     """``overlaps`` of a glob and the folded literal ``home`` (filed at, above or below it)."""
     return glob_walk(glob).universal or literal_meets_glob(home, glob)
+
+
+def overlapping_keys(text: str, literals: Iterable[tuple[K, str]], globs: Iterable[tuple[K, str]],
+                     wanted: Callable[[K], bool]) -> Iterator[K]:
+    """The lookup both ownership indexes make for the glob query ``text``: the keys of the filed ``literals``
+    (key, folded home) at, above or below its literal prefix and of the filed ``globs`` (key, pattern) that
+    overlap it, in the order given. A key is tested only if ``wanted`` (asked just before its test, so a
+    caller may narrow it as hits come in).
+
+    A literal at or above the query's prefix owns everything the query owns, so they overlap iff the query
+    owns anything; one below it overlaps iff the query owns something there. A universal query (see
+    ``Walk``) does both.
+    """
+    universal = glob_walk(text).universal
+    for key, filed in literals:
+        if wanted(key) and (universal or literal_meets_glob(filed, text)):
+            yield key
+    for key, glob in globs:
+        if wanted(key) and globs_overlap(glob, text):
+            yield key
+
+
+def lowest_meeting(found: int | None, globs: Iterable[tuple[int, str]], home: str) -> int | None:
+    """The lowest of ``found`` and the keys of the (key, glob) pairs that overlap the folded literal
+    ``home`` (filed at, above or below it); a glob's exact test only when its key would be lower."""
+    for key, glob in globs:
+        if (found is None or key < found) and literal_meets(glob, home):
+            found = key
+    return found
