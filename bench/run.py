@@ -113,7 +113,8 @@ def target_row(name: str, target: common.Target) -> list[str]:
 
 
 def document(previous: str, fresh: dict[str, tuple[common.Result, str]], head: str) -> str:
-    """The new BENCHMARKS.md: fresh sections and targets, the previous ones for benchmarks not rerun."""
+    """The new BENCHMARKS.md: fresh sections and targets, the previous ones for benchmarks not rerun, and
+    last the previous sections no benchmark writes (figures measured by hand, e.g. of `.ci/run`), as they were."""
     old = common.sections(previous)
     rows = [row for row in common.table_rows(old.get(SUMMARY, "")) if row and row[0] not in fresh]
     for name, (result, _) in fresh.items():
@@ -123,6 +124,8 @@ def document(previous: str, fresh: dict[str, tuple[common.Result, str]], head: s
         text = fresh[name][1] if name in fresh else old.get(heading)
         if text:
             parts.append(text.rstrip("\n") + "\n")
+    written = {SUMMARY, *(heading for heading, _ in BENCHMARKS.values())}
+    parts += [text.rstrip("\n") + "\n" for heading, text in old.items() if heading not in written]
     return "\n".join(parts)
 
 

@@ -89,6 +89,14 @@ def test_rerunning_some_benchmarks_keeps_the_other_sections_and_their_targets() 
     assert "Not met: 0 of 2" in found[run.SUMMARY]
 
 
+def test_a_section_no_benchmark_writes_is_kept_as_it_was_after_the_benchmarks() -> None:
+    # The figures of `.ci/run`, measured by hand, live in BENCHMARKS.md too: a rerun must not drop them.
+    first = run.document("", {"wave": result("wave", "2x", False)}, "# B\n") + "\n## CI\n\nby hand\n"
+    second = run.document(first, {"wave": result("wave", "1x", True)}, "# B again\n")
+    assert common.sections(second)["CI"] == "## CI\n\nby hand\n"
+    assert second.endswith("## CI\n\nby hand\n")
+
+
 def test_the_summary_names_every_target_not_met() -> None:
     text = run.document("", {"wave": result("wave", "2x", False), "cas": result("cas", "all", True)}, "# B\n")
     summary = common.sections(text)[run.SUMMARY]
