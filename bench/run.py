@@ -114,7 +114,7 @@ def target_row(name: str, target: common.Target) -> list[str]:
 
 def document(previous: str, fresh: dict[str, tuple[common.Result, str]], head: str) -> str:
     """The new BENCHMARKS.md: fresh sections and targets, the previous ones for benchmarks not rerun, and
-    last the previous sections no benchmark writes (figures measured by hand, e.g. of `.ci/run`), as they were."""
+    last the previous sections no benchmark writes (figures measured by hand: `.ci/run`'s), as they were."""
     old = common.sections(previous)
     rows = [row for row in common.table_rows(old.get(SUMMARY, "")) if row and row[0] not in fresh]
     for name, (result, _) in fresh.items():
