@@ -129,7 +129,9 @@ def interleaved(pipelines: Sequence[Pipeline], runs: int, warmup: bool = True) -
 # benchmark (as before) compiled them again in its first timed process, ~1.9 s of CPU each; the quick
 # benchmarks of tests/test_bench.py took 67 s of CPU with a cache each, 50 s with this one. Python checks
 # each file's size and mtime against its bytecode, so a cache older than the checkout is safe.
-PYCACHE = Path(tempfile.gettempdir()) / f"wavegit-bench-pycache-{os.getuid()}"
+PYCACHE = Path(os.environ.get("WAVEGIT_BENCH_PYCACHE")
+               or Path(tempfile.gettempdir()) / f"wavegit-bench-pycache-{os.getuid()}")
+"""Inherited by a benchmark run in a process of its own with another TMPDIR (a private tmpfs)."""
 
 
 def python_env() -> dict[str, str]:

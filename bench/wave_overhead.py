@@ -116,7 +116,8 @@ def time_wave_on_tmpfs(items: int, sleep_s: float, mode: str) -> tuple[float, li
         argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _IN_TMPFS, "sh",
                 sys.executable, __file__, "--one-wave", mode, "--items", str(items),
                 "--sleep", f"{sleep_s:g}"]
-        done = common.run_process(argv, env={**os.environ, "TMPDIR": scratch})
+        done = common.run_process(argv, env={**os.environ, "TMPDIR": scratch,
+                                             "WAVEGIT_BENCH_PYCACHE": str(common.PYCACHE)})
     finally:
         os.rmdir(scratch)
     wall, durations = json.loads(done.stdout)
