@@ -146,11 +146,20 @@ _MAX_HOPS = 40
 
 def _hops(path: Path) -> list[Path]:
     """``path``, each symlink it leads through (``python`` -> ``python3`` -> ``~/.pyenv/.../python3.11``: each
-    in an install of its own, maybe) and the file it resolves to."""
-    hops = [path]
+    in an install of its own, maybe) and the file it resolves to, each in the folder it really lies in."""
+    hops = [_real(path)]
     while hops[-1].is_symlink() and len(hops) < _MAX_HOPS:
-        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
+        hops.append(_real(hops[-1].parent / os.readlink(hops[-1])))
     return [*hops, path.resolve()]
+
+
+def _real(path: Path) -> Path:
+    """``path``'s name in its folder as the kernel finds that folder: each link followed before the ``..``
+    after it. Read as text, ``L/..`` cancels out, so a link a worker commits (``L/../../..`` past the root,
+    then ``home/u/.ssh/n``) named a folder of HOME the kernel never reaches, and the sandbox showed it."""
+    if path.name in ("", ".."):
+        return Path(os.path.realpath(path))
+    return Path(os.path.realpath(path.parent)) / path.name
 
 
 def _shebang(script: Path, search_path: str | None = None) -> Path | None:
