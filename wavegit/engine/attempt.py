@@ -407,8 +407,22 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         context.workspaces.discard(checkout)
     attempt.test_exit = test.exit_code
     if attempt.failed("test", test):
+        if attempt.launch_failed and _changes_program(item.test, attempt.files_changed):
+            # Not the setup's fault but the worker's commit (it deleted the program or made it unrunnable):
+            # counted, or every later wave would run its agent again, never reaching max_attempts.
+            attempt.counted, attempt.launch_failed = True, False
         return
     attempt.message, attempt.commit = message, commit
+
+
+def _changes_program(command: str, changed: list[str]) -> bool:
+    """Whether ``changed`` (a worker's changed paths) holds the program ``command`` starts, when that is a
+    file of the tree (a relative path with a slash), or a folder or link on the way to it."""
+    program = runner.command_argv(command)[0]
+    if "/" not in program or os.path.isabs(program):
+        return False
+    path = os.path.normpath(program)
+    return any(path == change or path.startswith(f"{change}/") for change in changed)
 
 
 class _Exhausted(WavegitError):
