@@ -4,14 +4,17 @@ to that attempt (counted towards ``max_attempts``), never to the setup or to nob
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers.repos import git, wavegit
-from tests.helpers.wave import item, make_wave_repo, origin_item
+from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item, run
+from tests.test_hostile_env import BWRAP_PROBLEM
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 
@@ -37,3 +40,47 @@ def test_attack_a_worker_that_breaks_its_own_test_program_has_its_attempt_counte
     assert "cannot launch" in attempt["error"] and attempt["counted"], attempt
     found = origin_item(remote, "A")
     assert (found.status, found.attempts) == ("failed", 1)
+
+
+FORGE = HOSTILE / "forge_result.py"
+BWRAP_SKIP = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+
+
+@BWRAP_SKIP
+def test_attack_a_tool_that_forges_claudes_result_and_kills_it_cannot_dodge_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The agent's tool wrote a $0 result into Claude's stdout (its sandbox shares the CLI's /proc) and
+    # killed Claude before its own: the only result line was the forged one, and the attempt cost $0, so the
+    # wave's ceiling let the next item start. A CLI that did not end by itself has no account of its own.
+    _fake_agents(monkeypatch)
+    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), "cost"], []],
+                          budget={"wave_usd": 0.01})
+    rep = run(remote.clone).report
+    assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
+    assert rep.items[0].attempt_records[0].cost is None, rep.items[0].attempt_records[0]
+
+
+@BWRAP_SKIP
+def test_attack_a_tool_that_forges_claudes_last_words_and_kills_it_stops_no_sibling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # "Not logged in" as the killed CLI's last line read as its own: the profile failed for good, and the
+    # sibling item of that profile was not started in the wave.
+    _fake_agents(monkeypatch)
+    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), "login"], []])
+    rep = run(remote.clone).report
+    assert rep.items[1].verified, rep.items[1].error
+
+
+def _fake_agents(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{TESTS / 'agents'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+
+
+def _claude_repo(tmp_path: Path, attacks: list[list[str]], **config: Any) -> RemoteRepo:
+    """Items a and b, run one after the other by the fake Claude in the sandbox, with ``attacks`` (a tool
+    command line, or none) before each writes its file."""
+    items = [item(n, [*([" ".join(a)] if a else []), f"write src/{n}.txt ok"], [f"src/{n}.txt"],
+                  worker="claude") for n, a in zip("ab", attacks, strict=True)]
+    return make_wave_repo(tmp_path, items, workers={"claude": {"preset": "claude"}},
+                          worker_env=["ANTHROPIC_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1,
+                          **config)

@@ -314,7 +314,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     confine=confinement, log_bytes=config.sandbox.log_bytes,
                                     on_line=watch.line if agent.preset is not None else None)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices)
+        ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
+        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
+                                    ended=ended)
         attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
                                                                      reading.output_tokens)
         # Counted before the next launch asks the budget.
