@@ -84,3 +84,17 @@ def _claude_repo(tmp_path: Path, attacks: list[list[str]], **config: Any) -> Rem
     return make_wave_repo(tmp_path, items, workers={"claude": {"preset": "claude"}},
                           worker_env=["ANTHROPIC_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1,
                           **config)
+
+
+@BWRAP_SKIP
+def test_attack_a_tool_that_spoils_claudes_own_result_line_cannot_dodge_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A $0 result, then bytes without a newline from a process left running in the sandbox: Claude's own
+    # result line, written after them, was no JSON, and Claude ended by itself with the forged one its only
+    # result. Claude's result is its last line: a log ending otherwise holds no account of its own.
+    _fake_agents(monkeypatch)
+    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), "spoil"], []],
+                          budget={"wave_usd": 0.01})
+    rep = run(remote.clone).report
+    assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
+    assert rep.items[0].attempt_records[0].cost is None, rep.items[0].attempt_records[0]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,16 +175,25 @@ def short(text: str) -> str:
 
 def read_log(log_path: Path) -> tuple[list[object], str]:
     """The JSON values of the lines of the last ``LOG_SCAN_BYTES`` of the log, and its last line that is not
-    JSON (stderr's last words; "" when there is none)."""
+    JSON (stderr's last words; "" when there is none); nothing at all when an event line was spoiled."""
     values: list[object] = []
     last = ""
     for line in _log_lines(log_path):
         value = parse_line(line)
         if value is not None:
             values.append(value)
+        elif _SPOILED.search(line):
+            # Bytes written before an event on its line (a process holding the CLI's output, without a
+            # newline, just before the CLI's own result): that event is lost, and what is left, a forged
+            # $0 result included, would be the account.
+            return [], ""
         elif line.strip():
             last = line.strip()
     return values, last
+
+
+_SPOILED = re.compile(r'.\{\s*"type"\s*:')
+"""An event (every preset's stream is objects with ``type`` first) that does not start its line."""
 
 
 def _log_lines(log_path: Path) -> Iterator[str]:
