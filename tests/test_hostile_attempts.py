@@ -61,12 +61,14 @@ def test_attack_a_tool_that_forges_claudes_result_and_kills_it_cannot_dodge_the_
 
 
 @BWRAP_SKIP
-def test_attack_a_tool_that_forges_claudes_last_words_and_kills_it_stops_no_sibling(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # "Not logged in" as the killed CLI's last line read as its own: the profile failed for good, and the
-    # sibling item of that profile was not started in the wave.
+@pytest.mark.parametrize("way", ["login", "trail"])
+def test_attack_a_tool_that_forges_claudes_last_words_stops_no_sibling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> None:
+    # "Not logged in" as the killed CLI's last line (login), or a result saying so written again and again
+    # from a process left behind until one followed Claude's own (trail), read as Claude's own word: the
+    # profile failed for good, and the sibling item of that profile was not started in the wave.
     _fake_agents(monkeypatch)
-    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), "login"], []])
+    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), way], []])
     rep = run(remote.clone).report
     assert rep.items[1].verified, rep.items[1].error
 
@@ -98,3 +100,20 @@ def test_attack_a_tool_that_spoils_claudes_own_result_line_cannot_dodge_the_budg
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
     assert rep.items[0].attempt_records[0].cost is None, rep.items[0].attempt_records[0]
+
+
+@BWRAP_SKIP
+def test_attack_a_tool_that_forges_a_failed_turn_in_codexs_stream_stops_no_sibling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A `turn.failed` saying "401 Unauthorized" in codex's output, codex running on to complete its turns:
+    # the key looked rejected, the profile failed for good, and the sibling was not started. A key the API
+    # rejects completes no turn.
+    _fake_agents(monkeypatch)
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test")
+    items = [item(n, [*(["run python3 " + f"{FORGE} codex401 codex"] if n == "a" else []),
+                      f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="gpt") for n in "ab"]
+    remote = make_wave_repo(tmp_path, items, workers={"gpt": {"preset": "codex"}},
+                            worker_env=["CODEX_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1)
+    rep = run(remote.clone).report
+    assert "401 Unauthorized" in (rep.items[0].error or ""), rep.items[0]
+    assert rep.items[1].verified, rep.items[1].error
