@@ -192,8 +192,10 @@ def read_log(log_path: Path) -> tuple[list[object], str]:
     return values, last
 
 
-_SPOILED = re.compile(r'.\{\s*"type"\s*:')
-"""An event (every preset's stream is objects with ``type`` first) that does not start its line."""
+_SPOILED = re.compile(r'.\{\s*"type"\s*:\s*"(?:result|turn\.completed)"')
+"""An event that holds a preset's account (Claude's and Gemini's ``result``, each of Codex's
+``turn.completed``: their streams are objects with ``type`` first) not starting its line. Only those: a
+nested block (``[{"type": "tool_use"``) in a line cut by the log cap or too long to read is no spoiling."""
 
 
 def _log_lines(log_path: Path) -> Iterator[str]:
