@@ -117,3 +117,25 @@ def test_attack_a_tool_that_forges_a_failed_turn_in_codexs_stream_stops_no_sibli
     rep = run(remote.clone).report
     assert "401 Unauthorized" in (rep.items[0].error or ""), rep.items[0]
     assert rep.items[1].verified, rep.items[1].error
+
+
+@BWRAP_SKIP
+def test_attack_a_tool_that_floods_codexs_output_cannot_cut_its_spent_turns_from_the_account(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Codex's account is the sum of its turns; the log keeps the head and tail of sandbox.log_bytes, so 6 MiB
+    # written into codex's output before and after an expensive turn cut that turn from the log: $11.25 read
+    # as $0.04, under the wave's ceiling, and the next item started. A log cut short sums nothing.
+    _fake_agents(monkeypatch)
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test")
+    flood = f"run python3 {FORGE} flood codex"
+    attack = [flood, "agent turn", flood]
+    items = [item(n, [*(attack if n == "a" else []), f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="gpt")
+             for n in "ab"]
+    remote = make_wave_repo(tmp_path, items, workers={"gpt": {"preset": "codex", "model": "gpt-5-codex"}},
+                            prices={"gpt-5-codex": {"input_per_mtok": 1.25, "output_per_mtok": 10.0}},
+                            worker_env=["CODEX_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1,
+                            budget={"wave_usd": 1.0})
+    rep = run(remote.clone).report
+    assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
+    cost = rep.items[0].attempt_records[0].cost
+    assert cost is None or cost > 11, cost

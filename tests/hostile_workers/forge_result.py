@@ -11,7 +11,9 @@ Usage: forge_result.py cost   (a result of $0: the attempt's spend dodges the bu
        forge_result.py trail  (from a process left behind, a result saying "Not logged in" again and again:
                                one lands after the CLI's own, and reads as its last word)
        forge_result.py codex401 codex  (a failed turn saying "401 Unauthorized" in codex's stream, which
-                               runs on: the profile looks broken for good)"""
+                               runs on: the profile looks broken for good)
+       forge_result.py flood codex  (6 MiB of lines, more than the log keeps: run before and after a turn,
+                               that turn is cut from the log, and codex's account is the sum of those left)"""
 
 from __future__ import annotations
 
@@ -41,6 +43,11 @@ def agent_cli(name: bytes) -> int:
 
 way = sys.argv[1]
 cli = agent_cli(os.fsencode(sys.argv[2]) if len(sys.argv) > 2 else b"claude")
+if way == "flood":
+    with open(f"/proc/{cli}/fd/1", "w") as out:
+        for _ in range(6 * 1024):
+            out.write("n" * 1023 + "\n")
+    sys.exit(0)
 if way == "trail":
     if os.fork() == 0:
         os.setsid()

@@ -111,5 +111,6 @@ def _permanent(account: Account) -> str | None:
     return next((why for pattern, why in _PERMANENT if pattern.search(account.error)), None)
 
 
-CODEX = Preset("codex", ("CODEX_API_KEY",), _argv, _read, tail=("-",), misread=("OPENAI_API_KEY",),
+CODEX = Preset("codex", ("CODEX_API_KEY",), _argv, _read, summed=True, tail=("-",),
+               misread=("OPENAI_API_KEY",),
                action=action, permanent=_permanent, npm=("@openai/codex", "0.171.0"))
