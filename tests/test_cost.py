@@ -168,3 +168,15 @@ def test_an_honest_log_whose_event_lines_are_long_or_cut_by_the_cap_keeps_its_ac
     log = tmp_path / "a.log"
     log.write_text(f"{long_line}\n{long_line[1_000_000:]}\n{json.dumps(real)}\n")
     assert cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT).usd == 2.5
+
+
+def test_forged_results_left_in_a_log_cut_short_are_no_account(tmp_path: Path) -> None:
+    # A flood pushed Claude's own result into the part the log cap dropped, and forged $0 results followed:
+    # of several results, the largest was taken as Claude's own among them, and it was not there.
+    forged = json.dumps({"type": "result", "total_cost_usd": 0,
+                         "usage": {"input_tokens": 0, "output_tokens": 0}})
+    log = tmp_path / "a.log"
+    log.write_text(f"{forged}\n[wavegit: 9000000 bytes of output dropped here (sandbox.log_bytes 4194304)]\n"
+                   f"{forged}\n{forged}\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert reading.usd is None and reading.note is not None

@@ -72,9 +72,11 @@ class Agent:
             return Account()
         values, last_words, whole = presets.read_log(log_path)
         account = self.preset.read(values, last_words)
-        if whole or not self.preset.summed:
+        results = sum(1 for value in values if isinstance(value, dict) and value.get("type") == "result")
+        if whole or not (self.preset.summed or results > 1):
             return account
-        # A sum over what is left (a tool flooding the output cut the turns before it) would lower the cost.
+        # What is left of a log cut short (a tool flooding the output): a sum over it lowers the cost (the
+        # turns before the flood cut), and of several results (forged ones) the CLI's own may be the one cut.
         return replace(account, usd=None, input_tokens=None, output_tokens=None)
 
     def action(self, line: bytes) -> str | None:
