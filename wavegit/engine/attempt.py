@@ -328,7 +328,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
         if attempt.commit is None and attempt.counted \
-                and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir):
+                and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir,
+                                                context.confiner.private_root / stem,
+                                                context.confiner.private_root.parent):
             attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and not by "
                              "this attempt's tree)")
             attempt.counted = False
