@@ -16,6 +16,8 @@ from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
 from tests.helpers.wave import item, make_wave_repo, origin_item, run
 from tests.test_hostile_env import BWRAP_PROBLEM
 
+pytestmark = pytest.mark.slow  # whole waves
+
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 
 

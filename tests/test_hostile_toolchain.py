@@ -14,7 +14,9 @@ from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from tests.test_hostile_env import BWRAP_PROBLEM, state_files
 
-pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+# Whole sandboxed waves (a slow suite).
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")]
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 
