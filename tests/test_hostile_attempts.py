@@ -101,7 +101,9 @@ def test_attack_a_tool_that_spoils_claudes_own_result_line_cannot_dodge_the_budg
                           budget={"wave_usd": 0.01})
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
-    assert rep.items[0].attempt_records[0].cost is None, rep.items[0].attempt_records[0]
+    # Unknown when the bytes spoiled Claude's line; Claude's own $0.0123 when they came too late to.
+    cost = rep.items[0].attempt_records[0].cost
+    assert cost is None or cost == pytest.approx(0.0123), rep.items[0].attempt_records[0]
 
 
 @BWRAP_SKIP
