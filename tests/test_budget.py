@@ -203,7 +203,7 @@ def test_a_killed_claude_run_without_its_result_line_counts_as_over_the_ceiling(
     rep = run(remote.clone).report
     assert [i.attempts for i in rep.items] == [1, 0] and rep.budget.exceeded
     (note,) = [n for n in rep.notes if n.startswith("unreadable cost")]
-    assert "a attempt 1: claude run: no result line with a readable total_cost_usd" in note
+    assert "a attempt 1: claude run: killed, so no account of its own" in note
 
 
 def test_a_token_ceiling_is_reached_by_the_tokens_attempts_report() -> None:

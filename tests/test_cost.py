@@ -156,3 +156,27 @@ def test_a_forged_codex_event_stream_can_only_add_or_spoil_never_lower_or_crash(
                                      "usage": {"input_tokens": forged, "output_tokens": 0}}) + "\n")
         reading = cost_reading(tmp_path / "cost.json", log, CODEX_AGENT, (ModelPrice("gpt-5-codex", 1, 1),))
         assert reading.usd is None and reading.input_tokens is None and reading.note is not None, forged
+
+
+def test_an_honest_log_whose_event_lines_are_long_or_cut_by_the_cap_keeps_its_account(tmp_path: Path) -> None:
+    # A Write of a big file is one assistant line over the line limit, and the log cap cuts the head of a
+    # line: neither is a line spoiled by bytes written before an event (a nested {"type": ...} block is no
+    # event).
+    block = {"type": "tool_use", "name": "Write", "input": {"content": "x" * 2_000_000}}
+    long_line = json.dumps({"type": "assistant", "message": {"content": [block]}})
+    real = {"type": "result", "total_cost_usd": 2.5, "usage": {"input_tokens": 900, "output_tokens": 100}}
+    log = tmp_path / "a.log"
+    log.write_text(f"{long_line}\n{long_line[1_000_000:]}\n{json.dumps(real)}\n")
+    assert cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT).usd == 2.5
+
+
+def test_forged_results_left_in_a_log_cut_short_are_no_account(tmp_path: Path) -> None:
+    # A flood pushed Claude's own result into the part the log cap dropped, and forged $0 results followed:
+    # of several results, the largest was taken as Claude's own among them, and it was not there.
+    forged = json.dumps({"type": "result", "total_cost_usd": 0,
+                         "usage": {"input_tokens": 0, "output_tokens": 0}})
+    log = tmp_path / "a.log"
+    log.write_text(f"{forged}\n[wavegit: 9000000 bytes of output dropped here (sandbox.log_bytes 4194304)]\n"
+                   f"{forged}\n{forged}\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert reading.usd is None and reading.note is not None

@@ -42,6 +42,22 @@ def test_a_worker_holding_the_shared_disk_full_costs_its_innocent_sibling_nothin
 
 
 @needs_bwrap
+@needs_mounts
+def test_a_worker_filling_the_disk_through_its_private_directory_costs_its_sibling_nothing(
+        tmp_path: Path) -> None:
+    # HOME and TMPDIR are sized tmpfs, but the private directory they lie in (the cost file's) is on the disk
+    # of the attempt trees, writable and unsized: A filled it there, with a tree no bigger than B's, and held
+    # it full while B finished.
+    remote = limits_repo(tmp_path, "bwrap", ("A", [f"fill-quiet PRIVATE {64 * MiB}", "sleep 8"], None),
+                         ("B", ["sleep 1"], None))
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    found = by_id(rep)
+    b = origin_item(remote, "B")
+    assert found["B"]["verified"] or (b.attempts == 0 and b.status == "todo"), (found["B"], b, err)
+    assert origin_item(remote, "A").attempts == 1, (found["A"], err)
+
+
+@needs_bwrap
 def test_dev_shm_and_dev_are_no_unsized_tmpfs_in_the_sandbox(tmp_path: Path) -> None:
     # HOME and TMPDIR are tmpfs of sandbox.tmp_bytes, but bubblewrap's own /dev (and its /dev/shm) is a
     # tmpfs of half the machine's memory: a worker filled 64 MB of RAM there past an 8 MB tmp_bytes (without

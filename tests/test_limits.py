@@ -16,6 +16,10 @@ def _fill(folder: Path, size: int) -> Path:
     return folder
 
 
+_NO_PRIVATE = (Path("/nonexistent/private"), Path("/nonexistent/privates"))
+"""An attempt without a private directory, and no private directories at all."""
+
+
 @pytest.fixture
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel's answer for a disk with no room left (the trees' real disk is not filled by the test)."""
@@ -35,14 +39,14 @@ def test_the_waves_object_store_skeleton_and_test_checkouts_excuse_no_attempt(tm
     _fill(wave / "_skeleton", 256 << 10)
     _fill(wave / "A-1.test", 256 << 10)
     _fill(wave / "B-1", 64 << 10)
-    assert not limits.excused_by_full_disk(filler, tmp_path)
+    assert not limits.excused_by_full_disk(filler, tmp_path, *_NO_PRIVATE)
 
 
 @pytest.mark.usefixtures("full_disk")
 def test_a_bigger_attempt_tree_of_any_wave_excuses_a_smaller_one(tmp_path: Path) -> None:
     small = _fill(tmp_path / "w1" / "B-1", 16 << 10)
     _fill(tmp_path / "w2" / "C-2", 256 << 10)
-    assert limits.excused_by_full_disk(small, tmp_path)
+    assert limits.excused_by_full_disk(small, tmp_path, *_NO_PRIVATE)
 
 
 @pytest.mark.usefixtures("full_disk")
@@ -50,10 +54,22 @@ def test_a_disk_held_outside_every_tree_excuses_every_attempt(tmp_path: Path) ->
     # What fills it (a daemon's file in wavegit's state folder, another program) is no attempt's tree: a tree
     # a few bytes bigger than its sibling's is not charged for it.
     trees = [_fill(tmp_path / "w1" / name, size) for name, size in (("A-1", 48 << 10), ("B-1", 16 << 10))]
-    assert all(limits.excused_by_full_disk(tree, tmp_path) for tree in trees)
+    assert all(limits.excused_by_full_disk(tree, tmp_path, *_NO_PRIVATE) for tree in trees)
 
 
 def test_a_disk_with_room_excuses_no_failure(tmp_path: Path) -> None:
     small = _fill(tmp_path / "w1" / "B-1", 16 << 10)
     _fill(tmp_path / "w2" / "C-2", 256 << 10)
-    assert not limits.excused_by_full_disk(small, tmp_path)
+    assert not limits.excused_by_full_disk(small, tmp_path, *_NO_PRIVATE)
+
+
+@pytest.mark.usefixtures("full_disk")
+def test_a_private_directory_filled_is_its_attempts_share_of_the_disk(tmp_path: Path) -> None:
+    # HOME and TMPDIR are sized tmpfs, but the folder they lie in (the cost file's) is on the trees' disk:
+    # filled there, with no tree bigger than a sibling's, the filler was excused as much as the sibling.
+    trees, privates = tmp_path / "worktrees", tmp_path / "sandbox"
+    a, b = (_fill(trees / "w1" / name, 16 << 10) for name in ("A-1", "B-1"))
+    a_private = _fill(privates / "w1" / "A-1", limits.FULL_BYTES * 2)
+    b_private = _fill(privates / "w1" / "B-1", 4 << 10)
+    assert not limits.excused_by_full_disk(a, trees, a_private, privates)
+    assert limits.excused_by_full_disk(b, trees, b_private, privates)

@@ -3,8 +3,9 @@ what the actions found is written, after a first line ``ok`` (or the ``content``
 file the item owns.
 
 - ``flood N``: N bytes on stdout without a newline, ``HEAD-MARK`` first and ``TAIL-MARK`` last.
-- ``fill DIR MAX``: a file in DIR (``TMPDIR``: the variable's value) grown until the disk refuses (or it
-  holds MAX bytes: a test's safety net); the error ends the worker (exit 1), the file stays.
+- ``fill DIR MAX``: a file in DIR (``TMPDIR``: the variable's value; ``PRIVATE``: the attempt's private
+  directory, the cost file's) grown until the disk refuses (or it holds MAX bytes: a test's safety net); the
+  error ends the worker (exit 1), the file stays.
 - ``fill-quiet DIR MAX``: the same, but the worker goes on (exit 0).
 - ``hold-full DIR STOP``: a daemon in a clean environment (so that the unsandboxed attempt's sweep misses it)
   that keeps the disk of DIR full until the file STOP exists (at most a minute).
@@ -68,7 +69,8 @@ def flood(size: int) -> None:
 
 
 def fill(where: str, most: int) -> None:
-    folder = Path(os.environ[where] if where == "TMPDIR" else where)
+    folder = (Path(os.environ["WAVEGIT_COST_FILE"]).parent if where == "PRIVATE"
+              else Path(os.environ[where] if where == "TMPDIR" else where))
     chunk = b"\0" * (1 << 20)
     with (folder / "filler").open("wb", buffering=0) as fh:
         for _ in range(most >> 20):

@@ -13,7 +13,7 @@ command).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wavegit.attempts import preset as presets
@@ -70,7 +70,14 @@ class Agent:
         """The preset's account of the run in its log (nothing for a command)."""
         if self.preset is None:
             return Account()
-        return self.preset.read(*presets.read_log(log_path))
+        values, last_words, whole = presets.read_log(log_path)
+        account = self.preset.read(values, last_words)
+        results = sum(1 for value in values if isinstance(value, dict) and value.get("type") == "result")
+        if whole or not (self.preset.summed or results > 1):
+            return account
+        # What is left of a log cut short (a tool flooding the output): a sum over it lowers the cost (the
+        # turns before the flood cut), and of several results (forged ones) the CLI's own may be the one cut.
+        return replace(account, usd=None, input_tokens=None, output_tokens=None)
 
     def action(self, line: bytes) -> str | None:
         """The action one line of the worker's output says it is taking (None for a command)."""

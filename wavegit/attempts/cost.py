@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.attempts.agents import Agent
-from wavegit.attempts.preset import MAX_TOKENS, usd_amount
+from wavegit.attempts.preset import MAX_TOKENS, Account, usd_amount
 from wavegit.core.jsondecode import reject_constant
 from wavegit.core.smallfile import read_small_file
 from wavegit.model.config import ModelPrice
@@ -49,16 +49,22 @@ class CostReading:
 
 
 def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
-                 prices: Sequence[ModelPrice] = ()) -> CostReading:
+                 prices: Sequence[ModelPrice] = (), *, ended: bool = True) -> CostReading:
     """The cost from ``cost_file`` (a command) or ``agent``'s log (a preset); dollars from ``prices`` for
-    tokens alone.
+    tokens alone. ``ended``: whether the worker ended by itself, not by a signal (a timeout's included).
+
+    A preset's CLI that did not end by itself wrote no account of its own: whatever its log holds was
+    written by something else that holds its output (a tool of its, through ``/proc/PID/fd/1``), which then
+    killed it or waited for the idle timeout, so that a forged $0 result or a forged "Not logged in" (its
+    profile failed for good, every sibling not started) would be the last word. Such a run's account is
+    unknown.
 
     A ``note`` says the cost was reported but cannot be read (a bad cost file; a preset run without its
     result, or with tokens no price is set for): budgets count such an attempt as over their ceiling. A
     command that wrote no cost file has no note (a budget decides what reporting nothing means).
     """
     reading = _cost_file_reading(cost_file) if agent.preset is None else CostReading(None, None)
-    account = agent.read_log(log_path)
+    account = agent.read_log(log_path) if ended else Account()
     usd = reading.usd if reading.usd is not None else account.usd
     tokens_given = reading.input_tokens is not None
     inputs = reading.input_tokens if tokens_given else account.input_tokens
@@ -74,7 +80,8 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
     if usd is None and note is None and agent.preset is not None:
         # An agent always spends something: a run whose account cannot be read (killed, timed out,
         # crashed) cost an unknown amount, which a budget must count as over its ceiling.
-        note = (f"claude run: no result line with a readable total_cost_usd in {log_path}"
+        note = (f"{agent.preset.name} run: killed, so no account of its own in {log_path}" if not ended
+                else f"claude run: no result line with a readable total_cost_usd in {log_path}"
                 if agent.preset.name == "claude"
                 else f"{agent.preset.name} run: no readable usage in {log_path}")
     return CostReading(usd, note, inputs, outputs, account.error, account.denied,

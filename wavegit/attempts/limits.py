@@ -323,22 +323,25 @@ FULL_BYTES = 4 << 20
 """Less room than this on the trees' disk is a full disk: a write that needs more fails."""
 
 
-def excused_by_full_disk(tree: Path, trees: Path) -> bool:
-    """Whether the disk of ``tree`` is full and not by this attempt's doing: its tree does not hold at least
-    ``FULL_BYTES`` more than every other attempt tree under ``trees`` (``<trees>/<wave>/<tree>``, every
-    wave's). A sibling's bigger tree, or space held outside every tree, excuses its failure."""
+def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path) -> bool:
+    """Whether the disk of ``tree`` is full and not by this attempt's doing: its tree and its private
+    directory ``private`` do not hold at least ``FULL_BYTES`` more than every other attempt's, a tree under
+    ``trees`` (``<trees>/<wave>/<tree>``, every wave's) or a private directory under ``privates``
+    (``<privates>/<wave>/<stem>``: HOME and TMPDIR are sized tmpfs, but the folder they lie in, the cost
+    file's, is on this disk). A sibling's bigger share, or space held outside every attempt, excuses its
+    failure."""
     try:
         disk = os.statvfs(tree)
     except OSError:
         return False
     if disk.f_bavail * disk.f_frsize >= FULL_BYTES:
         return False
-    own = _bytes_under(tree)
-    # Only attempt trees (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
+    own = _bytes_under(tree) + _bytes_under(private)
+    # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
     # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
     # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
-    others = (other for wave in _folders(trees) for other in _folders(wave)
-              if other != tree and _ATTEMPT_TREE.fullmatch(other.name))
+    others = (other for root in (trees, privates) for wave in _folders(root) for other in _folders(wave)
+              if other not in (tree, private) and _ATTEMPT_TREE.fullmatch(other.name))
     return own < max((_bytes_under(other) for other in others), default=0) + FULL_BYTES
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import errno
 from typing import IO
 
+CUT_MARK = "[wavegit: "
+"""How the line saying what the cap dropped starts (a preset whose account is a sum has none then)."""
+
 
 class CappedLog:
     """Writes at most ``cap`` bytes of output to ``fh`` (unbuffered; 0 = no cap): the head as it comes, the
@@ -40,7 +43,7 @@ class CappedLog:
     def finish(self) -> None:
         """Write the kept tail, after a line naming what was dropped (when anything was)."""
         if self.dropped:
-            self._put(f"\n[wavegit: {self.dropped} bytes of output dropped here (sandbox.log_bytes "
+            self._put(f"\n{CUT_MARK}{self.dropped} bytes of output dropped here (sandbox.log_bytes "
                       f"{self.cap})]\n".encode())
         self._put(bytes(self._tail))
         self._tail.clear()

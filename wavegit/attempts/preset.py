@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from wavegit.attempts.logcap import CUT_MARK
 from wavegit.attempts.processio import LINE_MAX_BYTES
 from wavegit.core.jsondecode import reject_constant
 from wavegit.core.terminal import inert
@@ -97,6 +99,9 @@ class Preset:
     """The argv before the profile's extra args."""
     read: Callable[[Sequence[object], str], Account]
     """The account of a run from the JSON objects of its log, in order, and the log's last non-JSON line."""
+    summed: bool = False
+    """Whether the account is a sum over the whole stream (Codex's turns), not its last event (a result):
+    a log cut short (``sandbox.log_bytes``) then holds no account."""
     tail: tuple[str, ...] = ()
     """Arguments after the profile's extra args (Codex's ``-``: the prompt on stdin)."""
     misread: tuple[str, ...] = ()
@@ -172,18 +177,33 @@ def short(text: str) -> str:
     return flat if len(flat) <= ACTION_MAX_CHARS else flat[:ACTION_MAX_CHARS - 3] + "..."
 
 
-def read_log(log_path: Path) -> tuple[list[object], str]:
-    """The JSON values of the lines of the last ``LOG_SCAN_BYTES`` of the log, and its last line that is not
-    JSON (stderr's last words; "" when there is none)."""
+def read_log(log_path: Path) -> tuple[list[object], str, bool]:
+    """The JSON values of the lines of the last ``LOG_SCAN_BYTES`` of the log, its last line that is not
+    JSON (stderr's last words; "" when there is none), and whether that is the whole output (nothing cut
+    by the log's cap or left before the scan); nothing at all when an event line was spoiled."""
     values: list[object] = []
     last = ""
+    whole = True
     for line in _log_lines(log_path):
         value = parse_line(line)
         if value is not None:
             values.append(value)
+        elif line == _SCAN_CUT or line.startswith(CUT_MARK):
+            whole = False
+        elif _SPOILED.search(line):
+            # Bytes written before an event on its line (a process holding the CLI's output, without a
+            # newline, just before the CLI's own result): that event is lost, and what is left, a forged
+            # $0 result included, would be the account.
+            return [], "", False
         elif line.strip():
             last = line.strip()
-    return values, last
+    return values, last, whole
+
+
+_SPOILED = re.compile(r'.\{\s*"type"\s*:\s*"(?:result|turn\.completed)"')
+"""An event that holds a preset's account (Claude's and Gemini's ``result``, each of Codex's
+``turn.completed``: their streams are objects with ``type`` first) not starting its line. Only those: a
+nested block (``[{"type": "tool_use"``) in a line cut by the log cap or too long to read is no spoiling."""
 
 
 def _log_lines(log_path: Path) -> Iterator[str]:
@@ -194,7 +214,12 @@ def _log_lines(log_path: Path) -> Iterator[str]:
             text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return
+    if size > LOG_SCAN_BYTES:
+        yield _SCAN_CUT
     yield from text.splitlines()
+
+
+_SCAN_CUT = "[the log's head, not scanned]"
 
 
 

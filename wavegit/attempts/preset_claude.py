@@ -23,7 +23,6 @@ itself or sends telemetry from a worker (``DISABLE_AUTOUPDATER``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from wavegit.attempts.preset import Account, Launch, Preset, count, most, short, total, usd_amount
 
@@ -53,10 +52,15 @@ def _read(objects: Sequence[object], last_words: str) -> Account:
     if len(results) == 1:
         return results[0]
     # Claude prints one result, last; any other is a line something in the sandbox wrote into its output
-    # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it.
-    return replace(results[-1], usd=most([r.usd for r in results]),
-                   input_tokens=most([r.input_tokens for r in results]),
-                   output_tokens=most([r.output_tokens for r in results]))
+    # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it. Nor is the
+    # last one Claude's word on how the run went (a forged "Not logged in" after Claude's own stopped every
+    # item of its profile as failed for good): the run failed, by something in its sandbox.
+    return Account(usd=most([r.usd for r in results]), input_tokens=most([r.input_tokens for r in results]),
+                   output_tokens=most([r.output_tokens for r in results]), error=_FORGED.format(len(results)),
+                   found=True)
+
+
+_FORGED = "claude: {} result lines where Claude prints one: something in its sandbox wrote into its output"
 
 
 def _result(result: dict[str, object]) -> Account:

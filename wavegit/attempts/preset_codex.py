@@ -101,11 +101,16 @@ def _unwrapped(command: str) -> str:
 
 
 def _permanent(account: Account) -> str | None:
-    """Why a failed run will fail the same way on every try (a rejected key, an unknown model), or None."""
-    if account.error is None:
+    """Why a failed run will fail the same way on every try (a rejected key, an unknown model), or None.
+
+    Not after a completed turn: the API took the key and the model then, and a `turn.failed` saying
+    otherwise was written into codex's output by something in its sandbox (a tool, through
+    /proc/PID/fd/1), which would stop every item of the profile as failed for good."""
+    if account.error is None or account.input_tokens is not None or account.output_tokens is not None:
         return None
     return next((why for pattern, why in _PERMANENT if pattern.search(account.error)), None)
 
 
-CODEX = Preset("codex", ("CODEX_API_KEY",), _argv, _read, tail=("-",), misread=("OPENAI_API_KEY",),
+CODEX = Preset("codex", ("CODEX_API_KEY",), _argv, _read, summed=True, tail=("-",),
+               misread=("OPENAI_API_KEY",),
                action=action, permanent=_permanent, npm=("@openai/codex", "0.171.0"))

@@ -57,10 +57,12 @@ def _read(objects: Sequence[object], last_words: str) -> Account:
     if not results:
         return Account(error=f"gemini: {short(last_words)}" if last_words else None)
     # One result, last; another is a line something in the sandbox wrote into its output: none may lower
-    # the account.
+    # the account, and the last is not the CLI's word on how the run went (see preset_claude).
+    error = results[0].error if len(results) == 1 else (
+        f"gemini: {len(results)} result lines where the CLI prints one: something in its sandbox wrote into "
+        "its output")
     return Account(input_tokens=most([r.input_tokens for r in results]),
-                   output_tokens=most([r.output_tokens for r in results]), error=results[-1].error,
-                   found=True)
+                   output_tokens=most([r.output_tokens for r in results]), error=error, found=True)
 
 
 def _result(result: Mapping[str, object]) -> Account:

@@ -107,7 +107,7 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
     directory's own folder (``~/.cargo``) shows only its install folders (:data:`_INSTALL_PARTS`).
     """
     shown: list[Path] = []
-    for path in _launch_chain(program, search_path):
+    for path in _launch_chain(program, search_path, layout.tree):
         if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
             continue
         prefix = _install_prefix(path)
@@ -135,9 +135,9 @@ def _install_prefix(path: Path) -> Path:
     return path.parent.parent if path.parent.name == "bin" else path.parent
 
 
-def _launch_chain(program: Path, search_path: str | None = None) -> list[Path]:
+def _launch_chain(program: Path, search_path: str | None, cwd: Path) -> list[Path]:
     chain = _hops(program)
-    interpreter = _shebang(chain[-1], search_path)
+    interpreter = _shebang(chain[-1], search_path, cwd)
     return chain + _hops(interpreter) if interpreter is not None else chain
 
 
@@ -146,16 +146,25 @@ _MAX_HOPS = 40
 
 def _hops(path: Path) -> list[Path]:
     """``path``, each symlink it leads through (``python`` -> ``python3`` -> ``~/.pyenv/.../python3.11``: each
-    in an install of its own, maybe) and the file it resolves to."""
-    hops = [path]
+    in an install of its own, maybe) and the file it resolves to, each in the folder it really lies in."""
+    hops = [_real(path)]
     while hops[-1].is_symlink() and len(hops) < _MAX_HOPS:
-        hops.append(Path(os.path.normpath(hops[-1].parent / os.readlink(hops[-1]))))
+        hops.append(_real(hops[-1].parent / os.readlink(hops[-1])))
     return [*hops, path.resolve()]
 
 
-def _shebang(script: Path, search_path: str | None = None) -> Path | None:
+def _real(path: Path) -> Path:
+    """``path``'s name in its folder as the kernel finds that folder: each link followed before the ``..``
+    after it. Read as text, ``L/..`` cancels out, so a link a worker commits (``L/../../..`` past the root,
+    then ``home/u/.ssh/n``) named a folder of HOME the kernel never reaches, and the sandbox showed it."""
+    if path.name in ("", ".."):
+        return Path(os.path.realpath(path))
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
+def _shebang(script: Path, search_path: str | None, cwd: Path) -> Path | None:
     """The absolute interpreter of a ``#!`` script (``#!/usr/bin/env [-S] NAME``: NAME found on
-    ``search_path``), or None."""
+    ``search_path``, or from ``cwd``, where the script starts, when it holds a slash), or None."""
     try:
         with script.open("rb") as fh:
             first = fh.readline(256)
@@ -166,7 +175,9 @@ def _shebang(script: Path, search_path: str | None = None) -> Path | None:
         return None
     named = [word for word in words[1:] if not word.startswith("-")]
     if Path(words[0]).name == "env" and named and search_path is not None:
-        found = shutil.which(named[0], path=search_path)
+        # Not from wavegit's own folder (the user's checkout): a worker could name one of its programs there
+        # (`env -u scripts/deploy.sh sh steal.sh`, -u taking a name) and have its folder shown.
+        found = shutil.which(cwd / named[0] if "/" in named[0] else named[0], path=search_path)
         return Path(found).absolute() if found is not None else None
     return Path(words[0])
 

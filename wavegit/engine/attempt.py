@@ -314,7 +314,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     confine=confinement, log_bytes=config.sandbox.log_bytes,
                                     on_line=watch.line if agent.preset is not None else None)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
-        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices)
+        ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
+        reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
+                                    ended=ended)
         attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
                                                                      reading.output_tokens)
         # Counted before the next launch asks the budget.
@@ -326,7 +328,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
         if attempt.commit is None and attempt.counted \
-                and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir):
+                and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir,
+                                                context.confiner.private_root / stem,
+                                                context.confiner.private_root.parent):
             attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and not by "
                              "this attempt's tree)")
             attempt.counted = False
@@ -407,8 +411,22 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         context.workspaces.discard(checkout)
     attempt.test_exit = test.exit_code
     if attempt.failed("test", test):
+        if attempt.launch_failed and _changes_program(item.test, attempt.files_changed):
+            # Not the setup's fault but the worker's commit (it deleted the program or made it unrunnable):
+            # counted, or every later wave would run its agent again, never reaching max_attempts.
+            attempt.counted, attempt.launch_failed = True, False
         return
     attempt.message, attempt.commit = message, commit
+
+
+def _changes_program(command: str, changed: list[str]) -> bool:
+    """Whether ``changed`` (a worker's changed paths) holds the program ``command`` starts, when that is a
+    file of the tree (a relative path with a slash), or a folder or link on the way to it."""
+    program = runner.command_argv(command)[0]
+    if "/" not in program or os.path.isabs(program):
+        return False
+    path = os.path.normpath(program)
+    return any(path == change or path.startswith(f"{change}/") for change in changed)
 
 
 class _Exhausted(WavegitError):

@@ -1,0 +1,27 @@
+"""A hostile worker that makes its item's test unable to start, so that its attempt is counted as nobody's
+and the item runs again (a paid agent, every wave) without ever reaching ``max_attempts``.
+
+Usage: unlaunchable_test.py WAY PROGRAM: changes ``src/a.txt`` and breaks PROGRAM (a file of its tree the
+item owns): ``delete`` removes it, ``chmod`` makes it not executable, ``shebang`` names a missing
+interpreter, ``loop`` makes it a symlink to itself."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+way, program = sys.argv[1], Path(sys.argv[2])
+Path("src").mkdir(exist_ok=True)
+Path("src/a.txt").write_text("changed\n")
+if way == "delete":
+    program.unlink()
+elif way == "chmod":
+    program.chmod(0o644)
+elif way == "shebang":
+    program.write_text("#!/nonexistent/interpreter\n")
+elif way == "loop":
+    program.unlink()
+    os.symlink(program.name, program)
+else:
+    sys.exit(f"unknown way {way!r}")

@@ -1,0 +1,70 @@
+"""Hostile workers and item authors against the toolchain the sandbox shows (issue 21): the installs a
+launch passes through are shown read-only, the rest of the hidden HOME is not. Real sandboxed waves."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.repos import git, wavegit
+from tests.helpers.wave import item, make_wave_repo
+from tests.test_hostile_env import BWRAP_PROBLEM, state_files
+
+# Whole sandboxed waves (a slow suite).
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")]
+
+HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
+
+
+def test_attack_a_test_launched_through_a_link_whose_text_names_a_home_folder_is_not_shown_that_folder(
+        tmp_path: Path) -> None:
+    # The launch chain read a link's text as a string: `L/../../..` cancelled the folder before each `..`
+    # where the kernel follows `L` first, so a link the worker committed named HOME/.ssh to the sandbox,
+    # which showed all of ~/.ssh to the item's test while the kernel ran the worker's own script.
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY of the user\n")
+    worker = shlex.join([sys.executable, str(HOSTILE / "toolchain_link.py"), str(home)])
+    remote = make_wave_repo(tmp_path, [item("A", ["link"], ["src/"], "src/x")], worker=worker,
+                            sandbox="bwrap", attempts=1, concurrency=1)
+    result = wavegit(remote.clone, "run", "--json", env={"HOME": str(home)})
+    report = json.loads(result.stdout)
+    assert report["sandbox"] == "bwrap", result.stderr
+    written = "\n".join([result.stdout, result.stderr,
+                         *(p.read_text(errors="replace") for p in state_files(remote.clone))])
+    # The worker's script ran (its test launched), and read nothing of HOME.
+    assert "id_ed25519: No such file or directory" in written, written
+    assert "PRIVATE KEY" not in written
+    assert report["items"][0]["test_exit"] == 1
+
+
+def test_attack_a_test_whose_interpreter_names_a_path_of_the_users_checkout_is_not_shown_that_folder(
+        tmp_path: Path) -> None:
+    # `#!/usr/bin/env ... NAME`: a NAME with a slash was looked up from wavegit's own working folder (the
+    # user's checkout), whose folder the sandbox then showed, while env runs it (or, past `-u NAME`, another
+    # program) from the test's tree: the checkout's untracked `scripts/.env` was printed into the test log.
+    remote = make_wave_repo(tmp_path, [item("A", ["env"], ["run", "src/"], "./run")], sandbox="bwrap",
+                            attempts=1, concurrency=1,
+                            worker=shlex.join([sys.executable, str(HOSTILE / "shebang_env.py"),
+                                               str(tmp_path / "work")]))
+    deploy = remote.clone / "scripts" / "deploy.sh"
+    deploy.parent.mkdir()
+    deploy.write_text("#!/bin/sh\necho deploying\n")
+    deploy.chmod(0o755)
+    git(remote.clone, "add", "scripts")
+    git(remote.clone, "commit", "-qm", "deploy")
+    git(remote.clone, "push", "-q", "origin", "HEAD:main")
+    (deploy.parent / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
+    result = wavegit(remote.clone, "run", "--json")
+    report = json.loads(result.stdout)
+    assert report["sandbox"] == "bwrap", result.stderr
+    written = "\n".join([result.stdout, result.stderr,
+                         *(p.read_text(errors="replace") for p in state_files(remote.clone))])
+    assert "scripts/.env: No such file or directory" in written, written
+    assert "untracked-in-the-checkout" not in written
+    assert report["items"][0]["test_exit"] == 1
