@@ -60,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
             problems.extend(unknown_profiles(checked.read_text, checked.display_path, config,
                                              list(zip(cols.ids, cols.workers, strict=True))))
     except ValidationError as exc:
-        problems.extend(exc.problems)
+        # Every problem at once: an item naming no profile is one too, though others make the file invalid.
+        found = list(exc.problems)
+        if repo is not None and checked is not None:
+            found.extend(_unknown_profiles_of_invalid(checked, config))
+        problems.extend(sorted(found, key=lambda problem: (problem.line, problem.col)))
     except UsageError:
         if not problems:
             raise
@@ -77,6 +81,20 @@ def run(args: argparse.Namespace) -> int:
     assert checked is not None
     print(f"ok: {count} items" + (f" in {checked.shown}" if checked.shown else ""))
     return 0
+
+
+def _unknown_profiles_of_invalid(checked: Checked, config: Config) -> list[Problem]:
+    """The items of an invalid tracker naming no profile of ``config``, as far as a lenient load reads them
+    (none when it is no YAML at all)."""
+    from wavegit.model import tracker
+
+    try:
+        loaded = tracker.load_blob(checked.blob_sha, checked.read_text, None, checked.display_path,
+                                   strict=False, protected=protected_of(config))
+    except ValidationError:
+        return []
+    return unknown_profiles(checked.read_text, checked.display_path, config,
+                            [(item.id, item.worker) for item in loaded.items])
 
 
 @dataclass(frozen=True)
