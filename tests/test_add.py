@@ -134,8 +134,12 @@ def test_add_records_an_estimate_for_run_continuous_and_refuses_one_that_is_no_d
      "--prompt-file missing.md: cannot read it"),
     (add_args("C-1", "--deadline", "0"), "--deadline must be a positive number"),
     (add_args("C-1", "--priority", "P9"), "invalid choice: 'P9'"),
+    # Read until memory ran out (the machine's OOM killer ended it after some 100 s).
+    (["add", "C-1", "--prompt-file", "/dev/zero", "--owns", "a.py", "--test", "true"],
+     "wavegit add: --prompt-file /dev/zero: cannot read it ([Errno 27] more than 4,194,304 bytes)\n"),
 ], ids=["duplicate-id", "unknown-dependency", "bad-id", "unsplittable-test", "escaping-owns",
-        "protected-owns", "empty-prompt", "missing-prompt-file", "zero-deadline", "unknown-priority"])
+        "protected-owns", "empty-prompt", "missing-prompt-file", "zero-deadline", "unknown-priority",
+        "endless-prompt-file"])
 def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
         seeded: RemoteRepo, args: list[str], message: str) -> None:
     assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0

@@ -142,6 +142,12 @@ def test_validate_a_missing_file_names_the_directory_it_was_read_from_not_init(t
                              f"it is read from {tmp_path.resolve()})\n")
 
 
+def test_validate_file_refuses_a_file_that_never_ends_at_its_bound(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "validate", "--file", "/dev/zero")
+    assert (result.returncode, result.stderr) == (
+        2, "wavegit validate: /dev/zero: cannot read: more than 268,435,456 bytes\n")
+
+
 def test_validate_file_works_outside_a_repository(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE, tmp_path / "t.yaml")
     result = wavegit(tmp_path, "validate", "--file", "t.yaml")

@@ -20,7 +20,7 @@ from wavegit.commands._profiles import unknown_profiles
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.core.parsecache import blob_sha, blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
-from wavegit.core.smallfile import read_small_file
+from wavegit.core.smallfile import read_bounded, read_small_file
 from wavegit.model import plancache
 from wavegit.model.config import Config, load_config, protected_of
 from wavegit.trackerbranch.missing import no_tracker
@@ -140,8 +140,13 @@ def _read_checkout(file: Path) -> bytes:
     return read_small_file(file, _CHECKOUT_TRACKER_MAX_BYTES)
 
 
+def _read_named(file: Path) -> bytes:
+    """``--file``: any file the user names (``/dev/stdin`` too), within the checkout's bound."""
+    return read_bounded(file, _CHECKOUT_TRACKER_MAX_BYTES)
+
+
 def _from_file(file: Path, display_path: str, missing_hint: str, shown: str,
-               read: Callable[[Path], bytes] = Path.read_bytes) -> Checked:
+               read: Callable[[Path], bytes] = _read_named) -> Checked:
     """The tracker file ``file`` (the work tree's, or ``--file``: any file the user names, ``/dev/stdin``
     too) as ``read`` reads it; a missing file or undecodable bytes are clear errors (exit 2)."""
     try:
