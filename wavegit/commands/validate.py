@@ -21,7 +21,7 @@ from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, Va
 from wavegit.core.parsecache import blob_sha, blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
 from wavegit.core.smallfile import read_bounded, read_small_file
-from wavegit.model import plancache
+from wavegit.model import plancache, tracker
 from wavegit.model.config import Config, load_config, protected_of
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import GitStore
@@ -86,8 +86,6 @@ def run(args: argparse.Namespace) -> int:
 def _unknown_profiles_of_invalid(checked: Checked, config: Config) -> list[Problem]:
     """The items of an invalid tracker naming no profile of ``config``, as far as a lenient load reads them
     (none when it is no YAML at all)."""
-    from wavegit.model import tracker
-
     try:
         loaded = tracker.load_blob(checked.blob_sha, checked.read_text, None, checked.display_path,
                                    strict=False, protected=protected_of(config))
