@@ -105,6 +105,20 @@ def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
     assert item is not None and item.depends_on == ("A-1",)
 
 
+def test_add_records_an_estimate_for_run_continuous_and_refuses_one_that_is_no_duration(
+        seeded: RemoteRepo) -> None:
+    # `run --continuous` starts the longest first by estimate_s; add had no way to give one.
+    assert wavegit(seeded.clone, *add_args("A-1", "--estimate-s", "900")).returncode == 0
+    item = remote_tracker(seeded.origin).get("A-1")
+    assert item is not None and item.estimate_s == 900
+    head = git(seeded.origin, "rev-parse", "main")
+    assert_refused(wavegit(seeded.clone, *add_args("A-2", "--estimate-s", "-5")),
+                   "wavegit add: --estimate-s: must be at least 0\n")
+    assert_refused(wavegit(seeded.clone, *add_args("A-2", "--estimate-s", "nan")),
+                   "argument --estimate-s: 'nan' is not a number of seconds (e.g. 900)")
+    assert git(seeded.origin, "rev-parse", "main") == head
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (add_args("A-1"), "item A-1 already exists in .wavegit/tracker.yaml on origin/main"),
     (add_args("B-1", "--depends-on", "NOPE-9"), "NOPE-9"),
@@ -120,8 +134,12 @@ def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
      "--prompt-file missing.md: cannot read it"),
     (add_args("C-1", "--deadline", "0"), "--deadline must be a positive number"),
     (add_args("C-1", "--priority", "P9"), "invalid choice: 'P9'"),
+    # Read until memory ran out (the machine's OOM killer ended it after some 100 s).
+    (["add", "C-1", "--prompt-file", "/dev/zero", "--owns", "a.py", "--test", "true"],
+     "wavegit add: --prompt-file /dev/zero: cannot read it ([Errno 27] more than 4,194,304 bytes)\n"),
 ], ids=["duplicate-id", "unknown-dependency", "bad-id", "unsplittable-test", "escaping-owns",
-        "protected-owns", "empty-prompt", "missing-prompt-file", "zero-deadline", "unknown-priority"])
+        "protected-owns", "empty-prompt", "missing-prompt-file", "zero-deadline", "unknown-priority",
+        "endless-prompt-file"])
 def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
         seeded: RemoteRepo, args: list[str], message: str) -> None:
     assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0

@@ -142,6 +142,31 @@ def test_a_wave_obeys_the_config_committed_on_the_base_branch_not_a_copy_on_the_
     assert governing.source == "origin/main:.wavegit/config.yaml"
 
 
+def test_a_base_branch_the_remote_lacks_is_refused_wherever_the_wave_would_read_it(tmp_path: Path) -> None:
+    remote = make_remote_repo(tmp_path, {".wavegit/config.yaml": "worker: w\nbase_branch: main\n"})
+    repo = discover(remote.clone)
+    # Named by the variable, by the checkout's working file (WAVEGIT_CONFIG_SOURCE=checkout), or by the
+    # config committed on the base branch when it differs from the checkout's HEAD.
+    with pytest.raises(UsageError) as raised:
+        config.load_governing(repo, environ={"WAVEGIT_BASE_BRANCH": "trunk"})
+    assert str(raised.value).startswith("environment variable WAVEGIT_BASE_BRANCH: base_branch 'trunk': no "
+                                        "such branch on origin (it has main); ")
+    assert str(raised.value).endswith(": set WAVEGIT_BASE_BRANCH to the branch your work lands on")
+    _write(remote.clone, "worker: w\nbase_branch: mainn\n")
+    with pytest.raises(UsageError) as raised:
+        config.load_governing(repo, environ={"WAVEGIT_CONFIG_SOURCE": "checkout"})
+    assert str(raised.value).startswith(".wavegit/config.yaml:2:14: base_branch 'mainn': no such branch on "
+                                        "origin (did you mean 'main'?); ")
+    git(remote.clone, "commit", "-qam", "a typo, pushed")
+    git(remote.clone, "push", "-q", "origin", "main")
+    git(remote.clone, "checkout", "-q", "HEAD~1")  # a checkout from before it: main is there
+    with pytest.raises(UsageError, match=r"^\.wavegit/config\.yaml:2:14: base_branch 'mainn'"):
+        config.load_governing(repo, environ={})
+    git(remote.clone, "checkout", "-q", "main")  # the checkout with the typo: the same line, not defaults
+    with pytest.raises(UsageError, match=r"^\.wavegit/config\.yaml:2:14: base_branch 'mainn'"):
+        config.load_governing(repo, environ={})
+
+
 def test_worker_profiles_and_prices_are_records_named_by_their_keys(tmp_path: Path) -> None:
     _write(tmp_path, "worker: deep\nworkers:\n  deep: {preset: claude, model: opus, args: [--verbose]}\n"
                      "  lint: {command: ./lint.sh}\n"

@@ -84,6 +84,20 @@ def test_edit_sets_and_clears_the_title_and_the_dependencies(tmp_path: Path) -> 
     assert (item.title, item.depends_on) == ("", ())
 
 
+def test_edit_sets_an_estimate_zero_included_and_refuses_a_negative_one(tmp_path: Path) -> None:
+    remote = make_tracker_repo(tmp_path, [entry("A")])
+    result = wavegit(remote.clone, "edit", "A", "--estimate-s", "600")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("A: edited estimate_s: commit ")
+    assert origin_item(remote, "A").estimate_s == 600
+    assert wavegit(remote.clone, "edit", "A", "--estimate-s", "0").returncode == 0
+    assert origin_item(remote, "A").estimate_s == 0  # an estimate of no time, not none
+    head = origin_head(remote)
+    negative = wavegit(remote.clone, "edit", "A", "--estimate-s", "-1")
+    assert (negative.returncode, negative.stderr) == (2, "wavegit edit: --estimate-s: must be at least 0\n")
+    assert origin_head(remote) == head
+
+
 def test_edit_depends_on_refuses_unknown_ids_itself_and_cycles_naming_the_option(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A"), entry("BILL-7", depends_on=["A"])])
     head = origin_head(remote)

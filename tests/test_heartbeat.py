@@ -101,6 +101,10 @@ def test_a_killed_waves_claims_are_named_from_another_clone_and_its_sync_release
                                     "gone"), synced.stdout
     released = origin_item(remote, "A")
     assert (released.status, released.attempts) == ("todo", 0)  # wavegit's death is not the item's
+    # Its beat goes with its claims: the killed scheduler could not delete it, and every clone fetched it
+    # with every tracker fetch for good.
+    assert beat_on_origin(remote.origin, wave) is None
+    assert git(other, "for-each-ref", heartbeat.local_prefix("origin")) == ""
     assert "holds" not in wavegit(other, "sync").stdout
 
 
@@ -166,6 +170,7 @@ def test_a_foreign_scheduler_that_stopped_beating_is_named_and_released_by_hand(
     assert (f"released wave {wave} (its scheduler: pid 4242 on elsewhere.example, another machine, last "
             "heartbeat 10 min ago): A: in_progress -> todo") in released.stdout
     assert origin_item(remote, "A").attempts == 0
+    assert beat_on_origin(remote.origin, wave) is None  # released: nobody is to read that beat any more
 
 
 def log_pushes(origin: Path) -> Path:

@@ -177,6 +177,24 @@ def test_core_hooks_path_is_refused_unless_a_hooks_dir_is_given(remote: RemoteRe
     assert not (remote.clone / ".githooks" / "pre-push").exists()
 
 
+def test_a_hooks_dir_git_does_not_run_hooks_from_is_refused_and_not_created(remote: RemoteRepo) -> None:
+    # A typo in --hooks-dir used to create that directory, install there and say "installed": no push was
+    # ever checked.
+    result = wavegit(remote.clone, "hooks", "install", "--hooks-dir", "githooks")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"wavegit hooks: --hooks-dir githooks: git runs this repository's hooks from {hooks(remote.clone)} "
+        "(core.hooksPath is not set), so a hook in githooks would never run: install without --hooks-dir; "
+        "nothing written"]
+    assert not (remote.clone / "githooks").exists()
+    git(remote.clone, "config", "core.hooksPath", ".githooks")
+    result = wavegit(remote.clone, "hooks", "install", "--hooks-dir", ".git/hooks")
+    assert result.returncode == 2 and "install --hooks-dir .githooks; nothing written" in result.stderr
+    assert not (hooks(remote.clone) / "pre-push").exists()
+    install_hook(remote.clone, "--hooks-dir", str(remote.clone / ".githooks"))  # the same place, absolute
+    assert install.is_wavegit_hook(remote.clone / ".githooks" / "pre-push")
+
+
 def test_the_hook_quotes_a_python_path_with_shell_metacharacters(remote: RemoteRepo) -> None:
     odd = remote.base / "odd $HOME `x` it's" / "python3"
     odd.parent.mkdir()

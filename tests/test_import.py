@@ -84,6 +84,16 @@ def test_a_bad_backlog_is_every_problem_at_its_line_exit_2_and_nothing_written(
     assert git(remote.origin, "rev-parse", BRANCH) == before
 
 
+def test_a_file_that_never_ends_is_refused_at_its_bound_not_read_until_memory_runs_out(
+        remote_repo: RemoteRepo) -> None:
+    remote = initialised(remote_repo)
+    head = git(remote.origin, "rev-parse", BRANCH)
+    result = wavegit(remote.clone, "import", "/dev/zero", "--from", "csv")
+    assert (result.returncode, result.stderr) == (
+        2, "wavegit import: /dev/zero: cannot read it ([Errno 27] more than 268,435,456 bytes)\n")
+    assert git(remote.origin, "rev-parse", BRANCH) == head
+
+
 def test_an_id_the_tracker_already_has_refuses_the_whole_import(remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
     name = write_backlog(remote.clone, AESOP)

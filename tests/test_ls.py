@@ -101,6 +101,19 @@ def test_ls_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
         "is; else run `wavegit init`)")
 
 
+def test_a_config_naming_a_remote_the_repository_lacks_is_named_at_its_key_not_told_to_init(
+        remote_repo: RemoteRepo) -> None:
+    # It used to say "run `wavegit init`", which would start a second tracker on a local branch.
+    (remote_repo.clone / ".wavegit").mkdir()
+    (remote_repo.clone / ".wavegit" / "config.yaml").write_text("tracker_branch: wavegit-tracker\n"
+                                                               "remote: orign\n")
+    result = wavegit(remote_repo.clone, "ls")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "wavegit ls: .wavegit/config.yaml:2:9: remote 'orign' is not a remote of this repository (it has "
+        "origin), so no tracker was found at wavegit-tracker:.wavegit/tracker.yaml: fix `remote`"]
+
+
 def test_a_valid_items_wave_and_title_print_their_terminal_escapes_inert(remote_repo: RemoteRepo) -> None:
     # A valid item's wave and title are free text (its id, status, priority and pr are checked words).
     hostile = EXAMPLE.read_text().replace("wave: w-20260101-0001", 'wave: "w-1\\e]52;c;cm0gLXJm\\a"', 1)

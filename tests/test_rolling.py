@@ -270,8 +270,12 @@ def test_a_wave_stopped_by_its_own_error_stops_new_claims_instead_of_retaking_it
         tmp_path: Path) -> None:
     items = [item(f"I{n}", [f"write src/i{n}.txt ok"], [f"src/i{n}.txt"]) for n in range(4)]
     remote = make_wave_repo(tmp_path, items, concurrency=1, max_items=1, attempts=1)
-    # The branch waves start from does not exist: every wave stops before its first item, which goes back
-    # to todo as never started.
+    # The branch waves start from is gone from the remote since this clone last fetched it (one that never
+    # existed is refused before any claim): every wave stops before its first item, which goes back to todo
+    # as never started.
+    git(remote.clone, "push", "-q", "origin", "main:missing")
+    git(remote.clone, "fetch", "-q", "origin")
+    git(remote.origin, "branch", "-D", "missing")
     config = remote.clone / ".wavegit" / "config.yaml"
     config.write_text(config.read_text() + "base_branch: missing\n")
     result = wavegit(remote.clone, "run", "--continuous", "--json", env={"WAVEGIT_CONFIG_SOURCE": "checkout"},

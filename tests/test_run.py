@@ -215,6 +215,23 @@ def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tm
     assert untouched(remote.origin, remote.clone) == before
 
 
+def test_a_base_branch_the_remote_lacks_is_exit_2_at_its_key_before_any_commit_or_branch(
+        tmp_path: Path) -> None:
+    # A typo in a committed base_branch used to claim, then stop fetching it (exit 1, claim and record
+    # commits); the config the wave obeys was the defaults, since none is committed on a missing branch.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], base_branch="mian")
+    lines = (remote.clone / ".wavegit" / "config.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith("base_branch:"))
+    before = untouched(remote.origin, remote.clone)
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"wavegit run: .wavegit/config.yaml:{line}:14: base_branch 'mian': no such branch on origin (did you "
+        "mean 'main'?); waves branch from it and obey the config committed there: set base_branch in the "
+        "config (then commit and push it) to the branch your work lands on"]
+    assert untouched(remote.origin, remote.clone) == before
+
+
 def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], worker="claude")
     bin_dir = tmp_path / "bin"

@@ -82,6 +82,20 @@ def test_validate_reports_every_problem_with_location_and_writes_nothing(remote_
     assert git(clone, "rev-parse", "HEAD") == head
 
 
+def test_an_item_naming_no_profile_is_reported_with_the_other_problems_at_once(
+        remote_repo: RemoteRepo) -> None:
+    # It used to show up only once every other problem was fixed: one more round of validate.
+    text = ("version: 1\nitems:\n"
+            "  - {id: A, prompt: p, owns: [a.py], test: t, priority: P7}\n"
+            "  - {id: B, prompt: p, owns: [b.py], test: t, worker: ghost}\n")
+    result = wavegit(with_tracker(remote_repo, text), "validate", "--worktree")
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert [line.split(": item ")[0] for line in lines] == [".wavegit/tracker.yaml:3:57",
+                                                             ".wavegit/tracker.yaml:4:55"]
+    assert "'P7'" in lines[0] and "worker 'ghost' is no profile of the config" in lines[1]
+
+
 def test_validate_reports_config_and_tracker_problems_together(remote_repo: RemoteRepo) -> None:
     clone = with_tracker(remote_repo, "version: 1\nitems: nope\n")
     (clone / ".wavegit" / "config.yaml").write_text("concurrency: 0\n")
@@ -126,6 +140,12 @@ def test_validate_a_missing_file_names_the_directory_it_was_read_from_not_init(t
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (f"wavegit validate: nope.yaml: no such file (check the path given to --file; "
                              f"it is read from {tmp_path.resolve()})\n")
+
+
+def test_validate_file_refuses_a_file_that_never_ends_at_its_bound(tmp_path: Path) -> None:
+    result = wavegit(tmp_path, "validate", "--file", "/dev/zero")
+    assert (result.returncode, result.stderr) == (
+        2, "wavegit validate: /dev/zero: cannot read: more than 268,435,456 bytes\n")
 
 
 def test_validate_file_works_outside_a_repository(tmp_path: Path) -> None:

@@ -113,6 +113,19 @@ def suggest(word: str, known: Iterable[str]) -> str:
     return f"; did you mean '{guess}'?" if guess else ""
 
 
+def estimate_seconds(text: str) -> float:
+    """``--estimate-s``: a finite number of seconds (its sign is the schema's to judge, as in the file)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (e.g. 900)")
+    return value
+
+
 def add_item_arguments(parser: argparse.ArgumentParser, *, reason: str | None = None) -> None:
     """The item id, ``--reason`` (with help ``reason``) if wanted, ``--push`` and ``--deadline``."""
     parser.add_argument("id", metavar="ID", help="the item's id")

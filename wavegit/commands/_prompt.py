@@ -7,6 +7,11 @@ import sys
 from pathlib import Path
 
 from wavegit.core.errors import UsageError
+from wavegit.core.smallfile import as_text, read_bounded, read_stream
+
+PROMPT_MAX_BYTES = 4 << 20
+"""Far past any prompt an agent could take in (its whole context is some 1 MB of text): the bound of reading
+``--prompt-file``, which may name ``/dev/zero`` or a log file by mistake."""
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -21,13 +26,13 @@ def prompt_from(args: argparse.Namespace) -> str | None:
         text = str(args.prompt)
     elif args.prompt_file is None:
         return None
-    elif args.prompt_file == "-":
-        text = sys.stdin.read()
     else:
         # Relative to -C, as git resolves paths.
         path = Path(args.directory) / args.prompt_file
         try:
-            text = path.read_text(encoding="utf-8")
+            data = (read_stream(sys.stdin.buffer, PROMPT_MAX_BYTES) if args.prompt_file == "-"
+                    else read_bounded(path, PROMPT_MAX_BYTES))
+            text = as_text(data)
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({exc})") from exc
     if not text.strip():

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from wavegit.attempts import agents
-from wavegit.commands._itemop import check_protected
+from wavegit.commands._itemop import check_protected, estimate_seconds
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core.errors import Problem, UsageError, ValidationError
@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depends-on", nargs="+", default=[], metavar="ID",
                         help="items that must be done before this one is ready")
     parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
+    parser.add_argument("--estimate-s", type=estimate_seconds, metavar="SECONDS",
+                        help="how long its worker is expected to run; `run --continuous` starts the longest "
+                        "first")
     add_write_arguments(parser)
 
 
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     assert prompt is not None  # argparse requires --prompt or --prompt-file
     item = tracker.Item(id=args.id, prompt=prompt, owns=_owns(args.owns), test=args.test,
                         title=args.title, priority=args.priority, depends_on=tuple(args.depends_on),
-                        created_at=utc_timestamp(), worker=args.worker)
+                        created_at=utc_timestamp(), worker=args.worker, estimate_s=args.estimate_s)
     target = open_target(args)
     agents.check_option(target.config, item.worker)
     check_protected(item.owns, protected_of(target.config) or DEFAULT_PROTECTED)
@@ -69,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 # The option each item key written by `add` comes from, to name it in an error.
 _OPTION_OF_KEY = {"id": "ID", "title": "--title", "prompt": "--prompt", "owns": "--owns", "test": "--test",
-                  "priority": "--priority", "depends_on": "--depends-on", "worker": "--worker"}
+                  "priority": "--priority", "depends_on": "--depends-on", "worker": "--worker",
+                  "estimate_s": "--estimate-s"}
 
 
 def _check_new_item(old_text: str, new_text: str, path: str, cache_dir: Path) -> None:

@@ -10,7 +10,16 @@ from __future__ import annotations
 import argparse
 
 from wavegit.attempts import agents
-from wavegit.commands._itemop import Op, Outcome, Read, add_item_arguments, check_protected, run_op, suggest
+from wavegit.commands._itemop import (
+    Op,
+    Outcome,
+    Read,
+    add_item_arguments,
+    check_protected,
+    estimate_seconds,
+    run_op,
+    suggest,
+)
 from wavegit.commands._prompt import add_prompt_arguments, prompt_from
 from wavegit.core import schema
 from wavegit.core.errors import UsageError, ValidationError
@@ -31,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depends-on", nargs="*", metavar="ID",
                         help="the items it waits for (replaces the list; no ids: none)")
     parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
+    parser.add_argument("--estimate-s", type=estimate_seconds, metavar="SECONDS",
+                        help="how long its worker is expected to run; `run --continuous` starts the longest "
+                        "first")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         if not changed:
             return Outcome(None, f"{item.id} already has these values")
         # An empty title or dependency list is no key at all, as `add` writes it.
-        fields: dict[str, object | None] = {name: (list(value) if isinstance(value, tuple) else value) or None
+        fields: dict[str, object | None] = {name: value if isinstance(value, float)  # 0 s is an estimate
+                                            else (list(value) if isinstance(value, tuple) else value) or None
                                             for name, value in changed.items()}
         text = tracker.set_fields(read.text, item.id, {**fields, "updated_at": read.at})
         if "depends_on" in changed:
@@ -80,9 +93,11 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
         wanted["depends_on"] = tuple(dict.fromkeys(str(dep) for dep in args.depends_on))
     if args.worker is not None:
         wanted["worker"] = str(args.worker)
+    if args.estimate_s is not None:
+        wanted["estimate_s"] = float(args.estimate_s)
     if not wanted:
         raise UsageError("nothing to edit: give --prompt, --owns, --test, --priority, --title, "
-                         "--depends-on or --worker")
+                         "--depends-on, --worker or --estimate-s")
     for name, value in wanted.items():
         spec = tracker.ITEM_SCHEMA.field(name)
         complaint = spec.check(value) if spec is not None and spec.check is not None else None

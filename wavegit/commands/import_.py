@@ -12,6 +12,7 @@ from pathlib import Path
 
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core.errors import UsageError
+from wavegit.core.smallfile import as_text, read_bounded, read_stream
 from wavegit.model import importers, tracker
 from wavegit.model.config import protected_of
 from wavegit.ownership.protected import DEFAULT_PROTECTED
@@ -62,15 +63,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+_BACKLOG_MAX_BYTES = 256 << 20
+"""Far past any backlog (10,000 items are some 4 MB): the bound of reading FILE, which may name
+``/dev/zero`` or a huge file by mistake."""
+
+
 def _read(args: argparse.Namespace) -> tuple[str, str]:
-    if args.file == "-":
-        return "<stdin>", sys.stdin.read()
     # Relative to -C, as git resolves paths.
     path = Path(args.directory) / args.file
+    shown = "<stdin>" if args.file == "-" else args.file
     try:
-        return args.file, path.read_text(encoding="utf-8")
+        data = (read_stream(sys.stdin.buffer, _BACKLOG_MAX_BYTES) if args.file == "-"
+                else read_bounded(path, _BACKLOG_MAX_BYTES))
+        return shown, as_text(data)
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{args.file}: cannot read it ({exc})") from None
+        raise UsageError(f"{shown}: cannot read it ({exc})") from None
 
 
 def _listing(items: list[tracker.Item]) -> str:

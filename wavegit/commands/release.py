@@ -15,7 +15,7 @@ from wavegit.attempts import wavebranch
 from wavegit.commands._itemop import Op, Outcome, Read, run_op, suggest
 from wavegit.commands._write import add_write_arguments, open_target
 from wavegit.core import heartbeat, wavelock
-from wavegit.core.errors import UsageError
+from wavegit.core.errors import EXIT_OK, UsageError
 from wavegit.core.git import WaveId
 from wavegit.model import tracker
 from wavegit.model.lifecycle import Status
@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     code = run_op(args, op, decide, context)
     if lock is not None and alive is False:
         wavelock.remove(context.repo, wave)
+    if code == EXIT_OK and beat is not None:
+        heartbeat.delete_gone(repo, remote, [wave])  # it holds no claim now: nobody is to read that beat
     return code
 
 

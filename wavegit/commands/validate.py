@@ -20,8 +20,8 @@ from wavegit.commands._profiles import unknown_profiles
 from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_OK, Problem, UsageError, ValidationError
 from wavegit.core.parsecache import blob_sha, blob_sha_of_bytes
 from wavegit.core.repo import Repo, discover
-from wavegit.core.smallfile import read_small_file
-from wavegit.model import plancache
+from wavegit.core.smallfile import read_bounded, read_small_file
+from wavegit.model import plancache, tracker
 from wavegit.model.config import Config, load_config, protected_of
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.store import GitStore
@@ -60,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
             problems.extend(unknown_profiles(checked.read_text, checked.display_path, config,
                                              list(zip(cols.ids, cols.workers, strict=True))))
     except ValidationError as exc:
-        problems.extend(exc.problems)
+        # Every problem at once: an item naming no profile is one too, though others make the file invalid.
+        found = list(exc.problems)
+        if repo is not None and checked is not None:
+            found.extend(_unknown_profiles_of_invalid(checked, config))
+        problems.extend(sorted(found, key=lambda problem: (problem.line, problem.col)))
     except UsageError:
         if not problems:
             raise
@@ -77,6 +81,18 @@ def run(args: argparse.Namespace) -> int:
     assert checked is not None
     print(f"ok: {count} items" + (f" in {checked.shown}" if checked.shown else ""))
     return 0
+
+
+def _unknown_profiles_of_invalid(checked: Checked, config: Config) -> list[Problem]:
+    """The items of an invalid tracker naming no profile of ``config``, as far as a lenient load reads them
+    (none when it is no YAML at all)."""
+    try:
+        loaded = tracker.load_blob(checked.blob_sha, checked.read_text, None, checked.display_path,
+                                   strict=False, protected=protected_of(config))
+    except ValidationError:
+        return []
+    return unknown_profiles(checked.read_text, checked.display_path, config,
+                            [(item.id, item.worker) for item in loaded.items])
 
 
 @dataclass(frozen=True)
@@ -122,8 +138,13 @@ def _read_checkout(file: Path) -> bytes:
     return read_small_file(file, _CHECKOUT_TRACKER_MAX_BYTES)
 
 
+def _read_named(file: Path) -> bytes:
+    """``--file``: any file the user names (``/dev/stdin`` too), within the checkout's bound."""
+    return read_bounded(file, _CHECKOUT_TRACKER_MAX_BYTES)
+
+
 def _from_file(file: Path, display_path: str, missing_hint: str, shown: str,
-               read: Callable[[Path], bytes] = Path.read_bytes) -> Checked:
+               read: Callable[[Path], bytes] = _read_named) -> Checked:
     """The tracker file ``file`` (the work tree's, or ``--file``: any file the user names, ``/dev/stdin``
     too) as ``read`` reads it; a missing file or undecodable bytes are clear errors (exit 2)."""
     try:

@@ -5,7 +5,8 @@ commit of the empty tree whose message names the scheduler (its ``wavelock`` fie
 boot id) and the time of the beat. The first beat lands before the claim (pushed while the claim is
 prepared: the claim waits for it, :meth:`Heartbeat.landed`, before pushing), then one every ``heartbeat_s``
 (a forced push of one small commit, without the pre-push hook: it changes no file); the ref is deleted once
-the wave's claims are settled. A ``kill -9`` leaves the last beat, which ages.
+the wave's claims are settled. A ``kill -9`` leaves the last beat, which ages until the ``sync`` or
+``release`` that returns the wave's claims deletes it (:func:`delete_gone`).
 
 Every fetch of the tracker branch also fetches these refs into ``refs/wavegit/heartbeats/<remote>/<W>`` (a
 scheduler updates its own copy as it beats), so ``plan``, ``ls`` and ``status`` read them offline and
@@ -24,6 +25,7 @@ import contextlib
 import json
 import math
 import threading
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import NamedTuple
 
@@ -103,6 +105,22 @@ def fetch(repo: Repo, remote: str | None) -> None:
     # Unreachable: the copies stay as last fetched; their age says how old they are.
     with contextlib.suppress(git.GitError):
         git.fetch(repo.root, remote, [refspec(remote)], prune=True)
+
+
+def delete_gone(repo: Repo, remote: str | None, waves: Iterable[WaveId]) -> None:
+    """Delete the heartbeat refs of ``waves``, whose schedulers are gone and whose claims are released: on
+    the remote only at the beat this clone saw (a lease, so a beat pushed since stays), and this clone's
+    copies. A killed scheduler cannot delete its own, which every fetch of the tracker would otherwise bring
+    to every clone for good."""
+    if remote is None:
+        return
+    seen = git.for_each_ref(repo.root, local_prefix(remote))
+    gone = {wave: seen[copy] for wave in waves if (copy := f"{local_prefix(remote)}{wave}") in seen}
+    # One push; a ref beaten meanwhile, or a remote out of reach, keeps its beat (and this clone its copy).
+    kept = git.delete_refs(repo.root, {f"{REF_PREFIX}{wave}": sha for wave, sha in gone.items()},
+                           remote=remote)
+    git.delete_refs(repo.root, {f"{local_prefix(remote)}{wave}": sha for wave, sha in gone.items()
+                                if f"{REF_PREFIX}{wave}" not in kept})
 
 
 class Heartbeat:

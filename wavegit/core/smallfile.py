@@ -9,6 +9,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 
 def read_small_file(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
@@ -24,3 +25,25 @@ def read_small_file(path: Path, limit: int, *, follow_symlinks: bool = True) -> 
     if len(content) > limit:
         raise OSError(errno.EFBIG, f"over {limit} bytes")
     return content
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of a file the user named on the command line, whatever it is (a regular file, a pipe,
+    ``/dev/stdin``); OSError for more than ``limit`` bytes, so that ``/dev/zero`` or a huge file given by
+    mistake is refused instead of read until memory runs out."""
+    with path.open("rb") as handle:
+        return read_stream(handle, limit)
+
+
+def read_stream(handle: BinaryIO, limit: int) -> bytes:
+    """What ``handle`` holds, up to ``limit`` bytes; OSError past that (nothing more is read)."""
+    content = handle.read(limit + 1)
+    if len(content) > limit:
+        raise OSError(errno.EFBIG, f"more than {limit:,} bytes")
+    return content
+
+
+def as_text(data: bytes) -> str:
+    """``data`` as a file opened in text mode reads it: UTF-8, each line ending a plain newline
+    (UnicodeDecodeError when it is not UTF-8)."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")

@@ -79,13 +79,21 @@ class UninstallResult:
 
 
 def hooks_dir(repo: Repo, explicit: Path | None, *, refuse_hooks_path: bool = True) -> Path:
-    """``explicit`` if given, else the common dir's hooks -- refused when core.hooksPath is set, since git
-    would not run a hook from there."""
-    if explicit is not None:
-        return explicit.resolve()
+    """``explicit`` if given, else the common dir's hooks -- refused (``refuse_hooks_path``: installing) when
+    git would not run a hook from there: core.hooksPath names another directory than the one chosen."""
     if not refuse_hooks_path:
-        return repo.common_dir / "hooks"
+        return explicit.resolve() if explicit is not None else repo.common_dir / "hooks"
     configured = git.config_value(repo.root, "core.hooksPath")
+    if explicit is not None:
+        # git reads a relative core.hooksPath from the work tree's root, where hooks run.
+        runs_from = (repo.root / Path(configured).expanduser() if configured else repo.common_dir / "hooks")
+        if explicit.resolve() != runs_from.resolve():
+            why = f"core.hooksPath is {configured}" if configured else "core.hooksPath is not set"
+            fix = f"--hooks-dir {shlex.quote(configured)}" if configured else "without --hooks-dir"
+            raise UsageError(f"--hooks-dir {explicit}: git runs this repository's hooks from {runs_from} "
+                             f"({why}), so a hook in {explicit} would never run: install {fix}; "
+                             "nothing written")
+        return explicit.resolve()
     if configured:
         raise UsageError(f"core.hooksPath is set ({configured}), so git does not run hooks from "
                          f"{repo.common_dir / 'hooks'}; pass --hooks-dir to say where to install "

@@ -317,15 +317,63 @@ def load_governing(repo: "Repo", cache_dir: Path | None = None,
                          "expected committed or checkout")
     working = load_config(repo.root, cache_dir, env)
     if choice == "checkout":
+        require_base(repo, working, read_file(repo.root), env)
         return Governing(working, f"checkout:{CONFIG_PATH}")
-    bootstrap = config_from(repo.show_file("HEAD", CONFIG_PATH), cache_dir, env)
-    ref, where = repo.branch_ref(bootstrap.remote, bootstrap.base_branch)
+    head_text = repo.show_file("HEAD", CONFIG_PATH)
+    bootstrap = config_from(head_text, cache_dir, env)
+    ref, where = require_base(repo, bootstrap, head_text, env)
     text = repo.show_file(ref, CONFIG_PATH)
     governing = config_from(text, cache_dir, env)
+    if (governing.remote, governing.base_branch) != (bootstrap.remote, bootstrap.base_branch):
+        require_base(repo, governing, text, env)
     source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
     if working != governing:
         source += IGNORED_WORKING_COPY
     return Governing(governing, source)
+
+
+def require_base(repo: "Repo", config: Config, text: str | None,
+                 environ: Mapping[str, str]) -> tuple[str, str]:
+    """The ref of ``config``'s base branch as its remote has it (fetched now) and its display name.
+
+    A base branch named by ``text`` (a config file) or a variable that does not exist there is bad input
+    (UsageError, at its ``path:line:col``): a wave would claim, then stop fetching it, and the config it obeys
+    is the one committed there (without it, the defaults: another tracker branch, another worker)."""
+    from wavegit.core import git  # a wave's path only: plan and the hook never load the governing config
+
+    ref, where = repo.branch_ref(config.remote, config.base_branch)
+    variable = f"{ENV_PREFIX}BASE_BRANCH"
+    if (text is None and variable not in environ) or git.resolve_commit(repo.root, ref) is not None:
+        return ref, where
+    prefix = ref.removesuffix(config.base_branch)
+    # The branches a base could be: not waves' own, nor the remote's HEAD.
+    names = (found.removeprefix(prefix) for found in git.for_each_ref(repo.root, prefix))
+    branches = sorted(name for name in names if name != "HEAD" and not name.startswith("wavegit/"))
+    import difflib
+
+    near = difflib.get_close_matches(config.base_branch, branches, n=1)
+    known = (f"did you mean {near[0]!r}?" if near
+             else f"it has {', '.join(branches[:6]) + (', ...' if len(branches) > 6 else '') or 'none'}")
+    owner = f"on {config.remote}" if ref.startswith("refs/remotes/") else "here"
+    fix = (f"set {variable} to" if variable in environ
+           else "set base_branch in the config (then commit and push it) to")
+    raise UsageError(f"{_where_base(text or '', variable, environ)}: base_branch {config.base_branch!r}: "
+                     f"no such branch {owner} ({known}); waves branch from it and obey the config committed "
+                     f"there: {fix} the branch your work lands on")
+
+
+def _where_base(text: str, variable: str, environ: Mapping[str, str]) -> str:
+    """Where base_branch is set: its variable, else ``path:line:col`` of its value in ``text``."""
+    if variable in environ:
+        return f"environment variable {variable}"
+    from wavegit.core.yamlcompose import compose
+
+    root = compose(text, CONFIG_PATH) if text else None
+    node = schema.value_node(root, "base_branch") if root is not None and schema.is_mapping(root) else None
+    if node is None:
+        return f"{CONFIG_PATH} (base_branch not set: the default, main)"
+    line, col = schema.position(text, node.start_mark)
+    return f"{CONFIG_PATH}:{line}:{col}"
 
 
 def config_from(text: str | None, cache_dir: Path | None, environ: Mapping[str, str]) -> Config:

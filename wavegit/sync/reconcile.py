@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from wavegit.attempts import wavebranch
-from wavegit.core import wavelock
+from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import WavegitError
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
@@ -137,6 +137,8 @@ def sync(repo: Repo, config: Config, store: TrackerStore, *, pulls: PullRequests
     new_status = {c.id: c.new for c in result.items}
     in_flight = {item.wave for item in loaded.items
                  if item.wave and new_status.get(item.id, item.status) == Status.IN_PROGRESS}
+    if not dry_run:
+        heartbeat.delete_gone(repo, facts.refs.remote, set(facts.dead_waves) - in_flight)
     result.pruned = prune(repo, leftovers, in_flight, dry_run=dry_run, branches=not config.keep_branches)
     if not config.keep_branches:
         unsettled = {item.wave for item in loaded.items if item.wave and new_status.get(item.id, item.status)
