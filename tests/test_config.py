@@ -12,7 +12,7 @@ from tests.helpers.readme import key_table, readme_tables
 from tests.helpers.repos import REPO_ROOT, git, make_remote_repo
 from wavegit.core.errors import UsageError, ValidationError
 from wavegit.core.repo import discover
-from wavegit.model import config
+from wavegit.model import config, governing
 
 
 def _write(root: Path, text: str) -> Path:
@@ -137,9 +137,9 @@ def test_a_wave_obeys_the_config_committed_on_the_base_branch_not_a_copy_on_the_
     (remote.clone / ".wavegit" / "config.yaml").write_text("tracker_branch: wavegit-tracker\nworker: new\n")
     git(remote.clone, "commit", "-qam", "use the new worker")
     git(remote.clone, "push", "-q", "origin", "main")
-    governing = config.load_governing(discover(remote.clone), environ={})
-    assert governing.config.worker == "new"
-    assert governing.source == "origin/main:.wavegit/config.yaml"
+    obeyed = governing.load_governing(discover(remote.clone), environ={})
+    assert obeyed.config.worker == "new"
+    assert obeyed.source == "origin/main:.wavegit/config.yaml"
 
 
 def test_a_base_branch_the_remote_lacks_is_refused_wherever_the_wave_would_read_it(tmp_path: Path) -> None:
@@ -148,23 +148,23 @@ def test_a_base_branch_the_remote_lacks_is_refused_wherever_the_wave_would_read_
     # Named by the variable, by the checkout's working file (WAVEGIT_CONFIG_SOURCE=checkout), or by the
     # config committed on the base branch when it differs from the checkout's HEAD.
     with pytest.raises(UsageError) as raised:
-        config.load_governing(repo, environ={"WAVEGIT_BASE_BRANCH": "trunk"})
+        governing.load_governing(repo, environ={"WAVEGIT_BASE_BRANCH": "trunk"})
     assert str(raised.value).startswith("environment variable WAVEGIT_BASE_BRANCH: base_branch 'trunk': no "
                                         "such branch on origin (it has main); ")
     assert str(raised.value).endswith(": set WAVEGIT_BASE_BRANCH to the branch your work lands on")
     _write(remote.clone, "worker: w\nbase_branch: mainn\n")
     with pytest.raises(UsageError) as raised:
-        config.load_governing(repo, environ={"WAVEGIT_CONFIG_SOURCE": "checkout"})
+        governing.load_governing(repo, environ={"WAVEGIT_CONFIG_SOURCE": "checkout"})
     assert str(raised.value).startswith(".wavegit/config.yaml:2:14: base_branch 'mainn': no such branch on "
                                         "origin (did you mean 'main'?); ")
     git(remote.clone, "commit", "-qam", "a typo, pushed")
     git(remote.clone, "push", "-q", "origin", "main")
     git(remote.clone, "checkout", "-q", "HEAD~1")  # a checkout from before it: main is there
     with pytest.raises(UsageError, match=r"^\.wavegit/config\.yaml:2:14: base_branch 'mainn'"):
-        config.load_governing(repo, environ={})
+        governing.load_governing(repo, environ={})
     git(remote.clone, "checkout", "-q", "main")  # the checkout with the typo: the same line, not defaults
     with pytest.raises(UsageError, match=r"^\.wavegit/config\.yaml:2:14: base_branch 'mainn'"):
-        config.load_governing(repo, environ={})
+        governing.load_governing(repo, environ={})
 
 
 def test_worker_profiles_and_prices_are_records_named_by_their_keys(tmp_path: Path) -> None:

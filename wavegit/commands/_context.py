@@ -10,7 +10,8 @@ import sys
 from dataclasses import dataclass
 
 from wavegit.core.repo import Repo, discover
-from wavegit.model.config import CONFIG_PATH, IGNORED_WORKING_COPY, Config, load_config, load_governing
+from wavegit.model.config import CONFIG_PATH, Config, load_config
+from wavegit.model.governing import IGNORED_WORKING_COPY, load_governing
 from wavegit.trackerbranch.store import GitStore
 
 
@@ -20,7 +21,8 @@ class Context:
     config: Config
     store: GitStore
     config_source: str = ""
-    """Where a wave's config came from (``config.load_governing``), for its report; empty: the checkout's."""
+    """Where a wave's config came from (``governing.load_governing``), for its report; empty: the
+    checkout's."""
 
     @classmethod
     def open(cls, args: argparse.Namespace) -> Context:
@@ -34,7 +36,8 @@ class Context:
     def governed(cls, args: argparse.Namespace) -> Context:
         """Like :meth:`open`, with the config a wave obeys: the one committed on the tracker branch."""
         repo = discover(args.directory)
-        config, source = load_governing(repo, repo.cache_dir)
+        governing = load_governing(repo, repo.cache_dir)
+        config, source = governing.config, governing.source
         if source.endswith(IGNORED_WORKING_COPY) and (repo.root / CONFIG_PATH).is_file():
             # An edited, uncommitted config is the usual first try; the report alone says it was not used.
             # (A checkout without the file, such as a branch without .wavegit/, is no such try.)

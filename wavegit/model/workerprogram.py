@@ -87,11 +87,11 @@ def where_set(root: Path, keys: tuple[str, ...], environ: Mapping[str, str]) -> 
     if len(keys) == 1 and variable in environ:
         return variable
     text = read_text(root) or ""
-    found = _value_position(text, keys) if text else None
+    found = value_position(text, keys) if text else None
     return f"{CONFIG_PATH}:{found[0]}:{found[1]}" if found is not None else None
 
 
-def _value_position(text: str, keys: tuple[str, ...]) -> tuple[int, int] | None:
+def value_position(text: str, keys: tuple[str, ...]) -> tuple[int, int] | None:
     """The line and column of the value of ``keys`` (nested) in the config ``text``; None when not set."""
     # Only when a program is missing: a warm plan reads no YAML.
     from wavegit.core import yamlread
