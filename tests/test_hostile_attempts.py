@@ -27,7 +27,7 @@ def test_attack_a_worker_that_breaks_its_own_test_program_has_its_attempt_counte
     # The test `tests/run.sh` is a file of the tree the item owns: a worker that deleted it (or made it
     # unrunnable) had its test "not launch", the setup's fault in wavegit's eyes: no attempt counted, the item
     # back to todo, and every later wave paid its agent again, max_attempts never reached.
-    worker = shlex.join([sys.executable, str(HOSTILE / "unlaunchable_test.py"), way, "tests/run.sh"])
+    worker = shlex.join([sys.executable, str(HOSTILE / "break_own_test_program.py"), way, "tests/run.sh"])
     remote = make_wave_repo(tmp_path, [item("A", ["break"], ["src/a.txt", "tests/run.sh"], "tests/run.sh")],
                             worker=worker, sandbox="none", attempts=1, max_attempts=1, concurrency=1)
     run_sh = remote.clone / "tests" / "run.sh"

@@ -1,7 +1,7 @@
 """A hostile worker that makes its item's test unable to start, so that its attempt is counted as nobody's
 and the item runs again (a paid agent, every wave) without ever reaching ``max_attempts``.
 
-Usage: unlaunchable_test.py WAY PROGRAM: changes ``src/a.txt`` and breaks PROGRAM (a file of its tree the
+Usage: break_own_test_program.py WAY PROGRAM: changes ``src/a.txt`` and breaks PROGRAM (a file of its tree the
 item owns): ``delete`` removes it, ``chmod`` makes it not executable, ``shebang`` names a missing
 interpreter, ``loop`` makes it a symlink to itself."""
 
