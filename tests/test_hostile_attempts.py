@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.repos import TESTS, RemoteRepo, git, wavegit
-from tests.helpers.wave import item, make_wave_repo, origin_item, run
+from tests.helpers.repos import TESTS, RemoteRepo, wavegit
+from tests.helpers.wave import item, make_wave_repo, origin_item, run, write_and_push
 from tests.test_hostile_env import BWRAP_PROBLEM
 
 pytestmark = pytest.mark.slow  # whole waves
@@ -30,13 +30,7 @@ def test_attack_a_worker_that_breaks_its_own_test_program_has_its_attempt_counte
     worker = shlex.join([sys.executable, str(HOSTILE / "break_own_test_program.py"), way, "tests/run.sh"])
     remote = make_wave_repo(tmp_path, [item("A", ["break"], ["src/a.txt", "tests/run.sh"], "tests/run.sh")],
                             worker=worker, sandbox="none", attempts=1, max_attempts=1, concurrency=1)
-    run_sh = remote.clone / "tests" / "run.sh"
-    run_sh.parent.mkdir()
-    run_sh.write_text("#!/bin/sh\nexit 0\n")
-    run_sh.chmod(0o755)
-    git(remote.clone, "add", "tests")
-    git(remote.clone, "commit", "-qm", "the item's test")
-    git(remote.clone, "push", "-q", "origin", "HEAD:main")
+    write_and_push(remote.clone, {"tests/run.sh": "#!/bin/sh\nexit 0\n"}, "the item's test", executable=True)
     result = wavegit(remote.clone, "run", "--json")
     attempt = json.loads(result.stdout)["items"][0]["attempt_records"][0]
     assert "cannot launch" in attempt["error"] and attempt["counted"], attempt

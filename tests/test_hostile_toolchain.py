@@ -7,11 +7,12 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers.repos import git, wavegit
-from tests.helpers.wave import item, make_wave_repo
+from tests.helpers.repos import wavegit
+from tests.helpers.wave import item, make_wave_repo, write_and_push
 from tests.test_hostile_env import BWRAP_PROBLEM, state_files
 
 # Whole sandboxed waves (a slow suite).
@@ -32,11 +33,7 @@ def test_attack_a_test_launched_through_a_link_whose_text_names_a_home_folder_is
     worker = shlex.join([sys.executable, str(HOSTILE / "toolchain_link.py"), str(home)])
     remote = make_wave_repo(tmp_path, [item("A", ["link"], ["src/"], "src/x")], worker=worker,
                             sandbox="bwrap", attempts=1, concurrency=1)
-    result = wavegit(remote.clone, "run", "--json", env={"HOME": str(home)})
-    report = json.loads(result.stdout)
-    assert report["sandbox"] == "bwrap", result.stderr
-    written = "\n".join([result.stdout, result.stderr,
-                         *(p.read_text(errors="replace") for p in state_files(remote.clone))])
+    report, written = _sandboxed_run(remote.clone, {"HOME": str(home)})
     # The worker's script ran (its test launched), and read nothing of HOME.
     assert "id_ed25519: No such file or directory" in written, written
     assert "PRIVATE KEY" not in written
@@ -52,19 +49,19 @@ def test_attack_a_test_whose_interpreter_names_a_path_of_the_users_checkout_is_n
                             attempts=1, concurrency=1,
                             worker=shlex.join([sys.executable, str(HOSTILE / "shebang_env.py"),
                                                str(tmp_path / "work")]))
-    deploy = remote.clone / "scripts" / "deploy.sh"
-    deploy.parent.mkdir()
-    deploy.write_text("#!/bin/sh\necho deploying\n")
-    deploy.chmod(0o755)
-    git(remote.clone, "add", "scripts")
-    git(remote.clone, "commit", "-qm", "deploy")
-    git(remote.clone, "push", "-q", "origin", "HEAD:main")
-    (deploy.parent / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
-    result = wavegit(remote.clone, "run", "--json")
-    report = json.loads(result.stdout)
-    assert report["sandbox"] == "bwrap", result.stderr
-    written = "\n".join([result.stdout, result.stderr,
-                         *(p.read_text(errors="replace") for p in state_files(remote.clone))])
+    write_and_push(remote.clone, {"scripts/deploy.sh": "#!/bin/sh\necho deploying\n"}, "deploy",
+                   executable=True)
+    (remote.clone / "scripts" / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
+    report, written = _sandboxed_run(remote.clone)
     assert "scripts/.env: No such file or directory" in written, written
     assert "untracked-in-the-checkout" not in written
     assert report["items"][0]["test_exit"] == 1
+
+
+def _sandboxed_run(clone: Path, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+    """``wavegit run --json`` under bwrap: its report, and everything it wrote (output, logs, reports)."""
+    result = wavegit(clone, "run", "--json", env=env)
+    report: dict[str, Any] = json.loads(result.stdout)
+    assert report["sandbox"] == "bwrap", result.stderr
+    return report, "\n".join([result.stdout, result.stderr,
+                              *(p.read_text(errors="replace") for p in state_files(clone))])

@@ -202,17 +202,23 @@ def _worker_key(clone: Path) -> str:
     return f".wavegit/config.yaml:{line}:{len(lines[line - 1]) - len(lines[line - 1][7:].lstrip()) + 1}"
 
 
+def _refused_before_anything(remote: RemoteRepo) -> list[str]:
+    """``wavegit run``'s stderr lines, once it exited 2 with nothing on stdout and nothing written (no commit,
+    no branch, here or on the origin)."""
+    before = untouched(remote.origin, remote.clone)
+    result = wavegit(remote.clone, "run")
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert untouched(remote.origin, remote.clone) == before
+    return result.stderr.splitlines()
+
+
 def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])],
                             worker="claude-that-is-not-installed -p")
-    before = untouched(remote.origin, remote.clone)
-    result = wavegit(remote.clone, "run")
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.splitlines() == [
+    assert _refused_before_anything(remote) == [
         f"wavegit run: {_worker_key(remote.clone)}: worker 'claude-that-is-not-installed -p': "
         "'claude-that-is-not-installed' is not on "
         "PATH; install it, or set `worker` in .wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
-    assert untouched(remote.origin, remote.clone) == before
 
 
 def test_a_base_branch_the_remote_lacks_is_exit_2_at_its_key_before_any_commit_or_branch(
@@ -222,14 +228,10 @@ def test_a_base_branch_the_remote_lacks_is_exit_2_at_its_key_before_any_commit_o
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], base_branch="mian")
     lines = (remote.clone / ".wavegit" / "config.yaml").read_text().splitlines()
     line = next(n for n, text in enumerate(lines, 1) if text.startswith("base_branch:"))
-    before = untouched(remote.origin, remote.clone)
-    result = wavegit(remote.clone, "run")
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.splitlines() == [
+    assert _refused_before_anything(remote) == [
         f"wavegit run: .wavegit/config.yaml:{line}:14: base_branch 'mian': no such branch on origin (did you "
         "mean 'main'?); waves branch from it and obey the config committed there: set base_branch in the "
         "config (then commit and push it) to the branch your work lands on"]
-    assert untouched(remote.origin, remote.clone) == before
 
 
 def test_the_claude_preset_missing_from_path_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:

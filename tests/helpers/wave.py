@@ -56,10 +56,13 @@ def make_wave_repo(base: Path, items: list[dict[str, Any]], **config: Any) -> Re
     return remote
 
 
-def write_and_push(clone: Path, files: dict[str, str], message: str) -> None:
+def write_and_push(clone: Path, files: dict[str, str], message: str, *, executable: bool = False) -> None:
+    """Commit ``files`` (as executables with ``executable``) and push them to the origin's main."""
     for rel, content in files.items():
         (clone / rel).parent.mkdir(parents=True, exist_ok=True)
         (clone / rel).write_text(content)
+        if executable:
+            (clone / rel).chmod(0o755)
     git(clone, "add", *files)
     git(clone, "commit", "-q", "-m", message)
     git(clone, "push", "-q", "origin", "HEAD:main")
