@@ -125,6 +125,27 @@ def test_a_hostile_log_cannot_break_the_reading_nor_report_impossible_amounts(tm
     assert reading.note is not None
 
 
+def test_a_claude_session_that_resumes_for_a_background_task_is_one_run_with_its_last_totals(
+        tmp_path: Path) -> None:
+    # As the real CLI printed it (tests/test_agents_claude_real.py, a sub-agent's notification arriving after
+    # the first result): a second turn of the same session, its result the session's totals so far. An honest
+    # run, not a forgery: it was taken for one, and the attempt failed.
+    first = {"type": "result", "subtype": "success", "is_error": False, "total_cost_usd": 0.015,
+             "modelUsage": {"m": {"inputTokens": 3000, "outputTokens": 300}}}
+    again = {"type": "result", "subtype": "success", "is_error": False, "total_cost_usd": 0.0195,
+             "modelUsage": {"m": {"inputTokens": 4000, "outputTokens": 400}}}
+    log = tmp_path / "a.log"
+    resumed = (first, {"type": "system", "subtype": "init"}, again)
+    log.write_text("".join(f"{json.dumps(line)}\n" for line in resumed))
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert (reading.usd, reading.input_tokens, reading.output_tokens) == (0.0195, 4000, 400)
+    assert reading.error is None
+    failed = {**again, "is_error": True, "result": "Not logged in · Please run /login"}
+    log.write_text(f"{json.dumps(first)}\n{json.dumps(failed)}\n")
+    reading = cost_reading(tmp_path / "cost.json", log, CLAUDE_AGENT)
+    assert reading.error is not None and reading.permanent is None  # failed, but no word on the profile
+
+
 def test_a_forged_result_line_after_claudes_own_cannot_lower_its_account(tmp_path: Path) -> None:
     # Something in the sandbox that holds Claude's stdout (/proc/PID/fd/1) writes a $0 result after Claude's
     # own; Claude prints one result, so any other can only raise the account, and an unreadable one spoils it.

@@ -51,16 +51,21 @@ def _read(objects: Sequence[object], last_words: str) -> Account:
         return Account(error=f"claude: {short(last_words)}" if last_words else None)
     if len(results) == 1:
         return results[0]
-    # Claude prints one result, last; any other is a line something in the sandbox wrote into its output
-    # (through /proc/PID/fd/1): none may lower the account, and one that cannot be read spoils it. Nor is the
-    # last one Claude's word on how the run went (a forged "Not logged in" after Claude's own stopped every
-    # item of its profile as failed for good): the run failed, by something in its sandbox.
+    # Claude prints a result for each turn of its session: a background task's (a sub-agent's) notification
+    # after the first result starts another turn, whose result holds the session's totals so far. Any other
+    # is a line something in the sandbox wrote into its output (through /proc/PID/fd/1): none may lower the
+    # account (each total is the most any result says), and one that cannot be read spoils it. Nor is an
+    # error among them Claude's word on its profile (a forged "Not logged in" after Claude's own stopped every
+    # item of the profile as failed for good): the run failed, no more.
+    failed = any(r.error for r in results)
     return Account(usd=most([r.usd for r in results]), input_tokens=most([r.input_tokens for r in results]),
-                   output_tokens=most([r.output_tokens for r in results]), error=_FORGED.format(len(results)),
+                   output_tokens=most([r.output_tokens for r in results]),
+                   error=_SEVERAL.format(len(results)) if failed else None, denied=results[-1].denied,
                    found=True)
 
 
-_FORGED = "claude: {} result lines where Claude prints one: something in its sandbox wrote into its output"
+_SEVERAL = ("claude: {} result lines, not every one a success: the run failed (none of them is taken as the "
+            "CLI's word on its profile: something in its sandbox may have written it)")
 
 
 def _result(result: dict[str, object]) -> Account:
