@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from wavegit.core.errors import UsageError
-from wavegit.core.smallfile import as_text, read_bounded, read_stream
+from wavegit.core.smallfile import as_text, read_named
 
 PROMPT_MAX_BYTES = 4 << 20
 """Far past any prompt an agent could take in (its whole context is some 1 MB of text): the bound of reading
@@ -28,11 +27,8 @@ def prompt_from(args: argparse.Namespace) -> str | None:
         return None
     else:
         # Relative to -C, as git resolves paths.
-        path = Path(args.directory) / args.prompt_file
         try:
-            data = (read_stream(sys.stdin.buffer, PROMPT_MAX_BYTES) if args.prompt_file == "-"
-                    else read_bounded(path, PROMPT_MAX_BYTES))
-            text = as_text(data)
+            text = as_text(read_named(args.prompt_file, Path(args.directory), PROMPT_MAX_BYTES))
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({exc})") from exc
     if not text.strip():

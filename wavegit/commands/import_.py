@@ -12,7 +12,7 @@ from pathlib import Path
 
 from wavegit.commands._write import add_write_arguments, landed, open_target
 from wavegit.core.errors import UsageError
-from wavegit.core.smallfile import as_text, read_bounded, read_stream
+from wavegit.core.smallfile import as_text, read_named
 from wavegit.model import importers, tracker
 from wavegit.model.config import protected_of
 from wavegit.ownership.protected import DEFAULT_PROTECTED
@@ -69,13 +69,10 @@ _BACKLOG_MAX_BYTES = 256 << 20
 
 
 def _read(args: argparse.Namespace) -> tuple[str, str]:
-    # Relative to -C, as git resolves paths.
-    path = Path(args.directory) / args.file
     shown = "<stdin>" if args.file == "-" else args.file
     try:
-        data = (read_stream(sys.stdin.buffer, _BACKLOG_MAX_BYTES) if args.file == "-"
-                else read_bounded(path, _BACKLOG_MAX_BYTES))
-        return shown, as_text(data)
+        # Relative to -C, as git resolves paths.
+        return shown, as_text(read_named(args.file, Path(args.directory), _BACKLOG_MAX_BYTES))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{shown}: cannot read it ({exc})") from None
 

@@ -8,6 +8,7 @@ read until memory ran out, or blocked for good.
 import errno
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import BinaryIO
 
@@ -32,10 +33,16 @@ def read_bounded(path: Path, limit: int) -> bytes:
     ``/dev/stdin``); OSError for more than ``limit`` bytes, so that ``/dev/zero`` or a huge file given by
     mistake is refused instead of read until memory runs out."""
     with path.open("rb") as handle:
-        return read_stream(handle, limit)
+        return _read_stream(handle, limit)
 
 
-def read_stream(handle: BinaryIO, limit: int) -> bytes:
+def read_named(name: str, directory: Path, limit: int) -> bytes:
+    """A file named on the command line, relative to ``directory`` (``-``: standard input), as
+    :func:`read_bounded` reads it."""
+    return _read_stream(sys.stdin.buffer, limit) if name == "-" else read_bounded(directory / name, limit)
+
+
+def _read_stream(handle: BinaryIO, limit: int) -> bytes:
     """What ``handle`` holds, up to ``limit`` bytes; OSError past that (nothing more is read)."""
     content = handle.read(limit + 1)
     if len(content) > limit:

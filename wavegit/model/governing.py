@@ -56,32 +56,35 @@ def load_governing(repo: Repo, cache_dir: Path | None = None,
                          "expected committed or checkout")
     working = load_config(repo.root, cache_dir, env)
     if choice == "checkout":
-        require_base(repo, working, read_file(repo.root), env)
+        require_base(repo, working, _base_ref(repo, working), read_file(repo.root), env)
         return Governing(working, f"checkout:{CONFIG_PATH}")
     head_text = repo.show_file("HEAD", CONFIG_PATH)
     bootstrap = config_from(head_text, cache_dir, env)
-    ref, where = require_base(repo, bootstrap, head_text, env)
+    ref, where = repo.branch_ref(bootstrap.remote, bootstrap.base_branch)
     text = repo.show_file(ref, CONFIG_PATH)
+    if text is None:  # no config committed there, or no such branch (no git process more when it is found)
+        require_base(repo, bootstrap, ref, head_text, env)
     governing = config_from(text, cache_dir, env)
     if (governing.remote, governing.base_branch) != (bootstrap.remote, bootstrap.base_branch):
-        require_base(repo, governing, text, env)
+        require_base(repo, governing, _base_ref(repo, governing), text, env)
     source = f"{where}:{CONFIG_PATH}" if text is not None else f"defaults (no {CONFIG_PATH} on {where})"
     if working != governing:
         source += IGNORED_WORKING_COPY
     return Governing(governing, source)
 
 
-def require_base(repo: Repo, config: Config, text: str | None,
-                 environ: Mapping[str, str]) -> tuple[str, str]:
-    """The ref of ``config``'s base branch as its remote has it (fetched now) and its display name.
+def _base_ref(repo: Repo, config: Config) -> str:
+    """The ref of ``config``'s base branch as its remote has it (fetched now), else the local branch."""
+    return repo.branch_ref(config.remote, config.base_branch)[0]
 
-    A base branch named by ``text`` (a config file) or a variable that does not exist there is bad input
-    (UsageError, at its ``path:line:col``): a wave would claim, then stop fetching it, and the config it obeys
-    is the one committed there (without it, the defaults: another tracker branch, another worker)."""
-    ref, where = repo.branch_ref(config.remote, config.base_branch)
+
+def require_base(repo: Repo, config: Config, ref: str, text: str | None, environ: Mapping[str, str]) -> None:
+    """UsageError (at its ``path:line:col``) when ``ref``, the base branch that ``text`` (a config file) or a
+    variable names, does not exist: a wave would claim, then stop fetching it, and the config it obeys is
+    the one committed there (without it, the defaults: another tracker branch, another worker)."""
     variable = f"{ENV_PREFIX}BASE_BRANCH"
     if (text is None and variable not in environ) or git.resolve_commit(repo.root, ref) is not None:
-        return ref, where
+        return
     prefix = ref.removesuffix(config.base_branch)
     # The branches a base could be: not waves' own, nor the remote's HEAD.
     names = (found.removeprefix(prefix) for found in git.for_each_ref(repo.root, prefix))
