@@ -317,7 +317,7 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "`git fast-import`. The rest of the "
         "wall time is the process start (interpreter, imports), the claim and record commits (each a push "
         "to the origin, on the tracker as the config's fetch and then the claim's push left it; the first "
-        "heartbeat is pushed while the claim is prepared), a HALT read before the second batch, and the last "
+        "heartbeat, made while the claim is prepared, rides the claim's push), a HALT read before the second batch, and the last "
         "batch's read-back, test checkout and test; the record's push "
         "carries the wave branch, the shared report and the heartbeat's deletion (one atomic push). Workers "
         "and tests start without Python code in the child (no `preexec_fn`, so no fork holding the GIL). "

@@ -186,27 +186,53 @@ def log_pushes(origin: Path) -> Path:
     return log
 
 
-def test_the_first_beat_lands_before_the_claim_and_its_deletion_rides_the_records_push(tmp_path: Path
-                                                                                       ) -> None:
-    # The first beat is pushed while the claim is prepared; the claim still waits for it. The record's push
-    # carries the wave branch, the shared report and the heartbeat's deletion: one atomic push, all or none.
+@pytest.mark.parametrize("mode", [[], ["--continuous"]], ids=["run", "continuous"])
+def test_the_first_beat_lands_with_or_before_the_claim_and_its_deletion_rides_the_records_push(
+        tmp_path: Path, mode: list[str]) -> None:
+    # `run`: the first beat rides the claim's push (all or nothing: never claims without their beat).
+    # `--continuous` pushes it first and its claim waits for it. `run`'s record's push carries the wave
+    # branch, the shared report and the heartbeat's deletion: one atomic push, all or none.
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
     log = log_pushes(remote.origin)
-    done = wavegit(remote.clone, "run", "--json")
+    done = wavegit(remote.clone, "run", "--json", *mode)
     assert done.returncode == 0, done.stderr
-    wave = json.loads(done.stdout)["wave_id"]
+    wave = json.loads(done.stdout.splitlines()[0] if mode else done.stdout)["wave_id"]
     beat, report = f"{heartbeat.REF_PREFIX}{wave}", f"refs/wavegit/reports/{wave}"
     pushes = [line.split("|") for line in log.read_text().splitlines()]
-    updated = [refs.split() for refs, _ in pushes]
-    claim = next(n for n, refs in enumerate(updated) if refs == ["refs/heads/main"])
-    assert beat in pushes[claim][1].split(), pushes  # the beat was on the origin when the claim came
-    assert [beat] in updated[:claim], pushes  # pushed by a push of its own, before the claim's
-    assert sorted(updated[-1]) == sorted(["refs/heads/main", f"refs/heads/wavegit/{wave}", beat, report])
-    assert len(pushes) == 3, pushes  # beat, claim, the record with the branch, report and beat's deletion
+    updated = [sorted(refs.split()) for refs, _ in pushes]
+    if mode:
+        claim = updated.index(["refs/heads/main"])
+        assert beat in pushes[claim][1].split(), pushes  # the beat was on the origin when the claim came
+        assert [beat] in updated[:claim], pushes  # pushed by a push of its own, before the claim's
+    else:
+        assert updated == [sorted(["refs/heads/main", beat]),  # the claim, its beat with it
+                           sorted(["refs/heads/main", f"refs/heads/wavegit/{wave}", beat, report])], pushes
     assert beat_on_origin(remote.origin, wave) is None
     # The report's ref: one parentless commit holding report.json, the report the wave printed.
     assert git(remote.origin, "rev-list", "--count", report) == "1"
     assert json.loads(git(remote.origin, "show", f"{report}:report.json"))["wave_id"] == wave
+
+
+def test_a_remote_refusing_the_heartbeat_ref_still_takes_the_claim_and_the_record(tmp_path: Path) -> None:
+    # A host's rule or hook that refuses refs/wavegit/heartbeat/*: the claim that carried the first beat is
+    # refused with it, so the claim goes again on its own (as do the beats, which fail); the wave runs and
+    # records as it did when beats were always pushed alone.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    log = log_pushes(remote.origin)
+    hook = remote.origin / "hooks" / "pre-receive"
+    hook.write_text(hook.read_text().replace("#!/bin/sh\n", "#!/bin/sh\ninput=$(cat)\n", 1)
+                    .replace('refs=$(cut', 'refs=$(printf "%s\\n" "$input" | cut', 1)
+                    + f'case "$refs" in *{heartbeat.REF_PREFIX}*) echo "no heartbeats here" >&2; exit 1;; esac\n')
+    done = wavegit(remote.clone, "run", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rep = json.loads(done.stdout)
+    assert rep["success"] is True and rep["tracker_updated"] is True
+    assert origin_item(remote, "A").status == "review"
+    pushed = [sorted(line.split("|")[0].split()) for line in log.read_text().splitlines()]
+    beat = f"{heartbeat.REF_PREFIX}{rep['wave_id']}"
+    assert pushed[:3] == [sorted(["refs/heads/main", beat]), [beat],
+                          ["refs/heads/main"]], pushed  # refused with its beat, the beat alone, the claim alone
+    assert beat_on_origin(remote.origin, rep["wave_id"]) is None
 
 
 def test_a_refused_all_at_once_push_goes_one_push_at_a_time_and_still_lands_everything(tmp_path: Path

@@ -172,13 +172,11 @@ def test_a_record_the_remote_refuses_ends_in_phase_record_with_the_error(tmp_pat
 def test_sigterm_while_the_claim_is_pushed_is_a_claim_phase_report_exit_130_and_nothing_claimed(
         tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
-    # The remote takes the first push (the wave's first heartbeat, which the claim waits for) and hangs on the
-    # second (the claim's): the claim rests on the tracker the config's fetch brought, so it fetches nothing.
-    calls, hanging = tmp_path / "calls", tmp_path / "hanging"
+    # The remote hangs on the first push, the claim's (the wave's first heartbeat rides it): the claim rests
+    # on the tracker the config's fetch brought, so it fetches nothing.
+    hanging = tmp_path / "hanging"
     receive = tmp_path / "receive-pack"
-    receive.write_text(f'#!/bin/sh\necho x >> {calls}\n'
-                       f'if [ "$(wc -l < {calls})" -ge 2 ]; then touch {hanging}; sleep 8; fi\n'
-                       'exec git-receive-pack "$@"\n')
+    receive.write_text(f'#!/bin/sh\ntouch {hanging}; sleep 8\nexec git-receive-pack "$@"\n')
     receive.chmod(0o755)
     git(remote.clone, "config", "remote.origin.receivepack", str(receive))
     before = git(remote.origin, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")

@@ -2,11 +2,12 @@
 
 While ``wavegit run`` schedules wave W it keeps ``refs/wavegit/heartbeat/<W>`` on the remote at a parentless
 commit of the empty tree whose message names the scheduler (its ``wavelock`` fields: host, pid, start time,
-boot id) and the time of the beat. The first beat lands before the claim (pushed while the claim is
-prepared: the claim waits for it, :meth:`Heartbeat.landed`, before pushing), then one every ``heartbeat_s``
-(a forced push of one small commit, without the pre-push hook: it changes no file); the ref is deleted once
-the wave's claims are settled. A ``kill -9`` leaves the last beat, which ages until the ``sync`` or
-``release`` that returns the wave's claims deletes it (:func:`delete_gone`).
+boot id) and the time of the beat. The first beat lands with the claim: its commit, made while the claim
+is prepared, rides the claim's push (:meth:`Heartbeat.rider`, one atomic push), or, where a scheduler does
+not claim by one push, it is pushed first and the claim waits for it (:meth:`Heartbeat.landed`). Then one
+every ``heartbeat_s`` (a forced push of one small commit, without the pre-push hook: it changes no file);
+the ref is deleted once the wave's claims are settled. A ``kill -9`` leaves the last beat, which ages until
+the ``sync`` or ``release`` that returns the wave's claims deletes it (:func:`delete_gone`).
 
 Every fetch of the tracker branch also fetches these refs into ``refs/wavegit/heartbeats/<remote>/<W>`` (a
 scheduler updates its own copy as it beats), so ``plan``, ``ls`` and ``status`` read them offline and
@@ -25,6 +26,7 @@ import contextlib
 import json
 import math
 import threading
+import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import NamedTuple
@@ -134,33 +136,52 @@ class Heartbeat:
         self.every_s = every_s
         self._stop = threading.Event()
         self._first = threading.Event()
+        """Set once the first beat is on the remote, or failed to get there, as any beat may."""
+        self._made = threading.Event()
+        self._first_beat: tuple[git.CommitSha, float] | None = None
+        """The first beat's commit and its time (``time.monotonic``), when made for the claim's push."""
+        self._told = threading.Event()
+        """Set once the claim's push carried the first beat or went without it (:meth:`rode`), or on stop."""
+        self._pushed = False
+        """A beat of this wave is on the remote: its deletion is due once the claims are settled."""
         self._retired = False
-        self._thread = threading.Thread(target=self._loop, name=f"heartbeat {scheduler.wave}", daemon=True)
+        self._thread: threading.Thread | None = None
 
     @property
     def _local_ref(self) -> str:
         return f"{local_prefix(self.remote or '')}{self.scheduler.wave}"
 
+    @property
+    def _ref(self) -> str:
+        return f"{REF_PREFIX}{self.scheduler.wave}"
+
+    def _commit(self) -> git.CommitSha:
+        from wavegit.core import fastimport  # only a scheduler beats: plan and status read beats without it
+
+        beat = Beat(self.scheduler, datetime.now(timezone.utc), self.every_s)
+        return fastimport.commit(self.repo.root, None, {}, beat.message())
+
     def beat(self) -> None:
-        """Push one beat now, then update this clone's copy; a failed push is left to the next beat. The
-        first beat counts as landed (:meth:`landed`) once pushed: the claim waiting for it does not wait
-        for the copy too."""
+        """Push one beat now, then update this clone's copy; a failed push is left to the next beat."""
         if self.remote is None:
             return
-        beat = Beat(self.scheduler, datetime.now(timezone.utc), self.every_s)
-        try:
-            root = self.repo.root
-            commit = git.commit_tree(root, git.flat_tree(root, {}), [], beat.message())
-            git.push(root, self.remote, [f"{commit}:{REF_PREFIX}{self.scheduler.wave}"], force=True,
-                        no_verify=True, timeout=self.every_s)
-            self._first.set()
-            git.update_ref(root, self._local_ref, commit)
-        except git.GitError:
-            pass  # the remote is unreachable for now: the beat ages there, as it should
+        with contextlib.suppress(git.GitError):  # the remote is unreachable for now: the beat ages there
+            self._push(self._commit())
 
-    def start(self) -> "Heartbeat":
+    def _push(self, commit: git.CommitSha) -> None:
+        git.push(self.repo.root, self.remote or "", [f"{commit}:{self._ref}"], force=True, no_verify=True,
+                 timeout=self.every_s)
+        self._pushed = True
+        self._first.set()  # the claim waiting for the first beat does not wait for the copy too
+        git.update_ref(self.repo.root, self._local_ref, commit)
+
+    def start(self, *, riding: bool = False) -> "Heartbeat":
         """Beat in the background: at once (:meth:`landed` waits for that first beat), then every
-        ``every_s``."""
+        ``every_s``. ``riding``: the first beat is only made, for the claim's push to carry
+        (:meth:`rider`, then :meth:`rode`)."""
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(riding,), daemon=True,
+                                        name=f"heartbeat {self.scheduler.wave}")
         self._thread.start()
         return self
 
@@ -168,13 +189,50 @@ class Heartbeat:
         """Wait until the first beat has been pushed (or has failed, as any beat may)."""
         self._first.wait()
 
-    def _loop(self) -> None:
+    def rider(self) -> str | None:
+        """The refspec that pushes the first beat (made meanwhile by ``start(riding=True)``), for the claim's
+        push to carry: all or nothing, so the claims are never on the remote without their beat; then
+        :meth:`rode`. None: nothing to carry (no remote, or the beat could not be made)."""
+        self._made.wait()
+        return None if self._first_beat is None else f"+{self._first_beat[0]}:{self._ref}"
+
+    def rode(self, landed: bool) -> None:
+        """The claim's push carried the first beat (``landed``), or went without it: the beat then goes on
+        its own, at once (:meth:`landed` waits for it)."""
+        if landed:
+            self._pushed = True
+            self._first.set()
+        self._told.set()
+
+    def _loop(self, riding: bool) -> None:
         try:
-            self.beat()
+            if riding and self.remote is not None:
+                self._ride_first()
+            else:
+                self.beat()
         finally:
+            self._made.set()
             self._first.set()
         while not self._stop.wait(self.every_s):
             self.beat()
+
+    def _ride_first(self) -> None:
+        with contextlib.suppress(git.GitError):
+            self._first_beat = (self._commit(), time.monotonic())
+        self._made.set()
+        if self._first_beat is None:
+            return  # as a beat that failed: the next one comes in its time
+        self._told.wait()
+        if self._stop.is_set() and not self._pushed:
+            return
+        commit, made_at = self._first_beat
+        with contextlib.suppress(git.GitError):
+            if not self._pushed:
+                self._push(commit)
+            elif time.monotonic() - made_at >= self.every_s:
+                self.beat()  # the claim took its time (lost races): its beat went out aged
+            else:
+                git.update_ref(self.repo.root, self._local_ref, commit)  # this clone's copy
 
     def stop(self, *, settled: bool) -> None:
         """Stop beating; ``settled``: the wave holds no claim, so its heartbeat ref is deleted too (left
@@ -191,32 +249,30 @@ class Heartbeat:
 
     def retire(self) -> str | None:
         """Stop beating and delete this clone's copy of the ref, once the wave holds no claim; the refspec
-        that deletes the ref on the remote, for the caller to push with what it pushes anyway (one push
-        fewer), or None when there is nothing to push (no remote, or retired already)."""
+        that deletes it on the remote, for the caller to push with what it pushes anyway (one push fewer),
+        or None when there is nothing to push (no remote, no beat pushed, or retired already)."""
         self._halt()
-        if self.remote is None or self._retired:
+        if self.remote is None or self._retired or not self._pushed:
             return None
         self._retired = True
         with contextlib.suppress(git.GitError):
             git.delete_refs(self.repo.root, {self._local_ref: None})
-        return f":{REF_PREFIX}{self.scheduler.wave}"
+        return f":{self._ref}"
 
     def pause(self) -> str | None:
         """Stop beating for a push that deletes the ref (a beat after it would put the ref back); the
         refspec that deletes it, or None (no remote, or retired). :meth:`retire` once that push landed,
         else :meth:`resume`."""
         self._halt()
-        return None if self.remote is None or self._retired else f":{REF_PREFIX}{self.scheduler.wave}"
+        return None if self.remote is None or self._retired else f":{self._ref}"
 
     def resume(self) -> None:
         """Beat again after :meth:`pause` (at once: the paused time counts against the beat's age)."""
-        if self._retired or self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name=self._thread.name, daemon=True)
-        self._thread.start()
+        if not self._retired and not (self._thread is not None and self._thread.is_alive()):
+            self.start()
 
     def _halt(self) -> None:
         self._stop.set()
-        if self._thread.is_alive():
+        self._told.set()  # a first beat the claim never carried is not pushed now
+        if self._thread is not None and self._thread.is_alive():
             self._thread.join()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wavegit.attempts import wavebranch
-from wavegit.core import git
+from wavegit.core import git, heartbeat
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.model import lifecycle, report, tracker
@@ -18,7 +18,7 @@ from wavegit.model.select import Plan, Skip, select
 from wavegit.trackerbranch import budget, halt
 from wavegit.trackerbranch.missing import no_tracker
 from wavegit.trackerbranch.mutation import mutate
-from wavegit.trackerbranch.store import Change, Snapshot, TrackerStore, known
+from wavegit.trackerbranch.store import Change, GitStore, RemoteError, Snapshot, TrackerStore, known
 
 
 @dataclass
@@ -134,3 +134,30 @@ def resolve_base(repo: Repo, config: Config, claim_commit: str | None) -> str:
     if repo.has_remote(config.remote):
         return wavebranch.fetch_branch(repo.root, config.remote, config.base_branch)
     return git.commit_of(repo.root, f"refs/heads/{config.base_branch}")
+
+
+def with_first_beat(store: TrackerStore, beating: heartbeat.Heartbeat | None,
+                    claiming: Callable[[Callable[[], None]], Claim]) -> Claim:
+    """The claim made by ``claiming`` (given what to do just before its commit is written) with the wave's
+    first heartbeat: carried by the claim's push where the tracker is a branch on a remote (all or nothing:
+    the claims are never on the remote without their beat), else pushed meanwhile and waited for."""
+    rider = beating.rider() if beating is not None and isinstance(store, GitStore) else None
+    if beating is None or rider is None:
+        return claiming(beating.landed if beating is not None else _nothing)
+    assert isinstance(store, GitStore)
+    try:
+        with store.riding([rider]):
+            claimed = claiming(_nothing)
+    except RemoteError:
+        # A remote that refuses the beat's ref (a hook, a host's rule) may take the tracker's: the beat goes
+        # on its own, as every later beat does, and the claim again once it landed.
+        beating.rode(False)
+        beating.landed()
+        return claiming(_nothing)
+    if claimed.commit is not None:
+        beating.rode(True)
+    return claimed
+
+
+def _nothing() -> None:
+    pass

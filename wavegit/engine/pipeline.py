@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
@@ -15,7 +16,7 @@ from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, Wavegi
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine import only, preflight, shared_report
-from wavegit.engine.claim import Claim, claim, resolve_base
+from wavegit.engine.claim import Claim, claim, resolve_base, with_first_beat
 from wavegit.engine.eventlog import EventLog, Tee
 from wavegit.engine.outcome import (
     REPORT_TAIL_LINES,
@@ -120,8 +121,10 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
     scheduler by its heartbeat (``wavegit.core.heartbeat``), kept over the same span."""
     started = utc_now()
     wave_id = wavebranch.new_wave_id(started)
-    # The first beat is pushed while the claim is prepared; the claim waits for it before its own push.
-    beating = hold(repo, config, wave_id, landed=False)
+    # The first beat is made while the claim is prepared, and rides its push (or, with a store of another
+    # kind, is pushed meanwhile: the claim waits for it).
+    riding = isinstance(store, GitStore) and store.remote is not None
+    beating = hold(repo, config, wave_id, landed=False, riding=riding)
     settled = False
     try:
         outcome = _run_wave(repo, config, store, wave_id, started, max_items=max_items, delivery=delivery,
@@ -140,15 +143,17 @@ def run_wave(repo: Repo, config: Config, store: TrackerStore, *, max_items: int 
             wavelock.remove(repo, wave_id)
 
 
-def hold(repo: Repo, config: Config, wave_id: WaveId, *, landed: bool = True) -> heartbeat.Heartbeat:
+def hold(repo: Repo, config: Config, wave_id: WaveId, *, landed: bool = True, riding: bool = False
+         ) -> heartbeat.Heartbeat:
     """Name this process as wave ``wave_id``'s scheduler before its claim: its lock here, for ``sync`` on
     this machine, and its heartbeat on the remote, for every other clone (stopped by the caller).
     ``landed=False``: the first beat may still be on its way; the caller waits for it
-    (:meth:`~wavegit.core.heartbeat.Heartbeat.landed`) before its claim is pushed."""
+    (:meth:`~wavegit.core.heartbeat.Heartbeat.landed`) before its claim is pushed, or, ``riding``, has the
+    claim's push carry it (:meth:`~wavegit.core.heartbeat.Heartbeat.rider`)."""
     scheduler = wavelock.this_process(wave_id)
     wavelock.write(repo, scheduler)
     remote = config.remote if repo.has_remote(config.remote) else None
-    beating = heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start()
+    beating = heartbeat.Heartbeat(repo, remote, scheduler, config.heartbeat_s).start(riding=riding)
     if landed:
         beating.landed()
     return beating
@@ -160,15 +165,16 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, 
     jail = sandbox.decide(config.sandbox, os.environ)
     options = replace(options, sandbox=jail)
     preflight_check = preflight.claim_checks(repo, config, wave_id, sandboxed=jail.bwrap is not None)
-    beating = options.beating
 
-    def check(snapshot: Snapshot, plan: Plan) -> None:
-        preflight_check(snapshot, plan)
-        if beating is not None:
-            beating.landed()  # the last step before the claim's commit: its beat overlapped the reads
+    def claiming(before_commit: Callable[[], None]) -> Claim:
+        def check(snapshot: Snapshot, plan: Plan) -> None:
+            preflight_check(snapshot, plan)
+            before_commit()  # the last step before the claim's commit: a beat pushed meanwhile
 
-    claimed = claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
-                    now=started, check=check, planner=only.planner(options.only) if options.only else None)
+        return claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
+                     now=started, check=check, planner=only.planner(options.only) if options.only else None)
+
+    claimed = with_first_beat(store, options.beating, claiming)
     rep = claim_report(config, store, claimed, options, started)
     if not claimed.items:
         # Written only when the claim failed items with no attempt left.

@@ -271,6 +271,8 @@ class GitStore:
         return None if found is None else found[1]
 
     def write(self, expected: Snapshot, change: Change, message: str) -> str:
+        from wavegit.core import fastimport  # only writers need it; plan and the hook start without it
+
         texts = dict(change.files)
         if change.tracker_text is not None:
             # Named here, not by a git process, when the parent's id tells the repository's hash (the first
@@ -279,7 +281,7 @@ class GitStore:
             check_tracker_text(change.tracker_text, self.config.tracker_path, tracker_sha, self.cache_dir,
                                protected_of(self.config))
             texts[self.config.tracker_path] = change.tracker_text
-        commit = self._commit(expected.commit, texts, message)
+        commit = fastimport.commit(self.repo.root, expected.commit, texts, message)
         if self.remote:
             self._push(expected, commit)
         else:
@@ -297,25 +299,6 @@ class GitStore:
     def local_head(self) -> str | None:
         """The local tracker branch's commit (which, with a remote, is not where the tracker is read)."""
         return git.resolve_commit(self.repo.root, self.branch_ref)
-
-    def _commit(self, parent: git.CommitSha | None, texts: Mapping[str, str | None],
-                message: str) -> git.CommitSha:
-        """A commit of ``parent``'s tree with ``texts`` written (mode 100644, exactly: no filters) or removed
-        (None), by git's identities here, in one ``git fast-import`` (five plumbing processes before); on a
-        scratch ref that the closing ``reset`` (no ``from``) drops again, so no ref moves."""
-        from wavegit.core import fastimport  # only writers need it; plan and the hook start without it
-
-        author, committer = git.idents(self.repo.root)
-        ref = f"refs/wavegit-commit/{unique_id()}"
-        stream = [f"feature done\ncommit {ref}\nmark :1\nauthor {author}\ncommitter {committer}\n",
-                  fastimport.data(message)]
-        if parent:
-            stream.append(f"from {parent}\n")
-        for path, text in texts.items():
-            stream.append(f"D {fastimport.quote(path)}\n" if text is None else
-                          f"M 100644 inline {fastimport.quote(path)}\n{fastimport.data(text)}")
-        stream.append(f"\nget-mark :1\nreset {ref}\n\ndone\n")
-        return git.CommitSha(git.fast_import(self.repo.root, "".join(stream)).strip())
 
     def _fetch(self) -> None:
         assert self.remote is not None

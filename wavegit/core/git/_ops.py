@@ -412,13 +412,6 @@ def changed_paths(root: Path, base: str, tree: str) -> list[str]:
     return sorted(path for path in raw.split("\0") if path)
 
 
-def flat_tree(root: Path, blobs: Mapping[str, BlobSha]) -> TreeSha:
-    """A tree of ``blobs`` (file name -> blob sha, no folders), written to the object store; ``{}``: the
-    empty tree (a commit of it holds only its message)."""
-    listing = "".join(f"{FILE_MODE} blob {sha}\t{name}\n" for name, sha in sorted(blobs.items()))
-    return TreeSha(git.out(["mktree"], cwd=root, input=listing))
-
-
 def commit_tree(root: Path, tree: TreeSha, parents: Sequence[CommitSha], message: str) -> CommitSha:
     """A commit of ``tree`` with ``parents`` (plumbing: no hooks, no index, no work tree)."""
     args = ["commit-tree", tree]
