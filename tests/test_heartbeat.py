@@ -11,6 +11,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,7 +22,9 @@ from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.scheduler import Scheduler, forge_foreign_beat, hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_item
 from tests.helpers.wave import item, make_wave_repo
-from wavegit.core import heartbeat
+from wavegit.core import heartbeat, wavelock
+from wavegit.core.git import WaveId
+from wavegit.core.repo import Repo
 
 HOST = socket.gethostname()
 
@@ -293,3 +296,21 @@ def test_a_heartbeat_copy_whose_wave_deleted_its_ref_is_pruned_by_the_next_track
     git(remote.clone, "update-ref", stale, head)
     assert wavegit(remote.clone, "ls", "--fetch").returncode == 0
     assert git(remote.clone, "for-each-ref", "--format=%(refname)", heartbeat.local_prefix("origin")) == ""
+
+
+def test_a_first_beat_that_aged_while_its_claim_was_pushed_is_followed_by_a_fresh_one_at_once(
+        tmp_path: Path) -> None:
+    # A claim losing races for a while carries a beat made before them: once it lands, a fresh beat goes at
+    # once, not a whole period later, so other clones never see the new claims under an aged beat.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    repo = Repo(remote.clone, remote.clone / ".git", remote.clone / ".git")
+    wave = WaveId("w-20261203-000000-0001")
+    beating = heartbeat.Heartbeat(repo, "origin", wavelock.this_process(wave), 0.3).start(riding=True)
+    rider = beating.rider()
+    assert rider is not None and rider.endswith(f":{heartbeat.REF_PREFIX}{wave}")
+    git(remote.clone, "push", "-q", "origin", rider)  # what the claim's push carries
+    time.sleep(0.35)  # the claim's races: longer than one period
+    beating.rode(True)
+    beating.stop(settled=False)  # stops after the fresh beat, which the thread sends before anything else
+    carried = rider.split(":")[0].lstrip("+")
+    assert git(remote.origin, "rev-parse", f"{heartbeat.REF_PREFIX}{wave}") != carried
