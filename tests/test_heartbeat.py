@@ -225,7 +225,7 @@ def test_a_remote_refusing_the_heartbeat_ref_still_takes_the_claim_and_the_recor
     hook = remote.origin / "hooks" / "pre-receive"
     hook.write_text(hook.read_text().replace("#!/bin/sh\n", "#!/bin/sh\ninput=$(cat)\n", 1)
                     .replace('refs=$(cut', 'refs=$(printf "%s\\n" "$input" | cut', 1)
-                    + f'case "$refs" in *{heartbeat.REF_PREFIX}*) echo "no heartbeats here" >&2; exit 1;; esac\n')
+                    + f'case "$refs" in *{heartbeat.REF_PREFIX}*) echo "no beats" >&2; exit 1;; esac\n')
     done = wavegit(remote.clone, "run", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     rep = json.loads(done.stdout)
@@ -233,8 +233,8 @@ def test_a_remote_refusing_the_heartbeat_ref_still_takes_the_claim_and_the_recor
     assert origin_item(remote, "A").status == "review"
     pushed = [sorted(line.split("|")[0].split()) for line in log.read_text().splitlines()]
     beat = f"{heartbeat.REF_PREFIX}{rep['wave_id']}"
-    assert pushed[:3] == [sorted(["refs/heads/main", beat]), [beat],
-                          ["refs/heads/main"]], pushed  # refused with its beat, the beat alone, the claim alone
+    # Refused with its beat; then the beat alone (refused), and the claim alone.
+    assert pushed[:3] == [sorted(["refs/heads/main", beat]), [beat], ["refs/heads/main"]], pushed
     assert beat_on_origin(remote.origin, rep["wave_id"]) is None
 
 
