@@ -37,6 +37,16 @@ def test_remotes_are_listed(remote_repo: RemoteRepo) -> None:
     assert repo.has_remote("origin") and not repo.has_remote("upstream")
 
 
+def test_remotes_are_asked_again_once_the_config_changed(remote_repo: RemoteRepo) -> None:
+    # Asked once per state of the config in a process; a remote added or removed since is seen at once.
+    repo = discover(remote_repo.clone)
+    assert repo.remotes() == ["origin"]
+    git(remote_repo.clone, "remote", "add", "upstream", str(remote_repo.origin))
+    assert repo.remotes() == ["origin", "upstream"]
+    git(remote_repo.clone, "remote", "remove", "origin")
+    assert repo.remotes() == ["upstream"] and not repo.has_remote("origin")
+
+
 def test_outside_a_repository_is_a_usage_error_that_says_what_to_do(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -12,6 +12,9 @@ from wavegit.core import git
 from wavegit.core.errors import UsageError
 from wavegit.core.git import GitError, WaveId
 
+_REMOTES: dict[tuple[Path, int, int, int], list[str]] = {}
+"""``Repo.remotes`` by git directory and its config file's state (git rewrites the file to change it)."""
+
 
 # A NamedTuple, annotations not postponed: see wavegit.core.git.GitResult.
 class Repo(NamedTuple):
@@ -100,7 +103,16 @@ class Repo(NamedTuple):
         return self.state_dir / "fetched" / tracking_ref
 
     def remotes(self) -> list[str]:
-        return git.remotes(self.root)
+        """The remotes' names, asked of git once per state of the repository's config in a process: a wave
+        asked four times (a git process each)."""
+        try:
+            config = os.stat(self.common_dir / "config")
+        except OSError:
+            return git.remotes(self.root)
+        key = (self.common_dir, config.st_mtime_ns, config.st_size, config.st_ino)
+        if key not in _REMOTES:
+            _REMOTES[key] = git.remotes(self.root)
+        return list(_REMOTES[key])
 
     def has_remote(self, name: str) -> bool:
         return name in self.remotes()
