@@ -383,3 +383,29 @@ def test_the_program_plan_looks_up_is_the_first_word_run_splits(command: str) ->
     except UsageError:
         expected = None
     assert _program(command) == expected
+
+
+def test_plan_and_validate_exit_2_as_run_does_when_the_base_branch_does_not_exist(
+        remote_repo: RemoteRepo) -> None:
+    # plan said "selected (3)" and validate "ok" while `run` refused the config's base_branch typo (exit 2).
+    repo = remote_repo.clone
+    commit_tracker(repo, TRACKER, config="tracker_branch: main\nworker: 'true'\n")
+    git(repo, "push", "-q", "origin", "main")
+    expected = ("base_branch 'mian': no such branch on origin (did you mean 'main'?); waves branch from "
+                "it and obey the config committed there: set WAVEGIT_BASE_BRANCH to the branch your work "
+                "lands on")
+    for command in (["plan"], ["plan", "--json"], ["validate"], ["run"]):
+        result = wavegit(repo, *command, env={"WAVEGIT_BASE_BRANCH": "mian"})
+        assert result.returncode == 2, command
+        assert result.stderr.endswith(f"environment variable WAVEGIT_BASE_BRANCH: {expected}\n"), command
+        assert result.stdout == "" and "Traceback" not in result.stderr, command
+    assert wavegit(repo, "plan", env={"WAVEGIT_BASE_BRANCH": "main"}).returncode == 0
+
+
+def test_plan_locates_a_base_branch_typo_in_the_checkouts_config(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_tracker(tmp_path, TRACKER, config="tracker_branch: main\nbase_branch: mian\n")
+    result = wavegit(tmp_path, "plan")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("wavegit plan: .wavegit/config.yaml:2:14: base_branch 'mian': "
+                                    "no such branch here (did you mean 'main'?)")

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         from wavegit.trackerbranch.missing import no_tracker  # only on this error: plan's imports are few
 
         raise no_tracker(repo.root, f"{store.target}:{config.tracker_path}")
+    store.require_base_branch()  # run refuses a missing one before anything else it checks
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
     cols = store.planning_columns(blob_sha)

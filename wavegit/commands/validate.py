@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         if not problems:
             raise
         # No tracker to check: the config's problems are still worth reporting, and are the exit 2.
+    if repo is not None and not problems:
+        GitStore(repo, config).require_base_branch()  # as plan and run refuse it
     if args.json:
         tracker_json = None if checked is None else {
             "ref": checked.ref, "path": checked.display_path, "blob": checked.blob_sha}

@@ -221,6 +221,18 @@ class GitStore:
             return {}  # no such branch
         return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
 
+    def require_base_branch(self) -> None:
+        """UsageError (exit 2), as ``run`` gives it, when the config's base branch does not exist as last
+        fetched (the remote's, else here): a wave branches from it and obeys the config committed there."""
+        base = self.config.base_branch
+        ref = f"refs/remotes/{self.remote}/{base}" if self.remote else f"refs/heads/{base}"
+        if ref == self.read_ref or git.resolve_commit(self.repo.root, ref) is not None:
+            return  # the tracker was read from it, or it exists
+        from wavegit.model.governing import require_base  # only on this error: not on plan's path
+        from wavegit.model.hookconfig import read_file
+
+        require_base(self.repo, self.config, ref, read_file(self.repo.root) or None, os.environ)
+
     @property
     def read_ref(self) -> str:
         """The ref the tracker is read from: the remote's tracker branch as last fetched, else the local
