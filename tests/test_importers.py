@@ -167,14 +167,26 @@ def test_csv_maps_its_columns_splits_lists_on_semicolons_and_pads_short_rows() -
     assert (second.id, second.owns, second.priority, second.notes) == ("docs", ("docs/",), "P3", ())
 
 
-def test_csv_problems_name_their_rows() -> None:
+def test_csv_problems_name_their_rows_and_the_column_of_the_cell_at_fault() -> None:
+    # Every problem used to say column 1, whichever cell it was about.
     text = "slug,prompt,owns,test\na,do,src/a.py,true,extra\nb,do,,true\n"
     assert problems_of(text, "csv") == [
-        "backlog.json:2:1: 5 cells; the header has 4",
-        "backlog.json:3:1: item 1 (b): owns is empty: list the files the item may change"]  # its column
+        "backlog.json:2:20: 5 cells; the header has 4",  # the first cell too many
+        "backlog.json:3:6: item 1 (b): owns is empty: list the files the item may change"]
     by_source_key = "slug,prompt,ownsFiles,testCmd\nb,do,,true\n"
     assert problems_of(by_source_key, "csv") == [
-        "backlog.json:2:1: item 1 (b): ownsFiles is empty: list the files the item may change"]
+        "backlog.json:2:6: item 1 (b): ownsFiles is empty: list the files the item may change"]
+
+
+def test_csv_cell_columns_count_quoted_cells_as_written_and_a_cell_left_off_is_the_rows() -> None:
+    text = 'id,prompt,owns,test,priority\nA-1,"say ""hi"", twice",/abs.py,"sh -c \'x",P7\nA-2,do,a.py\n'
+    assert problems_of(text, "csv") == [
+        "backlog.json:2:25: item 1: owns '/abs.py': pattern '/abs.py': is absolute; write it relative to "
+        "the repository root, e.g. src/app.py",
+        "backlog.json:2:33: item 1: test: cannot be split into words: No closing quotation "
+        "(hint: a command; exit 0 means verified)",
+        "backlog.json:2:44: item 1: priority: must be one of P0, P1, P2, P3, got 'P7' (hint: e.g. 'P0')",
+        "backlog.json:3:1: item 2: test is missing"]
 
 
 def test_a_csv_quote_left_open_is_named_at_the_row_it_opens_in_not_read_as_one_long_cell() -> None:
@@ -183,19 +195,20 @@ def test_a_csv_quote_left_open_is_named_at_the_row_it_opens_in_not_read_as_one_l
         "backlog.json:4:1: a quote opened in this row is not closed before the end of the file"]
 
 
-def test_csv_problems_of_a_row_with_a_cell_over_several_lines_name_its_first_line() -> None:
-    text = 'slug,prompt,owns,test\na,"line one\nline two",,true\n'
+def test_csv_problems_of_a_row_with_a_cell_over_several_lines_name_the_line_of_their_cell() -> None:
+    text = 'slug,prompt,owns,test\na,"line one\nline two",,true\nb,do,,true\n'
     assert problems_of(text, "csv") == [
-        "backlog.json:2:1: item 1 (a): owns is empty: list the files the item may change"]
+        "backlog.json:3:11: item 1 (a): owns is empty: list the files the item may change",
+        "backlog.json:4:6: item 2 (b): owns is empty: list the files the item may change"]
 
 
 def test_csv_numbers_that_only_look_like_numbers_are_refused_as_written_not_a_traceback() -> None:
     # int("²") raised ValueError through read_backlog; float("nan") was "must be a number, got a number".
     text = "slug,prompt,owns,test,issue,estimate_s\na,do,src/a.py,true,²,nan\n"
     assert problems_of(text, "csv") == [
-        "backlog.json:2:1: item 1 (a): issue: must be an integer, got a string "
+        "backlog.json:2:20: item 1 (a): issue: must be an integer, got a string "
         "(hint: the issue number, e.g. 17)",
-        "backlog.json:2:1: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)"]
+        "backlog.json:2:22: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)"]
 
 
 def test_keys_wavegit_has_no_place_for_are_listed_not_refused() -> None:
@@ -302,7 +315,7 @@ def test_a_dependency_on_a_record_with_problems_of_its_own_is_not_called_unknown
     # A trial's CSV: the second record's bad path made the first's dependency on it "no such id".
     text = "id,prompt,owns,test,depends_on\nQ-1,p,a.py,true,Q-2\nQ-2,p,/abs,true,\n"
     assert problems_of(text, "csv") == [
-        "backlog.json:3:1: item 2: owns '/abs': pattern '/abs': is absolute; write it relative to the "
+        "backlog.json:3:7: item 2: owns '/abs': pattern '/abs': is absolute; write it relative to the "
         "repository root, e.g. src/app.py"]
 
 
@@ -330,8 +343,8 @@ def test_dependencies_are_checked_like_the_trackers_and_every_problem_of_a_recor
 def test_an_estimate_is_a_number_of_seconds_checked_like_the_trackers() -> None:
     header = "slug,prompt,testCmd,ownsFiles,estimate_s\n"
     assert problems_of(f"{header}a,p,true,src/a.py,soon\nb,p,true,src/b.py,-5\n", "csv") == [
-        "backlog.json:2:1: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)",
-        "backlog.json:3:1: item 2 (b): estimate_s: must be at least 0 (hint: seconds, e.g. 900)"]
+        "backlog.json:2:19: item 1 (a): estimate_s: must be a number, got a string (hint: seconds, e.g. 900)",
+        "backlog.json:3:19: item 2 (b): estimate_s: must be at least 0 (hint: seconds, e.g. 900)"]
     [taken] = read_backlog(f"{header}c,p,true,src/c.py,90.5\n", "b.csv", "csv", frozenset()).items
     assert taken.estimate_s == 90.5
 

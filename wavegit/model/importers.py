@@ -52,6 +52,8 @@ class Record:
     column: int
     names: Mapping[str, str] = field(default_factory=dict)
     """Source key -> the name the file gave it, where they differ (a CSV column ``owns`` is ``ownsFiles``)."""
+    cells: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Source key -> where its value starts (line, column), where the source says (a CSV row's cells)."""
 
 
 @dataclass(frozen=True)
@@ -155,11 +157,14 @@ class _Conversion:
         """``message`` (which starts with the source key at fault) said with the key as the file names it."""
         self.failed = True
         where = self.record
+        # The cell of the key the message starts with (the longest: "id" is no cell of "idea ...").
+        cell = max((key for key in where.cells if re.match(rf"{re.escape(key)}\b", message)), key=len,
+                   default=None)
+        line, column = where.cells[cell] if cell is not None else (where.line, where.column)
         key = next((key for key in where.names if message.startswith(key)), None)
         if key is not None:
             message = where.names[key] + message[len(key):]
-        self.problems.append(Problem(self.path, where.line, where.column, f"{self.name}: {message}",
-                                     hint=hint))
+        self.problems.append(Problem(self.path, line, column, f"{self.name}: {message}", hint=hint))
 
     def item(self, taken: Callable[[str], bool]) -> tracker.Item | None:
         title = self.text("slug", "title")
@@ -415,6 +420,7 @@ def _csv_records(text: str, path: str) -> Read:
         raise ValidationError([Problem(path, 1, 1, f"the column {repeated[0]!r} appears more than once")])
     records: list[Record] = []
     problems: list[Problem] = []
+    lines = io.StringIO(text, newline="").readlines()  # as the reader counts them
     start = reader.line_num + 1
     try:
         for row in reader:
@@ -422,8 +428,11 @@ def _csv_records(text: str, path: str) -> Read:
             line, start = start, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
+            starts = _cell_starts(lines, line)
             if len(row) > len(columns):
-                problems.append(Problem(path, line, 1, f"{len(row)} cells; the header has {len(columns)}"))
+                extra_line, extra_column = starts[len(columns)]  # the first cell too many
+                problems.append(Problem(path, extra_line, extra_column,
+                                        f"{len(row)} cells; the header has {len(columns)}"))
                 continue
             # Cells left off the end of a row are empty, as spreadsheets write them.
             row += [""] * (len(columns) - len(row))
@@ -433,13 +442,41 @@ def _csv_records(text: str, path: str) -> Read:
                     fields[name] = [part.strip() for part in cell.split(LIST_SEPARATOR) if part.strip()]
                 elif cell != "":
                     fields[name] = _cell_number(name, cell)
-            records.append(Record(fields, line, 1, renamed))
+            records.append(Record(fields, line, 1, renamed, dict(zip(columns, starts, strict=False))))
     except csv.Error as exc:
         unclosed = str(exc) == "unexpected end of data"
         problems.append(Problem(path, start if unclosed else reader.line_num, 1,
                                 "a quote opened in this row is not closed before the end of the file"
                                 if unclosed else f"not CSV: {exc}"))
     return records, problems
+
+
+def _cell_starts(lines: list[str], first: int) -> list[tuple[int, int]]:
+    """Where each cell of the row that starts on line ``first`` (1-based) starts, as (line, column), read as
+    the csv module's default dialect reads it: ``,`` between cells, ``"`` quoting a cell it opens, ``""``
+    a quote inside one; a quoted cell may hold line breaks."""
+    starts = [(first, 1)]
+    quoted = False
+    for number in range(first, len(lines) + 1):
+        text = lines[number - 1]
+        column = 0
+        while column < len(text):
+            char = text[column]
+            if quoted:
+                if char == '"' and text[column + 1:column + 2] == '"':
+                    column += 1  # a quote inside the cell
+                elif char == '"':
+                    quoted = False
+            elif char == '"' and starts[-1] == (number, column + 1):
+                quoted = True
+            elif char == ",":
+                starts.append((number, column + 2))
+            elif char in "\r\n":
+                return starts
+            column += 1
+        if not quoted:
+            break
+    return starts
 
 
 def _cell_number(name: str, cell: str) -> object:
