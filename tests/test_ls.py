@@ -63,7 +63,9 @@ def test_ls_names_the_tracker_it_read_on_stderr_which_validate_checks_too(remote
     result = wavegit(clone, "ls")
     lines = result.stderr.splitlines()
     assert [lines[0], lines[-1]] == [f"tracker: origin/main:.wavegit/tracker.yaml blob {blob[:12]}",
-                                     "1 item(s) have problems; run `wavegit validate` for details"]
+                                     "1 item(s) have problems; run `wavegit validate` for details; this "
+                                     "is origin/main as last fetched; `wavegit pull` fetches the remote's, "
+                                     "which may be fixed already"]
     assert lines[1] == "claims held (1 wave(s) not running in this clone):"  # API-7, in flight
     validate = wavegit(clone, "validate")
     assert validate.returncode == 2 and "API-8" in validate.stderr and "P7" in validate.stderr

@@ -157,3 +157,37 @@ def test_validate_file_works_outside_a_repository(tmp_path: Path) -> None:
 def test_validate_bad_environment_variable_exits_2_naming_it(remote_repo: RemoteRepo) -> None:
     result = wavegit(with_tracker(remote_repo), "validate", "--worktree", env={"WAVEGIT_MAX_ITEMS": "lots"})
     assert result.returncode == 2 and "WAVEGIT_MAX_ITEMS" in result.stderr
+
+
+def test_an_invalid_tracker_as_last_fetched_says_the_remote_may_have_it_fixed_and_how_to_fetch(
+        remote_repo: RemoteRepo) -> None:
+    # A stale clone's plan, validate and ls named the problem of a tracker already fixed on the remote,
+    # with no word of fetching it: plan even said `run` would exit 2, though run fetches first.
+    clone = published(remote_repo)
+    tracker = clone / ".wavegit" / "tracker.yaml"
+    good = tracker.read_text()
+    tracker.write_text(good.replace("priority: P1", "priority: P9", 1))
+    git(clone, "commit", "-q", "-am", "a bad priority")
+    git(clone, "push", "-q", "origin", "main")
+    tracker.write_text(good)
+    git(clone, "commit", "-q", "-am", "fixed")
+    git(clone, "push", "-q", "origin", "main")
+    git(clone, "update-ref", "refs/remotes/origin/main", "HEAD~1")  # as last fetched: the bad one
+    hint = ("this is origin/main as last fetched; `wavegit pull` fetches the remote's, which may be fixed "
+            "already")
+    plan, validate, ls = (wavegit(clone, *command) for command in (["plan"], ["validate"], ["ls"]))
+    assert (plan.returncode, validate.returncode, ls.returncode) == (2, 2, 0)
+    assert f"`run` refuses the whole tracker until they are fixed; {hint}\n" in plan.stdout
+    problems = [line for line in validate.stderr.splitlines() if not line.startswith("note: ")]
+    assert problems and problems[0].startswith(".wavegit/tracker.yaml:")
+    assert validate.stderr.splitlines()[-1] == f"note: {hint}"
+    assert ls.stderr.splitlines()[-1] == (
+        f"1 item(s) have problems; run `wavegit validate` for details; {hint}")
+    broken = clone / ".wavegit" / "tracker.yaml"
+    broken.write_text("version: 1\nitems: {not: a list}\n")  # the whole file, not an item
+    git(clone, "commit", "-q", "-am", "broken")
+    git(clone, "update-ref", "refs/remotes/origin/main", "HEAD")
+    plan = wavegit(clone, "plan")
+    assert plan.returncode == 2 and plan.stderr.splitlines()[-1] == f"note: {hint}"
+    fetched = wavegit(clone, "validate", "--fetch")
+    assert fetched.returncode == 0 and "as last fetched" not in fetched.stderr

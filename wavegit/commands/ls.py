@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     invalid = sum(1 for pos in shown if cols.problems[pos])
     if invalid:
-        print(f"{invalid} item(s) have problems; run `wavegit validate` for details", file=sys.stderr)
+        hint = "" if args.fetch else store.as_fetched_hint()
+        print(f"{invalid} item(s) have problems; run `wavegit validate` for details"
+              + (f"; {hint}" if hint else ""), file=sys.stderr)
     return 0
 
 

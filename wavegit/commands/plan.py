@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from wavegit.core import git
-from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError
+from wavegit.core.errors import EXIT_BAD_INPUT, EXIT_HALTED, EXIT_OK, BudgetExceededError, ValidationError
 from wavegit.core.repo import discover
 from wavegit.model import config as config_mod
 from wavegit.model import workerprogram
@@ -69,7 +69,14 @@ def run(args: argparse.Namespace) -> int:
     store.require_base_branch()  # run refuses a missing one before anything else it checks
     # The blob is read only when the parse cache has no entry for it: on a warm run, that is 4 MB of a
     # 10,000-item tracker not copied out of git.
-    cols = store.planning_columns(blob_sha)
+    try:
+        cols = store.planning_columns(blob_sha)
+    except ValidationError as exc:
+        hint = store.as_fetched_hint()
+        if not hint:
+            raise
+        sys.stderr.write(f"{exc}\nnote: {hint}\n")
+        return EXIT_BAD_INPUT
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols, blob_sha)
     held_text, held_json = _held(store, cols) if cols.claims else ([], [])
@@ -140,7 +147,8 @@ def refused(store: GitStore, halt_blob: git.BlobSha | None, cols: Columns,
         bad = [item_id for item_id, problems in zip(cols.ids, cols.problems, strict=True) if problems]
         return Refusal(f"the tracker has {len(bad)} invalid item(s) ({', '.join(bad[:5])}"
                        f"{', ...' if len(bad) > 5 else ''}): `wavegit validate` lists the problems; "
-                       "`run` refuses the whole tracker until they are fixed", EXIT_BAD_INPUT)
+                       "`run` refuses the whole tracker until they are fixed"
+                       + (f"; {hint}" if (hint := store.as_fetched_hint()) else ""), EXIT_BAD_INPUT)
     # Most items name no profile: `any` over the column's Nones runs in C.
     return _unknown_profiles(store, cols, tracker_blob) if any(cols.workers) else None
 

@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
             problems.extend(exc.problems)
     checked: Checked | None = None
     count = 0
+    # The tracker's own problems (not the config's, nor a profile it lacks): a fetch may bring them fixed.
+    tracker_invalid = False
     try:
         checked = _read(args, repo, config)
         # The text is read only on a parse-cache miss, or to locate a profile the config lacks.
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         # Every problem at once: an item naming no profile is one too, though others make the file invalid.
         found = list(exc.problems)
+        tracker_invalid = bool(found)
         if repo is not None and checked is not None:
             found.extend(_unknown_profiles_of_invalid(checked, config))
         problems.extend(sorted(found, key=lambda problem: (problem.line, problem.col)))
@@ -79,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
                                         "item": p.item_id, "hint": p.hint} for p in problems]}, indent=2))
         return EXIT_BAD_INPUT if problems else EXIT_OK
     if problems:
+        if tracker_invalid and checked is not None and checked.as_fetched_hint and not args.fetch:
+            print(f"{ValidationError(problems)}\nnote: {checked.as_fetched_hint}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         raise ValidationError(problems)
     assert checked is not None
     print(f"ok: {count} items" + (f" in {checked.shown}" if checked.shown else ""))
@@ -108,6 +114,8 @@ class Checked:
     """The tracker branch it was read from (``origin/main``); None: a file."""
     shown: str
     """Where, for the ``ok`` line (empty for ``--file``: the path given is where)."""
+    as_fetched_hint: str = ""
+    """Read from the remote's tracker branch as last fetched: what to say after a problem of it."""
 
 
 def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checked:
@@ -127,7 +135,7 @@ def _read(args: argparse.Namespace, repo: Repo | None, config: Config) -> Checke
                          "; `wavegit validate --worktree` checks the file in your work tree")
     _note_worktree_copy(repo, config, store, blob_sha)
     return Checked(blob_sha, lambda: store.read_blob(blob_sha), config.tracker_path, store.target,
-                   store.source(blob_sha))
+                   store.source(blob_sha), store.as_fetched_hint())
 
 
 _CHECKOUT_TRACKER_MAX_BYTES = 256 << 20

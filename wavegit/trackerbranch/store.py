@@ -221,6 +221,14 @@ class GitStore:
             return {}  # no such branch
         return {entry.path: entry.sha for entry in entries if entry.kind == "blob"}
 
+    def as_fetched_hint(self) -> str:
+        """What to add to a problem of the tracker read without fetching: the remote's may be fixed already
+        ("" without a remote, whose local branch is the tracker itself)."""
+        if not self.remote:
+            return ""
+        return (f"this is {self.target} as last fetched; `wavegit pull` fetches the remote's, which may be "
+                "fixed already")
+
     def require_base_branch(self) -> None:
         """UsageError (exit 2), as ``run`` gives it, when the config's base branch does not exist as last
         fetched (the remote's, else here): a wave branches from it and obeys the config committed there."""
