@@ -46,6 +46,18 @@ def test_an_unknown_command_is_exit_2_with_usage(capsys: pytest.CaptureFixture[s
     assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [[], ["-C", "."]])
+def test_no_command_is_exit_2_listing_the_commands_without_argparse_internals(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # `wavegit` alone said "the following arguments are required: COMMAND, args": `args` is no argument.
+    with pytest.raises(SystemExit) as caught:
+        cli.main(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith("wavegit: error: a command is required (listed above)\n")
+    assert "  plan " in err and "args" not in err
+
+
 def test_an_unknown_option_of_a_command_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         cli.main(["plan", "--no-such-option"])

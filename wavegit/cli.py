@@ -78,6 +78,7 @@ def _top_parser(parser_class: type[argparse.ArgumentParser]) -> argparse.Argumen
     listing = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
     parser = parser_class(
         prog="wavegit",
+        usage="wavegit [-h] [--version] [-C PATH] COMMAND [ARGS]",
         description="Run many workers on one git repository in parallel without collisions.",
         epilog=f"commands:\n{listing}\n\nexit codes: 0 ok, 1 work failed, 2 bad input, "
         "3 halted or over budget, 4 lost a compare-and-swap race",
@@ -86,7 +87,8 @@ def _top_parser(parser_class: type[argparse.ArgumentParser]) -> argparse.Argumen
     parser.add_argument("--version", action="version", version=f"wavegit {__version__}")
     parser.add_argument("-C", dest="directory", default=".", metavar="PATH",
                         help="run as if started in PATH (like git -C)")
-    parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
+    # Optional here, required below: argparse's own message named the remainder too ("COMMAND, args").
+    parser.add_argument("command", nargs="?", choices=sorted(COMMANDS), metavar="COMMAND")
     parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
 
@@ -139,7 +141,11 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     if quick is not None:
         return _call("hook", quick, own_process=argv is None), True  # commands.hook's FAST_EXIT
     parser_class = _parser_class()
-    top = _top_parser(parser_class).parse_args(argv)
+    top_parser = _top_parser(parser_class)
+    top = top_parser.parse_args(argv)
+    if top.command is None:
+        top_parser.print_help(sys.stderr)
+        top_parser.exit(EXIT_BAD_INPUT, "wavegit: error: a command is required (listed above)\n")
     module_name, summary = COMMANDS[top.command]
     module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True
