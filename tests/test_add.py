@@ -125,7 +125,9 @@ def test_add_records_an_estimate_for_run_continuous_and_refuses_one_that_is_no_d
     (add_args("bad id!"), "wavegit add: ID: 'bad id!' may contain only"),
     (["add", "C-1", "--prompt", "p", "--owns", "a.py", "--test", "sh -c 'open"],
      "wavegit add: --test: cannot be split into words"),
-    (["add", "C-1", "--prompt", "p", "--owns", "../outside.py", "--test", "true"], "--owns '../outside.py'"),
+    (["add", "C-1", "--prompt", "p", "--owns", "../outside.py", "--test", "true"],
+     "wavegit add: --owns: pattern '../outside.py': has a '..' segment; write it from the repository root, "
+     "no '..'\n"),  # the pattern said once, as edit and a protected path say it
     (["add", "C-1", "--prompt", "p", "--owns", ".wavegit/", "--test", "true"],
      "wavegit add: --owns: pattern '.wavegit/' can match the protected path '.wavegit/' (hint: own narrower "
      "paths; only allow_protected in .wavegit/config.yaml lifts a protected path)\n"),  # said once

@@ -109,5 +109,5 @@ def _owns(patterns: list[str]) -> tuple[str, ...]:
         try:
             normalized.append(normalize(pattern))
         except PatternError as exc:
-            raise UsageError(f"--owns {pattern!r}: {exc}") from exc
+            raise UsageError(f"--owns: {exc}") from exc  # the message names the pattern
     return tuple(normalized)
