@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import REPO_ROOT, CliResult, RemoteRepo, git, wavegit
 from wavegit.model import tracker
 
@@ -76,13 +77,13 @@ def test_add_appends_the_item_to_the_remote_tracker_in_one_commit(seeded: Remote
 
 
 def test_add_without_push_still_publishes_when_the_remote_exists(seeded: RemoteRepo) -> None:
-    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    assert wavegit_here(seeded.clone, *add_args("A-1")).returncode == 0
     assert remote_tracker(seeded.origin).get("A-1") is not None
 
 
 def test_add_keeps_the_rest_of_the_tracker_text_unchanged(seeded: RemoteRepo) -> None:
     original = tracker.initial_text()
-    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    assert wavegit_here(seeded.clone, *add_args("A-1")).returncode == 0
     diff = git(seeded.origin, "diff", "main^", "main", "--", TRACKER)
     removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert removed == [] or removed == ["-items: []"]
@@ -99,8 +100,8 @@ def test_add_reads_the_prompt_from_a_file_relative_to_dash_c(seeded: RemoteRepo)
 
 
 def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
-    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
-    assert wavegit(seeded.clone, *add_args("A-2", "--depends-on", "A-1")).returncode == 0
+    assert wavegit_here(seeded.clone, *add_args("A-1")).returncode == 0
+    assert wavegit_here(seeded.clone, *add_args("A-2", "--depends-on", "A-1")).returncode == 0
     item = remote_tracker(seeded.origin).get("A-2")
     assert item is not None and item.depends_on == ("A-1",)
 
@@ -108,13 +109,13 @@ def test_add_with_dependencies_records_them(seeded: RemoteRepo) -> None:
 def test_add_records_an_estimate_for_run_continuous_and_refuses_one_that_is_no_duration(
         seeded: RemoteRepo) -> None:
     # `run --continuous` starts the longest first by estimate_s; add had no way to give one.
-    assert wavegit(seeded.clone, *add_args("A-1", "--estimate-s", "900")).returncode == 0
+    assert wavegit_here(seeded.clone, *add_args("A-1", "--estimate-s", "900")).returncode == 0
     item = remote_tracker(seeded.origin).get("A-1")
     assert item is not None and item.estimate_s == 900
     head = git(seeded.origin, "rev-parse", "main")
-    assert_refused(wavegit(seeded.clone, *add_args("A-2", "--estimate-s", "-5")),
+    assert_refused(wavegit_here(seeded.clone, *add_args("A-2", "--estimate-s", "-5")),
                    "wavegit add: --estimate-s: must be at least 0\n")
-    assert_refused(wavegit(seeded.clone, *add_args("A-2", "--estimate-s", "nan")),
+    assert_refused(wavegit_here(seeded.clone, *add_args("A-2", "--estimate-s", "nan")),
                    "argument --estimate-s: 'nan' is not a number of seconds (e.g. 900)")
     assert git(seeded.origin, "rev-parse", "main") == head
 
@@ -144,15 +145,15 @@ def test_add_records_an_estimate_for_run_continuous_and_refuses_one_that_is_no_d
         "endless-prompt-file"])
 def test_bad_add_exits_2_with_one_clear_message_and_writes_nothing(
         seeded: RemoteRepo, args: list[str], message: str) -> None:
-    assert wavegit(seeded.clone, *add_args("A-1")).returncode == 0
+    assert wavegit_here(seeded.clone, *add_args("A-1")).returncode == 0
     head = git(seeded.origin, "rev-parse", "main")
-    assert_refused(wavegit(seeded.clone, *args), message)
+    assert_refused(wavegit_here(seeded.clone, *args), message)
     assert git(seeded.origin, "rev-parse", "main") == head
 
 
 def test_a_bad_option_is_named_not_located_in_a_tracker_never_written(seeded: RemoteRepo) -> None:
-    result = wavegit(seeded.clone, "add", "C-1", "--prompt", "p", "--owns", "a.py", "--test", "sh -c 'open",
-                     "--depends-on", "NOPE-9")
+    result = wavegit_here(seeded.clone, "add", "C-1", "--prompt", "p", "--owns", "a.py",
+                          "--test", "sh -c 'open", "--depends-on", "NOPE-9")
     assert result.returncode == 2
     assert result.stderr == ("wavegit add: --test: cannot be split into words: No closing quotation; "
                              "--depends-on: depends on unknown id 'NOPE-9'\n")
@@ -161,7 +162,7 @@ def test_a_bad_option_is_named_not_located_in_a_tracker_never_written(seeded: Re
 def test_add_to_a_tracker_with_an_invalid_item_names_its_line_on_the_branch(remote_repo: RemoteRepo) -> None:
     text = "version: 1\nitems:\n  - id: X\n    prompt: p\n    owns: [x.py]\n    test: \"sh -c 'open\"\n"
     head = seed_tracker(remote_repo.clone, text)
-    result = wavegit(remote_repo.clone, *add_args("A-1"))
+    result = wavegit_here(remote_repo.clone, *add_args("A-1"))
     assert result.returncode == 2
     [problem] = result.stderr.splitlines()
     assert problem.startswith(".wavegit/tracker.yaml:6:") and "item X" in problem
@@ -169,12 +170,12 @@ def test_add_to_a_tracker_with_an_invalid_item_names_its_line_on_the_branch(remo
 
 
 def test_add_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
-    assert_refused(wavegit(remote_repo.clone, *add_args("A-1")), "else run `wavegit init`)")
+    assert_refused(wavegit_here(remote_repo.clone, *add_args("A-1")), "else run `wavegit init`)")
 
 
 def test_add_to_a_corrupt_tracker_reports_its_problems_and_writes_nothing(remote_repo: RemoteRepo) -> None:
     head = seed_tracker(remote_repo.clone, "version: 1\nitems:\n  - id: X\n    owns: nope\n")
-    result = wavegit(remote_repo.clone, *add_args("A-1"))
+    result = wavegit_here(remote_repo.clone, *add_args("A-1"))
     assert result.returncode == 2
     assert all(line.startswith(".wavegit/tracker.yaml:") for line in result.stderr.splitlines())
     assert git(remote_repo.origin, "rev-parse", "main") == head
@@ -183,13 +184,13 @@ def test_add_to_a_corrupt_tracker_reports_its_problems_and_writes_nothing(remote
 def test_add_push_without_a_remote_is_refused(tmp_path: Path) -> None:
     local = local_repo(tmp_path)
     head = git(local, "rev-parse", "HEAD")
-    assert_refused(wavegit(local, *add_args("A-1", "--push")), "no remote 'origin'")
+    assert_refused(wavegit_here(local, *add_args("A-1", "--push")), "no remote 'origin'")
     assert git(local, "rev-parse", "HEAD") == head
 
 
 def test_add_in_a_local_repo_commits_and_keeps_git_status_clean(tmp_path: Path) -> None:
     local = local_repo(tmp_path)
-    assert wavegit(local, *add_args("A-1")).returncode == 0
+    assert wavegit_here(local, *add_args("A-1")).returncode == 0
     assert git(local, "status", "--porcelain") == ""
     assert tracker.loads((local / TRACKER).read_text()).get("A-1") is not None
 

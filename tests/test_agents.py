@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import TESTS, git, wavegit
 from tests.helpers.wave import WORKER, item, make_wave_repo, origin_tracker, run
 from wavegit.attempts import agents, sandbox
@@ -286,7 +287,7 @@ def test_an_unknown_profile_is_located_by_validate_and_plan(tmp_path: Path) -> N
     assert result.stderr.splitlines() == [
         f"{where}: item B: worker 'deeep' is no profile of the config (config workers has 'deep', 'gpt', "
         "'plain') (hint: did you mean 'deep'?)"]
-    plan = wavegit(remote.clone, "plan", "--json")
+    plan = wavegit_here(remote.clone, "plan", "--json")
     assert plan.returncode == 2
     assert json.loads(plan.stdout)["reason"].startswith(f"{where}: item B: worker 'deeep'")
 
@@ -297,13 +298,13 @@ def test_plan_names_the_first_unknown_profile_and_counts_the_rest_not_every_one_
     remote = _repo(tmp_path, [item(n, [f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="deeep")
                               for n in ("A", "B", "C")])
     where = _ghost_line_of(remote, "A")
-    plan = wavegit(remote.clone, "plan")
+    plan = wavegit_here(remote.clone, "plan")
     assert plan.returncode == 2
     assert plan.stdout.splitlines()[1] == (
         f"the next wave will not start (`wavegit run` would exit 2): {where}: item A: worker 'deeep' is no "
         "profile of the config (config workers has 'deep', 'gpt', 'plain') (hint: did you mean 'deep'?) "
         "(and 2 more: `wavegit validate` lists them)")
-    assert len(wavegit(remote.clone, "validate").stderr.splitlines()) == 3
+    assert len(wavegit_here(remote.clone, "validate").stderr.splitlines()) == 3
 
 
 def test_an_unknown_profile_is_exit_2_at_run_and_nothing_is_claimed(tmp_path: Path) -> None:
@@ -319,19 +320,19 @@ def test_add_and_edit_refuse_an_unknown_worker_naming_the_option_and_write_nothi
     remote = _ghost_repo(tmp_path)
     before = git(remote.origin, "rev-parse", "main")
     refusal = "--worker 'nope': no such profile in `workers` of the config (deep, gpt, plain)"
-    result = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
+    result = wavegit_here(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
                      "--worker", "nope")
     assert (result.returncode, result.stderr.splitlines()) == (2, [f"wavegit add: {refusal}"])
-    edited = wavegit(remote.clone, "edit", "A", "--worker", "nope")
+    edited = wavegit_here(remote.clone, "edit", "A", "--worker", "nope")
     assert (edited.returncode, edited.stderr.splitlines()) == (2, [f"wavegit edit: {refusal}"])
     assert git(remote.origin, "rev-parse", "main") == before
-    typo = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
+    typo = wavegit_here(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
                    "--worker", "deeep")  # as validate and import do, a near miss is named
     assert typo.returncode == 2 and typo.stderr.rstrip().endswith("(deep, gpt, plain); did you mean 'deep'?")
-    added = wavegit(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
+    added = wavegit_here(remote.clone, "add", "C", "--prompt", "p", "--owns", "src/c.txt", "--test", "true",
                     "--worker", "gpt")
     assert added.returncode == 0, added.stderr
-    edited = wavegit(remote.clone, "edit", "A", "--worker", "deep")
+    edited = wavegit_here(remote.clone, "edit", "A", "--worker", "deep")
     assert edited.returncode == 0, edited.stderr
     assert [i.worker for i in origin_tracker(remote).items] == ["deep", "deeep", "gpt"]
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers.itemops import changed_files, last_ops
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.sync import (
     claimed,
@@ -39,9 +40,9 @@ def test_done_marks_a_review_item_done_in_one_commit_with_its_op_trailer(tmp_pat
 
 def test_done_twice_is_exit_0_with_no_second_commit_and_says_so(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A", "failed", attempts=4)])
-    assert wavegit(remote.clone, "done", "A").returncode == 0
+    assert wavegit_here(remote.clone, "done", "A").returncode == 0
     head = origin_head(remote)
-    again = wavegit(remote.clone, "done", "A")
+    again = wavegit_here(remote.clone, "done", "A")
     assert (again.returncode, again.stdout.strip()) == (0, "A is already done; nothing written")
     assert origin_head(remote) == head
 
@@ -49,11 +50,11 @@ def test_done_twice_is_exit_0_with_no_second_commit_and_says_so(tmp_path: Path) 
 def test_an_unknown_id_is_exit_2_with_the_nearest_id_never_itself_and_nothing_written(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("AUTH-1"), entry("BILL-7")])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "done", "auth-1")
+    result = wavegit_here(remote.clone, "done", "auth-1")
     assert result.returncode == 2
     assert result.stderr.strip() == ("wavegit done: no item auth-1 in .wavegit/tracker.yaml on origin/main; "
                                      "did you mean 'AUTH-1'?")
-    far = wavegit(remote.clone, "done", "ZZZ")
+    far = wavegit_here(remote.clone, "done", "ZZZ")
     assert far.returncode == 2 and "did you mean" not in far.stderr
     assert origin_head(remote) == head
 
@@ -61,7 +62,7 @@ def test_an_unknown_id_is_exit_2_with_the_nearest_id_never_itself_and_nothing_wr
 def test_done_refuses_an_item_in_progress_naming_release(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", WAVE)])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "done", "A")
+    result = wavegit_here(remote.clone, "done", "A")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"`wavegit release --wave {WAVE}`" in result.stderr
     assert result.stderr.strip().endswith("nothing written")
@@ -71,7 +72,7 @@ def test_done_refuses_an_item_in_progress_naming_release(tmp_path: Path) -> None
 def test_a_merge_sha_that_is_not_hexadecimal_is_exit_2_naming_the_option(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=WAVE)])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "done", "A", "--merge-sha", "main")
+    result = wavegit_here(remote.clone, "done", "A", "--merge-sha", "main")
     assert result.returncode == 2 and "--merge-sha 'main': must be a hexadecimal commit SHA" in result.stderr
     assert origin_head(remote) == head
 
@@ -113,7 +114,7 @@ def test_without_a_remote_done_commits_to_the_local_branch_and_keeps_the_checkou
     (local / ".wavegit" / "tracker.yaml").write_text(tracker_text([entry("A", "review", wave=WAVE)]))
     git(local, "add", "-A")
     git(local, "commit", "-q", "-m", "tracker")
-    result = wavegit(local, "done", "A")
+    result = wavegit_here(local, "done", "A")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("A: review -> done: commit ") and " on main" in result.stdout
     assert git(local, "status", "--porcelain") == ""
@@ -123,7 +124,7 @@ def test_without_a_remote_done_commits_to_the_local_branch_and_keeps_the_checkou
 def test_done_refuses_a_merge_sha_that_names_no_commit_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=WAVE, pr=3)])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "done", "A", "--merge-sha", "abc1234")
+    result = wavegit_here(remote.clone, "done", "A", "--merge-sha", "abc1234")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == ("wavegit done: --merge-sha abc1234: no such commit in this repository "
                                      "(fetch it first, or check the SHA); nothing written")
@@ -138,7 +139,7 @@ def test_done_refuses_a_merge_sha_that_is_not_on_the_base_branch_and_writes_noth
     git(remote.clone, "commit", "-q", "-m", "not on main")
     side = git(remote.clone, "rev-parse", "HEAD")
     head = origin_head(remote)
-    result = wavegit(remote.clone, "done", "A", "--merge-sha", side)
+    result = wavegit_here(remote.clone, "done", "A", "--merge-sha", side)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"--merge-sha {side}: commit {side[:12]} is not on origin/main (the base branch)" in result.stderr
     assert origin_head(remote) == head and origin_item(remote, "A").status == "review"

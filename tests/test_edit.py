@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers.itemops import last_ops
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import wavegit
 from tests.helpers.sync import claimed, entry, make_tracker_repo, origin_head, origin_item
 
@@ -39,7 +40,7 @@ def test_the_prompt_can_come_from_a_file_or_stdin_as_with_add(tmp_path: Path) ->
     assert piped.returncode == 0, piped.stderr
     assert origin_item(remote, "A").prompt == "from stdin\n"
     head = origin_head(remote)
-    both = wavegit(remote.clone, "edit", "A", "--prompt", "x", "--prompt-file", str(prompt))
+    both = wavegit_here(remote.clone, "edit", "A", "--prompt", "x", "--prompt-file", str(prompt))
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
     empty = wavegit(remote.clone, "edit", "A", "--prompt-file", "-", input="  \n")
     assert empty.returncode == 2 and "the prompt is empty" in empty.stderr
@@ -49,16 +50,16 @@ def test_the_prompt_can_come_from_a_file_or_stdin_as_with_add(tmp_path: Path) ->
 def test_a_bad_option_is_exit_2_naming_it_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A")])
     head = origin_head(remote)
-    owns = wavegit(remote.clone, "edit", "A", "--owns", "/etc/passwd")
+    owns = wavegit_here(remote.clone, "edit", "A", "--owns", "/etc/passwd")
     assert owns.returncode == 2 and owns.stderr.startswith("wavegit edit: --owns: ")
-    test = wavegit(remote.clone, "edit", "A", "--test", "sh -c 'unterminated")
+    test = wavegit_here(remote.clone, "edit", "A", "--test", "sh -c 'unterminated")
     assert test.returncode == 2 and test.stderr.startswith("wavegit edit: --test: cannot be split into words")
-    protected = wavegit(remote.clone, "edit", "A", "--owns", ".wavegit/")
+    protected = wavegit_here(remote.clone, "edit", "A", "--owns", ".wavegit/")
     # Named as add names it, at no line of an unwritten file, with the way out.
     assert protected.stderr == ("wavegit edit: --owns: pattern '.wavegit/' can match the protected path "
                                 "'.wavegit/' (hint: own narrower paths; only allow_protected in "
                                 ".wavegit/config.yaml lifts a protected path)\n")
-    nothing = wavegit(remote.clone, "edit", "A")
+    nothing = wavegit_here(remote.clone, "edit", "A")
     assert nothing.returncode == 2 and "nothing to edit" in nothing.stderr
     assert origin_head(remote) == head
 
@@ -66,19 +67,20 @@ def test_a_bad_option_is_exit_2_naming_it_and_writes_nothing(tmp_path: Path) -> 
 def test_edit_refuses_an_item_in_flight(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [claimed("A", "w-20260101-000001-ab01")])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "edit", "A", "--priority", "P0")
+    result = wavegit_here(remote.clone, "edit", "A", "--priority", "P0")
     assert result.returncode == 2 and "in flight" in result.stderr and "Traceback" not in result.stderr
     assert origin_head(remote) == head
 
 
 def test_edit_sets_and_clears_the_title_and_the_dependencies(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A"), entry("B"), entry("C")])
-    result = wavegit(remote.clone, "edit", "A", "--title", "Rate-limit  logins", "--depends-on", "B", "C")
+    result = wavegit_here(remote.clone, "edit", "A", "--title", "Rate-limit  logins",
+                          "--depends-on", "B", "C")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("A: edited title, depends_on: commit ")
     item = origin_item(remote, "A")
     assert (item.title, item.depends_on) == ("Rate-limit logins", ("B", "C"))
-    cleared = wavegit(remote.clone, "edit", "A", "--title", "", "--depends-on")
+    cleared = wavegit_here(remote.clone, "edit", "A", "--title", "", "--depends-on")
     assert cleared.returncode == 0, cleared.stderr
     item = origin_item(remote, "A")
     assert (item.title, item.depends_on) == ("", ())
@@ -86,14 +88,14 @@ def test_edit_sets_and_clears_the_title_and_the_dependencies(tmp_path: Path) -> 
 
 def test_edit_sets_an_estimate_zero_included_and_refuses_a_negative_one(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A")])
-    result = wavegit(remote.clone, "edit", "A", "--estimate-s", "600")
+    result = wavegit_here(remote.clone, "edit", "A", "--estimate-s", "600")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("A: edited estimate_s: commit ")
     assert origin_item(remote, "A").estimate_s == 600
-    assert wavegit(remote.clone, "edit", "A", "--estimate-s", "0").returncode == 0
+    assert wavegit_here(remote.clone, "edit", "A", "--estimate-s", "0").returncode == 0
     assert origin_item(remote, "A").estimate_s == 0  # an estimate of no time, not none
     head = origin_head(remote)
-    negative = wavegit(remote.clone, "edit", "A", "--estimate-s", "-1")
+    negative = wavegit_here(remote.clone, "edit", "A", "--estimate-s", "-1")
     assert (negative.returncode, negative.stderr) == (2, "wavegit edit: --estimate-s: must be at least 0\n")
     assert origin_head(remote) == head
 
@@ -105,7 +107,7 @@ def test_edit_depends_on_refuses_unknown_ids_itself_and_cycles_naming_the_option
     for deps, message in ((["bill-7"], unknown),
                           (["A"], "--depends-on: A cannot depend on itself"),
                           (["BILL-7"], "--depends-on: ")):
-        result = wavegit(remote.clone, "edit", "A", "--depends-on", *deps)
+        result = wavegit_here(remote.clone, "edit", "A", "--depends-on", *deps)
         assert result.returncode == 2 and "Traceback" not in result.stderr, result
         assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
     assert "cycle" in result.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.scheduler import hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_item
@@ -60,8 +61,8 @@ def test_status_shows_a_running_wave_item_by_item_and_nothing_once_it_finished(t
         assert any(line.split()[:2] == ["SLOW", "started"] for line in seen.splitlines()[1:])
     finally:
         assert wave.wait(timeout=120) == 0
-    assert wavegit(remote.clone, "status").stdout.startswith("no wave is running")
-    listed = json.loads(wavegit(remote.clone, "status", "--all", "--json").stdout)
+    assert wavegit_here(remote.clone, "status").stdout.startswith("no wave is running")
+    listed = json.loads(wavegit_here(remote.clone, "status", "--all", "--json").stdout)
     assert [w["finished"]["exit_code"] for w in listed] == [0]
 
 
@@ -73,7 +74,7 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
 
 def test_status_of_an_unknown_wave_is_bad_input(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
-    result = wavegit(remote.clone, "status", "w-nope")
+    result = wavegit_here(remote.clone, "status", "w-nope")
     assert result.returncode == 2 and "no event log of that wave" in result.stderr
 
 
@@ -83,20 +84,20 @@ def test_status_says_a_killed_waves_scheduler_is_gone_and_after_sync_lists_it_on
         proc = scheduler.start()
         wave = origin_item(scheduler.remote, "A").wave
         assert wave is not None
-        assert wavegit(scheduler.remote.clone, "status").stdout.startswith(f"wave {wave}: running since")
+        assert wavegit_here(scheduler.remote.clone, "status").stdout.startswith(f"wave {wave}: running since")
         kill_with_sigkill(proc)
         scheduler.kill_workers()
         clone = scheduler.remote.clone
-        gone = wavegit(clone, "status")
+        gone = wavegit_here(clone, "status")
         assert gone.returncode == 0
         assert gone.stdout.startswith(f"wave {wave}: not finished, its scheduler (pid {proc.pid} on ")
         assert "`wavegit sync` here returns its claims" in gone.stdout
         assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", "--json").stdout)] == ["gone"]
         assert wavegit(clone, "sync").returncode == 0
-        assert wavegit(clone, "status").stdout.startswith("no wave is running")
-        listed = wavegit(clone, "status", "--all").stdout
+        assert wavegit_here(clone, "status").stdout.startswith("no wave is running")
+        listed = wavegit_here(clone, "status", "--all").stdout
         assert listed.startswith(f"wave {wave}: stopped without finishing")
-        assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", wave, "--json").stdout)] == [
+        assert [w["scheduler"] for w in json.loads(wavegit_here(clone, "status", wave, "--json").stdout)] == [
             "released"]
 
 
@@ -113,8 +114,8 @@ def test_a_killed_wave_whose_claims_another_clone_returned_is_not_told_to_sync_h
         assert wavegit(other, "sync").returncode == 0
         assert origin_item(scheduler.remote, "A").status == "todo"
         clone = scheduler.remote.clone
-        assert wavegit(clone, "status").stdout.startswith("no wave is running")
-        listed = wavegit(clone, "status", "--all").stdout
+        assert wavegit_here(clone, "status").stdout.startswith("no wave is running")
+        listed = wavegit_here(clone, "status", "--all").stdout
         assert listed.startswith(f"wave {wave}: stopped without finishing (started ")
         assert f"pid {proc.pid} on " in listed and "its claims were returned" in listed
         assert [w["scheduler"] for w in json.loads(wavegit(clone, "status", "--all", "--json").stdout)] == [

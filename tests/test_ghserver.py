@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,3 +260,40 @@ def test_a_non_collaborator_is_told_none_on_a_private_repository_and_read_on_a_p
     gh.fake.private = False
     assert repo.get_collaborator_permission("stranger") == "read"
     assert repo.get_collaborator_permission(ALICE) == "write"
+
+
+def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_each(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    push_branch(remote_repo, "feature", {"f0.txt": "0\n"})
+    base = git(remote_repo.clone, "rev-parse", "HEAD^")
+    for n in (1, 2):
+        (remote_repo.clone / f"f{n}.txt").write_text(f"{n}\n")
+        git(remote_repo.clone, "add", "-A")
+        git(remote_repo.clone, "commit", "-q", "-m", f"line one\n\nbody {n}")
+    git(remote_repo.clone, "commit", "-q", "--allow-empty", "--allow-empty-message", "-m", "")
+    git(remote_repo.clone, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    shas = git(remote_repo.origin, "rev-list", "feature").split()  # newest first, main's one last
+    expected = [(git(remote_repo.origin, "log", "-1", "--format=%B", s),
+                 git(remote_repo.origin, "rev-parse", f"{s}^{{tree}}")) for s in shas]
+    repo = repo_as(gh)
+    processes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        processes.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    listed = list(repo.get_commits(sha="feature"))
+    assert [c.sha for c in listed] == shas
+    assert [(c.commit.message, c.commit.tree.sha) for c in listed] == expected
+    assert {c.commit.author.name for c in listed} == {"Wave Tester"}
+    listing = len(processes)
+    compared = repo.compare(base, "feature")
+    assert (compared.ahead_by, compared.behind_by, compared.status) == (4, 0, "ahead")
+    assert [c.sha for c in compared.commits] == shas[:4][::-1]
+    assert [p.sha for p in compared.commits[0].parents] == [base]
+    # Listing: the ref and one log; comparing: the two revisions (the SHA tried as a branch first), the
+    # merge base, one count of both sides, one log and the diff. No git process per commit.
+    assert [p[1] for p in processes if p[1] in ("log", "show")] == ["log", "log"]
+    assert (listing, len(processes) - listing) == (2, 7)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo, write_and_push
 from wavegit.trackerbranch import halt
@@ -29,7 +30,7 @@ def test_halt_commits_who_when_why_and_run_then_exits_3_claiming_nothing(tmp_pat
 
 def test_resume_removes_halt_and_a_second_resume_writes_nothing(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
-    assert wavegit(remote.clone, "halt", "--reason", "stop").returncode == 0
+    assert wavegit_here(remote.clone, "halt", "--reason", "stop").returncode == 0
     assert wavegit(remote.clone, "resume").returncode == 0
     assert ".wavegit/HALT" not in git(remote.origin, "ls-tree", "-r", "--name-only", "main")
     head = git(remote.origin, "rev-parse", "main")
@@ -48,7 +49,7 @@ def test_corrupt_halt_still_halts_and_says_it_is_corrupt(tmp_path: Path) -> None
 def test_empty_reason_is_bad_input_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
     head = git(remote.origin, "rev-parse", "main")
-    result = wavegit(remote.clone, "halt", "--reason", "  ")
+    result = wavegit_here(remote.clone, "halt", "--reason", "  ")
     assert result.returncode == 2 and "--reason must not be empty" in result.stderr
     assert git(remote.origin, "rev-parse", "main") == head
 
@@ -81,14 +82,14 @@ def test_render_then_parse_round_trips() -> None:
 
 def test_halt_while_halted_says_so_and_keeps_the_first_reason_unless_forced(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [])
-    assert wavegit(remote.clone, "halt", "--reason", "deploy freeze").returncode == 0
+    assert wavegit_here(remote.clone, "halt", "--reason", "deploy freeze").returncode == 0
     head = git(remote.origin, "rev-parse", "main")
-    again = wavegit(remote.clone, "halt", "--reason", "something else")
+    again = wavegit_here(remote.clone, "halt", "--reason", "something else")
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("already halted by Wave Tester <tester@example.com> at ")
     assert ": deploy freeze " in again.stdout and again.stdout.strip().endswith(
         "the first notice stands; --force replaces it; nothing written")
     assert git(remote.origin, "rev-parse", "main") == head
-    forced = wavegit(remote.clone, "halt", "--reason", "something else", "--force")
+    forced = wavegit_here(remote.clone, "halt", "--reason", "something else", "--force")
     assert forced.returncode == 0 and forced.stdout.startswith("halted: something else (commit ")
     assert json.loads(git(remote.origin, "show", "main:.wavegit/HALT"))["why"] == "something else"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import REPO_ROOT, git, wavegit
 from tests.helpers.scheduler import Scheduler, forge_foreign_beat, hanging_wave, kill_with_sigkill
 from tests.helpers.sync import origin_item
@@ -91,13 +92,13 @@ def test_a_killed_waves_claims_are_named_from_another_clone_and_its_sync_release
     assert said, listed.stderr
     claimed = datetime.fromisoformat(str(origin_item(remote, "A").claimed_at).replace("Z", "+00:00"))
     assert said.group(2) == (claimed + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    planned = wavegit(other, "plan")
+    planned = wavegit_here(other, "plan")
     assert f"claims held (1 wave(s) not running in this clone):\n  wave {wave} holds A: its scheduler, pid " \
            f"{proc.pid} on {HOST}, is gone" in planned.stdout
-    held = json.loads(wavegit(other, "plan", "--json").stdout)["held"]
+    held = json.loads(wavegit_here(other, "plan", "--json").stdout)["held"]
     assert [(h["wave"], h["items"], h["scheduler"], h["pid"], h["host"]) for h in held] == [
         (wave, ["A"], "gone", proc.pid, HOST)]
-    assert f"wave {wave} holds A: its scheduler, pid {proc.pid}" in wavegit(other, "status").stdout
+    assert f"wave {wave} holds A: its scheduler, pid {proc.pid}" in wavegit_here(other, "status").stdout
     synced = wavegit(other, "sync")
     assert synced.returncode == 0, synced.stderr
     assert synced.stdout.startswith(f"A: in_progress -> todo (its scheduler (pid {proc.pid} on {HOST}) is "
@@ -120,18 +121,18 @@ def test_a_wave_that_ended_since_the_last_fetch_is_told_as_that_fetch_saw_it(sch
     wave = origin_item(remote, "A").wave
     other = remote.new_clone("other")
     assert f"wave {wave} holds A: its scheduler, pid {proc.pid} on {HOST}, runs" in \
-        wavegit(other, "ls", "--fetch").stderr
+        wavegit_here(other, "ls", "--fetch").stderr
     scheduler.kill_workers()  # its one attempt fails: the wave records it and ends as usual
     assert proc.wait(timeout=120) == 1
     note = "(as last fetched: a wave that ended since holds nothing; `wavegit ls --fetch` tells)"
-    planned = wavegit(other, "plan")
+    planned = wavegit_here(other, "plan")
     assert f"wave {wave} holds A: its scheduler, pid {proc.pid} on {HOST}, is gone" in planned.stdout
     assert planned.stdout.rstrip().endswith(f"`wavegit sync` returns them now (or `wavegit release --wave "
                                             f"{wave}`) {note}")
-    fetched = wavegit(other, "ls", "--fetch")
+    fetched = wavegit_here(other, "ls", "--fetch")
     assert fetched.returncode == 0, fetched.stderr
     assert "claims held" not in fetched.stderr  # the ended wave holds nothing
-    assert wavegit(other, "status").stdout == "no wave is running (--all lists finished ones)\n"
+    assert wavegit_here(other, "status").stdout == "no wave is running (--all lists finished ones)\n"
 
 
 def test_release_from_another_clone_on_the_same_machine_names_the_dead_scheduler(
@@ -294,7 +295,7 @@ def test_a_heartbeat_copy_whose_wave_deleted_its_ref_is_pruned_by_the_next_track
     head = git(remote.clone, "rev-parse", "HEAD")
     stale = f"{heartbeat.local_prefix('origin')}w-20260101-000000-dead"
     git(remote.clone, "update-ref", stale, head)
-    assert wavegit(remote.clone, "ls", "--fetch").returncode == 0
+    assert wavegit_here(remote.clone, "ls", "--fetch").returncode == 0
     assert git(remote.clone, "for-each-ref", "--format=%(refname)", heartbeat.local_prefix("origin")) == ""
 
 

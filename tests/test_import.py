@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import RemoteRepo, git, wavegit
 from wavegit.core.yamlread import Node
 from wavegit.model import tracker
@@ -43,7 +44,7 @@ def test_import_adds_every_item_oldest_first_in_one_commit_that_plan_then_reads(
         remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
     before = git(remote.origin, "rev-parse", BRANCH)
-    result = wavegit(remote.clone, "import", write_backlog(remote.clone, AESOP), "--from", "aesop")
+    result = wavegit_here(remote.clone, "import", write_backlog(remote.clone, AESOP), "--from", "aesop")
     assert result.returncode == 0, result.stderr
     assert "imported 3 items from backlog.json: commit" in result.stdout
     assert git(remote.origin, "rev-list", "--count", f"{before}..{BRANCH}") == "1"
@@ -52,7 +53,7 @@ def test_import_adds_every_item_oldest_first_in_one_commit_that_plan_then_reads(
         ("old-bug", "todo", ("src/bug.py",)), ("new-feature", "todo", ("src/feature.py",)),
         ("DONE-1", "done", ("src/old.py",))]
     # Equal priority: the older item is the first the next wave would take.
-    plan = json.loads(wavegit(remote.clone, "plan", "--json", "--max-items", "1").stdout)
+    plan = json.loads(wavegit_here(remote.clone, "plan", "--json", "--max-items", "1").stdout)
     assert plan["selected"] == ["old-bug"]
 
 
@@ -60,7 +61,7 @@ def test_dry_run_lists_the_items_and_writes_nothing(remote_repo: RemoteRepo) -> 
     remote = initialised(remote_repo)
     before = git(remote.origin, "rev-parse", BRANCH)
     name = write_backlog(remote.clone, AESOP)
-    result = wavegit(remote.clone, "import", name, "--from", "aesop", "--dry-run")
+    result = wavegit_here(remote.clone, "import", name, "--from", "aesop", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert "would add 3 items" in result.stdout and "nothing written" in result.stdout
     listed = [line.split()[0] for line in result.stdout.splitlines()[1:]]
@@ -74,7 +75,7 @@ def test_a_bad_backlog_is_every_problem_at_its_line_exit_2_and_nothing_written(
     before = git(remote.origin, "rev-parse", BRANCH)
     records = [{"slug": "a", "prompt": "ok", "ownsFiles": ["../outside"], "testCmd": "true"},
                {"slug": "b", "prompt": "", "ownsFiles": ["src/b.py"], "testCmd": "true", "priority": "high"}]
-    result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
+    result = wavegit_here(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     assert lines[0].startswith("backlog.json:2:3: item 1 (a): ownsFiles '../outside'")
@@ -88,7 +89,7 @@ def test_a_file_that_never_ends_is_refused_at_its_bound_not_read_until_memory_ru
         remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
     head = git(remote.origin, "rev-parse", BRANCH)
-    result = wavegit(remote.clone, "import", "/dev/zero", "--from", "csv")
+    result = wavegit_here(remote.clone, "import", "/dev/zero", "--from", "csv")
     assert (result.returncode, result.stderr) == (
         2, "wavegit import: /dev/zero: cannot read it ([Errno 27] more than 268,435,456 bytes)\n")
     assert git(remote.origin, "rev-parse", BRANCH) == head
@@ -97,9 +98,9 @@ def test_a_file_that_never_ends_is_refused_at_its_bound_not_read_until_memory_ru
 def test_an_id_the_tracker_already_has_refuses_the_whole_import(remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
     name = write_backlog(remote.clone, AESOP)
-    assert wavegit(remote.clone, "import", name, "--from", "aesop").returncode == 0
+    assert wavegit_here(remote.clone, "import", name, "--from", "aesop").returncode == 0
     head = git(remote.origin, "rev-parse", BRANCH)
-    again = wavegit(remote.clone, "import", "backlog.json", "--from", "aesop")
+    again = wavegit_here(remote.clone, "import", "backlog.json", "--from", "aesop")
     assert again.returncode == 2
     assert "id 'DONE-1' is already taken" in again.stderr
     assert git(remote.origin, "rev-parse", BRANCH) == head
@@ -110,18 +111,18 @@ def test_jsonl_and_csv_import_through_the_command_too(remote_repo: RemoteRepo) -
     (remote.clone / "b.jsonl").write_text(json.dumps({"slug": "j", "prompt": "p", "ownsFiles": ["j.py"],
                                                       "testCmd": "true"}) + "\n")
     (remote.clone / "b.csv").write_text("id,prompt,owns,test\nC-1,do it,c.py;d.py,true\n")
-    one = wavegit(remote.clone, "import", "b.jsonl", "--from", "jsonl")
+    one = wavegit_here(remote.clone, "import", "b.jsonl", "--from", "jsonl")
     assert one.returncode == 0 and one.stdout.startswith("imported 1 item from b.jsonl: commit ")
-    assert wavegit(remote.clone, "import", "b.csv", "--from", "csv").returncode == 0
+    assert wavegit_here(remote.clone, "import", "b.csv", "--from", "csv").returncode == 0
     assert [(i.id, i.owns) for i in origin_tracker(remote).items] == [
         ("j", ("j.py",)), ("C-1", ("c.py", "d.py"))]
 
 
 def test_a_missing_file_or_unknown_format_is_exit_2_naming_it(remote_repo: RemoteRepo) -> None:
     remote = initialised(remote_repo)
-    missing = wavegit(remote.clone, "import", "nope.json", "--from", "aesop")
+    missing = wavegit_here(remote.clone, "import", "nope.json", "--from", "aesop")
     assert missing.returncode == 2 and missing.stderr.startswith("wavegit import: nope.json: cannot read it")
-    unknown = wavegit(remote.clone, "import", "nope.json", "--from", "trello")
+    unknown = wavegit_here(remote.clone, "import", "nope.json", "--from", "trello")
     assert unknown.returncode == 2 and "invalid choice: 'trello'" in unknown.stderr
 
 
@@ -129,7 +130,7 @@ def test_attack_a_hostile_backlog_is_exit_2_one_line_and_nothing_written(remote_
     remote = initialised(remote_repo)
     before = git(remote.origin, "rev-parse", BRANCH)
     (remote.clone / "deep.json").write_text("[" * 100000 + "]" * 100000)
-    result = wavegit(remote.clone, "import", "deep.json", "--from", "aesop")
+    result = wavegit_here(remote.clone, "import", "deep.json", "--from", "aesop")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.splitlines() == ["deep.json:1:1: not JSON: nested too deeply to be a backlog"]
     assert git(remote.origin, "rev-parse", BRANCH) == before
@@ -143,14 +144,14 @@ def test_imported_dependencies_hold_the_dependent_back_in_plan(remote_repo: Remo
                 "priority": "P3"}]
     backlog = write_backlog(remote.clone, records)
     # The listing says what each item waits for (a trial read a dry run without a word of it).
-    dry = wavegit(remote.clone, "import", backlog, "--from", "aesop", "--dry-run")
+    dry = wavegit_here(remote.clone, "import", backlog, "--from", "aesop", "--dry-run")
     assert dry.stdout.splitlines()[1:] == ["  second  P0  todo    second  (after first)",
                                            "  first   P3  todo    first"]
-    result = wavegit(remote.clone, "import", backlog, "--from", "aesop")
+    result = wavegit_here(remote.clone, "import", backlog, "--from", "aesop")
     assert result.returncode == 0, result.stderr
     assert "ignored key" not in result.stderr
     assert origin_tracker(remote).get("second").depends_on == ("first",)  # type: ignore[union-attr]
-    plan = json.loads(wavegit(remote.clone, "plan", "--json").stdout)
+    plan = json.loads(wavegit_here(remote.clone, "plan", "--json").stdout)
     assert plan["selected"] == ["first"]
     assert {"id": "second", "reason": "depends on first"} in plan["skipped"]
 
@@ -189,7 +190,7 @@ def test_a_worker_profile_the_config_lacks_refuses_the_import_before_the_tracker
     remote = initialised(remote_repo)
     before = git(remote.origin, "rev-parse", BRANCH)
     records = [{"slug": "a", "prompt": "p", "ownsFiles": ["a.py"], "testCmd": "true", "worker": "slow"}]
-    result = wavegit(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
+    result = wavegit_here(remote.clone, "import", write_backlog(remote.clone, records), "--from", "aesop")
     assert (result.returncode, result.stderr) == (2, (
         "backlog.json:2:3: item 1 (a): worker 'slow': no such profile in `workers` of the config "
         "(it has none) (hint: add it to `workers` in .wavegit/config.yaml)\n"))

@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import TESTS, CliResult, RemoteRepo, git, wavegit
 from wavegit.github import intake
 from wavegit.model import tracker
 from wavegit.model.config import initial_config_text
 
+# Most commands here run in this process (wavegit_here): their tests are about what init writes and says,
+# and a process of its own cost each ~0.15 s of CPU more. The first test and the wave after init run real
+# ones.
 TRACKER = ".wavegit/tracker.yaml"
 CONFIG = ".wavegit/config.yaml"
 
@@ -60,7 +64,7 @@ def test_init_in_a_local_repo_adds_one_commit_on_top_and_keeps_status_clean(empt
     git(empty_repo, "add", "README.md")
     git(empty_repo, "commit", "-q", "-m", "initial")
     before = git(empty_repo, "rev-parse", "HEAD")
-    assert wavegit(empty_repo, "init").returncode == 0
+    assert wavegit_here(empty_repo, "init").returncode == 0
     assert git(empty_repo, "rev-parse", "main^") == before
     assert_fresh(empty_repo, "main")
     assert git(empty_repo, "status", "--porcelain", "--untracked-files=all") == ""
@@ -83,7 +87,7 @@ def assert_own_branch_layout(origin: Path, branch: str = OWN) -> None:
 def test_init_with_a_remote_puts_the_tracker_on_its_own_branch_and_the_config_on_main(
         remote_repo: RemoteRepo, push: list[str]) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
-    result = wavegit(remote_repo.clone, "init", *push)
+    result = wavegit_here(remote_repo.clone, "init", *push)
     assert result.returncode == 0, result.stderr
     assert git(remote_repo.origin, "rev-parse", "main^") == before
     assert_own_branch_layout(remote_repo.origin)
@@ -92,7 +96,7 @@ def test_init_with_a_remote_puts_the_tracker_on_its_own_branch_and_the_config_on
     # The clean checkout of main followed its one config commit, so the next command here finds the tracker.
     assert git(remote_repo.clone, "rev-parse", "main") == git(remote_repo.origin, "rev-parse", "main")
     assert git(remote_repo.clone, "status", "--porcelain", "--untracked-files=all") == ""
-    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    added = wavegit_here(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
     assert added.returncode == 0 and f"published to origin/{OWN}" in added.stdout, added
     assert git(remote_repo.origin, "rev-parse", "main^") == before  # add left main alone
     git(remote_repo.origin, "fsck", "--strict", "--no-dangling")
@@ -101,7 +105,7 @@ def test_init_with_a_remote_puts_the_tracker_on_its_own_branch_and_the_config_on
 def test_init_tracker_branch_main_keeps_the_tracker_on_main_and_leaves_the_checkout_alone(
         remote_repo: RemoteRepo) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
-    result = wavegit(remote_repo.clone, "init", "--tracker-branch", "main")
+    result = wavegit_here(remote_repo.clone, "init", "--tracker-branch", "main")
     assert result.returncode == 0, result.stderr
     assert "published to origin/main" in result.stdout and "git pull" in result.stdout
     assert git(remote_repo.origin, "rev-parse", "main^") == before
@@ -114,7 +118,7 @@ def test_init_tracker_branch_main_keeps_the_tracker_on_main_and_leaves_the_check
 def test_init_leaves_a_dirty_checkout_alone_and_says_to_pull(remote_repo: RemoteRepo) -> None:
     before = git(remote_repo.clone, "rev-parse", "main")
     (remote_repo.clone / "README.md").write_text("edited\n")
-    result = wavegit(remote_repo.clone, "init")
+    result = wavegit_here(remote_repo.clone, "init")
     assert result.returncode == 0, result.stderr
     assert_own_branch_layout(remote_repo.origin)
     assert "main here has uncommitted changes, so it was left as it is: git pull here" in result.stdout
@@ -125,7 +129,7 @@ def test_init_leaves_a_dirty_checkout_alone_and_says_to_pull(remote_repo: Remote
 def test_init_github_puts_the_issue_form_on_the_base_branch_where_github_reads_it(
         remote_repo: RemoteRepo) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
-    result = wavegit(remote_repo.clone, "init", "--github")
+    result = wavegit_here(remote_repo.clone, "init", "--github")
     assert result.returncode == 0, result.stderr
     assert git(remote_repo.origin, "rev-parse", "main^") == before
     form = yaml.safe_load(git(remote_repo.origin, "show", f"main:{intake.FORM_PATH}"))
@@ -136,7 +140,7 @@ def test_init_github_puts_the_issue_form_on_the_base_branch_where_github_reads_i
 def test_init_commits_the_configuration_it_ran_with_environment_overrides_included(
         remote_repo: RemoteRepo) -> None:
     git(remote_repo.clone, "push", "-q", "origin", "main:wavegit-tracker")
-    result = wavegit(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "wavegit-tracker"})
+    result = wavegit_here(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "wavegit-tracker"})
     assert result.returncode == 0, result.stderr
     committed = yaml.safe_load(git(remote_repo.origin, "show", f"wavegit-tracker:{CONFIG}"))
     assert committed["tracker_branch"] == "wavegit-tracker"
@@ -145,13 +149,13 @@ def test_init_commits_the_configuration_it_ran_with_environment_overrides_includ
 
 def test_init_with_wavegit_tracker_branch_set_commits_a_config_naming_that_branch(
         remote_repo: RemoteRepo) -> None:
-    result = wavegit(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "x"})
+    result = wavegit_here(remote_repo.clone, "init", env={"WAVEGIT_TRACKER_BRANCH": "x"})
     assert result.returncode == 0, result.stderr
     assert_own_branch_layout(remote_repo.origin, "x")
 
 
 def test_init_tracker_branch_option_names_the_branch(remote_repo: RemoteRepo) -> None:
-    result = wavegit(remote_repo.clone, "init", "--tracker-branch", "ops/tracker")
+    result = wavegit_here(remote_repo.clone, "init", "--tracker-branch", "ops/tracker")
     assert result.returncode == 0, result.stderr
     assert_own_branch_layout(remote_repo.origin, "ops/tracker")
 
@@ -160,15 +164,15 @@ def test_init_tracker_branch_option_names_the_branch(remote_repo: RemoteRepo) ->
 def test_init_refuses_an_invalid_tracker_branch_name_and_writes_nothing(remote_repo: RemoteRepo,
                                                                          name: str) -> None:
     before = git(remote_repo.origin, "for-each-ref")
-    assert_refused(wavegit(remote_repo.clone, "init", f"--tracker-branch={name}"),
+    assert_refused(wavegit_here(remote_repo.clone, "init", f"--tracker-branch={name}"),
                    f"--tracker-branch {name!r}: not a valid branch name")
     assert git(remote_repo.origin, "for-each-ref") == before
 
 
 def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> None:
-    assert wavegit(remote_repo.clone, "init").returncode == 0
+    assert wavegit_here(remote_repo.clone, "init").returncode == 0
     heads = git(remote_repo.origin, "for-each-ref")
-    refused = wavegit(remote_repo.clone, "init")
+    refused = wavegit_here(remote_repo.clone, "init")
     assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}: --force replaces it")
     assert git(remote_repo.origin, "for-each-ref") == heads
 
@@ -176,30 +180,31 @@ def test_init_twice_is_refused_and_writes_nothing(remote_repo: RemoteRepo) -> No
 def test_a_clone_from_before_a_teammates_init_is_told_to_pull_not_to_init(remote_repo: RemoteRepo) -> None:
     # The teammate cloned before init: no config in the checkout, so it looks for the tracker on main.
     teammate = remote_repo.new_clone("teammate")
-    assert wavegit(remote_repo.clone, "init").returncode == 0
-    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    assert wavegit_here(remote_repo.clone, "init").returncode == 0
+    added = wavegit_here(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
     assert added.returncode == 0, added.stderr
     pull_first = "if someone ran `wavegit init` already, `git pull` brings it"
     for command in (["ls"], ["plan"], ["validate"], ["add", "B-1", "--prompt", "p", "--owns", "b.py",
                                                      "--test", "true"]):
-        result = wavegit(teammate, *command)
+        result = wavegit_here(teammate, *command)
         assert result.returncode == 2 and pull_first in result.stderr, result
         assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
     heads = git(remote_repo.origin, "for-each-ref")
-    refused = wavegit(teammate, "init")  # init, as the old message said: refused, and now it says to pull
+    # init, as the old message said: refused, and now it says to pull
+    refused = wavegit_here(teammate, "init")
     assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}: `git pull` brings its config "
                    f"({CONFIG}) into this checkout; --force replaces it (its items would be dropped)")
     assert git(remote_repo.origin, "for-each-ref") == heads
     git(teammate, "pull", "-q")
-    listed = wavegit(teammate, "ls")
+    listed = wavegit_here(teammate, "ls")
     assert listed.returncode == 0 and listed.stdout.splitlines()[1].startswith("A-1"), listed
 
 
 def test_init_force_replaces_a_tracker_that_has_items(remote_repo: RemoteRepo) -> None:
-    assert wavegit(remote_repo.clone, "init").returncode == 0
-    added = wavegit(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
+    assert wavegit_here(remote_repo.clone, "init").returncode == 0
+    added = wavegit_here(remote_repo.clone, "add", "A-1", "--prompt", "p", "--owns", "a.py", "--test", "true")
     assert added.returncode == 0, added.stderr
-    assert wavegit(remote_repo.clone, "init", "--force").returncode == 0
+    assert wavegit_here(remote_repo.clone, "init", "--force").returncode == 0
     assert files_at(remote_repo.origin, OWN)[TRACKER] == tracker.initial_text()
 
 
@@ -210,7 +215,7 @@ def test_init_keeps_an_existing_config_naming_no_branch_and_the_tracker_on_main(
     git(remote_repo.clone, "add", CONFIG)
     git(remote_repo.clone, "commit", "-q", "-m", "config first")
     git(remote_repo.clone, "push", "-q", "origin", "main")
-    result = wavegit(remote_repo.clone, "init")
+    result = wavegit_here(remote_repo.clone, "init")
     assert result.returncode == 0, result.stderr
     assert f"initialized {TRACKER}: commit" in result.stdout
     expected = {TRACKER: tracker.initial_text(), CONFIG: "concurrency: 2\n"}
@@ -224,14 +229,15 @@ def test_init_refuses_to_start_an_unrelated_remote_branch_when_only_the_clone_ha
     (work / "README.md").write_text("hello\n")
     git(work, "add", "README.md")
     git(work, "commit", "-q", "-m", "not pushed yet")
-    assert_refused(wavegit(work, "init"), "origin has no branch main yet but this clone does: push it first")
+    assert_refused(wavegit_here(work, "init"),
+                   "origin has no branch main yet but this clone does: push it first")
     assert git(tmp_path / "origin.git", "for-each-ref") == ""
 
 
 def test_init_in_a_clone_of_an_empty_remote_creates_the_branch_there(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
     git(tmp_path, "clone", "-q", "origin.git", "work")
-    assert wavegit(tmp_path / "work", "init").returncode == 0
+    assert wavegit_here(tmp_path / "work", "init").returncode == 0
     assert_fresh(tmp_path / "origin.git", "main")
 
 
@@ -239,7 +245,7 @@ def test_init_of_an_own_tracker_branch_on_an_empty_remote_is_refused_and_creates
         tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
     git(tmp_path, "clone", "-q", "origin.git", "work")
-    assert_refused(wavegit(tmp_path / "work", "init", "--tracker-branch", OWN),
+    assert_refused(wavegit_here(tmp_path / "work", "init", "--tracker-branch", OWN),
                    f"origin/main does not exist yet, and the tracker branch {OWN} starts from it: push a "
                    "first commit to main")
     assert git(tmp_path / "origin.git", "for-each-ref") == ""
@@ -248,27 +254,27 @@ def test_init_of_an_own_tracker_branch_on_an_empty_remote_is_refused_and_creates
 def test_init_with_a_tracker_already_on_its_branch_is_refused_before_main_gets_a_config(
         remote_repo: RemoteRepo) -> None:
     before = git(remote_repo.origin, "rev-parse", "main")
-    assert wavegit(remote_repo.clone, "init").returncode == 0
+    assert wavegit_here(remote_repo.clone, "init").returncode == 0
     git(remote_repo.clone, "push", "-q", "--force", "origin", f"{before}:refs/heads/main")  # its config gone
     git(remote_repo.clone, "reset", "-q", "--hard", before)
     heads = git(remote_repo.origin, "for-each-ref")
-    refused = wavegit(remote_repo.clone, "init")
+    refused = wavegit_here(remote_repo.clone, "init")
     assert_refused(refused, f"{TRACKER} already exists on origin/{OWN}: --force replaces it")
     assert git(remote_repo.origin, "for-each-ref") == heads
 
 
 def test_init_push_without_a_remote_is_refused_and_creates_nothing(empty_repo: Path) -> None:
-    assert_refused(wavegit(empty_repo, "init", "--push"), "no remote 'origin'")
+    assert_refused(wavegit_here(empty_repo, "init", "--push"), "no remote 'origin'")
     assert git(empty_repo, "for-each-ref") == ""
 
 
 def test_init_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
-    assert_refused(wavegit(tmp_path / "plain", "init"), "not inside a git work tree")
+    assert_refused(wavegit_here(tmp_path / "plain", "init"), "not inside a git work tree")
 
 
 def test_init_help_documents_what_push_means(empty_repo: Path) -> None:
-    result = wavegit(empty_repo, "init", "--help")
+    result = wavegit_here(empty_repo, "init", "--help")
     assert result.returncode == 0
     assert "--push" in result.stdout and "compare-and-swap" in result.stdout
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import EXAMPLE, RemoteRepo, git, wavegit
 from tests.helpers.repos import with_tracker as in_work_tree
 
@@ -67,7 +68,7 @@ def test_ls_names_the_tracker_it_read_on_stderr_which_validate_checks_too(remote
                                      "is origin/main as last fetched; `wavegit pull` fetches the remote's, "
                                      "which may be fixed already"]
     assert lines[1] == "claims held (1 wave(s) not running in this clone):"  # API-7, in flight
-    validate = wavegit(clone, "validate")
+    validate = wavegit_here(clone, "validate")
     assert validate.returncode == 2 and "API-8" in validate.stderr and "P7" in validate.stderr
 
 
@@ -79,7 +80,7 @@ def test_ls_rejects_unknown_status(remote_repo: RemoteRepo) -> None:
 def test_ls_reads_the_tracker_branch_not_the_work_tree_copy(remote_repo: RemoteRepo) -> None:
     clone = with_tracker(remote_repo)
     (clone / ".wavegit" / "tracker.yaml").write_text("not: [a, tracker")
-    result = wavegit(clone, "ls", "--json")
+    result = wavegit_here(clone, "ls", "--json")
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)) == 8
 
@@ -87,15 +88,15 @@ def test_ls_reads_the_tracker_branch_not_the_work_tree_copy(remote_repo: RemoteR
 def test_ls_fetch_shows_an_item_another_clone_added(remote_repo: RemoteRepo) -> None:
     with_tracker(remote_repo)
     other = remote_repo.new_clone("other")
-    added = wavegit(other, "add", "NEW-1", "--prompt", "p", "--owns", "new/", "--test", "true", "--push")
+    added = wavegit_here(other, "add", "NEW-1", "--prompt", "p", "--owns", "new/", "--test", "true", "--push")
     assert added.returncode == 0, added.stderr
-    before = [i["id"] for i in json.loads(wavegit(remote_repo.clone, "ls", "--json").stdout)]
-    after = [i["id"] for i in json.loads(wavegit(remote_repo.clone, "ls", "--fetch", "--json").stdout)]
+    before = [i["id"] for i in json.loads(wavegit_here(remote_repo.clone, "ls", "--json").stdout)]
+    after = [i["id"] for i in json.loads(wavegit_here(remote_repo.clone, "ls", "--fetch", "--json").stdout)]
     assert "NEW-1" not in before and after[-1] == "NEW-1"
 
 
 def test_ls_without_a_tracker_says_to_run_init(remote_repo: RemoteRepo) -> None:
-    result = wavegit(remote_repo.clone, "ls")
+    result = wavegit_here(remote_repo.clone, "ls")
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "wavegit ls: no tracker at origin/main:.wavegit/tracker.yaml (no .wavegit/config.yaml in this "
@@ -109,7 +110,7 @@ def test_a_config_naming_a_remote_the_repository_lacks_is_named_at_its_key_not_t
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / ".wavegit" / "config.yaml").write_text("tracker_branch: wavegit-tracker\n"
                                                                "remote: orign\n")
-    result = wavegit(remote_repo.clone, "ls")
+    result = wavegit_here(remote_repo.clone, "ls")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "wavegit ls: .wavegit/config.yaml:2:9: remote 'orign' is not a remote of this repository (it has "

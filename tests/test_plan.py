@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import RemoteRepo, git, wavegit
 
 TRACKER = """\
@@ -94,7 +95,7 @@ def test_plan_reads_the_tracker_branch_not_the_work_tree(tmp_path: Path) -> None
     blob = commit_tracker(tmp_path, TRACKER)
     # An uncommitted edit must not change the plan: the plan is of the committed tracker.
     (tmp_path / ".wavegit" / "tracker.yaml").write_text(TRACKER.replace("priority: P1", "priority: P3"))
-    result = wavegit(tmp_path, "plan", "--json")
+    result = wavegit_here(tmp_path, "plan", "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["selected"][0] == "BIG"
@@ -104,7 +105,7 @@ def test_plan_reads_the_tracker_branch_not_the_work_tree(tmp_path: Path) -> None
 def test_plan_max_items_option_caps_the_wave(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, TRACKER)
-    result = wavegit(tmp_path, "plan", "--json", "--max-items", "2")
+    result = wavegit_here(tmp_path, "plan", "--json", "--max-items", "2")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["selected"] == ["BIG", "FREE1"]
@@ -114,10 +115,10 @@ def test_plan_max_items_option_caps_the_wave(tmp_path: Path) -> None:
 def test_plan_uses_max_items_from_config_and_environment(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, TRACKER, config="max_items: 1\n")
-    from_config = wavegit(tmp_path, "plan", "--json")
+    from_config = wavegit_here(tmp_path, "plan", "--json")
     assert from_config.returncode == 0, from_config.stderr
     assert json.loads(from_config.stdout)["selected"] == ["BIG"]
-    from_env = wavegit(tmp_path, "plan", "--json", env={"WAVEGIT_MAX_ITEMS": "2"})
+    from_env = wavegit_here(tmp_path, "plan", "--json", env={"WAVEGIT_MAX_ITEMS": "2"})
     assert json.loads(from_env.stdout)["selected"] == ["BIG", "FREE1"]
 
 
@@ -125,7 +126,7 @@ def test_plan_rejects_max_items_below_one_with_exit_2(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, TRACKER)
     for bad in ("0", "-3", "many"):
-        result = wavegit(tmp_path, "plan", "--max-items", bad)
+        result = wavegit_here(tmp_path, "plan", "--max-items", bad)
         assert result.returncode == 2
         assert "--max-items" in result.stderr
         assert "Traceback" not in result.stderr
@@ -135,7 +136,7 @@ def test_plan_rejects_max_items_below_one_with_exit_2(tmp_path: Path) -> None:
 def test_plan_text_lists_selected_and_a_table_of_skip_reasons(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     blob = commit_tracker(tmp_path, TRACKER)
-    result = wavegit(tmp_path, "plan")
+    result = wavegit_here(tmp_path, "plan")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == f"tracker main:.wavegit/tracker.yaml blob {blob[:12]}"  # no remote: the local branch
@@ -165,7 +166,7 @@ def test_plan_skips_an_invalid_item_and_exits_2_as_run_would_saying_the_wave_wil
     free2 = "  - id: FREE2\n    prompt: free\n"
     bad = TRACKER.replace(free2, free2 + "    priority: P9\n")
     commit_tracker(tmp_path, bad)
-    result = wavegit(tmp_path, "plan", "--json")
+    result = wavegit_here(tmp_path, "plan", "--json")
     assert result.returncode == 2, result.stderr
     plan = json.loads(result.stdout)
     reasons = {s["id"]: s["reason"] for s in plan["skipped"]}
@@ -180,13 +181,13 @@ def test_plan_skips_an_invalid_item_and_exits_2_as_run_would_saying_the_wave_wil
 def test_plan_under_halt_exits_3_as_run_would_and_says_why(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, TRACKER)
-    assert wavegit(tmp_path, "halt", "--reason", "release freeze").returncode == 0
-    text = wavegit(tmp_path, "plan")
+    assert wavegit_here(tmp_path, "halt", "--reason", "release freeze").returncode == 0
+    text = wavegit_here(tmp_path, "plan")
     assert text.returncode == 3
     refusal = text.stdout.splitlines()[1]
     assert refusal.startswith("the next wave will not start (`wavegit run` would exit 3): halted by ")
     assert "release freeze" in text.stdout.splitlines()[1]
-    plan = json.loads(wavegit(tmp_path, "plan", "--json").stdout)
+    plan = json.loads(wavegit_here(tmp_path, "plan", "--json").stdout)
     assert (plan["would_start"], plan["exit_code"]) == (False, 3) and "release freeze" in plan["reason"]
     assert wavegit(tmp_path, "run").returncode == 3
 
@@ -198,7 +199,7 @@ def test_plan_over_the_day_budget_exits_3_as_run_would(tmp_path: Path,
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, TRACKER, config="budget: {day_usd: 1}\n")
     git(tmp_path, "commit", "-q", "--allow-empty", "-m", "wavegit: record\n\nWavegit-Cost: 2")
-    result = wavegit(tmp_path, "plan", "--json")
+    result = wavegit_here(tmp_path, "plan", "--json")
     plan = json.loads(result.stdout)
     assert result.returncode == 3
     assert (plan["would_start"], plan["exit_code"]) == (False, 3) and "daily budget" in plan["reason"]
@@ -208,7 +209,7 @@ def test_plan_over_the_day_budget_exits_3_as_run_would(tmp_path: Path,
 def test_plan_on_a_broken_tracker_exits_2_with_a_located_message(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, "version: 1\nitems: {not: a list}\n")
-    result = wavegit(tmp_path, "plan", "--json")
+    result = wavegit_here(tmp_path, "plan", "--json")
     assert result.returncode == 2
     assert result.stderr.startswith(".wavegit/tracker.yaml:2:")
     assert "Traceback" not in result.stderr
@@ -220,14 +221,14 @@ def test_plan_without_a_tracker_says_to_run_init(tmp_path: Path) -> None:
     (tmp_path / "README").write_text("x\n")
     git(tmp_path, "add", "README")
     git(tmp_path, "commit", "-q", "-m", "first")
-    result = wavegit(tmp_path, "plan")
+    result = wavegit_here(tmp_path, "plan")
     assert result.returncode == 2
     assert "wavegit init" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_plan_outside_a_repository_exits_2(tmp_path: Path) -> None:
-    result = wavegit(tmp_path, "plan")
+    result = wavegit_here(tmp_path, "plan")
     assert result.returncode == 2
     assert "not inside a git work tree" in result.stderr
 
@@ -329,7 +330,7 @@ def test_plan_warns_where_the_config_names_a_worker_program_that_is_not_found_an
     assert typo.stderr == (".wavegit/config.yaml:2:9: warning: the worker program 'claud' is not on PATH; "
                            "`wavegit run` here refuses to start (exit 2) until it is: install it, or change "
                            "`worker`\n")
-    text = wavegit(tmp_path, "plan")
+    text = wavegit_here(tmp_path, "plan")
     assert text.returncode == 0 and text.stderr == typo.stderr
 
 
@@ -337,14 +338,15 @@ def test_plan_warns_about_the_profile_a_selected_item_names_and_the_variable_tha
         tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     commit_tracker(tmp_path, PROFILED, config=worker_config("'true'", deep="no-such-agent-here"))
-    result = wavegit(tmp_path, "plan")
+    result = wavegit_here(tmp_path, "plan")
     assert result.returncode == 0
     assert result.stderr.startswith(".wavegit/config.yaml:5:14: warning: the worker program "
                                     "'no-such-agent-here' is not on PATH;")
     assert result.stderr.endswith("change `workers.deep.command`\n")
-    unselected = wavegit(tmp_path, "plan", "--max-items", "1")  # BIG alone: FREE1's profile would not run
+    # BIG alone: FREE1's profile would not run
+    unselected = wavegit_here(tmp_path, "plan", "--max-items", "1")
     assert (unselected.returncode, unselected.stderr) == (0, "")
-    from_env = wavegit(tmp_path, "plan", "--max-items", "1", env={"WAVEGIT_WORKER": "/no/such/agent"})
+    from_env = wavegit_here(tmp_path, "plan", "--max-items", "1", env={"WAVEGIT_WORKER": "/no/such/agent"})
     assert from_env.returncode == 0
     assert from_env.stderr.startswith("WAVEGIT_WORKER: warning: the worker program '/no/such/agent' is not "
                                       "an executable file;")
@@ -358,9 +360,9 @@ def test_plan_says_nothing_of_a_default_worker_not_found_nor_of_a_relative_path(
     only_git = tmp_path / "bin"
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "git")
-    relative = wavegit(tmp_path, "plan", "--json", env={"PATH": str(only_git)})
+    relative = wavegit_here(tmp_path, "plan", "--json", env={"PATH": str(only_git)})
     (tmp_path / ".wavegit" / "config.yaml").unlink()
-    default = wavegit(tmp_path, "plan", "--json", env={"PATH": str(only_git)})
+    default = wavegit_here(tmp_path, "plan", "--json", env={"PATH": str(only_git)})
     assert (relative.returncode, relative.stderr, default.returncode, default.stderr) == (0, "", 0, "")
 
 

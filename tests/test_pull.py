@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import CliResult, RemoteRepo, git, wavegit
 
 BRANCH = "wavegit-tracker"
@@ -23,30 +24,30 @@ def refused(result: CliResult, message: str) -> None:
 
 def test_pull_creates_then_fast_forwards_the_local_tracker_branch(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
-    assert wavegit(clone, "init").returncode == 0
+    assert wavegit_here(clone, "init").returncode == 0
     add(clone, "A")
-    created = wavegit(clone, "pull")
+    created = wavegit_here(clone, "pull")
     assert created.returncode == 0, created.stderr
     assert created.stdout.startswith(f"created {BRANCH} at origin/{BRANCH} (")
     assert f"tracker origin/{BRANCH}:{TRACKER} blob " in created.stdout
     assert git(clone, "rev-parse", BRANCH) == git(remote_repo.origin, "rev-parse", BRANCH)
     add(clone, "B")
     old = git(clone, "rev-parse", BRANCH)
-    moved = wavegit(clone, "pull")
+    moved = wavegit_here(clone, "pull")
     assert moved.returncode == 0, moved.stderr
     assert moved.stdout.startswith(f"fast-forwarded {BRANCH} {old[:12]}..")
     assert git(clone, "rev-parse", BRANCH) == git(remote_repo.origin, "rev-parse", BRANCH)
-    again = wavegit(clone, "pull")
+    again = wavegit_here(clone, "pull")
     assert again.returncode == 0 and again.stdout.startswith(f"{BRANCH} is up to date with origin/{BRANCH}")
 
 
 def test_pull_brings_the_tracker_file_into_a_clean_checkout_of_the_tracker_branch(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
-    assert wavegit(clone, "init", "--tracker-branch", "main").returncode == 0
+    assert wavegit_here(clone, "init", "--tracker-branch", "main").returncode == 0
     add(clone, "A")  # published to origin/main: the checkout of main is behind
     assert not (clone / TRACKER).exists()
-    result = wavegit(clone, "pull")
+    result = wavegit_here(clone, "pull")
     assert result.returncode == 0, result.stderr
     assert f"files updated in {clone}" in result.stdout
     assert "id: A" in (clone / TRACKER).read_text()
@@ -56,28 +57,29 @@ def test_pull_brings_the_tracker_file_into_a_clean_checkout_of_the_tracker_branc
 def test_pull_refuses_a_dirty_checkout_of_the_tracker_branch_and_changes_nothing(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
-    assert wavegit(clone, "init", "--tracker-branch", "main").returncode == 0
+    assert wavegit_here(clone, "init", "--tracker-branch", "main").returncode == 0
     add(clone, "A")
     before = git(clone, "rev-parse", "main")
     (clone / "README.md").write_text("mine\n")
-    refused(wavegit(clone, "pull"), "has uncommitted changes and main is checked out there: commit or stash")
+    refused(wavegit_here(clone, "pull"),
+            "has uncommitted changes and main is checked out there: commit or stash")
     assert git(clone, "rev-parse", "main") == before
     assert (clone / "README.md").read_text() == "mine\n"
 
 
 def test_pull_refuses_a_local_tracker_branch_that_diverged_and_names_the_fix(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
-    assert wavegit(clone, "init").returncode == 0
-    assert wavegit(clone, "pull").returncode == 0
+    assert wavegit_here(clone, "init").returncode == 0
+    assert wavegit_here(clone, "pull").returncode == 0
     git(clone, "checkout", "-q", BRANCH)
     (clone / "local.txt").write_text("local\n")
     git(clone, "add", "local.txt")
     git(clone, "commit", "-q", "-m", "local only")
     git(clone, "checkout", "-q", "main")
     ahead = git(clone, "rev-parse", BRANCH)
-    refused(wavegit(clone, "pull"), f"local branch {BRANCH} is ahead of origin/{BRANCH}")
+    refused(wavegit_here(clone, "pull"), f"local branch {BRANCH} is ahead of origin/{BRANCH}")
     add(clone, "A")
-    refused(wavegit(clone, "pull"),
+    refused(wavegit_here(clone, "pull"),
             f"local branch {BRANCH} has diverged from origin/{BRANCH} (it has commits origin/{BRANCH} does "
             f"not): push them, or rebase it onto origin/{BRANCH} (git rebase origin/{BRANCH} {BRANCH})")
     assert git(clone, "rev-parse", BRANCH) == ahead
@@ -85,23 +87,24 @@ def test_pull_refuses_a_local_tracker_branch_that_diverged_and_names_the_fix(rem
 
 def test_pull_without_a_remote_is_refused(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main", "local")
-    refused(wavegit(tmp_path / "local", "pull"),
+    refused(wavegit_here(tmp_path / "local", "pull"),
             "no remote 'origin': the tracker is the local branch main already")
 
 
 def test_pull_before_init_says_to_run_init(remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / ".wavegit" / "config.yaml").write_text(f"tracker_branch: {BRANCH}\n")
-    refused(wavegit(remote_repo.clone, "pull"), f"origin/{BRANCH} does not exist: run `wavegit init` first")
+    refused(wavegit_here(remote_repo.clone, "pull"),
+            f"origin/{BRANCH} does not exist: run `wavegit init` first")
 
 
 def test_a_dirty_checkout_of_another_branch_pulls_and_the_help_says_only_its_own_checkout_must_be_clean(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
-    assert wavegit(clone, "init").returncode == 0
+    assert wavegit_here(clone, "init").returncode == 0
     add(clone, "A")
     (clone / "README.md").write_text("an edit not committed\n")  # main is checked out, dirty
-    result = wavegit(clone, "pull")
+    result = wavegit_here(clone, "pull")
     assert result.returncode == 0, result.stderr
     assert git(clone, "rev-parse", BRANCH) == git(remote_repo.origin, "rev-parse", BRANCH)
     listed = wavegit(clone, "--help").stdout

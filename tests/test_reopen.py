@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from tests.helpers.itemops import last_ops
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import git, wavegit
 from tests.helpers.sync import entry, make_tracker_repo, origin_head, origin_item
 
@@ -21,15 +22,15 @@ def test_reopen_resets_the_attempts_of_a_failed_item_so_the_next_plan_takes_it(t
     assert item.last_error == "the flaky fixture is fixed"
     assert last_ops(remote)[0] == "reopen A"
     assert "the flaky fixture is fixed" in git(remote.origin, "log", "-1", "--format=%B", "main")
-    plan = wavegit(remote.clone, "plan", "--json")
+    plan = wavegit_here(remote.clone, "plan", "--json")
     assert json.loads(plan.stdout)["selected"] == ["A"]
 
 
 def test_reopen_twice_is_exit_0_with_no_second_commit(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A", "blocked", last_error="waiting")])
-    assert wavegit(remote.clone, "reopen", "A", "--reason", "unblocked").returncode == 0
+    assert wavegit_here(remote.clone, "reopen", "A", "--reason", "unblocked").returncode == 0
     head = origin_head(remote)
-    again = wavegit(remote.clone, "reopen", "A", "--reason", "unblocked")
+    again = wavegit_here(remote.clone, "reopen", "A", "--reason", "unblocked")
     assert (again.returncode, again.stdout.strip()) == (
         0, "A is already todo with no attempt counted; nothing written")
     assert origin_head(remote) == head
@@ -38,6 +39,6 @@ def test_reopen_twice_is_exit_0_with_no_second_commit(tmp_path: Path) -> None:
 def test_an_empty_reason_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A", "failed", attempts=2)])
     head = origin_head(remote)
-    result = wavegit(remote.clone, "reopen", "A", "--reason", "  ")
+    result = wavegit_here(remote.clone, "reopen", "A", "--reason", "  ")
     assert result.returncode == 2 and "--reason must not be empty" in result.stderr
     assert origin_head(remote) == head

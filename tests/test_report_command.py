@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import git, make_remote_repo, wavegit
 from tests.helpers.wave import WORKERS, item, make_wave_repo, origin_item
 from wavegit.model.report import WaveReport
@@ -34,7 +35,7 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
     assert "  wave test " in ran.stdout and "failed (exit 1); log: " in ran.stdout
     assert "    | check failed: src/nowhere.txt should contain 'ok'" in ran.stdout
 
-    shown = wavegit(remote.clone, "report")
+    shown = wavegit_here(remote.clone, "report")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[-1] == f"report: {markdown.with_suffix('.json')}"
@@ -46,14 +47,14 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
     assert log.name == "BAD-1.test.log" and "check failed" in log.read_text()
     assert "    | check failed: src/nowhere.txt should contain 'ok', has None" in lines
 
-    as_json = wavegit(remote.clone, "report", "--json")
+    as_json = wavegit_here(remote.clone, "report", "--json")
     report = WaveReport.from_json(as_json.stdout)
     assert report == WaveReport.from_json(markdown.with_suffix(".json").read_text())
     assert report.tracker_source == f"origin/main:.wavegit/tracker.yaml blob {claimed_from[:12]}"
     assert report.wave_test.exit_code == 1 and Path(report.wave_test.log_path).is_file()
     assert "check failed" in report.wave_test.log_tail
 
-    as_markdown = wavegit(remote.clone, "report", "--markdown")
+    as_markdown = wavegit_here(remote.clone, "report", "--markdown")
     assert as_markdown.stdout == markdown.read_text()
     rows = [row for row in as_markdown.stdout.splitlines() if row.startswith("| ")]
     assert rows[0].startswith("| item | status | verified | reason | attempts |")
@@ -64,23 +65,23 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
 def test_report_of_a_given_wave_by_id_or_branch_and_clear_errors(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
     first = WaveReport.from_json(wavegit(remote.clone, "run", "--json").stdout)
-    assert wavegit(remote.clone, "add", "B", "--prompt", "write src/b.txt ok", "--owns", "src/b.txt",
+    assert wavegit_here(remote.clone, "add", "B", "--prompt", "write src/b.txt ok", "--owns", "src/b.txt",
                    "--test", "true").returncode == 0
     second = WaveReport.from_json(wavegit(remote.clone, "run", "--json").stdout)
     assert [i.id for i in second.items] == ["B"]
-    assert json.loads(wavegit(remote.clone, "report", "--json").stdout)["wave_id"] == second.wave_id
+    assert json.loads(wavegit_here(remote.clone, "report", "--json").stdout)["wave_id"] == second.wave_id
     for name in (first.wave_id, f"wavegit/{first.wave_id}"):
-        shown = wavegit(remote.clone, "report", name, "--json")
+        shown = wavegit_here(remote.clone, "report", name, "--json")
         assert json.loads(shown.stdout)["wave_id"] == first.wave_id, shown.stderr
-    missing = wavegit(remote.clone, "report", "w-20200101-000000-abcd")
+    missing = wavegit_here(remote.clone, "report", "w-20200101-000000-abcd")
     assert missing.returncode == 2 and "no report for wave 'w-20200101-000000-abcd'" in missing.stderr
-    hostile = wavegit(remote.clone, "report", "../../config")
+    hostile = wavegit_here(remote.clone, "report", "../../config")
     assert hostile.returncode == 2 and "not a wave id" in hostile.stderr
 
 
 def test_report_before_any_wave_is_a_clear_error(tmp_path: Path) -> None:
     remote = make_remote_repo(tmp_path)
-    result = wavegit(remote.clone, "report")
+    result = wavegit_here(remote.clone, "report")
     assert result.returncode == 2 and result.stdout == ""
     assert "no wave report in" in result.stderr and "Traceback" not in result.stderr
 
@@ -96,7 +97,7 @@ def test_attempt_numbers_agree_in_progress_lines_report_and_tracker(tmp_path: Pa
     assert "A attempt 2 started" in ran.stderr and "A verified in " in ran.stderr
     assert "(attempt 3)" in ran.stderr and "attempt 1 " not in ran.stderr
     assert "  A: review [attempt 3]" in ran.stdout
-    report = WaveReport.from_json(wavegit(remote.clone, "report", "--json").stdout)
+    report = WaveReport.from_json(wavegit_here(remote.clone, "report", "--json").stdout)
     assert [a.attempt for a in report.items[0].attempt_records] == [2, 3]
     git(remote.clone, "fetch", "-q")
     assert origin_item(remote, "A").attempts == 3

@@ -6,6 +6,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import wavegit
 from tests.helpers.wave import item, make_wave_repo, run
 from wavegit.model import timeline
@@ -164,7 +165,7 @@ def test_report_html_writes_a_self_contained_page_with_an_svg_bar_per_attempt(tm
                       "write src/e.txt ok"], ["src/e.txt"]),
     ], attempts=1)
     assert wavegit(remote.clone, "run").returncode == 1
-    shown = wavegit(remote.clone, "report", "--html")
+    shown = wavegit_here(remote.clone, "report", "--html")
     assert shown.returncode == 0, shown.stderr
     page_path = Path(shown.stdout.strip().removeprefix("report: "))
     assert page_path.parent == remote.clone / ".git" / "wavegit" / "reports" and page_path.suffix == ".html"
@@ -185,7 +186,7 @@ def test_report_html_writes_a_self_contained_page_with_an_svg_bar_per_attempt(tm
     assert colours == ["#2da44e", "#cf222e"]  # verified, failed
 
     out = tmp_path / "page.html"
-    assert wavegit(remote.clone, "report", "--html", "-o", str(out)).returncode == 0
+    assert wavegit_here(remote.clone, "report", "--html", "-o", str(out)).returncode == 0
     assert out.read_text() == page
 
 
@@ -194,12 +195,12 @@ def test_report_output_to_an_unwritable_place_is_one_line_exit_2(tmp_path: Path)
     assert wavegit(remote.clone, "run").returncode == 0
     missing = tmp_path / "no" / "such" / "dir" / "page.html"
     for flag in ("--html", "--json"):
-        result = wavegit(remote.clone, "report", flag, "-o", str(missing))
+        result = wavegit_here(remote.clone, "report", flag, "-o", str(missing))
         assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
         assert result.stderr.startswith(f"wavegit report: -o {missing}: cannot write it")
         assert "Traceback" not in result.stderr and not missing.parent.exists()
     json_out = tmp_path / "r.json"
-    assert wavegit(remote.clone, "report", "--json", "-o", str(json_out)).returncode == 0
+    assert wavegit_here(remote.clone, "report", "--json", "-o", str(json_out)).returncode == 0
     assert WaveReport.from_json(json_out.read_text()).items[0].id == "A"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo
 from wavegit.engine import shared_report
@@ -19,17 +20,17 @@ def test_a_waves_report_is_pushed_with_it_and_read_from_another_clone(tmp_path: 
     assert git(remote.origin, "cat-file", "-t", shared_report.ref(wave)) == "commit"
     other = remote.new_clone("other")
     assert not (other / ".git" / "wavegit" / "reports" / f"{wave}.json").exists()
-    shown = wavegit(other, "report", wave)
+    shown = wavegit_here(other, "report", wave)
     assert shown.returncode == 0, shown.stderr
-    here = wavegit(remote.clone, "report", wave)
+    here = wavegit_here(remote.clone, "report", wave)
     # The same report; the attempt logs it names stay in the clone that ran the wave.
     assert shown.stdout.splitlines()[:-2] == here.stdout.splitlines()[:-2]
     assert shown.stdout.splitlines()[-1] == f"report: {other}/.git/wavegit/reports/{wave}.json"
     assert "why not:" in shown.stdout and "B" in shown.stdout
-    assert json.loads(wavegit(other, "report", wave, "--json").stdout) == json.loads(ran.stdout)
-    listed = wavegit(other, "ls", "--fetch")
+    assert json.loads(wavegit_here(other, "report", wave, "--json").stdout) == json.loads(ran.stdout)
+    listed = wavegit_here(other, "ls", "--fetch")
     assert f"wave {wave} (A in review): its report is `wavegit report {wave}`" in listed.stderr
-    status = wavegit(remote.clone, "status", wave)
+    status = wavegit_here(remote.clone, "status", wave)
     assert f"; its report: `wavegit report {wave}`" in status.stdout
 
 

@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import EXAMPLE, RemoteRepo, git, wavegit, with_tracker
 
 
@@ -31,7 +32,7 @@ def test_validate_checks_the_tracker_branch_plan_reads_and_names_it(remote_repo:
     result = wavegit(clone, "validate")
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == f"ok: 8 items in origin/main:.wavegit/tracker.yaml blob {blob[:12]}\n"
-    as_json = json.loads(wavegit(clone, "validate", "--json").stdout)
+    as_json = json.loads(wavegit_here(clone, "validate", "--json").stdout)
     assert as_json == {"ok": True, "items": 8, "problems": [],
                        "tracker": {"ref": "origin/main", "path": ".wavegit/tracker.yaml", "blob": blob}}
 
@@ -48,20 +49,20 @@ def test_a_tab_pushed_from_another_clone_fails_validate_as_it_fails_plan(remote_
     git(other, "push", "-q", "origin", "main")
     git(clone, "fetch", "-q")
     # This clone's work tree still holds the good file; plan and validate both read origin/main.
-    plan = wavegit(clone, "plan")
-    result = wavegit(clone, "validate")
+    plan = wavegit_here(clone, "plan")
+    result = wavegit_here(clone, "validate")
     assert plan.returncode == result.returncode == 2
     problems = [line for line in result.stderr.splitlines() if not line.startswith("note: ")]
     assert problems and problems[0].startswith(f".wavegit/tracker.yaml:{at + 2}:")
     assert plan.stderr.splitlines()[0] == problems[0]
     assert "note: checked the tracker at origin/main; your work tree's .wavegit/tracker.yaml differs" in (
         result.stderr)
-    assert wavegit(clone, "validate", "--worktree").returncode == 0
+    assert wavegit_here(clone, "validate", "--worktree").returncode == 0
 
 
 def test_validate_json_lists_every_problem_and_exits_2(remote_repo: RemoteRepo) -> None:
     clone = with_tracker(remote_repo, EXAMPLE.read_text().replace("priority: P3", "priority: P7"))
-    result = wavegit(clone, "validate", "--worktree", "--json")
+    result = wavegit_here(clone, "validate", "--worktree", "--json")
     assert result.returncode == 2
     answer = json.loads(result.stdout)
     assert answer["ok"] is False and answer["tracker"]["ref"] is None
@@ -74,7 +75,7 @@ def test_validate_reports_every_problem_with_location_and_writes_nothing(remote_
                                                                                "owns: migrations/")
     clone = with_tracker(remote_repo, bad)
     head = git(clone, "rev-parse", "HEAD")
-    result = wavegit(clone, "validate", "--worktree")
+    result = wavegit_here(clone, "validate", "--worktree")
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 2 and all(re.match(r"^\.wavegit/tracker\.yaml:\d+:\d+: item ", t) for t in lines)
@@ -99,58 +100,59 @@ def test_an_item_naming_no_profile_is_reported_with_the_other_problems_at_once(
 def test_validate_reports_config_and_tracker_problems_together(remote_repo: RemoteRepo) -> None:
     clone = with_tracker(remote_repo, "version: 1\nitems: nope\n")
     (clone / ".wavegit" / "config.yaml").write_text("concurrency: 0\n")
-    result = wavegit(clone, "validate", "--worktree")
+    result = wavegit_here(clone, "validate", "--worktree")
     assert result.returncode == 2
     assert result.stderr.startswith(".wavegit/config.yaml:1:14: ")
     assert ".wavegit/tracker.yaml:2:8: " in result.stderr
 
 
 def test_validate_missing_tracker_is_a_clear_error(remote_repo: RemoteRepo) -> None:
-    result = wavegit(remote_repo.clone, "validate")
+    result = wavegit_here(remote_repo.clone, "validate")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr == ("wavegit validate: no tracker at origin/main:.wavegit/tracker.yaml (no "
                              ".wavegit/config.yaml in this checkout: if someone ran `wavegit init` already, "
                              "`git pull` brings it and it says where the tracker is; else run `wavegit "
                              "init`; `wavegit validate --worktree` checks the file in your work tree)\n")
-    result = wavegit(remote_repo.clone, "validate", "--worktree")
+    result = wavegit_here(remote_repo.clone, "validate", "--worktree")
     assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_validate_worktree_on_the_base_branch_says_the_tracker_lives_on_its_own_branch(
         remote_repo: RemoteRepo) -> None:
-    assert wavegit(remote_repo.clone, "init").returncode == 0  # the tracker on wavegit-tracker, as by default
-    result = wavegit(remote_repo.clone, "validate", "--worktree")
+    # the tracker on wavegit-tracker, as by default
+    assert wavegit_here(remote_repo.clone, "init").returncode == 0
+    result = wavegit_here(remote_repo.clone, "validate", "--worktree")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr == (
         "wavegit validate: .wavegit/tracker.yaml: no such file (the tracker lives on branch wavegit-tracker, "
         "not in this checkout: `wavegit validate` checks that branch's, `wavegit validate --file PATH` "
         "a copy; items change with `wavegit add` and `wavegit edit`)\n")
-    assert wavegit(remote_repo.clone, "validate").returncode == 0
+    assert wavegit_here(remote_repo.clone, "validate").returncode == 0
 
 
 def test_validate_reports_config_problems_even_without_a_tracker(remote_repo: RemoteRepo) -> None:
     (remote_repo.clone / ".wavegit").mkdir()
     (remote_repo.clone / ".wavegit" / "config.yaml").write_text("concurrency: 0\n")
-    result = wavegit(remote_repo.clone, "validate")
+    result = wavegit_here(remote_repo.clone, "validate")
     assert result.returncode == 2 and result.stderr.startswith(".wavegit/config.yaml:1:14: ")
 
 
 def test_validate_a_missing_file_names_the_directory_it_was_read_from_not_init(tmp_path: Path) -> None:
-    result = wavegit(tmp_path, "validate", "--file", "nope.yaml")
+    result = wavegit_here(tmp_path, "validate", "--file", "nope.yaml")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (f"wavegit validate: nope.yaml: no such file (check the path given to --file; "
                              f"it is read from {tmp_path.resolve()})\n")
 
 
 def test_validate_file_refuses_a_file_that_never_ends_at_its_bound(tmp_path: Path) -> None:
-    result = wavegit(tmp_path, "validate", "--file", "/dev/zero")
+    result = wavegit_here(tmp_path, "validate", "--file", "/dev/zero")
     assert (result.returncode, result.stderr) == (
         2, "wavegit validate: /dev/zero: cannot read: more than 268,435,456 bytes\n")
 
 
 def test_validate_file_works_outside_a_repository(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE, tmp_path / "t.yaml")
-    result = wavegit(tmp_path, "validate", "--file", "t.yaml")
+    result = wavegit_here(tmp_path, "validate", "--file", "t.yaml")
     assert (result.returncode, result.stdout) == (0, "ok: 8 items\n")
 
 

@@ -42,6 +42,9 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 from tests.helpers.ghapp import AppError, FakeApp, basic_token, git_http_backend
 
 JSON = Any
+# A commit's fields as ``git show -s`` / ``git log`` format them, NUL-separated.
+_COMMIT_FIELDS = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%B"
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 ZERO_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
@@ -203,6 +206,9 @@ class FakeGitHub:
     _used: dict[tuple[str, int], int] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _rng: random.Random = field(default_factory=random.Random)
+    _commits: dict[str, tuple[str, str, str, str, str, str]] = field(default_factory=dict)
+    """sha -> (tree, parents, author name, email, date, message) of a commit this repository was asked
+    about: a commit never changes, and each API read of commits cost a git process per commit."""
 
     def __post_init__(self) -> None:
         self._rng.seed(self.seed)
@@ -213,7 +219,7 @@ class FakeGitHub:
         with self._lock:
             state = {name: copy.deepcopy(getattr(self, name)) for name in _STATE}
             return replace(self, bare=bare, base_url="", _lock=threading.RLock(),
-                           _rng=copy.deepcopy(self._rng), **state)
+                           _rng=copy.deepcopy(self._rng), _commits=dict(self._commits), **state)
 
     # ---- helpers for tests (direct state changes, no HTTP) ----
 
@@ -413,9 +419,26 @@ class FakeGitHub:
             raise ApiError(404, "Not Found")
         return proc.stdout
 
+    def _log(self, *revisions: str) -> list[str]:
+        """The SHAs ``git log REVISIONS`` lists, in its order, each commit's fields read in the same git
+        process (one process for a list of commits, not one per commit)."""
+        out = self.git("log", "-z", f"--format=%H%x00{_COMMIT_FIELDS}", *revisions)
+        fields = out.removesuffix("\0").split("\0") if out else []  # -z: each commit ends in a NUL
+        shas = fields[::7]
+        for i, sha in enumerate(shas):
+            tree, parents, name, email, date, message = fields[7 * i + 1:7 * i + 7]
+            self._commits[sha] = (tree, parents, name, email, date, message)
+        return shas
+
     def _git_commit_json(self, sha: str) -> JSON:
-        fmt = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%B"
-        tree, parents, name, email, date, message = self.git("show", "-s", f"--format={fmt}", sha).split("\0")
+        known = self._commits.get(sha)
+        if known is None:
+            tree, parents, name, email, date, message = self.git(
+                "show", "-s", f"--format={_COMMIT_FIELDS}", sha).split("\0")
+            known = (tree, parents, name, email, date, message)
+            if _FULL_SHA.fullmatch(sha):  # not a name or an abbreviation, which may come to mean another
+                self._commits[sha] = known
+        tree, parents, name, email, date, message = known
         person = {"name": name, "email": email, "date": date}
         return {"sha": sha, "node_id": f"C_{sha}", "url": f"{self.api_repo}/git/commits/{sha}",
                 "html_url": f"https://github.example/{self.repo}/commit/{sha}", "author": person,
@@ -915,7 +938,7 @@ class FakeGitHub:
         sha = self._resolve_ref(query.get("sha", self.default_branch))
         if sha is None:
             raise ApiError(404, "Not Found")
-        shas = self.git("rev-list", "--max-count=300", sha).split()
+        shas = self._log("--max-count=300", sha)
         commits = [{"sha": s, "url": f"{self.api_repo}/commits/{s}", "commit": self._git_commit_json(s)}
                    for s in shas]
         page, headers = self._page(commits, query, path)
@@ -1051,18 +1074,19 @@ class FakeGitHub:
         if base_sha is None or head_sha is None:
             raise ApiError(404, "Not Found")
         merge_base = self.git("merge-base", base_sha, head_sha)
-        ahead = int(self.git("rev-list", "--count", f"{base_sha}..{head_sha}"))
-        behind = int(self.git("rev-list", "--count", f"{head_sha}..{base_sha}"))
+        # One walk counts both sides: base's own commits (behind), then head's (ahead).
+        counted = self.git("rev-list", "--left-right", "--count", f"{base_sha}...{head_sha}")
+        behind, ahead = map(int, counted.split())
         status = ("identical" if not ahead and not behind else "ahead" if not behind
                   else "behind" if not ahead else "diverged")
-        commits = self.git("rev-list", "--reverse", f"{base_sha}..{head_sha}").split()
+        commits = self._log("--reverse", f"{base_sha}..{head_sha}")
         url = f"{self.api_repo}/compare/{base}...{head}"
         return 200, {}, {
             "url": url, "html_url": f"https://github.example/{self.repo}/compare/{base}...{head}",
             "status": status, "ahead_by": ahead, "behind_by": behind, "total_commits": ahead,
             "base_commit": {"sha": base_sha}, "merge_base_commit": {"sha": merge_base},
-            "commits": [{"sha": c, "commit": self._git_commit_json(c),
-                         "parents": self._git_commit_json(c)["parents"]} for c in commits[:250]],
+            "commits": [{"sha": c, "commit": commit, "parents": commit["parents"]}
+                        for c in commits[:250] for commit in [self._git_commit_json(c)]],
             "files": self._diff_entries(base_sha, head_sha)[:self.compare_files_limit]}
 
     def _get_blob(self, sha: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
