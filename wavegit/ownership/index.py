@@ -206,10 +206,9 @@ class OwnershipIndex(Generic[K]):
     def _plain_owners_of(self, paths: list[str], folds: list[str]) -> dict[str, set[K]]:
         """``owners_of`` for canonical ``paths`` folded as ``folds``: each distinct directory is looked up
         once; a path is asked about only when something is filed at it or at or above its directory."""
-        files, globs_at, above = self._files, self._globs_at, self._above
+        files, globs_at = self._files, self._globs_at
         parents = [folded.rpartition("/")[0] for folded in folds]
-        busy = {parent for parent in set(parents)
-                if (above[parent] if parent in above else self._above_of(parent)) is not None}
+        busy = self._busy(set(parents))
         owned: dict[str, set[K]] = {}
         for path, folded, parent in zip(paths, folds, parents, strict=True):
             if parent in busy or folded in files or folded in globs_at:
@@ -217,6 +216,21 @@ class OwnershipIndex(Generic[K]):
                 if keys:
                     owned[path] = keys
         return owned
+
+    def _busy(self, directories: set[str]) -> set[str]:
+        """The ``directories`` with something filed at or above them (``_above_of`` is not None): each is
+        walked up through a set of the filed texts, building nothing (most of a push's have nothing)."""
+        if "" in self._globs_at:
+            return directories  # a glob filed at the root may own anything
+        filed = self._at.keys() | self._globs_at.keys()
+        busy = set()
+        for directory in directories:
+            up = directory
+            while up and up not in filed:
+                up = up.rpartition("/")[0]
+            if up:
+                busy.add(directory)
+        return busy
 
     def tables(self) -> IndexTables[K]:
         """Everything the index holds, derived tables included, as plain data (for a content-addressed cache:
