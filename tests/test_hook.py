@@ -210,7 +210,8 @@ def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
 def test_a_state_path_an_item_owns_is_refused_on_main_but_passes_on_the_tracker_branch() -> None:
     # Off a wave branch only the owned paths are listed; the tracker branch's .wavegit/ ones are dropped then.
     in_flight = [prepush.Owner("S", "in_progress", W1, None, (".wavegit/notes.md", "src/s.py"))]
-    changed = {MAIN: {".wavegit/notes.md", "free.txt"}, "refs/heads/tracker": {".wavegit/notes.md", "src/s.py"}}
+    changed = {MAIN: {".wavegit/notes.md", "free.txt"},
+               "refs/heads/tracker": {".wavegit/notes.md", "src/s.py"}}
     found = [(v.ref, v.path) for v in prepush.find_violations(changed, prepush.indexed(in_flight), "tracker")]
     assert found == [(MAIN, ".wavegit/notes.md"), ("refs/heads/tracker", "src/s.py")]
 
