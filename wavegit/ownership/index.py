@@ -205,13 +205,15 @@ class OwnershipIndex(Generic[K]):
 
     def _plain_owners_of(self, paths: list[str], folds: list[str]) -> dict[str, set[K]]:
         """``owners_of`` for canonical ``paths`` folded as ``folds``: each distinct directory is looked up
-        once; a path is asked about only when something is filed at it or at or above its directory."""
+        once; a path is asked about only when something is filed at it or at or above its directory, and
+        when nothing is (the usual push) no path is visited one by one."""
         files, globs_at = self._files, self._globs_at
-        parents = [folded.rpartition("/")[0] for folded in folds]
-        busy = self._busy(set(parents))
+        busy = self._busy({folded.rpartition("/")[0] for folded in folds})
+        if not busy and files.keys().isdisjoint(folds) and globs_at.keys().isdisjoint(folds):
+            return {}
         owned: dict[str, set[K]] = {}
-        for path, folded, parent in zip(paths, folds, parents, strict=True):
-            if parent in busy or folded in files or folded in globs_at:
+        for path, folded in zip(paths, folds, strict=True):
+            if folded.rpartition("/")[0] in busy or folded in files or folded in globs_at:
                 keys = self.owners(path, assume_normalized=True)
                 if keys:
                     owned[path] = keys
