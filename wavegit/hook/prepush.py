@@ -212,7 +212,7 @@ def find_violations(changed: Mapping[str, Iterable[str]], in_flight: _InFlight,
         wave = wave_of_ref(ref)
         owned = index.owners_of(changed[ref])
         # Off a wave branch only the owned paths can be refused: the usual push owns none of its thousands,
-        # which are neither sorted nor filtered (2,000 paths: 1.2 ms of a 60 ms hook).
+        # which are neither sorted nor filtered (2,000 paths: 3.8 M instructions of the hook's 154 M).
         listed = sorted(set(changed[ref]) if wave is not None else owned)
         for path in listed if ref != tracker_ref else [p for p in listed if not p.startswith(STATE_PREFIX)]:
             keys = owned.get(path)
