@@ -207,6 +207,15 @@ def test_wave_of_ref_reads_wave_and_per_item_branches_only() -> None:
     assert wavebranch.item_branch(W1, "X").startswith(wavebranch.BRANCH_PREFIX)
 
 
+def test_a_state_path_an_item_owns_is_refused_on_main_but_passes_on_the_tracker_branch() -> None:
+    # Off a wave branch only the owned paths are listed; the tracker branch's .wavegit/ ones are dropped then.
+    in_flight = [prepush.Owner("S", "in_progress", W1, None, (".wavegit/notes.md", "src/s.py"))]
+    changed = {MAIN: {".wavegit/notes.md", "free.txt"},
+               "refs/heads/tracker": {".wavegit/notes.md", "src/s.py"}}
+    found = [(v.ref, v.path) for v in prepush.find_violations(changed, prepush.indexed(in_flight), "tracker")]
+    assert found == [(MAIN, ".wavegit/notes.md"), ("refs/heads/tracker", "src/s.py")]
+
+
 def test_find_violations_applies_every_rule_and_skips_invalid_patterns() -> None:
     in_flight = [prepush.Owner("A", "in_progress", W1, None, ("src/a/", "/not/valid")),
                  prepush.Owner("B", "review", W2, 7, ("src/b.py",))]
@@ -773,6 +782,31 @@ def test_check_push_with_a_log_started_early_finds_what_it_finds_without(flight:
     for_url = pushed.start_pushed_paths(flight.clone, updates, url)
     again = prepush.check_push(found, cfg, url, url, updates, pushed=for_url)
     assert again.violations == verdict.violations
+
+
+def test_the_pushed_paths_are_each_commits_own_even_a_name_spelled_like_the_logs_commit_mark(
+        flight: RemoteRepo) -> None:
+    # The log is split per commit at its mark: a name starting with \x01 and a sha pair is still a path, not
+    # a commit whose "parents" would make a rewind look like a fast-forward; a merge lists an empty name
+    # before its own edits, an empty commit lists none.
+    clone, base = flight.clone, remote_oid(flight, "refs/heads/main")
+    forged = f"\x01{A40} {B40}"
+    commit(clone, {forged: "x\n", "src/auth/one.py": "1\n"})
+    git(clone, "checkout", "-q", "-b", "side", base)
+    commit(clone, {"lib/side.py": "side\n"})
+    git(clone, "checkout", "-q", "main")
+    git(clone, "merge", "-q", "--no-ff", "--no-commit", "side")
+    commit(clone, {"docs/guide.md": "edited in the merge\n"}, "merge side")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "nothing")
+    head = git(clone, "rev-parse", "HEAD")
+    paths, rests_on = pushed.pushed_changes(clone, [pushed.RefUpdate(MAIN, head, MAIN, base)], "origin")
+    assert paths == {MAIN: {forged, "src/auth/one.py", "lib/side.py", "docs/guide.md"}}
+    assert base in rests_on[MAIN] and not {A40, B40} & rests_on[MAIN]
+    # Several refs at once: the same paths, from one log of exactly their commits.
+    again, _ = pushed.pushed_changes(clone, [pushed.RefUpdate(MAIN, head, MAIN, base),
+                                             pushed.RefUpdate("refs/heads/x", head, "refs/heads/x", Z40)],
+                                     "origin")
+    assert again == {MAIN: paths[MAIN], "refs/heads/x": paths[MAIN]}
 
 
 @pytest.mark.parametrize("path", ["src/auth./limiter.py", "src/auth /limiter.py", "SRC/Auth../x.py"])

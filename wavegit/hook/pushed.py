@@ -23,7 +23,10 @@ from wavegit.core.errors import UsageError
 T = TypeVar("T")
 _HEX_DIGITS = frozenset("0123456789abcdef")
 _OID_LENGTHS = (40, 64)
-_COMMIT_MARK = "\x01"
+_COMMIT_MARK = "%x00\x01"
+"""``git.log_changes``' mark before each commit: with ``-z`` git writes it as an empty name, which no path
+is, then \\x01; so NUL NUL \\x01 starts a commit, a path (even one starting with \\x01) never does."""
+_COMMIT_START = "\0\0\x01"
 DEFAULT_SETTLED = ("main",)
 """``Config()``'s tracker and base branch: what ``start_pushed_paths`` leaves out before reading config."""
 
@@ -112,22 +115,29 @@ when the remote oid is one, the push is a fast-forward."""
 
 
 def _parse_log(output: str, parents: set[str] | None = None) -> dict[str, list[str]]:
-    """commit -> changed paths, from ``git.log_changes``; given ``parents`` (the log's ``parents``
-    option), every listed commit's parents are added to it."""
+    """commit -> changed paths, from ``git.log_changes`` with ``_COMMIT_MARK``; given ``parents`` (the log's
+    ``parents`` option), every listed commit's parents are added to it.
+
+    Each commit is ``<sha> <parents>`` then (status, path) names: without rename detection every status has
+    exactly one path, so the paths are every other name, taken by slicing (not one by one: a push may list
+    thousands)."""
     changed: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    tokens = iter(output.split("\0"))
-    for token in tokens:
-        if token.startswith(_COMMIT_MARK):
-            commit, *above = token[len(_COMMIT_MARK):].split(" ")
-            current = changed.setdefault(commit, [])
-            if parents is not None:
-                parents.update(above)
-        elif token.strip("\n"):
-            path = next(tokens, None)  # without rename detection every status has exactly one path
-            if current is None or path is None:
-                raise git.GitError(["log", "--name-status"], 0, f"unexpected `git log` output near {token!r}")
-            current.append(path)
+    before, *commits = f"\0{output}".split(_COMMIT_START) if output else ("",)
+    if before:
+        raise git.GitError(["log", "--name-status"], 0, f"unexpected `git log` output near {before[:80]!r}")
+    for listing in commits:
+        header, *names = listing.split("\0")
+        # A merge's names start with an empty one; the log ends with a NUL.
+        if names and not names[-1]:
+            names.pop()
+        if names and not names[0]:
+            del names[0]
+        commit, *above = header.split(" ")
+        if len(names) % 2:
+            raise git.GitError(["log", "--name-status"], 0, f"unexpected `git log` output for {commit}")
+        changed[commit] = names[1::2]
+        if parents is not None:
+            parents.update(above)
     return changed
 
 
@@ -139,7 +149,7 @@ def pushed_changes(root: Path, updates: Sequence[RefUpdate], remote: str,
         # The usual push: one call lists the commits, their paths and their parents together.
         update, rests_on = checked[0], set[str]()
         log = git.log_changes(root, _COMMIT_MARK, _exclusions(update, remote, settled), parents=True)
-        paths = {p for found in _parse_log(log, rests_on).values() for p in found}
+        paths = set[str]().union(*_parse_log(log, rests_on).values())
         return {update.remote_ref: paths}, {update.remote_ref: rests_on}
     listed = {u.remote_ref: git.rev_list(root, ["--boundary", *_exclusions(u, remote, settled)])
               for u in checked}

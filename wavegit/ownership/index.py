@@ -205,18 +205,34 @@ class OwnershipIndex(Generic[K]):
 
     def _plain_owners_of(self, paths: list[str], folds: list[str]) -> dict[str, set[K]]:
         """``owners_of`` for canonical ``paths`` folded as ``folds``: each distinct directory is looked up
-        once; a path is asked about only when something is filed at it or at or above its directory."""
-        files, globs_at, above = self._files, self._globs_at, self._above
-        parents = [folded.rpartition("/")[0] for folded in folds]
-        busy = {parent for parent in set(parents)
-                if (above[parent] if parent in above else self._above_of(parent)) is not None}
+        once; a path is asked about only when something is filed at it or at or above its directory, and
+        when nothing is (the usual push) no path is visited one by one."""
+        files, globs_at = self._files, self._globs_at
+        busy = self._busy({folded.rpartition("/")[0] for folded in folds})
+        if not busy and files.keys().isdisjoint(folds) and globs_at.keys().isdisjoint(folds):
+            return {}
         owned: dict[str, set[K]] = {}
-        for path, folded, parent in zip(paths, folds, parents, strict=True):
-            if parent in busy or folded in files or folded in globs_at:
+        for path, folded in zip(paths, folds, strict=True):
+            if folded.rpartition("/")[0] in busy or folded in files or folded in globs_at:
                 keys = self.owners(path, assume_normalized=True)
                 if keys:
                     owned[path] = keys
         return owned
+
+    def _busy(self, directories: set[str]) -> set[str]:
+        """The ``directories`` with something filed at or above them (``_above_of`` is not None): each is
+        walked up through a set of the filed texts, building nothing (most of a push's have nothing)."""
+        if "" in self._globs_at:
+            return directories  # a glob filed at the root may own anything
+        filed = self._at.keys() | self._globs_at.keys()
+        busy = set()
+        for directory in directories:
+            up = directory
+            while up and up not in filed:
+                up = up.rpartition("/")[0]
+            if up:
+                busy.add(directory)
+        return busy
 
     def tables(self) -> IndexTables[K]:
         """Everything the index holds, derived tables included, as plain data (for a content-addressed cache:
