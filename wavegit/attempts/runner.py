@@ -261,6 +261,7 @@ def run_process(
     confine: Confinement | None = None,
     on_line: Callable[[bytes], None] | None = None,
     log_bytes: int = 0,
+    parked: Parked | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
 
@@ -268,13 +269,102 @@ def run_process(
     too) even when the launch fails, and then holds the launch error; it keeps at most ``log_bytes`` of the
     output (its head and tail; 0: all of it). With ``confine``, the process runs in its sandbox and limits,
     or unsandboxed its leftovers are swept when it ends. ``on_line`` is called with each
-    complete line of output as it arrives (from this thread: it must be quick).
+    complete line of output as it arrives (from this thread: it must be quick). ``parked``: the same process
+    started ahead at its gate (:func:`park`, same arguments), which is told to go, unless the launch would
+    now differ (then it is dropped and the process started afresh).
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    started_at = _utc_now()
-    start = time.monotonic()
-    with log_path.open("wb", buffering=0) as raw, _launching(confine) as launch:
-        log = logcap.CappedLog(raw, log_bytes)
+    if parked is not None and not parked.fits(argv, cwd, env, confine):
+        parked.drop()
+        parked = None
+    with contextlib.ExitStack() as stack:
+        raw = stack.enter_context(log_path.open("wb", buffering=0))
+        if parked is not None:
+            stack.callback(parked.drop)
+            started = parked.started
+        else:
+            started = stack.enter_context(_starting(argv, cwd, env, confine))
+        return _run(argv, started, logcap.CappedLog(raw, log_bytes), log_path, stdin_text, timeout_s,
+                    idle_timeout_s, cancel, kill_grace_s, pipe_linger_s, on_line, gated=parked is not None)
+
+
+GO = "wavegit-go"
+"""What a parked process's gate must read, a line of its own, before its command runs."""
+_GATE = ("/bin/sh", "-c", f'IFS= read -r go && [ "$go" = {GO} ] && exec "$@"; exit 125', "sh")
+"""The first command in a parked sandbox: one line read from stdin (byte by byte, as a shell reads a pipe,
+so the prompt after it stays for the command), the command exec'd only on the exact token; end of file, a
+partial or another line end it without running anything. bwrap's own ``--block-fd`` runs the command on end
+of file too."""
+
+
+def park(argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None,
+         confine: Confinement) -> Parked:
+    """``argv`` started in its sandbox (``confine``: bwrap) up to a gate that runs nothing of it until
+    :func:`run_process` is given the result; its limits, idle timer and duration count from then. Called
+    from a thread that outlives the process (bwrap dies with the thread that started it): the one that runs
+    it."""
+    return Parked(argv, cwd, env, confine)
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A process started (``proc``), or why it could not be (``error``), and the confinement it got."""
+
+    proc: subprocess.Popen[bytes] | None
+    error: OSError | ValueError | None
+    confine: Confinement | None
+    launched_after: sweep.PidMark | None = None
+
+
+class Parked:
+    """A process in its sandbox parked at :data:`_GATE` (see :func:`park`); :meth:`drop` kills it unrun."""
+
+    def __init__(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+                 confine: Confinement) -> None:
+        assert confine.bwrap, "only a sandbox is parked"
+        self._argv, self._cwd, self._env = list(argv), cwd, dict(env) if env is not None else None
+        self._binds = _identities(confine.layout)
+        self._stack = contextlib.ExitStack()
+        self.started = self._stack.enter_context(_starting(argv, cwd, env, confine, gated=True))
+
+    def fits(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+             confine: Confinement | None) -> bool:
+        """Whether the launch asked for now is the one parked: same command and sandbox, the toolchain it
+        shows unchanged, and the directories it binds the very ones it bound (not removed and made again)."""
+        if self.started.error is not None or confine is None or not confine.bwrap:
+            return False
+        if (list(argv), cwd, dict(env) if env is not None else None) != (self._argv, self._cwd, self._env):
+            return False
+        try:
+            now = _launchable(argv, cwd, env, confine)
+        except OSError:
+            return False
+        return now == self.started.confine and _identities(confine.layout) == self._binds
+
+    def drop(self) -> None:
+        """Kill the process (unrun, if it was never told to go) and remove its cgroup; again does nothing."""
+        self._stack.close()
+
+
+def _identities(layout: sandbox.Layout) -> tuple[tuple[int, int] | None, ...]:
+    """The device and inode of each writable directory a sandbox binds."""
+    found: list[tuple[int, int] | None] = []
+    for path in (layout.tree, layout.private):
+        try:
+            info = os.stat(path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((info.st_dev, info.st_ino))
+    return tuple(found)
+
+
+@contextlib.contextmanager
+def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+              confine: Confinement | None, *, gated: bool = False) -> Iterator[_Started]:
+    """``argv`` started within its limits (``gated``: behind :data:`_GATE`); on leaving, its group killed,
+    the leader reaped, an unsandboxed attempt's leftovers swept and its cgroup removed."""
+    with _launching(confine) as launch:
         try:
             if not argv:
                 raise ValueError("empty command")
@@ -283,33 +373,59 @@ def run_process(
             elif launch.wrapper:
                 _executable(argv[0], cwd, env)
             launched_after = sweep.mark() if confine is not None and not confine.bwrap else None
+            command = [*_GATE, *argv] if gated else list(argv)
             proc = subprocess.Popen(
-                [*launch.wrapper, *(confine.argv(argv, launch) if confine is not None else argv)], cwd=cwd,
-                env=dict(env) if env is not None else None,
+                [*launch.wrapper, *(confine.argv(command, launch) if confine is not None else command)],
+                cwd=cwd, env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True, preexec_fn=launch.preexec(),
                 pass_fds=() if launch.seccomp_fd is None else (launch.seccomp_fd,),
             )
         except (OSError, ValueError) as exc:
-            message = _launch_error(argv, exc)
-            log.write(f"wavegit: {message}\n".encode())
-            log.finish()
-            return ProcessResult(None, None, message, time.monotonic() - start, log_path,
-                                 started_at, _utc_now())
-        assert proc.stdin is not None and proc.stdout is not None
-        watch = Watch(proc.pid, proc.stdin, proc.stdout, log, stdin_text, on_line)
+            yield _Started(None, exc, confine)
+            return
         try:
-            killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
-                                kill_grace_s, pipe_linger_s)
+            yield _Started(proc, None, confine, launched_after)
         finally:
-            # Stragglers in the group (daemons that closed their output) die with the attempt;
-            # the leader is still unreaped here, so the group id cannot have been reused.
-            _signal_group(proc.pid, signal.SIGKILL)
-            exit_code = proc.wait()
+            if proc.returncode is None:
+                # Never run, or never reaped: the group dies; its leader unreaped, its id cannot be reused.
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
             if confine is not None and not confine.bwrap:
                 sweep.sweep(confine.marker, launched_after)
-            watch.close()
-            log.finish()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+
+
+def _run(argv: Sequence[str], started: _Started, log: logcap.CappedLog, log_path: Path,
+         stdin_text: str | None, timeout_s: float | None, idle_timeout_s: float | None,
+         cancel: threading.Event | None, kill_grace_s: float, pipe_linger_s: float,
+         on_line: Callable[[bytes], None] | None, *, gated: bool) -> ProcessResult:
+    """Feed, watch and end a started process; its time counts from here (a parked one's from its go)."""
+    started_at = _utc_now()
+    start = time.monotonic()
+    proc, confine = started.proc, started.confine
+    if proc is None:
+        assert started.error is not None
+        message = _launch_error(argv, started.error)
+        log.write(f"wavegit: {message}\n".encode())
+        log.finish()
+        return ProcessResult(None, None, message, time.monotonic() - start, log_path, started_at, _utc_now())
+    assert proc.stdin is not None and proc.stdout is not None
+    text = f"{GO}\n{stdin_text or ''}" if gated else stdin_text
+    watch = Watch(proc.pid, proc.stdin, proc.stdout, log, text, on_line)
+    try:
+        killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
+                            kill_grace_s, pipe_linger_s)
+    finally:
+        # Stragglers in the group (daemons that closed their output) die with the attempt;
+        # the leader is still unreaped here, so the group id cannot have been reused.
+        _signal_group(proc.pid, signal.SIGKILL)
+        exit_code = proc.wait()
+        watch.close()
+        log.finish()
     if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:
         exit_code = _SIGNAL_EXIT_BASE - exit_code
     limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")

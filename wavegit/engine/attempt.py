@@ -31,7 +31,7 @@ from wavegit.core.errors import WavegitError
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
-from wavegit.engine.slots import Slot, WorkerSlots
+from wavegit.engine.slots import Meanwhile, Slot, WorkerSlots
 from wavegit.model import report, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import one_line
@@ -238,7 +238,11 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
     for number in range(1, tries + 1):
         # Numbered across waves, as the tracker counts them: the progress, the report and the tracker agree.
         counted = item.attempts + number
-        slot = context.slots.take(turn if number == 1 else None)
+        # A first attempt waiting for its slot starts its sandboxes meanwhile, parked (Ahead).
+        ahead = Ahead(context, item, feedback) if number == 1 and turn is not None and \
+            context.confiner.jail.bwrap is not None else None
+        slot = context.slots.take(turn if number == 1 else None,
+                                  ahead.meanwhile() if ahead is not None else None)
         try:
             stop = stop_reason() or context.profile_stopped(item)
             if slot is None or stop is not None:
@@ -246,12 +250,15 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
                 _not_started(context, run, stop or "not started: the batch stopped", counted)
                 return
             try:
-                attempt = run_attempt(context, item, number, feedback, slot)
+                attempt = run_attempt(context, item, number, feedback, slot,
+                                      ahead.take() if ahead is not None else None)
             except (WavegitError, OSError) as exc:
                 # wavegit's own failure (a git step), not the item's: not counted, no further tries.
                 attempt = Attempt(counted, context.label(item), "", context.base, utc_now(), utc_now(),
                                   error=one_line(str(exc)), counted=False)
         finally:
+            if ahead is not None:
+                ahead.close()
             if slot is not None:
                 slot.give_back()
         run.attempts.append(attempt)
@@ -271,11 +278,50 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
         feedback = attempt.feedback
 
 
-def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None,
-                slot: Slot) -> Attempt:
-    """Attempt ``number`` of ``item`` in this wave (its tree and logs are named by it; the attempt is
-    numbered ``item.attempts + number``, across waves): its worker in its worktree (in ``slot``, given back
-    once the worker has exited), then :func:`verify`."""
+@dataclass
+class TestPad:
+    """An item's test set up before its worker ran: its empty checkout (made now, filled once the worker's
+    commit exists: the sandbox binds this very directory), its sandbox and environment, started parked."""
+
+    checkout: Path
+    confinement: runner.Confinement
+    env: dict[str, str]
+    parked: runner.Parked
+
+
+@dataclass
+class Launchpad:
+    """An attempt set up up to its worker's launch: its record, tree, sandbox and environment, and, set up
+    ahead (:class:`Ahead`), its worker and test started parked. :meth:`close` puts it all away."""
+
+    context: AttemptContext
+    attempt: Attempt
+    stem: str
+    prompt: str
+    spec: Spec
+    ready: Ready | None = None
+    confinement: runner.Confinement | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    worker: runner.Parked | None = None
+    test: TestPad | None = None
+
+    def close(self) -> None:
+        """Kill what was parked and not run; the tree and the private directories go in the background."""
+        workspaces = self.context.workspaces
+        if self.worker is not None:
+            self.worker.drop()
+        if self.test is not None:
+            self.test.parked.drop()
+            workspaces.discard(self.test.confinement.layout.private)
+            workspaces.discard(self.test.checkout)
+        workspaces.release(self.spec)
+        workspaces.discard(self.context.confiner.private_root / self.stem)
+
+
+def set_up(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None, *,
+           park: bool = False) -> Launchpad:
+    """Attempt ``number`` of ``item`` up to its worker's launch: its prompt, tree, sandbox and environment;
+    ``park``: its worker and its test started in their sandboxes, parked (:func:`runner.park`)."""
     stem = f"{item.id}-{item.attempts + number}"
     logs = context.logs
     logs.mkdir(parents=True, exist_ok=True)
@@ -291,28 +337,112 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     sandboxed = context.confiner.jail.bwrap is not None
     attempt = Attempt(item.attempts + number, agent.label(sandboxed), digest, context.base, utc_now(),
                       profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
-    assert attempt.log_path is not None
-    spec = context.spec(item, number)
-    watch = ActionWatch(context.events, item.id, attempt.number, agent)
+    pad = Launchpad(context, attempt, stem, prompt, context.spec(item, number))
     try:
         # The tree first: the first batch's are made here, while the sandbox's view of the repository's
         # other checkouts and stores is read in the background (Wave.run_items).
-        ready = context.workspaces.take(spec)
-        confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
-                                                    prompt_file=prompt_file, feedback_file=feedback_file,
-                                                    pass_github_token=config.worker_github_token)
-        env.update(agent.env(sandboxed))
-        agent.seed_home(sandboxed, Path(env["HOME"]))
+        pad.ready = context.workspaces.take(pad.spec)
+        pad.confinement, pad.env = context.confiner.confine(
+            pad.spec.path, stem, item_id=item.id, owns=item.owns, prompt_file=prompt_file,
+            feedback_file=feedback_file, pass_github_token=config.worker_github_token)
+        pad.env.update(agent.env(sandboxed))
+        agent.seed_home(sandboxed, Path(pad.env["HOME"]))
+        if park:
+            pad.worker = runner.park(agent.argv(sandboxed), cwd=pad.ready.path, env=pad.env,
+                                     confine=pad.confinement)
+            pad.test = _park_test(context, item, pad.ready, attempt.number)
+    except BaseException:
+        pad.close()
+        raise
+    return pad
+
+
+def _park_test(context: AttemptContext, item: tracker.Item, ready: Ready, number: int) -> TestPad | None:
+    """The item's test started parked in the sandbox of its checkout, made empty now; None when its command
+    cannot be parsed (the test then fails as it does unparked)."""
+    try:
+        argv = runner.command_argv(item.test)
+    except WavegitError:
+        return None
+    checkout = _test_path(ready)
+    workspace.remove(checkout)
+    checkout.mkdir()
+    confinement, env = _test_confinement(context, item, checkout, number)
+    return TestPad(checkout, confinement, env, runner.park(argv, cwd=checkout, env=env, confine=confinement))
+
+
+def _test_confinement(context: AttemptContext, item: tracker.Item, checkout: Path,
+                      number: int) -> tuple[runner.Confinement, dict[str, str]]:
+    return context.confiner.confine(checkout, f"{item.id}-{number}.test", item_id=item.id, owns=item.owns,
+                                    prompt_file=Path(os.devnull), feedback_file=None,
+                                    pass_github_token=False, test=True)
+
+
+class Ahead:
+    """An attempt set up while it waits for its worker slot, once the tree made for it in the background is
+    ready: its worker and test start in their sandboxes, parked, off the wave's critical path. From the item's
+    own thread, which runs them later: a sandbox dies with the thread that started it."""
+
+    def __init__(self, context: AttemptContext, item: tracker.Item, feedback: str | None) -> None:
+        self._context, self._item, self._feedback = context, item, feedback
+        self._made = threading.Event()
+        self._pad: Launchpad | None = None
+        self._error: WavegitError | OSError | None = None
+        context.workspaces.when_made(context.spec(item, 1), self._tell)
+
+    def _tell(self) -> None:
+        self._made.set()
+        self._context.slots.poke()
+
+    def meanwhile(self) -> Meanwhile:
+        return Meanwhile(self._made.is_set, self._set_up)
+
+    def _set_up(self) -> None:
+        try:
+            self._pad = set_up(self._context, self._item, 1, self._feedback, park=True)
+        except (WavegitError, OSError) as exc:
+            self._error = exc  # raised when the attempt would have started (take)
+
+    def take(self) -> Launchpad | None:
+        """The attempt set up ahead (the caller closes it), or None when it was not; what setting it up raised
+        is raised here."""
+        if self._error is not None:
+            raise self._error
+        pad, self._pad = self._pad, None
+        return pad
+
+    def close(self) -> None:
+        """What was set up and never taken (the batch stopped, HALT) is killed and put away."""
+        if self._pad is not None:
+            self._pad.close()
+            self._pad = None
+
+
+def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None,
+                slot: Slot, pad: Launchpad | None = None) -> Attempt:
+    """Attempt ``number`` of ``item`` in this wave (its tree and logs are named by it; the attempt is
+    numbered ``item.attempts + number``, across waves): its worker in its worktree (in ``slot``, given back
+    once the worker has exited), then :func:`verify`. ``pad``: the attempt set up ahead (:class:`Ahead`)."""
+    pad = pad or set_up(context, item, number, feedback)
+    attempt, ready, confinement = pad.attempt, pad.ready, pad.confinement
+    assert attempt.log_path is not None and ready is not None and confinement is not None
+    config, env, stem = context.config, pad.env, pad.stem
+    agent = context.agent(item)
+    sandboxed = context.confiner.jail.bwrap is not None
+    watch = ActionWatch(context.events, item.id, attempt.number, agent)
+    try:
         context.events.event(item.id, "started", attempt=attempt.number)
+        attempt.started_at = utc_now()
         slot.launched()
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
         result = runner.run_process(agent.argv(sandboxed), cwd=ready.path, env=env,
-                                    stdin_text=prompt, log_path=attempt.log_path,
+                                    stdin_text=pad.prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement, log_bytes=config.sandbox.log_bytes,
-                                    on_line=watch.line if agent.preset is not None else None)
+                                    on_line=watch.line if agent.preset is not None else None,
+                                    parked=pad.worker)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
@@ -323,7 +453,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
         slot.give_back()
         try:
-            verify(context, item, ready, attempt, result, deadline, reading.error)
+            verify(context, item, ready, attempt, result, deadline, reading.error, pad.test)
         except (WavegitError, OSError) as exc:
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
@@ -343,18 +473,18 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     finally:
         attempt.finished_at = utc_now()
         # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
-        context.workspaces.release(spec)
-        context.workspaces.discard(context.confiner.private_root / stem)
+        pad.close()
     if attempt.commit is None and attempt.counted:
         attempt.feedback = feedback_text(attempt)
     return attempt
 
 
 def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: Attempt,
-           result: runner.ProcessResult, deadline: float, agent_error: str | None = None) -> None:
+           result: runner.ProcessResult, deadline: float, agent_error: str | None = None,
+           test_pad: TestPad | None = None) -> None:
     """Judge a finished worker (exit, its own account of failure ``agent_error``, its tree within the limits,
     ownership, a change, the item's test on a clean checkout of the commit, without write credentials); keep
-    the commit when verified."""
+    the commit when verified. ``test_pad``: the test's sandbox started ahead, parked."""
     if result.launch_error is not None:
         context.stop_batch(result.launch_error)
         attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
@@ -398,14 +528,15 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         # doing, and counted, or it would be retried without end.
         attempt.error = f"the worker's tree cannot be checked out: {one_line(str(exc))}"
         return
-    confinement, test_env = context.confiner.confine(
-        checkout, f"{item.id}-{attempt.number}.test", item_id=item.id, owns=item.owns,
-        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False, test=True)
+    if test_pad is not None and test_pad.checkout == checkout:
+        confinement, test_env, parked = test_pad.confinement, test_pad.env, test_pad.parked
+    else:
+        (confinement, test_env), parked = _test_confinement(context, item, checkout, attempt.number), None
     try:
         test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env, stdin_text="",
                                   log_path=attempt.test_log_path, timeout_s=config.timeout_s,
                                   idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                  confine=confinement, log_bytes=config.sandbox.log_bytes)
+                                  confine=confinement, log_bytes=config.sandbox.log_bytes, parked=parked)
     finally:
         context.workspaces.discard(confinement.layout.private)
         context.workspaces.discard(checkout)
@@ -437,7 +568,7 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     """The clean checkout of ``commit`` the item's test runs in. When the machine ran out, perhaps through
     this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
     running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
-    path = ready.path.with_name(f"{ready.path.name}.test")
+    path = _test_path(ready)
     narrow = context.confiner.jail.bwrap is not None
     try:
         return context.workspaces.test_checkout(commit, path, narrow=narrow)
@@ -452,6 +583,10 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
         if _ran_out(exc):
             raise _Exhausted(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
         raise
+
+
+def _test_path(ready: Ready) -> Path:
+    return ready.path.with_name(f"{ready.path.name}.test")
 
 
 def _ran_out(exc: WavegitError | OSError) -> bool:
