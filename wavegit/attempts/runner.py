@@ -29,7 +29,6 @@ import errno
 import math
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -41,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from wavegit.attempts import limits, logcap, sandbox, sweep
+from wavegit.attempts import limits, logcap, programs, sandbox, sweep
 from wavegit.attempts.processio import Watch
 from wavegit.core.errors import UsageError
 
@@ -201,39 +200,13 @@ def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
         yield launch
 
 
-def _found(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> Path:
-    """Where ``program`` is (absolute), or the OSError exec would raise: started through a wrapper
-    (``setpriv``, ``bwrap``), it would fail only as the wrapper's exit code."""
-    path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    target = Path(cwd) / program if "/" in program else program
-    found = shutil.which(target, path=path)
-    if found is None:
-        code = errno.EACCES if "/" in program and Path(target).is_file() else errno.ENOENT
-        raise OSError(code, os.strerror(code), program)
-    return Path(found).absolute()
-
-
-def _executable(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> None:
-    """The OSError exec of ``program`` would raise, raised here: started through a wrapper, a program that
-    cannot run would only be the wrapper's exit 127 (its ``#!`` interpreter missing included)."""
-    found = _found(program, cwd, env)
-    try:
-        with found.open("rb") as script:
-            head = script.read(256)
-    except OSError:
-        return  # a program that cannot be read but may be run
-    interpreter = head[2:].split(b"\n", 1)[0].split()[:1] if head.startswith(b"#!") else []
-    if interpreter and not os.access(interpreter[0], os.X_OK):
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-
-
 def _launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                 confine: Confinement) -> Confinement:
     """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_toolchain`); raise the
     OSError exec would, before bwrap hides it behind its own exit 1."""
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    return dataclasses.replace(confine, layout=sandbox.with_toolchain(confine.layout,
-                                                                       _found(argv[0], cwd, env), path))
+    shown = sandbox.with_toolchain(confine.layout, programs.found(argv[0], cwd, env), path)
+    return dataclasses.replace(confine, layout=shown)
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -371,7 +344,7 @@ def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | Non
             if confine is not None and confine.bwrap:
                 confine = _launchable(argv, cwd, env, confine)
             elif launch.wrapper:
-                _executable(argv[0], cwd, env)
+                programs.executable(argv[0], cwd, env)
             launched_after = sweep.mark() if confine is not None and not confine.bwrap else None
             command = [*_GATE, *argv] if gated else list(argv)
             proc = subprocess.Popen(
