@@ -12,12 +12,17 @@ Every process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that 
 filter) is done by small programs it starts through, or inherited from a launching thread that carries the
 filter, so that no Python runs in the child (:meth:`wavegit.attempts.limits.Launch.preexec`).
 
+A sandboxed process may be started ahead and parked (:func:`park`): bwrap builds its sandbox (namespaces,
+mounts, seccomp; some 9 ms of CPU) while it waits for its turn, and its first command, a shell reading its
+stdin, execs the worker or test only on the exact go line :func:`run_process` writes before the prompt.
+
 A :class:`Confinement` runs it in the attempt's sandbox (:mod:`wavegit.attempts.sandbox`), or, unsandboxed,
 marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves behind, even a daemon that left its session
 with ``setsid``, is found in ``/proc`` and killed when it ends.
 
 No git runs here (git goes through ``wavegit.core.git``), and no command is ever run through a shell (the
-one shell, joining a cgroup, runs a constant script of wavegit's own: ``limits.Cgroup.entry``).
+shells, joining a cgroup and a parked sandbox's gate, run constant scripts of wavegit's own, the command
+their arguments: ``limits.Cgroup.entry``, :data:`_GATE`).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ joins the work begun and drops the rest, which that cleanup covers. The base a t
 against (:class:`wavegit.attempts.snapshot.Base`) is read once per start commit, also in the background, and
 so is ``git init``'s git directory (:class:`wavegit.attempts.workspace.Skeleton`), once per wave. Trees
 borrow objects only from the wave's store (:mod:`wavegit.attempts.objectstore`), made before the first tree.
+An attempt waiting for its worker slot is told when its tree is made (:meth:`Workspaces.when_made`), and
+then starts its sandboxes, parked (:mod:`wavegit.engine.launchpad`).
 """
 
 from __future__ import annotations
