@@ -40,7 +40,8 @@ class Slot:
 @dataclass(frozen=True)
 class Meanwhile:
     """What a first attempt does while it waits for its slot: ``run``, once ``ready`` says it can (whoever
-    makes it ready calls :meth:`WorkerSlots.poke`); not when the slot comes first."""
+    makes it ready calls :meth:`WorkerSlots.poke`) and no worker is about to start; not when the slot comes
+    first."""
 
     ready: Callable[[], bool]
     run: Callable[[], None]
@@ -82,10 +83,11 @@ class WorkerSlots:
         return self._free > 0 and self._retries == 0 and self._turn == turn
 
     def _ready_first(self, turn: int, ready: Callable[[], bool]) -> bool:
-        """Wait until ``turn``'s slot is free, the batch stopped, or ``ready()``; whether ``ready`` came
-        first."""
+        """Wait until ``turn``'s slot is free, the batch stopped, or ``ready()`` with no worker about to
+        start (work done ahead must not delay the launches under way); whether ``ready`` came first."""
         with self._cond:
-            self._cond.wait_for(lambda: self._stopped or self._may_take(turn) or ready())
+            self._cond.wait_for(lambda: self._stopped or self._may_take(turn) or (
+                self._launching == 0 and ready()))
             return not self._stopped and not self._may_take(turn)
 
     def poke(self) -> None:
