@@ -3,6 +3,7 @@ told to go (real bwrap); never on end of file, a drop, or a ``kill -9`` of its l
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -17,7 +18,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import item, make_wave_repo, run
-from wavegit.attempts import limits, runner, sandbox
+from wavegit.attempts import gate, limits, runner, sandbox
 from wavegit.attempts.runner import Confinement, new_marker, park, run_process
 
 BWRAP = shutil.which(sandbox.BWRAP)
@@ -96,6 +97,19 @@ def test_a_parked_sandbox_runs_its_command_only_on_go_with_its_prompt_and_its_ti
     # The prompt reached the command whole: the gate read its own line and nothing after it.
     assert (tree / "ran.txt").read_text() == "the prompt\n"
     assert result.started_at >= before_go and proc.returncode == 0
+    assert result.log_path.read_text() == ""  # the gate's own line is never in the log
+
+
+def test_what_a_sandbox_prints_before_its_gate_is_up_is_kept_for_the_log_and_its_up_line_is_not() -> None:
+    for written, kept in [(b"bwrap: a warning\nwavegit-up\n", b"bwrap: a warning\n"),
+                          (b"bwrap: Can't mount\n", b"bwrap: Can't mount\n")]:
+        read_end, write_end = os.pipe()
+        os.write(write_end, written)
+        os.close(write_end)  # the second never says it is up: bwrap ended
+        try:
+            assert gate.await_up(read_end) == kept
+        finally:
+            os.close(read_end)
 
 
 def test_a_parked_sandbox_runs_nothing_when_its_gate_reads_end_of_file(tmp_path: Path) -> None:
@@ -133,7 +147,7 @@ def test_a_parked_sandbox_dies_unrun_with_its_launcher_killed(tmp_path: Path) ->
     launcher = textwrap.dedent(f"""\
         import sys, time
         from pathlib import Path
-        from wavegit.attempts import limits, runner, sandbox
+        from wavegit.attempts import gate, limits, runner, sandbox
         layout = sandbox.Layout(tree=Path({str(tree)!r}), private=Path({str(confine.layout.private)!r}),
                                 hidden=(Path({str(tmp_path / "checkout")!r}),))
         confine = runner.Confinement({BWRAP!r}, layout, runner.new_marker())
@@ -248,3 +262,19 @@ def test_an_unsandboxed_wave_parks_nothing(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(runner, "park", refused)
     assert all(i.verified for i in run(remote.clone).report.items)
+
+
+def test_a_sandboxed_launch_says_it_started_only_once_its_sandbox_is_built(tmp_path: Path) -> None:
+    # A stand-in for bwrap that takes its time to "build" the sandbox, marks it built, then runs the rest.
+    slow = tmp_path / "bwrap"
+    slow.write_text('#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done; shift\n'
+                    'sleep 0.2; : > "$BUILT"\nexec "$@"\n')
+    slow.chmod(0o755)
+    built = tmp_path / "built"
+    confine = dataclasses.replace(_confinement(tmp_path), bwrap=str(slow))
+    seen: list[bool] = []
+    result = run_process(WRITES, cwd=confine.layout.tree, env={**ENV, "BUILT": str(built)}, stdin_text="x",
+                         log_path=tmp_path / "log", timeout_s=30, idle_timeout_s=30, confine=confine,
+                         on_start=lambda: seen.append(built.exists()))
+    assert result.ok, result.log_path.read_text()
+    assert seen == [True]

@@ -12,9 +12,10 @@ Every process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that 
 filter) is done by small programs it starts through, or inherited from a launching thread that carries the
 filter, so that no Python runs in the child (:meth:`wavegit.attempts.limits.Launch.preexec`).
 
-A sandboxed process may be started ahead and parked (:func:`park`): bwrap builds its sandbox (namespaces,
-mounts, seccomp; some 9 ms of CPU) while it waits for its turn, and its first command, a shell reading its
-stdin, execs the worker or test only on the exact go line :func:`run_process` writes before the prompt.
+A sandboxed process starts at its gate (:mod:`wavegit.attempts.gate`): a shell that says when bwrap has built
+the sandbox (namespaces, mounts, seccomp; some 9 ms of CPU) and execs the worker or test only on the exact
+go line written before the prompt. It is told to go once built, or, started ahead (:func:`park`), once its
+turn comes: its sandbox is built while it waits.
 
 A :class:`Confinement` runs it in the attempt's sandbox (:mod:`wavegit.attempts.sandbox`), or, unsandboxed,
 marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves behind, even a daemon that left its session
@@ -22,7 +23,7 @@ with ``setsid``, is found in ``/proc`` and killed when it ends.
 
 No git runs here (git goes through ``wavegit.core.git``), and no command is ever run through a shell (the
 shells, joining a cgroup and a parked sandbox's gate, run constant scripts of wavegit's own, the command
-their arguments: ``limits.Cgroup.entry``, :data:`_GATE`).
+their arguments: ``limits.Cgroup.entry``, ``gate.SCRIPT``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from wavegit.attempts import limits, logcap, programs, sandbox, sweep
+from wavegit.attempts import gate, limits, logcap, programs, sandbox, sweep
 from wavegit.attempts.processio import Watch
 from wavegit.core.errors import UsageError
 
@@ -240,6 +241,7 @@ def run_process(
     on_line: Callable[[bytes], None] | None = None,
     log_bytes: int = 0,
     parked: Parked | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
 
@@ -247,9 +249,10 @@ def run_process(
     too) even when the launch fails, and then holds the launch error; it keeps at most ``log_bytes`` of the
     output (its head and tail; 0: all of it). With ``confine``, the process runs in its sandbox and limits,
     or unsandboxed its leftovers are swept when it ends. ``on_line`` is called with each
-    complete line of output as it arrives (from this thread: it must be quick). ``parked``: the same process
-    started ahead at its gate (:func:`park`, same arguments), which is told to go, unless the launch would
-    now differ (then it is dropped and the process started afresh).
+    complete line of output as it arrives (from this thread: it must be quick). A sandboxed process starts at
+    its gate and is told to go once its sandbox is built; ``parked``: the same process started so ahead
+    (:func:`park`, same arguments), unless the launch would now differ (then it is dropped and the process
+    started afresh). ``on_start``: called once the process started (its sandbox built), or failed to.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     if parked is not None and not parked.fits(argv, cwd, env, confine):
@@ -257,22 +260,16 @@ def run_process(
         parked = None
     with contextlib.ExitStack() as stack:
         raw = stack.enter_context(log_path.open("wb", buffering=0))
+        gated = confine is not None and bool(confine.bwrap)
         if parked is not None:
             stack.callback(parked.drop)
             started = parked.started
         else:
-            started = stack.enter_context(_starting(argv, cwd, env, confine))
+            started = stack.enter_context(_starting(argv, cwd, env, confine, gated=gated))
+        if on_start is not None:
+            on_start()
         return _run(argv, started, logcap.CappedLog(raw, log_bytes), log_path, stdin_text, timeout_s,
-                    idle_timeout_s, cancel, kill_grace_s, pipe_linger_s, on_line, gated=parked is not None)
-
-
-GO = "wavegit-go"
-"""What a parked process's gate must read, a line of its own, before its command runs."""
-_GATE = ("/bin/sh", "-c", f'IFS= read -r go && [ "$go" = {GO} ] && exec "$@"; exit 125', "sh")
-"""The first command in a parked sandbox: one line read from stdin (byte by byte, as a shell reads a pipe,
-so the prompt after it stays for the command), the command exec'd only on the exact token; end of file, a
-partial or another line end it without running anything. bwrap's own ``--block-fd`` runs the command on end
-of file too."""
+                    idle_timeout_s, cancel, kill_grace_s, pipe_linger_s, on_line, gated=gated)
 
 
 def park(argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None,
@@ -292,10 +289,12 @@ class _Started:
     error: OSError | ValueError | None
     confine: Confinement | None
     launched_after: sweep.PidMark | None = None
+    before: bytes = b""
+    """Its output before its gate said it was up (bwrap's own messages)."""
 
 
 class Parked:
-    """A process in its sandbox parked at :data:`_GATE` (see :func:`park`); :meth:`drop` kills it unrun."""
+    """A process in its sandbox parked at its gate (see :func:`park`); :meth:`drop` kills it unrun."""
 
     def __init__(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                  confine: Confinement) -> None:
@@ -340,8 +339,9 @@ def _identities(layout: sandbox.Layout) -> tuple[tuple[int, int] | None, ...]:
 @contextlib.contextmanager
 def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
               confine: Confinement | None, *, gated: bool = False) -> Iterator[_Started]:
-    """``argv`` started within its limits (``gated``: behind :data:`_GATE`); on leaving, its group killed,
-    the leader reaped, an unsandboxed attempt's leftovers swept and its cgroup removed."""
+    """``argv`` started within its limits (``gated``: behind :mod:`wavegit.attempts.gate`, its sandbox built
+    once this yields); on leaving, its group killed, the leader reaped, an unsandboxed attempt's leftovers
+    swept and its cgroup removed."""
     with _launching(confine) as launch:
         try:
             if not argv:
@@ -351,7 +351,7 @@ def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | Non
             elif launch.wrapper:
                 programs.executable(argv[0], cwd, env)
             launched_after = sweep.mark() if confine is not None and not confine.bwrap else None
-            command = [*_GATE, *argv] if gated else list(argv)
+            command = [*gate.SCRIPT, *argv] if gated else list(argv)
             proc = subprocess.Popen(
                 [*launch.wrapper, *(confine.argv(command, launch) if confine is not None else command)],
                 cwd=cwd, env=dict(env) if env is not None else None,
@@ -362,8 +362,10 @@ def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | Non
         except (OSError, ValueError) as exc:
             yield _Started(None, exc, confine)
             return
+        assert proc.stdout is not None
+        before = gate.await_up(proc.stdout.fileno()) if gated else b""
         try:
-            yield _Started(proc, None, confine, launched_after)
+            yield _Started(proc, None, confine, launched_after, before)
         finally:
             if proc.returncode is None:
                 # Never run, or never reaped: the group dies; its leader unreaped, its id cannot be reused.
@@ -392,7 +394,8 @@ def _run(argv: Sequence[str], started: _Started, log: logcap.CappedLog, log_path
         log.finish()
         return ProcessResult(None, None, message, time.monotonic() - start, log_path, started_at, _utc_now())
     assert proc.stdin is not None and proc.stdout is not None
-    text = f"{GO}\n{stdin_text or ''}" if gated else stdin_text
+    text = gate.go_line(stdin_text) if gated else stdin_text
+    log.write(started.before)
     watch = Watch(proc.pid, proc.stdin, proc.stdout, log, text, on_line)
     try:
         killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,

@@ -286,7 +286,6 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     try:
         context.events.event(item.id, "started", attempt=attempt.number)
         attempt.started_at = utc_now()
-        slot.launched()
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
         result = runner.run_process(agent.argv(sandboxed), cwd=ready.path, env=env,
@@ -295,7 +294,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement, log_bytes=config.sandbox.log_bytes,
                                     on_line=watch.line if agent.preset is not None else None,
-                                    parked=pad.worker)
+                                    parked=pad.worker, on_start=slot.launched)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
