@@ -22,7 +22,7 @@ marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves behind, even a da
 with ``setsid``, is found in ``/proc`` and killed when it ends.
 
 No git runs here (git goes through ``wavegit.core.git``), and no command is ever run through a shell (the
-shells, joining a cgroup and a parked sandbox's gate, run constant scripts of wavegit's own, the command
+shells, joining a cgroup and a sandbox's gate, run constant scripts of wavegit's own, the command
 their arguments: ``limits.Cgroup.entry``, ``gate.SCRIPT``).
 """
 

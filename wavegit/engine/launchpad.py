@@ -1,4 +1,4 @@
-"""An attempt set up up to its worker's launch (:func:`set_up`): its prompt, tree, sandbox and environment;
+"""An attempt made ready for its worker's launch (:func:`set_up`): its prompt, tree, sandbox and environment;
 and, while a first attempt waits for its worker slot (:class:`Ahead`), its worker and item test started in
 their sandboxes, parked at a gate (:func:`wavegit.attempts.runner.park`), so that the slot only has to say
 go: bwrap's start (namespaces, mounts: some 9 ms of CPU each, eight at once ~47 ms on two cores) leaves the
@@ -44,7 +44,7 @@ class TestPad:
 
 @dataclass
 class Launchpad:
-    """An attempt set up up to its worker's launch: its record, tree, sandbox and environment, and, set up
+    """An attempt made ready for its worker's launch: its record, tree, sandbox and environment, and, set up
     ahead (:class:`Ahead`), its worker and test started parked. :meth:`close` puts it all away."""
 
     context: AttemptContext
