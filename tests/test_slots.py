@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from wavegit.engine.slots import RollingSlots, Slot, WorkerSlots
+from wavegit.engine.slots import Meanwhile, RollingSlots, Slot, WorkerSlots
 
 
 def _waiting(slots: WorkerSlots, turn: int | None, got: list[int | None],
@@ -132,3 +132,25 @@ def test_a_rolling_slot_counts_its_launch_so_a_read_back_after_it_does_not_wait(
     started = time.monotonic()
     slots.wait_for_launches(30)
     assert time.monotonic() - started < 5
+
+
+def test_a_meanwhile_runs_once_ready_with_no_launch_under_way_not_if_its_slot_comes_first() -> None:
+    slots = WorkerSlots(1)
+    held = slots.take(0)
+    assert held is not None
+    ready, ran, got = threading.Event(), threading.Event(), []
+    waiting = threading.Thread(target=lambda: got.append(slots.take(1, Meanwhile(ready.is_set, ran.set))))
+    waiting.start()
+    ready.set()
+    slots.poke()
+    # Not while the held slot's worker is about to start: work ahead would delay that launch.
+    assert not ran.is_set()
+    held.launched()
+    assert ran.wait(10) and not got  # done while the slot is still held
+    held.give_back()
+    waiting.join(10)
+    assert got and got[0] is not None
+    # The slot free at once: nothing is done meanwhile, even when it could be.
+    got[0].give_back()
+    skipped = threading.Event()
+    assert slots.take(2, Meanwhile(lambda: True, skipped.set)) is not None and not skipped.is_set()

@@ -3,6 +3,7 @@ repos."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -150,3 +151,33 @@ def test_a_test_checkout_reads_the_wave_store_only_when_narrowed(remote_repo: Re
     else:
         assert alternates == [str(workspace.objects_dir(clone))] and own_packs == []
     assert git(checkout, "cat-file", "-t", commit) == "commit"
+
+
+def test_when_made_tells_once_the_background_tree_is_made_whether_asked_before_or_after_its_preparation(
+        remote_repo: RemoteRepo) -> None:
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    spaces = Workspaces(remote_repo.clone)
+    early, late = (Spec(remote_repo.base / "wt" / f"X-{n}", BRANCH, base) for n in (1, 2))
+    told: dict[str, threading.Event] = {"early": threading.Event(), "late": threading.Event()}
+    spaces.when_made(early, told["early"].set)  # before its preparation is even begun
+    spaces.prepare(early)
+    spaces.prepare(late)
+    spaces.when_made(late, told["late"].set)
+    assert told["early"].wait(30) and told["late"].wait(30)
+    # Told once made: the tree is there, ready to be taken.
+    assert (early.path / "README.md").exists() and (late.path / "README.md").exists()
+    spaces.close()
+
+
+def test_an_empty_directory_made_ahead_is_the_very_one_its_tree_is_made_in(remote_repo: RemoteRepo) -> None:
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    path = remote_repo.base / "wt" / "X-1.test"
+    path.mkdir(parents=True)
+    # A sandbox started before the checkout binds this directory, as this descriptor holds it: the checkout
+    # must be seen through it, not in a directory made again at the same path.
+    made_ahead = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        workspace.test_checkout(workspace.objects_dir(remote_repo.clone), base, path)
+        assert "README.md" in os.listdir(made_ahead)
+    finally:
+        os.close(made_ahead)

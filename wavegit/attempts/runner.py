@@ -12,12 +12,18 @@ Every process gets ``PR_SET_PDEATHSIG`` (SIGKILL): it dies when the thread that 
 filter) is done by small programs it starts through, or inherited from a launching thread that carries the
 filter, so that no Python runs in the child (:meth:`wavegit.attempts.limits.Launch.preexec`).
 
+A sandboxed process starts at its gate (:mod:`wavegit.attempts.gate`): a shell that says when bwrap has built
+the sandbox (namespaces, mounts, seccomp; some 9 ms of CPU) and execs the worker or test only on the exact
+go line written before the prompt. It is told to go once built, or, started ahead (:func:`park`), once its
+turn comes: its sandbox is built while it waits.
+
 A :class:`Confinement` runs it in the attempt's sandbox (:mod:`wavegit.attempts.sandbox`), or, unsandboxed,
 marks it with ``WAVEGIT_ATTEMPT_TOKEN`` so that what it leaves behind, even a daemon that left its session
 with ``setsid``, is found in ``/proc`` and killed when it ends.
 
 No git runs here (git goes through ``wavegit.core.git``), and no command is ever run through a shell (the
-one shell, joining a cgroup, runs a constant script of wavegit's own: ``limits.Cgroup.entry``).
+shells, joining a cgroup and a sandbox's gate, run constant scripts of wavegit's own, the command
+their arguments: ``limits.Cgroup.entry``, ``gate.SCRIPT``).
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ import errno
 import math
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -41,7 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from wavegit.attempts import limits, logcap, sandbox, sweep
+from wavegit.attempts import gate, limits, logcap, programs, sandbox, sweep
 from wavegit.attempts.processio import Watch
 from wavegit.core.errors import UsageError
 
@@ -201,39 +206,13 @@ def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
         yield launch
 
 
-def _found(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> Path:
-    """Where ``program`` is (absolute), or the OSError exec would raise: started through a wrapper
-    (``setpriv``, ``bwrap``), it would fail only as the wrapper's exit code."""
-    path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    target = Path(cwd) / program if "/" in program else program
-    found = shutil.which(target, path=path)
-    if found is None:
-        code = errno.EACCES if "/" in program and Path(target).is_file() else errno.ENOENT
-        raise OSError(code, os.strerror(code), program)
-    return Path(found).absolute()
-
-
-def _executable(program: str, cwd: str | Path, env: Mapping[str, str] | None) -> None:
-    """The OSError exec of ``program`` would raise, raised here: started through a wrapper, a program that
-    cannot run would only be the wrapper's exit 127 (its ``#!`` interpreter missing included)."""
-    found = _found(program, cwd, env)
-    try:
-        with found.open("rb") as script:
-            head = script.read(256)
-    except OSError:
-        return  # a program that cannot be read but may be run
-    interpreter = head[2:].split(b"\n", 1)[0].split()[:1] if head.startswith(b"#!") else []
-    if interpreter and not os.access(interpreter[0], os.X_OK):
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-
-
 def _launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                 confine: Confinement) -> Confinement:
     """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_toolchain`); raise the
     OSError exec would, before bwrap hides it behind its own exit 1."""
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    return dataclasses.replace(confine, layout=sandbox.with_toolchain(confine.layout,
-                                                                       _found(argv[0], cwd, env), path))
+    shown = sandbox.with_toolchain(confine.layout, programs.found(argv[0], cwd, env), path)
+    return dataclasses.replace(confine, layout=shown)
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -261,6 +240,8 @@ def run_process(
     confine: Confinement | None = None,
     on_line: Callable[[bytes], None] | None = None,
     log_bytes: int = 0,
+    parked: Parked | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion (or until a limit or ``cancel`` stops it) and say how it ended.
 
@@ -268,48 +249,164 @@ def run_process(
     too) even when the launch fails, and then holds the launch error; it keeps at most ``log_bytes`` of the
     output (its head and tail; 0: all of it). With ``confine``, the process runs in its sandbox and limits,
     or unsandboxed its leftovers are swept when it ends. ``on_line`` is called with each
-    complete line of output as it arrives (from this thread: it must be quick).
+    complete line of output as it arrives (from this thread: it must be quick). A sandboxed process starts at
+    its gate and is told to go once its sandbox is built; ``parked``: the same process started so ahead
+    (:func:`park`, same arguments), unless the launch would now differ (then it is dropped and the process
+    started afresh). ``on_start``: called once the process started (its sandbox built), or failed to.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    started_at = _utc_now()
-    start = time.monotonic()
-    with log_path.open("wb", buffering=0) as raw, _launching(confine) as launch:
-        log = logcap.CappedLog(raw, log_bytes)
+    if parked is not None and not parked.fits(argv, cwd, env, confine):
+        parked.drop()
+        parked = None
+    with contextlib.ExitStack() as stack:
+        raw = stack.enter_context(log_path.open("wb", buffering=0))
+        gated = confine is not None and bool(confine.bwrap)
+        if parked is not None:
+            stack.callback(parked.drop)
+            started = parked.started
+        else:
+            started = stack.enter_context(_starting(argv, cwd, env, confine, gated=gated))
+        if on_start is not None:
+            on_start()
+        return _run(argv, started, logcap.CappedLog(raw, log_bytes), log_path, stdin_text, timeout_s,
+                    idle_timeout_s, cancel, kill_grace_s, pipe_linger_s, on_line, gated=gated)
+
+
+def park(argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None,
+         confine: Confinement) -> Parked:
+    """``argv`` started in its sandbox (``confine``: bwrap) up to a gate that runs nothing of it until
+    :func:`run_process` is given the result; its limits, idle timer and duration count from then. Called
+    from a thread that outlives the process (bwrap dies with the thread that started it): the one that runs
+    it."""
+    return Parked(argv, cwd, env, confine)
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A process started (``proc``), or why it could not be (``error``), and the confinement it got."""
+
+    proc: subprocess.Popen[bytes] | None
+    error: OSError | ValueError | None
+    confine: Confinement | None
+    launched_after: sweep.PidMark | None = None
+    before: bytes = b""
+    """Its output before its gate said it was up (bwrap's own messages)."""
+
+
+class Parked:
+    """A process in its sandbox parked at its gate (see :func:`park`); :meth:`drop` kills it unrun."""
+
+    def __init__(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+                 confine: Confinement) -> None:
+        assert confine.bwrap, "only a sandbox is parked"
+        self._argv, self._cwd, self._env = list(argv), cwd, dict(env) if env is not None else None
+        self._binds = _identities(confine.layout)
+        self._stack = contextlib.ExitStack()
+        self.started = self._stack.enter_context(_starting(argv, cwd, env, confine, gated=True))
+
+    def fits(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+             confine: Confinement | None) -> bool:
+        """Whether the launch asked for now is the one parked: same command and sandbox, the toolchain it
+        shows unchanged, and the directories it binds the very ones it bound (not removed and made again)."""
+        if self.started.error is not None or confine is None or not confine.bwrap:
+            return False
+        if (list(argv), cwd, dict(env) if env is not None else None) != (self._argv, self._cwd, self._env):
+            return False
+        try:
+            now = _launchable(argv, cwd, env, confine)
+        except OSError:
+            return False
+        return now == self.started.confine and _identities(confine.layout) == self._binds
+
+    def drop(self) -> None:
+        """Kill the process (unrun, if it was never told to go) and remove its cgroup; again does nothing."""
+        self._stack.close()
+
+
+def _identities(layout: sandbox.Layout) -> tuple[tuple[int, int] | None, ...]:
+    """The device and inode of each writable directory a sandbox binds."""
+    found: list[tuple[int, int] | None] = []
+    for path in (layout.tree, layout.private):
+        try:
+            info = os.stat(path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((info.st_dev, info.st_ino))
+    return tuple(found)
+
+
+@contextlib.contextmanager
+def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
+              confine: Confinement | None, *, gated: bool = False) -> Iterator[_Started]:
+    """``argv`` started within its limits (``gated``: behind :mod:`wavegit.attempts.gate`, its sandbox built
+    once this yields); on leaving, its group killed, the leader reaped, an unsandboxed attempt's leftovers
+    swept and its cgroup removed."""
+    with _launching(confine) as launch:
         try:
             if not argv:
                 raise ValueError("empty command")
             if confine is not None and confine.bwrap:
                 confine = _launchable(argv, cwd, env, confine)
             elif launch.wrapper:
-                _executable(argv[0], cwd, env)
+                programs.executable(argv[0], cwd, env)
             launched_after = sweep.mark() if confine is not None and not confine.bwrap else None
+            command = [*gate.SCRIPT, *argv] if gated else list(argv)
             proc = subprocess.Popen(
-                [*launch.wrapper, *(confine.argv(argv, launch) if confine is not None else argv)], cwd=cwd,
-                env=dict(env) if env is not None else None,
+                [*launch.wrapper, *(confine.argv(command, launch) if confine is not None else command)],
+                cwd=cwd, env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True, preexec_fn=launch.preexec(),
                 pass_fds=() if launch.seccomp_fd is None else (launch.seccomp_fd,),
             )
         except (OSError, ValueError) as exc:
-            message = _launch_error(argv, exc)
-            log.write(f"wavegit: {message}\n".encode())
-            log.finish()
-            return ProcessResult(None, None, message, time.monotonic() - start, log_path,
-                                 started_at, _utc_now())
-        assert proc.stdin is not None and proc.stdout is not None
-        watch = Watch(proc.pid, proc.stdin, proc.stdout, log, stdin_text, on_line)
+            yield _Started(None, exc, confine)
+            return
+        assert proc.stdout is not None
+        before = gate.await_up(proc.stdout.fileno()) if gated else b""
         try:
-            killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
-                                kill_grace_s, pipe_linger_s)
+            yield _Started(proc, None, confine, launched_after, before)
         finally:
-            # Stragglers in the group (daemons that closed their output) die with the attempt;
-            # the leader is still unreaped here, so the group id cannot have been reused.
-            _signal_group(proc.pid, signal.SIGKILL)
-            exit_code = proc.wait()
+            if proc.returncode is None:
+                # Never run, or never reaped: the group dies; its leader unreaped, its id cannot be reused.
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
             if confine is not None and not confine.bwrap:
                 sweep.sweep(confine.marker, launched_after)
-            watch.close()
-            log.finish()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+
+
+def _run(argv: Sequence[str], started: _Started, log: logcap.CappedLog, log_path: Path,
+         stdin_text: str | None, timeout_s: float | None, idle_timeout_s: float | None,
+         cancel: threading.Event | None, kill_grace_s: float, pipe_linger_s: float,
+         on_line: Callable[[bytes], None] | None, *, gated: bool) -> ProcessResult:
+    """Feed, watch and end a started process; its time counts from here (a parked one's from its go)."""
+    started_at = _utc_now()
+    start = time.monotonic()
+    proc, confine = started.proc, started.confine
+    if proc is None:
+        assert started.error is not None
+        message = _launch_error(argv, started.error)
+        log.write(f"wavegit: {message}\n".encode())
+        log.finish()
+        return ProcessResult(None, None, message, time.monotonic() - start, log_path, started_at, _utc_now())
+    assert proc.stdin is not None and proc.stdout is not None
+    text = gate.go_line(stdin_text) if gated else stdin_text
+    log.write(started.before)
+    watch = Watch(proc.pid, proc.stdin, proc.stdout, log, text, on_line)
+    try:
+        killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,
+                            kill_grace_s, pipe_linger_s)
+    finally:
+        # Stragglers in the group (daemons that closed their output) die with the attempt;
+        # the leader is still unreaped here, so the group id cannot have been reused.
+        _signal_group(proc.pid, signal.SIGKILL)
+        exit_code = proc.wait()
+        watch.close()
+        log.finish()
     if confine is not None and confine.bwrap and _SIGNAL_EXIT_BASE < exit_code <= _SIGNAL_EXIT_BASE + 64:
         exit_code = _SIGNAL_EXIT_BASE - exit_code
     limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")

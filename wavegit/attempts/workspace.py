@@ -105,10 +105,12 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
     """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch);
     its git directory written from ``skeleton`` when given, else made by ``git init``.
 
-    Whatever was at ``path`` (a tree a killed wave left) goes first.
+    Whatever was at ``path`` (a tree a killed wave left) goes first; an empty directory is kept (made
+    ahead for a sandbox started before its tree, which binds that very directory).
     """
-    remove(path)
-    path.mkdir(parents=True)
+    if not _empty_dir(path):
+        remove(path)
+        path.mkdir(parents=True)
     fence(path.parent)
     branch = branch or SCRATCH_BRANCH
     if skeleton is None or not skeleton.write(path, branch):
@@ -118,6 +120,16 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
     git.check_out_unlogged(path, git.CommitSha(start))
+
+
+def _empty_dir(path: Path) -> bool:
+    if path.is_symlink():
+        return False
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 _FENCE = "gitdir: /dev/null/no-repository: wavegit attempt trees have a git directory of their own\n"

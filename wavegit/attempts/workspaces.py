@@ -11,12 +11,14 @@ joins the work begun and drops the rest, which that cleanup covers. The base a t
 against (:class:`wavegit.attempts.snapshot.Base`) is read once per start commit, also in the background, and
 so is ``git init``'s git directory (:class:`wavegit.attempts.workspace.Skeleton`), once per wave. Trees
 borrow objects only from the wave's store (:mod:`wavegit.attempts.objectstore`), made before the first tree.
+An attempt waiting for its worker slot is told when its tree is made (:meth:`Workspaces.when_made`), and
+then starts its sandboxes, parked (:mod:`wavegit.engine.launchpad`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +63,8 @@ class Workspaces:
         self._taken = 0
         self._after: list[tuple[int, Spec]] = []
         """Trees to prepare once that many trees have been taken (:meth:`prepare_after`)."""
+        self._watchers: dict[Path, list[Callable[[], None]]] = {}
+        """Called once the tree at the path is made in the background (:meth:`when_made`)."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
         self._warmed = False
@@ -81,6 +85,18 @@ class Workspaces:
             self._warm(spec)
             if spec.path not in self._made:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
+                for tell in self._watchers.pop(spec.path, []):
+                    self._made[spec.path].add_done_callback(_calling(tell))
+
+    def when_made(self, spec: Spec, tell: Callable[[], None]) -> None:
+        """Call ``tell`` (from any thread) once ``spec``'s tree is made in the background, or failed; never
+        when it is made by :meth:`take` instead."""
+        with self._guard:
+            made = self._made.get(spec.path)
+            if made is None:
+                self._watchers.setdefault(spec.path, []).append(tell)
+                return
+        made.add_done_callback(_calling(tell))
 
     def prepare_after(self, taken: int, spec: Spec) -> None:
         """Prepare ``spec`` once ``taken`` trees have been taken: ahead of its attempt, but after the trees
@@ -137,6 +153,7 @@ class Workspaces:
         with self._guard:
             self._made.clear()
             self._after.clear()
+            self._watchers.clear()
 
     def _warm(self, spec: Spec) -> None:
         """Once (under the guard): have ``git init``'s skeleton captured, and the base and the identities
@@ -174,3 +191,7 @@ class Workspaces:
         workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
+
+
+def _calling(tell: Callable[[], None]) -> Callable[[Future[Ready]], None]:
+    return lambda _: tell()

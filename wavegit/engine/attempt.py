@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import hashlib
 import math
 import os
 import threading
@@ -30,12 +29,12 @@ from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
+from wavegit.engine.launchpad import Ahead, Launchpad, TestPad, checkout_of, set_up, test_sandbox
 from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
 from wavegit.engine.slots import Slot, WorkerSlots
 from wavegit.model import report, tracker
 from wavegit.model.config import Config, protected_of
 from wavegit.model.lifecycle import one_line
-from wavegit.model.prompt import render as render_prompt
 from wavegit.ownership import changes
 from wavegit.trackerbranch import budget
 
@@ -210,12 +209,6 @@ def earlier_feedback(item: tracker.Item) -> str | None:
     return f"Before this wave: {item.last_error}\n" if item.last_error else None
 
 
-def prompt_with_feedback(prompt: str, feedback: str | None) -> str:
-    if not feedback:
-        return prompt
-    return f"{prompt.rstrip()}\n\n---\nFeedback from wavegit on the previous attempt:\n{feedback}"
-
-
 def _not_started(context: AttemptContext, run: ItemRun, reason: str, attempt: int) -> None:
     """``run`` ends before its next attempt; ``reason`` (``not started: ...``) is its error, and the event's
     detail says why without saying "not started" a second time after its state."""
@@ -238,7 +231,11 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
     for number in range(1, tries + 1):
         # Numbered across waves, as the tracker counts them: the progress, the report and the tracker agree.
         counted = item.attempts + number
-        slot = context.slots.take(turn if number == 1 else None)
+        # A first attempt waiting for its slot starts its sandboxes meanwhile, parked (Ahead).
+        ahead = Ahead(context, item, feedback) if number == 1 and turn is not None and \
+            context.confiner.jail.bwrap is not None else None
+        slot = context.slots.take(turn if number == 1 else None,
+                                  ahead.meanwhile() if ahead is not None else None)
         try:
             stop = stop_reason() or context.profile_stopped(item)
             if slot is None or stop is not None:
@@ -246,12 +243,15 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
                 _not_started(context, run, stop or "not started: the batch stopped", counted)
                 return
             try:
-                attempt = run_attempt(context, item, number, feedback, slot)
+                attempt = run_attempt(context, item, number, feedback, slot,
+                                      ahead.take() if ahead is not None else None)
             except (WavegitError, OSError) as exc:
                 # wavegit's own failure (a git step), not the item's: not counted, no further tries.
                 attempt = Attempt(counted, context.label(item), "", context.base, utc_now(), utc_now(),
                                   error=one_line(str(exc)), counted=False)
         finally:
+            if ahead is not None:
+                ahead.close()
             if slot is not None:
                 slot.give_back()
         run.attempts.append(attempt)
@@ -272,47 +272,29 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
 
 
 def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedback: str | None,
-                slot: Slot) -> Attempt:
+                slot: Slot, pad: Launchpad | None = None) -> Attempt:
     """Attempt ``number`` of ``item`` in this wave (its tree and logs are named by it; the attempt is
     numbered ``item.attempts + number``, across waves): its worker in its worktree (in ``slot``, given back
-    once the worker has exited), then :func:`verify`."""
-    stem = f"{item.id}-{item.attempts + number}"
-    logs = context.logs
-    logs.mkdir(parents=True, exist_ok=True)
-    prompt = prompt_with_feedback(render_prompt(context.config.prompt_template, item), feedback)
-    prompt_file = logs / f"{stem}.prompt"
-    prompt_file.write_text(prompt, encoding="utf-8")
-    feedback_file = logs / f"{stem}.feedback" if feedback else None
-    if feedback_file is not None:
-        feedback_file.write_text(feedback or "", encoding="utf-8")
-    config = context.config
-    digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    once the worker has exited), then :func:`verify`. ``pad``: the attempt set up ahead (:class:`Ahead`)."""
+    pad = pad or set_up(context, item, number, feedback)
+    attempt, ready, confinement = pad.attempt, pad.ready, pad.confinement
+    assert attempt.log_path is not None and ready is not None and confinement is not None
+    config, env, stem = context.config, pad.env, pad.stem
     agent = context.agent(item)
     sandboxed = context.confiner.jail.bwrap is not None
-    attempt = Attempt(item.attempts + number, agent.label(sandboxed), digest, context.base, utc_now(),
-                      profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
-    assert attempt.log_path is not None
-    spec = context.spec(item, number)
     watch = ActionWatch(context.events, item.id, attempt.number, agent)
     try:
-        # The tree first: the first batch's are made here, while the sandbox's view of the repository's
-        # other checkouts and stores is read in the background (Wave.run_items).
-        ready = context.workspaces.take(spec)
-        confinement, env = context.confiner.confine(spec.path, stem, item_id=item.id, owns=item.owns,
-                                                    prompt_file=prompt_file, feedback_file=feedback_file,
-                                                    pass_github_token=config.worker_github_token)
-        env.update(agent.env(sandboxed))
-        agent.seed_home(sandboxed, Path(env["HOME"]))
         context.events.event(item.id, "started", attempt=attempt.number)
-        slot.launched()
+        attempt.started_at = utc_now()
         # Reading the tree back counts against the attempt's wall clock too.
         deadline = time.monotonic() + config.timeout_s
         result = runner.run_process(agent.argv(sandboxed), cwd=ready.path, env=env,
-                                    stdin_text=prompt, log_path=attempt.log_path,
+                                    stdin_text=pad.prompt, log_path=attempt.log_path,
                                     timeout_s=config.timeout_s,
                                     idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
                                     confine=confinement, log_bytes=config.sandbox.log_bytes,
-                                    on_line=watch.line if agent.preset is not None else None)
+                                    on_line=watch.line if agent.preset is not None else None,
+                                    parked=pad.worker, on_start=slot.launched)
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
@@ -323,7 +305,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
         slot.give_back()
         try:
-            verify(context, item, ready, attempt, result, deadline, reading.error)
+            verify(context, item, ready, attempt, result, deadline, reading.error, pad.test)
         except (WavegitError, OSError) as exc:
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
@@ -343,18 +325,18 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
     finally:
         attempt.finished_at = utc_now()
         # Read back (or failed): the tree and the worker's HOME go in the background, not in this slot's time.
-        context.workspaces.release(spec)
-        context.workspaces.discard(context.confiner.private_root / stem)
+        pad.close()
     if attempt.commit is None and attempt.counted:
         attempt.feedback = feedback_text(attempt)
     return attempt
 
 
 def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: Attempt,
-           result: runner.ProcessResult, deadline: float, agent_error: str | None = None) -> None:
+           result: runner.ProcessResult, deadline: float, agent_error: str | None = None,
+           test_pad: TestPad | None = None) -> None:
     """Judge a finished worker (exit, its own account of failure ``agent_error``, its tree within the limits,
     ownership, a change, the item's test on a clean checkout of the commit, without write credentials); keep
-    the commit when verified."""
+    the commit when verified. ``test_pad``: the test's sandbox started ahead, parked."""
     if result.launch_error is not None:
         context.stop_batch(result.launch_error)
         attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
@@ -398,14 +380,15 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         # doing, and counted, or it would be retried without end.
         attempt.error = f"the worker's tree cannot be checked out: {one_line(str(exc))}"
         return
-    confinement, test_env = context.confiner.confine(
-        checkout, f"{item.id}-{attempt.number}.test", item_id=item.id, owns=item.owns,
-        prompt_file=Path(os.devnull), feedback_file=None, pass_github_token=False, test=True)
+    if test_pad is not None and test_pad.checkout == checkout:
+        confinement, test_env, parked = test_pad.confinement, test_pad.env, test_pad.parked
+    else:
+        (confinement, test_env), parked = test_sandbox(context, item, checkout, attempt.number), None
     try:
         test = runner.run_process(runner.command_argv(item.test), cwd=checkout, env=test_env, stdin_text="",
                                   log_path=attempt.test_log_path, timeout_s=config.timeout_s,
                                   idle_timeout_s=config.idle_timeout_s, cancel=context.cancel,
-                                  confine=confinement, log_bytes=config.sandbox.log_bytes)
+                                  confine=confinement, log_bytes=config.sandbox.log_bytes, parked=parked)
     finally:
         context.workspaces.discard(confinement.layout.private)
         context.workspaces.discard(checkout)
@@ -437,7 +420,7 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     """The clean checkout of ``commit`` the item's test runs in. When the machine ran out, perhaps through
     this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
     running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
-    path = ready.path.with_name(f"{ready.path.name}.test")
+    path = checkout_of(ready)
     narrow = context.confiner.jail.bwrap is not None
     try:
         return context.workspaces.test_checkout(commit, path, narrow=narrow)

@@ -5,13 +5,16 @@ as soon as the previous one has exited, and the item's test runs beside it. Firs
 slots in queue order (highest priority first); a retry goes before any first attempt still waiting, as it
 did when an item kept its slot for all its attempts. A finished attempt is read back and tested once no
 worker is about to start (:meth:`WorkerSlots.wait_for_launches`): on a machine with few cores, eight
-read-backs and tests (five git processes each) delayed the next batch's launches by 30-100 ms.
+read-backs and tests (five git processes each) delayed the next batch's launches by 30-100 ms. A first
+attempt that has to wait for its slot may do its own launch's work meanwhile (:class:`Meanwhile`: start
+its sandbox, parked), once that work can be done.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 
 class Slot:
@@ -34,6 +37,16 @@ class Slot:
             slots.put_back()
 
 
+@dataclass(frozen=True)
+class Meanwhile:
+    """What a first attempt does while it waits for its slot: ``run``, once ``ready`` says it can (whoever
+    makes it ready calls :meth:`WorkerSlots.poke`) and no worker is about to start; not when the slot comes
+    first."""
+
+    ready: Callable[[], bool]
+    run: Callable[[], None]
+
+
 class WorkerSlots:
     def __init__(self, size: int) -> None:
         self._free = max(1, size)
@@ -48,9 +61,12 @@ class WorkerSlots:
         self._stopped = False
         self._cond = threading.Condition()
 
-    def take(self, turn: int | None) -> Slot | None:
+    def take(self, turn: int | None, meanwhile: Meanwhile | None = None) -> Slot | None:
         """A slot for the first attempt at queue position ``turn`` (after every earlier position), or for a
-        retry (``turn`` None); None when the batch stopped while waiting (:meth:`stop`)."""
+        retry (``turn`` None); None when the batch stopped while waiting (:meth:`stop`). ``meanwhile`` runs
+        here, in the caller's thread, if it is ready before the slot is."""
+        if meanwhile is not None and turn is not None and self._ready_first(turn, meanwhile.ready):
+            meanwhile.run()
         with self._cond:
             self._waiting += 1
             if turn is None:
@@ -58,11 +74,26 @@ class WorkerSlots:
                 self._cond.wait_for(lambda: self._stopped or self._free > 0)
                 self._retries -= 1
             else:
-                self._cond.wait_for(lambda: self._stopped or (
-                    self._free > 0 and self._retries == 0 and self._turn == turn))
+                self._cond.wait_for(lambda: self._stopped or self._may_take(turn))
                 self._turn = max(self._turn, turn + 1)
             self._waiting -= 1
             return self._hand_out()
+
+    def _may_take(self, turn: int) -> bool:
+        return self._free > 0 and self._retries == 0 and self._turn == turn
+
+    def _ready_first(self, turn: int, ready: Callable[[], bool]) -> bool:
+        """Wait until ``turn``'s slot is free, the batch stopped, or ``ready()`` with no worker about to
+        start (work done ahead must not delay the launches under way); whether ``ready`` came first."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._stopped or self._may_take(turn) or (
+                self._launching == 0 and ready()))
+            return not self._stopped and not self._may_take(turn)
+
+    def poke(self) -> None:
+        """Something a :class:`Meanwhile` waits for happened."""
+        with self._cond:
+            self._cond.notify_all()
 
     def _hand_out(self) -> Slot | None:
         """After a wait, the condition held: a slot (its worker about to start), or None once stopped."""
@@ -139,9 +170,10 @@ class RollingSlots(WorkerSlots):
         with self._cond:
             return self._free - self._retries - len(self._promised) - len(self._queued)
 
-    def take(self, turn: int | None) -> Slot | None:
+    def take(self, turn: int | None, meanwhile: Meanwhile | None = None) -> Slot | None:
         """``turn`` not None: an item's first attempt, which takes the slot promised to it once no retry and
-        no first attempt with a lower key waits; None: a retry, first."""
+        no first attempt with a lower key waits; None: a retry, first. ``meanwhile`` is not run: a rolling
+        wave's items are claimed as slots free, so none waits long enough to start ahead."""
         if turn is None:
             return super().take(None)
         with self._cond:
