@@ -82,14 +82,20 @@ def _run(tree: Path, confine: Confinement, log: Path, parked: runner.Parked | No
                        idle_timeout_s=30, confine=confine, parked=parked)
 
 
-def test_a_parked_sandbox_runs_its_command_only_on_go_with_its_prompt_and_its_time_from_the_go(
-        tmp_path: Path) -> None:
+def _parked_at_gate(tmp_path: Path) -> tuple[Confinement, Path, runner.Parked, subprocess.Popen[bytes]]:
+    """The WRITES command parked in its sandbox, its gate up."""
     confine = _confinement(tmp_path)
     tree = confine.layout.tree
     parked = park(WRITES, cwd=tree, env=ENV, confine=confine)
     proc = parked.started.proc
     assert proc is not None
     _at_gate(proc.pid)
+    return confine, tree, parked, proc
+
+
+def test_a_parked_sandbox_runs_its_command_only_on_go_with_its_prompt_and_its_time_from_the_go(
+        tmp_path: Path) -> None:
+    confine, tree, parked, proc = _parked_at_gate(tmp_path)
     assert not (tree / "ran.txt").exists()
     before_go = runner._utc_now()
     result = _run(tree, confine, tmp_path / "log", parked)
@@ -168,12 +174,7 @@ def test_a_parked_sandbox_dies_unrun_with_its_launcher_killed(tmp_path: Path) ->
 
 def test_a_parked_sandbox_whose_tree_was_made_again_is_dropped_and_the_command_started_afresh(
         tmp_path: Path) -> None:
-    confine = _confinement(tmp_path)
-    tree = confine.layout.tree
-    parked = park(WRITES, cwd=tree, env=ENV, confine=confine)
-    proc = parked.started.proc
-    assert proc is not None
-    _at_gate(proc.pid)
+    confine, tree, parked, proc = _parked_at_gate(tmp_path)
     # Its bind would show the removed directory, not the new one at the same path.
     tree.rmdir()
     tree.mkdir()
