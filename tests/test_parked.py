@@ -278,3 +278,27 @@ def test_a_sandboxed_launch_says_it_started_only_once_its_sandbox_is_built(tmp_p
                          on_start=lambda: seen.append(built.exists()))
     assert result.ok, result.log_path.read_text()
     assert seen == [True]
+
+
+def test_a_worker_of_the_batch_before_cannot_plant_in_the_empty_test_checkout_parked_for_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A (hostile, batch 1) runs once B waits parked with its empty test checkout (B-1.test beside A's tree):
+    # it tries to plant a file and a symlink there and records what its attempts gave.
+    meet, seen = tmp_path / "meet", tmp_path / "seen"
+    meet.mkdir()
+    seen.mkdir()
+    script = seen / "plant.sh"
+    script.write_text(f'c="$(dirname "$PWD")/B-1.test"; log={seen}/A\n'
+                      '(echo x > "$c/planted") 2>/dev/null && echo wrote >> $log || echo denied >> $log\n'
+                      '(ln -s / "$c/link") 2>/dev/null && echo linked >> $log || echo denied >> $log\n'
+                      'ls -a "$c" >> $log 2>&1; true\n')
+    remote = make_wave_repo(tmp_path, [
+        item("A", [f"meet {meet} 2", f"run sh {script}", "write src/a.txt ok"], ["src/a.txt"]),
+        item("B", ["write src/b.txt ok"], ["src/b.txt"],
+             test="sh -c 'test ! -e planted && test ! -e link && test -f src/b.txt'"),
+    ], concurrency=1, attempts=1, sandbox={"mode": "bwrap", "rw_paths": [str(meet), str(seen)]})
+    parks = _recording_parks(monkeypatch, meet)
+    items = {i.id: i for i in run(remote.clone).report.items}
+    assert items["A"].verified and items["B"].verified, items
+    assert (seen / "A").read_text().splitlines()[:2] == ["denied", "denied"]
+    assert len(parks) == 2 and [p.started.proc.returncode for p in parks if p.started.proc] == [0, 0]
