@@ -32,10 +32,14 @@ pytestmark = pytest.mark.slow
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 WORKER = shlex.join([sys.executable, str(HOSTILE / "env_act.py")])
-SECRETS = {"GITHUB_TOKEN": "ghp_hostileEnvToken00000000000000000000",
-           "WAVEGIT_APP_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nhostile\n-----END PRIVATE KEY-----",
-           "MY_API_KEY": "my-api-key-hostile-0000",
-           "AWS_SECRET_ACCESS_KEY": "aws-secret-hostile-0000"}
+# Each test process its own values: an unsandboxed worker reads every process's environment on the machine,
+# and a parallel test's `wavegit run` holds the same names (CI found this file's own token in one, once).
+_OURS = f"{os.getpid():08d}"
+SECRETS = {"GITHUB_TOKEN": f"ghp_hostileEnvToken{_OURS}000000000000",
+           "WAVEGIT_APP_PRIVATE_KEY": f"-----BEGIN PRIVATE KEY-----\nhostile{_OURS}\n-----END PRIVATE KEY"
+                                      "-----",
+           "MY_API_KEY": f"my-api-key-hostile-{_OURS}",
+           "AWS_SECRET_ACCESS_KEY": f"aws-secret-hostile-{_OURS}"}
 
 
 def digest(value: str) -> str:
