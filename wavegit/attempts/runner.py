@@ -324,9 +324,8 @@ class Parked:
 
 
 def _identities(layout: sandbox.Layout) -> tuple[tuple[int, int] | None, ...]:
-    """The device and inode of each writable directory a sandbox binds. A directory removed and made again
-    cannot take its old inode back while the parked sandbox lives: its bind mount keeps that inode in use
-    (ext4 reused a freed directory's inode 20 times in 20, atk9)."""
+    """The device and inode of each writable directory a sandbox binds (one made again cannot take back the
+    old inode while the parked sandbox lives: its bind keeps it in use; ext4 reuses a freed one at once)."""
     found: list[tuple[int, int] | None] = []
     for path in (layout.tree, layout.private):
         try:
