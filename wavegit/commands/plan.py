@@ -72,11 +72,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         cols = store.planning_columns(blob_sha)
     except ValidationError as exc:
-        hint = store.as_fetched_hint()
-        if not hint:
-            raise
-        sys.stderr.write(f"{exc}\nnote: {hint}\n")
-        return EXIT_BAD_INPUT
+        raise ValidationError(exc.problems, store.as_fetched_hint()) from None
     plan = select_columns(cols, args.max_items or config.max_items, blob_sha)
     refusal = refused(store, blobs.get(config_mod.HALT_PATH), cols, blob_sha)
     held_text, held_json = _held(store, cols) if cols.claims else ([], [])

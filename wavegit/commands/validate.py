@@ -82,10 +82,8 @@ def run(args: argparse.Namespace) -> int:
                                         "item": p.item_id, "hint": p.hint} for p in problems]}, indent=2))
         return EXIT_BAD_INPUT if problems else EXIT_OK
     if problems:
-        if tracker_invalid and checked is not None and checked.as_fetched_hint and not args.fetch:
-            print(f"{ValidationError(problems)}\nnote: {checked.as_fetched_hint}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        raise ValidationError(problems)
+        fetchable = tracker_invalid and checked is not None and not args.fetch
+        raise ValidationError(problems, checked.as_fetched_hint if fetchable and checked else "")
     assert checked is not None
     print(f"ok: {count} items" + (f" in {checked.shown}" if checked.shown else ""))
     return 0

@@ -47,9 +47,10 @@ class Problem(NamedTuple):
 class ValidationError(WavegitError):
     """A file failed validation; every problem is reported at once."""
 
-    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...], note: str = "") -> None:
+        """``note``: a last line after the problems (``note: ...``), such as where the file was read."""
         self.problems = tuple(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__("\n".join([*(str(p) for p in self.problems), *([f"note: {note}"] if note else [])]))
 
 
 class HaltedError(WavegitError):
