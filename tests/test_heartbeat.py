@@ -315,3 +315,15 @@ def test_a_first_beat_that_aged_while_its_claim_was_pushed_is_followed_by_a_fres
     beating.stop(settled=False)  # stops after the fresh beat, which the thread sends before anything else
     carried = rider.split(":")[0].lstrip("+")
     assert git(remote.origin, "rev-parse", f"{heartbeat.REF_PREFIX}{wave}") != carried
+
+
+def test_a_wave_that_claims_nothing_pushes_no_beat_and_no_deletion(tmp_path: Path) -> None:
+    # The first beat is only made for the claim's push: with nothing to claim, nothing reaches the remote
+    # (it used to push a beat, then its deletion).
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"], status="done")])
+    log = log_pushes(remote.origin)
+    done = wavegit(remote.clone, "run", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["items"] == []
+    assert not log.exists() or log.read_text() == ""
+    assert git(remote.origin, "for-each-ref", heartbeat.REF_PREFIX) == ""
