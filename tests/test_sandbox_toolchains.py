@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.wave import check, item, make_wave_repo
 from tests.test_hostile_repository import loot, looting_repo
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers" / "env_act.py"
@@ -66,6 +67,28 @@ def test_the_first_wave_with_a_pyenv_python_under_the_hidden_home_works_and_hide
     landed = first_wave(tmp_path, home, shims)
     assert listing(home, ".pyenv") in landed, landed
     assert "PRIVATE KEY" not in landed and "npm-token" not in landed, landed
+
+
+def test_a_virtualenv_in_ro_paths_linked_into_pyenv_under_the_hidden_home_runs_through_sh_c(
+        tmp_path: Path) -> None:
+    # `sh -c` hides the program from wavegit, which followed only the command's own launch chain: the
+    # virtualenv showed, the Python its `python3` links to under HOME did not, and the launch failed (127).
+    home = tmp_path / "home"
+    fake_pyenv(home)
+    venv_bin = home / ".venvs" / "proj" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python3").symlink_to(home / ".pyenv" / "versions" / "3.99.0" / "bin" / "python3")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY of the user\n")
+    worker = shlex.join(["sh", "-c", shlex.join([str(venv_bin / "python3"), str(HOSTILE)])])
+    probes = [f"list {home}", f"list {home / '.pyenv'}", f"read {home / '.ssh' / 'id_ed25519'}"]
+    entry = item("A", ["loot", *probes], ["src/a.txt"], check("src/a.txt"))
+    remote = make_wave_repo(tmp_path, [entry], worker=worker, attempts=1, concurrency=1,
+                            sandbox={"mode": "bwrap", "ro_paths": ["~/.venvs"]})
+    landed = loot(remote, remote.clone, {"HOME": str(home)})
+    assert listing(home, ".pyenv", ".venvs") in landed, landed
+    assert f"listed {home / '.pyenv'}: ['versions']" in landed, landed
+    assert "PRIVATE KEY" not in landed, landed
 
 
 USER_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)

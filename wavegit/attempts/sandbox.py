@@ -345,11 +345,35 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
     hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
                for name in named if environ.get(name)]
-    return Layout(tree=tree, private=private, hidden=tuple(hidden),
-                  readonly=(*shown, *([objects] if objects else []), *_paths(settings.ro_paths, repo.root)),
-                  writable=_paths(settings.rw_paths, repo.root),
-                  network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
-                  hardened=hardened)
+    ro_paths = _paths(settings.ro_paths, repo.root)
+    layout = Layout(tree=tree, private=private, hidden=tuple(hidden),
+                    readonly=(*shown, *([objects] if objects else []), *ro_paths),
+                    writable=_paths(settings.rw_paths, repo.root),
+                    network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
+                    hardened=hardened)
+    for program in _linked_programs(ro_paths):
+        layout = with_toolchain(layout, program, environ.get("PATH"))
+    return layout
+
+
+_MAX_LINKED = 256
+"""Links looked at in the ``bin`` folders of ``sandbox.ro_paths`` (a virtualenv holds a few)."""
+
+
+def _linked_programs(ro_paths: Sequence[Path]) -> list[Path]:
+    """The symlinks in the ``bin`` folders of ``ro_paths`` (a virtualenv, a folder of them, or a ``bin``
+    itself): a virtualenv's ``python`` links into pyenv or uv under the hidden HOME, which the sandbox would
+    hide; shown like a worker's own launch chain (:func:`with_toolchain`), a command that calls it through
+    ``sh -c`` starts too."""
+    found: list[Path] = []
+    for root in ro_paths:
+        folders = [root] if root.name == "bin" else [root / "bin", *sorted(root.glob("*/bin"))]
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                found += sorted(entry for entry in folder.iterdir() if entry.is_symlink())
+            if len(found) >= _MAX_LINKED:
+                return found[:_MAX_LINKED]
+    return found
 
 
 def _paths(configured: Sequence[str], root: Path) -> tuple[Path, ...]:
