@@ -361,16 +361,18 @@ _MAX_LINKED = 256
 
 
 def _linked_programs(ro_paths: Sequence[Path]) -> list[Path]:
-    """The symlinks in the ``bin`` folders of ``ro_paths`` (a virtualenv, a folder of them, or a ``bin``
-    itself): a virtualenv's ``python`` links into pyenv or uv under the hidden HOME, which the sandbox would
-    hide; shown like a worker's own launch chain (:func:`with_toolchain`), a command that calls it through
-    ``sh -c`` starts too."""
+    """The links to programs in the ``bin`` folders of ``ro_paths`` (a virtualenv, a folder of them, or a
+    ``bin`` itself): a virtualenv's ``python`` links into pyenv or uv under the hidden HOME, which the sandbox
+    would hide; shown like a worker's own launch chain (:func:`with_toolchain`), a command that calls it
+    through ``sh -c`` starts too."""
     found: list[Path] = []
     for root in ro_paths:
         folders = [root] if root.name == "bin" else [root / "bin", *sorted(root.glob("*/bin"))]
         for folder in folders:
             with contextlib.suppress(OSError):
-                found += sorted(entry for entry in folder.iterdir() if entry.is_symlink())
+                # Programs only: a link to a key file would show its folder.
+                found += sorted(entry for entry in folder.iterdir()
+                                if entry.is_symlink() and entry.is_file() and os.access(entry, os.X_OK))
             if len(found) >= _MAX_LINKED:
                 return found[:_MAX_LINKED]
     return found
