@@ -41,6 +41,24 @@ def test_pull_creates_then_fast_forwards_the_local_tracker_branch(remote_repo: R
     assert again.returncode == 0 and again.stdout.startswith(f"{BRANCH} is up to date with origin/{BRANCH}")
 
 
+def test_the_tracker_branch_pull_creates_tracks_the_remotes_so_git_push_works_in_its_checkout(
+        remote_repo: RemoteRepo) -> None:
+    # `wavegit pull` created wavegit-tracker with no upstream: in a checkout of it, a hand edit's `git push`
+    # (and `git pull`) failed with "fatal: The current branch wavegit-tracker has no upstream branch", where
+    # `git switch wavegit-tracker` would have set one. Created, it tracks origin/wavegit-tracker, as git does.
+    clone = remote_repo.clone
+    assert wavegit_here(clone, "init").returncode == 0
+    assert wavegit_here(clone, "pull").returncode == 0
+    assert git(clone, "rev-parse", "--abbrev-ref", f"{BRANCH}@{{upstream}}") == f"origin/{BRANCH}"
+    checkout = clone.parent / "tracker-checkout"
+    git(clone, "worktree", "add", "-q", str(checkout), BRANCH)
+    (checkout / "notes.txt").write_text("by hand\n")
+    git(checkout, "add", "notes.txt")
+    git(checkout, "commit", "-qm", "a note by hand")
+    git(checkout, "push", "-q")
+    assert git(remote_repo.origin, "rev-parse", BRANCH) == git(clone, "rev-parse", BRANCH)
+
+
 def test_pull_brings_the_tracker_file_into_a_clean_checkout_of_the_tracker_branch(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone

@@ -177,6 +177,34 @@ def test_an_interrupted_wave_says_its_summary_and_report_path_as_a_finished_one_
     assert shown.startswith("report: ") and (remote.clone / shown.removeprefix("report: ")).is_file()
 
 
+def test_an_interrupt_leaves_the_items_last_errors_as_they_were(tmp_path: Path) -> None:
+    # Ctrl-C wrote "cancelled: the batch stopped" (A, running) and "not started: the batch stopped
+    # (cancelled)" (B, waiting for the slot) over each item's last_error, its last wave's failure: the next
+    # worker was told that "Before this wave" instead of why the item last failed. The interrupt is the
+    # user's, not the items': the report says it, the tracker keeps their own.
+    out = tmp_path / "out"
+    out.mkdir()
+    started = out / "started.jsonl"
+    remote = make_wave_repo(tmp_path, [
+        item("A", [f"env {started}", "sleep 30"], ["src/a.txt"], attempts=1, last_error="test exited 1"),
+        item("B", ["write src/b.txt ok"], ["src/b.txt"], last_error="worker exited 2")],
+        concurrency=1, idle_timeout_s=60, sandbox={"rw_paths": [str(out)]})
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "wavegit", "run"], cwd=remote.clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "  A: todo (cancelled: the batch stopped)" in stdout, stderr
+    assert "  B: todo (not started: the batch stopped (cancelled))" in stdout, stdout
+    a, b = origin_item(remote, "A"), origin_item(remote, "B")
+    assert (a.status, a.attempts, a.last_error) == ("todo", 1, "test exited 1")
+    assert (b.status, b.attempts, b.last_error) == ("todo", 0, "worker exited 2")
+
+
 def test_sigterm_cancels_workers_releases_the_claim_and_removes_worktrees(tmp_path: Path) -> None:
     remote, proc = _run_with_a_working_worker(tmp_path, "--json")
     proc.send_signal(signal.SIGTERM)

@@ -110,8 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+        except BrokenPipeError:
+            # The reader left (`wavegit run | head -2`): the interpreter's own flush at exit would fail the
+            # same way and end with 120.
+            return _output_closed()
         except OSError:
-            return code  # e.g. a closed pipe: the normal exit reports it
+            return code  # e.g. a full disk: the normal exit reports it
         os._exit(code)
     if argv is None:
         try:

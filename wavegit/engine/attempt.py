@@ -145,6 +145,11 @@ class AttemptContext:
             why = self.stopped_profiles.get(profile)
         return None if why is None else f"not started: worker profile {profile!r} failed for good ({why})"
 
+    @property
+    def interrupted(self) -> bool:
+        """Whether the batch stopped for an interrupt (Ctrl-C, SIGTERM), not for a launch failure."""
+        return self.cancel.is_set() and self.launch_error is None
+
     def stop_batch(self, reason: str) -> None:
         """A worker could not be launched: cancel the running ones, start nothing new."""
         with self._lock:
@@ -240,6 +245,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
             stop = stop_reason() or context.profile_stopped(item)
             if slot is None or stop is not None:
                 # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
+                run.interrupted = context.interrupted
                 _not_started(context, run, stop or "not started: the batch stopped", counted)
                 return
             try:

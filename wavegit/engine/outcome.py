@@ -40,7 +40,7 @@ def item_update(run: ItemRun, current: tracker.Item, config: Config, now: dateti
                 pr: int | None = None) -> lifecycle.Update:
     """The tracker change ``run``'s outcome makes to ``current`` (``pr``: the wave's pull request)."""
     # A git error can quote a worker's file name undecoded: the tracker gets it escaped.
-    error = None if run.error is None else escape(run.error)
+    error = None if run.item_error is None else escape(run.item_error)
     return lifecycle.record(current, verified=run.verified, used=run.used, cost=run.cost, error=error,
                             max_attempts=config.max_attempts, at=report.utc_timestamp(now), pr=pr)
 

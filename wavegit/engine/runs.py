@@ -93,6 +93,9 @@ class ItemRun:
     """Why (another) attempt did not start: halted, budget, cancelled, no attempt left."""
     undelivered: str | None = None
     """Why a verified item's commit did not reach a pushed wave branch."""
+    interrupted: bool = False
+    """``not_started`` says an interrupt (Ctrl-C, SIGTERM) stopped the batch: the user's doing, not the
+    item's."""
 
     @property
     def commit(self) -> str | None:
@@ -121,11 +124,23 @@ class ItemRun:
 
     @property
     def error(self) -> str | None:
+        """Why it did not land, as the report says it."""
+        return self._why(self.attempts, self.not_started)
+
+    @property
+    def item_error(self) -> str | None:
+        """Why it did not land, as its tracker ``last_error`` keeps it: what an interrupt did (an attempt
+        cancelled, none started) says nothing about the item, so it is left out; None: the item's own
+        ``last_error`` stands (the next wave's worker is told it)."""
+        return self._why([a for a in self.attempts if a.killed != "cancelled"],
+                         None if self.interrupted else self.not_started)
+
+    def _why(self, attempts: list[Attempt], not_started: str | None) -> str | None:
         if self.verified:
             return None
         if self.undelivered:
             return self.undelivered
-        last = self.attempts[-1] if self.attempts else None
-        if last is not None and last.error and (last.counted or not self.not_started):
+        last = attempts[-1] if attempts else None
+        if last is not None and last.error and (last.counted or not not_started):
             return last.error
-        return self.not_started or (last.error if last else None)
+        return not_started or (last.error if last else None)

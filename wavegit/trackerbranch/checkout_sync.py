@@ -67,6 +67,9 @@ def fast_forward(repo: Repo, branch: str, commit: git.CommitSha, upstream: str) 
     if worktree is None:
         git.update_ref(repo.root, ref, commit, old or git.CommitSha(""),
                        message=f"wavegit pull: from {upstream}")
+        if old is None:
+            # As `git switch` creates it: `git push` and `git pull` in a checkout of it then just work.
+            git.set_upstream(repo.root, branch, upstream)
         return Forwarded(branch, old, commit, None)
     if not git.is_clean(worktree):
         raise UsageError(f"{worktree} has uncommitted changes and {branch} is checked out there: commit or "

@@ -83,6 +83,7 @@ from wavegit.core.git._ops import (
     remotes,
     resolve_commit,
     rev_list,
+    set_upstream,
     tree_of,
     update_ref,
 )
@@ -121,6 +122,6 @@ __all__ = [
     "no_hooks_dir", "out", "own_changes", "pack_reachable", "patch_ids", "push",
     "push_with_lease", "read_blob", "read_blob_at", "read_commit_and_blob", "ref_messages", "refresh_files",
     "remote_urls",
-    "remotes", "resolve_commit", "rev_list", "run", "set_remote_auth", "staged_entries",
+    "remotes", "resolve_commit", "rev_list", "run", "set_remote_auth", "set_upstream", "staged_entries",
     "tree_of", "update_ref", "without_repo_vars", "worktrees",
 ]

@@ -173,6 +173,11 @@ def update_ref(root: Path, ref: str, new: CommitSha, old: CommitSha | None = Non
     return git.run(args, cwd=root, env=C_LOCALE, check=check).returncode == 0
 
 
+def set_upstream(root: Path, branch: str, upstream: str) -> None:
+    """Make local ``branch`` track ``upstream`` (``origin/<branch>``), as ``git switch`` sets up a new one."""
+    git.run(["branch", "--set-upstream-to", upstream, branch], cwd=root, env=C_LOCALE)
+
+
 def delete_refs(root: Path, refs: Mapping[str, CommitSha | None], *,
                 remote: str | None = None) -> dict[str, str]:
     """Delete ``refs`` (full names), each -- when its expected old value is given -- only if it still points
