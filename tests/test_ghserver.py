@@ -262,6 +262,38 @@ def test_a_non_collaborator_is_told_none_on_a_private_repository_and_read_on_a_p
     assert repo.get_collaborator_permission(ALICE) == "write"
 
 
+def test_a_branch_read_follows_every_push_packing_and_deletion_at_once_without_a_git_process_per_read(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_as(gh)
+    first = push_branch(remote_repo, "wave/one", {"a.txt": "1\n"})
+    assert repo.get_git_ref("heads/wave/one").object.sha == first
+    processes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        processes.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    for _ in range(3):
+        assert repo.get_git_ref("heads/wave/one").object.sha == first
+    assert [p for p in processes if p[1] == "rev-parse"] == []
+    git(remote_repo.clone, "commit", "-q", "--allow-empty", "-m", "more")
+    git(remote_repo.clone, "push", "-q", "origin", "HEAD:refs/heads/wave/one")  # not through the server
+    second = git(remote_repo.clone, "rev-parse", "HEAD")
+    assert repo.get_git_ref("heads/wave/one").object.sha == second
+    git(remote_repo.origin, "pack-refs", "--all")
+    assert not (remote_repo.origin / "refs" / "heads" / "wave" / "one").exists()
+    assert repo.get_git_ref("heads/wave/one").object.sha == second
+    git(remote_repo.origin, "symbolic-ref", "refs/heads/alias", "refs/heads/wave/one")
+    assert repo.get_git_ref("heads/alias").object.sha == second
+    git(remote_repo.origin, "update-ref", "-d", "refs/heads/wave/one")
+    for gone in ("wave/one", "wave", "alias", "wave/one.lock"):
+        with pytest.raises(GithubException) as missing:
+            repo.get_git_ref(f"heads/{gone}").object.sha  # noqa: B018 (lazy: the read asks the server)
+        assert missing.value.status == 404, gone
+
+
 def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_each(
         gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     push_branch(remote_repo, "feature", {"f0.txt": "0\n"})
@@ -293,7 +325,8 @@ def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_e
     assert (compared.ahead_by, compared.behind_by, compared.status) == (4, 0, "ahead")
     assert [c.sha for c in compared.commits] == shas[:4][::-1]
     assert [p.sha for p in compared.commits[0].parents] == [base]
-    # Listing: the ref and one log; comparing: the two revisions (the SHA tried as a branch first), the
-    # merge base, one count of both sides, one log and the diff. No git process per commit.
+    # Listing: the branch read from its ref file, its SHA found a commit, one log; comparing: the base SHA
+    # found a commit, the merge base, one count of both sides, one log and the diff. No git process per
+    # commit.
     assert [p[1] for p in processes if p[1] in ("log", "show")] == ["log", "log"]
-    assert (listing, len(processes) - listing) == (2, 7)
+    assert (listing, len(processes) - listing) == (2, 5)

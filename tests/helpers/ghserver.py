@@ -45,6 +45,9 @@ JSON = Any
 # A commit's fields as ``git show -s`` / ``git log`` format them, NUL-separated.
 _COMMIT_FIELDS = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%B"
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
+# A branch ref whose loose file or packed-refs line holds its value as is: components of plain characters,
+# none starting with a dot or ending in ".lock" (git refuses those names; anything else goes to git itself).
+_PLAIN_BRANCH = re.compile(r"refs/heads(?:/(?!\.)[A-Za-z0-9_.-]*[A-Za-z0-9_-](?<!\.lock))+")
 ZERO_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
@@ -209,6 +212,9 @@ class FakeGitHub:
     _commits: dict[str, tuple[str, str, str, str, str, str]] = field(default_factory=dict)
     """sha -> (tree, parents, author name, email, date, message) of a commit this repository was asked
     about: a commit never changes, and each API read of commits cost a git process per commit."""
+    _found: dict[str, str] = field(default_factory=dict)
+    """A revision named from a full SHA (``<sha>^{commit}``, ``<sha>:<path>``) -> the object it names, once
+    found: objects never change, and the server's rev-parse processes were a fifth of a GitHub test's."""
 
     def __post_init__(self) -> None:
         self._rng.seed(self.seed)
@@ -219,7 +225,8 @@ class FakeGitHub:
         with self._lock:
             state = {name: copy.deepcopy(getattr(self, name)) for name in _STATE}
             return replace(self, bare=bare, base_url="", _lock=threading.RLock(),
-                           _rng=copy.deepcopy(self._rng), _commits=dict(self._commits), **state)
+                           _rng=copy.deepcopy(self._rng), _commits=dict(self._commits),
+                           _found=dict(self._found), **state)
 
     # ---- helpers for tests (direct state changes, no HTTP) ----
 
@@ -286,9 +293,34 @@ class FakeGitHub:
         return proc.stdout.rstrip("\n")
 
     def _rev(self, rev: str) -> str | None:
+        """What ``git rev-parse --verify -q REV`` says, None where it fails; a plain branch read from its
+        ref file (what git itself reads) and a revision of a full SHA answered once, without a process."""
+        name, peel = rev.removesuffix("^{commit}"), rev.endswith("^{commit}")
+        if _PLAIN_BRANCH.fullmatch(name) and (sha := self._read_ref(name)) != "":
+            return sha and (self._rev(f"{sha}^{{commit}}") if peel else sha)
+        if rev in self._found:
+            return self._found[rev]
         proc = subprocess.run(["git", "rev-parse", "--verify", "-q", rev], cwd=self.bare,
                               capture_output=True, text=True, check=False)
-        return proc.stdout.strip() if proc.returncode == 0 else None
+        found = proc.stdout.strip() if proc.returncode == 0 else None
+        if found and _FULL_SHA.match(rev) and rev[40:41] in ("", "^", ":"):
+            self._found[rev] = found
+        return found
+
+    def _read_ref(self, ref: str) -> str | None:
+        """The SHA in ``ref``'s loose file, else its packed-refs line; None when it has neither, "" when its
+        value is no SHA (a symbolic ref: git resolves it). A loose ref is replaced by a rename and packing
+        writes packed-refs before it deletes the loose file, so no read between two writes misses one."""
+        try:
+            value = (self.bare / ref).read_text().strip()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            try:
+                packed = (self.bare / "packed-refs").read_text()
+            except FileNotFoundError:
+                return None
+            found = re.search(rf"^([0-9a-f]{{40}}) {re.escape(ref)}$", packed, re.MULTILINE)
+            return found.group(1) if found else None
+        return value if _FULL_SHA.fullmatch(value) else ""
 
     def _branch_sha(self, branch: str) -> str | None:
         return self._rev(f"refs/heads/{branch}^{{commit}}")
