@@ -82,6 +82,31 @@ def test_pull_files_are_served_in_pages_linked_by_the_link_header(
     assert gh.fake.count("GET", f"/pulls/{pr.number}/files") == 3
 
 
+def test_pull_files_read_in_pages_cost_one_diff_and_a_pushed_head_is_listed_anew(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    push_branch(remote_repo, "many", {f"src/f{i:03}.py": f"{i}\n" for i in range(7)})
+    repo = repo_as(gh, per_page=3)
+    pr = repo.create_pull(base="main", head="many", title="t", body="b")
+    diffs: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        if argv[1] == "diff":
+            diffs.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    assert len([f.filename for f in repo.get_pull(pr.number).get_files()]) == 7
+    assert len([f.filename for f in repo.get_pull(pr.number).get_files()]) == 7
+    assert len(diffs) == 1  # 6 pages, one diff of the same two commits
+    (remote_repo.clone / "src" / "late.py").write_text("late\n")
+    git(remote_repo.clone, "add", "-A")
+    git(remote_repo.clone, "commit", "-q", "-m", "late")
+    git(remote_repo.clone, "push", "-q", "origin", "many")
+    assert "src/late.py" in [f.filename for f in repo.get_pull(pr.number).get_files()]
+    assert len(diffs) == 2
+
+
 def test_merge_moves_the_base_branch_and_reports_the_merge_sha(gh: Running, remote_repo: RemoteRepo) -> None:
     head = push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
     repo = repo_as(gh)

@@ -51,6 +51,12 @@ _PLAIN_BRANCH = re.compile(r"refs/heads(?:/(?!\.)[A-Za-z0-9_.-]*[A-Za-z0-9_-](?<
 ZERO_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
+def _immutable(rev: str) -> bool:
+    """Whether ``rev`` names the same object for ever once it names one: a full SHA, or a parent, peel or
+    path of one."""
+    return _FULL_SHA.match(rev) is not None and rev[40:41] in ("", "^", ":")
+
+
 class ApiError(Exception):
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
@@ -215,6 +221,9 @@ class FakeGitHub:
     _found: dict[str, str] = field(default_factory=dict)
     """A revision named from a full SHA (``<sha>^{commit}``, ``<sha>:<path>``) -> the object it names, once
     found: objects never change, and the server's rev-parse processes were a fifth of a GitHub test's."""
+    _diffs: dict[str, str] = field(default_factory=dict)
+    """``<base>...<head>`` of two full SHAs -> its ``git diff --name-status`` (each page of a PR's files
+    asked for it again)."""
 
     def __post_init__(self) -> None:
         self._rng.seed(self.seed)
@@ -226,7 +235,7 @@ class FakeGitHub:
             state = {name: copy.deepcopy(getattr(self, name)) for name in _STATE}
             return replace(self, bare=bare, base_url="", _lock=threading.RLock(),
                            _rng=copy.deepcopy(self._rng), _commits=dict(self._commits),
-                           _found=dict(self._found), **state)
+                           _found=dict(self._found), _diffs=dict(self._diffs), **state)
 
     # ---- helpers for tests (direct state changes, no HTTP) ----
 
@@ -303,7 +312,7 @@ class FakeGitHub:
         proc = subprocess.run(["git", "rev-parse", "--verify", "-q", rev], cwd=self.bare,
                               capture_output=True, text=True, check=False)
         found = proc.stdout.strip() if proc.returncode == 0 else None
-        if found and _FULL_SHA.match(rev) and rev[40:41] in ("", "^", ":"):
+        if found and _immutable(rev):
             self._found[rev] = found
         return found
 
@@ -821,7 +830,12 @@ class FakeGitHub:
 
     def _diff_entries(self, base: str, head: str) -> list[JSON]:
         """The file entries of ``base...head`` (from their merge base to ``head``), as GitHub lists them."""
-        out = self.git("diff", "--name-status", "-z", "-M", f"{base}...{head}")
+        between = f"{base}...{head}"
+        out = self._diffs.get(between)
+        if out is None:
+            out = self.git("diff", "--name-status", "-z", "-M", between)
+            if _immutable(base) and _immutable(head):
+                self._diffs[between] = out
         fields = out.split("\0") if out else []
         files: list[JSON] = []
         names = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "T": "changed"}
