@@ -319,6 +319,34 @@ def test_a_branch_read_follows_every_push_packing_and_deletion_at_once_without_a
         assert missing.value.status == 404, gone
 
 
+def test_the_same_two_commits_compared_again_start_no_git_process_and_a_moved_branch_is_compared_anew(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    push_branch(remote_repo, "feature", {"f.txt": "1\n"})
+    repo = repo_as(gh)
+    first = repo.compare(base, "feature")
+    assert first.ahead_by == 1  # lazy: this reads it
+    processes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        processes.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    again = repo.compare(base, "feature")
+    seen = (again.ahead_by, [c.sha for c in again.commits], [f.filename for f in again.files])
+    assert processes == []
+    assert seen == (first.ahead_by, [c.sha for c in first.commits], [f.filename for f in first.files]) == (
+        1, [git(remote_repo.clone, "rev-parse", "HEAD")], ["f.txt"])
+    (remote_repo.clone / "g.txt").write_text("2\n")
+    git(remote_repo.clone, "add", "-A")
+    git(remote_repo.clone, "commit", "-q", "-m", "more")
+    git(remote_repo.clone, "push", "-q", "origin", "feature")
+    moved = repo.compare(base, "feature")
+    assert (moved.ahead_by, [f.filename for f in moved.files]) == (2, ["f.txt", "g.txt"])
+
+
 def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_each(
         gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     push_branch(remote_repo, "feature", {"f0.txt": "0\n"})

@@ -224,6 +224,9 @@ class FakeGitHub:
     _diffs: dict[str, str] = field(default_factory=dict)
     """``<base>...<head>`` of two full SHAs -> its ``git diff --name-status`` (each page of a PR's files
     asked for it again)."""
+    _walks: dict[tuple[str, str], tuple[str, int, int, list[str]]] = field(default_factory=dict)
+    """(base, head) commits -> their merge base, behind and ahead counts and the commits from base to head:
+    the same two commits were compared up to ten times in a test, three git processes each time."""
 
     def __post_init__(self) -> None:
         self._rng.seed(self.seed)
@@ -235,7 +238,8 @@ class FakeGitHub:
             state = {name: copy.deepcopy(getattr(self, name)) for name in _STATE}
             return replace(self, bare=bare, base_url="", _lock=threading.RLock(),
                            _rng=copy.deepcopy(self._rng), _commits=dict(self._commits),
-                           _found=dict(self._found), _diffs=dict(self._diffs), **state)
+                           _found=dict(self._found), _diffs=dict(self._diffs),
+                           _walks=dict(self._walks), **state)
 
     # ---- helpers for tests (direct state changes, no HTTP) ----
 
@@ -1119,13 +1123,9 @@ class FakeGitHub:
         base_sha, head_sha = self._resolve_ref(unquote(base)), self._resolve_ref(unquote(head))
         if base_sha is None or head_sha is None:
             raise ApiError(404, "Not Found")
-        merge_base = self.git("merge-base", base_sha, head_sha)
-        # One walk counts both sides: base's own commits (behind), then head's (ahead).
-        counted = self.git("rev-list", "--left-right", "--count", f"{base_sha}...{head_sha}")
-        behind, ahead = map(int, counted.split())
+        merge_base, behind, ahead, commits = self._walk(base_sha, head_sha)
         status = ("identical" if not ahead and not behind else "ahead" if not behind
                   else "behind" if not ahead else "diverged")
-        commits = self._log("--reverse", f"{base_sha}..{head_sha}")
         url = f"{self.api_repo}/compare/{base}...{head}"
         return 200, {}, {
             "url": url, "html_url": f"https://github.example/{self.repo}/compare/{base}...{head}",
@@ -1134,6 +1134,19 @@ class FakeGitHub:
             "commits": [{"sha": c, "commit": commit, "parents": commit["parents"]}
                         for c in commits[:250] for commit in [self._git_commit_json(c)]],
             "files": self._diff_entries(base_sha, head_sha)[:self.compare_files_limit]}
+
+    def _walk(self, base: str, head: str) -> tuple[str, int, int, list[str]]:
+        """The merge base of commits ``base`` and ``head``, the commits only ``base`` has and only ``head``
+        has, and those of ``base..head`` oldest first."""
+        walk = self._walks.get((base, head))
+        if walk is None:
+            merge_base = self.git("merge-base", base, head)
+            # One walk counts both sides: base's own commits (behind), then head's (ahead).
+            counted = self.git("rev-list", "--left-right", "--count", f"{base}...{head}")
+            behind, ahead = map(int, counted.split())
+            walk = merge_base, behind, ahead, self._log("--reverse", f"{base}..{head}")
+            self._walks[base, head] = walk
+        return walk
 
     def _get_blob(self, sha: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
         raw = self._blob_bytes(sha)
