@@ -1136,8 +1136,8 @@ class FakeGitHub:
             "files": self._diff_entries(base_sha, head_sha)[:self.compare_files_limit]}
 
     def _walk(self, base: str, head: str) -> tuple[str, int, int, list[str]]:
-        """The merge base of commits ``base`` and ``head``, the commits only ``base`` has and only ``head``
-        has, and those of ``base..head`` oldest first."""
+        """The merge base of commits ``base`` and ``head``, how many commits only ``base`` has (behind) and
+        only ``head`` has (ahead), and those of ``base..head`` oldest first."""
         walk = self._walks.get((base, head))
         if walk is None:
             merge_base = self.git("merge-base", base, head)
