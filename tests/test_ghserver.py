@@ -82,6 +82,31 @@ def test_pull_files_are_served_in_pages_linked_by_the_link_header(
     assert gh.fake.count("GET", f"/pulls/{pr.number}/files") == 3
 
 
+def test_pull_files_read_in_pages_cost_one_diff_and_a_pushed_head_is_listed_anew(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    push_branch(remote_repo, "many", {f"src/f{i:03}.py": f"{i}\n" for i in range(7)})
+    repo = repo_as(gh, per_page=3)
+    pr = repo.create_pull(base="main", head="many", title="t", body="b")
+    diffs: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        if argv[1] == "diff":
+            diffs.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    assert len([f.filename for f in repo.get_pull(pr.number).get_files()]) == 7
+    assert len([f.filename for f in repo.get_pull(pr.number).get_files()]) == 7
+    assert len(diffs) == 1  # 6 pages, one diff of the same two commits
+    (remote_repo.clone / "src" / "late.py").write_text("late\n")
+    git(remote_repo.clone, "add", "-A")
+    git(remote_repo.clone, "commit", "-q", "-m", "late")
+    git(remote_repo.clone, "push", "-q", "origin", "many")
+    assert "src/late.py" in [f.filename for f in repo.get_pull(pr.number).get_files()]
+    assert len(diffs) == 2
+
+
 def test_merge_moves_the_base_branch_and_reports_the_merge_sha(gh: Running, remote_repo: RemoteRepo) -> None:
     head = push_branch(remote_repo, "feature", {"src/a.py": "a\n"})
     repo = repo_as(gh)
@@ -262,6 +287,66 @@ def test_a_non_collaborator_is_told_none_on_a_private_repository_and_read_on_a_p
     assert repo.get_collaborator_permission(ALICE) == "write"
 
 
+def test_a_branch_read_follows_every_push_packing_and_deletion_at_once_without_a_git_process_per_read(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_as(gh)
+    first = push_branch(remote_repo, "wave/one", {"a.txt": "1\n"})
+    assert repo.get_git_ref("heads/wave/one").object.sha == first
+    processes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        processes.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    for _ in range(3):
+        assert repo.get_git_ref("heads/wave/one").object.sha == first
+    assert [p for p in processes if p[1] == "rev-parse"] == []
+    git(remote_repo.clone, "commit", "-q", "--allow-empty", "-m", "more")
+    git(remote_repo.clone, "push", "-q", "origin", "HEAD:refs/heads/wave/one")  # not through the server
+    second = git(remote_repo.clone, "rev-parse", "HEAD")
+    assert repo.get_git_ref("heads/wave/one").object.sha == second
+    git(remote_repo.origin, "pack-refs", "--all")
+    assert not (remote_repo.origin / "refs" / "heads" / "wave" / "one").exists()
+    assert repo.get_git_ref("heads/wave/one").object.sha == second
+    git(remote_repo.origin, "symbolic-ref", "refs/heads/alias", "refs/heads/wave/one")
+    assert repo.get_git_ref("heads/alias").object.sha == second
+    git(remote_repo.origin, "update-ref", "-d", "refs/heads/wave/one")
+    for gone in ("wave/one", "wave", "alias", "wave/one.lock"):
+        with pytest.raises(GithubException) as missing:
+            repo.get_git_ref(f"heads/{gone}").object.sha  # noqa: B018 (lazy: the read asks the server)
+        assert missing.value.status == 404, gone
+
+
+def test_the_same_two_commits_compared_again_start_no_git_process_and_a_moved_branch_is_compared_anew(
+        gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    push_branch(remote_repo, "feature", {"f.txt": "1\n"})
+    repo = repo_as(gh)
+    first = repo.compare(base, "feature")
+    assert first.ahead_by == 1  # lazy: this reads it
+    processes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        processes.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    again = repo.compare(base, "feature")
+    seen = (again.ahead_by, [c.sha for c in again.commits], [f.filename for f in again.files])
+    assert processes == []
+    assert seen == (first.ahead_by, [c.sha for c in first.commits], [f.filename for f in first.files]) == (
+        1, [git(remote_repo.clone, "rev-parse", "HEAD")], ["f.txt"])
+    (remote_repo.clone / "g.txt").write_text("2\n")
+    git(remote_repo.clone, "add", "-A")
+    git(remote_repo.clone, "commit", "-q", "-m", "more")
+    git(remote_repo.clone, "push", "-q", "origin", "feature")
+    moved = repo.compare(base, "feature")
+    assert (moved.ahead_by, [f.filename for f in moved.files]) == (2, ["f.txt", "g.txt"])
+
+
 def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_each(
         gh: Running, remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     push_branch(remote_repo, "feature", {"f0.txt": "0\n"})
@@ -293,7 +378,8 @@ def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_e
     assert (compared.ahead_by, compared.behind_by, compared.status) == (4, 0, "ahead")
     assert [c.sha for c in compared.commits] == shas[:4][::-1]
     assert [p.sha for p in compared.commits[0].parents] == [base]
-    # Listing: the ref and one log; comparing: the two revisions (the SHA tried as a branch first), the
-    # merge base, one count of both sides, one log and the diff. No git process per commit.
+    # Listing: the branch read from its ref file, its SHA found a commit, one log; comparing: the base SHA
+    # found a commit, the merge base, one count of both sides, one log and the diff. No git process per
+    # commit.
     assert [p[1] for p in processes if p[1] in ("log", "show")] == ["log", "log"]
-    assert (listing, len(processes) - listing) == (2, 7)
+    assert (listing, len(processes) - listing) == (2, 5)

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.helpers.hook import ItemSpec, commit, hook_env, install_hook, publish_tracker, push
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, make_remote_repo, wavegit
 from wavegit.hook import install
 
@@ -67,7 +68,7 @@ def test_install_writes_an_executable_hook_running_this_python(remote: RemoteRep
 def test_installing_twice_refreshes_in_place_and_chains_nothing(remote: RemoteRepo) -> None:
     install_hook(remote.clone)
     first = (hooks(remote.clone) / "pre-push").read_text()
-    again = wavegit(remote.clone, "hooks", "install")
+    again = wavegit_here(remote.clone, "hooks", "install")
     assert again.returncode == 0
     assert again.stdout.startswith("refreshed ")
     assert (hooks(remote.clone) / "pre-push").read_text() == first
@@ -89,7 +90,7 @@ def test_install_from_a_linked_worktree_goes_into_the_common_dir(remote: RemoteR
 def test_an_existing_hook_is_chained_and_gets_the_same_arguments_and_stdin(remote: RemoteRepo) -> None:
     log = remote.base / "foreign"
     original = write_foreign_hook(remote.clone, log)
-    result = wavegit(remote.clone, "hooks", "install")
+    result = wavegit_here(remote.clone, "hooks", "install")
     assert result.returncode == 0
     chained = hooks(remote.clone) / install.CHAINED_NAME
     assert f"runs {chained} first" in result.stdout
@@ -119,21 +120,21 @@ def test_a_failing_chained_hook_stops_the_push_before_wavegit_runs(remote: Remot
 def test_uninstall_restores_the_replaced_hook_exactly(remote: RemoteRepo) -> None:
     original = write_foreign_hook(remote.clone, remote.base / "foreign")
     install_hook(remote.clone)
-    result = wavegit(remote.clone, "hooks", "uninstall")
+    result = wavegit_here(remote.clone, "hooks", "uninstall")
     assert result.returncode == 0
     hook = hooks(remote.clone) / "pre-push"
     assert result.stdout.strip() == (f"removed wavegit's hook from {hooks(remote.clone)}; "
                                      f"restored the previous hook at {hook}")
     assert hook.read_text() == original and is_executable(hook)
     assert not (hooks(remote.clone) / install.CHAINED_NAME).exists()
-    again = wavegit(remote.clone, "hooks", "uninstall")
+    again = wavegit_here(remote.clone, "hooks", "uninstall")
     assert again.returncode == 0 and "not installed" in again.stdout
     assert hook.read_text() == original
 
 
 def test_uninstall_without_a_replaced_hook_removes_ours(remote: RemoteRepo) -> None:
     install_hook(remote.clone)
-    result = wavegit(remote.clone, "hooks", "uninstall")
+    result = wavegit_here(remote.clone, "hooks", "uninstall")
     assert result.returncode == 0
     assert result.stdout.strip() == f"removed wavegit's hook from {hooks(remote.clone)}"
     assert not (hooks(remote.clone) / "pre-push").exists()
@@ -145,7 +146,7 @@ def test_uninstall_puts_back_a_chained_hook_whose_wrapper_was_deleted(remote: Re
     original = write_foreign_hook(remote.clone, remote.base / "foreign")
     install_hook(remote.clone)
     (hooks(remote.clone) / "pre-push").unlink()
-    result = wavegit(remote.clone, "hooks", "uninstall")
+    result = wavegit_here(remote.clone, "hooks", "uninstall")
     assert result.returncode == 0
     assert result.stdout.strip() == f"restored the previous hook at {hooks(remote.clone) / 'pre-push'}"
     assert (hooks(remote.clone) / "pre-push").read_text() == original
@@ -155,7 +156,7 @@ def test_a_foreign_hook_next_to_a_leftover_chained_hook_is_refused(remote: Remot
     foreign = write_foreign_hook(remote.clone, remote.base / "foreign")
     leftover = hooks(remote.clone) / install.CHAINED_NAME
     leftover.write_text("#!/bin/sh\nexit 0\n")
-    result = wavegit(remote.clone, "hooks", "install")
+    result = wavegit_here(remote.clone, "hooks", "install")
     assert result.returncode == 2
     assert "move one of them away" in result.stderr and "Traceback" not in result.stderr
     assert (hooks(remote.clone) / "pre-push").read_text() == foreign
@@ -164,7 +165,7 @@ def test_a_foreign_hook_next_to_a_leftover_chained_hook_is_refused(remote: Remot
 
 def test_core_hooks_path_is_refused_unless_a_hooks_dir_is_given(remote: RemoteRepo) -> None:
     git(remote.clone, "config", "core.hooksPath", ".githooks")
-    result = wavegit(remote.clone, "hooks", "install")
+    result = wavegit_here(remote.clone, "hooks", "install")
     assert result.returncode == 2
     assert "core.hooksPath is set (.githooks)" in result.stderr and "--hooks-dir" in result.stderr
     assert not (hooks(remote.clone) / "pre-push").exists()
@@ -173,7 +174,7 @@ def test_core_hooks_path_is_refused_unless_a_hooks_dir_is_given(remote: RemoteRe
     assert install.is_wavegit_hook(remote.clone / ".githooks" / "pre-push")
     commit(remote.clone, {"src/auth/a.py": "a = 7\n"})
     assert push(remote.clone, "origin", "main").returncode == 1
-    assert wavegit(remote.clone, "hooks", "uninstall", "--hooks-dir", ".githooks").returncode == 0
+    assert wavegit_here(remote.clone, "hooks", "uninstall", "--hooks-dir", ".githooks").returncode == 0
     assert not (remote.clone / ".githooks" / "pre-push").exists()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.ghserver import github_env, running
+from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, wavegit
 from tests.helpers.wave import check, item, make_wave_repo, origin_item, origin_tracker
 from wavegit.core.errors import UsageError
@@ -26,8 +27,10 @@ GOOD = [item("IT-0", ["write src/f0.txt ok"], ["src/f0.txt"]),
         item("IT-1", ["write src/f1.txt ok"], ["src/f1.txt"])]
 
 
-def claim(remote: RemoteRepo) -> dict[str, object]:
-    result = wavegit(remote.clone, "claim")
+def claim(remote: RemoteRepo, real: bool = False) -> dict[str, object]:
+    """``wavegit claim``'s matrix; through cli.main in this process unless ``real`` (one test runs it as the
+    Action does, a process of its own: the others are about what it claims, not about its process)."""
+    result = (wavegit if real else wavegit_here)(remote.clone, "claim")
     assert result.returncode == 0, result.stderr
     matrix: dict[str, object] = json.loads(result.stdout)
     return matrix
@@ -52,7 +55,7 @@ def work_all(remote: RemoteRepo, wave_id: str, item_ids: list[str]) -> list[int]
 
 def test_claim_then_two_work_runners_then_collect_opens_the_pr_and_records_review(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, GOOD)
-    matrix = claim(remote)
+    matrix = claim(remote, real=True)
     wave_id = str(matrix["wave"])
     assert matrix["matrix"] == {"include": [{"item": "IT-0"}, {"item": "IT-1"}]}
     base = git(remote.origin, "rev-parse", "main")
@@ -92,7 +95,7 @@ def test_a_failed_item_and_a_missing_runner_are_recorded_like_in_a_wave(tmp_path
         *GOOD, item("BAD", ["write src/bad.txt nope"], ["src/bad.txt"])], attempts=1)
     wave_id = str(claim(remote)["wave"])
     assert work_all(remote, wave_id, ["IT-0", "BAD"]) == [0, 1]
-    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json")
+    result = wavegit_here(remote.clone, "collect", "--wave", wave_id, "--json")
     assert result.returncode == 1, result.stderr
     rep = report.WaveReport.from_json(result.stdout)
     by_id = {i.id: i for i in rep.items}
@@ -112,8 +115,8 @@ def test_status_of_a_collected_wave_says_how_each_item_ended(tmp_path: Path) -> 
         *GOOD, item("BAD", ["write src/bad.txt nope"], ["src/bad.txt"])], attempts=1)
     wave_id = str(claim(remote)["wave"])
     assert work_all(remote, wave_id, ["IT-0", "BAD"]) == [0, 1]
-    assert wavegit(remote.clone, "collect", "--wave", wave_id).returncode == 1
-    [logged] = json.loads(wavegit(remote.clone, "status", wave_id, "--json").stdout)
+    assert wavegit_here(remote.clone, "collect", "--wave", wave_id).returncode == 1
+    [logged] = json.loads(wavegit_here(remote.clone, "status", wave_id, "--json").stdout)
     states = {item_id: (state["state"], state["attempt"]) for item_id, state in logged["items"].items()}
     assert states == {"IT-0": ("verified", 1), "IT-1": ("not started", None), "BAD": ("failed", 1)}
 
@@ -121,7 +124,7 @@ def test_status_of_a_collected_wave_says_how_each_item_ended(tmp_path: Path) -> 
 def test_plan_matrix_is_read_only_and_claim_on_an_empty_backlog_gives_an_empty_matrix(tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, GOOD)
     before = git(remote.origin, "rev-parse", "main")
-    result = wavegit(remote.clone, "plan", "--matrix")
+    result = wavegit_here(remote.clone, "plan", "--matrix")
     assert result.returncode == 0
     assert json.loads(result.stdout) == {"include": [{"item": "IT-0"}, {"item": "IT-1"}]}
     assert git(remote.origin, "rev-parse", "main") == before
@@ -132,7 +135,7 @@ def test_plan_matrix_is_read_only_and_claim_on_an_empty_backlog_gives_an_empty_m
 def test_claim_prints_a_matrix_github_accepts_and_claims_at_most_256_items(tmp_path: Path) -> None:
     many = [item(f"IT-{n}", [f"write src/f{n}.txt ok"], [f"src/f{n}.txt"]) for n in range(300)]
     remote = make_wave_repo(tmp_path, many, max_items=300)
-    result = wavegit(remote.clone, "claim")
+    result = wavegit_here(remote.clone, "claim")
     assert result.returncode == 0, result.stderr
     printed = json.loads(result.stdout)
     # GitHub types every matrix key but include/exclude as a list of values: the wave id is not in it.
@@ -153,8 +156,8 @@ def test_work_refuses_an_item_its_wave_did_not_claim_and_collect_refuses_a_finis
         result = wavegit(remote.clone, *args)
         assert result.returncode == 2 and says in result.stderr and "Traceback" not in result.stderr
     assert work_all(remote, wave_id, ["IT-0", "IT-1"]) == [0, 0]
-    assert wavegit(remote.clone, "collect", "--wave", wave_id).returncode == 0
-    again = wavegit(remote.clone, "collect", "--wave", wave_id)
+    assert wavegit_here(remote.clone, "collect", "--wave", wave_id).returncode == 0
+    again = wavegit_here(remote.clone, "collect", "--wave", wave_id)
     assert again.returncode == 2 and "already collected" in again.stderr
 
 
@@ -208,7 +211,7 @@ def test_work_with_bundle_pushes_nothing_and_collect_takes_each_item_only_from_i
     git(forged, "checkout", "-q", "-b", f"wavegit/items/{wave_id}/IT-1")
     git(forged, "bundle", "create", str(artifacts / "wavegit-result-IT-0" / "IT-1-forged.bundle"),
         f"refs/heads/wavegit/items/{wave_id}/IT-1")
-    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
+    result = wavegit_here(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
     assert result.returncode == 0, result.stderr
     rep = report.WaveReport.from_json(result.stdout)
     assert rep.success and [(i.id, i.files_changed) for i in rep.items] == [
@@ -227,7 +230,7 @@ def test_collect_reads_an_items_bundle_only_from_that_items_artifact_folder(tmp_
         result = wavegit(runner, "work", "--wave", wave_id, "--item", item_id,
                          "--bundle", str(own / f"{item_id}.bundle"))
         assert result.returncode == 0, result.stderr
-    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
+    result = wavegit_here(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
     rep = report.WaveReport.from_json(result.stdout)
     assert [(i.id, i.verified) for i in rep.items] == [("IT-0", True), ("IT-1", False)]
     assert origin_item(remote, "IT-1").status == "todo"
@@ -251,7 +254,7 @@ def collect_forged_result(tmp_path: Path, remote: RemoteRepo, path: str, text: s
     (forger / path).write_text(text)
     git(forger, "commit", "-q", "-a", "--amend", "-m", message)
     git(forger, "bundle", "create", str(bundle), branch)
-    result = wavegit(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
+    result = wavegit_here(remote.clone, "collect", "--wave", wave_id, "--json", "--bundles", str(artifacts))
     assert result.returncode == 1, result.stderr
     (rep,) = report.WaveReport.from_json(result.stdout).items
     return rep

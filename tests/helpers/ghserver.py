@@ -45,7 +45,16 @@ JSON = Any
 # A commit's fields as ``git show -s`` / ``git log`` format them, NUL-separated.
 _COMMIT_FIELDS = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%B"
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
+# A branch ref whose loose file or packed-refs line holds its value as is: components of plain characters,
+# none starting with a dot or ending in ".lock" (git refuses those names; anything else goes to git itself).
+_PLAIN_BRANCH = re.compile(r"refs/heads(?:/(?!\.)[A-Za-z0-9_.-]*[A-Za-z0-9_-](?<!\.lock))+")
 ZERO_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _immutable(rev: str) -> bool:
+    """Whether ``rev`` names the same object for ever once it names one: a full SHA, or a parent, peel or
+    path of one."""
+    return _FULL_SHA.match(rev) is not None and rev[40:41] in ("", "^", ":")
 
 
 class ApiError(Exception):
@@ -209,6 +218,15 @@ class FakeGitHub:
     _commits: dict[str, tuple[str, str, str, str, str, str]] = field(default_factory=dict)
     """sha -> (tree, parents, author name, email, date, message) of a commit this repository was asked
     about: a commit never changes, and each API read of commits cost a git process per commit."""
+    _found: dict[str, str] = field(default_factory=dict)
+    """A revision named from a full SHA (``<sha>^{commit}``, ``<sha>:<path>``) -> the object it names, once
+    found: objects never change, and the server's rev-parse processes were a fifth of a GitHub test's."""
+    _diffs: dict[str, str] = field(default_factory=dict)
+    """``<base>...<head>`` of two full SHAs -> its ``git diff --name-status`` (each page of a PR's files
+    asked for it again)."""
+    _walks: dict[tuple[str, str], tuple[str, int, int, list[str]]] = field(default_factory=dict)
+    """(base, head) commits -> their merge base, behind and ahead counts and the commits from base to head:
+    the same two commits were compared up to ten times in a test, three git processes each time."""
 
     def __post_init__(self) -> None:
         self._rng.seed(self.seed)
@@ -219,7 +237,9 @@ class FakeGitHub:
         with self._lock:
             state = {name: copy.deepcopy(getattr(self, name)) for name in _STATE}
             return replace(self, bare=bare, base_url="", _lock=threading.RLock(),
-                           _rng=copy.deepcopy(self._rng), _commits=dict(self._commits), **state)
+                           _rng=copy.deepcopy(self._rng), _commits=dict(self._commits),
+                           _found=dict(self._found), _diffs=dict(self._diffs),
+                           _walks=dict(self._walks), **state)
 
     # ---- helpers for tests (direct state changes, no HTTP) ----
 
@@ -286,9 +306,34 @@ class FakeGitHub:
         return proc.stdout.rstrip("\n")
 
     def _rev(self, rev: str) -> str | None:
+        """What ``git rev-parse --verify -q REV`` says, None where it fails; a plain branch read from its
+        ref file (what git itself reads) and a revision of a full SHA answered once, without a process."""
+        name, peel = rev.removesuffix("^{commit}"), rev.endswith("^{commit}")
+        if _PLAIN_BRANCH.fullmatch(name) and (sha := self._read_ref(name)) != "":
+            return sha and (self._rev(f"{sha}^{{commit}}") if peel else sha)
+        if rev in self._found:
+            return self._found[rev]
         proc = subprocess.run(["git", "rev-parse", "--verify", "-q", rev], cwd=self.bare,
                               capture_output=True, text=True, check=False)
-        return proc.stdout.strip() if proc.returncode == 0 else None
+        found = proc.stdout.strip() if proc.returncode == 0 else None
+        if found and _immutable(rev):
+            self._found[rev] = found
+        return found
+
+    def _read_ref(self, ref: str) -> str | None:
+        """The SHA in ``ref``'s loose file, else its packed-refs line; None when it has neither, "" when its
+        value is no SHA (a symbolic ref: git resolves it). A loose ref is replaced by a rename and packing
+        writes packed-refs before it deletes the loose file, so no read between two writes misses one."""
+        try:
+            value = (self.bare / ref).read_text().strip()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            try:
+                packed = (self.bare / "packed-refs").read_text()
+            except FileNotFoundError:
+                return None
+            found = re.search(rf"^([0-9a-f]{{40}}) {re.escape(ref)}$", packed, re.MULTILINE)
+            return found.group(1) if found else None
+        return value if _FULL_SHA.fullmatch(value) else ""
 
     def _branch_sha(self, branch: str) -> str | None:
         return self._rev(f"refs/heads/{branch}^{{commit}}")
@@ -789,7 +834,12 @@ class FakeGitHub:
 
     def _diff_entries(self, base: str, head: str) -> list[JSON]:
         """The file entries of ``base...head`` (from their merge base to ``head``), as GitHub lists them."""
-        out = self.git("diff", "--name-status", "-z", "-M", f"{base}...{head}")
+        between = f"{base}...{head}"
+        out = self._diffs.get(between)
+        if out is None:
+            out = self.git("diff", "--name-status", "-z", "-M", between)
+            if _immutable(base) and _immutable(head):
+                self._diffs[between] = out
         fields = out.split("\0") if out else []
         files: list[JSON] = []
         names = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "T": "changed"}
@@ -1073,13 +1123,9 @@ class FakeGitHub:
         base_sha, head_sha = self._resolve_ref(unquote(base)), self._resolve_ref(unquote(head))
         if base_sha is None or head_sha is None:
             raise ApiError(404, "Not Found")
-        merge_base = self.git("merge-base", base_sha, head_sha)
-        # One walk counts both sides: base's own commits (behind), then head's (ahead).
-        counted = self.git("rev-list", "--left-right", "--count", f"{base_sha}...{head_sha}")
-        behind, ahead = map(int, counted.split())
+        merge_base, behind, ahead, commits = self._walk(base_sha, head_sha)
         status = ("identical" if not ahead and not behind else "ahead" if not behind
                   else "behind" if not ahead else "diverged")
-        commits = self._log("--reverse", f"{base_sha}..{head_sha}")
         url = f"{self.api_repo}/compare/{base}...{head}"
         return 200, {}, {
             "url": url, "html_url": f"https://github.example/{self.repo}/compare/{base}...{head}",
@@ -1088,6 +1134,19 @@ class FakeGitHub:
             "commits": [{"sha": c, "commit": commit, "parents": commit["parents"]}
                         for c in commits[:250] for commit in [self._git_commit_json(c)]],
             "files": self._diff_entries(base_sha, head_sha)[:self.compare_files_limit]}
+
+    def _walk(self, base: str, head: str) -> tuple[str, int, int, list[str]]:
+        """The merge base of commits ``base`` and ``head``, how many commits only ``base`` has (behind) and
+        only ``head`` has (ahead), and those of ``base..head`` oldest first."""
+        walk = self._walks.get((base, head))
+        if walk is None:
+            merge_base = self.git("merge-base", base, head)
+            # One walk counts both sides: base's own commits (behind), then head's (ahead).
+            counted = self.git("rev-list", "--left-right", "--count", f"{base}...{head}")
+            behind, ahead = map(int, counted.split())
+            walk = merge_base, behind, ahead, self._log("--reverse", f"{base}..{head}")
+            self._walks[base, head] = walk
+        return walk
 
     def _get_blob(self, sha: str, **_: Any) -> tuple[int, dict[str, str], JSON]:
         raw = self._blob_bytes(sha)

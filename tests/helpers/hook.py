@@ -84,7 +84,7 @@ def publish_tracker(remote: RemoteRepo, items: Sequence[ItemSpec],
 def install_hook(repo: Path, *args: str) -> None:
     """``wavegit hooks install ARGS`` in ``repo``, through ``cli.main`` in the test process: a process of
     its own cost ~0.13 s of CPU, in some 35 tests whose subject is the installed hook, not its installing
-    (tests/test_hook_install.py installs through the real process)."""
+    (the first test of tests/test_hook_install.py installs through a real process)."""
     result = wavegit_in_process(repo, "hooks", "install", *args)
     assert result.returncode == 0, result.stderr
 
