@@ -164,7 +164,8 @@ def _real(path: Path) -> Path:
 
 def _shebang(script: Path, search_path: str | None, cwd: Path) -> Path | None:
     """The absolute interpreter of a ``#!`` script (``#!/usr/bin/env [-S] NAME``: NAME found on
-    ``search_path``, or from ``cwd``, where the script starts, when it holds a slash), or None."""
+    ``search_path``, or from ``cwd``, where the script starts, when it holds a slash), or None (also when it
+    is no program exec could run)."""
     try:
         with script.open("rb") as fh:
             first = fh.readline(256)
@@ -179,7 +180,10 @@ def _shebang(script: Path, search_path: str | None, cwd: Path) -> Path | None:
         # (`env -u scripts/deploy.sh sh steal.sh`, -u taking a name) and have its folder shown.
         found = shutil.which(cwd / named[0] if "/" in named[0] else named[0], path=search_path)
         return Path(found).absolute() if found is not None else None
-    return Path(words[0])
+    # Exec runs only a program: a `#!` naming a key (`#!HOME/.ssh/id_ed25519`) or a folder fails, and showed
+    # that folder of HOME to every attempt when a link in `sandbox.ro_paths` led to the script.
+    interpreter = Path(words[0])
+    return interpreter if interpreter.is_file() and os.access(interpreter, os.X_OK) else None
 
 
 def probe(bwrap: str, extra: Sequence[str] = ()) -> str | None:
