@@ -43,6 +43,7 @@ def test_attack_a_link_an_earlier_item_landed_in_a_relative_ro_path_shows_no_fol
     tracker = {"version": 1, "items": [item("LOOT", ["loot"], ["src/x"])]}
     write_and_push(remote.clone, {".wavegit/tracker.yaml": yaml.safe_dump(tracker)}, "next item")
     second = wavegit(remote.clone, "run", "--json", env=env)
-    written = "\n".join([second.stdout, second.stderr, *(p.read_text(errors="replace") for p in state_files(remote.clone))])
+    written = "\n".join([second.stdout, second.stderr,
+                         *(p.read_text(errors="replace") for p in state_files(remote.clone))])
     assert "no loot: [Errno 2] No such file or directory" in written, written
     assert "PRIVATE KEY" not in written
