@@ -308,3 +308,32 @@ def test_a_worker_of_the_batch_before_cannot_plant_in_the_empty_test_checkout_pa
     assert items["A"].verified and items["B"].verified, items
     assert (seen / "A").read_text().splitlines()[:2] == ["denied", "denied"]
     assert len(parks) == 2 and [p.started.proc.returncode for p in parks if p.started.proc] == [0, 0]
+
+
+def test_an_item_test_of_the_batch_before_cannot_plant_in_the_tree_or_test_checkout_parked_for_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A's item test (hostile: a test runs the worker's code) runs once D waits parked (B and C hold the two
+    # slots until the test is done): it tries to plant in D's tree and D's empty test checkout, both beside
+    # its own checkout.
+    meets, seen, held = (tmp_path / "c-parked", tmp_path / "d-parked"), tmp_path / "seen", tmp_path / "held"
+    for folder in (*meets, seen, held):
+        folder.mkdir()
+    script = seen / "plant.sh"
+    script.write_text(f'while [ ! -e {meets[1]}/parked ]; do sleep 0.05; done; log={seen}/A\n'
+                      'for c in "$(dirname "$PWD")/D-1.test" "$(dirname "$PWD")/D-1"; do\n'
+                      '  (echo x > "$c/planted") 2>/dev/null && echo wrote >> $log || echo denied >> $log\n'
+                      '  (ln -s / "$c/link") 2>/dev/null && echo linked >> $log || echo denied >> $log\n'
+                      f'done; touch {held}/A; test -f src/a.txt\n')
+    clean = "sh -c 'test ! -e planted && test ! -e link && test -f src/{0}.txt'"
+    remote = make_wave_repo(tmp_path, [
+        item("A", ["write src/a.txt ok"], ["src/a.txt"], test=f"sh {script}"),
+        *(item(name, [f"meet {held} 3", f"write src/{name.lower()}.txt ok"], [f"src/{name.lower()}.txt"],
+               test=clean.format(name.lower())) for name in ("B", "C")),
+        item("D", ["write src/d.txt ok"], ["src/d.txt"], test=clean.format("d")),
+    ], concurrency=2, attempts=1, timeout_s=60, idle_timeout_s=60,
+        sandbox={"mode": "bwrap", "rw_paths": [str(seen), str(held), *map(str, meets)]})
+    parks = _recording_parks(monkeypatch, *meets)
+    items = {i.id: i for i in run(remote.clone).report.items}
+    assert all(i.verified for i in items.values()), [(i.id, i.error, i.log_tail) for i in items.values()]
+    assert (seen / "A").read_text().splitlines() == ["denied"] * 4
+    assert len(parks) == 4 and [p.started.proc.returncode for p in parks if p.started.proc] == [0] * 4
