@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.wave import origin_item, write_and_push
+from tests.helpers.wave import item, make_wave_repo, origin_item, write_and_push
 from tests.test_hostile_limits import (
+    WORKER,
     MiB,
     by_id,
     committed,
@@ -69,3 +70,19 @@ def test_dev_shm_and_dev_are_no_unsized_tmpfs_in_the_sandbox(tmp_path: Path) -> 
     assert code == 0 and by_id(rep)["A"]["verified"], (rep, err)
     landed = committed(remote, rep, "src/a.txt")
     assert "filled" not in landed, landed
+
+
+@needs_bwrap
+@needs_mounts
+def test_attack_a_commit_whose_checkout_fills_the_disk_has_its_attempt_counted(tmp_path: Path) -> None:
+    # A's five owned files are hard links to one 12 MiB file (12 MiB of disk in its tree, a few KB in git's
+    # objects) on a 32 MiB disk: its test checkout runs out, again once A's tree is gone. Were that wavegit's
+    # failure, counted against no item, A would go back to todo with no attempt used and its agent would run
+    # again in every later wave (`run --continuous`: again and again in one run). It is the worker's doing.
+    owns = ["src/a.txt", *(f"src/b{n}.txt" for n in range(4))]
+    remote = make_wave_repo(tmp_path, [item("A", ["limits", f"hardlinks {12 * MiB}"], owns)],
+                            worker=WORKER, sandbox="bwrap", attempts=1, timeout_s=60, idle_timeout_s=30)
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    a = origin_item(remote, "A")
+    assert not by_id(rep)["A"]["verified"]
+    assert a.attempts == 1, (by_id(rep)["A"], a, err)

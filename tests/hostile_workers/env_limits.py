@@ -24,6 +24,9 @@ file the item owns.
 - ``sleep S``: S seconds.
 - ``write-owned``: the owned files written now (the first line only), not at the end.
 - ``content TEXT``: TEXT instead of ``ok`` as the owned files' first line.
+- ``hardlinks N``: the owned files written now as one file of N bytes (``ok``, then ``x``s) and hard links
+  to it: N bytes of disk in the tree, a few KB in git's objects, N bytes per owned file wherever its commit
+  is checked out.
 """
 
 from __future__ import annotations
@@ -233,5 +236,13 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
         written = True
     elif action == "content":
         found[0] = " ".join(args)
+    elif action == "hardlinks":
+        first, *rest = (Path(owned) for owned in os.environ["WAVEGIT_OWNS"].splitlines())
+        first.parent.mkdir(parents=True, exist_ok=True)
+        first.write_bytes(b"ok\n" + b"x" * (int(args[0]) - 3))
+        for owned in rest:
+            owned.parent.mkdir(parents=True, exist_ok=True)
+            os.link(first, owned)
+        written = True
 if not written:
     write_owned()
