@@ -74,15 +74,23 @@ def test_dev_shm_and_dev_are_no_unsized_tmpfs_in_the_sandbox(tmp_path: Path) -> 
 
 @needs_bwrap
 @needs_mounts
-def test_attack_a_commit_whose_checkout_fills_the_disk_has_its_attempt_counted(tmp_path: Path) -> None:
-    # A's five owned files are hard links to one 12 MiB file (12 MiB of disk in its tree, a few KB in git's
-    # objects) on a 32 MiB disk: its test checkout runs out, again once A's tree is gone. Were that wavegit's
-    # failure, counted against no item, A would go back to todo with no attempt used and its agent would run
-    # again in every later wave (`run --continuous`: again and again in one run). It is the worker's doing.
-    owns = ["src/a.txt", *(f"src/b{n}.txt" for n in range(4))]
-    remote = make_wave_repo(tmp_path, [item("A", ["limits", f"hardlinks {12 * MiB}"], owns)],
-                            worker=WORKER, sandbox="bwrap", attempts=1, timeout_s=60, idle_timeout_s=30)
+@pytest.mark.parametrize(("owns", "actions"), [
+    (["src/a.txt", *(f"src/b{n}.txt" for n in range(4)), "src/z.link"],
+     [f"hardlinks {12 * MiB}", "longlink src/z.link"]),
+    (["src/a.txt", "src/.gitattributes", "src/id.txt", "src/z.link"],
+     [f"ident src/id.txt {4 * MiB}", "longlink src/z.link"]),
+], ids=["hard-links", "ident"])
+def test_attack_a_commit_whose_checkout_outgrows_the_disk_has_its_attempt_counted(
+        tmp_path: Path, owns: list[str], actions: list[str]) -> None:
+    # A 32 MiB disk; A's tree holds 12 or 4 MiB, but its commit's checkout needs 60 or 47: five hard links
+    # to one file, or `$Id$` that git's `ident` attribute expands 12-fold. The checkout ran out, again once
+    # A's tree was gone (a long symlink, last, says so as ENOSPC), and the attempt was wavegit's failure,
+    # counted against no item: back to todo with no attempt used, its agent ran again in every later wave,
+    # never reaching max_attempts (`run --continuous`: again and again in one run).
+    remote = make_wave_repo(tmp_path, [item("A", ["limits", *actions], owns)], worker=WORKER,
+                            sandbox="bwrap", attempts=1, timeout_s=60, idle_timeout_s=30)
     _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
     a = origin_item(remote, "A")
     assert not by_id(rep)["A"]["verified"]
-    assert a.attempts == 1, (by_id(rep)["A"], a, err)
+    assert a.attempts == 1, (by_id(rep)["A"]["error"], a, err)
+    assert "cannot be checked out" in by_id(rep)["A"]["error"]

@@ -24,9 +24,13 @@ file the item owns.
 - ``sleep S``: S seconds.
 - ``write-owned``: the owned files written now (the first line only), not at the end.
 - ``content TEXT``: TEXT instead of ``ok`` as the owned files' first line.
-- ``hardlinks N``: the owned files written now as one file of N bytes (``ok``, then ``x``s) and hard links
-  to it: N bytes of disk in the tree, a few KB in git's objects, N bytes per owned file wherever its commit
-  is checked out.
+- ``hardlinks N``: the owned files (but ``*.link``) written now as one file of N bytes (``ok``, then
+  ``x``s) and hard links to it: N bytes of disk in the tree, a few KB in git's objects, N bytes per owned
+  file wherever its commit is checked out.
+- ``ident PATH N``: PATH holds N bytes of ``$Id$``, and a ``.gitattributes`` beside it gives it git's
+  ``ident`` attribute: each four bytes are 47 (``$Id: <object id> $``) wherever its commit is checked out.
+- ``longlink PATH``: a symlink at PATH whose target is 300 characters long (a tmpfs keeps it in a page of
+  its own: creating it on a full one is ENOSPC).
 """
 
 from __future__ import annotations
@@ -54,7 +58,10 @@ written = False
 
 
 def write_owned() -> None:
+    """Every owned file an action did not make (``hardlinks``, ``ident``, ``longlink``)."""
     for owned in os.environ["WAVEGIT_OWNS"].splitlines():
+        if os.path.lexists(owned):
+            continue
         Path(owned).parent.mkdir(parents=True, exist_ok=True)
         Path(owned).write_text("\n".join(found) + "\n")
 
@@ -237,12 +244,20 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
     elif action == "content":
         found[0] = " ".join(args)
     elif action == "hardlinks":
-        first, *rest = (Path(owned) for owned in os.environ["WAVEGIT_OWNS"].splitlines())
+        first, *rest = (Path(owned) for owned in os.environ["WAVEGIT_OWNS"].splitlines()
+                        if not owned.endswith(".link"))
         first.parent.mkdir(parents=True, exist_ok=True)
         first.write_bytes(b"ok\n" + b"x" * (int(args[0]) - 3))
         for owned in rest:
             owned.parent.mkdir(parents=True, exist_ok=True)
             os.link(first, owned)
         written = True
+    elif action == "ident":
+        target = Path(args[0])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (target.parent / ".gitattributes").write_text(f"{target.name} ident\n")
+        target.write_text("$Id$" * (int(args[1]) // 4))
+    elif action == "longlink":
+        Path(args[0]).symlink_to("x" * 300)
 if not written:
     write_owned()

@@ -425,7 +425,8 @@ class _Exhausted(WavegitError):
 def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     """The clean checkout of ``commit`` the item's test runs in. When the machine ran out, perhaps through
     this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
-    running out again is :class:`_Exhausted`, since what the worker left is gone by then."""
+    running out again is :class:`_Exhausted`, since what the worker left is gone by then, unless the base
+    checks out there: then the commit itself is too big, the worker's doing (a WavegitError, counted)."""
     path = checkout_of(ready)
     narrow = context.confiner.jail.bwrap is not None
     try:
@@ -438,9 +439,28 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     try:
         return context.workspaces.test_checkout(commit, path, narrow=narrow)
     except (WavegitError, OSError) as exc:
-        if _ran_out(exc):
-            raise _Exhausted(f"checking out the worker's tree for its test: {one_line(str(exc))}") from exc
-        raise
+        if not _ran_out(exc):
+            raise
+        said = one_line(str(exc))
+    workspace.remove(path)
+    if _base_fits(context.workspaces, ready.base.commit, path):
+        # The commit, not the machine: its checkout outgrows the tree that held it (hard links, git's `ident`
+        # or eol expansion); wavegit's failure, it would be run again in every wave, never counted.
+        raise WavegitError(f"its checkout runs out of room where the base's does not: {said}")
+    raise _Exhausted(f"checking out the worker's tree for its test: {said}")
+
+
+def _base_fits(workspaces: Workspaces, base: str, path: Path) -> bool:
+    """Whether ``base`` checks out at ``path`` now (removed again); what else fails is raised."""
+    try:
+        workspaces.test_checkout(base, path, narrow=False)
+    except (WavegitError, OSError) as exc:
+        if not _ran_out(exc):
+            raise
+        return False
+    finally:
+        workspace.remove(path)
+    return True
 
 
 def _ran_out(exc: WavegitError | OSError) -> bool:
