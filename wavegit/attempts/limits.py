@@ -31,7 +31,7 @@ import signal
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -323,20 +323,21 @@ FULL_BYTES = 4 << 20
 """Less room than this on the trees' disk is a full disk: a write that needs more fails."""
 
 
-def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path) -> bool:
-    """Whether the disk of ``tree`` is full and not by this attempt's doing: its tree and its private
-    directory ``private`` do not hold at least ``FULL_BYTES`` more than every other attempt's, a tree under
+def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path,
+                         test: Sequence[Path] = ()) -> bool:
+    """Whether the disk of ``tree`` is full and not by this attempt's doing: its tree, its private
+    directory ``private`` and its ``test``'s checkout and private directory (the test runs the worker's code)
+    do not hold at least ``FULL_BYTES`` more than every other attempt's, a tree under
     ``trees`` (``<trees>/<wave>/<tree>``, every wave's) or a private directory under ``privates``
     (``<privates>/<wave>/<stem>``: HOME and TMPDIR are sized tmpfs, but the folder they lie in, the cost
     file's, is on this disk). A sibling's bigger share, or space held outside every attempt, excuses its
     failure."""
-    try:
-        disk = os.statvfs(tree)
-    except OSError:
+    if not _full(tree):
         return False
-    if disk.f_bavail * disk.f_frsize >= FULL_BYTES:
+    own = sum(_bytes_under(path) for path in (tree, private, *test))
+    # The test's folders are being removed meanwhile: full still, what is left of them is less than `own`.
+    if not _full(tree):
         return False
-    own = _bytes_under(tree) + _bytes_under(private)
     # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
     # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
     # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
@@ -346,6 +347,14 @@ def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path)
 
 
 _ATTEMPT_TREE = re.compile(r".+-[0-9]+")
+
+
+def _full(path: Path) -> bool:
+    try:
+        disk = os.statvfs(path)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < FULL_BYTES
 
 
 def _folders(path: Path) -> list[Path]:

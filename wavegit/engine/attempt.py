@@ -318,7 +318,9 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         if attempt.commit is None and attempt.counted \
                 and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir,
                                                 context.confiner.private_root / stem,
-                                                context.confiner.private_root.parent):
+                                                context.confiner.private_root.parent,
+                                                test=(checkout_of(ready), context.confiner.private_root
+                                                      / f"{item.id}-{attempt.number}.test")):
             attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and not by "
                              "this attempt's tree)")
             attempt.counted = False
