@@ -40,16 +40,37 @@ def test_attack_a_test_launched_through_a_link_whose_text_names_a_home_folder_is
     assert report["items"][0]["test_exit"] == 1
 
 
+@pytest.mark.parametrize("absolute", [False, True], ids=["relative", "absolute"])
 def test_attack_a_test_whose_interpreter_names_a_path_of_the_users_checkout_is_not_shown_that_folder(
-        tmp_path: Path) -> None:
+        tmp_path: Path, absolute: bool) -> None:
     # `#!/usr/bin/env ... NAME`: a NAME with a slash was looked up from wavegit's own working folder (the
     # user's checkout), whose folder the sandbox then showed, while env runs it (or, past `-u NAME`, another
     # program) from the test's tree: the checkout's untracked `scripts/.env` was printed into the test log.
+    # Absolute, NAME named the checkout's program itself: `-u` takes a name, env ran `sh src/steal.sh`.
+    checkout = tmp_path / "work"
+    name = [str(checkout / "scripts" / "deploy.sh")] if absolute else []
     remote = make_wave_repo(tmp_path, [item("A", ["env"], ["run", "src/"], "./run")], sandbox="bwrap",
                             attempts=1, concurrency=1,
-                            worker=shlex.join([sys.executable, str(HOSTILE / "shebang_env.py"),
-                                               str(tmp_path / "work")]))
+                            worker=shlex.join([sys.executable, str(HOSTILE / "shebang_env.py"), str(checkout),
+                                               *name]))
     write_and_push(remote.clone, {"scripts/deploy.sh": "#!/bin/sh\necho deploying\n"}, "deploy",
+                   executable=True)
+    (remote.clone / "scripts" / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
+    report, written = _sandboxed_run(remote.clone)
+    assert "scripts/.env: No such file or directory" in written, written
+    assert "untracked-in-the-checkout" not in written
+    assert report["items"][0]["test_exit"] == 1
+
+
+def test_attack_a_test_whose_interpreter_is_a_program_of_the_users_checkout_is_shown_only_that_program(
+        tmp_path: Path) -> None:
+    # `#!CHECKOUT/scripts/tool.sh`: the kernel runs the checkout's own program (an earlier item's: it reads
+    # what lies beside it), and the sandbox showed its folder, the checkout's untracked `scripts/.env` too.
+    checkout = tmp_path / "work"
+    worker = shlex.join([sys.executable, str(HOSTILE / "shebang_checkout.py"), str(checkout)])
+    remote = make_wave_repo(tmp_path, [item("A", ["tool"], ["run"], "./run")], sandbox="bwrap", attempts=1,
+                            concurrency=1, worker=worker)
+    write_and_push(remote.clone, {"scripts/tool.sh": '#!/bin/sh\ncat "$(dirname "$0")/.env"\n'}, "tool",
                    executable=True)
     (remote.clone / "scripts" / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
     report, written = _sandboxed_run(remote.clone)

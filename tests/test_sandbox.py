@@ -295,3 +295,22 @@ exec {BWRAP} "$@"
     argv = sandbox.bwrap_argv(str(old), layout, ["true"])
     assert "--disable-userns" not in argv and "--size" not in argv
     assert sandbox.decide(SandboxConfig(), {"PATH": str(Path(str(BWRAP)).parent)}).hardened
+
+
+@pytest.mark.parametrize("options", ["-S -u", "-S -iu", "-S --un", "-S -C"])
+def test_an_env_line_whose_option_takes_a_homes_program_as_its_argument_shows_nothing_of_its_folder(
+        tmp_path: Path, options: str) -> None:
+    # `#!/usr/bin/env -S -u HOME/.aws/helper sh steal.sh`: -u takes a name, env runs `sh steal.sh`; the
+    # name was read as env's program and the folder of that helper shown (~/.aws/credentials beside it).
+    home, tree = tmp_path / "home", tmp_path / "tree"
+    (home / ".aws").mkdir(parents=True)
+    helper = home / ".aws" / "helper"
+    helper.write_text("#!/bin/sh\n")
+    helper.chmod(0o755)
+    tree.mkdir()
+    run = tree / "run"
+    run.write_text(f"#!/usr/bin/env {options} {helper} sh steal.sh\n")
+    run.chmod(0o755)
+    layout = sandbox.Layout(tree=tree, private=tmp_path / "private", hidden=(home,))
+    shown = sandbox.with_toolchain(layout, run, "/usr/bin:/bin")
+    assert not any(path.is_relative_to(home / ".aws") for path in shown.readonly), shown.readonly

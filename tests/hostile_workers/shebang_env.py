@@ -4,7 +4,9 @@ name, so env runs ``sh src/steal.sh`` from the tree; read as the interpreter's n
 program the repository holds) was looked up from wavegit's own folder, the user's checkout, and its folder
 shown.
 
-Usage: shebang_env.py CHECKOUT (the user's checkout, whose untracked ``scripts/.env`` it prints)."""
+Usage: shebang_env.py CHECKOUT [NAME] (the user's checkout, whose untracked ``scripts/.env`` it prints; NAME,
+``scripts/deploy.sh`` by default, is what ``-u`` takes: CHECKOUT/scripts/deploy.sh names the program by its
+absolute path)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from pathlib import Path
 
 checkout = Path(sys.argv[1])
 run = Path("run")
-run.write_text("#!/usr/bin/env -S -u scripts/deploy.sh sh src/steal.sh\n")
+name = sys.argv[2] if len(sys.argv) > 2 else "scripts/deploy.sh"
+run.write_text(f"#!/usr/bin/env -S -u {name} sh src/steal.sh\n")
 run.chmod(0o755)
 Path("src").mkdir(exist_ok=True)
 Path("src/steal.sh").write_text(f"cat {checkout / 'scripts' / '.env'}\n")

@@ -83,6 +83,9 @@ class Layout:
     """The size of HOME's and TMPDIR's own tmpfs (0: no tmpfs, the private directory's disk)."""
     hardened: bool = True
     """See :attr:`Decision.hardened`."""
+    programs_only: tuple[Path, ...] = ()
+    """Hidden directories where a launch is shown only the programs it passes through, never their folders:
+    all but HOME (a checkout's program lies beside its untracked files, an ``.env``)."""
 
     def shows(self, path: Path) -> bool:
         """Whether ``path`` (absolute) is visible inside the sandbox."""
@@ -102,8 +105,9 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
     ``search_path``), each resolved the same way. Each hidden step shows its install prefix:
     ``PREFIX/bin/NAME`` -> ``PREFIX`` (a Python's standard library, a virtualenv's ``pyvenv.cfg``, a node's
     modules), a shim in ``ROOT/shims`` -> ``ROOT`` (pyenv's shims run ``ROOT/libexec/pyenv``, which picks the
-    version); a prefix shared by unrelated programs (``~/.local``: its ``share`` holds keyrings) or holding a
-    hidden directory (the checkout, HOME itself) shows only that one file; a prefix that is a hidden
+    version); a prefix shared by unrelated programs (``~/.local``: its ``share`` holds keyrings), holding a
+    hidden directory (the checkout, HOME itself) or in one of :attr:`Layout.programs_only` (the checkout's
+    folders) shows only that one file; a prefix that is a hidden
     directory's own folder (``~/.cargo``) shows only its install folders (:data:`_INSTALL_PARTS`).
     """
     shown: list[Path] = []
@@ -111,7 +115,8 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
         if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
             continue
         prefix = _install_prefix(path)
-        if prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix) for hidden in layout.hidden):
+        if prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix) for hidden in layout.hidden) \
+                or any(path.is_relative_to(folder) for folder in layout.programs_only):
             shown.append(path)
         elif path.parent.name == "bin" and prefix.parent in layout.hidden:
             shown += [prefix / part for part in _INSTALL_PARTS if (prefix / part).exists()]
@@ -174,16 +179,33 @@ def _shebang(script: Path, search_path: str | None, cwd: Path) -> Path | None:
     words = [os.fsdecode(word) for word in first[2:].split()] if first.startswith(b"#!") else []
     if not words or not words[0].startswith("/"):
         return None
-    named = [word for word in words[1:] if not word.startswith("-")]
-    if Path(words[0]).name == "env" and named and search_path is not None:
+    if Path(words[0]).name == "env":
+        program = _env_program(words[1:])
+        if program is None or search_path is None:
+            return None
         # Not from wavegit's own folder (the user's checkout): a worker could name one of its programs there
-        # (`env -u scripts/deploy.sh sh steal.sh`, -u taking a name) and have its folder shown.
-        found = shutil.which(cwd / named[0] if "/" in named[0] else named[0], path=search_path)
+        # and have its folder shown.
+        found = shutil.which(cwd / program if "/" in program else program, path=search_path)
         return Path(found).absolute() if found is not None else None
     # Exec runs only a program: a `#!` naming a key (`#!HOME/.ssh/id_ed25519`) or a folder fails, and showed
     # that folder of HOME to every attempt when a link in `sandbox.ro_paths` led to the script.
     interpreter = Path(words[0])
     return interpreter if interpreter.is_file() and os.access(interpreter, os.X_OK) else None
+
+
+_ENV_FLAGS = frozenset({"-S", "--split-string", "-i", "--ignore-environment", "-"})
+"""What ``env`` may be given before its program, taking no word of the line: ``-S`` splits the rest."""
+
+
+def _env_program(words: Sequence[str]) -> str | None:
+    """The program an ``env`` line runs, or None when an option of it could take the next word as its own
+    (``-u NAME``, ``-iu NAME``, ``--un NAME``: the name was taken for the program, a program of a hidden
+    folder named there was shown while env ran another)."""
+    for word in words:
+        if word in _ENV_FLAGS or ("=" in word and not word.startswith("-")):
+            continue
+        return None if word.startswith("-") else word
+    return None
 
 
 def probe(bwrap: str, extra: Sequence[str] = ()) -> str | None:
@@ -350,7 +372,9 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
                for name in named if environ.get(name)]
     ro_paths = _paths(settings.ro_paths, repo.root)
+    home = Path(environ["HOME"]) if environ.get("HOME") else None
     layout = Layout(tree=tree, private=private, hidden=tuple(hidden),
+                    programs_only=tuple(path for path in hidden if path != home),
                     readonly=(*shown, *([objects] if objects else []), *ro_paths),
                     writable=_paths(settings.rw_paths, repo.root),
                     network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
