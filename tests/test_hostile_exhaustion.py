@@ -98,15 +98,20 @@ def test_attack_a_commit_whose_checkout_outgrows_the_disk_has_its_attempt_counte
 
 @needs_bwrap
 @needs_mounts
-def test_attack_an_item_test_that_fills_the_disk_and_fails_has_its_attempt_counted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("continuous", [False, True], ids=["wave", "continuous"])
+def test_attack_an_item_test_that_fills_the_disk_and_fails_has_its_attempt_counted(
+        tmp_path: Path, continuous: bool) -> None:
     # The item's test runs the worker's code: it fills the disk from its checkout, in small files, and fails.
     # A failed attempt on a full disk is excused when the disk is not full by the attempt's doing, and the
     # test's checkout (`A-1.test`) was neither the attempt's own nor a sibling's: not counted, so A was run
-    # again in every later wave, never reaching max_attempts.
+    # again in every later wave, never reaching max_attempts; `run --continuous` claimed it again and again,
+    # a new wave each time, and never ended.
     fill = "i=0; while head -c 4096 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); done; exit 1"
     remote = make_wave_repo(tmp_path, [item("A", ["limits"], ["src/a.txt"], test=f"sh -c '{fill}'")],
-                            worker=WORKER, sandbox="bwrap", attempts=1, timeout_s=60, idle_timeout_s=30)
-    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+                            worker=WORKER, sandbox="bwrap", attempts=1, max_attempts=2, timeout_s=60,
+                            idle_timeout_s=30)
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept", None,
+                                    *(["--continuous"] if continuous else []))
     a = origin_item(remote, "A")
     assert not by_id(rep)["A"]["verified"]
-    assert a.attempts == 1, (by_id(rep)["A"]["error"], a, err)
+    assert (a.attempts, a.status) == ((2, "failed") if continuous else (1, "todo")), (by_id(rep)["A"], a, err)

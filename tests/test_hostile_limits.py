@@ -65,18 +65,20 @@ def run_json(remote: RemoteRepo, env: dict[str, str] | None = None) -> tuple[int
 
 
 def run_on_small_disk(remote: RemoteRepo, size: int, keep: Path,
-                      stop: Path | None = None) -> tuple[int, dict[str, Any], str]:
+                      stop: Path | None = None, *run: str) -> tuple[int, dict[str, Any], str]:
     """``wavegit run --json`` with the clone's state directory, and the attempt trees (``XDG_CACHE_HOME``
     inside it), on a tmpfs of ``size`` bytes; its logs and
     reports are copied to ``keep`` before the tmpfs goes. With ``stop``: that file is then made (a worker's
     daemon waits for it, then removes the ``held`` file it filled the disk with) and, once the disk has room,
-    ``wavegit sync`` runs on the same tmpfs, its output in ``keep/sync``."""
+    ``wavegit sync`` runs on the same tmpfs, its output in ``keep/sync``. ``run``: more options of ``run``
+    (``--continuous``: the last wave's report is returned)."""
     state = remote.clone / ".git" / "wavegit"
     state.mkdir(exist_ok=True)
     then = ("" if stop is None else
             f'touch {shlex.quote(str(stop))}; i=0; while [ -e "$0/held" ] && [ $i -lt 50 ]; do sleep 0.1; '
             'i=$((i+1)); done; rm -f "$0/held"; "$@" sync >"$KEEP/sync" 2>&1; ')
-    script = ('mount -t tmpfs -o "size=$1" wavegit-small-disk "$2" || exit 99; shift 3; "$@" run --json; '
+    script = ('mount -t tmpfs -o "size=$1" wavegit-small-disk "$2" || exit 99; shift 3; "$@" run --json '
+              f'{shlex.join(run)}; '
               f'code=$?; {then}cp -r "$0/logs" "$0/reports" "$KEEP" 2>/dev/null; exit $code')
     argv = [str(UNSHARE), "-m", "sh", "-c", script, str(state), str(size), str(state), "--",
             sys.executable, "-m", "wavegit"]
@@ -87,7 +89,8 @@ def run_on_small_disk(remote: RemoteRepo, size: int, keep: Path,
                           check=False)
     assert done.returncode != 99, done.stderr
     assert done.stdout.strip(), done.stderr
-    return done.returncode, json.loads(done.stdout), done.stderr
+    last = done.stdout.strip().splitlines()[-1] if run else done.stdout
+    return done.returncode, json.loads(last), done.stderr
 
 
 def by_id(rep: dict[str, Any]) -> dict[str, dict[str, Any]]:
