@@ -337,3 +337,29 @@ def test_an_item_test_of_the_batch_before_cannot_plant_in_the_tree_or_test_check
     assert all(i.verified for i in items.values()), [(i.id, i.error, i.log_tail) for i in items.values()]
     assert (seen / "A").read_text().splitlines() == ["denied"] * 4
     assert len(parks) == 4 and [p.started.proc.returncode for p in parks if p.started.proc] == [0] * 4
+
+
+def test_a_retry_runs_in_a_sandbox_of_its_own_never_the_one_parked_for_its_first_attempt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A waits parked behind B; its first attempt (hostile) leaves a file in its HOME, and its test one in its
+    # checkout, and fails. The retry is set up afresh: nothing parked for the first attempt runs it, and
+    # neither its worker nor its test finds what the first one left.
+    meet, seen = tmp_path / "meet", tmp_path / "seen"
+    for folder in (meet, seen):
+        folder.mkdir()
+    leave = seen / "leave.sh"
+    leave.write_text('echo x > "$HOME/left"; echo no > src/a.txt\n')
+    look = seen / "look.sh"
+    look.write_text(f'ls -A "$HOME" > {seen}/retry; echo ok > src/a.txt\n')
+    test = f"sh -c 'ls -A . >> {seen}/tests; echo x > left; grep -q ok src/a.txt'"
+    remote = make_wave_repo(tmp_path, [
+        item("B", [f"meet {meet} 2", "write src/b.txt ok"], ["src/b.txt"]),
+        item("A", [f"no-feedback run sh {leave}", f"if-feedback run sh {look}"], ["src/a.txt"], test=test),
+    ], concurrency=1, attempts=2, sandbox={"mode": "bwrap", "rw_paths": [str(meet), str(seen)]})
+    parks = _recording_parks(monkeypatch, meet)
+    items = {i.id: i for i in run(remote.clone).report.items}
+    assert items["A"].verified and items["A"].attempts == 2, items["A"]
+    # Parked: A's first worker and test, each run (the test failed); the retry's started afresh.
+    assert len(parks) == 2 and [p.started.proc.returncode for p in parks if p.started.proc] == [0, 1]
+    assert (seen / "retry").read_text() == ""
+    assert "left" not in (seen / "tests").read_text()
