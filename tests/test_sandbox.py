@@ -314,3 +314,22 @@ def test_an_env_line_whose_option_takes_a_homes_program_as_its_argument_shows_no
     layout = sandbox.Layout(tree=tree, private=tmp_path / "private", hidden=(home,))
     shown = sandbox.with_toolchain(layout, run, "/usr/bin:/bin")
     assert not any(path.is_relative_to(home / ".aws") for path in shown.readonly), shown.readonly
+
+
+def test_an_untracked_virtualenv_of_the_checkout_named_by_its_absolute_path_shows_its_install_folders(
+        tmp_path: Path) -> None:
+    # A program of the checkout shows only itself (its folder holds untracked files), but the README's
+    # "give an untracked virtualenv's absolute path" needs the virtualenv's pyvenv.cfg and lib beside bin.
+    checkout, tree = tmp_path / "checkout", tmp_path / "tree"
+    venv = checkout / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib").mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    (checkout / ".env").write_text("SECRET=1\n")
+    tree.mkdir()
+    layout = sandbox.Layout(tree=tree, private=tmp_path / "private", hidden=(checkout,),
+                            programs_only=(checkout,))
+    shown = sandbox.with_toolchain(layout, venv / "bin" / "python", "/usr/bin:/bin")
+    assert {venv / "bin", venv / "lib", venv / "pyvenv.cfg"} <= set(shown.readonly), shown.readonly
+    assert not shown.shows(checkout / ".env")

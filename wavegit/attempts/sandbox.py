@@ -84,8 +84,9 @@ class Layout:
     hardened: bool = True
     """See :attr:`Decision.hardened`."""
     programs_only: tuple[Path, ...] = ()
-    """Hidden directories where a launch is shown only the programs it passes through, never their folders:
-    all but HOME (a checkout's program lies beside its untracked files, an ``.env``)."""
+    """Hidden directories where a launch is shown only the programs it passes through, never their folders
+    (but the install folders of a ``PREFIX/bin``): all but HOME (a checkout's program lies beside its
+    untracked files, an ``.env``)."""
 
     def shows(self, path: Path) -> bool:
         """Whether ``path`` (absolute) is visible inside the sandbox."""
@@ -106,19 +107,22 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
     ``PREFIX/bin/NAME`` -> ``PREFIX`` (a Python's standard library, a virtualenv's ``pyvenv.cfg``, a node's
     modules), a shim in ``ROOT/shims`` -> ``ROOT`` (pyenv's shims run ``ROOT/libexec/pyenv``, which picks the
     version); a prefix shared by unrelated programs (``~/.local``: its ``share`` holds keyrings), holding a
-    hidden directory (the checkout, HOME itself) or in one of :attr:`Layout.programs_only` (the checkout's
-    folders) shows only that one file; a prefix that is a hidden
-    directory's own folder (``~/.cargo``) shows only its install folders (:data:`_INSTALL_PARTS`).
+    hidden directory (the checkout, HOME itself) or a program of :attr:`Layout.programs_only` (the checkout's
+    ``scripts/tool.sh``) shows only that one file; a prefix that is a hidden directory's own folder
+    (``~/.cargo``) or lies in one of :attr:`Layout.programs_only` (the checkout's untracked ``.venv``) shows
+    only its install folders (:data:`_INSTALL_PARTS`).
     """
     shown: list[Path] = []
     for path in _launch_chain(program, search_path, layout.tree):
         if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
             continue
         prefix = _install_prefix(path)
+        installed = path.parent.name == "bin"
+        confined = any(path.is_relative_to(folder) for folder in layout.programs_only)
         if prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix) for hidden in layout.hidden) \
-                or any(path.is_relative_to(folder) for folder in layout.programs_only):
+                or (confined and not installed):
             shown.append(path)
-        elif path.parent.name == "bin" and prefix.parent in layout.hidden:
+        elif installed and (prefix.parent in layout.hidden or confined):
             shown += [prefix / part for part in _INSTALL_PARTS if (prefix / part).exists()]
         else:
             shown.append(prefix)
