@@ -21,19 +21,24 @@ pytestmark = pytest.mark.slow  # whole waves
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 
 
-@pytest.mark.parametrize("way", ["delete", "chmod", "shebang", "loop"])
+@pytest.mark.parametrize("way", ["delete", "chmod", "shebang", "loop", "attributes"])
 def test_attack_a_worker_that_breaks_its_own_test_program_has_its_attempt_counted(
         tmp_path: Path, way: str) -> None:
     # The test `tests/run.sh` is a file of the tree the item owns: a worker that deleted it (or made it
     # unrunnable) had its test "not launch", the setup's fault in wavegit's eyes: no attempt counted, the item
     # back to todo, and every later wave paid its agent again, max_attempts never reached.
     worker = shlex.join([sys.executable, str(HOSTILE / "break_own_test_program.py"), way, "tests/run.sh"])
-    remote = make_wave_repo(tmp_path, [item("A", ["break"], ["src/a.txt", "tests/run.sh"], "tests/run.sh")],
+    # `attributes`: only a `.gitattributes` beside the program changed, which its checkout obeys.
+    owns = ["src/a.txt", "tests/run.sh", "tests/.gitattributes"]
+    remote = make_wave_repo(tmp_path, [item("A", ["break"], owns, "tests/run.sh")],
                             worker=worker, sandbox="none", attempts=1, max_attempts=1, concurrency=1)
     write_and_push(remote.clone, {"tests/run.sh": "#!/bin/sh\nexit 0\n"}, "the item's test", executable=True)
     result = wavegit(remote.clone, "run", "--json")
     attempt = json.loads(result.stdout)["items"][0]["attempt_records"][0]
-    assert "cannot launch" in attempt["error"] and attempt["counted"], attempt
+    # `attributes`: the program passes the look before launch (`#!/bin/sh\r` reads as /bin/sh), and the
+    # kernel's ENOENT is the launcher's exit 127: a failed test, counted.
+    said = "exited 127" if way == "attributes" else "cannot launch"
+    assert said in attempt["error"] and attempt["counted"], attempt
     found = origin_item(remote, "A")
     assert (found.status, found.attempts) == ("failed", 1)
 

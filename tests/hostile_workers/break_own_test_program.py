@@ -3,7 +3,8 @@ and the item runs again (a paid agent, every wave) without ever reaching ``max_a
 
 Usage: break_own_test_program.py WAY PROGRAM: changes ``src/a.txt`` and breaks PROGRAM (a file of its tree the
 item owns): ``delete`` removes it, ``chmod`` makes it not executable, ``shebang`` names a missing
-interpreter, ``loop`` makes it a symlink to itself."""
+interpreter, ``loop`` makes it a symlink to itself; ``attributes`` leaves it alone but has a
+``.gitattributes`` beside it check it out with CRLF endings (``#!/bin/sh\r``: no such interpreter)."""
 
 from __future__ import annotations
 
@@ -23,5 +24,7 @@ elif way == "shebang":
 elif way == "loop":
     program.unlink()
     os.symlink(program.name, program)
+elif way == "attributes":
+    (program.parent / ".gitattributes").write_text(f"{program.name} text eol=crlf\n")
 else:
     sys.exit(f"unknown way {way!r}")
