@@ -22,15 +22,23 @@ pytestmark = [pytest.mark.slow,
 HOSTILE = Path(__file__).resolve().parent / "hostile_workers"
 
 
+@pytest.mark.parametrize("helper", [False, True], ids=["shebang", "helper"])
 def test_attack_a_link_an_earlier_item_landed_in_a_relative_ro_path_shows_no_folder_of_home(
-        tmp_path: Path) -> None:
+        tmp_path: Path, helper: bool) -> None:
     # A link in `tools/venv/bin` (ro_paths: ["tools/venv"], from the checkout) to a script whose `#!` only
-    # names HOME/.ssh/id_ed25519 (no program) showed all of ~/.ssh to every later attempt of the repository.
+    # names HOME/.ssh/id_ed25519 (no program) showed all of ~/.ssh to every later attempt of the repository;
+    # a link to a program of the user's beside their tokens (HOME/.aws/helper) showed all of ~/.aws. Nothing
+    # runs such a link here: only the installs of a `PREFIX/bin` it leads through are shown.
     home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
+    for folder in (".ssh", ".aws"):
+        (home / folder).mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY of the user\n")
+    (home / ".aws" / "credentials").write_text("PRIVATE KEY of the user's cloud\n")
+    (home / ".aws" / "helper").write_text("#!/bin/sh\ncat ~/.aws/credentials\n")
+    (home / ".aws" / "helper").chmod(0o755)
     env = {"HOME": str(home)}
-    worker = shlex.join([sys.executable, str(HOSTILE / "ro_paths_plant.py"), str(home)])
+    worker = shlex.join([sys.executable, str(HOSTILE / "ro_paths_plant.py"), str(home),
+                         *(["helper"] if helper else [])])
     plant = item("PLANT", ["plant"], ["tools/"], check("tools/venv/lib/python3", "#!"))
     remote = make_wave_repo(tmp_path, [plant], worker=worker, attempts=1,
                             concurrency=1, sandbox={"mode": "bwrap", "ro_paths": ["tools/venv"]})

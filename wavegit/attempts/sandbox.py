@@ -96,7 +96,8 @@ class Layout:
         return any(path.is_relative_to(visible) for visible in shown)
 
 
-def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> Layout:
+def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
+                   bins_only: bool = False) -> Layout:
     """``layout`` also showing, read-only, the installs that launching ``program`` (absolute) needs and it
     hides: a toolchain under the hidden HOME (pyenv, uv, nvm, an agent CLI installed there) then starts with
     the default config, and nothing else of HOME shows.
@@ -111,10 +112,17 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None) -> La
     ``scripts/tool.sh``) shows only that one file; a prefix that is a hidden directory's own folder
     (``~/.cargo``) or lies in one of :attr:`Layout.programs_only` (the checkout's untracked ``.venv``) shows
     only its install folders (:data:`_INSTALL_PARTS`).
+
+    ``bins_only``: ``program`` is a link nothing runs here (in a ``bin`` of ``sandbox.ro_paths``): only the
+    ``PREFIX/bin`` steps of its links count, no ``#!``; a link to a program beside tokens (``~/.aws/helper``)
+    showed that folder to every attempt.
     """
     shown: list[Path] = []
-    for path in _launch_chain(program, search_path, layout.tree):
+    chain = _hops(program) if bins_only else _launch_chain(program, search_path, layout.tree)
+    for path in chain:
         if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
+            continue
+        if bins_only and path.parent.name != "bin":
             continue
         prefix = _install_prefix(path)
         installed = path.parent.name == "bin"
@@ -384,7 +392,7 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
                     network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
                     hardened=hardened)
     for program in _linked_programs(ro_paths):
-        layout = with_toolchain(layout, program, environ.get("PATH"))
+        layout = with_toolchain(layout, program, environ.get("PATH"), bins_only=True)
     return layout
 
 
