@@ -333,3 +333,22 @@ def test_an_untracked_virtualenv_of_the_checkout_named_by_its_absolute_path_show
     shown = sandbox.with_toolchain(layout, venv / "bin" / "python", "/usr/bin:/bin")
     assert {venv / "bin", venv / "lib", venv / "pyvenv.cfg"} <= set(shown.readonly), shown.readonly
     assert not shown.shows(checkout / ".env")
+
+
+def test_a_ro_paths_link_into_a_bin_beside_tokens_shows_only_the_install_folders_there(
+        tmp_path: Path) -> None:
+    # A link of sandbox.ro_paths' bin (nothing runs it) to HOME/.config/gh/bin/x showed all of
+    # ~/.config/gh, its hosts.yml token included: such a link shows a prefix's install folders only.
+    home, tree = tmp_path / "home", tmp_path / "tree"
+    gh = home / ".config" / "gh"
+    (gh / "bin").mkdir(parents=True)
+    (gh / "hosts.yml").write_text("oauth_token: secret\n")
+    (gh / "bin" / "x").write_text("#!/bin/sh\n")
+    (gh / "bin" / "x").chmod(0o755)
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(gh / "bin" / "x")
+    tree.mkdir()
+    layout = sandbox.Layout(tree=tree, private=tmp_path / "private", hidden=(home,))
+    shown = sandbox.with_toolchain(layout, venv_bin / "python", "/usr/bin:/bin", bins_only=True)
+    assert shown.shows(gh / "bin" / "x") and not shown.shows(gh / "hosts.yml"), shown.readonly

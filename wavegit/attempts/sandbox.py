@@ -114,8 +114,8 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
     only its install folders (:data:`_INSTALL_PARTS`).
 
     ``bins_only``: ``program`` is a link nothing runs here (in a ``bin`` of ``sandbox.ro_paths``): only the
-    ``PREFIX/bin`` steps of its links count, no ``#!``; a link to a program beside tokens (``~/.aws/helper``)
-    showed that folder to every attempt.
+    ``PREFIX/bin`` steps of its links count, each showing the install folders of ``PREFIX``, and no ``#!``; a
+    link to a program beside tokens (``~/.aws/helper``) showed that folder to every attempt.
     """
     shown: list[Path] = []
     chain = _hops(program) if bins_only else _launch_chain(program, search_path, layout.tree)
@@ -130,7 +130,7 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
         if prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix) for hidden in layout.hidden) \
                 or (confined and not installed):
             shown.append(path)
-        elif installed and (prefix.parent in layout.hidden or confined):
+        elif installed and (prefix.parent in layout.hidden or confined or bins_only):
             shown += [prefix / part for part in _INSTALL_PARTS if (prefix / part).exists()]
         else:
             shown.append(prefix)
