@@ -87,24 +87,16 @@ def test_pull_files_read_in_pages_cost_one_diff_and_a_pushed_head_is_listed_anew
     push_branch(remote_repo, "many", {f"src/f{i:03}.py": f"{i}\n" for i in range(7)})
     repo = repo_as(gh, per_page=3)
     pr = repo.create_pull(base="main", head="many", title="t", body="b")
-    diffs: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
-        if argv[1] == "diff":
-            diffs.append(argv)
-        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(subprocess, "run", counted)
+    processes = counted_processes(monkeypatch)
     assert len([f.filename for f in repo.get_pull(pr.number).get_files()]) == 7
     assert len([f.filename for f in repo.get_pull(pr.number).get_files()]) == 7
-    assert len(diffs) == 1  # 6 pages, one diff of the same two commits
+    assert len([p for p in processes if p[1] == "diff"]) == 1  # 6 pages, one diff of the same two commits
     (remote_repo.clone / "src" / "late.py").write_text("late\n")
     git(remote_repo.clone, "add", "-A")
     git(remote_repo.clone, "commit", "-q", "-m", "late")
     git(remote_repo.clone, "push", "-q", "origin", "many")
     assert "src/late.py" in [f.filename for f in repo.get_pull(pr.number).get_files()]
-    assert len(diffs) == 2
+    assert len([p for p in processes if p[1] == "diff"]) == 2
 
 
 def test_merge_moves_the_base_branch_and_reports_the_merge_sha(gh: Running, remote_repo: RemoteRepo) -> None:
@@ -292,14 +284,7 @@ def test_a_branch_read_follows_every_push_packing_and_deletion_at_once_without_a
     repo = repo_as(gh)
     first = push_branch(remote_repo, "wave/one", {"a.txt": "1\n"})
     assert repo.get_git_ref("heads/wave/one").object.sha == first
-    processes: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
-        processes.append(argv)
-        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(subprocess, "run", counted)
+    processes = counted_processes(monkeypatch)
     for _ in range(3):
         assert repo.get_git_ref("heads/wave/one").object.sha == first
     assert [p for p in processes if p[1] == "rev-parse"] == []
@@ -326,14 +311,7 @@ def test_the_same_two_commits_compared_again_start_no_git_process_and_a_moved_br
     repo = repo_as(gh)
     first = repo.compare(base, "feature")
     assert first.ahead_by == 1  # lazy: this reads it
-    processes: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
-        processes.append(argv)
-        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(subprocess, "run", counted)
+    processes = counted_processes(monkeypatch)
     again = repo.compare(base, "feature")
     seen = (again.ahead_by, [c.sha for c in again.commits], [f.filename for f in again.files])
     assert processes == []
@@ -361,14 +339,7 @@ def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_e
     expected = [(git(remote_repo.origin, "log", "-1", "--format=%B", s),
                  git(remote_repo.origin, "rev-parse", f"{s}^{{tree}}")) for s in shas]
     repo = repo_as(gh)
-    processes: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
-        processes.append(argv)
-        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(subprocess, "run", counted)
+    processes = counted_processes(monkeypatch)
     listed = list(repo.get_commits(sha="feature"))
     assert [c.sha for c in listed] == shas
     assert [(c.commit.message, c.commit.tree.sha) for c in listed] == expected
@@ -383,3 +354,16 @@ def test_listed_and_compared_commits_are_git_s_own_and_read_in_one_git_process_e
     # commit.
     assert [p[1] for p in processes if p[1] in ("log", "show")] == ["log", "log"]
     assert (listing, len(processes) - listing) == (2, 5)
+
+
+def counted_processes(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every ``subprocess.run`` from now on (the fake server's git processes), as its argv."""
+    processes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], *args: object, **kwargs: object) -> object:
+        processes.append(argv)
+        return real_run(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    return processes

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.repos import wavegit
+from tests.helpers.repos import RemoteRepo, wavegit
 from tests.helpers.wave import item, make_wave_repo, write_and_push
 from tests.test_hostile_env import BWRAP_PROBLEM, state_files
 
@@ -53,13 +53,8 @@ def test_attack_a_test_whose_interpreter_names_a_path_of_the_users_checkout_is_n
                             attempts=1, concurrency=1,
                             worker=shlex.join([sys.executable, str(HOSTILE / "shebang_env.py"), str(checkout),
                                                *name]))
-    write_and_push(remote.clone, {"scripts/deploy.sh": "#!/bin/sh\necho deploying\n"}, "deploy",
-                   executable=True)
-    (remote.clone / "scripts" / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
-    report, written = _sandboxed_run(remote.clone)
-    assert "scripts/.env: No such file or directory" in written, written
-    assert "untracked-in-the-checkout" not in written
-    assert report["items"][0]["test_exit"] == 1
+    _assert_the_checkouts_untracked_env_stays_hidden(remote, "scripts/deploy.sh",
+                                                     "#!/bin/sh\necho deploying\n")
 
 
 def test_attack_a_test_whose_interpreter_is_a_program_of_the_users_checkout_is_shown_only_that_program(
@@ -70,8 +65,14 @@ def test_attack_a_test_whose_interpreter_is_a_program_of_the_users_checkout_is_s
     worker = shlex.join([sys.executable, str(HOSTILE / "shebang_checkout.py"), str(checkout)])
     remote = make_wave_repo(tmp_path, [item("A", ["tool"], ["run"], "./run")], sandbox="bwrap", attempts=1,
                             concurrency=1, worker=worker)
-    write_and_push(remote.clone, {"scripts/tool.sh": '#!/bin/sh\ncat "$(dirname "$0")/.env"\n'}, "tool",
-                   executable=True)
+    _assert_the_checkouts_untracked_env_stays_hidden(remote, "scripts/tool.sh",
+                                                     '#!/bin/sh\ncat "$(dirname "$0")/.env"\n')
+
+
+def _assert_the_checkouts_untracked_env_stays_hidden(remote: RemoteRepo, script: str, text: str) -> None:
+    """``script`` (``text``) pushed as the checkout's program beside an untracked ``scripts/.env``: the wave's
+    item test (the hostile worker's) cannot read that file, and fails."""
+    write_and_push(remote.clone, {script: text}, script, executable=True)
     (remote.clone / "scripts" / ".env").write_text("DEPLOY_SECRET=untracked-in-the-checkout\n")
     report, written = _sandboxed_run(remote.clone)
     assert "scripts/.env: No such file or directory" in written, written
