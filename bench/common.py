@@ -8,16 +8,18 @@ from other processes on the machine hits every pipeline alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -271,3 +273,22 @@ def quick_main(doc: str | None, measure: Callable[[bool], Result]) -> None:
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     print(measure(parser.parse_args().quick).section)
+
+
+@contextlib.contextmanager
+def scratch_dirs() -> Iterator[Callable[[], Path]]:
+    """Fresh temporary directories, all removed as the block ends rather than each after its run: a run's
+    removal (its repository, origin and HOME, thousands of inodes) then never falls in the next run's timing.
+    On ext4 without a journal, as this machine's disk is, a new inode is searched for past those deleted in
+    the last half minute or so (``recently_deleted``)."""
+    made: list[Path] = []
+
+    def make() -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix="wavegit-bench-")))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for directory in made:
+            shutil.rmtree(directory, ignore_errors=True)

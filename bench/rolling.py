@@ -32,7 +32,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -276,25 +275,25 @@ def continuous(clone: Path, env: dict[str, str], merger: Merger | None) -> Measu
     return Measured(makespan, waves_of(out))
 
 
-def measure_once(series: Series) -> Measured:
+def measure_once(series: Series, scratch: Callable[[], Path]) -> Measured:
+    """One run of ``series``, its files in a directory ``scratch`` makes (removed after the last run)."""
     items, window, merged = series.items, series.window, series.merged
-    with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
-        base = Path(tmp)
-        env = common.git_env(base / "home")
-        clone = make_repo(base, env, items, window, series.estimates)
-        run = continuous if series.rolling else back_to_back
-        if not merged:
-            measured = run(clone, env, None)
-        else:
-            with Merger(base, env) as merger:
-                measured = run(clone, env, merger)
-            if merger.error:
-                raise common.BenchError(f"the merger failed: {merger.error}")
-        if sum(measured.waves) != len(items):
-            raise common.BenchError(f"{len(items)} items but the waves took {measured.waves}")
-        if any(size > MAX_ITEMS for size in measured.waves):
-            raise common.BenchError(f"a wave took more than {MAX_ITEMS} items: {measured.waves}")
-        return measured
+    base = scratch()
+    env = common.git_env(base / "home")
+    clone = make_repo(base, env, items, window, series.estimates)
+    run = continuous if series.rolling else back_to_back
+    if not merged:
+        measured = run(clone, env, None)
+    else:
+        with Merger(base, env) as merger:
+            measured = run(clone, env, merger)
+        if merger.error:
+            raise common.BenchError(f"the merger failed: {merger.error}")
+    if sum(measured.waves) != len(items):
+        raise common.BenchError(f"{len(items)} items but the waves took {measured.waves}")
+    if any(size > MAX_ITEMS for size in measured.waves):
+        raise common.BenchError(f"a wave took more than {MAX_ITEMS} items: {measured.waves}")
+    return measured
 
 
 @dataclass
@@ -332,9 +331,10 @@ def result(quick: bool, runs: int = 3) -> common.Result:
     series = ([rolling_small, *rolling_big] if quick else
               [Series(f"{one}: back-to-back `run`", small, False, default, False), rolling_small, blind_small,
                Series(f"{many}: back-to-back `run`", big, False, default, True), *rolling_big])
-    for _ in range(runs):
-        for entry in series:  # interleaved, round by round
-            entry.runs.append(measure_once(entry))
+    with common.scratch_dirs() as scratch:
+        for _ in range(runs):
+            for entry in series:  # interleaved, round by round
+                entry.runs.append(measure_once(entry, scratch))
     bounds = {id(small): lower_bound(small), id(big): lower_bound(big)}
     rows = []
     for entry in series:
@@ -363,7 +363,8 @@ def result(quick: bool, runs: int = 3) -> common.Result:
         "origin, the tracker on a branch of its own. The 40-item backlog: 4 items 4 others depend on (P0), "
         "4 pairs sharing a file (the first of each P1), 24 independent; a merger in a clone of its own "
         "merges each recorded wave into `main` and runs `wavegit sync` at once, so its time is the time "
-        f"until every item is `done`. Median (min-max) of {runs} fresh repositories, interleaved; waves and "
+        f"until every item is `done`. Median (min-max) of {runs} fresh repositories, "
+        "interleaved (each removed after the last run); waves and "
         "items per wave of the median run, in the order the waves ended. Lower bound: the larger of "
         "total work / slots and the critical path. What the scheduler is told: each item's `estimate_s` is "
         "the time its worker sleeps (exact estimates, the best case of that information), except in the row "

@@ -84,18 +84,22 @@ def run_wave(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, object]
     return wall, report
 
 
-def time_wave(items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
+def time_wave(items: int, sleep_s: float, mode: str, scratch: Callable[[], Path] | None = None
+              ) -> tuple[float, list[float]]:
     """Wall time of one ``wavegit run`` and each item's attempt duration (worktree to removal), its files
-    (repository, origin, HOME with the attempt trees) in ``TMPDIR``."""
-    with tempfile.TemporaryDirectory(prefix="wavegit-bench-", ignore_cleanup_errors=True) as tmp:
-        base = Path(tmp)
-        env = common.git_env(base / "home")
-        wall, report = run_wave(make_repo(base, env, items, sleep_s, mode=mode), env)
-        if report.get("sandbox") != mode:
-            raise common.BenchError(f"asked for sandbox {mode}, the wave ran with {report.get('sandbox')}")
-        entries = report["items"]
-        assert isinstance(entries, list)
-        return wall, [float(item["duration_s"]) for item in entries]
+    (repository, origin, HOME with the attempt trees) in ``TMPDIR``: in a directory ``scratch`` makes (the
+    caller removes it), else one removed at once."""
+    if scratch is None:
+        with common.scratch_dirs() as own:
+            return time_wave(items, sleep_s, mode, own)
+    base = scratch()
+    env = common.git_env(base / "home")
+    wall, report = run_wave(make_repo(base, env, items, sleep_s, mode=mode), env)
+    if report.get("sandbox") != mode:
+        raise common.BenchError(f"asked for sandbox {mode}, the wave ran with {report.get('sandbox')}")
+    entries = report["items"]
+    assert isinstance(entries, list)
+    return wall, [float(item["duration_s"]) for item in entries]
 
 
 _IN_TMPFS = 'mount -t tmpfs -o mode=1777 wavegit-bench "$TMPDIR" && exec "$@"'
@@ -245,14 +249,16 @@ def measure(runs: int, sleep_s: float = SLEEP_S, step_repeat: int = 16) -> Figur
     walls: dict[str, list[float]] = {key: [] for key in keys}
     durations: dict[str, list[float]] = {key: [] for key in keys}
     common.warm_bytecode()
-    # Round by round, so that the machine's noise falls on every mode and place alike.
-    for _ in range(runs):
-        for key in keys:
-            mode, _, place = key.partition(", ")
-            timed = time_wave_on_tmpfs if place else time_wave
-            wall, item_durations = timed(ITEMS, sleep_s, mode)
-            walls[key].append(wall)
-            durations[key].extend(item_durations)
+    # Round by round, so that the machine's noise falls on every mode and place alike; every run's files on
+    # the disk kept until the last run (common.scratch_dirs).
+    with common.scratch_dirs() as scratch:
+        for _ in range(runs):
+            for key in keys:
+                mode, _, place = key.partition(", ")
+                wall, item_durations = (time_wave_on_tmpfs(ITEMS, sleep_s, mode) if place
+                                        else time_wave(ITEMS, sleep_s, mode, scratch))
+                walls[key].append(wall)
+                durations[key].extend(item_durations)
     figures = {key: ModeFigures(common.Stats(tuple(walls[key])),
                                 (statistics.median(durations[key]) - sleep_s) * 1000) for key in keys}
     return Figures(figures, sleep_s, time_steps(step_repeat))
@@ -291,7 +297,8 @@ def result(quick: bool, runs: int = 5) -> common.Result:
         f"`python bench/wave_overhead.py {'--quick' if quick else f'--runs {runs}'}`. A whole `wavegit run` "
         f"({ITEMS} items, worker sleeps {fig.sleep_s:g} s, concurrency {CONCURRENCY}, item test `true`, "
         f"local bare origin), as a process, median of {runs} fresh repositories (bytecode compiled "
-        "beforehand, untimed). Each wave runs twice per round: its files (repository, origin, the attempt "
+        "beforehand, untimed; every run's files removed after the last run, none in another's timing). "
+        "Each wave runs twice per round: its files (repository, origin, the attempt "
         "trees in its HOME) on this machine's disk, and on a private tmpfs (`unshare --mount`, as root). "
         "The disk is ext4 without a journal, where each new inode is searched for past the recently "
         "deleted ones (`recently_deleted` was 8% of a wave's CPU in `perf`, more while other processes "
