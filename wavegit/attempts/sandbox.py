@@ -127,8 +127,8 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
         prefix = _install_prefix(path)
         installed = path.parent.name == "bin"
         confined = any(path.is_relative_to(folder) for folder in layout.programs_only)
-        if prefix.name in _SHARED_PREFIXES or any(hidden.is_relative_to(prefix) for hidden in layout.hidden) \
-                or (confined and not installed):
+        shared = prefix.name in _SHARED_PREFIXES or any(h.is_relative_to(prefix) for h in layout.hidden)
+        if shared or (confined and not installed):
             shown.append(path)
         elif installed and (prefix.parent in layout.hidden or confined or bins_only):
             shown += [prefix / part for part in _INSTALL_PARTS if (prefix / part).exists()]
