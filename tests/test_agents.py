@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from wavegit.attempts.agents import CLAUDE, CODEX, Agent
 from wavegit.attempts.preset import Launch
 from wavegit.core.errors import ValidationError
 from wavegit.core.repo import discover
+from wavegit.engine import attempt as attempt_engine
 from wavegit.model import config
 from wavegit.model.report import AttemptRecord, WaveReport
 
@@ -146,6 +148,25 @@ def test_claude_not_logged_in_is_the_attempts_error_not_a_bare_exit_code(
     assert entry.error == ("worker exited 1: claude: Not logged in · Please run /login (not retried: no "
                            "credentials reached the CLI)")
     assert origin_tracker(remote).items[0].last_error == entry.error
+
+
+def test_a_failure_that_will_repeat_stops_its_profile_before_the_freed_slot_lets_the_sibling_start(
+        tmp_path: Path, fake_agents: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The slot is given back when the worker exits, before its verdict: a verdict slower than the sibling's
+    # launch (a loaded machine) let the sibling of the same profile start and fail the same way.
+    judge = attempt_engine.verify
+
+    def slow_verdict(*args: Any, **kwargs: Any) -> None:
+        time.sleep(1)
+        judge(*args, **kwargs)
+
+    monkeypatch.setattr(attempt_engine, "verify", slow_verdict)
+    remote = _repo(tmp_path, [item("A", ["agent not-logged-in"], ["src/a.txt"], worker="deep"),
+                              item("B", ["write src/b.txt ok"], ["src/b.txt"], worker="deep")])
+    first, second = run(remote.clone).report.items
+    assert (first.attempts, second.attempts) == (1, 0), second.error
+    assert second.error == ("not started: worker profile 'deep' failed for good (A attempt 1: no credentials "
+                            "reached the CLI)")
 
 
 def test_unsandboxed_claude_keeps_edits_only_and_a_denied_command_says_why_an_attempt_failed(
