@@ -39,7 +39,8 @@ def test_report_shows_the_last_wave_with_reasons_the_wave_test_tail_and_log_path
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[-1] == f"report: {markdown.with_suffix('.json')}"
-    assert "  BAD: todo (test exited 1) [attempt 1]" in lines
+    said = "test exited 1: check failed: src/b.txt should contain 'ok', has 'no\\n'"
+    assert f"  BAD: todo ({said}) [attempt 1]" in lines
     why = lines[lines.index("why not:") + 1:-1]
     assert len(why) == 1 and why[0].split()[:4] == ["BAD", "test", "exit", "1;"]
     # The log that says why: the test's (the worker's said nothing of the failure).

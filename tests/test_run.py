@@ -37,7 +37,8 @@ def test_text_output_summarises_each_item_and_exit_1_on_failure(tmp_path: Path) 
     result = wavegit(remote.clone, "run")
     assert result.returncode == 1
     assert "1 of 2 verified" in result.stdout
-    assert "GOOD: review" in result.stdout and "BAD: todo (test exited 1)" in result.stdout
+    assert "GOOD: review" in result.stdout
+    assert "BAD: todo (test exited 1: check failed: src/b.txt" in result.stdout
     assert "GOOD verified" in result.stderr  # progress lines when not a terminal
     # The last line says where the Markdown report is, relative to where wavegit ran.
     shown = result.stdout.splitlines()[-1].removeprefix("report: ")

@@ -34,11 +34,12 @@ def test_a_successful_wave_is_phase_done_exit_0_and_stderr_stays_empty(tmp_path:
     assert result.stderr == ""  # no progress lines: stderr says only what went wrong
 
 
-def test_a_failed_item_is_phase_done_exit_1(tmp_path: Path) -> None:
+def test_a_failed_item_is_phase_done_exit_1_its_error_ending_with_the_tests_last_words(
+        tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt no"], ["src/a.txt"])], attempts=1)
     result, report = run_json(remote.clone)
     assert (result.returncode, report.phase, report.success) == (1, "done", False)
-    assert report.items[0].error == "test exited 1"
+    assert report.items[0].error == "test exited 1: check failed: src/a.txt should contain 'ok', has 'no\\n'"
 
 
 def test_nothing_selected_is_a_report_with_its_skip_reasons_and_exit_0(tmp_path: Path) -> None:

@@ -90,14 +90,15 @@ def test_failing_test_is_retried_with_feedback_and_then_released_to_todo(tmp_pat
     report_item = outcome.report.items[0]
     assert (outcome.exit_code, outcome.report.success) == (1, False)
     assert (report_item.verified, report_item.attempts, report_item.test_exit) == (False, 2, 1)
-    assert report_item.error == "test exited 1"
+    said = "test exited 1: check failed: src/a.txt should contain 'ok', has 'bad\\n'"
+    assert report_item.error == said
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert "WAVEGIT_FEEDBACK_FILE" not in seen[0]
     assert "check failed: src/a.txt should contain 'ok'" in seen[1]["feedback_text"]
     assert seen[1]["feedback_text"] in seen[1]["prompt_file_text"]
     recorded = origin_item(remote, "A")
     assert (recorded.status, recorded.attempts, recorded.wave) == ("todo", 2, None)
-    assert recorded.last_error == "test exited 1"
+    assert recorded.last_error == said
     # Nothing verified: no wave branch anywhere.
     assert branches(remote.origin) == [] and branches(remote.clone) == [f"wavegit/{outcome.report.wave_id}"]
 
@@ -195,8 +196,11 @@ def test_an_item_set_back_to_todo_with_no_attempt_left_never_runs_again(tmp_path
      "idle"),
     (["write src/a.txt ok", "crash"], {}, "worker killed by SIGKILL", None),
     (["write src/a.txt ok", "exit 3"], {}, "worker exited 3", None),
+    # What the worker said last (a traceback's exception), its control characters escaped.
+    (["say Traceback (most recent call last):", "say ValueError: no column \x1b[2Jnamed x", "say  ",
+      "exit 2"], {}, "worker exited 2: ValueError: no column \\x1b[2Jnamed x", None),
     (["say thinking hard"], {}, "the worker changed nothing", None),
-], ids=["hang", "silent", "crash", "exit-nonzero", "no-change"])
+], ids=["hang", "silent", "crash", "exit-nonzero", "exit-saying-why", "no-change"])
 def test_worker_that_does_not_finish_its_work_is_not_verified(
         tmp_path: Path, actions: list[str], config: dict[str, float], expected_error: str,
         killed: str | None) -> None:

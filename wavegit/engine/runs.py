@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from wavegit.attempts import runner
+from wavegit.attempts import preset, runner
 from wavegit.model import tracker
 
 
@@ -69,8 +69,10 @@ class Attempt:
     permanent: str | None = None
     """Why its failure will repeat on every try (its agent's word: a rejected key, an unknown model)."""
 
-    def failed(self, what: str, result: runner.ProcessResult) -> bool:
-        """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why."""
+    def failed(self, what: str, result: runner.ProcessResult, *, last_words: bool = True) -> bool:
+        """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why: when it
+        exited with an error, and ``last_words``, with the last line it printed (a traceback's exception, a
+        failed assertion), so the report and ``status`` say why without the log."""
         if result.killed == "cancelled":
             self.error, self.counted, self.killed = "cancelled: the batch stopped", False, "cancelled"
             return True
@@ -81,8 +83,23 @@ class Attempt:
             return True
         if not result.ok:
             self.error = f"{what} {result.describe()}"
+            said = _last_words(result) if last_words and result.killed is None \
+                and (result.exit_code or 0) > 0 else ""
+            if said:
+                self.error += f": {said}"
             return True
         return False
+
+
+LAST_WORDS_LINES = 20
+"""How many of a log's last lines are searched for a failed process's last words."""
+
+
+def _last_words(result: runner.ProcessResult) -> str:
+    """The last line ``result``'s process printed that is not blank, as a worker's text is shown (one line,
+    capped, control characters escaped: :func:`preset.short`); "" when it printed none."""
+    said = [line for line in result.tail(LAST_WORDS_LINES).splitlines() if line.strip()]
+    return preset.short(said[-1]) if said else ""
 
 
 @dataclass
