@@ -132,9 +132,11 @@ def test_over_ceiling_is_spent_past_a_ceiling_or_an_unreadable_cost_under_one(
 # --- in real waves ------------------------------------------------------------------------------------
 
 
-def test_a_string_cost_counts_as_over_the_wave_ceiling_so_one_item_runs_not_four(tmp_path: Path) -> None:
+def test_a_string_cost_counts_as_over_the_wave_ceiling_so_one_item_runs_and_the_rest_keep_their_last_error(
+        tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [
-        item(name, ["cost-text {\"usd\": \"2.0\"}", f"write src/{name}.txt ok"], [f"src/{name}.txt"])
+        item(name, ["cost-text {\"usd\": \"2.0\"}", f"write src/{name}.txt ok"], [f"src/{name}.txt"],
+             last_error=f"{name} failed before")
         for name in ("a", "b", "c", "d")
     ], concurrency=1, budget={"wave_usd": 1.0})
     outcome = run(remote.clone)
@@ -147,6 +149,8 @@ def test_a_string_cost_counts_as_over_the_wave_ceiling_so_one_item_runs_not_four
     assert note.startswith("unreadable cost, counted as over the ceiling: a attempt 1: cost file ")
     assert "'2.0'" in note
     assert [origin_item(remote, name).status for name in "bcd"] == ["todo"] * 3
+    # The ceiling is no news about the items not started: each keeps why its last attempt failed.
+    assert [origin_item(remote, name).last_error for name in "bcd"] == [f"{n} failed before" for n in "bcd"]
 
 
 def test_concurrent_items_that_overshoot_the_wave_ceiling_mark_it_exceeded(tmp_path: Path) -> None:

@@ -294,7 +294,7 @@ def test_halted_before_the_claim_nothing_is_claimed(tmp_path: Path) -> None:
     assert git(remote.origin, "rev-parse", "main") == before
 
 
-def test_halt_during_a_wave_stops_new_attempts_and_the_wave_exits_1_not_3(
+def test_halt_during_a_wave_stops_new_attempts_keeps_their_last_error_and_the_wave_exits_1_not_3(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
     other = tmp_path / "other"
@@ -302,7 +302,7 @@ def test_halt_during_a_wave_stops_new_attempts_and_the_wave_exits_1_not_3(
     remote = make_wave_repo(tmp_path, [
         # The sleep outlasts engine.wave.HALT_FRESH_S, so B's launch must read HALT afresh.
         item("A", [halt_cmd, "sleep 0.6", "write src/a.txt ok"], ["src/a.txt"]),
-        item("B", ["write src/b.txt ok"], ["src/b.txt"]),
+        item("B", ["write src/b.txt ok"], ["src/b.txt"], last_error="test exited 1: AssertionError"),
         # The worker stands in for a person halting from another clone: unsandboxed, with git's settings.
     ], concurrency=1, sandbox="none", worker_env=["PYTHONPATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
                                                   "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
@@ -314,6 +314,9 @@ def test_halt_during_a_wave_stops_new_attempts_and_the_wave_exits_1_not_3(
     assert [(i.id, i.verified, i.attempts) for i in rep.items] == [("A", True, 1), ("B", False, 0)]
     assert any("maintenance" in note for note in rep.notes)
     assert origin_item(remote, "A").status == "review" and origin_item(remote, "B").status == "todo"
+    # The halt is no news about B: the next worker is still told why its last attempt failed.
+    assert (rep.items[1].error or "").startswith("not started: halted by ")
+    assert origin_item(remote, "B").last_error == "test exited 1: AssertionError"
 
 
 def test_launch_failure_stops_the_batch_and_records_every_item(tmp_path: Path) -> None:

@@ -145,11 +145,6 @@ class AttemptContext:
             why = self.stopped_profiles.get(profile)
         return None if why is None else f"not started: worker profile {profile!r} failed for good ({why})"
 
-    @property
-    def interrupted(self) -> bool:
-        """Whether the batch stopped for an interrupt (Ctrl-C, SIGTERM), not for a launch failure."""
-        return self.cancel.is_set() and self.launch_error is None
-
     def stop_batch(self, reason: str) -> None:
         """A worker could not be launched: cancel the running ones, start nothing new."""
         with self._lock:
@@ -242,10 +237,12 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
         slot = context.slots.take(turn if number == 1 else None,
                                   ahead.meanwhile() if ahead is not None else None)
         try:
-            stop = stop_reason() or context.profile_stopped(item)
+            wave_stop = stop_reason()
+            stop = wave_stop or context.profile_stopped(item)
             if slot is None or stop is not None:
                 # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
-                run.interrupted = context.interrupted
+                # Another worker's launch failure is the setup's, every item's: their last_error says it.
+                run.stopped_by_wave = (slot is None or wave_stop is not None) and context.launch_error is None
                 _not_started(context, run, stop or "not started: the batch stopped", counted)
                 return
             try:

@@ -110,9 +110,9 @@ class ItemRun:
     """Why (another) attempt did not start: halted, budget, cancelled, no attempt left."""
     undelivered: str | None = None
     """Why a verified item's commit did not reach a pushed wave branch."""
-    interrupted: bool = False
-    """``not_started`` says an interrupt (Ctrl-C, SIGTERM) stopped the batch: the user's doing, not the
-    item's."""
+    stopped_by_wave: bool = False
+    """``not_started`` says the wave stopped starting attempts (Ctrl-C, SIGTERM, HALT, a budget reached):
+    nothing about the item."""
 
     @property
     def commit(self) -> str | None:
@@ -146,11 +146,11 @@ class ItemRun:
 
     @property
     def item_error(self) -> str | None:
-        """Why it did not land, as its tracker ``last_error`` keeps it: what an interrupt did (an attempt
-        cancelled, none started) says nothing about the item, so it is left out; None: the item's own
-        ``last_error`` stands (the next wave's worker is told it)."""
+        """Why it did not land, as its tracker ``last_error`` keeps it: an attempt cancelled, or none started
+        because the wave stopped (an interrupt, HALT, a budget), says nothing about the item, so it is left
+        out; None: the item's own ``last_error`` stands (the next wave's worker is told it)."""
         return self._why([a for a in self.attempts if a.killed != "cancelled"],
-                         None if self.interrupted else self.not_started)
+                         None if self.stopped_by_wave else self.not_started)
 
     def _why(self, attempts: list[Attempt], not_started: str | None) -> str | None:
         if self.verified:
