@@ -229,10 +229,15 @@ def test_kill_9_leaves_each_wave_in_flight_to_sync_which_releases_every_claim(tm
     assert all(status == "review" for status, _ in statuses(remote).values())
 
 
-def test_watch_picks_up_an_item_added_while_it_runs_until_interrupted(tmp_path: Path) -> None:
+def test_watch_picks_up_an_item_added_while_it_runs_until_interrupted_and_status_shows_it_idle(
+        tmp_path: Path) -> None:
     remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], attempts=1)
     proc = start(remote.clone, "--watch")
     wait_for(lambda: origin_item(remote, "A").status == "review", "A to be recorded", proc)
+    # No wave in flight, yet a scheduler waits for ready items: `status` says so, not just "no wave".
+    idle = wavegit(remote.clone, "status")
+    assert idle.returncode == 0, idle.stderr
+    assert f"a scheduler is watching for ready items (pid {proc.pid} on " in idle.stdout, idle.stdout
     writer = remote.new_clone("writer")
     added = wavegit(writer, "add", "B", "--prompt", "write src/b.txt ok", "--owns", "src/b.txt", "--test",
                     "true", "--push")
@@ -245,6 +250,7 @@ def test_watch_picks_up_an_item_added_while_it_runs_until_interrupted(tmp_path: 
     assert proc.returncode == 130, err
     assert all(wave.success for wave in reports(out))
     assert [[i.id for i in wave.items] for wave in reports(out)] == [["A"], ["B"]]
+    assert wavegit(remote.clone, "status").stdout == "no wave is running (--all lists finished ones)\n"
     assert git(remote.origin, "rev-parse", "--verify", "-q", "refs/heads/main")
 
 

@@ -52,6 +52,19 @@ def test_a_scheduler_whose_pid_ended_is_gone(repo: Repo) -> None:
     assert wavelock.dead_waves(repo) == {lock.wave: f"pid {child.pid} on {socket.gethostname()}"}
 
 
+def test_a_watching_scheduler_is_listed_while_it_runs_and_not_once_its_pid_ended(repo: Repo) -> None:
+    mine = wavelock.watch(repo, "2026-01-01T00:00:00+00:00")
+    assert [(lock.pid, since) for lock, since in wavelock.watchers(repo)] == \
+        [(os.getpid(), "2026-01-01T00:00:00+00:00")]
+    # What a watcher killed with SIGKILL left behind (it never removed its file) is no watcher.
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    left = json.loads(mine.read_text())
+    mine.unlink()
+    mine.with_name(f"{child.pid}.json").write_text(json.dumps({**left, "pid": child.pid}))
+    assert wavelock.watchers(repo) == []
+
+
 def test_a_killed_scheduler_not_yet_reaped_is_gone(repo: Repo) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:

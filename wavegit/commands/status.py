@@ -46,12 +46,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([{**asdict(wave), "scheduler": state} for wave, state, _ in waves]))
         return 0
     held = [] if args.wave else _held(*tracker(), {wave.wave_id for wave, _, _ in waves})
+    watching = [] if args.wave else [f"a scheduler is watching for ready items ({lock.describe()}, since "
+                                     f"{since}: `wavegit run --continuous --watch`)"
+                                     for lock, since in wavelock.watchers(repo)]
     if not waves and not held:
         print("no wave is running" + ("" if args.all else " (--all lists finished ones)"))
-        return 0
     for wave, state, who in waves:
         print(_describe(wave, state, who))
-    for line in held:
+    for line in [*held, *watching]:
         print(line)
     return 0
 

@@ -11,6 +11,7 @@ The state folder is per clone, so only this machine's schedulers leave locks in 
 host (a clone on a shared file system) says nothing either way, and the lease (``lease_ttl_s``) stands.
 """
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -88,12 +89,37 @@ def this_process(wave_id: WaveId) -> SchedulerLock:
 
 
 def write(repo: Repo, lock: SchedulerLock) -> None:
-    path = repo.scheduler_lock(lock.wave)
+    _write(repo.scheduler_lock(lock.wave), lock._asdict())
+
+
+def _write(path: Path, record: Mapping[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps(lock._asdict()) + "\n", encoding="utf-8")
+    partial.write_text(json.dumps(record) + "\n", encoding="utf-8")
     # A rename, so a reader never sees half a lock (a kill between the two leaves only the .tmp file).
     os.replace(partial, path)
+
+
+def watch(repo: Repo, since: str) -> Path:
+    """Note that this process schedules rolling waves here and waits for ready items (``run --continuous
+    --watch``), from ``since``: ``wavegit status`` shows it while no wave is in flight. The caller removes
+    the file it returns when it stops."""
+    path = repo.state_dir / "watching" / f"{os.getpid()}.json"
+    _write(path, {**this_process(WaveId(""))._asdict(), "since": since})
+    return path
+
+
+def watchers(repo: Repo) -> list[tuple[SchedulerLock, str]]:
+    """The schedulers watching here (:func:`watch`) that still run, each with since when; a file a killed
+    one left is ignored."""
+    found = []
+    for path in sorted((repo.state_dir / "watching").glob("*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            lock = from_record(data)
+            if lock is not None and lock.alive() is not False:
+                found.append((lock, str(data.get("since", "?"))))
+    return found
 
 
 def read(repo: Repo, wave_id: WaveId) -> SchedulerLock | None:

@@ -63,7 +63,7 @@ from wavegit.engine.rollingwave import RollingWave
 from wavegit.engine.runs import utc_now
 from wavegit.engine.slots import RollingSlots
 from wavegit.engine.wave import HaltWatch
-from wavegit.model import lifecycle, tracker
+from wavegit.model import lifecycle, report, tracker
 from wavegit.model.config import Config
 from wavegit.model.select import Plan, Skip, select
 from wavegit.trackerbranch import budget
@@ -180,11 +180,16 @@ class Scheduler:
 
     def run(self) -> RollingOutcome:
         interrupted = False
+        # While it watches, `wavegit status` says so: between waves there is no wave to show.
+        watching = wavelock.watch(self.repo, report.utc_timestamp()) if self.rolling.watch else None
         try:
             self._loop()
         except KeyboardInterrupt:
             interrupted = True
             self._interrupt()
+        finally:
+            if watching is not None:
+                watching.unlink(missing_ok=True)
         self._reap()
         if self._failure is not None:
             raise self._failure
