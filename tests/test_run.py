@@ -174,12 +174,12 @@ def test_an_interrupted_wave_says_its_summary_and_report_path_as_a_finished_one_
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "wavegit run: interrupted" in stderr, stderr
     summary, *_, shown = stdout.splitlines()
-    assert summary.startswith("wave w-") and "  A: todo (cancelled: the batch stopped)" in stdout, stdout
+    assert summary.startswith("wave w-") and "  A: todo (cancelled: the wave stopped)" in stdout, stdout
     assert shown.startswith("report: ") and (remote.clone / shown.removeprefix("report: ")).is_file()
 
 
 def test_an_interrupt_leaves_the_items_last_errors_as_they_were(tmp_path: Path) -> None:
-    # Ctrl-C wrote "cancelled: the batch stopped" (A, running) and "not started: the batch stopped
+    # Ctrl-C wrote "cancelled: the wave stopped" (A, running) and "not started: the wave stopped
     # (cancelled)" (B, waiting for the slot) over each item's last_error, its last wave's failure: the next
     # worker was told that "Before this wave" instead of why the item last failed. The interrupt is the
     # user's, not the items': the report says it, the tracker keeps their own.
@@ -199,8 +199,8 @@ def test_an_interrupt_leaves_the_items_last_errors_as_they_were(tmp_path: Path) 
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "  A: todo (cancelled: the batch stopped)" in stdout, stderr
-    assert "  B: todo (not started: the batch stopped (cancelled))" in stdout, stdout
+    assert proc.returncode == 130 and "  A: todo (cancelled: the wave stopped)" in stdout, stderr
+    assert "  B: todo (not started: the wave stopped (cancelled))" in stdout, stdout
     a, b = origin_item(remote, "A"), origin_item(remote, "B")
     assert (a.status, a.attempts, a.last_error) == ("todo", 1, "test exited 1")
     assert (b.status, b.attempts, b.last_error) == ("todo", 0, "worker exited 2")

@@ -243,7 +243,7 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
                 # No slot: the batch stopped, as stop_reason says (it asks the cancel first).
                 # Another worker's launch failure is the setup's, every item's: their last_error says it.
                 run.stopped_by_wave = (slot is None or wave_stop is not None) and context.launch_error is None
-                _not_started(context, run, stop or "not started: the batch stopped", counted)
+                _not_started(context, run, stop or "not started: the wave stopped", counted)
                 return
             try:
                 attempt = run_attempt(context, item, number, feedback, slot,

@@ -74,7 +74,7 @@ class Attempt:
         exited with an error, and ``last_words``, with the last line it printed (a traceback's exception, a
         failed assertion), so the report and ``status`` say why without the log."""
         if result.killed == "cancelled":
-            self.error, self.counted, self.killed = "cancelled: the batch stopped", False, "cancelled"
+            self.error, self.counted, self.killed = "cancelled: the wave stopped", False, "cancelled"
             return True
         if result.launch_error is not None:
             # The setup's fault (a program missing or hidden by the sandbox), the same on every try: a test

@@ -210,7 +210,7 @@ class Wave:
         """Why no attempt of this wave may start now (cancelled, the wave's budget, HALT), or None."""
         context = self.context
         if context.cancel.is_set():
-            return f"not started: the batch stopped ({context.launch_error or 'cancelled'})"
+            return f"not started: the wave stopped ({context.launch_error or 'cancelled'})"
         if context.spend.exceeded:
             with self._flag_lock:
                 self.budget_exceeded = True
