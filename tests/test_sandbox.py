@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -352,3 +353,27 @@ def test_a_ro_paths_link_into_a_bin_beside_tokens_shows_only_the_install_folders
     layout = sandbox.Layout(tree=tree, private=tmp_path / "private", hidden=(home,))
     shown = sandbox.with_toolchain(layout, venv_bin / "python", "/usr/bin:/bin", bins_only=True)
     assert shown.shows(gh / "bin" / "x") and not shown.shows(gh / "hosts.yml"), shown.readonly
+
+
+@needs_bwrap
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm here")
+def test_a_checkout_under_dev_shm_is_hidden_and_the_sized_sandbox_still_starts(tmp_path: Path) -> None:
+    # The sandbox's own sized /dev/shm once covered the empty directory hiding such a checkout, and bwrap
+    # failed to make it read-only: every worker "exited 1" before it ran.
+    assert BWRAP is not None
+    checkout = Path(tempfile.mkdtemp(prefix="wavegit-test-", dir="/dev/shm"))
+    try:
+        (checkout / "secret.txt").write_text("x")
+        tree, private = tmp_path / "tree", tmp_path / "private"
+        tree.mkdir()
+        sandbox.private_dirs(private)
+        shown = sandbox.Layout(tree=tree, private=private, hidden=(checkout,), tmp_bytes=1 << 20)
+        script = f"import os; print(os.listdir({str(checkout)!r})); open('/dev/shm/x', 'w').write('ok')"
+        result = run_process([sys.executable, "-c", script], cwd=tree, env={"PATH": "/usr/bin"},
+                             stdin_text="", log_path=tmp_path / "log", timeout_s=10, idle_timeout_s=10,
+                             confine=Confinement(BWRAP, shown, new_marker()))
+        assert result.ok, result.log_path.read_text()
+        assert "[]" in result.log_path.read_text()
+        assert not (checkout / "x").exists() and not Path("/dev/shm/x").exists()
+    finally:
+        shutil.rmtree(checkout)

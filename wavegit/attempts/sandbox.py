@@ -265,6 +265,8 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
            "--die-with-parent", "--cap-drop", "ALL", *_namespaces(layout)]
     if seccomp_fd is not None:
         out += ["--seccomp", str(seccomp_fd)]
+    # First: a checkout under /dev/shm is then hidden on this tmpfs, not covered by it.
+    out += _sized_shm(layout)
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
     hidden = [p for p in sorted(set(layout.hidden), key=lambda p: len(p.parts))
               if p.is_dir() and p != Path("/")]
@@ -304,23 +306,30 @@ def _namespaces(layout: Layout) -> list[str]:
 
 
 def _sized_private_dirs(layout: Layout) -> list[str]:
-    """HOME, TMPDIR and /dev/shm as tmpfs of ``tmp_bytes`` each: filling them is ENOSPC in the sandbox, not on
-    the disk that holds wavegit's state or in the machine's memory (gone with the sandbox; only the cost file
-    stays in the private directory)."""
+    """HOME and TMPDIR as tmpfs of ``tmp_bytes`` each (/dev/shm too: :func:`_sized_shm`): filling them is
+    ENOSPC in the sandbox, not on the disk that holds wavegit's state or in the machine's memory (gone with
+    the sandbox; only the cost file stays in the private directory)."""
     if not layout.tmp_bytes or not layout.hardened:
         return []
     out: list[str] = []
     for name in _PRIVATE_DIRS:
         out += ["--size", str(layout.tmp_bytes), "--perms", "0700", "--tmpfs", str(layout.private / name)]
-    # bwrap's own /dev is a writable tmpfs of half the machine's memory, /dev/shm with it: POSIX shared memory
-    # gets a sized tmpfs of its own, and /dev is read-only (its devices are still written to).
-    out += ["--size", str(layout.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    # /dev is read-only (its devices are still written to); its sized /dev/shm was mounted first.
+    out += ["--remount-ro", "/dev"]
     # What wavegit seeded into HOME before the launch (an agent CLI's settings) is shown again over the
     # tmpfs, read-only: bwrap reads a bind's source on the host, where the tmpfs does not cover it.
     seeded = sorted(path for path in (layout.private / "home").rglob("*") if path.is_file())
     for path in seeded:
         out += ["--ro-bind", str(path), str(path)]
     return out
+
+
+def _sized_shm(layout: Layout) -> list[str]:
+    """bwrap's own /dev is a writable tmpfs of half the machine's memory, /dev/shm with it: POSIX shared
+    memory gets a sized tmpfs of its own."""
+    if not layout.tmp_bytes or not layout.hardened:
+        return []
+    return ["--size", str(layout.tmp_bytes), "--tmpfs", "/dev/shm"]
 
 
 def private_dirs(private: Path) -> tuple[Path, Path]:
