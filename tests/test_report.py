@@ -197,6 +197,9 @@ def test_markdown_starts_with_marker_and_summarises_the_wave() -> None:
      "idle timeout"),
     ({"test_exit": 3}, "test exit 3"),
     ({"exit_code": 2, "test_exit": None}, "worker exit 2"),
+    # A test that could not launch ('pytset'): no attempt counted, and the table says so, not "failed".
+    ({"test_exit": None, "files_changed": ["a.py"], "error": "test cannot launch 'pytset'",
+      "attempt_records": [dataclasses.replace(attempt(1), counted=False)]}, "not counted"),
 ])
 def test_the_table_reason_says_in_a_few_words_why_an_item_did_not_land(changes: dict[str, object],
                                                                         expected: str) -> None:

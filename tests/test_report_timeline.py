@@ -211,6 +211,13 @@ def test_an_earlier_attempt_that_violated_ownership_is_a_violation_on_the_timeli
     assert [bar.outcome for bar in timeline.bars(report)] == ["violation", "verified"]
 
 
+
+def test_an_attempt_whose_test_could_not_launch_is_not_counted_on_the_timeline_not_failed() -> None:
+    report = _report([ItemReport(id="A", status="todo", attempts=1, attempt_records=[
+        _record(1, "2026-01-01T10:00:00Z", "2026-01-01T10:00:10Z", exit_code=0, test_exit=None,
+                counted=False)])])
+    assert [bar.outcome for bar in timeline.bars(report)] == ["not counted"]
+
 def test_the_page_says_failed_as_the_comment_does_and_keeps_ids_on_one_line() -> None:
     report = _report([ItemReport(id="AUTH-12", status="todo", attempts=1, attempt_records=[
         _record(1, "2026-01-01T10:00:00Z", "2026-01-01T10:00:10Z", exit_code=1)])])

@@ -211,7 +211,7 @@ _TABLE_HEAD = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
 
 def reason(item: ItemReport) -> str:
     """Why an item did not land, in a few words: ``not started``, ``timeout``, ``violation``, ``no change``,
-    ``test exit N``, ``worker exit N``; ``—`` when it was verified and delivered."""
+    ``test exit N``, ``worker exit N``, ``not counted``; ``—`` when it was verified and delivered."""
     last = item.attempt_records[-1] if item.attempt_records else None
     if item.verified:
         return "not delivered" if item.error else "—"
@@ -221,7 +221,9 @@ def reason(item: ItemReport) -> str:
         return "violation"
     if not item.files_changed and item.exit_code == 0 and item.test_exit is None:
         return "no change"  # the worker exited 0 and changed nothing, so there was nothing to test
-    return timeline.failure(last.killed if last is not None else None, item.test_exit, item.exit_code)
+    if last is None:
+        return timeline.failure(None, item.test_exit, item.exit_code)
+    return timeline.failure(last.killed, item.test_exit, item.exit_code, last.counted)
 
 
 def attempts_cell(item: ItemReport) -> str:

@@ -53,15 +53,16 @@ class Bar:
         return max((self.end - self.start).total_seconds(), 0.0)
 
 
-def failure(killed: str | None, test_exit: int | None, exit_code: int | None) -> str:
-    """Why an attempt failed, in a few words: ``timeout``, ``test exit N``, ``worker exit N``, ``failed``."""
+def failure(killed: str | None, test_exit: int | None, exit_code: int | None, counted: bool = True) -> str:
+    """Why an attempt failed, in a few words: ``timeout``, ``test exit N``, ``worker exit N``, ``failed``, or
+    ``not counted`` (its worker or test could not launch, or wavegit failed: the item's fault it was not)."""
     if killed:
         return _KILLED.get(killed, killed)
     if test_exit not in (None, 0):
         return f"test exit {test_exit}"
     if exit_code not in (None, 0):
         return f"worker exit {exit_code}"
-    return "failed"
+    return "failed" if counted else "not counted"
 
 
 def format_seconds(seconds: float) -> str:
@@ -83,7 +84,7 @@ def _outcome(item: ItemReport, record: AttemptRecord, last: bool) -> str:
         return VERIFIED
     if record.violated or (last and item.ownership_violations):
         return "violation"
-    return failure(record.killed, record.test_exit, record.exit_code)
+    return failure(record.killed, record.test_exit, record.exit_code, record.counted)
 
 
 def bars(report: WaveReport) -> list[Bar]:
