@@ -117,6 +117,22 @@ def test_a_config_naming_a_remote_the_repository_lacks_is_named_at_its_key_not_t
         "origin), so no tracker was found at wavegit-tracker:.wavegit/tracker.yaml: fix `remote`"]
 
 
+
+def test_a_mistyped_tracker_path_is_named_at_its_key_not_only_told_to_init(remote_repo: RemoteRepo) -> None:
+    # "run `wavegit init`" alone would start a second, empty tracker at the typo.
+    assert wavegit(remote_repo.clone, "init").returncode == 0
+    config = remote_repo.clone / ".wavegit" / "config.yaml"
+    config.write_text(config.read_text().replace("tracker_path: .wavegit/tracker.yaml",
+                                                 "tracker_path: tracker.yml"))
+    lines = config.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith("tracker_path"))
+    result = wavegit_here(remote_repo.clone, "ls")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"wavegit ls: no tracker at origin/wavegit-tracker:tracker.yml (.wavegit/config.yaml:{line}:15: "
+        "tracker_path is 'tracker.yml', not the default .wavegit/tracker.yaml: fix it if the tracker is "
+        "elsewhere, else run `wavegit init`)"]
+
 def test_a_valid_items_wave_and_title_print_their_terminal_escapes_inert(remote_repo: RemoteRepo) -> None:
     # A valid item's wave and title are free text (its id, status, priority and pr are checked words).
     hostile = EXAMPLE.read_text().replace("wave: w-20260101-0001", 'wave: "w-1\\e]52;c;cm0gLXJm\\a"', 1)

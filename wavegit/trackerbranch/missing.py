@@ -5,7 +5,7 @@ from pathlib import Path
 
 from wavegit.core import git
 from wavegit.core.errors import UsageError, ValidationError
-from wavegit.model.config import CONFIG_PATH, load_config
+from wavegit.model.config import CONFIG_PATH, TRACKER_PATH, load_config
 from wavegit.model.workerprogram import where_set
 
 
@@ -17,11 +17,25 @@ def no_tracker(root: Path, where: str, also: str = "") -> UsageError:
     unknown = _unknown_remote(root, where)
     if unknown:
         return UsageError(f"{unknown}{also}")
-    fix = "run `wavegit init`"
+    fix = _moved_tracker(root) or "run `wavegit init`"
     if not (root / CONFIG_PATH).is_file():
         fix = (f"no {CONFIG_PATH} in this checkout: if someone ran `wavegit init` already, `git pull` brings "
                "it and it says where the tracker is; else run `wavegit init`")
     return UsageError(f"no tracker at {where} ({fix}{also})")
+
+
+def _moved_tracker(root: Path) -> str:
+    """The fix when the config moved the tracker (a typo in ``tracker_path`` most likely, which init would
+    answer with a second, empty tracker at the typo); "" when it keeps the default path."""
+    try:
+        path = load_config(root).tracker_path
+    except (UsageError, ValidationError):
+        return ""
+    if path == TRACKER_PATH:
+        return ""
+    where = where_set(root, ("tracker_path",), os.environ) or CONFIG_PATH
+    return (f"{where}: tracker_path is {path!r}, not the default {TRACKER_PATH}: fix it if the tracker is "
+            "elsewhere, else run `wavegit init`")
 
 
 def _unknown_remote(root: Path, tracker: str) -> str:
