@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from wavegit.model.lifecycle import one_line
 from wavegit.ownership.changes import judge
 from wavegit.ownership.protected import DEFAULT_PROTECTED
 
@@ -58,9 +59,13 @@ def test_a_violation_made_only_of_build_output_says_to_commit_a_gitignore() -> N
     built = judge("A", ("src/a.py",), None, ["src/a.py", "src/__pycache__/a.cpython-311.pyc",
                                              ".pytest_cache/v/cache/nodeids", "web/node_modules/x/i.js"], {})
     assert built.error == ("ownership violation: changed src/__pycache__/a.cpython-311.pyc, "
-                           ".pytest_cache/v/cache/nodeids, web/node_modules/x/i.js, not owned by A; changes "
+                           ".pytest_cache/v/cache/nodeids and 1 more, not owned by A; changes "
                            "discarded; all build output: commit a .gitignore for it")
     mixed = judge("A", ("src/a.py",), None, ["src/__pycache__/a.cpython-311.pyc", "src/b.py"], {})
     assert (mixed.error or "").endswith("not owned by A; changes discarded")
+    # A test run's bytecode, file by file: the fix still fits in the tracker's last_error.
+    pyc = [f"toolz/{d}__pycache__/m{n}.cpython-311-pytest-9.2.0.pyc" for d in ("", "sub/") for n in range(8)]
+    many = judge("PYC-8", ("toolz/curried/operator.py",), None, ["toolz/curried/operator.py", *pyc], {})
+    assert one_line(many.error or "").endswith("all build output: commit a .gitignore for it")
     named = judge("A", ("src/a.py",), None, ["src/node_modules", "docs/__pycache__.md"], {})
     assert (named.error or "").endswith("not owned by A; changes discarded")

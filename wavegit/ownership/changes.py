@@ -16,6 +16,7 @@ from wavegit.ownership.patterns import matches
 from wavegit.ownership.protected import DEFAULT_PROTECTED, guarded, through_links
 
 SHOWN_VIOLATIONS = 5
+SHOWN_BUILD_OUTPUT = 2
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,15 @@ def judge(item_id: str, owns: Sequence[str], protected: Sequence[str] | None,
                                             "item may change; changes discarded")
     outside = [path for path in changed if not any(matches(pattern, path) for pattern in owns)]
     if outside:
-        built = "; all build output: commit a .gitignore for it" if all(map(_build_output, outside)) else ""
+        if all(map(_build_output, outside)):
+            # Few names, so the fix survives last_error's length limit (15 .pyc paths used to cut it off).
+            shown = _counted(outside, SHOWN_BUILD_OUTPUT)
+            return Judgement(listed, outside,
+                             f"ownership violation: changed {shown}, not owned by {item_id}; "
+                             "changes discarded; all build output: commit a .gitignore for it")
         return Judgement(listed, outside,
                          f"ownership violation: changed {_some(outside)}, not owned by {item_id}; "
-                         f"changes discarded{built}")
+                         "changes discarded")
     return Judgement(listed)
 
 
@@ -63,6 +69,10 @@ and the retry will leave the same."""
 
 def _build_output(path: str) -> bool:
     return path.endswith((".pyc", ".pyo")) or not _BUILD_DIRS.isdisjoint(path.split("/")[:-1])
+
+
+def _counted(paths: Sequence[str], shown: int) -> str:
+    return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 def _some(paths: Sequence[str]) -> str:
