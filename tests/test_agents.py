@@ -356,6 +356,10 @@ def test_add_and_edit_refuse_an_unknown_worker_naming_the_option_and_write_nothi
     edited = wavegit_here(remote.clone, "edit", "A", "--worker", "deep")
     assert edited.returncode == 0, edited.stderr
     assert [i.worker for i in origin_tracker(remote).items] == ["deep", "deeep", "gpt"]
+    # An empty one takes the profile off: the item runs config `worker` again (there was no other way back).
+    cleared = wavegit_here(remote.clone, "edit", "A", "--worker", "")
+    assert cleared.returncode == 0, cleared.stderr
+    assert [i.worker for i in origin_tracker(remote).items] == [None, "deeep", "gpt"]
 
 
 @pytest.mark.parametrize(("env", "listed", "message"), [

@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", metavar="TEXT", help="a short name (empty: none)")
     parser.add_argument("--depends-on", nargs="*", metavar="ID",
                         help="the items it waits for (replaces the list; no ids: none)")
-    parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it")
+    parser.add_argument("--worker", metavar="NAME", help="the worker profile (config `workers`) that runs it "
+                        "(empty: config `worker`)")
     parser.add_argument("--estimate-s", type=estimate_seconds, metavar="SECONDS",
                         help="how long its worker is expected to run; `run --continuous` starts the longest "
                         "first")
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         lifecycle.check_editable(item)
         _check_dependencies(read, item.id, wanted.get("depends_on", ()))
         check_protected(wanted.get("owns", ()), protected_of(read.store.config) or DEFAULT_PROTECTED)
-        agents.check_option(read.store.config, args.worker)
+        agents.check_option(read.store.config, args.worker or None)
         changed = {name: value for name, value in wanted.items() if value != getattr(item, name)}
         if not changed:
             return Outcome(None, f"{item.id} already has these values")
@@ -100,6 +101,8 @@ def _wanted(args: argparse.Namespace) -> dict[str, schema.Value]:
                          "--depends-on, --worker or --estimate-s")
     for name, value in wanted.items():
         spec = tracker.ITEM_SCHEMA.field(name)
+        if name == "worker" and value == "":
+            continue  # no key at all, as an empty title is: the item runs config `worker` again
         complaint = spec.check(value) if spec is not None and spec.check is not None else None
         if complaint:
             raise UsageError(f"--{name.replace('_', '-')}: {complaint}")  # as add says it
