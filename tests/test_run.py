@@ -250,6 +250,21 @@ def test_a_missing_worker_is_exit_2_with_one_line_before_any_commit_or_branch(tm
         "PATH; install it, or set `worker` in .wavegit/config.yaml (or WAVEGIT_WORKER); nothing was claimed"]
 
 
+
+def test_an_attempt_trees_folder_that_cannot_be_made_is_exit_2_before_any_commit_or_branch(
+        tmp_path: Path) -> None:
+    # It used to claim, then return every item to todo with "[Errno 20] Not a directory: ..." (exit 1).
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    cache = tmp_path / "cache-is-a-file"
+    cache.write_text("")
+    before = untouched(remote.origin, remote.clone)
+    result = wavegit(remote.clone, "run", env={"XDG_CACHE_HOME": str(cache)})
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"wavegit run: the attempt trees' folder {cache}/wavegit/")
+    assert line.endswith("(Not a directory): set XDG_CACHE_HOME to a writable folder; nothing was claimed")
+    assert untouched(remote.origin, remote.clone) == before
+
 def test_a_base_branch_the_remote_lacks_is_exit_2_at_its_key_before_any_commit_or_branch(
         tmp_path: Path) -> None:
     # A typo in a committed base_branch used to claim, then stop fetching it (exit 1, claim and record

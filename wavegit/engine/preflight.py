@@ -5,8 +5,9 @@ They run in the claim's ``apply`` on the snapshot it edits, after the HALT and b
 the same first three checks, in the same order, to exit as ``run`` would): the tracker is valid (its
 problems located in the file on the tracker branch, not in the claim's edit of it), every item's ``worker``
 names a profile of the config, the worker of every selected item resolves to an executable (and a preset's
-credentials reach it), ``wave_test`` and every selected item's ``test`` split into words, and every selected
-id makes a valid branch name. Any failure is bad input (exit 2) and nothing is claimed.
+credentials reach it), ``wave_test`` and every selected item's ``test`` split into words, every selected
+id makes a valid branch name, and the folder of the attempt trees can be made. Any failure is bad input
+(exit 2) and nothing is claimed.
 """
 
 from __future__ import annotations
@@ -39,8 +40,21 @@ def claim_checks(repo: Repo, config: Config, wave_id: WaveId, *, sandboxed: bool
         check_worker(config, workers=[item.worker for item in items] or [None], sandboxed=sandboxed,
                      root=repo.root)
         check_items(items, wave_id)
+        check_trees(repo)
 
     return check
+
+
+def check_trees(repo: Repo) -> None:
+    """UsageError unless the folder of the attempt trees can be made: otherwise every item of the claim went
+    back to `todo` with a bare OS error (``[Errno 2] No such file or directory: '/proc/nope'``)."""
+    try:
+        repo.worktrees_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "HOME"
+        why = exc.strerror or str(exc)
+        raise UsageError(f"the attempt trees' folder {repo.trees_dir} cannot be made ({why}): set {where} "
+                         "to a writable folder; nothing was claimed") from exc
 
 
 def check_tracker(repo: Repo, config: Config, snapshot: Snapshot) -> tracker.Tracker:
