@@ -36,7 +36,7 @@ def test_demo_runs_a_wave_where_each_item_ends_as_designed(tmp_path: Path) -> No
         "MONEY-3": "overlaps MONEY-2", "CART-4": "depends on PRICE-1"}
     assert out["report"]["wave_test"]["exit_code"] == 0
     assert "+    status: review" in out["tracker_diff"]
-    assert "+    last_error: test exited 1" in out["tracker_diff"]
+    assert "+    last_error: 'test exited 1: FAIL: test_adds_the_rate_as_a_percentage " in out["tracker_diff"]
     assert [(c["id"], c["to"]) for c in out["sync"]] == [("PRICE-1", "done"), ("MONEY-2", "done")]
     assert "CART-4" in out["next_plan"]["selected"]
     # The kept repository tells the same story: the tracker on the remote, the merged wave branch.

@@ -239,7 +239,7 @@ def test_a_worker_flooding_its_log_without_newlines_gets_a_bounded_tail(tmp_path
     result = wavegit(remote.clone, "run", "--json", timeout=60)
     rep = json.loads(result.stdout)
     (found,) = rep["items"]
-    assert (found["verified"], found["error"]) == (False, "worker exited 1")
+    assert (found["verified"], found["error"]) == (False, "worker exited 1: " + "x" * 197 + "...")
     assert found["log_tail"] == "x" * runner.LOG_TAIL_MAX_BYTES
 
 

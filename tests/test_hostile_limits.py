@@ -147,7 +147,7 @@ def test_filling_its_tmpdir_is_enospc_inside_the_attempt_charged_to_it_and_the_s
     code, rep, err = run_on_small_disk(remote, 64 * MiB, tmp_path / "kept")
     found = by_id(rep)
     assert found["B"]["verified"] and not found["A"]["verified"], (rep, err)
-    assert found["A"]["error"] == "worker exited 1"
+    assert found["A"]["error"] == "worker exited 1: OSError: [Errno 28] No space left on device"
     assert b"No space left on device" in next((tmp_path / "kept").rglob("A-1.log")).read_bytes()
     # Counted: the item is not retried for free in every wave.
     assert origin_item(remote, "A").attempts == 1 and origin_item(remote, "A").status != "in_progress"

@@ -95,11 +95,25 @@ LAST_WORDS_LINES = 20
 """How many of a log's last lines are searched for a failed process's last words."""
 
 
+FAILING_TEST = ("FAILED ", "ERROR ", "FAIL: ")
+"""How pytest's short summary (the test and its assertion, on one line) and unittest name a failing test."""
+
+
+def last_words(text: str) -> str:
+    """The last line of ``text`` that is not blank, after the first failing test pytest or unittest named in
+    it (``FAILED t.py::test_x - assert 1 == 2 (1 failed, 3 passed in 0.10s)``: which test, not only how
+    many), each as a worker's text is shown (one line, capped, control characters escaped:
+    :func:`preset.short`); "" when it holds none."""
+    said = [line.strip().strip("=").strip() for line in text.splitlines()]
+    said = [line for line in said if line]
+    if not said:
+        return ""
+    test = next((line for line in said[:-1] if line.startswith(FAILING_TEST)), None)
+    return f"{preset.short(test)} ({preset.short(said[-1])})" if test else preset.short(said[-1])
+
+
 def _last_words(result: runner.ProcessResult) -> str:
-    """The last line ``result``'s process printed that is not blank, as a worker's text is shown (one line,
-    capped, control characters escaped: :func:`preset.short`); "" when it printed none."""
-    said = [line for line in result.tail(LAST_WORDS_LINES).splitlines() if line.strip()]
-    return preset.short(said[-1]) if said else ""
+    return last_words(result.tail(LAST_WORDS_LINES))
 
 
 @dataclass
