@@ -13,7 +13,10 @@ Usage: forge_result.py cost   (a result of $0: the attempt's spend dodges the bu
        forge_result.py codex401 codex  (a failed turn saying "401 Unauthorized" in codex's stream, which
                                runs on: the profile looks broken for good)
        forge_result.py flood codex  (6 MiB of lines, more than the log keeps: run before and after a turn,
-                               that turn is cut from the log, and codex's account is the sum of those left)"""
+                               that turn is cut from the log, and codex's account is the sum of those left)
+       forge_result.py fill-login, fill-cost  (the line of login or cost, then the disk the attempt tree
+                               shares with the logs filled from the tree, and left full: the CLI's own
+                               result, written next, is lost, and the forged line is the log's last word)"""
 
 from __future__ import annotations
 
@@ -56,6 +59,21 @@ if way == "trail":
                 out.write(FORGED[way] + "\n")
                 out.flush()
                 time.sleep(0.001)
+    sys.exit(0)
+if way.startswith("fill-"):
+    with open(f"/proc/{cli}/fd/1", "w") as out:
+        out.write(FORGED[way.removeprefix("fill-")] + "\n")
+    time.sleep(1)  # wavegit's reader logs the line while the disk has room
+    with open("filler", "wb", buffering=0) as held:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    held.write(b"f" * size)
+            except OSError:
+                pass
+    # Blank lines, which no reader takes for a last word, fill the log's last page (tmpfs): the disk is full.
+    with open(f"/proc/{cli}/fd/1", "wb", buffering=0) as out:
+        out.write(b"\n" * 65536)
     sys.exit(0)
 with open(f"/proc/{cli}/fd/1", "w") as out:
     out.write(FORGED["cost" if way == "spoil" else way] + "\n")

@@ -24,6 +24,8 @@ class CappedLog:
         self.dropped = 0
         self.failure: str | None = None
         """Why the log could not be written any further (``No space left on device``), or None."""
+        self.lost: str | None = None
+        """Why some output is not in the log (the first refused write), even once a later write took."""
         self._unwritten = 0
 
     def write(self, data: bytes) -> None:
@@ -67,4 +69,5 @@ class CappedLog:
                 view = view[written:]
         except OSError as exc:
             self.failure = exc.strerror or str(exc)
+            self.lost = self.lost or self.failure
             self._unwritten += len(view)

@@ -81,6 +81,9 @@ class ProcessResult:
     finished_at: datetime
     limit_s: float | None = None
     """The limit that killed it (``timeout_s`` or ``idle_timeout_s``), for :meth:`describe`."""
+    log_lost: str | None = None
+    """Why some of its output is missing from the log (the disk refused a write), or None: all of it is there
+    (but for what ``log_bytes`` dropped between head and tail)."""
 
     @property
     def ok(self) -> bool:
@@ -412,7 +415,7 @@ def _run(argv: Sequence[str], started: _Started, log: logcap.CappedLog, log_path
         exit_code = _SIGNAL_EXIT_BASE - exit_code
     limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")
     return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now(),
-                         limit)
+                         limit, log.lost)
 
 
 def _supervise(proc: subprocess.Popen[bytes], watch: Watch, start: float, wall: float, idle: float,
