@@ -62,14 +62,18 @@ def test_attack_a_tool_that_forges_claudes_result_and_kills_it_cannot_dodge_the_
 
 
 @BWRAP_SKIP
-@pytest.mark.parametrize("way", ["login", "trail"])
+@pytest.mark.parametrize("way", ["login", "trail", "interrupt"])
 def test_attack_a_tool_that_forges_claudes_last_words_stops_no_sibling(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> None:
     # "Not logged in" as the killed CLI's last line (login), or a result saying so written again and again
-    # from a process left behind until one followed Claude's own (trail), read as Claude's own word: the
-    # profile failed for good, and the sibling item of that profile was not started in the wave.
+    # from a process left behind until one followed Claude's own (trail), or as the last line of a Claude
+    # that a process left behind interrupted (SIGINT: exit 0, no result) while it waited for the model
+    # (interrupt), read as Claude's own word: the profile failed for good, and the sibling item of that
+    # profile was not started in the wave.
     _fake_agents(monkeypatch)
-    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), way], []])
+    # interrupt: the tool's line, then a line of the model thinking for 5 s (the prompt is one action a line).
+    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), way,
+                                      *(["\nsleep", "5"] if way == "interrupt" else [])], []])
     rep = run(remote.clone).report
     assert rep.items[1].verified, rep.items[1].error
 

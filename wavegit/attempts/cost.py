@@ -49,10 +49,11 @@ class CostReading:
 
 
 def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
-                 prices: Sequence[ModelPrice] = (), *, ended: bool = True,
+                 prices: Sequence[ModelPrice] = (), *, ended: bool = True, exited_ok: bool = False,
                  lost: str | None = None) -> CostReading:
     """The cost from ``cost_file`` (a command) or ``agent``'s log (a preset); dollars from ``prices`` for
     tokens alone. ``ended``: whether the worker ended by itself, not by a signal (a timeout's included);
+    ``exited_ok``: whether it exited 0;
     ``lost``: why some of its output never reached the log (the disk refused a write), or None.
 
     A preset's CLI that did not end by itself wrote no account of its own: whatever its log holds was
@@ -62,6 +63,11 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
     unknown. So is that of a run whose output was not all logged: a tool that wrote a $0 result or "Not
     logged in" into the CLI's output and then filled the disk the log is on (its tree's) had the CLI's own
     result go unlogged, and the forged line was the log's last word.
+
+    A failure that will repeat (:attr:`CostReading.permanent`) ends the CLI with an error (a 401, a 404, "Not
+    logged in", its maximum of turns: exit 1). One that exited 0 without its result was stopped by
+    something else: Claude Code 2.1.332 ends so on SIGINT, which a tool of its sent after writing "Not logged
+    in" into its output, and that forged line was its last word.
 
     A ``note`` says the cost was reported but cannot be read (a bad cost file; a preset run without its
     result, or with tokens no price is set for): budgets count such an attempt as over their ceiling. A
@@ -91,7 +97,7 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
                 if agent.preset.name == "claude"
                 else f"{agent.preset.name} run: no readable usage in {log_path}")
     return CostReading(usd, note, inputs, outputs, account.error, account.denied,
-                       agent.permanent(account) if account.error else None)
+                       agent.permanent(account) if account.error and not exited_ok else None)
 
 
 MAX_ATTEMPT_USD = 1e6

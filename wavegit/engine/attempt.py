@@ -304,7 +304,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
-                                    ended=ended, lost=result.log_lost)
+                                    ended=ended, exited_ok=ended and result.exit_code == 0,
+                                    lost=result.log_lost)
         attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
                                                                      reading.output_tokens)
         # Counted before the next launch asks the budget.
