@@ -126,6 +126,30 @@ def test_attack_a_tool_that_forges_a_failed_turn_in_codexs_stream_stops_no_sibli
     assert rep.items[1].verified, rep.items[1].error
 
 
+FORGED_PERMANENT_XFAIL = pytest.mark.xfail(strict=True, reason=(
+    "a tool shares its CLI's /proc: it writes the CLI's failure that will repeat into its output and ends it "
+    "with SIGINT (codex-cli 0.171.0 exits 1 and prints nothing more), and nothing in the log tells the "
+    "forgery from the CLI's own 401; fixing it needs a second witness (a sibling item's attempt of the "
+    "profile failing for good the same way) before the profile stops"))
+
+
+@BWRAP_SKIP
+@FORGED_PERMANENT_XFAIL
+def test_attack_a_tool_that_forges_a_failed_turn_and_interrupts_codex_stops_no_sibling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A `turn.failed` saying "401 Unauthorized" in codex's output, then SIGINT before its turn completed:
+    # codex exits 1 with no usage, so the forged turn was its account: the key looked rejected, and the
+    # sibling of the profile was not started.
+    _fake_agents(monkeypatch)
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test")
+    items = [item(n, [*([f"run python3 {FORGE} interrupt401 codex", "sleep 5"] if n == "a" else []),
+                      f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="gpt") for n in "ab"]
+    remote = make_wave_repo(tmp_path, items, workers={"gpt": {"preset": "codex"}},
+                            worker_env=["CODEX_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1)
+    rep = run(remote.clone).report
+    assert rep.items[1].verified, rep.items[1].error
+
+
 @BWRAP_SKIP
 def test_attack_a_tool_that_floods_codexs_output_cannot_cut_its_spent_turns_from_the_account(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
