@@ -17,6 +17,7 @@ from wavegit.attempts import (
     agents,
     cost,
     limits,
+    logcap,
     objectstore,
     runner,
     sandbox,
@@ -201,7 +202,7 @@ def feedback_text(attempt: Attempt) -> str:
         lines.append("These paths are outside what the item owns; change only owned paths:")
         lines += [f"  {p}" for p in attempt.violations]
     tail_of = tail_source(attempt)
-    tail = runner.log_tail(tail_of, FEEDBACK_TAIL_LINES) if tail_of else ""
+    tail = logcap.log_tail(tail_of, FEEDBACK_TAIL_LINES) if tail_of else ""
     if tail:
         which = "test" if tail_of == attempt.test_log_path else "worker"
         lines += [f"Last lines of the {which} output:", tail]
