@@ -127,6 +127,8 @@ def test_a_continuous_run_over_the_days_ceiling_starts_no_item_it_claimed_ahead_
     remote = make_wave_repo(tmp_path, items, worker=HOSTILE, concurrency=1, max_items=1, attempts=1,
                             sandbox="none", budget={"day_usd": 1.0})
     result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=180)
-    ran = [i.id for wave in reports(result.stdout) for i in wave.items if i.attempts]
+    waves = reports(result.stdout)
+    ran = [i.id for wave in waves for i in wave.items if i.attempts]
     assert ran == ["C0"], (ran, result.stderr)
+    assert all(wave.ceiling_reason for wave in waves), [(w.items, w.ceiling_reason) for w in waves]
     assert result.returncode == 3 and "over the daily budget" in result.stderr, result.stderr

@@ -120,7 +120,7 @@ class RollingWave:
         day = self.scheduler.day_reached()
         if day is None:
             return None
-        wave.budget_exceeded = True
+        wave.budget_exceeded, wave.ceiling = True, day
         return f"not started: {day}"
 
     # The scheduler side, in its thread.

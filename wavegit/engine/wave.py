@@ -148,6 +148,8 @@ class Wave:
         self.logs = repo.wave_logs(self.wave_id)
         self.halted: str | None = None
         self.budget_exceeded = False
+        self.ceiling: str | None = None
+        """Which ceiling stopped its launches when its own spend does not show it (a rolling run's day)."""
         self._flag_lock = threading.Lock()
         # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
