@@ -297,6 +297,42 @@ def test_without_a_result_the_clis_last_words_on_stderr_are_the_error(claude_bin
     assert server.requests == []
 
 
+@pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run here: {PROBLEM}")
+def test_a_tool_that_forges_a_last_word_and_interrupts_the_cli_stops_no_sibling_of_its_profile(
+        claude_bin: Path, wave_base: Path) -> None:
+    # A's Bash tool wrote "Not logged in" into Claude's output and sent it SIGINT: Claude Code 2.1.332 ends
+    # with exit 0 and no result, so the forged line was its last word, read as a failure that will repeat:
+    # B, of the same profile, was never started. A failure that will repeat ends the CLI with an error.
+    forge = REPO_ROOT / "tests" / "hostile_workers" / "forge_result.py"
+    # A's second turn, which the forger interrupts, is the model thinking (3 s); B writes its file.
+    script = api.Script([[api.tool("Bash", command=f"python3 {forge} interrupt")], [api.text("Thinking.")],
+                         [api.write("{cwd}/src/b.txt", "ok\n")], [api.text("Done.")]], delay=3.0)
+    items = [_item("A"), _item("B", "src/b.txt")]
+    _, report, stderr, _ = _run(wave_base, script, items, sandbox="bwrap")
+    assert report is not None, stderr
+    first, second = report.items
+    assert first.attempts == 1 and "not retried" not in (first.error or ""), first.error
+    assert second.verified, second.error
+
+
+@pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run here: {PROBLEM}")
+def test_a_tool_that_spoils_the_clis_own_result_line_cannot_dodge_the_budget(
+        claude_bin: Path, wave_base: Path) -> None:
+    # A's Bash tool wrote a $0 result into Claude's output, then left a process writing bytes without a
+    # newline: Claude's own result line, written after them, was no JSON, and a spoiled line was looked for
+    # only as `{"type":"result"` (the fake CLI's order), while Claude Code 2.1.332 starts its result with
+    # `{"duration_api_ms"`. The forged result was the account: $0, under the ceiling, and B started.
+    forge = REPO_ROOT / "tests" / "hostile_workers" / "forge_result.py"
+    script = api.Script([[api.tool("Bash", command=f"python3 {forge} spoil")], [api.text("Done.")],
+                         [api.write("{cwd}/src/b.txt", "ok\n")], [api.text("Done.")]])
+    items = [_item("A"), _item("B", "src/b.txt")]
+    _, report, stderr, _ = _run(wave_base, script, items, sandbox="bwrap", budget={"wave_usd": 0.001})
+    assert report is not None, stderr
+    first, second = report.items
+    assert first.attempt_records[0].cost is None, first.attempt_records[0]
+    assert second.attempts == 0 and report.budget.exceeded, second.error
+
+
 # ------------------------------------------------------------------------------ root, credentials, gateway
 
 @pytest.mark.skipif(not IS_ROOT, reason="the root refusal needs the tests to run as root")

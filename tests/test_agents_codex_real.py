@@ -21,6 +21,7 @@ from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.openai_server import OpenAIServer, Script
 from tests.helpers.repos import REPO_ROOT, wavegit
 from tests.helpers.wave import origin_tracker, run
+from tests.test_hostile_attempts import FORGED_PERMANENT_XFAIL
 from wavegit.model.report import WaveReport
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
@@ -117,6 +118,22 @@ def test_a_rejected_key_is_one_line_of_cause_counted_once_and_not_retried(
     assert (other.attempts, other.error) == (0, (
         "not started: worker profile 'p' failed for good (a attempt 1: the model API rejected the key "
         "(401): check CODEX_API_KEY)"))
+
+
+@needs_bwrap
+@FORGED_PERMANENT_XFAIL
+def test_a_tool_that_forges_a_rejected_key_and_interrupts_codex_stops_no_sibling(
+        tmp_path: Path, codex_env: None) -> None:
+    # a's command wrote a `turn.failed` saying "401 Unauthorized" into codex's output and sent it SIGINT until
+    # it ended: codex-cli 0.171.0 exits 1 printing nothing more, and the forged turn read as the key rejected.
+    forge = REPO_ROOT / "tests" / "hostile_workers" / "forge_result.py"
+    write_b = WRITE.replace("a.txt", "b.txt")
+    command = f'case "$PWD" in */a-1) python3 {forge} interrupt401 codex;; *) {write_b};; esac'
+    with OpenAIServer(Script(commands=[command])) as server:
+        remote = _repo(tmp_path, server, items=2, sandbox="bwrap")
+        first, second = run(remote.clone).report.items
+    assert first.exit_code == 1, first.error
+    assert second.verified, second.error
 
 
 def test_an_unknown_model_is_its_cause_counted_once_and_not_retried(

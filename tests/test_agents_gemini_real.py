@@ -17,6 +17,7 @@ from tests.helpers.agent_waves import agent_repo, assert_verified_as_sent, needs
 from tests.helpers.agents_real import agent_bin, ordinary_user
 from tests.helpers.gemini_server import GeminiServer
 from tests.helpers.model_server import Script, status
+from tests.helpers.repos import REPO_ROOT
 from tests.helpers.wave import run
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
@@ -76,3 +77,17 @@ def test_a_rejected_gemini_key_is_its_cause_counted_once_and_not_retried(
     assert entry.error is not None and "\n" not in entry.error
     assert "gemini: [API Error: " in entry.error and "API key not valid" in entry.error
     assert entry.error.endswith("(not retried: the model API rejected the key: check GEMINI_API_KEY)")
+
+
+@needs_bwrap
+def test_a_tool_that_forges_a_rejected_key_and_interrupts_gemini_stops_no_sibling(
+        tmp_path: Path, server: GeminiServer) -> None:
+    # a's command wrote "API key not valid" into gemini's output and sent it SIGINT until it ended: gemini-cli
+    # 0.61.0 exits 0 with no result, so the forged line was its last word, read as the key rejected, and b
+    # was never started. A failure that will repeat ends the CLI with an error.
+    forge = REPO_ROOT / "tests" / "hostile_workers" / "forge_result.py"
+    server.script.commands = [f'case "$PWD" in */a-1) python3 {forge} interrupt400 gemini;; '
+                              '*) printf "ok\\n" > src/b.txt;; esac']
+    first, second = run(_repo(tmp_path, server, items=2, sandbox="bwrap").clone).report.items
+    assert first.exit_code == 0 and "not retried" not in (first.error or ""), first.error
+    assert second.verified, second.error

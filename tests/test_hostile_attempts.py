@@ -62,14 +62,18 @@ def test_attack_a_tool_that_forges_claudes_result_and_kills_it_cannot_dodge_the_
 
 
 @BWRAP_SKIP
-@pytest.mark.parametrize("way", ["login", "trail"])
+@pytest.mark.parametrize("way", ["login", "trail", "interrupt"])
 def test_attack_a_tool_that_forges_claudes_last_words_stops_no_sibling(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> None:
     # "Not logged in" as the killed CLI's last line (login), or a result saying so written again and again
-    # from a process left behind until one followed Claude's own (trail), read as Claude's own word: the
-    # profile failed for good, and the sibling item of that profile was not started in the wave.
+    # from a process left behind until one followed Claude's own (trail), or as the last line of a Claude
+    # that a process left behind interrupted (SIGINT: exit 0, no result) while it waited for the model
+    # (interrupt), read as Claude's own word: the profile failed for good, and the sibling item of that
+    # profile was not started in the wave.
     _fake_agents(monkeypatch)
-    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), way], []])
+    # interrupt: the tool's line, then a line of the model thinking for 5 s (the prompt is one action a line).
+    remote = _claude_repo(tmp_path, [["agent", "bash", "python3", str(FORGE), way,
+                                      *(["\nsleep", "5"] if way == "interrupt" else [])], []])
     rep = run(remote.clone).report
     assert rep.items[1].verified, rep.items[1].error
 
@@ -119,6 +123,30 @@ def test_attack_a_tool_that_forges_a_failed_turn_in_codexs_stream_stops_no_sibli
                             worker_env=["CODEX_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1)
     rep = run(remote.clone).report
     assert "401 Unauthorized" in (rep.items[0].error or ""), rep.items[0]
+    assert rep.items[1].verified, rep.items[1].error
+
+
+FORGED_PERMANENT_XFAIL = pytest.mark.xfail(strict=True, reason=(
+    "a tool shares its CLI's /proc: it writes the CLI's failure that will repeat into its output and ends it "
+    "with SIGINT (codex-cli 0.171.0 exits 1 and prints nothing more), and nothing in the log tells the "
+    "forgery from the CLI's own 401; fixing it needs a second witness (a sibling item's attempt of the "
+    "profile failing for good the same way) before the profile stops"))
+
+
+@BWRAP_SKIP
+@FORGED_PERMANENT_XFAIL
+def test_attack_a_tool_that_forges_a_failed_turn_and_interrupts_codex_stops_no_sibling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A `turn.failed` saying "401 Unauthorized" in codex's output, then SIGINT before its turn completed:
+    # codex exits 1 with no usage, so the forged turn was its account: the key looked rejected, and the
+    # sibling of the profile was not started.
+    _fake_agents(monkeypatch)
+    monkeypatch.setenv("CODEX_API_KEY", "sk-test")
+    items = [item(n, [*([f"run python3 {FORGE} interrupt401 codex", "sleep 5"] if n == "a" else []),
+                      f"write src/{n}.txt ok"], [f"src/{n}.txt"], worker="gpt") for n in "ab"]
+    remote = make_wave_repo(tmp_path, items, workers={"gpt": {"preset": "codex"}},
+                            worker_env=["CODEX_API_KEY"], sandbox="bwrap", attempts=1, concurrency=1)
+    rep = run(remote.clone).report
     assert rep.items[1].verified, rep.items[1].error
 
 

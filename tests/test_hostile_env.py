@@ -25,7 +25,7 @@ import pytest
 
 from tests.helpers.repos import REPO_ROOT, RemoteRepo, git, state_files, wavegit
 from tests.helpers.wave import check, item, make_wave_repo
-from wavegit.attempts import limits, runner, sandbox
+from wavegit.attempts import limits, logcap, sandbox
 
 # A whole-flow suite (real waves, the test GitHub server): `.ci/run` runs it after the README's command.
 pytestmark = pytest.mark.slow
@@ -240,7 +240,7 @@ def test_a_worker_flooding_its_log_without_newlines_gets_a_bounded_tail(tmp_path
     rep = json.loads(result.stdout)
     (found,) = rep["items"]
     assert (found["verified"], found["error"]) == (False, "worker exited 1: " + "x" * 197 + "...")
-    assert found["log_tail"] == "x" * runner.LOG_TAIL_MAX_BYTES
+    assert found["log_tail"] == "x" * logcap.LOG_TAIL_MAX_BYTES
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -115,3 +115,23 @@ def test_attack_an_item_test_that_fills_the_disk_and_fails_has_its_attempt_count
     a = origin_item(remote, "A")
     assert not by_id(rep)["A"]["verified"]
     assert (a.attempts, a.status) == ((2, "failed") if continuous else (1, "todo")), (by_id(rep)["A"], a, err)
+
+
+@needs_bwrap
+@needs_mounts
+@pytest.mark.parametrize("continuous", [False, True], ids=["wave", "continuous"])
+def test_attack_a_worker_that_fills_the_disk_with_links_to_folders_has_its_attempt_counted(
+        tmp_path: Path, continuous: bool) -> None:
+    # Symlinks to a folder (`l0 -> ././.../.`, a page of the tmpfs each) fill the disk from A's tree, and A
+    # fails: what its tree holds was counted over its files only, and a link to a folder is no file there, so
+    # the full disk was "not by this attempt's tree" and excused it: A back to todo with no attempt used, run
+    # again in every later wave; `run --continuous` claimed it again and again and never ended.
+    remote = make_wave_repo(tmp_path, [item("A", ["limits", "dirlinks links"], ["src/a.txt"])],
+                            worker=WORKER, sandbox="bwrap", attempts=1, max_attempts=2, timeout_s=60,
+                            idle_timeout_s=30)
+    write_and_push(remote.clone, {".gitignore": "links/\n"}, "ignore links")
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept", None,
+                                    *(["--continuous"] if continuous else []))
+    a = origin_item(remote, "A")
+    assert not by_id(rep)["A"]["verified"]
+    assert (a.attempts, a.status) == ((2, "failed") if continuous else (1, "todo")), (by_id(rep)["A"], a, err)

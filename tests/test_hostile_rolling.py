@@ -113,3 +113,22 @@ def test_a_rolling_wave_over_its_ceiling_launches_none_of_the_items_it_claimed_a
     assert waves, result.stderr
     spent = {wave.wave_id: [i.id for i in wave.items if i.attempts] for wave in waves}
     assert all(len(ran) <= 1 for ran in spent.values()), spent
+
+
+@pytest.mark.parametrize("spends", [["cost 2"], ["cost-fifo"]], ids=["over", "unreadable"])
+def test_a_continuous_run_over_the_days_ceiling_starts_no_item_it_claimed_ahead_into_another_wave(
+        tmp_path: Path, spends: list[str]) -> None:
+    # budget.day_usd alone, one item a wave, one worker: C0 spent $2 of the day's $1 (over), or an amount
+    # its cost file cannot give (unreadable: over any ceiling), yet C1, claimed ahead into the next wave,
+    # started after it, and so on: that wave's ceiling was what was left of the day's at its claim, before
+    # C0 spent; an unreadable cost stopped its own wave only, and every later wave ran one more item.
+    items = [item(f"C{n}", [*spends, f"write src/c{n}.txt ok"], [f"src/c{n}.txt"], test="true")
+             for n in range(4)]
+    remote = make_wave_repo(tmp_path, items, worker=HOSTILE, concurrency=1, max_items=1, attempts=1,
+                            sandbox="none", budget={"day_usd": 1.0})
+    result = wavegit(remote.clone, "run", "--continuous", "--json", timeout=180)
+    waves = reports(result.stdout)
+    ran = [i.id for wave in waves for i in wave.items if i.attempts]
+    assert ran == ["C0"], (ran, result.stderr)
+    assert all(wave.ceiling_reason for wave in waves), [(w.items, w.ceiling_reason) for w in waves]
+    assert result.returncode == 3 and "over the daily budget" in result.stderr, result.stderr

@@ -31,10 +31,13 @@ file the item owns.
   ``ident`` attribute: each four bytes are 47 (``$Id: <object id> $``) wherever its commit is checked out.
 - ``longlink PATH``: a symlink at PATH whose target is 300 characters long (a tmpfs keeps it in a page of
   its own: creating it on a full one is ENOSPC).
+- ``dirlinks DIR``: symlinks in DIR, each to DIR itself by a 300-character path (``././...``, a page each),
+  made until the disk refuses; the worker then fails (exit 1), the links stay.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import http.server
 import os
@@ -259,5 +262,13 @@ for action, *args in (line.split() for line in sys.stdin.read().splitlines() if 
         target.write_text("$Id$" * (int(args[1]) // 4))
     elif action == "longlink":
         Path(args[0]).symlink_to("x" * 300)
+    elif action == "dirlinks":
+        Path(args[0]).mkdir(parents=True, exist_ok=True)
+        n = 0
+        with contextlib.suppress(OSError):
+            while True:
+                (Path(args[0]) / f"l{n}").symlink_to("./" * 149 + ".")
+                n += 1
+        sys.exit(f"dirlinks: {n} links, then the disk was full")
 if not written:
     write_owned()

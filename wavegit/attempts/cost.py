@@ -49,22 +49,32 @@ class CostReading:
 
 
 def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
-                 prices: Sequence[ModelPrice] = (), *, ended: bool = True) -> CostReading:
+                 prices: Sequence[ModelPrice] = (), *, ended: bool = True, exited_ok: bool = False,
+                 lost: str | None = None) -> CostReading:
     """The cost from ``cost_file`` (a command) or ``agent``'s log (a preset); dollars from ``prices`` for
-    tokens alone. ``ended``: whether the worker ended by itself, not by a signal (a timeout's included).
+    tokens alone. ``ended``: whether the worker ended by itself, not by a signal (a timeout's included);
+    ``exited_ok``: whether it exited 0;
+    ``lost``: why some of its output never reached the log (the disk refused a write), or None.
 
     A preset's CLI that did not end by itself wrote no account of its own: whatever its log holds was
     written by something else that holds its output (a tool of its, through ``/proc/PID/fd/1``), which then
     killed it or waited for the idle timeout, so that a forged $0 result or a forged "Not logged in" (its
     profile failed for good, every sibling not started) would be the last word. Such a run's account is
-    unknown.
+    unknown. So is that of a run whose output was not all logged: a tool that wrote a $0 result or "Not
+    logged in" into the CLI's output and then filled the disk the log is on (its tree's) had the CLI's own
+    result go unlogged, and the forged line was the log's last word.
+
+    A failure that will repeat (:attr:`CostReading.permanent`) ends the CLI with an error (a 401, a 404, "Not
+    logged in", its maximum of turns: exit 1). One that exited 0 without its result was stopped by
+    something else: Claude Code 2.1.332 ends so on SIGINT, which a tool of its sent after writing "Not logged
+    in" into its output, and that forged line was its last word.
 
     A ``note`` says the cost was reported but cannot be read (a bad cost file; a preset run without its
     result, or with tokens no price is set for): budgets count such an attempt as over their ceiling. A
     command that wrote no cost file has no note (a budget decides what reporting nothing means).
     """
     reading = _cost_file_reading(cost_file) if agent.preset is None else CostReading(None, None)
-    account = agent.read_log(log_path) if ended else Account()
+    account = agent.read_log(log_path) if ended and lost is None else Account()
     usd = reading.usd if reading.usd is not None else account.usd
     tokens_given = reading.input_tokens is not None
     inputs = reading.input_tokens if tokens_given else account.input_tokens
@@ -81,11 +91,13 @@ def cost_reading(cost_file: Path, log_path: Path, agent: Agent,
         # An agent always spends something: a run whose account cannot be read (killed, timed out,
         # crashed) cost an unknown amount, which a budget must count as over its ceiling.
         note = (f"{agent.preset.name} run: killed, so no account of its own in {log_path}" if not ended
+                else f"{agent.preset.name} run: its output was not all logged ({lost}), so no account of its "
+                f"own in {log_path}" if lost is not None
                 else f"claude run: no result line with a readable total_cost_usd in {log_path}"
                 if agent.preset.name == "claude"
                 else f"{agent.preset.name} run: no readable usage in {log_path}")
     return CostReading(usd, note, inputs, outputs, account.error, account.denied,
-                       agent.permanent(account) if account.error else None)
+                       agent.permanent(account) if account.error and not exited_ok else None)
 
 
 MAX_ATTEMPT_USD = 1e6

@@ -365,10 +365,12 @@ def _folders(path: Path) -> list[Path]:
 
 
 def _bytes_under(folder: Path) -> int:
-    """The disk space the files under ``folder`` take (links not followed; unreadable entries skipped)."""
+    """The disk space the entries under ``folder`` take (links not followed; unreadable entries skipped)."""
     total = 0
-    for parent, _, files in os.walk(folder):
-        for name in files:
+    for parent, folders, files in os.walk(folder):
+        # Folders, and links to folders, which os.walk lists among them: their pages count too (a tree of
+        # links to a folder, each a page of the disk, filled it with no file in it).
+        for name in (*folders, *files):
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(parent, name)).st_blocks * 512
     return total

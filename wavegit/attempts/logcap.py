@@ -1,12 +1,17 @@
 """A process's log with a size cap: the output is always read (a worker never blocks on a full pipe), but
 only its first and last bytes are kept, with a line saying how much was dropped between them; a write the
-disk refuses (ENOSPC) stops the writing, never the reading, and is noted at the end if the disk allows."""
+disk refuses (ENOSPC) stops the writing, never the reading, and is noted at the end if the disk allows;
+and a log's last lines, read back within a bound."""
 
 from __future__ import annotations
 
 import errno
+import os
+from pathlib import Path
 from typing import IO
 
+LOG_TAIL_MAX_BYTES = 64 * 1024
+"""How much of a log's end a tail reads at most."""
 CUT_MARK = "[wavegit: "
 """How the line saying what the cap dropped starts (a preset whose account is a sum has none then)."""
 
@@ -24,6 +29,8 @@ class CappedLog:
         self.dropped = 0
         self.failure: str | None = None
         """Why the log could not be written any further (``No space left on device``), or None."""
+        self.lost: str | None = None
+        """Why some output is not in the log (the first refused write), even once a later write took."""
         self._unwritten = 0
 
     def write(self, data: bytes) -> None:
@@ -67,4 +74,21 @@ class CappedLog:
                 view = view[written:]
         except OSError as exc:
             self.failure = exc.strerror or str(exc)
+            self.lost = self.lost or self.failure
             self._unwritten += len(view)
+
+
+def log_tail(path: Path, n_lines: int) -> str:
+    """The last ``n_lines`` lines of a log file, from at most its last ``LOG_TAIL_MAX_BYTES``; "" when there
+    is no log. The bound holds against a worker that prints gigabytes without a newline."""
+    if n_lines <= 0:
+        return ""
+    try:
+        with path.open("rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, end - LOG_TAIL_MAX_BYTES))
+            data = fh.read(LOG_TAIL_MAX_BYTES)
+    except FileNotFoundError:
+        return ""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines[-n_lines:])

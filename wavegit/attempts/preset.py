@@ -200,10 +200,12 @@ def read_log(log_path: Path) -> tuple[list[object], str, bool]:
     return values, last, whole
 
 
-_SPOILED = re.compile(r'.\{\s*"type"\s*:\s*"(?:result|turn\.completed)"')
+_SPOILED = re.compile(r'(?<!\\)"type"\s*:\s*"(?:result|turn\.completed)"')
 """An event that holds a preset's account (Claude's and Gemini's ``result``, each of Codex's
-``turn.completed``: their streams are objects with ``type`` first) not starting its line. Only those: a
-nested block (``[{"type": "tool_use"``) in a line cut by the log cap or too long to read is no spoiling."""
+``turn.completed``) in a line that is no JSON: bytes before it on its line. Its ``type`` may come anywhere in
+it (Claude Code 2.1.332 starts its result with ``{"duration_api_ms"``), but never escaped (text in a string).
+Only those: a nested block (``[{"type": "tool_use"``) in a line cut by the log cap or too long to read is
+no spoiling."""
 
 
 def _log_lines(log_path: Path) -> Iterator[str]:

@@ -63,8 +63,6 @@ DEFAULT_KILL_GRACE_S = 5.0
 # After SIGKILL, a process that escaped the group (its own setsid) may still hold the pipe; stop
 # reading after this long rather than wait for it.
 _ABANDON_PIPE_S = 1.0
-LOG_TAIL_MAX_BYTES = 64 * 1024
-"""How much of a log's end a tail reads at most."""
 # bwrap reports a child killed by signal N as exit 128 + N.
 _SIGNAL_EXIT_BASE = 128
 
@@ -81,6 +79,9 @@ class ProcessResult:
     finished_at: datetime
     limit_s: float | None = None
     """The limit that killed it (``timeout_s`` or ``idle_timeout_s``), for :meth:`describe`."""
+    log_lost: str | None = None
+    """Why some of its output is missing from the log (the disk refused a write), or None: all of it is there
+    (but for what ``log_bytes`` dropped between head and tail)."""
 
     @property
     def ok(self) -> bool:
@@ -106,28 +107,12 @@ class ProcessResult:
 
     def tail(self, n_lines: int) -> str:
         """The last ``n_lines`` lines of the log (undecodable bytes replaced)."""
-        return log_tail(self.log_path, n_lines)
+        return logcap.log_tail(self.log_path, n_lines)
 
 
 _NOT_FOUND = 127
 """The exit code of a POSIX shell that could not find a command (a wrapper script whose interpreter lives
 under the sandbox's hidden HOME exits with it)."""
-
-
-def log_tail(path: Path, n_lines: int) -> str:
-    """The last ``n_lines`` lines of a log file, from at most its last ``LOG_TAIL_MAX_BYTES``; "" when there
-    is no log. The bound holds against a worker that prints gigabytes without a newline."""
-    if n_lines <= 0:
-        return ""
-    try:
-        with path.open("rb") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, end - LOG_TAIL_MAX_BYTES))
-            data = fh.read(LOG_TAIL_MAX_BYTES)
-    except FileNotFoundError:
-        return ""
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return "\n".join(lines[-n_lines:])
 
 
 def _signal_name(signum: int) -> str:
@@ -412,7 +397,7 @@ def _run(argv: Sequence[str], started: _Started, log: logcap.CappedLog, log_path
         exit_code = _SIGNAL_EXIT_BASE - exit_code
     limit = {"wall": timeout_s, "idle": idle_timeout_s}.get(killed or "")
     return ProcessResult(exit_code, killed, None, time.monotonic() - start, log_path, started_at, _utc_now(),
-                         limit)
+                         limit, log.lost)
 
 
 def _supervise(proc: subprocess.Popen[bytes], watch: Watch, start: float, wall: float, idle: float,

@@ -17,6 +17,7 @@ from wavegit.attempts import (
     agents,
     cost,
     limits,
+    logcap,
     objectstore,
     runner,
     sandbox,
@@ -196,7 +197,7 @@ def feedback_text(attempt: Attempt) -> str:
         lines.append("These paths are outside what the item owns; change only owned paths:")
         lines += [f"  {p}" for p in attempt.violations]
     tail_of = tail_source(attempt)
-    tail = runner.log_tail(tail_of, FEEDBACK_TAIL_LINES) if tail_of else ""
+    tail = logcap.log_tail(tail_of, FEEDBACK_TAIL_LINES) if tail_of else ""
     if tail:
         which = "test" if tail_of == attempt.test_log_path else "worker"
         lines += [f"Last lines of the {which} output:", tail]
@@ -301,7 +302,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         attempt.exit_code, attempt.killed = result.exit_code, result.killed
         ended = result.killed is None and result.exit_code is not None and result.exit_code >= 0
         reading = cost.cost_reading(Path(env["WAVEGIT_COST_FILE"]), attempt.log_path, agent, config.prices,
-                                    ended=ended)
+                                    ended=ended, exited_ok=ended and result.exit_code == 0,
+                                    lost=result.log_lost)
         attempt.cost, attempt.input_tokens, attempt.output_tokens = (reading.usd, reading.input_tokens,
                                                                      reading.output_tokens)
         # Counted before the next launch asks the budget.

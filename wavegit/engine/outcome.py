@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from wavegit.attempts import runner, wavebranch
+from wavegit.attempts import logcap, wavebranch
 from wavegit.core.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -94,7 +94,7 @@ def item_report(run: ItemRun, config: Config) -> report.ItemReport:
         ownership_violations=[escape(p) for p in last.violations] if last else [],
         cost=round(run.cost, 6) if any(a.cost is not None for a in run.attempts) else None, tokens=run.tokens,
         error=None if run.error is None else escape(run.error),
-        log_tail=runner.log_tail(tail_of, REPORT_TAIL_LINES) if tail_of else "",
+        log_tail=logcap.log_tail(tail_of, REPORT_TAIL_LINES) if tail_of else "",
         attempt_records=records)
 
 

@@ -458,8 +458,10 @@ def _account(rep: report.WaveReport, config: Config, claimed: Claim, ran: _Ran) 
         config.budget, spent, claimed.day_spent + spent, unreadable=unreadable,
         wave_tokens=rep.budget.wave_spent_tokens)
     if rep.budget.exceeded:
-        rep.ceiling_reason = ceiling_reason(config.budget, spent, claimed.day_spent + spent, stopped=stopped,
-                                            unreadable=unreadable, wave_tokens=rep.budget.wave_spent_tokens)
+        # A rolling run's day ceiling may stop a wave whose own spend is under it: the wave names it.
+        found = ceiling_reason(config.budget, spent, claimed.day_spent + spent, stopped=stopped,
+                               unreadable=unreadable, wave_tokens=rep.budget.wave_spent_tokens)
+        rep.ceiling_reason = found or (wave.ceiling if wave is not None else None)
     wave_test = ran.collected.wave_test if ran.collected is not None else None
     if wave_test is not None:
         rep.wave_test = wave_test.to_report(REPORT_TAIL_LINES)

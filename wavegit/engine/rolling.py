@@ -133,6 +133,9 @@ class Scheduler:
         """The day's recorded spend as the last claim read it."""
         self._unrecorded: list[RollingWave] = []
         """The waves whose spend the last claim's ``day_spent`` did not hold."""
+        self._unreadable: str | None = None
+        """A wave of this run that spent an amount that cannot be read: over the day's ceiling from then on
+        (its record holds only what could be read, so the next claim's ``day_spent`` no longer says so)."""
         self._changes = 0
         self._failure: BaseException | None = None
         """What a wave's thread raised (wavegit's own failure), raised once every other wave has ended."""
@@ -358,13 +361,30 @@ class Scheduler:
         return claimed, bool(moved), ranked
 
     def _check_day(self) -> None:
-        """The day ceiling against the day's recorded spend and what this scheduler's waves spent since."""
+        reason = self.day_reached()
+        if reason is not None:
+            raise BudgetExceededError(reason)
+
+    def day_reached(self) -> str | None:
+        """Why the day ceiling stops claims and launches now, against the day's recorded spend and what this
+        scheduler's waves spent since (an amount that could not be read is over it), or None. Asked by every
+        launch too: a wave's own ceiling is what was left of the day's at its claim, before the waves claimed
+        alongside it spent."""
         ceiling = self.config.budget.day_usd
-        spent = self.day_spent + sum(wave.spent for wave in {*self._unrecorded, *self.waves})
-        if ceiling > 0 and spent >= ceiling:
-            raise BudgetExceededError(
-                f"over the daily budget: spent ${budget.format_usd(spent)} of ${budget.format_usd(ceiling)} "
-                "today (UTC), waves in flight included")
+        if ceiling <= 0:
+            return None
+        waves = sorted({*self._unrecorded, *self.waves}, key=lambda wave: wave.wave_id)
+        spent = self.day_spent + sum(wave.spent for wave in waves)
+        if spent >= ceiling:
+            return (f"over the daily budget: spent ${budget.format_usd(spent)} of "
+                    f"${budget.format_usd(ceiling)} today (UTC), waves in flight included")
+        # A wave's unreadable cost stopped new attempts in that wave only, and each later wave let one more
+        # start: a run through the whole backlog, one wave an item, none of its cost known.
+        self._unreadable = self._unreadable or next((w.wave_id for w in waves if w.unreadable), None)
+        if self._unreadable is not None:
+            return (f"over the daily budget: wave {self._unreadable} spent an amount that could not be read, "
+                    "which counts as over the ceiling")
+        return None
 
     def _closes(self, wave: RollingWave) -> bool:
         return (wave.closed or wave.count >= self.max_items or wave.over_wave_budget()

@@ -102,7 +102,7 @@ class RollingWave:
     def _run_item(self, wave: Wave, run: ItemRun, tries: int) -> None:
         turn = self._turn(run)
         try:
-            run_attempts(wave.context, run, tries, wave.stop_reason, turn)
+            run_attempts(wave.context, run, tries, lambda: self._stop_reason(wave), turn)
             if run.attempts and run.attempts[-1].launch_failed:
                 self.scheduler.unlaunchable(run.item)
         finally:
@@ -110,6 +110,18 @@ class RollingWave:
             with self._cond:
                 self.running -= 1
             self.scheduler.changed()
+
+    def _stop_reason(self, wave: Wave) -> str | None:
+        """Why no attempt of ``wave`` may start now: its own reasons, then the day's ceiling over every wave
+        of this run (the waves claimed ahead spent after this one's claim)."""
+        reason = wave.stop_reason()
+        if reason is not None:
+            return reason
+        day = self.scheduler.day_reached()
+        if day is None:
+            return None
+        wave.budget_exceeded, wave.ceiling = True, day
+        return f"not started: {day}"
 
     # The scheduler side, in its thread.
     def add(self, items: Sequence[tracker.Item]) -> bool:
@@ -143,6 +155,12 @@ class RollingWave:
     def spent(self) -> float:
         wave = self.wave
         return wave.spent if wave is not None else 0.0
+
+    @property
+    def unreadable(self) -> bool:
+        """Whether an attempt of the wave spent an amount that cannot be read."""
+        wave = self.wave
+        return wave is not None and wave.context.spend.has_unreadable
 
     def over_wave_budget(self) -> bool:
         wave = self.wave

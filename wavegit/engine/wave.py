@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from wavegit.attempts import limits, objectstore, runner, sandbox, wavebranch, workspace
+from wavegit.attempts import limits, logcap, objectstore, runner, sandbox, wavebranch, workspace
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import git
 from wavegit.core.errors import WavegitError
@@ -148,6 +148,8 @@ class Wave:
         self.logs = repo.wave_logs(self.wave_id)
         self.halted: str | None = None
         self.budget_exceeded = False
+        self.ceiling: str | None = None
+        """Which ceiling stopped its launches when its own spend does not show it (a rolling run's day)."""
         self._flag_lock = threading.Lock()
         # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
@@ -257,7 +259,7 @@ class WaveTest:
         failed = self.exit_code != 0 and self.log_path.is_file()
         return report.WaveTestReport(command=self.command, exit_code=self.exit_code,
                                      log_path=str(self.log_path),
-                                     log_tail=runner.log_tail(self.log_path, tail_lines) if failed else "")
+                                     log_tail=logcap.log_tail(self.log_path, tail_lines) if failed else "")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wavegit.attempts import runner, snapshot, wavebranch
+from wavegit.attempts import logcap, snapshot, wavebranch
 from wavegit.core import git, jsondecode
 from wavegit.core.errors import UsageError
 from wavegit.core.git import WaveId
@@ -150,7 +150,7 @@ def encode_result(run: ItemRun, base: str) -> str:
     stopped, its last logs' tails."""
     last = run.attempts[-1] if run.attempts else None
     logs = (last.log_path, last.test_log_path) if last is not None else ()
-    tails = {path.name: runner.log_tail(path, REPORT_TAIL_LINES) for path in logs if path is not None}
+    tails = {path.name: logcap.log_tail(path, REPORT_TAIL_LINES) for path in logs if path is not None}
 
     def plain(value: object) -> str:
         if isinstance(value, datetime):
