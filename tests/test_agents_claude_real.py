@@ -271,9 +271,7 @@ def test_the_tokens_and_dollars_of_sub_agents_are_counted(claude_bin: Path, wave
      "the API rejected the credentials"),
     (api.Script([api.Fault(status=404, times=100)]), [], "claude: There's an issue with the selected model",
      "the model does not exist or is not available"),
-    (api.Script([[api.tool("Read", file_path="{cwd}/README.md")]]), ["--max-turns", "1"],
-     "claude: Reached maximum number of turns (1)", "the run reached its maximum number of turns"),
-], ids=["401", "404", "max-turns"])
+], ids=["401", "404"])
 def test_a_failure_that_will_repeat_is_counted_once_and_stops_its_profile_for_the_wave(
         claude_bin: Path, wave_base: Path, script: api.Script, args: list[str], said: str, why: str) -> None:
     items = [_item("A"), _item("B", "src/b.txt")]
@@ -287,6 +285,21 @@ def test_a_failure_that_will_repeat_is_counted_once_and_stops_its_profile_for_th
     assert second.error == f"not started: worker profile 'deep' failed for good (A attempt 1: {why})"
     assert f"worker profile 'deep' failed for good (A attempt 1: {why}): no further attempt of it started " \
            "in this wave" in report.notes
+
+
+def test_a_run_out_of_turns_is_not_retried_and_its_profiles_other_items_still_start(
+        claude_bin: Path, wave_base: Path) -> None:
+    # The item's own maximum of turns: another item may need fewer. A prompt that kept the agent busy past
+    # --max-turns stopped every other item of its profile in the wave.
+    script = api.Script([[api.tool("Read", file_path="{cwd}/README.md")]])
+    items = [_item("A"), _item("B", "src/b.txt")]
+    code, report, stderr, _ = _run(wave_base, script, items, profile={"args": ["--max-turns", "1"]},
+                                   attempts=2)
+    assert code == 1 and report is not None, stderr
+    said = "worker exited 1: claude: Reached maximum number of turns (1)"
+    assert [(i.attempts, i.error) for i in report.items] == [
+        (1, f"{said} (not retried: the run reached its maximum number of turns)")] * 2
+    assert not any("failed for good" in note for note in report.notes)
 
 
 def test_without_a_result_the_clis_last_words_on_stderr_are_the_error(claude_bin: Path,

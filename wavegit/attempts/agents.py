@@ -87,6 +87,11 @@ class Agent:
         """Why a failed run of this agent will fail again on every try, or None."""
         return self.preset.permanent(account) if self.preset is not None else None
 
+    def stops_profile(self, why: str) -> bool:
+        """Whether a failure that will repeat for ``why`` (:meth:`permanent`) will for every item of the
+        profile: a rejected key does, the item's own maximum of turns does not."""
+        return self.preset is not None and why not in self.preset.item_bound
+
 DEFAULT_PROFILE = "worker"
 """The profile name of config ``worker`` when it is not itself a profile's name."""
 

@@ -10,7 +10,8 @@ module (:mod:`wavegit.attempts.preset_claude`, :mod:`wavegit.attempts.preset_cod
 - ``read``: its account of the run (error, tokens, dollars) from the JSON lines of its log and the log's last
   line that is not JSON (what it said on stderr when it printed no result);
 - ``permanent``: why a failed run will fail the same way on every try (a rejected key, an unknown model): the
-  attempt counts once, is not retried, and no further attempt of that profile starts in the wave.
+  attempt counts once, is not retried, and no further attempt of that profile starts in the wave, unless the
+  reason is one of ``item_bound`` (its maximum of turns: another item may well need fewer).
 
 Everything here reads the worker's output, which a worker controls: bounded, and never believed beyond what
 it can cost (:data:`MAX_TOKENS`, :func:`usd_amount`).
@@ -116,6 +117,8 @@ class Preset:
     """The current action from one JSON object it streamed, or None when the object is no action."""
     permanent: Callable[[Account], str | None] = _never
     """Why a failed run (its account) will fail again on every try, or None when a retry may succeed."""
+    item_bound: tuple[str, ...] = ()
+    """The reasons of :attr:`permanent` that repeat for the item only: its other items still start."""
     refuses_root: Callable[[Sequence[str]], str | None] = _runs_as_root
     """Why it refuses to run as root outside wavegit's sandbox with this argv, with the fix; None: it runs."""
     npm: tuple[str, str] = ("", "")

@@ -145,13 +145,15 @@ def _action(line: object) -> str | None:
     return short(f"{name} {target}".strip())
 
 
+MAX_TURNS = "the run reached its maximum number of turns"
+"""A failure that repeats for its item (the same prompt needs as many turns) but not for another one."""
 _PERMANENT = (("Failed to authenticate", "the API rejected the credentials"),
               ("API Error: 401", "the API rejected the credentials"),
               ("Invalid API key", "the API rejected the credentials"),
               ("Not logged in", "no credentials reached the CLI"),
               ("issue with the selected model", "the model does not exist or is not available"),
               ("API Error: 404", "the model does not exist or is not available"),
-              ("maximum number of turns", "the run reached its maximum number of turns"),
+              ("maximum number of turns", MAX_TURNS),
               ("cannot be used with root/sudo privileges", "claude refuses every permission as root"))
 
 
@@ -170,5 +172,5 @@ def _refuses_root(argv: Sequence[str]) -> str | None:
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CLAUDE = Preset("claude", CREDENTIALS, _argv, _read, unsandboxed="edits only: unsandboxed", env=_env,
-                action=_action, permanent=_permanent, refuses_root=_refuses_root,
+                action=_action, permanent=_permanent, item_bound=(MAX_TURNS,), refuses_root=_refuses_root,
                 npm=("@anthropic-ai/claude-code", "2.1.332"))

@@ -269,8 +269,8 @@ def run_attempts(context: AttemptContext, run: ItemRun, tries: int, stop_reason:
         if attempt.launch_failed or not attempt.counted:
             return
         if attempt.permanent is not None:
-            # Counted once; the next try (of this item or any other of its profile) would fail the same way,
-            # and run_attempt stopped the profile.
+            # Counted once; the next try of this item would fail the same way (and, unless the reason is
+            # the item's own, any of its profile's: run_attempt stopped the profile).
             return
         feedback = attempt.feedback
 
@@ -308,7 +308,7 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
                                                                      reading.output_tokens)
         # Counted before the next launch asks the budget.
         context.spend.record(f"{item.id} attempt {attempt.number}", reading.usd, reading.tokens, reading.note)
-        if reading.permanent is not None:
+        if reading.permanent is not None and agent.stops_profile(reading.permanent):
             # Before the slot is given back: the launch it lets through asks whether the profile stopped.
             context.stop_profile(attempt.profile, f"{item.id} attempt {attempt.number}: {reading.permanent}")
         slot.give_back()
