@@ -352,7 +352,7 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
         attempt.error, attempt.counted, attempt.launch_failed = result.launch_error, False, True
         return
     # An agent's own words about its failure come from its preset (its output is an event stream).
-    if attempt.failed("worker", result, last_words=context.agent(item).preset is None) \
+    if attempt.failed("worker", result, quote=context.agent(item).preset is None) \
             or agent_error is not None:
         # What the agent says went wrong ("Not logged in", a denied tool) is the error, not a bare exit code.
         attempt.error = f"{attempt.error or 'worker'}: {agent_error}" if agent_error else attempt.error

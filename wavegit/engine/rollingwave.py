@@ -118,10 +118,7 @@ class RollingWave:
         if reason is not None:
             return reason
         day = self.scheduler.day_reached()
-        if day is None:
-            return None
-        wave.budget_exceeded, wave.ceiling = True, day
-        return f"not started: {day}"
+        return None if day is None else wave.ceiling_reached(day)
 
     # The scheduler side, in its thread.
     def add(self, items: Sequence[tracker.Item]) -> bool:

@@ -69,10 +69,10 @@ class Attempt:
     permanent: str | None = None
     """Why its failure will repeat on every try (its agent's word: a rejected key, an unknown model)."""
 
-    def failed(self, what: str, result: runner.ProcessResult, *, last_words: bool = True) -> bool:
+    def failed(self, what: str, result: runner.ProcessResult, *, quote: bool = True) -> bool:
         """Whether ``result`` (of the ``what`` process: worker or test) ends the attempt, noting why: when it
-        exited with an error, and ``last_words``, with the last line it printed (a traceback's exception, a
-        failed assertion), so the report and ``status`` say why without the log."""
+        exited with an error, and ``quote``, with its :func:`last_words` (a traceback's exception, a failed
+        assertion), so the report and ``status`` say why without the log."""
         if result.killed == "cancelled":
             self.error, self.counted, self.killed = "cancelled: the wave stopped", False, "cancelled"
             return True
@@ -83,7 +83,7 @@ class Attempt:
             return True
         if not result.ok:
             self.error = f"{what} {result.describe()}"
-            said = _last_words(result) if last_words and result.killed is None \
+            said = last_words(result.tail(LAST_WORDS_LINES)) if quote and result.killed is None \
                 and (result.exit_code or 0) > 0 else ""
             if said:
                 self.error += f": {said}"
@@ -110,10 +110,6 @@ def last_words(text: str) -> str:
         return ""
     test = next((line for line in said[:-1] if line.startswith(FAILING_TEST)), None)
     return f"{preset.short(test)} ({preset.short(said[-1])})" if test else preset.short(said[-1])
-
-
-def _last_words(result: runner.ProcessResult) -> str:
-    return last_words(result.tail(LAST_WORDS_LINES))
 
 
 @dataclass

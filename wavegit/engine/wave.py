@@ -224,6 +224,12 @@ class Wave:
             return f"not started: {reason}"
         return None
 
+    def ceiling_reached(self, ceiling: str) -> str:
+        """A ceiling beyond the wave's own (a rolling run's day) stops its launches: noted as its own is."""
+        with self._flag_lock:
+            self.budget_exceeded, self.ceiling = True, ceiling
+        return f"not started: {ceiling}"
+
 
 def _read_ahead(confiner: Confiner) -> None:
     """What every sandbox of the wave hides (``Confiner.others``: two git calls, once per wave), read while

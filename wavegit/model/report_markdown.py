@@ -221,9 +221,8 @@ def reason(item: ItemReport) -> str:
         return "violation"
     if not item.files_changed and item.exit_code == 0 and item.test_exit is None:
         return "no change"  # the worker exited 0 and changed nothing, so there was nothing to test
-    if last is None:
-        return timeline.failure(None, item.test_exit, item.exit_code)
-    return timeline.failure(last.killed, item.test_exit, item.exit_code, last.counted)
+    killed, counted = (last.killed, last.counted) if last is not None else (None, True)
+    return timeline.failure(killed, item.test_exit, item.exit_code, counted)
 
 
 def attempts_cell(item: ItemReport) -> str:
