@@ -97,6 +97,22 @@ def test_max_items_below_one_is_bad_input_and_writes_nothing(tmp_path: Path) -> 
     assert git(remote.origin, "rev-parse", "main") == head
 
 
+def test_a_sandbox_asked_for_that_cannot_run_is_bad_input_and_nothing_is_claimed(tmp_path: Path) -> None:
+    # Its probe runs while the claim reads the tracker: its answer still comes before the claim's commit.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], sandbox="bwrap")
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "bwrap").write_text("#!/bin/sh\necho 'bwrap: no namespaces here' >&2\nexit 1\n")
+    (broken / "bwrap").chmod(0o755)
+    before = untouched(remote.origin, remote.clone)
+    result = wavegit(remote.clone, "run", env={"PATH": f"{broken}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 2, result.stderr
+    assert "sandbox: bwrap was asked for but cannot run" in result.stderr
+    assert "bwrap: no namespaces here" in result.stderr and "Traceback" not in result.stderr
+    assert untouched(remote.origin, remote.clone) == before
+    assert worktrees(remote.clone) == [str(remote.clone)]
+
+
 def test_missing_tracker_is_bad_input(tmp_path: Path) -> None:
     remote = make_remote_repo(tmp_path)
     result = wavegit(remote.clone, "run")

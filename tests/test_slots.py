@@ -154,3 +154,16 @@ def test_a_meanwhile_runs_once_ready_with_no_launch_under_way_not_if_its_slot_co
     got[0].give_back()
     skipped = threading.Event()
     assert slots.take(2, Meanwhile(lambda: True, skipped.set)) is not None and not skipped.is_set()
+
+
+def test_on_launch_is_told_once_per_slot_when_its_worker_starts_or_never_will() -> None:
+    told: list[str] = []
+    slots = WorkerSlots(2, on_launch=lambda: told.append("launched"))
+    started, unstarted = slots.take(0), slots.take(1)
+    assert started is not None and unstarted is not None
+    assert told == []
+    started.launched()
+    started.give_back()  # its launch was told already
+    assert told == ["launched"]
+    unstarted.give_back()  # no worker started in it: told all the same
+    assert told == ["launched", "launched"]

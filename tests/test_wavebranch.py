@@ -131,6 +131,27 @@ def test_combine_of_disjoint_items_applies_each_change_as_is_and_sets_the_branch
     assert git(clone, "show", f"{head}:{weird}") == "1"
 
 
+def test_combine_writes_the_replayed_chain_as_one_pack_not_as_loose_objects(remote_repo: RemoteRepo) -> None:
+    # Below fastimport.unpackLimit a second git process would write every commit and tree loose: on a slow
+    # disk most of the combine's time, at the very end of the wave.
+    clone = remote_repo.clone
+    base = git(clone, "rev-parse", "HEAD")
+    commits = _items_writing(remote_repo, base, "{name}.txt", "{name}\n")
+    objects = Path(git(clone, "rev-parse", "--path-format=absolute", "--git-path", "objects"))
+    loose_before = {p.name for p in objects.glob("??/*")}
+    packs_before = set(objects.glob("pack/*.pack"))
+    head = wavebranch.combine(clone, base, commits)
+    new_packs = set(objects.glob("pack/*.pack")) - packs_before
+    assert len(new_packs) == 1
+    chain = set(git(clone, "rev-list", "--objects", f"{base}..{head}").split())
+    assert chain and not chain & {f"{p.parent.name}{p.name}" for p in objects.glob("??/*")
+                                  if p.name not in loose_before}
+    index = new_packs.pop().with_suffix(".idx")
+    listed = git(clone, "verify-pack", "-v", str(index)).splitlines()
+    assert {line.split()[0] for line in listed if line[:40].isalnum() and len(line.split()[0]) == 40} >= {
+        git(clone, "rev-parse", head), git(clone, "rev-parse", f"{head}^{{tree}}")}
+
+
 def test_combine_without_a_branch_leaves_no_ref_behind(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     base = git(clone, "rev-parse", "HEAD")

@@ -109,16 +109,20 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
     assert all((path / "README.md").is_file() for path in made)
 
 
-def test_a_tree_prepared_after_a_batch_is_begun_only_once_that_many_trees_were_taken(
+def test_a_tree_prepared_after_a_batch_is_begun_only_once_that_many_workers_started(
         remote_repo: RemoteRepo) -> None:
+    # The next batch's trees wait for the launches of the batch before: made with them, they took the CPU
+    # its sandboxes were being built with.
     base = git(remote_repo.clone, "rev-parse", "HEAD")
     spaces = Workspaces(remote_repo.clone)
     first, second, later = (Spec(remote_repo.base / "wt" / f"X-{n}", BRANCH, base) for n in (1, 2, 3))
     spaces.prepare_after(2, later)
     spaces.take(first)
-    time.sleep(0.5)
-    assert not later.path.exists()  # one tree taken of the two: nothing made ahead yet
     spaces.take(second)
+    spaces.launched()
+    time.sleep(0.5)
+    assert not later.path.exists()  # both trees taken, one worker started: nothing made ahead yet
+    spaces.launched()
     deadline = time.monotonic() + 10
     while not (later.path / "README.md").exists() and time.monotonic() < deadline:
         time.sleep(0.01)

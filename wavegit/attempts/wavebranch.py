@@ -208,7 +208,9 @@ def _fast_import(repo_root: Path, start: str, messages: Sequence[str], changes: 
     if not branch:
         stream.append(f"reset {ref}\n\n")
     stream.append(f"get-mark :{len(messages)}\ndone\n")
-    return git.fast_import(repo_root, "".join(stream), force=True)
+    # One pack per wave, as a fetch of as many objects leaves one: the chain's commits and trees are
+    # written at the wave's end, its last step before the push.
+    return git.fast_import(repo_root, "".join(stream), force=True, keep_pack=True)
 
 
 def fetch_branch(repo_root: Path, remote: str, branch: str) -> str:

@@ -60,9 +60,9 @@ class Workspaces:
         self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
-        self._taken = 0
+        self._launched = 0
         self._after: list[tuple[int, Spec]] = []
-        """Trees to prepare once that many trees have been taken (:meth:`prepare_after`)."""
+        """Trees to prepare once that many workers have started (:meth:`prepare_after`)."""
         self._watchers: dict[Path, list[Callable[[], None]]] = {}
         """Called once the tree at the path is made in the background (:meth:`when_made`)."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
@@ -98,12 +98,21 @@ class Workspaces:
                 return
         made.add_done_callback(_calling(tell))
 
-    def prepare_after(self, taken: int, spec: Spec) -> None:
-        """Prepare ``spec`` once ``taken`` trees have been taken: ahead of its attempt, but after the trees
-        workers are waiting for (on two cores, making a batch's trees and the next batch's at once delayed
-        the first batch's launches by up to 80 ms)."""
+    def prepare_after(self, launched: int, spec: Spec) -> None:
+        """Prepare ``spec`` once ``launched`` workers have started, or will not (:meth:`launched`): ahead of
+        its attempt, but after the launches of the batch before (on two cores, making the next batch's trees
+        while a batch's trees are made and its sandboxes built delayed its launches by 20-80 ms)."""
         with self._guard:
-            self._after.append((taken, spec))
+            self._after.append((launched, spec))
+
+    def launched(self) -> None:
+        """A worker of the wave has started, or will not: the trees due after that many are prepared."""
+        with self._guard:
+            self._launched += 1
+            due = [later for launched, later in self._after if launched <= self._launched]
+            self._after = [(launched, later) for launched, later in self._after if launched > self._launched]
+        for later in due:
+            self.prepare(later)
 
     def take(self, spec: Spec) -> Ready:
         """``spec``'s tree, ready: the one prepared earlier, or made now (here, when its preparation had not
@@ -111,16 +120,9 @@ class Workspaces:
         with self._guard:
             self._warm(spec)
             made = self._made.pop(spec.path, None)
-            self._taken += 1
-            due = [later for taken, later in self._after if taken <= self._taken]
-            self._after = [(taken, later) for taken, later in self._after if taken > self._taken]
-        try:
-            if made is None or made.cancel():
-                return self._make(spec)
-            return made.result()
-        finally:
-            for later in due:
-                self.prepare(later)
+        if made is None or made.cancel():
+            return self._make(spec)
+        return made.result()
 
     def test_checkout(self, commit: str, path: Path, *, narrow: bool = True) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this

@@ -161,20 +161,21 @@ def hold(repo: Repo, config: Config, wave_id: WaveId, *, landed: bool = True, ri
 
 def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, started: datetime, *,
               max_items: int | None, delivery: Delivery | None, options: WaveOptions) -> WaveOutcome:
-    # Before the claim: a sandbox that was asked for and cannot be had is bad input (exit 2), nothing claimed.
-    jail = sandbox.decide(config.sandbox, os.environ)
-    options = replace(options, sandbox=jail)
-    preflight_check = preflight.claim_checks(repo, config, wave_id, sandboxed=jail.bwrap is not None)
+    # Decided while the claim reads, and before its commit: a sandbox that was asked for and cannot be had is
+    # bad input (exit 2), nothing claimed.
+    jail = sandbox.decide_soon(config.sandbox, os.environ)
 
     def claiming(before_commit: Callable[[], None]) -> Claim:
         def check(snapshot: Snapshot, plan: Plan) -> None:
-            preflight_check(snapshot, plan)
+            sandboxed = jail().bwrap is not None
+            preflight.claim_checks(repo, config, wave_id, sandboxed=sandboxed)(snapshot, plan)
             before_commit()  # the last step before the claim's commit: a beat pushed meanwhile
 
         return claim(repo, config, store, max_items=max_items or config.max_items, wave_id=wave_id,
                      now=started, check=check, planner=only.planner(options.only) if options.only else None)
 
     claimed = with_first_beat(store, options.beating, claiming)
+    options = replace(options, sandbox=jail())
     rep = claim_report(config, store, claimed, options, started)
     if not claimed.items:
         # Written only when the claim failed items with no attempt left.

@@ -48,7 +48,9 @@ class Meanwhile:
 
 
 class WorkerSlots:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, on_launch: Callable[[], None] | None = None) -> None:
+        """``on_launch``: called (outside the lock) each time a slot's worker has started, or will not."""
+        self._on_launch = on_launch
         self._free = max(1, size)
         self._turn = 0
         """The queue position whose first attempt takes the next slot."""
@@ -110,6 +112,8 @@ class WorkerSlots:
         with self._cond:
             self._launching -= 1
             self._cond.notify_all()
+        if self._on_launch is not None:
+            self._on_launch()
 
     def wait_for_launches(self, timeout_s: float) -> None:
         """Wait, at most ``timeout_s``, while a worker is about to start, or an attempt waits for a free slot

@@ -187,11 +187,11 @@ class Wave:
         starting = [run.item for run in queue if tries[run.item.id] >= 1]
         concurrency = max(1, config.concurrency)
         # The first batch's trees are made by their own item threads, side by side (Workspaces.take); each
-        # next batch's in the background once every tree of the batch before it is taken: trees exist for
-        # the running items and the next batch, no more (disk).
+        # next batch's in the background once every worker of the batch before it has started: trees exist
+        # for the running items and the next batch, no more (disk).
         # A pool of its own (a closed one cannot be used again), on the same object directory.
         context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
-        context.slots = WorkerSlots(concurrency)
+        context.slots = WorkerSlots(concurrency, on_launch=context.workspaces.launched)
         for turn in range(concurrency, len(starting)):
             context.workspaces.prepare_after(turn - turn % concurrency, context.spec(starting[turn], 1))
         turns = {item.id: n for n, item in enumerate(starting)}
