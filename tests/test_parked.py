@@ -197,12 +197,15 @@ def test_a_parked_command_that_cannot_launch_fails_as_it_would_unparked(tmp_path
 
 
 def _recording_parks(monkeypatch: pytest.MonkeyPatch, *meets: Path) -> list[runner.Parked]:
-    """Every park of the wave, recorded; once the Nth attempt parked its worker and test, an entry in the Nth
-    of ``meets`` (a worker waits there for it)."""
+    """Every park of an attempt waiting for its slot, recorded (not a launch's own sandbox, built while its
+    tree is made: ``building``); once the Nth attempt parked its worker and test, an entry in the Nth of
+    ``meets`` (a worker waits there for it)."""
     parks: list[runner.Parked] = []
     real = runner.park
 
     def recording(*args: Any, **kwargs: Any) -> runner.Parked:
+        if kwargs.get("building"):
+            return real(*args, **kwargs)
         parks.append(real(*args, **kwargs))
         if len(parks) % 2 == 0 and len(parks) // 2 <= len(meets):
             (meets[len(parks) // 2 - 1] / "parked").touch()
@@ -256,6 +259,34 @@ def test_a_parked_attempt_runs_in_its_turn_and_its_test_judges_the_workers_commi
     assert items["B"].verified and items["B"].log_tail == "prompt seen"
     assert not items["C"].verified and items["C"].test_exit == 1
     assert len(parks) == 4 and [p.started.proc.returncode for p in parks if p.started.proc] == [0, 0, 0, 1]
+
+
+def test_a_first_attempts_sandbox_is_built_while_its_tree_is_made_and_its_worker_finds_the_whole_tree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No slot to wait for: its sandbox starts on the empty directory its tree is then made in (bwrap binds
+    # that very directory), and its worker runs only once both are done.
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    script = seen / "look.sh"
+    script.write_text(f'find . -path ./.git -prune -o -type f -print | sort > {seen}/tree\n'
+                      'echo ok > src/a.txt\n')
+    remote = make_wave_repo(tmp_path, [item("A", [f"run sh {script}"], ["src/a.txt"])], concurrency=1,
+                            sandbox={"mode": "bwrap", "rw_paths": [str(seen)]})
+    at_park: list[list[str]] = []
+    real = runner.park
+
+    def recording(*args: Any, **kwargs: Any) -> runner.Parked:
+        if kwargs.get("building"):
+            at_park.append(sorted(entry.name for entry in Path(kwargs["cwd"]).iterdir()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "park", recording)
+    items = {i.id: i for i in run(remote.clone).report.items}
+    assert items["A"].verified, items["A"]
+    assert at_park == [[]]
+    assert (seen / "tree").read_text().splitlines() == [
+        "./.wavegit/config.yaml", "./.wavegit/tracker.yaml", "./README.md", "./src/a/seed.txt",
+        "./src/keep.txt"]
 
 
 def test_an_unsandboxed_wave_parks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,3 +185,26 @@ def test_an_empty_directory_made_ahead_is_the_very_one_its_tree_is_made_in(remot
         assert "README.md" in os.listdir(made_ahead)
     finally:
         os.close(made_ahead)
+
+
+def test_discarded_paths_wait_for_the_waves_cleanup_until_more_than_kept_then_the_oldest_goes(
+        tmp_path: Path) -> None:
+    # Deleting while the wave launches and reads back slowed it on a disk mounted with discard: what an
+    # attempt leaves waits for the cleanup, two batches' worth at most.
+    spaces = Workspaces(tmp_path, tmp_path / "objects", kept=2)
+    left = [tmp_path / f"attempt-{n}" for n in range(4)]
+    for path in left:
+        (path / "sub").mkdir(parents=True)
+        (path / "sub" / "file.txt").write_text("x\n")
+    for path in left[:3]:
+        spaces.discard(path)
+    spaces.close()  # waits for the removals begun
+    assert [path.exists() for path in left] == [False, True, True, True]
+
+
+def test_with_nothing_kept_a_discarded_path_is_removed_at_once_in_the_background(tmp_path: Path) -> None:
+    spaces = Workspaces(tmp_path, tmp_path / "objects")
+    (tmp_path / "attempt" / "sub").mkdir(parents=True)
+    spaces.discard(tmp_path / "attempt")
+    spaces.close()
+    assert not (tmp_path / "attempt").exists()

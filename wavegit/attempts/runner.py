@@ -258,12 +258,12 @@ def run_process(
 
 
 def park(argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None,
-         confine: Confinement) -> Parked:
+         confine: Confinement, building: bool = False) -> Parked:
     """``argv`` started in its sandbox (``confine``: bwrap) up to a gate that runs nothing of it until
-    :func:`run_process` is given the result; its limits, idle timer and duration count from then. Called
-    from a thread that outlives the process (bwrap dies with the thread that started it): the one that runs
-    it."""
-    return Parked(argv, cwd, env, confine)
+    :func:`run_process` is given the result; its limits, idle timer and duration count from then. Called from
+    the thread that runs it (bwrap dies with the thread that started it). ``building``: returned while bwrap
+    builds the sandbox (its tree made meanwhile); :func:`run_process` waits for the gate to say it is up."""
+    return Parked(argv, cwd, env, confine, building=building)
 
 
 @dataclass(frozen=True)
@@ -274,26 +274,40 @@ class _Started:
     error: OSError | ValueError | None
     confine: Confinement | None
     launched_after: sweep.PidMark | None = None
-    before: bytes = b""
-    """Its output before its gate said it was up (bwrap's own messages)."""
+    before: bytes | None = b""
+    """Its output before its gate said it was up (bwrap's own messages); None while not yet awaited."""
+
+    def up(self) -> _Started:
+        """This process once its gate said it is up (or it ended): awaited here if it was not."""
+        if self.before is not None or self.proc is None:
+            return self
+        assert self.proc.stdout is not None
+        return dataclasses.replace(self, before=gate.await_up(self.proc.stdout.fileno()))
 
 
 class Parked:
     """A process in its sandbox parked at its gate (see :func:`park`); :meth:`drop` kills it unrun."""
 
     def __init__(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
-                 confine: Confinement) -> None:
+                 confine: Confinement, *, building: bool = False) -> None:
         assert confine.bwrap, "only a sandbox is parked"
         self._argv, self._cwd, self._env = list(argv), cwd, dict(env) if env is not None else None
         self._binds = _identities(confine.layout)
         self._stack = contextlib.ExitStack()
-        self.started = self._stack.enter_context(_starting(argv, cwd, env, confine, gated=True))
+        self._started = self._stack.enter_context(_starting(argv, cwd, env, confine, gated=True,
+                                                            awaited=not building))
+
+    @property
+    def started(self) -> _Started:
+        """The process, its gate up (awaited now if it was parked still building)."""
+        self._started = self._started.up()
+        return self._started
 
     def fits(self, argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
              confine: Confinement | None) -> bool:
         """Whether the launch asked for now is the one parked: same command and sandbox, the toolchain it
         shows unchanged, and the directories it binds the very ones it bound (not removed and made again)."""
-        if self.started.error is not None or confine is None or not confine.bwrap:
+        if self._started.error is not None or confine is None or not confine.bwrap:
             return False
         if (list(argv), cwd, dict(env) if env is not None else None) != (self._argv, self._cwd, self._env):
             return False
@@ -301,7 +315,7 @@ class Parked:
             now = _launchable(argv, cwd, env, confine)
         except OSError:
             return False
-        return now == self.started.confine and _identities(confine.layout) == self._binds
+        return now == self._started.confine and _identities(confine.layout) == self._binds
 
     def drop(self) -> None:
         """Kill the process (unrun, if it was never told to go) and remove its cgroup; again does nothing."""
@@ -324,10 +338,11 @@ def _identities(layout: sandbox.Layout) -> tuple[tuple[int, int] | None, ...]:
 
 @contextlib.contextmanager
 def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
-              confine: Confinement | None, *, gated: bool = False) -> Iterator[_Started]:
+              confine: Confinement | None, *, gated: bool = False, awaited: bool = True
+              ) -> Iterator[_Started]:
     """``argv`` started within its limits (``gated``: behind :mod:`wavegit.attempts.gate`, its sandbox built
-    once this yields); on leaving, its group killed, the leader reaped, an unsandboxed attempt's leftovers
-    swept and its cgroup removed."""
+    once this yields, unless not ``awaited``: :meth:`_Started.up`); on leaving, its group killed, the leader
+    reaped, an unsandboxed attempt's leftovers swept and its cgroup removed."""
     with _launching(confine) as launch:
         try:
             if not argv:
@@ -349,7 +364,7 @@ def _starting(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | Non
             yield _Started(None, exc, confine)
             return
         assert proc.stdout is not None
-        before = gate.await_up(proc.stdout.fileno()) if gated else b""
+        before = (gate.await_up(proc.stdout.fileno()) if awaited else None) if gated else b""
         try:
             yield _Started(proc, None, confine, launched_after, before)
         finally:
@@ -381,7 +396,7 @@ def _run(argv: Sequence[str], started: _Started, log: logcap.CappedLog, log_path
         return ProcessResult(None, None, message, time.monotonic() - start, log_path, started_at, _utc_now())
     assert proc.stdin is not None and proc.stdout is not None
     text = gate.go_line(stdin_text) if gated else stdin_text
-    log.write(started.before)
+    log.write(started.before or b"")
     watch = Watch(proc.pid, proc.stdin, proc.stdout, log, text, on_line)
     try:
         killed = _supervise(proc, watch, start, _limit(timeout_s), _limit(idle_timeout_s), cancel,

@@ -92,17 +92,24 @@ def set_up(context: AttemptContext, item: tracker.Item, number: int, feedback: s
                       profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
     pad = Launchpad(context, attempt, stem, prompt, context.spec(item, number))
     try:
-        # The tree first: the first batch's are made here, while the sandbox's view of the repository's
-        # other checkouts and stores is read in the background (Wave.run_items).
-        pad.ready = context.workspaces.take(pad.spec)
+        if park:
+            # Its tree was made in the background (Ahead).
+            pad.ready = context.workspaces.take(pad.spec)
+        else:
+            # Its sandbox binds the tree's directory, made empty now: bwrap builds it while the tree is
+            # made (the first batch's, side by side: some 30 ms earlier launches on two cores).
+            pad.spec.path.mkdir(parents=True, exist_ok=True)
         pad.confinement, pad.env = context.confiner.confine(
             pad.spec.path, stem, item_id=item.id, owns=item.owns, prompt_file=prompt_file,
             feedback_file=feedback_file, pass_github_token=config.worker_github_token)
         pad.env.update(agent.env(sandboxed))
         agent.seed_home(sandboxed, Path(pad.env["HOME"]))
-        if park:
-            pad.worker = runner.park(agent.argv(sandboxed), cwd=pad.ready.path, env=pad.env,
-                                     confine=pad.confinement)
+        if sandboxed:
+            pad.worker = runner.park(agent.argv(sandboxed), cwd=pad.spec.path, env=pad.env,
+                                     confine=pad.confinement, building=not park)
+        if pad.ready is None:
+            pad.ready = context.workspaces.take(pad.spec)
+        elif park:
             pad.test = _park_test(context, item, pad.ready, attempt.number)
     except BaseException:
         pad.close()

@@ -157,7 +157,7 @@ class Wave:
         self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
                                        wave_spend(config, claimed.day_spent),
-                                       Workspaces(repo.root),
+                                       Workspaces(repo.root, kept=kept_paths(config.concurrency)),
                                        Confiner(repo, config, self.wave_id,
                                                 jail or sandbox.decide(config.sandbox, os.environ)),
                                        WorkerSlots(config.concurrency))
@@ -190,11 +190,14 @@ class Wave:
         # next batch's in the background once every worker of the batch before it has started: trees exist
         # for the running items and the next batch, no more (disk).
         # A pool of its own (a closed one cannot be used again), on the same object directory.
-        context.workspaces = Workspaces(self.repo.root, context.workspaces.objects)
+        context.workspaces = Workspaces(self.repo.root, context.workspaces.objects,
+                                        kept=kept_paths(concurrency))
         context.slots = WorkerSlots(concurrency, on_launch=context.workspaces.launched)
         for turn in range(concurrency, len(starting)):
             context.workspaces.prepare_after(turn - turn % concurrency, context.spec(starting[turn], 1))
         turns = {item.id: n for n, item in enumerate(starting)}
+        if starting:
+            context.workspaces.warm(context.spec(starting[0], 1))
         threading.Thread(target=_read_ahead, args=(context.confiner,), name="wavegit-sandbox-view",
                          daemon=True).start()
         try:
@@ -229,6 +232,12 @@ class Wave:
         with self._flag_lock:
             self.budget_exceeded, self.ceiling = True, ceiling
         return f"not started: {ceiling}"
+
+
+def kept_paths(concurrency: int) -> int:
+    """How many finished attempts' paths wait for the wave's cleanup: two batches' worth (each attempt
+    leaves its tree, its test checkout and their two private directories)."""
+    return 4 * 2 * max(1, concurrency)
 
 
 def _read_ahead(confiner: Confiner) -> None:
