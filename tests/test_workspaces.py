@@ -4,9 +4,11 @@ repos."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -208,3 +210,29 @@ def test_with_nothing_kept_a_discarded_path_is_removed_at_once_in_the_background
     spaces.discard(tmp_path / "attempt")
     spaces.close()
     assert not (tmp_path / "attempt").exists()
+
+
+def test_once_the_disk_is_less_than_a_fifth_free_every_discarded_path_goes_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a worker left (gigabytes of ignored files) must not hold the disk full for its siblings.
+    spaces = Workspaces(tmp_path, tmp_path / "objects", kept=8)
+    left = [tmp_path / f"attempt-{n}" for n in range(3)]
+    for path in left:
+        path.mkdir()
+    spaces.discard(left[0])
+    spaces.discard(left[1])
+    assert all(path.exists() for path in left)
+    total = shutil.disk_usage(tmp_path).total
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: _Usage(total, total - total // 10, total // 10))
+    spaces.discard(left[2])
+    deadline = time.monotonic() + 10
+    while any(path.exists() for path in left) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [path.exists() for path in left] == [False, False, False]
+    spaces.close()
+
+
+class _Usage(NamedTuple):
+    total: int
+    used: int
+    free: int

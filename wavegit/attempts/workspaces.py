@@ -17,6 +17,7 @@ then starts its sandboxes, parked (:mod:`wavegit.engine.launchpad`).
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -152,10 +153,13 @@ class Workspaces:
         than ``kept`` paths wait so: then the oldest is removed in the background. Deleting while the wave
         launches and reads back its attempts took 50 ms of a 16-item wave on this machine's disk (mounted
         with ``discard``, each file's blocks trimmed as it goes, and each new inode searched for past the
-        recently freed ones); the bound keeps the space a long wave holds to two batches' worth."""
+        recently freed ones); the bound keeps the space a long wave holds to two batches' worth, and once
+        the disk is less than a fifth free every path waiting goes at once: what a worker left (gigabytes of
+        ignored files) must not fill the disk for its siblings."""
         with self._guard:
             self._discarded.append(path)
-            over = self._discarded[:-self._kept] if self._kept else list(self._discarded)
+            keep = self._kept if self._kept and _roomy(path.parent) else 0
+            over = self._discarded[:-keep] if keep else list(self._discarded)
             del self._discarded[:len(over)]
         for old in over:
             self._pool.submit(workspace.remove, old)
@@ -212,6 +216,18 @@ class Workspaces:
         workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
                          skeleton=self._skeleton(spec.path.parent))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
+
+
+KEPT_WHILE_FREE = 0.2
+"""The share of the disk that must stay free for discarded paths to wait for the wave's cleanup."""
+
+
+def _roomy(folder: Path) -> bool:
+    try:
+        usage = shutil.disk_usage(folder)
+    except OSError:
+        return False
+    return usage.free >= usage.total * KEPT_WHILE_FREE
 
 
 def _calling(tell: Callable[[], None]) -> Callable[[Future[Ready]], None]:
