@@ -454,3 +454,11 @@ def test_equal_values_of_other_types_are_written_each_as_itself() -> None:
 
     assert [yamledit.render(v) for v in (False, 0, 0.0, True, 1, 1.0, "0")] == [
         "false", "0", "0.0", "true", "1", "1.0", "'0'"]
+
+
+def test_a_rendered_value_keeps_its_type_whatever_equal_value_of_another_type_came_first() -> None:
+    # Rendering is cached per value (a claim writes the same status, wave and time into every item): 1, 1.0
+    # and True are equal in Python, never in the tracker.
+    assert [yamledit.render(v) for v in (1, True, 1.0, "1", None, "null")] == [
+        "1", "true", "1.0", "'1'", "null", "'null'"]
+    assert [yamledit.render(v) for v in (True, 1.0, 1)] == ["true", "1.0", "1"]

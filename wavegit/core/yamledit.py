@@ -7,6 +7,7 @@ format wavegit writes); anything else is refused with a clear error rather than 
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,6 +69,19 @@ def render(value: object) -> str:
     Text holding undecodable bytes (a worker's file name in an error) is written with them escaped:
     ``\\xNN`` as text, never a surrogate the reader could not decode (``wavegit.core.undecodable``).
     """
+    if value is None or isinstance(value, (str, int, float)):
+        return _render_scalar(value)
+    return _render(value)
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _render_scalar(value: str | int | float | None) -> str:
+    """:func:`render` of a scalar, once per value: a claim writes the same status, wave and time into every
+    item it takes (PyYAML's emitter, 0.17 ms a value: 5.3 -> 1.5 ms for a 16-item claim)."""
+    return _render(value)
+
+
+def _render(value: object) -> str:
     import yaml
 
     value = _writable(value)
