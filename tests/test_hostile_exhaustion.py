@@ -135,3 +135,24 @@ def test_attack_a_worker_that_fills_the_disk_with_links_to_folders_has_its_attem
     a = origin_item(remote, "A")
     assert not by_id(rep)["A"]["verified"]
     assert (a.attempts, a.status) == ((2, "failed") if continuous else (1, "todo")), (by_id(rep)["A"], a, err)
+
+
+@needs_bwrap
+@needs_mounts
+def test_attack_a_tree_left_for_the_waves_cleanup_excuses_no_later_attempt_that_fills_the_disk(
+        tmp_path: Path) -> None:
+    # A finished attempt's tree waits for the wave's cleanup while the disk has room: A leaves 20 MiB of
+    # ignored files in its tree and is verified; B, after it, fills the rest of the disk and fails. A full
+    # disk "not by this attempt's tree" (A's is bigger) excused B: back to todo with no attempt used, run
+    # again in every later wave.
+    entries = [item("A", ["limits", f"fill-quiet . {20 * MiB}"], ["src/a.txt"], test="true", priority="P0"),
+               item("B", ["limits", f"fill . {64 * MiB}"], ["src/b.txt"], test="true", priority="P1")]
+    remote = make_wave_repo(tmp_path, entries, worker=WORKER, sandbox="bwrap", attempts=1, max_attempts=2,
+                            concurrency=1, timeout_s=60, idle_timeout_s=30)
+    write_and_push(remote.clone, {".gitignore": "filler\n"}, "ignore filler")
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    found = by_id(rep)
+    assert found["A"]["verified"], (found["A"], err)
+    b = origin_item(remote, "B")
+    assert not found["B"]["verified"]
+    assert (b.attempts, b.status) == (1, "todo"), (found["B"], b, err)

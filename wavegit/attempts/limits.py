@@ -332,11 +332,11 @@ def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path,
     (``<privates>/<wave>/<stem>``: HOME and TMPDIR are sized tmpfs, but the folder they lie in, the cost
     file's, is on this disk). A sibling's bigger share, or space held outside every attempt, excuses its
     failure."""
-    if not _full(tree):
+    if not disk_full(tree):
         return False
     own = sum(_bytes_under(path) for path in (tree, private, *test))
     # The test's folders are being removed meanwhile: full still, what is left of them is less than `own`.
-    if not _full(tree):
+    if not disk_full(tree):
         return False
     # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
     # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
@@ -349,7 +349,8 @@ def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path,
 _ATTEMPT_TREE = re.compile(r".+-[0-9]+")
 
 
-def _full(path: Path) -> bool:
+def disk_full(path: Path) -> bool:
+    """Whether the disk of ``path`` has less than ``FULL_BYTES`` of room."""
     try:
         disk = os.statvfs(path)
     except OSError:

@@ -164,6 +164,14 @@ class Workspaces:
         for old in over:
             self._pool.submit(workspace.remove, old)
 
+    def flush(self) -> None:
+        """Remove, here and now, every discarded path still waiting for the wave's cleanup: before an attempt
+        that found the disk full is judged, what finished attempts left must not be what excuses it."""
+        with self._guard:
+            waiting, self._discarded = self._discarded, []
+        for path in waiting:
+            workspace.remove(path)
+
     def close(self) -> None:
         """Drop the work not begun yet and wait for the rest (it may fail): the wave's cleanup follows and
         removes whatever trees are left in one go."""

@@ -317,6 +317,8 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
         except (WavegitError, OSError) as exc:
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
+        if attempt.commit is None and attempt.counted and limits.disk_full(ready.path):
+            context.workspaces.flush()
         if attempt.commit is None and attempt.counted \
                 and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir,
                                                 context.confiner.private_root / stem,
@@ -442,6 +444,7 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
             raise
     workspace.remove(path)
     workspace.remove(ready.path)
+    context.workspaces.flush()  # and what finished attempts left for the wave's cleanup
     try:
         return context.workspaces.test_checkout(commit, path, narrow=narrow)
     except (WavegitError, OSError) as exc:
