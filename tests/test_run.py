@@ -113,6 +113,22 @@ def test_a_sandbox_asked_for_that_cannot_run_is_bad_input_and_nothing_is_claimed
     assert worktrees(remote.clone) == [str(remote.clone)]
 
 
+def test_a_wave_that_runs_its_workers_unsandboxed_says_so_on_stderr_before_its_first_attempt(
+        tmp_path: Path) -> None:
+    # `sandbox: auto` without a working bwrap runs workers "with a warning" (README): it was only a note of
+    # the report, read once every worker had run outside any sandbox (usr12, a first wave on attrs).
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], sandbox="auto")
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "bwrap").write_text("#!/bin/sh\necho 'bwrap: no namespaces here' >&2\nexit 1\n")
+    (broken / "bwrap").chmod(0o755)
+    result = wavegit(remote.clone, "run", env={"PATH": f"{broken}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    warning = "warning: sandbox: bwrap cannot run here ("
+    assert warning in result.stderr and "no namespaces here); workers run unsandboxed" in result.stderr
+    assert result.stderr.index(warning) < result.stderr.index("A attempt 1 started"), result.stderr
+
+
 def test_missing_tracker_is_bad_input(tmp_path: Path) -> None:
     remote = make_remote_repo(tmp_path)
     result = wavegit(remote.clone, "run")

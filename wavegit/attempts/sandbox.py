@@ -272,7 +272,7 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
     if environ.get("GITHUB_ACTIONS") == "true":
         raise UsageError(f"sandbox: bwrap cannot run on this runner ({problem}); install bubblewrap or set "
                          "`sandbox: none` to run workers unsandboxed")
-    return Decision(None, f"sandbox: bwrap cannot run here ({problem}); workers ran unsandboxed")
+    return Decision(None, f"sandbox: bwrap cannot run here ({problem}); workers run unsandboxed")
 
 
 def decide_soon(settings: SandboxConfig, environ: Mapping[str, str]) -> Callable[[], Decision]:
