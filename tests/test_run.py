@@ -412,3 +412,30 @@ def test_a_push_a_ruleset_refuses_with_gh013_exits_2_naming_the_rules_and_claims
     assert "refused by the repository's rules: Changes must be made through a pull request.; " \
            'Required status check "ci" is expected.' in said and "race" not in said
     assert git(remote.origin, "rev-parse", "main") == before and origin_item(remote, "IT-0").status == "todo"
+
+
+@pytest.mark.parametrize("extra", [[], ["--continuous", "--watch"]])
+def test_run_takes_sigint_and_sigterm_back_before_it_reads_its_config(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: list[str]) -> None:
+    # `wavegit run &` in a script starts with SIGINT ignored. run took it back only once it had read (and
+    # fetched) the config it obeys, some 0.3 s: a `kill -INT` sent before was lost, and the wave went on to
+    # claim and run every item, exit 0 (usr12, a wave interrupted 0.3 s after its start).
+    from wavegit import cli
+    from wavegit.commands._context import Context
+    from wavegit.core.errors import UsageError
+
+    seen: list[object] = []
+
+    def governed(cls: type[Context], args: object) -> Context:
+        seen.extend([signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)])
+        raise UsageError("stopped by the test")
+
+    monkeypatch.setattr(Context, "governed", classmethod(governed))
+    before_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    before_term = signal.getsignal(signal.SIGTERM)
+    try:
+        assert cli.main(["run", *extra]) == 2
+    finally:
+        signal.signal(signal.SIGINT, before_int)
+        signal.signal(signal.SIGTERM, before_term)
+    assert seen[0] is signal.default_int_handler and seen[1] not in (signal.SIG_DFL, signal.SIG_IGN), seen
