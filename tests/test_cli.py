@@ -161,3 +161,31 @@ def test_a_command_ends_once_its_atexit_handlers_ran_and_skips_the_teardown_only
         assert (marks / "teardown").read_text() == "ran"
     else:
         assert not (marks / "teardown").exists()
+
+
+def test_a_sigint_while_run_imports_its_modules_interrupts_it_and_run_json_still_prints_its_report(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # `wavegit run &` in a script starts with SIGINT ignored; importing the run command's modules takes 0.1 to
+    # 0.7 s on a loaded machine, and a `kill -INT` sent then was lost: the wave claimed and ran every item,
+    # exit 0 (usr12). Now it is kept and raised once run handles it: exit 130, the report on stdout.
+    import importlib
+    import json
+    import signal
+
+    real_import = importlib.import_module
+
+    def importing(name: str) -> object:
+        signal.raise_signal(signal.SIGINT)  # as `kill -INT` during the import
+        return real_import(name)
+
+    monkeypatch.setattr(sys, "argv", ["wavegit", "run", "--json"])
+    monkeypatch.setattr(importlib, "import_module", importing)
+    before_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    before_term = signal.getsignal(signal.SIGTERM)
+    try:
+        assert cli._run(None)[0] == 130
+    finally:
+        signal.signal(signal.SIGINT, before_int)
+        signal.signal(signal.SIGTERM, before_term)
+    out = capsys.readouterr()
+    assert json.loads(out.out)["exit_code"] == 130 and "wavegit run: interrupted" in out.err, out

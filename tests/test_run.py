@@ -113,6 +113,22 @@ def test_a_sandbox_asked_for_that_cannot_run_is_bad_input_and_nothing_is_claimed
     assert worktrees(remote.clone) == [str(remote.clone)]
 
 
+def test_a_wave_that_runs_its_workers_unsandboxed_says_so_on_stderr_before_its_first_attempt(
+        tmp_path: Path) -> None:
+    # `sandbox: auto` without a working bwrap runs workers "with a warning" (README): it was only a note of
+    # the report, read once every worker had run outside any sandbox (usr12, a first wave on attrs).
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])], sandbox="auto")
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "bwrap").write_text("#!/bin/sh\necho 'bwrap: no namespaces here' >&2\nexit 1\n")
+    (broken / "bwrap").chmod(0o755)
+    result = wavegit(remote.clone, "run", env={"PATH": f"{broken}{os.pathsep}{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    warning = "warning: sandbox: bwrap cannot run here ("
+    assert warning in result.stderr and "no namespaces here); workers run unsandboxed" in result.stderr
+    assert result.stderr.index(warning) < result.stderr.index("A attempt 1 started"), result.stderr
+
+
 def test_missing_tracker_is_bad_input(tmp_path: Path) -> None:
     remote = make_remote_repo(tmp_path)
     result = wavegit(remote.clone, "run")
@@ -396,3 +412,30 @@ def test_a_push_a_ruleset_refuses_with_gh013_exits_2_naming_the_rules_and_claims
     assert "refused by the repository's rules: Changes must be made through a pull request.; " \
            'Required status check "ci" is expected.' in said and "race" not in said
     assert git(remote.origin, "rev-parse", "main") == before and origin_item(remote, "IT-0").status == "todo"
+
+
+@pytest.mark.parametrize("extra", [[], ["--continuous", "--watch"]])
+def test_run_takes_sigint_and_sigterm_back_before_it_reads_its_config(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: list[str]) -> None:
+    # `wavegit run &` in a script starts with SIGINT ignored. run took it back only once it had read (and
+    # fetched) the config it obeys, some 0.3 s: a `kill -INT` sent before was lost, and the wave went on to
+    # claim and run every item, exit 0 (usr12, a wave interrupted 0.3 s after its start).
+    from wavegit import cli
+    from wavegit.commands._context import Context
+    from wavegit.core.errors import UsageError
+
+    seen: list[object] = []
+
+    def governed(cls: type[Context], args: object) -> Context:
+        seen.extend([signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)])
+        raise UsageError("stopped by the test")
+
+    monkeypatch.setattr(Context, "governed", classmethod(governed))
+    before_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    before_term = signal.getsignal(signal.SIGTERM)
+    try:
+        assert cli.main(["run", *extra]) == 2
+    finally:
+        signal.signal(signal.SIGINT, before_int)
+        signal.signal(signal.SIGTERM, before_term)
+    assert seen[0] is signal.default_int_handler and seen[1] not in (signal.SIG_DFL, signal.SIG_IGN), seen

@@ -377,3 +377,34 @@ def test_a_checkout_under_dev_shm_is_hidden_and_the_sized_sandbox_still_starts(t
         assert not (checkout / "x").exists() and not Path("/dev/shm/x").exists()
     finally:
         shutil.rmtree(checkout)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("env_words", [["PYTHONPATH=src"], ["-i", "A=1"], ["-S", "PYTHONPATH=src"]])
+def test_a_command_started_through_env_shows_the_hidden_toolchain_of_the_program_env_runs(
+        tmp_path: Path, env_words: list[str]) -> None:
+    # `test: env PYTHONPATH=src /abs/venv/bin/python -m pytest` (commands never go through a shell, so env
+    # sets a variable): the venv's python links into pyenv under the hidden HOME. wavegit followed `env`
+    # only, so the test exited 127 ("env: '/abs/venv/bin/python': No such file or directory") and every
+    # attempt of every item counted as failed.
+    assert BWRAP is not None
+    shown = layout(tmp_path)
+    real = _hidden_toolchain(tmp_path)
+    real.write_text("#!/bin/sh\necho started\n")
+    venv_python = _executable(tmp_path / "venv" / "bin" / "python", link=real)
+    words = [*env_words[:-1], f"{env_words[-1]} {venv_python}"] if env_words[0] == "-S" else \
+        [*env_words, str(venv_python)]
+    result = run_process(["env", *words], cwd=shown.tree, env={"PATH": "/usr/bin:/bin"}, stdin_text="",
+                         log_path=tmp_path / "log", timeout_s=5, idle_timeout_s=5,
+                         confine=Confinement(BWRAP, shown, new_marker()))
+    log = result.log_path.read_text()
+    assert result.ok and log.rstrip().endswith("started"), log
+
+
+def test_an_env_option_that_takes_a_word_shows_nothing_of_the_hidden_program_it_names(tmp_path: Path) -> None:
+    # `env -u HOME/.aws/helper sh steal.sh` runs sh: the name -u takes is no program to show.
+    shown = layout(tmp_path)
+    real = _hidden_toolchain(tmp_path)
+    found = sandbox.with_command(shown, Path("/usr/bin/env"), ["-u", str(real), "sh", "x.sh"], "/usr/bin",
+                                 shown.tree)
+    assert not any(path.is_relative_to(real.parent.parent) for path in found.readonly), found.readonly

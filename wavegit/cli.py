@@ -166,6 +166,11 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         top_parser.print_help(sys.stderr)
         top_parser.exit(EXIT_BAD_INPUT, "wavegit: error: a command is required (listed above)\n")
     module_name, summary = COMMANDS[top.command]
+    if argv is None and top.command == "run":
+        # Before its imports: a SIGINT ignored meanwhile was lost (wavegit.core.interrupts).
+        from wavegit.core import interrupts
+
+        interrupts.defer()
     module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True
     if argv is None and not fast_exit:

@@ -193,10 +193,10 @@ def _launching(confine: Confinement | None) -> Iterator[limits.Launch]:
 
 def _launchable(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str] | None,
                 confine: Confinement) -> Confinement:
-    """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_toolchain`); raise the
+    """``confine`` showing the toolchain ``argv`` starts with (:func:`sandbox.with_command`); raise the
     OSError exec would, before bwrap hides it behind its own exit 1."""
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
-    shown = sandbox.with_toolchain(confine.layout, programs.found(argv[0], cwd, env), path)
+    shown = sandbox.with_command(confine.layout, programs.found(argv[0], cwd, env), argv[1:], path, Path(cwd))
     return dataclasses.replace(confine, layout=shown)
 
 

@@ -138,6 +138,24 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
     return replace(layout, readonly=(*layout.readonly, *shown)) if shown else layout
 
 
+def with_command(layout: Layout, program: Path, args: Sequence[str], search_path: str | None,
+                 cwd: Path) -> Layout:
+    """:func:`with_toolchain` of ``program`` (absolute) and, when it is ``env``, of the program env runs:
+    commands never go through a shell, so ``env PYTHONPATH=src /abs/venv/bin/python -m pytest`` is how a
+    test sets a variable, and that venv's python may link into pyenv under the hidden HOME (exit 127)."""
+    shown = with_toolchain(layout, program, search_path)
+    if program.name != "env":
+        return shown
+    # ``-S WORDS`` splits its argument as a ``#!`` line's words are split; _env_program reads the rest.
+    words = [part for index, word in enumerate(args)
+             for part in (word.split() if index and args[index - 1] in ("-S", "--split-string") else [word])]
+    runs = _env_program(words)
+    if runs is None:
+        return shown
+    found = shutil.which(cwd / runs if "/" in runs else runs, path=search_path)
+    return with_toolchain(shown, Path(found).absolute(), search_path) if found is not None else shown
+
+
 _SHARED_PREFIXES = frozenset({".local", ".config", ".cache"})
 _INSTALL_PARTS = ("bin", "lib", "lib64", "libexec", "share", "include", "etc", "tools", "pyvenv.cfg")
 """What a program installed in a folder of HOME's own (``~/.cargo/bin/x``, ``~/miniconda3/bin/python``,
@@ -254,7 +272,7 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
     if environ.get("GITHUB_ACTIONS") == "true":
         raise UsageError(f"sandbox: bwrap cannot run on this runner ({problem}); install bubblewrap or set "
                          "`sandbox: none` to run workers unsandboxed")
-    return Decision(None, f"sandbox: bwrap cannot run here ({problem}); workers ran unsandboxed")
+    return Decision(None, f"sandbox: bwrap cannot run here ({problem}); workers run unsandboxed")
 
 
 def decide_soon(settings: SandboxConfig, environ: Mapping[str, str]) -> Callable[[], Decision]:

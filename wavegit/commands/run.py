@@ -28,6 +28,7 @@ from types import FrameType
 from wavegit.commands._context import Context
 from wavegit.commands._progress import Progress
 from wavegit.commands._summary import summary
+from wavegit.core import interrupts
 from wavegit.core.errors import EXIT_INTERRUPTED, UsageError, ValidationError, WavegitError
 from wavegit.core.repo import Repo
 from wavegit.engine.outcome import WaveOutcome, stopped
@@ -62,15 +63,18 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def _stop_on_signals() -> None:
     """SIGTERM, and SIGINT even when ignored at start, stop the run as Ctrl-C does: a shell without job
-    control starts ``wavegit run --watch &`` with SIGINT ignored, and ``kill -INT`` then did nothing."""
+    control starts ``wavegit run --watch &`` with SIGINT ignored, and ``kill -INT`` then did nothing; one
+    that came while the CLI imported this module is raised now (:func:`.interrupts.take_back`)."""
     signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupts.take_back()
 
 
 def run(args: argparse.Namespace) -> int:
     started = utc_now()
     repo: Repo | None = None
     try:
+        # First: reading the config a wave obeys fetches (some 0.3 s); a SIGINT ignored meanwhile was lost.
+        _stop_on_signals()
         if args.continuous or args.watch:
             return _continuous(args)
         outcome, repo = _wave(args)
@@ -110,7 +114,6 @@ def _wave(args: argparse.Namespace) -> tuple[WaveOutcome, Repo]:
     context = Context.governed(args)
     repo, config, store, source = context.repo, context.config, context.store, context.config_source
     delivery = _delivery(config, store)
-    _stop_on_signals()
     options = WaveOptions(push=not args.no_push, config_source=source, only=only)
     try:
         if args.json:
@@ -149,7 +152,6 @@ def _continuous(args: argparse.Namespace) -> int:
         if markdown.is_file():
             print(f"report: {_shown(markdown)}", flush=True)
 
-    _stop_on_signals()
     options = WaveOptions(push=not args.no_push, config_source=context.config_source)
     rolling = RollingOptions(max_items=args.max_items, watch=args.watch)
     delivery = _delivery(context.config, context.store)

@@ -216,6 +216,9 @@ def run_claimed(repo: Repo, config: Config, store: TrackerStore, claimed: Claim,
     log.claimed(claimed.wave_id, claimed.plan.selected)
     options = replace(options, events=Tee(options.events, log))
     options.events.note(f"wave {claimed.wave_id}: claimed {', '.join(claimed.plan.selected)}")
+    if options.sandbox is not None and options.sandbox.warning:
+        # Before any worker runs: the report's note comes once every worker has run unsandboxed.
+        options.events.note(f"warning: {options.sandbox.warning}")
     # Nothing to open between the branch's push and the record: one atomic push carries both.
     riding = options.push and isinstance(delivery, NoDelivery) and isinstance(store, GitStore)
     ran = _run(repo, config, store, claimed, rep, source, options, hold=riding)
