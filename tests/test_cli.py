@@ -134,8 +134,19 @@ class _Freed:
 
 
 FREED = _Freed()
+
+
+def _outlive_main() -> None:
+    # Runs until the main thread has ended (the interpreter's exit stops it before joining this thread),
+    # however long the command took: os._exit would kill it first.
+    deadline = time.monotonic() + 60
+    while threading.main_thread().is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (marks / "thread").write_text("done")
+
+
 if os.environ.get("EXIT_THREAD"):
-    threading.Thread(target=lambda: (time.sleep(0.3), (marks / "thread").write_text("done"))).start()
+    threading.Thread(target=_outlive_main).start()
 """
 
 
