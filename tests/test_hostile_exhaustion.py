@@ -135,3 +135,20 @@ def test_attack_a_worker_that_fills_the_disk_with_links_to_folders_has_its_attem
     a = origin_item(remote, "A")
     assert not by_id(rep)["A"]["verified"]
     assert (a.attempts, a.status) == ((2, "failed") if continuous else (1, "todo")), (by_id(rep)["A"], a, err)
+
+
+@needs_bwrap
+@needs_mounts
+def test_attack_what_a_finished_worker_left_on_the_disk_does_not_hold_it_full_for_the_next_batch(
+        tmp_path: Path) -> None:
+    # One worker at a time: A fills the disk through its private directory (the cost file's, on the disk
+    # of the attempt trees) and exits. What a finished attempt leaves waited for the wave's cleanup (two
+    # batches' worth), the full disk included: B, started after A, found no room for its one owned file
+    # and was lost to the wave (not counted, but not verified either), though A was long over.
+    entries = [item("A", ["limits", f"fill-quiet PRIVATE {64 * MiB}"], ["src/a.txt"], priority="P0"),
+               item("B", ["limits", "sleep 3"], ["src/b.txt"], priority="P1")]
+    remote = make_wave_repo(tmp_path, entries, worker=WORKER, sandbox="bwrap", attempts=1, max_items=2,
+                            concurrency=1, timeout_s=60, idle_timeout_s=30)
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    found = by_id(rep)
+    assert found["B"]["verified"], (found["B"]["error"], found["A"]["error"], err)
