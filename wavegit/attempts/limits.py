@@ -334,19 +334,20 @@ def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path,
     failure."""
     if not _full(tree):
         return False
-    # Its item's earlier attempts in this wave are its own too: their folders wait for the wave's cleanup,
-    # and a retry that filled the rest of the disk was excused by what its first attempt left.
-    earlier = [other for folder in (tree.parent, private.parent) for other in _folders(folder)
-               if other not in (tree, private) and _same_item(other, tree)]
+    # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
+    # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
+    # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
+    attempts = [other for root in (trees, privates) for wave in _folders(root) for other in _folders(wave)
+                if other not in (tree, private) and _ATTEMPT_TREE.fullmatch(other.name)]
+    # Its item's earlier attempts, of this wave or another still running, are its own share too: their
+    # folders wait for their wave's cleanup, and a retry that filled the rest of the disk was excused by
+    # what its first attempt left.
+    earlier = [other for other in attempts if _same_item(other, tree)]
     own = sum(_bytes_under(path) for path in (tree, private, *test, *earlier))
     # The test's folders are being removed meanwhile: full still, what is left of them is less than `own`.
     if not _full(tree):
         return False
-    # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
-    # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
-    # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
-    others = (other for root in (trees, privates) for wave in _folders(root) for other in _folders(wave)
-              if other not in (tree, private, *earlier) and _ATTEMPT_TREE.fullmatch(other.name))
+    others = (other for other in attempts if other not in earlier)
     return own < max((_bytes_under(other) for other in others), default=0) + FULL_BYTES
 
 
@@ -354,9 +355,8 @@ _ATTEMPT_TREE = re.compile(r".+-[0-9]+")
 
 
 def _same_item(other: Path, tree: Path) -> bool:
-    """Whether ``other`` (a tree or private directory, ``<item>-<n>``) is an attempt of ``tree``'s item."""
-    return bool(_ATTEMPT_TREE.fullmatch(other.name)) and \
-        other.name.rpartition("-")[0] == tree.name.rpartition("-")[0]
+    """Whether ``other`` (an attempt's tree or private directory, ``<item>-<n>``) is of ``tree``'s item."""
+    return other.name.rpartition("-")[0] == tree.name.rpartition("-")[0]
 
 
 def _full(path: Path) -> bool:
