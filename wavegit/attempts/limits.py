@@ -339,15 +339,13 @@ def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path,
     # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
     attempts = [other for root in (trees, privates) for wave in _folders(root) for other in _folders(wave)
                 if other not in (tree, private) and _ATTEMPT_TREE.fullmatch(other.name)]
-    # Its item's earlier attempts, of this wave or another still running, are its own share too: their
-    # folders wait for their wave's cleanup, and a retry that filled the rest of the disk was excused by
-    # what its first attempt left.
-    earlier = [other for other in attempts if _same_item(other, tree)]
-    own = sum(_bytes_under(path) for path in (tree, private, *test, *earlier))
+    own = sum(_bytes_under(path) for path in (tree, private, *test))
     # The test's folders are being removed meanwhile: full still, what is left of them is less than `own`.
     if not _full(tree):
         return False
-    others = (other for other in attempts if other not in earlier)
+    # Not its item's earlier attempts, of this wave or another still running: their folders wait for their
+    # wave's cleanup, and a retry that filled the rest of the disk was excused by what its first one left.
+    others = (other for other in attempts if not _same_item(other, tree))
     return own < max((_bytes_under(other) for other in others), default=0) + FULL_BYTES
 
 
