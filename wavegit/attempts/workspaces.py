@@ -64,6 +64,8 @@ class Workspaces:
         self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
+        self._taken: set[Path] = set()
+        """Trees an attempt has taken: never made again (:meth:`prepare`) under its worker."""
         self._launched = 0
         self._after: list[tuple[int, Spec]] = []
         """Trees to prepare once that many workers have started (:meth:`prepare_after`)."""
@@ -87,7 +89,9 @@ class Workspaces:
         """Start making ``spec``'s tree in the background (once)."""
         with self._guard:
             self._warm(spec)
-            if spec.path not in self._made:
+            # Taken already: its attempt got a slot before the launches its preparation waited for (a worker
+            # that exited at once gave its slot back while its sibling's was still being set up).
+            if spec.path not in self._made and spec.path not in self._taken:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
                 for tell in self._watchers.pop(spec.path, []):
                     self._made[spec.path].add_done_callback(_calling(tell))
@@ -124,6 +128,7 @@ class Workspaces:
         with self._guard:
             self._warm(spec)
             made = self._made.pop(spec.path, None)
+            self._taken.add(spec.path)
         if made is None or made.cancel():
             return self._make(spec)
         return made.result()
