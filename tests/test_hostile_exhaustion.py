@@ -156,3 +156,38 @@ def test_attack_a_tree_left_for_the_waves_cleanup_excuses_no_later_attempt_that_
     b = origin_item(remote, "B")
     assert not found["B"]["verified"]
     assert (b.attempts, b.status) == (1, "todo"), (found["B"], b, err)
+
+
+@needs_bwrap
+@needs_mounts
+def test_attack_what_a_finished_worker_left_on_the_disk_does_not_hold_it_full_for_the_next_batch(
+        tmp_path: Path) -> None:
+    # One worker at a time: A fills the disk through its private directory (the cost file's, on the disk
+    # of the attempt trees) and exits. What a finished attempt leaves waited for the wave's cleanup (two
+    # batches' worth), the full disk included: B, started after A, found no room for its one owned file
+    # and was lost to the wave (not counted, but not verified either), though A was long over.
+    entries = [item("A", ["limits", f"fill-quiet PRIVATE {64 * MiB}"], ["src/a.txt"], priority="P0"),
+               item("B", ["limits", "sleep 3"], ["src/b.txt"], priority="P1")]
+    remote = make_wave_repo(tmp_path, entries, worker=WORKER, sandbox="bwrap", attempts=1, max_items=2,
+                            concurrency=1, timeout_s=60, idle_timeout_s=30)
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    found = by_id(rep)
+    assert found["B"]["verified"], (found["B"]["error"], found["A"]["error"], err)
+
+
+@needs_bwrap
+@needs_mounts
+def test_attack_a_retry_that_fills_the_disk_is_not_excused_by_what_its_own_first_attempt_left(
+        tmp_path: Path) -> None:
+    # A's first attempt leaves 16 MiB of ignored files in its tree and fails its test (counted); its tree
+    # waits for the wave's cleanup, the disk still more than a fifth free. Its retry fills the rest and
+    # fails: the disk was full "not by this attempt's tree" since another attempt's tree held more, its own
+    # first one: not counted, so each wave charged A one attempt of the two its agent ran.
+    filler = item("A", ["limits", f"fill . {16 * MiB}"], ["src/a.txt"], test="false")
+    remote = make_wave_repo(tmp_path, [filler], worker=WORKER, sandbox="bwrap", attempts=2, max_attempts=4,
+                            timeout_s=60, idle_timeout_s=30)
+    write_and_push(remote.clone, {".gitignore": "filler\n"}, "ignore filler")
+    _, rep, err = run_on_small_disk(remote, 32 * MiB, tmp_path / "kept")
+    a = origin_item(remote, "A")
+    assert not by_id(rep)["A"]["verified"]
+    assert a.attempts == 2, (by_id(rep)["A"]["error"], a, err)

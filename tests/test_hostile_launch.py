@@ -131,3 +131,24 @@ def _program(pid: int) -> str | None:
         return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode()
     except OSError:
         return None
+
+
+
+@needs_bwrap
+def test_attack_workers_that_exit_at_once_cannot_have_a_siblings_tree_made_again_under_it(
+        tmp_path: Path) -> None:
+    # Four at once: three workers exit at once (a profile whose command is `true`) and give their slots back
+    # while the fourth's sandbox is still being built. The next batch's first attempts take those slots and
+    # make their own trees, before the launches their preparation waited for (cf0dce2); that fourth launch
+    # then made those trees again in the background, under their workers: a sibling failed on its vanished
+    # tree (`No such file or directory: 'src'`, its worker's failure, counted), or its git failed there.
+    quick = [item(f"Q{n}", ["limits"], [f"src/q{n}.txt"], test="false", worker="quick") for n in range(3)]
+    innocent = [item(f"I{n}", ["limits", "sleep 1"], [f"src/i{n}.txt"]) for n in range(3, 12)]
+    for wave in range(3):  # a race: three waves, three chances
+        remote = make_wave_repo(tmp_path / f"wave-{wave}", [*quick, *innocent], worker=WORKER,
+                                sandbox="bwrap", attempts=1, max_items=12, concurrency=4, timeout_s=60,
+                                idle_timeout_s=30, workers={"quick": {"command": "true"}})
+        _, rep, err = run_json(remote)
+        lost = {entry["id"]: entry["error"] for entry in rep["items"]
+                if entry["id"].startswith("I") and not entry["verified"]}
+        assert not lost, (wave, lost, err)

@@ -73,3 +73,18 @@ def test_a_private_directory_filled_is_its_attempts_share_of_the_disk(tmp_path: 
     b_private = _fill(privates / "w1" / "B-1", 4 << 10)
     assert not limits.excused_by_full_disk(a, trees, a_private, privates)
     assert limits.excused_by_full_disk(b, trees, b_private, privates)
+
+
+@pytest.mark.usefixtures("full_disk")
+def test_what_its_item_left_in_another_waves_folder_is_the_attempts_own_share(tmp_path: Path) -> None:
+    # `run --continuous`: A, not counted in wave w1 (whose folders wait for its cleanup while its other items
+    # run), is claimed again into w2 and fills the rest of the disk there; its own w1 tree, bigger than its
+    # w2 share, excused it as "another attempt's". Its own, it is no sibling's share either: a retry of a big
+    # tree is not charged for a disk something else filled (its first tree is not added to it).
+    _fill(tmp_path / "w1" / "A-1", limits.FULL_BYTES * 3)
+    _fill(tmp_path / "w1" / "B-1", 16 << 10)
+    retry = _fill(tmp_path / "w2" / "A-1", limits.FULL_BYTES + (64 << 10))
+    assert not limits.excused_by_full_disk(retry, tmp_path, *_NO_PRIVATE)
+    # Another item whose id ends like an attempt number (`A-1`, tree `A-1-1`) is no attempt of A's.
+    other = _fill(tmp_path / "w2" / "A-1-1", 16 << 10)
+    assert limits.excused_by_full_disk(other, tmp_path, *_NO_PRIVATE)

@@ -236,3 +236,22 @@ class _Usage(NamedTuple):
     total: int
     used: int
     free: int
+
+
+def test_a_tree_its_attempt_took_before_its_batch_was_due_is_not_made_again_under_its_worker(
+        remote_repo: RemoteRepo) -> None:
+    # Two workers at once: the first exits at once and gives its slot back while the second's is still being
+    # set up (its tree made, its sandbox built). The next batch's first attempt takes that slot and makes its
+    # own tree, before the launch its preparation waited for: that launch then made the tree again, in the
+    # background, removing the worker's tree under it (its work gone: "the worker changed nothing", counted).
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    spaces = Workspaces(remote_repo.clone)
+    later = Spec(remote_repo.base / "wt" / "X-3", BRANCH, base)
+    spaces.prepare_after(2, later)
+    spaces.launched()  # the first worker started (and exited: its slot given back)
+    ready = spaces.take(later)  # the next batch's first attempt, in that slot
+    (ready.path / "work.txt").write_text("the worker's work\n")
+    spaces.launched()  # the second worker starts at last
+    time.sleep(1)  # what the background would make meanwhile
+    spaces.close()
+    assert (ready.path / "work.txt").read_text() == "the worker's work\n"

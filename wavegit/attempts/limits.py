@@ -334,19 +334,27 @@ def excused_by_full_disk(tree: Path, trees: Path, private: Path, privates: Path,
     failure."""
     if not disk_full(tree):
         return False
+    # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
+    # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
+    # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
+    attempts = [other for root in (trees, privates) for wave in _folders(root) for other in _folders(wave)
+                if other not in (tree, private) and _ATTEMPT_TREE.fullmatch(other.name)]
     own = sum(_bytes_under(path) for path in (tree, private, *test))
     # The test's folders are being removed meanwhile: full still, what is left of them is less than `own`.
     if not disk_full(tree):
         return False
-    # Only attempts' (`<item>-<n>`): a wave's object store, skeleton and test checkouts are wavegit's,
-    # and the store, bigger than most trees, would excuse the very worker that filled the disk. A wave's
-    # folder may move to the trash meanwhile (a rolling wave ending): it is skipped, not an error.
-    others = (other for root in (trees, privates) for wave in _folders(root) for other in _folders(wave)
-              if other not in (tree, private) and _ATTEMPT_TREE.fullmatch(other.name))
+    # Not its item's earlier attempts, of this wave or another still running: their folders wait for their
+    # wave's cleanup, and a retry that filled the rest of the disk was excused by what its first one left.
+    others = (other for other in attempts if not _same_item(other, tree))
     return own < max((_bytes_under(other) for other in others), default=0) + FULL_BYTES
 
 
 _ATTEMPT_TREE = re.compile(r".+-[0-9]+")
+
+
+def _same_item(other: Path, tree: Path) -> bool:
+    """Whether ``other`` (an attempt's tree or private directory, ``<item>-<n>``) is of ``tree``'s item."""
+    return other.name.rpartition("-")[0] == tree.name.rpartition("-")[0]
 
 
 def disk_full(path: Path) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,9 +61,12 @@ class Workspaces:
         self._root = repo_root
         self._kept = kept
         self._discarded: list[Path] = []
+        self._removing: list[Future[None]] = []
         self._objects = objects or workspace.objects_dir(repo_root)
         self._pool = ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="wavegit-worktree")
         self._made: dict[Path, Future[Ready]] = {}
+        self._taken: set[Path] = set()
+        """Trees an attempt has taken: never made again (:meth:`prepare`) under its worker."""
         self._launched = 0
         self._after: list[tuple[int, Spec]] = []
         """Trees to prepare once that many workers have started (:meth:`prepare_after`)."""
@@ -87,7 +90,9 @@ class Workspaces:
         """Start making ``spec``'s tree in the background (once)."""
         with self._guard:
             self._warm(spec)
-            if spec.path not in self._made:
+            # Taken already: its attempt got a slot before the launches its preparation waited for (a worker
+            # that exited at once gave its slot back while its sibling's was still being set up).
+            if spec.path not in self._made and spec.path not in self._taken:
                 self._made[spec.path] = self._pool.submit(self._make, spec)
                 for tell in self._watchers.pop(spec.path, []):
                     self._made[spec.path].add_done_callback(_calling(tell))
@@ -124,6 +129,7 @@ class Workspaces:
         with self._guard:
             self._warm(spec)
             made = self._made.pop(spec.path, None)
+            self._taken.add(spec.path)
         if made is None or made.cancel():
             return self._make(spec)
         return made.result()
@@ -161,16 +167,20 @@ class Workspaces:
             keep = self._kept if self._kept and _roomy(path.parent) else 0
             over = self._discarded[:-keep] if keep else list(self._discarded)
             del self._discarded[:len(over)]
-        for old in over:
-            self._pool.submit(workspace.remove, old)
+        removing = [self._pool.submit(workspace.remove, old) for old in over]
+        with self._guard:
+            self._removing = [*(f for f in self._removing if not f.done()), *removing]
 
     def flush(self) -> None:
-        """Remove, here and now, every discarded path still waiting for the wave's cleanup: before an attempt
-        that found the disk full is judged, what finished attempts left must not be what excuses it."""
+        """Remove, here and now, every discarded path still waiting for the wave's cleanup, and wait for the
+        removals under way: before an attempt that found the disk full is judged, what finished attempts left
+        must not be what excuses it."""
         with self._guard:
             waiting, self._discarded = self._discarded, []
+            removing, self._removing = self._removing, []
         for path in waiting:
             workspace.remove(path)
+        wait(removing)
 
     def close(self) -> None:
         """Drop the work not begun yet and wait for the rest (it may fail): the wave's cleanup follows and
