@@ -357,7 +357,9 @@ def test_an_item_test_of_the_batch_before_cannot_plant_in_the_tree_or_test_check
                       f'done; touch {held}/A; test -f src/a.txt\n')
     clean = "sh -c 'test ! -e planted && test ! -e link && test -f src/{0}.txt'"
     remote = make_wave_repo(tmp_path, [
-        item("A", ["write src/a.txt ok"], ["src/a.txt"], test=f"sh {script}"),
+        # A's worker holds its slot until C parked: the next batch's trees are made once the batch before
+        # launched, and a slot given back before C's tree is made goes to C unparked.
+        item("A", [f"meet {meets[0]} 2", "write src/a.txt ok"], ["src/a.txt"], test=f"sh {script}"),
         *(item(name, [f"meet {held} 3", f"write src/{name.lower()}.txt ok"], [f"src/{name.lower()}.txt"],
                test=clean.format(name.lower())) for name in ("B", "C")),
         item("D", ["write src/d.txt ok"], ["src/d.txt"], test=clean.format("d")),

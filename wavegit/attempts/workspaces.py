@@ -97,6 +97,18 @@ class Workspaces:
                 for tell in self._watchers.pop(spec.path, []):
                     self._made[spec.path].add_done_callback(_calling(tell))
 
+    def reserve(self, spec: Spec) -> bool:
+        """Keep ``spec``'s tree for the caller to make (:meth:`take`), its directory made empty now for a
+        sandbox to bind: never prepared in the background. False when a preparation was begun (the caller
+        takes that tree): both would make it in that directory at once (`File exists`)."""
+        with self._guard:
+            if spec.path in self._made or spec.path in self._taken:
+                return False
+            self._taken.add(spec.path)
+            self._warm(spec)
+        spec.path.mkdir(parents=True, exist_ok=True)
+        return True
+
     def when_made(self, spec: Spec, tell: Callable[[], None]) -> None:
         """Call ``tell`` (from any thread) once ``spec``'s tree is made in the background, or failed; never
         when it is made by :meth:`take` instead."""

@@ -92,21 +92,19 @@ def set_up(context: AttemptContext, item: tracker.Item, number: int, feedback: s
                       profile=agent.profile, model=agent.model, log_path=logs / f"{stem}.log")
     pad = Launchpad(context, attempt, stem, prompt, context.spec(item, number))
     try:
-        if park:
-            # Its tree was made in the background (Ahead).
+        # A tree not prepared in the background is made here, once its sandbox is started on the tree's
+        # empty directory (bwrap binds it): bwrap builds the sandbox while the tree is made.
+        building = not park and sandboxed and context.workspaces.reserve(pad.spec)
+        if not building:
             pad.ready = context.workspaces.take(pad.spec)
-        else:
-            # Its sandbox binds the tree's directory, made empty now: bwrap builds it while the tree is
-            # made (the first batch's, side by side: some 30 ms earlier launches on two cores).
-            pad.spec.path.mkdir(parents=True, exist_ok=True)
         pad.confinement, pad.env = context.confiner.confine(
             pad.spec.path, stem, item_id=item.id, owns=item.owns, prompt_file=prompt_file,
             feedback_file=feedback_file, pass_github_token=config.worker_github_token)
         pad.env.update(agent.env(sandboxed))
         agent.seed_home(sandboxed, Path(pad.env["HOME"]))
-        if sandboxed:
+        if park or building:
             pad.worker = runner.park(agent.argv(sandboxed), cwd=pad.spec.path, env=pad.env,
-                                     confine=pad.confinement, building=not park)
+                                     confine=pad.confinement, building=building)
         if pad.ready is None:
             pad.ready = context.workspaces.take(pad.spec)
         elif park:
