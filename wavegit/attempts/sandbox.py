@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -278,27 +279,19 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
 def decide_soon(settings: SandboxConfig, environ: Mapping[str, str]) -> Callable[[], Decision]:
     """:func:`decide` begun in a thread of its own: its probe (a bwrap started, some 9 ms) overlaps the
     claim's reads. The function returned waits for it, then returns the decision or raises its UsageError."""
+    decided: Future[Decision] = Future()
     if settings.mode == "none":
-        decision = Decision(None)
-        return lambda: decision
-    outcome: list[Decision | UsageError] = []
+        decided.set_result(Decision(None))
+        return decided.result
 
     def probing() -> None:
         try:
-            outcome.append(decide(settings, environ))
+            decided.set_result(decide(settings, environ))
         except UsageError as exc:
-            outcome.append(exc)
+            decided.set_exception(exc)
 
-    thread = threading.Thread(target=probing, name="wavegit-sandbox-probe", daemon=True)
-    thread.start()
-
-    def decided() -> Decision:
-        thread.join()
-        if isinstance(outcome[0], UsageError):
-            raise outcome[0]
-        return outcome[0]
-
-    return decided
+    threading.Thread(target=probing, name="wavegit-sandbox-probe", daemon=True).start()
+    return decided.result
 
 
 def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:

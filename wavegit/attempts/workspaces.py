@@ -179,9 +179,8 @@ class Workspaces:
             keep = self._kept if self._kept and _roomy(path.parent) else 0
             over = self._discarded[:-keep] if keep else list(self._discarded)
             del self._discarded[:len(over)]
-        removing = [self._pool.submit(workspace.remove, old) for old in over]
-        with self._guard:
-            self._removing = [*(f for f in self._removing if not f.done()), *removing]
+            self._removing = [*(f for f in self._removing if not f.done()),
+                              *(self._pool.submit(workspace.remove, old) for old in over)]
 
     def flush(self) -> None:
         """Remove, here and now, every discarded path still waiting for the wave's cleanup, and wait for the

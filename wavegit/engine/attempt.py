@@ -318,16 +318,16 @@ def run_attempt(context: AttemptContext, item: tracker.Item, number: int, feedba
             # wavegit's own failure after the worker ran: not counted, but what the worker cost is kept.
             attempt.error, attempt.counted = one_line(str(exc)), False
         if attempt.commit is None and attempt.counted and limits.disk_full(ready.path):
+            # What finished attempts left for the wave's cleanup must not be what excuses this one.
             context.workspaces.flush()
-        if attempt.commit is None and attempt.counted \
-                and limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir,
-                                                context.confiner.private_root / stem,
-                                                context.confiner.private_root.parent,
-                                                test=(checkout_of(ready), context.confiner.private_root
-                                                      / f"{item.id}-{attempt.number}.test")):
-            attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and not by "
-                             "this attempt's tree)")
-            attempt.counted = False
+            if limits.excused_by_full_disk(ready.path, context.repo.worktrees_dir,
+                                           context.confiner.private_root / stem,
+                                           context.confiner.private_root.parent,
+                                           test=(checkout_of(ready), context.confiner.private_root
+                                                 / f"{item.id}-{attempt.number}.test")):
+                attempt.error = (f"{attempt.error} (not counted: the attempt trees' disk is full, and not by "
+                                 "this attempt's tree)")
+                attempt.counted = False
         if attempt.commit is None and attempt.error and reading.denied:
             # A denied tool is no failure by itself (wavegit runs the test), but may say why one happened.
             attempt.error = f"{attempt.error}; {reading.denied}"
