@@ -204,6 +204,20 @@ def test_discarded_paths_wait_for_the_waves_cleanup_until_more_than_kept_then_th
     assert [path.exists() for path in left] == [False, True, True, True]
 
 
+def test_a_path_discarded_twice_waits_once_and_pushes_no_other_path_out(tmp_path: Path) -> None:
+    # A test checkout is discarded by its attempt and again by its launch pad: counted twice, the last
+    # batch's discards removed the first batch's paths while the wave's last attempts were read back.
+    spaces = Workspaces(tmp_path, tmp_path / "objects", kept=2)
+    left = [tmp_path / f"attempt-{n}" for n in range(2)]
+    for path in left:
+        path.mkdir()
+    spaces.discard(left[0])
+    spaces.discard(left[1])
+    spaces.discard(left[1])
+    spaces.close()  # waits for any removal begun
+    assert [path.exists() for path in left] == [True, True]
+
+
 def test_with_nothing_kept_a_discarded_path_is_removed_at_once_in_the_background(tmp_path: Path) -> None:
     spaces = Workspaces(tmp_path, tmp_path / "objects")
     (tmp_path / "attempt" / "sub").mkdir(parents=True)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from wavegit.core import git
 from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
@@ -47,6 +48,7 @@ AGENT_SOCKETS = (Path("/run/user"), Path("/run/docker.sock"), Path("/var/run/doc
 AGENT_SOCKET_VARS = ("SSH_AUTH_SOCK", "XDG_RUNTIME_DIR")
 """Variables of wavegit's environment naming such a socket or directory."""
 _PROBE_TIMEOUT_S = 10.0
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -279,19 +281,31 @@ def decide(settings: SandboxConfig, environ: Mapping[str, str]) -> Decision:
 def decide_soon(settings: SandboxConfig, environ: Mapping[str, str]) -> Callable[[], Decision]:
     """:func:`decide` begun in a thread of its own: its probe (a bwrap started, some 9 ms) overlaps the
     claim's reads. The function returned waits for it, then returns the decision or raises its UsageError."""
-    decided: Future[Decision] = Future()
     if settings.mode == "none":
-        decided.set_result(Decision(None))
-        return decided.result
+        return lambda: Decision(None)
+    return _soon(lambda: decide(settings, environ), "wavegit-sandbox-probe")
 
-    def probing() -> None:
+
+def others_soon(repo: Repo, settings: SandboxConfig) -> Callable[[], tuple[Path, ...]]:
+    """:func:`others` (five git calls) read in a thread of their own while the claim reads: the first
+    launches do not wait for them. The function returned waits for them, then returns them or raises what
+    reading them raised."""
+    if settings.mode == "none":
+        return tuple
+    return _soon(lambda: others(repo), "wavegit-sandbox-view")
+
+
+def _soon(work: Callable[[], _T], name: str) -> Callable[[], _T]:
+    done: Future[_T] = Future()
+
+    def working() -> None:
         try:
-            decided.set_result(decide(settings, environ))
-        except UsageError as exc:
-            decided.set_exception(exc)
+            done.set_result(work())
+        except BaseException as exc:  # raised again by whoever waits for it
+            done.set_exception(exc)
 
-    threading.Thread(target=probing, name="wavegit-sandbox-probe", daemon=True).start()
-    return decided.result
+    threading.Thread(target=working, name=name, daemon=True).start()
+    return done.result
 
 
 def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
@@ -377,6 +391,11 @@ def private_dirs(private: Path) -> tuple[Path, Path]:
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o700)
     return home, tmp
+
+
+def others(repo: Repo) -> tuple[Path, ...]:
+    """The repository's :func:`checkouts` and :func:`local_stores`, which every sandbox hides."""
+    return (*checkouts(repo), *local_stores(repo))
 
 
 def checkouts(repo: Repo) -> tuple[Path, ...]:

@@ -173,8 +173,11 @@ class Workspaces:
         with ``discard``, each file's blocks trimmed as it goes, and each new inode searched for past the
         recently freed ones); the bound keeps the space a long wave holds to two batches' worth, and once
         the disk is less than a fifth free every path waiting goes at once: what a worker left (gigabytes of
-        ignored files) must not fill the disk for its siblings."""
+        ignored files) must not fill the disk for its siblings. A path already waiting waits once (a test
+        checkout is discarded by its attempt and by its launch pad)."""
         with self._guard:
+            if path in self._discarded:
+                return
             self._discarded.append(path)
             keep = self._kept if self._kept and _roomy(path.parent) else 0
             over = self._discarded[:-keep] if keep else list(self._discarded)

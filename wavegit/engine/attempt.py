@@ -56,6 +56,8 @@ class Confiner:
     config: Config
     wave_id: WaveId
     jail: sandbox.Decision
+    reading: Callable[[], tuple[Path, ...]] | None = None
+    """:attr:`others` as read ahead (:func:`sandbox.others_soon`), else read when first asked for."""
 
     @property
     def private_root(self) -> Path:
@@ -67,7 +69,7 @@ class Confiner:
         hides; listed once per wave."""
         if self.jail.bwrap is None:
             return ()
-        return (*sandbox.checkouts(self.repo), *sandbox.local_stores(self.repo))
+        return self.reading() if self.reading is not None else sandbox.others(self.repo)
 
     def confine(self, tree: Path, stem: str, *, item_id: str, owns: Sequence[str], prompt_file: Path,
                 feedback_file: Path | None, pass_github_token: bool,

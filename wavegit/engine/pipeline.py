@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol
 
 from wavegit.attempts import reaper, sandbox, wavebranch
@@ -93,6 +94,8 @@ class WaveOptions:
     """Where the config the wave obeys was read (the report's ``config_source``)."""
     sandbox: sandbox.Decision | None = None
     """The sandbox ``run_wave`` decided before its claim (else the wave decides it)."""
+    hidden: Callable[[], tuple[Path, ...]] | None = None
+    """What its sandboxes hide besides the fixed paths, read while the claim reads (``Confiner.others``)."""
     only: tuple[str, ...] = ()
     """``run --only``: claim exactly these items or nothing (:mod:`.only`); empty: plan the backlog."""
     beating: heartbeat.Heartbeat | None = None
@@ -161,9 +164,9 @@ def hold(repo: Repo, config: Config, wave_id: WaveId, *, landed: bool = True, ri
 
 def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, started: datetime, *,
               max_items: int | None, delivery: Delivery | None, options: WaveOptions) -> WaveOutcome:
-    # Decided while the claim reads, and before its commit: a sandbox that was asked for and cannot be had is
-    # bad input (exit 2), nothing claimed.
-    jail = sandbox.decide_soon(config.sandbox, os.environ)
+    # Decided while the claim reads (what its sandboxes hide read meanwhile), and before its commit: a sandbox
+    # that was asked for and cannot be had is bad input (exit 2), nothing claimed.
+    jail, hidden = sandbox.decide_soon(config.sandbox, os.environ), sandbox.others_soon(repo, config.sandbox)
 
     def claiming(before_commit: Callable[[], None]) -> Claim:
         def check(snapshot: Snapshot, plan: Plan) -> None:
@@ -175,7 +178,7 @@ def _run_wave(repo: Repo, config: Config, store: TrackerStore, wave_id: WaveId, 
                      now=started, check=check, planner=only.planner(options.only) if options.only else None)
 
     claimed = with_first_beat(store, options.beating, claiming)
-    options = replace(options, sandbox=jail())
+    options = replace(options, sandbox=jail(), hidden=hidden)
     rep = claim_report(config, store, claimed, options, started)
     if not claimed.items:
         # Written only when the claim failed items with no attempt left.
@@ -324,7 +327,8 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
     try:
         rep.base_sha = source.base(claimed)
         wavebranch.set_branch(repo.root, branch, rep.base_sha)
-        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox)
+        wave = Wave(repo, config, store, claimed, rep.base_sha, events=options.events, jail=options.sandbox,
+                    hidden=options.hidden)
         source.fill(wave, runs)
         collected = deliver(wave)
     except (WavegitError, OSError) as exc:

@@ -139,7 +139,8 @@ class Wave:
     """One wave after its claim: runs its items, ``concurrency`` at once."""
 
     def __init__(self, repo: Repo, config: Config, store: TrackerStore, claimed: Claim, base: str, *,
-                 events: Events | None = None, jail: sandbox.Decision | None = None) -> None:
+                 events: Events | None = None, jail: sandbox.Decision | None = None,
+                 hidden: Callable[[], tuple[Path, ...]] | None = None) -> None:
         self.repo = repo
         self.config = config
         self.claimed = claimed
@@ -157,9 +158,10 @@ class Wave:
         self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
                                        wave_spend(config, claimed.day_spent),
-                                       Workspaces(repo.root, kept=kept_paths(config.concurrency)),
+                                       Workspaces(repo.root, repo.common_dir / "objects",
+                                                  kept=kept_paths(config.concurrency)),
                                        Confiner(repo, config, self.wave_id,
-                                                jail or sandbox.decide(config.sandbox, os.environ)),
+                                                jail or sandbox.decide(config.sandbox, os.environ), hidden),
                                        WorkerSlots(config.concurrency))
         self.cleanup = Cleanup(repo, self.wave_id)
 
