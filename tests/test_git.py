@@ -83,6 +83,20 @@ def test_clean_env_keeps_identity_and_adds_extras_but_drops_locating_variables(
     assert wgit.without_repo_vars({"GIT_DIR": "x", "PATH": "/bin"}) == {"PATH": "/bin"}
 
 
+def test_an_environment_already_clean_and_never_prompting_is_inherited_as_it_is(
+        remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No copy of the environment is built and encoded for each git call when there is nothing to remove.
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    assert wgit.clean_env() is None
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Inherited Name")
+    assert wgit.out(["var", "GIT_AUTHOR_IDENT"], cwd=remote_repo.clone).startswith("Inherited Name <")
+    # A locating variable, or one to add, and the copy is made again.
+    assert wgit.clean_env({"GIT_INDEX_FILE": "/tmp/idx"}) is not None
+    monkeypatch.setenv("GIT_DIR", "/elsewhere")
+    assert wgit.clean_env() == {k: v for k, v in os.environ.items() if k != "GIT_DIR"}
+
+
 def test_a_missing_git_binary_is_a_git_error_not_a_traceback(
         remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")

@@ -103,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     atexit handlers ran, when no other thread runs (:func:`_alone`): the teardown then only frees memory;
     ``wavegit run``'s was 15-30 ms of the wave's end. A caller passing ``argv`` keeps its process.
     """
+    # No git wavegit runs may prompt (a wave has no one to answer): set once, its git calls inherit the
+    # environment as it is (git.clean_env).
+    os.environ.setdefault("GIT_TERMINAL_PROMPT", "0")
     # Whatever a command prints quotes workers' text: made inert for the terminal in one place.
     with terminal.inert_output():
         code, fast_exit = _run(argv)

@@ -94,10 +94,17 @@ class Layout:
 
     def shows(self, path: Path) -> bool:
         """Whether ``path`` (absolute) is visible inside the sandbox."""
-        if not any(path.is_relative_to(hidden) for hidden in self.hidden):
+        if not any(_within(path, hidden) for hidden in self.hidden):
             return True
         shown = (self.tree, self.private, *self.readonly, *self.writable)
-        return any(path.is_relative_to(visible) for visible in shown)
+        return any(_within(path, visible) for visible in shown)
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """``path.is_relative_to(folder)``, by the parts both paths keep: asked a hundred times a launch, where
+    pathlib parses both paths each time (and raises inside for every path that is not)."""
+    parts = folder.parts
+    return path.parts[:len(parts)] == parts and path.is_absolute() == folder.is_absolute()
 
 
 def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
@@ -124,14 +131,14 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
     shown: list[Path] = []
     chain = _hops(program) if bins_only else _launch_chain(program, search_path, layout.tree)
     for path in chain:
-        if layout.shows(path) or any(path.is_relative_to(p) for p in shown):
+        if layout.shows(path) or any(_within(path, p) for p in shown):
             continue
         if bins_only and path.parent.name != "bin":
             continue
         prefix = _install_prefix(path)
         installed = path.parent.name == "bin"
-        confined = any(path.is_relative_to(folder) for folder in layout.programs_only)
-        shared = prefix.name in _SHARED_PREFIXES or any(h.is_relative_to(prefix) for h in layout.hidden)
+        confined = any(_within(path, folder) for folder in layout.programs_only)
+        shared = prefix.name in _SHARED_PREFIXES or any(_within(h, prefix) for h in layout.hidden)
         if shared or (confined and not installed):
             shown.append(path)
         elif installed and (prefix.parent in layout.hidden or confined or bins_only):
@@ -326,12 +333,12 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
         out += ["--tmpfs", str(path)]
     # A read-only mount does not stop connect(): a socket is hidden by a file over it.
     for path in sorted(set(layout.hidden)):
-        if path.exists() and not path.is_dir() and not any(path.is_relative_to(p) for p in hidden):
+        if path.exists() and not path.is_dir() and not any(_within(path, p) for p in hidden):
             out += ["--ro-bind", os.devnull, str(path)]
     # Only what a hidden directory covers: the rest is already read-only, and a bind of a device such as the
     # wave test's prompt file /dev/null can lose its device access (EACCES on open).
     for path in layout.readonly:
-        if path.exists() and any(path.is_relative_to(hidden) for hidden in layout.hidden):
+        if path.exists() and any(_within(path, hidden) for hidden in layout.hidden):
             out += ["--ro-bind", str(path), str(path)]
     for path in (layout.private, *layout.writable, layout.tree):
         if path.exists():

@@ -144,9 +144,14 @@ def without_repo_vars(base: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in base.items() if k not in _LOCAL_ENV_VARS}
 
 
-def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment without repository-locating GIT_* variables, plus ``extra``."""
-    env = without_repo_vars(os.environ)
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """The process environment without repository-locating GIT_* variables, never prompting, plus ``extra``;
+    None when that is the process environment as it is: git then inherits it, and no copy of it is made and
+    encoded for each of a wave's hundred git calls (0.1 ms each)."""
+    environ = os.environ
+    if not extra and "GIT_TERMINAL_PROMPT" in environ and not any(var in environ for var in _LOCAL_ENV_VARS):
+        return None
+    env = without_repo_vars(environ)
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     if extra:
         env.update(extra)
