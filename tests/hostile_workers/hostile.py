@@ -92,10 +92,12 @@ def scheduler_git_dir() -> Path:
             pid = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
         except (OSError, ValueError, IndexError):
             break
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        point = line.split()[4].replace("\\040", " ")
-        if point.endswith("/.git"):
-            return Path(point)
+    points = [Path(line.split()[4].replace("\\040", " "))
+              for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    # The git directory, or the checkout holding it (a hidden directory's own folder is hidden with it).
+    for found in [p for p in points if p.name == ".git"] + [p / ".git" for p in points if p != tree]:
+        if found.is_dir():
+            return found
     raise SystemExit("the scheduler's git directory was not found")
 
 

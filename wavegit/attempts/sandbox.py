@@ -326,9 +326,13 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
         out += ["--seccomp", str(seccomp_fd)]
     # First: a checkout under /dev/shm is then hidden on this tmpfs, not covered by it.
     out += _sized_shm(layout)
-    # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
-    hidden = [p for p in sorted(set(layout.hidden), key=lambda p: len(p.parts))
-              if p.is_dir() and p != Path("/")]
+    # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it. A directory
+    # within one hidden so is hidden with it: no tmpfs of its own (each mount costs bwrap a read of the mount
+    # table; two fewer took a sandbox from 8.0 to 6.8 ms of CPU).
+    hidden: list[Path] = []
+    for path in sorted(set(layout.hidden), key=lambda p: len(p.parts)):
+        if path.is_dir() and path != Path("/") and not any(_within(path, outer) for outer in hidden):
+            hidden.append(path)
     for path in hidden:
         out += ["--tmpfs", str(path)]
     # A read-only mount does not stop connect(): a socket is hidden by a file over it.
