@@ -207,10 +207,7 @@ def test_discarded_paths_wait_for_the_waves_cleanup_until_more_than_kept_then_th
 def test_a_path_discarded_twice_waits_once_and_pushes_no_other_path_out(tmp_path: Path) -> None:
     # A test checkout is discarded by its attempt and again by its launch pad: counted twice, the last
     # batch's discards removed the first batch's paths while the wave's last attempts were read back.
-    spaces = Workspaces(tmp_path, tmp_path / "objects", kept=2)
-    left = [tmp_path / f"attempt-{n}" for n in range(2)]
-    for path in left:
-        path.mkdir()
+    spaces, left = _attempt_folders(tmp_path, kept=2, count=2)
     spaces.discard(left[0])
     spaces.discard(left[1])
     spaces.discard(left[1])
@@ -229,10 +226,7 @@ def test_with_nothing_kept_a_discarded_path_is_removed_at_once_in_the_background
 def test_once_the_disk_is_less_than_a_fifth_free_every_discarded_path_goes_at_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # What a worker left (gigabytes of ignored files) must not hold the disk full for its siblings.
-    spaces = Workspaces(tmp_path, tmp_path / "objects", kept=8)
-    left = [tmp_path / f"attempt-{n}" for n in range(3)]
-    for path in left:
-        path.mkdir()
+    spaces, left = _attempt_folders(tmp_path, kept=8, count=3)
     spaces.discard(left[0])
     spaces.discard(left[1])
     assert all(path.exists() for path in left)
@@ -244,6 +238,14 @@ def test_once_the_disk_is_less_than_a_fifth_free_every_discarded_path_goes_at_on
         time.sleep(0.01)
     assert [path.exists() for path in left] == [False, False, False]
     spaces.close()
+
+
+def _attempt_folders(tmp_path: Path, *, kept: int, count: int) -> tuple[Workspaces, list[Path]]:
+    """Workspaces keeping ``kept`` discarded paths, and ``count`` empty attempt folders to discard."""
+    left = [tmp_path / f"attempt-{n}" for n in range(count)]
+    for path in left:
+        path.mkdir()
+    return Workspaces(tmp_path, tmp_path / "objects", kept=kept), left
 
 
 class _Usage(NamedTuple):
