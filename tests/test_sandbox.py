@@ -8,6 +8,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,23 @@ def test_bwrap_argv_hides_parents_before_showing_the_tree_and_private_dir(tmp_pa
     assert argv[argv.index(str(checkout)) - 1] == "--tmpfs"
     assert argv[argv.index(str(shown.tree)) - 1] == str(shown.tree) or "--bind" in argv
     assert argv[-5:] == ["--chdir", str(shown.tree), "--", "worker", "--flag"]
+
+
+def test_a_hidden_folder_reached_through_a_link_out_of_hidden_home_keeps_a_tmpfs_of_its_own(
+        tmp_path: Path) -> None:
+    # A token's folder in HOME that a dotfiles manager links elsewhere: bwrap mounts on the resolved path,
+    # which HOME's tmpfs does not cover, so it must not be dropped as lying within HOME.
+    home, dotfiles = tmp_path / "home", tmp_path / "opt" / "dotfiles" / "wavegit"
+    dotfiles.mkdir(parents=True)
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "wavegit").symlink_to(dotfiles)
+    (home / ".cache" / "wavegit").mkdir(parents=True)
+    linked, within = home / ".config" / "wavegit", home / ".cache" / "wavegit"
+    shown = replace(layout(tmp_path), hidden=(home, linked, within))
+    argv = sandbox.bwrap_argv("bwrap", shown, ["worker"])
+    tmpfs = [argv[n + 1] for n, arg in enumerate(argv) if arg == "--tmpfs"]
+    assert tmpfs == [str(home), str(linked)]
+    assert [argv[n + 1] for n, arg in enumerate(argv) if arg == "--remount-ro"] == tmpfs
 
 
 def test_bwrap_argv_without_network_unshares_it(tmp_path: Path) -> None:
