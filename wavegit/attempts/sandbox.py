@@ -29,17 +29,15 @@ import contextlib
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
 
 from wavegit.core import git
 from wavegit.core.credentials import APP_KEY_FILE_VAR, TOKEN_FILE_VAR
 from wavegit.core.errors import UsageError
 from wavegit.core.repo import Repo
+from wavegit.core.soon import soon
 from wavegit.model.config import SandboxConfig
 
 BWRAP = "bwrap"
@@ -48,7 +46,6 @@ AGENT_SOCKETS = (Path("/run/user"), Path("/run/docker.sock"), Path("/var/run/doc
 AGENT_SOCKET_VARS = ("SSH_AUTH_SOCK", "XDG_RUNTIME_DIR")
 """Variables of wavegit's environment naming such a socket or directory."""
 _PROBE_TIMEOUT_S = 10.0
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -290,29 +287,15 @@ def decide_soon(settings: SandboxConfig, environ: Mapping[str, str]) -> Callable
     claim's reads. The function returned waits for it, then returns the decision or raises its UsageError."""
     if settings.mode == "none":
         return lambda: Decision(None)
-    return _soon(lambda: decide(settings, environ), "wavegit-sandbox-probe")
+    return soon(lambda: decide(settings, environ), "wavegit-sandbox-probe")
 
 
 def others_soon(repo: Repo, settings: SandboxConfig) -> Callable[[], tuple[Path, ...]]:
     """:func:`others` (five git calls) read in a thread of their own while the claim reads: the first
-    launches do not wait for them. The function returned waits for them, then returns them or raises what
-    reading them raised."""
+    launches do not wait for them (the function returned waits, or raises what reading them raised)."""
     if settings.mode == "none":
         return tuple
-    return _soon(lambda: others(repo), "wavegit-sandbox-view")
-
-
-def _soon(work: Callable[[], _T], name: str) -> Callable[[], _T]:
-    done: Future[_T] = Future()
-
-    def working() -> None:
-        try:
-            done.set_result(work())
-        except BaseException as exc:  # raised again by whoever waits for it
-            done.set_exception(exc)
-
-    threading.Thread(target=working, name=name, daemon=True).start()
-    return done.result
+    return soon(lambda: others(repo), "wavegit-sandbox-view")
 
 
 def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int | None = None) -> list[str]:
@@ -354,9 +337,8 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
 
 def _outermost(hidden: Sequence[Path]) -> list[Path]:
     """The hidden directories (parents first) less each that really lies within one before it, which its
-    tmpfs hides too: bwrap reads the whole mount table for each mount, and two fewer took a sandbox from 8.0
-    to 6.8 ms of CPU. Compared as the kernel finds them (bwrap mounts on the resolved path): a token's folder
-    reached through a link in HOME (``~/.config/wavegit`` -> ``/opt/dotfiles/...``) keeps its own."""
+    tmpfs hides too (bwrap reads the mount table for each mount: two fewer took a sandbox from 8.0 to 6.8 ms
+    of CPU); resolved as bwrap mounts them, a token's folder linked out of HOME keeps its own."""
     mounted: list[Path] = []
     covered: list[Path] = []
     for path in hidden:
