@@ -326,20 +326,23 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
         out += ["--seccomp", str(seccomp_fd)]
     # First: a checkout under /dev/shm is then hidden on this tmpfs, not covered by it.
     out += _sized_shm(layout)
+    # Each where it really lies: bwrap makes a mount point named through a link that an earlier tmpfs
+    # covers (``~/.config/wavegit`` -> ``/opt/dotfiles/wavegit``, once HOME is an empty tmpfs) as a new
+    # directory in that tmpfs, and the folder the link leads to (the token's) stayed readable.
+    real = {Path(os.path.realpath(p)) for p in layout.hidden}
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
-    hidden = [p for p in sorted(set(layout.hidden), key=lambda p: len(p.parts))
-              if p.is_dir() and p != Path("/")]
+    hidden = [p for p in sorted(real, key=lambda p: len(p.parts)) if p.is_dir() and p != Path("/")]
     mounted = _outermost(hidden)
     for path in mounted:
         out += ["--tmpfs", str(path)]
     # A read-only mount does not stop connect(): a socket is hidden by a file over it.
-    for path in sorted(set(layout.hidden)):
+    for path in sorted(real):
         if path.exists() and not path.is_dir() and not any(_within(path, p) for p in hidden):
             out += ["--ro-bind", os.devnull, str(path)]
     # Only what a hidden directory covers: the rest is already read-only, and a bind of a device such as the
     # wave test's prompt file /dev/null can lose its device access (EACCES on open).
     for path in layout.readonly:
-        if path.exists() and any(_within(path, hidden) for hidden in layout.hidden):
+        if path.exists() and any(_within(path, folder) for folder in (*layout.hidden, *hidden)):
             out += ["--ro-bind", str(path), str(path)]
     for path in (layout.private, *layout.writable, layout.tree):
         if path.exists():
@@ -353,17 +356,13 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
 
 
 def _outermost(hidden: Sequence[Path]) -> list[Path]:
-    """The hidden directories (parents first) less each that really lies within one before it, which its
-    tmpfs hides too: bwrap reads the whole mount table for each mount, and two fewer took a sandbox from 8.0
-    to 6.8 ms of CPU. Compared as the kernel finds them (bwrap mounts on the resolved path): a token's folder
-    reached through a link in HOME (``~/.config/wavegit`` -> ``/opt/dotfiles/...``) keeps its own."""
+    """The hidden directories (real paths, parents first) less each that lies within one before it, which
+    its tmpfs hides too: bwrap reads the whole mount table for each mount, and two fewer took a sandbox from
+    8.0 to 6.8 ms of CPU."""
     mounted: list[Path] = []
-    covered: list[Path] = []
     for path in hidden:
-        real = Path(os.path.realpath(path))
-        if not any(_within(real, outer) for outer in covered):
+        if not any(_within(path, outer) for outer in mounted):
             mounted.append(path)
-            covered.append(real)
     return mounted
 
 
