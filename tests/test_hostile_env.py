@@ -457,3 +457,17 @@ def test_attempt_trees_in_a_cache_linked_out_of_home_are_hidden_where_they_reall
     remote = stealing_repo(tmp_path, disk / "wavegit")
     rep, _ = run_json(remote, {"HOME": str(home), "XDG_CACHE_HOME": ""})
     assert committed(remote, rep, "src/loot.txt") == "hidden"
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+def test_a_token_file_that_is_a_link_is_hidden_where_it_really_lies(tmp_path: Path) -> None:
+    # WAVEGIT_TOKEN_FILE naming a link (a secrets manager's file linked into place): the link's folder was
+    # hidden, the folder holding the token itself not.
+    vault, links = tmp_path / "vault", tmp_path / "links"
+    vault.mkdir()
+    links.mkdir()
+    (vault / "token").write_text(f"ghp_linkedToken{_OURS}\n")
+    (links / "token").symlink_to(vault / "token")
+    remote = stealing_repo(tmp_path, vault / "token")
+    rep, _ = run_json(remote, {"WAVEGIT_TOKEN_FILE": str(links / "token")})
+    assert committed(remote, rep, "src/loot.txt") == "hidden"

@@ -326,9 +326,8 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
         out += ["--seccomp", str(seccomp_fd)]
     # First: a checkout under /dev/shm is then hidden on this tmpfs, not covered by it.
     out += _sized_shm(layout)
-    # Each where it really lies: bwrap makes a mount point named through a link that an earlier tmpfs
-    # covers (``~/.config/wavegit`` -> ``/opt/dotfiles/wavegit``, once HOME is an empty tmpfs) as a new
-    # directory in that tmpfs, and the folder the link leads to (the token's) stayed readable.
+    # Where each really lies: bwrap makes a mount point named through a link an earlier tmpfs covers (in
+    # HOME, ``~/.config/wavegit`` -> ``/opt/dotfiles/wavegit``) a new directory of that tmpfs.
     real = {Path(os.path.realpath(p)) for p in layout.hidden}
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
     hidden = [p for p in sorted(real, key=lambda p: len(p.parts)) if p.is_dir() and p != Path("/")]
@@ -468,9 +467,11 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     """
     # Every repository's trees, not only this one's: the cache may lie outside the hidden HOME.
     hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir.parent, *AGENT_SOCKETS]
-    named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
-    hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
-               for name in named if environ.get(name)]
+    named = ("HOME", "RUNNER_TEMP", *AGENT_SOCKET_VARS)
+    hidden += [Path(environ[name]) for name in named if environ.get(name)]
+    # A secret file's folder and, through a link, the folder of the file it leads to, which holds it.
+    hidden += [Path(path).parent for name in SECRET_FILE_VARS if environ.get(name)
+               for path in (environ[name], os.path.realpath(environ[name]))]
     ro_paths = _paths(settings.ro_paths, repo.root)
     home = Path(environ["HOME"]) if environ.get("HOME") else None
     layout = Layout(tree=tree, private=private, hidden=tuple(hidden),
