@@ -326,8 +326,7 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
         out += ["--seccomp", str(seccomp_fd)]
     # First: a checkout under /dev/shm is then hidden on this tmpfs, not covered by it.
     out += _sized_shm(layout)
-    # Where each really lies: bwrap makes a mount point named through a link an earlier tmpfs covers (in
-    # HOME, ``~/.config/wavegit`` -> ``/opt/dotfiles/wavegit``) a new directory of that tmpfs.
+    # Where each really lies: bwrap makes a name through a link an earlier tmpfs covers a new folder in it.
     real = {Path(os.path.realpath(p)) for p in layout.hidden}
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
     hidden = [p for p in sorted(real, key=lambda p: len(p.parts)) if p.is_dir() and p != Path("/")]
@@ -438,11 +437,12 @@ def local_stores(repo: Repo) -> tuple[Path, ...]:
     alternates = repo.common_dir / "objects" / "info" / "alternates"
     with contextlib.suppress(OSError):
         lines = alternates.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
-        borrowed = [Path(os.path.normpath(alternates.parent.parent / line)) for line in lines
+        borrowed = [Path(os.path.realpath(alternates.parent.parent / line)) for line in lines
                     if line and not line.startswith("#")]
         # The git directory an object directory belongs to: its refs name every branch.
         found += [store.parent if store.name == "objects" else store for store in borrowed]
-    return tuple(Path(os.path.normpath(path)) for path in found)
+    # As the kernel finds each (git did): read as text, ``link/..`` cancels out, and named another folder.
+    return tuple(Path(os.path.realpath(path)) for path in found)
 
 
 SECRET_FILE_VARS = (TOKEN_FILE_VAR, APP_KEY_FILE_VAR)
