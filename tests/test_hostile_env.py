@@ -422,3 +422,52 @@ def test_a_report_ref_forged_with_bytes_that_are_not_utf8_is_a_clear_error_in_an
         assert shown.returncode == 2 and "Traceback" not in shown.stderr, shown.stderr
         said = "cannot read the report" if mode == "none" else "no report for wave"
         assert said in shown.stderr, shown.stderr
+
+
+def stealing_repo(tmp_path: Path, source: Path) -> RemoteRepo:
+    """A bwrap wave whose one worker writes what ``source`` shows it into src/loot.txt (``hidden``: none)."""
+    steal = [f"steal {source} src/loot.txt", "write src/a.txt ok"]
+    entries = [item("A", steal, ["src/a.txt", "src/loot.txt"], check("src/a.txt"))]
+    return make_wave_repo(tmp_path, entries, worker=SCRIPTED, sandbox="bwrap", attempts=1)
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+def test_a_token_folder_linked_out_of_home_is_hidden_where_it_really_lies(tmp_path: Path) -> None:
+    # A dotfiles manager links ~/.config/wavegit elsewhere: bwrap made the token folder's tmpfs at the name
+    # in HOME's own empty tmpfs (a new directory there), and the token stayed readable where it really lies.
+    home, dotfiles = tmp_path / "home", tmp_path / "dotfiles" / "wavegit"
+    dotfiles.mkdir(parents=True)
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "wavegit").symlink_to(dotfiles)
+    (dotfiles / "token").write_text(f"ghp_linkedTokenFile{_OURS}\n")
+    remote = stealing_repo(tmp_path, dotfiles / "token")
+    rep, _ = run_json(remote, {"HOME": str(home), "XDG_CACHE_HOME": "",
+                               "WAVEGIT_TOKEN_FILE": str(home / ".config" / "wavegit" / "token")})
+    assert committed(remote, rep, "src/loot.txt") == "hidden"
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+def test_attempt_trees_in_a_cache_linked_out_of_home_are_hidden_where_they_really_lie(tmp_path: Path) -> None:
+    # ~/.cache on a bigger disk: the trees' folder (~/.cache/wavegit) got its tmpfs inside HOME's, and every
+    # attempt's tree and private HOME of every repository stayed readable at the disk's path.
+    home, disk = tmp_path / "home", tmp_path / "disk" / "cache"
+    disk.mkdir(parents=True)
+    home.mkdir()
+    (home / ".cache").symlink_to(disk)
+    remote = stealing_repo(tmp_path, disk / "wavegit")
+    rep, _ = run_json(remote, {"HOME": str(home), "XDG_CACHE_HOME": ""})
+    assert committed(remote, rep, "src/loot.txt") == "hidden"
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap cannot run: {BWRAP_PROBLEM}")
+def test_a_token_file_that_is_a_link_is_hidden_where_it_really_lies(tmp_path: Path) -> None:
+    # WAVEGIT_TOKEN_FILE naming a link (a secrets manager's file linked into place): the link's folder was
+    # hidden, the folder holding the token itself not.
+    vault, links = tmp_path / "vault", tmp_path / "links"
+    vault.mkdir()
+    links.mkdir()
+    (vault / "token").write_text(f"ghp_linkedToken{_OURS}\n")
+    (links / "token").symlink_to(vault / "token")
+    remote = stealing_repo(tmp_path, vault / "token")
+    rep, _ = run_json(remote, {"WAVEGIT_TOKEN_FILE": str(links / "token")})
+    assert committed(remote, rep, "src/loot.txt") == "hidden"

@@ -140,3 +140,21 @@ def test_a_remote_on_this_disk_spelled_through_insteadof_is_hidden_too(tmp_path:
     landed = loot(remote, clone)
     assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
     assert f"listed {origin}: []" in landed, landed
+
+
+def test_a_remote_on_this_disk_spelled_through_a_link_and_dotdot_is_hidden_where_the_kernel_finds_it(
+        tmp_path: Path) -> None:
+    # `remote.origin.url` `links/l/../origin.git`, `l` a link into the folder holding origin: git (the
+    # kernel) reaches the bare origin, but read as text `l/..` cancels out and a folder that does not exist
+    # was hidden instead; the worker fetched a branch the base does not reach.
+    origin = tmp_path / "origin.git"
+    probes = [f"git fetch {origin} private:refs/heads/stolen", "git show stolen:secret.txt", f"list {origin}"]
+    remote = looting_repo(tmp_path, probes)
+    clone = remote.clone
+    push_private_branch(clone)
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "l").symlink_to(clone)
+    git(clone, "config", "remote.origin.url", f"{tmp_path}/links/l/../origin.git")
+    landed = loot(remote, clone)
+    assert "PUSHED_PRIVATE_BRANCH_SECRET" not in landed, landed
+    assert f"listed {origin}: []" in landed, landed

@@ -52,8 +52,9 @@ def test_bwrap_argv_hides_parents_before_showing_the_tree_and_private_dir(tmp_pa
 
 def test_a_hidden_folder_reached_through_a_link_out_of_hidden_home_keeps_a_tmpfs_of_its_own(
         tmp_path: Path) -> None:
-    # A token's folder in HOME that a dotfiles manager links elsewhere: bwrap mounts on the resolved path,
-    # which HOME's tmpfs does not cover, so it must not be dropped as lying within HOME.
+    # A token's folder in HOME that a dotfiles manager links elsewhere: HOME's tmpfs does not cover where it
+    # really lies, so it must not be dropped as lying within HOME, and its tmpfs goes there (bwrap makes a
+    # name through a link inside HOME's empty tmpfs as a new directory of that tmpfs).
     home, dotfiles = tmp_path / "home", tmp_path / "opt" / "dotfiles" / "wavegit"
     dotfiles.mkdir(parents=True)
     (home / ".config").mkdir(parents=True)
@@ -63,7 +64,7 @@ def test_a_hidden_folder_reached_through_a_link_out_of_hidden_home_keeps_a_tmpfs
     shown = replace(layout(tmp_path), hidden=(home, linked, within))
     argv = sandbox.bwrap_argv("bwrap", shown, ["worker"])
     tmpfs = [argv[n + 1] for n, arg in enumerate(argv) if arg == "--tmpfs"]
-    assert tmpfs == [str(home), str(linked)]
+    assert tmpfs == [str(home), str(dotfiles)]
     assert [argv[n + 1] for n, arg in enumerate(argv) if arg == "--remount-ro"] == tmpfs
 
 

@@ -15,7 +15,8 @@ LEVELS`` (nested directories whose full path is too long for the system to name)
 ``flood BYTES`` (output without a newline); ``deep-home LEVELS`` (nested directories in ``$HOME``);
 ``unmount MARKER`` (unmount what hides the checkout, remount ``/`` writable, write MARKER there);
 ``connect SOCKET`` (``@NAME``: abstract); ``plant-in DIR MARKER`` (hooks in DIR); ``retarget-origin URL``
-(the checkout's ``remote.origin.url``); ``leak-token PATH``; ``forge-report URL WAVE`` (push to URL a report
+(the checkout's ``remote.origin.url``); ``leak-token PATH``; ``steal PATH OUT`` (write into OUT what PATH
+shows: a file's text, a folder's names, else ``hidden``); ``forge-report URL WAVE`` (push to URL a report
 ref for WAVE whose ``report.json`` is not UTF-8, failures ignored). Lines that are not actions (wavegit's
 feedback) are ignored.
 """
@@ -181,6 +182,13 @@ def act(verb: str, args: list[str]) -> None:
         subprocess.run(["git", "-C", str(checkout), "config", "remote.origin.url", args[0]], check=False)
     elif verb == "forge-report":
         forge_report(args[0], args[1])
+    elif verb == "steal":
+        found = ""
+        with contextlib.suppress(OSError):
+            source = Path(args[0])
+            found = source.read_text() if source.is_file() else " ".join(sorted(os.listdir(source)))
+        Path(args[1]).parent.mkdir(parents=True, exist_ok=True)
+        Path(args[1]).write_text((found.strip() or "hidden") + "\n")
     elif verb == "leak-token":
         Path(args[0]).write_text(os.environ.get("GITHUB_TOKEN", "") + "\n")
     elif verb == "unmount":
@@ -213,7 +221,7 @@ def act(verb: str, args: list[str]) -> None:
 ACTIONS = {"write", "symlink", "siblings", "wait-for", "touch", "plant-hooks", "move-main", "rm-git",
            "git-anyway", "index-lock", "deep", "sparse", "cost", "exit", "odd-name", "cost-fifo", "cost-link",
            "cost-sparse", "flood", "deep-home", "unmount", "connect", "plant-in", "retarget-origin",
-           "leak-token", "forge-report"}
+           "leak-token", "forge-report", "steal"}
 
 
 def main() -> None:

@@ -309,20 +309,21 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
         out += ["--seccomp", str(seccomp_fd)]
     # First: a checkout under /dev/shm is then hidden on this tmpfs, not covered by it.
     out += _sized_shm(layout)
+    # Where each really lies: bwrap makes a name through a link an earlier tmpfs covers a new folder in it.
+    real = {Path(os.path.realpath(p)) for p in layout.hidden}
     # Parents before children: a tmpfs over a parent would hide a child's tmpfs made before it.
-    hidden = [p for p in sorted(set(layout.hidden), key=lambda p: len(p.parts))
-              if p.is_dir() and p != Path("/")]
+    hidden = [p for p in sorted(real, key=lambda p: len(p.parts)) if p.is_dir() and p != Path("/")]
     mounted = _outermost(hidden)
     for path in mounted:
         out += ["--tmpfs", str(path)]
     # A read-only mount does not stop connect(): a socket is hidden by a file over it.
-    for path in sorted(set(layout.hidden)):
+    for path in sorted(real):
         if path.exists() and not path.is_dir() and not any(_within(path, p) for p in hidden):
             out += ["--ro-bind", os.devnull, str(path)]
     # Only what a hidden directory covers: the rest is already read-only, and a bind of a device such as the
     # wave test's prompt file /dev/null can lose its device access (EACCES on open).
     for path in layout.readonly:
-        if path.exists() and any(_within(path, hidden) for hidden in layout.hidden):
+        if path.exists() and any(_within(path, folder) for folder in (*layout.hidden, *hidden)):
             out += ["--ro-bind", str(path), str(path)]
     for path in (layout.private, *layout.writable, layout.tree):
         if path.exists():
@@ -336,16 +337,13 @@ def bwrap_argv(bwrap: str, layout: Layout, argv: Sequence[str], seccomp_fd: int 
 
 
 def _outermost(hidden: Sequence[Path]) -> list[Path]:
-    """The hidden directories (parents first) less each that really lies within one before it, which its
-    tmpfs hides too (bwrap reads the mount table for each mount: two fewer took a sandbox from 8.0 to 6.8 ms
-    of CPU); resolved as bwrap mounts them, a token's folder linked out of HOME keeps its own."""
+    """The hidden directories (real paths, parents first) less each that lies within one before it, which
+    its tmpfs hides too (bwrap reads the mount table for each mount: two fewer took a sandbox from 8.0 to
+    6.8 ms of CPU)."""
     mounted: list[Path] = []
-    covered: list[Path] = []
     for path in hidden:
-        real = Path(os.path.realpath(path))
-        if not any(_within(real, outer) for outer in covered):
+        if not any(_within(path, outer) for outer in mounted):
             mounted.append(path)
-            covered.append(real)
     return mounted
 
 
@@ -422,11 +420,12 @@ def local_stores(repo: Repo) -> tuple[Path, ...]:
     alternates = repo.common_dir / "objects" / "info" / "alternates"
     with contextlib.suppress(OSError):
         lines = alternates.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
-        borrowed = [Path(os.path.normpath(alternates.parent.parent / line)) for line in lines
+        borrowed = [Path(os.path.realpath(alternates.parent.parent / line)) for line in lines
                     if line and not line.startswith("#")]
         # The git directory an object directory belongs to: its refs name every branch.
         found += [store.parent if store.name == "objects" else store for store in borrowed]
-    return tuple(Path(os.path.normpath(path)) for path in found)
+    # As the kernel finds each (git did): read as text, ``link/..`` cancels out, and named another folder.
+    return tuple(Path(os.path.realpath(path)) for path in found)
 
 
 SECRET_FILE_VARS = (TOKEN_FILE_VAR, APP_KEY_FILE_VAR)
@@ -451,9 +450,11 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     """
     # Every repository's trees, not only this one's: the cache may lie outside the hidden HOME.
     hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir.parent, *AGENT_SOCKETS]
-    named = ("HOME", "RUNNER_TEMP", *SECRET_FILE_VARS, *AGENT_SOCKET_VARS)
-    hidden += [Path(environ[name]).parent if name in SECRET_FILE_VARS else Path(environ[name])
-               for name in named if environ.get(name)]
+    named = ("HOME", "RUNNER_TEMP", *AGENT_SOCKET_VARS)
+    hidden += [Path(environ[name]) for name in named if environ.get(name)]
+    # A secret file's folder and, through a link, the folder of the file it leads to, which holds it.
+    hidden += [Path(path).parent for name in SECRET_FILE_VARS if environ.get(name)
+               for path in (environ[name], os.path.realpath(environ[name]))]
     ro_paths = _paths(settings.ro_paths, repo.root)
     home = Path(environ["HOME"]) if environ.get("HOME") else None
     layout = Layout(tree=tree, private=private, hidden=tuple(hidden),
