@@ -57,7 +57,8 @@ class Confiner:
     wave_id: WaveId
     jail: sandbox.Decision
     reading: Callable[[], tuple[Path, ...]] | None = None
-    """:attr:`others` as read ahead (:func:`sandbox.others_soon`), else read when first asked for."""
+    """:attr:`others` as read ahead (:func:`sandbox.others_soon`, begun by the wave), else read when first
+    asked for (a wave test's checkout out of any wave)."""
 
     @property
     def private_root(self) -> Path:

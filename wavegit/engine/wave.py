@@ -3,7 +3,6 @@ then the wave branch combined, tested and pushed (:func:`collect`) while its wor
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
@@ -155,13 +154,16 @@ class Wave:
         # Serialises the HALT reads of the item threads (one read serves a burst of launches).
         self.git_lock = threading.Lock()
         self.halt_watch = HaltWatch(store, self.git_lock, claimed.halt_read_at)
+        jail = jail or sandbox.decide(config.sandbox, os.environ)
+        if hidden is None and jail.bwrap is not None:
+            # Read in the background from now (a rolling wave's, one decided here), not by the first launch.
+            hidden = sandbox.others_soon(repo, config.sandbox)
         self.context = AttemptContext(repo, config, self.wave_id, base, repo.wave_worktrees(self.wave_id),
                                        self.logs, events or NoEvents(),
                                        wave_spend(config, claimed.day_spent),
                                        Workspaces(repo.root, repo.common_dir / "objects",
                                                   kept=kept_paths(config.concurrency)),
-                                       Confiner(repo, config, self.wave_id,
-                                                jail or sandbox.decide(config.sandbox, os.environ), hidden),
+                                       Confiner(repo, config, self.wave_id, jail, hidden),
                                        WorkerSlots(config.concurrency))
         self.cleanup = Cleanup(repo, self.wave_id)
 
@@ -200,8 +202,6 @@ class Wave:
         turns = {item.id: n for n, item in enumerate(starting)}
         if starting:
             context.workspaces.warm(context.spec(starting[0], 1))
-        threading.Thread(target=_read_ahead, args=(context.confiner,), name="wavegit-sandbox-view",
-                         daemon=True).start()
         try:
             # Twice as many item threads as workers: one attempt verifies while the next worker runs.
             # Its threads carry the keyring filter: their unsandboxed processes inherit it as they start.
@@ -240,13 +240,6 @@ def kept_paths(concurrency: int) -> int:
     """How many finished attempts' paths wait for the wave's cleanup: two batches' worth (each attempt
     leaves its tree, its test checkout and their two private directories)."""
     return 4 * 2 * max(1, concurrency)
-
-
-def _read_ahead(confiner: Confiner) -> None:
-    """What every sandbox of the wave hides (``Confiner.others``: two git calls, once per wave), read while
-    the first trees are made rather than by the first launch; a failure is raised again by that launch."""
-    with contextlib.suppress(WavegitError, OSError):
-        confiner.others  # noqa: B018 (a cached property, read for its cache)
 
 
 def await_items(context: AttemptContext, futures: Sequence[Future[None]]) -> None:
