@@ -165,22 +165,34 @@ def test_fetch_and_prune_tracking_refs(remote_repo: RemoteRepo) -> None:
                                                                        "refs/remotes/origin/wavegit/w1"]
 
 
-def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_removed_once_stale(remote_repo: RemoteRepo) -> None:
+def test_a_tracking_ref_lock_a_killed_fetch_left_is_waited_out_and_removed(remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
     other = remote_repo.new_clone("other")
     pushed = commit(other, {"a.txt": "a\n"})
+    git(other, "push", "-q", "origin", "main", "main:refs/wavegit/heartbeat/w-1")
+    # What a `kill -9` in the middle of a fetch leaves: the tracking ref's lock, just made, no process holding
+    # it. A `wavegit sync` right after the kill meets it (a heartbeat copy, in CI).
+    lock = clone / ".git" / "refs" / "wavegit" / "heartbeats" / "origin" / "w-1.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")
+    began = time.monotonic()
+    wgit.fetch(clone, "origin", ["+refs/wavegit/heartbeat/*:refs/wavegit/heartbeats/origin/*"])
+    assert time.monotonic() - began >= wgit.STALE_TRACKING_LOCK_S  # a live fetch's lock is not taken away
+    assert git(clone, "rev-parse", "refs/wavegit/heartbeats/origin/w-1") == pushed and not lock.exists()
+
+
+def test_a_lock_on_a_ref_the_fetch_does_not_force_is_left_to_its_owner(remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    other = remote_repo.new_clone("other")
+    commit(other, {"a.txt": "a\n"})
     git(other, "push", "-q", "origin", "main")
-    # What a `kill -9` in the middle of a fetch leaves: the tracking ref's lock, no process holding it.
     lock = clone / ".git" / "refs" / "remotes" / "origin" / "main.lock"
     lock.write_text("")
-    fresh = time.time()
-    os.utime(lock, (fresh, fresh))
-    with pytest.raises(GitError, match="cannot lock ref"):
-        wgit.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])  # maybe a live fetch's
-    old = fresh - wgit.STALE_TRACKING_LOCK_S - 1
+    old = time.time() - wgit.STALE_TRACKING_LOCK_S - 1
     os.utime(lock, (old, old))
-    wgit.fetch(clone, "origin", ["+refs/heads/main:refs/remotes/origin/main"])
-    assert git(clone, "rev-parse", "refs/remotes/origin/main") == pushed and not lock.exists()
+    with pytest.raises(GitError, match="cannot lock ref"):  # no `+`: not a copy to rewrite
+        wgit.fetch(clone, "origin", ["refs/heads/main:refs/remotes/origin/main"])
+    assert lock.exists()
 
 
 def test_a_failed_fetch_says_whether_the_remote_ref_is_missing(clone: Path) -> None:

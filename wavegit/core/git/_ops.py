@@ -221,10 +221,10 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
     a shallow clone lacks (``--unshallow``), so that it is shallow no more; ``timeout`` bounds each git call
     (``git.run``).
 
-    Retried briefly while another process in this clone holds a tracking ref's lock ("cannot lock ref"); a
-    tracking ref's lock older than :data:`STALE_TRACKING_LOCK_S` was left by a process that died (a ``kill
-    -9`` mid-fetch: git holds it for milliseconds) and is removed, once. Tracking refs are only a copy of the
-    remote's, which the next fetch rewrites.
+    Retried briefly while another process in this clone holds the lock of a ref this fetch writes ("cannot
+    lock ref"). A lock on a ref the fetch force-rewrites (a ``+`` refspec: a tracking copy of the remote's)
+    that stays for :data:`STALE_TRACKING_LOCK_S` was left by a git that died (a ``kill -9`` mid-fetch: a live
+    one holds it for milliseconds); it is waited out that long and removed, once.
     """
     # No auto-maintenance: a `gc --auto` must not stall a claim or a launch; the user's own commands run it.
     args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance",
@@ -237,7 +237,7 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
             raise git.GitError(args, result.returncode, result.stderr)
         if attempt < _FETCH_TRIES - 1:
             time.sleep(0.05 * (attempt + 1))
-    if _drop_stale_lock(result.stderr):
+    if _wait_out_stale_lock(result.stderr, refspecs):
         result = git.run(args, cwd=root, env=C_LOCALE, check=False, timeout=timeout)
         if result.returncode == 0:
             return
@@ -247,22 +247,43 @@ def fetch(root: Path, remote: str, refspecs: Sequence[str], *, prune: bool = Fal
 STALE_TRACKING_LOCK_S = 2.0
 
 
-def _drop_stale_lock(stderr: str) -> bool:
-    """Remove the tracking ref lock git names in ``stderr`` when it is stale; whether it did."""
-    marker = "Unable to create '"
-    start = stderr.find(marker)
-    end = stderr.find(".lock': File exists", start)
-    if start < 0 or end < 0:
+def _wait_out_stale_lock(stderr: str, refspecs: Sequence[str]) -> bool:
+    """Wait until the lock git names in ``stderr`` is gone, or removed once it is stale when it locks a ref
+    that ``refspecs`` force-rewrite; whether the fetch is worth another try."""
+    ref = _between(stderr, "cannot lock ref '", "'")
+    lock = _between(stderr, "Unable to create '", "': File exists")
+    if ref is None or lock is None or not any(_rewrites(spec, ref) for spec in refspecs):
         return False
-    lock = Path(stderr[start + len(marker):end + len(".lock")])
-    try:
-        age = time.time() - lock.stat().st_mtime
-        stale = "/refs/remotes/" in lock.as_posix() and age > STALE_TRACKING_LOCK_S
-        if stale:
-            lock.unlink()
-    except OSError:
+    lock_file = Path(lock)
+    deadline = time.monotonic() + 2 * STALE_TRACKING_LOCK_S  # a lock taken again meanwhile is a live git's
+    while time.monotonic() < deadline:
+        try:
+            age = time.time() - lock_file.stat().st_mtime
+            if age > STALE_TRACKING_LOCK_S:
+                lock_file.unlink()
+                return True
+        except FileNotFoundError:
+            return True  # released: its holder was alive
+        except OSError:
+            return False
+        time.sleep(min(0.1, STALE_TRACKING_LOCK_S - age + 0.01))
+    return False
+
+
+def _between(text: str, before: str, after: str) -> str | None:
+    start = text.find(before)
+    end = text.find(after, start + len(before)) if start >= 0 else -1
+    return text[start + len(before):end] if end >= 0 else None
+
+
+def _rewrites(refspec: str, ref: str) -> bool:
+    """Whether the forced fetch ``refspec`` writes ``ref`` here (``+src:dst``, ``dst`` maybe one ``*``)."""
+    if not refspec.startswith("+") or ":" not in refspec:
         return False
-    return stale
+    head, star, tail = refspec.partition(":")[2].partition("*")
+    if not star:
+        return ref == head
+    return ref.startswith(head) and ref.endswith(tail) and len(ref) > len(head) + len(tail)
 
 
 def missing_remote_ref(error: git.GitError) -> bool:
