@@ -50,6 +50,24 @@ def test_changed_paths_list_new_deleted_both_sides_of_renames_modes_and_symlinks
     assert tree.mode(taken, "link") == "120000" and tree.show(taken, "link") == "/etc/passwd"
 
 
+def test_a_commit_lists_every_object_it_adds_to_its_base(tree: AttemptTree) -> None:
+    # What its test checkout is given beside the base's objects: exactly what git says the commit adds.
+    path = tree.path
+    (path / "deep" / "er").mkdir(parents=True)
+    (path / "deep" / "er" / "file.txt").write_text("new\n")
+    (path / "sub" / "kept.txt").unlink()  # a folder that keeps another file
+    (path / "old" / "name.txt").unlink()  # a folder that goes
+    (path / "a\nb").write_text("an awkward name\n")
+    os.symlink("a.txt", path / "link")
+    ident = git(tree.remote.clone, "var", "GIT_AUTHOR_IDENT")
+    said = snapshot.CommitInfo("item\n", ident, ident)
+    taken = snapshot.read(tree.remote.clone, path, tree.compared_with, tree.untouched, Limits(1024, 10), None,
+                          said)
+    added = git(tree.remote.clone, "rev-list", "--objects", taken.commit or "", "--not", tree.base)
+    assert sorted(taken.written) == sorted(line.split()[0] for line in added.splitlines())
+    assert taken.written[0] == taken.commit and tree.read().written == ()  # no commit asked: nothing listed
+
+
 def test_an_unchanged_tree_is_the_base_tree_and_writes_nothing(tree: AttemptTree) -> None:
     before = _objects(tree.remote)
     (tree.path / "a.txt").write_text("a\n")  # rewritten with the same content: touched, not changed

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.attempts import workspace, workspaces
+from wavegit.attempts import snapshot, workspace, workspaces
 from wavegit.attempts.workspaces import Spec, Workspaces
 from wavegit.core.git import GitError
 
@@ -157,6 +157,55 @@ def test_a_test_checkout_reads_the_wave_store_only_when_narrowed(remote_repo: Re
     else:
         assert alternates == [str(workspace.objects_dir(clone))] and own_packs == []
     assert git(checkout, "cat-file", "-t", commit) == "commit"
+
+
+def _read_back(remote_repo: RemoteRepo, spaces: Workspaces, files: dict[str, str]) -> snapshot.Snapshot:
+    """A worker's tree with ``files`` written, read back into the scheduler's repository with its commit."""
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    for name, text in files.items():
+        (ready.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (ready.path / name).write_text(text)
+    ident = git(remote_repo.clone, "var", "GIT_AUTHOR_IDENT")
+    return snapshot.read(remote_repo.clone, ready.path, ready.base, ready.untouched,
+                         snapshot.Limits(1 << 20, 100), None, snapshot.CommitInfo("worker\n", ident, ident))
+
+
+def _complete_and_narrow(checkout: Path, store: Path, commit: str) -> set[str]:
+    """The loose objects of the checkout's repository, once git found every object ``commit`` reaches there
+    and its only alternate is the store."""
+    objects = checkout / ".git" / "objects"
+    assert (objects / "info" / "alternates").read_text().split() == [str(store)]
+    git(checkout, "fsck", "--connectivity-only", "--no-dangling", commit)
+    return {folder.name + name.name for folder in objects.glob("[0-9a-f][0-9a-f]")
+            for name in folder.iterdir()}
+
+
+def test_a_test_checkout_copies_the_objects_its_read_wrote_none_packed(remote_repo: RemoteRepo) -> None:
+    spaces = Workspaces(remote_repo.clone)
+    taken = _read_back(remote_repo, spaces, {"new.txt": "the worker's file\n", "deep/er/b.txt": "b\n"})
+    assert taken.commit is not None
+    checkout = spaces.test_checkout(taken.commit, remote_repo.base / "wt" / "X-1.test", written=taken.written)
+    spaces.close()
+    store = remote_repo.base / "wt" / "_objects"
+    assert _complete_and_narrow(checkout, store, taken.commit) == set(taken.written)
+    assert not (checkout / ".git" / "objects" / "pack").exists()  # no `git pack-objects` ran
+    (checkout / ".git" / "objects" / taken.commit[:2] / taken.commit[2:]).write_bytes(b"the test's own")
+    assert git(remote_repo.clone, "cat-file", "-t", taken.commit) == "commit"  # copies, never links
+
+
+def test_a_written_object_that_is_not_loose_in_the_scheduler_is_packed_for_the_test_checkout(
+        remote_repo: RemoteRepo) -> None:
+    spaces = Workspaces(remote_repo.clone)
+    taken = _read_back(remote_repo, spaces, {"new.txt": "packed away\n"})
+    assert taken.commit is not None
+    git(remote_repo.clone, "update-ref", "refs/keep", taken.commit)
+    git(remote_repo.clone, "repack", "-a", "-d", "-q")  # the scheduler's loose objects go into a pack
+    checkout = spaces.test_checkout(taken.commit, remote_repo.base / "wt" / "X-1.test", written=taken.written)
+    spaces.close()
+    store = remote_repo.base / "wt" / "_objects"
+    _complete_and_narrow(checkout, store, taken.commit)
+    assert list((checkout / ".git" / "objects" / "pack").glob("*.pack"))
 
 
 def test_when_made_tells_once_the_background_tree_is_made_whether_asked_before_or_after_its_preparation(

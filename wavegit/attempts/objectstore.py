@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from wavegit.core import git
@@ -53,14 +54,34 @@ def ensure(root: Path, folder: Path, base: str, objects: Path | None = None) -> 
     return store
 
 
-def narrow(tree: Path, commit: str, store: Path) -> None:
+def narrow(tree: Path, commit: str, store: Path, objects: Path, written: Sequence[str] = ()) -> None:
     """Keep in ``tree``'s own object directory what ``commit`` adds to ``store`` (the tree was checked out
-    from the scheduler's objects) and make ``store`` its only alternate: the test that runs there reads
-    the worker's commit, and nothing its base does not reach."""
+    from the scheduler's objects, ``objects``) and make ``store`` its only alternate: the test that runs
+    there reads the worker's commit, and nothing its base does not reach.
+
+    ``written``: the objects the commit adds, as the read that wrote them listed them
+    (:attr:`wavegit.attempts.snapshot.Snapshot.written`). When each is a loose object of ``objects`` (a
+    small read is), they are copied (never linked: the test may write its tree's files); else ``git
+    pack-objects`` finds them.
+    """
     own = tree / ".git" / "objects"
-    (own / "pack").mkdir(parents=True, exist_ok=True)
-    git.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))])
+    if not (written and _copy_loose(objects, own, written)):
+        (own / "pack").mkdir(parents=True, exist_ok=True)
+        git.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))])
     _write_atomically(own / "info" / "alternates", f"{store}\n")
+
+
+def _copy_loose(objects: Path, own: Path, oids: Sequence[str]) -> bool:
+    """Copy each of ``oids`` from the loose objects of ``objects`` into ``own``; False at the first that is
+    not loose there (packed, or already in another object directory)."""
+    for oid in oids:
+        try:
+            content = (objects / oid[:2] / oid[2:]).read_bytes()
+        except FileNotFoundError:
+            return False
+        (own / oid[:2]).mkdir(exist_ok=True)
+        (own / oid[:2] / oid[2:]).write_bytes(content)
+    return True
 
 
 def _write_atomically(path: Path, text: str) -> None:

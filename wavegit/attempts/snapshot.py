@@ -135,6 +135,9 @@ class Snapshot:
     """Every path that differs from the base (new, deleted, both sides of a rename, mode changes), sorted."""
     commit: str | None = None
     """The commit of :class:`CommitInfo` when one was asked for and something changed."""
+    written: tuple[str, ...] = ()
+    """Every object the commit has that its base has not: the commit, the trees on the way to each changed
+    path, the changed paths' blobs (what its test checkout needs beside the base's objects)."""
 
 
 def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKey], limits: Limits,
@@ -180,10 +183,17 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     stream = [f"commit {ref}\nmark :1\n", f"{said}from {base.commit}\n"]
     stream += [f"D {fastimport.quote(path)}\n" for path in deleted]
     stream += [f"M {entry.mode} {entry.sha} {fastimport.quote(path)}\n" for path, entry in changes]
-    stream.append(f"\nget-mark :1\nls :1 \"\"\nreset {ref}\n\n")
-    # What fast-import prints: the commit, then the root tree as `040000 tree SHA\t`.
-    made, listed = _import(repo_root, [*pending, "".join(stream)]).split("\n", 1)
-    return Snapshot(listed.split()[2], changed, made.strip() if commit is not None else None)
+    # The root first, then every folder holding a changed path (`missing` when it went).
+    folders = sorted({path[:at] for path in changed for at, char in enumerate(path) if char == "/"})
+    stream.append("\nget-mark :1\nls :1 \"\"\n")
+    stream += [f"ls :1 {fastimport.quote(folder)}\n" for folder in folders]
+    stream.append(f"reset {ref}\n\n")
+    # What fast-import prints: the commit, then each folder as `040000 tree SHA\tPATH` (or what replaced it).
+    made, *listed = _import(repo_root, [*pending, "".join(stream)]).splitlines()
+    trees = [line.split()[2] for line in listed if line.startswith("040000 tree ")]
+    if commit is None:
+        return Snapshot(trees[0], changed)
+    return Snapshot(trees[0], changed, made, (made, *trees, *(entry.sha for _, entry in changes)))
 
 
 def _check_limits(candidates: Mapping[str, os.stat_result], deletions: int, limits: Limits) -> None:

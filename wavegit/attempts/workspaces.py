@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,15 +146,16 @@ class Workspaces:
             return self._make(spec)
         return made.result()
 
-    def test_checkout(self, commit: str, path: Path, *, narrow: bool = True) -> Path:
+    def test_checkout(self, commit: str, path: Path, *, narrow: bool = True, written: Sequence[str] = ()
+                      ) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
         wave folder's) at ``path``, its git directory written from the wave's skeleton; ``narrow``: reading
-        no object but ``commit``'s own and the wave's store (:func:`wavegit.attempts.objectstore.narrow`).
-        Unsandboxed, its test could read the scheduler's repository directly: no narrowing (a ``git
-        pack-objects`` per checkout fewer)."""
+        no object but ``commit``'s own (``written``, when its read listed them) and the wave's store
+        (:func:`wavegit.attempts.objectstore.narrow`). Unsandboxed, its test could read the scheduler's
+        repository directly: no narrowing."""
         workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
         if narrow:
-            objectstore.narrow(path, commit, objectstore.store_of(path.parent))
+            objectstore.narrow(path, commit, objectstore.store_of(path.parent), self._objects, written)
         return path
 
     def idents(self) -> tuple[str, str]:

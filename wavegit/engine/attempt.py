@@ -389,7 +389,7 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     attempt.test_log_path = report.item_test_log(context.logs / f"{item.id}-{attempt.number}.log")
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
-        checkout = _test_checkout(context, ready, commit)
+        checkout = _test_checkout(context, ready, commit, taken.written)
     except _Exhausted:
         raise
     except WavegitError as exc:
@@ -433,15 +433,16 @@ class _Exhausted(WavegitError):
     """The machine ran out of disk, processes or memory: wavegit's failure, not counted against the item."""
 
 
-def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
-    """The clean checkout of ``commit`` the item's test runs in. When the machine ran out, perhaps through
-    this worker's own tree (gigabytes in ignored files), the tree is removed and the checkout tried once more;
-    running out again is :class:`_Exhausted`, since what the worker left is gone by then, unless the base
-    checks out there: then the commit itself is too big, the worker's doing (a WavegitError, counted)."""
+def _test_checkout(context: AttemptContext, ready: Ready, commit: str, written: Sequence[str]) -> Path:
+    """The clean checkout of ``commit`` (``written``: the objects it adds to its base) the item's test runs
+    in. When the machine ran out, perhaps through this worker's own tree (gigabytes in ignored files), the
+    tree is removed and the checkout tried once more; running out again is :class:`_Exhausted`, since what
+    the worker left is gone by then, unless the base checks out there: then the commit itself is too big,
+    the worker's doing (a WavegitError, counted)."""
     path = checkout_of(ready)
     narrow = context.confiner.jail.bwrap is not None
     try:
-        return context.workspaces.test_checkout(commit, path, narrow=narrow)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow, written=written)
     except (WavegitError, OSError) as exc:
         if not _ran_out(exc):
             raise
@@ -449,7 +450,7 @@ def _test_checkout(context: AttemptContext, ready: Ready, commit: str) -> Path:
     workspace.remove(ready.path)
     context.workspaces.flush()  # and what finished attempts left for the wave's cleanup
     try:
-        return context.workspaces.test_checkout(commit, path, narrow=narrow)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow, written=written)
     except (WavegitError, OSError) as exc:
         if not _ran_out(exc):
             raise
