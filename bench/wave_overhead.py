@@ -155,7 +155,7 @@ def time_steps(repeat: int = 16) -> dict[str, float]:
 
 def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     counter = iter(range(10**6))
-    commits: list[tuple[str, str]] = []
+    commits: list[tuple[str, str, tuple[str, ...]]] = []
     timings: list[float] = []
     objects = workspace.objects_dir(clone)
     # As a wave makes its trees: git init's git directory captured once, written per tree; the objects its
@@ -187,15 +187,15 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
         taken = snapshot.read(clone, path, compared_with, untouched, limits, None,
                               snapshot.CommitInfo(message, author, committer))
         assert taken.commit is not None
-        commits.append((taken.commit, message))
+        commits.append((taken.commit, message, taken.written))
         timings.append((time.perf_counter() - start) * 1000)
         workspace.remove(path)
 
     def test_checkout() -> None:
         n = next(counter)
-        commit = commits[n % len(commits)][0]
+        commit, _, written = commits[n % len(commits)]
         path = workspace.test_checkout(objects, commit, base / "wt" / f"t{n}", skeleton)
-        objectstore.narrow(path, commit, store)
+        objectstore.narrow(path, commit, store, objects, written)
         workspace.remove(path)
 
     results = {"the wave's object store (what its base reaches, packed once per wave)": store_ms,
@@ -206,7 +206,7 @@ def _steps(base: Path, clone: Path, head: str, repeat: int) -> dict[str, float]:
     results["clean test checkout of the item commit (its new objects its own) + remove"] = _median_ms(
         test_checkout, repeat)
     start = time.perf_counter()
-    wavebranch.combine(clone, head, commits)
+    wavebranch.combine(clone, head, [(commit, message) for commit, message, _ in commits])
     results["collect (replay one item commit)"] = (time.perf_counter() - start) * 1000 / len(commits)
     return results
 
