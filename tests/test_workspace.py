@@ -151,7 +151,8 @@ def _git_dir_listing(tree: Path) -> list[tuple[str, bytes | None]]:
     return listing
 
 
-def test_a_tree_from_the_skeleton_is_the_repository_git_init_would_make(remote_repo: RemoteRepo) -> None:
+def test_a_tree_from_the_skeleton_is_the_repository_git_init_would_make_its_branch_packed(
+        remote_repo: RemoteRepo) -> None:
     clone, head = remote_repo.clone, git(remote_repo.clone, "rev-parse", "HEAD")
     skeleton = workspace.Skeleton.capture(remote_repo.base / "trees" / "_skeleton")
     assert skeleton is not None
@@ -159,17 +160,24 @@ def test_a_tree_from_the_skeleton_is_the_repository_git_init_would_make(remote_r
     by_init = _tree(remote_repo, "by-init", branch)
     by_skeleton = remote_repo.base / "trees" / "by-skeleton"
     workspace.create(workspace.objects_dir(clone), by_skeleton, start=head, branch=branch, skeleton=skeleton)
-    # The same files, byte for byte, but the index (it holds the checkout's own stat data); the same
+    # The same files, byte for byte, but the index (it holds the checkout's own stat data) and the branch
+    # (in packed-refs: one file, where its loose ref is a file and a folder per part of its name); the same
     # directories, but those git makes when it first writes there.
-    made_when_needed = {"index", "objects/pack", "refs/tags"}
-    assert ([entry for entry in _git_dir_listing(by_skeleton) if entry[0] != "index"]
-            == [entry for entry in _git_dir_listing(by_init) if entry[0] not in made_when_needed])
+    made_when_needed = {"index", "objects/pack", "refs/tags", "refs/heads"}
+    assert ([entry for entry in _git_dir_listing(by_skeleton) if entry[0] not in ("index", "packed-refs")]
+            == [entry for entry in _git_dir_listing(by_init)
+                if entry[0] not in made_when_needed and not entry[0].startswith("refs/heads/")])
+    assert not (by_skeleton / ".git" / "refs" / "heads").exists()
+    listed = git(by_skeleton, "for-each-ref", "--format=%(refname) %(objectname)")
+    assert listed == f"refs/heads/{branch} {head}"
     git(by_skeleton, "tag", "mine")
     assert git(by_skeleton, "rev-parse", "mine") == head
     assert git(by_skeleton, "symbolic-ref", "HEAD") == f"refs/heads/{branch}"
     assert git(by_skeleton, "rev-parse", "HEAD") == head and git(by_skeleton, "status", "--porcelain") == ""
     # No reflog: a fresh tree has nothing to log (the worker's own commits are logged as usual).
     assert not (by_skeleton / ".git" / "logs").exists()
+    git(by_skeleton, "commit", "-q", "--allow-empty", "-m", "the worker's own")
+    assert git(by_skeleton, "rev-parse", f"refs/heads/{branch}~1") == head
 
 
 def test_a_branch_name_git_would_judge_is_left_to_git_init(remote_repo: RemoteRepo) -> None:
@@ -177,7 +185,9 @@ def test_a_branch_name_git_would_judge_is_left_to_git_init(remote_repo: RemoteRe
     assert skeleton is not None
     path = remote_repo.base / "trees" / "odd"
     path.mkdir(parents=True)
-    assert not skeleton.write(path, "wavegit/items/w-1/X..lock") and not (path / ".git").exists()
+    head = git(remote_repo.clone, "rev-parse", "HEAD")
+    assert not skeleton.write(path, "wavegit/items/w-1/X..lock", head) and not (path / ".git").exists()
+    assert not skeleton.write(path, "wavegit/items/w-1/X", "HEAD") and not (path / ".git").exists()
     with pytest.raises(GitError):
         workspace.create(workspace.objects_dir(remote_repo.clone), path, start="HEAD",
                          branch="wavegit/items/w-1/a..b", skeleton=skeleton)

@@ -10,9 +10,11 @@ after the worker started. Its folder is fenced (:func:`fence`): git finds no oth
 even once a worker removed its ``.git``.
 
 A wave runs ``git init`` once (:class:`Skeleton`) and writes the git directory it made again for each of
-its trees itself, before any worker sees the tree: one git process per tree fewer. The checkout writes no
-reflogs (up to eight files and directories fewer to make and remove per tree); a worker's own commits are
-logged as usual.
+its trees itself, before any worker sees the tree: one git process per tree fewer. It writes the tree's
+branch in ``packed-refs`` too, and ``git read-tree`` writes the files and the index: no loose ref (a file
+and a folder per part of ``wavegit/items/<wave>/<item>``) and no reflog, each a file or folder fewer to make
+and remove per tree (on this machine's disk, each new inode is searched for past the recently freed
+ones); a worker's own commits are refs and logs as usual.
 
 A kill while a tree is being made leaves a directory under the wave's folder and nothing in the
 scheduler's repository, so no repair is due; the folder goes with its wave (the wave's cleanup, or
@@ -40,6 +42,7 @@ SCRATCH_BRANCH = "wavegit-attempt"
 """The branch of a tree made for no item (a test checkout)."""
 
 _REF_COMPONENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\Z")
+_OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,13 @@ class Skeleton:
             return None
         return cls(tuple(dirs), tuple(files))
 
-    def write(self, path: Path, branch: str) -> bool:
-        """Write the git directory of the tree at ``path``, on ``branch``; False (nothing written) when
-        ``branch`` is not a name git would take as it is: ``git init`` then judges it."""
+    def write(self, path: Path, branch: str, start: str) -> bool:
+        """Write the git directory of the tree at ``path``, on ``branch`` at the commit ``start`` (a full
+        id), the branch in ``packed-refs``: one file where a loose ref is a file and a folder per part of its
+        name. False (nothing written) when ``branch`` is not a name git would take as it is (``git init``
+        then judges it) or ``start`` no commit id."""
         if not all(_REF_COMPONENT.match(part) and not part.endswith((".", ".lock")) and ".." not in part
-                   for part in branch.split("/")):
+                   for part in branch.split("/")) or not _OBJECT_ID.match(start):
             return False
         git_dir = path / ".git"
         git_dir.mkdir()
@@ -88,6 +93,8 @@ class Skeleton:
             (git_dir / name).mkdir()
         for name, content in self.files:
             (git_dir / name).write_bytes(_head(branch) if name == "HEAD" else content)
+        (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n"
+                                             f"{start} refs/heads/{branch}\n", encoding="ascii")
         return True
 
 
@@ -113,13 +120,17 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
         path.mkdir(parents=True)
     fence(path.parent)
     branch = branch or SCRATCH_BRANCH
-    if skeleton is None or not skeleton.write(path, branch):
+    written = skeleton is not None and skeleton.write(path, branch, start)
+    if not written:
         # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
         git.init_repository(path, git.Branch(branch))
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
-    git.check_out_unlogged(path, git.CommitSha(start))
+    if written:
+        git.check_out_files(path, git.CommitSha(start))
+    else:
+        git.check_out_unlogged(path, git.CommitSha(start))
 
 
 def _empty_dir(path: Path) -> bool:

@@ -140,3 +140,9 @@ def check_out_unlogged(worktree: Path, commit: CommitSha) -> None:
     reflog: a fresh tree needs none, and each is files to make and remove."""
     git.run(["-c", "core.logAllRefUpdates=false", "reset", "--hard", "--quiet", commit], cwd=worktree,
             env=_NO_USER_CONFIG)
+
+
+def check_out_files(worktree: Path, commit: CommitSha) -> None:
+    """Write ``commit``'s files and the index of the fresh tree ``worktree`` (no user or system config),
+    leaving its refs alone: for a tree whose branch its maker wrote already."""
+    git.run(["read-tree", "--reset", "-u", commit], cwd=worktree, env=_NO_USER_CONFIG)
