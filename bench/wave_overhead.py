@@ -12,8 +12,9 @@ create + remove, reading it back + commit, and replaying one item commit onto th
 
 The wave runs twice per round: unsandboxed (``sandbox: none``) and, where bubblewrap can run, with every
 worker and item test in the sandbox (``sandbox: bwrap``); both against the same ideal and target. Run as
-root, each also runs with its files on a private tmpfs (``unshare --mount``): this machine's disk (ext4
-without a journal) makes every new inode costly, the tmpfs shows wavegit's own overhead.
+root, each also runs with its files on a private tmpfs and on a fresh ext4 with a journal (``unshare
+--mount``, a loop device): this machine's disk (ext4 without a journal) makes every new inode costly, the
+tmpfs shows wavegit's own overhead, the fresh ext4 a disk as most machines have it.
 
 ``--quick`` (a smoke test): one run, workers sleeping 0.25 s.
 """
@@ -102,28 +103,48 @@ def time_wave(items: int, sleep_s: float, mode: str, scratch: Callable[[], Path]
     return wall, [float(item["duration_s"]) for item in entries]
 
 
-_IN_TMPFS = 'mount -t tmpfs -o mode=1777 wavegit-bench "$TMPDIR" && exec "$@"'
-"""Run in a private mount namespace: ``TMPDIR`` becomes a tmpfs that only the command sees."""
+_MOUNTS = {
+    "tmpfs": 'mount -t tmpfs -o mode=1777 wavegit-bench "$TMPDIR" && exec "$@"',
+    "ext4": 'mkfs.ext4 -q -F "$WAVEGIT_BENCH_IMAGE" && mount -o loop "$WAVEGIT_BENCH_IMAGE" "$TMPDIR" '
+            '&& chmod 1777 "$TMPDIR" && exec "$@"',
+}
+"""By place: run in a private mount namespace where ``TMPDIR`` is a tmpfs, or a fresh ext4 with a journal (on
+a loop device over an image file), that only the command sees."""
+
+PLACES = {"tmpfs": "files on a tmpfs", "ext4": "files on a fresh ext4 with a journal"}
+"""The places a wave runs besides this machine's disk, by the suffix of its rows' keys."""
 
 
-def tmpfs_problem() -> str | None:
-    """None when a wave can run on a private tmpfs here (root, ``unshare``), else why not."""
+def place_problem(place: str) -> str | None:
+    """None when a wave can run on a private ``place`` here (root, ``unshare``; for ext4 ``mkfs.ext4`` and
+    loop devices), else why not."""
     if os.geteuid() != 0:
-        return "a private tmpfs needs root"
-    return None if shutil.which("unshare") else "unshare is not installed"
+        return f"a private {place} needs root"
+    needs = ["unshare"] + (["mkfs.ext4"] if place == "ext4" else [])
+    missing = [program for program in needs if not shutil.which(program)]
+    if missing:
+        return f"{', '.join(missing)} not installed"
+    if place == "ext4" and not Path("/dev/loop-control").exists():
+        return "no loop devices (/dev/loop-control)"
+    return None
 
 
-def time_wave_on_tmpfs(items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
-    """:func:`time_wave` in a process of its own whose ``TMPDIR`` is a private tmpfs: every file of the wave
-    in memory, none on this machine's disk."""
-    scratch = tempfile.mkdtemp(prefix="wavegit-bench-tmpfs-")
+def time_wave_in(place: str, items: int, sleep_s: float, mode: str) -> tuple[float, list[float]]:
+    """:func:`time_wave` in a process of its own whose ``TMPDIR`` is a private ``place`` (``tmpfs``: every
+    file of the wave in memory; ``ext4``: a fresh file system with a journal, as most disks are)."""
+    scratch = tempfile.mkdtemp(prefix=f"wavegit-bench-{place}-")
+    image = Path(f"{scratch}.img")
     try:
-        argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _IN_TMPFS, "sh",
+        with image.open("wb") as sparse:
+            sparse.truncate(1 << 30)
+        argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _MOUNTS[place], "sh",
                 sys.executable, __file__, "--one-wave", mode, "--items", str(items),
                 "--sleep", f"{sleep_s:g}"]
         done = common.run_process(argv, env={**os.environ, "TMPDIR": scratch,
+                                             "WAVEGIT_BENCH_IMAGE": str(image),
                                              "WAVEGIT_BENCH_PYCACHE": str(common.PYCACHE)})
     finally:
+        image.unlink()
         os.rmdir(scratch)
     wall, durations = json.loads(done.stdout)
     return float(wall), [float(d) for d in durations]
@@ -238,13 +259,9 @@ def bwrap_problem() -> str | None:
     return sandbox.probe(found) if found else "bwrap is not installed"
 
 
-TMPFS = "tmpfs"
-"""The suffix of a run whose files were on a private tmpfs (:func:`time_wave_on_tmpfs`)."""
-
-
 def measure(runs: int, sleep_s: float = SLEEP_S, step_repeat: int = 16) -> Figures:
     modes = ["none"] + (["bwrap"] if bwrap_problem() is None else [])
-    places = [""] + ([TMPFS] if tmpfs_problem() is None else [])
+    places = [""] + [place for place in PLACES if place_problem(place) is None]
     keys = [f"{mode}, {place}" if place else mode for place in places for mode in modes]
     walls: dict[str, list[float]] = {key: [] for key in keys}
     durations: dict[str, list[float]] = {key: [] for key in keys}
@@ -255,7 +272,7 @@ def measure(runs: int, sleep_s: float = SLEEP_S, step_repeat: int = 16) -> Figur
         for _ in range(runs):
             for key in keys:
                 mode, _, place = key.partition(", ")
-                wall, item_durations = (time_wave_on_tmpfs(ITEMS, sleep_s, mode) if place
+                wall, item_durations = (time_wave_in(place, ITEMS, sleep_s, mode) if place
                                         else time_wave(ITEMS, sleep_s, mode, scratch))
                 walls[key].append(wall)
                 durations[key].extend(item_durations)
@@ -274,7 +291,7 @@ def result(quick: bool, runs: int = 5) -> common.Result:
         mode, _, place = key.partition(", ")
         ratio = fig.ratio(key)
         met = ratio <= TARGET
-        label = f"`sandbox: {mode}`{', files on a tmpfs' if place else ''}:"
+        label = f"`sandbox: {mode}`{f', {PLACES[place]}' if place else ''}:"
         per_item = (figures.walls.median - fig.ideal) / (ITEMS / CONCURRENCY) * 1000
         rows += [
             (f"{label} wall time, median (min-max)", f"{figures.walls.s()} s"),
@@ -285,12 +302,13 @@ def result(quick: bool, runs: int = 5) -> common.Result:
              f"{per_item:.0f} ms"),
         ]
         what = (f"wave of {ITEMS} x {fig.sleep_s:g} s items at concurrency {CONCURRENCY} vs ideal, "
-                f"sandbox {mode}" + (", files on a tmpfs" if place else ""))
+                f"sandbox {mode}" + (f", {PLACES[place]}" if place else ""))
         issue = 3 if mode == "none" else 10
         targets.append(common.Target(issue, what, f"≤ {TARGET}x", f"{ratio:.2f}x", met))
-    problem, tmpfs = bwrap_problem(), tmpfs_problem()
-    skipped = ([] if problem is None else [f"The sandboxed run was skipped: {problem}.", ""]) + (
-        [] if tmpfs is None else [f"The runs on a tmpfs were skipped: {tmpfs}.", ""])
+    problem = bwrap_problem()
+    skipped = ([] if problem is None else [f"The sandboxed run was skipped: {problem}.", ""]) + [
+        line for place, what in PLACES.items() if (why := place_problem(place)) is not None
+        for line in (f"The runs with {what} were skipped: {why}.", "")]
     lines = [
         "## wave",
         "",
@@ -298,11 +316,14 @@ def result(quick: bool, runs: int = 5) -> common.Result:
         f"({ITEMS} items, worker sleeps {fig.sleep_s:g} s, concurrency {CONCURRENCY}, item test `true`, "
         f"local bare origin), as a process, median of {runs} fresh repositories (bytecode compiled "
         "beforehand, untimed; every run's files removed after the last run, none in another's timing). "
-        "Each wave runs twice per round: its files (repository, origin, the attempt "
-        "trees in its HOME) on this machine's disk, and on a private tmpfs (`unshare --mount`, as root). "
-        "The disk is ext4 without a journal, where each new inode is searched for past the recently "
-        "deleted ones (`recently_deleted` was 8% of a wave's CPU in `perf`, more while other processes "
-        "delete files): the tmpfs rows are wavegit's own overhead, the disk rows what this machine adds.",
+        "Each wave runs three times per round: its files (repository, origin, the attempt trees in its "
+        "HOME) on this machine's disk, on a private tmpfs, and on a fresh ext4 file system with a journal "
+        "(a loop device over a sparse image on this disk; both in a mount namespace of their own, "
+        "`unshare --mount`, as root). This machine's disk is ext4 without a journal, where each new inode "
+        "is searched for past the ones freed in the last half minute or so, as every wave's reaper frees "
+        "the trees of the wave before (`recently_deleted` and its buffer lookups were 40% of a disk wave's "
+        "CPU in `perf`; a journal turns that search off): the tmpfs rows are wavegit's own overhead, the "
+        "fresh ext4 rows a disk as most machines have it, the disk rows what this machine adds.",
         "",
         common.table(["measure", "value"], [
             (f"ideal ({ITEMS} / {CONCURRENCY} x {fig.sleep_s:g} s)", f"{fig.ideal:.2f} s"), *rows]),
