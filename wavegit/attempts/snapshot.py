@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator, Mapping
@@ -189,11 +190,22 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     stream += [f"ls :1 {fastimport.quote(folder)}\n" for folder in folders]
     stream.append(f"reset {ref}\n\n")
     # What fast-import prints: the commit, then each folder as `040000 tree SHA\tPATH` (or what replaced it).
-    made, *listed = _import(repo_root, [*pending, "".join(stream)]).splitlines()
-    trees = [line.split()[2] for line in listed if line.startswith("040000 tree ")]
+    made, *listed = _import(repo_root, [*pending, "".join(stream)]).split("\n")
+    trees = _trees(listed[:len(folders) + 1])
     if commit is None:
         return Snapshot(trees[0], changed)
     return Snapshot(trees[0], changed, made, (made, *trees, *(entry.sha for _, entry in changes)))
+
+
+_TREE_ANSWER = re.compile(r"040000 tree ([0-9a-f]{40}|[0-9a-f]{64})\t")
+
+
+def _trees(answers: list[str]) -> list[str]:
+    """The tree ids of fast-import's ``ls`` ``answers``, one a line. Split at git's line ends only and read
+    before the path: a user who has git print paths unquoted (``core.quotePath=false``) gets a worker's
+    folder name back as it is, which may hold what ``str.splitlines`` takes for a line end (U+0085, U+2028)
+    and, after it, a forged answer naming any object or file."""
+    return [found.group(1) for answer in answers if (found := _TREE_ANSWER.match(answer))]
 
 
 def _check_limits(candidates: Mapping[str, os.stat_result], deletions: int, limits: Limits) -> None:
