@@ -195,6 +195,32 @@ def test_a_lock_on_a_ref_the_fetch_does_not_force_is_left_to_its_owner(remote_re
     assert lock.exists()
 
 
+def test_a_stale_tracking_lock_takes_away_no_other_lock_the_same_fetch_met(remote_repo: RemoteRepo) -> None:
+    # A pruning fetch that met packed-refs.lock (held by a `git gc` or `pack-refs` of a big repository) and a
+    # tracking ref's stale lock removed packed-refs.lock, the first lock its error named, under the tracking
+    # ref's name: two writers of the file holding every packed ref.
+    clone = remote_repo.clone
+    other = remote_repo.new_clone("other")
+    commit(other, {"a.txt": "a\n"})
+    git(other, "push", "-q", "origin", "main:refs/heads/wavegit/w1", "main:refs/heads/wavegit/w2")
+    spec = "+refs/heads/wavegit/*:refs/remotes/origin/wavegit/*"
+    wgit.fetch(clone, "origin", [spec])
+    git(other, "push", "-q", "origin", ":refs/heads/wavegit/w2")
+    commit(other, {"b.txt": "b\n"})
+    git(other, "push", "-q", "origin", "main:refs/heads/wavegit/w1")
+    git(clone, "pack-refs", "--all")
+    old = time.time() - wgit.STALE_TRACKING_LOCK_S - 1
+    packed_lock = clone / ".git" / "packed-refs.lock"
+    ref_lock = clone / ".git" / "refs" / "remotes" / "origin" / "wavegit" / "w1.lock"
+    ref_lock.parent.mkdir(parents=True, exist_ok=True)
+    for lock in (packed_lock, ref_lock):
+        lock.write_text("")
+        os.utime(lock, (old, old))
+    with pytest.raises(GitError):  # the prune cannot go while packed-refs.lock is held
+        wgit.fetch(clone, "origin", [spec], prune=True)
+    assert packed_lock.exists() and not ref_lock.exists()
+
+
 def test_a_failed_fetch_says_whether_the_remote_ref_is_missing(clone: Path) -> None:
     with pytest.raises(GitError) as caught:
         wgit.fetch(clone, "origin", ["+refs/heads/nope:refs/remotes/origin/nope"])
