@@ -452,6 +452,18 @@ def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_c
     assert wgit.last_change(clone, first, ["b.txt"]) is None
 
 
+def test_blobs_at_answers_each_spec_once_whatever_line_end_its_path_holds(clone: Path) -> None:
+    # A worker's path is echoed in a missing spec's answer: `str.splitlines` split it at U+2028 (two answers
+    # for one: `sync`'s judge of a wave branch raised ValueError), and a path holding `\n` was two specs, the
+    # first naming another file's blob.
+    made = commit(clone, {"a": "a\n", "x\u2028y": "x\n"})
+    specs = [f"{made}:new\u2028file", f"{made}:a\nb", f"{made}:x\u2028y", f"{made}:a", f"{made}:x\u0085y"]
+    blobs = wgit.blobs_at(clone, specs)
+    assert blobs == [None, None, wgit.blob_at(clone, f"{made}:x\u2028y"), wgit.blob_at(clone, f"{made}:a"),
+                     None]
+    assert blobs[2] is not None and blobs[3] is not None and blobs[2] != blobs[3]
+
+
 def test_delete_refs_on_a_remote_deletes_at_the_lease_and_reports_a_ref_that_moved(
         remote_repo: RemoteRepo) -> None:
     clone = remote_repo.clone
