@@ -28,6 +28,10 @@ from wavegit.core import fastimport, git
 
 BATCH_BYTES = 64 * 1024 * 1024
 """Blob data handed to one fast-import process at most (so memory stays bounded)."""
+LISTED_FOLDER_BYTES = 1024 * 1024
+"""The names of the folders a read lists (``Snapshot.written``) at most: each is asked for and printed
+whole, so a worker's thousands of deep chains of long names were hundreds of megabytes (and seconds) where
+their files' own paths were a few."""
 
 _GITLINK = "160000"
 _SYMLINK = "120000"
@@ -184,8 +188,12 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     stream = [f"commit {ref}\nmark :1\n", f"{said}from {base.commit}\n"]
     stream += [f"D {fastimport.quote(path)}\n" for path in deleted]
     stream += [f"M {entry.mode} {entry.sha} {fastimport.quote(path)}\n" for path, entry in changes]
-    # The root first, then every folder holding a changed path (`missing` when it went).
-    folders = sorted({path[:at] for path in changed for at, char in enumerate(path) if char == "/"})
+    # The root first, then every folder holding a changed path (`missing` when it went); none when they add
+    # up to more than LISTED_FOLDER_BYTES (the test checkout's pack-objects finds the trees then).
+    folders = sorted({"/".join(parts[:n]) for parts in (path.split("/") for path in changed)
+                      for n in range(1, len(parts))})
+    listed_all = sum(map(len, folders)) <= LISTED_FOLDER_BYTES
+    folders = folders if listed_all else []
     stream.append("\nget-mark :1\nls :1 \"\"\n")
     stream += [f"ls :1 {fastimport.quote(folder)}\n" for folder in folders]
     stream.append(f"reset {ref}\n\n")
@@ -194,6 +202,8 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     trees = _trees(listed[:len(folders) + 1])
     if commit is None:
         return Snapshot(trees[0], changed)
+    if not listed_all:
+        return Snapshot(trees[0], changed, made)
     return Snapshot(trees[0], changed, made, (made, *trees, *(entry.sha for _, entry in changes)))
 
 
