@@ -204,7 +204,10 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
         return Snapshot(trees[0], changed)
     if not listed_all:
         return Snapshot(trees[0], changed, made)
-    return Snapshot(trees[0], changed, made, (made, *trees, *(entry.sha for _, entry in changes)))
+    # A copy or a rename keeps a blob of the base (there, maybe packed, and no object the commit adds).
+    held = {entry.sha for entry in base.entries.values()}
+    blobs = dict.fromkeys(entry.sha for _, entry in changes if entry.sha not in held)
+    return Snapshot(trees[0], changed, made, (made, *trees, *blobs))
 
 
 _TREE_ANSWER = re.compile(r"040000 tree ([0-9a-f]{40}|[0-9a-f]{64})\t")
