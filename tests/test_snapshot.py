@@ -68,6 +68,23 @@ def test_a_commit_lists_every_object_it_adds_to_its_base(tree: AttemptTree) -> N
     assert taken.written[0] == taken.commit and tree.read().written == ()  # no commit asked: nothing listed
 
 
+def test_attack_deep_chains_of_long_folder_names_list_no_folder(tree: AttemptTree,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each folder on the way to a changed path was asked for and printed whole: a worker's 5000 chains of
+    # 16 names of 250 characters were hundreds of megabytes in wavegit's memory where the paths were 20.
+    # Over the bound, nothing is listed: the test checkout's pack-objects finds the commit's objects.
+    monkeypatch.setattr(snapshot, "LISTED_FOLDER_BYTES", 16 * 1024, raising=False)
+    for n in range(4):
+        chain = tree.path.joinpath(*[f"{n}{'x' * 200}"] * 12)
+        chain.mkdir(parents=True)
+        (chain / "f").write_text(f"{n}\n")
+    ident = git(tree.remote.clone, "var", "GIT_AUTHOR_IDENT")
+    taken = snapshot.read(tree.remote.clone, tree.path, tree.compared_with, tree.untouched, Limits(1024, 10),
+                          None, snapshot.CommitInfo("item\n", ident, ident))
+    assert taken.commit is not None and taken.written == ()
+    assert git(tree.remote.clone, "rev-parse", f"{taken.commit}^{{tree}}") == taken.tree
+
+
 def test_an_unchanged_tree_is_the_base_tree_and_writes_nothing(tree: AttemptTree) -> None:
     before = _objects(tree.remote)
     (tree.path / "a.txt").write_text("a\n")  # rewritten with the same content: touched, not changed

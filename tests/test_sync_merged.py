@@ -4,6 +4,8 @@ a reviewer's clone (squash, rebase, cherry-pick) and pushed to a bare origin, th
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 from tests.helpers.repos import RemoteRepo, git, wavegit
@@ -199,3 +201,24 @@ def test_attack_a_message_naming_the_wave_of_a_deleted_branch_does_not_mark_its_
     git(clone, "push", "-q", "origin", "main")
     assert sync(remote) == {}
     assert statuses(remote) == {"A": "review", "B": "review"}
+
+
+def test_attack_a_path_holding_a_unicode_line_end_breaks_no_sync_of_its_wave(tmp_path: Path) -> None:
+    # A path its base lacks is echoed in the judge's `cat-file` answer, which `str.splitlines` split at
+    # U+2028: two answers for one spec, and every `wavegit sync` judging the wave by content raised
+    # ValueError.
+    script = tmp_path / "worker.py"
+    script.write_text("import os, sys\nname = sys.stdin.readline().strip()\n"
+                      "os.makedirs(os.path.dirname(name), exist_ok=True)\nopen(name, 'w').write('ok\\n')\n")
+    test = shlex.join([sys.executable, "-c", "pass"])
+    entries = [item("A", ["src/a.txt"], ["src/a.txt"], test),
+               item("B", ["src/b/x\u2028y.txt"], ["src/b/"], test)]
+    worker = shlex.join([sys.executable, str(script)])
+    remote = make_wave_repo(tmp_path, entries, sandbox="none", worker=worker)
+    outcome = run(remote.clone)
+    assert outcome.exit_code == 0, outcome.report.notes
+    clone = reviewer(remote)
+    # A's file by hand, with another change: no patch id of the wave's, so judged by content.
+    commit_files(clone, {"src/a.txt": "ok\n", "README.md": "edited by hand\n"}, "Add a")
+    git(clone, "push", "-q", "origin", "main")
+    assert {i: c["to"] for i, c in sync(remote).items()} == {"A": "done"}

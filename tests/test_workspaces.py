@@ -208,6 +208,36 @@ def test_a_written_object_that_is_not_loose_in_the_scheduler_is_packed_for_the_t
     assert list((checkout / ".git" / "objects" / "pack").glob("*.pack"))
 
 
+def test_a_file_copied_from_the_base_needs_no_pack_for_the_test_checkout(remote_repo: RemoteRepo) -> None:
+    # A copy or a rename keeps its base's blob, which the scheduler holds packed: listed as written, it was
+    # not loose there, and every such read fell back to `git pack-objects`.
+    git(remote_repo.clone, "repack", "-a", "-d", "-q")
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    readme = git(remote_repo.clone, "show", f"{base}:README.md") + "\n"
+    spaces = Workspaces(remote_repo.clone)
+    taken = _read_back(remote_repo, spaces, {"docs/copy.md": readme})
+    assert taken.commit is not None
+    checkout = spaces.test_checkout(taken.commit, remote_repo.base / "wt" / "X-1.test", written=taken.written)
+    spaces.close()
+    _complete_and_narrow(checkout, remote_repo.base / "wt" / "_objects", taken.commit)
+    assert not (checkout / ".git" / "objects" / "pack").exists()  # no `git pack-objects` ran
+
+
+def test_a_written_name_that_is_no_object_id_copies_no_file_beside_the_objects(
+        remote_repo: RemoteRepo) -> None:
+    # `..config` was read as the object `..`/`config`: the scheduler's .git/config over the checkout's own.
+    (remote_repo.clone / ".git" / "config").write_text(
+        (remote_repo.clone / ".git" / "config").read_text() + "[wavegit-test]\n\tsecret = SCHEDULER_ONLY\n")
+    spaces = Workspaces(remote_repo.clone)
+    taken = _read_back(remote_repo, spaces, {"new.txt": "the worker's file\n"})
+    assert taken.commit is not None
+    checkout = spaces.test_checkout(taken.commit, remote_repo.base / "wt" / "X-1.test",
+                                    written=[*taken.written, "..config"])
+    spaces.close()
+    assert "SCHEDULER_ONLY" not in (checkout / ".git" / "config").read_text()
+    _complete_and_narrow(checkout, remote_repo.base / "wt" / "_objects", taken.commit)
+
+
 def test_when_made_tells_once_the_background_tree_is_made_whether_asked_before_or_after_its_preparation(
         remote_repo: RemoteRepo) -> None:
     base = git(remote_repo.clone, "rev-parse", "HEAD")

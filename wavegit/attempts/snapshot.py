@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator, Mapping
@@ -27,6 +28,10 @@ from wavegit.core import fastimport, git
 
 BATCH_BYTES = 64 * 1024 * 1024
 """Blob data handed to one fast-import process at most (so memory stays bounded)."""
+LISTED_FOLDER_BYTES = 1024 * 1024
+"""The names of the folders a read lists (``Snapshot.written``) at most: each is asked for and printed
+whole, so a worker's thousands of deep chains of long names were hundreds of megabytes (and seconds) where
+their files' own paths were a few."""
 
 _GITLINK = "160000"
 _SYMLINK = "120000"
@@ -183,17 +188,37 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     stream = [f"commit {ref}\nmark :1\n", f"{said}from {base.commit}\n"]
     stream += [f"D {fastimport.quote(path)}\n" for path in deleted]
     stream += [f"M {entry.mode} {entry.sha} {fastimport.quote(path)}\n" for path, entry in changes]
-    # The root first, then every folder holding a changed path (`missing` when it went).
-    folders = sorted({path[:at] for path in changed for at, char in enumerate(path) if char == "/"})
+    # The root first, then every folder holding a changed path (`missing` when it went); none when they add
+    # up to more than LISTED_FOLDER_BYTES (the test checkout's pack-objects finds the trees then).
+    folders = sorted({"/".join(parts[:n]) for parts in (path.split("/") for path in changed)
+                      for n in range(1, len(parts))})
+    listed_all = sum(map(len, folders)) <= LISTED_FOLDER_BYTES
+    folders = folders if listed_all else []
     stream.append("\nget-mark :1\nls :1 \"\"\n")
     stream += [f"ls :1 {fastimport.quote(folder)}\n" for folder in folders]
     stream.append(f"reset {ref}\n\n")
     # What fast-import prints: the commit, then each folder as `040000 tree SHA\tPATH` (or what replaced it).
-    made, *listed = _import(repo_root, [*pending, "".join(stream)]).splitlines()
-    trees = [line.split()[2] for line in listed if line.startswith("040000 tree ")]
+    made, *listed = _import(repo_root, [*pending, "".join(stream)]).split("\n")
+    trees = _trees(listed[:len(folders) + 1])
     if commit is None:
         return Snapshot(trees[0], changed)
-    return Snapshot(trees[0], changed, made, (made, *trees, *(entry.sha for _, entry in changes)))
+    if not listed_all:
+        return Snapshot(trees[0], changed, made)
+    # A copy or a rename keeps a blob of the base (there, maybe packed, and no object the commit adds).
+    held = {entry.sha for entry in base.entries.values()}
+    blobs = dict.fromkeys(entry.sha for _, entry in changes if entry.sha not in held)
+    return Snapshot(trees[0], changed, made, (made, *trees, *blobs))
+
+
+_TREE_ANSWER = re.compile(r"040000 tree ([0-9a-f]{40}|[0-9a-f]{64})\t")
+
+
+def _trees(answers: list[str]) -> list[str]:
+    """The tree ids of fast-import's ``ls`` ``answers``, one a line. Split at git's line ends only and read
+    before the path: a user who has git print paths unquoted (``core.quotePath=false``) gets a worker's
+    folder name back as it is, which may hold what ``str.splitlines`` takes for a line end (U+0085, U+2028)
+    and, after it, a forged answer naming any object or file."""
+    return [found.group(1) for answer in answers if (found := _TREE_ANSWER.match(answer))]
 
 
 def _check_limits(candidates: Mapping[str, os.stat_result], deletions: int, limits: Limits) -> None:

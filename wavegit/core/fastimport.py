@@ -13,11 +13,14 @@ SCRATCH_IDENT = "wavegit <wavegit@localhost> 0 +0000"
 """The identity of a commit that exists only to have fast-import build a tree (no ref keeps it)."""
 
 
+_QUOTED = {**{code: f"\\{code:03o}" for code in [*range(0x20), 0x7F]}, ord('"'): '\\"', ord("\\"): "\\\\"}
+
+
 def quote(path: str) -> str:
-    """A path as fast-import reads it: C-style quoted, so spaces, quotes and control characters survive."""
-    escaped = "".join(f"\\{ord(c):03o}" if c < " " or c == "\x7f" else "\\" + c if c in '"\\' else c
-                      for c in path)
-    return f'"{escaped}"'
+    """A path as fast-import reads it: C-style quoted, so spaces, quotes and control characters survive.
+    One ``str.translate``: a read asks for every folder on the way to each changed path, megabytes of names
+    for a worker's deep, long-named folders, which a character-by-character join took seconds over."""
+    return f'"{path.translate(_QUOTED)}"'
 
 
 def data(text: str) -> str:

@@ -250,11 +250,10 @@ STALE_TRACKING_LOCK_S = 2.0
 def _wait_out_stale_lock(stderr: str, refspecs: Sequence[str]) -> bool:
     """Wait until the lock git names in ``stderr`` is gone, or removed once it is stale when it locks a ref
     that ``refspecs`` force-rewrite; whether the fetch is worth another try."""
-    ref = _between(stderr, "cannot lock ref '", "'")
-    lock = _between(stderr, "Unable to create '", "': File exists")
-    if ref is None or lock is None or not any(_rewrites(spec, ref) for spec in refspecs):
+    found = _ref_lock(stderr)
+    if found is None or not any(_rewrites(spec, found[0]) for spec in refspecs):
         return False
-    lock_file = Path(lock)
+    lock_file = Path(found[1])
     deadline = time.monotonic() + 2 * STALE_TRACKING_LOCK_S  # a lock taken again meanwhile is a live git's
     while time.monotonic() < deadline:
         try:
@@ -268,6 +267,18 @@ def _wait_out_stale_lock(stderr: str, refspecs: Sequence[str]) -> bool:
             return False
         time.sleep(min(0.1, STALE_TRACKING_LOCK_S - age + 0.01))
     return False
+
+
+def _ref_lock(stderr: str) -> tuple[str, str] | None:
+    """The first ref git could not lock in ``stderr`` and its lock file, both from one message, the lock that
+    ref's own: another lock the same fetch met (``packed-refs.lock``, which a prune takes, perhaps held by a
+    ``git gc``) belongs to its holder and is never removed under a tracking ref's name."""
+    for line in stderr.split("\n"):
+        said = _between(line, "cannot lock ref '", "': File exists")
+        ref, _, lock = (said or "").partition("': Unable to create '")
+        if ref and lock.endswith(f"/{ref}.lock"):
+            return ref, lock
+    return None
 
 
 def _between(text: str, before: str, after: str) -> str | None:
