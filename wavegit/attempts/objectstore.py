@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from wavegit.core import git
 STORE = "_objects"
 TIPS = "wavegit-tips"
 """The file in a store naming, one per line, the commits whose every object it holds."""
-_OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def store_of(folder: Path) -> Path:
@@ -77,7 +75,7 @@ def _copy_loose(objects: Path, own: Path, oids: Sequence[str]) -> bool:
     """Copy each of ``oids`` from the loose objects of ``objects`` into ``own``; False at the first that is
     not loose there (packed, or already in another object directory) or no object id (then no path)."""
     for oid in oids:
-        if not _OBJECT_ID.match(oid):
+        if not git.is_object_id(oid):
             return False
         try:
             content = (objects / oid[:2] / oid[2:]).read_bytes()

@@ -42,7 +42,6 @@ SCRATCH_BRANCH = "wavegit-attempt"
 """The branch of a tree made for no item (a test checkout)."""
 
 _REF_COMPONENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\Z")
-_OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ class Skeleton:
         name. False (nothing written) when ``branch`` is not a name git would take as it is (``git init``
         then judges it) or ``start`` no commit id."""
         if not all(_REF_COMPONENT.match(part) and not part.endswith((".", ".lock")) and ".." not in part
-                   for part in branch.split("/")) or not _OBJECT_ID.match(start):
+                   for part in branch.split("/")) or not git.is_object_id(start):
             return False
         git_dir = path / ".git"
         git_dir.mkdir()

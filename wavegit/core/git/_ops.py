@@ -16,6 +16,15 @@ Branch = NewType("Branch", str)
 WaveId = NewType("WaveId", str)
 """``w-YYYYMMDD-HHMMSS-xxxx`` (see ``wavegit.attempts.wavebranch.new_wave_id``)."""
 
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def is_object_id(text: str) -> bool:
+    """Whether ``text`` is a full object id (SHA-1 or SHA-256, lower-case hex): then ``objects/XX/REST``
+    names a loose object and no other file (no ``..``, no ``/``)."""
+    return len(text) in (40, 64) and set(text) <= _HEX_DIGITS
+
+
 C_LOCALE = {"LC_ALL": "C"}
 """Untranslated git messages, for callers that classify a failure by its text."""
 
