@@ -476,3 +476,9 @@ def test_delete_refs_on_a_remote_deletes_at_the_lease_and_reports_a_ref_that_mov
     assert list(refused) == ["refs/heads/moved"] and "stale info" in refused["refs/heads/moved"]
     assert git(remote_repo.origin, "branch", "--list", "gone", "moved").split() == ["moved"]
     assert wgit.delete_refs(clone, {}, remote="origin") == {}
+
+
+def test_lines_split_at_gits_line_ends_only() -> None:
+    # A subject, a path or a trailer may hold what str.splitlines also takes for a line end.
+    record = "a\u2028b\x85c\rd\x0ce\x1cf"
+    assert wgit.lines(f"{record}\n{record}") == [record, record] and wgit.lines("") == []

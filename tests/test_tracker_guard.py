@@ -94,6 +94,21 @@ def test_a_hand_edit_setting_a_claimed_item_back_to_todo_is_refused_and_the_clai
     assert git(remote.origin, "rev-parse", "main") == claim
 
 
+def test_a_hand_edit_whose_subject_holds_a_unicode_line_end_is_judged_not_crashed_on(tmp_path: Path) -> None:
+    # The hook read `git log`'s records with str.splitlines, which splits at U+2028: one record became two,
+    # too few fields to unpack (a traceback, the push refused for no reason).
+    remote, _ = claimed_elsewhere(tmp_path)
+    git(remote.clone, "pull", "-q", "--ff-only")
+    claim = git(remote.origin, "rev-parse", "main")
+    text = (remote.clone / TRACKER).read_text()
+    edited = text.replace("status: in_progress", "status: todo")
+    commit(remote.clone, {TRACKER: edited}, "A:\u2028back to todo")
+    result = push(remote.clone, "origin", "main")
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "wavegit: push refused: it changes items in flight by hand:" in result.stderr
+    assert git(remote.origin, "rev-parse", "main") == claim
+
+
 def test_a_hand_edit_of_other_items_passes_while_one_is_in_flight_also_merged_over_a_claim(
         tmp_path: Path) -> None:
     remote, _ = claimed_elsewhere(tmp_path)  # the user's clone has not fetched the claim yet

@@ -92,7 +92,7 @@ class Read:
             return None
         listing = git.log(self.store.repo.root, [self.snapshot.commit],
                           f"%H{_SEP}%(trailers:key={key},valueonly,separator=%x1f)", grep=f"{key}: {value}")
-        for line in listing.splitlines():
+        for line in git.lines(listing):
             commit, _, values = line.partition(_SEP)
             if value in values.split(_SEP):
                 return commit

@@ -140,7 +140,7 @@ def _dropped(store: GitStore, snapshot: Snapshot, item_ids: list[str]) -> dict[s
                          f"%H{_SEP}%(trailers:key={OP_TRAILER},valueonly,separator=%x1f)",
                          grep=f"{OP_TRAILER}: drop {intake.ITEM_PREFIX}")
     found: dict[str, str] = {}
-    for line in listing.splitlines():
+    for line in git.lines(listing):
         commit, _, values = line.partition(_SEP)
         for value in values.split(_SEP):
             op, _, item_id = value.partition(" ")

@@ -331,7 +331,7 @@ def foreign_commits(repo: Repo, base: str, tip: str, reported: str) -> list[str]
     known = git.resolve_commit(root, reported) is not None and git.is_ancestor(root, reported, tip)
     listing = git.log(root, [f"{base}..{tip}"], fmt, first_parent_only=True)
     found, after = [], tip != reported
-    for line in listing.splitlines():
+    for line in git.lines(listing):
         commit, author, subject, item_id = line.split(_SEP, 3)
         if known and commit == reported:
             after = False

@@ -46,7 +46,7 @@ def dropped_wavegit_commits(root: Path, update: RefUpdate) -> list[str] | None:
         listing = git.log(root, [update.remote_oid, "--not", update.local_oid], fmt)
     except git.GitError:
         return None
-    return [line.partition(_FIELD)[0] for line in listing.splitlines() if line.partition(_FIELD)[2].strip()]
+    return [line.partition(_FIELD)[0] for line in git.lines(listing) if line.partition(_FIELD)[2].strip()]
 
 
 def rewind_refusals(root: Path, updates: Sequence[RefUpdate], tracker_branch: str) -> list[str]:
@@ -85,7 +85,7 @@ def in_flight_refusals(root: Path, cache_dir: Path, updates: Sequence[RefUpdate]
             listing = git.log(root, [f"{update.remote_oid}..{update.local_oid}", "--", path], fmt)
         except git.GitError:
             continue
-        for line in listing.splitlines():
+        for line in git.lines(listing):
             shas, subject, op = line.split(_FIELD)
             if op.strip():
                 continue

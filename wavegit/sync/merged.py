@@ -134,7 +134,7 @@ class WaveMerges:
                f"%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20)")
         listing = git.log(self.root, revs, fmt, grep=grep, reverse=True)
         return [WaveCommit(git.CommitSha(sha), tuple(items.split()), tuple(waves.split()))
-                for sha, waves, items in (line.split(_SEP) for line in listing.splitlines())]
+                for sha, waves, items in (line.split(_SEP) for line in git.lines(listing))]
 
     def _on_head(self, head: str) -> list[WaveCommit]:
         """The commits of this wave on ``head`` (its ``Wavegit-Wave`` trailer), in base or not, oldest first:

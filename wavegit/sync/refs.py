@@ -76,7 +76,7 @@ class WaveRefs:
                f"%(trailers:key={wavebranch.TRAILER_ITEM},valueonly,separator=%x20)")
         listing = git.log(self.root, [tip], fmt, grep=f"{wavebranch.TRAILER_WAVE}: {wave_id}")
         found: set[str] = set()
-        for line in listing.splitlines():
+        for line in git.lines(listing):
             waves, _, items = line.partition(_SEP)
             if wave_id in waves.split():
                 found.update(items.split())

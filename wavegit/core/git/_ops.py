@@ -154,7 +154,7 @@ def for_each_ref(root: Path, prefix: str) -> dict[str, CommitSha]:
     """Full ref name -> the object it points at, for every ref under ``prefix``."""
     listing = git.out(["for-each-ref", "--format=%(objectname) %(refname)", prefix], cwd=root)
     found = {}
-    for line in listing.splitlines():
+    for line in git.lines(listing):
         sha, _, ref = line.partition(" ")
         found[ref] = CommitSha(sha)
     return found
@@ -205,7 +205,7 @@ def delete_refs(root: Path, refs: Mapping[str, CommitSha | None], *,
     args = ["push", "--porcelain", *leases, remote, *[f":{ref}" for ref in refs]]
     result = git.run(args, cwd=root, env=C_LOCALE, check=False)
     refused = {}
-    for line in result.stdout.splitlines():
+    for line in git.lines(result.stdout):
         flag, _, rest = line.partition("\t")
         if flag == "!":
             refspec, _, why = rest.partition("\t")

@@ -228,6 +228,13 @@ def _run_bounded(args: Sequence[str], cwd: str | Path, input: str | None, env: M
     return _result(args, proc.returncode, stdout, stderr, check)
 
 
+def lines(output: str) -> list[str]:
+    """git's ``output`` a line each, split at its line ends only: ``str.splitlines`` also splits at CR, form
+    feed, U+0085, U+2028 and more, which a path, a ref name, a subject or a trailer may hold (one record
+    became two, or its fields too few to unpack); none for no output."""
+    return output.split("\n") if output else []
+
+
 def out(args: Sequence[str], *, cwd: str | Path, input: str | None = None,
         env: Mapping[str, str] | None = None) -> str:
     """stdout of a successful ``git ARGS`` with the trailing newline removed."""
