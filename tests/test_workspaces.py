@@ -86,10 +86,10 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
     real_create = workspace.create
 
     def held_create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-                    skeleton: workspace.Skeleton | None = None) -> None:
+                    skeleton: workspace.Skeleton | None = None, tags: str = "") -> None:
         begun.append(path)
         gate.wait(timeout=30)
-        real_create(objects, path, start=start, branch=branch, skeleton=skeleton)
+        real_create(objects, path, start=start, branch=branch, skeleton=skeleton, tags=tags)
 
     monkeypatch.setattr(workspace, "create", held_create)
     spaces = Workspaces(remote_repo.clone)
@@ -369,3 +369,35 @@ def test_a_tree_being_prepared_is_not_reserved_and_a_reserved_one_is_never_prepa
     assert (spaces.take(reserved).path / "README.md").is_file()
     assert (spaces.take(prepared).path / "README.md").is_file()
     spaces.close()
+
+
+def test_the_tags_the_base_reaches_are_in_its_trees_and_test_checkouts_so_git_describe_works(
+        remote_repo: RemoteRepo) -> None:
+    # An item test that asks git for the version (`git describe`, setuptools-scm) ran in a checkout with
+    # no tag at all: `fatal: No names found, cannot describe anything`. A tag the base does not reach
+    # (another branch's release) stays out, as that branch's objects do.
+    clone = remote_repo.clone
+    git(clone, "tag", "-a", "v1.0", "-m", "release 1.0")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "after the release")
+    git(clone, "tag", "v1.0.post")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "the base")
+    base = git(clone, "rev-parse", "HEAD")
+    git(clone, "checkout", "-q", "-b", "elsewhere")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "another branch")
+    git(clone, "tag", "-a", "v9.0", "-m", "not on the base")
+    spaces = Workspaces(clone)
+    ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    assert git(ready.path, "describe").startswith("v1.0-2-g")
+    assert git(ready.path, "describe", "--tags") == git(clone, "describe", "--tags", base)
+    assert git(ready.path, "tag").split() == ["v1.0", "v1.0.post"]
+    assert git(ready.path, "symbolic-ref", "HEAD") == f"refs/heads/{BRANCH}"
+    (ready.path / "new.txt").write_text("the worker's file\n")
+    git(ready.path, "add", "new.txt")
+    git(ready.path, "commit", "-q", "-m", "worker")
+    commit = git(ready.path, "rev-parse", "HEAD")
+    git(clone, "fetch", "-q", str(ready.path), f"refs/heads/{BRANCH}")
+    checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
+    spaces.close()
+    assert git(checkout, "describe").startswith("v1.0-3-g")
+    assert git(checkout, "tag").split() == ["v1.0", "v1.0.post"]
+    git(checkout, "fsck", "--connectivity-only", "--no-dangling")

@@ -78,11 +78,12 @@ class Skeleton:
             return None
         return cls(tuple(dirs), tuple(files))
 
-    def write(self, path: Path, branch: str, start: str) -> bool:
+    def write(self, path: Path, branch: str, start: str, tags: str = "") -> bool:
         """Write the git directory of the tree at ``path``, on ``branch`` at the commit ``start`` (a full
         id), the branch in ``packed-refs``: one file where a loose ref is a file and a folder per part of its
-        name. False (nothing written) when ``branch`` is not a name git would take as it is (``git init``
-        then judges it) or ``start`` no commit id."""
+        name; ``tags``: the ``packed-refs`` lines of the tags it gets (sorted, after every branch). False
+        (nothing written) when ``branch`` is not a name git would take as it is (``git init`` then judges
+        it) or ``start`` no commit id."""
         if not all(_REF_COMPONENT.match(part) and not part.endswith((".", ".lock")) and ".." not in part
                    for part in branch.split("/")) or not git.is_object_id(start):
             return False
@@ -92,8 +93,7 @@ class Skeleton:
             (git_dir / name).mkdir()
         for name, content in self.files:
             (git_dir / name).write_bytes(_head(branch) if name == "HEAD" else content)
-        (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n"
-                                             f"{start} refs/heads/{branch}\n", encoding="ascii")
+        _write_packed_refs(git_dir, f"{start} refs/heads/{branch}\n{tags}")
         return True
 
 
@@ -102,14 +102,22 @@ _MADE_WHEN_NEEDED = frozenset({"objects/pack", "refs/heads", "refs/tags"})
 directory is an operation to make and one to remove; ``objects`` and ``refs`` make it a repository)."""
 
 
+def _write_packed_refs(git_dir: Path, lines: str) -> None:
+    # "sorted": refs/heads/ sorts before refs/tags/, and the tags come sorted; "fully-peeled": each
+    # annotated tag has its "^commit" line.
+    (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n{lines}",
+                                         encoding="utf-8")
+
+
 def _head(branch: str) -> bytes:
     return f"ref: refs/heads/{branch}\n".encode()
 
 
 def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-           skeleton: Skeleton | None = None) -> None:
+           skeleton: Skeleton | None = None, tags: str = "") -> None:
     """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch);
-    its git directory written from ``skeleton`` when given, else made by ``git init``.
+    its git directory written from ``skeleton`` when given, else made by ``git init``; ``tags``: the
+    ``packed-refs`` lines of its tags (:func:`wavegit.attempts.objectstore.tag_lines`).
 
     Whatever was at ``path`` (a tree a killed wave left) goes first; an empty directory is kept (made
     ahead for a sandbox started before its tree, which binds that very directory).
@@ -119,10 +127,12 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
         path.mkdir(parents=True)
     fence(path.parent)
     branch = branch or SCRATCH_BRANCH
-    written = skeleton is not None and skeleton.write(path, branch, start)
+    written = skeleton is not None and skeleton.write(path, branch, start, tags)
     if not written:
         # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
         git.init_repository(path, git.Branch(branch))
+        if tags:
+            _write_packed_refs(path / ".git", tags)
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
@@ -157,10 +167,11 @@ def fence(folder: Path) -> None:
         barrier.write_text(_FENCE, encoding="utf-8")
 
 
-def test_checkout(objects: Path, commit: str, path: Path, skeleton: Skeleton | None = None) -> Path:
-    """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored): the
-    directory an item's test runs in, so that it judges what gets committed."""
-    create(objects, path, start=commit, skeleton=skeleton)
+def test_checkout(objects: Path, commit: str, path: Path, skeleton: Skeleton | None = None,
+                  tags: str = "") -> Path:
+    """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored), with
+    ``tags``: the directory an item's test runs in, so that it judges what gets committed."""
+    create(objects, path, start=commit, skeleton=skeleton, tags=tags)
     return path
 
 
