@@ -86,10 +86,11 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
     real_create = workspace.create
 
     def held_create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-                    skeleton: workspace.Skeleton | None = None, tags: str = "") -> None:
+                    skeleton: workspace.Skeleton | None = None,
+                    history: workspace.History = workspace.NO_HISTORY) -> None:
         begun.append(path)
         gate.wait(timeout=30)
-        real_create(objects, path, start=start, branch=branch, skeleton=skeleton, tags=tags)
+        real_create(objects, path, start=start, branch=branch, skeleton=skeleton, history=history)
 
     monkeypatch.setattr(workspace, "create", held_create)
     spaces = Workspaces(remote_repo.clone)
@@ -401,3 +402,25 @@ def test_the_tags_the_base_reaches_are_in_its_trees_and_test_checkouts_so_git_de
     assert git(checkout, "describe").startswith("v1.0-3-g")
     assert git(checkout, "tag").split() == ["v1.0", "v1.0.post"]
     git(checkout, "fsck", "--connectivity-only", "--no-dangling")
+
+
+def test_in_a_shallow_clone_trees_and_test_checkouts_know_where_the_history_stops(
+        remote_repo: RemoteRepo) -> None:
+    # `git log` in a tree of a shallow clone (CI's `fetch-depth: 1`) failed: "Could not read <parent>",
+    # since the tree's git directory did not say that history stops at the base's graft.
+    git(remote_repo.clone, "commit", "-q", "--allow-empty", "-m", "second")
+    git(remote_repo.clone, "push", "-q", "origin", "main")
+    shallow = remote_repo.base / "shallow"
+    git(remote_repo.base, "clone", "-q", "--depth", "1", f"file://{remote_repo.origin}", str(shallow))
+    base = git(shallow, "rev-parse", "HEAD")
+    spaces = Workspaces(shallow)
+    ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    assert git(ready.path, "log", "--format=%s") == "second"
+    (ready.path / "new.txt").write_text("the worker's file\n")
+    git(ready.path, "add", "new.txt")
+    git(ready.path, "commit", "-q", "-m", "worker")
+    commit = git(ready.path, "rev-parse", "HEAD")
+    git(shallow, "fetch", "-q", str(ready.path), f"refs/heads/{BRANCH}")
+    checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
+    spaces.close()
+    assert git(checkout, "log", "--format=%s").splitlines() == ["worker", "second"]

@@ -22,11 +22,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from wavegit.attempts.workspace import History
 from wavegit.core import git
 
 STORE = "_objects"
 TIPS = "wavegit-tips"
 """The file in a store naming, one per line, the commits whose every object it holds."""
+SHALLOW = "wavegit-shallow"
+"""The file in a store holding the scheduler's ``shallow`` file as it was when the store was made."""
 TAGS = "wavegit-tags"
 """The file in a store holding the ``packed-refs`` lines of the tags its commits reach, sorted by name."""
 
@@ -54,6 +57,10 @@ def ensure(root: Path, folder: Path, base: str, objects: Path | None = None) -> 
     pack = store / "pack"
     pack.mkdir(parents=True, exist_ok=True)
     (store / "info").mkdir(exist_ok=True)
+    objects = objects or git.git_path(root, "objects")
+    with contextlib.suppress(FileNotFoundError):
+        # A shallow clone's grafts, which each tree's git directory needs as its own (`git log` there).
+        _write_atomically(store / SHALLOW, (objects.parent / "shallow").read_text(encoding="ascii"))
     known = dict(_parse(tag_lines(store)))
     tags = {name: (oid, peeled) for name, oid, peeled in git.tags_merged(root, base)}
     # A tag object is reached from the tag alone (what it names is in ``base`` already); one an earlier
@@ -61,11 +68,19 @@ def ensure(root: Path, folder: Path, base: str, objects: Path | None = None) -> 
     annotated = [oid for name, (oid, peeled) in tags.items() if peeled and known.get(name, ("",))[0] != oid]
     known.update(tags)
     git.pack_reachable(root, pack / "pack", [base, *annotated, *(f"^{tip}" for tip in held)],
-                       objects=objects or git.git_path(root, "objects"))
+                       objects=objects)
     _write_atomically(store / TAGS, "".join(f"{oid} {name}\n" + (f"^{peeled}\n" if peeled else "")
                                             for name, (oid, peeled) in sorted(known.items())))
     _write_atomically(store / TIPS, "".join(f"{tip}\n" for tip in [*held, base]))
     return store
+
+
+def history(store: Path) -> History:
+    """What each tree borrowing from ``store`` is told of its history: the tags, a shallow clone's grafts."""
+    shallow = ""
+    with contextlib.suppress(FileNotFoundError):
+        shallow = (store / SHALLOW).read_text(encoding="ascii")
+    return History(tag_lines(store), shallow)
 
 
 def tag_lines(store: Path) -> str:

@@ -33,6 +33,21 @@ from pathlib import Path
 from wavegit.core import git
 
 
+@dataclass(frozen=True)
+class History:
+    """What a tree's git directory says of its base's history besides the objects it borrows
+    (:func:`wavegit.attempts.objectstore.history`)."""
+
+    tags: str = ""
+    """The ``packed-refs`` lines of the tags the base reaches, sorted by name."""
+    shallow: str = ""
+    """The scheduler's ``shallow`` file (a shallow clone's grafts): without it, ``git log`` in the tree
+    stopped at the first parent the clone does not have (``Could not read ...``)."""
+
+
+NO_HISTORY = History()
+
+
 def objects_dir(repo_root: Path) -> Path:
     """The scheduler's object directory, which every attempt's repository borrows objects from."""
     return git.git_path(repo_root, "objects")
@@ -114,10 +129,10 @@ def _head(branch: str) -> bytes:
 
 
 def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-           skeleton: Skeleton | None = None, tags: str = "") -> None:
+           skeleton: Skeleton | None = None, history: History = NO_HISTORY) -> None:
     """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch);
-    its git directory written from ``skeleton`` when given, else made by ``git init``; ``tags``: the
-    ``packed-refs`` lines of its tags (:func:`wavegit.attempts.objectstore.tag_lines`).
+    its git directory written from ``skeleton`` when given, else made by ``git init``, and ``history``
+    told there.
 
     Whatever was at ``path`` (a tree a killed wave left) goes first; an empty directory is kept (made
     ahead for a sandbox started before its tree, which binds that very directory).
@@ -127,12 +142,14 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
         path.mkdir(parents=True)
     fence(path.parent)
     branch = branch or SCRATCH_BRANCH
-    written = skeleton is not None and skeleton.write(path, branch, start, tags)
+    written = skeleton is not None and skeleton.write(path, branch, start, history.tags)
     if not written:
         # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
         git.init_repository(path, git.Branch(branch))
-        if tags:
-            _write_packed_refs(path / ".git", tags)
+        if history.tags:
+            _write_packed_refs(path / ".git", history.tags)
+    if history.shallow:
+        (path / ".git" / "shallow").write_text(history.shallow, encoding="ascii")
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
@@ -168,10 +185,10 @@ def fence(folder: Path) -> None:
 
 
 def test_checkout(objects: Path, commit: str, path: Path, skeleton: Skeleton | None = None,
-                  tags: str = "") -> Path:
+                  history: History = NO_HISTORY) -> Path:
     """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored), with
-    ``tags``: the directory an item's test runs in, so that it judges what gets committed."""
-    create(objects, path, start=commit, skeleton=skeleton, tags=tags)
+    ``history``: the directory an item's test runs in, so that it judges what gets committed."""
+    create(objects, path, start=commit, skeleton=skeleton, history=history)
     return path
 
 

@@ -155,7 +155,7 @@ class Workspaces:
         repository directly: no narrowing."""
         store = objectstore.store_of(path.parent)
         workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent),
-                                objectstore.tag_lines(store))
+                                objectstore.history(store))
         if narrow:
             objectstore.narrow(path, commit, store, self._objects, written)
         return path
@@ -250,7 +250,7 @@ class Workspaces:
         loading = self._base(spec)
         store = self._store(spec)
         workspace.create(store, spec.path, start=spec.start, branch=spec.branch,
-                         skeleton=self._skeleton(spec.path.parent), tags=objectstore.tag_lines(store))
+                         skeleton=self._skeleton(spec.path.parent), history=objectstore.history(store))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
 
 
