@@ -13,7 +13,7 @@ from typing import NamedTuple
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.attempts import snapshot, workspace, workspaces
+from wavegit.attempts import objectstore, snapshot, workspace, workspaces
 from wavegit.attempts.workspaces import Spec, Workspaces
 from wavegit.core.git import GitError
 
@@ -424,3 +424,21 @@ def test_in_a_shallow_clone_trees_and_test_checkouts_know_where_the_history_stop
     checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
     spaces.close()
     assert git(checkout, "log", "--format=%s").splitlines() == ["worker", "second"]
+
+
+def test_a_store_made_for_a_second_base_keeps_the_tags_of_the_first_whatever_their_names(
+        remote_repo: RemoteRepo) -> None:
+    # A tag name may hold U+2028, at which str.splitlines splits: the second base's read of the first's
+    # tags raised, and every tree of that wave failed to be made.
+    clone = remote_repo.clone
+    odd = "v1\u2028odd"
+    git(clone, "tag", "-a", odd, "-m", "odd")
+    first = git(clone, "rev-parse", "HEAD")
+    folder = remote_repo.base / "wt"
+    objectstore.ensure(clone, folder, first)
+    git(clone, "commit", "-q", "--allow-empty", "-m", "second")
+    git(clone, "tag", "v2")
+    objectstore.ensure(clone, folder, git(clone, "rev-parse", "HEAD"))
+    tags = objectstore.history(objectstore.store_of(folder)).tags
+    names = [line.split(" ", 1)[1] for line in tags.split("\n") if line and not line.startswith("^")]
+    assert names == [f"refs/tags/{odd}", "refs/tags/v2"]

@@ -93,7 +93,7 @@ def tag_lines(store: Path) -> str:
 def _parse(lines: str) -> list[tuple[str, tuple[str, str]]]:
     """(name, (object, peeled)) of each tag of :func:`tag_lines`'s text."""
     parsed: list[tuple[str, tuple[str, str]]] = []
-    for line in lines.splitlines():
+    for line in lines.split("\n"):  # a tag's name may hold U+2028, which splitlines() splits at
         if line.startswith("^") and parsed:
             parsed[-1] = (parsed[-1][0], (parsed[-1][1][0], line[1:]))
         elif line:

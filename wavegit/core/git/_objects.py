@@ -141,7 +141,7 @@ def tags_merged(root: Path, commit: str) -> list[tuple[str, str, str]]:
     listing = git.out(["for-each-ref", f"--merged={commit}", "--sort=refname",
                        "--format=%(refname) %(objectname) %(*objectname)", "refs/tags/"], cwd=root)
     tags = []
-    for line in filter(None, listing.split("\n")):
+    for line in git.lines(listing):
         name, oid, peeled = line.split(" ", 2)  # a lightweight tag's peeled field is empty
         tags.append((name, oid, peeled))
     return tags
