@@ -451,3 +451,16 @@ def test_second_run_from_another_clone_during_a_wave_takes_nothing_overlapping(t
     assert [i.id for i in first_report.items] == ["SLOW"] and first_report.success
     final = origin_tracker(remote)
     assert [final.get(i).status for i in ("SLOW", "OVERLAP", "FREE")] == ["review", "todo", "review"]  # type: ignore[union-attr]
+
+
+def test_item_tests_and_the_wave_test_find_the_tags_their_base_reaches_as_git_describe_does(
+        tmp_path: Path) -> None:
+    # A project's tests that ask git for its version (`git describe`, setuptools-scm) failed in every
+    # checkout a wave made: "fatal: No names found, cannot describe anything".
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"],
+                                            "git describe --tags --match v1.0")],
+                            wave_test="git describe --tags --match v1.0")
+    git(remote.clone, "tag", "-a", "v1.0", "-m", "release 1.0")
+    rep = run(remote.clone).report
+    assert rep.items[0].verified, rep.items[0].attempt_records
+    assert (rep.success, rep.wave_test.exit_code) == (True, 0)

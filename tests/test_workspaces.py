@@ -13,7 +13,7 @@ from typing import NamedTuple
 import pytest
 
 from tests.helpers.repos import RemoteRepo, git
-from wavegit.attempts import snapshot, workspace, workspaces
+from wavegit.attempts import objectstore, snapshot, workspace, workspaces
 from wavegit.attempts.workspaces import Spec, Workspaces
 from wavegit.core.git import GitError
 
@@ -86,10 +86,11 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
     real_create = workspace.create
 
     def held_create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-                    skeleton: workspace.Skeleton | None = None) -> None:
+                    skeleton: workspace.Skeleton | None = None,
+                    history: workspace.History = workspace.NO_HISTORY) -> None:
         begun.append(path)
         gate.wait(timeout=30)
-        real_create(objects, path, start=start, branch=branch, skeleton=skeleton)
+        real_create(objects, path, start=start, branch=branch, skeleton=skeleton, history=history)
 
     monkeypatch.setattr(workspace, "create", held_create)
     spaces = Workspaces(remote_repo.clone)
@@ -369,3 +370,75 @@ def test_a_tree_being_prepared_is_not_reserved_and_a_reserved_one_is_never_prepa
     assert (spaces.take(reserved).path / "README.md").is_file()
     assert (spaces.take(prepared).path / "README.md").is_file()
     spaces.close()
+
+
+def test_the_tags_the_base_reaches_are_in_its_trees_and_test_checkouts_so_git_describe_works(
+        remote_repo: RemoteRepo) -> None:
+    # An item test that asks git for the version (`git describe`, setuptools-scm) ran in a checkout with
+    # no tag at all: `fatal: No names found, cannot describe anything`. A tag the base does not reach
+    # (another branch's release) stays out, as that branch's objects do.
+    clone = remote_repo.clone
+    git(clone, "tag", "-a", "v1.0", "-m", "release 1.0")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "after the release")
+    git(clone, "tag", "v1.0.post")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "the base")
+    base = git(clone, "rev-parse", "HEAD")
+    git(clone, "checkout", "-q", "-b", "elsewhere")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "another branch")
+    git(clone, "tag", "-a", "v9.0", "-m", "not on the base")
+    spaces = Workspaces(clone)
+    ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    assert git(ready.path, "describe").startswith("v1.0-2-g")
+    assert git(ready.path, "describe", "--tags") == git(clone, "describe", "--tags", base)
+    assert git(ready.path, "tag").split() == ["v1.0", "v1.0.post"]
+    assert git(ready.path, "symbolic-ref", "HEAD") == f"refs/heads/{BRANCH}"
+    (ready.path / "new.txt").write_text("the worker's file\n")
+    git(ready.path, "add", "new.txt")
+    git(ready.path, "commit", "-q", "-m", "worker")
+    commit = git(ready.path, "rev-parse", "HEAD")
+    git(clone, "fetch", "-q", str(ready.path), f"refs/heads/{BRANCH}")
+    checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
+    spaces.close()
+    assert git(checkout, "describe").startswith("v1.0-3-g")
+    assert git(checkout, "tag").split() == ["v1.0", "v1.0.post"]
+    git(checkout, "fsck", "--connectivity-only", "--no-dangling")
+
+
+def test_in_a_shallow_clone_trees_and_test_checkouts_know_where_the_history_stops(
+        remote_repo: RemoteRepo) -> None:
+    # `git log` in a tree of a shallow clone (CI's `fetch-depth: 1`) failed: "Could not read <parent>",
+    # since the tree's git directory did not say that history stops at the base's graft.
+    git(remote_repo.clone, "commit", "-q", "--allow-empty", "-m", "second")
+    git(remote_repo.clone, "push", "-q", "origin", "main")
+    shallow = remote_repo.base / "shallow"
+    git(remote_repo.base, "clone", "-q", "--depth", "1", f"file://{remote_repo.origin}", str(shallow))
+    base = git(shallow, "rev-parse", "HEAD")
+    spaces = Workspaces(shallow)
+    ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    assert git(ready.path, "log", "--format=%s") == "second"
+    (ready.path / "new.txt").write_text("the worker's file\n")
+    git(ready.path, "add", "new.txt")
+    git(ready.path, "commit", "-q", "-m", "worker")
+    commit = git(ready.path, "rev-parse", "HEAD")
+    git(shallow, "fetch", "-q", str(ready.path), f"refs/heads/{BRANCH}")
+    checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
+    spaces.close()
+    assert git(checkout, "log", "--format=%s").splitlines() == ["worker", "second"]
+
+
+def test_a_store_made_for_a_second_base_keeps_the_tags_of_the_first_whatever_their_names(
+        remote_repo: RemoteRepo) -> None:
+    # A tag name may hold U+2028, at which str.splitlines splits: the second base's read of the first's
+    # tags raised, and every tree of that wave failed to be made.
+    clone = remote_repo.clone
+    odd = "v1\u2028odd"
+    git(clone, "tag", "-a", odd, "-m", "odd")
+    first = git(clone, "rev-parse", "HEAD")
+    folder = remote_repo.base / "wt"
+    objectstore.ensure(clone, folder, first)
+    git(clone, "commit", "-q", "--allow-empty", "-m", "second")
+    git(clone, "tag", "v2")
+    objectstore.ensure(clone, folder, git(clone, "rev-parse", "HEAD"))
+    tags = objectstore.history(objectstore.store_of(folder)).tags
+    names = [line.split(" ", 1)[1] for line in tags.split("\n") if line and not line.startswith("^")]
+    assert names == [f"refs/tags/{odd}", "refs/tags/v2"]

@@ -9,6 +9,10 @@ checkout of a worker's commit keeps in its own repository what that commit adds 
 
 The store goes with its wave's folder. It is made by wavegit before any worker of the wave runs and never
 written while one can read it: a new base adds a pack of its own (``BASE ^TIPS``).
+
+The tags a base reaches come with it (their tag objects packed, their refs listed in :data:`TAGS` for each
+tree's ``packed-refs``): an item test that asks git for the project's version (``git describe``,
+setuptools-scm) found no name at all. Another branch's tags stay out, as its objects do.
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from wavegit.attempts.workspace import History
 from wavegit.core import git
 
 STORE = "_objects"
 TIPS = "wavegit-tips"
 """The file in a store naming, one per line, the commits whose every object it holds."""
+SHALLOW = "wavegit-shallow"
+"""The file in a store holding the scheduler's ``shallow`` file as it was when the store was made."""
+TAGS = "wavegit-tags"
+"""The file in a store holding the ``packed-refs`` lines of the tags its commits reach, sorted by name."""
 
 
 def store_of(folder: Path) -> Path:
@@ -48,10 +57,49 @@ def ensure(root: Path, folder: Path, base: str, objects: Path | None = None) -> 
     pack = store / "pack"
     pack.mkdir(parents=True, exist_ok=True)
     (store / "info").mkdir(exist_ok=True)
-    git.pack_reachable(root, pack / "pack", [base, *(f"^{tip}" for tip in held)],
-                       objects=objects or git.git_path(root, "objects"))
+    objects = objects or git.git_path(root, "objects")
+    with contextlib.suppress(FileNotFoundError):
+        # A shallow clone's grafts, which each tree's git directory needs as its own (`git log` there).
+        _write_atomically(store / SHALLOW, (objects.parent / "shallow").read_text(encoding="ascii"))
+    known = dict(_parse(tag_lines(store)))
+    tags = {name: (oid, peeled) for name, oid, peeled in git.tags_merged(root, base)}
+    # A tag object is reached from the tag alone (what it names is in ``base`` already); one an earlier
+    # base's pack holds is not packed again.
+    annotated = [oid for name, (oid, peeled) in tags.items() if peeled and known.get(name, ("",))[0] != oid]
+    known.update(tags)
+    git.pack_reachable(root, pack / "pack", [base, *annotated, *(f"^{tip}" for tip in held)],
+                       objects=objects)
+    _write_atomically(store / TAGS, "".join(f"{oid} {name}\n" + (f"^{peeled}\n" if peeled else "")
+                                            for name, (oid, peeled) in sorted(known.items())))
     _write_atomically(store / TIPS, "".join(f"{tip}\n" for tip in [*held, base]))
     return store
+
+
+def history(store: Path) -> History:
+    """What each tree borrowing from ``store`` is told of its history: the tags, a shallow clone's grafts."""
+    shallow = ""
+    with contextlib.suppress(FileNotFoundError):
+        shallow = (store / SHALLOW).read_text(encoding="ascii")
+    return History(tag_lines(store), shallow)
+
+
+def tag_lines(store: Path) -> str:
+    """The ``packed-refs`` lines of the tags ``store``'s commits reach ("" when none, or no store yet)."""
+    with contextlib.suppress(FileNotFoundError):
+        return (store / TAGS).read_text(encoding="utf-8")
+    return ""
+
+
+def _parse(lines: str) -> list[tuple[str, tuple[str, str]]]:
+    """(name, (object, peeled)) of each tag of :func:`tag_lines`'s text."""
+    parsed: list[tuple[str, tuple[str, str]]] = []
+    for line in lines.split("\n"):  # a tag's name may hold U+2028, which splitlines() splits at
+        if line.startswith("^") and parsed:
+            parsed[-1] = (parsed[-1][0], (parsed[-1][1][0], line[1:]))
+        elif line:
+            oid, name = line.split(" ", 1)
+            parsed.append((name, (oid, "")))
+    return parsed
 
 
 def narrow(tree: Path, commit: str, store: Path, objects: Path, written: Sequence[str] = ()) -> None:

@@ -33,6 +33,21 @@ from pathlib import Path
 from wavegit.core import git
 
 
+@dataclass(frozen=True)
+class History:
+    """What a tree's git directory says of its base's history besides the objects it borrows
+    (:func:`wavegit.attempts.objectstore.history`)."""
+
+    tags: str = ""
+    """The ``packed-refs`` lines of the tags the base reaches, sorted by name."""
+    shallow: str = ""
+    """The scheduler's ``shallow`` file (a shallow clone's grafts): without it, ``git log`` in the tree
+    stopped at the first parent the clone does not have (``Could not read ...``)."""
+
+
+NO_HISTORY = History()
+
+
 def objects_dir(repo_root: Path) -> Path:
     """The scheduler's object directory, which every attempt's repository borrows objects from."""
     return git.git_path(repo_root, "objects")
@@ -78,11 +93,12 @@ class Skeleton:
             return None
         return cls(tuple(dirs), tuple(files))
 
-    def write(self, path: Path, branch: str, start: str) -> bool:
+    def write(self, path: Path, branch: str, start: str, tags: str = "") -> bool:
         """Write the git directory of the tree at ``path``, on ``branch`` at the commit ``start`` (a full
         id), the branch in ``packed-refs``: one file where a loose ref is a file and a folder per part of its
-        name. False (nothing written) when ``branch`` is not a name git would take as it is (``git init``
-        then judges it) or ``start`` no commit id."""
+        name; ``tags``: the ``packed-refs`` lines of the tags it gets (sorted, after every branch). False
+        (nothing written) when ``branch`` is not a name git would take as it is (``git init`` then judges
+        it) or ``start`` no commit id."""
         if not all(_REF_COMPONENT.match(part) and not part.endswith((".", ".lock")) and ".." not in part
                    for part in branch.split("/")) or not git.is_object_id(start):
             return False
@@ -92,8 +108,7 @@ class Skeleton:
             (git_dir / name).mkdir()
         for name, content in self.files:
             (git_dir / name).write_bytes(_head(branch) if name == "HEAD" else content)
-        (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n"
-                                             f"{start} refs/heads/{branch}\n", encoding="ascii")
+        _write_packed_refs(git_dir, f"{start} refs/heads/{branch}\n{tags}")
         return True
 
 
@@ -102,14 +117,22 @@ _MADE_WHEN_NEEDED = frozenset({"objects/pack", "refs/heads", "refs/tags"})
 directory is an operation to make and one to remove; ``objects`` and ``refs`` make it a repository)."""
 
 
+def _write_packed_refs(git_dir: Path, lines: str) -> None:
+    # "sorted": refs/heads/ sorts before refs/tags/, and the tags come sorted; "fully-peeled": each
+    # annotated tag has its "^commit" line.
+    (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n{lines}",
+                                         encoding="utf-8")
+
+
 def _head(branch: str) -> bytes:
     return f"ref: refs/heads/{branch}\n".encode()
 
 
 def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-           skeleton: Skeleton | None = None) -> None:
+           skeleton: Skeleton | None = None, history: History = NO_HISTORY) -> None:
     """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch);
-    its git directory written from ``skeleton`` when given, else made by ``git init``.
+    its git directory written from ``skeleton`` when given, else made by ``git init``, and ``history``
+    told there.
 
     Whatever was at ``path`` (a tree a killed wave left) goes first; an empty directory is kept (made
     ahead for a sandbox started before its tree, which binds that very directory).
@@ -119,10 +142,14 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
         path.mkdir(parents=True)
     fence(path.parent)
     branch = branch or SCRATCH_BRANCH
-    written = skeleton is not None and skeleton.write(path, branch, start)
+    written = skeleton is not None and skeleton.write(path, branch, start, history.tags)
     if not written:
         # No templates: the repository starts with no hooks, sample or otherwise, and no info/exclude.
         git.init_repository(path, git.Branch(branch))
+        if history.tags:
+            _write_packed_refs(path / ".git", history.tags)
+    if history.shallow:
+        (path / ".git" / "shallow").write_text(history.shallow, encoding="ascii")
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
@@ -157,10 +184,11 @@ def fence(folder: Path) -> None:
         barrier.write_text(_FENCE, encoding="utf-8")
 
 
-def test_checkout(objects: Path, commit: str, path: Path, skeleton: Skeleton | None = None) -> Path:
-    """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored): the
-    directory an item's test runs in, so that it judges what gets committed."""
-    create(objects, path, start=commit, skeleton=skeleton)
+def test_checkout(objects: Path, commit: str, path: Path, skeleton: Skeleton | None = None,
+                  history: History = NO_HISTORY) -> Path:
+    """A fresh tree at ``path`` holding exactly ``commit``'s tree (nothing untracked or ignored), with
+    ``history``: the directory an item's test runs in, so that it judges what gets committed."""
+    create(objects, path, start=commit, skeleton=skeleton, history=history)
     return path
 
 

@@ -153,9 +153,11 @@ class Workspaces:
         no object but ``commit``'s own (``written``, when its read listed them) and the wave's store
         (:func:`wavegit.attempts.objectstore.narrow`). Unsandboxed, its test could read the scheduler's
         repository directly: no narrowing."""
-        workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent))
+        store = objectstore.store_of(path.parent)
+        workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent),
+                                objectstore.history(store))
         if narrow:
-            objectstore.narrow(path, commit, objectstore.store_of(path.parent), self._objects, written)
+            objectstore.narrow(path, commit, store, self._objects, written)
         return path
 
     def idents(self) -> tuple[str, str]:
@@ -246,8 +248,9 @@ class Workspaces:
 
     def _make(self, spec: Spec) -> Ready:
         loading = self._base(spec)
-        workspace.create(self._store(spec), spec.path, start=spec.start, branch=spec.branch,
-                         skeleton=self._skeleton(spec.path.parent))
+        store = self._store(spec)
+        workspace.create(store, spec.path, start=spec.start, branch=spec.branch,
+                         skeleton=self._skeleton(spec.path.parent), history=objectstore.history(store))
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
 
 

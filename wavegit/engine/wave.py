@@ -336,7 +336,8 @@ def test_commit(repo: Repo, config: Config, head: str, command: str, stem: str,
     wave_id = confiner.wave_id
     path = repo.wave_worktrees(wave_id) / stem
     log_path = repo.wave_logs(wave_id) / f"{stem}.test.log"
-    workspace.test_checkout(objectstore.ensure(repo.root, path.parent, head), head, path)
+    store = objectstore.ensure(repo.root, path.parent, head)
+    workspace.test_checkout(store, head, path, history=objectstore.history(store))
     # The sandbox and environment of a worker with no item, and no write credentials.
     confinement, env = confiner.confine(path, stem, item_id="", owns=(), prompt_file=Path(os.devnull),
                                         feedback_file=None, pass_github_token=False, test=True)

@@ -40,6 +40,7 @@ from wavegit.core.git._objects import (
     ls_tree_recursive,
     missing_objects,
     pack_reachable,
+    tags_merged,
 )
 from wavegit.core.git._ops import (
     STALE_TRACKING_LOCK_S,
@@ -128,5 +129,5 @@ __all__ = [
     "push_with_lease", "read_blob", "read_blob_at", "read_commit_and_blob", "ref_messages", "refresh_files",
     "remote_urls",
     "remotes", "resolve_commit", "rev_list", "run", "set_remote_auth", "set_upstream", "staged_entries",
-    "tree_of", "update_ref", "without_repo_vars", "worktrees",
+    "tags_merged", "tree_of", "update_ref", "without_repo_vars", "worktrees",
 ]

@@ -135,6 +135,18 @@ def pack_reachable(root: Path, pack: Path, revs: Sequence[str], *, objects: Path
             cwd=root, input="".join(f"{rev}\n" for rev in revs), env=env)
 
 
+def tags_merged(root: Path, commit: str) -> list[tuple[str, str, str]]:
+    """The tags of the repository at ``root`` whose commit ``commit`` reaches, by name (as ``packed-refs``
+    sorts them): (ref name, the tag's object, the commit it peels to, "" for a lightweight tag)."""
+    listing = git.out(["for-each-ref", f"--merged={commit}", "--sort=refname",
+                       "--format=%(refname) %(objectname) %(*objectname)", "refs/tags/"], cwd=root)
+    tags = []
+    for line in git.lines(listing):
+        name, oid, peeled = line.split(" ", 2)  # a lightweight tag's peeled field is empty
+        tags.append((name, oid, peeled))
+    return tags
+
+
 def check_out_unlogged(worktree: Path, commit: CommitSha) -> None:
     """Point ``worktree``'s branch, index and files at ``commit`` (no user or system config), writing no
     reflog: a fresh tree needs none, and each is files to make and remove."""
