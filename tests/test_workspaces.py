@@ -392,16 +392,22 @@ def test_the_tags_the_base_reaches_are_in_its_trees_and_test_checkouts_so_git_de
     assert git(ready.path, "describe", "--tags") == git(clone, "describe", "--tags", base)
     assert git(ready.path, "tag").split() == ["v1.0", "v1.0.post"]
     assert git(ready.path, "symbolic-ref", "HEAD") == f"refs/heads/{BRANCH}"
-    (ready.path / "new.txt").write_text("the worker's file\n")
-    git(ready.path, "add", "new.txt")
-    git(ready.path, "commit", "-q", "-m", "worker")
-    commit = git(ready.path, "rev-parse", "HEAD")
-    git(clone, "fetch", "-q", str(ready.path), f"refs/heads/{BRANCH}")
-    checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
+    checkout = _worker_commit_checked_out(spaces, clone, ready.path)
     spaces.close()
     assert git(checkout, "describe").startswith("v1.0-3-g")
     assert git(checkout, "tag").split() == ["v1.0", "v1.0.post"]
     git(checkout, "fsck", "--connectivity-only", "--no-dangling")
+
+
+def _worker_commit_checked_out(spaces: Workspaces, scheduler: Path, tree: Path) -> Path:
+    """A worker's commit of a new file in its ``tree``, fetched into the ``scheduler``'s repository, and the
+    test checkout of it beside the tree."""
+    (tree / "new.txt").write_text("the worker's file\n")
+    git(tree, "add", "new.txt")
+    git(tree, "commit", "-q", "-m", "worker")
+    commit = git(tree, "rev-parse", "HEAD")
+    git(scheduler, "fetch", "-q", str(tree), f"refs/heads/{BRANCH}")
+    return spaces.test_checkout(commit, tree.with_name(f"{tree.name}.test"))
 
 
 def test_in_a_shallow_clone_trees_and_test_checkouts_know_where_the_history_stops(
@@ -416,12 +422,7 @@ def test_in_a_shallow_clone_trees_and_test_checkouts_know_where_the_history_stop
     spaces = Workspaces(shallow)
     ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
     assert git(ready.path, "log", "--format=%s") == "second"
-    (ready.path / "new.txt").write_text("the worker's file\n")
-    git(ready.path, "add", "new.txt")
-    git(ready.path, "commit", "-q", "-m", "worker")
-    commit = git(ready.path, "rev-parse", "HEAD")
-    git(shallow, "fetch", "-q", str(ready.path), f"refs/heads/{BRANCH}")
-    checkout = spaces.test_checkout(commit, remote_repo.base / "wt" / "X-1.test")
+    checkout = _worker_commit_checked_out(spaces, shallow, ready.path)
     spaces.close()
     assert git(checkout, "log", "--format=%s").splitlines() == ["worker", "second"]
 
