@@ -58,14 +58,17 @@ def remotes(root: Path) -> list[str]:
 
 def remote_urls(root: Path) -> list[str]:
     """The fetch and push URLs of every remote, as configured (``remote.<name>.url``, ``.pushurl``) and as git
-    uses them (``url.<base>.insteadOf`` and ``pushInsteadOf`` applied: ``local:x`` may be a path)."""
-    listing = git.run(["config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$"], cwd=root,
-                      check=False).stdout
-    found = [entry.split("\n", 1)[1] for entry in listing.split("\0") if "\n" in entry]
-    for name in remotes(root):
-        for push in ([], ["--push"]):
-            found += git.run(["remote", "get-url", *push, "--all", name], cwd=root,
-                             check=False).stdout.splitlines()
+    uses them (``url.<base>.insteadOf`` and ``pushInsteadOf`` applied: ``local:x`` may be a path), asking
+    git for those only when a rewrite is configured (one git call where there is none)."""
+    urls_and_rewrites = r"^(remote\..*\.(push)?url|url\..*\.(push)?insteadof)$"
+    listing = git.run(["config", "-z", "--get-regexp", urls_and_rewrites], cwd=root, check=False).stdout
+    entries = [entry.split("\n", 1) for entry in listing.split("\0") if "\n" in entry]
+    found = [value for key, value in entries if key.startswith("remote.")]
+    if len(found) < len(entries):  # a rewrite: git applies it, as it does when it fetches or pushes
+        for name in remotes(root):
+            for push in ([], ["--push"]):
+                found += git.lines(git.run(["remote", "get-url", *push, "--all", name], cwd=root,
+                                           check=False).stdout.rstrip("\n"))
     return list(dict.fromkeys(found))
 
 
