@@ -91,6 +91,27 @@ def test_a_virtualenv_in_ro_paths_linked_into_pyenv_under_the_hidden_home_runs_t
     assert "PRIVATE KEY" not in landed, landed
 
 
+def test_an_activated_virtualenv_outside_home_linked_into_pyenv_runs_its_python_through_sh_c(
+        tmp_path: Path) -> None:
+    # Its `python3` links into pyenv under the hidden HOME: `sh -c 'python3 ...'` found the link broken and
+    # went on to the system's Python (no venv, no packages, no word); now the venv's install shows.
+    home = tmp_path / "home"
+    fake_pyenv(home)
+    venv = tmp_path / "proj-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {home / '.pyenv' / 'versions' / '3.99.0' / 'bin'}\n")
+    (venv / "bin" / "python3").symlink_to(home / ".pyenv" / "versions" / "3.99.0" / "bin" / "python3")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY of the user\n")
+    worker = shlex.join(["sh", "-c", f"python3 {shlex.quote(str(HOSTILE))}"])
+    probes = [f"list {home}", f"list {home / '.pyenv'}", f"read {home / '.ssh' / 'id_ed25519'}"]
+    entry = item("A", ["loot", *probes], ["src/a.txt"], check("src/a.txt"))
+    remote = make_wave_repo(tmp_path, [entry], worker=worker, attempts=1, concurrency=1, sandbox="bwrap")
+    landed = loot(remote, remote.clone, {"HOME": str(home), "PATH": f"{venv / 'bin'}:/usr/bin:/bin"})
+    assert f"listed {home / '.pyenv'}: ['versions']" in landed, landed
+    assert "PRIVATE KEY" not in landed, landed
+
+
 USER_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
 
 

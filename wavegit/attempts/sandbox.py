@@ -463,9 +463,24 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
                     writable=_paths(settings.rw_paths, repo.root),
                     network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
                     hardened=hardened)
-    for program in _linked_programs(ro_paths):
-        layout = with_toolchain(layout, program, environ.get("PATH"), bins_only=True)
+    search_path = environ.get("PATH")
+    for program in _linked_programs((*ro_paths, *_shown_virtualenvs(layout, search_path))):
+        layout = with_toolchain(layout, program, search_path, bins_only=True)
     return layout
+
+
+def _shown_virtualenvs(layout: Layout, search_path: str | None) -> list[Path]:
+    """The ``bin`` folders on ``search_path`` of the virtualenvs ``layout`` shows (a ``pyvenv.cfg`` beside
+    them): an activated venv outside HOME whose ``python3`` links into pyenv or uv under the hidden HOME is
+    what ``sh -c 'python3 ...'`` finds first, and with its link hidden the shell went on to the system's
+    Python, without its packages and without a word."""
+    found: list[Path] = []
+    for entry in (search_path or "").split(os.pathsep):
+        folder = Path(entry)
+        if (folder.is_absolute() and folder.name == "bin" and (folder.parent / "pyvenv.cfg").is_file()
+                and layout.shows(folder)):
+            found.append(folder)
+    return found
 
 
 _MAX_LINKED = 256
