@@ -20,8 +20,7 @@ wavegit's SIGTERM-then-SIGKILL of the group reach it with the usual grace period
 
 Mode ``auto`` uses bwrap when a probe run of it works (probed once per process), else runs unsandboxed with
 one warning in the report; in GitHub Actions ``auto`` without a working bwrap is an error (exit 2), as is an
-explicit ``bwrap`` that cannot run.
-"""
+explicit ``bwrap`` that cannot run."""
 
 from __future__ import annotations
 
@@ -123,8 +122,7 @@ def with_toolchain(layout: Layout, program: Path, search_path: str | None, *,
 
     ``bins_only``: ``program`` is a link nothing runs here (in a ``bin`` of ``sandbox.ro_paths``): only the
     ``PREFIX/bin`` steps of its links count, each showing the install folders of ``PREFIX``, and no ``#!``; a
-    link to a program beside tokens (``~/.aws/helper``) showed that folder to every attempt.
-    """
+    link to a program beside tokens (``~/.aws/helper``) showed that folder to every attempt."""
     shown: list[Path] = []
     chain = _hops(program) if bins_only else _launch_chain(program, search_path, layout.tree)
     for path in chain:
@@ -446,8 +444,7 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
     Of git's objects only ``objects`` is readable: the wave's store, what its base reaches
     (:mod:`wavegit.attempts.objectstore`), from which the tree borrows; the repository's own store (a stash,
     unreachable blobs, other branches) is hidden with its git directory.
-    ``isolated_network``: a network namespace of its own whatever ``sandbox.network`` says (a test's).
-    """
+    ``isolated_network``: a network namespace of its own whatever ``sandbox.network`` says (a test's)."""
     # Every repository's trees, not only this one's: the cache may lie outside the hidden HOME.
     hidden = [repo.root, *others, repo.git_dir, repo.common_dir, repo.trees_dir.parent, *AGENT_SOCKETS]
     named = ("HOME", "RUNNER_TEMP", *AGENT_SOCKET_VARS)
@@ -463,24 +460,17 @@ def attempt_layout(repo: Repo, settings: SandboxConfig, tree: Path, private: Pat
                     writable=_paths(settings.rw_paths, repo.root),
                     network=settings.network and not isolated_network, tmp_bytes=settings.tmp_bytes,
                     hardened=hardened)
-    search_path = environ.get("PATH")
-    for program in _linked_programs((*ro_paths, *_shown_virtualenvs(layout, search_path))):
-        layout = with_toolchain(layout, program, search_path, bins_only=True)
+    for program in _linked_programs((*ro_paths, *_shown_virtualenvs(layout, environ.get("PATH")))):
+        layout = with_toolchain(layout, program, environ.get("PATH"), bins_only=True)
     return layout
 
 
 def _shown_virtualenvs(layout: Layout, search_path: str | None) -> list[Path]:
-    """The ``bin`` folders on ``search_path`` of the virtualenvs ``layout`` shows (a ``pyvenv.cfg`` beside
-    them): an activated venv outside HOME whose ``python3`` links into pyenv or uv under the hidden HOME is
-    what ``sh -c 'python3 ...'`` finds first, and with its link hidden the shell went on to the system's
-    Python, without its packages and without a word."""
-    found: list[Path] = []
-    for entry in (search_path or "").split(os.pathsep):
-        folder = Path(entry)
-        if (folder.is_absolute() and folder.name == "bin" and (folder.parent / "pyvenv.cfg").is_file()
-                and layout.shows(folder)):
-            found.append(folder)
-    return found
+    """The ``bin`` folders on ``search_path`` of the virtualenvs ``layout`` shows: where an activated venv's
+    ``python3`` links into a hidden HOME, ``sh -c 'python3 ...'`` silently ran the system's Python."""
+    folders = (Path(entry) for entry in (search_path or "").split(os.pathsep))
+    return [folder for folder in folders if folder.is_absolute() and folder.name == "bin"
+            and (folder.parent / "pyvenv.cfg").is_file() and layout.shows(folder)]
 
 
 _MAX_LINKED = 256
