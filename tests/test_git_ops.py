@@ -482,3 +482,12 @@ def test_lines_split_at_gits_line_ends_only() -> None:
     # A subject, a path or a trailer may hold what str.splitlines also takes for a line end.
     record = "a\u2028b\x85c\rd\x0ce\x1cf"
     assert wgit.lines(f"{record}\n{record}") == [record, record] and wgit.lines("") == []
+
+
+def test_locate_finds_a_repository_whose_folder_name_holds_a_unicode_line_end(tmp_path: Path) -> None:
+    # rev-parse prints the paths a line each; str.splitlines split this one in two (the root named wrong).
+    root = tmp_path / "a\u2028b"
+    root.mkdir()
+    git(root, "init", "-q")
+    found = wgit.locate(root)
+    assert found is not None and found.root == root and found.git_dir == root / ".git"

@@ -61,7 +61,7 @@ def ensure(root: Path, folder: Path, base: str, objects: Path | None = None) -> 
     with contextlib.suppress(FileNotFoundError):
         # A shallow clone's grafts, which each tree's git directory needs as its own (`git log` there).
         _write_atomically(store / SHALLOW, (objects.parent / "shallow").read_text(encoding="ascii"))
-    known = dict(_parse(tag_lines(store)))
+    known = _parse(tag_lines(store))
     tags = {name: (oid, peeled) for name, oid, peeled in git.tags_merged(root, base)}
     # A tag object is reached from the tag alone (what it names is in ``base`` already); one an earlier
     # base's pack holds is not packed again.
@@ -90,15 +90,16 @@ def tag_lines(store: Path) -> str:
     return ""
 
 
-def _parse(lines: str) -> list[tuple[str, tuple[str, str]]]:
-    """(name, (object, peeled)) of each tag of :func:`tag_lines`'s text."""
-    parsed: list[tuple[str, tuple[str, str]]] = []
-    for line in lines.split("\n"):  # a tag's name may hold U+2028, which splitlines() splits at
-        if line.startswith("^") and parsed:
-            parsed[-1] = (parsed[-1][0], (parsed[-1][1][0], line[1:]))
+def _parse(lines: str) -> dict[str, tuple[str, str]]:
+    """Name -> (object, the commit it peels to or "") of each tag of :func:`tag_lines`'s text."""
+    parsed: dict[str, tuple[str, str]] = {}
+    name = ""
+    for line in git.lines(lines):  # a tag's name may hold U+2028, which splitlines() splits at
+        if line.startswith("^") and name:
+            parsed[name] = (parsed[name][0], line[1:])
         elif line:
             oid, name = line.split(" ", 1)
-            parsed.append((name, (oid, "")))
+            parsed[name] = (oid, "")
     return parsed
 
 

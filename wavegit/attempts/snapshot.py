@@ -22,6 +22,7 @@ import stat
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from wavegit.core import fastimport, git
@@ -87,6 +88,11 @@ class Base:
         git_dir = git.absolute_git_dir(repo_root)
         _write_ignore_files(repo_root, entries, rules)
         return cls(commit, tree, entries, git_dir, rules, _links(repo_root, entries))
+
+    @cached_property
+    def blobs(self) -> frozenset[str]:
+        """Every object id the base's entries name: worked out once per base, not for each read of a wave."""
+        return frozenset(entry.sha for entry in self.entries.values())
 
     def ignored(self, paths: list[str]) -> set[str]:
         """Which of the (new) ``paths`` the base's ignore rules ignore."""
@@ -205,8 +211,7 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     if not listed_all:
         return Snapshot(trees[0], changed, made)
     # A copy or a rename keeps a blob of the base (there, maybe packed, and no object the commit adds).
-    held = {entry.sha for entry in base.entries.values()}
-    blobs = dict.fromkeys(entry.sha for _, entry in changes if entry.sha not in held)
+    blobs = dict.fromkeys(entry.sha for _, entry in changes if entry.sha not in base.blobs)
     return Snapshot(trees[0], changed, made, (made, *trees, *blobs))
 
 

@@ -46,7 +46,7 @@ def locate(start: Path) -> Location | None:
     work tree."""
     result = git.run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
                       "--git-common-dir"], cwd=start, check=False)
-    lines = result.stdout.splitlines()
+    lines = git.lines(result.stdout.rstrip("\n"))
     if result.returncode != 0 or len(lines) < 3:
         return None
     return Location(Path(lines[0]), Path(lines[1]), Path(lines[2]))
@@ -351,7 +351,7 @@ def push_with_lease(root: Path, remote: str, commit: CommitSha, ref: str,
     args = ["push", "--porcelain", *(["--atomic"] if also else []), f"--force-with-lease={ref}:{old or ''}",
             remote, f"{commit}:{ref}", *also]
     result = git.run(args, cwd=root, env=C_LOCALE, check=False)
-    return PushOutcome(args, result, [line for line in result.stdout.splitlines() if line.startswith("!\t")])
+    return PushOutcome(args, result, [line for line in git.lines(result.stdout) if line.startswith("!\t")])
 
 
 def create_bundle(root: Path, bundle: Path, refs: Sequence[str]) -> None:
