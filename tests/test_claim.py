@@ -3,6 +3,7 @@ claim commit may rest on, so one that lands while the claim is being pushed wins
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -14,8 +15,10 @@ from tests.helpers.repos import RemoteRepo, git, wavegit
 from tests.helpers.store import WrappedStore
 from tests.helpers.wave import item, make_wave_repo, origin_item
 from wavegit.commands._summary import summary
+from wavegit.core import heartbeat
 from wavegit.core.errors import EXIT_HALTED, BudgetExceededError, HaltedError
 from wavegit.core.repo import Repo, discover
+from wavegit.engine import claim as claim_module
 from wavegit.engine.claim import claim
 from wavegit.engine.pipeline import run_wave
 from wavegit.model.config import Config, load_config
@@ -123,3 +126,32 @@ def test_a_claim_lost_to_another_scheduler_says_so_for_each_item_it_lost(tmp_pat
               + (f" in wave {rival.wave})" if rival.wave else ")"))
     assert [(skip.id, skip.reason) for skip in outcome.report.skipped] == [("A", reason)]
     assert summary(outcome.report).splitlines()[1:] == [f"  A: {reason}"]
+
+
+def test_the_claim_plans_while_its_first_beat_is_made(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first beat rides the claim's push, and is asked for only at that push: the claim reads and plans
+    # meanwhile. It used to wait for the beat first (two `git var` and a fast-import, ~12 ms of every wave).
+    remote = one_item_repo(tmp_path)
+    planning = threading.Event()
+    beat_made_after_planning: list[bool] = []
+    load_tracker, make_beat = claim_module.load_tracker, heartbeat.Heartbeat._commit
+
+    def planned(*args: object, **kwargs: object) -> object:
+        planning.set()
+        return load_tracker(*args, **kwargs)  # type: ignore[arg-type]
+
+    def beat_once_planning(self: heartbeat.Heartbeat) -> object:
+        beat_made_after_planning.append(planning.wait(timeout=5))
+        return make_beat(self)
+
+    monkeypatch.setattr(claim_module, "load_tracker", planned)
+    monkeypatch.setattr(heartbeat.Heartbeat, "_commit", beat_once_planning)
+    repo = discover(remote.clone)
+    config = load_config(repo.root)
+    log = git(remote.origin, "log", "-1", "--format=%H", "main")
+    outcome = run_wave(repo, config, GitStore(repo, config))
+    assert beat_made_after_planning[0] is True
+    assert [(entry.id, entry.verified) for entry in outcome.report.items] == [("A", True)]
+    claim_commit = git(remote.origin, "log", "--format=%H %s", f"{log}..main").splitlines()[-1]
+    assert claim_commit.endswith("wavegit: claim wave " + outcome.report.wave_id)

@@ -447,7 +447,7 @@ def test_push_to_an_unreachable_remote_is_tried_once_and_reported(seeded: Remote
 def test_a_commit_riding_with_a_branch_lands_both_in_one_push(seeded: RemoteRepo) -> None:
     store = store_at(seeded.clone)
     git(seeded.clone, "branch", "wave", "HEAD")
-    with store.riding(["refs/heads/wave:refs/heads/wave"]):
+    with store.riding(lambda: ["refs/heads/wave:refs/heads/wave"]):
         result = mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1")
     assert git(seeded.origin, "rev-parse", "main") == result.commit
     assert git(seeded.origin, "rev-parse", "wave") == git(seeded.clone, "rev-parse", "wave")
@@ -462,7 +462,7 @@ def test_a_rider_refused_as_non_fast_forward_is_no_lost_race(seeded: RemoteRepo)
     git(seeded.clone, "branch", "wave", "HEAD~1")
     git(seeded.clone, "push", "-q", "origin", "HEAD:refs/heads/wave")
     main = git(seeded.origin, "rev-parse", "main")
-    with store.riding(["refs/heads/wave:refs/heads/wave"]), pytest.raises(RemoteError):
+    with store.riding(lambda: ["refs/heads/wave:refs/heads/wave"]), pytest.raises(RemoteError):
         mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1", deadline_s=30)
     assert git(seeded.origin, "rev-parse", "main") == main  # nothing landed
 
@@ -479,7 +479,7 @@ def test_a_tracker_moved_while_its_atomic_push_runs_is_a_lost_race_retried(seede
     git(seeded.clone, "branch", "wave", "HEAD")
     mover = threading.Timer(0.4, lambda: commit_file(other, "elsewhere.txt", "moved\n"))
     mover.start()
-    with store.riding(["refs/heads/wave:refs/heads/wave"]):
+    with store.riding(lambda: ["refs/heads/wave:refs/heads/wave"]):
         result = mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1", deadline_s=30)
     mover.join()
     assert result.attempts == 2

@@ -146,6 +146,8 @@ class Heartbeat:
         """A beat of this wave is on the remote: its deletion is due once the claims are settled."""
         self._retired = False
         self._thread: threading.Thread | None = None
+        self.rides = False
+        """Started with ``riding``: the first beat is made for the claim's push to carry (:meth:`rider`)."""
 
     @property
     def _local_ref(self) -> str:
@@ -180,6 +182,7 @@ class Heartbeat:
         ``every_s``. ``riding``: the first beat is only made, for the claim's push to carry
         (:meth:`rider`, then :meth:`rode`)."""
         self._stop.clear()
+        self.rides = riding and self.remote is not None
         self._thread = threading.Thread(target=self._loop, args=(riding,), daemon=True,
                                         name=f"heartbeat {self.scheduler.wave}")
         self._thread.start()
@@ -206,7 +209,7 @@ class Heartbeat:
 
     def _loop(self, riding: bool) -> None:
         try:
-            if riding and self.remote is not None:
+            if self.rides:
                 self._ride_first()
             else:
                 self.beat()

@@ -141,12 +141,11 @@ def with_first_beat(store: TrackerStore, beating: heartbeat.Heartbeat | None,
     """The claim made by ``claiming`` (given what to do just before its commit is written) with the wave's
     first heartbeat: carried by the claim's push where the tracker is a branch on a remote (all or nothing:
     the claims are never on the remote without their beat), else pushed meanwhile and waited for."""
-    rider = beating.rider() if beating is not None and isinstance(store, GitStore) else None
-    if beating is None or rider is None:
+    if beating is None or not beating.rides or not isinstance(store, GitStore):
         return claiming(beating.landed if beating is not None else _nothing)
-    assert isinstance(store, GitStore)
     try:
-        with store.riding([rider]):
+        # The beat is asked for at the claim's push: made meanwhile, it does not hold up the claim's reads.
+        with store.riding(lambda: [rider] if (rider := beating.rider()) is not None else []):
             claimed = claiming(_nothing)
     except RemoteError:
         # A remote that refuses the beat's ref (a hook, a host's rule) may take the tracker's: the beat goes
@@ -155,7 +154,8 @@ def with_first_beat(store: TrackerStore, beating: heartbeat.Heartbeat | None,
         beating.landed()
         return claiming(_nothing)
     if claimed.commit is not None:
-        beating.rode(True)
+        # A beat that could not be made rode nothing: the next one comes in its time, as for any failed beat.
+        beating.rode(beating.rider() is not None)
     return claimed
 
 

@@ -381,7 +381,8 @@ def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, 
         # Halted first: a beat pushed after the deletion would put the ref back.
         deletion = beating.pause() if beating is not None else None
         # The heartbeat is paused meanwhile: the race is given up before other clones would call it stale.
-        with store.riding([*riders, *([deletion] if deletion else [])]):
+        refspecs = [*riders, *([deletion] if deletion else [])]
+        with store.riding(lambda: refspecs):
             landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now(),
                             deadline_s=(heartbeat.STALE_BEATS - 1) * config.heartbeat_s)
     except WavegitError:

@@ -9,7 +9,7 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -166,20 +166,21 @@ class GitStore:
 
     @property
     def _riders(self) -> tuple[str, ...]:
-        riders: tuple[str, ...] = getattr(self._riding, "refspecs", ())
-        return riders
+        riders: Callable[[], Sequence[str]] | None = getattr(self._riding, "refspecs", None)
+        return tuple(riders()) if riders is not None and self.remote else ()
 
     @contextlib.contextmanager
-    def riding(self, refspecs: Sequence[str]) -> Iterator[None]:
-        """Within it, every tracker commit this thread writes is pushed with ``refspecs`` in one atomic push
-        (all land, or none): a wave's branch with its record (another wave's thread, or the claims of a
-        rolling scheduler, write without them). A refusal of any of them fails the write (a lost race only
-        when the tracker's own ref lost it), and the caller pushes them on their own."""
-        self._riding.refspecs = tuple(refspecs) if self.remote else ()
+    def riding(self, refspecs: Callable[[], Sequence[str]]) -> Iterator[None]:
+        """Within it, every tracker commit this thread writes is pushed with the refspecs ``refspecs()`` gives
+        at its push, in one atomic push (all land, or none): a wave's branch with its record (another wave's
+        thread, or the claims of a rolling scheduler, write without them). A refusal of any of them fails the
+        write (a lost race only when the tracker's own ref lost it), and the caller pushes them on their own.
+        Asked at the push, not before: the claim reads and plans while its first heartbeat is made."""
+        self._riding.refspecs = refspecs
         try:
             yield
         finally:
-            self._riding.refspecs = ()
+            self._riding.refspecs = None
 
     def read(self, fetch: bool = True) -> Snapshot:
         """The tracker at the branch head (the remote's, fetched first unless ``fetch`` is False)."""
