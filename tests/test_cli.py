@@ -200,24 +200,3 @@ def test_a_sigint_while_run_imports_its_modules_interrupts_it_and_run_json_still
         signal.signal(signal.SIGTERM, before_term)
     out = capsys.readouterr()
     assert json.loads(out.out)["exit_code"] == 130 and "wavegit run: interrupted" in out.err, out
-
-
-
-def test_a_command_imported_in_its_own_process_leaves_the_collector_on_with_its_imports_frozen() -> None:
-    # Imported with the collector off (nothing it allocates is garbage), then back on, also when the import
-    # fails: a wave that ran with it off would keep every cycle it makes for hours.
-    probe = """
-import gc, sys
-from wavegit import cli
-sys.modules.pop("wavegit.commands.status", None)
-frozen = gc.get_freeze_count()
-cli._imported("wavegit.commands.status", own_process=True)
-print(gc.isenabled(), gc.get_freeze_count() > frozen)
-try:
-    cli._imported("wavegit.commands.no_such_command", own_process=True)
-except ImportError:
-    print(gc.isenabled())
-"""
-    shown = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True,
-                           check=True)
-    assert shown.stdout.split() == ["True", "True", "True"]

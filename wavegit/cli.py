@@ -10,7 +10,6 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
 from wavegit import __version__
@@ -175,7 +174,7 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         from wavegit.core import interrupts
 
         interrupts.defer()
-    module = _imported(f"wavegit.commands.{module_name}", own_process=argv is None)
+    module = importlib.import_module(f"wavegit.commands.{module_name}")
     fast_exit = getattr(module, "FAST_EXIT", False) is True
     if argv is None and not fast_exit:
         # The hot paths (the FAST_EXIT commands) never talk to GitHub nor run workers: no token to hold.
@@ -193,22 +192,6 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
         return code
 
     return _call(top.command, run, own_process=argv is None), fast_exit
-
-
-def _imported(name: str, *, own_process: bool) -> ModuleType:
-    """The command's module; in a process of its own, imported without the garbage collector: its imports
-    allocate only what lives as long as the process (``run``'s, some 100 ms, spent 5 ms in collections),
-    which is then frozen out of every later collection."""
-    if not own_process:
-        return importlib.import_module(name)
-    import gc
-
-    gc.disable()
-    try:
-        return importlib.import_module(name)
-    finally:
-        gc.freeze()
-        gc.enable()
 
 
 def _app_credentials() -> None:
