@@ -443,3 +443,91 @@ def test_a_store_made_for_a_second_base_keeps_the_tags_of_the_first_whatever_the
     tags = objectstore.history(objectstore.store_of(folder)).tags
     names = [line.split(" ", 1)[1] for line in tags.split("\n") if line and not line.startswith("^")]
     assert names == [f"refs/tags/{odd}", "refs/tags/v2"]
+
+
+def _files(tree: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file and link of ``tree`` outside ``.git``: its mode and its content (a link's target)."""
+    found: dict[str, tuple[int, bytes]] = {}
+    for path in sorted(tree.rglob("*")):
+        name = str(path.relative_to(tree))
+        if name == ".git" or name.startswith(".git/") or (path.is_dir() and not path.is_symlink()):
+            continue
+        mode = path.lstat().st_mode
+        found[name] = (mode, os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+    return found
+
+
+def _moved_ahead(spaces: Workspaces, base: str, taken: snapshot.Snapshot, path: Path) -> Path:
+    """The test checkout of ``taken``'s commit at ``path`` as a parked test gets it: made at ``base`` in the
+    background, in the very directory its sandbox binds, then moved to the commit."""
+    path.mkdir()
+    inode = path.stat().st_ino
+    assert taken.commit is not None
+    moved = spaces.test_checkout(taken.commit, path, written=taken.written, changed=taken.changed,
+                                 prepared=spaces.prepare_checkout(base, path))
+    assert moved == path and path.stat().st_ino == inode
+    return moved
+
+
+def test_a_test_checkout_made_at_the_base_ahead_then_moved_is_the_checkout_made_afresh(
+        remote_repo: RemoteRepo) -> None:
+    clone = remote_repo.clone
+    for name, text in {"a.txt": "a\n", "sub/b.txt": "b\n", "run.sh": "#!/bin/sh\n"}.items():
+        (clone / name).parent.mkdir(exist_ok=True)
+        (clone / name).write_text(text)
+    (clone / "run.sh").chmod(0o755)
+    os.symlink("a.txt", clone / "link")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "base")
+    base = git(clone, "rev-parse", "HEAD")
+    spaces = Workspaces(clone)
+    tree = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    # The worker changes, deletes, adds, changes a mode and turns a link into a file and a file into a folder.
+    (tree.path / "a.txt").write_text("a, changed\n")
+    (tree.path / "sub" / "b.txt").unlink()
+    (tree.path / "run.sh").chmod(0o644)
+    (tree.path / "link").unlink()
+    (tree.path / "link").write_text("a file now\n")
+    (tree.path / "README.md").unlink()
+    (tree.path / "README.md").mkdir()
+    (tree.path / "README.md" / "new.txt").write_text("new\n")
+    ident = git(clone, "var", "GIT_AUTHOR_IDENT")
+    taken = snapshot.read(clone, tree.path, tree.base, tree.untouched, snapshot.Limits(1 << 20, 100), None,
+                          snapshot.CommitInfo("worker\n", ident, ident))
+    assert taken.commit is not None
+    moved = _moved_ahead(spaces, base, taken, remote_repo.base / "wt" / "X-1.test")
+    fresh = spaces.test_checkout(taken.commit, remote_repo.base / "wt" / "X-2.test", written=taken.written)
+    spaces.close()
+    assert _files(moved) == _files(fresh) and "sub/b.txt" not in _files(moved)
+    assert git(moved, "status", "--porcelain", "--ignored") == ""
+    assert git(moved, "symbolic-ref", "HEAD") == git(fresh, "symbolic-ref", "HEAD")
+    assert git(moved, "rev-parse", "HEAD") == taken.commit
+    assert _complete_and_narrow(moved, remote_repo.base / "wt" / "_objects", taken.commit) == \
+        _complete_and_narrow(fresh, remote_repo.base / "wt" / "_objects", taken.commit)
+
+
+def test_a_commit_changing_gitattributes_gets_its_test_checkout_afresh(remote_repo: RemoteRepo) -> None:
+    # The attributes say how a file the base and the commit share is written out: moved from the base's
+    # checkout, a.txt kept its LF, where a checkout of the commit writes CRLF.
+    clone = remote_repo.clone
+    (clone / "a.txt").write_text("x\n")
+    git(clone, "add", "a.txt")
+    git(clone, "commit", "-q", "-m", "base")
+    base = git(clone, "rev-parse", "HEAD")
+    spaces = Workspaces(clone)
+    taken = _read_back(remote_repo, spaces, {"sub/.gitattributes": "x text\n", ".gitattributes":
+                                             "a.txt text eol=crlf\n"})
+    moved = _moved_ahead(spaces, base, taken, remote_repo.base / "wt" / "X-1.test")
+    spaces.close()
+    assert (moved / "a.txt").read_bytes() == b"x\r\n"
+    assert git(moved, "status", "--porcelain") == ""
+
+
+def test_a_checkout_whose_preparation_failed_is_made_afresh_in_the_same_directory(
+        remote_repo: RemoteRepo) -> None:
+    spaces = Workspaces(remote_repo.clone)
+    taken = _read_back(remote_repo, spaces, {"new.txt": "the worker's file\n"})
+    moved = _moved_ahead(spaces, "1" * 40, taken, remote_repo.base / "wt" / "X-1.test")  # no such base
+    spaces.close()
+    assert (moved / "new.txt").read_text() == "the worker's file\n"
+    assert git(moved, "status", "--porcelain", "--ignored") == ""

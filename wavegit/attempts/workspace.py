@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.core import git
+from wavegit.core.errors import WavegitError
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,23 @@ def test_checkout(objects: Path, commit: str, path: Path, skeleton: Skeleton | N
     ``history``: the directory an item's test runs in, so that it judges what gets committed."""
     create(objects, path, start=commit, skeleton=skeleton, history=history)
     return path
+
+
+def advance(path: Path, commit: str, history: History = NO_HISTORY) -> None:
+    """Move the test checkout at ``path``, written from a skeleton at the base (:func:`test_checkout`), to
+    ``commit``, whose objects it holds: its branch set in ``packed-refs``, and only the files that differ
+    from the base's written (``read-tree --reset -u`` keeps every entry that matches, after an ``lstat``)."""
+    if not git.is_object_id(commit):
+        raise WavegitError(f"not a commit id: {commit!r}")
+    _write_packed_refs(path / ".git", f"{commit} refs/heads/{SCRATCH_BRANCH}\n{history.tags}")
+    git.check_out_files(path, git.CommitSha(commit))
+
+
+def empty(path: Path) -> None:
+    """Remove what the directory ``path`` holds, keeping the directory: a sandbox started on it binds it."""
+    with contextlib.suppress(OSError), os.scandir(path) as entries:
+        for entry in list(entries):
+            remove(Path(entry.path))
 
 
 def remove(path: Path) -> None:

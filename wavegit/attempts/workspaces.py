@@ -20,12 +20,13 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from wavegit.attempts import objectstore, snapshot, workspace
 from wavegit.core import git
+from wavegit.core.errors import WavegitError
 
 WORKTREE_THREADS = 2
 """Background threads making trees."""
@@ -146,14 +147,44 @@ class Workspaces:
             return self._make(spec)
         return made.result()
 
-    def test_checkout(self, commit: str, path: Path, *, narrow: bool = True, written: Sequence[str] = ()
-                      ) -> Path:
+    def prepare_checkout(self, base: str, path: Path) -> Future[bool]:
+        """Begin, in the background, the test checkout at ``path`` (an empty directory a parked sandbox may
+        bind) as a checkout of ``base``, for :meth:`test_checkout` to move to the worker's commit: the
+        files and git directory it shares with the base are written while the worker runs, not after it.
+        Its result: whether it is ready so (False: ``path`` is left empty)."""
+        return self._pool.submit(self._prepared_checkout, base, path)
+
+    def _prepared_checkout(self, base: str, path: Path) -> bool:
+        skeleton = self._skeleton(path.parent)
+        if skeleton is None:
+            return False  # `git init`'s branch would be a loose ref, which advance does not move
+        store = objectstore.store_of(path.parent)
+        try:
+            workspace.test_checkout(store, base, path, skeleton, objectstore.history(store))
+        except (WavegitError, OSError):
+            workspace.empty(path)  # made again at the test, from scratch
+            return False
+        return True
+
+    def test_checkout(self, commit: str, path: Path, *, narrow: bool = True, written: Sequence[str] = (),
+                      prepared: Future[bool] | None = None, changed: Sequence[str] = ()) -> Path:
         """:func:`wavegit.attempts.workspace.test_checkout` of ``commit`` (a worker's, on a tree of this
         wave folder's) at ``path``, its git directory written from the wave's skeleton; ``narrow``: reading
         no object but ``commit``'s own (``written``, when its read listed them) and the wave's store
         (:func:`wavegit.attempts.objectstore.narrow`). Unsandboxed, its test could read the scheduler's
-        repository directly: no narrowing."""
+        repository directly: no narrowing.
+
+        ``prepared``: :meth:`prepare_checkout` of ``path`` (sandboxed only: unsandboxed, the worker could
+        have written into it), moved to ``commit`` once it holds the commit's objects, unless ``changed``
+        (the paths the commit changes) holds a ``.gitattributes``, which may change how the files the two
+        share are written out; then, or when it failed, made anew in the same directory."""
         store = objectstore.store_of(path.parent)
+        if prepared is not None:
+            if narrow and _succeeded(prepared) and not any(map(_attributes, changed)):
+                objectstore.narrow(path, commit, store, self._objects, written)
+                workspace.advance(path, commit, objectstore.history(store))
+                return path
+            workspace.empty(path)
         workspace.test_checkout(self._objects, commit, path, self._skeleton(path.parent),
                                 objectstore.history(store))
         if narrow:
@@ -256,6 +287,17 @@ class Workspaces:
 
 KEPT_WHILE_FREE = 0.2
 """The share of the disk that must stay free for discarded paths to wait for the wave's cleanup."""
+
+
+def _attributes(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == ".gitattributes"
+
+
+def _succeeded(prepared: Future[bool]) -> bool:
+    try:
+        return prepared.result()
+    except CancelledError:
+        return False  # the pool was shut down: the wave is stopping
 
 
 def _roomy(folder: Path) -> bool:

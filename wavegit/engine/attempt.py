@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -389,7 +390,8 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
     attempt.test_log_path = report.item_test_log(context.logs / f"{item.id}-{attempt.number}.log")
     context.events.event(item.id, "testing", attempt=attempt.number)
     try:
-        checkout = _test_checkout(context, ready, commit, taken.written)
+        prepared = test_pad.prepared if test_pad is not None else None
+        checkout = _test_checkout(context, ready, commit, taken.written, prepared, taken.changed)
     except _Exhausted:
         raise
     except WavegitError as exc:
@@ -433,16 +435,19 @@ class _Exhausted(WavegitError):
     """The machine ran out of disk, processes or memory: wavegit's failure, not counted against the item."""
 
 
-def _test_checkout(context: AttemptContext, ready: Ready, commit: str, written: Sequence[str]) -> Path:
-    """The clean checkout of ``commit`` (``written``: the objects it adds to its base) the item's test runs
-    in. When the machine ran out, perhaps through this worker's own tree (gigabytes in ignored files), the
-    tree is removed and the checkout tried once more; running out again is :class:`_Exhausted`, since what
-    the worker left is gone by then, unless the base checks out there: then the commit itself is too big,
-    the worker's doing (a WavegitError, counted)."""
+def _test_checkout(context: AttemptContext, ready: Ready, commit: str, written: Sequence[str],
+                   prepared: Future[bool] | None, changed: Sequence[str]) -> Path:
+    """The clean checkout of ``commit`` (``written``: the objects it adds to its base; ``changed``: its
+    paths) the item's test runs in, from the base's checkout ``prepared`` meanwhile when there is one.
+    When the machine ran out, perhaps through this worker's own tree (gigabytes in ignored files), the tree
+    is removed and the checkout tried once more; running out again is :class:`_Exhausted`, since what the
+    worker left is gone by then, unless the base checks out there: then the commit itself is too big, the
+    worker's doing (a WavegitError, counted)."""
     path = checkout_of(ready)
     narrow = context.confiner.jail.bwrap is not None
     try:
-        return context.workspaces.test_checkout(commit, path, narrow=narrow, written=written)
+        return context.workspaces.test_checkout(commit, path, narrow=narrow, written=written,
+                                                prepared=prepared, changed=changed)
     except (WavegitError, OSError) as exc:
         if not _ran_out(exc):
             raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,13 +34,16 @@ def prompt_with_feedback(prompt: str, feedback: str | None) -> str:
 
 @dataclass
 class TestPad:
-    """An item's test set up before its worker ran: its empty checkout (made now, filled once the worker's
-    commit exists: the sandbox binds this very directory), its sandbox and environment, started parked."""
+    """An item's test set up before its worker ran: its checkout (the sandbox binds this very directory, made
+    now; sandboxed, filled with the base meanwhile, then moved to the worker's commit once it exists), its
+    sandbox and environment, started parked."""
 
     checkout: Path
     confinement: runner.Confinement
     env: dict[str, str]
     parked: runner.Parked
+    prepared: Future[bool] | None = None
+    """The checkout made at the base meanwhile (:meth:`Workspaces.prepare_checkout`), sandboxed only."""
 
 
 @dataclass
@@ -126,7 +130,11 @@ def _park_test(context: AttemptContext, item: tracker.Item, ready: Ready, number
     workspace.remove(checkout)
     checkout.mkdir()
     confinement, env = test_sandbox(context, item, checkout, number)
-    return TestPad(checkout, confinement, env, runner.park(argv, cwd=checkout, env=env, confine=confinement))
+    parked = runner.park(argv, cwd=checkout, env=env, confine=confinement)
+    # Unsandboxed, the worker could write into the checkout before its test runs there.
+    sandboxed = context.confiner.jail.bwrap is not None
+    return TestPad(checkout, confinement, env, parked,
+                   context.workspaces.prepare_checkout(context.base, checkout) if sandboxed else None)
 
 
 def test_sandbox(context: AttemptContext, item: tracker.Item, checkout: Path,

@@ -378,11 +378,10 @@ def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, 
     beating = options.beating
     try:
         riders.append(shared_report.write(repo, final, ran.wave.context.workspaces.idents()[1]))
-        # Halted first: a beat pushed after the deletion would put the ref back.
-        deletion = beating.pause() if beating is not None else None
-        # The heartbeat is paused meanwhile: the race is given up before other clones would call it stale.
-        refspecs = [*riders, *([deletion] if deletion else [])]
-        with store.riding(lambda: refspecs):
+        # Halted first (a beat pushed after the deletion would put the ref back), and paused meanwhile: the
+        # race is given up before other clones would call it stale.
+        riders += [deletion] if (deletion := beating.pause() if beating is not None else None) else []
+        with store.riding(lambda: riders):
             landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now(),
                             deadline_s=(heartbeat.STALE_BEATS - 1) * config.heartbeat_s)
     except WavegitError:
