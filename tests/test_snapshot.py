@@ -236,3 +236,24 @@ def test_names_that_look_like_pathspec_magic_are_plain_names(tree: AttemptTree) 
     (tree.path / ":(exclude)x.log").write_text("ignored by *.log\n")
     (tree.path / ":(glob)*.txt").write_text("a new file\n")
     assert tree.read().changed == [":(glob)*.txt"]
+
+
+def test_a_commits_changes_are_what_git_diff_tree_says_of_it(tree: AttemptTree) -> None:
+    # The wave's collect replays them as they are, without asking git again.
+    path = tree.path
+    (path / "old" / "name.txt").rename(path / "new.txt")
+    (path / "run.sh").chmod(0o755)
+    (path / "a.txt").unlink()
+    (path / "a.txt").mkdir()  # a file becomes a folder
+    (path / "a.txt" / "in.txt").write_text("in\n")
+    os.symlink("new.txt", path / "link")
+    (path / "sub" / "kept.txt").write_text("changed\n")
+    ident = git(tree.remote.clone, "var", "GIT_AUTHOR_IDENT")
+    taken = snapshot.read(tree.remote.clone, path, tree.compared_with, tree.untouched, Limits(1024, 10), None,
+                          snapshot.CommitInfo("item\n", ident, ident))
+    assert taken.commit is not None
+    said = git(tree.remote.clone, "diff-tree", "-r", "--no-renames", "--no-commit-id", taken.commit)
+    expected = sorted((fields[5], fields[1], "" if fields[1] == "000000" else fields[3])
+                      for fields in (line.replace("\t", " ").split(" ", 5) for line in said.splitlines()))
+    assert sorted((change.path, change.mode, change.sha) for change in taken.changes) == expected
+    assert tree.read().changes == ()  # no commit asked: none

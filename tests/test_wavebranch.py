@@ -219,3 +219,23 @@ def test_a_nul_byte_in_a_test_command_is_refused_where_it_is_written() -> None:
     check = tracker.ITEM_SCHEMA.field("test")
     assert check is not None and check.check is not None
     assert check.check("true\0rm -rf /") == "contains a NUL byte, which no program can be given"
+
+
+def test_combine_replays_the_changes_known_for_each_commit_without_asking_git(
+        remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A wave's read-backs wrote its item commits: their parents and changes are known, and git is asked only
+    # when some commit's are not.
+    clone, base = remote_repo.clone, git(remote_repo.clone, "rev-parse", "HEAD")
+    commits = [_item_commit(remote_repo, name, _writes(f"{name}.txt", f"{name}\n"), base)
+               for name in ("one", "two")]
+    said = wgit.changes_of_commits(clone, [wgit.CommitSha(commit) for commit, _ in commits])
+    known = {commit: changes for (commit, _), changes in zip(commits, said, strict=True)}
+    asked: list[object] = []
+    real = wgit.changes_of_commits
+    monkeypatch.setattr(wgit, "changes_of_commits", lambda *args: asked.append(args) or real(*args))
+    head = wavebranch.combine(clone, base, commits, known=known)
+    assert asked == [] and git(clone, "ls-tree", "--name-only", head).split() == ["README.md", "one.txt",
+                                                                                 "two.txt"]
+    again = wavebranch.combine(clone, base, commits, known={commits[0][0]: known[commits[0][0]]})
+    assert len(asked) == 1 and git(clone, "rev-parse", f"{again}^{{tree}}") == git(clone, "rev-parse",
+                                                                                   f"{head}^{{tree}}")

@@ -36,6 +36,7 @@ their files' own paths were a few."""
 
 _GITLINK = "160000"
 _SYMLINK = "120000"
+_DELETED = "000000"
 _DEADLINE_EVERY = 256
 """Entries walked or files read between two looks at the clock."""
 
@@ -149,6 +150,9 @@ class Snapshot:
     written: tuple[str, ...] = ()
     """Every object the commit has that its base has not: the commit, the trees on the way to each changed
     path, the changed paths' blobs (what its test checkout needs beside the base's objects)."""
+    changes: tuple[git.Change, ...] = ()
+    """What the commit changes against its base, as ``git diff-tree -r`` says it (a deletion's mode
+    ``000000``), when a commit was asked for."""
 
 
 def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKey], limits: Limits,
@@ -208,11 +212,13 @@ def read(repo_root: Path, tree: Path, base: Base, untouched: Mapping[str, StatKe
     trees = _trees(listed[:len(folders) + 1])
     if commit is None:
         return Snapshot(trees[0], changed)
+    diff = (*(git.Change(path, _DELETED, git.BlobSha("")) for path in deleted),
+            *(git.Change(path, entry.mode, git.BlobSha(entry.sha)) for path, entry in changes))
     if not listed_all:
-        return Snapshot(trees[0], changed, made)
+        return Snapshot(trees[0], changed, made, changes=diff)
     # A copy or a rename keeps a blob of the base (there, maybe packed, and no object the commit adds).
     blobs = dict.fromkeys(entry.sha for _, entry in changes if entry.sha not in base.blobs)
-    return Snapshot(trees[0], changed, made, (made, *trees, *blobs))
+    return Snapshot(trees[0], changed, made, (made, *trees, *blobs), diff)
 
 
 _TREE_ANSWER = re.compile(r"040000 tree ([0-9a-f]{40}|[0-9a-f]{64})\t")

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from wavegit.core import fastimport, git
 from wavegit.core.errors import UsageError
-from wavegit.core.git import Branch, Change, GitError, WaveId
+from wavegit.core.git import Branch, Change, CommitChanges, GitError, WaveId
 
 BRANCH_PREFIX = "wavegit/"
 ITEM_BRANCH_PREFIX = "wavegit/items/"
@@ -133,7 +133,8 @@ class CombineConflict(GitError):
 
 
 def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
-            branch: str | None = None, idents: tuple[str, str] | None = None) -> str:
+            branch: str | None = None, idents: tuple[str, str] | None = None,
+            known: Mapping[str, CommitChanges] | None = None) -> str:
     """Replay each ``(item commit, its message)`` (parent = the wave's base) on top of ``start`` in order.
 
     Each replayed commit keeps its item's message (and so its trailers); the final commit is returned and,
@@ -141,12 +142,14 @@ def combine(repo_root: Path, start: str, commits: Sequence[tuple[str, str]], *,
     and no two change the same path (or a file and a directory holding it), each replay is its item's
     own change applied as is, so one ``git fast-import`` writes the whole chain, as ``idents`` (author,
     committer, dated) when given, else as git would record them here now. Otherwise every commit is merged
-    with ``git merge-tree --write-tree`` (git >= 2.38; merge base: the item commit's parent).
+    with ``git merge-tree --write-tree`` (git >= 2.38; merge base: the item commit's parent). ``known``:
+    commits whose parents and changes are known already (their read-backs wrote them): git is asked only
+    when one is not.
     """
     if not commits:
         head = start
     else:
-        changes = _own_changes(repo_root, start, [commit for commit, _ in commits])
+        changes = _own_changes(repo_root, start, [commit for commit, _ in commits], known or {})
         if changes is not None and _disjoint(changes):
             return _fast_import(repo_root, start, [message for _, message in commits], changes, branch,
                                 idents or git.idents(repo_root))
@@ -167,9 +170,12 @@ def _merge_chain(repo_root: Path, start: str, commits: Sequence[tuple[str, str]]
     return head
 
 
-def _own_changes(repo_root: Path, start: str, commits: Sequence[str]) -> list[list[Change]] | None:
-    """Each commit's changes against its parent (one ``diff-tree``); None unless every parent is ``start``."""
-    found = git.changes_of_commits(repo_root, [git.CommitSha(commit) for commit in commits])
+def _own_changes(repo_root: Path, start: str, commits: Sequence[str],
+                 known: Mapping[str, CommitChanges]) -> list[list[Change]] | None:
+    """Each commit's changes against its parent (``known``, else one ``diff-tree``); None unless every
+    parent is ``start``."""
+    found = ([known[commit] for commit in commits] if all(commit in known for commit in commits)
+             else git.changes_of_commits(repo_root, [git.CommitSha(commit) for commit in commits]))
     if len(found) != len(commits) or any(own.parents != [start] for own in found):
         return None
     return [own.changes for own in found]

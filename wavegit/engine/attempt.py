@@ -29,7 +29,7 @@ from wavegit.attempts import (
 )
 from wavegit.attempts.workspaces import Ready, Spec, Workspaces
 from wavegit.core.errors import WavegitError
-from wavegit.core.git import WaveId
+from wavegit.core.git import CommitChanges, CommitSha, WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.launchpad import Ahead, Launchpad, TestPad, checkout_of, set_up, test_sandbox
 from wavegit.engine.runs import Attempt, Events, ItemRun, utc_now
@@ -122,6 +122,9 @@ class AttemptContext:
     stopped_profiles: dict[str, str] = field(default_factory=dict)
     """Profiles whose failure will repeat (a rejected key, an unknown model): no further attempt of them
     starts in the wave; the value says why, for the report."""
+    verified: dict[str, CommitChanges] = field(default_factory=dict)
+    """Each verified commit's parent and changes as its read-back wrote them, for collect to replay without
+    asking git: known in this process only (a result commit's claims are never taken for them)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def agent(self, item: tracker.Item) -> agents.Agent:
@@ -419,6 +422,7 @@ def verify(context: AttemptContext, item: tracker.Item, ready: Ready, attempt: A
             attempt.counted, attempt.launch_failed = True, False
         return
     attempt.message, attempt.commit = message, commit
+    context.verified[commit] = CommitChanges([CommitSha(ready.base.commit)], list(taken.changes))
 
 
 def _changes_program(command: str, changed: list[str]) -> bool:

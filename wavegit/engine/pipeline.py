@@ -312,7 +312,7 @@ def _run(repo: Repo, config: Config, store: TrackerStore, claimed: Claim, rep: r
         wave.cleanup.start()
         collected = collect(repo, config, claimed.wave_id, rep.base_sha, runs, push=options.push,
                             cleanup=wave.cleanup, confiner=wave.context.confiner,
-                            idents=wave.context.workspaces.idents(), hold=hold)
+                            idents=wave.context.workspaces.idents(), hold=hold, known=wave.context.verified)
         if collected.wave_test is not None:
             notes.note(collected.wave_test.verdict())  # the last long step, told as it ends
         if collected.pushed:

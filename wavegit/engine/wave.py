@@ -7,7 +7,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +16,7 @@ from wavegit.attempts import limits, logcap, objectstore, runner, sandbox, waveb
 from wavegit.attempts.workspaces import Workspaces
 from wavegit.core import git
 from wavegit.core.errors import WavegitError
-from wavegit.core.git import WaveId
+from wavegit.core.git import CommitChanges, WaveId
 from wavegit.core.repo import Repo
 from wavegit.engine.attempt import AttemptContext, Confiner, run_attempts
 from wavegit.engine.claim import Claim
@@ -298,7 +298,7 @@ def push_branch(repo: Repo, config: Config, wave_id: WaveId, lease: str | None =
 def collect(repo: Repo, config: Config, wave_id: WaveId, base: str, runs: Sequence[ItemRun], *, push: bool,
             lease: str | None = None, cleanup: Cleanup | None = None,
             confiner: Confiner | None = None, idents: tuple[str, str] | None = None,
-            hold: bool = False) -> Collected:
+            hold: bool = False, known: Mapping[str, CommitChanges] | None = None) -> Collected:
     """Combine the verified items on the wave branch from ``base``, run ``wave_test``, push.
 
     ``lease``: the remote wave branch's tip when it is being rebuilt (a review command); the push then
@@ -306,10 +306,11 @@ def collect(repo: Repo, config: Config, wave_id: WaveId, base: str, runs: Sequen
     the record's push to carry (``Collected.held``). ``cleanup``: the wave's, running in the background.
     ``confiner``: the wave's sandbox, so the wave test runs in the one its items ran in (else decided here).
     ``idents``: who the replayed commits are by (the wave's, already read: ``Workspaces.idents``).
+    ``known``: the parents and changes of the commits verified here (``AttemptContext.verified``).
     """
     commits = [(a.commit, a.message) for run in runs for a in run.attempts[-1:] if a.commit is not None]
     branch = wavebranch.wave_branch(wave_id)
-    head = wavebranch.combine(repo.root, base, commits, branch=branch, idents=idents)
+    head = wavebranch.combine(repo.root, base, commits, branch=branch, idents=idents, known=known)
     wave_test = None
     if commits and config.wave_test.strip():
         if cleanup is not None:
