@@ -4,12 +4,20 @@ report W` in another clone fetches it; `ls` and `status` point to it."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.helpers.reliability import wavegit_in_process as wavegit_here
 from tests.helpers.repos import git, wavegit
 from tests.helpers.wave import item, make_wave_repo
-from wavegit.engine import shared_report
+from wavegit.core.repo import discover
+from wavegit.engine import outcome, shared_report
+from wavegit.engine.pipeline import run_wave
+from wavegit.model.config import load_config
+from wavegit.trackerbranch.store import GitStore
 
 
 def test_a_waves_report_is_pushed_with_it_and_read_from_another_clone(tmp_path: Path) -> None:
@@ -41,3 +49,31 @@ def test_a_report_nobody_pushed_is_named_missing_here_and_on_the_remote(tmp_path
     assert missing.returncode == 2
     assert (f"no report for wave {wave!r} in " in missing.stderr
             and f" nor on origin (refs/wavegit/reports/{wave})" in missing.stderr), missing.stderr
+
+
+def test_the_report_ref_is_written_while_the_record_edits_the_tracker_and_lands_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both are ready before the wave's one push: the report's fast-import no longer runs before the record
+    # begins (~6 ms of every wave's end).
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    recording = threading.Event()
+    written_while_recording: list[bool] = []
+    load_tracker, write = outcome.load_tracker, shared_report.write
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        recording.set()
+        return load_tracker(*args, **kwargs)
+
+    def written_once_recording(*args: Any, **kwargs: Any) -> str:
+        written_while_recording.append(recording.wait(timeout=5))
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(outcome, "load_tracker", recorded)
+    monkeypatch.setattr(shared_report, "write", written_once_recording)
+    repo = discover(remote.clone)
+    config = load_config(repo.root)
+    rep = run_wave(repo, config, GitStore(repo, config)).report
+    assert written_while_recording == [True] and rep.tracker_updated
+    assert git(remote.origin, "cat-file", "-t", shared_report.ref(rep.wave_id)) == "commit"
+    recorded_last = git(remote.origin, "log", "-1", "--format=%s", "main")
+    assert recorded_last.startswith(f"wavegit: record wave {rep.wave_id}")

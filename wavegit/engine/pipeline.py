@@ -16,6 +16,7 @@ from wavegit.core import heartbeat, wavelock
 from wavegit.core.errors import EXIT_INTERRUPTED, EXIT_OK, RaceLostError, WavegitError
 from wavegit.core.git import WaveId
 from wavegit.core.repo import Repo
+from wavegit.core.soon import soon
 from wavegit.engine import only, preflight, shared_report
 from wavegit.engine.claim import Claim, claim, resolve_base, with_first_beat
 from wavegit.engine.eventlog import EventLog, Tee
@@ -373,15 +374,14 @@ def _land_together(repo: Repo, config: Config, store: GitStore, claimed: Claim, 
     final = copy.deepcopy(rep)
     final.tracker_updated = True
     code = _conclude(final, config, claimed, pushed, False, NoDelivery(), None)
-    wave_id = claimed.wave_id
-    riders = [branch_refspec(wave_id)]
-    beating = options.beating
+    wave_id, beating, committer = claimed.wave_id, options.beating, ran.wave.context.workspaces.idents()[1]
+    # Written while the record reads and edits the tracker; its push waits for it.
+    report_ref = soon(lambda: shared_report.write(repo, final, committer), "wavegit-shared-report")
     try:
-        riders.append(shared_report.write(repo, final, ran.wave.context.workspaces.idents()[1]))
         # Halted first (a beat pushed after the deletion would put the ref back), and paused meanwhile: the
         # race is given up before other clones would call it stale.
-        riders += [deletion] if (deletion := beating.pause() if beating is not None else None) else []
-        with store.riding(lambda: riders):
+        deletion = beating.pause() if beating is not None else None
+        with store.riding(lambda: [branch_refspec(wave_id), report_ref(), *([deletion] if deletion else [])]):
             landed = record(repo, config, store, wave_id, ran.runs, spent=ran.spent, now=utc_now(),
                             deadline_s=(heartbeat.STALE_BEATS - 1) * config.heartbeat_s)
     except WavegitError:
