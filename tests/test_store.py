@@ -441,6 +441,20 @@ def test_push_to_an_unreachable_remote_is_tried_once_and_reported(seeded: Remote
     assert git(seeded.origin, "rev-parse", "main") == head
 
 
+@pytest.mark.parametrize("fetches", ["+refs/heads/*:refs/remotes/origin/*", None], ids=["glob", "none"])
+def test_a_write_moves_this_clones_tracking_ref_with_its_push_whatever_the_remote_fetches(
+        seeded: RemoteRepo, fetches: str | None) -> None:
+    # The push itself moves it (one `update-ref` fewer after each tracker write), also where no fetch
+    # refspec of the remote names it.
+    git(seeded.clone, "config", "--unset-all", "remote.origin.fetch")
+    if fetches:
+        git(seeded.clone, "config", "remote.origin.fetch", fetches)
+    store = store_at(seeded.clone)
+    result = mutate(store, lambda snap: Change(tracker_text("A-1")), message="add A-1")
+    assert git(seeded.clone, "rev-parse", "refs/remotes/origin/main") == result.commit
+    assert git(seeded.origin, "rev-parse", "main") == result.commit
+
+
 # --- riders: refs pushed with a tracker commit, atomically ----------------------------------------------
 
 

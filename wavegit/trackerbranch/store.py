@@ -341,12 +341,9 @@ class GitStore:
     def _push(self, expected: Snapshot, commit: git.CommitSha) -> None:
         assert self.remote is not None
         pushed = git.push_with_lease(self.repo.root, self.remote, commit, self.branch_ref, expected.commit,
-                                     also=self._riders)
+                                     also=self._riders, tracking=self.tracking_ref)
         rejected = pushed.rejected
         if pushed.ok:
-            # Best effort: only move the tracking ref forward from what we read.
-            git.update_ref(self.repo.root, self.tracking_ref, commit, expected.commit or git.CommitSha(""),
-                           check=False)
             return
         stderr = pushed.result.stderr
         if git.RULESET_REFUSAL in stderr:

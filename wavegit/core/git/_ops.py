@@ -344,12 +344,16 @@ class PushOutcome(NamedTuple):
 
 
 def push_with_lease(root: Path, remote: str, commit: CommitSha, ref: str,
-                    old: CommitSha | None, also: Sequence[str] = ()) -> PushOutcome:
+                    old: CommitSha | None, also: Sequence[str] = (), tracking: str | None = None
+                    ) -> PushOutcome:
     """Set ``ref`` on ``remote`` to ``commit`` only if it is at ``old`` there (None: absent), the
     compare-and-swap of a remote ref; a refusal is returned, not raised, for the caller to classify.
-    ``also``: refspecs pushed with it atomically (every ref is updated, or none)."""
-    args = ["push", "--porcelain", *(["--atomic"] if also else []), f"--force-with-lease={ref}:{old or ''}",
-            remote, f"{commit}:{ref}", *also]
+    ``also``: refspecs pushed with it atomically (every ref is updated, or none). ``tracking``: the local
+    ref that copies ``ref``, which the push moves once it landed, as it does the remote-tracking refs the
+    remote's fetch refspecs name (one ``update-ref`` fewer)."""
+    copy = ["-c", f"remote.{remote}.fetch=+{ref}:{tracking}"] if tracking else []
+    args = [*copy, "push", "--porcelain", *(["--atomic"] if also else []),
+            f"--force-with-lease={ref}:{old or ''}", remote, f"{commit}:{ref}", *also]
     result = git.run(args, cwd=root, env=C_LOCALE, check=False)
     return PushOutcome(args, result, [line for line in git.lines(result.stdout) if line.startswith("!\t")])
 
