@@ -491,3 +491,18 @@ def test_locate_finds_a_repository_whose_folder_name_holds_a_unicode_line_end(tm
     git(root, "init", "-q")
     found = wgit.locate(root)
     assert found is not None and found.root == root and found.git_dir == root / ".git"
+
+
+@pytest.mark.parametrize("args", [["push", "origin"], ["-c", "remote.origin.fetch=+a:b", "push", "origin"],
+                                  ["-c", "x.y=1", "-c", "x.z=2", "fetch", "origin"]])
+def test_a_remote_command_gets_the_remote_auth_whatever_config_precedes_it(args: list[str]) -> None:
+    # A tracker write's push names the tracking ref with `-c` before `push`: it went without the App's token
+    # (git asked for a user name, with prompts disabled) and every claim failed.
+    from wavegit.core.git import _runner
+
+    _runner.set_remote_auth(lambda: {"WAVEGIT_TEST_AUTH": "token"})
+    try:
+        assert _runner._with_remote_auth(args, None) == {"WAVEGIT_TEST_AUTH": "token"}
+        assert _runner._with_remote_auth(["-c", "x.y=1", "log"], None) is None
+    finally:
+        _runner.set_remote_auth(None)

@@ -58,9 +58,17 @@ def set_remote_auth(auth: Callable[[], Mapping[str, str]] | None) -> None:
 
 
 def _with_remote_auth(args: Sequence[str], env: Mapping[str, str] | None) -> Mapping[str, str] | None:
-    if not _remote_auth or not args or args[0] not in _REMOTE_COMMANDS:
+    if not _remote_auth or _subcommand(args) not in _REMOTE_COMMANDS:
         return env
     return {**(env or {}), **_remote_auth[0]()}
+
+
+def _subcommand(args: Sequence[str]) -> str | None:
+    """The git command ``args`` run, past any ``-c NAME=VALUE`` before it."""
+    at = 0
+    while at + 1 < len(args) and args[at] == "-c":
+        at += 2
+    return args[at] if at < len(args) else None
 
 
 def no_hooks_dir() -> str:
