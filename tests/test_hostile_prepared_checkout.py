@@ -49,3 +49,30 @@ def test_no_worker_plants_a_file_in_a_test_checkout_made_ahead(tmp_path: Path) -
                             sandbox="bwrap", attempts=1, concurrency=1)
     rep, output = run_json(remote)
     assert [(i["id"], i["verified"]) for i in rep["items"]] == [("A", True), ("B", True)], output  # type: ignore[index]
+
+
+_MANY = """\
+import os, sys
+sys.stdin.read()
+item = os.environ["WAVEGIT_ITEM_ID"]
+os.makedirs(f"src/{item}", exist_ok=True)
+for n in range(150):
+    with open(f"src/{item}/f{n}.txt", "w") as f:
+        f.write(f"{item} {n}\\n")
+"""
+
+
+def test_a_commit_adding_more_objects_than_git_keeps_loose_is_tested_when_its_checkout_was_made_ahead(
+        tmp_path: Path) -> None:
+    # Over fast-import's unpackLimit (100) the read writes a pack, so the moved checkout's objects are found
+    # with `git pack-objects`: it read the store alone, where the commit is not ("bad object"), and the
+    # item was failed for wavegit's slip.
+    script = tmp_path / "many.py"
+    script.write_text(_MANY)
+    test = ("sh -c 'test 150 = $(ls src/$WAVEGIT_ITEM_ID | wc -l) && git fsck --no-dangling "
+            "--connectivity-only HEAD && test -z \"$(git status --porcelain --ignored)\"'")
+    entries = [item(name, ["many"], [f"src/{name}/"], test) for name in ("A", "B")]
+    remote = make_wave_repo(tmp_path, entries, worker=shlex.join([sys.executable, str(script)]),
+                            sandbox="bwrap", attempts=1, concurrency=1)
+    rep, output = run_json(remote)
+    assert [(i["id"], i["verified"]) for i in rep["items"]] == [("A", True), ("B", True)], output  # type: ignore[index]

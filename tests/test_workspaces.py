@@ -531,3 +531,32 @@ def test_a_checkout_whose_preparation_failed_is_made_afresh_in_the_same_director
     spaces.close()
     assert (moved / "new.txt").read_text() == "the worker's file\n"
     assert git(moved, "status", "--porcelain", "--ignored") == ""
+
+
+def test_a_test_checkout_discarded_while_it_is_made_at_the_base_ahead_is_gone_once_made(
+        remote_repo: RemoteRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker that exits at once, changing nothing: its launch pad discards the test checkout still being
+    # made at the base in the background. Removed first (at once, nothing kept), the directory was made
+    # again by that preparation and filled with the base's checkout, which stayed until the wave's end.
+    base = git(remote_repo.clone, "rev-parse", "HEAD")
+    slow, begun, removed = workspace.test_checkout, threading.Event(), threading.Event()
+
+    def test_checkout(*args: object, **kwargs: object) -> Path:
+        begun.set()
+        removed.wait(timeout=5)  # the removal goes first
+        return slow(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workspace, "test_checkout", test_checkout)
+    spaces = Workspaces(remote_repo.clone)
+    spaces.warm(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    path = remote_repo.base / "wt" / "X-1.test"
+    path.mkdir(parents=True)
+    prepared = spaces.prepare_checkout(base, path)
+    assert begun.wait(timeout=5)
+    discarding = threading.Thread(target=lambda: (spaces.discard(path), spaces.flush(), removed.set()))
+    discarding.start()
+    removed.wait(timeout=0.5)  # fixed, the discard waits for the preparation, which waits for this
+    removed.set()
+    discarding.join()
+    spaces.close()
+    assert prepared.done() and not path.exists()

@@ -104,9 +104,9 @@ def _parse(lines: str) -> dict[str, tuple[str, str]]:
 
 
 def narrow(tree: Path, commit: str, store: Path, objects: Path, written: Sequence[str] = ()) -> None:
-    """Keep in ``tree``'s own object directory what ``commit`` adds to ``store`` (the tree was checked out
-    from the scheduler's objects, ``objects``) and make ``store`` its only alternate: the test that runs
-    there reads the worker's commit, and nothing its base does not reach.
+    """Keep in ``tree``'s own object directory what ``commit`` adds to ``store`` (found in the scheduler's
+    objects, ``objects``, whichever the tree borrows yet) and make ``store`` its only alternate: the test
+    that runs there reads the worker's commit, and nothing its base does not reach.
 
     ``written``: the objects the commit adds, as the read that wrote them listed them
     (:attr:`wavegit.attempts.snapshot.Snapshot.written`). When each is a loose object of ``objects`` (a
@@ -116,7 +116,9 @@ def narrow(tree: Path, commit: str, store: Path, objects: Path, written: Sequenc
     own = tree / ".git" / "objects"
     if not (written and _copy_loose(objects, own, written)):
         (own / "pack").mkdir(parents=True, exist_ok=True)
-        git.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))])
+        # `objects` named: a checkout made at its base ahead (then moved to `commit`) borrows the store alone.
+        git.pack_reachable(tree, own / "pack" / "pack", [commit, *(f"^{tip}" for tip in tips(store))],
+                           objects=objects)
     _write_atomically(own / "info" / "alternates", f"{store}\n")
 
 

@@ -73,6 +73,8 @@ class Workspaces:
         """Trees to prepare once that many workers have started (:meth:`prepare_after`)."""
         self._watchers: dict[Path, list[Callable[[], None]]] = {}
         """Called once the tree at the path is made in the background (:meth:`when_made`)."""
+        self._preparing: dict[Path, Future[bool]] = {}
+        """Test checkouts being made at their base (:meth:`prepare_checkout`), waited for when discarded."""
         self._bases: dict[str, Future[snapshot.Base]] = {}
         self._skeletons: dict[Path, workspace.Skeleton | None] = {}
         self._warmed = False
@@ -152,7 +154,10 @@ class Workspaces:
         bind) as a checkout of ``base``, for :meth:`test_checkout` to move to the worker's commit: the
         files and git directory it shares with the base are written while the worker runs, not after it.
         Its result: whether it is ready so (False: ``path`` is left empty)."""
-        return self._pool.submit(self._prepared_checkout, base, path)
+        prepared = self._pool.submit(self._prepared_checkout, base, path)
+        with self._guard:
+            self._preparing[path] = prepared
+        return prepared
 
     def _prepared_checkout(self, base: str, path: Path) -> bool:
         skeleton = self._skeleton(path.parent)
@@ -209,6 +214,11 @@ class Workspaces:
         the disk is less than a fifth free every path waiting goes at once: what a worker left (gigabytes of
         ignored files) must not fill the disk for its siblings. A path already waiting waits once (a test
         checkout is discarded by its attempt and by its launch pad)."""
+        with self._guard:
+            preparing = self._preparing.pop(path, None)
+        # A checkout still being made would go on writing there once removed (the directory made again).
+        if preparing is not None and not preparing.cancel():
+            wait([preparing])
         with self._guard:
             if path in self._discarded:
                 return
