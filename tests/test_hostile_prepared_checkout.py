@@ -37,18 +37,26 @@ time.sleep(0.5)  # while B's checkout is made at the base
 """
 
 
-def test_no_worker_plants_a_file_in_a_test_checkout_made_ahead(tmp_path: Path) -> None:
-    script = tmp_path / "planter.py"
-    script.write_text(_PLANTER)
-    # What git shows as the checkout's content, and no planted file whatever git is told to ignore.
-    test = ("sh -c 'test ok = \"$(cat src/$WAVEGIT_ITEM_ID.txt)\" && test -z \"$(git status --porcelain "
-            "--ignored)\" && ! test -e planted.txt && ! test -e conftest.py && ! test -e .git/hooks/planted'")
-    entries = [item(name, ["plant"], [f"src/{name}.txt"], test) for name in ("A", "B")]
-    # One slot: B is set up, its test parked and its checkout made at the base, while A's worker runs.
+def verified_one_at_a_time(tmp_path: Path, worker: str, owns: str, test: str) -> list[tuple[object, object]]:
+    """(id, verified) of items A and B of a bwrap wave with one slot, each run by the Python script
+    ``worker``, owning ``owns`` (``{}``: the item's id), tested by ``test``: B is set up, its test parked and
+    its checkout made at the base, while A's worker runs."""
+    script = tmp_path / "worker.py"
+    script.write_text(worker)
+    entries = [item(name, ["work"], [owns.format(name)], test) for name in ("A", "B")]
     remote = make_wave_repo(tmp_path, entries, worker=shlex.join([sys.executable, str(script)]),
                             sandbox="bwrap", attempts=1, concurrency=1)
     rep, output = run_json(remote)
-    assert [(i["id"], i["verified"]) for i in rep["items"]] == [("A", True), ("B", True)], output  # type: ignore[index]
+    items = rep["items"]
+    assert isinstance(items, list), output
+    return [(entry["id"], entry["verified"]) for entry in items]
+
+
+def test_no_worker_plants_a_file_in_a_test_checkout_made_ahead(tmp_path: Path) -> None:
+    # What git shows as the checkout's content, and no planted file whatever git is told to ignore.
+    test = ("sh -c 'test ok = \"$(cat src/$WAVEGIT_ITEM_ID.txt)\" && test -z \"$(git status --porcelain "
+            "--ignored)\" && ! test -e planted.txt && ! test -e conftest.py && ! test -e .git/hooks/planted'")
+    assert verified_one_at_a_time(tmp_path, _PLANTER, "src/{}.txt", test) == [("A", True), ("B", True)]
 
 
 _MANY = """\
@@ -67,12 +75,6 @@ def test_a_commit_adding_more_objects_than_git_keeps_loose_is_tested_when_its_ch
     # Over fast-import's unpackLimit (100) the read writes a pack, so the moved checkout's objects are found
     # with `git pack-objects`: it read the store alone, where the commit is not ("bad object"), and the
     # item was failed for wavegit's slip.
-    script = tmp_path / "many.py"
-    script.write_text(_MANY)
     test = ("sh -c 'test 150 = $(ls src/$WAVEGIT_ITEM_ID | wc -l) && git fsck --no-dangling "
             "--connectivity-only HEAD && test -z \"$(git status --porcelain --ignored)\"'")
-    entries = [item(name, ["many"], [f"src/{name}/"], test) for name in ("A", "B")]
-    remote = make_wave_repo(tmp_path, entries, worker=shlex.join([sys.executable, str(script)]),
-                            sandbox="bwrap", attempts=1, concurrency=1)
-    rep, output = run_json(remote)
-    assert [(i["id"], i["verified"]) for i in rep["items"]] == [("A", True), ("B", True)], output  # type: ignore[index]
+    assert verified_one_at_a_time(tmp_path, _MANY, "src/{}/", test) == [("A", True), ("B", True)]
