@@ -155,6 +155,25 @@ def test_content_counts_only_when_all_of_the_items_files_are_there(tmp_path: Pat
         "A": ("done", "content", git(clone, "rev-parse", "HEAD"))}
 
 
+def test_content_counts_a_files_mode_so_an_unmerged_chmod_is_not_done(tmp_path: Path) -> None:
+    # The item only made src/keep.txt executable: the same blob on main and on the wave branch, so sync
+    # compared blob ids alone and marked it done, merged, though main never had the change.
+    remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1, owns=["src/"])])
+    clone = remote.clone
+    git(clone, "checkout", "-q", "-b", f"wavegit/{W1}", "origin/main")
+    (clone / "src" / "keep.txt").chmod(0o755)
+    git(clone, "add", "src/keep.txt")
+    git(clone, "commit", "-q", "-m", f"A: work\n\nWavegit-Item: A\nWavegit-Wave: {W1}\n")
+    git(clone, "push", "-q", "origin", f"HEAD:wavegit/{W1}")
+    git(clone, "checkout", "-q", "-B", "main", "origin/main")
+    assert sync(remote) == {}
+    (clone / "src" / "keep.txt").chmod(0o755)
+    git(clone, "add", "src/keep.txt")
+    git(clone, "commit", "-q", "-m", "keep is a program now")
+    git(clone, "push", "-q", "origin", "main")
+    assert {i: (c["to"], c["rule"]) for i, c in sync(remote).items()} == {"A": ("done", "patch-id")}
+
+
 def test_an_item_commit_merged_before_a_later_commit_on_its_wave_branch_is_found_by_its_own_ancestry(
         tmp_path: Path) -> None:
     remote = make_tracker_repo(tmp_path, [entry("A", "review", wave=W1)])

@@ -87,10 +87,11 @@ def test_close_drops_preparations_not_begun_and_waits_for_the_rest(remote_repo: 
 
     def held_create(objects: Path, path: Path, *, start: str, branch: str | None = None,
                     skeleton: workspace.Skeleton | None = None,
-                    history: workspace.History = workspace.NO_HISTORY) -> None:
+                    history: workspace.History = workspace.NO_HISTORY, as_stored: bool = False) -> None:
         begun.append(path)
         gate.wait(timeout=30)
-        real_create(objects, path, start=start, branch=branch, skeleton=skeleton, history=history)
+        real_create(objects, path, start=start, branch=branch, skeleton=skeleton, history=history,
+                    as_stored=as_stored)
 
     monkeypatch.setattr(workspace, "create", held_create)
     spaces = Workspaces(remote_repo.clone)
@@ -560,3 +561,36 @@ def test_a_test_checkout_discarded_while_it_is_made_at_the_base_ahead_is_gone_on
     discarding.join()
     spaces.close()
     assert prepared.done() and not path.exists()
+
+
+def test_a_worker_edit_under_eol_attributes_commits_what_git_add_would(remote_repo: RemoteRepo) -> None:
+    # The base asks for CRLF in the work tree of *.txt, whose blobs hold LF. The read-back hashes the tree's
+    # bytes as they are (no clean conversion), so the worker's tree must hold the blobs' bytes: checked out
+    # with CRLF, a worker's one-line append committed every line of a.txt with CR (a whole-file change, and
+    # the file shown modified in every clone), and a file it rewrote unchanged (a formatter) was a change.
+    clone = remote_repo.clone
+    (clone / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    (clone / "a.txt").write_text("x\n")
+    (clone / "b.txt").write_text("y\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "base")
+    base = git(clone, "rev-parse", "HEAD")
+    spaces = Workspaces(clone)
+    ready = spaces.take(Spec(remote_repo.base / "wt" / "X-1", BRANCH, base))
+    with (ready.path / "a.txt").open("ab") as handle:
+        handle.write(b"z\n")
+    (ready.path / "b.txt").write_bytes((ready.path / "b.txt").read_bytes())
+    ident = git(clone, "var", "GIT_AUTHOR_IDENT")
+    taken = snapshot.read(clone, ready.path, ready.base, ready.untouched, snapshot.Limits(1 << 20, 100), None,
+                          snapshot.CommitInfo("worker\n", ident, ident))
+    spaces.close()
+    assert taken.changed == ["a.txt"]
+    assert taken.commit is not None
+    assert git(clone, "cat-file", "blob", f"{taken.commit}:a.txt") == "x\nz"
+    # What `git add` in a checkout of the base would have committed for the same edit.
+    plain = remote_repo.base / "plain"
+    git(remote_repo.base, "clone", "-q", str(clone), str(plain))
+    with (plain / "a.txt").open("ab") as handle:
+        handle.write(b"z\n")
+    git(plain, "add", "a.txt")
+    assert git(plain, "rev-parse", ":a.txt") == git(clone, "rev-parse", f"{taken.commit}:a.txt")

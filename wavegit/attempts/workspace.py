@@ -130,10 +130,11 @@ def _head(branch: str) -> bytes:
 
 
 def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
-           skeleton: Skeleton | None = None, history: History = NO_HISTORY) -> None:
+           skeleton: Skeleton | None = None, history: History = NO_HISTORY, as_stored: bool = False) -> None:
     """A new tree at ``path`` checked out at the commit ``start``, on ``branch`` (else a scratch branch);
     its git directory written from ``skeleton`` when given, else made by ``git init``, and ``history``
-    told there.
+    told there. ``as_stored``: each file holds its blob's bytes, whatever the tree's ``.gitattributes``
+    ask for (:data:`AS_STORED`), as a worker's tree must.
 
     Whatever was at ``path`` (a tree a killed wave left) goes first; an empty directory is kept (made
     ahead for a sandbox started before its tree, which binds that very directory).
@@ -154,10 +155,22 @@ def create(objects: Path, path: Path, *, start: str, branch: str | None = None,
     info = path / ".git" / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+    if as_stored:
+        (path / ".git" / "info").mkdir(exist_ok=True)
+        (path / ".git" / "info" / "attributes").write_text(AS_STORED, encoding="utf-8")
     if written:
         git.check_out_files(path, git.CommitSha(start))
     else:
         git.check_out_unlogged(path, git.CommitSha(start))
+
+
+AS_STORED = "* -text -eol -crlf -ident -filter -working-tree-encoding\n"
+"""A worker's tree's ``info/attributes``, which outranks every ``.gitattributes``: no conversion on checkout.
+The tree is read back as its bytes (:mod:`wavegit.attempts.snapshot`, no clean conversion), so a file
+written out converted (``eol=crlf``, ``ident``, ``working-tree-encoding``) came back changed: a one-line edit
+committed every line with its CR, and a file a worker only rewrote was a change. The worker's own git reads
+it too, so its ``git diff`` shows what will be committed. The test checkout keeps the attributes: it is
+what a clone of the commit holds."""
 
 
 def _empty_dir(path: Path) -> bool:

@@ -291,7 +291,8 @@ class Workspaces:
         loading = self._base(spec)
         store = self._store(spec)
         workspace.create(store, spec.path, start=spec.start, branch=spec.branch,
-                         skeleton=self._skeleton(spec.path.parent), history=objectstore.history(store))
+                         skeleton=self._skeleton(spec.path.parent), history=objectstore.history(store),
+                         as_stored=True)
         return Ready(spec.path, loading, snapshot.baseline(spec.path))
 
 

@@ -223,14 +223,13 @@ class WaveMerges:
         return Merged(rule, None, f"merge {commit.sha[:12]} joins commits that are in {self.base_branch}")
 
     def _same_blobs_at(self, head: str) -> dict[str, bool]:
-        """Path -> whether base has the blob (or the absence) ``head`` has, for every path a commit of
-        ``head`` judged here changed (one ``cat-file``)."""
+        """Path -> whether base has the blob (or the absence) ``head`` has, with its mode, for every path a
+        commit of ``head`` judged here changed (one ``diff-tree``: comparing blob ids alone, an item that only
+        made a file executable was "merged" by a base that never was)."""
         shas = [c.sha for c in self.beyond_base(head)]
         changed = self.paths(shas)
-        paths = sorted({path for sha in shas for path in changed[sha]})
-        specs = [f"{rev}:{path}" for path in paths for rev in (self.base, head)]
-        blobs = git.blobs_at(self.root, specs)
-        return {path: base == mine for path, base, mine in zip(paths, blobs[0::2], blobs[1::2], strict=True)}
+        differ = set(git.changed_paths(self.root, self.base, head))
+        return {path: path not in differ for sha in shas for path in changed[sha]}
 
     # -- an item ----------------------------------------------------------------------------------------
 
