@@ -28,6 +28,8 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m wavegit.attempts.reaper TRASH", file=sys.stderr)
         return 2
+    # Cleanup gives way to whatever runs meanwhile: the next wave's launches, its read-backs and tests.
+    os.nice(19)
     workspace.empty_trash(Path(argv[0]))
     return 0
 
