@@ -356,8 +356,8 @@ def result(quick: bool, runs: int = 5) -> common.Result:
         "What is left of the wave's trees "
         "at its end moves "
         "to `.git/wavegit/trash` (a rename each) and a detached reaper removes it after `wavegit run` has "
-        "returned, so the wall time here ends with the command, not with that removal (on this machine's "
-        "disk, mounted with `discard`, each removed directory costs 1-3 ms).",
+        "returned, at the lowest CPU priority, so the wall time here ends with the command, not with that "
+        "removal (on this machine's disk, mounted with `discard`, each removed directory costs 1-3 ms).",
         "",
     ]
     return common.Result("wave", "\n".join(lines), tuple(targets))
