@@ -45,8 +45,9 @@ def _item_commits(clone: Path, base: str) -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_the_wave_branch_replays_each_item_commits_own_diff_whatever_its_names_kinds_and_modes(
-        tmp_path: Path) -> None:
+        tmp_path: Path, sandbox: str) -> None:
     remote = make_wave_repo(tmp_path, [
         _item("A", "import os\n"
                    "os.remove('a/file.txt'); os.makedirs('a/file.txt')\n"
@@ -61,12 +62,11 @@ def test_the_wave_branch_replays_each_item_commits_own_diff_whatever_its_names_k
         _item("C", "import shutil\nshutil.rmtree('c')\n", ["c/"]),
         _item("D", "import os\nos.remove('d/f'); os.symlink('../README.md', 'd/f')\n", ["d/"]),
         # Its retry differs: the first attempt's commit (a file more, the test failing) is not replayed.
-        _item("E", f"import os\nfirst = not os.path.exists({str(tmp_path / 'tried')!r})\n"
-                   f"open({str(tmp_path / 'tried')!r}, 'w').close()\n"
+        _item("E", "import os\nfirst = not os.environ.get('WAVEGIT_FEEDBACK_FILE')\n"
                    "open('e/f', 'w').write('bad' if first else 'good')\n"
                    "first and open('e/g', 'w').write('g')\n", ["e/"],
               test=shlex.join([sys.executable, "-c", "assert open('e/f').read() == 'good'"])),
-    ], worker=EXEC, attempts=2, sandbox="none", concurrency=5)
+    ], worker=EXEC, attempts=2, sandbox=sandbox, concurrency=5)
     clone = remote.clone
     for rel, text in {"a/file.txt": "x", "b/dir/f1": "1", "b/dir/f2": "2", "b/plain.sh": "echo",
                       "c/sub/x": "x", "c/y": "y", "d/f": "f", "e/f": "f"}.items():
