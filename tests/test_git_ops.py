@@ -268,6 +268,21 @@ def test_push_with_lease_is_a_compare_and_swap_that_returns_a_refusal(remote_rep
     assert git(origin, "rev-parse", ref) == moved
 
 
+@pytest.mark.parametrize("name", ["my.re-mote", "a=b"])
+def test_push_with_lease_moves_the_tracking_ref_of_a_remote_without_fetch_refspecs_whatever_its_name(
+        remote_repo: RemoteRepo, name: str) -> None:
+    # `git remote add a=b` is allowed; a `-c remote.a=b.fetch=...` set `remote.a` instead, and the tracking
+    # ref stayed where it was: the next write's lease rested on a stale tracker.
+    clone = remote_repo.clone
+    git(clone, "remote", "rename", "origin", name)
+    git(clone, "config", "--unset-all", f"remote.{name}.fetch")
+    moved = commit(clone, {"a.txt": "a\n"})
+    tracking = f"refs/remotes/{name}/tracker"
+    assert wgit.push_with_lease(clone, name, moved, "refs/heads/tracker", None, tracking=tracking).ok
+    assert git(clone, "rev-parse", tracking) == moved
+    assert git(remote_repo.origin, "rev-parse", "refs/heads/tracker") == moved
+
+
 # -- objects -------------------------------------------------------------------------------------------------
 
 def _stored(repo: Path, text: str) -> wgit.BlobSha:

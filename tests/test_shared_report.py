@@ -77,3 +77,20 @@ def test_the_report_ref_is_written_while_the_record_edits_the_tracker_and_lands_
     assert git(remote.origin, "cat-file", "-t", shared_report.ref(rep.wave_id)) == "commit"
     recorded_last = git(remote.origin, "log", "-1", "--format=%s", "main")
     assert recorded_last.startswith(f"wavegit: record wave {rep.wave_id}")
+
+
+def test_a_report_ref_that_cannot_be_written_keeps_neither_the_record_nor_the_heartbeats_deletion_back(
+        tmp_path: Path) -> None:
+    # A ref where the reports' folder would be: the report's fast-import fails at the wave's end, in the
+    # thread beside the record and again on its own.
+    remote = make_wave_repo(tmp_path, [item("A", ["write src/a.txt ok"], ["src/a.txt"])])
+    git(remote.clone, "update-ref", "refs/wavegit/reports", git(remote.clone, "rev-parse", "HEAD"))
+    ran = wavegit(remote.clone, "run", "--json")
+    rep = json.loads(ran.stdout)
+    wave = rep["wave_id"]
+    assert ran.returncode == 0 and rep["tracker_updated"], ran.stderr
+    assert any("the report was not pushed" in note for note in rep["notes"])
+    assert git(remote.origin, "log", "-1", "--format=%s", "main").startswith(f"wavegit: record wave {wave}")
+    assert git(remote.origin, "rev-parse", f"refs/heads/wavegit/{wave}") == rep["head_sha"]
+    # Its claims are settled: no heartbeat is left for every other clone to show as a wave holding them.
+    assert git(remote.origin, "for-each-ref", "refs/wavegit/") == ""

@@ -12,6 +12,7 @@ every report ever written; a ref outside ``refs/heads/`` is fetched only by name
 that report. The push goes without the pre-push hook: it changes no file of the repository.
 """
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +49,14 @@ def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: 
     (the heartbeat's deletion); None, or why it failed."""
     try:
         refspec = write(repo, rep, committer)
+    except git.GitError as exc:
+        # The report's ref cannot be written here (a ref where its folder would be): what rode with it goes
+        # alone, or a settled wave's heartbeat stayed on the remote for good, no claim left to return it.
+        with contextlib.suppress(git.GitError):
+            if also:
+                git.push(repo.root, remote, list(also), no_verify=True)
+        return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
+    try:
         git.push(repo.root, remote, [refspec, *also], no_verify=True)
     except git.GitError as exc:
         return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"

@@ -351,11 +351,16 @@ def push_with_lease(root: Path, remote: str, commit: CommitSha, ref: str,
     ``also``: refspecs pushed with it atomically (every ref is updated, or none). ``tracking``: the local
     ref that copies ``ref``, which the push moves once it landed, as it does the remote-tracking refs the
     remote's fetch refspecs name (one ``update-ref`` fewer)."""
-    copy = ["-c", f"remote.{remote}.fetch=+{ref}:{tracking}"] if tracking else []
+    # A `-c` key ends at its first "=": a remote named with one (git allows it) has its ref moved after.
+    named = tracking is not None and "=" not in remote
+    copy = ["-c", f"remote.{remote}.fetch=+{ref}:{tracking}"] if named else []
     args = [*copy, "push", "--porcelain", *(["--atomic"] if also else []),
             f"--force-with-lease={ref}:{old or ''}", remote, f"{commit}:{ref}", *also]
     result = git.run(args, cwd=root, env=C_LOCALE, check=False)
-    return PushOutcome(args, result, [line for line in git.lines(result.stdout) if line.startswith("!\t")])
+    pushed = PushOutcome(args, result, [line for line in git.lines(result.stdout) if line.startswith("!\t")])
+    if tracking is not None and not named and pushed.ok:
+        update_ref(root, tracking, commit, check=False)
+    return pushed
 
 
 def create_bundle(root: Path, bundle: Path, refs: Sequence[str]) -> None:
