@@ -183,7 +183,7 @@ class Heartbeat:
         (:meth:`rider`, then :meth:`rode`)."""
         self._stop.clear()
         self.rides = riding and self.remote is not None
-        self._thread = threading.Thread(target=self._loop, args=(riding,), daemon=True,
+        self._thread = threading.Thread(target=self._loop, daemon=True,
                                         name=f"heartbeat {self.scheduler.wave}")
         self._thread.start()
         return self
@@ -207,7 +207,7 @@ class Heartbeat:
             self._first.set()
         self._told.set()
 
-    def _loop(self, riding: bool) -> None:
+    def _loop(self) -> None:
         try:
             if self.rides:
                 self._ride_first()
