@@ -66,6 +66,16 @@ def test_status_shows_a_running_wave_item_by_item_and_nothing_once_it_finished(t
     assert [w["finished"]["exit_code"] for w in listed] == [0]
 
 
+def test_status_of_a_finished_wave_says_how_many_items_verified_as_run_does(tmp_path: Path) -> None:
+    # One verified, one failed: status said "failed, exit 1", where run's summary said "not a success".
+    remote = make_wave_repo(tmp_path, [item("GOOD", ["write src/g.txt ok"], ["src/g.txt"]),
+                                       item("BAD", ["write src/b.txt wrong"], ["src/b.txt"])], attempts=1)
+    ran = wavegit(remote.clone, "run", "--json")
+    wave = json.loads(ran.stdout)["wave_id"]
+    shown = wavegit_here(remote.clone, "status", wave).stdout.splitlines()[0]
+    assert shown.startswith(f"wave {wave}: not a success: 1 of 2 verified, exit 1 at ")
+
+
 def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
     log = tmp_path / "w-1.jsonl"
     log.write_text('{"at": "t", "event": "claimed", "items": ["A"]}\n{"at": "t", "item": "A", "sta')

@@ -111,9 +111,11 @@ def _describe(wave: eventlog.WaveState, state: str, who: str) -> str:
                 "and its claims were returned")
     else:
         end = wave.finished or {}
-        verdict = "succeeded" if end.get("success") else "failed"
-        head = (f"wave {wave.wave_id}: {verdict}, exit {end.get('exit_code')} at {end.get('at')}; its "
-                f"report: `wavegit report {wave.wave_id}`")
+        # As `run` ends its summary: a wave with some items verified and one failed was called "failed".
+        verdict = "success" if end.get("success") else "not a success"
+        verified = sum(1 for item in wave.items.values() if item.state == "verified")
+        head = (f"wave {wave.wave_id}: {verdict}: {verified} of {len(wave.items)} verified, exit "
+                f"{end.get('exit_code')} at {end.get('at')}; its report: `wavegit report {wave.wave_id}`")
     width = max((len(item_id) for item_id in wave.items), default=2)
     lines = [head]
     for item_id, item in wave.items.items():
