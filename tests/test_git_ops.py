@@ -456,27 +456,11 @@ def test_patch_ids_match_the_same_change_on_another_parent_and_skip_empty_commit
     assert ranged == {moved: found[first]}
 
 
-def test_blobs_at_answers_every_spec_in_order_and_last_change_names_the_newest_commit(clone: Path) -> None:
+def test_last_change_names_the_newest_commit_that_changed_a_path(clone: Path) -> None:
     first = commit(clone, {"x/a.txt": "1\n"})
     second = commit(clone, {"x/a.txt": "2\n", "b.txt": "b\n"})
-    specs = [f"{first}:x/a.txt", f"{second}:x/a.txt", f"{first}:b.txt", f"{first}:x"]
-    blobs = wgit.blobs_at(clone, specs)
-    assert blobs[0] == wgit.blob_at(clone, f"{first}:x/a.txt") and blobs[1] != blobs[0]
-    assert blobs[2:] == [None, None]
     assert wgit.last_change(clone, second, ["x/a.txt"]) == second
     assert wgit.last_change(clone, first, ["b.txt"]) is None
-
-
-def test_blobs_at_answers_each_spec_once_whatever_line_end_its_path_holds(clone: Path) -> None:
-    # A worker's path is echoed in a missing spec's answer: `str.splitlines` split it at U+2028 (two answers
-    # for one: `sync`'s judge of a wave branch raised ValueError), and a path holding `\n` was two specs, the
-    # first naming another file's blob.
-    made = commit(clone, {"a": "a\n", "x\u2028y": "x\n"})
-    specs = [f"{made}:new\u2028file", f"{made}:a\nb", f"{made}:x\u2028y", f"{made}:a", f"{made}:x\u0085y"]
-    blobs = wgit.blobs_at(clone, specs)
-    assert blobs == [None, None, wgit.blob_at(clone, f"{made}:x\u2028y"), wgit.blob_at(clone, f"{made}:a"),
-                     None]
-    assert blobs[2] is not None and blobs[3] is not None and blobs[2] != blobs[3]
 
 
 def test_delete_refs_on_a_remote_deletes_at_the_lease_and_reports_a_ref_that_moved(

@@ -12,7 +12,6 @@ every report ever written; a ref outside ``refs/heads/`` is fetched only by name
 that report. The push goes without the pre-push hook: it changes no file of the repository.
 """
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,20 +46,19 @@ def push(repo: Repo, remote: str, rep: report.WaveReport, committer: str, also: 
          ) -> str | None:
     """Push ``rep`` as the wave's report ref (:func:`write`), and the refspecs ``also`` in the same push
     (the heartbeat's deletion); None, or why it failed."""
+    refspecs, failed = list(also), None
     try:
-        refspec = write(repo, rep, committer)
+        refspecs.insert(0, write(repo, rep, committer))
     except git.GitError as exc:
         # The report's ref cannot be written here (a ref where its folder would be): what rode with it goes
         # alone, or a settled wave's heartbeat stayed on the remote for good, no claim left to return it.
-        with contextlib.suppress(git.GitError):
-            if also:
-                git.push(repo.root, remote, list(also), no_verify=True)
-        return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
+        failed = exc
     try:
-        git.push(repo.root, remote, [refspec, *also], no_verify=True)
+        if refspecs:
+            git.push(repo.root, remote, refspecs, no_verify=True)
     except git.GitError as exc:
-        return f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {exc}"
-    return None
+        failed = failed or exc
+    return None if failed is None else f"the report was not pushed to {remote} ({ref(rep.wave_id)}): {failed}"
 
 
 def fetch(repo: Repo, remote: str | None, wave_id: WaveId) -> Path | None:

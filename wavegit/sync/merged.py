@@ -80,7 +80,7 @@ class WaveMerges:
         self.beyond_base = cache(self._beyond_base)
         self._beyond_shas = cache(lambda head: frozenset(c.sha for c in self.beyond_base(head)))
         self.commit_merged = cache(self._commit_merged)
-        self.same_blobs = cache(self._same_blobs_at)
+        self.same_files = cache(self._same_files_at)
         self._patch_ids: dict[git.CommitSha, str | None] = {}
         self._paths: dict[git.CommitSha, tuple[str, ...]] = {}
         self._parents: dict[git.CommitSha, tuple[git.CommitSha, ...]] = {}
@@ -198,7 +198,7 @@ class WaveMerges:
                 and self._brings_paths(commit):
             return self._squash(commit.items[-1])
         paths = list(self.paths([commit.sha])[commit.sha])
-        if paths and all(self.same_blobs(head).get(path, False) for path in paths):
+        if paths and all(self.same_files(head).get(path, False) for path in paths):
             return Merged(CONTENT, git.last_change(self.root, self.base, paths),
                           f"its files on {self.base_branch} equal the wave head's")
         return None
@@ -222,7 +222,7 @@ class WaveMerges:
         rule = next((m.rule for m in reversed(found) if m is not None and m.rule != ANCESTRY), ANCESTRY)
         return Merged(rule, None, f"merge {commit.sha[:12]} joins commits that are in {self.base_branch}")
 
-    def _same_blobs_at(self, head: str) -> dict[str, bool]:
+    def _same_files_at(self, head: str) -> dict[str, bool]:
         """Path -> whether base has the blob (or the absence) ``head`` has, with its mode, for every path a
         commit of ``head`` judged here changed (one ``diff-tree``: comparing blob ids alone, an item that only
         made a file executable was "merged" by a base that never was)."""

@@ -20,7 +20,6 @@ Both hot paths import this package: records are NamedTuples and annotations are 
 from wavegit.core.git._merges import (
     Change,
     CommitChanges,
-    blobs_at,
     changes_of_commits,
     last_change,
     merge_tree,
@@ -115,7 +114,7 @@ from wavegit.core.git._worktrees import (
 __all__ = [
     "RULESET_REFUSAL", "STALE_TRACKING_LOCK_S", "BlobSha", "Branch", "Change", "CommitChanges", "CommitSha",
     "GitError", "GitResult", "Location", "PushOutcome", "RuleViolation", "TreeEntry", "TreeSha", "WaveId",
-    "Worktree", "absolute_git_dir", "blob_at", "blob_id", "blobs_at", "build_tree", "cat_file_batch",
+    "Worktree", "absolute_git_dir", "blob_at", "blob_id", "build_tree", "cat_file_batch",
     "changed_paths",
     "changes_of_commits", "check_ignore", "check_out_files", "check_out_unlogged", "clean_env",
     "commit_message", "commit_of",

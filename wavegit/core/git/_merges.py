@@ -91,31 +91,6 @@ def patch_ids(root: Path, commits: Sequence[CommitSha] = (), *, revs: Sequence[s
     return found
 
 
-def blobs_at(root: Path, specs: Sequence[str]) -> list[BlobSha | None]:
-    """The blob each ``<rev>:<path>`` names (None: no blob there), from one ``git cat-file --batch-check``.
-
-    A path is a worker's to name: one holding a line end is asked alone (the batch reads a line a spec), and
-    the answers are split at git's line ends only (``str.splitlines`` also splits a missing spec's echo at
-    U+2028 or U+0085, one spec's answer becoming two)."""
-    batch = [spec for spec in specs if "\n" not in spec]
-    answers: dict[str, BlobSha | None] = {spec: _blob_alone(root, spec) for spec in specs if "\n" in spec}
-    if batch:
-        listing = git.out(["cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=root,
-                          input="".join(f"{spec}\n" for spec in batch))
-        for spec, line in zip(batch, listing.split("\n"), strict=False):
-            fields = line.split(" ")
-            answers[spec] = BlobSha(fields[0]) if len(fields) == 2 and fields[1] == "blob" else None
-    return [answers.get(spec) for spec in specs]
-
-
-def _blob_alone(root: Path, spec: str) -> BlobSha | None:
-    """The blob ``spec`` names, asked on the command line (which a line end does not split)."""
-    kind = git.run(["cat-file", "-t", spec], cwd=root, check=False)
-    if kind.returncode != 0 or kind.stdout.strip() != "blob":
-        return None
-    return BlobSha(git.out(["rev-parse", "--verify", "--quiet", spec], cwd=root).strip())
-
-
 def last_change(root: Path, rev: str, paths: Sequence[str]) -> CommitSha | None:
     """The newest commit of ``rev`` that changed any of ``paths`` (taken literally); None when none did."""
     found = git.out(["--literal-pathspecs", "log", "--max-count=1", "--format=%H", rev, "--", *paths],
