@@ -109,7 +109,7 @@ class Skeleton:
             (git_dir / name).mkdir()
         for name, content in self.files:
             (git_dir / name).write_bytes(_head(branch) if name == "HEAD" else content)
-        _write_packed_refs(git_dir, f"{start} refs/heads/{branch}\n{tags}")
+        _write_packed_refs(git_dir, tags, (branch, start))
         return True
 
 
@@ -118,10 +118,12 @@ _MADE_WHEN_NEEDED = frozenset({"objects/pack", "refs/heads", "refs/tags"})
 directory is an operation to make and one to remove; ``objects`` and ``refs`` make it a repository)."""
 
 
-def _write_packed_refs(git_dir: Path, lines: str) -> None:
+def _write_packed_refs(git_dir: Path, tags: str, branch: tuple[str, str] | None = None) -> None:
+    """``packed-refs`` holding ``tags`` (their lines, sorted) and ``branch`` (name, commit) before them."""
     # "sorted": refs/heads/ sorts before refs/tags/, and the tags come sorted; "fully-peeled": each
     # annotated tag has its "^commit" line.
-    (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n{lines}",
+    heads = f"{branch[1]} refs/heads/{branch[0]}\n" if branch is not None else ""
+    (git_dir / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted \n{heads}{tags}",
                                          encoding="utf-8")
 
 
@@ -212,7 +214,7 @@ def advance(path: Path, commit: str, history: History = NO_HISTORY) -> None:
     from the base's written (``read-tree --reset -u`` keeps every entry that matches, after an ``lstat``)."""
     if not git.is_object_id(commit):
         raise WavegitError(f"not a commit id: {commit!r}")
-    _write_packed_refs(path / ".git", f"{commit} refs/heads/{SCRATCH_BRANCH}\n{history.tags}")
+    _write_packed_refs(path / ".git", history.tags, (SCRATCH_BRANCH, commit))
     git.check_out_files(path, git.CommitSha(commit))
 
 
