@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,3 +32,15 @@ def test_the_reaper_empties_the_trash_and_never_imports_from_the_directory_waveg
         time.sleep(0.05)
     assert list(trash.iterdir()) == []
     assert not marker.exists()
+
+
+def test_the_reaper_empties_the_trash_at_the_lowest_cpu_priority(tmp_path: Path) -> None:
+    # It runs beside the next command (a wave's launches, read-backs and tests), which goes first.
+    trash = tmp_path / "trash"
+    (trash / "tree" / "sub").mkdir(parents=True)
+    (trash / "tree" / "sub" / "f").write_text("x\n")
+    probe = ("import os, sys; from wavegit.attempts import reaper; reaper.main([sys.argv[1]]); "
+             "print(os.nice(0))")
+    shown = subprocess.run([sys.executable, "-c", probe, str(trash)], capture_output=True, text=True,
+                           check=True, cwd=Path(__file__).parent.parent)
+    assert int(shown.stdout) == 19 and not any(trash.iterdir())
